@@ -1,0 +1,130 @@
+"""Rendering an agent's system prompt and tool list once, into the store (spec R15, R17).
+
+The rendered bytes are what every later model call of the agent sends, byte for byte, so
+the prompt cache keeps hitting; the workflow keeps only their names. Rendering reads the
+environment (date, platform, git status, CLAUDE.md), which is why it is an activity.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+from datetime import date
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio import activity
+
+from activities.store import default_store
+from activities.tools import TOOLS
+from agents.canonical import canonical_bytes
+
+GIT_STATUS_MAX_CHARS = 2000
+CLAUDE_MD_MAX_CHARS = 40_000
+
+
+class RenderContextInput(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    system_prompt: str
+    tool_names: list[str] = Field(default_factory=list)
+    workspace_root: str
+    cwd: str
+    include_claude_md: bool = True
+    include_git_status: bool = True
+    critical_system_reminder: str | None = None
+
+
+class RenderedContext(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    system_ref: str
+    tools_ref: str | None
+    claude_md_included: bool = False
+
+
+def _git(cwd: str, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def environment_block(cwd: str, today: date) -> str:
+    """The `<env>` block; its `Working directory:` line is also how a scripted model finds
+    the checkout (`{{cwd}}`)."""
+    is_repo = _git(cwd, "rev-parse", "--is-inside-work-tree") == "true"
+    return (
+        "Here is useful information about the environment you are running in:\n<env>\n"
+        f"Working directory: {cwd}\n"
+        f"Is directory a git repo: {'Yes' if is_repo else 'No'}\n"
+        f"Platform: {platform.system().lower()}\n"
+        f"OS Version: {platform.release()}\n"
+        f"Today's date: {today.isoformat()}\n</env>\n"
+        "Paths in tool calls must be absolute; files outside the working directory's "
+        "repository cannot be touched."
+    )
+
+
+def git_status_block(cwd: str) -> str | None:
+    branch = _git(cwd, "branch", "--show-current")
+    if branch is None:
+        return None
+    status = _git(cwd, "status", "--short") or "(clean)"
+    if len(status) > GIT_STATUS_MAX_CHARS:
+        status = status[:GIT_STATUS_MAX_CHARS] + "\n... (truncated; run git status for more)"
+    log = _git(cwd, "log", "--oneline", "-n", "5") or "(no commits)"
+    return (
+        "gitStatus: a snapshot taken when this agent started; it does not update.\n"
+        f"Current branch: {branch}\n\nStatus:\n{status}\n\nRecent commits:\n{log}"
+    )
+
+
+def claude_md_block(root: str) -> str | None:
+    parts = []
+    for candidate in (Path(root) / "CLAUDE.md", Path(root) / ".claude" / "CLAUDE.md"):
+        if candidate.is_file():
+            text = candidate.read_text(errors="replace")[:CLAUDE_MD_MAX_CHARS]
+            parts.append(f"Contents of {candidate} (project instructions):\n\n{text}")
+    if not parts:
+        return None
+    return (
+        "Codebase and user instructions are shown below. Follow them; they override default "
+        "behaviour.\n\n" + "\n\n".join(parts)
+    )
+
+
+def tool_definitions(names: list[str]) -> list[dict]:
+    return [
+        {"name": n, "description": TOOLS[n].description, "input_schema": TOOLS[n].input_schema()}
+        for n in names
+    ]
+
+
+@activity.defn(name="prompt.render_context")
+async def render_context(req: RenderContextInput) -> RenderedContext:
+    """Render and store the system prompt blocks and the tool definitions."""
+    blocks = [req.system_prompt, environment_block(req.cwd, date.today())]
+    if req.include_git_status and (status := git_status_block(req.cwd)):
+        blocks.append(status)
+    claude_md = claude_md_block(req.workspace_root) if req.include_claude_md else None
+    if claude_md:
+        blocks.append(claude_md)
+    if req.critical_system_reminder:
+        blocks.append(req.critical_system_reminder)
+    store = default_store()
+    system_ref = store.put(canonical_bytes(blocks))
+    tools_ref = (
+        store.put(canonical_bytes(tool_definitions(req.tool_names))) if req.tool_names else None
+    )
+    return RenderedContext(
+        system_ref=system_ref, tools_ref=tools_ref, claude_md_included=claude_md is not None
+    )
+
+
+def load_system(ref: str) -> list[str]:
+    return json.loads(default_store().get(ref))

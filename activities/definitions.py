@@ -1,0 +1,61 @@
+"""Loading agent definitions from disk (spec R6), as an activity so replays never re-read.
+
+Project definitions come from `<workspace>/.claude/agents/**/*.md`, user ones from
+`~/.claude/agents/**/*.md`; a file that does not parse is reported, not fatal, so one typo
+does not take every other agent down with it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import activity
+
+from agents.builtin import builtin_definitions
+from agents.config import OutlastConfig
+from agents.definition import (
+    AgentDefinition,
+    DefinitionError,
+    DefinitionSet,
+    Source,
+    parse_agent_markdown,
+)
+
+
+class LoadDefinitionsInput(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    workspace_root: str
+    user_home: str | None = None
+    """Whose `~/.claude/agents` to read; None = the worker's home directory."""
+    session_definitions: list[AgentDefinition] = []
+    """Definitions passed with the run (`--agents` JSON); they outrank project files."""
+    config: OutlastConfig = OutlastConfig()
+
+
+def scan(directory: Path, source: Source) -> tuple[list[AgentDefinition], list[str]]:
+    found: list[AgentDefinition] = []
+    errors: list[str] = []
+    if not directory.is_dir():
+        return found, errors
+    for path in sorted(directory.rglob("*.md")):
+        try:
+            found.append(parse_agent_markdown(path.read_text(errors="replace"), source, str(path)))
+        except DefinitionError as e:
+            errors.append(str(e))
+    return found, errors
+
+
+@activity.defn(name="agents.load_definitions")
+async def load_definitions(req: LoadDefinitionsInput) -> DefinitionSet:
+    home = Path(req.user_home) if req.user_home else Path.home()
+    user, user_errors = scan(home / ".claude" / "agents", "userSettings")
+    project, project_errors = scan(
+        Path(req.workspace_root) / ".claude" / "agents", "projectSettings"
+    )
+    session = [d.model_copy(update={"source": "flagSettings"}) for d in req.session_definitions]
+    return DefinitionSet(
+        definitions=[*builtin_definitions(req.config), *user, *project, *session],
+        errors=user_errors + project_errors,
+    )

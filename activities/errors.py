@@ -1,0 +1,77 @@
+"""The error tree. Each class name is the Temporal failure type that shows in history.
+
+Only infrastructure faults and requests the model cannot fix are raised; anything the model
+can fix is returned as an `is_error` tool result instead. Retry policies list the
+non-retryable types by name from `NON_RETRYABLE`, so a new subclass decides its retry
+behaviour in one place.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, ClassVar
+
+from temporalio.exceptions import ApplicationError
+
+
+class OutlastError(ApplicationError):
+    """Base of every error Outlast raises across an activity or workflow boundary."""
+
+    retryable: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        next_retry_delay: timedelta | None = None,
+        **fields: Any,
+    ) -> None:
+        super().__init__(
+            message,
+            fields or None,
+            type=type(self).__name__,
+            non_retryable=not self.retryable,
+            next_retry_delay=next_retry_delay,
+        )
+        self.fields = fields
+
+
+class ModelRequestRejected(OutlastError):
+    """The model API refused the request itself (400/401/403/404/413/422): retrying cannot help.
+
+    Fields: `status`, `error_type`, `request_id`, `api_message`.
+    """
+
+    retryable = False
+
+
+class ModelUnavailable(OutlastError):
+    """The model API is overloaded, rate-limited or failing (408/409/429/5xx/529)."""
+
+
+class ModelConnectionFailed(OutlastError):
+    """The model API could not be reached or the connection broke mid-response."""
+
+
+class StoreMissing(OutlastError):
+    """A referenced blob is not in the payload store (wrong store configured, or deleted)."""
+
+    retryable = False
+
+
+class AgentTypeNotFound(OutlastError):
+    """The requested agent type is not among the loaded definitions."""
+
+    retryable = False
+
+
+class InvalidAgentInput(OutlastError):
+    """A workflow was started with an input it cannot run (unknown tool, bad workspace)."""
+
+    retryable = False
+
+
+NON_RETRYABLE: list[str] = [
+    cls.__name__
+    for cls in (ModelRequestRejected, StoreMissing, AgentTypeNotFound, InvalidAgentInput)
+]

@@ -1,0 +1,283 @@
+"""The model call: the only module that imports `anthropic`.
+
+`llm.call_model` takes the conversation by reference (see agents/transcript.py), sends it
+through `AsyncAnthropic(max_retries=0)` with streaming, and returns the assistant message
+as our own types. Temporal owns retries, so every failure is classified here: transient ones
+are retried with the server's `retry-after`, requests the API rejects fail at once with a
+typed error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import anthropic
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio import activity
+
+from activities import transcripts
+from activities.errors import (
+    ModelConnectionFailed,
+    ModelRequestRejected,
+    ModelUnavailable,
+    OutlastError,
+)
+from activities.store import default_store
+from agents.messages import (
+    ContentBlock,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+)
+from agents.transcript import TranscriptRef
+
+HEARTBEAT_EVERY_S = 2.0
+_RETRYABLE_STATUS = {408, 409, 429, 529}
+_CACHE = {"type": "ephemeral"}
+
+
+class AgentTag(BaseModel):
+    """Who is calling; sent as `x-outlast-agent-*` headers so a scripted model can tell agents
+    apart, and used for nothing else."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agent_id: str = ""
+    agent_type: str = ""
+    name: str = ""
+
+
+class ModelRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    max_tokens: int
+    system_ref: str
+    """Blob: JSON list of system prompt text blocks, rendered once per agent."""
+    tools_ref: str | None = None
+    """Blob: JSON list of tool definitions, in the order the model sees them."""
+    transcript: TranscriptRef = TranscriptRef()
+    append: list[Message] = Field(default_factory=list)
+    """Messages after `transcript`'s head, sent and recorded by this call."""
+    thinking_budget: int | None = None
+    agent: AgentTag = AgentTag()
+
+
+class ModelResponse(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    message: Message
+    stop_reason: str | None
+    usage: Usage
+    transcript: TranscriptRef
+    """The head after `append` and this response."""
+    model: str
+    request_id: str | None = None
+
+
+# --- wire format ------------------------------------------------------------------------
+
+
+def _wire_block(block: ContentBlock) -> dict[str, Any]:
+    data = block.model_dump(mode="json")
+    if data.get("type") == "tool_result" and not data["is_error"]:
+        del data["is_error"]
+    return data
+
+
+def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """Messages as the API takes them, with a cache breakpoint on the last block.
+
+    The breakpoint on the newest block lets the next turn read everything before it from the
+    prompt cache.
+    """
+    wire = [{"role": m.role, "content": [_wire_block(b) for b in m.content]} for m in messages]
+    if wire and wire[-1]["content"]:
+        wire[-1]["content"][-1]["cache_control"] = _CACHE
+    return wire
+
+
+def wire_system(blocks: list[str]) -> list[dict[str, Any]]:
+    system = [{"type": "text", "text": text} for text in blocks if text]
+    if system:
+        system[-1]["cache_control"] = _CACHE
+    return system
+
+
+def wire_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    tools = [dict(t) for t in tools]
+    if tools:
+        tools[-1]["cache_control"] = _CACHE
+    return tools
+
+
+def from_wire_block(block: Any) -> ContentBlock | None:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return TextBlock(text=block.text)
+    if kind == "thinking":
+        return ThinkingBlock(thinking=block.thinking, signature=block.signature or "")
+    if kind == "redacted_thinking":
+        return RedactedThinkingBlock(data=block.data)
+    if kind == "tool_use":
+        raw = block.input if isinstance(block.input, dict) else {}
+        return ToolUseBlock(id=block.id, name=block.name, input=raw)
+    return None
+
+
+def from_wire_usage(usage: Any) -> Usage:
+    return Usage(
+        input_tokens=usage.input_tokens or 0,
+        output_tokens=usage.output_tokens or 0,
+        cache_creation_input_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
+        cache_read_input_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
+    )
+
+
+# --- error classification ---------------------------------------------------------------
+
+
+def retry_after(headers: Any) -> timedelta | None:
+    """The delay a 429/529 asks for: `retry-after-ms`, `retry-after` seconds or HTTP date."""
+    if headers is None:
+        return None
+    if ms := headers.get("retry-after-ms"):
+        with contextlib.suppress(ValueError):
+            return timedelta(milliseconds=float(ms))
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return timedelta(seconds=max(0.0, float(value)))
+    except ValueError:
+        pass
+    with contextlib.suppress(TypeError, ValueError):
+        when = parsedate_to_datetime(value)
+        return max(timedelta(0), when - datetime.now(UTC))
+    return None
+
+
+def classify_status(
+    status: int, error_type: str | None, api_message: str, headers: Any, request_id: str | None
+) -> OutlastError:
+    """The typed error for an HTTP error answer from the Messages API."""
+    fields = {
+        "status": status,
+        "error_type": error_type,
+        "api_message": api_message,
+        "request_id": request_id,
+    }
+    if status in _RETRYABLE_STATUS or status >= 500 or error_type == "overloaded_error":
+        return ModelUnavailable(
+            f"Model API answered {status} ({error_type or 'error'}): {api_message}",
+            next_retry_delay=retry_after(headers),
+            **fields,
+        )
+    return ModelRequestRejected(
+        f"Model API rejected the request with {status} ({error_type or 'error'}): {api_message}",
+        **fields,
+    )
+
+
+def _from_sdk_error(e: anthropic.APIStatusError) -> OutlastError:
+    body = e.body if isinstance(e.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else body
+    return classify_status(
+        e.status_code,
+        error.get("type") if isinstance(error, dict) else None,
+        (error.get("message") if isinstance(error, dict) else None) or str(e),
+        e.response.headers if e.response is not None else None,
+        e.request_id,
+    )
+
+
+# --- the activity ---------------------------------------------------------------------
+
+_clients: dict[tuple[str | None, str | None], anthropic.AsyncAnthropic] = {}
+
+
+def _client() -> anthropic.AsyncAnthropic:
+    """One client per (base URL, key) so connections are pooled across calls.
+
+    Key and base URL come only from the worker's environment: they never enter history.
+    """
+    key = (os.environ.get("ANTHROPIC_BASE_URL"), os.environ.get("ANTHROPIC_API_KEY"))
+    if key not in _clients:
+        _clients[key] = anthropic.AsyncAnthropic(max_retries=0)
+    return _clients[key]
+
+
+def _load_json(ref: str) -> Any:
+    return json.loads(default_store().get(ref))
+
+
+async def _heartbeat_forever() -> None:
+    while True:
+        activity.heartbeat()
+        await asyncio.sleep(HEARTBEAT_EVERY_S)
+
+
+def _params(req: ModelRequest, messages: list[Message], timeout: float) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "model": req.model,
+        "max_tokens": req.max_tokens,
+        "system": wire_system(_load_json(req.system_ref)),
+        "messages": wire_messages(messages),
+        "timeout": timeout,
+        "extra_headers": {
+            "x-outlast-agent-id": req.agent.agent_id,
+            "x-outlast-agent-type": req.agent.agent_type,
+            "x-outlast-agent-name": req.agent.name,
+        },
+    }
+    if req.tools_ref:
+        params["tools"] = wire_tools(_load_json(req.tools_ref))
+    if req.thinking_budget:
+        params["thinking"] = {"type": "enabled", "budget_tokens": req.thinking_budget}
+    return params
+
+
+async def _stream(params: dict[str, Any]) -> Any:
+    try:
+        async with _client().messages.stream(**params) as stream:
+            async for _ in stream:
+                activity.heartbeat()
+            return await stream.get_final_message()
+    except anthropic.APIStatusError as e:
+        raise _from_sdk_error(e) from None
+    except anthropic.APIConnectionError as e:
+        raise ModelConnectionFailed(f"Model API connection failed: {e}") from None
+
+
+@activity.defn(name="llm.call_model")
+async def call_model(req: ModelRequest) -> ModelResponse:
+    """One model turn: load the conversation, stream the answer, record both in the store."""
+    store = default_store()
+    messages = list(transcripts.load(store, req.transcript)) + list(req.append)
+    info = activity.info()
+    timeout = info.start_to_close_timeout.total_seconds() if info.start_to_close_timeout else 600
+    beat = asyncio.create_task(_heartbeat_forever())
+    try:
+        final = await _stream(_params(req, messages, timeout))
+    finally:
+        beat.cancel()
+    content = [b for b in map(from_wire_block, final.content) if b is not None]
+    reply = Message(role="assistant", content=content)
+    head = transcripts.append(store, req.transcript, [*req.append, reply])
+    return ModelResponse(
+        message=reply,
+        stop_reason=final.stop_reason,
+        usage=from_wire_usage(final.usage),
+        transcript=head,
+        model=final.model,
+        request_id=getattr(final, "_request_id", None),
+    )

@@ -1,0 +1,75 @@
+"""Content-addressed blob store: the claim-check that keeps large data out of history.
+
+Blobs are immutable and named by the SHA-256 of their bytes, so a retried activity that
+writes the same content writes the same name, and two agents sharing a prefix share the
+blob. Workflows hold only names. The local driver writes under the state directory; every
+worker that runs model calls or tools for a workflow must see the same store (one machine
+by default; a shared volume or an object store on a cluster).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Protocol
+
+from activities.errors import StoreMissing
+from agents.canonical import sha256_hex
+
+_REF = re.compile(r"^[0-9a-f]{64}$")
+
+
+class BlobStore(Protocol):
+    def put(self, data: bytes) -> str: ...
+
+    def get(self, ref: str) -> bytes: ...
+
+
+class LocalBlobStore:
+    """Blobs as files `<root>/<ab>/<cdef...>`; writes are atomic renames."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def _path(self, ref: str) -> Path:
+        if not _REF.match(ref):
+            raise StoreMissing(f"Not a blob reference: {ref!r}", ref=ref)
+        return self.root / ref[:2] / ref[2:]
+
+    def put(self, data: bytes) -> str:
+        ref = sha256_hex(data)
+        path = self._path(ref)
+        if path.exists():
+            return ref
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return ref
+
+    def get(self, ref: str) -> bytes:
+        try:
+            return self._path(ref).read_bytes()
+        except FileNotFoundError:
+            raise StoreMissing(
+                f"Blob {ref} is not in the store at {self.root}. Every worker of this "
+                "workflow must use the same OUTLAST_STORE_DIR.",
+                ref=ref,
+            ) from None
+
+
+def state_dir() -> Path:
+    """The worker's state directory: `$OUTLAST_HOME`, else `./.outlast`."""
+    return Path(os.environ.get("OUTLAST_HOME") or Path.cwd() / ".outlast").absolute()
+
+
+def default_store() -> LocalBlobStore:
+    root = os.environ.get("OUTLAST_STORE_DIR") or state_dir() / "store"
+    return LocalBlobStore(root)

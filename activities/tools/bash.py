@@ -1,0 +1,282 @@
+"""Bash: run a shell command in the workspace; nothing it starts outlives the call.
+
+The command runs in its own process group (session), so a timeout, a cancellation or a normal
+exit can kill everything it started, including `cmd &` children. Output goes to a file rather
+than a pipe: a backgrounded child holding the pipe open would otherwise keep the read waiting.
+The shell's working directory survives between calls through a file the wrapper writes on exit;
+the workflow keeps it in its state and passes it back as `ctx.cwd`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio import activity
+
+from activities.sandbox import BWRAP_REQUIRED, bwrap_command, find_bwrap
+from activities.tools.base import ToolContext, ToolOutput, ToolRequest
+from activities.workspace import (
+    WorkspaceEscape,
+    heartbeating,
+    resolve_in_workspace,
+    workspace_root,
+)
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+MAX_OUTPUT_CHARS = 30_000
+KILL_GRACE_S = 0.5
+# Enough bytes to hold MAX_OUTPUT_CHARS of any UTF-8 text and to measure what is cut.
+_OUTPUT_READ_BYTES = 8 * 1024 * 1024
+_SECRET_PREFIXES = ("ANTHROPIC_",)
+_SECRET_SUFFIXES = (
+    "_API_KEY",
+    "_TOKEN",
+    "_SECRET",
+    "_SECRET_KEY",
+    "_SECRET_ACCESS_KEY",
+    "_PASSWORD",
+)
+
+DESCRIPTION = """\
+Runs a bash command and returns its output. The working directory persists between calls; \
+shell state (variables, functions, aliases) does not.
+
+Before running a command:
+- If it creates files or directories, check with `ls` first that the parent directory exists.
+- Quote paths that contain spaces with double quotes, e.g. cd "path with spaces/file.txt".
+
+Usage:
+- command is required. timeout is optional, in milliseconds: 120000 (2 minutes) by default, \
+at most 600000 (10 minutes).
+- Give a short description (5-10 words) of what the command does.
+- Output longer than 30000 characters is truncated.
+- Do not use Bash for what the dedicated tools do better: Glob to find files (not find or ls), \
+Grep to search contents (not grep or rg), Read to view files (not cat, head, tail), Edit to \
+change files (not sed or awk), Write to create files (not echo or heredocs).
+- Independent commands: make several Bash calls in one response. Dependent commands: chain \
+them with && in one call. Do not separate commands with newlines.
+- Keep the working directory stable: prefer absolute paths over cd.
+- Git: never force-push, never skip hooks (--no-verify), never change git config; create new \
+commits rather than amending, and only commit when the user asks.
+- Commands never get interactive input; use non-interactive flags (e.g. git commit -m).\
+"""
+
+
+class BashInput(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    command: str = Field(description="The command to execute")
+    timeout: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TIMEOUT_MS,
+        description=f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS})",
+    )
+    description: str | None = Field(
+        default=None,
+        description="Clear, concise description of what this command does in 5-10 words, in "
+        "active voice.",
+    )
+    run_in_background: bool = Field(
+        default=False,
+        description="Set to true to run this command in the background. Not supported yet: "
+        "leave it unset.",
+    )
+    dangerouslyDisableSandbox: bool = Field(  # Claude Code's spelling, not snake_case
+        default=False,
+        description="Set this to true to dangerously override sandbox mode and run commands "
+        "without sandboxing. It never lifts the read-only sandbox of a read-only agent.",
+    )
+
+
+class BashRequest(ToolRequest):
+    input: BashInput
+
+
+def child_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The worker's environment minus its secrets, set up for a shell nobody can type into."""
+    out = {
+        name: value
+        for name, value in env.items()
+        if not name.upper().startswith(_SECRET_PREFIXES)
+        and not name.upper().endswith(_SECRET_SUFFIXES)
+    }
+    out["GIT_TERMINAL_PROMPT"] = "0"  # a credential prompt would hang until the timeout
+    out["PAGER"] = "cat"  # likewise `less` waiting for a keypress
+    out["GIT_EDITOR"] = "true"  # and `git commit` without -m opening an editor
+    return out
+
+
+def wrap_command(command: str, cwd_file: str) -> str:
+    """The script bash runs: the command, with `pwd -P` written to `cwd_file` on any exit."""
+    on_exit = "pwd -P >| " + shlex.quote(cwd_file)
+    # An EXIT trap also runs after `exit N` and after a syntax error later in the script.
+    return f"trap {shlex.quote(on_exit)} EXIT\n{command}"
+
+
+def truncate_output(raw: bytes, more: bool) -> str:
+    """At most MAX_OUTPUT_CHARS of the output, with how much was cut.
+
+    Args:
+        raw: The start of the output file.
+        more: The file holds more bytes than `raw`.
+    """
+    text = raw.decode("utf-8", errors="replace").rstrip("\n")
+    if len(text) <= MAX_OUTPUT_CHARS and not more:
+        return text
+    cut = len(text) - MAX_OUTPUT_CHARS
+    amount = f"more than {cut}" if more else str(cut)
+    return f"{text[:MAX_OUTPUT_CHARS]}\n\n... [output truncated: {amount} characters cut] ..."
+
+
+def read_head(path: Path) -> tuple[bytes, bool]:
+    """The first _OUTPUT_READ_BYTES of a file, and whether there is more."""
+    with path.open("rb") as f:
+        return f.read(_OUTPUT_READ_BYTES), bool(f.read(1))
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs (zombies do not count)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return _signal_group(pgid, 0)
+    # killpg(pgid, 0) also succeeds for zombies, and orphans reparented to an init that is
+    # slow to reap (common in containers) would then cost every kill the full grace period.
+    for entry in proc.iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+async def kill_group(pgid: int) -> None:
+    """SIGTERM the process group, then SIGKILL whatever survives the grace period."""
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + KILL_GRACE_S
+    while loop.time() < deadline:
+        await asyncio.sleep(0.02)
+        if not group_alive(pgid):
+            return
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def start_dir(ctx: ToolContext) -> tuple[Path, str]:
+    """Where the command starts, and a note if that had to be the workspace root instead."""
+    try:
+        cwd = resolve_in_workspace(ctx, ctx.cwd)
+    except WorkspaceEscape:
+        cwd = None
+    if cwd is not None and cwd.is_dir():
+        return cwd, ""
+    return workspace_root(ctx), f"Shell cwd was reset to {ctx.workspace_root}"
+
+
+def next_cwd(cwd_file: Path, ctx: ToolContext, started_in: Path) -> tuple[str | None, str]:
+    """The shell's cwd after the command if it moved (None if not), and a note if it was reset."""
+    try:
+        reported = cwd_file.read_text().strip()
+    except FileNotFoundError:  # killed before the EXIT trap ran
+        return None, ""
+    if not reported or Path(reported) == started_in:
+        return None, ""
+    if not Path(reported).is_relative_to(workspace_root(ctx)):
+        return ctx.workspace_root, f"Shell cwd was reset to {ctx.workspace_root}"
+    return reported, ""
+
+
+async def run_command(argv: list[str], cwd: Path, output: Path, timeout_s: float) -> int | None:
+    """Run `argv` in its own process group; its exit status, or None if it timed out.
+
+    Whatever the outcome, cancellation included, no process of the group survives.
+    """
+    with output.open("wb") as out:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=child_env(os.environ),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        async with asyncio.timeout(timeout_s), heartbeating():
+            await proc.wait()
+    except TimeoutError:
+        return None
+    finally:
+        # Runs on cancellation too (the CancelledError propagates after it), and after a
+        # normal exit to reap `cmd &` leftovers that would otherwise outlive the call.
+        await kill_group(proc.pid)
+        await proc.wait()
+    return proc.returncode
+
+
+def _argv(ctx: ToolContext, script: str, scratch: str, cwd: Path) -> list[str] | None:
+    """The command line, sandboxed for read-only agents; None if the sandbox is unavailable."""
+    if ctx.sandbox == "none":
+        # dangerouslyDisableSandbox is accepted but moot: "none" has no sandbox to lift, and
+        # "read_only" is a property of the agent that no tool input may change.
+        return ["bash", "-c", script]
+    bwrap = find_bwrap()
+    if bwrap is None:
+        return None
+    root = str(workspace_root(ctx))
+    return bwrap_command(bwrap, root, scratch, str(cwd), ["bash", "-c", script])
+
+
+def _compose(output: str, status: int | None, timeout_ms: int, note: str) -> ToolOutput:
+    if status is None:
+        head, is_error = f"Command timed out after {timeout_ms}ms", True
+    elif status != 0:
+        code = 128 - status if status < 0 else status  # killed by a signal, as bash reports it
+        head, is_error = f"Exit code {code}", True
+    else:
+        head, is_error = "", False
+    content = "\n".join(part for part in (head, output, note) if part)
+    return ToolOutput(content=content or "(no output)", is_error=is_error)
+
+
+@activity.defn(name="tool.bash")
+async def run_bash(req: BashRequest) -> ToolOutput:
+    """Run a shell command in the workspace; see DESCRIPTION for the model-facing contract."""
+    inp, ctx = req.input, req.ctx
+    if inp.run_in_background:
+        return ToolOutput(content="run_in_background is not supported yet", is_error=True)
+    cwd, start_note = start_dir(ctx)
+    timeout_ms = inp.timeout or DEFAULT_TIMEOUT_MS
+    with tempfile.TemporaryDirectory(prefix="outlast-bash-") as scratch:
+        cwd_file, output = Path(scratch, "cwd"), Path(scratch, "output")
+        argv = _argv(ctx, wrap_command(inp.command, str(cwd_file)), scratch, cwd)
+        if argv is None:
+            return ToolOutput(content=BWRAP_REQUIRED, is_error=True)
+        status = await run_command(argv, cwd, output, timeout_ms / 1000)
+        raw, more = read_head(output)
+        new_cwd, cwd_note = next_cwd(cwd_file, ctx, cwd)
+    note = "\n".join(dict.fromkeys(n for n in (start_note, cwd_note) if n))  # each note once
+    result = _compose(truncate_output(raw, more), status, timeout_ms, note)
+    if new_cwd is None and start_note:
+        new_cwd = ctx.workspace_root
+    return result.model_copy(update={"cwd": new_cwd})

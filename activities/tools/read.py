@@ -1,0 +1,198 @@
+"""Read: a text file shown the way `cat -n` prints it, and the stamp that licenses edits."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio import activity
+
+from activities.tools.base import FileStamp, ToolOutput, ToolRequest
+from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
+from agents.paths import normalize_path
+
+MAX_LINES = 2000
+MAX_LINE_CHARS = 2000
+MAX_FILE_BYTES = 256 * 1024
+MAX_TOKENS = 25_000
+BINARY_SNIFF_BYTES = 8192
+
+DESCRIPTION = """\
+Reads a file from the local filesystem and returns its text with line numbers. Any file in \
+the workspace can be read directly; if the user gives you a path, assume it is valid. Asking \
+for a file that does not exist is fine: you get an error back.
+
+Usage:
+- file_path must be an absolute path, not a relative one.
+- By default up to 2000 lines are returned, starting at the top of the file.
+- offset (1-based line number) and limit (number of lines) read part of a file. Only use them \
+when the file is too large to read at once; otherwise read the whole file.
+- Lines longer than 2000 characters are cut off.
+- The result is in `cat -n` form: spaces, the line number, a tab, then the line. Everything \
+after the tab is the file's content; the number and the tab are not part of the file.
+- Only files can be read, not directories. To list a directory, run `ls` with the Bash tool.
+- Only text files can be read; binary files are rejected.
+- When several files may be useful, read them all in one response with parallel tool calls.
+- An existing but empty file returns a warning instead of content.
+- A file must be read before it can be changed with Edit or overwritten with Write.\
+"""
+
+
+class ReadInput(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    file_path: str = Field(description="The absolute path to the file to read")
+    offset: int | None = Field(
+        default=None,
+        ge=0,
+        description="The line number to start reading from (1-based). Only provide if the file "
+        "is too large to read at once",
+    )
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        description="The number of lines to read. Only provide if the file is too large to read "
+        "at once",
+    )
+
+
+class ReadRequest(ToolRequest):
+    input: ReadInput
+
+
+def format_numbered(lines: Iterable[str], first_line: int) -> str:
+    """Lines in `cat -n` form: the number right-aligned in six columns, a tab, the line."""
+    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, first_line))
+
+
+def format_size(size: int) -> str:
+    """A byte count the way people write it: `900 bytes`, `300KB`, `1.5MB`."""
+    if size < 1024:
+        return f"{size} bytes"
+    value = size / 1024
+    for unit in ("KB", "MB"):
+        if value < 1024:
+            return f"{value:.1f}".removesuffix(".0") + unit
+        value /= 1024
+    return f"{value:.1f}".removesuffix(".0") + "GB"
+
+
+def decode_line(raw: bytes) -> str:
+    """One line of the file without its line ending, cut to MAX_LINE_CHARS."""
+    line = raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", errors="replace")
+    if len(line) > MAX_LINE_CHARS:
+        return line[:MAX_LINE_CHARS] + "... [line truncated]"
+    return line
+
+
+@dataclass(frozen=True)
+class FileSlice:
+    lines: list[str]
+    total_lines: int
+    stamp: FileStamp
+
+
+def read_slice(path: Path, start: int, count: int) -> FileSlice:
+    """Lines `start` (0-based) to `start + count` and the stamp of the whole file.
+
+    One pass: the hash covers every byte, not just the lines shown, because Write and Edit
+    compare it against the whole file later.
+    """
+    digest = hashlib.sha256()
+    lines: list[str] = []
+    total = 0
+    with path.open("rb") as f:
+        for raw in f:
+            digest.update(raw)
+            if start <= total < start + count:
+                lines.append(decode_line(raw))
+            total += 1
+        st = os.fstat(f.fileno())
+    stamp = FileStamp(sha256=digest.hexdigest(), mtime_ns=st.st_mtime_ns, size=st.st_size)
+    return FileSlice(lines=lines, total_lines=total, stamp=stamp)
+
+
+def looks_binary(path: Path) -> bool:
+    """A NUL byte near the start is how git and grep tell binary from text too."""
+    with path.open("rb") as f:
+        return b"\0" in f.read(BINARY_SNIFF_BYTES)
+
+
+def _error(message: str) -> ToolOutput:
+    return ToolOutput(content=message, is_error=True)
+
+
+def _precheck(path: Path, key: str, cwd: str, whole_file: bool) -> ToolOutput | None:
+    """The error for a path that cannot be read as text, or None."""
+    if path.is_dir():
+        return _error(
+            f"{key} is a directory, not a file. To list a directory, run `ls` with the Bash tool."
+        )
+    if not path.exists():
+        return _error(f"File does not exist. {key}\nNote: your current working directory is {cwd}.")
+    if not path.is_file():
+        return _error(f"{key} is not a regular file; only regular files can be read.")
+    size = path.stat().st_size
+    if whole_file and size > MAX_FILE_BYTES:
+        return _error(
+            f"File content ({format_size(size)}) exceeds maximum allowed size (256KB). Use "
+            "offset and limit parameters to read specific portions of the file, or search for "
+            "specific content instead of reading the whole file."
+        )
+    if looks_binary(path):
+        return _error(
+            f"This tool cannot read binary files. {key} appears to be binary; use Bash with a "
+            "tool made for the format if you need to inspect it."
+        )
+    return None
+
+
+def read_sync(req: ReadRequest) -> ToolOutput:
+    """The Read tool without the activity wrapper (blocking; runs in a thread)."""
+    inp, ctx = req.input, req.ctx
+    key = normalize_path(ctx.cwd, inp.file_path)
+    try:
+        path = resolve_in_workspace(ctx, inp.file_path)
+    except WorkspaceEscape as e:
+        return _error(str(e))
+    whole_file = inp.offset is None and inp.limit is None
+    if (problem := _precheck(path, key, ctx.cwd, whole_file)) is not None:
+        return problem
+    start = max(inp.offset or 1, 1) - 1
+    got = read_slice(path, start, inp.limit or MAX_LINES)
+    stamps = {key: got.stamp}
+    if got.total_lines == 0:
+        return ToolOutput(
+            content="<system-reminder>Warning: the file exists but the contents are empty."
+            "</system-reminder>",
+            stamps=stamps,
+        )
+    if start >= got.total_lines:
+        return ToolOutput(
+            content=f"<system-reminder>Warning: the file exists but is shorter than the provided "
+            f"offset ({start + 1}). The file has {got.total_lines} lines.</system-reminder>",
+            stamps=stamps,
+        )
+    tokens = sum(len(line) + 1 for line in got.lines) // 4
+    if tokens > MAX_TOKENS:
+        return _error(
+            f"File content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_TOKENS}). Use "
+            "offset and limit parameters to read specific portions of the file, or search for "
+            "specific content instead of reading the whole file."
+        )
+    return ToolOutput(content=format_numbered(got.lines, start + 1), stamps=stamps)
+
+
+@activity.defn(name="tool.read")
+async def read_file(req: ReadRequest) -> ToolOutput:
+    """Read a text file from the workspace; see DESCRIPTION for the model-facing contract."""
+    try:
+        return await run_blocking(read_sync, req)
+    except OSError as e:  # no permission, a file where a directory should be: model-fixable
+        return ToolOutput(
+            content=f"Cannot read {req.input.file_path}: {e.strerror or e}", is_error=True
+        )

@@ -1,0 +1,143 @@
+"""Write: create a file or overwrite one the agent has read and nobody has changed since."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+from temporalio import activity
+
+from activities.tools.base import FileStamp, ToolOutput, ToolRequest
+from activities.tools.read import format_numbered
+from activities.workspace import (
+    WorkspaceEscape,
+    atomic_write,
+    resolve_in_workspace,
+    run_blocking,
+    sha256_hex,
+    stamp_of_bytes,
+)
+from agents.paths import normalize_path
+
+SNIPPET_CONTEXT_LINES = 4
+SNIPPET_MAX_LINES = 50
+
+NOT_READ = "File has not been read yet. Read it first before writing to it."
+MODIFIED = (
+    "File has been modified since read, either by the user or by a linter. Read it again "
+    "before attempting to write it."
+)
+
+DESCRIPTION = """\
+Writes a file to the local filesystem, replacing the file if it already exists.
+
+Usage:
+- file_path must be an absolute path, not a relative one. Missing parent directories are \
+created.
+- To overwrite an existing file you must have read it with the Read tool first in this \
+conversation, and it must not have changed since; otherwise the write fails and you need to \
+read it again.
+- Prefer editing existing files with the Edit tool; use Write for new files or complete \
+rewrites.
+- Never create documentation files (*.md, README) unless the user explicitly asks for them.
+- Only use emojis if the user explicitly asks for them.\
+"""
+
+
+class WriteInput(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    file_path: str = Field(
+        description="The absolute path to the file to write (must be absolute, not relative)"
+    )
+    content: str = Field(description="The content to write to the file")
+
+
+class WriteRequest(ToolRequest):
+    input: WriteInput
+
+
+def unchanged_since_read(read_stamp: FileStamp | None, current: bytes) -> str | None:
+    """Why an existing file may not be overwritten, or None if the agent's read is current."""
+    if read_stamp is None:
+        return NOT_READ
+    if sha256_hex(current) != read_stamp.sha256:
+        return MODIFIED
+    return None
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as Read numbers them: no line endings, no phantom line after a final newline."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def changed_line_span(old: str, new: str) -> tuple[int, int]:
+    """First and last 0-based line of `new` that differ from `old` (common prefix and suffix)."""
+    a, b = split_lines(old), split_lines(new)
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head, max(head, len(b) - tail - 1)
+
+
+def snippet(text: str, first: int, last: int) -> str:
+    """Lines `first`..`last` (0-based) of `text` with some context, numbered like Read."""
+    lines = split_lines(text)
+    lo = max(0, first - SNIPPET_CONTEXT_LINES)
+    hi = min(len(lines), last + SNIPPET_CONTEXT_LINES + 1, lo + SNIPPET_MAX_LINES)
+    return format_numbered(lines[lo:hi], lo + 1)
+
+
+def updated_message(key: str, old: str, new: str) -> str:
+    """Claude Code's confirmation for a changed file, with a snippet around the change."""
+    first, last = changed_line_span(old, new)
+    return (
+        f"The file {key} has been updated. Here's the result of running `cat -n` on a snippet "
+        f"of the edited file:\n{snippet(new, first, last)}"
+    )
+
+
+def _error(message: str) -> ToolOutput:
+    return ToolOutput(content=message, is_error=True)
+
+
+def write_sync(req: WriteRequest) -> ToolOutput:
+    """The Write tool without the activity wrapper (blocking; runs in a thread)."""
+    inp, ctx = req.input, req.ctx
+    key = normalize_path(ctx.cwd, inp.file_path)
+    try:
+        path = resolve_in_workspace(ctx, inp.file_path)
+    except WorkspaceEscape as e:
+        return _error(str(e))
+    if path.is_dir():
+        return _error(f"{key} is a directory; Write needs a file path.")
+    data = inp.content.encode("utf-8")
+    if not path.exists():
+        stamp = atomic_write(path, data)
+        return ToolOutput(content=f"File created successfully at: {key}", stamps={key: stamp})
+    current = path.read_bytes()
+    if current == data:
+        # Already the requested content: most likely this activity is a retry of an attempt
+        # that wrote the file and then lost its result. Writing it again changes nothing.
+        stamp = stamp_of_bytes(current, path.stat())
+    elif (problem := unchanged_since_read(ctx.read_stamp, current)) is not None:
+        return _error(problem)
+    else:
+        stamp = atomic_write(path, data)
+    old_text = current.decode("utf-8", errors="replace")
+    return ToolOutput(content=updated_message(key, old_text, inp.content), stamps={key: stamp})
+
+
+@activity.defn(name="tool.write")
+async def write_file(req: WriteRequest) -> ToolOutput:
+    """Create or overwrite a file in the workspace; see DESCRIPTION for the model contract."""
+    try:
+        return await run_blocking(write_sync, req)
+    except OSError as e:  # no permission, a file where a directory should be: model-fixable
+        return ToolOutput(
+            content=f"Cannot write {req.input.file_path}: {e.strerror or e}", is_error=True
+        )

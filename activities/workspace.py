@@ -1,0 +1,177 @@
+"""The workspace boundary and the file primitives every tool shares.
+
+Every path a tool touches goes through `resolve_in_workspace`, which resolves symlinks before
+checking the boundary, so neither `../../etc/passwd` nor a symlink pointing out of the workspace
+gets through. The check and the later open are not atomic; the guard protects against the model
+naming paths outside the workspace, not against a concurrent local attacker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from temporalio import activity
+
+if TYPE_CHECKING:
+    from activities.tools.base import FileStamp, ToolContext
+
+T = TypeVar("T")
+
+HEARTBEAT_INTERVAL_S = 1.0
+_HASH_CHUNK = 1 << 20
+
+
+class WorkspaceEscape(Exception):
+    """A tool path resolves outside the workspace root.
+
+    Attributes:
+        path: The resolved path the tool asked for.
+        root: The resolved workspace root.
+    """
+
+    def __init__(self, path: Path, root: Path) -> None:
+        self.path = path
+        self.root = root
+        super().__init__(
+            f"Path {path} is outside the workspace {root}; tools may only touch files inside it."
+        )
+
+
+def workspace_root(ctx: ToolContext) -> Path:
+    """The workspace root with symlinks resolved."""
+    return Path(ctx.workspace_root).resolve()
+
+
+def resolve_in_workspace(ctx: ToolContext, path: str) -> Path:
+    """Resolve a tool path and check that it stays inside the workspace.
+
+    Args:
+        ctx: The calling agent's context; relative paths are taken from `ctx.cwd`.
+        path: The path as the model gave it. `~` is not expanded: it is a literal name.
+
+    Returns:
+        The absolute path with every existing symlink resolved. The file need not exist.
+
+    Raises:
+        WorkspaceEscape: The resolved path is not the workspace root or below it.
+    """
+    candidate = Path(ctx.cwd, path)  # an absolute `path` replaces ctx.cwd
+    resolved = candidate.resolve(strict=False)
+    root = workspace_root(ctx)
+    if not resolved.is_relative_to(root):
+        raise WorkspaceEscape(resolved, root)
+    return resolved
+
+
+def _file_stamp_cls() -> type[FileStamp]:
+    # Imported late: importing activities.tools runs the registry, which imports the tool
+    # modules, which import this module; a top-level import would make that a cycle whenever
+    # this module is imported first.
+    from activities.tools.base import FileStamp
+
+    return FileStamp
+
+
+def stamp_of_bytes(data: bytes, st: os.stat_result) -> FileStamp:
+    """The stamp of content already in memory, with the metadata from `st`."""
+    return _file_stamp_cls()(
+        sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=st.st_size
+    )
+
+
+def file_stamp(path: Path) -> FileStamp:
+    """Hash a file in chunks (it may be large) and stamp it with its metadata."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(_HASH_CHUNK):
+            digest.update(chunk)
+        st = os.fstat(f.fileno())
+    return _file_stamp_cls()(sha256=digest.hexdigest(), mtime_ns=st.st_mtime_ns, size=st.st_size)
+
+
+def sha256_hex(data: bytes) -> str:
+    """Hex sha256 of `data`, the form stored in `FileStamp.sha256`."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def _umask() -> int:
+    # os.umask() can only be read by setting it, which races with other threads of the worker.
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    return 0o022
+
+
+def atomic_write(path: Path, data: bytes) -> FileStamp:
+    """Replace `path` with `data` so readers see the old or the new file, never a torn one.
+
+    The parent directories are created. An existing file keeps its permission bits; a new one
+    gets the usual `0o666 & ~umask`.
+
+    Returns:
+        The stamp of the written file.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    # The rename is durable only once the directory entry is on disk.
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return stamp_of_bytes(data, path.stat())
+
+
+@contextlib.asynccontextmanager
+async def heartbeating(interval: float = HEARTBEAT_INTERVAL_S) -> AsyncIterator[None]:
+    """Heartbeat from a background task for as long as the block runs.
+
+    Temporal delivers a cancellation to an activity only in a heartbeat response, so anything
+    that can take time must run inside this. Outside an activity (plain unit tests) it does
+    nothing.
+    """
+    if not activity.in_activity():
+        yield
+        return
+
+    async def beat() -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(interval)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def run_blocking(fn: Callable[..., T], *args: object) -> T:
+    """Run blocking file work in a thread while heartbeating, so a cancel is not held up."""
+    async with heartbeating():
+        return await asyncio.to_thread(fn, *args)

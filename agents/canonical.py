@@ -1,0 +1,20 @@
+"""Canonical JSON: one byte string per value, so equal content always hashes equal.
+
+Prompt caching and the content-addressed store both depend on it: a request re-serialised
+with a different key order would miss the cache, and a blob re-written with different
+bytes would get a different address.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def canonical_bytes(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

@@ -1,0 +1,100 @@
+"""Typed configuration: every switch Claude Code reads from feature flags or env (spec R1).
+
+The starter builds one snapshot (`from_env`) and passes it in the workflow input; workflow
+code never reads the environment, so a replay sees the values the run started with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Features(_Section):
+    fork_subagent: bool = False
+    coordinator_mode: bool = False
+    verification_agent: bool = False
+    handoff_classifier: bool = False
+    scratchpad: bool = False
+
+
+class AgentSettings(_Section):
+    auto_background_ms: int = 0
+    background_tasks_disabled: bool = False
+    simple_worker_tools: bool = False
+    allow_nested_agents: bool = False
+    explore_model: str = "haiku"
+    slim_subagent_context: bool = True
+    hard_max_turns: int = Field(default=1000, ge=1)
+    max_concurrent: int = Field(default=16, ge=1)
+
+
+class ModelSettings(_Section):
+    default_model: str = "claude-sonnet-5-5"
+    aliases: dict[str, str] = Field(
+        default_factory=lambda: {
+            "sonnet": "claude-sonnet-5-5",
+            "opus": "claude-opus-5-5",
+            "haiku": "claude-haiku-5-5",
+        }
+    )
+    max_tokens: int = Field(default=32000, ge=1)
+    call_timeout_s: float = Field(default=600, gt=0)
+    """Longest a single model call (one attempt) may take."""
+    heartbeat_timeout_s: float = Field(default=30, gt=0)
+    """A model call that sends no heartbeat for this long is presumed lost with its worker."""
+    max_attempts: int = Field(default=10, ge=1)
+
+
+class ToolSettings(_Section):
+    glob_sort: Literal["mtime_asc", "mtime_desc"] = "mtime_asc"
+
+
+class OutlastConfig(_Section):
+    features: Features = Features()
+    agents: AgentSettings = AgentSettings()
+    model: ModelSettings = ModelSettings()
+    tools: ToolSettings = ToolSettings()
+
+    def resolve_model(self, name: str | None) -> str:
+        """A model alias (`sonnet`) or full id, or the default when `name` is None/inherit."""
+        if not name or name == "inherit":
+            return self.model.default_model
+        return self.model.aliases.get(name, name)
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def from_env(env: Mapping[str, str], base: OutlastConfig | None = None) -> OutlastConfig:
+    """Apply the environment overrides Claude Code honours (R1) to `base`."""
+    cfg = base or OutlastConfig()
+    agents = cfg.agents.model_dump()
+    features = cfg.features.model_dump()
+    model = cfg.model.model_dump()
+    if _truthy(env.get("CLAUDE_AUTO_BACKGROUND_TASKS")):
+        agents["auto_background_ms"] = 120_000
+    if _truthy(env.get("CLAUDE_CODE_DISABLE_BACKGROUND_TASKS")):
+        agents["background_tasks_disabled"] = True
+    if _truthy(env.get("CLAUDE_CODE_SIMPLE")):
+        agents["simple_worker_tools"] = True
+    if _truthy(env.get("CLAUDE_CODE_COORDINATOR_MODE")):
+        features["coordinator_mode"] = True
+    if _truthy(env.get("CLAUDE_CODE_FORK_SUBAGENT")):
+        features["fork_subagent"] = True
+    if env.get("OUTLAST_MODEL"):
+        model["default_model"] = env["OUTLAST_MODEL"]
+    return cfg.model_copy(
+        update={
+            "agents": AgentSettings(**agents),
+            "features": Features(**features),
+            "model": ModelSettings(**model),
+        }
+    )

@@ -1,0 +1,168 @@
+"""Agent definitions (spec R5, R6): the data model and the `.claude/agents/*.md` parser.
+
+A definition is resolved once, when an agent is spawned, and the resolved snapshot travels
+in the workflow input: a replay never re-reads the filesystem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+PermissionMode = Literal[
+    "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "bubble"
+]
+Source = Literal[
+    "built-in", "plugin", "userSettings", "projectSettings", "flagSettings", "policySettings"
+]
+
+# R6: on a name collision the later source in this list wins.
+PRECEDENCE: tuple[Source, ...] = (
+    "built-in",
+    "plugin",
+    "userSettings",
+    "projectSettings",
+    "flagSettings",
+    "policySettings",
+)
+
+
+class DefinitionError(ValueError):
+    """A definition file that cannot be used; the message names the file and the problem."""
+
+
+class AgentDefinition(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent_type: str
+    when_to_use: str
+    system_prompt: str = ""
+    tools: list[str] | None = None
+    """None or ['*'] = every tool the filter layers leave."""
+    disallowed_tools: list[str] = Field(default_factory=list)
+    model: str | None = None
+    """`sonnet|opus|haiku|inherit` or a full model id; None = the default sub-agent model."""
+    permission_mode: PermissionMode | None = None
+    max_turns: int | None = Field(default=None, ge=1)
+    skills: list[str] = Field(default_factory=list)
+    mcp_servers: list[Any] = Field(default_factory=list)
+    hooks: dict[str, Any] = Field(default_factory=dict)
+    memory: Literal["user", "project", "local"] | None = None
+    background: bool = False
+    isolation: Literal["worktree", "remote"] | None = None
+    initial_prompt: str | None = None
+    effort: str | None = None
+    color: str | None = None
+    omit_claude_md: bool = False
+    critical_system_reminder: str | None = None
+    required_mcp_servers: list[str] = Field(default_factory=list)
+    source: Source = "projectSettings"
+    path: str | None = None
+    """The file it was read from, for error messages; None for built-ins."""
+
+    @property
+    def is_built_in(self) -> bool:
+        return self.source == "built-in"
+
+    def allows_all_tools(self) -> bool:
+        return self.tools is None or self.tools == ["*"]
+
+
+# Frontmatter key -> AgentDefinition field.
+_FRONTMATTER: dict[str, str] = {
+    "name": "agent_type",
+    "description": "when_to_use",
+    "tools": "tools",
+    "disallowedTools": "disallowed_tools",
+    "model": "model",
+    "permissionMode": "permission_mode",
+    "maxTurns": "max_turns",
+    "skills": "skills",
+    "mcpServers": "mcp_servers",
+    "hooks": "hooks",
+    "memory": "memory",
+    "background": "background",
+    "isolation": "isolation",
+    "initialPrompt": "initial_prompt",
+    "effort": "effort",
+    "color": "color",
+}
+
+
+def _name_list(value: Any) -> Any:
+    """`tools: Read, Grep` and `tools: [Read, Grep]` both mean a list of names."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """The YAML mapping between the leading `---` lines, and the body after it."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise DefinitionError("missing frontmatter: the file must start with a '---' line")
+    for i in range(1, len(lines)):
+        if lines[i].strip() == "---":
+            try:
+                meta = yaml.safe_load("".join(lines[1:i])) or {}
+            except yaml.YAMLError as e:
+                raise DefinitionError(f"frontmatter is not valid YAML: {e}") from None
+            if not isinstance(meta, dict):
+                raise DefinitionError("frontmatter must be a YAML mapping")
+            return meta, "".join(lines[i + 1 :]).strip()
+    raise DefinitionError("frontmatter is not closed by a second '---' line")
+
+
+def parse_agent_markdown(text: str, source: Source, path: str | None = None) -> AgentDefinition:
+    """Parse one `.claude/agents/*.md` file; the body is the system prompt.
+
+    Raises:
+        DefinitionError: the file lacks `name`/`description` or has an invalid value.
+    """
+    where = path or "<agent definition>"
+    try:
+        meta, body = split_frontmatter(text)
+    except DefinitionError as e:
+        raise DefinitionError(f"{where}: {e}") from None
+    missing = [k for k in ("name", "description") if not meta.get(k)]
+    if missing:
+        raise DefinitionError(f"{where}: frontmatter lacks required {', '.join(missing)}")
+    fields: dict[str, Any] = {"system_prompt": body, "source": source, "path": path}
+    for key, value in meta.items():
+        if key in _FRONTMATTER:
+            field = _FRONTMATTER[key]
+            fields[field] = _name_list(value) if field in ("tools", "disallowed_tools") else value
+    try:
+        return AgentDefinition(**fields)
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, x['loc']))}: {x['msg']}" for x in e.errors())
+        raise DefinitionError(f"{where}: {problems}") from None
+
+
+def merge_by_precedence(definitions: Iterable[AgentDefinition]) -> dict[str, AgentDefinition]:
+    """One definition per agent type, the highest-precedence source winning (R6)."""
+    ranked = sorted(definitions, key=lambda d: PRECEDENCE.index(d.source))
+    return {d.agent_type: d for d in ranked}
+
+
+class DefinitionSet(BaseModel):
+    """The active definitions an agent may spawn, plus the files that failed to load."""
+
+    model_config = ConfigDict(frozen=True)
+
+    definitions: list[AgentDefinition]
+    errors: list[str] = Field(default_factory=list)
+
+    @field_validator("definitions")
+    @classmethod
+    def _unique(cls, value: list[AgentDefinition]) -> list[AgentDefinition]:
+        return list(merge_by_precedence(value).values())
+
+    def get(self, agent_type: str) -> AgentDefinition | None:
+        return next((d for d in self.definitions if d.agent_type == agent_type), None)
+
+    def names(self) -> list[str]:
+        return [d.agent_type for d in self.definitions]

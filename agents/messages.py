@@ -1,0 +1,98 @@
+"""Conversation types that cross every boundary: workflow state, activity payloads, queries.
+
+These are ours, not the Anthropic SDK's: the SDK's classes change between releases and carry
+fields we never persist, while these are stored in Temporal history and must keep
+deserialising for as long as a workflow might replay. Fields are only ever added, with
+defaults. `activities/llm.py` converts to and from the wire format.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TextBlock(_Frozen):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingBlock(_Frozen):
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str = ""
+
+
+class RedactedThinkingBlock(_Frozen):
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str
+
+
+class ToolUseBlock(_Frozen):
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResultBlock(_Frozen):
+    """A tool's answer. `is_error` results are how the model learns it must fix its call."""
+
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+ContentBlock = Annotated[
+    TextBlock | ThinkingBlock | RedactedThinkingBlock | ToolUseBlock | ToolResultBlock,
+    Field(discriminator="type"),
+]
+
+
+class Message(_Frozen):
+    role: Literal["user", "assistant"]
+    content: list[ContentBlock]
+
+    @classmethod
+    def user_text(cls, text: str) -> Message:
+        return cls(role="user", content=[TextBlock(text=text)])
+
+    def text(self) -> str:
+        """The message's visible text: its text blocks joined, thinking and tools left out."""
+        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    def tool_uses(self) -> list[ToolUseBlock]:
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+
+class Usage(_Frozen):
+    """Token counts of one or more model calls, as the Messages API reports them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=(
+                self.cache_creation_input_tokens + other.cache_creation_input_tokens
+            ),
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Every input token of the request, whether billed fresh, written or read from cache."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+
+StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]

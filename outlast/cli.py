@@ -1,0 +1,200 @@
+"""The `outlast` command line (typer + rich)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from activities.store import state_dir
+from outlast.client import connect
+from outlast.devserver import DevServer, DevServerError
+from outlast.progress import follow, print_result
+from outlast.runner import StartError, build_input, start_agent
+from worker import build_workers, host_id, run_workers
+from workflows.contracts import AgentResult
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
+console = Console()
+
+
+def _server(port: int = 7233, ui_port: int = 8233) -> DevServer:
+    return DevServer(state_dir=state_dir(), port=port, ui_port=ui_port)
+
+
+async def _client_for_run(embedded: DevServer) -> tuple[object, str | None]:
+    """Connect to `$TEMPORAL_ADDRESS`, or to the embedded server (started if needed)."""
+    if os.environ.get("TEMPORAL_ADDRESS"):
+        return await connect(), None
+    if embedded.ensure_running():
+        console.print(f"[dim]started the embedded Temporal dev server on {embedded.address}[/]")
+    return await connect(embedded.address), embedded.ui_url
+
+
+def _fail(message: str) -> None:
+    console.print(f"[red]error:[/] {message}")
+    raise typer.Exit(2)
+
+
+@app.command()
+def dev(
+    port: int = typer.Option(7233, help="gRPC port of the dev server."),
+    ui_port: int = typer.Option(8233, help="Web UI port."),
+) -> None:
+    """Run the embedded Temporal dev server (SQLite under .outlast/) and a worker."""
+    server = _server(port, ui_port)
+    if server.running():
+        _fail(f"something already listens on {server.address}; run `outlast worker` instead.")
+
+    async def _main() -> None:
+        proc = server.start(detach=False)
+        console.print(f"Temporal dev server on {server.address}, Web UI {server.ui_url}")
+        try:
+            client = await connect(server.address)
+            console.print(f"worker serving task queues outlast and outlast-host-{host_id()}")
+            await run_workers(build_workers(client))
+        finally:
+            proc.terminate()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_main())
+
+
+@app.command()
+def worker() -> None:
+    """Run a worker against $TEMPORAL_ADDRESS (default localhost:7233)."""
+
+    async def _main() -> None:
+        client = await connect()
+        console.print(f"worker serving task queues outlast and outlast-host-{host_id()}")
+        await run_workers(build_workers(client))
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_main())
+
+
+@app.command()
+def run(
+    task: str = typer.Argument(..., help="What the agent should do."),
+    repo: Path = typer.Option(Path("."), help="The checkout the agent works in."),
+    agent: str = typer.Option("general-purpose", help="Agent type (built-in or .claude/agents)."),
+    model: str = typer.Option(None, help="Model alias (sonnet, opus, haiku) or model id."),
+    max_turns: int = typer.Option(None, min=1, help="Stop after this many model calls."),
+    no_worker: bool = typer.Option(
+        False, "--no-worker", help="Only start; a worker elsewhere runs it."
+    ),
+    workflow_id: str = typer.Option(None, "--id", help="Workflow id (default: generated)."),
+) -> None:
+    """Start an agent on a checkout and follow it. Ctrl-C detaches; the workflow goes on."""
+    try:
+        inp = build_input(
+            task, repo, agent_type=agent, model=model, host_id=host_id(), max_turns=max_turns
+        )
+    except StartError as e:
+        _fail(str(e))
+    if not no_worker and not (
+        os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    ):
+        _fail(
+            "ANTHROPIC_API_KEY is not set, so the in-process worker cannot call the model. "
+            "Set it (and ANTHROPIC_BASE_URL for a compatible server such as `outlast "
+            "fake-model`), or pass --no-worker and run workers elsewhere."
+        )
+    asyncio.run(_run_and_follow(inp, workflow_id, with_worker=not no_worker))
+
+
+async def _run_and_follow(inp, workflow_id: str | None, *, with_worker: bool) -> None:
+    try:
+        client, ui = await _client_for_run(_server())
+    except DevServerError as e:
+        _fail(str(e))
+    handle = await start_agent(client, inp, workflow_id=workflow_id)
+    _announce(handle.id, ui)
+    workers = build_workers(client) if with_worker else []
+    serving = asyncio.gather(*(w.run() for w in workers))
+    try:
+        result = await follow(handle, console)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        console.print(
+            f"\ndetached; the workflow goes on. Follow it with: outlast attach {handle.id}"
+        )
+        if with_worker:
+            console.print("[yellow]it needs a worker to make progress: run `outlast worker`[/]")
+        result = None
+    finally:
+        for w in workers:
+            await w.shutdown()
+        with contextlib.suppress(Exception):
+            await serving
+    if result is not None:
+        print_result(result, console)
+
+
+def _announce(workflow_id: str, ui: str | None) -> None:
+    console.print(f"workflow [bold]{workflow_id}[/]")
+    if ui:
+        console.print(f"Web UI: {ui}/namespaces/default/workflows/{workflow_id}")
+
+
+@app.command()
+def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow.")) -> None:
+    """Follow a running (or finished) agent."""
+
+    async def _main() -> None:
+        client = await connect()
+        handle = client.get_workflow_handle(workflow_id, result_type=AgentResult)
+        try:
+            await handle.describe()
+        except Exception as e:  # noqa: BLE001 - any lookup failure is the user's answer
+            _fail(f"no workflow {workflow_id}: {e}")
+        result = await follow(handle, console)
+        if result is not None:
+            print_result(result, console)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_main())
+
+
+@app.command()
+def demo(
+    keep_server: bool = typer.Option(True, help="Leave the dev server running to inspect the run."),
+) -> None:
+    """A scripted agent fixes a failing test in a sample repo, end to end with real tools."""
+    from outlast.demo import run_demo
+
+    ok = asyncio.run(run_demo(console, keep_server=keep_server))
+    raise typer.Exit(0 if ok else 1)
+
+
+@app.command("fake-model")
+def fake_model(
+    script: Path = typer.Option(
+        ..., exists=True, dir_okay=False, help="Scenario script (YAML/JSON)."
+    ),
+    port: int = typer.Option(8765, help="Port to listen on (0 = any free port)."),
+    host: str = typer.Option("127.0.0.1"),
+    log: Path = typer.Option(None, help="Append a JSONL record of every request here."),
+    var: list[str] = typer.Option([], help="KEY=VALUE substituted for {{KEY}} in the script."),
+    log_bodies: bool = typer.Option(False, help="Also log full request bodies."),
+) -> None:
+    """Serve a scripted Anthropic-compatible model (see SCRIPT_FORMAT.md)."""
+    from outlast.scripted_model.__main__ import main as serve
+
+    argv = ["--script", str(script), "--port", str(port), "--host", host]
+    if log:
+        argv += ["--log", str(log)]
+    for item in var:
+        argv += ["--var", item]
+    if log_bodies:
+        argv.append("--log-bodies")
+    raise typer.Exit(serve(argv) or 0)
+
+
+@app.command("server-stop")
+def server_stop() -> None:
+    """Stop the embedded dev server started in the background by `run` or `demo`."""
+    console.print("stopped" if _server().stop() else "no embedded server was running")

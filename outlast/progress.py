@@ -1,0 +1,73 @@
+"""Following a running agent from a terminal: poll its `status` query, print what changes."""
+
+from __future__ import annotations
+
+import asyncio
+
+from rich.console import Console
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.service import RPCError
+
+from workflows.contracts import AgentResult, AgentStatus
+
+POLL_S = 0.2
+
+
+def describe(status: AgentStatus) -> str:
+    if status.state == "running_tools":
+        return f"turn {status.turn}: running {', '.join(status.current_tools)}"
+    if status.state == "calling_model":
+        return f"turn {status.turn + 1}: calling {status.model}"
+    return status.state
+
+
+async def _status(handle: WorkflowHandle) -> AgentStatus | None:
+    try:
+        return await handle.query("status", result_type=AgentStatus)
+    except RPCError:
+        # No worker has picked the workflow up yet, or it is between tasks.
+        return None
+
+
+async def follow(handle: WorkflowHandle, console: Console) -> AgentResult | None:
+    """Print progress until the workflow closes; its result, or None if it did not complete."""
+    result_task = asyncio.create_task(handle.result())
+    last = ""
+    last_text = ""
+    while not result_task.done():
+        status = await _status(handle)
+        if status is not None:
+            line = describe(status)
+            if status.last_text and status.last_text != last_text:
+                last_text = status.last_text
+                console.print(f"[dim]{status.agent_type}:[/] {_one_line(last_text)}")
+            if line != last:
+                last = line
+                console.print(f"[cyan]>[/] {line}  [dim]tokens {status.usage.total_tokens}[/]")
+        await asyncio.wait({result_task}, timeout=POLL_S)
+    try:
+        return result_task.result()
+    except WorkflowFailureError as e:
+        cause = e.cause
+        console.print(f"[red]workflow failed:[/] {getattr(cause, 'message', None) or cause}")
+        desc = await handle.describe()
+        if desc.status == WorkflowExecutionStatus.CANCELED:
+            console.print("[yellow]the agent was killed[/]")
+        return None
+
+
+def _one_line(text: str, width: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
+
+
+def print_result(result: AgentResult, console: Console) -> None:
+    u = result.usage
+    console.print(
+        f"[green]{result.status}[/] after {result.turns} turns, {u.tool_uses} tool uses, "
+        f"{u.total_tokens} tokens, {u.duration_ms / 1000:.1f}s"
+        + (" (max turns reached)" if result.max_turns_reached else "")
+        + (" (stopped)" if result.stopped else "")
+    )
+    if result.final_text:
+        console.print(result.final_text)

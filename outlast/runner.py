@@ -1,0 +1,87 @@
+"""Starting an agent from the CLI (or any Python code): validate, then start by name."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowHandle
+
+from activities.definitions import scan
+from agents.builtin import builtin_definitions
+from agents.config import OutlastConfig, from_env
+from agents.definition import DefinitionSet
+from workflows.contracts import TASK_QUEUE, AgentInput, AgentResult, Workspace, host_task_queue
+
+PROMPT_PREVIEW_CHARS = 500
+
+
+class StartError(ValueError):
+    """An argument that would start an agent doomed to fail; the message says what to fix."""
+
+
+def local_definitions(repo: Path, config: OutlastConfig) -> DefinitionSet:
+    """The definitions the workflow will see, read here to refuse a bad `--agent` at once."""
+    user, user_errors = scan(Path.home() / ".claude" / "agents", "userSettings")
+    project, project_errors = scan(repo / ".claude" / "agents", "projectSettings")
+    return DefinitionSet(
+        definitions=[*builtin_definitions(config), *user, *project],
+        errors=user_errors + project_errors,
+    )
+
+
+def build_input(
+    task: str,
+    repo: str | os.PathLike[str],
+    *,
+    agent_type: str = "general-purpose",
+    model: str | None = None,
+    host_id: str,
+    config: OutlastConfig | None = None,
+    max_turns: int | None = None,
+) -> AgentInput:
+    """The workflow input for one top-level agent, or StartError naming the problem."""
+    if not task.strip():
+        raise StartError("The task is empty: say what the agent should do.")
+    root = Path(repo).expanduser()
+    if not root.is_dir():
+        raise StartError(f"--repo {repo}: no such directory.")
+    root = root.resolve()
+    config = config or from_env(os.environ)
+    definitions = local_definitions(root, config)
+    if definitions.get(agent_type) is None:
+        raise StartError(
+            f"Agent type '{agent_type}' not found. Available agents: "
+            f"{', '.join(definitions.names())}"
+        )
+    return AgentInput(
+        prompt=task,
+        workspace=Workspace(root=str(root), host_queue=host_task_queue(host_id)),
+        agent_type=agent_type,
+        model=model,
+        config=config,
+        description=task.strip().splitlines()[0][:80],
+        max_turns=max_turns,
+    )
+
+
+def new_workflow_id(agent_type: str) -> str:
+    return f"outlast-{agent_type.lower()}-{uuid.uuid4().hex[:12]}"
+
+
+async def start_agent(
+    client: Client, inp: AgentInput, *, workflow_id: str | None = None, task_queue: str = TASK_QUEUE
+) -> WorkflowHandle:
+    return await client.start_workflow(
+        "AgentWorkflow",
+        inp,
+        id=workflow_id or new_workflow_id(inp.agent_type),
+        task_queue=task_queue,
+        result_type=AgentResult,
+        memo={
+            "description": inp.description,
+            "prompt_preview": inp.prompt[:PROMPT_PREVIEW_CHARS],
+            "workspace": inp.workspace.root,
+        },
+    )

@@ -1,0 +1,249 @@
+"""The scenario script: pydantic models, the YAML/JSON loader and variable substitution.
+
+The script is validated strictly (unknown keys are rejected) because a typo such as
+`tool_uses:` would otherwise silently turn a tool turn into an empty answer and the test
+using it would fail far away from the cause.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+StopReason = Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"]
+AfterLast = Literal["repeat_last", "end", "error"]
+
+# The error `type` the real API sends with each status; anything else is an `api_error`.
+DEFAULT_ERROR_TYPES: dict[int, str] = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+EXHAUSTED_TEXT = "(script exhausted)"
+
+_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_WORKING_DIRECTORY = re.compile(r"^\s*Working directory:\s*(\S.*?)\s*$", re.MULTILINE)
+
+
+class ScriptError(Exception):
+    """The script file cannot be read or does not follow the format."""
+
+
+class UnknownVariable(Exception):
+    """A `{{NAME}}` placeholder has no value; `name` lets callers report it precisely."""
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        super().__init__(name)
+        self.name = name
+        self.known = known
+
+    def describe(self, agent: str, turn_index: int) -> str:
+        """The error message sent to the client (and logged)."""
+        known = ", ".join(self.known) or "none"
+        message = (
+            f"scripted model: unknown variable {{{{{self.name}}}}} in turn {turn_index} of "
+            f"agent {agent!r} (known variables: {known})"
+        )
+        if self.name == "cwd":
+            message += "; the system prompt has no 'Working directory: <path>' line"
+        return message
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ErrorSpec(_Frozen):
+    """An error answer: a `fail` entry or a turn's `error`. A bare int means `{status: N}`."""
+
+    status: int = Field(ge=400, le=599)
+    type: str | None = None
+    message: str | None = None
+    retry_after: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_int(cls, value: Any) -> Any:
+        return {"status": value} if isinstance(value, int) else value
+
+    @property
+    def error_type(self) -> str:
+        return self.type or DEFAULT_ERROR_TYPES.get(self.status, "api_error")
+
+    @property
+    def error_message(self) -> str:
+        return self.message or f"scripted {self.error_type} (HTTP {self.status})"
+
+
+class ToolUseSpec(_Frozen):
+    name: str = Field(min_length=1)
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class Turn(_Frozen):
+    """One scripted assistant answer (or error) for one turn index."""
+
+    text: str | None = None
+    thinking: str | None = None
+    tool_use: list[ToolUseSpec] = Field(default_factory=list)
+    fail: list[ErrorSpec] = Field(default_factory=list)
+    delay_ms: int = Field(default=0, ge=0)
+    stop_reason: StopReason | None = None
+    error: ErrorSpec | None = None
+
+    @field_validator("tool_use", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
+
+    @model_validator(mode="after")
+    def _answer_is_consistent(self) -> Turn:
+        content = self.text is not None or self.thinking is not None or bool(self.tool_use)
+        if self.error is not None and (content or self.stop_reason is not None):
+            raise ValueError(
+                "a turn with `error` cannot also have text, thinking, tool_use or stop_reason"
+            )
+        if self.error is None and not content:
+            raise ValueError("a turn needs at least one of text, thinking, tool_use or error")
+        return self
+
+    @property
+    def effective_stop_reason(self) -> StopReason:
+        if self.stop_reason is not None:
+            return self.stop_reason
+        return "tool_use" if self.tool_use else "end_turn"
+
+
+class Match(_Frozen):
+    """Conditions on a request; all given ones must hold. No condition = fallback agent."""
+
+    agent_type: str | None = None
+    agent_name: str | None = None
+    system_contains: str | None = None
+    prompt_contains: str | None = None
+    last_user_contains: str | None = None
+    header: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("header")
+    @classmethod
+    def _lower_names(cls, value: dict[str, str]) -> dict[str, str]:
+        # HTTP header names are case-insensitive; the server lowercases incoming names too.
+        return {name.lower(): str(v) for name, v in value.items()}
+
+    @property
+    def is_fallback(self) -> bool:
+        return not self.header and all(
+            v is None
+            for v in (
+                self.agent_type,
+                self.agent_name,
+                self.system_contains,
+                self.prompt_contains,
+                self.last_user_contains,
+            )
+        )
+
+
+class Agent(_Frozen):
+    name: str = Field(min_length=1)
+    match: Match = Field(default_factory=Match)
+    turns: list[Turn] = Field(default_factory=list)
+    after_last: AfterLast = "end"
+
+    @field_validator("match", mode="before")
+    @classmethod
+    def _none_is_fallback(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+
+class Script(_Frozen):
+    """A whole scenario: the agents in match order plus server-wide settings."""
+
+    model: str | None = None
+    latency_ms: int = Field(default=0, ge=0)
+    min_cache_tokens: int = Field(default=0, ge=0)
+    agents: list[Agent] = Field(default_factory=list)
+
+    @field_validator("agents")
+    @classmethod
+    def _unique_names(cls, agents: list[Agent]) -> list[Agent]:
+        names = [a.name for a in agents]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"agent names must be unique; repeated: {', '.join(duplicates)}")
+        return agents
+
+
+def load_script(source: str | Path | Mapping[str, Any] | Script) -> Script:
+    """A script from a `.yaml`/`.yml`/`.json` file path, from its parsed dict form, or as is.
+
+    Raises:
+        ScriptError: the file is missing, unparsable, or does not follow the format.
+    """
+    if isinstance(source, Script):
+        return source
+    if isinstance(source, Mapping):
+        return parse_script(dict(source))
+    path = Path(source)
+    suffix = path.suffix.lower()
+    if suffix not in (".yaml", ".yml", ".json"):
+        raise ScriptError(f"{path}: script must end in .yaml, .yml or .json")
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if suffix == ".json" else yaml.safe_load(text)
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise ScriptError(f"{path}: {exc}") from exc
+    return parse_script(data, source=str(path))
+
+
+def parse_script(data: Any, source: str = "script") -> Script:
+    """Validate already-parsed data (a dict) as a script, with a readable error."""
+    try:
+        return Script.model_validate(data if data is not None else {})
+    except ValidationError as exc:
+        raise ScriptError(f"{source}: invalid script:\n{exc}") from exc
+
+
+def cwd_from_system(system_text: str) -> str | None:
+    """The path on the first `Working directory: <path>` line of a system prompt."""
+    found = _WORKING_DIRECTORY.search(system_text)
+    return found.group(1) if found else None
+
+
+def substitute(value: Any, variables: dict[str, str]) -> Any:
+    """Replace `{{NAME}}` in every string nested in `value` (one pass; values are literal).
+
+    Raises:
+        UnknownVariable: a placeholder names a variable missing from `variables`.
+    """
+    if isinstance(value, str):
+        return _VARIABLE.sub(lambda m: _lookup(m.group(1), variables), value)
+    if isinstance(value, list):
+        return [substitute(item, variables) for item in value]
+    if isinstance(value, dict):
+        return {key: substitute(item, variables) for key, item in value.items()}
+    return value
+
+
+def _lookup(name: str, variables: dict[str, str]) -> str:
+    if name not in variables:
+        raise UnknownVariable(name, sorted(variables))
+    return variables[name]
+
+
+def render_turn(turn: Turn, variables: dict[str, str]) -> Turn:
+    """The turn with variables substituted in its answer (text, thinking, tool_use, error)."""
+    data = turn.model_dump(exclude={"fail"}, exclude_none=True)
+    return Turn.model_validate(substitute(data, variables))

@@ -1,0 +1,294 @@
+"""The Messages API wire format: request validation, response bodies, SSE events, errors.
+
+Validation mirrors the checks (and, where known, the wording) of the real API, so that a
+protocol bug in the engine under test, such as a lost `tool_result`, fails here the same
+way it would fail in production.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from outlast.scripted_model.cache import Usage, count_breakpoints
+from outlast.scripted_model.script import ErrorSpec, Turn
+
+MAX_BREAKPOINTS = 4
+
+
+class InvalidRequest(Exception):
+    """The request breaks a rule of the Messages API; answered with 400."""
+
+
+class Answer(BaseModel):
+    """A successful scripted response, ready to be written as JSON or as SSE."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    model: str
+    content: list[dict[str, Any]]
+    stop_reason: str
+    usage: Usage
+
+    @property
+    def cuts_tool_input(self) -> bool:
+        """`max_tokens` with a tool_use: the last tool_use input did not finish."""
+        return self.stop_reason == "max_tokens" and any(
+            b["type"] == "tool_use" for b in self.content
+        )
+
+
+def error_body(error_type: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": error_type, "message": message}}
+
+
+def error_headers(spec: ErrorSpec) -> dict[str, str]:
+    """`retry-after` in whole seconds when integral (how the API and SDK expect it)."""
+    if spec.retry_after is None:
+        return {}
+    seconds = spec.retry_after
+    return {"retry-after": str(int(seconds)) if seconds == int(seconds) else str(seconds)}
+
+
+def models_body(model: str) -> dict[str, Any]:
+    """`GET /v1/models`: a one-entry list with the script's model."""
+    entry = {
+        "type": "model",
+        "id": model,
+        "display_name": model,
+        "created_at": "2025-01-01T00:00:00Z",
+    }
+    return {"data": [entry], "has_more": False, "first_id": model, "last_id": model}
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.sha256(":".join(str(p) for p in parts).encode()).hexdigest()
+
+
+def tool_use_id(conversation_key: str, turn_index: int, block_index: int) -> str:
+    """Deterministic, so a retried turn hands the engine the same tool ids."""
+    return "toolu_" + _digest(conversation_key, turn_index, block_index)[:24]
+
+
+def message_id(conversation_key: str, turn_index: int) -> str:
+    return "msg_" + _digest(conversation_key, turn_index, "message")[:24]
+
+
+def content_blocks(turn: Turn, conversation_key: str, turn_index: int) -> list[dict[str, Any]]:
+    """The response content of a rendered turn: thinking, text, then tool_use blocks."""
+    blocks: list[dict[str, Any]] = []
+    if turn.thinking is not None:
+        signature = _digest(conversation_key, turn_index, "signature", turn.thinking)
+        blocks.append({"type": "thinking", "thinking": turn.thinking, "signature": signature})
+    if turn.text is not None:
+        blocks.append({"type": "text", "text": turn.text})
+    for i, tool in enumerate(turn.tool_use):
+        tool_id = tool_use_id(conversation_key, turn_index, i)
+        blocks.append({"type": "tool_use", "id": tool_id, "name": tool.name, "input": tool.input})
+    return blocks
+
+
+def _last_tool_index(content: list[dict[str, Any]]) -> int:
+    return max((i for i, b in enumerate(content) if b["type"] == "tool_use"), default=-1)
+
+
+def message_json(answer: Answer) -> dict[str, Any]:
+    """The non-streaming Message body."""
+    content = [dict(b) for b in answer.content]
+    if answer.cuts_tool_input:
+        # Non-streaming responses cannot carry half a JSON object; `{}` is what remains.
+        content[_last_tool_index(content)]["input"] = {}
+    return {
+        "id": answer.id,
+        "type": "message",
+        "role": "assistant",
+        "model": answer.model,
+        "content": content,
+        "stop_reason": answer.stop_reason,
+        "stop_sequence": None,
+        "usage": answer.usage.model_dump(),
+    }
+
+
+def sse(event: str, data: Mapping[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def split_chunks(text: str, parts: int = 3) -> list[str]:
+    """`text` in up to `parts` consecutive pieces (a stream arrives in several deltas)."""
+    if not text:
+        return []
+    size = max(1, -(-len(text) // parts))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _block_events(index: int, block: dict[str, Any], cut: bool) -> Iterator[bytes]:
+    kind = block["type"]
+    start = {"type": kind, "text": ""} if kind == "text" else dict(block)
+    if kind == "thinking":
+        start.update(thinking="", signature="")
+    elif kind == "tool_use":
+        start["input"] = {}
+    yield sse(
+        "content_block_start",
+        {"type": "content_block_start", "index": index, "content_block": start},
+    )
+    for delta in _deltas(block, cut):
+        yield sse(
+            "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        )
+    yield sse("content_block_stop", {"type": "content_block_stop", "index": index})
+
+
+def _deltas(block: dict[str, Any], cut: bool) -> list[dict[str, Any]]:
+    kind = block["type"]
+    if kind == "text":
+        return [{"type": "text_delta", "text": t} for t in split_chunks(block["text"])]
+    if kind == "thinking":
+        deltas = [
+            {"type": "thinking_delta", "thinking": t} for t in split_chunks(block["thinking"])
+        ]
+        return deltas + [{"type": "signature_delta", "signature": block["signature"]}]
+    raw = json.dumps(block["input"], ensure_ascii=False)
+    if cut:
+        # Stop half-way through the JSON, as when max_tokens hits while the model writes it.
+        raw = raw[: len(raw) // 2]
+    # The real API opens every tool input with an empty delta; engines must cope with it.
+    return [{"type": "input_json_delta", "partial_json": p} for p in ["", *split_chunks(raw)]]
+
+
+def message_events(answer: Answer) -> Iterator[bytes]:
+    """The SSE byte chunks of a streamed response, in the real API's order."""
+    start = message_json(answer) | {"content": [], "stop_reason": None}
+    start["usage"] = answer.usage.model_dump() | {"output_tokens": 1}
+    yield sse("message_start", {"type": "message_start", "message": start})
+    cut_at = _last_tool_index(answer.content) if answer.cuts_tool_input else -1
+    for index, block in enumerate(answer.content):
+        events = _block_events(index, block, cut=index == cut_at)
+        yield next(events)
+        if index == 0:
+            # The API sends its first ping right after the first content_block_start.
+            yield sse("ping", {"type": "ping"})
+        yield from events
+    delta = {"stop_reason": answer.stop_reason, "stop_sequence": None}
+    usage = {"output_tokens": answer.usage.output_tokens}
+    yield sse("message_delta", {"type": "message_delta", "delta": delta, "usage": usage})
+    yield sse("message_stop", {"type": "message_stop"})
+
+
+def validate_request(body: Any) -> None:
+    """Check a Messages request the way the API does.
+
+    Raises:
+        InvalidRequest: with the API-style message naming the offending field.
+    """
+    if not isinstance(body, dict):
+        raise InvalidRequest("request body must be a JSON object")
+    _validate_top_level(body)
+    messages = body["messages"]
+    for i, message in enumerate(messages):
+        _validate_message(i, message, is_last=i == len(messages) - 1)
+    _validate_roles(messages)
+    for i in range(len(messages)):
+        _validate_tool_pairing(messages, i)
+    found = count_breakpoints(body)
+    if found > MAX_BREAKPOINTS:
+        raise InvalidRequest(
+            f"A maximum of {MAX_BREAKPOINTS} blocks with cache_control may be provided. "
+            f"Found {found}."
+        )
+
+
+def _validate_top_level(body: dict[str, Any]) -> None:
+    for field in ("model", "max_tokens", "messages"):
+        if field not in body:
+            raise InvalidRequest(f"{field}: Field required")
+    if not isinstance(body["model"], str) or not body["model"]:
+        raise InvalidRequest("model: Input should be a non-empty string")
+    max_tokens = body["max_tokens"]
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise InvalidRequest("max_tokens: Input should be an integer greater than or equal to 1")
+    if not isinstance(body["messages"], list) or not body["messages"]:
+        raise InvalidRequest("messages: at least one message is required")
+    if "stream" in body and not isinstance(body["stream"], bool):
+        raise InvalidRequest("stream: Input should be a valid boolean")
+    system = body.get("system")
+    if system is not None and not isinstance(system, str | list):
+        raise InvalidRequest("system: Input should be a string or a list of text blocks")
+    tools = body.get("tools")
+    if tools is not None and not (
+        isinstance(tools, list) and all(isinstance(t, dict) and t.get("name") for t in tools)
+    ):
+        raise InvalidRequest("tools: Input should be a list of tool definitions with a `name`")
+
+
+def _validate_message(i: int, message: Any, is_last: bool) -> None:
+    if not isinstance(message, dict):
+        raise InvalidRequest(f"messages.{i}: Input should be an object")
+    if message.get("role") not in ("user", "assistant"):
+        raise InvalidRequest(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+    content = message.get("content")
+    if not isinstance(content, str | list):
+        raise InvalidRequest(f"messages.{i}.content: Input should be a string or a list of blocks")
+    for j, block in enumerate(content if isinstance(content, list) else []):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise InvalidRequest(f"messages.{i}.content.{j}: a content block needs a `type`")
+    if not content and not (is_last and message["role"] == "assistant"):
+        raise InvalidRequest(
+            f"messages.{i}: all messages must have non-empty content except for the "
+            "optional final assistant message"
+        )
+
+
+def _validate_roles(messages: list[dict[str, Any]]) -> None:
+    if messages[0]["role"] != "user":
+        raise InvalidRequest("messages.0.role: the first message must use the `user` role")
+    for i in range(1, len(messages)):
+        if messages[i]["role"] == messages[i - 1]["role"]:
+            raise InvalidRequest(
+                f"messages.{i}: roles must alternate between `user` and `assistant`, "
+                f"but messages {i - 1} and {i} both have role `{messages[i]['role']}`"
+            )
+
+
+def _blocks_of(message: dict[str, Any], kind: str) -> list[tuple[int, dict[str, Any]]]:
+    content = message["content"]
+    if not isinstance(content, list):
+        return []
+    return [(j, b) for j, b in enumerate(content) if b.get("type") == kind]
+
+
+def _validate_tool_pairing(messages: list[dict[str, Any]], i: int) -> None:
+    message = messages[i]
+    if message["role"] == "assistant":
+        ids = [b.get("id") for _, b in _blocks_of(message, "tool_use")]
+        if len(set(ids)) != len(ids):
+            raise InvalidRequest(f"messages.{i}: `tool_use` ids must be unique")
+        following = messages[i + 1] if i + 1 < len(messages) else None
+        answered = (
+            {b.get("tool_use_id") for _, b in _blocks_of(following, "tool_result")}
+            if following
+            else set()
+        )
+        missing = [tid for tid in ids if tid not in answered]
+        if missing:
+            raise InvalidRequest(
+                f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
+                f"immediately after: {', '.join(map(str, missing))}. Each `tool_use` block must "
+                "have a corresponding `tool_result` block in the next message."
+            )
+        return
+    previous = messages[i - 1] if i > 0 else None
+    offered = {b.get("id") for _, b in _blocks_of(previous, "tool_use")} if previous else set()
+    for j, block in _blocks_of(message, "tool_result"):
+        if block.get("tool_use_id") not in offered:
+            raise InvalidRequest(
+                f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` "
+                f"blocks: {block.get('tool_use_id')}. Each `tool_result` block must have a "
+                "corresponding `tool_use` block in the previous message."
+            )

@@ -1,0 +1,243 @@
+"""Bash (spec T4) with real processes: exit codes, timeouts, cancellation, cwd, env, sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+from temporalio.testing import ActivityEnvironment
+
+from activities.sandbox import BWRAP_REQUIRED
+from activities.tools.base import ToolContext, ToolOutput
+from activities.tools.bash import BashInput, BashRequest, run_bash
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    (root / "inside.txt").write_text("inside\n")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+def request(root: Path, command: str, cwd: Path | str | None = None, **kw: object) -> BashRequest:
+    sandbox = kw.pop("sandbox", "none")
+    ctx = ToolContext(workspace_root=str(root), cwd=str(cwd or root), sandbox=sandbox)
+    return BashRequest(ctx=ctx, input=BashInput(command=command, **kw))
+
+
+async def bash(root: Path, command: str, **kw: object) -> ToolOutput:
+    return await ActivityEnvironment().run(run_bash, request(root, command, **kw))
+
+
+def marker(seconds: int = 100) -> str:
+    """A `sleep` argument of about `seconds` that no other process on the machine is using."""
+    return f"{seconds}.{random.randint(10**6, 10**7)}"
+
+
+def live_pids(mark: str) -> list[int]:
+    """Processes, zombies excluded, whose command line contains `sleep {mark}`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if f"sleep {mark}" in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+async def eventually(check: Callable[[], bool], within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        await asyncio.sleep(0.05)
+    return check()
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "/"
+        for p in sorted(root.rglob("*"))
+    }
+
+
+async def test_echo(ws: Path) -> None:
+    out = await bash(ws, "echo hello")
+    assert (out.content, out.is_error, out.cwd) == ("hello", False, None)
+
+
+async def test_stdout_and_stderr_are_both_returned(ws: Path) -> None:
+    out = await bash(ws, "echo out; echo err >&2")
+    assert out.content == "out\nerr"
+
+
+async def test_nonzero_exit_is_an_error_with_the_code(ws: Path) -> None:
+    out = await bash(ws, "echo partial; exit 3")
+    assert out.is_error
+    assert out.content == "Exit code 3\npartial"
+
+
+async def test_timeout_kills_the_command(ws: Path) -> None:
+    mark = marker(3)
+    started = time.monotonic()
+    out = await bash(ws, f"echo before; sleep {mark}", timeout=1000)
+    assert time.monotonic() - started < 2.0
+    assert out.is_error
+    assert out.content == "Command timed out after 1000ms\nbefore"
+    assert await eventually(lambda: not live_pids(mark), within=1.0)
+
+
+async def test_cancellation_kills_the_whole_process_tree(ws: Path) -> None:
+    mark = marker()
+    env = ActivityEnvironment()
+    req = request(ws, f"sleep {mark} & sleep {mark} & wait")
+    task = asyncio.create_task(env.run(run_bash, req))
+    assert await eventually(lambda: len(live_pids(mark)) >= 2, within=3.0)
+    env.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        # The activity must give up promptly, not once the 100 s sleeps end.
+        await asyncio.wait_for(task, timeout=2.0)
+    assert await eventually(lambda: not live_pids(mark), within=2.0)
+
+
+async def test_background_leftovers_do_not_outlive_or_block_the_call(ws: Path) -> None:
+    mark = marker()
+    started = time.monotonic()
+    out = await bash(ws, f"sleep {mark} & echo started")
+    assert time.monotonic() - started < 2.0
+    assert out.content == "started"
+    assert await eventually(lambda: not live_pids(mark), within=1.0)
+
+
+async def test_heartbeats_while_running(ws: Path) -> None:
+    beats: list[tuple] = []
+    env = ActivityEnvironment()
+    env.on_heartbeat = lambda *details: beats.append(details)
+    out = await env.run(run_bash, request(ws, "sleep 1.5"))
+    assert not out.is_error
+    assert len(beats) >= 2
+
+
+async def test_long_output_is_truncated_to_30000_chars(ws: Path) -> None:
+    out = await bash(ws, "head -c 40000 /dev/zero | tr '\\0' x")
+    assert not out.is_error
+    assert out.content.startswith("x" * 30000 + "\n")
+    assert out.content.count("x") == 30000
+    assert "10000 characters cut" in out.content
+
+
+async def test_cd_persists_through_the_returned_cwd(ws: Path) -> None:
+    moved = await bash(ws, "mkdir -p sub/dir && cd sub/dir")
+    assert moved.cwd == str(ws / "sub" / "dir")
+    stayed = await bash(ws, "pwd", cwd=moved.cwd)
+    assert stayed.content == str(ws / "sub" / "dir")
+    assert stayed.cwd is None
+    after_exit = await bash(ws, "cd sub && exit 4")
+    assert after_exit.is_error and after_exit.cwd == str(ws / "sub")
+
+
+async def test_cd_out_of_the_workspace_is_reset(ws: Path) -> None:
+    out = await bash(ws, "cd / && echo moved", cwd=ws / "inside_dir_missing")
+    assert out.cwd == str(ws)
+    assert out.content == f"moved\nShell cwd was reset to {ws}"
+    away = await bash(ws, "cd /")
+    assert away.cwd == str(ws)
+    assert away.content == f"Shell cwd was reset to {ws}"
+
+
+async def test_secrets_are_not_in_the_environment(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-leak")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-leak")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp-leak")
+    monkeypatch.setenv("OUTLAST_HARMLESS", "kept")
+    out = await bash(ws, "env; echo key=$ANTHROPIC_API_KEY")
+    assert "leak" not in out.content
+    assert "key=\n" in out.content + "\n"
+    lines = out.content.split("\n")
+    assert {"OUTLAST_HARMLESS=kept", "GIT_TERMINAL_PROMPT=0", "PAGER=cat"} <= set(lines)
+
+
+async def test_timeout_over_the_maximum_is_a_validation_error() -> None:
+    with pytest.raises(ValidationError):
+        BashInput(command="true", timeout=700000)
+    assert BashInput(command="true", timeout=600000).timeout == 600000
+
+
+async def test_run_in_background_is_refused(ws: Path) -> None:
+    out = await bash(ws, "touch made", run_in_background=True)
+    assert out.is_error and out.content == "run_in_background is not supported yet"
+    assert not (ws / "made").exists()
+
+
+# --- Read-only sandbox -----------------------------------------------------------------------
+
+
+async def test_read_only_sandbox_blocks_writes(ws: Path) -> None:
+    before = snapshot(ws)
+    out = await bash(ws, "cat inside.txt && echo x > f", sandbox="read_only")
+    assert out.is_error
+    assert out.content.startswith("Exit code 1\ninside\n")
+    assert "Read-only file system" in out.content
+    assert not (ws / "f").exists()
+    assert snapshot(ws) == before
+
+
+async def test_read_only_sandbox_cannot_be_lifted_by_the_model(ws: Path) -> None:
+    out = await bash(ws, "echo x > f", sandbox="read_only", dangerouslyDisableSandbox=True)
+    assert out.is_error
+    assert not (ws / "f").exists()
+
+
+async def test_read_only_sandbox_has_no_network(ws: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        script = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"
+        command = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)} && echo connected"
+        control = await bash(ws, command)
+        assert control.content == "connected"  # the listener is reachable unsandboxed
+        sandboxed = await bash(ws, command, sandbox="read_only")
+    assert sandboxed.is_error
+    assert "connected" not in sandboxed.content.split("\n")
+
+
+async def test_read_only_sandbox_keeps_cwd_and_kills_on_timeout(ws: Path) -> None:
+    (ws / "sub").mkdir()
+    moved = await bash(ws, "cd sub", sandbox="read_only")
+    assert moved.cwd == str(ws / "sub")
+    mark = marker()
+    started = time.monotonic()
+    out = await bash(ws, f"sleep {mark}", sandbox="read_only", timeout=500)
+    assert time.monotonic() - started < 2.0
+    assert out.is_error and out.content.startswith("Command timed out after 500ms")
+    assert await eventually(lambda: not live_pids(mark), within=2.0)
+
+
+async def test_read_only_without_bubblewrap_is_refused(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    out = await bash(ws, "echo ran", sandbox="read_only")
+    assert out.is_error
+    assert out.content == BWRAP_REQUIRED
+    assert "bubblewrap" in out.content

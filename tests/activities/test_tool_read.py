@@ -1,0 +1,183 @@
+"""Read on real files (spec T1), called through a real activity context."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from temporalio.testing import ActivityEnvironment
+
+from activities.tools.base import ToolContext, ToolOutput
+from activities.tools.read import ReadInput, ReadRequest, format_size, read_file
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+async def read(root: Path, file_path: str, cwd: Path | None = None, **kw: int) -> ToolOutput:
+    ctx = ToolContext(workspace_root=str(root), cwd=str(cwd or root))
+    req = ReadRequest(ctx=ctx, input=ReadInput(file_path=file_path, **kw))
+    return await ActivityEnvironment().run(read_file, req)
+
+
+def numbered(content: str) -> list[tuple[int, str]]:
+    """(line number, text) for every `cat -n` line of a Read result."""
+    out = []
+    for line in content.split("\n"):
+        m = re.fullmatch(r"\s*(\d+)\t(.*)", line)
+        assert m, f"not in cat -n form: {line!r}"
+        out.append((int(m.group(1)), m.group(2)))
+    return out
+
+
+async def test_default_reads_first_2000_lines(ws: Path) -> None:
+    path = ws / "big.txt"
+    path.write_text("".join(f"line {i}\n" for i in range(1, 2101)))
+    out = await read(ws, str(path))
+    assert not out.is_error
+    lines = out.content.split("\n")
+    assert len(lines) == 2000
+    assert re.match(r"^\s*1\t", lines[0])
+    assert lines[0] == "     1\tline 1"
+    assert numbered(out.content)[-1] == (2000, "line 2000")
+
+
+async def test_stamp_covers_the_whole_file_not_the_lines_shown(ws: Path) -> None:
+    path = ws / "big.txt"
+    path.write_text("".join(f"line {i}\n" for i in range(1, 2101)))
+    out = await read(ws, str(path), offset=5, limit=3)
+    stamp = out.stamps[str(path)]
+    assert stamp.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert stamp.size == path.stat().st_size
+    assert stamp.mtime_ns == path.stat().st_mtime_ns
+
+
+async def test_offset_and_limit_number_from_the_real_line(ws: Path) -> None:
+    path = ws / "letters.txt"
+    path.write_text("A\nB\nC\nD\nE\n")
+    out = await read(ws, str(path), offset=2, limit=2)
+    assert numbered(out.content) == [(2, "B"), (3, "C")]
+
+
+async def test_relative_path_is_read_from_cwd_and_stamped_normalised(ws: Path) -> None:
+    (ws / "pkg").mkdir()
+    (ws / "pkg" / "mod.py").write_text("x = 1\n")
+    out = await read(ws, "./sub/../mod.py", cwd=ws / "pkg")
+    assert numbered(out.content) == [(1, "x = 1")]
+    assert list(out.stamps) == [str(ws / "pkg" / "mod.py")]
+
+
+async def test_long_lines_are_truncated_at_2000_chars(ws: Path) -> None:
+    path = ws / "wide.txt"
+    path.write_text("x" * 3000 + "\nshort\n")
+    out = await read(ws, str(path))
+    (n1, first), (n2, second) = numbered(out.content)
+    assert first.startswith("x" * 2000)
+    assert first.count("x") == 2000
+    assert (n2, second) == (2, "short")
+
+
+async def test_crlf_line_endings_are_not_shown(ws: Path) -> None:
+    path = ws / "dos.txt"
+    path.write_bytes(b"one\r\ntwo\r\n")
+    out = await read(ws, str(path))
+    assert numbered(out.content) == [(1, "one"), (2, "two")]
+
+
+async def test_empty_file_gives_a_reminder_and_a_stamp(ws: Path) -> None:
+    path = ws / "empty.txt"
+    path.write_text("")
+    out = await read(ws, str(path))
+    assert not out.is_error
+    assert out.content.startswith("<system-reminder>")
+    assert "exists but the contents are empty" in out.content
+    assert out.stamps[str(path)].size == 0
+
+
+async def test_offset_past_the_end_says_how_long_the_file_is(ws: Path) -> None:
+    path = ws / "short.txt"
+    path.write_text("a\nb\nc\n")
+    out = await read(ws, str(path), offset=10)
+    assert not out.is_error
+    assert out.content.startswith("<system-reminder>")
+    assert "shorter than the provided offset (10)" in out.content
+    assert "3 lines" in out.content
+
+
+async def test_missing_file_is_an_error_naming_the_path(ws: Path) -> None:
+    out = await read(ws, str(ws / "nope.txt"))
+    assert out.is_error
+    assert out.content.startswith("File does not exist.")
+    assert str(ws / "nope.txt") in out.content
+    assert out.stamps == {}
+
+
+async def test_directory_is_an_error_pointing_to_ls(ws: Path) -> None:
+    (ws / "src").mkdir()
+    out = await read(ws, str(ws / "src"))
+    assert out.is_error
+    assert "directory" in out.content and "`ls`" in out.content
+
+
+async def test_whole_file_over_256kb_is_refused_but_a_range_is_not(ws: Path) -> None:
+    path = ws / "huge.txt"
+    path.write_text(("y" * 99 + "\n") * 3072)  # 300 KiB
+    out = await read(ws, str(path))
+    assert out.is_error
+    assert out.content.startswith(
+        "File content (300KB) exceeds maximum allowed size (256KB). Use offset and limit "
+        "parameters to read specific portions of the file, or search for specific content "
+        "instead of reading the whole file."
+    )
+    ranged = await read(ws, str(path), offset=3000, limit=5)
+    assert [n for n, _ in numbered(ranged.content)] == [3000, 3001, 3002, 3003, 3004]
+
+
+async def test_too_many_tokens_is_refused(ws: Path) -> None:
+    path = ws / "dense.txt"
+    path.write_text(("z" * 999 + "\n") * 150)  # 150 KB of text: ~37500 tokens
+    out = await read(ws, str(path))
+    assert out.is_error
+    assert re.match(
+        r"File content \(\d+ tokens\) exceeds maximum allowed tokens \(25000\)\. Use offset and "
+        r"limit parameters",
+        out.content,
+    )
+
+
+async def test_binary_file_is_an_error(ws: Path) -> None:
+    path = ws / "blob.bin"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    out = await read(ws, str(path))
+    assert out.is_error
+    assert "binary" in out.content
+    assert out.stamps == {}
+
+
+async def test_read_heartbeats() -> None:
+    beats: list[tuple] = []
+    env = ActivityEnvironment()
+    env.on_heartbeat = lambda *details: beats.append(details)
+    req = ReadRequest(
+        ctx=ToolContext(workspace_root=str(HERE), cwd=str(HERE)),
+        input=ReadInput(file_path=__file__),
+    )
+    out = await env.run(read_file, req)
+    assert not out.is_error
+    assert beats
+
+
+def test_format_size() -> None:
+    assert format_size(900) == "900 bytes"
+    assert format_size(300 * 1024) == "300KB"
+    assert format_size(1536 * 1024) == "1.5MB"

@@ -1,0 +1,107 @@
+"""Record a new replay history: `python -m tests.replay.record NAME`.
+
+Each scenario runs on a fresh dev server with the scripted model and writes
+`tests/replay/histories/NAME.json`. Histories are a contract with every workflow already
+running in production: record new ones for new behaviour, never re-record an existing one
+to make a replay test pass (an existing file is refused).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowHandle
+
+from outlast.client import connect
+from outlast.demo import HERE as DEMO_DIR
+from outlast.demo import TASK as DEMO_TASK
+from outlast.demo import make_sample_repo
+from outlast.devserver import DevServer
+from outlast.scripted_model import load_script
+from tests.conftest import make_git_repo
+from tests.support import agent_input, free_port, running_workers, scripted_model, start
+
+HISTORIES = Path(__file__).parent / "histories"
+
+
+async def _demo(client: Client, tmp: Path) -> WorkflowHandle:
+    repo = make_sample_repo(tmp / "repo")
+    script = load_script(DEMO_DIR / "scenario.yaml").model_copy(update={"latency_ms": 0})
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input(DEMO_TASK, repo, queues), queues)
+            await handle.result()
+    return handle
+
+
+async def _killed(client: Client, tmp: Path) -> WorkflowHandle:
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    script = {"agents": [{"name": "main", "turns": [
+        {"tool_use": {"name": "Bash", "input": {"command": "sleep 1003"}}},
+        {"text": "never"},
+    ]}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("sleep", repo, queues), queues)
+            await asyncio.sleep(3)
+            await handle.cancel()
+            try:
+                await handle.result()
+            except Exception:  # noqa: BLE001 - cancelled, as intended
+                pass
+    return handle
+
+
+async def _tool_errors(client: Client, tmp: Path) -> WorkflowHandle:
+    repo = make_git_repo(tmp / "repo", {"dup.txt": "alpha\nalpha\n"})
+    script = {"agents": [{"name": "main", "turns": [
+        {"tool_use": [
+            {"name": "Frobnicate", "input": {}},
+            {"name": "Read", "input": {"file_path": "../../etc/passwd"}},
+            {"name": "Read", "input": {"file_path": "{{cwd}}/dup.txt"}},
+        ]},
+        {"tool_use": {"name": "Edit", "input": {
+            "file_path": "{{cwd}}/dup.txt", "old_string": "alpha", "new_string": "beta"}}},
+        {"text": "done"},
+    ]}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("try", repo, queues), queues)
+            await handle.result()
+    return handle
+
+
+SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
+    "agent_demo": _demo,
+    "agent_killed": _killed,
+    "agent_tool_errors": _tool_errors,
+}
+
+
+async def record(name: str) -> Path:
+    out = HISTORIES / f"{name}.json"
+    if out.exists():
+        raise SystemExit(f"{out} exists; histories are never re-recorded")
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        os.environ["OUTLAST_STORE_DIR"] = str(tmp / "store")
+        server = DevServer(state_dir=tmp / "t", port=free_port(), headless=True, persist=False)
+        proc = server.start(detach=False)
+        try:
+            client = await connect(server.address)
+            handle = await SCENARIOS[name](client, tmp)
+            history = await handle.fetch_history()
+        finally:
+            proc.terminate()
+    out.write_text(history.to_json())
+    return out
+
+
+if __name__ == "__main__":
+    for scenario in sys.argv[1:] or list(SCENARIOS):
+        print(asyncio.run(record(scenario)))

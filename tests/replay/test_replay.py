@@ -1,0 +1,41 @@
+"""Every committed history replays on today's workflow code without nondeterminism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowHistory
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.worker import Replayer
+
+from worker import WORKFLOWS, sandbox_runner
+
+HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
+# Each workflow type needs at least one committed history (design.md).
+REQUIRED = {"AgentWorkflow"}
+
+
+def workflow_type(path: Path) -> str:
+    events = json.loads(path.read_text())["events"]
+    return events[0]["workflowExecutionStartedEventAttributes"]["workflowType"]["name"]
+
+
+@pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
+async def test_history_replays(path: Path):
+    replayer = Replayer(
+        workflows=WORKFLOWS,
+        data_converter=pydantic_data_converter,
+        workflow_runner=sandbox_runner(),
+    )
+    history = WorkflowHistory.from_json(path.stem, path.read_text())
+    result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
+    assert result.replay_failure is None
+
+
+def test_every_workflow_type_has_a_history():
+    recorded = {workflow_type(p) for p in HISTORIES}
+    registered = {w.__temporal_workflow_definition.name for w in WORKFLOWS}
+    assert REQUIRED <= registered
+    assert registered <= recorded

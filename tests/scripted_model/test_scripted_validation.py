@@ -1,0 +1,147 @@
+"""Request validation like the real API, plus the non-message endpoints."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+import anthropic
+import pytest
+
+from outlast.scripted_model import ScriptedModelServer
+from tests.scripted_model.conftest import ClientFn, ServeFn, request, user
+
+SCRIPT = {"agents": [{"name": "m", "turns": [{"text": "a"}, {"text": "b"}]}]}
+TOOL_ID = "toolu_aaaaaaaaaaaaaaaaaaaaaaaa"
+
+
+def tool_use(tool_id: str = TOOL_ID) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": tool_id, "name": "Read", "input": {}}],
+    }
+
+
+def tool_result(tool_id: str = TOOL_ID) -> dict[str, Any]:
+    return {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": tool_id, "content": "x"}],
+    }
+
+
+async def rejected(client: anthropic.AsyncAnthropic, **kwargs: Any) -> str:
+    with pytest.raises(anthropic.BadRequestError) as error:
+        await client.messages.create(**kwargs)
+    assert error.value.type == "invalid_request_error"
+    return str(error.value.api_message)
+
+
+async def test_missing_tool_result(serve: ServeFn, client_for: ClientFn) -> None:
+    server = serve(SCRIPT)
+    messages = [user("hi"), tool_use(), user("no result here")]
+    message = await rejected(client_for(server), **request(messages))
+    assert "without `tool_result`" in message and TOOL_ID in message and "messages.1" in message
+    assert server.log[-1]["outcome"] == "invalid"
+    assert server.log[-1]["status"] == 400
+
+
+async def test_tool_use_as_last_message_has_no_result(serve: ServeFn, client_for: ClientFn) -> None:
+    message = await rejected(client_for(serve(SCRIPT)), **request([user("hi"), tool_use()]))
+    assert "without `tool_result`" in message
+
+
+async def test_orphan_tool_result(serve: ServeFn, client_for: ClientFn) -> None:
+    client = client_for(serve(SCRIPT))
+    extra = tool_result("toolu_bbbbbbbbbbbbbbbbbbbbbbbb")["content"]
+    answered = tool_result()
+    messages = [user("hi"), tool_use(), {"role": "user", "content": answered["content"] + extra}]
+    message = await rejected(client, **request(messages))
+    assert "unexpected `tool_use_id`" in message and "toolu_bbbb" in message
+    assert "messages.2.content.1" in message
+    messages = [user("hi"), {"role": "assistant", "content": "text only"}, tool_result()]
+    message = await rejected(client, **request(messages))
+    assert "unexpected `tool_use_id`" in message and "messages.2.content.0" in message
+
+
+async def test_roles_must_alternate_and_start_with_user(
+    serve: ServeFn, client_for: ClientFn
+) -> None:
+    client = client_for(serve(SCRIPT))
+    message = await rejected(client, **request([user("a"), user("b")]))
+    assert "alternate" in message and "messages.1" in message
+    message = await rejected(client, **request([{"role": "assistant", "content": "x"}]))
+    assert "first message" in message
+
+
+async def test_at_most_four_cache_breakpoints(serve: ServeFn, client_for: ClientFn) -> None:
+    server = serve(SCRIPT)
+    client = client_for(server)
+    cached = {"type": "ephemeral"}
+    system = [{"type": "text", "text": f"part {i}", "cache_control": cached} for i in range(5)]
+    message = await rejected(client, **request([user("hi")], system=system))
+    assert "maximum of 4" in message and "Found 5" in message
+    ok = await client.messages.create(**request([user("hi")], system=system[:4]))
+    assert ok.content[0].text == "a"
+
+
+async def test_valid_tool_round_trip_passes(serve: ServeFn, client_for: ClientFn) -> None:
+    client = client_for(serve(SCRIPT))
+    message = await client.messages.create(**request([user("hi"), tool_use(), tool_result()]))
+    assert message.content[0].text == "b"
+
+
+def raw_post(server: ScriptedModelServer, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
+    parts = urlsplit(server.url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5)
+    try:
+        conn.request("POST", path, body=body, headers={"content-type": "application/json"})
+        response = conn.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"max_tokens": 10, "messages": [user("x")]}, "model: Field required"),
+        ({"model": "m", "messages": [user("x")]}, "max_tokens: Field required"),
+        ({"model": "m", "max_tokens": 10}, "messages: Field required"),
+        ({"model": "m", "max_tokens": 0, "messages": [user("x")]}, "max_tokens"),
+        ({"model": "m", "max_tokens": 5, "messages": [user("")]}, "non-empty content"),
+    ],
+)
+def test_required_fields(serve: ServeFn, body: dict[str, Any], expected: str) -> None:
+    status, answer = raw_post(serve(SCRIPT), "/v1/messages", json.dumps(body).encode())
+    assert status == 400
+    assert answer["type"] == "error"
+    assert answer["error"]["type"] == "invalid_request_error"
+    assert expected in answer["error"]["message"]
+
+
+def test_body_that_is_not_json(serve: ServeFn) -> None:
+    server = serve(SCRIPT)
+    status, answer = raw_post(server, "/v1/messages", b"{not json")
+    assert status == 400 and "JSON" in answer["error"]["message"]
+    assert server.log[-1]["outcome"] == "invalid"
+
+
+def test_other_endpoints(serve: ServeFn) -> None:
+    server = serve(SCRIPT)
+    parts = urlsplit(server.url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5)
+    try:
+        conn.request("GET", "/healthz")
+        health = conn.getresponse()
+        assert (health.status, health.read()) == (200, b"ok")
+        conn.request("GET", "/v1/nope")
+        missing = conn.getresponse()
+        assert missing.status == 404
+        assert json.loads(missing.read())["error"]["type"] == "not_found_error"
+        assert missing.getheader("request-id")
+    finally:
+        conn.close()
+    status, answer = raw_post(server, "/v1/complete", b"{}")
+    assert status == 404 and answer["type"] == "error"

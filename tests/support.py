@@ -1,0 +1,120 @@
+"""Helpers for workflow tests: workers on private queues, the scripted model, history reading."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHandle
+
+from agents.config import ModelSettings, OutlastConfig
+from outlast.scripted_model import ScriptedModelServer, load_script
+from worker import build_workers
+from workflows.contracts import AgentInput, AgentResult, Workspace
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Queues:
+    task_queue: str
+    host_queue: str
+
+
+@contextlib.asynccontextmanager
+async def running_workers(client: Client, *, cached: int = 0) -> AsyncIterator[Queues]:
+    """Both workers on fresh queues; `cached=0` replays every workflow task from history, so
+    hidden nondeterminism fails the test at once."""
+    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"host-{uuid.uuid4().hex[:8]}")
+    workers = build_workers(
+        client,
+        task_queue=queues.task_queue,
+        host_queue=queues.host_queue,
+        max_cached_workflows=cached,
+    )
+    tasks = [asyncio.create_task(w.run()) for w in workers]
+    try:
+        yield queues
+    finally:
+        for w in workers:
+            await w.shutdown()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+@contextlib.contextmanager
+def scripted_model(script: dict[str, Any], **kwargs: Any) -> Iterator[ScriptedModelServer]:
+    """A scripted model server, with this process's model env pointing at it."""
+    server = ScriptedModelServer(load_script(script), **kwargs)
+    saved = {k: os.environ.get(k) for k in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")}
+    with server:
+        os.environ["ANTHROPIC_BASE_URL"] = server.url
+        os.environ["ANTHROPIC_API_KEY"] = "test-key"
+        try:
+            yield server
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+FAST_MODEL = ModelSettings(heartbeat_timeout_s=5, max_attempts=5)
+
+
+def agent_input(prompt: str, repo: os.PathLike[str] | str, queues: Queues, **kw: Any) -> AgentInput:
+    config = kw.pop("config", OutlastConfig(model=FAST_MODEL))
+    return AgentInput(
+        prompt=prompt,
+        workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+        config=config,
+        **kw,
+    )
+
+
+async def start(client: Client, inp: AgentInput, queues: Queues, wf_id: str | None = None):
+    return await client.start_workflow(
+        "AgentWorkflow",
+        inp,
+        id=wf_id or f"test-{uuid.uuid4().hex[:10]}",
+        task_queue=queues.task_queue,
+        result_type=AgentResult,
+    )
+
+
+async def activity_attempts(handle: WorkflowHandle) -> list[tuple[str, int]]:
+    """(activity type, attempt) of every activity that completed or failed, in history order."""
+    scheduled: dict[int, str] = {}
+    started: dict[int, int] = {}
+    out: list[tuple[str, int]] = []
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            scheduled[event.event_id] = (
+                event.activity_task_scheduled_event_attributes.activity_type.name
+            )
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            attrs = event.activity_task_started_event_attributes
+            started[attrs.scheduled_event_id] = attrs.attempt
+        elif event.event_type in (
+            EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+            EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+        ):
+            attrs = (
+                event.activity_task_completed_event_attributes
+                if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED
+                else event.activity_task_failed_event_attributes
+            )
+            sid = attrs.scheduled_event_id
+            out.append((scheduled[sid], started.get(sid, 1)))
+    return out

@@ -1,0 +1,94 @@
+"""Names persisted in histories never change, and imports form the documented DAG."""
+
+import ast
+from pathlib import Path
+
+from temporalio import activity, workflow
+
+import worker
+from workflows.agent import AgentWorkflow
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PERMANENT_ACTIVITIES = {
+    "llm.call_model",
+    "prompt.render_context",
+    "agents.load_definitions",
+    "tool.read",
+    "tool.write",
+    "tool.edit",
+    "tool.glob",
+    "tool.grep",
+    "tool.bash",
+}
+
+
+def test_activity_names_are_permanent():
+    registered = {
+        activity._Definition.must_from_callable(fn).name
+        for fn in [*worker.MODEL_ACTIVITIES, *worker.HOST_ACTIVITIES]
+    }
+    assert PERMANENT_ACTIVITIES <= registered
+
+
+def test_workflow_signal_and_query_names_are_permanent():
+    defn = workflow._Definition.must_from_class(AgentWorkflow)
+    assert defn.name == "AgentWorkflow"
+    assert {"stop"} <= set(defn.signals)
+    assert {"status", "transcript"} <= set(defn.queries)
+
+
+def _imports(package: str) -> set[str]:
+    found: set[str] = set()
+    for path in (ROOT / package).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[0] for alias in node.names)
+    return found
+
+
+def test_imports_form_a_dag():
+    ours = {"agents", "activities", "workflows", "outlast", "worker"}
+    assert _imports("agents") & ours <= {"agents"}
+    assert _imports("activities") & ours <= {"agents", "activities"}
+    assert _imports("workflows") & ours <= {"agents", "activities", "workflows"}
+
+
+def test_only_the_model_activity_imports_anthropic():
+    users = [
+        p.relative_to(ROOT).as_posix()
+        for pkg in ("agents", "activities", "workflows")
+        for p in (ROOT / pkg).rglob("*.py")
+        if "anthropic"
+        in {
+            n.split(".")[0]
+            for node in ast.walk(ast.parse(p.read_text()))
+            for n in (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+        }
+    ]
+    assert users == ["activities/llm.py"]
+
+
+def test_agents_package_imports_only_stdlib_pydantic_yaml():
+    allowed = {
+        "agents",
+        "pydantic",
+        "yaml",
+        "__future__",
+        "typing",
+        "collections",
+        "re",
+        "hashlib",
+        "json",
+        "posixpath",
+        "dataclasses",
+    }
+    assert _imports("agents") <= allowed

@@ -1,0 +1,95 @@
+"""Agent definition files, precedence, and the built-ins (spec R5-R9)."""
+
+import pytest
+
+from agents.builtin import builtin_definitions
+from agents.builtin.plan import check_plan_output
+from agents.config import OutlastConfig
+from agents.definition import DefinitionError, DefinitionSet, parse_agent_markdown
+
+S000_EXAMPLE = """---
+name: db-migrator
+description: "Database migration specialist"
+tools: ["Bash", "Read", "Edit"]
+model: "sonnet"
+permissionMode: "plan"
+---
+You migrate databases carefully.
+"""
+
+
+def test_seed_example_frontmatter_parses():
+    d = parse_agent_markdown(S000_EXAMPLE, "projectSettings", "/x/db.md")
+    assert d.agent_type == "db-migrator"
+    assert d.when_to_use == "Database migration specialist"
+    assert d.tools == ["Bash", "Read", "Edit"]
+    assert d.model == "sonnet"
+    assert d.permission_mode == "plan"
+    assert d.system_prompt == "You migrate databases carefully."
+
+
+def test_comma_separated_tools_and_max_turns():
+    d = parse_agent_markdown(
+        "---\nname: a\ndescription: b\ntools: Read, Grep\nmaxTurns: 2\n---\nbody", "userSettings"
+    )
+    assert d.tools == ["Read", "Grep"] and d.max_turns == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("no frontmatter", "missing frontmatter"),
+        ("---\nname: a\n", "not closed"),
+        ("---\nname: a\n---\n", "lacks required description"),
+        ("---\nname: a\ndescription: b\nmaxTurns: 0\n---\n", "max_turns"),
+        ("---\nname: a\ndescription: b\npermissionMode: sudo\n---\n", "permission_mode"),
+        ("---\n: [\n---\n", "not valid YAML"),
+    ],
+)
+def test_bad_files_name_the_file_and_the_problem(text, problem):
+    with pytest.raises(DefinitionError) as e:
+        parse_agent_markdown(text, "projectSettings", "/repo/.claude/agents/bad.md")
+    assert "/repo/.claude/agents/bad.md" in str(e.value)
+    assert problem in str(e.value)
+
+
+def test_project_beats_user_beats_builtin():
+    user = parse_agent_markdown("---\nname: Explore\ndescription: u\n---\nU", "userSettings")
+    project = parse_agent_markdown("---\nname: Explore\ndescription: p\n---\nP", "projectSettings")
+    defs = DefinitionSet(definitions=[project, *builtin_definitions(OutlastConfig()), user])
+    assert defs.get("Explore").system_prompt == "P"
+    assert defs.names().count("Explore") == 1
+
+
+def test_builtins():
+    by_type = {d.agent_type: d for d in builtin_definitions(OutlastConfig())}
+    explore = by_type["Explore"]
+    assert explore.system_prompt.startswith(
+        "=== CRITICAL: READ-ONLY MODE - NO FILE MODIFICATIONS ==="
+    )
+    assert set(explore.disallowed_tools) == {
+        "Agent",
+        "ExitPlanMode",
+        "Edit",
+        "Write",
+        "NotebookEdit",
+    }
+    assert explore.model == "haiku" and explore.omit_claude_md
+    assert (
+        by_type["Plan"].model == "inherit"
+        and by_type["Plan"].disallowed_tools == explore.disallowed_tools
+    )
+    assert (
+        by_type["general-purpose"].tools == ["*"] and not by_type["general-purpose"].omit_claude_md
+    )
+    custom = builtin_definitions(
+        OutlastConfig.model_validate({"agents": {"explore_model": "inherit"}})
+    )
+    assert {d.agent_type: d for d in custom}["Explore"].model == "inherit"
+
+
+def test_plan_output_check():
+    good = "Plan...\n### Critical Files for Implementation\n- /a.py - x\n- /b.py - y\n- /c.py - z\n"
+    assert check_plan_output(good)
+    assert not check_plan_output("Plan without the section")
+    assert not check_plan_output("### Critical Files for Implementation\n- /a.py\n- /b.py\n")

@@ -1,0 +1,86 @@
+"""Pure decisions of the agent loop."""
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from workflows.contracts import AgentUsage
+from workflows.turns import (
+    ValidCall,
+    add_usage,
+    batch_calls,
+    merge_user_messages,
+    plan_calls,
+)
+
+
+class ReadIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    file_path: str
+    limit: int | None = Field(default=None, ge=1)
+
+
+MODELS = {"Read": ReadIn, "Edit": ReadIn}
+
+
+def use(i: int, name: str, **inp) -> ToolUseBlock:
+    return ToolUseBlock(id=f"t{i}", name=name, input=inp)
+
+
+def reply(*blocks) -> Message:
+    return Message(role="assistant", content=list(blocks))
+
+
+def test_unknown_tool_invalid_input_and_cutoff_become_error_results():
+    msg = reply(
+        use(1, "Nope"),
+        use(2, "Read"),
+        use(3, "Read", file_path="/a", limit=0),
+        use(4, "Read", file_path="/a", extra=1),
+        use(5, "Read", file_path="/a"),
+    )
+    planned = plan_calls(msg, "max_tokens", MODELS)
+    assert [type(p) for p in planned] == [ToolResultBlock] * 5
+    texts = [p.content for p in planned]
+    assert "No such tool available: Nope" in texts[0]
+    assert "The required parameter `file_path` is missing" in texts[1]
+    assert "`limit` is invalid" in texts[2]
+    assert "unexpected parameter `extra`" in texts[3]
+    assert "cut off" in texts[4]  # the last tool_use of a max_tokens response
+    assert all(p.is_error and p.content.startswith("<tool_use_error>") for p in planned)
+
+
+def test_valid_calls_keep_their_order_and_ids():
+    planned = plan_calls(
+        reply(TextBlock(text="x"), use(1, "Read", file_path="/a")), "tool_use", MODELS
+    )
+    assert isinstance(planned[0], ValidCall) and planned[0].block.id == "t1"
+
+
+def test_batches_group_consecutive_read_only_calls():
+    safe = {"Read", "Grep"}.__contains__
+    calls = [
+        ValidCall(use(i, n), ReadIn(file_path="/a"))
+        for i, n in enumerate(["Read", "Grep", "Edit", "Read", "Read", "Edit", "Edit"])
+    ]
+    err = ToolResultBlock(tool_use_id="e", content="x", is_error=True)
+    batches = batch_calls([*calls[:2], err, *calls[2:]], safe)
+    names = [[getattr(i, "block", None) and i.block.name or "err" for i in b] for b in batches]
+    assert names == [["Read", "Grep"], ["err"], ["Edit"], ["Read", "Read"], ["Edit"], ["Edit"]]
+
+
+def test_usage_total_is_latest_prompt_plus_all_output():
+    u = add_usage(
+        AgentUsage(), Usage(input_tokens=100, output_tokens=10), tool_uses=2, duration_ms=5
+    )
+    u = add_usage(u, Usage(input_tokens=5, cache_read_input_tokens=110, output_tokens=20), 1, 9)
+    assert u.total_tokens == 115 + 30
+    assert u.tool_uses == 3 and u.duration_ms == 9
+    assert u.tokens.output_tokens == 30 and u.tokens.input_tokens == 105
+
+
+def test_consecutive_user_messages_merge():
+    tool = Message(role="user", content=[ToolResultBlock(tool_use_id="a", content="r")])
+    merged = merge_user_messages([tool, Message.user_text("note")])
+    assert len(merged) == 1 and len(merged[0].content) == 2
+    a = Message(role="assistant", content=[TextBlock(text="x")])
+    assert len(merge_user_messages([Message.user_text("1"), a, Message.user_text("2")])) == 3

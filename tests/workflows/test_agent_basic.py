@@ -1,0 +1,44 @@
+"""An agent turn by turn on a real dev server, real tools and the scripted model."""
+
+from __future__ import annotations
+
+from tests.support import activity_attempts, agent_input, running_workers, scripted_model, start
+
+READ_THEN_ANSWER = {
+    "agents": [
+        {
+            "name": "main",
+            "turns": [
+                {
+                    "text": "Reading it.",
+                    "tool_use": [
+                        {"name": "Read", "input": {"file_path": "{{cwd}}/src/app.py"}},
+                        {"name": "Glob", "input": {"pattern": "**/*.md"}},
+                    ],
+                },
+                {"text": "greet() returns 'hello'."},
+            ],
+        }
+    ]
+}
+
+
+async def test_agent_reads_and_answers(client, git_repo):
+    with scripted_model(READ_THEN_ANSWER) as model:
+        async with running_workers(client) as queues:
+            handle = await start(
+                client, agent_input("What does greet return?", git_repo, queues), queues
+            )
+            result = await handle.result()
+    assert result.status == "completed"
+    assert result.final_text == "greet() returns 'hello'."
+    assert result.turns == 2 and result.usage.tool_uses == 2
+    assert result.usage.total_tokens > 0
+    names = [name for name, _ in await activity_attempts(handle)]
+    assert names.count("llm.call_model") == 2
+    assert {"tool.read", "tool.glob", "prompt.render_context", "agents.load_definitions"} <= set(
+        names
+    )
+    second = model.log[1]
+    assert second["outcome"] == "completed" and second["message_count"] == 3
+    assert second["usage"]["cache_read_input_tokens"] > 0

@@ -1,0 +1,83 @@
+"""A worker process SIGKILLed mid-call: a new worker finishes the run, nothing repeats."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections import Counter
+
+from tests.support import Queues, activity_attempts, agent_input, scripted_model, start
+from workflows.contracts import AgentStatus
+
+HELD = {
+    "agents": [
+        {
+            "name": "main",
+            "turns": [
+                {
+                    "text": "Reading.",
+                    "tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/src/app.py"}},
+                },
+                {"delay_ms": 3000, "text": "done after the crash"},
+            ],
+        }
+    ]
+}
+
+
+def worker_process(address: str, queues: Queues, host_id: str, model_url: str) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": address,
+        "OUTLAST_TASK_QUEUE": queues.task_queue,
+        "OUTLAST_HOST_ID": host_id,
+        "ANTHROPIC_BASE_URL": model_url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+    return subprocess.Popen([sys.executable, "-m", "worker"], env=env)
+
+
+async def wait_for_model_call(handle, turn: int, timeout: float = 30) -> None:
+    """Until the agent's `turn`-th model call is in flight."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            status = await handle.query("status", result_type=AgentStatus)
+            if status.state == "calling_model" and status.turn == turn - 1:
+                return
+        except Exception:  # noqa: BLE001 - no worker has the workflow yet
+            pass
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"turn {turn} never started")
+
+
+async def test_sigkill_worker_while_model_holds_response(client, dev_server, git_repo):
+    host = f"crash-{uuid.uuid4().hex[:6]}"
+    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
+    with scripted_model(HELD) as model:
+        first = worker_process(dev_server.address, queues, host, model.url)
+        second = None
+        try:
+            handle = await start(client, agent_input("read it", git_repo, queues), queues)
+            await wait_for_model_call(handle, turn=2)
+            await asyncio.sleep(0.5)  # the request is on the wire, the response held
+            os.kill(first.pid, signal.SIGKILL)
+            first.wait()
+            second = worker_process(dev_server.address, queues, host, model.url)
+            result = await asyncio.wait_for(handle.result(), timeout=90)
+        finally:
+            for proc in (first, second):
+                if proc is not None and proc.poll() is None:
+                    proc.terminate()
+                    proc.wait()
+        log = model.log
+    assert result.status == "completed" and result.final_text == "done after the crash"
+    completed = Counter(r["turn"] for r in log if r["outcome"] == "completed")
+    assert completed == {0: 1, 1: 1}, log
+    assert any(r["turn"] == 1 and r["outcome"] == "disconnected" for r in log)
+    calls = [a for n, a in await activity_attempts(handle) if n == "llm.call_model"]
+    assert calls == [1, 2]

@@ -1,0 +1,118 @@
+"""Ending an agent early: `stop` after the turn, cancellation (kill) at once, maxTurns."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
+
+from tests.support import activity_attempts, agent_input, running_workers, scripted_model, start
+from workflows.contracts import AgentStatus, StopRequest
+
+
+def processes_with(marker: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if marker in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode():
+                    found.append(int(proc.name))
+            except OSError:
+                continue
+    return found
+
+
+async def wait_until_tool_runs(handle, tool: str) -> None:
+    for _ in range(300):
+        try:
+            status = await handle.query("status", result_type=AgentStatus)
+            if tool in status.current_tools:
+                return
+        except Exception:  # noqa: BLE001 - not picked up yet
+            pass
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{tool} never ran")
+
+
+async def test_cancel_kills_the_running_bash_tree(client, git_repo):
+    command = "sleep 1001 & sleep 1002 & wait"
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": command}}},
+                    {"text": "never reached"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("sleep", git_repo, queues), queues)
+            await wait_until_tool_runs(handle, "Bash")
+            for _ in range(50):
+                if len(processes_with("sleep 100")) >= 2:
+                    break
+                await asyncio.sleep(0.1)
+            assert len(processes_with("sleep 100")) >= 2
+            cancelled_at = time.monotonic()
+            await handle.cancel()
+            with pytest.raises(WorkflowFailureError):
+                await handle.result()
+            while processes_with("sleep 100") and time.monotonic() - cancelled_at < 5:
+                await asyncio.sleep(0.05)
+            gone_after = time.monotonic() - cancelled_at
+    assert processes_with("sleep 100") == []
+    assert gone_after < 2.0
+    assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+
+
+async def test_stop_signal_ends_after_the_current_turn(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [
+                    {
+                        "text": "working",
+                        "tool_use": {"name": "Bash", "input": {"command": "sleep 1"}},
+                    },
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("loop", git_repo, queues), queues)
+            await wait_until_tool_runs(handle, "Bash")
+            await handle.signal("stop", StopRequest(reason="enough"))
+            result = await handle.result()
+    assert result.status == "completed" and result.stopped
+    assert result.turns == 1 and result.final_text == "working"
+    names = [n for n, _ in await activity_attempts(handle)]
+    assert names.count("llm.call_model") == 1 and names.count("tool.bash") == 1
+
+
+async def test_max_turns_stops_without_another_model_call(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"text": "again", "tool_use": {"name": "Glob", "input": {"pattern": "*.md"}}},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("loop", git_repo, queues, max_turns=2), queues)
+            result = await handle.result()
+    assert result.max_turns_reached and result.turns == 2 and result.status == "completed"
+    assert len(model.log) == 2

@@ -1,0 +1,105 @@
+"""Mistakes in tool calls reach the model as is_error results and the loop goes on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from activities import transcripts
+from activities.store import default_store
+from agents.messages import ToolResultBlock
+from tests.support import agent_input, running_workers, scripted_model, start
+
+
+def tool_results(result) -> list[ToolResultBlock]:
+    messages = transcripts.load(default_store(), result.transcript)
+    return [b for m in messages for b in m.content if isinstance(b, ToolResultBlock)]
+
+
+async def test_bad_calls_are_errors_the_model_sees(client, git_repo, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (git_repo / "etc-link").symlink_to("/etc")
+    (git_repo / "out-link").symlink_to(outside)
+    (git_repo / "dup.txt").write_text("alpha\nalpha\n")
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {
+                        "tool_use": [
+                            {"name": "Frobnicate", "input": {}},
+                            {"name": "Read", "input": {"limit": "many"}},
+                            {"name": "Read", "input": {"file_path": "../../etc/passwd"}},
+                            {"name": "Read", "input": {"file_path": "{{cwd}}/etc-link/passwd"}},
+                            {
+                                "name": "Write",
+                                "input": {"file_path": "{{cwd}}/out-link/evil.txt", "content": "x"},
+                            },
+                            {"name": "Read", "input": {"file_path": "{{cwd}}/dup.txt"}},
+                            {
+                                "name": "Edit",
+                                "input": {
+                                    "file_path": "{{cwd}}/dup.txt",
+                                    "old_string": "alpha",
+                                    "new_string": "beta",
+                                },
+                            },
+                            {"name": "Read", "input": {"file_path": "{{cwd}}/missing.py"}},
+                        ]
+                    },
+                    {"text": "I saw the errors."},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("try things", git_repo, queues), queues)
+            result = await handle.result()
+    assert result.status == "completed" and result.final_text == "I saw the errors."
+    results = tool_results(result)
+    assert len(results) == 8
+    expect_error = [True, True, True, True, True, False, True, True]
+    assert [r.is_error for r in results] == expect_error
+    texts = [r.content for r in results]
+    assert "No such tool available: Frobnicate" in texts[0]
+    assert "file_path" in texts[1] and "limit" in texts[1]
+    assert "outside the workspace" in texts[2] and "outside the workspace" in texts[3]
+    assert "outside the workspace" in texts[4]
+    assert "Found 2 matches" in texts[6]
+    assert "does not exist" in texts[7]
+    assert list(outside.iterdir()) == []
+    assert (git_repo / "dup.txt").read_text() == "alpha\nalpha\n"
+    assert model.log[1]["outcome"] == "completed"  # the API accepted every tool_result
+
+
+async def test_explore_agent_cannot_write_through_bash(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "explore",
+                "match": {"agent_type": "Explore"},
+                "turns": [
+                    {
+                        "tool_use": {
+                            "name": "Bash",
+                            "input": {"command": "echo x > f && echo wrote"},
+                        }
+                    },
+                    {"text": "The sandbox refused the write."},
+                ],
+            }
+        ]
+    }
+    before = sorted(p.name for p in Path(git_repo).iterdir())
+    with scripted_model(script) as model:
+        async with running_workers(client) as queues:
+            inp = agent_input("look around", git_repo, queues, agent_type="Explore")
+            handle = await start(client, inp, queues)
+            result = await handle.result()
+    bash = tool_results(result)[0]
+    assert bash.is_error and "Read-only file system" in bash.content
+    assert sorted(p.name for p in Path(git_repo).iterdir()) == before
+    offered = model.log[0]["tools"]
+    assert "Bash" in offered and not {"Edit", "Write", "Agent"} & set(offered)

@@ -1,0 +1,103 @@
+"""Builds the workers that serve Outlast: wiring only.
+
+Two task queues (design.md): `outlast` for workflows and model calls, which any worker may
+serve, and `outlast-host-<host id>` for tools, which only the worker on the host holding the
+checkout may serve. On one machine both run in one process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from datetime import timedelta
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from activities.context import render_context
+from activities.definitions import load_definitions
+from activities.llm import call_model
+from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
+from workflows.agent import AgentWorkflow
+from workflows.contracts import TASK_QUEUE, host_task_queue
+
+WORKFLOWS = [AgentWorkflow]
+MODEL_ACTIVITIES = [call_model]
+HOST_ACTIVITIES = [*TOOL_ACTIVITIES, render_context, load_definitions]
+
+# Cancellation reaches an activity only with a heartbeat response; the SDK's default
+# throttle (up to 30 s) would let a killed agent's Bash run on for that long.
+HEARTBEAT_THROTTLE = timedelta(seconds=1)
+
+
+def host_id() -> str:
+    return os.environ.get("OUTLAST_HOST_ID") or socket.gethostname()
+
+
+def sandbox_runner() -> SandboxedWorkflowRunner:
+    # `agents` is pure data and logic, and `activities` is only imported by workflows for
+    # its types and activity references; passing them through keeps one copy of each
+    # pydantic class, so isinstance checks hold across the sandbox boundary.
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules(
+            "agents", "activities", "yaml", "anthropic", "httpx2", "git"
+        )
+    )
+
+
+def build_workers(
+    client: Client,
+    *,
+    task_queue: str = TASK_QUEUE,
+    host_queue: str | None = None,
+    max_cached_workflows: int = 1000,
+) -> list[Worker]:
+    """The main-queue worker and this host's tool worker."""
+    common = {
+        "max_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
+        "default_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
+    }
+    main = Worker(
+        client,
+        task_queue=task_queue,
+        workflows=WORKFLOWS,
+        activities=MODEL_ACTIVITIES,
+        workflow_runner=sandbox_runner(),
+        max_cached_workflows=max_cached_workflows,
+        **common,
+    )
+    tools = Worker(
+        client,
+        task_queue=host_queue or host_task_queue(host_id()),
+        activities=HOST_ACTIVITIES,
+        max_concurrent_activities=64,
+        **common,
+    )
+    return [main, tools]
+
+
+async def run_workers(workers: list[Worker]) -> None:
+    await asyncio.gather(*(w.run() for w in workers))
+
+
+def main() -> None:
+    """`python -m worker`: connect per the environment and serve both queues until killed.
+
+    Environment: TEMPORAL_ADDRESS, OUTLAST_TASK_QUEUE (default `outlast`), OUTLAST_HOST_ID
+    (default the host name; the tool queue is `outlast-host-<id>`), ANTHROPIC_API_KEY and
+    ANTHROPIC_BASE_URL for the model, OUTLAST_HOME / OUTLAST_STORE_DIR for the blob store.
+    """
+    from outlast.client import connect
+
+    async def _main() -> None:
+        client = await connect()
+        queue = os.environ.get("OUTLAST_TASK_QUEUE") or TASK_QUEUE
+        await run_workers(build_workers(client, task_queue=queue))
+
+    asyncio.run(_main())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,207 @@
+"""The one model <-> tool loop, shared by every workflow that runs an agent.
+
+A plain async function over explicit state: the workflow that owns it supplies the fixed
+setup (`LoopSetup`), the state to carry across continue-as-new (`LoopState`) and a few hooks
+(stop flag, inbox, progress). Decisions are in `workflows/turns.py`; this module only awaits
+activities and records what they return.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
+from temporalio.workflow import ActivityCancellationType
+
+from agents.config import OutlastConfig
+from agents.messages import Message, ToolResultBlock
+from agents.paths import normalize_path
+from agents.transcript import TranscriptRef
+
+with workflow.unsafe.imports_passed_through():
+    from activities.errors import NON_RETRYABLE
+    from activities.llm import ModelRequest, ModelResponse, call_model
+    from activities.tools import TOOLS
+    from activities.tools.base import FileStamp, ToolContext
+
+from workflows.contracts import AgentUsage, Workspace
+from workflows.turns import (
+    ValidCall,
+    add_usage,
+    batch_calls,
+    error_result,
+    merge_user_messages,
+    plan_calls,
+)
+
+LoopEnd = Literal["end_turn", "max_turns", "stopped"]
+WorkflowTool = Callable[[ValidCall], Awaitable[ToolResultBlock]]
+
+
+class LoopState(BaseModel):
+    """Everything the loop needs to go on from a turn boundary; carried by continue-as-new."""
+
+    transcript: TranscriptRef = TranscriptRef()
+    pending: list[Message] = Field(default_factory=list)
+    """Messages for the next model call (the task, tool results, queued messages)."""
+    turns: int = 0
+    usage: AgentUsage = AgentUsage()
+    read_state: dict[str, FileStamp] = Field(default_factory=dict)
+    cwd: str = ""
+    last_text: str = ""
+
+
+@dataclass
+class LoopSetup:
+    """What stays fixed for one agent run."""
+
+    request: ModelRequest
+    """Template for every model call; transcript and append are filled per turn."""
+    tools: list[str]
+    workspace: Workspace
+    agent_id: str
+    sandbox: Literal["none", "read_only"]
+    max_turns: int
+    config: OutlastConfig
+    workflow_tools: dict[str, WorkflowTool] = field(default_factory=dict)
+    """Tools the workflow itself carries out (Agent, SendMessage, ...), by name."""
+
+
+@dataclass
+class LoopHooks:
+    stop_requested: Callable[[], bool] = lambda: False
+    drain_inbox: Callable[[], list[Message]] = lambda: []
+    on_phase: Callable[[str, list[str]], None] = lambda phase, tools: None
+    record: Callable[[list[Message]], None] = lambda messages: None
+    """Sees every message as it enters the transcript (for the `transcript` query)."""
+    started_at: Callable[[], int] = lambda: 0
+    """Elapsed milliseconds since the agent started, for usage.duration_ms."""
+
+
+def model_activity_options(config: OutlastConfig) -> dict:
+    return {
+        "start_to_close_timeout": timedelta(seconds=config.model.call_timeout_s),
+        "heartbeat_timeout": timedelta(seconds=config.model.heartbeat_timeout_s),
+        "retry_policy": RetryPolicy(
+            initial_interval=timedelta(seconds=1),
+            backoff_coefficient=2.0,
+            maximum_interval=timedelta(seconds=60),
+            maximum_attempts=config.model.max_attempts,
+            non_retryable_error_types=NON_RETRYABLE,
+        ),
+    }
+
+
+def _input_models(setup: LoopSetup) -> dict[str, type[BaseModel]]:
+    models: dict[str, type[BaseModel]] = {}
+    for name in setup.tools:
+        if name in TOOLS:
+            models[name] = TOOLS[name].input_model
+    return models
+
+
+async def _call_model(setup: LoopSetup, state: LoopState) -> ModelResponse:
+    request = setup.request.model_copy(
+        update={"transcript": state.transcript, "append": merge_user_messages(state.pending)}
+    )
+    try:
+        return await workflow.execute_activity(
+            call_model, request, **model_activity_options(setup.config)
+        )
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        cause = e.cause if isinstance(e.cause, ApplicationError) else None
+        raise ApplicationError(
+            f"Model call failed: {cause.message if cause else e}",
+            *(cause.details if cause else ()),
+            type=cause.type if cause and cause.type else "ModelCallFailed",
+            non_retryable=True,
+        ) from e
+
+
+async def _run_activity_tool(
+    setup: LoopSetup, state: LoopState, call: ValidCall
+) -> ToolResultBlock:
+    spec = TOOLS[call.block.name]
+    file_path = getattr(call.input, "file_path", None)
+    stamp = state.read_state.get(normalize_path(state.cwd, file_path)) if file_path else None
+    ctx = ToolContext(
+        workspace_root=setup.workspace.root,
+        cwd=state.cwd,
+        agent_id=setup.agent_id,
+        sandbox=setup.sandbox,
+        read_stamp=stamp,
+    )
+    try:
+        out = await workflow.execute_activity(
+            spec.activity,
+            spec.request_model(input=call.input, ctx=ctx),
+            task_queue=setup.workspace.host_queue,
+            # Kill must not report done while the tool's processes still run.
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+            **spec.activity_options(call.input),
+        )
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        cause = e.cause.message if isinstance(e.cause, ApplicationError) else str(e.cause or e)
+        return error_result(call.block, f"{call.block.name} could not run: {cause}")
+    state.read_state.update(out.stamps)
+    if out.cwd:
+        state.cwd = out.cwd
+    return ToolResultBlock(tool_use_id=call.block.id, content=out.content, is_error=out.is_error)
+
+
+async def _run_one(setup: LoopSetup, state: LoopState, item: ValidCall | ToolResultBlock):
+    if isinstance(item, ToolResultBlock):
+        return item
+    handler = setup.workflow_tools.get(item.block.name)
+    if handler is not None:
+        return await handler(item)
+    return await _run_activity_tool(setup, state, item)
+
+
+async def _run_tools(
+    setup: LoopSetup, state: LoopState, response: ModelResponse, hooks: LoopHooks
+) -> list[ToolResultBlock]:
+    models = _input_models(setup)
+    for name in setup.workflow_tools:
+        models.setdefault(name, BaseModel)
+    planned = plan_calls(response.message, response.stop_reason, models)
+    results: list[ToolResultBlock] = []
+    for batch in batch_calls(planned, lambda n: n in TOOLS and TOOLS[n].read_only):
+        hooks.on_phase("running_tools", [i.block.name for i in batch if isinstance(i, ValidCall)])
+        results.extend(await asyncio.gather(*(_run_one(setup, state, i) for i in batch)))
+    return results
+
+
+async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -> LoopEnd:
+    """Turns until the model ends its turn, `max_turns` model calls are spent, or a stop."""
+    while True:
+        if hooks.stop_requested():
+            return "stopped"
+        if state.turns >= setup.max_turns:
+            return "max_turns"
+        state.pending.extend(hooks.drain_inbox())
+        hooks.on_phase("calling_model", [])
+        response = await _call_model(setup, state)
+        hooks.record([*merge_user_messages(state.pending), response.message])
+        state.turns += 1
+        state.transcript = response.transcript
+        state.pending = []
+        if text := response.message.text():
+            state.last_text = text
+        uses = len(response.message.tool_uses())
+        state.usage = add_usage(state.usage, response.usage, uses, hooks.started_at())
+        if uses == 0:
+            return "end_turn"
+        results = await _run_tools(setup, state, response, hooks)
+        state.pending = [Message(role="user", content=results)]

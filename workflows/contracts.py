@@ -1,0 +1,122 @@
+"""Workflow inputs, results, and signal/query payloads: public, persisted contracts.
+
+Anything here is stored in Temporal history and read by clients in other processes (the
+CLI, other languages' SDKs starting a workflow by name with JSON). Fields are only added,
+with defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents.config import OutlastConfig
+from agents.definition import AgentDefinition
+from agents.messages import Message, Usage
+from agents.transcript import TranscriptRef
+
+TASK_QUEUE = "outlast"
+"""Workflows and model calls; any worker serves it."""
+
+
+def host_task_queue(host_id: str) -> str:
+    """Tools and worktrees need the files, so they run on the queue of the host holding them."""
+    return f"outlast-host-{host_id}"
+
+
+class _Contract(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Workspace(_Contract):
+    root: str
+    """Absolute path of the checkout on its host."""
+    host_queue: str
+    """Task queue of the worker on the host that holds `root`."""
+
+
+class Lineage(_Contract):
+    """Where an agent sits in its tree (spec R2, R3)."""
+
+    agent_id: str = ""
+    chain_id: str = ""
+    depth: int = 0
+    session_id: str = ""
+    parent_workflow_id: str | None = None
+    parent_agent_id: str | None = None
+
+
+class AgentInput(_Contract):
+    prompt: str
+    """The task, sent as the agent's first user message."""
+    workspace: Workspace
+    agent_type: str = "general-purpose"
+    definition: AgentDefinition | None = None
+    """A resolved snapshot; None = load definitions from the workspace and pick `agent_type`."""
+    session_definitions: list[AgentDefinition] = Field(default_factory=list)
+    model: str | None = None
+    """Alias (`sonnet`) or model id; overrides the definition's model."""
+    tools: list[str] | None = None
+    """The exact tool list; None = the full pool narrowed by the definition."""
+    config: OutlastConfig = OutlastConfig()
+    lineage: Lineage = Lineage()
+    name: str | None = None
+    description: str = ""
+    max_turns: int | None = Field(default=None, ge=1)
+
+
+class AgentUsage(_Contract):
+    """An agent's totals, as its parent and `<task-notification>` report them (spec R19)."""
+
+    total_tokens: int = 0
+    """Latest request's prompt tokens (cache included) plus every output token so far."""
+    tool_uses: int = 0
+    duration_ms: int = 0
+    tokens: Usage = Usage()
+    """Sum over every model call."""
+
+
+AgentState = Literal["starting", "calling_model", "running_tools", "finished"]
+
+
+class AgentStatus(_Contract):
+    """Answer of the `status` query."""
+
+    agent_id: str
+    agent_type: str
+    model: str
+    state: AgentState
+    turn: int
+    usage: AgentUsage
+    current_tools: list[str] = Field(default_factory=list)
+    mode: str = "default"
+    stop_requested: bool = False
+    last_text: str = ""
+
+
+class TranscriptView(_Contract):
+    """Answer of the `transcript` query: the whole conversation by reference, plus the
+    messages this run has seen (a continued or resumed run starts from `base`)."""
+
+    transcript: TranscriptRef
+    base: TranscriptRef
+    messages: list[Message]
+
+
+class StopRequest(_Contract):
+    reason: str = ""
+
+
+class AgentResult(_Contract):
+    status: Literal["completed", "failed", "killed"]
+    agent_id: str
+    agent_type: str
+    final_text: str
+    usage: AgentUsage
+    turns: int
+    max_turns_reached: bool = False
+    stopped: bool = False
+    """Ended by the `stop` signal rather than by the model finishing."""
+    transcript: TranscriptRef = TranscriptRef()
+    error: str | None = None

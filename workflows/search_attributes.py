@@ -1,0 +1,56 @@
+"""Search attributes Outlast workflows upsert (spec R95): typed keys, one place.
+
+The embedded dev server registers them at start; on a cluster the deployment registers
+them (`temporal operator search-attribute create`). Values are stored unencrypted: ids,
+types and statuses only, never prompts or file contents.
+
+SQL visibility (the dev server's SQLite included) has fixed columns per type: at most 10
+Keyword, 3 Int, 3 Bool and 3 Text attributes per namespace. R95 names 12 Keyword attributes,
+so the two that are only ever read, never grouped by, are Text: ParentAgentId and
+VerificationVerdict.
+"""
+
+from __future__ import annotations
+
+from temporalio.common import SearchAttributeKey
+
+SESSION_ID = SearchAttributeKey.for_keyword("SessionId")
+AGENT_ID = SearchAttributeKey.for_keyword("AgentId")
+AGENT_TYPE = SearchAttributeKey.for_keyword("AgentType")
+AGENT_NAME = SearchAttributeKey.for_keyword("AgentName")
+PARENT_WORKFLOW_ID = SearchAttributeKey.for_keyword("ParentWorkflowId")
+PARENT_AGENT_ID = SearchAttributeKey.for_text("ParentAgentId")
+CHAIN_ID = SearchAttributeKey.for_keyword("ChainId")
+AGENT_DEPTH = SearchAttributeKey.for_int("AgentDepth")
+AGENT_STATUS = SearchAttributeKey.for_keyword("AgentStatus")
+IS_BACKGROUND = SearchAttributeKey.for_bool("IsBackground")
+PERMISSION_MODE = SearchAttributeKey.for_keyword("PermissionMode")
+ISOLATION_MODE = SearchAttributeKey.for_keyword("IsolationMode")
+TEAM_NAME = SearchAttributeKey.for_keyword("TeamName")
+RUN_GENERATION = SearchAttributeKey.for_int("RunGeneration")
+VERIFICATION_VERDICT = SearchAttributeKey.for_text("VerificationVerdict")
+
+ALL = [
+    SESSION_ID,
+    AGENT_ID,
+    AGENT_TYPE,
+    AGENT_NAME,
+    PARENT_WORKFLOW_ID,
+    PARENT_AGENT_ID,
+    CHAIN_ID,
+    AGENT_DEPTH,
+    AGENT_STATUS,
+    IS_BACKGROUND,
+    PERMISSION_MODE,
+    ISOLATION_MODE,
+    TEAM_NAME,
+    RUN_GENERATION,
+    VERIFICATION_VERDICT,
+]
+
+_CLI_TYPE = {"KEYWORD": "Keyword", "INT": "Int", "BOOL": "Bool", "TEXT": "Text"}
+
+
+def cli_registrations() -> list[str]:
+    """`NAME=Type` pairs for `temporal server start-dev --search-attribute`."""
+    return [f"{k.name}={_CLI_TYPE[k.indexed_value_type.name]}" for k in ALL]

@@ -1,0 +1,121 @@
+"""Pure decisions of the agent loop: which tool calls are valid, how they are batched, how
+usage adds up. No I/O and no Temporal calls, so every rule has a plain unit test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ValidationError
+
+from agents.messages import Message, ToolResultBlock, ToolUseBlock, Usage
+from workflows.contracts import AgentUsage
+
+CUT_OFF_MESSAGE = (
+    "This tool call was cut off because the response reached max_tokens, so its input is "
+    "incomplete and it was not run. Try again with a smaller input (for example, write a large "
+    "file in several steps)."
+)
+
+
+def tool_use_error(message: str) -> str:
+    return f"<tool_use_error>{message}</tool_use_error>"
+
+
+def error_result(block: ToolUseBlock, message: str) -> ToolResultBlock:
+    return ToolResultBlock(tool_use_id=block.id, content=tool_use_error(message), is_error=True)
+
+
+@dataclass(frozen=True)
+class ValidCall:
+    block: ToolUseBlock
+    input: BaseModel
+
+
+def describe_validation_error(tool: str, error: ValidationError) -> str:
+    issues = []
+    for item in error.errors():
+        where = ".".join(str(p) for p in item["loc"]) or "input"
+        if item["type"] == "missing":
+            issues.append(f"The required parameter `{where}` is missing")
+        elif item["type"] == "extra_forbidden":
+            issues.append(f"An unexpected parameter `{where}` was provided")
+        else:
+            issues.append(f"The parameter `{where}` is invalid: {item['msg']}")
+    plural = "s" if len(issues) > 1 else ""
+    return f"InputValidationError: {tool} failed due to the following issue{plural}:\n" + "\n".join(
+        issues
+    )
+
+
+def check_call(
+    block: ToolUseBlock,
+    input_models: dict[str, type[BaseModel]],
+    cut_off: bool = False,
+) -> ValidCall | ToolResultBlock:
+    """A call the agent may run, or the `is_error` result that tells the model what to fix.
+
+    `input_models` holds exactly the tools this agent has; anything else is unknown to it.
+    """
+    if cut_off:
+        return error_result(block, CUT_OFF_MESSAGE)
+    model = input_models.get(block.name)
+    if model is None:
+        return error_result(block, f"Error: No such tool available: {block.name}")
+    try:
+        return ValidCall(block=block, input=model.model_validate(block.input))
+    except ValidationError as e:
+        return error_result(block, describe_validation_error(block.name, e))
+
+
+def plan_calls(
+    response: Message, stop_reason: str | None, input_models: dict[str, type[BaseModel]]
+) -> list[ValidCall | ToolResultBlock]:
+    """One entry per tool_use, in the model's order. When the response hit max_tokens, its
+    last tool_use is the one that was cut off."""
+    uses = response.tool_uses()
+    last = uses[-1].id if uses and stop_reason == "max_tokens" else None
+    return [check_call(b, input_models, cut_off=b.id == last) for b in uses]
+
+
+def batch_calls(
+    planned: Sequence[ValidCall | ToolResultBlock], concurrency_safe: Callable[[str], bool]
+) -> list[list[ValidCall | ToolResultBlock]]:
+    """Consecutive concurrency-safe calls share a batch (run together); every other call,
+    and every ready-made error result, is a batch of its own, so writes stay in order."""
+    batches: list[list[ValidCall | ToolResultBlock]] = []
+    for item in planned:
+        safe = isinstance(item, ValidCall) and concurrency_safe(item.block.name)
+        if safe and batches and batches[-1] and _all_safe(batches[-1], concurrency_safe):
+            batches[-1].append(item)
+        else:
+            batches.append([item])
+    return batches
+
+
+def _all_safe(batch: list[ValidCall | ToolResultBlock], safe: Callable[[str], bool]) -> bool:
+    return all(isinstance(i, ValidCall) and safe(i.block.name) for i in batch)
+
+
+def add_usage(total: AgentUsage, call: Usage, tool_uses: int, duration_ms: int) -> AgentUsage:
+    """Totals after one more model call that emitted `tool_uses` tool_use blocks (R19)."""
+    tokens = total.tokens + call
+    return AgentUsage(
+        total_tokens=call.prompt_tokens + tokens.output_tokens,
+        tool_uses=total.tool_uses + tool_uses,
+        duration_ms=duration_ms,
+        tokens=tokens,
+    )
+
+
+def merge_user_messages(messages: Sequence[Message]) -> list[Message]:
+    """Consecutive user messages folded into one, as the Messages API reads them: tool
+    results and anything queued for the same turn boundary travel as one user turn."""
+    merged: list[Message] = []
+    for message in messages:
+        if merged and merged[-1].role == "user" and message.role == "user":
+            merged[-1] = Message(role="user", content=[*merged[-1].content, *message.content])
+        else:
+            merged.append(message)
+    return merged
