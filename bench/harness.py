@@ -1,0 +1,143 @@
+"""Shared parts of Outlast's benchmarks: servers, workers and history reading.
+
+Same method as ../shared/bench-peers (one dev server per run, the scripted model in its own
+process, ratios taken within one run because the machine is noisy), reusing Outlast's own
+launcher and worker wiring instead of the peers' per-framework configs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHandle
+
+from outlast.client import connect
+from outlast.devserver import DevServer
+from worker import build_workers
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def dev_server(extra_dynamic_config: dict[str, str] | None = None) -> Iterator[DevServer]:
+    """A headless in-memory dev server, with the transfer-queue throttle lifted as Outlast's
+    launcher always does (see bench-peers' main finding)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        server = DevServer(
+            state_dir=Path(tmp),
+            host="127.0.0.1",
+            port=free_port(),
+            headless=True,
+            persist=False,
+            extra_dynamic_config=extra_dynamic_config,
+        )
+        proc = server.start(detach=False)
+        try:
+            yield server
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def scripted_model_process(script: dict[str, Any]) -> Iterator[str]:
+    """`python -m outlast.scripted_model` in its own process (it must not share the GIL with
+    the worker being measured); yields its base URL."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "script.yaml"
+        path.write_text(yaml.safe_dump(script))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "outlast.scripted_model", "--script", str(path), "--port", "0"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            line = proc.stdout.readline().strip()
+            if "listening on" not in line:
+                raise RuntimeError(f"scripted model did not start: {line!r}")
+            yield line.rsplit(" ", 1)[-1]
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def model_env(url: str, store_dir: Path) -> Iterator[None]:
+    saved = dict(os.environ)
+    os.environ.update(
+        ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="bench", OUTLAST_STORE_DIR=str(store_dir)
+    )
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.asynccontextmanager
+async def workers(client: Client) -> AsyncIterator[tuple[str, str]]:
+    tq, hq = f"bench-{uuid.uuid4().hex[:8]}", f"bench-host-{uuid.uuid4().hex[:8]}"
+    ws = build_workers(client, task_queue=tq, host_queue=hq)
+    tasks = [asyncio.create_task(w.run()) for w in ws]
+    try:
+        yield tq, hq
+    finally:
+        for w in ws:
+            await w.shutdown()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def client_for(server: DevServer) -> Client:
+    return await connect(server.address)
+
+
+def make_repo(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (root / name).write_text(text)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root.resolve()
+
+
+async def model_call_times(handle: WorkflowHandle) -> list[float]:
+    """Scheduled time (seconds) of every `llm.call_model`, in order."""
+    times = []
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            name = event.activity_task_scheduled_event_attributes.activity_type.name
+            if name == "llm.call_model":
+                times.append(event.event_time.ToDatetime().timestamp())
+    return times
+
+
+def gaps_ms(times: list[float]) -> list[float]:
+    return [(b - a) * 1000 for a, b in zip(times, times[1:], strict=False)]
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def dump(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2))
