@@ -19,7 +19,7 @@ from worker import build_workers, host_id, run_workers
 from workflows.contracts import AgentResult
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
-console = Console()
+console = Console(soft_wrap=True)  # paths and ids must stay copyable
 
 
 def _server(port: int = 7233, ui_port: int = 8233) -> DevServer:
@@ -198,3 +198,7 @@ def fake_model(
 def server_stop() -> None:
     """Stop the embedded dev server started in the background by `run` or `demo`."""
     console.print("stopped" if _server().stop() else "no embedded server was running")
+
+
+if __name__ == "__main__":
+    app()

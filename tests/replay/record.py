@@ -41,10 +41,17 @@ async def _demo(client: Client, tmp: Path) -> WorkflowHandle:
 
 async def _killed(client: Client, tmp: Path) -> WorkflowHandle:
     repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
-    script = {"agents": [{"name": "main", "turns": [
-        {"tool_use": {"name": "Bash", "input": {"command": "sleep 1003"}}},
-        {"text": "never"},
-    ]}]}
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 1003"}}},
+                    {"text": "never"},
+                ],
+            }
+        ]
+    }
     with scripted_model(script):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("sleep", repo, queues), queues)
@@ -59,16 +66,33 @@ async def _killed(client: Client, tmp: Path) -> WorkflowHandle:
 
 async def _tool_errors(client: Client, tmp: Path) -> WorkflowHandle:
     repo = make_git_repo(tmp / "repo", {"dup.txt": "alpha\nalpha\n"})
-    script = {"agents": [{"name": "main", "turns": [
-        {"tool_use": [
-            {"name": "Frobnicate", "input": {}},
-            {"name": "Read", "input": {"file_path": "../../etc/passwd"}},
-            {"name": "Read", "input": {"file_path": "{{cwd}}/dup.txt"}},
-        ]},
-        {"tool_use": {"name": "Edit", "input": {
-            "file_path": "{{cwd}}/dup.txt", "old_string": "alpha", "new_string": "beta"}}},
-        {"text": "done"},
-    ]}]}
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {
+                        "tool_use": [
+                            {"name": "Frobnicate", "input": {}},
+                            {"name": "Read", "input": {"file_path": "../../etc/passwd"}},
+                            {"name": "Read", "input": {"file_path": "{{cwd}}/dup.txt"}},
+                        ]
+                    },
+                    {
+                        "tool_use": {
+                            "name": "Edit",
+                            "input": {
+                                "file_path": "{{cwd}}/dup.txt",
+                                "old_string": "alpha",
+                                "new_string": "beta",
+                            },
+                        }
+                    },
+                    {"text": "done"},
+                ],
+            }
+        ]
+    }
     with scripted_model(script):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("try", repo, queues), queues)

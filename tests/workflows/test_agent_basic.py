@@ -24,7 +24,8 @@ READ_THEN_ANSWER = {
 
 
 async def test_agent_reads_and_answers(client, git_repo):
-    with scripted_model(READ_THEN_ANSWER) as model:
+    (git_repo / "CLAUDE.md").write_text("House rules MARKER-4410")
+    with scripted_model(READ_THEN_ANSWER, log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle = await start(
                 client, agent_input("What does greet return?", git_repo, queues), queues
@@ -39,6 +40,7 @@ async def test_agent_reads_and_answers(client, git_repo):
     assert {"tool.read", "tool.glob", "prompt.render_context", "agents.load_definitions"} <= set(
         names
     )
+    assert "MARKER-4410" in str(model.log[0]["body"]["system"])  # general-purpose keeps CLAUDE.md
     second = model.log[1]
     assert second["outcome"] == "completed" and second["message_count"] == 3
     assert second["usage"]["cache_read_input_tokens"] > 0

@@ -92,8 +92,9 @@ async def test_explore_agent_cannot_write_through_bash(client, git_repo):
             }
         ]
     }
+    (git_repo / "CLAUDE.md").write_text("House rules MARKER-4410")
     before = sorted(p.name for p in Path(git_repo).iterdir())
-    with scripted_model(script) as model:
+    with scripted_model(script, log_bodies=True) as model:
         async with running_workers(client) as queues:
             inp = agent_input("look around", git_repo, queues, agent_type="Explore")
             handle = await start(client, inp, queues)
@@ -101,5 +102,7 @@ async def test_explore_agent_cannot_write_through_bash(client, git_repo):
     bash = tool_results(result)[0]
     assert bash.is_error and "Read-only file system" in bash.content
     assert sorted(p.name for p in Path(git_repo).iterdir()) == before
+    assert "MARKER-4410" not in str(model.log[0]["body"]["system"])  # R15: no CLAUDE.md
+    assert "Current branch" not in str(model.log[0]["body"]["system"])
     offered = model.log[0]["tools"]
     assert "Bash" in offered and not {"Edit", "Write", "Agent"} & set(offered)

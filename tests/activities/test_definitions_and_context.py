@@ -1,0 +1,57 @@
+"""Definition loading (R6) and context rendering (R15) as activities on real files."""
+
+from __future__ import annotations
+
+import json
+
+from temporalio.testing import ActivityEnvironment
+
+from activities.context import RenderContextInput, render_context
+from activities.definitions import LoadDefinitionsInput, load_definitions
+from activities.store import default_store
+
+
+def write_agent(directory, name, description, body):
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}-{description}.md").write_text(
+        f"---\nname: {name}\ndescription: {description}\n---\n{body}\n"
+    )
+
+
+async def test_project_definition_beats_user_and_bad_files_are_reported(git_repo, tmp_path):
+    home = tmp_path / "home"
+    write_agent(home / ".claude" / "agents", "reviewer", "user", "USER PROMPT")
+    write_agent(git_repo / ".claude" / "agents" / "nested", "reviewer", "project", "PROJECT PROMPT")
+    (git_repo / ".claude" / "agents" / "broken.md").write_text("no frontmatter here")
+    loaded = await ActivityEnvironment().run(
+        load_definitions, LoadDefinitionsInput(workspace_root=str(git_repo), user_home=str(home))
+    )
+    assert loaded.get("reviewer").system_prompt == "PROJECT PROMPT"
+    assert loaded.get("reviewer").source == "projectSettings"
+    assert {"general-purpose", "Explore", "Plan", "reviewer"} <= set(loaded.names())
+    assert len(loaded.errors) == 1 and "broken.md" in loaded.errors[0]
+
+
+async def render(repo, **kw) -> list[str]:
+    rendered = await ActivityEnvironment().run(
+        render_context,
+        RenderContextInput(
+            system_prompt="PROMPT",
+            tool_names=["Read"],
+            workspace_root=str(repo),
+            cwd=str(repo),
+            **kw,
+        ),
+    )
+    assert json.loads(default_store().get(rendered.tools_ref))[0]["name"] == "Read"
+    return json.loads(default_store().get(rendered.system_ref))
+
+
+async def test_claude_md_and_git_status_only_where_wanted(git_repo, state_root):
+    (git_repo / "CLAUDE.md").write_text("Always use tabs. MARKER-7731")
+    full = "\n".join(await render(git_repo))
+    assert "MARKER-7731" in full and "Current branch: main" in full
+    assert f"Working directory: {git_repo}" in full
+    slim = "\n".join(await render(git_repo, include_claude_md=False, include_git_status=False))
+    assert "MARKER-7731" not in slim and "Current branch" not in slim
+    assert slim.startswith("PROMPT")

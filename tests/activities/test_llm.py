@@ -1,0 +1,132 @@
+"""`llm.call_model` against the scripted server: streaming, the store, errors, heartbeats."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from temporalio.testing import ActivityEnvironment
+
+from activities import transcripts
+from activities.errors import ModelConnectionFailed, ModelRequestRejected, ModelUnavailable
+from activities.llm import AgentTag, ModelRequest, call_model
+from activities.store import default_store
+from agents.canonical import canonical_bytes
+from agents.messages import Message, ToolResultBlock, ToolUseBlock
+from tests.support import scripted_model
+
+TOOLS = [{"name": "Read", "description": "read", "input_schema": {"type": "object"}}]
+
+
+@pytest.fixture
+def refs(state_root):
+    store = default_store()
+    system = store.put(canonical_bytes(["You test.", "Working directory: /w"]))
+    tools = store.put(canonical_bytes(TOOLS))
+    return system, tools
+
+
+def request(refs, **kw) -> ModelRequest:
+    system, tools = refs
+    return ModelRequest(
+        model="claude-test", max_tokens=1000, system_ref=system, tools_ref=tools, **kw
+    )
+
+
+async def test_two_turns_by_reference(refs):
+    script = {
+        "agents": [
+            {
+                "name": "m",
+                "match": {"agent_type": "Explore"},
+                "turns": [
+                    {
+                        "text": "reading",
+                        "tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/a"}},
+                    },
+                    {"text": "done"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        tag = AgentTag(agent_id="a0123456789abcdef", agent_type="Explore", name="scout")
+        first = await ActivityEnvironment().run(
+            call_model, request(refs, append=[Message.user_text("go")], agent=tag)
+        )
+        use = first.message.tool_uses()[0]
+        assert use.input == {"file_path": "/w/a"} and first.stop_reason == "tool_use"
+        assert first.transcript.length == 2
+        result = Message(role="user", content=[ToolResultBlock(tool_use_id=use.id, content="x")])
+        second = await ActivityEnvironment().run(
+            call_model, request(refs, transcript=first.transcript, append=[result], agent=tag)
+        )
+        log = model.log
+    assert second.message.text() == "done" and second.transcript.length == 4
+    assert log[1]["message_count"] == 3
+    assert log[1]["headers"]["x-outlast-agent-type"] == "Explore"
+    assert log[1]["headers"]["x-outlast-agent-name"] == "scout"
+    body = log[1]["body"]
+    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert second.usage.cache_read_input_tokens > 0
+    stored = transcripts.load(default_store(), second.transcript)
+    assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
+    assert isinstance(stored[1].content[1], ToolUseBlock)
+    assert "ANTHROPIC" not in str(body) and "test-key" not in str(body)
+
+
+@pytest.mark.parametrize(
+    ("failure", "error", "retry"),
+    [
+        ({"status": 529}, ModelUnavailable, None),
+        ({"status": 429, "retry_after": 2}, ModelUnavailable, timedelta(seconds=2)),
+        ({"status": 500}, ModelUnavailable, None),
+        ({"status": 400, "message": "bad field"}, ModelRequestRejected, None),
+        ({"status": 401}, ModelRequestRejected, None),
+        ({"status": 413}, ModelRequestRejected, None),
+    ],
+)
+async def test_errors_are_classified(refs, failure, error, retry):
+    script = {"agents": [{"name": "m", "turns": [{"error": failure}]}]}
+    with scripted_model(script):
+        with pytest.raises(error) as raised:
+            await ActivityEnvironment().run(
+                call_model, request(refs, append=[Message.user_text("x")])
+            )
+    assert raised.value.type == error.__name__
+    assert raised.value.non_retryable is (error is ModelRequestRejected)
+    assert raised.value.next_retry_delay == retry
+    assert raised.value.details[0]["status"] == failure["status"]
+
+
+async def test_unreachable_api_is_a_retryable_connection_error(refs, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    with pytest.raises(ModelConnectionFailed) as raised:
+        await ActivityEnvironment().run(call_model, request(refs, append=[Message.user_text("x")]))
+    assert not raised.value.non_retryable
+
+
+async def test_heartbeats_while_the_response_is_held_and_cancel_arrives(refs, monkeypatch):
+    monkeypatch.setattr("activities.llm.HEARTBEAT_EVERY_S", 0.1)
+    script = {"agents": [{"name": "m", "turns": [{"delay_ms": 5000, "text": "late"}]}]}
+    with scripted_model(script) as model:
+        env = ActivityEnvironment()
+        beats = []
+        env.on_heartbeat = lambda *d: beats.append(d)
+        task = asyncio.create_task(
+            env.run(call_model, request(refs, append=[Message.user_text("x")]))
+        )
+        await asyncio.sleep(0.8)
+        assert len(beats) >= 3
+        env.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, timeout=2)
+        for _ in range(40):
+            if model.log:
+                break
+            await asyncio.sleep(0.1)
+        assert model.log[0]["outcome"] == "disconnected"
