@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 from pathlib import Path
 
 import typer
@@ -60,8 +61,18 @@ def dev(
         finally:
             proc.terminate()
 
+    _stop_on_sigterm()
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_main())
+
+
+def _stop_on_sigterm() -> None:
+    """`kill` (or a service manager) stops the server and worker cleanly, like Ctrl-C."""
+
+    def _interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _interrupt)
 
 
 @app.command()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.support import activity_attempts, agent_input, running_workers, scripted_model, start
+from workflows.contracts import TranscriptView
 
 READ_THEN_ANSWER = {
     "agents": [
@@ -31,9 +32,12 @@ async def test_agent_reads_and_answers(client, git_repo):
                 client, agent_input("What does greet return?", git_repo, queues), queues
             )
             result = await handle.result()
+            view = await handle.query("transcript", result_type=TranscriptView)
     assert result.status == "completed"
     assert result.final_text == "greet() returns 'hello'."
     assert result.turns == 2 and result.usage.tool_uses == 2
+    assert [m.role for m in view.messages] == ["user", "assistant", "user", "assistant"]
+    assert view.transcript == result.transcript and view.transcript.length == 4
     assert result.usage.total_tokens > 0
     names = [name for name, _ in await activity_attempts(handle)]
     assert names.count("llm.call_model") == 2
