@@ -18,14 +18,31 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from activities.context import render_context
 from activities.definitions import load_definitions
+from activities.handoff import classify_handoff
 from activities.llm import call_model
+from activities.resume import AgentControl, repair
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
+from activities.worktree import cleanup_worktree, create_worktree
 from workflows.agent import AgentWorkflow
 from workflows.contracts import TASK_QUEUE, host_task_queue
 
 WORKFLOWS = [AgentWorkflow]
 MODEL_ACTIVITIES = [call_model]
-HOST_ACTIVITIES = [*TOOL_ACTIVITIES, render_context, load_definitions]
+HOST_ACTIVITIES = [
+    *TOOL_ACTIVITIES,
+    render_context,
+    load_definitions,
+    create_worktree,
+    cleanup_worktree,
+    classify_handoff,
+    repair,
+]
+
+
+def model_activities(client: Client) -> list:
+    """Main-queue activities: the model call, and those that need a Temporal client."""
+    return [*MODEL_ACTIVITIES, AgentControl(client).resume_agent]
+
 
 # Cancellation reaches an activity only with a heartbeat response; the SDK's default
 # throttle (up to 30 s) would let a killed agent's Bash run on for that long.
@@ -63,7 +80,7 @@ def build_workers(
         client,
         task_queue=task_queue,
         workflows=WORKFLOWS,
-        activities=MODEL_ACTIVITIES,
+        activities=model_activities(client),
         workflow_runner=sandbox_runner(),
         max_cached_workflows=max_cached_workflows,
         **common,

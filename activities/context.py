@@ -17,8 +17,24 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
 from activities.store import default_store
-from activities.tools import TOOLS
+from activities.tools import TOOLS, clean_schema
+from agents.agent_tool import AGENT_TOOL, AgentToolInput
 from agents.canonical import canonical_bytes
+from agents.control_tools import (
+    SEND_MESSAGE_DESCRIPTION,
+    SEND_MESSAGE_TOOL,
+    TASK_STOP_DESCRIPTION,
+    TASK_STOP_TOOL,
+    SendMessageInput,
+    TaskStopInput,
+)
+
+# Tools the workflow carries out itself: the model sees them like any other.
+WORKFLOW_TOOLS: dict[str, tuple[type, str]] = {
+    AGENT_TOOL: (AgentToolInput, ""),
+    SEND_MESSAGE_TOOL: (SendMessageInput, SEND_MESSAGE_DESCRIPTION),
+    TASK_STOP_TOOL: (TaskStopInput, TASK_STOP_DESCRIPTION),
+}
 
 GIT_STATUS_MAX_CHARS = 2000
 CLAUDE_MD_MAX_CHARS = 40_000
@@ -34,6 +50,8 @@ class RenderContextInput(BaseModel):
     include_claude_md: bool = True
     include_git_status: bool = True
     critical_system_reminder: str | None = None
+    agent_tool_description: str = ""
+    """The `Agent` tool's description, listing the types this agent may spawn."""
 
 
 class RenderedContext(BaseModel):
@@ -98,9 +116,26 @@ def claude_md_block(root: str) -> str | None:
     )
 
 
-def tool_definitions(names: list[str]) -> list[dict]:
+def _workflow_tool(name: str, agent_description: str) -> dict:
+    model, description = WORKFLOW_TOOLS[name]
+    schema = clean_schema(model.model_json_schema(by_alias=True))
+    schema["additionalProperties"] = False
+    return {
+        "name": name,
+        "description": agent_description if name == AGENT_TOOL else description,
+        "input_schema": schema,
+    }
+
+
+def tool_definitions(names: list[str], agent_description: str = "") -> list[dict]:
     return [
-        {"name": n, "description": TOOLS[n].description, "input_schema": TOOLS[n].input_schema()}
+        _workflow_tool(n, agent_description)
+        if n in WORKFLOW_TOOLS
+        else {
+            "name": n,
+            "description": TOOLS[n].description,
+            "input_schema": TOOLS[n].input_schema(),
+        }
         for n in names
     ]
 
@@ -119,7 +154,9 @@ async def render_context(req: RenderContextInput) -> RenderedContext:
     store = default_store()
     system_ref = store.put(canonical_bytes(blocks))
     tools_ref = (
-        store.put(canonical_bytes(tool_definitions(req.tool_names))) if req.tool_names else None
+        store.put(canonical_bytes(tool_definitions(req.tool_names, req.agent_tool_description)))
+        if req.tool_names
+        else None
     )
     return RenderedContext(
         system_ref=system_ref, tools_ref=tools_ref, claude_md_included=claude_md is not None

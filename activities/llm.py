@@ -37,6 +37,7 @@ from agents.messages import (
     ThinkingBlock,
     ToolUseBlock,
     Usage,
+    merge_user_messages,
 )
 from agents.transcript import TranscriptRef
 
@@ -100,7 +101,10 @@ def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
     The breakpoint on the newest block lets the next turn read everything before it from the
     prompt cache.
     """
-    wire = [{"role": m.role, "content": [_wire_block(b) for b in m.content]} for m in messages]
+    wire = [
+        {"role": m.role, "content": [_wire_block(b) for b in m.content]}
+        for m in merge_user_messages(messages)
+    ]
     if wire and wire[-1]["content"]:
         wire[-1]["content"][-1]["cache_control"] = _CACHE
     return wire

@@ -33,6 +33,20 @@ class AgentSettings(_Section):
     slim_subagent_context: bool = True
     hard_max_turns: int = Field(default=1000, ge=1)
     max_concurrent: int = Field(default=16, ge=1)
+    max_depth: int | None = Field(default=None, ge=1)
+    """Deepest sub-agent level; None = 1 without nested agents, 3 with them (R4)."""
+    subagent_model: str | None = None
+    """Default model of sub-agents whose definition names none (CLAUDE_CODE_SUBAGENT_MODEL)."""
+    deny_rules: list[str] = Field(default_factory=list)
+    """Permission rules such as `Agent(Explore)` that forbid spawning a type (R13)."""
+    assistant_force_async: bool = False
+    default_background: bool = False
+    background_hint_ms: int = Field(default=2000, ge=0)
+    handoff_check: bool = True
+    """Scan every sub-agent result for injected instructions before the parent sees it (R42)."""
+
+    def depth_limit(self) -> int:
+        return self.max_depth or (3 if self.allow_nested_agents else 1)
 
 
 class ModelSettings(_Section):
@@ -61,6 +75,8 @@ class OutlastConfig(_Section):
     agents: AgentSettings = AgentSettings()
     model: ModelSettings = ModelSettings()
     tools: ToolSettings = ToolSettings()
+    search_attributes: bool = True
+    """Upsert Outlast's search attributes (R95); off where the namespace lacks them."""
 
     def resolve_model(self, name: str | None) -> str:
         """A model alias (`sonnet`) or full id, or the default when `name` is None/inherit."""
@@ -89,6 +105,8 @@ def from_env(env: Mapping[str, str], base: OutlastConfig | None = None) -> Outla
         features["coordinator_mode"] = True
     if _truthy(env.get("CLAUDE_CODE_FORK_SUBAGENT")):
         features["fork_subagent"] = True
+    if env.get("CLAUDE_CODE_SUBAGENT_MODEL"):
+        agents["subagent_model"] = env["CLAUDE_CODE_SUBAGENT_MODEL"]
     if env.get("OUTLAST_MODEL"):
         model["default_model"] = env["OUTLAST_MODEL"]
     return cfg.model_copy(

@@ -71,6 +71,18 @@ class Message(_Frozen):
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
 
 
+def merge_user_messages(messages: list[Message]) -> list[Message]:
+    """Consecutive user messages folded into one, as the Messages API reads them: tool
+    results and anything queued for the same turn boundary travel as one user turn."""
+    merged: list[Message] = []
+    for message in messages:
+        if merged and merged[-1].role == "user" and message.role == "user":
+            merged[-1] = Message(role="user", content=[*merged[-1].content, *message.content])
+        else:
+            merged.append(message)
+    return merged
+
+
 class Usage(_Frozen):
     """Token counts of one or more model calls, as the Messages API reports them."""
 

@@ -1,40 +1,48 @@
-"""`AgentWorkflow`: one agent, from its task to its final answer, as a durable workflow."""
+"""`AgentWorkflow`: one agent, from its task to its final answer, as a durable workflow.
+
+The same workflow runs a top-level agent and every sub-agent; a sub-agent only differs by
+its input (lineage, parent link, resolved tools and model) and by reporting its end to its
+parent. Finishing, failing and being killed all go through `_end`, so the parent hears of
+every ending exactly once and the worktree is always released.
+"""
 
 from __future__ import annotations
 
-from datetime import timedelta
+import functools
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError, is_cancelled_exception
 
-from agents.definition import AgentDefinition, DefinitionSet
+from agents.agent_tool import AGENT_TOOL, AgentToolInput
+from agents.control_tools import SEND_MESSAGE_TOOL, TASK_STOP_TOOL, SendMessageInput, TaskStopInput
 from agents.messages import Message
-from agents.tool_filter import is_read_only, resolve_agent_tools
+from agents.notifications import wrap_notification_for_mixed_turn
+from agents.worktree_slug import agent_worktree_slug
 
 with workflow.unsafe.imports_passed_through():
-    from activities.context import RenderContextInput, RenderedContext, render_context
-    from activities.definitions import LoadDefinitionsInput, load_definitions
-    from activities.errors import NON_RETRYABLE, AgentTypeNotFound, InvalidAgentInput
-    from activities.llm import AgentTag, ModelRequest
-    from activities.tools import TOOLS
+    from activities.resume import repair
 
-from workflows.agent_loop import LoopHooks, LoopSetup, LoopState, run_agent_loop
+from workflows import search_attributes as sa
+from workflows.agent_control import send_message, task_stop
+from workflows.agent_end import handoff_warning, release_worktree, tell_parent
+from workflows.agent_loop import LoopHooks, LoopSetup, LoopState, WorkflowTool, run_agent_loop
+from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare
 from workflows.contracts import (
     AgentInput,
+    AgentNotification,
     AgentResult,
     AgentStatus,
+    BackgroundRequest,
+    ChildSummary,
+    MailMessage,
     StopRequest,
     TranscriptView,
+    Workspace,
 )
-
-SETUP_OPTIONS = {
-    "start_to_close_timeout": timedelta(seconds=60),
-    "retry_policy": RetryPolicy(maximum_attempts=5, non_retryable_error_types=NON_RETRYABLE),
-}
-
-
-def not_found_message(agent_type: str, available: list[str]) -> str:
-    return f"Agent type '{agent_type}' not found. Available agents: {', '.join(available)}"
+from workflows.registry import ChildRegistry
+from workflows.subagents import ParentContext, SubAgents
+from workflows.tool_pool import ALIASES
+from workflows.worktrees import create_worktree
 
 
 @workflow.defn(name="AgentWorkflow")
@@ -49,99 +57,159 @@ class AgentWorkflow:
         self._agent_type = ""
         self._model = ""
         self._agent_id = ""
+        self._background = False
+        self._mailbox: list[MailMessage] = []
+        self._seen_mail: set[str] = set()
+        self._registry = ChildRegistry()
+        self._subagents = SubAgents(self._registry)
+        self._started = workflow.now()
+        self._upserts = False
 
     @workflow.run
     async def run(self, inp: AgentInput) -> AgentResult:
-        started = workflow.now()
-        self._agent_id = inp.lineage.agent_id or workflow.info().workflow_id
-        definition = await self._definition(inp)
-        setup = await self._setup(inp, definition)
-        self._state = LoopState(cwd=inp.workspace.root, pending=[Message.user_text(inp.prompt)])
+        self._started = workflow.now()
+        lineage = lineage_of(inp)
+        inp = inp.model_copy(update={"lineage": lineage})
+        self._agent_id, self._agent_type = lineage.agent_id, inp.agent_type
+        self._background = inp.background
+        # Agents of the first release recorded no search attributes; they replay without.
+        self._upserts = inp.config.search_attributes and workflow.patched("search-attributes")
+        if self._upserts:
+            workflow.upsert_search_attributes(sa.for_agent(inp))
+        try:
+            end = await self._work(inp)
+        except BaseException as e:
+            if is_cancelled_exception(e):
+                await self._end(inp, "killed", error="stopped")
+            elif isinstance(e, ApplicationError):
+                await self._end(inp, "failed", error=e.message)
+            raise
+        return await self._end(inp, "completed", loop_end=end)
+
+    async def _work(self, inp: AgentInput) -> str:
+        prepared = await prepare(inp, inp.lineage)
+        self._agent_type, self._model = prepared.definition.agent_type, prepared.model
+        setup = self._loop_setup(inp, prepared)
+        await self._start_state(inp)
         hooks = LoopHooks(
             stop_requested=lambda: self._stop is not None,
+            drain_inbox=self._drain_inbox,
             on_phase=self._on_phase,
             record=self._messages.extend,
-            started_at=lambda: int((workflow.now() - started).total_seconds() * 1000),
+            started_at=self._elapsed_ms,
+            has_input=lambda: bool(self._mailbox or self._registry.queue),
+            outstanding=self._registry.outstanding,
+            wait_for_input=self._wait_for_input,
         )
-        end = await run_agent_loop(setup, self._state, hooks)
-        self._phase = "finished"
-        return AgentResult(
-            status="completed",
+        return await run_agent_loop(setup, self._state, hooks)
+
+    async def _start_state(self, inp: AgentInput) -> None:
+        self._state = LoopState(cwd=inp.workspace.root, read_state=dict(inp.read_file_state))
+        if inp.worktree is not None and inp.resume_from is not None:
+            # R53: a resumed agent gets its worktree back (re-created if it was removed).
+            home = Workspace(root=inp.worktree.repo_root, host_queue=inp.workspace.host_queue)
+            await create_worktree(home, agent_worktree_slug(self._agent_id))
+        if inp.resume_from is not None:
+            self._state.transcript = await workflow.execute_activity(
+                repair, inp.resume_from, task_queue=inp.workspace.host_queue, **SETUP_OPTIONS
+            )
+            self._base = self._state.transcript
+        if inp.prompt:
+            self._state.pending = [Message.user_text(inp.prompt)]
+
+    def _loop_setup(self, inp: AgentInput, prepared: Prepared) -> LoopSetup:
+        self._subagents.ctx = ParentContext(
+            workflow_id=workflow.info().workflow_id,
             agent_id=self._agent_id,
-            agent_type=definition.agent_type,
-            final_text=self._state.last_text,
-            usage=self._state.usage.model_copy(update={"duration_ms": hooks.started_at()}),
-            turns=self._state.turns,
-            max_turns_reached=end == "max_turns",
-            stopped=end == "stopped",
-            transcript=self._state.transcript,
+            agent_type=prepared.definition.agent_type,
+            lineage=inp.lineage,
+            config=inp.config,
+            definitions=prepared.definitions,
+            workspace=inp.workspace,
+            model=prepared.model,
+            permission_mode=prepared.permission_mode,
+            allowed_agent_types=prepared.allowed_agent_types,
+            read_state=lambda: self._state.read_state,
+            parent=inp.parent,
         )
-
-    async def _definition(self, inp: AgentInput) -> AgentDefinition:
-        if inp.definition is not None:
-            return inp.definition
-        loaded: DefinitionSet = await workflow.execute_activity(
-            load_definitions,
-            LoadDefinitionsInput(
-                workspace_root=inp.workspace.root,
-                session_definitions=inp.session_definitions,
-                config=inp.config,
+        sender = inp.name or self._agent_id
+        available = {
+            AGENT_TOOL: WorkflowTool(AgentToolInput, self._subagents.agent_tool),
+            SEND_MESSAGE_TOOL: WorkflowTool(
+                SendMessageInput, functools.partial(send_message, self._subagents, sender=sender)
             ),
-            task_queue=inp.workspace.host_queue,
-            **SETUP_OPTIONS,
-        )
-        for error in loaded.errors:
-            workflow.logger.warning("agent definition skipped: %s", error)
-        found = loaded.get(inp.agent_type)
-        if found is None:
-            raise AgentTypeNotFound(not_found_message(inp.agent_type, loaded.names()))
-        return found
-
-    async def _setup(self, inp: AgentInput, definition: AgentDefinition) -> LoopSetup:
-        tools = (
-            inp.tools
-            if inp.tools is not None
-            else resolve_agent_tools(definition, list(TOOLS)).tools
-        )
-        unknown = [t for t in tools if t not in TOOLS]
-        if unknown:
-            raise InvalidAgentInput(f"Unknown tools requested: {', '.join(unknown)}")
-        self._agent_type = definition.agent_type
-        self._model = inp.config.resolve_model(inp.model or definition.model)
-        rendered: RenderedContext = await workflow.execute_activity(
-            render_context,
-            RenderContextInput(
-                system_prompt=definition.system_prompt,
-                tool_names=tools,
-                workspace_root=inp.workspace.root,
-                cwd=inp.workspace.root,
-                include_claude_md=not definition.omit_claude_md,
-                include_git_status=not definition.omit_claude_md,
-                critical_system_reminder=definition.critical_system_reminder,
+            TASK_STOP_TOOL: WorkflowTool(
+                TaskStopInput, functools.partial(task_stop, self._subagents)
             ),
-            task_queue=inp.workspace.host_queue,
-            **SETUP_OPTIONS,
-        )
+        }
+        tools = {name: tool for name, tool in available.items() if name in prepared.tools}
+        tools.update({alias: tools[name] for alias, name in ALIASES.items() if name in tools})
         return LoopSetup(
-            request=ModelRequest(
-                model=self._model,
-                max_tokens=inp.config.model.max_tokens,
-                system_ref=rendered.system_ref,
-                tools_ref=rendered.tools_ref,
-                agent=AgentTag(
-                    agent_id=self._agent_id, agent_type=definition.agent_type, name=inp.name or ""
-                ),
-            ),
-            tools=tools,
+            request=prepared.request,
+            tools=prepared.tools,
             workspace=inp.workspace,
             agent_id=self._agent_id,
-            sandbox="read_only" if is_read_only(tools, definition.permission_mode) else "none",
-            max_turns=min(
-                inp.max_turns or definition.max_turns or inp.config.agents.hard_max_turns,
-                inp.config.agents.hard_max_turns,
-            ),
+            sandbox=prepared.sandbox,  # type: ignore[arg-type]
+            max_turns=prepared.max_turns,
             config=inp.config,
+            workflow_tools=tools,
         )
+
+    async def _end(
+        self, inp: AgentInput, status: str, *, error: str | None = None, loop_end: str = ""
+    ) -> AgentResult:
+        self._phase = "finished"
+        text = self._state.last_text
+        warning = await handoff_warning(inp, text) if status == "completed" else None
+        worktree = await release_worktree(inp.worktree, inp.workspace.host_queue)
+        result = AgentResult(
+            status=status,  # type: ignore[arg-type]
+            agent_id=self._agent_id,
+            agent_type=self._agent_type,
+            final_text=text,
+            usage=self._state.usage.model_copy(update={"duration_ms": self._elapsed_ms()}),
+            turns=self._state.turns,
+            max_turns_reached=loop_end == "max_turns",
+            stopped=loop_end == "stopped",
+            transcript=self._state.transcript,
+            error=error,
+            run_generation=inp.run_generation,
+            handoff_warning=warning,
+            **worktree,
+        )
+        await tell_parent(inp, result)
+        if self._upserts:
+            workflow.upsert_search_attributes([sa.AGENT_STATUS.value_set(status)])
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return result
+
+    # --- inbox ---------------------------------------------------------------------------
+
+    def _drain_inbox(self) -> list[Message]:
+        notes = self._registry.drain()
+        mail, self._mailbox = self._mailbox, []
+        if notes and any(m.sender == "user" for m in mail):
+            notes = [wrap_notification_for_mixed_turn(n) for n in notes]
+        texts = notes + [self._mail_text(m) for m in mail]
+        return [Message.user_text(t) for t in texts]
+
+    @staticmethod
+    def _mail_text(mail: MailMessage) -> str:
+        if mail.sender in ("user", "parent"):
+            return mail.text
+        return f"Message from {mail.sender}:\n{mail.text}"
+
+    async def _wait_for_input(self) -> None:
+        await workflow.wait_condition(
+            lambda: (
+                bool(self._mailbox or self._registry.queue)
+                or not self._registry.outstanding()
+                or self._stop is not None
+            )
+        )
+
+    def _elapsed_ms(self) -> int:
+        return int((workflow.now() - self._started).total_seconds() * 1000)
 
     def _on_phase(self, phase: str, tools: list[str]) -> None:
         self._phase = phase
@@ -151,10 +219,38 @@ class AgentWorkflow:
             f"**{self._agent_type}** `{self._agent_id}` - turn {self._state.turns + 1}: {doing}"
         )
 
+    # --- signals and queries ---------------------------------------------------------------
+
     @workflow.signal(name="stop")
     def stop(self, request: StopRequest | None = None) -> None:
         """End after the current turn: the model is not called again."""
         self._stop = request or StopRequest()
+
+    @workflow.signal(name="send_message")
+    def send_message(self, message: MailMessage) -> None:
+        """Queue a message for the next turn boundary (R65); a repeated id is dropped."""
+        if message.id is not None:
+            if message.id in self._seen_mail:
+                return
+            self._seen_mail.add(message.id)
+        self._mailbox.append(message)
+
+    @workflow.signal(name="agent_notification")
+    def agent_notification(self, end: AgentNotification) -> None:
+        """A sub-agent's run ended (sent by the sub-agent itself)."""
+        self._subagents.on_notification(end)
+
+    @workflow.signal(name="set_backgrounded")
+    def set_backgrounded(self) -> None:
+        """This agent's parent stopped waiting for it: it now runs in the background."""
+        self._background = True
+        if self._upserts:
+            workflow.upsert_search_attributes([sa.IS_BACKGROUND.value_set(True)])
+
+    @workflow.signal(name="background")
+    def background(self, request: BackgroundRequest | None = None) -> None:
+        """Move a running sync sub-agent (or all of them) to the background (R22)."""
+        self._subagents.on_background(request or BackgroundRequest())
 
     @workflow.query(name="status")
     def status(self) -> AgentStatus:
@@ -168,7 +264,15 @@ class AgentWorkflow:
             current_tools=self._current_tools,
             stop_requested=self._stop is not None,
             last_text=self._state.last_text,
+            background=self._background,
+            children=self.tasks(),
+            pending_notifications=len(self._registry.queue),
+            mailbox=len(self._mailbox),
         )
+
+    @workflow.query(name="tasks")
+    def tasks(self) -> list[ChildSummary]:
+        return [t.summary() for t in self._registry.tasks.values()]
 
     @workflow.query(name="transcript")
     def transcript(self) -> TranscriptView:

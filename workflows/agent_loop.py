@@ -21,7 +21,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_
 from temporalio.workflow import ActivityCancellationType
 
 from agents.config import OutlastConfig
-from agents.messages import Message, ToolResultBlock
+from agents.messages import Message, ToolResultBlock, merge_user_messages
 from agents.paths import normalize_path
 from agents.transcript import TranscriptRef
 
@@ -37,12 +37,18 @@ from workflows.turns import (
     add_usage,
     batch_calls,
     error_result,
-    merge_user_messages,
     plan_calls,
 )
 
 LoopEnd = Literal["end_turn", "max_turns", "stopped"]
-WorkflowTool = Callable[[ValidCall], Awaitable[ToolResultBlock]]
+
+
+@dataclass(frozen=True)
+class WorkflowTool:
+    """A tool the workflow carries out itself (Agent, SendMessage, TaskStop)."""
+
+    input_model: type[BaseModel]
+    run: Callable[[ValidCall], Awaitable[ToolResultBlock]]
 
 
 class LoopState(BaseModel):
@@ -71,7 +77,8 @@ class LoopSetup:
     max_turns: int
     config: OutlastConfig
     workflow_tools: dict[str, WorkflowTool] = field(default_factory=dict)
-    """Tools the workflow itself carries out (Agent, SendMessage, ...), by name."""
+    """Tools the workflow itself carries out, by every name the model may use (aliases
+    included). They run alongside read-only tools: each is quick, or waits on a child."""
 
 
 @dataclass
@@ -83,6 +90,12 @@ class LoopHooks:
     """Sees every message as it enters the transcript (for the `transcript` query)."""
     started_at: Callable[[], int] = lambda: 0
     """Elapsed milliseconds since the agent started, for usage.duration_ms."""
+    has_input: Callable[[], bool] = lambda: False
+    """Messages are waiting in the inbox (mail, notifications)."""
+    outstanding: Callable[[], bool] = lambda: False
+    """Background work (sub-agents) whose end this agent has not been told about yet."""
+    wait_for_input: Callable[[], Awaitable[None]] | None = None
+    """Returns once the inbox has something, nothing is outstanding, or a stop came."""
 
 
 def model_activity_options(config: OutlastConfig) -> dict:
@@ -100,11 +113,13 @@ def model_activity_options(config: OutlastConfig) -> dict:
 
 
 def _input_models(setup: LoopSetup) -> dict[str, type[BaseModel]]:
-    models: dict[str, type[BaseModel]] = {}
-    for name in setup.tools:
-        if name in TOOLS:
-            models[name] = TOOLS[name].input_model
+    models = {name: TOOLS[name].input_model for name in setup.tools if name in TOOLS}
+    models.update({name: tool.input_model for name, tool in setup.workflow_tools.items()})
     return models
+
+
+def _concurrency_safe(setup: LoopSetup) -> Callable[[str], bool]:
+    return lambda n: n in setup.workflow_tools or (n in TOOLS and TOOLS[n].read_only)
 
 
 async def _call_model(setup: LoopSetup, state: LoopState) -> ModelResponse:
@@ -163,21 +178,18 @@ async def _run_activity_tool(
 async def _run_one(setup: LoopSetup, state: LoopState, item: ValidCall | ToolResultBlock):
     if isinstance(item, ToolResultBlock):
         return item
-    handler = setup.workflow_tools.get(item.block.name)
-    if handler is not None:
-        return await handler(item)
+    tool = setup.workflow_tools.get(item.block.name)
+    if tool is not None:
+        return await tool.run(item)
     return await _run_activity_tool(setup, state, item)
 
 
 async def _run_tools(
     setup: LoopSetup, state: LoopState, response: ModelResponse, hooks: LoopHooks
 ) -> list[ToolResultBlock]:
-    models = _input_models(setup)
-    for name in setup.workflow_tools:
-        models.setdefault(name, BaseModel)
-    planned = plan_calls(response.message, response.stop_reason, models)
+    planned = plan_calls(response.message, response.stop_reason, _input_models(setup))
     results: list[ToolResultBlock] = []
-    for batch in batch_calls(planned, lambda n: n in TOOLS and TOOLS[n].read_only):
+    for batch in batch_calls(planned, _concurrency_safe(setup)):
         hooks.on_phase("running_tools", [i.block.name for i in batch if isinstance(i, ValidCall)])
         results.extend(await asyncio.gather(*(_run_one(setup, state, i) for i in batch)))
     return results
@@ -202,6 +214,13 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
         uses = len(response.message.tool_uses())
         state.usage = add_usage(state.usage, response.usage, uses, hooks.started_at())
         if uses == 0:
+            if hooks.has_input():
+                continue
+            if hooks.outstanding() and hooks.wait_for_input is not None:
+                # Background sub-agents are still out: their notifications start new turns.
+                hooks.on_phase("waiting", [])
+                await hooks.wait_for_input()
+                continue
             return "end_turn"
         results = await _run_tools(setup, state, response, hooks)
         state.pending = [Message(role="user", content=results)]

@@ -10,11 +10,16 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from temporalio import workflow
 
 from agents.config import OutlastConfig
-from agents.definition import AgentDefinition
+from agents.definition import AgentDefinition, DefinitionSet
 from agents.messages import Message, Usage
 from agents.transcript import TranscriptRef
+
+with workflow.unsafe.imports_passed_through():
+    from activities.tools.base import FileStamp
+    from activities.worktree import WorktreeInfo
 
 TASK_QUEUE = "outlast"
 """Workflows and model calls; any worker serves it."""
@@ -47,9 +52,19 @@ class Lineage(_Contract):
     parent_agent_id: str | None = None
 
 
+class ParentLink(_Contract):
+    """How a sub-agent reports back: a signal to its parent's workflow id (no run id, so a
+    parent that continued as new still receives it)."""
+
+    workflow_id: str
+    agent_id: str
+    tool_use_id: str | None = None
+
+
 class AgentInput(_Contract):
     prompt: str
-    """The task, sent as the agent's first user message."""
+    """The task, sent as the agent's first user message ("" when resuming: the message that
+    resumes the agent arrives as a `send_message` signal)."""
     workspace: Workspace
     agent_type: str = "general-purpose"
     definition: AgentDefinition | None = None
@@ -64,6 +79,20 @@ class AgentInput(_Contract):
     name: str | None = None
     description: str = ""
     max_turns: int | None = Field(default=None, ge=1)
+    parent: ParentLink | None = None
+    background: bool = False
+    """Launched asynchronously (or moved to the background since)."""
+    run_generation: int = 1
+    """1 for the first run of this workflow id, +1 for every resume (R66)."""
+    resume_from: TranscriptRef | None = None
+    """Continue this conversation instead of starting a new one (resume chain, R66)."""
+    read_file_state: dict[str, FileStamp] = Field(default_factory=dict)
+    """A copy of the parent's: what this agent may edit without reading first (R27)."""
+    permission_mode: str | None = None
+    worktree: WorktreeInfo | None = None
+    """The worktree this agent works in; cleaned up (or kept, if changed) when it ends."""
+    definitions: DefinitionSet | None = None
+    """The parent's loaded definitions, so a nested spawn does not reload them."""
 
 
 class AgentUsage(_Contract):
@@ -77,7 +106,19 @@ class AgentUsage(_Contract):
     """Sum over every model call."""
 
 
-AgentState = Literal["starting", "calling_model", "running_tools", "finished"]
+AgentState = Literal["starting", "calling_model", "running_tools", "waiting", "finished"]
+
+
+class ChildSummary(_Contract):
+    agent_id: str
+    name: str | None
+    agent_type: str
+    description: str
+    workflow_id: str
+    status: Literal["running", "completed", "failed", "killed"]
+    mode: Literal["sync", "background"]
+    run_generation: int
+    background_hint: bool = False
 
 
 class AgentStatus(_Contract):
@@ -93,6 +134,10 @@ class AgentStatus(_Contract):
     mode: str = "default"
     stop_requested: bool = False
     last_text: str = ""
+    background: bool = False
+    children: list[ChildSummary] = Field(default_factory=list)
+    pending_notifications: int = 0
+    mailbox: int = 0
 
 
 class TranscriptView(_Contract):
@@ -108,6 +153,42 @@ class StopRequest(_Contract):
     reason: str = ""
 
 
+class MailMessage(_Contract):
+    """Payload of the `send_message` signal."""
+
+    text: str
+    sender: str = "user"
+    summary: str | None = None
+    id: str | None = None
+    """Set by senders that may retry (the resume activity): a repeated id is dropped."""
+
+
+class BackgroundRequest(_Contract):
+    """Payload of the `background` signal: move a running sync sub-agent (None = all of
+    them) to the background."""
+
+    agent_id: str | None = None
+
+
+class AgentNotification(_Contract):
+    """Payload of the `agent_notification` signal a sub-agent sends its parent when it ends."""
+
+    agent_id: str
+    run_generation: int
+    status: Literal["completed", "failed", "killed"]
+    agent_type: str = ""
+    description: str = ""
+    final_text: str = ""
+    """Capped (R39); the whole conversation is at `transcript`."""
+    error: str | None = None
+    usage: AgentUsage = AgentUsage()
+    transcript: TranscriptRef = TranscriptRef()
+    tool_use_id: str | None = None
+    worktree_path: str | None = None
+    worktree_branch: str | None = None
+    handoff_warning: str | None = None
+
+
 class AgentResult(_Contract):
     status: Literal["completed", "failed", "killed"]
     agent_id: str
@@ -120,3 +201,7 @@ class AgentResult(_Contract):
     """Ended by the `stop` signal rather than by the model finishing."""
     transcript: TranscriptRef = TranscriptRef()
     error: str | None = None
+    run_generation: int = 1
+    worktree_path: str | None = None
+    worktree_branch: str | None = None
+    handoff_warning: str | None = None

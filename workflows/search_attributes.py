@@ -7,18 +7,23 @@ types and statuses only, never prompts or file contents.
 SQL visibility (the dev server's SQLite included) has fixed columns per type: at most 10
 Keyword, 3 Int, 3 Bool and 3 Text attributes per namespace. R95 names 12 Keyword attributes,
 so the two that are only ever read, never grouped by, are Text: ParentAgentId and
-VerificationVerdict.
+VerificationVerdict. `ParentWorkflowId` is a system attribute the server itself sets on
+child workflows (and refuses from clients), so Outlast does not define its own.
 """
 
 from __future__ import annotations
 
-from temporalio.common import SearchAttributeKey
+from typing import TYPE_CHECKING
+
+from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+
+if TYPE_CHECKING:
+    from workflows.contracts import AgentInput
 
 SESSION_ID = SearchAttributeKey.for_keyword("SessionId")
 AGENT_ID = SearchAttributeKey.for_keyword("AgentId")
 AGENT_TYPE = SearchAttributeKey.for_keyword("AgentType")
 AGENT_NAME = SearchAttributeKey.for_keyword("AgentName")
-PARENT_WORKFLOW_ID = SearchAttributeKey.for_keyword("ParentWorkflowId")
 PARENT_AGENT_ID = SearchAttributeKey.for_text("ParentAgentId")
 CHAIN_ID = SearchAttributeKey.for_keyword("ChainId")
 AGENT_DEPTH = SearchAttributeKey.for_int("AgentDepth")
@@ -35,7 +40,6 @@ ALL = [
     AGENT_ID,
     AGENT_TYPE,
     AGENT_NAME,
-    PARENT_WORKFLOW_ID,
     PARENT_AGENT_ID,
     CHAIN_ID,
     AGENT_DEPTH,
@@ -54,3 +58,25 @@ _CLI_TYPE = {"KEYWORD": "Keyword", "INT": "Int", "BOOL": "Bool", "TEXT": "Text"}
 def cli_registrations() -> list[str]:
     """`NAME=Type` pairs for `temporal server start-dev --search-attribute`."""
     return [f"{k.name}={_CLI_TYPE[k.indexed_value_type.name]}" for k in ALL]
+
+
+def for_agent(inp: AgentInput, status: str = "running") -> TypedSearchAttributes:
+    """The attributes an agent starts with: lineage, type, mode (no prompt text, ever)."""
+    lineage = inp.lineage
+    pairs: list[SearchAttributePair] = [
+        SearchAttributePair(SESSION_ID, lineage.session_id),
+        SearchAttributePair(AGENT_ID, lineage.agent_id),
+        SearchAttributePair(AGENT_TYPE, inp.agent_type),
+        SearchAttributePair(CHAIN_ID, lineage.chain_id),
+        SearchAttributePair(AGENT_DEPTH, lineage.depth),
+        SearchAttributePair(AGENT_STATUS, status),
+        SearchAttributePair(IS_BACKGROUND, inp.background),
+        SearchAttributePair(PERMISSION_MODE, inp.permission_mode or "default"),
+        SearchAttributePair(ISOLATION_MODE, "worktree" if inp.worktree else "none"),
+        SearchAttributePair(RUN_GENERATION, inp.run_generation),
+    ]
+    if inp.name:
+        pairs.append(SearchAttributePair(AGENT_NAME, inp.name))
+    if lineage.parent_agent_id:
+        pairs.append(SearchAttributePair(PARENT_AGENT_ID, lineage.parent_agent_id))
+    return TypedSearchAttributes(pairs)

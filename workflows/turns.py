@@ -107,15 +107,3 @@ def add_usage(total: AgentUsage, call: Usage, tool_uses: int, duration_ms: int) 
         duration_ms=duration_ms,
         tokens=tokens,
     )
-
-
-def merge_user_messages(messages: Sequence[Message]) -> list[Message]:
-    """Consecutive user messages folded into one, as the Messages API reads them: tool
-    results and anything queued for the same turn boundary travel as one user turn."""
-    merged: list[Message] = []
-    for message in messages:
-        if merged and merged[-1].role == "user" and message.role == "user":
-            merged[-1] = Message(role="user", content=[*merged[-1].content, *message.content])
-        else:
-            merged.append(message)
-    return merged

@@ -20,13 +20,21 @@ PERMANENT_ACTIVITIES = {
     "tool.glob",
     "tool.grep",
     "tool.bash",
+    "workspace.create_worktree",
+    "workspace.cleanup_worktree",
+    "classifier.classify_handoff",
+    "transcript.repair",
+    "agents.resume_agent",
 }
 
 
 def test_activity_names_are_permanent():
+    from activities.resume import AgentControl
+
+    control = AgentControl(None).resume_agent  # type: ignore[arg-type]
     registered = {
         activity._Definition.must_from_callable(fn).name
-        for fn in [*worker.MODEL_ACTIVITIES, *worker.HOST_ACTIVITIES]
+        for fn in [*worker.MODEL_ACTIVITIES, *worker.HOST_ACTIVITIES, control]
     }
     assert PERMANENT_ACTIVITIES <= registered
 
@@ -34,8 +42,10 @@ def test_activity_names_are_permanent():
 def test_workflow_signal_and_query_names_are_permanent():
     defn = workflow._Definition.must_from_class(AgentWorkflow)
     assert defn.name == "AgentWorkflow"
-    assert {"stop"} <= set(defn.signals)
-    assert {"status", "transcript"} <= set(defn.queries)
+    assert {"stop", "send_message", "agent_notification", "set_backgrounded", "background"} <= set(
+        defn.signals
+    )
+    assert {"status", "transcript", "tasks"} <= set(defn.queries)
 
 
 def _imports(package: str) -> set[str]:

@@ -2,13 +2,19 @@
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from agents.messages import (
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    merge_user_messages,
+)
 from workflows.contracts import AgentUsage
 from workflows.turns import (
     ValidCall,
     add_usage,
     batch_calls,
-    merge_user_messages,
     plan_calls,
 )
 

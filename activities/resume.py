@@ -1,0 +1,71 @@
+"""Resuming a finished agent (R66): repair its transcript, start its next run.
+
+Both are activities because they do I/O: the transcript lives in the store, and starting a
+run of a workflow that is not your child takes a Temporal client. Signal-with-start makes
+"signal it if it runs, else start it" one atomic step, closing the race with an agent that
+ends just as the message is sent.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import activity
+from temporalio.client import Client
+from temporalio.common import WorkflowIDReusePolicy
+
+from activities import transcripts
+from activities.store import default_store
+from agents.transcript import TranscriptRef
+from agents.transcript_repair import repair_transcript
+
+
+@activity.defn(name="transcript.repair")
+async def repair(ref: TranscriptRef) -> TranscriptRef:
+    """`ref` itself when it is valid to continue, else a repaired copy."""
+    store = default_store()
+    messages = transcripts.load(store, ref)
+    fixed = repair_transcript(messages)
+    if list(messages) == fixed:
+        return ref
+    return transcripts.append(store, TranscriptRef(), fixed)
+
+
+class ResumeRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    workflow_id: str
+    task_queue: str
+    input: dict
+    """The AgentInput of the new run, as JSON (this module may not import workflows)."""
+    message: dict
+    """The `send_message` payload that resumes it."""
+    known_run_id: str | None = None
+
+
+class ResumeResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    started: bool
+    """False when the agent was still running and simply got the message."""
+
+
+class AgentControl:
+    """Activities that need a Temporal client; the worker builds one per process."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    @activity.defn(name="agents.resume_agent")
+    async def resume_agent(self, req: ResumeRequest) -> ResumeResult:
+        handle = await self._client.start_workflow(
+            "AgentWorkflow",
+            req.input,
+            id=req.workflow_id,
+            task_queue=req.task_queue,
+            start_signal="send_message",
+            start_signal_args=[req.message],
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+        )
+        run_id = handle.result_run_id or ""
+        return ResumeResult(run_id=run_id, started=run_id != req.known_run_id)

@@ -1,0 +1,356 @@
+"""Git worktrees for `isolation: worktree` agents (spec R51-R53).
+
+An agent's worktree lives at `<toplevel>/.claude/worktrees/<slug>` on branch
+`worktree-<slug>` (`/` flattened to `+`), created from HEAD. Both activities are idempotent
+and serialised per repository by an exclusive `flock` on a file in the git common dir, so a
+retry racing its own timed-out attempt, or many agents starting at once, cannot interleave
+their check-then-act steps.
+
+The commit a worktree was created from (its base) is recorded in
+`<common-dir>/outlast-worktrees/<branch>` *before* `git worktree add` runs, so a crash
+between the two steps still leaves a record a retry can trust. Cleanup removes only
+worktrees with such a record and no changes since their base; anything else (including
+worktrees Claude Code itself made under the same directory) is kept.
+
+Every git call is an argument list through GitPython; nothing goes through a shell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar, cast
+
+import git
+from pydantic import BaseModel, ConfigDict
+from temporalio import activity
+
+from activities.errors import OutlastError
+from activities.workspace import atomic_write, heartbeating
+from agents.worktree_slug import (
+    VALID_WORKTREE_SLUG_SEGMENT,
+    InvalidWorktreeSlug,
+    validate_worktree_slug,
+    worktree_branch,
+)
+
+T = TypeVar("T")
+
+WORKTREES_DIR = Path(".claude", "worktrees")
+LOCK_FILE = "outlast-worktree.lock"
+BASES_DIR = "outlast-worktrees"
+# What `git worktree add` writes into `locked` while it runs; left behind if it was killed.
+# GitPython runs git with LC_ALL=C, so the text is never translated.
+_ADD_IN_PROGRESS = "initializing"
+
+
+class WorktreeRefused(OutlastError):
+    """A worktree cannot be made here: bad name, no git repository, or the path is taken.
+
+    Retrying cannot help, so the agent fails at once with the reason.
+    """
+
+    retryable = False
+
+
+class CreateWorktreeInput(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    repo_root: str
+    """Any directory inside the git work tree; the worktree goes under its toplevel."""
+    slug: str
+    """The worktree name (spec R51), e.g. `agent-a1b2c3d4` or `user/feature-x`."""
+    symlink_dirs: list[str] = ["node_modules"]
+    """Top-level directories of the main checkout linked into the worktree, not copied."""
+
+
+class WorktreeInfo(BaseModel):
+    """A worktree as created; travels in workflow inputs and results."""
+
+    model_config = ConfigDict(frozen=True)
+
+    repo_root: str
+    """The git toplevel the worktree belongs to."""
+    worktree_path: str
+    worktree_branch: str
+    head_commit: str
+    """The commit the worktree's branch was created from."""
+    existed: bool = False
+
+
+class CleanupWorktreeInput(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    info: WorktreeInfo
+
+
+class WorktreeCleanup(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kept: bool
+    reason: str
+    """Why it was kept (what changed), or what was removed."""
+
+
+@dataclass(frozen=True)
+class _Repo:
+    top: Path
+    common: Path
+
+    def git(self) -> git.Git:
+        return git.Git(str(self.top))
+
+
+def _check_request(inp: CreateWorktreeInput) -> None:
+    """The pure checks, before anything touches the disk or runs git."""
+    try:
+        validate_worktree_slug(inp.slug)
+    except InvalidWorktreeSlug as e:
+        raise WorktreeRefused(str(e), slug=inp.slug) from None
+    for name in inp.symlink_dirs:
+        # One plain segment, so a link can only appear directly inside the worktree.
+        if ".." in name or not VALID_WORKTREE_SLUG_SEGMENT.fullmatch(name) or name == ".":
+            raise WorktreeRefused(f"Invalid symlink_dirs entry {name!r}: must be one plain name")
+
+
+def _locate(repo_root: str) -> _Repo:
+    """The toplevel and common dir of the work tree containing `repo_root`."""
+    refused = WorktreeRefused(
+        f"{repo_root} is not a git repository; isolation: worktree needs one",
+        repo_root=repo_root,
+    )
+    try:
+        with git.Repo(repo_root, search_parent_directories=True) as repo:
+            if repo.bare:
+                raise refused
+            top, common = repo.git.rev_parse(
+                "--path-format=absolute", "--show-toplevel", "--git-common-dir"
+            ).splitlines()
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandError):
+        raise refused from None
+    return _Repo(top=Path(top), common=Path(common))
+
+
+def _prepare(inp: CreateWorktreeInput) -> _Repo:
+    """The checks that need git but change nothing; the repository they found."""
+    repo = _locate(inp.repo_root)
+    _check_branch_name(repo, worktree_branch(inp.slug))
+    _worktree_path(repo, inp.slug)
+    return repo
+
+
+def _worktree_path(repo: _Repo, slug: str) -> Path:
+    path = repo.top / WORKTREES_DIR / slug
+    # A committed `.claude` symlink must not move worktrees out of the repository.
+    if not path.resolve().is_relative_to(repo.top.resolve()):
+        raise WorktreeRefused(f"{path} resolves outside {repo.top}; refusing to create it")
+    return path
+
+
+def _check_branch_name(repo: _Repo, branch: str) -> None:
+    try:
+        repo.git().check_ref_format("--branch", branch)
+    except git.GitCommandError:
+        # e.g. a slug ending in `.` or `.lock`: a valid path, but not a valid ref.
+        raise WorktreeRefused(f"{branch} is not a valid git branch name") from None
+
+
+async def _serialised(repo: _Repo, fn: Callable[[], T]) -> T:
+    """Run `fn` in a thread holding the repository's worktree lock, heartbeating meanwhile.
+
+    If the activity is cancelled while the thread still waits for the lock, the thread gives
+    up once it gets the lock; if `fn` has already started it runs to completion, which is
+    safe because both operations are idempotent. The lock is always released by the thread
+    that took it, whatever happens to the awaiting coroutine.
+    """
+    abandoned = threading.Event()
+
+    def locked() -> T | None:
+        fd = os.open(repo.common / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return None if abandoned.is_set() else fn()
+        finally:
+            os.close(fd)  # releases the flock
+
+    try:
+        async with heartbeating():
+            result = await asyncio.to_thread(locked)
+    except asyncio.CancelledError:
+        abandoned.set()
+        raise
+    return cast(T, result)  # None only when abandoned, and then CancelledError was raised
+
+
+def _registered(repo: _Repo) -> dict[Path, dict[str, str]]:
+    """`git worktree list --porcelain` as path -> attributes (`HEAD`, `branch`, `locked`...)."""
+    found: dict[Path, dict[str, str]] = {}
+    for block in repo.git().worktree("list", "--porcelain").split("\n\n"):
+        attrs = dict((line.split(" ", 1) + [""])[:2] for line in block.splitlines() if line)
+        if "worktree" in attrs:
+            found[Path(attrs["worktree"])] = attrs
+    return found
+
+
+def _base_file(repo: _Repo, branch: str) -> Path:
+    return repo.common / BASES_DIR / branch
+
+
+def _read_base(repo: _Repo, branch: str) -> str | None:
+    try:
+        return _base_file(repo, branch).read_text().strip() or None
+    except FileNotFoundError:
+        return None
+
+
+def _branch_tip(repo: _Repo, branch: str) -> str | None:
+    try:
+        return repo.git().rev_parse("--verify", "--quiet", f"refs/heads/{branch}^{{commit}}")
+    except git.GitCommandError:
+        return None
+
+
+def _head_commit(repo: _Repo) -> str:
+    try:
+        return repo.git().rev_parse("--verify", "--quiet", "HEAD^{commit}")
+    except git.GitCommandError:
+        raise WorktreeRefused(
+            f"{repo.top} has no commits yet; isolation: worktree needs one to branch from"
+        ) from None
+
+
+def _link_dirs(top: Path, path: Path, names: list[str]) -> None:
+    """Symlink the main checkout's (usually ignored) heavy directories into the worktree."""
+    for name in names:
+        source, link = top / name, path / name
+        # A tracked directory of that name is already checked out: keep the real one.
+        if source.is_dir() and not os.path.lexists(link):
+            os.symlink(source, link, target_is_directory=True)
+
+
+def _info(repo: _Repo, path: Path, branch: str, head: str, existed: bool) -> WorktreeInfo:
+    return WorktreeInfo(
+        repo_root=str(repo.top),
+        worktree_path=str(path),
+        worktree_branch=branch,
+        head_commit=head,
+        existed=existed,
+    )
+
+
+def _create(repo: _Repo, inp: CreateWorktreeInput) -> WorktreeInfo:
+    """Create (or find) the worktree; runs under the repository lock."""
+    path, branch = _worktree_path(repo, inp.slug), worktree_branch(inp.slug)
+    entry = _registered(repo).get(path)
+    if entry is not None and path.is_dir() and entry.get("locked") != _ADD_IN_PROGRESS:
+        _link_dirs(repo.top, path, inp.symlink_dirs)  # a crash may have come before the links
+        head = _read_base(repo, branch) or entry.get("HEAD", "")
+        return _info(repo, path, branch, head, existed=True)
+    g = repo.git()
+    if entry is not None:
+        # Registered but its directory is gone, or an add was killed half-way: drop it.
+        g.worktree("remove", "--force", "--force", str(path))
+    elif path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise WorktreeRefused(f"{path} already exists and is not a worktree of {repo.top}")
+    if _branch_tip(repo, branch) is not None:
+        # The branch outlived its worktree (a crash between the steps): reuse it.
+        g.worktree("add", str(path), branch)
+        head = _read_base(repo, branch) or g.rev_parse(f"refs/heads/{branch}")
+    else:
+        head = _head_commit(repo)
+        atomic_write(_base_file(repo, branch), f"{head}\n".encode())
+        g.worktree("add", "-b", branch, str(path), head)
+    _link_dirs(repo.top, path, inp.symlink_dirs)
+    return _info(repo, path, branch, head, existed=False)
+
+
+@activity.defn(name="workspace.create_worktree")
+async def create_worktree(inp: CreateWorktreeInput) -> WorktreeInfo:
+    """Create the worktree for `inp.slug`, or return it if it already exists.
+
+    Raises:
+        WorktreeRefused: The slug or a `symlink_dirs` entry is invalid (nothing is created),
+            `repo_root` is not in a git work tree, the repository has no commits, or the
+            path is taken by something that is not a worktree.
+    """
+    _check_request(inp)
+    async with heartbeating():
+        repo = await asyncio.to_thread(_prepare, inp)
+    return await _serialised(repo, lambda: _create(repo, inp))
+
+
+def _is_our_link(path: Path, top: Path, status_line: str) -> bool:
+    """Whether a porcelain `??` line is one of the symlinks `_link_dirs` made."""
+    name = status_line[3:].rstrip("/")
+    link = path / name
+    return "/" not in name and link.is_symlink() and link.resolve() == (top / name).resolve()
+
+
+def _changes(repo: _Repo, path: Path, base: str) -> list[str]:
+    """What makes the worktree differ from its base: new commits, edits, untracked files."""
+    g = git.Git(str(path))
+    found = []
+    if g.rev_parse("HEAD") != base:
+        count = int(g.rev_list("--count", f"{base}..HEAD"))
+        found.append(f"{count} new commit{'s' * (count != 1)}" if count else "HEAD moved")
+    lines = g.status("--porcelain", "--untracked-files=all").splitlines()
+    untracked = [ln for ln in lines if ln.startswith("??") and not _is_our_link(path, repo.top, ln)]
+    modified = [ln for ln in lines if ln and not ln.startswith("??")]
+    for what, items in (("modified file", modified), ("untracked file", untracked)):
+        if items:
+            found.append(f"{len(items)} {what}{'s' * (len(items) != 1)}")
+    return found
+
+
+def _cleanup(repo: _Repo, info: WorktreeInfo) -> WorktreeCleanup:
+    """Remove the worktree and its branch if nothing changed; runs under the repository lock."""
+    path, branch = Path(info.worktree_path), info.worktree_branch
+    base = _read_base(repo, branch)
+    g = repo.git()
+    entry = _registered(repo).get(path)
+    if entry is not None and "locked" in entry:
+        return WorktreeCleanup(kept=True, reason=f"worktree is locked {entry['locked']}".strip())
+    if entry is not None and path.is_dir():
+        if base is None:
+            return WorktreeCleanup(kept=True, reason="not created by Outlast (no recorded base)")
+        changes = _changes(repo, path, base)
+        if changes:
+            return WorktreeCleanup(kept=True, reason="worktree has " + ", ".join(changes))
+    if entry is not None:
+        g.worktree("remove", "--force", str(path))
+    tip = _branch_tip(repo, branch)
+    if tip is not None:
+        if tip != base:
+            why = "no recorded base" if base is None else "new commits"
+            return WorktreeCleanup(kept=True, reason=f"branch {branch} kept: {why}")
+        g.branch("-D", branch)
+    _base_file(repo, branch).unlink(missing_ok=True)
+    return WorktreeCleanup(kept=False, reason="no changes; worktree and branch removed")
+
+
+@activity.defn(name="workspace.cleanup_worktree")
+async def cleanup_worktree(inp: CleanupWorktreeInput) -> WorktreeCleanup:
+    """Remove an agent's worktree and branch if it changed nothing; otherwise keep both.
+
+    Idempotent: a worktree that is already gone reports `kept=False`.
+
+    Raises:
+        WorktreeRefused: `info.worktree_path` is not under the repository's worktree directory.
+    """
+    info = inp.info
+    home, path = Path(info.repo_root) / WORKTREES_DIR, Path(info.worktree_path)
+    # `is_relative_to` is lexical, so `..` parts must be refused separately.
+    if ".." in path.parts or path == home or not path.is_relative_to(home):
+        raise WorktreeRefused(f"{info.worktree_path} is not a worktree under {home}")
+    async with heartbeating():
+        try:
+            repo = await asyncio.to_thread(_locate, info.repo_root)
+        except WorktreeRefused:
+            reason = f"{info.repo_root} is no longer a git repository"
+            return WorktreeCleanup(kept=False, reason=reason)
+    return await _serialised(repo, lambda: _cleanup(repo, info))

@@ -1,0 +1,103 @@
+"""The `Agent` tool (alias `Task`): its input schema and the model-facing description (R16).
+
+The tool is carried out by the workflow itself (it starts a child workflow), so only its
+contract lives here; the description lists the agent types this agent may spawn, which is
+why it is rendered per agent rather than fixed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agents.definition import AgentDefinition
+
+AGENT_TOOL = "Agent"
+AGENT_TOOL_ALIASES = ("Task",)
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+RESERVED_NAMES = frozenset({"main"})
+
+
+class AgentToolInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    description: str = Field(description="A short (3-5 word) description of the task")
+    prompt: str = Field(
+        description="The task for the agent to perform. It must be self-contained: the agent "
+        "cannot see this conversation."
+    )
+    subagent_type: str | None = Field(
+        default=None, description="The type of specialized agent to use for this task"
+    )
+    model: Literal["sonnet", "opus", "haiku"] | None = Field(
+        default=None,
+        description="Optional model for this agent; takes precedence over the agent "
+        "definition's model. Leave unset to use the definition's or the default.",
+    )
+    run_in_background: bool | None = Field(
+        default=None,
+        description="Run the agent in the background. You will be notified when it "
+        "completes; do not wait or poll for it.",
+    )
+    name: str | None = Field(
+        default=None,
+        description="A name for the agent, to address it later with SendMessage({to: name}).",
+    )
+    isolation: Literal["worktree"] | None = Field(
+        default=None,
+        description='"worktree" runs the agent in a temporary git worktree: an isolated copy '
+        "of the repository on its own branch.",
+    )
+    team_name: str | None = Field(default=None, description="Team to spawn the agent into.")
+    mode: str | None = Field(default=None, description="Permission mode of a spawned teammate.")
+
+    @model_validator(mode="after")
+    def _name_rules(self) -> AgentToolInput:
+        if self.name is not None:
+            if self.name in RESERVED_NAMES:
+                raise ValueError(f"name '{self.name}' is reserved for the main conversation")
+            if not NAME_PATTERN.match(self.name):
+                raise ValueError(
+                    f"name '{self.name}' must start with a letter or digit and contain only "
+                    "letters, digits, '_' and '-' (at most 64 characters)"
+                )
+        if not self.description.strip() or not self.prompt.strip():
+            raise ValueError("description and prompt must not be empty")
+        return self
+
+
+def describe_agents(definitions: Sequence[AgentDefinition]) -> str:
+    lines = []
+    for d in definitions:
+        tools = "*" if d.allows_all_tools() else ", ".join(d.tools or [])
+        if d.disallowed_tools:
+            tools += f" (except {', '.join(d.disallowed_tools)})"
+        lines.append(f"- {d.agent_type}: {d.when_to_use} (Tools: {tools})")
+    return "\n".join(lines)
+
+
+def agent_tool_description(definitions: Sequence[AgentDefinition]) -> str:
+    return f"""\
+Launch a new agent to handle a complex, multi-step task autonomously. Each agent type has \
+its own tools and instructions.
+
+Available agent types and the tools they have access to:
+{describe_agents(definitions)}
+
+When using the Agent tool, set subagent_type to pick an agent type; without it, \
+general-purpose is used.
+
+Usage notes:
+- Launch several agents at once when their work is independent: put several Agent calls in \
+one message.
+- The agent's final message comes back to you as the tool result; it is not shown to the \
+user. Relay what matters in your own words.
+- With run_in_background the call returns at once and you are notified when the agent ends; \
+do not sleep, poll or guess its result in the meantime.
+- The prompt must say exactly what to do and what to report back: the agent starts with no \
+knowledge of this conversation.
+- Clearly say whether the agent should write code or only research.
+- To continue an agent that finished, use SendMessage with its agent ID or name."""

@@ -1,0 +1,322 @@
+"""Worktree activities (spec R51-R53) on real git repositories: create, refuse, race, clean up."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from temporalio.activity import _Definition
+from temporalio.testing import ActivityEnvironment
+
+from activities.worktree import (
+    BASES_DIR,
+    LOCK_FILE,
+    CleanupWorktreeInput,
+    CreateWorktreeInput,
+    WorktreeCleanup,
+    WorktreeInfo,
+    WorktreeRefused,
+    cleanup_worktree,
+    create_worktree,
+)
+from tests.conftest import GIT_ENV, make_git_repo
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env={**os.environ, **GIT_ENV},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip()
+
+
+def branches(repo: Path) -> set[str]:
+    return set(git(repo, "branch", "--format=%(refname:short)").splitlines())
+
+
+def worktree_paths(repo: Path) -> list[str]:
+    out = git(repo, "worktree", "list", "--porcelain")
+    return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    # `node_modules/` (trailing slash) ignores directories only, so the symlink in a worktree
+    # shows up as untracked: cleanup must recognise it as its own.
+    root = make_git_repo(tmp_path / "repo", {"README.md": "# r\n", ".gitignore": "node_modules/\n"})
+    (root / "node_modules" / "left-pad").mkdir(parents=True)
+    (root / "node_modules" / "left-pad" / "index.js").write_text("module.exports = 1;\n")
+    return root
+
+
+async def create(repo: Path, slug: str, **kw: object) -> WorktreeInfo:
+    inp = CreateWorktreeInput(repo_root=str(repo), slug=slug, **kw)
+    return await ActivityEnvironment().run(create_worktree, inp)
+
+
+async def cleanup(info: WorktreeInfo) -> WorktreeCleanup:
+    return await ActivityEnvironment().run(cleanup_worktree, CleanupWorktreeInput(info=info))
+
+
+def test_activity_names_are_permanent() -> None:
+    assert _Definition.must_from_callable(create_worktree).name == "workspace.create_worktree"
+    assert _Definition.must_from_callable(cleanup_worktree).name == "workspace.cleanup_worktree"
+
+
+async def test_create_makes_worktree_branch_and_symlinks(repo: Path) -> None:
+    info = await create(repo, "agent-a1b2c3d4")
+    path = repo / ".claude" / "worktrees" / "agent-a1b2c3d4"
+    assert info == WorktreeInfo(
+        repo_root=str(repo),
+        worktree_path=str(path),
+        worktree_branch="worktree-agent-a1b2c3d4",
+        head_commit=git(repo, "rev-parse", "HEAD"),
+        existed=False,
+    )
+    assert (path / "README.md").read_text() == "# r\n"
+    assert "worktree-agent-a1b2c3d4" in branches(repo)
+    assert git(path, "rev-parse", "HEAD") == git(repo, "rev-parse", "HEAD")
+    assert git(path, "branch", "--show-current") == "worktree-agent-a1b2c3d4"
+    assert (path / "node_modules").is_symlink()
+    assert (path / "node_modules").resolve() == repo / "node_modules"
+
+
+async def test_create_from_a_subdirectory_and_nested_slug(repo: Path) -> None:
+    (repo / "src").mkdir()
+    info = await create(repo / "src", "user/feature-x")
+    assert info.worktree_path == str(repo / ".claude" / "worktrees" / "user" / "feature-x")
+    assert info.worktree_branch == "worktree-user+feature-x"
+    assert info.repo_root == str(repo)
+
+
+async def test_create_twice_returns_the_existing_worktree(repo: Path) -> None:
+    first = await create(repo, "agent-1")
+    git(repo, "commit", "--allow-empty", "-qm", "main moves on")  # the base must not follow
+    second = await create(repo, "agent-1")
+    assert second.existed
+    assert second.model_copy(update={"existed": False}) == first
+    assert len(worktree_paths(repo)) == 2
+
+
+async def test_eight_concurrent_creations_all_succeed(repo: Path) -> None:
+    slugs = [f"agent-{i:08x}" for i in range(8)]
+    infos = await asyncio.gather(*(create(repo, s) for s in slugs))
+    assert [i.existed for i in infos] == [False] * 8
+    listed = worktree_paths(repo)[1:]
+    assert sorted(listed) == sorted(i.worktree_path for i in infos)
+    assert len(set(listed)) == 8
+    assert {f"worktree-{s}" for s in slugs} <= branches(repo)
+
+
+async def test_racing_attempts_for_the_same_slug_agree(repo: Path) -> None:
+    # A retry can start while its timed-out first attempt is still running: without the
+    # repository lock both would try `git worktree add -b` for the same branch.
+    slugs = [f"agent-{i:08x}" for i in range(8)]
+    infos = await asyncio.gather(*(create(repo, s) for s in slugs for _ in range(2)))
+    for slug in slugs:
+        mine = [i for i in infos if i.worktree_branch == f"worktree-{slug}"]
+        assert sorted(i.existed for i in mine) == [False, True]
+        assert len({i.head_commit for i in mine}) == 1
+    assert len(worktree_paths(repo)) == 9
+
+
+async def test_creation_waits_for_the_lock_and_heartbeats(repo: Path) -> None:
+    beats: list[object] = []
+    env = ActivityEnvironment()
+    env.on_heartbeat = lambda *details: beats.append(details)
+    inp = CreateWorktreeInput(repo_root=str(repo), slug="agent-w")
+    fd = os.open(repo / ".git" / LOCK_FILE, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        task = asyncio.create_task(env.run(create_worktree, inp))
+        await asyncio.sleep(1.5)
+        assert not task.done()
+        assert beats, "no heartbeat while waiting for the lock"
+    finally:
+        os.close(fd)
+    assert (await task).existed is False
+
+
+async def test_cancelled_while_waiting_creates_nothing(repo: Path) -> None:
+    env = ActivityEnvironment()
+    inp = CreateWorktreeInput(repo_root=str(repo), slug="agent-c")
+    fd = os.open(repo / ".git" / LOCK_FILE, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        task = asyncio.create_task(env.run(create_worktree, inp))
+        await asyncio.sleep(0.3)
+        env.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    finally:
+        os.close(fd)
+    await asyncio.sleep(0.5)  # the abandoned thread gets the lock and must give up
+    assert not (repo / ".claude").exists()
+    assert branches(repo) == {"main"}
+
+
+@pytest.mark.parametrize(
+    ("slug", "message"),
+    [
+        ("../x", 'Invalid worktree name "../x": must not contain "." or ".." path segments'),
+        ("a..b", 'Invalid worktree name "a..b": must not contain "." or ".." path segments'),
+        ("/abs", 'Invalid worktree name "/abs": each "/"-separated segment must be non-empty'),
+        ("a" * 65, "Invalid worktree name: must be 64 characters or fewer (got 65)"),
+        ("x.lock", "worktree-x.lock is not a valid git branch name"),
+    ],
+)
+async def test_refused_slug_creates_nothing(repo: Path, slug: str, message: str) -> None:
+    before = branches(repo)
+    with pytest.raises(WorktreeRefused) as err:
+        await create(repo, slug)
+    assert err.value.message.startswith(message)
+    assert err.value.non_retryable and err.value.type == "WorktreeRefused"
+    assert not (repo / ".claude").exists()
+    assert branches(repo) == before
+    assert worktree_paths(repo) == [str(repo)]
+    assert not (repo.parent / "x").exists()
+
+
+async def test_refused_symlink_dir_entry(repo: Path) -> None:
+    with pytest.raises(WorktreeRefused, match="symlink_dirs"):
+        await create(repo, "agent-s", symlink_dirs=["../outside"])
+    assert not (repo / ".claude").exists()
+
+
+@pytest.mark.parametrize("where", ["plain", "missing"])
+async def test_not_a_repository_is_refused(tmp_path: Path, where: str) -> None:
+    root = tmp_path / where
+    if where == "plain":
+        root.mkdir()
+    with pytest.raises(WorktreeRefused) as err:
+        await create(root, "agent-1")
+    assert err.value.message == f"{root} is not a git repository; isolation: worktree needs one"
+    assert err.value.non_retryable
+    assert not (root / ".claude").exists()
+
+
+async def test_repository_without_commits_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "empty"
+    root.mkdir()
+    git(root, "init", "-q")
+    with pytest.raises(WorktreeRefused, match="no commits"):
+        await create(root, "agent-1")
+
+
+async def test_path_taken_by_a_plain_directory_is_refused(repo: Path) -> None:
+    taken = repo / ".claude" / "worktrees" / "agent-t"
+    taken.mkdir(parents=True)
+    (taken / "notes.txt").write_text("mine\n")
+    with pytest.raises(WorktreeRefused, match="not a worktree"):
+        await create(repo, "agent-t")
+    assert (taken / "notes.txt").read_text() == "mine\n"
+
+
+async def test_branch_left_without_its_worktree_is_reused(repo: Path) -> None:
+    first = await create(repo, "agent-b")
+    git(repo, "worktree", "remove", "--force", first.worktree_path)  # as if add had crashed
+    git(repo, "commit", "--allow-empty", "-qm", "main moves on")
+    again = await create(repo, "agent-b")
+    assert again == first
+    assert git(Path(again.worktree_path), "rev-parse", "HEAD") == first.head_commit
+
+
+async def test_deleted_directory_is_recreated(repo: Path) -> None:
+    first = await create(repo, "agent-d")
+    shutil.rmtree(first.worktree_path)
+    again = await create(repo, "agent-d")
+    assert again == first
+    assert (Path(again.worktree_path) / "README.md").exists()
+
+
+async def test_interrupted_add_is_redone(repo: Path) -> None:
+    first = await create(repo, "agent-i")
+    path = Path(first.worktree_path)
+    (repo / ".git" / "worktrees" / "agent-i" / "locked").write_text("initializing")
+    (path / "README.md").unlink()  # the checkout never finished
+    again = await create(repo, "agent-i")
+    assert again == first
+    assert (path / "README.md").read_text() == "# r\n"
+
+
+async def test_cleanup_without_changes_removes_worktree_and_branch(repo: Path) -> None:
+    info = await create(repo, "agent-clean")
+    result = await cleanup(info)
+    assert result.kept is False
+    assert not Path(info.worktree_path).exists()
+    assert "worktree-agent-clean" not in branches(repo)
+    assert worktree_paths(repo) == [str(repo)]
+    assert (repo / "node_modules" / "left-pad" / "index.js").exists()  # link removed, not target
+    assert not (repo / ".git" / BASES_DIR / "worktree-agent-clean").exists()
+
+
+async def test_cleanup_keeps_a_worktree_with_new_commits(repo: Path) -> None:
+    info = await create(repo, "agent-commit")
+    path = Path(info.worktree_path)
+    (path / "feature.py").write_text("x = 1\n")
+    git(path, "add", "feature.py")
+    git(path, "commit", "-qm", "feature")
+    result = await cleanup(info)
+    assert result.kept is True
+    assert "1 new commit" in result.reason
+    assert path.is_dir()
+    assert "worktree-agent-commit" in branches(repo)
+
+
+@pytest.mark.parametrize(
+    ("change", "word"), [("untracked", "1 untracked file"), ("modified", "1 modified file")]
+)
+async def test_cleanup_keeps_a_worktree_with_file_changes(
+    repo: Path, change: str, word: str
+) -> None:
+    info = await create(repo, f"agent-{change}")
+    path = Path(info.worktree_path)
+    target = path / ("new.txt" if change == "untracked" else "README.md")
+    target.write_text("changed\n")
+    result = await cleanup(info)
+    assert result.kept is True
+    assert word in result.reason
+    assert "commit" not in result.reason
+    assert target.read_text() == "changed\n"
+
+
+async def test_cleanup_twice_is_harmless(repo: Path) -> None:
+    info = await create(repo, "agent-twice")
+    assert (await cleanup(info)).kept is False
+    again = await cleanup(info)
+    assert again.kept is False
+    assert worktree_paths(repo) == [str(repo)]
+
+
+async def test_cleanup_after_a_crash_between_its_steps_deletes_the_branch(repo: Path) -> None:
+    info = await create(repo, "agent-half")
+    git(repo, "worktree", "remove", "--force", info.worktree_path)
+    assert (await cleanup(info)).kept is False
+    assert "worktree-agent-half" not in branches(repo)
+
+
+async def test_cleanup_keeps_worktrees_outlast_did_not_create(repo: Path) -> None:
+    path = repo / ".claude" / "worktrees" / "by-hand"
+    git(repo, "worktree", "add", "-q", "-b", "worktree-by-hand", str(path), "HEAD")
+    info = await create(repo, "by-hand")
+    assert info.existed
+    result = await cleanup(info)
+    assert result.kept is True and "no recorded base" in result.reason
+    assert path.is_dir() and "worktree-by-hand" in branches(repo)
+
+
+async def test_cleanup_refuses_a_path_outside_the_worktrees_dir(repo: Path) -> None:
+    info = await create(repo, "agent-x")
+    for path in (repo, repo / ".claude" / "worktrees", repo / ".claude/worktrees/../.."):
+        with pytest.raises(WorktreeRefused, match="is not a worktree under"):
+            await cleanup(info.model_copy(update={"worktree_path": str(path)}))
+    assert Path(info.worktree_path).is_dir()

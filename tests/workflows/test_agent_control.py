@@ -1,0 +1,232 @@
+"""TaskStop, SendMessage and resume chains, cancellation reach (R26, R64-R67)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
+
+from activities import transcripts
+from activities.store import default_store
+from agents.messages import TextBlock, ToolResultBlock
+from tests.support import agent_input, running_workers, scripted_model, start
+from tests.workflows.test_stop_and_kill import processes_with
+from workflows.contracts import AgentStatus
+
+
+def spawn(name: str, prompt: str, background: bool) -> dict:
+    return {
+        "name": "Agent",
+        "input": {
+            "description": f"task {name}",
+            "prompt": prompt,
+            "name": name,
+            "run_in_background": background,
+        },
+    }
+
+
+def user_texts(result) -> list[str]:
+    messages = transcripts.load(default_store(), result.transcript)
+    return [
+        b.text for m in messages if m.role == "user" for b in m.content if isinstance(b, TextBlock)
+    ]
+
+
+def tool_results(result) -> list[ToolResultBlock]:
+    messages = transcripts.load(default_store(), result.transcript)
+    return [b for m in messages for b in m.content if isinstance(b, ToolResultBlock)]
+
+
+async def wait_status(handle, predicate, timeout: float = 30) -> AgentStatus:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            status = await handle.query("status", result_type=AgentStatus)
+            if predicate(status):
+                return status
+        except Exception:  # noqa: BLE001 - not running on a worker yet
+            pass
+        await asyncio.sleep(0.05)
+    raise AssertionError("status never matched")
+
+
+async def test_task_stop_kills_the_child_tree_and_notifies_killed(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "sleeper",
+                "match": {"agent_name": "sleeper"},
+                "turns": [
+                    {
+                        "tool_use": {
+                            "name": "Bash",
+                            "input": {"command": "sleep 1101 & sleep 1102 & wait"},
+                        }
+                    },
+                    {"text": "never"},
+                ],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("sleeper", "sleep a lot", True)},
+                    {
+                        "delay_ms": 1500,
+                        "tool_use": {"name": "TaskStop", "input": {"task_id": "sleeper"}},
+                    },
+                    {"text": "Stopped it; carrying on."},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            child = client.get_workflow_handle(f"{handle.id}/sleeper")
+            await wait_status(child, lambda s: "Bash" in s.current_tools)
+            while len(processes_with("sleep 110")) < 2:
+                await asyncio.sleep(0.05)
+            while processes_with("sleep 110"):
+                await asyncio.sleep(0.02)
+            gone = time.time()
+            result = await handle.result()
+            requested = None
+            async for event in child.fetch_history_events():
+                if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+                    requested = event.event_time.ToDatetime().timestamp()
+    assert requested is not None and gone - requested < 2.0
+    assert (await child.describe()).status == WorkflowExecutionStatus.CANCELED
+    assert result.status == "completed" and result.final_text == "Stopped it; carrying on."
+    notes = [t for t in user_texts(result) if t.startswith("<task-notification>")]
+    assert len(notes) == 1
+    assert "<status>killed</status>" in notes[0]
+    assert '<summary>Agent "task sleeper" was stopped</summary>' in notes[0]
+    stop_result = [r for r in tool_results(result) if "Stopped agent" in r.content]
+    assert len(stop_result) == 1 and not stop_result[0].is_error
+
+
+async def test_send_message_resumes_a_finished_child_in_the_same_workflow_id(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "helper",
+                "match": {"agent_name": "helper"},
+                "turns": [
+                    {"text": "first answer: 42"},
+                    {"text": "second answer, building on 42"},
+                ],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("helper", "what is the answer?", False)},
+                    {
+                        "tool_use": {
+                            "name": "SendMessage",
+                            "input": {"to": "helper", "message": "and then?"},
+                        }
+                    },
+                    {"text": "Waiting for helper."},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await handle.result()
+            runs = [w async for w in client.list_workflows(f'WorkflowId = "{handle.id}/helper"')]
+    assert len(runs) == 2 and {r.status for r in runs} == {WorkflowExecutionStatus.COMPLETED}
+    helper_calls = [r for r in model.log if r["agent"] == "helper"]
+    assert [r["turn"] for r in helper_calls] == [0, 1]
+    resumed = helper_calls[1]["body"]["messages"]
+    assert resumed[1]["content"][0]["text"] == "first answer: 42"
+    assert "and then?" in str(resumed[-1]["content"])
+    sent = [r for r in tool_results(result) if "resumed it in the background" in r.content]
+    assert len(sent) == 1
+    notes = [t for t in user_texts(result) if t.startswith("<task-notification>")]
+    assert len(notes) == 1 and "second answer, building on 42" in notes[0]
+
+
+async def test_send_message_reaches_a_running_child_at_its_next_turn(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "worker",
+                "match": {"agent_name": "worker"},
+                "after_last": "repeat_last",
+                "turns": [
+                    {"delay_ms": 1500, "tool_use": {"name": "Glob", "input": {"pattern": "*.md"}}},
+                    {"text": "got it"},
+                ],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("worker", "work", True)},
+                    {
+                        "tool_use": {
+                            "name": "SendMessage",
+                            "input": {"to": "worker", "message": "EXTRA-INFO-77"},
+                        }
+                    },
+                    {"text": "waiting"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await handle.result()
+    worker_calls = [r for r in model.log if r["agent"] == "worker"]
+    assert "EXTRA-INFO-77" not in str(worker_calls[0]["body"]["messages"])
+    last_user = worker_calls[1]["body"]["messages"][-1]["content"]
+    assert [b["type"] for b in last_user] == ["tool_result", "text"]
+    assert "EXTRA-INFO-77" in last_user[1]["text"]
+    queued = [r for r in tool_results(result) if "Message queued for delivery" in r.content]
+    assert len(queued) == 1
+
+
+async def test_cancelling_the_parent_cancels_its_sync_child_not_background_ones(client, git_repo):
+    slow = {"delay_ms": 60000, "text": "late"}
+    script = {
+        "agents": [
+            {"name": "bg", "match": {"agent_name": "bg"}, "turns": [slow]},
+            {"name": "fg", "match": {"agent_name": "fg"}, "turns": [slow]},
+            {
+                "name": "parent",
+                "turns": [
+                    {
+                        "tool_use": [
+                            spawn("bg", "background work", True),
+                            spawn("fg", "foreground work", False),
+                        ]
+                    },
+                ],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_status(handle, lambda s: len(s.children) == 2)
+            await handle.cancel()
+            with pytest.raises(WorkflowFailureError):
+                await handle.result()
+            fg = client.get_workflow_handle(f"{handle.id}/fg")
+            bg = client.get_workflow_handle(f"{handle.id}/bg")
+            for _ in range(100):
+                if (await fg.describe()).status == WorkflowExecutionStatus.CANCELED:
+                    break
+                await asyncio.sleep(0.1)
+            assert (await fg.describe()).status == WorkflowExecutionStatus.CANCELED
+            assert (await bg.describe()).status == WorkflowExecutionStatus.RUNNING
+            await bg.cancel()

@@ -1,0 +1,133 @@
+"""`SendMessage` and `TaskStop` as the workflow carries them out (R64-R67).
+
+A running target gets a `send_message` signal and reads it at its next turn boundary; a
+finished one is resumed as a new run of the same workflow id, from its transcript. TaskStop
+is Temporal cancellation of the target, which reaches its tools through heartbeats.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
+
+from agents.control_tools import SendMessageInput, TaskStopInput
+from agents.messages import ToolResultBlock
+
+with workflow.unsafe.imports_passed_through():
+    from activities.resume import AgentControl, ResumeRequest, ResumeResult
+
+from workflows.contracts import MailMessage, ParentLink
+from workflows.registry import ChildTask
+from workflows.subagents import SubAgents
+from workflows.turns import ValidCall, error_result
+
+RESUME_OPTIONS = {
+    "start_to_close_timeout": timedelta(seconds=30),
+    "retry_policy": RetryPolicy(maximum_attempts=5),
+}
+
+
+def _ok(call: ValidCall, text: str) -> ToolResultBlock:
+    return ToolResultBlock(tool_use_id=call.block.id, content=text)
+
+
+async def task_stop(agents: SubAgents, call: ValidCall) -> ToolResultBlock:
+    inp: TaskStopInput = call.input  # type: ignore[assignment]
+    task = agents.registry.find(inp.target)
+    if task is None:
+        return error_result(call.block, f"No task found with ID: {inp.target}")
+    if task.status != "running":
+        return _ok(
+            call, f"Task {task.agent_id} is not running (status: {task.status}); nothing to stop."
+        )
+    task.stop_requested = True
+    await workflow.get_external_workflow_handle(task.workflow_id).cancel()
+    return _ok(
+        call,
+        f'Stopped agent {task.agent_id} ("{task.description}"). Its notification will follow; '
+        "you can continue it later with SendMessage.",
+    )
+
+
+async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolResultBlock:
+    inp: SendMessageInput = call.input  # type: ignore[assignment]
+    ctx = agents.ctx
+    assert ctx is not None
+    mail = MailMessage(text=inp.message, sender=sender, summary=inp.summary, id=call.block.id)
+    parent = ctx.parent
+    if parent is not None and inp.to in ("main", parent.agent_id):
+        await workflow.get_external_workflow_handle(parent.workflow_id).signal("send_message", mail)
+        return _ok(call, f"Message sent to {inp.to}.")
+    task = agents.registry.find(inp.to)
+    if task is None:
+        known = ", ".join(t.name or t.agent_id for t in agents.registry.tasks.values()) or "none"
+        return error_result(
+            call.block, f"No agent named or with ID '{inp.to}'. Known agents: {known}"
+        )
+    if task.status == "running":
+        try:
+            await workflow.get_external_workflow_handle(task.workflow_id).signal(
+                "send_message", mail
+            )
+            return _ok(call, f"Message queued for delivery to {inp.to} at its next tool round.")
+        except ApplicationError:
+            workflow.logger.info("%s ended before the message; resuming it", task.agent_id)
+    return await _resume(agents, call, task, mail)
+
+
+async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: MailMessage):
+    """R66: a new run of the same workflow id continues the stopped agent's conversation."""
+    previous = task.status
+    if task.transcript is None:
+        return error_result(
+            call.block,
+            f'Agent "{call.input.to}" is stopped ({previous}) and could not be resumed: its '
+            "conversation is not known yet; try again after its notification.",
+        )
+    generation = task.run_generation + 1
+    spawn = task.spawn.model_copy(
+        update={
+            "prompt": "",
+            "resume_from": task.transcript,
+            "run_generation": generation,
+            "background": True,
+            "parent": ParentLink(
+                workflow_id=agents.ctx.workflow_id,
+                agent_id=agents.ctx.agent_id,
+                tool_use_id=call.block.id,
+            ),
+            "read_file_state": {},
+        }
+    )
+    try:
+        started: ResumeResult = await workflow.execute_activity_method(
+            AgentControl.resume_agent,
+            ResumeRequest(
+                workflow_id=task.workflow_id,
+                task_queue=workflow.info().task_queue,
+                input=spawn.model_dump(mode="json"),
+                message=mail.model_dump(mode="json"),
+                known_run_id=task.run_id,
+            ),
+            **RESUME_OPTIONS,
+        )
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        return error_result(
+            call.block,
+            f'Agent "{call.input.to}" is stopped ({previous}) and could not be resumed: {e.cause}',
+        )
+    if not started.started:
+        return _ok(call, f"Message queued for delivery to {call.input.to} at its next tool round.")
+    task.spawn, task.run_id, task.run_generation = spawn, started.run_id, generation
+    task.status, task.mode, task.end, task.stop_requested = "running", "background", None, False
+    task.tool_use_id = call.block.id
+    return _ok(
+        call,
+        f'Agent "{call.input.to}" was stopped ({previous}); resumed it in the background with '
+        "your message. You'll be notified when it finishes.",
+    )

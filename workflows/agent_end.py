@@ -1,0 +1,81 @@
+"""How an agent ends, whichever way it ends (R42, R44, R53): the handoff check on its answer,
+its worktree cleaned up or kept, and its parent told, exactly as the parent expects it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+from agents.handoff import HANDOFF_UNAVAILABLE, HANDOFF_WARNING
+from agents.notifications import cap_result
+
+with workflow.unsafe.imports_passed_through():
+    from activities.handoff import HandoffInput, HandoffVerdict, classify_handoff
+    from activities.worktree import WorktreeInfo
+
+from workflows.contracts import AgentInput, AgentNotification, AgentResult
+from workflows.worktrees import cleanup
+
+HANDOFF_OPTIONS = {
+    "start_to_close_timeout": timedelta(seconds=60),
+    "retry_policy": RetryPolicy(maximum_attempts=3),
+}
+
+
+async def handoff_warning(inp: AgentInput, text: str) -> str | None:
+    """The warning to put before the answer, if any. Fails open (R42): whatever goes wrong
+    here never turns a finished agent into a failed one."""
+    if inp.parent is None or not inp.config.agents.handoff_check or not text:
+        return None
+    try:
+        verdict: HandoffVerdict = await workflow.execute_activity(
+            classify_handoff,
+            HandoffInput(text=text, agent_type=inp.agent_type),
+            task_queue=inp.workspace.host_queue,
+            **HANDOFF_OPTIONS,
+        )
+    except ActivityError as e:
+        workflow.logger.warning("handoff check unavailable: %s", e.cause)
+        return HANDOFF_UNAVAILABLE
+    return HANDOFF_WARNING if verdict.flagged else None
+
+
+async def release_worktree(info: WorktreeInfo | None, host_queue: str) -> dict:
+    """Result fields for the worktree: its path and branch if kept, nothing if removed."""
+    if info is None:
+        return {}
+    outcome = await cleanup(info, host_queue)
+    if outcome is not None and not outcome.kept:
+        return {}
+    return {"worktree_path": info.worktree_path, "worktree_branch": info.worktree_branch}
+
+
+async def tell_parent(inp: AgentInput, result: AgentResult) -> None:
+    """Signal the parent's workflow id (its latest run) how this run ended."""
+    if inp.parent is None:
+        return
+    end = AgentNotification(
+        agent_id=result.agent_id,
+        run_generation=inp.run_generation,
+        status=result.status,
+        agent_type=result.agent_type,
+        description=inp.description,
+        final_text=cap_result(result.final_text),
+        error=result.error,
+        usage=result.usage,
+        transcript=result.transcript,
+        tool_use_id=inp.parent.tool_use_id,
+        worktree_path=result.worktree_path,
+        worktree_branch=result.worktree_branch,
+        handoff_warning=result.handoff_warning,
+    )
+    try:
+        await workflow.get_external_workflow_handle(inp.parent.workflow_id).signal(
+            "agent_notification", end
+        )
+    except ApplicationError as e:
+        # The parent is gone (finished or terminated): nobody is left to tell.
+        workflow.logger.warning("could not notify parent %s: %s", inp.parent.workflow_id, e)

@@ -1,0 +1,127 @@
+"""Getting an agent ready to loop: its definition, tools, model, rendered prompt (R5, R17)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+from agents.agent_tool import agent_tool_description
+from agents.definition import AgentDefinition, DefinitionSet
+from agents.spawn import new_agent_id, not_found_message
+from agents.tool_filter import is_read_only, resolve_agent_tools
+
+with workflow.unsafe.imports_passed_through():
+    from activities.context import RenderContextInput, RenderedContext, render_context
+    from activities.definitions import LoadDefinitionsInput, load_definitions
+    from activities.errors import NON_RETRYABLE, AgentTypeNotFound, InvalidAgentInput
+    from activities.llm import AgentTag, ModelRequest
+    from activities.tools import TOOLS
+
+from workflows.contracts import AgentInput, Lineage
+from workflows.tool_pool import BASE_TOOLS
+
+SETUP_OPTIONS = {
+    "start_to_close_timeout": timedelta(seconds=60),
+    "retry_policy": RetryPolicy(maximum_attempts=5, non_retryable_error_types=NON_RETRYABLE),
+}
+
+
+@dataclass
+class Prepared:
+    definition: AgentDefinition
+    definitions: DefinitionSet
+    tools: list[str]
+    allowed_agent_types: list[str] | None
+    model: str
+    permission_mode: str
+    request: ModelRequest
+    sandbox: str
+    max_turns: int
+
+
+def lineage_of(inp: AgentInput) -> Lineage:
+    """The input's lineage, completed for an agent started by a client with bare JSON."""
+    lineage = inp.lineage
+    info = workflow.info()
+    return lineage.model_copy(
+        update={
+            "agent_id": lineage.agent_id or new_agent_id(workflow.random().getrandbits(64)),
+            "chain_id": lineage.chain_id or str(workflow.uuid4()),
+            "session_id": lineage.session_id or info.workflow_id,
+        }
+    )
+
+
+async def load_definition_set(inp: AgentInput) -> DefinitionSet:
+    if inp.definitions is not None:
+        return inp.definitions
+    loaded: DefinitionSet = await workflow.execute_activity(
+        load_definitions,
+        LoadDefinitionsInput(
+            workspace_root=inp.workspace.root,
+            session_definitions=inp.session_definitions,
+            config=inp.config,
+        ),
+        task_queue=inp.workspace.host_queue,
+        **SETUP_OPTIONS,
+    )
+    for error in loaded.errors:
+        workflow.logger.warning("agent definition skipped: %s", error)
+    return loaded
+
+
+async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
+    definitions = await load_definition_set(inp)
+    definition = inp.definition or definitions.get(inp.agent_type)
+    if definition is None:
+        raise AgentTypeNotFound(not_found_message(inp.agent_type, definitions.names()))
+    resolved = resolve_agent_tools(definition, BASE_TOOLS)
+    tools = inp.tools if inp.tools is not None else resolved.tools
+    unknown = [t for t in tools if t not in TOOLS and t not in BASE_TOOLS]
+    if unknown:
+        raise InvalidAgentInput(f"Unknown tools requested: {', '.join(unknown)}")
+    mode = inp.permission_mode or definition.permission_mode or "default"
+    model = inp.config.resolve_model(inp.model or definition.model)
+    spawnable = [
+        d
+        for d in definitions.definitions
+        if resolved.allowed_agent_types is None or d.agent_type in resolved.allowed_agent_types
+    ]
+    rendered: RenderedContext = await workflow.execute_activity(
+        render_context,
+        RenderContextInput(
+            system_prompt=definition.system_prompt,
+            tool_names=tools,
+            workspace_root=inp.workspace.root,
+            cwd=inp.workspace.root,
+            include_claude_md=not definition.omit_claude_md,
+            include_git_status=not definition.omit_claude_md,
+            critical_system_reminder=definition.critical_system_reminder,
+            agent_tool_description=agent_tool_description(spawnable) if "Agent" in tools else "",
+        ),
+        task_queue=inp.workspace.host_queue,
+        **SETUP_OPTIONS,
+    )
+    hard = inp.config.agents.hard_max_turns
+    return Prepared(
+        definition=definition,
+        definitions=definitions,
+        tools=tools,
+        allowed_agent_types=resolved.allowed_agent_types,
+        model=model,
+        permission_mode=mode,
+        request=ModelRequest(
+            model=model,
+            max_tokens=inp.config.model.max_tokens,
+            system_ref=rendered.system_ref,
+            tools_ref=rendered.tools_ref,
+            agent=AgentTag(
+                agent_id=lineage.agent_id, agent_type=definition.agent_type, name=inp.name or ""
+            ),
+        ),
+        sandbox="read_only" if is_read_only(tools, mode) else "none",
+        max_turns=min(inp.max_turns or definition.max_turns or hard, hard),
+    )

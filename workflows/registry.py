@@ -1,0 +1,160 @@
+"""A parent's table of its sub-agents and the exactly-once notification rule (R37, R43).
+
+Pure state, no Temporal calls: every transition here is a plain unit test. The table is part
+of the parent's carried state, so a continued run keeps deduplicating.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agents.notifications import (
+    TaskNotification,
+    UsageFigures,
+    format_task_notification,
+    summary_for,
+)
+from agents.transcript import TranscriptRef
+from workflows.contracts import AgentInput, AgentNotification, AgentUsage, ChildSummary
+
+TaskState = Literal["running", "completed", "failed", "killed"]
+
+
+def figures(usage: AgentUsage) -> UsageFigures:
+    return UsageFigures(
+        total_tokens=usage.total_tokens, tool_uses=usage.tool_uses, duration_ms=usage.duration_ms
+    )
+
+
+def delivered_text(end: AgentNotification) -> str:
+    """The child's answer as the parent sees it: with the handoff warning first, if any."""
+    if end.handoff_warning:
+        return f"{end.handoff_warning}\n\n{end.final_text}"
+    return end.final_text
+
+
+class ChildTask(BaseModel):
+    agent_id: str
+    name: str | None = None
+    agent_type: str
+    description: str
+    workflow_id: str
+    run_id: str | None = None
+    tool_use_id: str | None = None
+    status: TaskState = "running"
+    mode: Literal["sync", "background"]
+    run_generation: int = 1
+    notified: list[int] = Field(default_factory=list)
+    """Generations whose end the parent has already been told about (sync result or
+    notification): the test-and-set of R37, per resume generation."""
+    stop_requested: bool = False
+    background_requested: bool = False
+    background_hint: bool = False
+    end: AgentNotification | None = None
+    """How the current generation ended, once known."""
+    spawn: AgentInput
+    """The input it was started with, kept to resume it (R66)."""
+    transcript: TranscriptRef | None = None
+
+    def summary(self) -> ChildSummary:
+        return ChildSummary(
+            agent_id=self.agent_id,
+            name=self.name,
+            agent_type=self.agent_type,
+            description=self.description,
+            workflow_id=self.workflow_id,
+            status=self.status,
+            mode=self.mode,
+            run_generation=self.run_generation,
+            background_hint=self.background_hint,
+        )
+
+
+class ChildRegistry(BaseModel):
+    tasks: dict[str, ChildTask] = Field(default_factory=dict)
+    names: dict[str, str] = Field(default_factory=dict)
+    """name -> agent id; the latest spawn with a name wins (R20)."""
+    queue: list[str] = Field(default_factory=list)
+    """Formatted `<task-notification>` texts waiting for the next turn boundary."""
+
+    def add(self, task: ChildTask) -> None:
+        self.tasks[task.agent_id] = task
+        if task.name:
+            self.names[task.name] = task.agent_id
+
+    def find(self, target: str) -> ChildTask | None:
+        target = target.strip()
+        if target in self.tasks:
+            return self.tasks[target]
+        agent_id = self.names.get(target)
+        return self.tasks.get(agent_id) if agent_id else None
+
+    def running(self) -> list[ChildTask]:
+        return [t for t in self.tasks.values() if t.status == "running"]
+
+    def outstanding(self) -> bool:
+        """A background child whose end the parent has not been told about yet."""
+        return any(
+            t.mode == "background" and t.run_generation not in t.notified
+            for t in self.tasks.values()
+        )
+
+    def record_end(self, end: AgentNotification) -> bool:
+        """Note how a child's run ended; True if that queued a notification.
+
+        Idempotent: a duplicate (retried signal, the handle watcher and the signal both
+        reporting, a stale generation) changes nothing. A child stopped by TaskStop is
+        reported `killed` even if it happened to finish on its own meanwhile (R37).
+        """
+        task = self.tasks.get(end.agent_id)
+        if task is None or end.run_generation in task.notified:
+            return False
+        if end.run_generation < task.run_generation:
+            # An older run's end that crossed a resume: still owed to the parent, once.
+            task.notified.append(end.run_generation)
+            self.queue.append(notification_text(task, end))
+            return True
+        if end.run_generation == task.run_generation and task.end is not None:
+            return False
+        if end.run_generation > task.run_generation:
+            # The child resumed itself for mail that arrived as it was ending.
+            task.run_generation, task.mode, task.stop_requested = (
+                end.run_generation,
+                "background",
+                False,
+            )
+        status = "killed" if task.stop_requested else end.status
+        task.end = end.model_copy(update={"status": status})
+        task.status = status
+        task.transcript = end.transcript
+        if task.mode == "sync":
+            return False
+        task.notified.append(task.run_generation)
+        self.queue.append(notification_text(task, task.end))
+        return True
+
+    def mark_delivered(self, task: ChildTask) -> None:
+        """The end went back as the sync tool result: no notification for it (R37)."""
+        if task.run_generation not in task.notified:
+            task.notified.append(task.run_generation)
+
+    def drain(self) -> list[str]:
+        queued, self.queue = self.queue, []
+        return queued
+
+
+def notification_text(task: ChildTask, end: AgentNotification) -> str:
+    return format_task_notification(
+        TaskNotification(
+            task_id=task.agent_id,
+            tool_use_id=end.tool_use_id or task.tool_use_id,
+            status=end.status,
+            summary=summary_for(end.status, task.description, end.error),
+            result=delivered_text(end) if end.final_text or end.handoff_warning else None,
+            usage=figures(end.usage),
+            worktree_path=end.worktree_path,
+            worktree_branch=end.worktree_branch,
+        )
+    )

@@ -1,0 +1,349 @@
+"""The parent side of sub-agents: the `Agent` tool, the sync wait and backgrounding, and
+the notifications that come back (spec R16-R22, R26, R35-R38).
+
+Every sub-agent is a child `AgentWorkflow` started with ParentClosePolicy.ABANDON: its life
+is governed by explicit rules, not by the parent run's: a sync child is cancelled when the
+parent is (R26), a background child only by TaskStop, and either survives the parent's
+continue-as-new. A child reports its end by signalling its parent's workflow id; the handle
+watcher is the fallback for a child that could not (terminated, crashed code).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import (
+    ChildWorkflowError,
+    WorkflowAlreadyStartedError,
+    is_cancelled_exception,
+)
+from temporalio.workflow import ParentClosePolicy
+
+from agents.agent_tool import AgentToolInput
+from agents.config import OutlastConfig
+from agents.definition import AgentDefinition, DefinitionSet
+from agents.messages import ToolResultBlock
+from agents.notifications import (
+    async_launch_text,
+    backgrounded_text,
+    cap_result,
+    summary_for,
+    sync_result_text,
+)
+from agents.spawn import (
+    FORK,
+    child_permission_mode,
+    depth_error,
+    new_agent_id,
+    resolve_agent_type,
+    resolve_child_model,
+    should_run_async,
+)
+from agents.tool_filter import filter_tools_for_agent, resolve_agent_tools
+from agents.transcript import TranscriptRef
+from agents.worktree_slug import agent_worktree_slug
+from workflows.contracts import (
+    AgentInput,
+    AgentNotification,
+    AgentResult,
+    BackgroundRequest,
+    Lineage,
+    ParentLink,
+    Workspace,
+)
+from workflows.registry import ChildRegistry, ChildTask, delivered_text, figures
+from workflows.tool_pool import BASE_TOOLS
+from workflows.turns import ValidCall, error_result
+from workflows.worktrees import create_worktree
+
+PROMPT_PREVIEW_CHARS = 500
+
+
+@dataclass
+class ParentContext:
+    """What the spawning agent knows about itself; fixed for its run."""
+
+    workflow_id: str
+    agent_id: str
+    agent_type: str
+    lineage: Lineage
+    config: OutlastConfig
+    definitions: DefinitionSet
+    workspace: Workspace
+    model: str
+    permission_mode: str
+    allowed_agent_types: list[str] | None
+    read_state: Callable[[], dict]
+    parent: ParentLink | None = None
+
+
+def end_from_result(task: ChildTask, generation: int, result: AgentResult) -> AgentNotification:
+    return AgentNotification(
+        agent_id=task.agent_id,
+        run_generation=generation,
+        status=result.status,
+        agent_type=result.agent_type,
+        description=task.description,
+        final_text=cap_result(result.final_text),
+        usage=result.usage,
+        transcript=result.transcript,
+        worktree_path=result.worktree_path,
+        worktree_branch=result.worktree_branch,
+        handoff_warning=result.handoff_warning,
+    )
+
+
+def end_from_failure(task: ChildTask, generation: int, error: BaseException) -> AgentNotification:
+    cause = error.cause if isinstance(error, ChildWorkflowError) else error
+    message = getattr(cause, "message", None) or str(cause)
+    return AgentNotification(
+        agent_id=task.agent_id,
+        run_generation=generation,
+        status="killed" if is_cancelled_exception(error) else "failed",
+        description=task.description,
+        error=message,
+        transcript=task.transcript or task.spawn.resume_from or TranscriptRef(),
+    )
+
+
+class SubAgents:
+    """The spawning agent's sub-agent machinery; state lives in `registry` (carried)."""
+
+    def __init__(self, registry: ChildRegistry) -> None:
+        self.registry = registry
+        self.ctx: ParentContext | None = None
+        self._handles: dict[str, workflow.ChildWorkflowHandle] = {}
+
+    # --- signals ---------------------------------------------------------------------
+
+    def on_notification(self, end: AgentNotification) -> None:
+        if not self.registry.record_end(end):
+            workflow.logger.debug(
+                "notification from %s not queued (sync or duplicate)", end.agent_id
+            )
+
+    def on_background(self, request: BackgroundRequest) -> None:
+        for task in self.registry.running():
+            if task.mode == "sync" and request.agent_id in (None, task.agent_id, task.name):
+                task.background_requested = True
+
+    # --- the Agent tool ----------------------------------------------------------------
+
+    async def agent_tool(self, call: ValidCall) -> ToolResultBlock:
+        ctx = self.ctx
+        assert ctx is not None, "SubAgents used before the agent was set up"
+        inp: AgentToolInput = call.input  # type: ignore[assignment]
+        resolved = resolve_agent_type(
+            inp.subagent_type, ctx.definitions, ctx.config, ctx.allowed_agent_types
+        )
+        if resolved == FORK:
+            return error_result(call.block, "Forking is not available here: set subagent_type.")
+        if isinstance(resolved, str):
+            return error_result(call.block, resolved)
+        refusal = self._refusal(inp)
+        if refusal:
+            return error_result(call.block, refusal)
+        agent_id = new_agent_id(workflow.random().getrandbits(64))
+        is_async = should_run_async(inp.run_in_background, resolved, ctx.config)
+        workspace, worktree = ctx.workspace, None
+        if inp.isolation == "worktree":
+            worktree = await create_worktree(ctx.workspace, agent_worktree_slug(agent_id))
+            if isinstance(worktree, str):
+                return error_result(call.block, worktree)
+            workspace = Workspace(root=worktree.worktree_path, host_queue=ctx.workspace.host_queue)
+        child = self._child_input(inp, resolved, agent_id, is_async, workspace, worktree, call)
+        workflow_id = f"{ctx.workflow_id}/{inp.name or agent_id}"
+        try:
+            handle = await workflow.start_child_workflow(
+                "AgentWorkflow",
+                child,
+                id=workflow_id,
+                result_type=AgentResult,
+                parent_close_policy=ParentClosePolicy.ABANDON,
+                memo={
+                    "description": inp.description,
+                    "prompt_preview": inp.prompt[:PROMPT_PREVIEW_CHARS],
+                },
+                static_summary=f"{resolved.agent_type}: {inp.description}",
+            )
+        except WorkflowAlreadyStartedError:
+            return error_result(
+                call.block,
+                f"An agent with workflow id {workflow_id} is already running; "
+                "use SendMessage to talk to it or choose another name.",
+            )
+        task = ChildTask(
+            agent_id=agent_id,
+            name=inp.name,
+            agent_type=resolved.agent_type,
+            description=inp.description,
+            workflow_id=workflow_id,
+            run_id=handle.first_execution_run_id,
+            tool_use_id=call.block.id,
+            mode="background" if is_async else "sync",
+            spawn=child,
+        )
+        self.registry.add(task)
+        self._handles[agent_id] = handle
+        if is_async:
+            self._watch(task, handle)
+            return ToolResultBlock(
+                tool_use_id=call.block.id,
+                content=async_launch_text(agent_id, inp.description, inp.name),
+            )
+        return await self._wait_sync(call, task, handle)
+
+    def _refusal(self, inp: AgentToolInput) -> str | None:
+        ctx = self.ctx
+        assert ctx is not None
+        if err := depth_error(ctx.lineage.depth, ctx.config):
+            return err
+        running = self.registry.running()
+        if len(running) >= ctx.config.agents.max_concurrent:
+            return (
+                f"Too many sub-agents running ({len(running)}, max "
+                f"{ctx.config.agents.max_concurrent}); wait for one to finish or stop one."
+            )
+        existing = self.registry.find(inp.name) if inp.name else None
+        if existing is not None and existing.status == "running":
+            return (
+                f"An agent named '{inp.name}' is already running ({existing.agent_id}); "
+                "use SendMessage to talk to it."
+            )
+        return None
+
+    def _child_input(
+        self,
+        inp: AgentToolInput,
+        definition: AgentDefinition,
+        agent_id: str,
+        is_async: bool,
+        workspace: Workspace,
+        worktree,
+        call: ValidCall,
+    ) -> AgentInput:
+        ctx = self.ctx
+        assert ctx is not None
+        mode = child_permission_mode(ctx.permission_mode, definition)
+        pool = filter_tools_for_agent(
+            BASE_TOOLS,
+            is_built_in=definition.is_built_in,
+            is_async=is_async,
+            permission_mode=mode,
+            allow_nested_agents=ctx.config.agents.allow_nested_agents,
+        )
+        return AgentInput(
+            prompt=inp.prompt,
+            workspace=workspace,
+            agent_type=definition.agent_type,
+            definition=definition,
+            model=resolve_child_model(inp.model, definition, ctx.config, ctx.model),
+            tools=resolve_agent_tools(definition, pool).tools,
+            config=ctx.config,
+            lineage=Lineage(
+                agent_id=agent_id,
+                chain_id=str(workflow.uuid4()),
+                depth=ctx.lineage.depth + 1,
+                session_id=ctx.lineage.session_id or ctx.workflow_id,
+                parent_workflow_id=ctx.workflow_id,
+                parent_agent_id=ctx.agent_id,
+            ),
+            name=inp.name,
+            description=inp.description,
+            parent=ParentLink(
+                workflow_id=ctx.workflow_id, agent_id=ctx.agent_id, tool_use_id=call.block.id
+            ),
+            background=is_async,
+            read_file_state={} if worktree else dict(ctx.read_state()),
+            permission_mode=mode,
+            worktree=worktree,
+            definitions=ctx.definitions,
+        )
+
+    # --- sync children -------------------------------------------------------------------
+
+    async def _wait_sync(self, call: ValidCall, task: ChildTask, handle) -> ToolResultBlock:
+        cfg = self.ctx.config.agents  # type: ignore[union-attr]
+        started = workflow.now()
+
+        def settled() -> bool:
+            return task.end is not None or handle.done()
+
+        def interrupted() -> bool:
+            return settled() or task.background_requested
+
+        try:
+            if cfg.background_hint_ms and not await _wait(interrupted, cfg.background_hint_ms):
+                task.background_hint = True  # R21: the UI may offer to background it
+            if not interrupted():
+                elapsed = (workflow.now() - started).total_seconds() * 1000
+                limit = cfg.auto_background_ms - elapsed if cfg.auto_background_ms else None
+                await _wait(interrupted, limit)
+        except asyncio.CancelledError:
+            # R26: a sync child shares its parent's fate; ABANDON alone would orphan it.
+            await workflow.get_external_workflow_handle(task.workflow_id).cancel()
+            raise
+        if settled():
+            return await self._sync_result(call, task, handle)
+        return await self._to_background(call, task, handle, started)
+
+    async def _sync_result(self, call: ValidCall, task: ChildTask, handle) -> ToolResultBlock:
+        if task.end is None:
+            self.registry.record_end(await self._end_from_handle(task, task.run_generation, handle))
+        end = task.end
+        assert end is not None
+        self.registry.mark_delivered(task)
+        if end.status == "completed":
+            text = sync_result_text(
+                delivered_text(end), task.agent_id, task.agent_type, figures(end.usage)
+            )
+            return ToolResultBlock(tool_use_id=call.block.id, content=text)
+        return error_result(call.block, summary_for(end.status, task.description, end.error))
+
+    async def _to_background(self, call, task: ChildTask, handle, started) -> ToolResultBlock:
+        """R22: the running child is not restarted; its end comes as a notification."""
+        task.mode = "background"
+        await workflow.get_external_workflow_handle(task.workflow_id).signal("set_backgrounded")
+        self._watch(task, handle)
+        if task.background_requested:
+            reason = "on request"
+        else:
+            seconds = (workflow.now() - started).total_seconds()
+            reason = f"automatically, after {seconds:.0f} s"
+        return ToolResultBlock(
+            tool_use_id=call.block.id,
+            content=backgrounded_text(task.agent_id, task.description, reason),
+        )
+
+    # --- endings ---------------------------------------------------------------------------
+
+    async def _end_from_handle(self, task: ChildTask, generation: int, handle) -> AgentNotification:
+        try:
+            return end_from_result(task, generation, await handle)
+        except ChildWorkflowError as e:
+            return end_from_failure(task, generation, e)
+
+    def _watch(self, task: ChildTask, handle) -> None:
+        """Fallback for a child whose own notification never comes."""
+        generation = task.run_generation
+
+        async def watch() -> None:
+            self.registry.record_end(await self._end_from_handle(task, generation, handle))
+
+        asyncio.create_task(watch())
+
+
+async def _wait(condition: Callable[[], bool], timeout_ms: float | None) -> bool:
+    """True if `condition` held before the timeout."""
+    try:
+        await workflow.wait_condition(
+            condition,
+            timeout=None if timeout_ms is None else timedelta(milliseconds=max(timeout_ms, 1)),
+        )
+        return True
+    except TimeoutError:
+        return False

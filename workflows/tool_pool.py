@@ -1,0 +1,34 @@
+"""The full base pool of tools, in the fixed order the model sees them (cache-stable), and
+the tools the workflow carries out itself."""
+
+from __future__ import annotations
+
+from agents.agent_tool import AGENT_TOOL, AGENT_TOOL_ALIASES, AgentToolInput
+from agents.control_tools import (
+    SEND_MESSAGE_TOOL,
+    TASK_STOP_ALIASES,
+    TASK_STOP_TOOL,
+    SendMessageInput,
+    TaskStopInput,
+)
+
+BASE_TOOLS: list[str] = [
+    AGENT_TOOL,
+    "Bash",
+    "Glob",
+    "Grep",
+    "Read",
+    "Edit",
+    "Write",
+    SEND_MESSAGE_TOOL,
+    TASK_STOP_TOOL,
+]
+WORKFLOW_TOOL_INPUTS = {
+    AGENT_TOOL: AgentToolInput,
+    SEND_MESSAGE_TOOL: SendMessageInput,
+    TASK_STOP_TOOL: TaskStopInput,
+}
+ALIASES = {
+    **{alias: AGENT_TOOL for alias in AGENT_TOOL_ALIASES},
+    **{alias: TASK_STOP_TOOL for alias in TASK_STOP_ALIASES},
+}
