@@ -70,6 +70,7 @@ def build_workers(
     task_queue: str = TASK_QUEUE,
     host_queue: str | None = None,
     max_cached_workflows: int = 1000,
+    host_activities: list | None = None,
 ) -> list[Worker]:
     """The main-queue worker and this host's tool worker."""
     common = {
@@ -88,7 +89,7 @@ def build_workers(
     tools = Worker(
         client,
         task_queue=host_queue or host_task_queue(host_id()),
-        activities=HOST_ACTIVITIES,
+        activities=HOST_ACTIVITIES if host_activities is None else host_activities,
         max_concurrent_activities=64,
         **common,
     )

@@ -33,7 +33,9 @@ class Queues:
 
 
 @contextlib.asynccontextmanager
-async def running_workers(client: Client, *, cached: int = 0) -> AsyncIterator[Queues]:
+async def running_workers(
+    client: Client, *, cached: int = 0, host_activities: list | None = None
+) -> AsyncIterator[Queues]:
     """Both workers on fresh queues; `cached=0` replays every workflow task from history, so
     hidden nondeterminism fails the test at once."""
     queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"host-{uuid.uuid4().hex[:8]}")
@@ -42,6 +44,7 @@ async def running_workers(client: Client, *, cached: int = 0) -> AsyncIterator[Q
         task_queue=queues.task_queue,
         host_queue=queues.host_queue,
         max_cached_workflows=cached,
+        host_activities=host_activities,
     )
     tasks = [asyncio.create_task(w.run()) for w in workers]
     try:

@@ -267,26 +267,37 @@ class SubAgents:
     # --- sync children -------------------------------------------------------------------
 
     async def _wait_sync(self, call: ValidCall, task: ChildTask, handle) -> ToolResultBlock:
+        """Wait for the child, or move it to the background on request or at the auto-
+        background deadline. Both timers start with the child (absolute deadlines)."""
         cfg = self.ctx.config.agents  # type: ignore[union-attr]
         started = workflow.now()
+        due = {"auto": False}
 
         def settled() -> bool:
             return task.end is not None or handle.done()
 
-        def interrupted() -> bool:
-            return settled() or task.background_requested
+        async def hint() -> None:
+            await workflow.sleep(timedelta(milliseconds=cfg.background_hint_ms))
+            task.background_hint = not settled()  # R21: the UI may offer to background it
 
+        async def auto() -> None:
+            await workflow.sleep(timedelta(milliseconds=cfg.auto_background_ms))
+            due["auto"] = True
+
+        timers = [asyncio.create_task(hint())] if cfg.background_hint_ms else []
+        if cfg.auto_background_ms:
+            timers.append(asyncio.create_task(auto()))
         try:
-            if cfg.background_hint_ms and not await _wait(interrupted, cfg.background_hint_ms):
-                task.background_hint = True  # R21: the UI may offer to background it
-            if not interrupted():
-                elapsed = (workflow.now() - started).total_seconds() * 1000
-                limit = cfg.auto_background_ms - elapsed if cfg.auto_background_ms else None
-                await _wait(interrupted, limit)
+            await workflow.wait_condition(
+                lambda: settled() or task.background_requested or due["auto"]
+            )
         except asyncio.CancelledError:
             # R26: a sync child shares its parent's fate; ABANDON alone would orphan it.
             await workflow.get_external_workflow_handle(task.workflow_id).cancel()
             raise
+        finally:
+            for timer in timers:
+                timer.cancel()
         if settled():
             return await self._sync_result(call, task, handle)
         return await self._to_background(call, task, handle, started)
@@ -298,8 +309,9 @@ class SubAgents:
         assert end is not None
         self.registry.mark_delivered(task)
         if end.status == "completed":
+            kept = (end.worktree_path, end.worktree_branch or "") if end.worktree_path else None
             text = sync_result_text(
-                delivered_text(end), task.agent_id, task.agent_type, figures(end.usage)
+                delivered_text(end), task.agent_id, task.agent_type, figures(end.usage), kept
             )
             return ToolResultBlock(tool_use_id=call.block.id, content=text)
         return error_result(call.block, summary_for(end.status, task.description, end.error))
@@ -335,15 +347,3 @@ class SubAgents:
             self.registry.record_end(await self._end_from_handle(task, generation, handle))
 
         asyncio.create_task(watch())
-
-
-async def _wait(condition: Callable[[], bool], timeout_ms: float | None) -> bool:
-    """True if `condition` held before the timeout."""
-    try:
-        await workflow.wait_condition(
-            condition,
-            timeout=None if timeout_ms is None else timedelta(milliseconds=max(timeout_ms, 1)),
-        )
-        return True
-    except TimeoutError:
-        return False

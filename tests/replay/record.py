@@ -100,11 +100,134 @@ async def _tool_errors(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def _scripted(client: Client, tmp: Path, script: dict, config=None) -> WorkflowHandle:
+    """Runs under workflow id = the history's name: replay needs the original id, since
+    child workflow ids are derived from it."""
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            kw = {"config": config} if config else {}
+            inp = agent_input("go", repo, queues, **kw)
+            handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
+            await handle.result()
+    return handle
+
+
+def _spawn(name: str, background: bool) -> dict:
+    return {
+        "name": "Agent",
+        "input": {
+            "description": f"task {name}",
+            "prompt": "work",
+            "name": name,
+            "run_in_background": background,
+        },
+    }
+
+
+def _kid(name: str, *turns: dict) -> dict:
+    return {"name": name, "match": {"agent_name": name}, "turns": list(turns)}
+
+
+async def _subagents_sync_async(client: Client, tmp: Path) -> WorkflowHandle:
+    return await _scripted(
+        client,
+        tmp,
+        {
+            "agents": [
+                _kid("bg1", {"text": "bg1 done"}),
+                _kid(
+                    "bg2",
+                    {"tool_use": {"name": "Glob", "input": {"pattern": "*"}}},
+                    {"text": "bg2 done"},
+                ),
+                _kid("fg", {"text": "fg done"}),
+                {
+                    "name": "parent",
+                    "after_last": "repeat_last",
+                    "turns": [
+                        {
+                            "tool_use": [
+                                _spawn("bg1", True),
+                                _spawn("bg2", True),
+                                _spawn("fg", False),
+                            ]
+                        },
+                        {"text": "waiting"},
+                    ],
+                },
+            ]
+        },
+    )
+
+
+async def _subagents_taskstop(client: Client, tmp: Path) -> WorkflowHandle:
+    return await _scripted(
+        client,
+        tmp,
+        {
+            "agents": [
+                _kid(
+                    "sleeper",
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 1201"}}},
+                    {"text": "never"},
+                ),
+                {
+                    "name": "parent",
+                    "after_last": "repeat_last",
+                    "turns": [
+                        {"tool_use": _spawn("sleeper", True)},
+                        {
+                            "delay_ms": 1500,
+                            "tool_use": {"name": "TaskStop", "input": {"task_id": "sleeper"}},
+                        },
+                        {"text": "stopped"},
+                    ],
+                },
+            ]
+        },
+    )
+
+
+async def _subagents_resume(client: Client, tmp: Path) -> WorkflowHandle:
+    return await _scripted(
+        client,
+        tmp,
+        {
+            "agents": [
+                _kid("helper", {"text": "first"}, {"text": "second"}),
+                {
+                    "name": "parent",
+                    "after_last": "repeat_last",
+                    "turns": [
+                        {"tool_use": _spawn("helper", False)},
+                        {
+                            "tool_use": {
+                                "name": "SendMessage",
+                                "input": {"to": "helper", "message": "more"},
+                            }
+                        },
+                        {"text": "waiting"},
+                    ],
+                },
+            ]
+        },
+    )
+
+
 SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_demo": _demo,
     "agent_killed": _killed,
     "agent_tool_errors": _tool_errors,
+    "subagents_sync_async": _subagents_sync_async,
+    "subagents_taskstop": _subagents_taskstop,
+    "subagents_resume": _subagents_resume,
 }
+
+
+# Children whose histories are worth keeping too (a killed child, a resumed run), saved as
+# `<parent>__<child>.json`: the file name encodes the workflow id, which replay needs.
+CHILDREN = {"subagents_taskstop": ["sleeper"], "subagents_resume": ["helper"]}
 
 
 async def record(name: str) -> Path:
@@ -114,15 +237,19 @@ async def record(name: str) -> Path:
     with tempfile.TemporaryDirectory() as tmpdir:
         tmp = Path(tmpdir)
         os.environ["OUTLAST_STORE_DIR"] = str(tmp / "store")
+        os.environ["OUTLAST_RECORDING"] = name
         server = DevServer(state_dir=tmp / "t", port=free_port(), headless=True, persist=False)
         proc = server.start(detach=False)
         try:
             client = await connect(server.address)
             handle = await SCENARIOS[name](client, tmp)
-            history = await handle.fetch_history()
+            out.write_text((await handle.fetch_history()).to_json())
+            for child in CHILDREN.get(name, []):
+                child_handle = client.get_workflow_handle(f"{name}/{child}")
+                path = HISTORIES / f"{name}__{child}.json"
+                path.write_text((await child_handle.fetch_history()).to_json())
         finally:
             proc.terminate()
-    out.write_text(history.to_json())
     return out
 
 

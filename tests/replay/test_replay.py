@@ -29,7 +29,8 @@ async def test_history_replays(path: Path):
         data_converter=pydantic_data_converter,
         workflow_runner=sandbox_runner(),
     )
-    history = WorkflowHistory.from_json(path.stem, path.read_text())
+    workflow_id = path.stem.replace("__", "/")  # see record.py: the name encodes the id
+    history = WorkflowHistory.from_json(workflow_id, path.read_text())
     result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None
 

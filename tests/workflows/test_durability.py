@@ -10,6 +10,8 @@ import sys
 import uuid
 from collections import Counter
 
+from temporalio.api.enums.v1 import EventType
+
 from tests.support import Queues, activity_attempts, agent_input, scripted_model, start
 from workflows.contracts import AgentStatus
 
@@ -81,3 +83,65 @@ async def test_sigkill_worker_while_model_holds_response(client, dev_server, git
     assert any(r["turn"] == 1 and r["outcome"] == "disconnected" for r in log)
     calls = [a for n, a in await activity_attempts(handle) if n == "llm.call_model"]
     assert calls == [1, 2]
+
+
+TREE = {
+    "agents": [
+        {
+            "name": "kid",
+            "match": {"agent_name": "kid"},
+            "turns": [
+                {"text": "Looking.", "tool_use": {"name": "Glob", "input": {"pattern": "**/*.py"}}},
+                {"delay_ms": 3000, "text": "kid done after the crash"},
+            ],
+        },
+        {
+            "name": "parent",
+            "turns": [
+                {
+                    "tool_use": {
+                        "name": "Agent",
+                        "input": {
+                            "description": "slow kid",
+                            "prompt": "look around",
+                            "name": "kid",
+                        },
+                    }
+                },
+                {"text": "parent done"},
+            ],
+        },
+    ]
+}
+
+
+async def test_sigkill_worker_while_a_child_runs(client, dev_server, git_repo):
+    host = f"crash-{uuid.uuid4().hex[:6]}"
+    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
+    with scripted_model(TREE) as model:
+        first = worker_process(dev_server.address, queues, host, model.url)
+        second = None
+        try:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            kid = client.get_workflow_handle(f"{handle.id}/kid")
+            await wait_for_model_call(kid, turn=2)
+            await asyncio.sleep(0.5)
+            os.kill(first.pid, signal.SIGKILL)
+            first.wait()
+            second = worker_process(dev_server.address, queues, host, model.url)
+            result = await asyncio.wait_for(handle.result(), timeout=90)
+        finally:
+            for proc in (first, second):
+                if proc is not None and proc.poll() is None:
+                    proc.terminate()
+                    proc.wait()
+        log = model.log
+    assert result.status == "completed" and result.final_text == "parent done"
+    completed = Counter((r["agent"], r["turn"]) for r in log if r["outcome"] == "completed")
+    assert completed == {("parent", 0): 1, ("kid", 0): 1, ("kid", 1): 1, ("parent", 1): 1}, log
+    runs = [w async for w in client.list_workflows(f'WorkflowId = "{handle.id}/kid"')]
+    assert len(runs) == 1
+    started = 0
+    async for event in handle.fetch_history_events():
+        started += event.event_type == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
+    assert started == 1

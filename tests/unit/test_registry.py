@@ -1,0 +1,89 @@
+"""Exactly-once notifications whatever races with them (R37, R43, R66)."""
+
+from agents.transcript import TranscriptRef
+from workflows.contracts import AgentInput, AgentNotification, Workspace
+from workflows.registry import ChildRegistry, ChildTask
+
+
+def task(mode: str = "background", **kw) -> ChildTask:
+    spawn = AgentInput(prompt="p", workspace=Workspace(root="/r", host_queue="h"))
+    return ChildTask(
+        agent_id="a1",
+        agent_type="general-purpose",
+        description="job",
+        workflow_id="w/a1",
+        mode=mode,
+        spawn=spawn,
+        **kw,
+    )
+
+
+def end(status: str = "completed", generation: int = 1, text: str = "result") -> AgentNotification:
+    return AgentNotification(
+        agent_id="a1",
+        run_generation=generation,
+        status=status,
+        final_text=text,
+        transcript=TranscriptRef(head="h" * 64, length=2),
+    )
+
+
+def test_duplicate_signal_gives_one_notification():
+    reg = ChildRegistry()
+    reg.add(task())
+    assert reg.record_end(end()) is True
+    assert reg.record_end(end()) is False
+    assert len(reg.drain()) == 1 and reg.drain() == []
+    assert not reg.outstanding()
+
+
+def test_stop_then_natural_end_is_reported_killed_once():
+    reg = ChildRegistry()
+    reg.add(task(stop_requested=True))
+    assert reg.record_end(end("completed"))
+    assert reg.record_end(end("killed")) is False
+    (note,) = reg.drain()
+    assert "<status>killed</status>" in note and "was stopped" in note
+    assert reg.tasks["a1"].status == "killed"
+
+
+def test_sync_end_waits_for_the_waiter_and_is_never_notified():
+    reg = ChildRegistry()
+    reg.add(task(mode="sync"))
+    assert reg.record_end(end()) is False
+    assert reg.tasks["a1"].end is not None and reg.queue == []
+    reg.mark_delivered(reg.tasks["a1"])
+    assert reg.record_end(end()) is False and reg.queue == []
+
+
+def test_generations_are_notified_separately_and_stale_ones_once():
+    reg = ChildRegistry()
+    reg.add(task())
+    assert reg.record_end(end(text="first"))
+    t = reg.tasks["a1"]
+    t.run_generation, t.status, t.end = 2, "running", None
+    assert reg.record_end(end(generation=1)) is False  # already told
+    assert reg.outstanding()
+    assert reg.record_end(end(generation=2, text="second"))
+    notes = reg.drain()
+    assert len(notes) == 2 and "second" in notes[1]
+
+
+def test_an_older_run_ending_after_a_resume_is_still_told_once():
+    reg = ChildRegistry()
+    reg.add(task())
+    t = reg.tasks["a1"]
+    t.run_generation = 2  # resumed before generation 1's end arrived
+    assert reg.record_end(end(generation=1, text="late first"))
+    assert reg.record_end(end(generation=1, text="late first")) is False
+    assert "late first" in reg.drain()[0]
+
+
+def test_find_by_name_latest_wins():
+    reg = ChildRegistry()
+    reg.add(task(name="helper"))
+    second = task(name="helper").model_copy(update={"agent_id": "a2"})
+    reg.add(second)
+    assert reg.find("helper").agent_id == "a2"
+    assert reg.find("a1").agent_id == "a1"
+    assert reg.find("nobody") is None

@@ -1,0 +1,98 @@
+"""Spawn decisions (R4, R13, R14, R18, R23) and transcript repair (R66)."""
+
+import itertools
+
+import pytest
+
+from agents.builtin import builtin_definitions
+from agents.config import AgentSettings, Features, OutlastConfig
+from agents.definition import AgentDefinition, DefinitionSet
+from agents.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from agents.spawn import (
+    FORK,
+    child_permission_mode,
+    depth_error,
+    new_agent_id,
+    resolve_agent_type,
+    resolve_child_model,
+    should_run_async,
+)
+from agents.transcript_repair import repair_transcript
+
+DEFS = DefinitionSet(definitions=builtin_definitions(OutlastConfig()))
+
+
+def d(**kw) -> AgentDefinition:
+    return AgentDefinition(agent_type="x", when_to_use="y", **kw)
+
+
+def test_type_resolution():
+    assert resolve_agent_type(None, DEFS, OutlastConfig()).agent_type == "general-purpose"
+    fork = OutlastConfig(features=Features(fork_subagent=True))
+    assert resolve_agent_type(None, DEFS, fork) == FORK
+    both = OutlastConfig(features=Features(fork_subagent=True, coordinator_mode=True))
+    assert resolve_agent_type(None, DEFS, both) != FORK  # R45: exclusive with coordinator
+    assert resolve_agent_type("Nope", DEFS, OutlastConfig()).startswith(
+        "Agent type 'Nope' not found"
+    )
+    deny = OutlastConfig(agents=AgentSettings(deny_rules=["Agent(Explore)"]))
+    assert "denied by permission rule 'Agent(Explore)'" in resolve_agent_type("Explore", DEFS, deny)
+    assert "denied" in resolve_agent_type("Plan", DEFS, OutlastConfig(), allowed_types=["Explore"])
+
+
+@pytest.mark.parametrize("bits", list(itertools.product([False, True], repeat=5)))
+def test_async_decision_table(bits):
+    run_bg, definition_bg, coordinator, fork, force = bits
+    config = OutlastConfig(
+        features=Features(coordinator_mode=coordinator, fork_subagent=fork),
+        agents=AgentSettings(assistant_force_async=force),
+    )
+    expected = any(bits)
+    assert should_run_async(run_bg, d(background=definition_bg), config) is expected
+    disabled = config.model_copy(
+        update={"agents": config.agents.model_copy(update={"background_tasks_disabled": True})}
+    )
+    assert should_run_async(run_bg, d(background=definition_bg), disabled) is False
+
+
+def test_model_precedence():
+    cfg = OutlastConfig()
+    assert resolve_child_model("haiku", d(model="sonnet"), cfg, "parent-m") == "claude-haiku-5-5"
+    assert resolve_child_model(None, d(model="sonnet"), cfg, "parent-m") == "claude-sonnet-5-5"
+    assert resolve_child_model(None, d(model="inherit"), cfg, "parent-m") == "parent-m"
+    assert resolve_child_model(None, d(), cfg, "parent-m") == "parent-m"
+    sub = OutlastConfig(agents=AgentSettings(subagent_model="opus"))
+    assert resolve_child_model(None, d(), sub, "parent-m") == "claude-opus-5-5"
+
+
+def test_permission_mode_and_depth():
+    assert child_permission_mode("acceptEdits", d(permission_mode="plan")) == "acceptEdits"
+    assert child_permission_mode("default", d(permission_mode="plan")) == "plan"
+    assert child_permission_mode("default", d()) == "acceptEdits"
+    assert depth_error(0, OutlastConfig()) is None
+    assert depth_error(1, OutlastConfig()) == "Agent nesting depth limit reached (max_depth=1)"
+    nested = OutlastConfig(agents=AgentSettings(allow_nested_agents=True))
+    assert depth_error(2, nested) is None and depth_error(3, nested) is not None
+
+
+def test_agent_ids():
+    assert new_agent_id(0xE9A65EE22594487C) == "ae9a65ee22594487c"
+    assert new_agent_id(1) == "a0000000000000001"
+
+
+def test_repair_drops_unresolved_tool_uses_and_empty_messages():
+    use = ToolUseBlock(id="t1", name="Read", input={"file_path": "/a"})
+    done = ToolUseBlock(id="t0", name="Glob", input={"pattern": "*"})
+    messages = [
+        Message.user_text("task"),
+        Message(role="assistant", content=[TextBlock(text="look"), done]),
+        Message(role="user", content=[ToolResultBlock(tool_use_id="t0", content="a.py")]),
+        Message(role="assistant", content=[ThinkingBlock(thinking="hmm", signature="s")]),
+        Message(role="assistant", content=[TextBlock(text="reading"), use]),
+    ]
+    fixed = repair_transcript(messages)
+    assert [m.role for m in fixed] == ["user", "assistant", "user", "assistant"]
+    assert fixed[-1].content == [TextBlock(text="reading")]
+    assert fixed[1].content[1] == done
+    only_tool = [Message.user_text("task"), Message(role="assistant", content=[use])]
+    assert repair_transcript(only_tool) == [Message.user_text("task")]
