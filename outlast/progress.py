@@ -34,9 +34,11 @@ async def follow(handle: WorkflowHandle, console: Console) -> AgentResult | None
     result_task = asyncio.create_task(handle.result())
     last = ""
     last_text = ""
+    children: dict[str, str] = {}
     while not result_task.done():
         status = await _status(handle)
         if status is not None:
+            _print_children(status, children, console)
             line = describe(status)
             if status.last_text and status.last_text != last_text:
                 last_text = status.last_text
@@ -54,6 +56,18 @@ async def follow(handle: WorkflowHandle, console: Console) -> AgentResult | None
         if desc.status == WorkflowExecutionStatus.CANCELED:
             console.print("[yellow]the agent was killed[/]")
         return None
+
+
+def _print_children(status: AgentStatus, seen: dict[str, str], console: Console) -> None:
+    """One line per sub-agent state change: spawned, backgrounded, hinted, ended."""
+    for child in status.children:
+        state = f"{child.status}, {child.mode}"
+        if child.status == "running" and child.mode == "sync" and child.background_hint:
+            state += " (signal `background` to stop waiting for it)"
+        if seen.get(child.agent_id) != state:
+            seen[child.agent_id] = state
+            label = child.name or child.agent_id
+            console.print(f"  [magenta]sub-agent[/] {label} ({child.agent_type}): {state}")
 
 
 def _one_line(text: str, width: int = 160) -> str:
