@@ -42,6 +42,11 @@ class AgentSettings(_Section):
     assistant_force_async: bool = False
     default_background: bool = False
     background_hint_ms: int = Field(default=2000, ge=0)
+    turns_per_run: int | None = Field(default=None, ge=1)
+    """Continue as new after this many turns in one run (None: only on the server's advice
+    or `continue_as_new_events`)."""
+    continue_as_new_events: int = Field(default=10_000, ge=100)
+    """Continue as new once a run's history has this many events (R92)."""
     handoff_check: bool = True
     """Scan every sub-agent result for injected instructions before the parent sees it (R42)."""
 

@@ -2,23 +2,34 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Mapping
 
 from temporalio.client import Client
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.converter import DataConverter
+
+from activities.payload_store import external_storage
 
 DEFAULT_ADDRESS = "localhost:7233"
 
 
+async def data_converter(env: Mapping[str, str] | None = None) -> DataConverter:
+    """pydantic payloads, with large ones claim-checked into external storage."""
+    storage = await external_storage(os.environ if env is None else env)
+    return dataclasses.replace(pydantic_data_converter, external_storage=storage)
+
+
 async def connect(address: str | None = None, namespace: str | None = None) -> Client:
-    """A client with the pydantic converter and OpenTelemetry tracing.
+    """A client with Outlast's data converter and OpenTelemetry tracing.
 
     `address` defaults to `$TEMPORAL_ADDRESS`, then the embedded dev server's address.
     """
     return await Client.connect(
         address or os.environ.get("TEMPORAL_ADDRESS") or DEFAULT_ADDRESS,
         namespace=namespace or os.environ.get("TEMPORAL_NAMESPACE", "default"),
-        data_converter=pydantic_data_converter,
+        data_converter=await data_converter(),
         interceptors=[TracingInterceptor()],
     )

@@ -110,10 +110,23 @@ class DevServer:
         self.wait_ready(proc)
         return proc
 
+    def healthy(self) -> bool:
+        """Listening is not enough: the frontend refuses calls until it reports SERVING."""
+        if not self.running():
+            return False
+        done = subprocess.run(
+            [temporal_binary(), "operator", "cluster", "health", "--address", self.address],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+        return done.returncode == 0 and "SERVING" in done.stdout
+
     def wait_ready(self, proc: subprocess.Popen | None = None, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.running():
+            if self.healthy():
                 return
             if proc is not None and proc.poll() is not None:
                 tail = (self.state_dir / "temporal.log").read_text(errors="replace")[-2000:]

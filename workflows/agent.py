@@ -27,6 +27,7 @@ from workflows.agent_control import send_message, task_stop
 from workflows.agent_end import handoff_warning, release_worktree, tell_parent
 from workflows.agent_loop import LoopHooks, LoopSetup, LoopState, WorkflowTool, run_agent_loop
 from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare
+from workflows.carry import AgentCarry
 from workflows.contracts import (
     AgentInput,
     AgentNotification,
@@ -45,9 +46,23 @@ from workflows.tool_pool import ALIASES
 from workflows.worktrees import create_worktree
 
 
+def should_continue_as_new(max_events: int, turns_per_run: int | None, run_turns: int) -> bool:
+    """At a turn boundary: the server suggests it, the run's history is long, or the run
+    spent its turn budget."""
+    info = workflow.info()
+    return (
+        info.is_continue_as_new_suggested()
+        or info.get_current_history_length() >= max_events
+        or (turns_per_run is not None and run_turns >= turns_per_run)
+    )
+
+
 @workflow.defn(name="AgentWorkflow")
 class AgentWorkflow:
-    def __init__(self) -> None:
+    @workflow.init
+    def __init__(self, inp: AgentInput) -> None:
+        # Signal handlers may run before `run` starts: state carried from the previous run
+        # must already be in place then, or a notification arriving first would be lost.
         self._state = LoopState()
         self._messages: list[Message] = []
         self._base = self._state.transcript
@@ -64,10 +79,14 @@ class AgentWorkflow:
         self._subagents = SubAgents(self._registry)
         self._started = workflow.now()
         self._upserts = False
+        self._carry = AgentCarry.model_validate(inp.carry) if inp.carry else None
+        self._prepared: Prepared | None = None
+        if self._carry is not None:
+            self._restore(self._carry)
 
     @workflow.run
     async def run(self, inp: AgentInput) -> AgentResult:
-        self._started = workflow.now()
+        self._started = self._carry.started_at if self._carry else workflow.now()
         lineage = lineage_of(inp)
         inp = inp.model_copy(update={"lineage": lineage})
         self._agent_id, self._agent_type = lineage.agent_id, inp.agent_type
@@ -78,6 +97,8 @@ class AgentWorkflow:
             workflow.upsert_search_attributes(sa.for_agent(inp))
         try:
             end = await self._work(inp)
+            if end == "continue_as_new":
+                await self._continue_as_new(inp)
         except BaseException as e:
             if is_cancelled_exception(e):
                 await self._end(inp, "killed", error="stopped")
@@ -87,10 +108,17 @@ class AgentWorkflow:
         return await self._end(inp, "completed", loop_end=end)
 
     async def _work(self, inp: AgentInput) -> str:
-        prepared = await prepare(inp, inp.lineage)
+        if self._carry is not None:
+            prepared = self._carry.prepared
+        else:
+            prepared = await prepare(inp, inp.lineage)
+        self._prepared = prepared
         self._agent_type, self._model = prepared.definition.agent_type, prepared.model
         setup = self._loop_setup(inp, prepared)
-        await self._start_state(inp)
+        if self._carry is None:
+            await self._start_state(inp)
+        budget = inp.config.agents
+        run_start_turns = self._state.turns
         hooks = LoopHooks(
             stop_requested=lambda: self._stop is not None,
             drain_inbox=self._drain_inbox,
@@ -100,8 +128,41 @@ class AgentWorkflow:
             has_input=lambda: bool(self._mailbox or self._registry.queue),
             outstanding=self._registry.outstanding,
             wait_for_input=self._wait_for_input,
+            continue_as_new=lambda: should_continue_as_new(
+                budget.continue_as_new_events,
+                budget.turns_per_run,
+                self._state.turns - run_start_turns,
+            ),
         )
         return await run_agent_loop(setup, self._state, hooks)
+
+    def _restore(self, carry: AgentCarry) -> None:
+        self._state = carry.state
+        self._registry = carry.registry
+        self._subagents = SubAgents(self._registry)
+        self._mailbox = list(carry.mailbox)
+        self._seen_mail = set(carry.seen_mail)
+        self._background = carry.background
+        self._base = carry.state.transcript
+
+    async def _continue_as_new(self, inp: AgentInput) -> None:
+        """Hand the agent to a fresh run at this turn boundary; children keep running (they
+        were started with ABANDON and signal this workflow id, whichever run is current)."""
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        carry = AgentCarry(
+            state=self._state,
+            prepared=self._prepared,
+            registry=self._registry,
+            mailbox=self._mailbox,
+            seen_mail=sorted(self._seen_mail),
+            started_at=self._started,
+            background=self._background,
+            runs=(self._carry.runs + 1) if self._carry else 1,
+            base=self._base,
+        )
+        workflow.continue_as_new(
+            inp.model_copy(update={"carry": carry.model_dump(mode="json")}), memo=workflow.memo()
+        )
 
     async def _start_state(self, inp: AgentInput) -> None:
         self._state = LoopState(cwd=inp.workspace.root, read_state=dict(inp.read_file_state))

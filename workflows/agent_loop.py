@@ -40,7 +40,7 @@ from workflows.turns import (
     plan_calls,
 )
 
-LoopEnd = Literal["end_turn", "max_turns", "stopped"]
+LoopEnd = Literal["end_turn", "max_turns", "stopped", "continue_as_new"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,8 @@ class LoopState(BaseModel):
     read_state: dict[str, FileStamp] = Field(default_factory=dict)
     cwd: str = ""
     last_text: str = ""
+    round_tool_use_ids: list[str] = Field(default_factory=list)
+    """The tool_use ids of the assistant message whose tools are running (a fork clones it)."""
 
 
 @dataclass
@@ -96,6 +98,8 @@ class LoopHooks:
     """Background work (sub-agents) whose end this agent has not been told about yet."""
     wait_for_input: Callable[[], Awaitable[None]] | None = None
     """Returns once the inbox has something, nothing is outstanding, or a stop came."""
+    continue_as_new: Callable[[], bool] = lambda: False
+    """Checked at each turn boundary: hand over to a fresh run now (history budget)."""
 
 
 def model_activity_options(config: OutlastConfig) -> dict:
@@ -202,6 +206,8 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
             return "stopped"
         if state.turns >= setup.max_turns:
             return "max_turns"
+        if hooks.continue_as_new():
+            return "continue_as_new"
         state.pending.extend(hooks.drain_inbox())
         hooks.on_phase("calling_model", [])
         response = await _call_model(setup, state)
@@ -222,5 +228,6 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
                 await hooks.wait_for_input()
                 continue
             return "end_turn"
+        state.round_tool_use_ids = [b.id for b in response.message.tool_uses()]
         results = await _run_tools(setup, state, response, hooks)
         state.pending = [Message(role="user", content=results)]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
+from typing import Literal
 
+from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 
@@ -29,8 +30,12 @@ SETUP_OPTIONS = {
 }
 
 
-@dataclass
-class Prepared:
+class Prepared(BaseModel):
+    """An agent ready to loop. Carried by continue-as-new, so a continued run sends the very
+    same rendered prompt bytes (and keeps hitting the prompt cache)."""
+
+    model_config = ConfigDict(frozen=True)
+
     definition: AgentDefinition
     definitions: DefinitionSet
     tools: list[str]
@@ -38,7 +43,7 @@ class Prepared:
     model: str
     permission_mode: str
     request: ModelRequest
-    sandbox: str
+    sandbox: Literal["none", "read_only"]
     max_turns: int
 
 

@@ -7,7 +7,7 @@ with defaults.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import workflow
@@ -93,6 +93,9 @@ class AgentInput(_Contract):
     """The worktree this agent works in; cleaned up (or kept, if changed) when it ends."""
     definitions: DefinitionSet | None = None
     """The parent's loaded definitions, so a nested spawn does not reload them."""
+    carry: dict[str, Any] | None = None
+    """Set only by the agent's own continue-as-new: its `workflows.carry.AgentCarry`, as
+    JSON (typed where it is read; kept opaque here so this module does not import the loop)."""
 
 
 class AgentUsage(_Contract):

@@ -9,7 +9,24 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
+
+MAX_TOOL_RESULT_CHARS = 100_000
+"""No tool result the model sees is longer (about 25,000 tokens, Read's own limit). Tools cut
+their output more tightly where Claude Code does (Bash at 30,000 characters); this cap is the
+backstop that keeps every activity result, and so every history payload, bounded."""
+
+
+def cap_tool_result(text: str, limit: int = MAX_TOOL_RESULT_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    head = int(limit * 0.8)
+    tail = limit - head
+    omitted = len(text) - head - tail
+    return (
+        f"{text[:head]}\n\n[... {omitted} characters of tool output omitted: narrow the request "
+        f"(a path, a pattern, head_limit, offset/limit) to see them ...]\n\n{text[-tail:]}"
+    )
 
 
 class FileStamp(BaseModel):
@@ -47,6 +64,11 @@ class ToolOutput(BaseModel):
     """Normalised absolute path -> stamp after this call (Read, Write, Edit)."""
     cwd: str | None = None
     """Bash: the shell's working directory after the command, if it changed."""
+
+    @field_validator("content")
+    @classmethod
+    def _bounded(cls, value: str) -> str:
+        return cap_tool_result(value)
 
 
 class ToolRequest(BaseModel):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from outlast.client import data_converter
 from worker import WORKFLOWS, sandbox_runner
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
@@ -26,7 +26,7 @@ def workflow_type(path: Path) -> str:
 async def test_history_replays(path: Path):
     replayer = Replayer(
         workflows=WORKFLOWS,
-        data_converter=pydantic_data_converter,
+        data_converter=await data_converter(),
         workflow_runner=sandbox_runner(),
     )
     workflow_id = path.stem.replace("__", "/")  # see record.py: the name encodes the id

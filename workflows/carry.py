@@ -1,0 +1,32 @@
+"""What an agent hands to its next run when it continues as new (R92).
+
+Explicit, so nothing is lost silently: the conversation (by reference), turn counters and
+usage, read-file state, the mailbox, the sub-agent table with its notified set, and the
+prepared prompt (so the next run's requests are byte-identical and keep the cache).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from agents.transcript import TranscriptRef
+from workflows.agent_loop import LoopState
+from workflows.agent_setup import Prepared
+from workflows.contracts import MailMessage
+from workflows.registry import ChildRegistry
+
+
+class AgentCarry(BaseModel):
+    state: LoopState
+    prepared: Prepared
+    registry: ChildRegistry = Field(default_factory=ChildRegistry)
+    mailbox: list[MailMessage] = Field(default_factory=list)
+    seen_mail: list[str] = Field(default_factory=list)
+    started_at: datetime
+    """When the agent's first run started: durations span the whole chain."""
+    background: bool = False
+    runs: int = 1
+    """How many runs the chain had before this one."""
+    base: TranscriptRef = TranscriptRef()
