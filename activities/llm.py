@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 from datetime import UTC, datetime, timedelta
@@ -71,6 +72,9 @@ class ModelRequest(BaseModel):
     """Messages after `transcript`'s head, sent and recorded by this call."""
     thinking_budget: int | None = None
     agent: AgentTag = AgentTag()
+    shared_prefix_breakpoint: bool = False
+    """Also mark the block before the last one: a fork's shared prefix ends there, and its
+    siblings read it from the cache only if some request wrote it at that exact point."""
 
 
 class ModelResponse(BaseModel):
@@ -95,11 +99,11 @@ def _wire_block(block: ContentBlock) -> dict[str, Any]:
     return data
 
 
-def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+def wire_messages(messages: list[Message], shared_prefix: bool = False) -> list[dict[str, Any]]:
     """Messages as the API takes them, with a cache breakpoint on the last block.
 
     The breakpoint on the newest block lets the next turn read everything before it from the
-    prompt cache.
+    prompt cache; `shared_prefix` adds one on the block before it (see ModelRequest).
     """
     wire = [
         {"role": m.role, "content": [_wire_block(b) for b in m.content]}
@@ -107,6 +111,8 @@ def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
     ]
     if wire and wire[-1]["content"]:
         wire[-1]["content"][-1]["cache_control"] = _CACHE
+        if shared_prefix and len(wire[-1]["content"]) > 1:
+            wire[-1]["content"][-2]["cache_control"] = _CACHE
     return wire
 
 
@@ -220,7 +226,10 @@ def _client() -> anthropic.AsyncAnthropic:
     return _clients[key]
 
 
+@functools.lru_cache(maxsize=256)
 def _load_json(ref: str) -> Any:
+    """A rendered system prompt or tool list; blobs never change, so caching is safe (and
+    every turn of every agent sends the same few)."""
     return json.loads(default_store().get(ref))
 
 
@@ -235,7 +244,7 @@ def _params(req: ModelRequest, messages: list[Message], timeout: float) -> dict[
         "model": req.model,
         "max_tokens": req.max_tokens,
         "system": wire_system(_load_json(req.system_ref)),
-        "messages": wire_messages(messages),
+        "messages": wire_messages(messages, req.shared_prefix_breakpoint),
         "timeout": timeout,
         "extra_headers": {
             "x-outlast-agent-id": req.agent.agent_id,

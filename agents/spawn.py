@@ -29,11 +29,13 @@ def resolve_agent_type(
     allowed_types: Sequence[str] | None = None,
 ) -> AgentDefinition | str:
     """The definition to spawn, `FORK` for the fork path, or an error message (R13)."""
+    fork_enabled = config.features.fork_subagent and not config.features.coordinator_mode
     if requested is None:
-        fork = config.features.fork_subagent and not config.features.coordinator_mode
-        if fork:
+        if fork_enabled:
             return FORK
         requested = "general-purpose"
+    if requested == FORK and fork_enabled:
+        return FORK
     for rule in config.agents.deny_rules:
         match = _RULE.match(rule.strip())
         if match and match.group("type").strip() == requested:

@@ -14,6 +14,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError, is_cancelled_exception
 
 from agents.agent_tool import AGENT_TOOL, AgentToolInput
+from agents.builtin.fork import fork_message
 from agents.control_tools import SEND_MESSAGE_TOOL, TASK_STOP_TOOL, SendMessageInput, TaskStopInput
 from agents.messages import Message
 from agents.notifications import wrap_notification_for_mixed_turn
@@ -26,7 +27,7 @@ from workflows import search_attributes as sa
 from workflows.agent_control import send_message, task_stop
 from workflows.agent_end import handoff_warning, release_worktree, tell_parent
 from workflows.agent_loop import LoopHooks, LoopSetup, LoopState, WorkflowTool, run_agent_loop
-from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare
+from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare, prepare_fork
 from workflows.carry import AgentCarry
 from workflows.contracts import (
     AgentInput,
@@ -110,6 +111,8 @@ class AgentWorkflow:
     async def _work(self, inp: AgentInput) -> str:
         if self._carry is not None:
             prepared = self._carry.prepared
+        elif inp.fork is not None:
+            prepared = prepare_fork(inp, inp.lineage)
         else:
             prepared = await prepare(inp, inp.lineage)
         self._prepared = prepared
@@ -175,7 +178,15 @@ class AgentWorkflow:
                 repair, inp.resume_from, task_queue=inp.workspace.host_queue, **SETUP_OPTIONS
             )
             self._base = self._state.transcript
-        if inp.prompt:
+        if inp.fork is not None:
+            fork = inp.fork
+            worktree = (fork.parent_cwd, inp.workspace.root) if fork.parent_cwd else None
+            self._state.transcript = self._base = fork.base
+            self._state.pending = [
+                *fork.prefix,
+                fork_message(fork.tool_use_ids, fork.directive, worktree),
+            ]
+        elif inp.prompt:
             self._state.pending = [Message.user_text(inp.prompt)]
 
     def _loop_setup(self, inp: AgentInput, prepared: Prepared) -> LoopSetup:
@@ -192,6 +203,12 @@ class AgentWorkflow:
             allowed_agent_types=prepared.allowed_agent_types,
             read_state=lambda: self._state.read_state,
             parent=inp.parent,
+            request=prepared.request,
+            tools=prepared.tools,
+            transcript=lambda: self._state.transcript,
+            round_tool_use_ids=lambda: list(self._state.round_tool_use_ids),
+            messages=lambda: self._messages,
+            query_source=inp.query_source,
         )
         sender = inp.name or self._agent_id
         available = {

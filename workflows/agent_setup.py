@@ -10,6 +10,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from agents.agent_tool import agent_tool_description
+from agents.builtin.fork import DEFINITION as FORK_DEFINITION
 from agents.definition import AgentDefinition, DefinitionSet
 from agents.spawn import new_agent_id, not_found_message
 from agents.tool_filter import is_read_only, resolve_agent_tools
@@ -129,4 +130,33 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
         ),
         sandbox="read_only" if is_read_only(tools, mode) else "none",
         max_turns=min(inp.max_turns or definition.max_turns or hard, hard),
+    )
+
+
+def prepare_fork(inp: AgentInput, lineage: Lineage) -> Prepared:
+    """A fork renders nothing: it sends its parent's prompt and tool bytes (R47)."""
+    fork = inp.fork
+    assert fork is not None
+    hard = inp.config.agents.hard_max_turns
+    return Prepared(
+        definition=FORK_DEFINITION,
+        definitions=inp.definitions or DefinitionSet(definitions=[]),
+        tools=fork.tools,
+        allowed_agent_types=None,
+        model=fork.model,
+        permission_mode="bubble",
+        request=ModelRequest(
+            model=fork.model,
+            max_tokens=inp.config.model.max_tokens,
+            system_ref=fork.system_ref,
+            tools_ref=fork.tools_ref,
+            agent=AgentTag(
+                agent_id=lineage.agent_id,
+                agent_type=FORK_DEFINITION.agent_type,
+                name=inp.name or "",
+            ),
+            shared_prefix_breakpoint=True,
+        ),
+        sandbox="read_only" if is_read_only(fork.tools, "bubble") else "none",
+        max_turns=min(inp.max_turns or FORK_DEFINITION.max_turns or hard, hard),
     )

@@ -61,6 +61,26 @@ class ParentLink(_Contract):
     tool_use_id: str | None = None
 
 
+class ForkContext(_Contract):
+    """What a fork inherits from its parent (R46, R47): the rendered prompt and tool bytes by
+    reference, the conversation up to the forking assistant message, and its directive."""
+
+    system_ref: str
+    tools_ref: str | None
+    tools: list[str]
+    model: str
+    base: TranscriptRef
+    """The parent's conversation, ending with the assistant message that forked."""
+    prefix: list[Message] = Field(default_factory=list)
+    """Messages after `base` shared by every sibling (a fork-join's context and its forking
+    assistant message, when no parent conversation exists yet)."""
+    tool_use_ids: list[str]
+    """The forking assistant message's tool_use ids: each gets the placeholder result."""
+    directive: str
+    parent_cwd: str | None = None
+    """Set for a fork in its own worktree: where the inherited paths point (R50)."""
+
+
 class AgentInput(_Contract):
     prompt: str
     """The task, sent as the agent's first user message ("" when resuming: the message that
@@ -93,6 +113,10 @@ class AgentInput(_Contract):
     """The worktree this agent works in; cleaned up (or kept, if changed) when it ends."""
     definitions: DefinitionSet | None = None
     """The parent's loaded definitions, so a nested spawn does not reload them."""
+    fork: ForkContext | None = None
+    """Set for a fork child: it inherits instead of rendering its own prompt."""
+    query_source: str | None = None
+    """`agent:builtin:fork` for forks: the primary recursion guard (R49)."""
     carry: dict[str, Any] | None = None
     """Set only by the agent's own continue-as-new: its `workflows.carry.AgentCarry`, as
     JSON (typed where it is read; kept opaque here so this module does not import the loop)."""
@@ -208,3 +232,51 @@ class AgentResult(_Contract):
     worktree_path: str | None = None
     worktree_branch: str | None = None
     handoff_warning: str | None = None
+
+
+class ForkJoinInput(_Contract):
+    """Input of `ForkJoinWorkflow` (R90): N forks of one conversation, joined.
+
+    Start from `context` (a task stated fresh), or from an existing conversation
+    (`transcript`, which must end with a user message, plus the `system_ref`/`tools_ref`
+    it was rendered with, to fork an agent's exact prompt bytes).
+    """
+
+    workspace: Workspace
+    directives: list[str] = Field(min_length=1)
+    context: str | None = None
+    transcript: TranscriptRef | None = None
+    system_ref: str | None = None
+    tools_ref: str | None = None
+    tools: list[str] | None = None
+    agent_type: str = "general-purpose"
+    """Whose prompt and tools the forks inherit, when no `system_ref` is given."""
+    model: str | None = None
+    config: OutlastConfig = OutlastConfig()
+    synthesize: bool = False
+    """After the join, one more model turn that sees every fork's result."""
+    synthesis_prompt: str = (
+        "All forks have finished; their reports are in the tool results above. Combine them "
+        "into one answer: what was found and done, and anything still open."
+    )
+    description: str = ""
+
+
+class ForkOutcome(_Contract):
+    index: int
+    directive: str
+    agent_id: str
+    workflow_id: str
+    status: Literal["completed", "failed", "killed"]
+    final_text: str = ""
+    error: str | None = None
+    usage: AgentUsage = AgentUsage()
+
+
+class ForkJoinResult(_Contract):
+    forks: list[ForkOutcome]
+    synthesis: str | None = None
+    usage: AgentUsage = AgentUsage()
+    """All forks' usage (and the synthesis turn's) added up."""
+    transcript: TranscriptRef = TranscriptRef()
+    """The conversation including every fork's result (and the synthesis, if any)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from temporalio import workflow
@@ -24,6 +24,8 @@ from temporalio.exceptions import (
 from temporalio.workflow import ParentClosePolicy
 
 from agents.agent_tool import AgentToolInput
+from agents.builtin.fork import DEFINITION as FORK_DEFINITION
+from agents.builtin.fork import FORK_QUERY_SOURCE, is_in_fork_child
 from agents.config import OutlastConfig
 from agents.definition import AgentDefinition, DefinitionSet
 from agents.messages import ToolResultBlock
@@ -51,10 +53,15 @@ from workflows.contracts import (
     AgentNotification,
     AgentResult,
     BackgroundRequest,
+    ForkContext,
     Lineage,
     ParentLink,
     Workspace,
 )
+
+with workflow.unsafe.imports_passed_through():
+    from activities.llm import ModelRequest
+
 from workflows.registry import ChildRegistry, ChildTask, delivered_text, figures
 from workflows.tool_pool import BASE_TOOLS
 from workflows.turns import ValidCall, error_result
@@ -79,6 +86,13 @@ class ParentContext:
     allowed_agent_types: list[str] | None
     read_state: Callable[[], dict]
     parent: ParentLink | None = None
+    request: ModelRequest | None = None
+    """The agent's request template: a fork sends the same prompt and tool bytes."""
+    tools: list[str] = field(default_factory=list)
+    transcript: Callable[[], TranscriptRef] = TranscriptRef
+    round_tool_use_ids: Callable[[], list[str]] = list
+    messages: Callable[[], list] = list
+    query_source: str | None = None
 
 
 def end_from_result(task: ChildTask, generation: int, result: AgentResult) -> AgentNotification:
@@ -140,15 +154,21 @@ class SubAgents:
         resolved = resolve_agent_type(
             inp.subagent_type, ctx.definitions, ctx.config, ctx.allowed_agent_types
         )
-        if resolved == FORK:
-            return error_result(call.block, "Forking is not available here: set subagent_type.")
+        forking = resolved == FORK
+        if forking and (ctx.query_source == FORK_QUERY_SOURCE or is_in_fork_child(ctx.messages())):
+            # R49: the query source survives compaction; the boilerplate scan is the fallback.
+            return error_result(
+                call.block, "Fork children cannot fork: carry out your directive yourself."
+            )
+        if forking:
+            resolved = FORK_DEFINITION
         if isinstance(resolved, str):
             return error_result(call.block, resolved)
         refusal = self._refusal(inp)
         if refusal:
             return error_result(call.block, refusal)
         agent_id = new_agent_id(workflow.random().getrandbits(64))
-        is_async = should_run_async(inp.run_in_background, resolved, ctx.config)
+        is_async = forking or should_run_async(inp.run_in_background, resolved, ctx.config)
         workspace, worktree = ctx.workspace, None
         if inp.isolation == "worktree":
             worktree = await create_worktree(ctx.workspace, agent_worktree_slug(agent_id))
@@ -156,6 +176,8 @@ class SubAgents:
                 return error_result(call.block, worktree)
             workspace = Workspace(root=worktree.worktree_path, host_queue=ctx.workspace.host_queue)
         child = self._child_input(inp, resolved, agent_id, is_async, workspace, worktree, call)
+        if forking:
+            child = self._as_fork(child, inp, worktree is not None)
         workflow_id = f"{ctx.workflow_id}/{inp.name or agent_id}"
         try:
             handle = await workflow.start_child_workflow(
@@ -196,6 +218,31 @@ class SubAgents:
                 content=async_launch_text(agent_id, inp.description, inp.name),
             )
         return await self._wait_sync(call, task, handle)
+
+    def _as_fork(self, child: AgentInput, inp: AgentToolInput, in_worktree: bool) -> AgentInput:
+        """R46/R47: the parent's prompt bytes, exact tools, model and conversation."""
+        ctx = self.ctx
+        assert ctx is not None
+        fork = ForkContext(
+            system_ref=ctx.request.system_ref,
+            tools_ref=ctx.request.tools_ref,
+            tools=ctx.tools,
+            model=ctx.model,
+            base=ctx.transcript(),
+            tool_use_ids=ctx.round_tool_use_ids(),
+            directive=inp.prompt,
+            parent_cwd=ctx.workspace.root if in_worktree else None,
+        )
+        return child.model_copy(
+            update={
+                "fork": fork,
+                "query_source": FORK_QUERY_SOURCE,
+                "tools": ctx.tools,
+                "model": ctx.model,
+                "permission_mode": "bubble",
+                "read_file_state": {} if in_worktree else dict(ctx.read_state()),
+            }
+        )
 
     def _refusal(self, inp: AgentToolInput) -> str | None:
         ctx = self.ctx

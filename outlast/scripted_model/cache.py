@@ -150,11 +150,14 @@ class CacheTable:
 
     def account(self, prompt: PromptLayout, output: int) -> Usage:
         """The usage of a request given what earlier requests put in the cache."""
+        with self._lock:
+            return self._account_locked(prompt, output)
+
+    def _account_locked(self, prompt: PromptLayout, output: int) -> Usage:
         cacheable = [b for b in prompt.breakpoints if b.tokens >= self._min]
         if not cacheable:
             return Usage(input_tokens=prompt.total_tokens, output_tokens=output)
-        with self._lock:
-            hits = [self._longest_hit(prompt, i) for i in prompt.breakpoint_positions]
+        hits = [self._longest_hit(prompt, i) for i in prompt.breakpoint_positions]
         read = max(hits, default=0)
         creation = cacheable[-1].tokens - read
         return Usage(
@@ -172,9 +175,19 @@ class CacheTable:
                 return candidate.tokens
         return 0
 
-    def commit(self, prompt: PromptLayout) -> None:
-        """Remember the request's breakpoint prefixes (called once it has been answered)."""
+    def account_and_commit(self, prompt: PromptLayout, output: int) -> Usage:
+        """`account`, then `commit`, under one lock."""
         with self._lock:
-            for b in prompt.breakpoints:
-                if b.tokens >= self._min:
-                    self._prefixes[b.prefix_hash] = b.tokens
+            usage = self._account_locked(prompt, output)
+            self._commit_locked(prompt)
+        return usage
+
+    def commit(self, prompt: PromptLayout) -> None:
+        """Remember the request's breakpoint prefixes."""
+        with self._lock:
+            self._commit_locked(prompt)
+
+    def _commit_locked(self, prompt: PromptLayout) -> None:
+        for b in prompt.breakpoints:
+            if b.tokens >= self._min:
+                self._prefixes[b.prefix_hash] = b.tokens

@@ -232,11 +232,6 @@ class Responder:
         self._attempts = AttemptCounter()
         self._cache = CacheTable(script.min_cache_tokens)
 
-    def commit(self, plan: Plan) -> None:
-        """Put an answered request's breakpoint prefixes into the cache table."""
-        if plan.prompt is not None and plan.answer is not None:
-            self._cache.commit(plan.prompt)
-
     def plan(self, raw: bytes, headers: dict[str, str], record: RequestFacts) -> Plan:
         """Decide the answer to a `POST /v1/messages` body."""
         try:
@@ -298,7 +293,9 @@ class Responder:
             model=self.script.model or body["model"],
             content=content,
             stop_reason=turn.effective_stop_reason,
-            usage=self._cache.account(prompt, estimate_output(content)),
+            # Accounted and written in one step: the first of several concurrent requests with
+            # a shared prefix writes it, the others read it (prefill is taken as instant).
+            usage=self._cache.account_and_commit(prompt, estimate_output(content)),
         )
 
     def _variables_for(self, view: RequestView) -> dict[str, str]:

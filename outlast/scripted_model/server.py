@@ -298,7 +298,6 @@ class _Handler(BaseHTTPRequestHandler):
         except _GONE:
             self.close_connection = True
             return "disconnected"
-        self.server.app.responder.commit(plan)
         return plan.outcome
 
     def _hold(self, seconds: float) -> bool:

@@ -215,7 +215,75 @@ async def _subagents_resume(client: Client, tmp: Path) -> WorkflowHandle:
     )
 
 
+async def _continue_as_new(client: Client, tmp: Path) -> WorkflowHandle:
+    from agents.config import AgentSettings, OutlastConfig
+    from tests.support import FAST_MODEL
+
+    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(turns_per_run=3))
+    return await _scripted(
+        client,
+        tmp,
+        {
+            "agents": [
+                {
+                    "name": "main",
+                    "turns": [
+                        *(
+                            {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}}
+                            for _ in range(7)
+                        ),
+                        {"text": "read it seven times"},
+                    ],
+                }
+            ]
+        },
+        config=config,
+    )
+
+
+async def _fork_join(client: Client, tmp: Path) -> WorkflowHandle:
+    from workflows.contracts import ForkJoinInput, ForkJoinResult, Workspace
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    script = {
+        "agents": [
+            *(
+                {
+                    "name": f"f{i}",
+                    "match": {"last_user_contains": f"part {i}"},
+                    "turns": [{"text": "unused"}, {"text": f"Scope: part {i}"}],
+                }
+                for i in range(3)
+            ),
+            {
+                "name": "synth",
+                "match": {"last_user_contains": "Combine them"},
+                "turns": [{"text": "unused"}, {"text": "all fine"}],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = ForkJoinInput(
+                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+                directives=[f"check part {i}" for i in range(3)],
+                context="Audit the repository.",
+                synthesize=True,
+            )
+            handle = await client.start_workflow(
+                "ForkJoinWorkflow",
+                inp,
+                id=os.environ["OUTLAST_RECORDING"],
+                task_queue=queues.task_queue,
+                result_type=ForkJoinResult,
+            )
+            await handle.result()
+    return handle
+
+
 SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
+    "agent_continue_as_new": _continue_as_new,
+    "fork_join": _fork_join,
     "agent_demo": _demo,
     "agent_killed": _killed,
     "agent_tool_errors": _tool_errors,
@@ -227,7 +295,14 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
 
 # Children whose histories are worth keeping too (a killed child, a resumed run), saved as
 # `<parent>__<child>.json`: the file name encodes the workflow id, which replay needs.
-CHILDREN = {"subagents_taskstop": ["sleeper"], "subagents_resume": ["helper"]}
+CHILDREN = {
+    "subagents_taskstop": ["sleeper"],
+    "subagents_resume": ["helper"],
+    "fork_join": ["fork-1"],
+}
+# Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
+# carried state, a different path from a first run).
+CHAINS = {"agent_continue_as_new"}
 
 
 async def record(name: str) -> Path:
@@ -244,6 +319,14 @@ async def record(name: str) -> Path:
             client = await connect(server.address)
             handle = await SCENARIOS[name](client, tmp)
             out.write_text((await handle.fetch_history()).to_json())
+            if name in CHAINS:
+                out.unlink()
+                runs = [w async for w in client.list_workflows(f'WorkflowId = "{name}"')]
+                for n, run in enumerate(sorted(runs, key=lambda r: r.start_time), start=1):
+                    history = await client.get_workflow_handle(
+                        name, run_id=run.run_id
+                    ).fetch_history()
+                    (HISTORIES / f"{name}@run{n}.json").write_text(history.to_json())
             for child in CHILDREN.get(name, []):
                 child_handle = client.get_workflow_handle(f"{name}/{child}")
                 path = HISTORIES / f"{name}__{child}.json"

@@ -14,7 +14,7 @@ from worker import WORKFLOWS, sandbox_runner
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 # Each workflow type needs at least one committed history (design.md).
-REQUIRED = {"AgentWorkflow"}
+REQUIRED = {"AgentWorkflow", "ForkJoinWorkflow"}
 
 
 def workflow_type(path: Path) -> str:
@@ -29,7 +29,8 @@ async def test_history_replays(path: Path):
         data_converter=await data_converter(),
         workflow_runner=sandbox_runner(),
     )
-    workflow_id = path.stem.replace("__", "/")  # see record.py: the name encodes the id
+    # See record.py: the name encodes the id (`__` for `/`, `@runN` for a run of a chain).
+    workflow_id = path.stem.split("@")[0].replace("__", "/")
     history = WorkflowHistory.from_json(workflow_id, path.read_text())
     result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None

@@ -1,0 +1,164 @@
+"""History bytes added per turn, as a conversation grows: Outlast versus the peers' way.
+
+One agent; each turn the scripted model asks for one Read of a ~2 KB file, so each turn adds
+~2 KB of tool output to the conversation. Bytes per turn are the summed sizes of the history
+events between one `llm.call_model` scheduling and the next (averaged over the 10 turns
+ending at turn N; a continue-as-new chain is followed run by run). The comparison runs the
+same turns with the whole conversation passed as the model activity's input
+(bench/naive_agent.py), for as many turns as it can stand.
+
+    python bench/history_growth.py [--turns 500] [--naive-turns 100]
+
+Last line: `history_bytes_per_turn_at_500=<n> growth_ratio_500_vs_10=<x>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from temporalio.api.enums.v1 import EventType  # noqa: E402
+from temporalio.client import Client  # noqa: E402
+from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
+from temporalio.worker import Worker  # noqa: E402
+
+from agents.config import AgentSettings, ModelSettings, OutlastConfig  # noqa: E402
+from bench.harness import (  # noqa: E402
+    client_for,
+    dev_server,
+    make_repo,
+    model_env,
+    scripted_model_process,
+    workers,
+)
+from bench.naive_agent import NaiveAgent, naive_model, naive_read  # noqa: E402
+from workflows.contracts import AgentInput, AgentResult, Workspace  # noqa: E402
+
+CHUNK = "".join(f"line {i:04d} of the file the agent keeps reading\n" for i in range(40))
+SCRIPT = {
+    "agents": [
+        {
+            "name": "reader",
+            "after_last": "repeat_last",
+            "turns": [
+                {
+                    "text": "Reading the chunk again.",
+                    "tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/chunk.txt"}},
+                },
+            ],
+        }
+    ]
+}
+MODEL_ACTIVITIES = {"llm.call_model", "bench.naive_model"}
+
+
+async def run_chain_events(client: Client, workflow_id: str) -> list:
+    """Every event of every run of `workflow_id`, oldest run first."""
+    runs = [w async for w in client.list_workflows(f'WorkflowId = "{workflow_id}"')]
+    events = []
+    for run in sorted(runs, key=lambda r: r.start_time):
+        handle = client.get_workflow_handle(workflow_id, run_id=run.run_id)
+        events += [e async for e in handle.fetch_history_events()]
+    return events
+
+
+def bytes_per_turn(events: list) -> list[int]:
+    """Index k: bytes of the events of turn k+1 (from its model call to the next one)."""
+    turns: list[int] = []
+    for event in events:
+        is_model = (
+            event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+            and event.activity_task_scheduled_event_attributes.activity_type.name
+            in MODEL_ACTIVITIES
+        )
+        if is_model:
+            turns.append(0)
+        if turns:
+            turns[-1] += event.ByteSize()
+    return turns
+
+
+def at(per_turn: list[int], n: int) -> float:
+    window = per_turn[max(0, n - 10) : n]
+    return sum(window) / len(window)
+
+
+async def outlast(client: Client, repo: Path, turns: int) -> tuple[list[int], int]:
+    async with workers(client) as (tq, hq):
+        inp = AgentInput(
+            prompt="Read chunk.txt, again and again.",
+            workspace=Workspace(root=str(repo), host_queue=hq),
+            config=OutlastConfig(
+                model=ModelSettings(max_attempts=1), agents=AgentSettings(hard_max_turns=turns)
+            ),
+            max_turns=turns,
+        )
+        wid = f"growth-{uuid.uuid4().hex[:8]}"
+        handle = await client.start_workflow(
+            "AgentWorkflow", inp, id=wid, task_queue=tq, result_type=AgentResult
+        )
+        result = await handle.result()
+        assert result.turns == turns, result
+        runs = len([w async for w in client.list_workflows(f'WorkflowId = "{wid}"')])
+        return bytes_per_turn(await run_chain_events(client, wid)), runs
+
+
+async def naive(address: str, repo: Path, turns: int) -> list[int]:
+    # As the peers run: plain pydantic payloads, no claim-check, so history shows the cost.
+    client = await Client.connect(address, data_converter=pydantic_data_converter)
+    tq = f"naive-{uuid.uuid4().hex[:8]}"
+    async with Worker(
+        client, task_queue=tq, workflows=[NaiveAgent], activities=[naive_model, naive_read]
+    ):
+        wid = f"naive-{uuid.uuid4().hex[:8]}"
+        await client.execute_workflow(
+            NaiveAgent.run, args=[str(repo), turns], id=wid, task_queue=tq
+        )
+        return bytes_per_turn(await run_chain_events(client, wid))
+
+
+async def main(turns: int, naive_turns: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = make_repo(Path(tmp) / "repo", {"chunk.txt": CHUNK})
+        with (
+            dev_server() as server,
+            scripted_model_process(SCRIPT) as url,
+            model_env(url, Path(tmp) / "store"),
+        ):
+            client = await client_for(server)
+            ours, runs = await outlast(client, repo, turns)
+            theirs = await naive(server.address, repo, naive_turns)
+    print(f"tool output per turn: {len(CHUNK)} bytes; Outlast run chain: {runs} run(s)")
+    for n in sorted({10, 100, turns}):
+        if n <= len(ours):
+            print(f"outlast  turn {n:4d}: {at(ours, n):9.0f} bytes of history per turn")
+    for n in sorted({10, 100, naive_turns}):
+        if n <= len(theirs):
+            print(f"naive    turn {n:4d}: {at(theirs, n):9.0f} bytes of history per turn")
+    total = sum(theirs)
+    print(
+        f"naive total after {len(theirs)} turns: {total / 1e6:.1f} MB "
+        f"(Outlast after {len(ours)} turns: {sum(ours) / 1e6:.1f} MB)"
+    )
+    if len(theirs) >= 10:
+        print(
+            f"naive growth_ratio_{len(theirs)}_vs_10={at(theirs, len(theirs)) / at(theirs, 10):.1f}"
+        )
+    print(
+        f"history_bytes_per_turn_at_{turns}={at(ours, turns):.0f} "
+        f"growth_ratio_{turns}_vs_10={at(ours, turns) / at(ours, 10):.2f}"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--turns", type=int, default=500)
+    parser.add_argument("--naive-turns", type=int, default=100)
+    args = parser.parse_args()
+    asyncio.run(main(args.turns, args.naive_turns))

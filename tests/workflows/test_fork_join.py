@@ -1,0 +1,216 @@
+"""Fork-join and the fork path: a shared prompt cache, proven by the scripted server (R45-R49,
+R90)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import uuid
+
+from activities import transcripts
+from activities.store import default_store
+from agents.builtin.fork import FORK_PLACEHOLDER_RESULT
+from agents.config import Features, OutlastConfig
+from agents.control_tools import TaskStopInput
+from agents.messages import TextBlock, ToolResultBlock
+from outlast.scripted_model.cache import estimate_tokens
+from tests.support import FAST_MODEL, running_workers, scripted_model
+from workflows.contracts import (
+    AgentResult,
+    ForkJoinInput,
+    ForkJoinResult,
+    ForkOutcome,
+    Workspace,
+)
+
+CONTEXT = "Audit this repository. " + "Background: the service handles payments. " * 80
+
+
+def fork_script(n: int) -> dict:
+    return {
+        "agents": [
+            *(
+                {
+                    "name": f"fork{i}",
+                    "match": {"last_user_contains": f"DIRECTIVE-{i}:"},
+                    # A fork's first request already holds one assistant message (the forking one).
+                    "turns": [{"text": "unused"}, {"text": f"Scope: part {i}\nResult: fine"}],
+                }
+                for i in range(n)
+            ),
+            {
+                "name": "synth",
+                "match": {"last_user_contains": "Combine them"},
+                "turns": [{"text": "unused"}, {"text": "All parts are fine."}],
+            },
+        ]
+    }
+
+
+def without_directive(body: dict) -> dict:
+    trimmed = copy.deepcopy(body)
+    last = trimmed["messages"][-1]["content"]
+    assert last[-1]["type"] == "text" and "Fork directive:" in last[-1]["text"]
+    last.pop()
+    return trimmed
+
+
+async def run_fork_join(client, repo, n: int, **kw) -> tuple[ForkJoinResult, list]:
+    directives = [f"DIRECTIVE-{i}: check part {i}" for i in range(n)]
+    with scripted_model(fork_script(n), log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = ForkJoinInput(
+                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+                directives=directives,
+                context=CONTEXT,
+                config=OutlastConfig(model=FAST_MODEL),
+                **kw,
+            )
+            handle = await client.start_workflow(
+                "ForkJoinWorkflow",
+                inp,
+                id=f"fj-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=ForkJoinResult,
+            )
+            result = await handle.result()
+    return result, model.log
+
+
+async def test_fork_join_of_eight_shares_the_prefix(client, git_repo):
+    result, log = await run_fork_join(client, git_repo, 8, synthesize=True)
+    assert [f.status for f in result.forks] == ["completed"] * 8
+    assert [f.final_text for f in result.forks] == [
+        f"Scope: part {i}\nResult: fine" for i in range(8)
+    ]
+    forks = sorted((r for r in log if r["agent"].startswith("fork")), key=lambda r: r["seq"])
+    assert len(forks) == 8
+    bodies = [without_directive(r["body"]) for r in forks]
+    assert all(b == bodies[0] for b in bodies)  # byte-identical up to the directive
+    first_user = forks[0]["body"]["messages"][-1]["content"]
+    assert [b.get("content") for b in first_user[:-1]] == [FORK_PLACEHOLDER_RESULT] * 8
+    for later in forks[1:]:
+        usage = later["usage"]
+        directive = estimate_tokens(later["body"]["messages"][-1]["content"][-1])
+        prompt = sum(
+            usage[k]
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
+        # Everything but the directive block is read from the cache.
+        assert usage["cache_read_input_tokens"] == prompt - directive
+        assert usage["cache_creation_input_tokens"] == directive
+    assert forks[0]["usage"]["cache_creation_input_tokens"] > 10 * directive
+    per_agent = [f.usage.tokens.cache_read_input_tokens for f in result.forks]
+    assert sum(1 for r in per_agent if r > 0) >= 7
+    assert result.synthesis == "All parts are fine."
+    synth = next(r for r in log if r["agent"] == "synth")
+    assert synth["usage"]["cache_read_input_tokens"] > 0
+    assert result.usage.tool_uses == 0 and result.usage.total_tokens > 0
+
+
+async def test_agent_fork_path_and_recursion_guard(client, git_repo):
+    config = OutlastConfig(model=FAST_MODEL, features=Features(fork_subagent=True))
+    script = {
+        "agents": [
+            {
+                "name": "forked",
+                "match": {"last_user_contains": "Fork directive:"},
+                "turns": [
+                    {"text": "unused"},
+                    {
+                        "tool_use": {
+                            "name": "Agent",
+                            "input": {"description": "again", "prompt": "fork more"},
+                        }
+                    },
+                    {"text": "Scope: the fork\nResult: could not fork again"},
+                ],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {
+                        "text": "Forking.",
+                        "tool_use": [
+                            {
+                                "name": "Agent",
+                                "input": {"description": "half one", "prompt": "do half one"},
+                            },
+                            {
+                                "name": "Agent",
+                                "input": {"description": "half two", "prompt": "do half two"},
+                            },
+                        ],
+                    },
+                    {"text": "waiting"},
+                ],
+            },
+        ]
+    }
+    from tests.support import agent_input, start
+
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues, config=config), queues)
+            result: AgentResult = await handle.result()
+            kid_id = await _first_child_id(handle)
+            kid = await client.get_workflow_handle(kid_id, result_type=AgentResult).result()
+    forks = [r for r in model.log if r["agent"] == "forked" and r["turn"] == 1]
+    assert len(forks) == 2
+    a, b = (without_directive(r["body"]) for r in forks)
+    assert a == b
+    parent_first = next(r for r in model.log if r["agent"] == "parent")["body"]
+    assert a["system"] == parent_first["system"] and a["tools"] == parent_first["tools"]
+    notes = [
+        t.text
+        for m in transcripts.load(default_store(), result.transcript)
+        for t in m.content
+        if isinstance(t, TextBlock) and t.text.startswith("<task-notification>")
+    ]
+    assert len(notes) == 2
+    guard = [
+        r
+        for m in transcripts.load(default_store(), kid.transcript)
+        for r in m.content
+        if isinstance(r, ToolResultBlock) and r.is_error
+    ]
+    assert guard and "Fork children cannot fork" in guard[0].content
+
+
+async def _first_child_id(handle) -> str:
+    from temporalio.api.enums.v1 import EventType
+
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+            return event.start_child_workflow_execution_initiated_event_attributes.workflow_id
+    raise AssertionError("no child")
+
+
+async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo):
+    script = fork_script(3)
+    script["agents"][1]["turns"][1] = {"delay_ms": 30000, "text": "too late"}
+    directives = [f"DIRECTIVE-{i}: check part {i}" for i in range(3)]
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = ForkJoinInput(
+                workspace=Workspace(root=str(git_repo), host_queue=queues.host_queue),
+                directives=directives,
+                context=CONTEXT,
+                config=OutlastConfig(model=FAST_MODEL),
+            )
+            handle = await client.start_workflow(
+                "ForkJoinWorkflow",
+                inp,
+                id=f"fj-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=ForkJoinResult,
+            )
+            for _ in range(100):
+                if len(await handle.query("forks", result_type=list[ForkOutcome])) == 2:
+                    break
+                await asyncio.sleep(0.1)
+            await handle.signal("task_stop", TaskStopInput(task_id="fork-2"))
+            result = await handle.result()
+    assert [f.status for f in result.forks] == ["completed", "killed", "completed"]
+    assert result.forks[1].final_text == ""

@@ -1,0 +1,257 @@
+"""`ForkJoinWorkflow` (R90): fork one conversation N ways, run the forks in parallel, join
+every result, optionally synthesize.
+
+Every fork is a child `AgentWorkflow` on the fork path: it gets the shared conversation by
+reference (not a copy) and sends the very same prompt, tool and message bytes as its siblings
+up to its own directive, so forks 2..N read that whole prefix from the prompt cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from temporalio import workflow
+from temporalio.exceptions import ChildWorkflowError, is_cancelled_exception
+from temporalio.workflow import ParentClosePolicy
+
+from agents.builtin.fork import DEFINITION as FORK_DEFINITION
+from agents.builtin.fork import FORK_QUERY_SOURCE
+from agents.control_tools import TaskStopInput
+from agents.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from agents.notifications import TaskNotification, format_task_notification, summary_for
+from agents.spawn import new_agent_id
+from agents.transcript import TranscriptRef
+
+with workflow.unsafe.imports_passed_through():
+    from activities.errors import InvalidAgentInput
+    from activities.llm import ModelRequest, ModelResponse, call_model
+
+from workflows.agent_loop import model_activity_options
+from workflows.agent_setup import Prepared, lineage_of, prepare
+from workflows.contracts import (
+    AgentInput,
+    AgentResult,
+    AgentUsage,
+    ForkContext,
+    ForkJoinInput,
+    ForkJoinResult,
+    ForkOutcome,
+    Lineage,
+)
+from workflows.registry import figures
+from workflows.turns import add_usage
+
+
+def total_usage(outcomes: list[ForkOutcome], duration_ms: int) -> AgentUsage:
+    tokens = [o.usage.tokens for o in outcomes]
+    summed = tokens[0]
+    for t in tokens[1:]:
+        summed = summed + t
+    return AgentUsage(
+        total_tokens=sum(o.usage.total_tokens for o in outcomes),
+        tool_uses=sum(o.usage.tool_uses for o in outcomes),
+        duration_ms=duration_ms,
+        tokens=summed,
+    )
+
+
+def outcome_text(o: ForkOutcome) -> str:
+    """A fork's result as its parent conversation reads it: a `<task-notification>`."""
+    return format_task_notification(
+        TaskNotification(
+            task_id=o.agent_id,
+            status=o.status,
+            summary=summary_for(o.status, f"fork {o.index + 1}", o.error),
+            result=o.final_text or None,
+            usage=figures(o.usage),
+        )
+    )
+
+
+@workflow.defn(name="ForkJoinWorkflow")
+class ForkJoinWorkflow:
+    def __init__(self) -> None:
+        self._outcomes: dict[int, ForkOutcome] = {}
+        self._children: dict[int, tuple[str, str]] = {}
+        """index -> (agent id, workflow id) of every fork started."""
+        self._directives: list[str] = []
+
+    @workflow.run
+    async def run(self, inp: ForkJoinInput) -> ForkJoinResult:
+        started = workflow.now()
+        _validate(inp)
+        self._directives = list(inp.directives)
+        lineage = lineage_of(AgentInput(prompt="", workspace=inp.workspace))
+        source = await self._source(inp, lineage)
+        uses = [
+            ToolUseBlock(
+                id=f"toolu_{workflow.uuid4().hex[:24]}",
+                name="Agent",
+                input={"description": f"fork {i + 1}", "prompt": d},
+            )
+            for i, d in enumerate(inp.directives)
+        ]
+        prefix = [Message.user_text(inp.context)] if inp.context else []
+        prefix.append(Message(role="assistant", content=[*uses]))
+        base = inp.transcript or TranscriptRef()
+        handles = await asyncio.gather(
+            *(
+                self._start_fork(inp, source, lineage, base, prefix, uses, i)
+                for i in range(len(inp.directives))
+            )
+        )
+        outcomes = list(await asyncio.gather(*(self._join(i, h) for i, h in enumerate(handles))))
+        elapsed = int((workflow.now() - started).total_seconds() * 1000)
+        result = ForkJoinResult(forks=outcomes, usage=total_usage(outcomes, elapsed))
+        if inp.synthesize:
+            result = await self._synthesize(inp, source, base, prefix, uses, result)
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return result
+
+    async def _source(self, inp: ForkJoinInput, lineage: Lineage) -> Prepared:
+        """The prompt and tools every fork inherits: given, or rendered once here."""
+        agent = AgentInput(
+            prompt=inp.context or "",
+            workspace=inp.workspace,
+            agent_type=inp.agent_type,
+            model=inp.model,
+            config=inp.config,
+        )
+        prepared = await prepare(agent, lineage)
+        if inp.system_ref is None:
+            return prepared
+        request = prepared.request.model_copy(
+            update={"system_ref": inp.system_ref, "tools_ref": inp.tools_ref}
+        )
+        return prepared.model_copy(update={"request": request, "tools": inp.tools or []})
+
+    async def _start_fork(self, inp, source: Prepared, lineage, base, prefix, uses, i: int):
+        agent_id = new_agent_id(workflow.random().getrandbits(64))
+        workflow_id = f"{workflow.info().workflow_id}/fork-{i + 1}"
+        self._children[i] = (agent_id, workflow_id)
+        child = AgentInput(
+            prompt="",
+            workspace=inp.workspace,
+            agent_type=FORK_DEFINITION.agent_type,
+            definition=FORK_DEFINITION,
+            tools=source.tools,
+            model=source.model,
+            config=inp.config,
+            lineage=Lineage(
+                agent_id=agent_id,
+                chain_id=str(workflow.uuid4()),
+                depth=1,
+                session_id=lineage.session_id,
+                parent_workflow_id=workflow.info().workflow_id,
+                parent_agent_id=lineage.agent_id,
+            ),
+            description=f"fork {i + 1}",
+            background=True,
+            permission_mode="bubble",
+            definitions=source.definitions,
+            query_source=FORK_QUERY_SOURCE,
+            fork=ForkContext(
+                system_ref=source.request.system_ref,
+                tools_ref=source.request.tools_ref,
+                tools=source.tools,
+                model=source.model,
+                base=base,
+                prefix=prefix,
+                tool_use_ids=[u.id for u in uses],
+                directive=inp.directives[i],
+            ),
+        )
+        return await workflow.start_child_workflow(
+            "AgentWorkflow",
+            child,
+            id=workflow_id,
+            result_type=AgentResult,
+            # The join waits for every fork: cancelling the fork-join cancels its forks.
+            parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+            static_summary=f"fork {i + 1}: {inp.directives[i][:80]}",
+        )
+
+    async def _join(self, i: int, handle) -> ForkOutcome:
+        agent_id, workflow_id = self._children[i]
+        directive = self._directives[i]
+        try:
+            result: AgentResult = await handle
+            outcome = ForkOutcome(
+                index=i,
+                directive=directive,
+                agent_id=agent_id,
+                workflow_id=workflow_id,
+                status=result.status,
+                final_text=result.final_text,
+                usage=result.usage,
+            )
+        except ChildWorkflowError as e:
+            killed = is_cancelled_exception(e)
+            outcome = ForkOutcome(
+                index=i,
+                directive=directive,
+                agent_id=agent_id,
+                workflow_id=workflow_id,
+                status="killed" if killed else "failed",
+                error=None if killed else getattr(e.cause, "message", None) or str(e.cause),
+            )
+        self._outcomes[i] = outcome
+        return outcome
+
+    async def _synthesize(self, inp, source: Prepared, base, prefix, uses, result):
+        """One more turn of the forked conversation, with every fork's result in it."""
+        results = [
+            ToolResultBlock(tool_use_id=u.id, content=outcome_text(o))
+            for u, o in zip(uses, result.forks, strict=True)
+        ]
+        closing = Message(role="user", content=[*results, TextBlock(text=inp.synthesis_prompt)])
+        request: ModelRequest = source.request.model_copy(
+            update={"transcript": base, "append": [*prefix, closing]}
+        )
+        response: ModelResponse = await workflow.execute_activity(
+            call_model, request, **model_activity_options(inp.config)
+        )
+        turn = add_usage(AgentUsage(), response.usage, 0, 0)
+        usage = result.usage.model_copy(
+            update={
+                "total_tokens": result.usage.total_tokens + turn.total_tokens,
+                "tokens": result.usage.tokens + response.usage,
+            }
+        )
+        return result.model_copy(
+            update={
+                "synthesis": response.message.text(),
+                "usage": usage,
+                "transcript": response.transcript,
+            }
+        )
+
+    @workflow.signal(name="task_stop")
+    async def task_stop(self, request: TaskStopInput) -> None:
+        """Stop one fork: by index (`3`, `fork-3`), agent id or workflow id. Its outcome is
+        reported `killed`; the others go on."""
+        target = request.target
+        for i, (agent_id, workflow_id) in self._children.items():
+            if target in (agent_id, workflow_id, str(i + 1), f"fork-{i + 1}"):
+                if i not in self._outcomes:
+                    await workflow.get_external_workflow_handle(workflow_id).cancel()
+                return
+        workflow.logger.warning("task_stop: no fork %s", target)
+
+    @workflow.query(name="forks")
+    def forks(self) -> list[ForkOutcome]:
+        """Finished forks' outcomes so far, by index."""
+        return [self._outcomes[i] for i in sorted(self._outcomes)]
+
+
+def _validate(inp: ForkJoinInput) -> None:
+    if not inp.context and inp.transcript is None:
+        raise InvalidAgentInput("ForkJoinWorkflow needs `context` or `transcript` to fork from")
+    limit = inp.config.agents.max_concurrent
+    if len(inp.directives) > limit:
+        raise InvalidAgentInput(
+            f"{len(inp.directives)} directives, but at most {limit} forks run at once "
+            "(config agents.max_concurrent)"
+        )
+    if inp.system_ref is not None and not inp.tools:
+        raise InvalidAgentInput("`system_ref` needs the `tools` list the prompt was rendered with")
