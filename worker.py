@@ -20,7 +20,7 @@ from activities.context import render_context
 from activities.definitions import load_definitions
 from activities.handoff import classify_handoff
 from activities.llm import call_model
-from activities.resume import AgentControl, repair
+from activities.resume import AgentControl, append, repair
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
 from activities.worktree import cleanup_worktree, create_worktree
 from workflows.agent import AgentWorkflow
@@ -37,6 +37,7 @@ HOST_ACTIVITIES = [
     cleanup_worktree,
     classify_handoff,
     repair,
+    append,
 ]
 
 

@@ -1,4 +1,5 @@
-"""Resuming a finished agent (R66): repair its transcript, start its next run.
+"""Transcript operations a workflow needs done (repair, append) and resuming a finished
+agent (R66).
 
 Both are activities because they do I/O: the transcript lives in the store, and starting a
 run of a workflow that is not your child takes a Temporal client. Signal-with-start makes
@@ -15,6 +16,7 @@ from temporalio.common import WorkflowIDReusePolicy
 
 from activities import transcripts
 from activities.store import default_store
+from agents.messages import Message
 from agents.transcript import TranscriptRef
 from agents.transcript_repair import repair_transcript
 
@@ -28,6 +30,23 @@ async def repair(ref: TranscriptRef) -> TranscriptRef:
     if list(messages) == fixed:
         return ref
     return transcripts.append(store, TranscriptRef(), fixed)
+
+
+class AppendInput(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    transcript: TranscriptRef = TranscriptRef()
+    messages: list[Message]
+
+
+@activity.defn(name="transcript.append")
+async def append(req: AppendInput) -> TranscriptRef:
+    """Extend a conversation in the store; content-addressed, so a retry writes the same node.
+
+    Lets a workflow hand several children one shared prefix by reference instead of putting
+    a copy of it in each child's input.
+    """
+    return transcripts.append(default_store(), req.transcript, req.messages)
 
 
 class ResumeRequest(BaseModel):

@@ -16,6 +16,7 @@ from outlast.client import connect
 from outlast.devserver import DevServer, DevServerError
 from outlast.progress import follow, print_result
 from outlast.runner import StartError, build_input, start_agent
+from outlast.search_setup import missing_search_attributes, register_search_attributes
 from worker import build_workers, host_id, run_workers
 from workflows.contracts import AgentResult
 
@@ -123,6 +124,16 @@ async def _run_and_follow(inp, workflow_id: str | None, *, with_worker: bool) ->
         client, ui = await _client_for_run(_server())
     except DevServerError as e:
         _fail(str(e))
+    missing = await missing_search_attributes(client)
+    if missing:
+        console.print(
+            f"[yellow]this namespace lacks Outlast's search attributes ({', '.join(missing)}); "
+            "starting without them. Register them once with `outlast search-attributes "
+            "--register`.[/]"
+        )
+        inp = inp.model_copy(
+            update={"config": inp.config.model_copy(update={"search_attributes": False})}
+        )
     handle = await start_agent(client, inp, workflow_id=workflow_id)
     _announce(handle.id, ui)
     workers = build_workers(client) if with_worker else []
@@ -203,6 +214,24 @@ def fake_model(
     if log_bodies:
         argv.append("--log-bodies")
     raise typer.Exit(serve(argv) or 0)
+
+
+@app.command("search-attributes")
+def search_attributes(
+    register: bool = typer.Option(False, "--register", help="Register the missing ones."),
+) -> None:
+    """Check (or register) Outlast's search attributes on $TEMPORAL_ADDRESS's namespace."""
+
+    async def _main() -> None:
+        client = await connect()
+        if register:
+            added = await register_search_attributes(client)
+            console.print(f"registered: {', '.join(added)}" if added else "all registered already")
+            return
+        missing = await missing_search_attributes(client)
+        console.print(f"missing: {', '.join(missing)}" if missing else "all registered")
+
+    asyncio.run(_main())
 
 
 @app.command("server-stop")

@@ -58,6 +58,8 @@ class DevServer:
     persist: bool = True
     """False: in-memory state (tests); True: SQLite file under the state directory."""
     extra_dynamic_config: dict[str, str] | None = None
+    search_attributes: bool = True
+    """Register Outlast's search attributes at start."""
 
     @property
     def address(self) -> str:
@@ -88,7 +90,7 @@ class DevServer:
         cmd += ["--headless"] if self.headless else ["--ui-port", str(self.ui_port)]
         for key, value in {**DYNAMIC_CONFIG, **(self.extra_dynamic_config or {})}.items():
             cmd += ["--dynamic-config-value", f"{key}={value}"]
-        for registration in cli_registrations():
+        for registration in cli_registrations() if self.search_attributes else []:
             cmd += ["--search-attribute", registration]
         return cmd
 

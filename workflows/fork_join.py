@@ -25,9 +25,10 @@ from agents.transcript import TranscriptRef
 with workflow.unsafe.imports_passed_through():
     from activities.errors import InvalidAgentInput
     from activities.llm import ModelRequest, ModelResponse, call_model
+    from activities.resume import AppendInput, append
 
 from workflows.agent_loop import model_activity_options
-from workflows.agent_setup import Prepared, lineage_of, prepare
+from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare
 from workflows.contracts import (
     AgentInput,
     AgentResult,
@@ -93,10 +94,16 @@ class ForkJoinWorkflow:
         ]
         prefix = [Message.user_text(inp.context)] if inp.context else []
         prefix.append(Message(role="assistant", content=[*uses]))
-        base = inp.transcript or TranscriptRef()
+        # Written once; every fork gets it by reference, however long the context is.
+        base = await workflow.execute_activity(
+            append,
+            AppendInput(transcript=inp.transcript or TranscriptRef(), messages=prefix),
+            task_queue=inp.workspace.host_queue,
+            **SETUP_OPTIONS,
+        )
         handles = await asyncio.gather(
             *(
-                self._start_fork(inp, source, lineage, base, prefix, uses, i)
+                self._start_fork(inp, source, lineage, base, uses, i)
                 for i in range(len(inp.directives))
             )
         )
@@ -104,7 +111,7 @@ class ForkJoinWorkflow:
         elapsed = int((workflow.now() - started).total_seconds() * 1000)
         result = ForkJoinResult(forks=outcomes, usage=total_usage(outcomes, elapsed))
         if inp.synthesize:
-            result = await self._synthesize(inp, source, base, prefix, uses, result)
+            result = await self._synthesize(inp, source, base, uses, result)
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 
@@ -125,7 +132,7 @@ class ForkJoinWorkflow:
         )
         return prepared.model_copy(update={"request": request, "tools": inp.tools or []})
 
-    async def _start_fork(self, inp, source: Prepared, lineage, base, prefix, uses, i: int):
+    async def _start_fork(self, inp, source: Prepared, lineage, base, uses, i: int):
         agent_id = new_agent_id(workflow.random().getrandbits(64))
         workflow_id = f"{workflow.info().workflow_id}/fork-{i + 1}"
         self._children[i] = (agent_id, workflow_id)
@@ -156,7 +163,6 @@ class ForkJoinWorkflow:
                 tools=source.tools,
                 model=source.model,
                 base=base,
-                prefix=prefix,
                 tool_use_ids=[u.id for u in uses],
                 directive=inp.directives[i],
             ),
@@ -198,7 +204,7 @@ class ForkJoinWorkflow:
         self._outcomes[i] = outcome
         return outcome
 
-    async def _synthesize(self, inp, source: Prepared, base, prefix, uses, result):
+    async def _synthesize(self, inp, source: Prepared, base, uses, result):
         """One more turn of the forked conversation, with every fork's result in it."""
         results = [
             ToolResultBlock(tool_use_id=u.id, content=outcome_text(o))
@@ -206,7 +212,7 @@ class ForkJoinWorkflow:
         ]
         closing = Message(role="user", content=[*results, TextBlock(text=inp.synthesis_prompt)])
         request: ModelRequest = source.request.model_copy(
-            update={"transcript": base, "append": [*prefix, closing]}
+            update={"transcript": base, "append": [closing]}
         )
         response: ModelResponse = await workflow.execute_activity(
             call_model, request, **model_activity_options(inp.config)

@@ -94,3 +94,71 @@ async def test_a_thousand_turns_span_several_runs(small_server, git_repo):
     assert result.usage.tool_uses == 1000
     for run in runs:
         assert run.history_length < 2500
+
+
+async def test_children_survive_the_parents_continue_as_new(client, git_repo):
+    """Background children started in run 1 report to the run that is current when they end,
+    exactly once each; the carried registry keeps the notified set."""
+    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(turns_per_run=2))
+    spawn = [
+        {
+            "name": "Agent",
+            "input": {
+                "description": f"slow {n}",
+                "prompt": "take a while",
+                "name": n,
+                "run_in_background": True,
+            },
+        }
+        for n in ("k1", "k2")
+    ]
+    script = {
+        "agents": [
+            {
+                "name": "k1",
+                "match": {"agent_name": "k1"},
+                "turns": [{"delay_ms": 2500, "text": "k1 done"}],
+            },
+            {
+                "name": "k2",
+                "match": {"agent_name": "k2"},
+                "turns": [{"delay_ms": 3000, "text": "k2 done"}],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn},
+                    *(
+                        {
+                            "delay_ms": 300,
+                            "tool_use": {
+                                "name": "Read",
+                                "input": {"file_path": "{{cwd}}/README.md"},
+                            },
+                        }
+                        for _ in range(6)
+                    ),
+                    {"text": "waiting for the kids"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues, config=config), queues)
+            result = await asyncio.wait_for(handle.result(), timeout=120)
+            runs = [w async for w in client.list_workflows(f'WorkflowId = "{handle.id}"')]
+    assert len(runs) >= 3
+    messages = transcripts.load(default_store(), result.transcript)
+    notes = [
+        b.text
+        for m in messages
+        if m.role == "user"
+        for b in m.content
+        if getattr(b, "text", "").startswith("<task-notification>")
+    ]
+    assert len(notes) == 2
+    assert sum("k1 done" in n for n in notes) == 1 and sum("k2 done" in n for n in notes) == 1
+    first_run = min(runs, key=lambda r: r.start_time)
+    assert first_run.status == WorkflowExecutionStatus.CONTINUED_AS_NEW

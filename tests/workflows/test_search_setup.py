@@ -1,0 +1,64 @@
+"""A server without Outlast's search attributes: agents still run; the CLI registers them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from outlast.client import connect
+from outlast.devserver import DevServer
+from outlast.search_setup import missing_search_attributes, register_search_attributes
+from tests.support import free_port, scripted_model
+from workflows.search_attributes import ALL
+
+
+@pytest.fixture(scope="module")
+def bare_server(state_root: Path):
+    server = DevServer(
+        state_dir=state_root / "bare",
+        host="127.0.0.1",
+        port=free_port(),
+        headless=True,
+        persist=False,
+        search_attributes=False,
+    )
+    proc = server.start(detach=False)
+    yield server
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_run_without_search_attributes_then_register(bare_server, git_repo):
+    script = {"agents": [{"name": "main", "turns": [{"text": "hi from a bare server"}]}]}
+    with scripted_model(script) as model:
+        env = {
+            **os.environ,
+            "TEMPORAL_ADDRESS": bare_server.address,
+            "ANTHROPIC_BASE_URL": model.url,
+            "ANTHROPIC_API_KEY": "k",
+            "OUTLAST_HOST_ID": "bare",
+            "COLUMNS": "200",
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "outlast.cli", "run", "say hi", "--repo", str(git_repo)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "lacks Outlast's search attributes" in done.stdout
+    assert "hi from a bare server" in done.stdout
+
+
+async def test_register_adds_exactly_the_missing_ones(bare_server):
+    client = await connect(bare_server.address)
+    assert set(await missing_search_attributes(client)) == {k.name for k in ALL}
+    added = await register_search_attributes(client)
+    assert set(added) == {k.name for k in ALL}
+    assert await missing_search_attributes(client) == []
+    assert await register_search_attributes(client) == []
