@@ -13,7 +13,7 @@ from temporalio.client import Client
 
 from outlast.client import connect
 from outlast.devserver import DevServer
-from tests.support import free_port
+from tests.support import local_dev_server
 
 
 @pytest.fixture(scope="session")
@@ -31,20 +31,8 @@ def dev_server(state_root: Path) -> Iterator[DevServer]:
 
     A missing binary fails here with a message naming the package to install (spec R98).
     """
-    server = DevServer(
-        state_dir=state_root / "temporal",
-        host="127.0.0.1",
-        port=free_port(),
-        headless=True,
-        persist=False,
-    )
-    proc = server.start(detach=False)
-    yield server
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with local_dev_server(state_root / "temporal") as server:
+        yield server
 
 
 @pytest_asyncio.fixture(scope="session")

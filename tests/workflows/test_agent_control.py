@@ -9,36 +9,17 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
-from activities import transcripts
-from activities.store import default_store
-from agents.messages import TextBlock, ToolResultBlock
-from tests.support import agent_input, running_workers, scripted_model, start
+from tests.support import (
+    agent_input,
+    running_workers,
+    scripted_model,
+    spawn,
+    start,
+    tool_results,
+    user_texts,
+)
 from tests.workflows.test_stop_and_kill import processes_with
 from workflows.contracts import AgentStatus
-
-
-def spawn(name: str, prompt: str, background: bool) -> dict:
-    return {
-        "name": "Agent",
-        "input": {
-            "description": f"task {name}",
-            "prompt": prompt,
-            "name": name,
-            "run_in_background": background,
-        },
-    }
-
-
-def user_texts(result) -> list[str]:
-    messages = transcripts.load(default_store(), result.transcript)
-    return [
-        b.text for m in messages if m.role == "user" for b in m.content if isinstance(b, TextBlock)
-    ]
-
-
-def tool_results(result) -> list[ToolResultBlock]:
-    messages = transcripts.load(default_store(), result.transcript)
-    return [b for m in messages for b in m.content if isinstance(b, ToolResultBlock)]
 
 
 async def wait_status(handle, predicate, timeout: float = 30) -> AgentStatus:

@@ -7,7 +7,6 @@ terminated (limit.historyCount.error / limit.historySize.error); with it the run
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,14 @@ from activities.store import default_store
 from agents.config import AgentSettings, OutlastConfig
 from agents.messages import ToolResultBlock, ToolUseBlock
 from outlast.client import connect
-from outlast.devserver import DevServer
-from tests.support import FAST_MODEL, agent_input, free_port, running_workers, scripted_model, start
+from tests.support import (
+    FAST_MODEL,
+    agent_input,
+    local_dev_server,
+    running_workers,
+    scripted_model,
+    start,
+)
 
 SMALL_LIMITS = {
     "limit.historyCount.suggestContinueAsNew": "600",
@@ -33,21 +38,8 @@ SMALL_LIMITS = {
 
 @pytest.fixture(scope="module")
 def small_server(state_root: Path):
-    server = DevServer(
-        state_dir=state_root / "small-limits",
-        host="127.0.0.1",
-        port=free_port(),
-        headless=True,
-        persist=False,
-        extra_dynamic_config=SMALL_LIMITS,
-    )
-    proc = server.start(detach=False)
-    yield server
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with local_dev_server(state_root / "small-limits", extra_dynamic_config=SMALL_LIMITS) as server:
+        yield server
 
 
 LOOP = {

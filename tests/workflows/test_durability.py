@@ -57,15 +57,21 @@ async def wait_for_model_call(handle, turn: int, timeout: float = 30) -> None:
     raise AssertionError(f"turn {turn} never started")
 
 
-async def test_sigkill_worker_while_model_holds_response(client, dev_server, git_repo):
+async def crash_worker_mid_call(client, dev_server, repo, script, held_workflow_id=None):
+    """Start the agent on a worker process, SIGKILL that process while the model holds its
+    second call (of `held_workflow_id`, default the agent itself), start a fresh worker, and
+    return (handle, result, model log)."""
     host = f"crash-{uuid.uuid4().hex[:6]}"
     queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
-    with scripted_model(HELD) as model:
+    with scripted_model(script) as model:
         first = worker_process(dev_server.address, queues, host, model.url)
         second = None
         try:
-            handle = await start(client, agent_input("read it", git_repo, queues), queues)
-            await wait_for_model_call(handle, turn=2)
+            handle = await start(client, agent_input("go", repo, queues), queues)
+            held = handle
+            if held_workflow_id is not None:
+                held = client.get_workflow_handle(held_workflow_id(handle.id))
+            await wait_for_model_call(held, turn=2)
             await asyncio.sleep(0.5)  # the request is on the wire, the response held
             os.kill(first.pid, signal.SIGKILL)
             first.wait()
@@ -76,7 +82,11 @@ async def test_sigkill_worker_while_model_holds_response(client, dev_server, git
                 if proc is not None and proc.poll() is None:
                     proc.terminate()
                     proc.wait()
-        log = model.log
+        return handle, result, model.log
+
+
+async def test_sigkill_worker_while_model_holds_response(client, dev_server, git_repo):
+    handle, result, log = await crash_worker_mid_call(client, dev_server, git_repo, HELD)
     assert result.status == "completed" and result.final_text == "done after the crash"
     completed = Counter(r["turn"] for r in log if r["outcome"] == "completed")
     assert completed == {0: 1, 1: 1}, log
@@ -116,26 +126,9 @@ TREE = {
 
 
 async def test_sigkill_worker_while_a_child_runs(client, dev_server, git_repo):
-    host = f"crash-{uuid.uuid4().hex[:6]}"
-    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
-    with scripted_model(TREE) as model:
-        first = worker_process(dev_server.address, queues, host, model.url)
-        second = None
-        try:
-            handle = await start(client, agent_input("go", git_repo, queues), queues)
-            kid = client.get_workflow_handle(f"{handle.id}/kid")
-            await wait_for_model_call(kid, turn=2)
-            await asyncio.sleep(0.5)
-            os.kill(first.pid, signal.SIGKILL)
-            first.wait()
-            second = worker_process(dev_server.address, queues, host, model.url)
-            result = await asyncio.wait_for(handle.result(), timeout=90)
-        finally:
-            for proc in (first, second):
-                if proc is not None and proc.poll() is None:
-                    proc.terminate()
-                    proc.wait()
-        log = model.log
+    handle, result, log = await crash_worker_mid_call(
+        client, dev_server, git_repo, TREE, held_workflow_id=lambda parent: f"{parent}/kid"
+    )
     assert result.status == "completed" and result.final_text == "parent done"
     completed = Counter((r["agent"], r["turn"]) for r in log if r["outcome"] == "completed")
     assert completed == {("parent", 0): 1, ("kid", 0): 1, ("kid", 1): 1, ("parent", 1): 1}, log

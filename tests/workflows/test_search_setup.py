@@ -10,26 +10,15 @@ from pathlib import Path
 import pytest
 
 from outlast.client import connect
-from outlast.devserver import DevServer
 from outlast.search_setup import missing_search_attributes, register_search_attributes
-from tests.support import free_port, scripted_model
+from tests.support import local_dev_server, scripted_model
 from workflows.search_attributes import ALL
 
 
 @pytest.fixture(scope="module")
 def bare_server(state_root: Path):
-    server = DevServer(
-        state_dir=state_root / "bare",
-        host="127.0.0.1",
-        port=free_port(),
-        headless=True,
-        persist=False,
-        search_attributes=False,
-    )
-    proc = server.start(detach=False)
-    yield server
-    proc.terminate()
-    proc.wait(timeout=10)
+    with local_dev_server(state_root / "bare", search_attributes=False) as server:
+        yield server
 
 
 def test_run_without_search_attributes_then_register(bare_server, git_repo):

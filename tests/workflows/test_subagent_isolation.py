@@ -4,36 +4,24 @@ from __future__ import annotations
 
 import subprocess
 
-from activities import transcripts
 from activities.handoff import classify_handoff
-from activities.store import default_store
 from agents.handoff import HANDOFF_UNAVAILABLE, HANDOFF_WARNING
-from agents.messages import TextBlock, ToolResultBlock
-from tests.support import agent_input, running_workers, scripted_model, start
+from agents.messages import ToolResultBlock
+from tests.support import (
+    agent_input,
+    running_workers,
+    scripted_model,
+    spawn,
+    start,
+    tool_results,
+    user_texts,
+)
 from worker import HOST_ACTIVITIES
 from workflows.contracts import AgentResult
 
 
-def spawn(name: str, prompt: str, background: bool, **extra) -> dict:
-    return {
-        "name": "Agent",
-        "input": {
-            "description": f"task {name}",
-            "prompt": prompt,
-            "name": name,
-            "run_in_background": background,
-            **extra,
-        },
-    }
-
-
 def contents(result) -> tuple[list[ToolResultBlock], list[str]]:
-    messages = transcripts.load(default_store(), result.transcript)
-    results = [b for m in messages for b in m.content if isinstance(b, ToolResultBlock)]
-    texts = [
-        b.text for m in messages if m.role == "user" for b in m.content if isinstance(b, TextBlock)
-    ]
-    return results, texts
+    return tool_results(result), user_texts(result)
 
 
 def git(repo, *args) -> str:

@@ -7,17 +7,16 @@ import re
 
 from temporalio.api.enums.v1 import EventType
 
-from activities import transcripts
-from activities.store import default_store
 from agents.config import AgentSettings, OutlastConfig
-from agents.messages import ToolResultBlock
-from tests.support import FAST_MODEL, agent_input, running_workers, scripted_model, start
+from tests.support import (
+    FAST_MODEL,
+    agent_input,
+    running_workers,
+    scripted_model,
+    start,
+    tool_results,
+)
 from workflows.contracts import AgentResult
-
-
-def results_of(result) -> list[ToolResultBlock]:
-    messages = transcripts.load(default_store(), result.transcript)
-    return [b for m in messages for b in m.content if isinstance(b, ToolResultBlock)]
 
 
 async def started_children(handle) -> int:
@@ -57,7 +56,7 @@ async def test_bad_agent_calls_are_errors_and_start_nothing(client, git_repo):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues, config=config), queues)
             result = await handle.result()
-    results = results_of(result)
+    results = tool_results(result)
     assert [r.is_error for r in results] == [True] * 6
     texts = [r.content for r in results]
     assert "reserved for the main conversation" in texts[0]
@@ -110,7 +109,7 @@ async def test_subagents_cannot_nest_by_default_and_depth_is_enforced(client, gi
         kid_tools = next(r["tools"] for r in model.log if r["agent"] == "kid")
         assert ("Agent" in kid_tools) is (config is not None)
         assert not {"TaskStop", "AskUserQuestion"} & set(kid_tools)
-        assert expect in results_of(kid)[0].content
+        assert expect in tool_results(kid)[0].content
         assert await started_children(client.get_workflow_handle(f"{handle.id}/kid")) == 0
 
 

@@ -6,23 +6,9 @@ import re
 
 from temporalio.api.enums.v1 import EventType
 
-from activities import transcripts
-from activities.store import default_store
 from agents.messages import TextBlock, ToolResultBlock
-from tests.support import agent_input, running_workers, scripted_model, start
+from tests.support import agent_input, conversation, running_workers, scripted_model, spawn, start
 from workflows.contracts import AgentResult
-
-
-def spawn(name: str, prompt: str, background: bool) -> dict:
-    return {
-        "name": "Agent",
-        "input": {
-            "description": f"task {name}",
-            "prompt": prompt,
-            "name": name,
-            "run_in_background": background,
-        },
-    }
 
 
 def child(name: str, answer: str) -> dict:
@@ -62,10 +48,6 @@ FAN = {
 }
 
 
-def parent_messages(result: AgentResult):
-    return transcripts.load(default_store(), result.transcript)
-
-
 async def child_ids(handle) -> list[str]:
     ids = []
     async for event in handle.fetch_history_events():
@@ -89,7 +71,7 @@ async def test_three_async_and_one_sync_child(client, git_repo):
     assert result.status == "completed"
     assert sorted(i.rsplit("/", 1)[1] for i in ids) == ["c1", "c2", "c3", "s1"]
     assert all(i.startswith(f"{handle.id}/") for i in ids)
-    messages = parent_messages(result)
+    messages = conversation(result)
     texts = [
         b.text for m in messages if m.role == "user" for b in m.content if isinstance(b, TextBlock)
     ]

@@ -4,15 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from activities import transcripts
-from activities.store import default_store
-from agents.messages import ToolResultBlock
-from tests.support import agent_input, running_workers, scripted_model, start
-
-
-def tool_results(result) -> list[ToolResultBlock]:
-    messages = transcripts.load(default_store(), result.transcript)
-    return [b for m in messages for b in m.content if isinstance(b, ToolResultBlock)]
+from tests.support import agent_input, running_workers, scripted_model, start, tool_results
 
 
 async def test_bad_calls_are_errors_the_model_sees(client, git_repo, tmp_path):
