@@ -43,7 +43,8 @@ HOST_ACTIVITIES = [
 
 def model_activities(client: Client) -> list:
     """Main-queue activities: the model call, and those that need a Temporal client."""
-    return [*MODEL_ACTIVITIES, AgentControl(client).resume_agent]
+    control = AgentControl(client)
+    return [*MODEL_ACTIVITIES, control.resume_agent, control.describe_agents]
 
 
 # Cancellation reaches an activity only with a heartbeat response; the SDK's default
@@ -83,6 +84,7 @@ PASSTHROUGH = (
     "workflows.tool_pool",
     "workflows.carry",
     "workflows.search_attributes",
+    "workflows.signals",
 )
 
 

@@ -44,6 +44,9 @@ from agents.transcript import TranscriptRef
 
 HEARTBEAT_EVERY_S = 2.0
 _RETRYABLE_STATUS = {408, 409, 429, 529}
+# Error types the API uses for conditions that pass; decisive when an error arrives inside a
+# stream, where the HTTP status is already 200.
+_RETRYABLE_TYPES = {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
 _CACHE = {"type": "ephemeral"}
 
 
@@ -186,7 +189,13 @@ def classify_status(
         "api_message": api_message,
         "request_id": request_id,
     }
-    if status in _RETRYABLE_STATUS or status >= 500 or error_type == "overloaded_error":
+    transient = (
+        status in _RETRYABLE_STATUS
+        or status >= 500
+        or error_type in _RETRYABLE_TYPES
+        or status < 400  # an `error` event mid-stream: the request itself was accepted
+    )
+    if transient:
         return ModelUnavailable(
             f"Model API answered {status} ({error_type or 'error'}): {api_message}",
             next_retry_delay=retry_after(headers),

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities import transcripts
 from activities.store import default_store
@@ -69,11 +70,48 @@ class ResumeResult(BaseModel):
     """False when the agent was still running and simply got the message."""
 
 
+class AgentRunState(BaseModel):
+    """How the current run of an agent's workflow id stands."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workflow_id: str
+    status: str
+    """RUNNING, COMPLETED, FAILED, CANCELED, TERMINATED, TIMED_OUT, or NOT_FOUND."""
+    result: dict | None = None
+    """A COMPLETED run's result (an AgentResult, as JSON)."""
+    error: str | None = None
+
+
 class AgentControl:
     """Activities that need a Temporal client; the worker builds one per process."""
 
     def __init__(self, client: Client) -> None:
         self._client = client
+
+    @activity.defn(name="agents.describe_agents")
+    async def describe_agents(self, workflow_ids: list[str]) -> list[AgentRunState]:
+        """Where each agent stands, for a parent that has waited long for their notices.
+
+        A child that could not signal its end (terminated by an operator, or failed in a way
+        that skipped its own reporting) would otherwise keep its parent waiting forever.
+        """
+        return [await self._describe(workflow_id) for workflow_id in workflow_ids]
+
+    async def _describe(self, workflow_id: str) -> AgentRunState:
+        handle = self._client.get_workflow_handle(workflow_id)
+        try:
+            status = (await handle.describe()).status
+        except RPCError as e:
+            if e.status == RPCStatusCode.NOT_FOUND:
+                return AgentRunState(workflow_id=workflow_id, status="NOT_FOUND", error=str(e))
+            raise
+        name = status.name if status else "UNKNOWN"
+        if name == "COMPLETED":
+            result = await handle.result(follow_runs=False)
+            return AgentRunState(workflow_id=workflow_id, status=name, result=result)
+        error = None if name == "RUNNING" else f"the agent's workflow ended {name.lower()}"
+        return AgentRunState(workflow_id=workflow_id, status=name, error=error)
 
     @activity.defn(name="agents.resume_agent")
     async def resume_agent(self, req: ResumeRequest) -> ResumeResult:

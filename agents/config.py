@@ -47,6 +47,9 @@ class AgentSettings(_Section):
     or `continue_as_new_events`)."""
     continue_as_new_events: int = Field(default=10_000, ge=100)
     """Continue as new once a run's history has this many events (R92)."""
+    liveness_check_s: float = Field(default=120, gt=0)
+    """While waiting for background sub-agents, check this often that they still run (a
+    terminated one cannot report its end)."""
     handoff_check: bool = True
     """Scan every sub-agent result for injected instructions before the parent sees it (R42)."""
 
@@ -68,7 +71,12 @@ class ModelSettings(_Section):
     """Longest a single model call (one attempt) may take."""
     heartbeat_timeout_s: float = Field(default=30, gt=0)
     """A model call that sends no heartbeat for this long is presumed lost with its worker."""
-    max_attempts: int = Field(default=10, ge=1)
+    max_attempts: int = Field(default=0, ge=0)
+    """0: retry transient failures (overload, rate limits, outages) until `retry_window_s`
+    runs out; requests the API rejects are never retried."""
+    retry_window_s: float = Field(default=6 * 3600, gt=0)
+    """How long a model call may keep retrying in all: an hours-long task should outlast an
+    API outage of several minutes, not fail every agent after the 10th attempt."""
 
 
 class ToolSettings(_Section):

@@ -9,9 +9,10 @@ every ending exactly once and the worktree is always released.
 from __future__ import annotations
 
 import functools
+from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError, is_cancelled_exception
+from temporalio.exceptions import FailureError, is_cancelled_exception
 
 from agents.agent_tool import AGENT_TOOL, AgentToolInput
 from agents.builtin.fork import fork_message
@@ -21,6 +22,7 @@ from agents.notifications import wrap_notification_for_mixed_turn
 from agents.worktree_slug import agent_worktree_slug
 
 with workflow.unsafe.imports_passed_through():
+    from activities.errors import InvalidAgentInput
     from activities.resume import repair
 
 from workflows import search_attributes as sa
@@ -45,6 +47,8 @@ from workflows.registry import ChildRegistry
 from workflows.subagents import ParentContext, SubAgents
 from workflows.tool_pool import ALIASES
 from workflows.worktrees import create_worktree
+
+SEEN_MAIL_KEPT = 256
 
 
 def should_continue_as_new(max_events: int, turns_per_run: int | None, run_turns: int) -> bool:
@@ -75,11 +79,15 @@ class AgentWorkflow:
         self._agent_id = ""
         self._background = False
         self._mailbox: list[MailMessage] = []
-        self._seen_mail: set[str] = set()
+        self._seen_mail: list[str] = []
+        """Ids of recent mail, oldest first: a retried send is dropped (bounded)."""
         self._registry = ChildRegistry()
         self._subagents = SubAgents(self._registry)
         self._started = workflow.now()
         self._upserts = False
+        self._handoff: str | None = None
+        """The handoff check's warning on the final answer (R42), once checked."""
+        self._handoff_checked = False
         self._carry = AgentCarry.model_validate(inp.carry) if inp.carry else None
         self._prepared: Prepared | None = None
         if self._carry is not None:
@@ -91,11 +99,12 @@ class AgentWorkflow:
         lineage = lineage_of(inp)
         inp = inp.model_copy(update={"lineage": lineage})
         self._agent_id, self._agent_type = lineage.agent_id, inp.agent_type
-        self._background = inp.background
+        self._background = self._background or inp.background
         # Agents of the first release recorded no search attributes; they replay without.
         self._upserts = inp.config.search_attributes and workflow.patched("search-attributes")
         if self._upserts:
-            workflow.upsert_search_attributes(sa.for_agent(inp))
+            current = inp.model_copy(update={"background": self._background})
+            workflow.upsert_search_attributes(sa.for_agent(current))
         try:
             end = await self._work(inp)
             if end == "continue_as_new":
@@ -103,12 +112,28 @@ class AgentWorkflow:
         except BaseException as e:
             if is_cancelled_exception(e):
                 await self._end(inp, "killed", error="stopped")
-            elif isinstance(e, ApplicationError):
+            elif isinstance(e, FailureError):
                 await self._end(inp, "failed", error=e.message)
             raise
-        return await self._end(inp, "completed", loop_end=end)
+        result = await self._end(inp, "completed", loop_end=end)
+        if self._mailbox:
+            # Mail that came in after the parent was told is answered, not dropped: the agent
+            # goes on as its next generation, and its parent hears of that one too.
+            await self._continue_as_new(
+                inp.model_copy(
+                    update={"run_generation": inp.run_generation + 1, "background": True}
+                )
+            )
+        return result
 
     async def _work(self, inp: AgentInput) -> str:
+        if inp.worktree is not None and (self._carry is not None or inp.resume_from is not None):
+            # R53: a resumed agent gets its worktree back (re-created if it was removed), and
+            # before anything reads the checkout.
+            home = Workspace(root=inp.worktree.repo_root, host_queue=inp.workspace.host_queue)
+            reclaimed = await create_worktree(home, agent_worktree_slug(self._agent_id))
+            if isinstance(reclaimed, str):
+                raise InvalidAgentInput(reclaimed)
         if self._carry is not None:
             prepared = self._carry.prepared
         elif inp.fork is not None:
@@ -137,14 +162,25 @@ class AgentWorkflow:
                 self._state.turns - run_start_turns,
             ),
         )
-        return await run_agent_loop(setup, self._state, hooks)
+        while True:
+            end = await run_agent_loop(setup, self._state, hooks)
+            if end != "end_turn":
+                return end
+            self._on_phase("finishing", [])
+            self._handoff = await handoff_warning(inp, self._state.last_text)
+            self._handoff_checked = True
+            if not self._mailbox:
+                return end
+            # Mail came in during the final check: the parent has not been told anything
+            # yet, so this run simply answers it.
+            self._handoff, self._handoff_checked = None, False
 
     def _restore(self, carry: AgentCarry) -> None:
         self._state = carry.state
         self._registry = carry.registry
         self._subagents = SubAgents(self._registry)
         self._mailbox = list(carry.mailbox)
-        self._seen_mail = set(carry.seen_mail)
+        self._seen_mail = list(carry.seen_mail)
         self._background = carry.background
         self._base = carry.state.transcript
 
@@ -157,7 +193,7 @@ class AgentWorkflow:
             prepared=self._prepared,
             registry=self._registry,
             mailbox=self._mailbox,
-            seen_mail=sorted(self._seen_mail),
+            seen_mail=self._seen_mail,
             started_at=self._started,
             background=self._background,
             runs=(self._carry.runs + 1) if self._carry else 1,
@@ -169,16 +205,13 @@ class AgentWorkflow:
 
     async def _start_state(self, inp: AgentInput) -> None:
         self._state = LoopState(cwd=inp.workspace.root, read_state=dict(inp.read_file_state))
-        if inp.worktree is not None and inp.resume_from is not None:
-            # R53: a resumed agent gets its worktree back (re-created if it was removed).
-            home = Workspace(root=inp.worktree.repo_root, host_queue=inp.workspace.host_queue)
-            await create_worktree(home, agent_worktree_slug(self._agent_id))
         if inp.resume_from is not None:
+            # A resumed fork continues its own conversation too, not its directive again.
             self._state.transcript = await workflow.execute_activity(
                 repair, inp.resume_from, task_queue=inp.workspace.host_queue, **SETUP_OPTIONS
             )
             self._base = self._state.transcript
-        if inp.fork is not None:
+        elif inp.fork is not None:
             fork = inp.fork
             worktree = (fork.parent_cwd, inp.workspace.root) if fork.parent_cwd else None
             self._state.transcript = self._base = fork.base
@@ -238,7 +271,10 @@ class AgentWorkflow:
     ) -> AgentResult:
         self._phase = "finished"
         text = self._state.last_text
-        warning = await handoff_warning(inp, text) if status == "completed" else None
+        warning = None
+        if status == "completed":
+            checked = self._handoff_checked
+            warning = self._handoff if checked else await handoff_warning(inp, text)
         worktree = await release_worktree(inp.worktree, inp.workspace.host_queue)
         result = AgentResult(
             status=status,  # type: ignore[arg-type]
@@ -278,13 +314,24 @@ class AgentWorkflow:
         return f"Message from {mail.sender}:\n{mail.text}"
 
     async def _wait_for_input(self) -> None:
-        await workflow.wait_condition(
-            lambda: (
-                bool(self._mailbox or self._registry.queue)
-                or not self._registry.outstanding()
-                or self._stop is not None
-            )
-        )
+        """Until mail, a notification, or a stop comes, or nothing is outstanding. Checks now
+        and then that the children it waits for still run: one that was terminated, or died
+        past its own reporting, cannot send its notification."""
+        ctx = self._subagents.ctx
+        interval = timedelta(seconds=ctx.config.agents.liveness_check_s if ctx else 120)
+        while True:
+            try:
+                await workflow.wait_condition(
+                    lambda: (
+                        bool(self._mailbox or self._registry.queue)
+                        or not self._registry.outstanding()
+                        or self._stop is not None
+                    ),
+                    timeout=interval,
+                )
+                return
+            except TimeoutError:
+                await self._subagents.check_liveness()
 
     def _elapsed_ms(self) -> int:
         return int((workflow.now() - self._started).total_seconds() * 1000)
@@ -310,7 +357,7 @@ class AgentWorkflow:
         if message.id is not None:
             if message.id in self._seen_mail:
                 return
-            self._seen_mail.add(message.id)
+            self._seen_mail = [*self._seen_mail[-(SEEN_MAIL_KEPT - 1) :], message.id]
         self._mailbox.append(message)
 
     @workflow.signal(name="agent_notification")

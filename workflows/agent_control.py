@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows.contracts import MailMessage, ParentLink
 from workflows.registry import ChildTask
+from workflows.signals import cancel_workflow, signal_workflow
 from workflows.subagents import SubAgents
 from workflows.turns import ValidCall, error_result
 
@@ -44,7 +45,7 @@ async def task_stop(agents: SubAgents, call: ValidCall) -> ToolResultBlock:
             call, f"Task {task.agent_id} is not running (status: {task.status}); nothing to stop."
         )
     task.stop_requested = True
-    await workflow.get_external_workflow_handle(task.workflow_id).cancel()
+    await cancel_workflow(task.workflow_id)
     return _ok(
         call,
         f'Stopped agent {task.agent_id} ("{task.description}"). Its notification will follow; '
@@ -59,7 +60,10 @@ async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolR
     mail = MailMessage(text=inp.message, sender=sender, summary=inp.summary, id=call.block.id)
     parent = ctx.parent
     if parent is not None and inp.to in ("main", parent.agent_id):
-        await workflow.get_external_workflow_handle(parent.workflow_id).signal("send_message", mail)
+        try:
+            await signal_workflow(parent.workflow_id, "send_message", mail)
+        except ApplicationError:
+            return error_result(call.block, f"{inp.to} has ended; nobody is there to read it.")
         return _ok(call, f"Message sent to {inp.to}.")
     task = agents.registry.find(inp.to)
     if task is None:
@@ -69,9 +73,7 @@ async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolR
         )
     if task.status == "running":
         try:
-            await workflow.get_external_workflow_handle(task.workflow_id).signal(
-                "send_message", mail
-            )
+            await signal_workflow(task.workflow_id, "send_message", mail)
             return _ok(call, f"Message queued for delivery to {inp.to} at its next tool round.")
         except ApplicationError:
             workflow.logger.info("%s ended before the message; resuming it", task.agent_id)
@@ -100,6 +102,7 @@ async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: Mai
                 tool_use_id=call.block.id,
             ),
             "read_file_state": {},
+            "definitions": agents.ctx.definitions,
         }
     )
     try:
@@ -123,9 +126,15 @@ async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: Mai
         )
     if not started.started:
         return _ok(call, f"Message queued for delivery to {call.input.to} at its next tool round.")
-    task.spawn, task.run_id, task.run_generation = spawn, started.run_id, generation
-    task.status, task.mode, task.end, task.stop_requested = "running", "background", None, False
-    task.tool_use_id = call.block.id
+    task.spawn = spawn.model_copy(update={"definitions": None})
+    task.run_id = started.run_id
+    over = generation in task.notified or (
+        task.end is not None and task.end.run_generation >= generation
+    )
+    if not over:  # its end may already be in (a retried start): never un-finish it
+        task.run_generation, task.status, task.mode = generation, "running", "background"
+        task.end, task.stop_requested, task.tool_use_id = None, False, call.block.id
+        task.transcript = None  # the new run's, once it reports; never the old one
     return _ok(
         call,
         f'Agent "{call.input.to}" was stopped ({previous}); resumed it in the background with '

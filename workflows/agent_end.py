@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 from agents.handoff import HANDOFF_UNAVAILABLE, HANDOFF_WARNING
 from agents.notifications import cap_result
@@ -17,6 +17,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.worktree import WorktreeInfo
 
 from workflows.contracts import AgentInput, AgentNotification, AgentResult
+from workflows.signals import signal_workflow
 from workflows.worktrees import cleanup
 
 HANDOFF_OPTIONS = {
@@ -28,7 +29,12 @@ HANDOFF_OPTIONS = {
 async def handoff_warning(inp: AgentInput, text: str) -> str | None:
     """The warning to put before the answer, if any. Fails open (R42): whatever goes wrong
     here never turns a finished agent into a failed one."""
-    if inp.parent is None or not inp.config.agents.handoff_check or not text:
+    # Forks of a fork-join have no parent to signal but are sub-agents all the same; runs
+    # recorded before they were checked replay without the check.
+    is_sub_agent = inp.parent is not None or (
+        inp.lineage.depth > 0 and workflow.patched("handoff-check-parentless-sub-agents")
+    )
+    if not is_sub_agent or not inp.config.agents.handoff_check or not text:
         return None
     try:
         verdict: HandoffVerdict = await workflow.execute_activity(
@@ -38,6 +44,8 @@ async def handoff_warning(inp: AgentInput, text: str) -> str | None:
             **HANDOFF_OPTIONS,
         )
     except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise  # a kill while checking is still a kill
         workflow.logger.warning("handoff check unavailable: %s", e.cause)
         return HANDOFF_UNAVAILABLE
     return HANDOFF_WARNING if verdict.flagged else None
@@ -73,9 +81,7 @@ async def tell_parent(inp: AgentInput, result: AgentResult) -> None:
         handoff_warning=result.handoff_warning,
     )
     try:
-        await workflow.get_external_workflow_handle(inp.parent.workflow_id).signal(
-            "agent_notification", end
-        )
+        await signal_workflow(inp.parent.workflow_id, "agent_notification", end)
     except ApplicationError as e:
         # The parent is gone (finished or terminated): nobody is left to tell.
         workflow.logger.warning("could not notify parent %s: %s", inp.parent.workflow_id, e)

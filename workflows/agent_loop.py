@@ -105,6 +105,7 @@ class LoopHooks:
 def model_activity_options(config: OutlastConfig) -> dict:
     return {
         "start_to_close_timeout": timedelta(seconds=config.model.call_timeout_s),
+        "schedule_to_close_timeout": timedelta(seconds=config.model.retry_window_s),
         "heartbeat_timeout": timedelta(seconds=config.model.heartbeat_timeout_s),
         "retry_policy": RetryPolicy(
             initial_interval=timedelta(seconds=1),

@@ -133,7 +133,9 @@ class AgentUsage(_Contract):
     """Sum over every model call."""
 
 
-AgentState = Literal["starting", "calling_model", "running_tools", "waiting", "finished"]
+AgentState = Literal[
+    "starting", "calling_model", "running_tools", "waiting", "finishing", "finished"
+]
 
 
 class ChildSummary(_Contract):

@@ -40,6 +40,7 @@ from workflows.contracts import (
     Lineage,
 )
 from workflows.registry import figures
+from workflows.signals import cancel_workflow
 from workflows.turns import add_usage
 
 
@@ -188,7 +189,11 @@ class ForkJoinWorkflow:
                 agent_id=agent_id,
                 workflow_id=workflow_id,
                 status=result.status,
-                final_text=result.final_text,
+                final_text=(
+                    f"{result.handoff_warning}\n\n{result.final_text}"
+                    if result.handoff_warning
+                    else result.final_text
+                ),
                 usage=result.usage,
             )
         except ChildWorkflowError as e:
@@ -240,7 +245,7 @@ class ForkJoinWorkflow:
         for i, (agent_id, workflow_id) in self._children.items():
             if target in (agent_id, workflow_id, str(i + 1), f"fork-{i + 1}"):
                 if i not in self._outcomes:
-                    await workflow.get_external_workflow_handle(workflow_id).cancel()
+                    await cancel_workflow(workflow_id)
                 return
         workflow.logger.warning("task_stop: no fork %s", target)
 

@@ -133,16 +133,25 @@ class ChildRegistry(BaseModel):
             return False
         task.notified.append(task.run_generation)
         self.queue.append(notification_text(task, task.end))
+        _forget_text(task)
         return True
 
     def mark_delivered(self, task: ChildTask) -> None:
         """The end went back as the sync tool result: no notification for it (R37)."""
         if task.run_generation not in task.notified:
             task.notified.append(task.run_generation)
+        _forget_text(task)
 
     def drain(self) -> list[str]:
         queued, self.queue = self.queue, []
         return queued
+
+
+def _forget_text(task: ChildTask) -> None:
+    """A delivered answer is in the parent's conversation already; the table, which every
+    continue-as-new carries, keeps only its status and usage."""
+    if task.end is not None and task.end.final_text:
+        task.end = task.end.model_copy(update={"final_text": ""})
 
 
 def notification_text(task: ChildTask, end: AgentNotification) -> str:

@@ -11,12 +11,15 @@ watcher is the fallback for a child that could not (terminated, crashed code).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.common import RetryPolicy
 from temporalio.exceptions import (
+    ApplicationError,
     ChildWorkflowError,
     WorkflowAlreadyStartedError,
     is_cancelled_exception,
@@ -61,8 +64,10 @@ from workflows.contracts import (
 
 with workflow.unsafe.imports_passed_through():
     from activities.llm import ModelRequest
+    from activities.resume import AgentControl, AgentRunState
 
 from workflows.registry import ChildRegistry, ChildTask, delivered_text, figures
+from workflows.signals import cancel_workflow, signal_workflow
 from workflows.tool_pool import BASE_TOOLS
 from workflows.turns import ValidCall, error_result
 from workflows.worktrees import create_worktree
@@ -207,7 +212,9 @@ class SubAgents:
             run_id=handle.first_execution_run_id,
             tool_use_id=call.block.id,
             mode="background" if is_async else "sync",
-            spawn=child,
+            # Without the definition set (refilled on resume): the table is carried by every
+            # continue-as-new and must not grow by kilobytes per child.
+            spawn=child.model_copy(update={"definitions": None}),
         )
         self.registry.add(task)
         self._handles[agent_id] = handle
@@ -340,7 +347,7 @@ class SubAgents:
             )
         except asyncio.CancelledError:
             # R26: a sync child shares its parent's fate; ABANDON alone would orphan it.
-            await workflow.get_external_workflow_handle(task.workflow_id).cancel()
+            await cancel_workflow(task.workflow_id)
             raise
         finally:
             for timer in timers:
@@ -366,7 +373,9 @@ class SubAgents:
     async def _to_background(self, call, task: ChildTask, handle, started) -> ToolResultBlock:
         """R22: the running child is not restarted; its end comes as a notification."""
         task.mode = "background"
-        await workflow.get_external_workflow_handle(task.workflow_id).signal("set_backgrounded")
+        with contextlib.suppress(ApplicationError):
+            # A child that closed meanwhile reports its end anyway (signal or watcher).
+            await signal_workflow(task.workflow_id, "set_backgrounded")
         self._watch(task, handle)
         if task.background_requested:
             reason = "on request"
@@ -385,6 +394,41 @@ class SubAgents:
             return end_from_result(task, generation, await handle)
         except ChildWorkflowError as e:
             return end_from_failure(task, generation, e)
+
+    async def check_liveness(self) -> None:
+        """Record the end of any background child whose run closed without telling us."""
+        waiting = [
+            t
+            for t in self.registry.tasks.values()
+            if t.mode == "background"
+            and t.status == "running"
+            and t.run_generation not in t.notified
+        ]
+        if not waiting:
+            return
+        states: list[AgentRunState] = await workflow.execute_activity_method(
+            AgentControl.describe_agents,
+            [t.workflow_id for t in waiting],
+            start_to_close_timeout=timedelta(seconds=60),
+            retry_policy=RetryPolicy(maximum_attempts=3),
+        )
+        for task, state in zip(waiting, states, strict=True):
+            if state.status == "RUNNING":
+                continue
+            if state.result is not None:
+                end = end_from_result(
+                    task, task.run_generation, AgentResult.model_validate(state.result)
+                )
+            else:
+                end = AgentNotification(
+                    agent_id=task.agent_id,
+                    run_generation=task.run_generation,
+                    status="killed" if state.status == "CANCELED" else "failed",
+                    description=task.description,
+                    error=state.error,
+                    transcript=task.transcript or TranscriptRef(),
+                )
+            self.registry.record_end(end)
 
     def _watch(self, task: ChildTask, handle) -> None:
         """Fallback for a child whose own notification never comes."""

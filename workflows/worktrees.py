@@ -67,5 +67,7 @@ async def cleanup(info: WorktreeInfo, host_queue: str) -> WorktreeCleanup | None
             **WORKTREE_OPTIONS,
         )
     except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise  # a kill while cleaning up is still a kill; the kill path cleans up again
         workflow.logger.warning("worktree cleanup failed, keeping it: %s", _cause(e))
         return None

@@ -87,3 +87,16 @@ def test_find_by_name_latest_wins():
     assert reg.find("helper").agent_id == "a2"
     assert reg.find("a1").agent_id == "a1"
     assert reg.find("nobody") is None
+
+
+def test_delivered_answers_are_not_carried():
+    reg = ChildRegistry()
+    reg.add(task())
+    reg.record_end(end(text="a long answer"))
+    assert "a long answer" in reg.drain()[0]
+    assert reg.tasks["a1"].end.final_text == ""  # the table keeps status and usage only
+    sync = ChildRegistry()
+    sync.add(task(mode="sync"))
+    sync.record_end(end(text="sync answer"))
+    sync.mark_delivered(sync.tasks["a1"])
+    assert sync.tasks["a1"].end.final_text == ""
