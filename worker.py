@@ -85,6 +85,7 @@ PASSTHROUGH = (
     "workflows.carry",
     "workflows.search_attributes",
     "workflows.signals",
+    "workflows.child_endings",
 )
 
 

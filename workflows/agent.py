@@ -30,7 +30,7 @@ from workflows.agent_control import send_message, task_stop
 from workflows.agent_end import handoff_warning, release_worktree, tell_parent
 from workflows.agent_loop import LoopHooks, LoopSetup, LoopState, WorkflowTool, run_agent_loop
 from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare, prepare_fork
-from workflows.carry import AgentCarry
+from workflows.carry import SEEN_MAIL_KEPT, AgentCarry, should_continue_as_new
 from workflows.contracts import (
     AgentInput,
     AgentNotification,
@@ -47,19 +47,6 @@ from workflows.registry import ChildRegistry
 from workflows.subagents import ParentContext, SubAgents
 from workflows.tool_pool import ALIASES
 from workflows.worktrees import create_worktree
-
-SEEN_MAIL_KEPT = 256
-
-
-def should_continue_as_new(max_events: int, turns_per_run: int | None, run_turns: int) -> bool:
-    """At a turn boundary: the server suggests it, the run's history is long, or the run
-    spent its turn budget."""
-    info = workflow.info()
-    return (
-        info.is_continue_as_new_suggested()
-        or info.get_current_history_length() >= max_events
-        or (turns_per_run is not None and run_turns >= turns_per_run)
-    )
 
 
 @workflow.defn(name="AgentWorkflow")

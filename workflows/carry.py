@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from pydantic import BaseModel, Field
+from temporalio import workflow
 
 from agents.transcript import TranscriptRef
 from workflows.agent_loop import LoopState
@@ -30,3 +31,17 @@ class AgentCarry(BaseModel):
     runs: int = 1
     """How many runs the chain had before this one."""
     base: TranscriptRef = TranscriptRef()
+
+
+SEEN_MAIL_KEPT = 256
+
+
+def should_continue_as_new(max_events: int, turns_per_run: int | None, run_turns: int) -> bool:
+    """At a turn boundary: the server suggests it, the run's history is long, or the run
+    spent its turn budget."""
+    info = workflow.info()
+    return (
+        info.is_continue_as_new_suggested()
+        or info.get_current_history_length() >= max_events
+        or (turns_per_run is not None and run_turns >= turns_per_run)
+    )

@@ -17,12 +17,9 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import (
     ApplicationError,
-    ChildWorkflowError,
     WorkflowAlreadyStartedError,
-    is_cancelled_exception,
 )
 from temporalio.workflow import ParentClosePolicy
 
@@ -35,7 +32,6 @@ from agents.messages import ToolResultBlock
 from agents.notifications import (
     async_launch_text,
     backgrounded_text,
-    cap_result,
     summary_for,
     sync_result_text,
 )
@@ -64,8 +60,8 @@ from workflows.contracts import (
 
 with workflow.unsafe.imports_passed_through():
     from activities.llm import ModelRequest
-    from activities.resume import AgentControl, AgentRunState
 
+from workflows.child_endings import check_liveness, end_from_handle, watch_child
 from workflows.registry import ChildRegistry, ChildTask, delivered_text, figures
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.tool_pool import BASE_TOOLS
@@ -98,35 +94,6 @@ class ParentContext:
     round_tool_use_ids: Callable[[], list[str]] = list
     messages: Callable[[], list] = list
     query_source: str | None = None
-
-
-def end_from_result(task: ChildTask, generation: int, result: AgentResult) -> AgentNotification:
-    return AgentNotification(
-        agent_id=task.agent_id,
-        run_generation=generation,
-        status=result.status,
-        agent_type=result.agent_type,
-        description=task.description,
-        final_text=cap_result(result.final_text),
-        usage=result.usage,
-        transcript=result.transcript,
-        worktree_path=result.worktree_path,
-        worktree_branch=result.worktree_branch,
-        handoff_warning=result.handoff_warning,
-    )
-
-
-def end_from_failure(task: ChildTask, generation: int, error: BaseException) -> AgentNotification:
-    cause = error.cause if isinstance(error, ChildWorkflowError) else error
-    message = getattr(cause, "message", None) or str(cause)
-    return AgentNotification(
-        agent_id=task.agent_id,
-        run_generation=generation,
-        status="killed" if is_cancelled_exception(error) else "failed",
-        description=task.description,
-        error=message,
-        transcript=task.transcript or task.spawn.resume_from or TranscriptRef(),
-    )
 
 
 class SubAgents:
@@ -387,54 +354,11 @@ class SubAgents:
             content=backgrounded_text(task.agent_id, task.description, reason),
         )
 
-    # --- endings ---------------------------------------------------------------------------
-
-    async def _end_from_handle(self, task: ChildTask, generation: int, handle) -> AgentNotification:
-        try:
-            return end_from_result(task, generation, await handle)
-        except ChildWorkflowError as e:
-            return end_from_failure(task, generation, e)
-
-    async def check_liveness(self) -> None:
-        """Record the end of any background child whose run closed without telling us."""
-        waiting = [
-            t
-            for t in self.registry.tasks.values()
-            if t.mode == "background"
-            and t.status == "running"
-            and t.run_generation not in t.notified
-        ]
-        if not waiting:
-            return
-        states: list[AgentRunState] = await workflow.execute_activity_method(
-            AgentControl.describe_agents,
-            [t.workflow_id for t in waiting],
-            start_to_close_timeout=timedelta(seconds=60),
-            retry_policy=RetryPolicy(maximum_attempts=3),
-        )
-        for task, state in zip(waiting, states, strict=True):
-            if state.status == "RUNNING":
-                continue
-            if state.result is not None:
-                end = end_from_result(
-                    task, task.run_generation, AgentResult.model_validate(state.result)
-                )
-            else:
-                end = AgentNotification(
-                    agent_id=task.agent_id,
-                    run_generation=task.run_generation,
-                    status="killed" if state.status == "CANCELED" else "failed",
-                    description=task.description,
-                    error=state.error,
-                    transcript=task.transcript or TranscriptRef(),
-                )
-            self.registry.record_end(end)
+    async def _end_from_handle(self, task: ChildTask, generation: int, handle):
+        return await end_from_handle(task, generation, handle)
 
     def _watch(self, task: ChildTask, handle) -> None:
-        """Fallback for a child whose own notification never comes."""
-        generation = task.run_generation
+        watch_child(self.registry, task, handle)
 
-        async def watch() -> None:
-            self.registry.record_end(await self._end_from_handle(task, generation, handle))
-
-        asyncio.create_task(watch())
+    async def check_liveness(self) -> None:
+        await check_liveness(self.registry)

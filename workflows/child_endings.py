@@ -1,0 +1,101 @@
+"""How a parent learns that a sub-agent's run ended when the sub-agent's own notification
+is not what tells it: from the child workflow handle (its result or failure), or, for a child
+that cannot report any more (terminated, or started by an earlier run of the parent), from
+Temporal's own view of the child's workflow."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ChildWorkflowError, is_cancelled_exception
+
+from agents.notifications import cap_result
+from agents.transcript import TranscriptRef
+
+with workflow.unsafe.imports_passed_through():
+    from activities.resume import AgentControl, AgentRunState
+
+from workflows.contracts import AgentNotification, AgentResult
+from workflows.registry import ChildRegistry, ChildTask
+
+
+def end_from_result(task: ChildTask, generation: int, result: AgentResult) -> AgentNotification:
+    return AgentNotification(
+        agent_id=task.agent_id,
+        run_generation=generation,
+        status=result.status,
+        agent_type=result.agent_type,
+        description=task.description,
+        final_text=cap_result(result.final_text),
+        usage=result.usage,
+        transcript=result.transcript,
+        worktree_path=result.worktree_path,
+        worktree_branch=result.worktree_branch,
+        handoff_warning=result.handoff_warning,
+    )
+
+
+def end_from_failure(task: ChildTask, generation: int, error: BaseException) -> AgentNotification:
+    cause = error.cause if isinstance(error, ChildWorkflowError) else error
+    message = getattr(cause, "message", None) or str(cause)
+    return AgentNotification(
+        agent_id=task.agent_id,
+        run_generation=generation,
+        status="killed" if is_cancelled_exception(error) else "failed",
+        description=task.description,
+        error=message,
+        transcript=task.transcript or task.spawn.resume_from or TranscriptRef(),
+    )
+
+
+async def end_from_handle(task: ChildTask, generation: int, handle) -> AgentNotification:
+    try:
+        return end_from_result(task, generation, await handle)
+    except ChildWorkflowError as e:
+        return end_from_failure(task, generation, e)
+
+
+def watch_child(registry: ChildRegistry, task: ChildTask, handle) -> None:
+    """Fallback for a child of this run whose own notification never comes."""
+    generation = task.run_generation
+
+    async def watch() -> None:
+        registry.record_end(await end_from_handle(task, generation, handle))
+
+    asyncio.create_task(watch())
+
+
+async def check_liveness(registry: ChildRegistry) -> None:
+    """Record the end of any background child whose run closed without telling us."""
+    waiting = [
+        t
+        for t in registry.tasks.values()
+        if t.mode == "background" and t.status == "running" and t.run_generation not in t.notified
+    ]
+    if not waiting:
+        return
+    states: list[AgentRunState] = await workflow.execute_activity_method(
+        AgentControl.describe_agents,
+        [t.workflow_id for t in waiting],
+        start_to_close_timeout=timedelta(seconds=60),
+        retry_policy=RetryPolicy(maximum_attempts=3),
+    )
+    for task, state in zip(waiting, states, strict=True):
+        if state.status == "RUNNING":
+            continue
+        if state.result is not None:
+            result = AgentResult.model_validate(state.result)
+            end = end_from_result(task, task.run_generation, result)
+        else:
+            end = AgentNotification(
+                agent_id=task.agent_id,
+                run_generation=task.run_generation,
+                status="killed" if state.status == "CANCELED" else "failed",
+                description=task.description,
+                error=state.error,
+                transcript=task.transcript or TranscriptRef(),
+            )
+        registry.record_end(end)
