@@ -22,6 +22,7 @@ from activities.handoff import classify_handoff
 from activities.llm import call_model
 from activities.resume import AgentControl, append, repair
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
+from activities.transcript_export import export_transcript
 from activities.worktree import cleanup_worktree, create_worktree
 from workflows.agent import AgentWorkflow
 from workflows.contracts import TASK_QUEUE, host_task_queue
@@ -38,6 +39,7 @@ HOST_ACTIVITIES = [
     classify_handoff,
     repair,
     append,
+    export_transcript,
 ]
 
 

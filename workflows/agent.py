@@ -27,7 +27,12 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows import search_attributes as sa
 from workflows.agent_control import send_message, task_stop
-from workflows.agent_end import handoff_warning, release_worktree, tell_parent
+from workflows.agent_end import (
+    export_output_file,
+    handoff_warning,
+    release_worktree,
+    tell_parent,
+)
 from workflows.agent_loop import LoopHooks, LoopSetup, LoopState, WorkflowTool, run_agent_loop
 from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare, prepare_fork
 from workflows.carry import SEEN_MAIL_KEPT, AgentCarry, should_continue_as_new
@@ -278,6 +283,9 @@ class AgentWorkflow:
             handoff_warning=warning,
             **worktree,
         )
+        output_file = await export_output_file(inp, result)
+        if output_file:
+            result = result.model_copy(update={"output_file": output_file})
         await tell_parent(inp, result)
         if self._upserts:
             workflow.upsert_search_attributes([sa.AGENT_STATUS.value_set(status)])

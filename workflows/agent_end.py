@@ -14,6 +14,7 @@ from agents.notifications import cap_result
 
 with workflow.unsafe.imports_passed_through():
     from activities.handoff import HandoffInput, HandoffVerdict, classify_handoff
+    from activities.transcript_export import ExportInput, export_transcript
     from activities.worktree import WorktreeInfo
 
 from workflows.contracts import AgentInput, AgentNotification, AgentResult
@@ -29,12 +30,7 @@ HANDOFF_OPTIONS = {
 async def handoff_warning(inp: AgentInput, text: str) -> str | None:
     """The warning to put before the answer, if any. Fails open (R42): whatever goes wrong
     here never turns a finished agent into a failed one."""
-    # Forks of a fork-join have no parent to signal but are sub-agents all the same; runs
-    # recorded before they were checked replay without the check.
-    is_sub_agent = inp.parent is not None or (
-        inp.lineage.depth > 0 and workflow.patched("handoff-check-parentless-sub-agents")
-    )
-    if not is_sub_agent or not inp.config.agents.handoff_check or not text:
+    if not is_sub_agent(inp) or not inp.config.agents.handoff_check or not text:
         return None
     try:
         verdict: HandoffVerdict = await workflow.execute_activity(
@@ -61,6 +57,42 @@ async def release_worktree(info: WorktreeInfo | None, host_queue: str) -> dict:
     return {"worktree_path": info.worktree_path, "worktree_branch": info.worktree_branch}
 
 
+def is_sub_agent(inp: AgentInput) -> bool:
+    # Forks of a fork-join have no parent to signal but are sub-agents all the same; runs
+    # recorded before they were treated so replay without.
+    return inp.parent is not None or (
+        inp.lineage.depth > 0 and workflow.patched("handoff-check-parentless-sub-agents")
+    )
+
+
+async def export_output_file(inp: AgentInput, result: AgentResult) -> str | None:
+    """Write a sub-agent's output file (R29); None if this is no sub-agent, or on failure:
+    an audit file must never turn a finished agent into a failed one."""
+    if not is_sub_agent(inp) or not workflow.patched("transcript-export"):
+        return None
+    try:
+        return await workflow.execute_activity(
+            export_transcript,
+            ExportInput(
+                transcript=result.transcript,
+                agent_id=result.agent_id,
+                agent_type=result.agent_type,
+                description=inp.description,
+                session_id=inp.lineage.session_id,
+                workspace_root=inp.worktree.repo_root if inp.worktree else inp.workspace.root,
+                worktree_path=result.worktree_path,
+                parent_agent_id=inp.lineage.parent_agent_id,
+            ),
+            task_queue=inp.workspace.host_queue,
+            **HANDOFF_OPTIONS,
+        )
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        workflow.logger.warning("output file not written: %s", e.cause)
+        return None
+
+
 async def tell_parent(inp: AgentInput, result: AgentResult) -> None:
     """Signal the parent's workflow id (its latest run) how this run ended."""
     if inp.parent is None:
@@ -79,6 +111,7 @@ async def tell_parent(inp: AgentInput, result: AgentResult) -> None:
         worktree_path=result.worktree_path,
         worktree_branch=result.worktree_branch,
         handoff_warning=result.handoff_warning,
+        output_file=result.output_file,
     )
     try:
         await signal_workflow(inp.parent.workflow_id, "agent_notification", end)

@@ -212,6 +212,8 @@ class AgentNotification(_Contract):
     error: str | None = None
     usage: AgentUsage = AgentUsage()
     transcript: TranscriptRef = TranscriptRef()
+    output_file: str | None = None
+    """The agent's conversation as JSONL (R29), for people; the parent must not read it."""
     tool_use_id: str | None = None
     worktree_path: str | None = None
     worktree_branch: str | None = None
@@ -234,6 +236,7 @@ class AgentResult(_Contract):
     worktree_path: str | None = None
     worktree_branch: str | None = None
     handoff_warning: str | None = None
+    output_file: str | None = None
 
 
 class ForkJoinInput(_Contract):

@@ -161,6 +161,7 @@ def notification_text(task: ChildTask, end: AgentNotification) -> str:
             tool_use_id=end.tool_use_id or task.tool_use_id,
             status=end.status,
             summary=summary_for(end.status, task.description, end.error),
+            output_file=end.output_file,
             result=delivered_text(end) if end.final_text or end.handoff_warning else None,
             usage=figures(end.usage),
             worktree_path=end.worktree_path,

@@ -95,9 +95,9 @@ def _report(console, result, repo: Path, workflow_id: str, ui, server, keep_serv
     console.print(f"\nsample tests now {'[green]pass[/]' if passed else '[red]fail[/]'}")
     console.print(diff.stdout.rstrip())
     console.print(f"\nworkflow id: {workflow_id}")
+    if not keep_server and server.stop():
+        console.print("stopped the embedded dev server; `outlast dev` brings it back, history kept")
     if ui:
         console.print(f"Web UI:      {ui}/namespaces/default/workflows/{workflow_id}")
     console.print(f"history:     {temporal_binary()} workflow show -w {workflow_id}")
-    if not keep_server and server.stop():
-        console.print("stopped the embedded dev server")
     return result is not None and result.status == "completed" and passed

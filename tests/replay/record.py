@@ -288,6 +288,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_killed": _killed,
     "agent_tool_errors": _tool_errors,
     "subagents_sync_async": _subagents_sync_async,
+    # The same scenario after output files, late-mail handling and liveness checks came in.
+    "subagents_sync_async_v2": _subagents_sync_async,
     "subagents_taskstop": _subagents_taskstop,
     "subagents_resume": _subagents_resume,
 }
@@ -299,6 +301,7 @@ CHILDREN = {
     "subagents_taskstop": ["sleeper"],
     "subagents_resume": ["helper"],
     "fork_join": ["fork-1"],
+    "subagents_sync_async_v2": ["bg2", "fg"],
 }
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).
