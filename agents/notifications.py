@@ -140,6 +140,14 @@ def backgrounded_text(agent_id: str, description: str, reason: str) -> str:
     )
 
 
+def mail_text(sender: str, text: str) -> str:
+    """A `send_message` as the receiving model reads it: a user's or parent's words as they
+    are, another agent's under its name (R65)."""
+    if sender in ("user", "parent"):
+        return text
+    return f"Message from {sender}:\n{text}"
+
+
 def wrap_notification_for_mixed_turn(text: str) -> str:
     """A notification delivered alongside real user input must not pass for it (R38)."""
     return (

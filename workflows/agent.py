@@ -18,7 +18,7 @@ from agents.agent_tool import AGENT_TOOL, AgentToolInput
 from agents.builtin.fork import fork_message
 from agents.control_tools import SEND_MESSAGE_TOOL, TASK_STOP_TOOL, SendMessageInput, TaskStopInput
 from agents.messages import Message
-from agents.notifications import wrap_notification_for_mixed_turn
+from agents.notifications import mail_text, wrap_notification_for_mixed_turn
 from agents.worktree_slug import agent_worktree_slug
 
 with workflow.unsafe.imports_passed_through():
@@ -299,14 +299,8 @@ class AgentWorkflow:
         mail, self._mailbox = self._mailbox, []
         if notes and any(m.sender == "user" for m in mail):
             notes = [wrap_notification_for_mixed_turn(n) for n in notes]
-        texts = notes + [self._mail_text(m) for m in mail]
+        texts = notes + [mail_text(m.sender, m.text) for m in mail]
         return [Message.user_text(t) for t in texts]
-
-    @staticmethod
-    def _mail_text(mail: MailMessage) -> str:
-        if mail.sender in ("user", "parent"):
-            return mail.text
-        return f"Message from {mail.sender}:\n{mail.text}"
 
     async def _wait_for_input(self) -> None:
         """Until mail, a notification, or a stop comes, or nothing is outstanding. Checks now

@@ -55,24 +55,27 @@ def without_directive(body: dict) -> dict:
     return trimmed
 
 
+async def start_fork_join(client, queues, repo, n: int, **kw):
+    inp = ForkJoinInput(
+        workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+        directives=[f"DIRECTIVE-{i}: check part {i}" for i in range(n)],
+        context=CONTEXT,
+        config=OutlastConfig(model=FAST_MODEL),
+        **kw,
+    )
+    return await client.start_workflow(
+        "ForkJoinWorkflow",
+        inp,
+        id=f"fj-{uuid.uuid4().hex[:8]}",
+        task_queue=queues.task_queue,
+        result_type=ForkJoinResult,
+    )
+
+
 async def run_fork_join(client, repo, n: int, **kw) -> tuple[ForkJoinResult, list]:
-    directives = [f"DIRECTIVE-{i}: check part {i}" for i in range(n)]
     with scripted_model(fork_script(n), log_bodies=True) as model:
         async with running_workers(client) as queues:
-            inp = ForkJoinInput(
-                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
-                directives=directives,
-                context=CONTEXT,
-                config=OutlastConfig(model=FAST_MODEL),
-                **kw,
-            )
-            handle = await client.start_workflow(
-                "ForkJoinWorkflow",
-                inp,
-                id=f"fj-{uuid.uuid4().hex[:8]}",
-                task_queue=queues.task_queue,
-                result_type=ForkJoinResult,
-            )
+            handle = await start_fork_join(client, queues, repo, n, **kw)
             result = await handle.result()
     return result, model.log
 
@@ -190,22 +193,9 @@ async def _first_child_id(handle) -> str:
 async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo):
     script = fork_script(3)
     script["agents"][1]["turns"][1] = {"delay_ms": 30000, "text": "too late"}
-    directives = [f"DIRECTIVE-{i}: check part {i}" for i in range(3)]
     with scripted_model(script):
         async with running_workers(client) as queues:
-            inp = ForkJoinInput(
-                workspace=Workspace(root=str(git_repo), host_queue=queues.host_queue),
-                directives=directives,
-                context=CONTEXT,
-                config=OutlastConfig(model=FAST_MODEL),
-            )
-            handle = await client.start_workflow(
-                "ForkJoinWorkflow",
-                inp,
-                id=f"fj-{uuid.uuid4().hex[:8]}",
-                task_queue=queues.task_queue,
-                result_type=ForkJoinResult,
-            )
+            handle = await start_fork_join(client, queues, git_repo, 3)
             for _ in range(100):
                 if len(await handle.query("forks", result_type=list[ForkOutcome])) == 2:
                     break
