@@ -21,14 +21,17 @@ from activities.definitions import load_definitions
 from activities.handoff import classify_handoff
 from activities.llm import call_model
 from activities.resume import AgentControl, append, repair
+from activities.scratchpad import create_scratchpad
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
 from activities.transcript_export import export_transcript
 from activities.worktree import cleanup_worktree, create_worktree
 from workflows.agent import AgentWorkflow
 from workflows.contracts import TASK_QUEUE, host_task_queue
+from workflows.coordinator import CoordinatorWorkflow
 from workflows.fork_join import ForkJoinWorkflow
+from workflows.pipeline import PipelineWorkflow
 
-WORKFLOWS = [AgentWorkflow, ForkJoinWorkflow]
+WORKFLOWS = [AgentWorkflow, ForkJoinWorkflow, CoordinatorWorkflow, PipelineWorkflow]
 MODEL_ACTIVITIES = [call_model]
 HOST_ACTIVITIES = [
     *TOOL_ACTIVITIES,
@@ -40,6 +43,7 @@ HOST_ACTIVITIES = [
     repair,
     append,
     export_transcript,
+    create_scratchpad,
 ]
 
 
@@ -88,6 +92,7 @@ PASSTHROUGH = (
     "workflows.search_attributes",
     "workflows.signals",
     "workflows.child_endings",
+    "workflows.phases",
 )
 
 

@@ -18,7 +18,7 @@ from temporalio import activity
 
 from activities.store import default_store
 from activities.tools import TOOLS, clean_schema
-from agents.agent_tool import AGENT_TOOL, AgentToolInput
+from agents.agent_tool import AGENT_TOOL, AgentToolInput, CoordinatorAgentInput
 from agents.canonical import canonical_bytes
 from agents.control_tools import (
     SEND_MESSAGE_DESCRIPTION,
@@ -52,6 +52,8 @@ class RenderContextInput(BaseModel):
     critical_system_reminder: str | None = None
     agent_tool_description: str = ""
     """The `Agent` tool's description, listing the types this agent may spawn."""
+    coordinator: bool = False
+    """The coordinator's `Agent` tool takes a phase and the worker's files (R59)."""
 
 
 class RenderedContext(BaseModel):
@@ -116,8 +118,10 @@ def claude_md_block(root: str) -> str | None:
     )
 
 
-def _workflow_tool(name: str, agent_description: str) -> dict:
+def _workflow_tool(name: str, agent_description: str, coordinator: bool) -> dict:
     model, description = WORKFLOW_TOOLS[name]
+    if name == AGENT_TOOL and coordinator:
+        model = CoordinatorAgentInput
     schema = clean_schema(model.model_json_schema(by_alias=True))
     schema["additionalProperties"] = False
     return {
@@ -127,9 +131,11 @@ def _workflow_tool(name: str, agent_description: str) -> dict:
     }
 
 
-def tool_definitions(names: list[str], agent_description: str = "") -> list[dict]:
+def tool_definitions(
+    names: list[str], agent_description: str = "", coordinator: bool = False
+) -> list[dict]:
     return [
-        _workflow_tool(n, agent_description)
+        _workflow_tool(n, agent_description, coordinator)
         if n in WORKFLOW_TOOLS
         else {
             "name": n,
@@ -154,7 +160,11 @@ async def render_context(req: RenderContextInput) -> RenderedContext:
     store = default_store()
     system_ref = store.put(canonical_bytes(blocks))
     tools_ref = (
-        store.put(canonical_bytes(tool_definitions(req.tool_names, req.agent_tool_description)))
+        store.put(
+            canonical_bytes(
+                tool_definitions(req.tool_names, req.agent_tool_description, req.coordinator)
+            )
+        )
         if req.tool_names
         else None
     )

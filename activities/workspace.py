@@ -60,14 +60,17 @@ def resolve_in_workspace(ctx: ToolContext, path: str) -> Path:
         The absolute path with every existing symlink resolved. The file need not exist.
 
     Raises:
-        WorkspaceEscape: The resolved path is not the workspace root or below it.
+        WorkspaceEscape: The resolved path is neither inside the workspace nor inside one
+            of `ctx.extra_roots`.
     """
     candidate = Path(ctx.cwd, path)  # an absolute `path` replaces ctx.cwd
     resolved = candidate.resolve(strict=False)
     root = workspace_root(ctx)
-    if not resolved.is_relative_to(root):
-        raise WorkspaceEscape(resolved, root)
-    return resolved
+    if resolved.is_relative_to(root):
+        return resolved
+    if any(resolved.is_relative_to(Path(extra).resolve()) for extra in ctx.extra_roots):
+        return resolved
+    raise WorkspaceEscape(resolved, root)
 
 
 def _file_stamp_cls() -> type[FileStamp]:

@@ -101,3 +101,21 @@ do not sleep, poll or guess its result in the meantime.
 knowledge of this conversation.
 - Clearly say whether the agent should write code or only research.
 - To continue an agent that finished, use SendMessage with its agent ID or name."""
+
+
+class CoordinatorAgentInput(AgentToolInput):
+    """The coordinator's `Agent` tool (R59): a worker states its phase and its files, so the
+    workflow can keep workers that change the same files from running at once."""
+
+    phase: Literal["research", "implementation", "verification"] = Field(
+        default="research",
+        description="research: read-only investigation (runs in parallel with anything); "
+        "implementation: changes files (declare them in `files`); verification: checks "
+        "finished work on `files`.",
+    )
+    files: list[str] = Field(
+        default_factory=list,
+        description="Repository-relative paths the worker will change (implementation, "
+        "required) or check (verification). A worker whose files overlap a running "
+        "implementation worker's is queued until that one ends.",
+    )

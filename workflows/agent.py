@@ -14,7 +14,7 @@ from datetime import timedelta
 from temporalio import workflow
 from temporalio.exceptions import FailureError, is_cancelled_exception
 
-from agents.agent_tool import AGENT_TOOL, AgentToolInput
+from agents.agent_tool import AGENT_TOOL, AgentToolInput, CoordinatorAgentInput
 from agents.builtin.fork import fork_message
 from agents.control_tools import SEND_MESSAGE_TOOL, TASK_STOP_TOOL, SendMessageInput, TaskStopInput
 from agents.messages import Message
@@ -48,6 +48,7 @@ from workflows.contracts import (
     TranscriptView,
     Workspace,
 )
+from workflows.phases import create_session_scratchpad
 from workflows.registry import ChildRegistry
 from workflows.subagents import ParentContext, SubAgents
 from workflows.tool_pool import ALIASES
@@ -92,6 +93,8 @@ class AgentWorkflow:
         inp = inp.model_copy(update={"lineage": lineage})
         self._agent_id, self._agent_type = lineage.agent_id, inp.agent_type
         self._background = self._background or inp.background
+        if inp.mode == "coordinator" and inp.scratchpad is None:
+            inp = inp.model_copy(update={"scratchpad": await create_session_scratchpad(inp)})
         # Agents of the first release recorded no search attributes; they replay without.
         self._upserts = inp.config.search_attributes and workflow.patched("search-attributes")
         if self._upserts:
@@ -146,12 +149,17 @@ class AgentWorkflow:
             record=self._messages.extend,
             started_at=self._elapsed_ms,
             has_input=lambda: bool(self._mailbox or self._registry.queue),
-            outstanding=self._registry.outstanding,
+            outstanding=self._outstanding,
             wait_for_input=self._wait_for_input,
-            continue_as_new=lambda: should_continue_as_new(
-                budget.continue_as_new_events,
-                budget.turns_per_run,
-                self._state.turns - run_start_turns,
+            # A worker spawn waiting for its files lives in this run's memory: no hand-over
+            # while one waits.
+            continue_as_new=lambda: (
+                not self._subagents.phases.waiting()
+                and should_continue_as_new(
+                    budget.continue_as_new_events,
+                    budget.turns_per_run,
+                    self._state.turns - run_start_turns,
+                )
             ),
         )
         while True:
@@ -192,8 +200,13 @@ class AgentWorkflow:
             base=self._base,
         )
         workflow.continue_as_new(
-            inp.model_copy(update={"carry": carry.model_dump(mode="json")}), memo=workflow.memo()
+            self._next_run_input(inp.model_copy(update={"carry": carry.model_dump(mode="json")})),
+            memo=workflow.memo(),
         )
+
+    def _next_run_input(self, inp: AgentInput) -> object:
+        """The next run's input; a workflow type with its own input wraps the agent's."""
+        return inp
 
     async def _start_state(self, inp: AgentInput) -> None:
         self._state = LoopState(cwd=inp.workspace.root, read_state=dict(inp.read_file_state))
@@ -234,10 +247,14 @@ class AgentWorkflow:
             round_tool_use_ids=lambda: list(self._state.round_tool_use_ids),
             messages=lambda: self._messages,
             query_source=inp.query_source,
+            coordinator=inp.mode == "coordinator",
+            scratchpad=inp.scratchpad,
+            team=inp.team,
         )
         sender = inp.name or self._agent_id
+        agent_input = CoordinatorAgentInput if inp.mode == "coordinator" else AgentToolInput
         available = {
-            AGENT_TOOL: WorkflowTool(AgentToolInput, self._subagents.agent_tool),
+            AGENT_TOOL: WorkflowTool(agent_input, self._subagents.agent_tool),
             SEND_MESSAGE_TOOL: WorkflowTool(
                 SendMessageInput, functools.partial(send_message, self._subagents, sender=sender)
             ),
@@ -256,6 +273,7 @@ class AgentWorkflow:
             max_turns=prepared.max_turns,
             config=inp.config,
             workflow_tools=tools,
+            extra_roots=(inp.scratchpad,) if inp.scratchpad else (),
         )
 
     async def _end(
@@ -313,7 +331,7 @@ class AgentWorkflow:
                 await workflow.wait_condition(
                     lambda: (
                         bool(self._mailbox or self._registry.queue)
-                        or not self._registry.outstanding()
+                        or not self._outstanding()
                         or self._stop is not None
                     ),
                     timeout=interval,
@@ -321,6 +339,9 @@ class AgentWorkflow:
                 return
             except TimeoutError:
                 await self._subagents.check_liveness()
+
+    def _outstanding(self) -> bool:
+        return self._registry.outstanding() or self._subagents.phases.waiting()
 
     def _elapsed_ms(self) -> int:
         return int((workflow.now() - self._started).total_seconds() * 1000)

@@ -37,6 +37,12 @@ def _ok(call: ValidCall, text: str) -> ToolResultBlock:
 
 async def task_stop(agents: SubAgents, call: ValidCall) -> ToolResultBlock:
     inp: TaskStopInput = call.input  # type: ignore[assignment]
+    if queued := agents.phases.cancel(inp.target):
+        return _ok(
+            call,
+            f'Removed queued worker {queued.agent_id} ("{queued.label}") from the queue; it '
+            "had not started, so nothing ran and no notification will follow.",
+        )
     task = agents.registry.find(inp.target)
     if task is None:
         return error_result(call.block, f"No task found with ID: {inp.target}")

@@ -10,10 +10,12 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 from agents.agent_tool import agent_tool_description
+from agents.builtin.coordinator import DEFINITION as COORDINATOR_DEFINITION
+from agents.builtin.coordinator import WORKER_DEFINITION, worker_tools, worker_tools_context
 from agents.builtin.fork import DEFINITION as FORK_DEFINITION
 from agents.definition import AgentDefinition, DefinitionSet
 from agents.spawn import new_agent_id, not_found_message
-from agents.tool_filter import is_read_only, resolve_agent_tools
+from agents.tool_filter import filter_tools_for_agent, is_read_only, resolve_agent_tools
 
 with workflow.unsafe.imports_passed_through():
     from activities.context import RenderContextInput, RenderedContext, render_context
@@ -81,7 +83,10 @@ async def load_definition_set(inp: AgentInput) -> DefinitionSet:
 
 async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
     definitions = await load_definition_set(inp)
-    definition = inp.definition or definitions.get(inp.agent_type)
+    if inp.mode == "coordinator":
+        definition = coordinator_definition(inp, definitions)
+    else:
+        definition = inp.definition or definitions.get(inp.agent_type)
     if definition is None:
         raise AgentTypeNotFound(not_found_message(inp.agent_type, definitions.names()))
     resolved = resolve_agent_tools(definition, BASE_TOOLS)
@@ -107,6 +112,7 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
             include_git_status=not definition.omit_claude_md,
             critical_system_reminder=definition.critical_system_reminder,
             agent_tool_description=agent_tool_description(spawnable) if "Agent" in tools else "",
+            coordinator=inp.mode == "coordinator",
         ),
         task_queue=inp.workspace.host_queue,
         **SETUP_OPTIONS,
@@ -130,6 +136,27 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
         ),
         sandbox="read_only" if is_read_only(tools, mode) else "none",
         max_turns=min(inp.max_turns or definition.max_turns or hard, hard),
+    )
+
+
+def coordinator_definition(inp: AgentInput, definitions: DefinitionSet) -> AgentDefinition:
+    """R55, R58: the coordinator's prompt, told what its workers can really do (the same
+    filtering a worker spawn goes through), which MCP servers exist and where the
+    scratchpad is."""
+    worker = definitions.get(WORKER_DEFINITION.agent_type) or WORKER_DEFINITION
+    pool = filter_tools_for_agent(
+        BASE_TOOLS,
+        is_built_in=worker.is_built_in,
+        is_async=True,
+        permission_mode=worker.permission_mode or "acceptEdits",
+        allow_nested_agents=inp.config.agents.allow_nested_agents,
+    )
+    tools = worker_tools(
+        resolve_agent_tools(worker, pool).tools, simple=inp.config.agents.simple_worker_tools
+    )
+    context = worker_tools_context(tools, inp.mcp_servers, inp.scratchpad)
+    return COORDINATOR_DEFINITION.model_copy(
+        update={"system_prompt": f"{COORDINATOR_DEFINITION.system_prompt}\n\n{context}"}
     )
 
 

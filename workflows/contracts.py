@@ -7,19 +7,24 @@ with defaults.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from temporalio import workflow
 
 from agents.config import OutlastConfig
 from agents.definition import AgentDefinition, DefinitionSet
 from agents.messages import Message, Usage
+from agents.pipeline import DEFAULT_STAGES, PipelineStage, stage_names_problem
+from agents.team_tasks import TaskCreateInput, TaskUpdateInput, TeamTask
 from agents.transcript import TranscriptRef
 
 with workflow.unsafe.imports_passed_through():
     from activities.tools.base import FileStamp
     from activities.worktree import WorktreeInfo
+
+TEAM_MEMBER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 TASK_QUEUE = "outlast"
 """Workflows and model calls; any worker serves it."""
@@ -81,6 +86,17 @@ class ForkContext(_Contract):
     """Set for a fork in its own worktree: where the inherited paths point (R50)."""
 
 
+class TeamLink(_Contract):
+    """A teammate's place in its team (R69): peers are addressed by name, and the shared
+    task list lives in the team's workflow."""
+
+    workflow_id: str
+    """The `TeamWorkflow`'s id; a member's id is `<workflow_id>/<name>`."""
+    team_name: str
+    members: list[str]
+    """Every member's name (the lead included), this one too."""
+
+
 class AgentInput(_Contract):
     prompt: str
     """The task, sent as the agent's first user message ("" when resuming: the message that
@@ -117,6 +133,16 @@ class AgentInput(_Contract):
     """Set for a fork child: it inherits instead of rendering its own prompt."""
     query_source: str | None = None
     """`agent:builtin:fork` for forks: the primary recursion guard (R49)."""
+    mode: Literal["normal", "coordinator"] = "normal"
+    """`coordinator`: a pure orchestrator (R55) with only Agent, SendMessage and TaskStop,
+    whose workers run in the background under the phase rules (R59)."""
+    scratchpad: str | None = None
+    """A directory outside the checkout this agent may read and write (R63)."""
+    mcp_servers: list[str] = Field(default_factory=list)
+    """Names of connected MCP servers, as the coordinator is told of them (R58)."""
+    team: TeamLink | None = None
+    """Set for a member of a `TeamWorkflow`: it waits for mail between turns instead of
+    ending, and talks to its peers by name."""
     carry: dict[str, Any] | None = None
     """Set only by the agent's own continue-as-new: its `workflows.carry.AgentCarry`, as
     JSON (typed where it is read; kept opaque here so this module does not import the loop)."""
@@ -285,3 +311,213 @@ class ForkJoinResult(_Contract):
     """All forks' usage (and the synthesis turn's) added up."""
     transcript: TranscriptRef = TranscriptRef()
     """The conversation including every fork's result (and the synthesis, if any)."""
+
+
+class CoordinatorInput(_Contract):
+    """Input of `CoordinatorWorkflow` (R55): a task for a coordinator that only directs
+    workers (Agent, SendMessage, TaskStop) and answers with their synthesized results."""
+
+    task: str = Field(min_length=1)
+    workspace: Workspace
+    model: str | None = None
+    config: OutlastConfig = OutlastConfig()
+    max_turns: int | None = Field(default=None, ge=1)
+    mcp_servers: list[str] = Field(default_factory=list)
+    session_definitions: list[AgentDefinition] = Field(default_factory=list)
+    description: str = ""
+    agent: AgentInput | None = None
+    """Set only by the coordinator's own continue-as-new: the agent input it carries on."""
+
+
+class PipelineInput(_Contract):
+    """Input of `PipelineWorkflow` (R87): stages run one after another, each a child agent
+    whose final answer is handed to the next stage's prompt."""
+
+    task: str = Field(min_length=1)
+    workspace: Workspace
+    stages: list[PipelineStage] = Field(default_factory=lambda: list(DEFAULT_STAGES), min_length=1)
+    approve_between: bool = False
+    """Every stage but the last waits for approval (as if each had `approval: true`)."""
+    model: str | None = None
+    config: OutlastConfig = OutlastConfig()
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _unique_stages(self) -> PipelineInput:
+        if problem := stage_names_problem(self.stages):
+            raise ValueError(problem)
+        return self
+
+
+StageStatus = Literal["completed", "failed", "killed", "rejected"]
+
+
+class StageOutcome(_Contract):
+    name: str
+    agent_type: str
+    workflow_id: str
+    attempt: int = 1
+    status: StageStatus
+    final_text: str = ""
+    error: str | None = None
+    verdict: str | None = None
+    """For a verification stage: PASS, FAIL, PARTIAL, or None if its report has none."""
+    usage: AgentUsage = AgentUsage()
+
+
+class PipelineResult(_Contract):
+    status: Literal["completed", "failed", "rejected", "stopped"]
+    stages: list[StageOutcome]
+    failed_stage: str | None = None
+    """The stage that ended the pipeline early, if one did."""
+    message: str = ""
+    """One line on how it ended, naming the stage."""
+    final_text: str = ""
+    """The last completed stage's output."""
+    usage: AgentUsage = AgentUsage()
+
+
+class StageDecision(_Contract):
+    """A person's decision on a stage waiting for approval (`decide_stage` update)."""
+
+    stage: str
+    """The stage decided on: must be the one waiting, so a late click cannot approve the
+    wrong stage."""
+    approve: bool
+    feedback: str = ""
+    rerun: bool = False
+    """With `approve: false`: run the stage again with `feedback`, instead of ending."""
+
+
+class PipelineView(_Contract):
+    """Answer of the `pipeline` query."""
+
+    stages: list[StageOutcome]
+    current: str | None = None
+    awaiting_approval: str | None = None
+    stop_requested: bool = False
+
+
+class TeammateSpec(_Contract):
+    """One member of a `TeamWorkflow`."""
+
+    name: str
+    """Unique in the team; its workflow id is `<team workflow id>/<name>`."""
+    prompt: str = Field(min_length=1)
+    """Its first instructions (as if written to its mailbox by the lead)."""
+    agent_type: str = "general-purpose"
+    model: str | None = None
+
+    @model_validator(mode="after")
+    def _valid_name(self) -> TeammateSpec:
+        if not TEAM_MEMBER_NAME.match(self.name) or self.name in ("*", "main", "team"):
+            raise ValueError(
+                f"teammate name '{self.name}' must start with a letter or digit and contain "
+                "only letters, digits, '_' and '-' (and not be main or team)"
+            )
+        return self
+
+
+class TeamInput(_Contract):
+    """Input of `TeamWorkflow` (R69): a lead and named teammates sharing a task list."""
+
+    team_name: str
+    workspace: Workspace
+    lead: TeammateSpec
+    """The lead gets the user's task as its prompt."""
+    teammates: list[TeammateSpec] = Field(min_length=1)
+    tasks: list[TaskCreateInput] = Field(default_factory=list)
+    """The task list to start with."""
+    backend: Literal["in-process"] = "in-process"
+    """Where teammates run (R70, R71): `in-process` = each an `AgentWorkflow` on the shared
+    queue. Claude Code's tmux and iTerm2 panes have no equivalent yet."""
+    config: OutlastConfig = OutlastConfig()
+    model: str | None = None
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> TeamInput:
+        names = [self.lead.name, *(t.name for t in self.teammates)]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"team member names must be unique; repeated: {', '.join(repeated)}")
+        if not TEAM_MEMBER_NAME.match(self.team_name):
+            raise ValueError(f"team name '{self.team_name}' must be letters, digits, '_' or '-'")
+        return self
+
+    def members(self) -> list[TeammateSpec]:
+        return [self.lead, *self.teammates]
+
+
+class MemberReport(_Contract):
+    """Payload of a team's `member_state` signal: a member went idle (or woke up).
+
+    Counts are cumulative, so the team can tell that every message sent inside the team has
+    been received and handled (no member busy, nothing in flight) before it ends.
+    """
+
+    name: str
+    idle: bool
+    sent_to: dict[str, int] = Field(default_factory=dict)
+    """Team messages this member has sent, per recipient."""
+    received: int = 0
+    """Team messages this member has received (from members or the team)."""
+    last_text: str = ""
+
+
+class TeamMail(_Contract):
+    """Input of a team's `message_member` update: a message from outside the team."""
+
+    to: str
+    """A member's name, or `*` for every member."""
+    text: str = Field(min_length=1)
+    sender: str = "user"
+
+
+class TaskCreateRequest(_Contract):
+    task: TaskCreateInput
+    caller: str = "user"
+
+
+class TaskUpdateRequest(_Contract):
+    update: TaskUpdateInput
+    caller: str = "user"
+
+
+class MemberOutcome(_Contract):
+    name: str
+    agent_type: str
+    workflow_id: str
+    status: Literal["completed", "failed", "killed"]
+    final_text: str = ""
+    error: str | None = None
+    usage: AgentUsage = AgentUsage()
+
+
+class TeamResult(_Contract):
+    team_name: str
+    status: Literal["completed", "stopped"]
+    """`completed`: the team went quiet (every member idle, every message handled);
+    `stopped`: a `shutdown` signal ended it."""
+    lead_text: str = ""
+    members: list[MemberOutcome]
+    tasks: list[TeamTask]
+    messages: int = 0
+    """Messages exchanged inside the team."""
+
+
+class MemberView(_Contract):
+    name: str
+    agent_type: str
+    workflow_id: str
+    state: Literal["starting", "working", "idle", "ended"]
+    received: int = 0
+    sent: int = 0
+
+
+class TeamView(_Contract):
+    """Answer of the `team` query."""
+
+    team_name: str
+    members: list[MemberView]
+    tasks: list[TeamTask]
+    shutting_down: bool = False

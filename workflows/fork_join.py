@@ -41,20 +41,11 @@ from workflows.contracts import (
 )
 from workflows.registry import figures
 from workflows.signals import cancel_workflow
-from workflows.turns import add_usage
+from workflows.turns import add_usage, sum_usages
 
 
 def total_usage(outcomes: list[ForkOutcome], duration_ms: int) -> AgentUsage:
-    tokens = [o.usage.tokens for o in outcomes]
-    summed = tokens[0]
-    for t in tokens[1:]:
-        summed = summed + t
-    return AgentUsage(
-        total_tokens=sum(o.usage.total_tokens for o in outcomes),
-        tool_uses=sum(o.usage.tool_uses for o in outcomes),
-        duration_ms=duration_ms,
-        tokens=summed,
-    )
+    return sum_usages([o.usage for o in outcomes], duration_ms)
 
 
 def outcome_text(o: ForkOutcome) -> str:

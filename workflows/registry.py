@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agents.file_claims import ClaimTable
 from agents.notifications import (
     TaskNotification,
     UsageFigures,
@@ -78,6 +79,8 @@ class ChildRegistry(BaseModel):
     """name -> agent id; the latest spawn with a name wins (R20)."""
     queue: list[str] = Field(default_factory=list)
     """Formatted `<task-notification>` texts waiting for the next turn boundary."""
+    claims: ClaimTable = Field(default_factory=ClaimTable)
+    """A coordinator's workers' declared files, and spawns waiting for them (R59)."""
 
     def add(self, task: ChildTask) -> None:
         self.tasks[task.agent_id] = task

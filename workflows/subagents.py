@@ -24,10 +24,12 @@ from temporalio.exceptions import (
 from temporalio.workflow import ParentClosePolicy
 
 from agents.agent_tool import AgentToolInput
+from agents.builtin.coordinator import WORKER_DEFINITION, worker_system_prompt
 from agents.builtin.fork import DEFINITION as FORK_DEFINITION
 from agents.builtin.fork import FORK_QUERY_SOURCE, is_in_fork_child
 from agents.config import OutlastConfig
 from agents.definition import AgentDefinition, DefinitionSet
+from agents.file_claims import queued_text
 from agents.messages import ToolResultBlock
 from agents.notifications import (
     async_launch_text,
@@ -55,6 +57,7 @@ from workflows.contracts import (
     ForkContext,
     Lineage,
     ParentLink,
+    TeamLink,
     Workspace,
 )
 
@@ -62,6 +65,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.llm import ModelRequest
 
 from workflows.child_endings import check_liveness, end_from_handle, watch_child
+from workflows.phases import PhaseGate
 from workflows.registry import ChildRegistry, ChildTask, delivered_text, figures
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.tool_pool import BASE_TOOLS
@@ -69,6 +73,7 @@ from workflows.turns import ValidCall, error_result
 from workflows.worktrees import create_worktree
 
 PROMPT_PREVIEW_CHARS = 500
+WORKER_TYPE = WORKER_DEFINITION.agent_type
 
 
 @dataclass
@@ -94,6 +99,10 @@ class ParentContext:
     round_tool_use_ids: Callable[[], list[str]] = list
     messages: Callable[[], list] = list
     query_source: str | None = None
+    coordinator: bool = False
+    """Workers run in the background under the phase rules (R55, R59)."""
+    scratchpad: str | None = None
+    team: TeamLink | None = None
 
 
 class SubAgents:
@@ -103,6 +112,7 @@ class SubAgents:
         self.registry = registry
         self.ctx: ParentContext | None = None
         self._handles: dict[str, workflow.ChildWorkflowHandle] = {}
+        self.phases = PhaseGate(registry)
 
     # --- signals ---------------------------------------------------------------------
 
@@ -139,8 +149,44 @@ class SubAgents:
         refusal = self._refusal(inp)
         if refusal:
             return error_result(call.block, refusal)
+        if ctx.coordinator and (problem := self.phases.problem(inp, ctx.workspace.root)):
+            return error_result(call.block, problem)
+        if ctx.team is not None and (inp.run_in_background or inp.name):
+            # R73: a teammate's sub-agents are its own sync helpers, not new team members.
+            return error_result(
+                call.block,
+                "Teammates can only run synchronous sub-agents: leave out run_in_background "
+                "and name (use SendMessage to talk to your team).",
+            )
         agent_id = new_agent_id(workflow.random().getrandbits(64))
-        is_async = forking or should_run_async(inp.run_in_background, resolved, ctx.config)
+        is_async = ctx.team is None and (
+            forking or should_run_async(inp.run_in_background, resolved, ctx.config)
+        )
+        if ctx.coordinator:
+            claim = self.phases.claim(agent_id, inp, ctx.workspace.root)
+            waits = self.phases.waits(claim)
+            if waits:
+                self.phases.enqueue(
+                    claim, lambda: self._launch(call, inp, resolved, agent_id, True)
+                )
+                text = async_launch_text(agent_id, inp.description, inp.name)
+                return ToolResultBlock(
+                    tool_use_id=call.block.id, content=text + queued_text(claim, waits)
+                )
+            self.phases.hold(claim)
+        return await self._launch(call, inp, resolved, agent_id, is_async, forking)
+
+    async def _launch(
+        self,
+        call: ValidCall,
+        inp: AgentToolInput,
+        resolved: AgentDefinition,
+        agent_id: str,
+        is_async: bool,
+        forking: bool = False,
+    ) -> ToolResultBlock:
+        ctx = self.ctx
+        assert ctx is not None
         workspace, worktree = ctx.workspace, None
         if inp.isolation == "worktree":
             worktree = await create_worktree(ctx.workspace, agent_worktree_slug(agent_id))
@@ -250,6 +296,11 @@ class SubAgents:
         ctx = self.ctx
         assert ctx is not None
         mode = child_permission_mode(ctx.permission_mode, definition)
+        if ctx.coordinator and definition.agent_type != WORKER_TYPE:
+            # R62: every worker of a coordinator gets the worker instructions.
+            definition = definition.model_copy(
+                update={"system_prompt": worker_system_prompt(definition.system_prompt)}
+            )
         pool = filter_tools_for_agent(
             BASE_TOOLS,
             is_built_in=definition.is_built_in,
@@ -283,6 +334,7 @@ class SubAgents:
             permission_mode=mode,
             worktree=worktree,
             definitions=ctx.definitions,
+            scratchpad=ctx.scratchpad,
         )
 
     # --- sync children -------------------------------------------------------------------

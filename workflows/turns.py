@@ -107,3 +107,16 @@ def add_usage(total: AgentUsage, call: Usage, tool_uses: int, duration_ms: int) 
         duration_ms=duration_ms,
         tokens=tokens,
     )
+
+
+def sum_usages(usages: list[AgentUsage], duration_ms: int) -> AgentUsage:
+    """Several agents' totals as one (a fork-join's forks, a pipeline's stages)."""
+    tokens = Usage()
+    for u in usages:
+        tokens = tokens + u.tokens
+    return AgentUsage(
+        total_tokens=sum(u.total_tokens for u in usages),
+        tool_uses=sum(u.tool_uses for u in usages),
+        duration_ms=duration_ms,
+        tokens=tokens,
+    )

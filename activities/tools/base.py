@@ -53,6 +53,9 @@ class ToolContext(BaseModel):
     """`read_only`: Bash runs under bubblewrap with the filesystem read-only and no network."""
     read_stamp: FileStamp | None = None
     """For Write/Edit: this agent's stamp of the target file from its last Read/Write/Edit."""
+    extra_roots: tuple[str, ...] = ()
+    """Directories outside the workspace the agent may also use (a coordinator's
+    scratchpad, R63)."""
 
 
 class ToolOutput(BaseModel):

@@ -49,6 +49,9 @@ class RequestView(BaseModel):
     last_user_text: str
     headers: dict[str, str]
     turn_index: int
+    conversation_text: str = ""
+    """Every message's text, tool results and tool_use inputs (as JSON), for
+    `conversation_contains` / `conversation_lacks`."""
 
     @classmethod
     def from_request(cls, body: Mapping[str, Any], headers: Mapping[str, str]) -> RequestView:
@@ -60,6 +63,7 @@ class RequestView(BaseModel):
             last_user_text=content_text(users[-1]["content"]) if users else "",
             headers={name.lower(): value for name, value in headers.items()},
             turn_index=sum(1 for m in messages if m.get("role") == "assistant"),
+            conversation_text="\n".join(_all_text(m.get("content")) for m in messages),
         )
 
     @property
@@ -95,6 +99,17 @@ def content_text(content: Any) -> str:
     return "\n".join(parts)
 
 
+def _all_text(content: Any) -> str:
+    parts = [content_text(content)]
+    if isinstance(content, list):
+        parts += [
+            json.dumps(b.get("input", {}), ensure_ascii=False)
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "tool_use"
+        ]
+    return "\n".join(parts)
+
+
 def matches(agent: Agent, view: RequestView) -> bool:
     """True when every condition of the agent's `match` holds for the request."""
     m = view.headers
@@ -106,6 +121,8 @@ def matches(agent: Agent, view: RequestView) -> bool:
         rules.prompt_contains is None or rules.prompt_contains in view.first_user_text,
         rules.last_user_contains is None or rules.last_user_contains in view.last_user_text,
         all(m.get(name) == value for name, value in rules.header.items()),
+        all(text in view.conversation_text for text in rules.conversation_contains),
+        not any(text in view.conversation_text for text in rules.conversation_lacks),
     ]
     return all(checks)
 

@@ -135,6 +135,12 @@ class Match(_Frozen):
     prompt_contains: str | None = None
     last_user_contains: str | None = None
     header: dict[str, str] = Field(default_factory=dict)
+    conversation_contains: list[str] = Field(default_factory=list)
+    """Every one of these appears somewhere in the conversation (any message's text, tool
+    results, tool_use inputs): an agent's next move can depend on what has happened, not on
+    how many turns it took (notifications arrive in batches that timing decides)."""
+    conversation_lacks: list[str] = Field(default_factory=list)
+    """None of these appears anywhere in the conversation."""
 
     @field_validator("header")
     @classmethod
@@ -144,6 +150,8 @@ class Match(_Frozen):
 
     @property
     def is_fallback(self) -> bool:
+        if self.conversation_contains or self.conversation_lacks:
+            return False
         return not self.header and all(
             v is None
             for v in (

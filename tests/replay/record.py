@@ -281,6 +281,34 @@ async def _fork_join(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def _coordinator(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_coordinator import coordinator_script, run_coordinator
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(coordinator_script()):
+        async with running_workers(client) as queues:
+            handle, _ = await run_coordinator(client, queues, repo, os.environ["OUTLAST_RECORDING"])
+    return handle
+
+
+async def _pipeline(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_pipeline import default_script, pipeline_input
+    from workflows.contracts import PipelineResult
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(default_script()):
+        async with running_workers(client) as queues:
+            handle = await client.start_workflow(
+                "PipelineWorkflow",
+                pipeline_input(repo, queues, approve_between=False),
+                id=os.environ["OUTLAST_RECORDING"],
+                task_queue=queues.task_queue,
+                result_type=PipelineResult,
+            )
+            await handle.result()
+    return handle
+
+
 SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_continue_as_new": _continue_as_new,
     "fork_join": _fork_join,
@@ -292,6 +320,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_sync_async_v2": _subagents_sync_async,
     "subagents_taskstop": _subagents_taskstop,
     "subagents_resume": _subagents_resume,
+    "coordinator": _coordinator,
+    "pipeline": _pipeline,
 }
 
 
@@ -302,6 +332,8 @@ CHILDREN = {
     "subagents_resume": ["helper"],
     "fork_join": ["fork-1"],
     "subagents_sync_async_v2": ["bg2", "fg"],
+    "coordinator": ["impl-b"],
+    "pipeline": ["verify"],
 }
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).

@@ -14,7 +14,7 @@ from worker import WORKFLOWS, sandbox_runner
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 # Each workflow type needs at least one committed history (design.md).
-REQUIRED = {"AgentWorkflow", "ForkJoinWorkflow"}
+REQUIRED = {"AgentWorkflow", "ForkJoinWorkflow", "CoordinatorWorkflow", "PipelineWorkflow"}
 
 
 def workflow_type(path: Path) -> str:

@@ -61,6 +61,11 @@ def test_workflow_modules_are_deterministic():
 def test_every_workflow_helper_is_passed_through_and_defn_modules_are_not():
     modules = {f"workflows.{p.stem}" for p in WORKFLOWS.glob("*.py") if p.stem != "__init__"}
     defining = {m for m in modules if "@workflow.defn" in (WORKFLOWS / f"{m[10:]}.py").read_text()}
-    assert defining == {"workflows.agent", "workflows.fork_join"}
+    assert defining == {
+        "workflows.agent",
+        "workflows.fork_join",
+        "workflows.coordinator",
+        "workflows.pipeline",
+    }
     assert modules - defining <= set(worker.PASSTHROUGH)
     assert not defining & set(worker.PASSTHROUGH)

@@ -1,0 +1,192 @@
+"""`PipelineWorkflow` (R87): each stage's request carries the previous stage's output; a
+failing stage ends the run naming it; approval between stages is an update."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import pytest
+from temporalio.client import WorkflowUpdateFailedError
+
+from agents.config import OutlastConfig
+from agents.pipeline import PipelineStage
+from tests.support import FAST_MODEL, running_workers, scripted_model
+from workflows.contracts import (
+    PipelineInput,
+    PipelineResult,
+    PipelineView,
+    StageDecision,
+    Workspace,
+)
+
+TASK = "Make greet() say hi."
+
+
+def stage_agent(agent_type: str, final: str, read: bool = True) -> dict:
+    turns = [{"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/src/app.py"}}}]
+    return {
+        "name": agent_type,
+        "match": {"agent_type": agent_type},
+        "turns": [*(turns if read else []), {"text": final}],
+    }
+
+
+def default_script(verdict: str = "VERDICT: PASS") -> dict:
+    return {
+        "agents": [
+            stage_agent("Explore", "EXPLORE-OUT: greet() is at src/app.py:1"),
+            stage_agent("Plan", "PLAN-OUT: change line 2 of src/app.py"),
+            {
+                "name": "implement",
+                "match": {"agent_type": "general-purpose"},
+                "turns": [
+                    {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/src/app.py"}}},
+                    {
+                        "tool_use": {
+                            "name": "Edit",
+                            "input": {
+                                "file_path": "{{cwd}}/src/app.py",
+                                "old_string": "'hello'",
+                                "new_string": "'hi'",
+                            },
+                        }
+                    },
+                    {"text": "IMPLEMENT-OUT: changed src/app.py line 2"},
+                ],
+            },
+            stage_agent("verification", f"### Check: greet\nchecked\n{verdict}"),
+        ]
+    }
+
+
+def pipeline_input(repo, queues, **kw) -> PipelineInput:
+    return PipelineInput(
+        task=TASK,
+        workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+        config=OutlastConfig(model=FAST_MODEL),
+        **kw,
+    )
+
+
+async def start_pipeline(client, queues, inp: PipelineInput):
+    return await client.start_workflow(
+        "PipelineWorkflow",
+        inp,
+        id=f"pipe-{uuid.uuid4().hex[:8]}",
+        task_queue=queues.task_queue,
+        result_type=PipelineResult,
+    )
+
+
+def first_requests(log) -> dict[str, str]:
+    """Each stage agent's first request, as text."""
+    seen: dict[str, str] = {}
+    for r in log:
+        kind = r["headers"].get("x-outlast-agent-type")
+        seen.setdefault(kind, json.dumps(r["body"]["messages"]))
+    return seen
+
+
+async def test_default_pipeline_hands_each_output_to_the_next_stage(client, git_repo):
+    with scripted_model(default_script(), log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(client, queues, pipeline_input(git_repo, queues))
+            result = await handle.result()
+    assert result.status == "completed", result.message
+    assert [s.name for s in result.stages] == ["explore", "plan", "implement", "verify"]
+    assert [s.verdict for s in result.stages] == [None, None, None, "PASS"]
+    assert (git_repo / "src/app.py").read_text() == "def greet():\n    return 'hi'\n"
+    first = first_requests(model.log)
+    assert TASK in first["Explore"]
+    assert "EXPLORE-OUT" in first["Plan"]
+    assert "PLAN-OUT" in first["general-purpose"]
+    assert "IMPLEMENT-OUT" in first["verification"] and TASK in first["verification"]
+    # The verification stage is read-only (R10): no Edit or Write offered.
+    verify_tools = next(
+        r["tools"] for r in model.log if r["headers"]["x-outlast-agent-type"] == "verification"
+    )
+    assert "Edit" not in verify_tools and "Write" not in verify_tools
+    assert result.usage.tool_uses >= 5
+
+
+async def test_a_failing_stage_ends_the_pipeline_and_is_named(client, git_repo):
+    with scripted_model(default_script("VERDICT: FAIL")):
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(client, queues, pipeline_input(git_repo, queues))
+            result = await handle.result()
+    assert result.status == "failed"
+    assert result.failed_stage == "verify"
+    assert "verify" in result.message and "FAIL" in result.message
+
+    script = {
+        "agents": [
+            stage_agent("Explore", "EXPLORE-OUT"),
+            {
+                "name": "plan",
+                "match": {"agent_type": "Plan"},
+                "turns": [{"error": {"status": 400, "message": "prompt is too long"}}],
+            },
+        ]
+    }
+    with scripted_model(script) as model:
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(client, queues, pipeline_input(git_repo, queues))
+            result = await handle.result()
+    assert result.status == "failed" and result.failed_stage == "plan"
+    assert [s.status for s in result.stages] == ["completed", "failed"]
+    assert "prompt is too long" in result.message
+    assert not any(r["headers"]["x-outlast-agent-type"] == "general-purpose" for r in model.log)
+
+
+async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(client, git_repo):
+    stages = [
+        PipelineStage(name="look", agent_type="Explore", instructions="Look.", approval=True),
+        PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
+    ]
+    script = {
+        "agents": [
+            {
+                "name": "look-again",
+                "match": {"agent_type": "Explore", "prompt_contains": "more detail"},
+                "turns": [{"text": "LOOK-2"}],
+            },
+            stage_agent("Explore", "LOOK-1", read=False),
+            stage_agent("Plan", "PLAN-OUT", read=False),
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(
+                client, queues, pipeline_input(git_repo, queues, stages=stages)
+            )
+            view = await wait_for_approval(handle, "look")
+            assert view.stages[-1].final_text == "LOOK-1"
+            for wrong in ("plan", "nonesuch"):
+                with pytest.raises(WorkflowUpdateFailedError) as refused:
+                    await handle.execute_update(
+                        "decide_stage", StageDecision(stage=wrong, approve=True)
+                    )
+                assert wrong in str(refused.value.cause), refused.value.cause
+            await handle.execute_update(
+                "decide_stage",
+                StageDecision(stage="look", approve=False, rerun=True, feedback="more detail"),
+            )
+            view = await wait_for_approval(handle, "look", after=1)
+            assert view.stages[-1].final_text == "LOOK-2"
+            await handle.execute_update("decide_stage", StageDecision(stage="look", approve=True))
+            result = await handle.result()
+    assert result.status == "completed"
+    assert [(s.name, s.attempt) for s in result.stages] == [("look", 1), ("look", 2), ("plan", 1)]
+    plan_request = first_requests(model.log)["Plan"]
+    assert "LOOK-2" in plan_request and "LOOK-1" not in plan_request
+
+
+async def wait_for_approval(handle, stage: str, after: int = 0) -> PipelineView:
+    for _ in range(200):
+        view = await handle.query("pipeline", result_type=PipelineView)
+        if view.awaiting_approval == stage and len(view.stages) > after:
+            return view
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"stage {stage} never waited for approval")

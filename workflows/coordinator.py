@@ -1,0 +1,50 @@
+"""`CoordinatorWorkflow`: coordinator mode (R55-R63) as a workflow type of its own.
+
+The coordinator is an agent like any other, run by the same loop; what makes it one is its
+input's `mode`: its prompt and three tools, workers that always run in the background, and
+the phase rules its `Agent` tool enforces (workflows/phases.py). This type exists so a
+client can start a coordinated task by name with a small JSON input.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+from agents.builtin.coordinator import DEFINITION as COORDINATOR
+from workflows.agent import AgentWorkflow
+from workflows.contracts import AgentInput, AgentResult, CoordinatorInput
+
+
+def coordinator_agent_input(inp: CoordinatorInput) -> AgentInput:
+    if inp.agent is not None:
+        return inp.agent
+    features = inp.config.features.model_copy(
+        update={"coordinator_mode": True, "fork_subagent": False}
+    )
+    return AgentInput(
+        prompt=inp.task,
+        workspace=inp.workspace,
+        agent_type=COORDINATOR.agent_type,
+        mode="coordinator",
+        model=inp.model,
+        config=inp.config.model_copy(update={"features": features}),
+        max_turns=inp.max_turns,
+        mcp_servers=inp.mcp_servers,
+        session_definitions=inp.session_definitions,
+        description=inp.description,
+    )
+
+
+@workflow.defn(name="CoordinatorWorkflow")
+class CoordinatorWorkflow(AgentWorkflow):
+    @workflow.init
+    def __init__(self, inp: CoordinatorInput) -> None:
+        self._coordinator_input = inp.model_copy(update={"agent": None})
+        super().__init__(coordinator_agent_input(inp))
+
+    @workflow.run
+    async def run(self, inp: CoordinatorInput) -> AgentResult:  # type: ignore[override]
+        return await super().run(coordinator_agent_input(inp))
+
+    def _next_run_input(self, inp: AgentInput) -> object:
+        return self._coordinator_input.model_copy(update={"agent": inp})

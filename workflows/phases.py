@@ -1,0 +1,123 @@
+"""The coordinator's phase rules at run time (R59): claims on files, and worker spawns that
+wait, durably, until the files they need are free.
+
+A waiting spawn is a workflow task blocked on a condition over the claim table, which lives
+in the carried sub-agent registry; the agent does not continue as new while one waits, so
+no waiting spawn is ever lost with a run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+from agents.agent_tool import AgentToolInput
+from agents.builtin.coordinator import unsynthesized_phrase
+from agents.file_claims import Claim, ClaimTable, blockers, claim_problem, normalize_claim_path
+from agents.messages import ToolResultBlock
+from workflows.contracts import AgentInput
+from workflows.registry import ChildRegistry
+
+with workflow.unsafe.imports_passed_through():
+    from activities.scratchpad import ScratchpadRequest, create_scratchpad
+
+
+class PhaseGate:
+    def __init__(self, registry: ChildRegistry) -> None:
+        self.registry = registry
+        self._starts: dict[str, asyncio.Task] = {}
+
+    @property
+    def table(self) -> ClaimTable:
+        return self.registry.claims
+
+    def problem(self, inp: AgentToolInput, root: str) -> str | None:
+        """What makes a worker spawn unacceptable, for the coordinator to fix."""
+        if phrase := unsynthesized_phrase(inp.prompt):
+            return (
+                f'The worker prompt says "{phrase}", but workers cannot see your '
+                "conversation or earlier workers' results. Write the findings themselves "
+                "into the prompt: file paths, line numbers, what exactly to change."
+            )
+        return claim_problem(getattr(inp, "phase", "research"), getattr(inp, "files", []), root)
+
+    def claim(self, agent_id: str, inp: AgentToolInput, root: str) -> Claim:
+        files = [normalize_claim_path(root, f) for f in getattr(inp, "files", [])]
+        return Claim(
+            agent_id=agent_id,
+            phase=getattr(inp, "phase", "research"),
+            files=tuple(sorted({f for f in files if f})),
+            label=inp.name or inp.description,
+        )
+
+    def active(self) -> list[Claim]:
+        """Claims of workers still running (or being started)."""
+        tasks = self.registry.tasks
+        return [
+            c
+            for agent_id, c in self.table.held.items()
+            if agent_id not in tasks or tasks[agent_id].status == "running"
+        ]
+
+    def waits(self, claim: Claim) -> list[tuple[Claim, list[str]]]:
+        """Whom `claim` waits for: running workers, and queued ones ahead of it (first come,
+        first served, so a stream of small changes cannot starve a queued one)."""
+        ahead = []
+        for queued in self.table.waiting:
+            if queued.agent_id == claim.agent_id:
+                break
+            ahead.append(queued)
+        return blockers(claim, [*self.active(), *ahead])
+
+    def hold(self, claim: Claim) -> None:
+        self.table.held[claim.agent_id] = claim
+
+    def waiting(self) -> bool:
+        return bool(self.table.waiting)
+
+    def enqueue(self, claim: Claim, launch: Callable[[], Awaitable[ToolResultBlock]]) -> None:
+        self.table.waiting.append(claim)
+        self._starts[claim.agent_id] = asyncio.create_task(self._start_when_free(claim, launch))
+
+    def cancel(self, target: str) -> Claim | None:
+        """Take a queued spawn off the queue (TaskStop before it started)."""
+        for claim in self.table.waiting:
+            if target in (claim.agent_id, claim.label):
+                self.table.waiting.remove(claim)
+                return claim
+        return None
+
+    async def _start_when_free(
+        self, claim: Claim, launch: Callable[[], Awaitable[ToolResultBlock]]
+    ) -> None:
+        def queued() -> bool:
+            return any(c.agent_id == claim.agent_id for c in self.table.waiting)
+
+        await workflow.wait_condition(lambda: not queued() or not self.waits(claim))
+        if not queued():
+            return  # stopped before it started
+        self.table.waiting = [c for c in self.table.waiting if c.agent_id != claim.agent_id]
+        self.hold(claim)
+        workflow.logger.info("queued worker %s starts: its files are free", claim.agent_id)
+        result = await launch()
+        if result.is_error:
+            self.table.held.pop(claim.agent_id, None)
+            self.registry.queue.append(
+                f"Queued worker {claim.label or claim.agent_id} ({claim.agent_id}) could not "
+                f"start: {result.content}"
+            )
+
+
+async def create_session_scratchpad(inp: AgentInput) -> str:
+    """R63: the coordinator's scratchpad, made once on the host that holds the checkout."""
+    return await workflow.execute_activity(
+        create_scratchpad,
+        ScratchpadRequest(session_id=inp.lineage.session_id or workflow.info().workflow_id),
+        task_queue=inp.workspace.host_queue,
+        start_to_close_timeout=timedelta(seconds=30),
+        retry_policy=RetryPolicy(maximum_attempts=5),
+    )

@@ -1,0 +1,222 @@
+"""`PipelineWorkflow` (R87): stages run one after another, each a child `AgentWorkflow`
+whose final answer becomes part of the next stage's prompt.
+
+A stage that fails, is killed, or (for a verification stage) gives no PASS/PARTIAL verdict
+ends the pipeline, and the result names that stage. A stage marked for approval waits,
+durably, for a person's `decide_stage` update: approve, reject, or reject and re-run it
+with feedback.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError, ChildWorkflowError, is_cancelled_exception
+from temporalio.workflow import ParentClosePolicy
+
+from agents.builtin.verification import parse_verdict
+from agents.pipeline import PipelineStage, stage_prompt
+from workflows.contracts import (
+    AgentInput,
+    AgentResult,
+    Lineage,
+    PipelineInput,
+    PipelineResult,
+    PipelineView,
+    StageDecision,
+    StageOutcome,
+    StopRequest,
+)
+from workflows.turns import sum_usages
+
+MAX_ATTEMPTS = 3
+"""How often one stage may be re-run on a reviewer's feedback."""
+
+
+@workflow.defn(name="PipelineWorkflow")
+class PipelineWorkflow:
+    @workflow.init
+    def __init__(self, inp: PipelineInput) -> None:
+        last = len(inp.stages) - 1
+        self._approval_stages = [
+            s.name
+            for i, s in enumerate(inp.stages)
+            if s.approval or (inp.approve_between and i < last)
+        ]
+        self._done = False
+        self._stages: list[StageOutcome] = []
+        self._current: str | None = None
+        self._awaiting: str | None = None
+        self._decision: StageDecision | None = None
+        self._stop: StopRequest | None = None
+
+    @workflow.run
+    async def run(self, inp: PipelineInput) -> PipelineResult:
+        result = await self._run_stages(inp)
+        # A decision that came in as the pipeline ended gets its answer (a refusal).
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return result
+
+    async def _run_stages(self, inp: PipelineInput) -> PipelineResult:
+        previous: tuple[str, str] | None = None
+        for index, stage in enumerate(inp.stages):
+            if self._stop is not None:
+                return self._result("stopped", stage.name, f"stopped before stage {stage.name}")
+            feedback, attempt = "", 1
+            while True:
+                prompt = stage_prompt(stage, inp.task, previous, feedback)
+                outcome = await self._run_stage(inp, stage, prompt, attempt)
+                self._stages.append(outcome)
+                if problem := stage_problem(outcome):
+                    return self._result("failed", stage.name, problem)
+                needs_approval = stage.approval or (
+                    inp.approve_between and index < len(inp.stages) - 1
+                )
+                if not needs_approval:
+                    break
+                decision = await self._await_decision(stage.name)
+                if decision is None:
+                    return self._result("stopped", stage.name, f"stopped at stage {stage.name}")
+                if decision.approve:
+                    break
+                if not decision.rerun or attempt >= MAX_ATTEMPTS:
+                    self._stages[-1] = outcome.model_copy(update={"status": "rejected"})
+                    reason = f": {decision.feedback}" if decision.feedback else ""
+                    return self._result(
+                        "rejected", stage.name, f"stage {stage.name} rejected{reason}"
+                    )
+                feedback, attempt = decision.feedback, attempt + 1
+            previous = (stage.name, outcome.final_text)
+        return self._result("completed", None, "all stages completed")
+
+    async def _run_stage(
+        self, inp: PipelineInput, stage: PipelineStage, prompt: str, attempt: int
+    ) -> StageOutcome:
+        info = workflow.info()
+        self._current = stage.name
+        workflow.set_current_details(f"stage **{stage.name}** ({stage.agent_type}) running")
+        suffix = f"-{attempt}" if attempt > 1 else ""
+        child_id = f"{info.workflow_id}/{stage.name}{suffix}"
+        # Stages may be verification agents, which are built-ins behind a flag (R10).
+        features = inp.config.features.model_copy(update={"verification_agent": True})
+        child = AgentInput(
+            prompt=prompt,
+            workspace=inp.workspace,
+            agent_type=stage.agent_type,
+            model=stage.model or inp.model,
+            config=inp.config.model_copy(update={"features": features}),
+            max_turns=stage.max_turns,
+            description=f"pipeline stage {stage.name}",
+            lineage=Lineage(session_id=info.workflow_id, parent_workflow_id=info.workflow_id),
+        )
+        base = {"name": stage.name, "agent_type": stage.agent_type, "workflow_id": child_id}
+        try:
+            result: AgentResult = await workflow.execute_child_workflow(
+                "AgentWorkflow",
+                child,
+                id=child_id,
+                result_type=AgentResult,
+                # A cancelled pipeline cancels its stage, which then cleans up (never
+                # terminate: that skips cleanup).
+                parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+                static_summary=f"{stage.agent_type}: pipeline stage {stage.name}",
+            )
+        except ChildWorkflowError as e:
+            killed = is_cancelled_exception(e)
+            cause = e.cause
+            message = getattr(cause, "message", None) or str(cause or e)
+            return StageOutcome(
+                **base,
+                attempt=attempt,
+                status="killed" if killed else "failed",
+                error=message,
+            )
+        finally:
+            self._current = None
+        verdict = parse_verdict(result.final_text) if stage.agent_type == "verification" else None
+        return StageOutcome(
+            **base,
+            attempt=attempt,
+            status=result.status,
+            final_text=result.final_text,
+            error=result.error,
+            verdict=verdict,
+            usage=result.usage,
+        )
+
+    async def _await_decision(self, stage: str) -> StageDecision | None:
+        self._awaiting, self._decision = stage, None
+        workflow.set_current_details(
+            f"stage **{stage}** finished: waiting for approval (update `decide_stage`)"
+        )
+        await workflow.wait_condition(lambda: self._decision is not None or self._stop is not None)
+        decision, self._awaiting, self._decision = self._decision, None, None
+        return decision
+
+    def _elapsed_ms(self) -> int:
+        return int((workflow.now() - workflow.info().start_time).total_seconds() * 1000)
+
+    def _result(self, status: str, stage: str | None, message: str) -> PipelineResult:
+        self._done = True
+        completed = [s for s in self._stages if s.status == "completed"]
+        workflow.set_current_details(f"pipeline {status}: {message}")
+        return PipelineResult(
+            status=status,  # type: ignore[arg-type]
+            stages=self._stages,
+            failed_stage=stage if status != "completed" else None,
+            message=message,
+            final_text=completed[-1].final_text if completed else "",
+            usage=sum_usages([s.usage for s in self._stages], self._elapsed_ms()),
+        )
+
+    @workflow.update(name="decide_stage")
+    async def decide_stage(self, decision: StageDecision) -> str:
+        """Approve or reject the stage waiting for approval. A decision on an approval stage
+        that is still running is held until it finishes (approving ahead)."""
+        # Checked here, not in the validator: an update reaching a worker that does not have
+        # this workflow cached is validated before the replay has caught up with its state.
+        await workflow.wait_condition(lambda: self._awaiting is not None or self._done)
+        if self._done or decision.stage != self._awaiting:
+            waiting = self._awaiting or "none"
+            raise ApplicationError(
+                f"stage {decision.stage} is not waiting for approval (waiting: {waiting})",
+                type="NotAwaiting",
+            )
+        if self._decision is not None:
+            raise ApplicationError(f"stage {decision.stage} is already decided", type="Decided")
+        self._decision = decision
+        verb = "approved" if decision.approve else ("re-run" if decision.rerun else "rejected")
+        return f"stage {decision.stage} {verb}"
+
+    @decide_stage.validator
+    def _check_decision(self, decision: StageDecision) -> None:
+        if decision.stage not in self._approval_stages:
+            raise ValueError(
+                f"stage {decision.stage} never waits for approval; stages that do: "
+                f"{', '.join(self._approval_stages) or 'none'}"
+            )
+
+    @workflow.signal(name="stop")
+    def stop(self, request: StopRequest | None = None) -> None:
+        """End after the running stage; no further stage starts."""
+        self._stop = request or StopRequest()
+
+    @workflow.query(name="pipeline")
+    def pipeline(self) -> PipelineView:
+        return PipelineView(
+            stages=self._stages,
+            current=self._current,
+            awaiting_approval=self._awaiting,
+            stop_requested=self._stop is not None,
+        )
+
+
+def stage_problem(outcome: StageOutcome) -> str | None:
+    """Why a finished stage ends the pipeline, naming it; None if the pipeline goes on."""
+    if outcome.status != "completed":
+        return f"stage {outcome.name} {outcome.status}: {outcome.error or 'no error given'}"
+    if outcome.agent_type == "verification":
+        if outcome.verdict is None:
+            return f"stage {outcome.name}: the verification report has no VERDICT line"
+        if outcome.verdict == "FAIL":
+            return f"stage {outcome.name}: VERDICT: FAIL"
+    return None
