@@ -22,6 +22,7 @@ from activities.handoff import classify_handoff
 from activities.llm import call_model
 from activities.resume import AgentControl, append, repair
 from activities.scratchpad import create_scratchpad
+from activities.team_control import TeamControl
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
 from activities.transcript_export import export_transcript
 from activities.worktree import cleanup_worktree, create_worktree
@@ -30,8 +31,9 @@ from workflows.contracts import TASK_QUEUE, host_task_queue
 from workflows.coordinator import CoordinatorWorkflow
 from workflows.fork_join import ForkJoinWorkflow
 from workflows.pipeline import PipelineWorkflow
+from workflows.team import TeamWorkflow
 
-WORKFLOWS = [AgentWorkflow, ForkJoinWorkflow, CoordinatorWorkflow, PipelineWorkflow]
+WORKFLOWS = [AgentWorkflow, ForkJoinWorkflow, CoordinatorWorkflow, PipelineWorkflow, TeamWorkflow]
 MODEL_ACTIVITIES = [call_model]
 HOST_ACTIVITIES = [
     *TOOL_ACTIVITIES,
@@ -49,8 +51,8 @@ HOST_ACTIVITIES = [
 
 def model_activities(client: Client) -> list:
     """Main-queue activities: the model call, and those that need a Temporal client."""
-    control = AgentControl(client)
-    return [*MODEL_ACTIVITIES, control.resume_agent, control.describe_agents]
+    control, team = AgentControl(client), TeamControl(client)
+    return [*MODEL_ACTIVITIES, control.resume_agent, control.describe_agents, team.task_op]
 
 
 # Cancellation reaches an activity only with a heartbeat response; the SDK's default
@@ -93,6 +95,7 @@ PASSTHROUGH = (
     "workflows.signals",
     "workflows.child_endings",
     "workflows.phases",
+    "workflows.team_member",
 )
 
 

@@ -28,12 +28,14 @@ from agents.control_tools import (
     SendMessageInput,
     TaskStopInput,
 )
+from agents.team_tasks import TEAM_TOOL_DESCRIPTIONS, TEAM_TOOL_INPUTS
 
 # Tools the workflow carries out itself: the model sees them like any other.
 WORKFLOW_TOOLS: dict[str, tuple[type, str]] = {
     AGENT_TOOL: (AgentToolInput, ""),
     SEND_MESSAGE_TOOL: (SendMessageInput, SEND_MESSAGE_DESCRIPTION),
     TASK_STOP_TOOL: (TaskStopInput, TASK_STOP_DESCRIPTION),
+    **{name: (model, TEAM_TOOL_DESCRIPTIONS[name]) for name, model in TEAM_TOOL_INPUTS.items()},
 }
 
 GIT_STATUS_MAX_CHARS = 2000

@@ -22,7 +22,12 @@ def find_bwrap() -> str | None:
 
 
 def bwrap_command(
-    bwrap: str, workspace: str, scratch: str, cwd: str, argv: Sequence[str]
+    bwrap: str,
+    workspace: str,
+    scratch: str,
+    cwd: str,
+    argv: Sequence[str],
+    writable: Sequence[str] = (),
 ) -> list[str]:
     """The command line that runs `argv` read-only and offline.
 
@@ -32,6 +37,8 @@ def bwrap_command(
         scratch: A directory outside the workspace the command may write (the shell's cwd file).
         cwd: The directory the command starts in.
         argv: The command to run inside the sandbox.
+        writable: Further directories outside the workspace the command may write (a
+            coordinator's scratchpad, shared by its workers).
 
     Returns:
         The full argument list, bubblewrap first.
@@ -46,6 +53,7 @@ def bwrap_command(
         # /tmp (every test workspace does).
         "--ro-bind", workspace, workspace,
         "--bind", scratch, scratch,
+        *(arg for path in writable for arg in ("--bind", path, path)),
         "--unshare-net",
         "--unshare-pid",
         # Killing bwrap's process group must take the whole sandbox down: its children live

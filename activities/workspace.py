@@ -44,6 +44,46 @@ class WorkspaceEscape(Exception):
         )
 
 
+class OutsideWriteScope(WorkspaceEscape):
+    """A write to a file the agent did not declare (a coordinator's implementation worker
+    may change only the files it was launched for, R59)."""
+
+    def __init__(self, path: Path, root: Path, scope: tuple[str, ...]) -> None:
+        self.path, self.root = path, root
+        if scope:
+            message = (
+                f"{path} is not among the files this worker declared ({', '.join(scope)}); "
+                "only those may be changed, so that workers changing other files can run at "
+                "the same time. If the task needs this file, stop and report that instead."
+            )
+        else:
+            message = (
+                f"{path} is in the repository, which this worker may only read (a research "
+                "or verification worker). Notes belong in the scratchpad; changes are for an "
+                "implementation worker: report what should change instead."
+            )
+        Exception.__init__(self, message)
+
+
+def resolve_for_write(ctx: ToolContext, path: str) -> Path:
+    """`resolve_in_workspace`, and inside the agent's write scope if it has one.
+
+    Raises:
+        WorkspaceEscape: outside the workspace, or (OutsideWriteScope) outside the scope.
+    """
+    resolved = resolve_in_workspace(ctx, path)
+    if ctx.write_scope is None:
+        return resolved
+    root = workspace_root(ctx)
+    if not resolved.is_relative_to(root):
+        return resolved  # a shared scratchpad is never scoped
+    relative = resolved.relative_to(root).as_posix()
+    for allowed in ctx.write_scope:
+        if allowed == "." or relative == allowed or relative.startswith(allowed + "/"):
+            return resolved
+    raise OutsideWriteScope(resolved, root, ctx.write_scope)
+
+
 def workspace_root(ctx: ToolContext) -> Path:
     """The workspace root with symlinks resolved."""
     return Path(ctx.workspace_root).resolve()

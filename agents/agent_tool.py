@@ -109,13 +109,15 @@ class CoordinatorAgentInput(AgentToolInput):
 
     phase: Literal["research", "implementation", "verification"] = Field(
         default="research",
-        description="research: read-only investigation (runs in parallel with anything); "
-        "implementation: changes files (declare them in `files`); verification: checks "
-        "finished work on `files`.",
+        description="research: read-only investigation, runs in parallel with anything; "
+        "implementation: changes exactly the files declared in `files`; verification: "
+        "read-only checks of finished work on `files`. Research and verification workers "
+        "get no Write or Edit, and their shell cannot write.",
     )
     files: list[str] = Field(
         default_factory=list,
-        description="Repository-relative paths the worker will change (implementation, "
-        "required) or check (verification). A worker whose files overlap a running "
-        "implementation worker's is queued until that one ends.",
+        description="Repository-relative paths (files or directories) the worker will change "
+        "(implementation: required, and the only files it may write) or check "
+        "(verification). A worker whose files overlap a running implementation worker's is "
+        "queued until that one ends.",
     )

@@ -10,15 +10,25 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.service import RPCError
 
 from activities.store import state_dir
+from agents.config import from_env
 from outlast.client import connect
 from outlast.devserver import DevServer, DevServerError
+from outlast.patterns import (
+    PatternArgs,
+    build_pattern_input,
+    follow_pattern,
+    print_pattern_result,
+    start_pattern,
+)
 from outlast.progress import follow, print_result
-from outlast.runner import StartError, build_input, start_agent
+from outlast.runner import StartError, start_agent
 from outlast.search_setup import missing_search_attributes, register_search_attributes
 from worker import build_workers, host_id, run_workers
-from workflows.contracts import AgentResult
+from workflows.contracts import AgentResult, StageDecision
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 console = Console(soft_wrap=True)  # paths and ids must stay copyable
@@ -91,20 +101,49 @@ def worker() -> None:
 
 @app.command()
 def run(
-    task: str = typer.Argument(..., help="What the agent should do."),
-    repo: Path = typer.Option(Path("."), help="The checkout the agent works in."),
+    task: str = typer.Argument(..., help="What the agent (or the lead, or coordinator) does."),
+    repo: Path = typer.Option(Path("."), help="The checkout the agents work in."),
+    pattern: str = typer.Option(
+        "single",
+        help="single | coordinator | pipeline | team | fork-join | verified: which workflow runs.",
+    ),
     agent: str = typer.Option("general-purpose", help="Agent type (built-in or .claude/agents)."),
     model: str = typer.Option(None, help="Model alias (sonnet, opus, haiku) or model id."),
     max_turns: int = typer.Option(None, min=1, help="Stop after this many model calls."),
+    teammate: list[str] = typer.Option(
+        [], help="team: a teammate as name=prompt or name:type=prompt (repeat)."
+    ),
+    team_task: list[str] = typer.Option([], help="team: a task for the shared list (repeat)."),
+    fork: list[str] = typer.Option([], help="fork-join: one fork's directive (repeat)."),
+    approve: bool = typer.Option(
+        False, "--approve", help="pipeline: wait for `outlast approve` after each stage."
+    ),
     no_worker: bool = typer.Option(
         False, "--no-worker", help="Only start; a worker elsewhere runs it."
     ),
     workflow_id: str = typer.Option(None, "--id", help="Workflow id (default: generated)."),
 ) -> None:
-    """Start an agent on a checkout and follow it. Ctrl-C detaches; the workflow goes on."""
+    """Start an agent (or a pattern of agents) on a checkout and follow it. Ctrl-C detaches;
+    the workflow goes on."""
+    if pattern == "single" and from_env(os.environ).features.coordinator_mode:
+        # R55: in coordinator mode the main agent is a coordinator.
+        console.print("[dim]CLAUDE_CODE_COORDINATOR_MODE is on: running as a coordinator[/]")
+        pattern = "coordinator"
     try:
-        inp = build_input(
-            task, repo, agent_type=agent, model=model, host_id=host_id(), max_turns=max_turns
+        inp = build_pattern_input(
+            PatternArgs(
+                pattern=pattern,
+                task=task,
+                repo=repo,
+                host_id=host_id(),
+                agent_type=agent,
+                model=model,
+                max_turns=max_turns,
+                approve=approve,
+                teammates=teammate,
+                team_tasks=team_task,
+                forks=fork,
+            )
         )
     except StartError as e:
         _fail(str(e))
@@ -116,10 +155,12 @@ def run(
             "Set it (and ANTHROPIC_BASE_URL for a compatible server such as `outlast "
             "fake-model`), or pass --no-worker and run workers elsewhere."
         )
-    asyncio.run(_run_and_follow(inp, workflow_id, with_worker=not no_worker))
+    asyncio.run(_run_and_follow(inp, workflow_id, with_worker=not no_worker, pattern=pattern))
 
 
-async def _run_and_follow(inp, workflow_id: str | None, *, with_worker: bool) -> None:
+async def _run_and_follow(
+    inp, workflow_id: str | None, *, with_worker: bool, pattern: str = "single"
+) -> None:
     try:
         client, ui = await _client_for_run(_server())
     except DevServerError as e:
@@ -134,12 +175,15 @@ async def _run_and_follow(inp, workflow_id: str | None, *, with_worker: bool) ->
         inp = inp.model_copy(
             update={"config": inp.config.model_copy(update={"search_attributes": False})}
         )
-    handle = await start_agent(client, inp, workflow_id=workflow_id)
+    if pattern == "single":
+        handle = await start_agent(client, inp, workflow_id=workflow_id)
+    else:
+        handle = await start_pattern(client, pattern, inp, workflow_id=workflow_id)
     _announce(handle.id, ui)
     workers = build_workers(client) if with_worker else []
     serving = asyncio.gather(*(w.run() for w in workers))
     try:
-        result = await follow(handle, console)
+        result = await follow_pattern(handle, pattern, console)
     except (KeyboardInterrupt, asyncio.CancelledError):
         console.print(
             f"\ndetached; the workflow goes on. Follow it with: outlast attach {handle.id}"
@@ -153,7 +197,34 @@ async def _run_and_follow(inp, workflow_id: str | None, *, with_worker: bool) ->
         with contextlib.suppress(Exception):
             await serving
     if result is not None:
-        print_result(result, console)
+        print_pattern_result(pattern, result, console)
+
+
+@app.command()
+def approve(
+    workflow_id: str = typer.Argument(..., help="The pipeline's workflow id."),
+    stage: str = typer.Argument(..., help="The stage waiting for approval."),
+    reject: bool = typer.Option(False, "--reject", help="Reject instead of approving."),
+    rerun: bool = typer.Option(False, "--rerun", help="With --reject: run the stage again."),
+    feedback: str = typer.Option("", help="Why; with --rerun, what the stage should change."),
+) -> None:
+    """Decide on a pipeline stage that waits for approval (the `decide_stage` update)."""
+    if rerun and not reject:
+        _fail("--rerun only goes with --reject.")
+
+    async def _main() -> None:
+        client = await connect()
+        handle = client.get_workflow_handle(workflow_id)
+        decision = StageDecision(stage=stage, approve=not reject, rerun=rerun, feedback=feedback)
+        try:
+            answer = await handle.execute_update("decide_stage", decision, result_type=str)
+        except WorkflowUpdateFailedError as e:
+            _fail(str(getattr(e.cause, "message", None) or e.cause or e))
+        except RPCError as e:
+            _fail(f"{workflow_id}: {e.message}")
+        console.print(answer)
+
+    asyncio.run(_main())
 
 
 def _announce(workflow_id: str, ui: str | None) -> None:
@@ -184,11 +255,23 @@ def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow."
 @app.command()
 def demo(
     keep_server: bool = typer.Option(True, help="Leave the dev server running to inspect the run."),
+    pattern: str = typer.Option(
+        "single",
+        help="single | coordinator | pipeline | team | fork-join: which scripted scenario runs.",
+    ),
 ) -> None:
-    """A scripted agent fixes a failing test in a sample repo, end to end with real tools."""
+    """A scripted agent (or pattern of agents) works on a sample repo with a failing test, end
+    to end with real tools."""
     from outlast.demo import run_demo
+    from outlast.demo.patterns import DEMO_PATTERNS, run_pattern_demo
 
-    ok = asyncio.run(run_demo(console, keep_server=keep_server))
+    choices = ("single", *DEMO_PATTERNS)
+    if pattern not in choices:
+        _fail(f"--pattern {pattern}: no demo for it; choose one of {', '.join(choices)}.")
+    if pattern == "single":
+        ok = asyncio.run(run_demo(console, keep_server=keep_server))
+    else:
+        ok = asyncio.run(run_pattern_demo(console, pattern, keep_server=keep_server))
     raise typer.Exit(0 if ok else 1)
 
 

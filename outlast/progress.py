@@ -47,6 +47,11 @@ async def follow(handle: WorkflowHandle, console: Console) -> AgentResult | None
                 last = line
                 console.print(f"[cyan]>[/] {line}  [dim]tokens {status.usage.total_tokens}[/]")
         await asyncio.wait({result_task}, timeout=POLL_S)
+    return await outcome(result_task, handle, console)
+
+
+async def outcome(result_task: asyncio.Task, handle: WorkflowHandle, console: Console):
+    """The finished workflow's result, or None after saying why there is none."""
     try:
         return result_task.result()
     except WorkflowFailureError as e:
@@ -54,7 +59,7 @@ async def follow(handle: WorkflowHandle, console: Console) -> AgentResult | None
         console.print(f"[red]workflow failed:[/] {getattr(cause, 'message', None) or cause}")
         desc = await handle.describe()
         if desc.status == WorkflowExecutionStatus.CANCELED:
-            console.print("[yellow]the agent was killed[/]")
+            console.print("[yellow]it was killed (cancelled)[/]")
         return None
 
 

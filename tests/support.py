@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import socket
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -185,3 +188,47 @@ def local_dev_server(state_dir: Any, **options: Any) -> Iterator[Any]:
             proc.wait(timeout=10)
         except Exception:  # noqa: BLE001 - a server that will not stop is killed
             proc.kill()
+
+
+class CrashableWorker:
+    """Workers for fresh queues, each in a process of its own, so a test can SIGKILL one
+    mid-run (`crash`) and have a new one take over, as after a real crash."""
+
+    def __init__(self, address: str, model_url: str) -> None:
+        host = f"crash-{uuid.uuid4().hex[:6]}"
+        self.queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
+        self._env = {
+            **os.environ,
+            "TEMPORAL_ADDRESS": address,
+            "OUTLAST_TASK_QUEUE": self.queues.task_queue,
+            "OUTLAST_HOST_ID": host,
+            "ANTHROPIC_BASE_URL": model_url,
+            "ANTHROPIC_API_KEY": "test-key",
+        }
+        self._procs: list[subprocess.Popen] = []
+
+    def start(self) -> None:
+        self._procs.append(subprocess.Popen([sys.executable, "-m", "worker"], env=self._env))
+
+    def crash(self) -> None:
+        """SIGKILL the running worker process and start a fresh one."""
+        proc = self._procs[-1]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        self.start()
+
+    def stop(self) -> None:
+        for proc in self._procs:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait()
+
+
+@contextlib.contextmanager
+def crashable_worker(address: str, model_url: str) -> Iterator[CrashableWorker]:
+    workers = CrashableWorker(address, model_url)
+    workers.start()
+    try:
+        yield workers
+    finally:
+        workers.stop()

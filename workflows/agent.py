@@ -17,8 +17,10 @@ from temporalio.exceptions import FailureError, is_cancelled_exception
 from agents.agent_tool import AGENT_TOOL, AgentToolInput, CoordinatorAgentInput
 from agents.builtin.fork import fork_message
 from agents.control_tools import SEND_MESSAGE_TOOL, TASK_STOP_TOOL, SendMessageInput, TaskStopInput
-from agents.messages import Message
+from agents.messages import Message, ToolResultBlock
 from agents.notifications import mail_text, wrap_notification_for_mixed_turn
+from agents.team_protocol import TEAM_ADDRESS
+from agents.team_tasks import TEAM_TOOL_INPUTS
 from agents.worktree_slug import agent_worktree_slug
 
 with workflow.unsafe.imports_passed_through():
@@ -45,12 +47,24 @@ from workflows.contracts import (
     ChildSummary,
     MailMessage,
     StopRequest,
+    TeamLink,
     TranscriptView,
     Workspace,
 )
 from workflows.phases import create_session_scratchpad
 from workflows.registry import ChildRegistry
 from workflows.subagents import ParentContext, SubAgents
+from workflows.team_member import (
+    TEAM_TOOL_OPS,
+    TeamCounters,
+    answer_shutdown,
+    is_peer_address,
+    is_team_mail,
+    on_team_mail,
+    send_to_peers,
+    task_tool,
+)
+from workflows.team_member import report as report_to_team
 from workflows.tool_pool import ALIASES
 from workflows.worktrees import create_worktree
 
@@ -81,6 +95,8 @@ class AgentWorkflow:
         self._handoff: str | None = None
         """The handoff check's warning on the final answer (R42), once checked."""
         self._handoff_checked = False
+        self._team = inp.team
+        self._team_counts = TeamCounters()
         self._carry = AgentCarry.model_validate(inp.carry) if inp.carry else None
         self._prepared: Prepared | None = None
         if self._carry is not None:
@@ -166,6 +182,11 @@ class AgentWorkflow:
             end = await run_agent_loop(setup, self._state, hooks)
             if end != "end_turn":
                 return end
+            if inp.team is not None:
+                # A teammate does not finish when its turn ends: it waits for mail.
+                if await self._idle(inp.team, inp.name or self._agent_id):
+                    continue
+                return end
             self._on_phase("finishing", [])
             self._handoff = await handoff_warning(inp, self._state.last_text)
             self._handoff_checked = True
@@ -175,6 +196,18 @@ class AgentWorkflow:
             # yet, so this run simply answers it.
             self._handoff, self._handoff_checked = None, False
 
+    async def _idle(self, team: TeamLink, me: str) -> bool:
+        """Wait for the next message; False when a stop came instead (the team is done)."""
+        self._on_phase("waiting", [])
+        await report_to_team(team, me, self._team_counts, True, self._state.last_text)
+        await workflow.wait_condition(
+            lambda: bool(self._mailbox or self._registry.queue) or self._stop is not None
+        )
+        if self._stop is not None:
+            return False
+        await report_to_team(team, me, self._team_counts, False, self._state.last_text)
+        return True
+
     def _restore(self, carry: AgentCarry) -> None:
         self._state = carry.state
         self._registry = carry.registry
@@ -183,6 +216,7 @@ class AgentWorkflow:
         self._seen_mail = list(carry.seen_mail)
         self._background = carry.background
         self._base = carry.state.transcript
+        self._team_counts = carry.team_counts
 
     async def _continue_as_new(self, inp: AgentInput) -> None:
         """Hand the agent to a fresh run at this turn boundary; children keep running (they
@@ -198,6 +232,7 @@ class AgentWorkflow:
             background=self._background,
             runs=(self._carry.runs + 1) if self._carry else 1,
             base=self._base,
+            team_counts=self._team_counts,
         )
         workflow.continue_as_new(
             self._next_run_input(inp.model_copy(update={"carry": carry.model_dump(mode="json")})),
@@ -252,16 +287,22 @@ class AgentWorkflow:
             team=inp.team,
         )
         sender = inp.name or self._agent_id
+        send = functools.partial(send_message, self._subagents, sender=sender)
+        if inp.team is not None:
+            send = functools.partial(self._team_send, inp.team, sender, send)
         agent_input = CoordinatorAgentInput if inp.mode == "coordinator" else AgentToolInput
         available = {
             AGENT_TOOL: WorkflowTool(agent_input, self._subagents.agent_tool),
-            SEND_MESSAGE_TOOL: WorkflowTool(
-                SendMessageInput, functools.partial(send_message, self._subagents, sender=sender)
-            ),
+            SEND_MESSAGE_TOOL: WorkflowTool(SendMessageInput, send),
             TASK_STOP_TOOL: WorkflowTool(
                 TaskStopInput, functools.partial(task_stop, self._subagents)
             ),
         }
+        if inp.team is not None:
+            for op, name in TEAM_TOOL_OPS.items():
+                available[name] = WorkflowTool(
+                    TEAM_TOOL_INPUTS[name], functools.partial(task_tool, inp.team, sender, op)
+                )
         tools = {name: tool for name, tool in available.items() if name in prepared.tools}
         tools.update({alias: tools[name] for alias, name in ALIASES.items() if name in tools})
         return LoopSetup(
@@ -274,6 +315,7 @@ class AgentWorkflow:
             config=inp.config,
             workflow_tools=tools,
             extra_roots=(inp.scratchpad,) if inp.scratchpad else (),
+            write_scope=tuple(inp.write_scope) if inp.write_scope is not None else None,
         )
 
     async def _end(
@@ -340,6 +382,16 @@ class AgentWorkflow:
             except TimeoutError:
                 await self._subagents.check_liveness()
 
+    async def _team_send(self, team: TeamLink, me: str, fallback, call) -> ToolResultBlock:
+        if call.input.to == TEAM_ADDRESS:
+            result, approved = await answer_shutdown(team, me, self._team_counts, call)
+            if approved:
+                self._stop = StopRequest(reason="shutdown request approved")
+            return result
+        if is_peer_address(team, call.input.to):
+            return await send_to_peers(team, me, self._team_counts, call)
+        return await fallback(call)
+
     def _outstanding(self) -> bool:
         return self._registry.outstanding() or self._subagents.phases.waiting()
 
@@ -368,6 +420,8 @@ class AgentWorkflow:
             if message.id in self._seen_mail:
                 return
             self._seen_mail = [*self._seen_mail[-(SEEN_MAIL_KEPT - 1) :], message.id]
+        if is_team_mail(message):
+            on_team_mail(self._team_counts, message)
         self._mailbox.append(message)
 
     @workflow.signal(name="agent_notification")

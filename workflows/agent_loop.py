@@ -81,6 +81,8 @@ class LoopSetup:
     workflow_tools: dict[str, WorkflowTool] = field(default_factory=dict)
     """Tools the workflow itself carries out, by every name the model may use (aliases
     included). They run alongside read-only tools: each is quick, or waits on a child."""
+    write_scope: tuple[str, ...] | None = None
+    """Where Write and Edit may change files (None: anywhere in the workspace)."""
     extra_roots: tuple[str, ...] = ()
     """Directories besides the workspace its tools may use (a coordinator's scratchpad)."""
 
@@ -162,6 +164,7 @@ async def _run_activity_tool(
         sandbox=setup.sandbox,
         read_stamp=stamp,
         extra_roots=setup.extra_roots,
+        write_scope=setup.write_scope,
     )
     try:
         out = await workflow.execute_activity(

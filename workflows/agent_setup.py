@@ -13,9 +13,16 @@ from agents.agent_tool import agent_tool_description
 from agents.builtin.coordinator import DEFINITION as COORDINATOR_DEFINITION
 from agents.builtin.coordinator import WORKER_DEFINITION, worker_tools, worker_tools_context
 from agents.builtin.fork import DEFINITION as FORK_DEFINITION
+from agents.builtin.teammate import teammate_system_prompt
 from agents.definition import AgentDefinition, DefinitionSet
 from agents.spawn import new_agent_id, not_found_message
-from agents.tool_filter import filter_tools_for_agent, is_read_only, resolve_agent_tools
+from agents.team_tasks import TEAM_TOOLS
+from agents.tool_filter import (
+    ResolvedTools,
+    filter_tools_for_agent,
+    is_read_only,
+    resolve_agent_tools,
+)
 
 with workflow.unsafe.imports_passed_through():
     from activities.context import RenderContextInput, RenderedContext, render_context
@@ -89,9 +96,12 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
         definition = inp.definition or definitions.get(inp.agent_type)
     if definition is None:
         raise AgentTypeNotFound(not_found_message(inp.agent_type, definitions.names()))
-    resolved = resolve_agent_tools(definition, BASE_TOOLS)
+    if inp.team is not None:
+        definition, resolved = teammate_setup(inp, definition)
+    else:
+        resolved = resolve_agent_tools(definition, BASE_TOOLS)
     tools = inp.tools if inp.tools is not None else resolved.tools
-    unknown = [t for t in tools if t not in TOOLS and t not in BASE_TOOLS]
+    unknown = [t for t in tools if t not in TOOLS and t not in BASE_TOOLS and t not in TEAM_TOOLS]
     if unknown:
         raise InvalidAgentInput(f"Unknown tools requested: {', '.join(unknown)}")
     mode = inp.permission_mode or definition.permission_mode or "default"
@@ -134,8 +144,35 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
                 agent_id=lineage.agent_id, agent_type=definition.agent_type, name=inp.name or ""
             ),
         ),
-        sandbox="read_only" if is_read_only(tools, mode) else "none",
+        # A worker that may write nothing in the workspace reads it through a read-only shell.
+        sandbox="read_only" if is_read_only(tools, mode) or inp.write_scope == [] else "none",
         max_turns=min(inp.max_turns or definition.max_turns or hard, hard),
+    )
+
+
+def teammate_setup(
+    inp: AgentInput, definition: AgentDefinition
+) -> tuple[AgentDefinition, ResolvedTools]:
+    """R73, R74: a teammate's prompt tells it how to reach its team; its tools add the task
+    list and keep `Agent` (for sync helpers) and SendMessage."""
+    team = inp.team
+    assert team is not None
+    prompt = teammate_system_prompt(
+        definition.system_prompt,
+        team_name=team.team_name,
+        name=inp.name or "",
+        members=team.members,
+    )
+    pool = filter_tools_for_agent(
+        [*BASE_TOOLS, *TEAM_TOOLS],
+        is_built_in=definition.is_built_in,
+        is_async=True,
+        permission_mode=inp.permission_mode or definition.permission_mode,
+        is_in_process_teammate=True,
+    )
+    return (
+        definition.model_copy(update={"system_prompt": prompt}),
+        resolve_agent_tools(definition, pool),
     )
 
 

@@ -17,6 +17,7 @@ from workflows.agent_loop import LoopState
 from workflows.agent_setup import Prepared
 from workflows.contracts import MailMessage
 from workflows.registry import ChildRegistry
+from workflows.team_member import TeamCounters
 
 
 class AgentCarry(BaseModel):
@@ -31,6 +32,7 @@ class AgentCarry(BaseModel):
     runs: int = 1
     """How many runs the chain had before this one."""
     base: TranscriptRef = TranscriptRef()
+    team_counts: TeamCounters = Field(default_factory=TeamCounters)
 
 
 SEEN_MAIL_KEPT = 256

@@ -138,6 +138,9 @@ class AgentInput(_Contract):
     whose workers run in the background under the phase rules (R59)."""
     scratchpad: str | None = None
     """A directory outside the checkout this agent may read and write (R63)."""
+    write_scope: list[str] | None = None
+    """Workspace-relative paths its Write and Edit may change (a coordinator's implementation
+    worker: its declared files); None = anywhere in the workspace."""
     mcp_servers: list[str] = Field(default_factory=list)
     """Names of connected MCP servers, as the coordinator is told of them (R58)."""
     team: TeamLink | None = None
@@ -428,6 +431,9 @@ class TeamInput(_Contract):
     teammates: list[TeammateSpec] = Field(min_length=1)
     tasks: list[TaskCreateInput] = Field(default_factory=list)
     """The task list to start with."""
+    end_when_quiet: bool = True
+    """End once every member is idle and no message is in flight; False: run until the
+    `shutdown` signal (a standing team that waits for `message_member`)."""
     backend: Literal["in-process"] = "in-process"
     """Where teammates run (R70, R71): `in-process` = each an `AgentWorkflow` on the shared
     queue. Claude Code's tmux and iTerm2 panes have no equivalent yet."""
@@ -521,3 +527,35 @@ class TeamView(_Contract):
     members: list[MemberView]
     tasks: list[TeamTask]
     shutting_down: bool = False
+
+
+class ShutdownAsk(_Contract):
+    """Input of a team's `request_shutdown` update: ask one member to stop (R68 terminate)."""
+
+    name: str
+    reason: str = ""
+    timeout_s: float = Field(default=300, gt=0)
+    """How long the update waits for the member's answer."""
+
+
+class ShutdownAnswer(_Contract):
+    """Payload of a team's `shutdown_response` signal (sent by the member)."""
+
+    name: str
+    request_id: str
+    approve: bool
+    reason: str | None = None
+
+
+class ShutdownOutcome(_Contract):
+    request_id: str
+    name: str
+    answered: bool
+    approve: bool = False
+    reason: str | None = None
+
+
+class MemberRef(_Contract):
+    """Payload of a team's `kill_member` signal."""
+
+    name: str

@@ -19,6 +19,7 @@ from agents.agent_tool import AgentToolInput
 from agents.builtin.coordinator import unsynthesized_phrase
 from agents.file_claims import Claim, ClaimTable, blockers, claim_problem, normalize_claim_path
 from agents.messages import ToolResultBlock
+from agents.tool_filter import WRITE_TOOLS
 from workflows.contracts import AgentInput
 from workflows.registry import ChildRegistry
 
@@ -73,6 +74,9 @@ class PhaseGate:
             ahead.append(queued)
         return blockers(claim, [*self.active(), *ahead])
 
+    def claim_of(self, agent_id: str) -> Claim | None:
+        return self.table.held.get(agent_id)
+
     def hold(self, claim: Claim) -> None:
         self.table.held[claim.agent_id] = claim
 
@@ -121,3 +125,17 @@ async def create_session_scratchpad(inp: AgentInput) -> str:
         start_to_close_timeout=timedelta(seconds=30),
         retry_policy=RetryPolicy(maximum_attempts=5),
     )
+
+
+def phase_capabilities(
+    tools: list[str], claim: Claim | None, scratchpad: str | None
+) -> tuple[list[str], list[str] | None]:
+    """What a worker may do follows from its phase: a research or verification worker reads
+    the repository (its shell in a read-only sandbox) and writes only to the scratchpad; an
+    implementation worker changes only the files it declared. Returns the tool list and the
+    write scope to run it with."""
+    if claim is not None and claim.phase == "implementation":
+        return tools, list(claim.files)
+    if scratchpad is None:
+        return [t for t in tools if t not in WRITE_TOOLS], None
+    return tools, []

@@ -24,7 +24,7 @@ from temporalio.exceptions import (
 from temporalio.workflow import ParentClosePolicy
 
 from agents.agent_tool import AgentToolInput
-from agents.builtin.coordinator import WORKER_DEFINITION, worker_system_prompt
+from agents.builtin.coordinator import WORKER_DEFINITION, scratchpad_note, worker_system_prompt
 from agents.builtin.fork import DEFINITION as FORK_DEFINITION
 from agents.builtin.fork import FORK_QUERY_SOURCE, is_in_fork_child
 from agents.config import OutlastConfig
@@ -65,7 +65,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.llm import ModelRequest
 
 from workflows.child_endings import check_liveness, end_from_handle, watch_child
-from workflows.phases import PhaseGate
+from workflows.phases import PhaseGate, phase_capabilities
 from workflows.registry import ChildRegistry, ChildTask, delivered_text, figures
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.tool_pool import BASE_TOOLS
@@ -301,6 +301,13 @@ class SubAgents:
             definition = definition.model_copy(
                 update={"system_prompt": worker_system_prompt(definition.system_prompt)}
             )
+        if ctx.coordinator and ctx.scratchpad:
+            definition = definition.model_copy(
+                update={
+                    "system_prompt": f"{definition.system_prompt}\n\n"
+                    f"{scratchpad_note(ctx.scratchpad)}"
+                }
+            )
         pool = filter_tools_for_agent(
             BASE_TOOLS,
             is_built_in=definition.is_built_in,
@@ -308,13 +315,20 @@ class SubAgents:
             permission_mode=mode,
             allow_nested_agents=ctx.config.agents.allow_nested_agents,
         )
+        tools = resolve_agent_tools(definition, pool).tools
+        write_scope = None
+        if ctx.coordinator:
+            tools, write_scope = phase_capabilities(
+                tools, self.phases.claim_of(agent_id), ctx.scratchpad
+            )
         return AgentInput(
             prompt=inp.prompt,
             workspace=workspace,
             agent_type=definition.agent_type,
             definition=definition,
             model=resolve_child_model(inp.model, definition, ctx.config, ctx.model),
-            tools=resolve_agent_tools(definition, pool).tools,
+            tools=tools,
+            write_scope=write_scope,
             config=ctx.config,
             lineage=Lineage(
                 agent_id=agent_id,

@@ -53,6 +53,8 @@ class ToolContext(BaseModel):
     """`read_only`: Bash runs under bubblewrap with the filesystem read-only and no network."""
     read_stamp: FileStamp | None = None
     """For Write/Edit: this agent's stamp of the target file from its last Read/Write/Edit."""
+    write_scope: tuple[str, ...] | None = None
+    """Workspace-relative files and directories Write and Edit may change; None = any."""
     extra_roots: tuple[str, ...] = ()
     """Directories outside the workspace the agent may also use (a coordinator's
     scratchpad, R63)."""

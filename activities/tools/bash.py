@@ -244,7 +244,8 @@ def _argv(ctx: ToolContext, script: str, scratch: str, cwd: Path) -> list[str] |
     if bwrap is None:
         return None
     root = str(workspace_root(ctx))
-    return bwrap_command(bwrap, root, scratch, str(cwd), ["bash", "-c", script])
+    writable = [str(Path(p).resolve()) for p in ctx.extra_roots if Path(p).is_dir()]
+    return bwrap_command(bwrap, root, scratch, str(cwd), ["bash", "-c", script], writable)
 
 
 def _compose(output: str, status: int | None, timeout_ms: int, note: str) -> ToolOutput:

@@ -18,7 +18,7 @@ from activities.tools.write import MODIFIED, NOT_READ, snippet
 from activities.workspace import (
     WorkspaceEscape,
     atomic_write,
-    resolve_in_workspace,
+    resolve_for_write,
     run_blocking,
     sha256_hex,
     stamp_of_bytes,
@@ -244,7 +244,7 @@ def edit_sync(req: EditRequest) -> ToolOutput:
         return _error(NO_CHANGES)
     key = normalize_path(ctx.cwd, inp.file_path)
     try:
-        path = resolve_in_workspace(ctx, inp.file_path)
+        path = resolve_for_write(ctx, inp.file_path)
     except WorkspaceEscape as e:
         return _error(str(e))
     if path.is_dir():

@@ -10,7 +10,7 @@ from activities.tools.read import format_numbered
 from activities.workspace import (
     WorkspaceEscape,
     atomic_write,
-    resolve_in_workspace,
+    resolve_for_write,
     run_blocking,
     sha256_hex,
     stamp_of_bytes,
@@ -110,7 +110,7 @@ def write_sync(req: WriteRequest) -> ToolOutput:
     inp, ctx = req.input, req.ctx
     key = normalize_path(ctx.cwd, inp.file_path)
     try:
-        path = resolve_in_workspace(ctx, inp.file_path)
+        path = resolve_for_write(ctx, inp.file_path)
     except WorkspaceEscape as e:
         return _error(str(e))
     if path.is_dir():

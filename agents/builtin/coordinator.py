@@ -283,3 +283,13 @@ def unsynthesized_phrase(prompt: str) -> str | None:
     """The phrase that shows a worker prompt delegates understanding (R56), or None."""
     lowered = prompt.lower()
     return next((p for p in UNSYNTHESIZED_PHRASES if p in lowered), None)
+
+
+def scratchpad_note(directory: str) -> str:
+    """What a coordinator's worker is told of the shared scratchpad (R63)."""
+    return (
+        f"Scratchpad directory: {directory}\n"
+        "It is shared with the other workers of this task and outside the repository. Read "
+        "and write notes there freely (findings, plans, test output worth keeping); do not "
+        "put project changes there."
+    )

@@ -49,5 +49,11 @@ After you have answered or finished what was asked, end your turn. You will be w
 the next message sent to you; do not wait, sleep or poll.
 
 You may use the Agent tool only for synchronous sub-agents that report back to you: \
-run_in_background and name are not available to you, and you cannot add teammates."""
+run_in_background and name are not available to you, and you cannot add teammates.
+
+A message whose text is a JSON object of type "shutdown_request" asks you to stop. Wrap up \
+what you are doing, then answer with SendMessage to "team" and the message \
+{{"type": "shutdown_response", "request_id": "<its request_id>", "approve": true}}: you stop \
+once that turn ends. If you must go on (say, you are half-way through a change), answer \
+with "approve": false and a "reason"."""
     return f"{base}\n\n{block}"

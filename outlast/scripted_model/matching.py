@@ -27,6 +27,7 @@ from outlast.scripted_model.script import (
     UnknownVariable,
     cwd_from_system,
     render_turn,
+    scratchpad_from_system,
 )
 from outlast.scripted_model.wire import (
     Answer,
@@ -320,4 +321,7 @@ class Responder:
         cwd = cwd_from_system(view.system_text)
         if cwd is not None:
             variables["cwd"] = cwd
+        scratchpad = scratchpad_from_system(view.system_text)
+        if scratchpad is not None:
+            variables["scratchpad"] = scratchpad
         return variables

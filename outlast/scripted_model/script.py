@@ -35,6 +35,7 @@ EXHAUSTED_TEXT = "(script exhausted)"
 
 _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _WORKING_DIRECTORY = re.compile(r"^\s*Working directory:\s*(\S.*?)\s*$", re.MULTILINE)
+_SCRATCHPAD = re.compile(r"^\s*Scratchpad directory:\s*(\S.*?)\s*$", re.MULTILINE)
 
 
 class ScriptError(Exception):
@@ -227,6 +228,12 @@ def parse_script(data: Any, source: str = "script") -> Script:
 def cwd_from_system(system_text: str) -> str | None:
     """The path on the first `Working directory: <path>` line of a system prompt."""
     found = _WORKING_DIRECTORY.search(system_text)
+    return found.group(1) if found else None
+
+
+def scratchpad_from_system(system_text: str) -> str | None:
+    """The path on the first `Scratchpad directory: <path>` line (a coordinator's workers)."""
+    found = _SCRATCHPAD.search(system_text)
     return found.group(1) if found else None
 
 

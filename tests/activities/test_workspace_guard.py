@@ -152,3 +152,23 @@ def test_atomic_write_replaces_in_place_and_keeps_mode(ws: Path) -> None:
     assert path.stat().st_ino != inode_before  # replaced by rename, not rewritten in place
     assert stamp.size == 3 and stamp.mtime_ns == path.stat().st_mtime_ns
     assert not [p for p in os.listdir(ws) if p.endswith(".tmp")]
+
+
+async def test_a_scratchpad_outside_the_workspace_is_usable_and_nothing_else(
+    ws: Path, outside: Path
+) -> None:
+    """R63: workers share the coordinator's scratchpad; it widens the boundary by exactly
+    that directory."""
+    scratch = outside / "scratchpad"
+    scratch.mkdir()
+    shared = ToolContext(workspace_root=str(ws), cwd=str(ws), extra_roots=(str(scratch),))
+    write = WriteRequest(
+        input=WriteInput(file_path=str(scratch / "findings.md"), content="found it\n"), ctx=shared
+    )
+    assert not (await ActivityEnvironment().run(write_file, write)).is_error
+    read = ReadRequest(input=ReadInput(file_path=str(scratch / "findings.md")), ctx=shared)
+    assert "found it" in (await ActivityEnvironment().run(read_file, read)).content
+    with pytest.raises(WorkspaceEscape):
+        resolve_in_workspace(shared, str(outside / "elsewhere.txt"))
+    with pytest.raises(WorkspaceEscape):
+        resolve_in_workspace(ctx(ws), str(scratch / "findings.md"))

@@ -309,6 +309,29 @@ async def _pipeline(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def _team(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_team import start_team, team_script
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(team_script()):
+        async with running_workers(client) as queues:
+            handle = await start_team(client, queues, repo, os.environ["OUTLAST_RECORDING"])
+            await handle.result()
+    return handle
+
+
+async def _team_shutdown(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_team import SHUTDOWN_SCRIPT, run_shutdown_scenario
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(SHUTDOWN_SCRIPT):
+        async with running_workers(client) as queues:
+            handle, _ = await run_shutdown_scenario(
+                client, queues, repo, os.environ["OUTLAST_RECORDING"]
+            )
+    return handle
+
+
 SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_continue_as_new": _continue_as_new,
     "fork_join": _fork_join,
@@ -322,6 +345,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_resume": _subagents_resume,
     "coordinator": _coordinator,
     "pipeline": _pipeline,
+    "team": _team,
+    "team_shutdown": _team_shutdown,
 }
 
 
@@ -334,6 +359,8 @@ CHILDREN = {
     "subagents_sync_async_v2": ["bg2", "fg"],
     "coordinator": ["impl-b"],
     "pipeline": ["verify"],
+    "team": ["b", "c"],
+    "team_shutdown": ["b", "c"],
 }
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).

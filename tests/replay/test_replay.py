@@ -14,7 +14,13 @@ from worker import WORKFLOWS, sandbox_runner
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 # Each workflow type needs at least one committed history (design.md).
-REQUIRED = {"AgentWorkflow", "ForkJoinWorkflow", "CoordinatorWorkflow", "PipelineWorkflow"}
+REQUIRED = {
+    "AgentWorkflow",
+    "ForkJoinWorkflow",
+    "CoordinatorWorkflow",
+    "PipelineWorkflow",
+    "TeamWorkflow",
+}
 
 
 def workflow_type(path: Path) -> str:

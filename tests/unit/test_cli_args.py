@@ -43,3 +43,74 @@ def test_no_api_key_for_the_in_process_worker(tmp_path):
 def test_max_turns_must_be_positive(tmp_path):
     out = run("run", "fix it", "--repo", str(tmp_path), "--max-turns", "0")
     assert out.exit_code == 2 and "max-turns" in out.output
+
+
+def test_unknown_pattern_names_the_choices(tmp_path):
+    out = run("run", "fix it", "--repo", str(tmp_path), "--pattern", "swarmy")
+    assert out.exit_code == 2 and "choose one of single, coordinator, pipeline" in out.output
+
+
+def test_team_needs_teammates_written_as_name_equals_prompt(tmp_path):
+    out = run("run", "fix it", "--repo", str(tmp_path), "--pattern", "team")
+    assert out.exit_code == 2 and "--teammate name=prompt" in out.output
+    out = run("run", "fix it", "--repo", str(tmp_path), "--pattern", "team", "--teammate", "bob")
+    assert out.exit_code == 2 and "name=prompt" in out.output
+    out = run(
+        "run",
+        "fix it",
+        "--repo",
+        str(tmp_path),
+        "--pattern",
+        "team",
+        "--teammate",
+        "lead=review",
+    )
+    assert out.exit_code == 2 and "must be unique" in out.output
+    out = run(
+        "run",
+        "fix it",
+        "--repo",
+        str(tmp_path),
+        "--pattern",
+        "team",
+        "--teammate",
+        "b*d=review",
+    )
+    assert out.exit_code == 2 and "teammate name 'b*d'" in out.output
+
+
+def test_fork_join_needs_directives_and_verified_is_not_there_yet(tmp_path):
+    out = run("run", "audit", "--repo", str(tmp_path), "--pattern", "fork-join")
+    assert out.exit_code == 2 and "--fork DIRECTIVE" in out.output
+    out = run("run", "audit", "--repo", str(tmp_path), "--pattern", "verified")
+    assert out.exit_code == 2 and "not available yet" in out.output
+
+
+def test_pattern_inputs_are_the_public_workflow_inputs(tmp_path):
+    from outlast.patterns import PatternArgs, build_pattern_input
+    from workflows.contracts import CoordinatorInput, ForkJoinInput, PipelineInput, TeamInput
+
+    def build(pattern: str, **kw):
+        return build_pattern_input(
+            PatternArgs(pattern=pattern, task="do it", repo=tmp_path, host_id="h", **kw)
+        )
+
+    assert isinstance(build("coordinator"), CoordinatorInput)
+    pipe = build("pipeline", approve=True)
+    assert isinstance(pipe, PipelineInput) and pipe.approve_between
+    assert [s.name for s in pipe.stages] == ["explore", "plan", "implement", "verify"]
+    team = build("team", teammates=["b:Explore=look around", "c=write"], team_tasks=["t1"])
+    assert isinstance(team, TeamInput)
+    assert [(m.name, m.agent_type) for m in team.members()] == [
+        ("lead", "general-purpose"),
+        ("b", "Explore"),
+        ("c", "general-purpose"),
+    ]
+    assert [t.subject for t in team.tasks] == ["t1"]
+    fj = build("fork-join", forks=["a", "b"])
+    assert isinstance(fj, ForkJoinInput) and fj.directives == ["a", "b"] and fj.synthesize
+
+
+def test_approve_rerun_needs_reject():
+    out = run("approve", "pipe-1", "plan", "--rerun")
+    assert out.exit_code == 2 and "--rerun only goes with --reject" in out.output

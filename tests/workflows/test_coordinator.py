@@ -41,6 +41,15 @@ def stage(name: str, turn: dict, contains=(), lacks=()) -> dict:
 
 
 FINDINGS = ["FINDING-1", "FINDING-2", "FINDING-3"]
+# A research worker may write notes to the shared scratchpad, never to the repository.
+RESEARCH_WRITES = {
+    1: {
+        "name": "Write",
+        "input": {"file_path": "{{scratchpad}}/notes.md", "content": "NOTE-FROM-RESEARCH-1\n"},
+    },
+    2: {"name": "Write", "input": {"file_path": "{{cwd}}/notes.md", "content": "no"}},
+    3: {"name": "Glob", "input": {"pattern": "*.py"}},
+}
 SYNTHESIS = "Summary for the user: greet() now says hi in app.py; FINDING-1..3 addressed."
 
 
@@ -71,6 +80,7 @@ def coordinator_script() -> dict:
                                 "input": {"file_path": "{{cwd}}/src/app.py"},
                             }
                         },
+                        {"tool_use": RESEARCH_WRITES[i]},
                         {"text": f"FINDING-{i}: greet() returns 'hello'.\nSummary: read it."},
                     ],
                 }
@@ -106,7 +116,21 @@ def coordinator_script() -> dict:
                 "name": "verifier",
                 "match": {"agent_name": "verify-1"},
                 "turns": [
-                    {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/src/app.py"}}},
+                    {
+                        "tool_use": [
+                            {"name": "Read", "input": {"file_path": "{{cwd}}/src/app.py"}},
+                            {"name": "Read", "input": {"file_path": "{{scratchpad}}/notes.md"}},
+                            # The shell is read-only, but for the scratchpad.
+                            {
+                                "name": "Bash",
+                                "input": {
+                                    "command": "touch {{cwd}}/x 2>/dev/null || echo RO-REPO; "
+                                    "echo ok > {{scratchpad}}/bash.txt && cat "
+                                    "{{scratchpad}}/bash.txt"
+                                },
+                            },
+                        ]
+                    },
                     {"text": "### Check: greet\nVERIFIED-OK\nVERDICT: PASS"},
                 ],
             },
@@ -202,6 +226,20 @@ async def test_coordinator_session_phases(client, git_repo):
         "impl-b",
         "verify-1",
     }
+
+    # The phase decides the capabilities: research and verification write only to the
+    # scratchpad (R63), their shell cannot touch the repository; the verifier reads the note
+    # research-1 left there.
+    def answers(name: str, turn: int) -> str:
+        calls = [r for r in worker_calls if r["headers"]["x-outlast-agent-name"] == name]
+        return json.dumps(calls[turn]["body"]["messages"][-1]["content"])
+
+    assert '"is_error": true' not in answers("research-1", 2)
+    assert "which this worker may only read" in answers("research-2", 2)
+    assert not (git_repo / "notes.md").exists()
+    verified = answers("verify-1", 1)
+    assert "NOTE-FROM-RESEARCH-1" in verified and "RO-REPO" in verified and "ok" in verified
+    assert not (git_repo / "x").exists()
     # R62: workers are told how to commit and to end with a summary line.
     worker_system = "\n".join(b["text"] for b in worker_calls[0]["body"]["system"])
     assert "Summary:" in worker_system and "git add -A" in worker_system
@@ -247,7 +285,16 @@ async def test_coordinator_refusals_are_tool_errors_it_can_fix(client, git_repo)
             {
                 "name": "holder",
                 "match": {"agent_name": "holder"},
-                "turns": [{"delay_ms": 1500, "text": "HOLDER-DONE"}],
+                "turns": [
+                    # Outside its declared files: refused, it reports instead.
+                    {
+                        "tool_use": {
+                            "name": "Write",
+                            "input": {"file_path": "{{cwd}}/elsewhere.txt", "content": "x"},
+                        }
+                    },
+                    {"delay_ms": 1500, "text": "HOLDER-DONE"},
+                ],
             },
             {
                 "name": "coordinator",
@@ -277,7 +324,7 @@ async def test_coordinator_refusals_are_tool_errors_it_can_fix(client, git_repo)
         ]
     }
     wf_id = f"coord-{uuid.uuid4().hex[:8]}"
-    with scripted_model(script) as model:
+    with scripted_model(script, log_bodies=True) as model:
         async with running_workers(client) as queues:
             _, result = await run_coordinator(client, queues, git_repo, wf_id)
     assert result.status == "completed", result.error
@@ -291,4 +338,51 @@ async def test_coordinator_refusals_are_tool_errors_it_can_fix(client, git_repo)
     assert not by_order[5][0] and "Removed queued worker" in by_order[5][1]
     names = {r["headers"].get("x-outlast-agent-name") for r in model.log}
     assert "queued" not in names and "nofiles" not in names and "lazy" not in names
-    assert "holder" in names
+    holder = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "holder"]
+    refused = holder[1]["body"]["messages"][-1]["content"][0]
+    assert refused["is_error"] and "not among the files this worker declared" in str(refused)
+    assert not (git_repo / "elsewhere.txt").exists()
+
+
+async def test_coordinator_continues_as_new_as_a_coordinator(client, git_repo):
+    """The next run is still a `CoordinatorWorkflow` with its workers' table: a worker's
+    notification that arrives after the hand-over still reaches it."""
+    from agents.config import AgentSettings
+
+    script = {
+        "agents": [
+            {
+                "name": "w",
+                "match": {"agent_name": "w"},
+                "turns": [{"delay_ms": 1000, "text": "W-FOUND: greet is in src/app.py"}],
+            },
+            stage("final", {"text": "Done: greet is in src/app.py."}, contains=["W-FOUND"]),
+            stage(
+                "start",
+                {"tool_use": worker("w", "research", "Find greet() in {{cwd}}. Report only.")},
+                lacks=['"w"'],
+            ),
+            stage("wait", {"text": "Waiting for w."}),
+        ]
+    }
+    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(turns_per_run=1))
+    wf_id = f"coord-{uuid.uuid4().hex[:8]}"
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = CoordinatorInput(
+                task="Where is greet()?",
+                workspace=Workspace(root=str(git_repo), host_queue=queues.host_queue),
+                config=config,
+            )
+            handle = await client.start_workflow(
+                "CoordinatorWorkflow",
+                inp,
+                id=wf_id,
+                task_queue=queues.task_queue,
+                result_type=AgentResult,
+            )
+            result = await handle.result()
+    assert result.status == "completed" and result.final_text == "Done: greet is in src/app.py."
+    runs = [r async for r in client.list_workflows(f'WorkflowId = "{wf_id}"')]
+    assert len(runs) >= 3
+    assert {r.workflow_type for r in runs} == {"CoordinatorWorkflow"}

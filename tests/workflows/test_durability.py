@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
-import uuid
 from collections import Counter
 
 from temporalio.api.enums.v1 import EventType
 
-from tests.support import Queues, activity_attempts, agent_input, scripted_model, start
+from tests.support import (
+    activity_attempts,
+    agent_input,
+    crashable_worker,
+    scripted_model,
+    start,
+)
 from workflows.contracts import AgentStatus
 
 HELD = {
@@ -29,18 +30,6 @@ HELD = {
         }
     ]
 }
-
-
-def worker_process(address: str, queues: Queues, host_id: str, model_url: str) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "TEMPORAL_ADDRESS": address,
-        "OUTLAST_TASK_QUEUE": queues.task_queue,
-        "OUTLAST_HOST_ID": host_id,
-        "ANTHROPIC_BASE_URL": model_url,
-        "ANTHROPIC_API_KEY": "test-key",
-    }
-    return subprocess.Popen([sys.executable, "-m", "worker"], env=env)
 
 
 async def wait_for_model_call(handle, turn: int, timeout: float = 30) -> None:
@@ -61,27 +50,15 @@ async def crash_worker_mid_call(client, dev_server, repo, script, held_workflow_
     """Start the agent on a worker process, SIGKILL that process while the model holds its
     second call (of `held_workflow_id`, default the agent itself), start a fresh worker, and
     return (handle, result, model log)."""
-    host = f"crash-{uuid.uuid4().hex[:6]}"
-    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
-    with scripted_model(script) as model:
-        first = worker_process(dev_server.address, queues, host, model.url)
-        second = None
-        try:
-            handle = await start(client, agent_input("go", repo, queues), queues)
-            held = handle
-            if held_workflow_id is not None:
-                held = client.get_workflow_handle(held_workflow_id(handle.id))
-            await wait_for_model_call(held, turn=2)
-            await asyncio.sleep(0.5)  # the request is on the wire, the response held
-            os.kill(first.pid, signal.SIGKILL)
-            first.wait()
-            second = worker_process(dev_server.address, queues, host, model.url)
-            result = await asyncio.wait_for(handle.result(), timeout=90)
-        finally:
-            for proc in (first, second):
-                if proc is not None and proc.poll() is None:
-                    proc.terminate()
-                    proc.wait()
+    with scripted_model(script) as model, crashable_worker(dev_server.address, model.url) as w:
+        handle = await start(client, agent_input("go", repo, w.queues), w.queues)
+        held = handle
+        if held_workflow_id is not None:
+            held = client.get_workflow_handle(held_workflow_id(handle.id))
+        await wait_for_model_call(held, turn=2)
+        await asyncio.sleep(0.5)  # the request is on the wire, the response held
+        w.crash()
+        result = await asyncio.wait_for(handle.result(), timeout=90)
         return handle, result, model.log
 
 

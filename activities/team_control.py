@@ -1,0 +1,74 @@
+"""A teammate's task-list tools, carried out against its team's workflow (R69, T19).
+
+A workflow cannot call another workflow's update, so a teammate's TaskCreate / TaskUpdate
+run here, as an activity with a Temporal client. The update id is the teammate's tool_use
+id: a retried activity gets the first call's outcome instead of creating a second task.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import activity
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from agents.team_tasks import TeamTask, list_text, task_text
+
+
+class TeamTaskCall(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    team_workflow_id: str
+    op: Literal["create", "get", "list", "update"]
+    args: dict[str, Any]
+    """The tool's input, as the model gave it (validated)."""
+    caller: str
+    update_id: str
+
+
+class TeamTaskReply(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    ok: bool
+    text: str
+
+
+class TeamControl:
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    @activity.defn(name="team.task_op")
+    async def task_op(self, call: TeamTaskCall) -> TeamTaskReply:
+        handle = self._client.get_workflow_handle(call.team_workflow_id)
+        try:
+            if call.op in ("list", "get"):
+                raw = await handle.query("task_list", result_type=list[TeamTask])
+                tasks = {t.id: t for t in raw}
+                if call.op == "list":
+                    return TeamTaskReply(ok=True, text=list_text(tasks))
+                task = tasks.get(str(call.args.get("taskId", "")))
+                if task is None:
+                    return TeamTaskReply(
+                        ok=False, text=f"No task with ID {call.args.get('taskId')}"
+                    )
+                return TeamTaskReply(ok=True, text=task_text(task))
+            name, key = (
+                ("task_create", "task") if call.op == "create" else ("task_update", "update")
+            )
+            task = await handle.execute_update(
+                name,
+                {key: call.args, "caller": call.caller},
+                id=call.update_id,
+                result_type=TeamTask,
+            )
+        except WorkflowUpdateFailedError as e:
+            cause = e.cause
+            return TeamTaskReply(ok=False, text=getattr(cause, "message", None) or str(cause))
+        except RPCError as e:
+            if e.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
+                return TeamTaskReply(ok=False, text=f"The team has ended ({e.message}).")
+            raise
+        verb = "Created" if call.op == "create" else "Updated"
+        return TeamTaskReply(ok=True, text=f"{verb} task #{task.id}: {task_text(task)}")

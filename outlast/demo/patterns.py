@@ -1,0 +1,222 @@
+"""`outlast demo --pattern ...`: a scripted run of one orchestration pattern on the sample repo.
+
+Like `outlast demo` (see outlast/demo/__init__.py), with real parts everywhere but the model's
+words: the embedded Temporal dev server (or `$TEMPORAL_ADDRESS`), the in-process worker, real
+tools on a fresh git checkout of the sample, and the Anthropic SDK talking over HTTP to the
+scripted model server, which plays the scenario in outlast/demo/scenarios/<pattern>.yaml.
+The texts each pattern starts from (task, teammates, task list, fork directives) live here;
+the scenario scripts answer them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from temporalio.client import Client, WorkflowHandle
+
+from activities.store import state_dir
+from outlast.client import connect
+from outlast.demo import HERE, make_sample_repo, tests_pass
+from outlast.devserver import DevServer, temporal_binary
+from outlast.patterns import (
+    PatternArgs,
+    build_pattern_input,
+    follow_pattern,
+    print_pattern_result,
+    start_pattern,
+    succeeded,
+)
+from outlast.scripted_model import ScriptedModelServer, load_script
+from outlast.search_setup import missing_search_attributes
+from worker import build_workers, host_id
+
+SCENARIO_DIR = HERE / "scenarios"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What one pattern's demo starts from, and whether it should leave the sample fixed."""
+
+    script: str
+    task: str
+    teammates: tuple[str, ...] = ()
+    team_tasks: tuple[str, ...] = ()
+    forks: tuple[str, ...] = ()
+    fixes: bool = True
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "coordinator": Scenario(
+        script="coordinator.yaml",
+        task=(
+            "The test suite of this repository has failing tests. Find the cause, fix the code "
+            "(not the tests), document what mean() does with an empty sequence, have the fix "
+            "verified by running the tests, and report what changed."
+        ),
+    ),
+    "pipeline": Scenario(
+        script="pipeline.yaml",
+        task=(
+            "The test suite of this repository has failing tests for mean() in calc.py. Fix "
+            "the code (not the tests) so that every test passes."
+        ),
+    ),
+    "team": Scenario(
+        script="team.yaml",
+        task=(
+            "You lead a team fixing the failing tests of this repository. Ask the reviewer "
+            "what the tests of mean() check; the fixer takes the task on the shared list. "
+            "Report to the user when the task is completed."
+        ),
+        teammates=(
+            "reviewer=Answer your teammates' questions about this repository's code and tests.",
+            "fixer=Take the open task from the team's task list: claim it, do it, run the "
+            "tests, mark it completed and tell the lead what you changed.",
+        ),
+        team_tasks=("Fix mean() in calc.py",),
+    ),
+    "fork-join": Scenario(
+        script="fork_join.yaml",
+        task=(
+            "Audit this repository's statistics helpers for correctness: report wrong "
+            "results with the line and the fix. This is a read-only audit: modify no files."
+        ),
+        forks=(
+            "Audit calc.py: check what each function returns, and report any wrong result "
+            "with its line and the fix.",
+            "Audit tests/test_calc.py: report what each test expects, and which tests fail "
+            "against calc.py as it is.",
+        ),
+        fixes=False,
+    ),
+}
+DEMO_PATTERNS = tuple(SCENARIOS)
+
+
+async def run_pattern_demo(
+    console: Console, pattern: str, *, keep_server: bool = True, latency_ms: int | None = None
+) -> bool:
+    """Run `pattern`'s scenario end to end on a fresh sample repo and report.
+
+    Args:
+        console: where progress and the report go.
+        pattern: one of `DEMO_PATTERNS`.
+        keep_server: False stops the embedded dev server afterwards (its history is kept).
+        latency_ms: the scripted model's delay per answer, instead of the scenario's.
+
+    Returns:
+        True if the run completed (every member, stage or fork included) and, for a
+        scenario that fixes the bug, the sample's tests pass afterwards.
+    """
+    if pattern not in SCENARIOS:
+        raise ValueError(f"no demo for pattern {pattern!r}; choose one of {DEMO_PATTERNS}")
+    scenario = SCENARIOS[pattern]
+    script = load_script(SCENARIO_DIR / scenario.script)
+    if latency_ms is not None:
+        script = script.model_copy(update={"latency_ms": latency_ms})
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = state_dir() / "demo" / f"{stamp}-{pattern}"
+    repo = make_sample_repo(base / "repo")
+    console.print(f"sample repo: {repo} (tests failing: {not tests_pass(repo)})")
+    server = DevServer(state_dir=state_dir())
+    with ScriptedModelServer(script, log_path=base / "model.jsonl") as model:
+        os.environ["ANTHROPIC_BASE_URL"] = model.url
+        os.environ["ANTHROPIC_API_KEY"] = "demo-key-for-the-scripted-model"
+        client, ui = await _connect(console, server)
+        inp = await _without_missing_attributes(client, _pattern_input(pattern, scenario, repo))
+        handle = await start_pattern(
+            client, pattern, inp, workflow_id=f"outlast-demo-{pattern}-{stamp}"
+        )
+        console.print(f"workflow [bold]{handle.id}[/] ({pattern})")
+        result = await _follow_with_workers(client, handle, pattern, console)
+    ok = _report(console, pattern, result, repo, scenario)
+    _where(console, handle.id, ui, server, keep_server)
+    return ok
+
+
+def _pattern_input(pattern: str, scenario: Scenario, repo: Path) -> Any:
+    return build_pattern_input(
+        PatternArgs(
+            pattern=pattern,
+            task=scenario.task,
+            repo=repo,
+            host_id=host_id(),
+            teammates=list(scenario.teammates),
+            team_tasks=list(scenario.team_tasks),
+            forks=list(scenario.forks),
+        )
+    )
+
+
+async def _connect(console: Console, server: DevServer) -> tuple[Client, str | None]:
+    """`$TEMPORAL_ADDRESS`, or the embedded dev server (started if it is not running)."""
+    if os.environ.get("TEMPORAL_ADDRESS"):
+        return await connect(), None
+    if server.ensure_running():
+        console.print(f"started the embedded Temporal dev server on {server.address}")
+    return await connect(server.address), server.ui_url
+
+
+async def _without_missing_attributes(client: Client, inp: Any) -> Any:
+    """A namespace without Outlast's search attributes runs the demo without upserting them."""
+    if not await missing_search_attributes(client):
+        return inp
+    config = inp.config.model_copy(update={"search_attributes": False})
+    return inp.model_copy(update={"config": config})
+
+
+async def _follow_with_workers(
+    client: Client, handle: WorkflowHandle, pattern: str, console: Console
+) -> Any:
+    workers = build_workers(client)
+    serving = asyncio.gather(*(w.run() for w in workers))
+    try:
+        return await follow_pattern(handle, pattern, console)
+    finally:
+        for w in workers:
+            await w.shutdown()
+        with contextlib.suppress(Exception):
+            await serving
+
+
+def completed_run(result: Any) -> bool:
+    """The workflow completed, and so did every member, stage and fork it reports."""
+    if not succeeded(result):
+        return False
+    parts = [*getattr(result, "members", []), *getattr(result, "stages", [])]
+    parts += getattr(result, "forks", [])
+    return all(p.status == "completed" for p in parts)
+
+
+def _report(console: Console, pattern: str, result: Any, repo: Path, scenario: Scenario) -> bool:
+    if result is not None:
+        print_pattern_result(pattern, result, console)
+    passed = tests_pass(repo)
+    diff = subprocess.run(["git", "diff", "--stat"], cwd=repo, capture_output=True, text=True)
+    console.print(f"\nsample tests now {'[green]pass[/]' if passed else '[red]fail[/]'}")
+    console.print(diff.stdout.rstrip() or "(no changes in the sample repo)")
+    if not scenario.fixes:
+        console.print(
+            "this scenario only audits: the sample stays unfixed and its tests still fail; "
+            "the demo succeeds when every fork and the synthesis complete"
+        )
+    return completed_run(result) and (passed or not scenario.fixes)
+
+
+def _where(
+    console: Console, workflow_id: str, ui: str | None, server: DevServer, keep_server: bool
+) -> None:
+    console.print(f"\nworkflow id: {workflow_id}")
+    if not keep_server and server.stop():
+        console.print("stopped the embedded dev server; `outlast dev` brings it back, history kept")
+    if ui:
+        console.print(f"Web UI:      {ui}/namespaces/default/workflows/{workflow_id}")
+    console.print(f"history:     {temporal_binary()} workflow show -w {workflow_id}")

@@ -1,0 +1,287 @@
+"""Starting and following the orchestration patterns from the CLI (or any Python code).
+
+Each pattern is a workflow type with a public JSON input; this module builds that input from
+command-line style arguments (refusing bad ones with a message that says what to fix), starts
+the workflow by name, and follows it by polling its query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from rich.console import Console
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
+
+from agents.config import OutlastConfig, from_env
+from agents.team_tasks import TaskCreateInput
+from outlast.progress import follow, outcome, print_result
+from outlast.runner import StartError, build_input
+from workflows.contracts import (
+    TASK_QUEUE,
+    AgentResult,
+    CoordinatorInput,
+    ForkJoinInput,
+    ForkJoinResult,
+    ForkOutcome,
+    PipelineInput,
+    PipelineResult,
+    PipelineView,
+    TeamInput,
+    TeammateSpec,
+    TeamResult,
+    TeamView,
+    Workspace,
+    host_task_queue,
+)
+
+PATTERNS = ("single", "coordinator", "pipeline", "team", "fork-join", "verified")
+WORKFLOW_TYPES = {
+    "single": "AgentWorkflow",
+    "coordinator": "CoordinatorWorkflow",
+    "pipeline": "PipelineWorkflow",
+    "team": "TeamWorkflow",
+    "fork-join": "ForkJoinWorkflow",
+}
+RESULT_TYPES: dict[str, type] = {
+    "single": AgentResult,
+    "coordinator": AgentResult,
+    "pipeline": PipelineResult,
+    "team": TeamResult,
+    "fork-join": ForkJoinResult,
+}
+POLL_S = 0.3
+
+
+@dataclass
+class PatternArgs:
+    """What the CLI collected, for any pattern."""
+
+    pattern: str
+    task: str
+    repo: str | os.PathLike[str]
+    host_id: str
+    agent_type: str = "general-purpose"
+    model: str | None = None
+    max_turns: int | None = None
+    approve: bool = False
+    teammates: list[str] = field(default_factory=list)
+    """`name=prompt` or `name:agent_type=prompt`."""
+    team_tasks: list[str] = field(default_factory=list)
+    forks: list[str] = field(default_factory=list)
+    config: OutlastConfig | None = None
+
+
+def _workspace(repo: str | os.PathLike[str], host_id: str) -> Workspace:
+    root = Path(repo).expanduser()
+    if not root.is_dir():
+        raise StartError(f"--repo {repo}: no such directory.")
+    return Workspace(root=str(root.resolve()), host_queue=host_task_queue(host_id))
+
+
+def parse_teammate(spec: str) -> TeammateSpec:
+    """`name=prompt` or `name:agent_type=prompt`."""
+    head, sep, prompt = spec.partition("=")
+    if not sep or not prompt.strip():
+        raise StartError(f"--teammate '{spec}': write it as name=prompt (or name:type=prompt).")
+    name, _, agent_type = head.partition(":")
+    try:
+        return TeammateSpec(
+            name=name.strip(),
+            prompt=prompt.strip(),
+            agent_type=agent_type.strip() or "general-purpose",
+        )
+    except ValidationError as e:
+        raise StartError(f"--teammate '{spec}': {_first_error(e)}") from None
+
+
+def _first_error(e: ValidationError) -> str:
+    err = e.errors()[0]
+    return str(err.get("ctx", {}).get("error") or err["msg"])
+
+
+def build_pattern_input(args: PatternArgs) -> Any:
+    """The workflow input for `args.pattern`, or StartError naming the problem."""
+    if args.pattern not in PATTERNS:
+        raise StartError(f"--pattern {args.pattern}: choose one of {', '.join(PATTERNS)}.")
+    if args.pattern == "verified":
+        raise StartError(
+            "--pattern verified: the adversarial verification workflow (VerifiedTaskWorkflow) "
+            "is not available yet; use --pattern pipeline, whose last stage is a verifier."
+        )
+    if not args.task.strip():
+        raise StartError("The task is empty: say what the agents should do.")
+    config = args.config or from_env(os.environ)
+    if args.pattern == "single":
+        return build_input(
+            args.task,
+            args.repo,
+            agent_type=args.agent_type,
+            model=args.model,
+            host_id=args.host_id,
+            config=config,
+            max_turns=args.max_turns,
+        )
+    workspace = _workspace(args.repo, args.host_id)
+    description = args.task.strip().splitlines()[0][:80]
+    if args.pattern == "coordinator":
+        return CoordinatorInput(
+            task=args.task,
+            workspace=workspace,
+            model=args.model,
+            config=config,
+            max_turns=args.max_turns,
+            description=description,
+        )
+    if args.pattern == "pipeline":
+        return PipelineInput(
+            task=args.task,
+            workspace=workspace,
+            model=args.model,
+            config=config,
+            approve_between=args.approve,
+            description=description,
+        )
+    if args.pattern == "team":
+        if not args.teammates:
+            raise StartError(
+                "--pattern team needs at least one --teammate name=prompt (the task goes to "
+                "the lead)."
+            )
+        members = [parse_teammate(t) for t in args.teammates]
+        try:
+            return TeamInput(
+                team_name="team",
+                workspace=workspace,
+                lead=TeammateSpec(name="lead", prompt=args.task, agent_type=args.agent_type),
+                teammates=members,
+                tasks=[TaskCreateInput(subject=t, description=t) for t in args.team_tasks],
+                config=config,
+                model=args.model,
+            )
+        except ValidationError as e:
+            raise StartError(f"--teammate: {_first_error(e)}") from None
+    if not args.forks:
+        raise StartError("--pattern fork-join needs at least one --fork DIRECTIVE.")
+    return ForkJoinInput(
+        workspace=workspace,
+        directives=args.forks,
+        context=args.task,
+        agent_type=args.agent_type,
+        model=args.model,
+        config=config,
+        synthesize=True,
+        description=description,
+    )
+
+
+def new_pattern_id(pattern: str) -> str:
+    return f"outlast-{pattern}-{uuid.uuid4().hex[:12]}"
+
+
+async def start_pattern(
+    client: Client,
+    pattern: str,
+    inp: Any,
+    *,
+    workflow_id: str | None = None,
+    task_queue: str = TASK_QUEUE,
+) -> WorkflowHandle:
+    memo = {"pattern": pattern, "workspace": inp.workspace.root}
+    return await client.start_workflow(
+        WORKFLOW_TYPES[pattern],
+        inp,
+        id=workflow_id or new_pattern_id(pattern),
+        task_queue=task_queue,
+        result_type=RESULT_TYPES[pattern],
+        memo=memo,
+    )
+
+
+async def follow_pattern(handle: WorkflowHandle, pattern: str, console: Console) -> Any:
+    """Print progress until the workflow closes; its result, or None if it did not complete."""
+    if pattern in ("single", "coordinator"):
+        return await follow(handle, console)
+    result_task = asyncio.create_task(handle.result())
+    seen: dict[str, str] = {}
+    while not result_task.done():
+        try:
+            for key, line in await _progress(handle, pattern):
+                if seen.get(key) != line:
+                    seen[key] = line
+                    console.print(f"[cyan]>[/] {line}")
+        except RPCError:
+            pass  # no worker has picked it up yet
+        await asyncio.wait({result_task}, timeout=POLL_S)
+    return await outcome(result_task, handle, console)
+
+
+async def _progress(handle: WorkflowHandle, pattern: str) -> list[tuple[str, str]]:
+    if pattern == "pipeline":
+        view = await handle.query("pipeline", result_type=PipelineView)
+        lines = [
+            (f"stage:{s.name}:{s.attempt}", f"stage {s.name}: {s.status}") for s in view.stages
+        ]
+        if view.current:
+            lines.append((f"stage:{view.current}:run", f"stage {view.current}: running"))
+        if view.awaiting_approval:
+            lines.append(
+                (
+                    f"approve:{view.awaiting_approval}",
+                    f"stage {view.awaiting_approval} waits for approval: outlast approve "
+                    f"{handle.id} {view.awaiting_approval} (or --reject)",
+                )
+            )
+        return lines
+    if pattern == "team":
+        view = await handle.query("team", result_type=TeamView)
+        lines = [
+            (f"member:{m.name}", f"{m.name} ({m.agent_type}): {m.state}") for m in view.members
+        ]
+        lines += [
+            (
+                f"task:{t.id}",
+                f"task #{t.id} {t.subject}: {t.status}" + (f" ({t.owner})" if t.owner else ""),
+            )
+            for t in view.tasks
+        ]
+        return lines
+    forks = await handle.query("forks", result_type=list[ForkOutcome])
+    return [(f"fork:{f.index}", f"fork {f.index}: {f.status}") for f in forks]
+
+
+def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
+    if isinstance(result, AgentResult):
+        print_result(result, console)
+    elif isinstance(result, PipelineResult):
+        colour = "green" if result.status == "completed" else "red"
+        console.print(f"[{colour}]{result.status}[/]: {result.message}")
+        for s in result.stages:
+            verdict = f", VERDICT: {s.verdict}" if s.verdict else ""
+            console.print(f"  {s.name} ({s.agent_type}, attempt {s.attempt}): {s.status}{verdict}")
+        if result.final_text:
+            console.print(result.final_text)
+    elif isinstance(result, TeamResult):
+        console.print(f"[green]{result.status}[/]: {result.messages} messages inside the team")
+        for m in result.members:
+            console.print(f"  {m.name} ({m.agent_type}): {m.status}")
+        for t in result.tasks:
+            owner = f" ({t.owner})" if t.owner else ""
+            console.print(f"  task #{t.id} {t.subject}: {t.status}{owner}")
+        if result.lead_text:
+            console.print(result.lead_text)
+    elif isinstance(result, ForkJoinResult):
+        for f in result.forks:
+            console.print(f"  fork {f.index}: {f.status}")
+        if result.synthesis:
+            console.print(result.synthesis)
+
+
+def succeeded(result: Any) -> bool:
+    return result is not None and getattr(result, "status", "completed") == "completed"

@@ -1,0 +1,104 @@
+"""`outlast demo --pattern X`: each pattern's bundled scenario, end to end on the test server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from outlast.cli import app
+from outlast.demo import tests_pass as sample_tests_pass
+from outlast.demo.patterns import DEMO_PATTERNS, SCENARIO_DIR, SCENARIOS, run_pattern_demo
+from outlast.scripted_model import load_script
+
+FIXED = "return sum(values) / len(values)"
+
+
+@pytest.fixture
+def demo_home(tmp_path: Path, dev_server, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The demo's state under tmp_path, against the session's dev server; the model env the
+    demo sets is put back afterwards."""
+    monkeypatch.setenv("TEMPORAL_ADDRESS", dev_server.address)
+    monkeypatch.setenv("OUTLAST_HOME", str(tmp_path))
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "unused")
+    return tmp_path
+
+
+async def run(pattern: str, home: Path) -> tuple[bool, str, Path, list[dict]]:
+    console = Console(record=True, width=200)
+    ok = await run_pattern_demo(console, pattern, latency_ms=0)
+    (run_dir,) = (home / "demo").glob(f"*-{pattern}")
+    log = [json.loads(line) for line in (run_dir / "model.jsonl").read_text().splitlines()]
+    return ok, console.export_text(), run_dir / "repo", log
+
+
+def names(log: list[dict]) -> set[str]:
+    return {r["headers"].get("x-outlast-agent-name") for r in log} - {None, ""}
+
+
+def assert_scripted_cleanly(pattern: str, log: list[dict]) -> None:
+    """Every model call was answered by a scripted turn: none was refused, none ran past the
+    end of an agent's turns."""
+    assert all(r["outcome"] == "completed" for r in log), [r["error"] for r in log]
+    script = load_script(SCENARIO_DIR / SCENARIOS[pattern].script)
+    agents = {a.name: a for a in script.agents}
+    for r in log:
+        agent = agents[r["agent"]]
+        assert agent.after_last == "repeat_last" or r["turn"] < len(agent.turns), r
+
+
+async def test_coordinator_demo_fixes_the_sample(demo_home):
+    ok, out, repo, log = await run("coordinator", demo_home)
+    assert ok, out
+    calc = (repo / "calc.py").read_text()
+    assert FIXED in calc and "ValueError if empty" in calc
+    assert sample_tests_pass(repo)
+    assert_scripted_cleanly("coordinator", log)
+    workers = {"read-calc", "read-tests", "read-readme", "fix-mean", "doc-mean", "run-tests"}
+    assert names(log) == workers
+    seqs = {
+        n: [r["seq"] for r in log if r["headers"].get("x-outlast-agent-name") == n] for n in workers
+    }
+    assert max(seqs["fix-mean"]) < min(seqs["doc-mean"])  # same file: serialised
+    assert max(seqs["doc-mean"]) < min(seqs["run-tests"])
+    assert "sample tests now pass" in out and "workflow id: outlast-demo-coordinator-" in out
+
+
+async def test_pipeline_demo_fixes_the_sample(demo_home):
+    ok, out, repo, log = await run("pipeline", demo_home)
+    assert ok, out
+    assert FIXED in (repo / "calc.py").read_text()
+    assert_scripted_cleanly("pipeline", log)
+    assert [r["agent"] for r in log if r["turn"] == 0] == ["explore", "plan", "implement", "verify"]
+    assert "VERDICT: PASS" in out and "sample tests now pass" in out
+
+
+async def test_team_demo_fixes_the_sample(demo_home):
+    ok, out, repo, log = await run("team", demo_home)
+    assert ok, out
+    assert FIXED in (repo / "calc.py").read_text()
+    assert_scripted_cleanly("team", log)
+    agents = {r["agent"] for r in log}
+    assert {"lead-ask", "lead-done", "reviewer-read", "reviewer-answer", "fixer"} <= agents
+    assert "task #1 Fix mean() in calc.py: completed (fixer)" in out
+
+
+async def test_fork_join_demo_audits_without_fixing(demo_home):
+    ok, out, repo, log = await run("fork-join", demo_home)
+    assert ok, out
+    assert not sample_tests_pass(repo)  # a read-only audit
+    assert_scripted_cleanly("fork-join", log)
+    assert {"fork-calc", "fork-tests", "synthesis"} <= {r["agent"] for r in log}
+    assert "fork 0: completed" in out and "fork 1: completed" in out
+    assert "the sample stays unfixed" in out
+
+
+@pytest.mark.parametrize("pattern", ["verified", "swarm"])
+def test_demo_refuses_a_pattern_without_a_scenario(pattern):
+    done = CliRunner().invoke(app, ["demo", "--pattern", pattern])
+    assert done.exit_code == 2
+    assert all(p in done.output for p in ("single", *DEMO_PATTERNS))

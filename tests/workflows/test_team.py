@@ -1,0 +1,351 @@
+"""`TeamWorkflow` (R69-R74): peers talk only through SendMessage, share a task list whose
+claims are locked, and lose no message when the worker process dies mid-conversation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+import pytest
+from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
+
+from agents.builtin.teammate import COMMUNICATION
+from agents.config import OutlastConfig
+from agents.team_tasks import TaskCreateInput
+from tests.support import FAST_MODEL, Queues, crashable_worker, running_workers, scripted_model
+from workflows.contracts import (
+    AgentResult,
+    MemberRef,
+    ShutdownAsk,
+    ShutdownOutcome,
+    StopRequest,
+    TeamInput,
+    TeammateSpec,
+    TeamResult,
+    TeamView,
+    Workspace,
+)
+
+QUESTION = "QUESTION-FROM-A: which file holds greet()?"
+ANSWER = "ANSWER-FROM-B: src/app.py"
+
+
+def member(name: str, stage: str, turn: dict, contains=(), lacks=()) -> dict:
+    return {
+        "name": f"{name}-{stage}",
+        "match": {
+            "agent_name": name,
+            "conversation_contains": list(contains),
+            "conversation_lacks": list(lacks),
+        },
+        "turns": [turn],
+        "after_last": "repeat_last",
+    }
+
+
+def send(to: str, text: str) -> dict:
+    return {"name": "SendMessage", "input": {"to": to, "message": text}}
+
+
+def task_update(**fields) -> dict:
+    return {"name": "TaskUpdate", "input": {"taskId": "1", **fields}}
+
+
+def team_script(answer_delay_ms: int = 0) -> dict:
+    return {
+        "agents": [
+            # a asks b, then waits for the answer.
+            member("a", "got", {"text": "A-GOT-ANSWER"}, contains=[ANSWER]),
+            member("a", "ask", {"tool_use": send("b", QUESTION)}, lacks=[QUESTION]),
+            member("a", "wait", {"text": "Asked b; waiting."}),
+            # b answers whenever the question is in and it has not answered yet.
+            member(
+                "b",
+                "answer",
+                {"delay_ms": answer_delay_ms, "tool_use": send("a", ANSWER)},
+                contains=[QUESTION],
+                lacks=[ANSWER],
+            ),
+            member("b", "idle", {"text": "B idle."}),
+            # c works through the task list in order.
+            {
+                "name": "c",
+                "match": {"agent_name": "c"},
+                "turns": [
+                    {"tool_use": {"name": "TaskList", "input": {}}},
+                    {"tool_use": task_update(owner="c", status="in_progress")},
+                    {"tool_use": {"name": "Bash", "input": {"command": "echo done > c.txt"}}},
+                    {"tool_use": task_update(status="completed")},
+                    {"text": "C-DONE"},
+                ],
+            },
+        ]
+    }
+
+
+def team_input(repo, queues: Queues) -> TeamInput:
+    return TeamInput(
+        team_name="trio",
+        workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+        lead=TeammateSpec(name="a", prompt="Find out from b where greet() lives."),
+        teammates=[
+            TeammateSpec(name="b", prompt="Answer your teammates' questions."),
+            TeammateSpec(name="c", prompt="Take a task from the task list and do it."),
+        ],
+        tasks=[TaskCreateInput(subject="Write c.txt", description="Create c.txt with 'done'.")],
+        config=OutlastConfig(model=FAST_MODEL),
+    )
+
+
+async def start_team(client, queues: Queues, repo, wf_id: str | None = None):
+    return await client.start_workflow(
+        "TeamWorkflow",
+        team_input(repo, queues),
+        id=wf_id or f"team-{uuid.uuid4().hex[:8]}",
+        task_queue=queues.task_queue,
+        result_type=TeamResult,
+    )
+
+
+def last_request(log, name: str) -> str:
+    calls = [r for r in log if r["headers"].get("x-outlast-agent-name") == name]
+    done = [r for r in calls if r["outcome"] == "completed"]
+    return json.dumps(done[-1]["body"]["messages"])
+
+
+def check_team_result(result: TeamResult, log, repo) -> None:
+    assert result.status == "completed"
+    assert [(m.name, m.status) for m in result.members] == [
+        ("a", "completed"),
+        ("b", "completed"),
+        ("c", "completed"),
+    ]
+    assert result.lead_text == "A-GOT-ANSWER"
+    assert [(t.id, t.status, t.owner) for t in result.tasks] == [("1", "completed", "c")]
+    assert (repo / "c.txt").read_text() == "done\n"
+    assert result.messages == 2
+    # Every message sent was received exactly once: the question is in b's conversation
+    # once (as mail), the answer in a's once (as mail).
+    assert last_request(log, "b").count(QUESTION) == 1
+    assert last_request(log, "a").count(ANSWER) == 1
+    assert last_request(log, "c").count(QUESTION) == 0  # plain peer mail is not broadcast
+
+
+async def test_team_of_three_talks_and_shares_tasks(client, git_repo):
+    with scripted_model(team_script(), log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start_team(client, queues, git_repo)
+            result = await handle.result()
+            view = await handle.query("team", result_type=TeamView)
+    check_team_result(result, model.log, git_repo)
+    assert {m.state for m in view.members} == {"ended"}
+    first_b = next(r for r in model.log if r["headers"].get("x-outlast-agent-name") == "b")
+    system = "\n".join(b["text"] for b in first_b["body"]["system"])
+    assert COMMUNICATION in system  # R74
+    tools = set(first_b["tools"])
+    assert {"SendMessage", "TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "Agent"} <= tools
+    assert "TaskStop" not in tools
+    c_results = [
+        m
+        for r in model.log
+        if r["headers"].get("x-outlast-agent-name") == "c"
+        for m in [r["body"]["messages"][-1]]
+    ]
+    listing = json.dumps(c_results[1])
+    assert "#1 [pending] Write c.txt" in listing
+
+
+RACE = {
+    "agents": [
+        {
+            "name": name,
+            "match": {"agent_name": name},
+            "turns": [{"tool_use": task_update(owner=name, status="in_progress")}, {"text": "ok"}],
+        }
+        for name in ("a", "b", "c")
+    ]
+}
+
+
+async def test_claims_are_locked(client, git_repo):
+    """R69: three members race to claim task 1; exactly one claim succeeds."""
+    with scripted_model(RACE, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            result = await (await start_team(client, queues, git_repo)).result()
+    (task,) = result.tasks
+    assert task.status == "in_progress" and task.owner in ("a", "b", "c")
+    outcomes = []
+    for r in model.log:
+        last = r["body"]["messages"][-1]["content"]
+        outcomes += [b for b in last if isinstance(b, dict) and b.get("type") == "tool_result"]
+    assert len(outcomes) == 3
+    refused = [b for b in outcomes if b.get("is_error")]
+    assert len(refused) == 2
+    assert all(f"owned by {task.owner}" in json.dumps(b) for b in refused)
+
+
+async def test_worker_killed_mid_conversation_loses_no_message(client, dev_server, git_repo):
+    with (
+        scripted_model(team_script(answer_delay_ms=3000), log_bodies=True) as model,
+        crashable_worker(dev_server.address, model.url) as workers,
+    ):
+        handle = await start_team(client, workers.queues, git_repo)
+        await wait_until_b_answers(handle)
+        await asyncio.sleep(1.5)  # b's answering model call is on the wire, its answer held
+        workers.crash()
+        result = await asyncio.wait_for(handle.result(), timeout=120)
+    check_team_result(result, model.log, git_repo)
+    b_calls = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "b"]
+    assert any(r["outcome"] == "disconnected" for r in b_calls), b_calls
+
+
+async def wait_until_b_answers(handle, timeout: float = 60) -> None:
+    """Until a has sent its question and gone idle; b's answering model call (held 3 s by
+    the server) starts within moments of that."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            view = await handle.query("team", result_type=TeamView)
+            a = next(m for m in view.members if m.name == "a")
+            if a.state == "idle" and a.sent == 1:
+                return
+        except Exception:  # noqa: BLE001 - no worker has the workflow yet
+            pass
+        await asyncio.sleep(0.1)
+    raise AssertionError("a never sent its question")
+
+
+def answering(name: str, n: int, approve: bool, reason: str | None = None) -> dict:
+    answer = {"type": "shutdown_response", "request_id": f"shutdown-{name}-{n}", "approve": approve}
+    if reason:
+        answer["reason"] = reason
+    return member(
+        name,
+        "answer",
+        {"tool_use": send("team", json.dumps(answer))},
+        contains=['"shutdown_request"'],
+        lacks=["shutdown_response"],
+    )
+
+
+SHUTDOWN_SCRIPT = {
+    "agents": [
+        answering("a", 2, False, "still reviewing"),
+        answering("b", 1, True),
+        member("a", "idle", {"text": "a idle"}),
+        member("b", "idle", {"text": "b idle"}),
+        member("c", "idle", {"text": "c idle"}),
+    ]
+}
+
+
+async def run_shutdown_scenario(client, queues: Queues, repo, wf_id: str):
+    """A standing team: b approves a shutdown request, a declines one, c is killed, then the
+    `shutdown` signal ends the team."""
+    inp = team_input(repo, queues).model_copy(update={"end_when_quiet": False})
+    handle = await client.start_workflow(
+        "TeamWorkflow", inp, id=wf_id, task_queue=queues.task_queue, result_type=TeamResult
+    )
+    await wait_for_states(handle, {"a": "idle", "b": "idle", "c": "idle"})
+    approved = await handle.execute_update(
+        "request_shutdown", ShutdownAsk(name="b"), result_type=ShutdownOutcome
+    )
+    assert approved.answered and approved.approve
+    await wait_for_states(handle, {"b": "ended"})
+    # Asking a member that has ended is refused.
+    with pytest.raises(WorkflowUpdateFailedError) as refused:
+        await handle.execute_update("request_shutdown", ShutdownAsk(name="b"))
+    assert "b has already ended" in str(refused.value.cause)
+    # a is asked as the team's second request: it declines, with its reason.
+    declined = await handle.execute_update(
+        "request_shutdown", ShutdownAsk(name="a", reason="wrap up"), result_type=ShutdownOutcome
+    )
+    assert declined.answered and not declined.approve
+    assert declined.reason == "still reviewing"
+    await handle.signal("kill_member", MemberRef(name="c"))
+    await wait_for_states(handle, {"c": "ended"})
+    await handle.signal("shutdown", StopRequest(reason="done for today"))
+    return handle, await handle.result()
+
+
+async def test_terminate_asks_and_kill_cancels(client, git_repo):
+    """R68: a shutdown request is answered by the member (approve: it completes; reject: it
+    goes on, with a reason); a kill cancels at once; `shutdown` ends the standing team."""
+    with scripted_model(SHUTDOWN_SCRIPT, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle, result = await run_shutdown_scenario(
+                client, queues, git_repo, f"team-{uuid.uuid4().hex[:8]}"
+            )
+    assert result.status == "stopped"
+    outcomes = {m.name: m.status for m in result.members}
+    assert outcomes == {"a": "completed", "b": "completed", "c": "killed"}
+    desc = await client.get_workflow_handle(f"{handle.id}/c").describe()
+    assert desc.status == WorkflowExecutionStatus.CANCELED
+    desc = await client.get_workflow_handle(f"{handle.id}/b").describe()
+    assert desc.status == WorkflowExecutionStatus.COMPLETED
+    # The teammate saw the request as a protocol message with its id, answered it, and its
+    # loop stopped after that turn (no further model call).
+    b_last = last_request(model.log, "b")
+    assert "shutdown-b-1" in b_last and "shutdown_response" not in b_last
+    b = await client.get_workflow_handle(f"{handle.id}/b", result_type=AgentResult).result()
+    assert b.stopped and b.status == "completed"
+
+
+async def wait_for_states(handle, wanted: dict[str, str], timeout: float = 30) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    view = None
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            view = await handle.query("team", result_type=TeamView)
+            states = {m.name: m.state for m in view.members}
+            if all(states.get(k) == v for k, v in wanted.items()):
+                return
+        except Exception:  # noqa: BLE001 - no worker has the workflow yet
+            pass
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"members never reached {wanted}: {view}")
+
+
+async def test_teammates_run_only_synchronous_helpers(client, git_repo):
+    """R73: a teammate's Agent call runs a sync sub-agent; background or named ones are
+    refused (they would be new team members)."""
+    helper = {
+        "description": "find greet",
+        "prompt": "Where is greet()?",
+        "subagent_type": "Explore",
+    }
+    script = {
+        "agents": [
+            {
+                "name": "explorer",
+                "match": {"agent_type": "Explore"},
+                "turns": [{"text": "HELPER-SAYS: src/app.py"}],
+            },
+            {
+                "name": "a",
+                "match": {"agent_name": "a"},
+                "turns": [
+                    {
+                        "tool_use": [
+                            {"name": "Agent", "input": helper},
+                            {"name": "Agent", "input": {**helper, "run_in_background": True}},
+                            {"name": "Agent", "input": {**helper, "name": "newbie"}},
+                        ]
+                    },
+                    {"text": "a done"},
+                ],
+            },
+            member("b", "idle", {"text": "b idle"}),
+            member("c", "idle", {"text": "c idle"}),
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            result = await (await start_team(client, queues, git_repo)).result()
+    assert result.status == "completed"
+    a_calls = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "a"]
+    results = a_calls[1]["body"]["messages"][-1]["content"]
+    assert "HELPER-SAYS: src/app.py" in json.dumps(results[0]) and not results[0].get("is_error")
+    for refused in results[1:]:
+        assert refused["is_error"] and "only run synchronous sub-agents" in json.dumps(refused)

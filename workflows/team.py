@@ -1,0 +1,316 @@
+"""`TeamWorkflow` (R69-R74, R88): a lead and named teammates sharing a task list.
+
+Every member is a child `AgentWorkflow` with a team-scoped id (`<team id>/<name>`) and the
+in-process backend (R71): isolation comes from each member being its own workflow. Members
+talk only through SendMessage, which signals the peer's workflow directly (R72: a durable,
+ordered mailbox drained at turn boundaries). The task list lives here; members reach it
+through updates, so a claim on a task someone else holds is refused with a reason (R69).
+
+A member whose turn ends waits for mail instead of finishing. The team ends when it has gone
+quiet: every member idle and every message sent inside the team received (per-recipient
+counts in the members' reports agree). Then each member is asked to stop (graceful, R68:
+signals only) and the team returns what they said and the final task list. The `shutdown`
+signal ends it the same way at once; cancelling the team kills its members.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ApplicationError, ChildWorkflowError, is_cancelled_exception
+from temporalio.workflow import ParentClosePolicy
+
+from agents.team_protocol import shutdown_request_text
+from agents.team_tasks import TaskRuleError, TeamTask, create_task, sorted_tasks, update_task
+from workflows.contracts import (
+    AgentInput,
+    AgentResult,
+    Lineage,
+    MailMessage,
+    MemberOutcome,
+    MemberRef,
+    MemberReport,
+    MemberView,
+    ShutdownAnswer,
+    ShutdownAsk,
+    ShutdownOutcome,
+    StopRequest,
+    TaskCreateRequest,
+    TaskUpdateRequest,
+    TeamInput,
+    TeamLink,
+    TeamMail,
+    TeamResult,
+    TeamView,
+)
+from workflows.signals import cancel_workflow, signal_workflow
+from workflows.team_member import TEAM_MAIL_PREFIX
+
+
+def quiet(reports: dict[str, MemberReport], live: list[str], forwarded: dict[str, int]) -> bool:
+    """Every live member idle, and every team message to one of them received."""
+    if not live or any(name not in reports or not reports[name].idle for name in live):
+        return False
+    for name in live:
+        sent = forwarded.get(name, 0) + sum(r.sent_to.get(name, 0) for r in reports.values())
+        if reports[name].received < sent:
+            return False
+    return True
+
+
+@workflow.defn(name="TeamWorkflow")
+class TeamWorkflow:
+    @workflow.init
+    def __init__(self, inp: TeamInput) -> None:
+        self._inp = inp
+        self._tasks: dict[str, TeamTask] = {}
+        for spec in inp.tasks:
+            task = create_task(self._tasks, spec, inp.lead.name)
+            self._tasks[task.id] = task
+        self._reports: dict[str, MemberReport] = {}
+        self._ended: dict[str, MemberOutcome] = {}
+        self._forwarded: dict[str, int] = {}
+        self._shutdown: StopRequest | None = None
+        self._asked: dict[str, str] = {}
+        """Shutdown request id -> member asked."""
+        self._answers: dict[str, ShutdownAnswer] = {}
+
+    @workflow.run
+    async def run(self, inp: TeamInput) -> TeamResult:
+        info = workflow.info()
+        link = TeamLink(
+            workflow_id=info.workflow_id,
+            team_name=inp.team_name,
+            members=[m.name for m in inp.members()],
+        )
+        watchers = []
+        for spec in inp.members():
+            child = AgentInput(
+                prompt=spec.prompt,
+                workspace=inp.workspace,
+                agent_type=spec.agent_type,
+                model=spec.model or inp.model,
+                config=inp.config,
+                name=spec.name,
+                description=f"{inp.team_name}: {spec.name}",
+                team=link,
+                lineage=Lineage(session_id=info.workflow_id, parent_workflow_id=info.workflow_id),
+            )
+            handle = await workflow.start_child_workflow(
+                "AgentWorkflow",
+                child,
+                id=f"{info.workflow_id}/{spec.name}",
+                result_type=AgentResult,
+                # Cancelling the team kills its members, who still clean up (never terminate).
+                parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+                static_summary=f"{spec.agent_type}: {spec.name} of team {inp.team_name}",
+            )
+            watchers.append(asyncio.create_task(self._watch(spec.name, spec.agent_type, handle)))
+        self._details()
+        await workflow.wait_condition(
+            lambda: (
+                self._shutdown is not None
+                or not self._live()
+                or (inp.end_when_quiet and quiet(self._reports, self._live(), self._forwarded))
+            )
+        )
+        for name in self._live():
+            try:
+                await signal_workflow(
+                    f"{info.workflow_id}/{name}",
+                    "stop",
+                    StopRequest(
+                        reason="the team is done"
+                        if self._shutdown is None
+                        else self._shutdown.reason
+                    ),
+                )
+            except ApplicationError:
+                pass  # it ended meanwhile; its watcher records how
+        await asyncio.gather(*watchers)
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        lead = self._ended.get(inp.lead.name)
+        return TeamResult(
+            team_name=inp.team_name,
+            status="stopped" if self._shutdown is not None else "completed",
+            lead_text=lead.final_text if lead else "",
+            members=[self._ended[m.name] for m in inp.members()],
+            tasks=sorted_tasks(self._tasks),
+            messages=sum(sum(r.sent_to.values()) for r in self._reports.values()),
+        )
+
+    async def _watch(self, name: str, agent_type: str, handle) -> None:
+        base = {"name": name, "agent_type": agent_type, "workflow_id": handle.id}
+        try:
+            result: AgentResult = await handle
+            outcome = MemberOutcome(
+                **base,
+                status=result.status,
+                final_text=result.final_text,
+                error=result.error,
+                usage=result.usage,
+            )
+        except ChildWorkflowError as e:
+            # A member that failed or was killed does not take the team down (R71).
+            outcome = MemberOutcome(
+                **base,
+                status="killed" if is_cancelled_exception(e) else "failed",
+                error=getattr(e.cause, "message", None) or str(e.cause or e),
+            )
+        self._ended[name] = outcome
+        self._details()
+
+    def _live(self) -> list[str]:
+        return [m.name for m in self._inp.members() if m.name not in self._ended]
+
+    def _details(self) -> None:
+        done = sum(1 for t in self._tasks.values() if t.status == "completed")
+        workflow.set_current_details(
+            f"team **{self._inp.team_name}**: {len(self._live())} members active, "
+            f"tasks {done}/{len(self._tasks)} completed"
+        )
+
+    # --- signals, updates, queries ---------------------------------------------------------
+
+    @workflow.signal(name="member_state")
+    def member_state(self, report: MemberReport) -> None:
+        """A member went idle or woke up (sent by the member itself)."""
+        if report.name in [m.name for m in self._inp.members()]:
+            self._reports[report.name] = report
+
+    @workflow.signal(name="shutdown")
+    def shutdown(self, request: StopRequest | None = None) -> None:
+        """End the team gracefully: every member finishes its current turn and stops."""
+        self._shutdown = request or StopRequest(reason="shutdown requested")
+
+    @workflow.update(name="request_shutdown")
+    async def request_shutdown(self, ask: ShutdownAsk) -> ShutdownOutcome:
+        """Ask one member to stop (R68 terminate); answers with the member's reply, once it
+        comes (or `answered: false` after `timeout_s`)."""
+        request_id = f"shutdown-{ask.name}-{len(self._asked) + 1}"
+        self._asked[request_id] = ask.name
+        await self._forward(ask.name, shutdown_request_text(request_id, ask.reason), "team")
+        try:
+            await workflow.wait_condition(
+                lambda: request_id in self._answers or ask.name in self._ended,
+                timeout=timedelta(seconds=ask.timeout_s),
+            )
+        except TimeoutError:
+            pass
+        answer = self._answers.get(request_id)
+        if answer is None:
+            return ShutdownOutcome(request_id=request_id, name=ask.name, answered=False)
+        return ShutdownOutcome(
+            request_id=request_id,
+            name=ask.name,
+            answered=True,
+            approve=answer.approve,
+            reason=answer.reason,
+        )
+
+    @request_shutdown.validator
+    def _check_shutdown(self, ask: ShutdownAsk) -> None:
+        self._check_member(ask.name)
+
+    @workflow.signal(name="shutdown_response")
+    def shutdown_response(self, answer: ShutdownAnswer) -> None:
+        """A member's answer to a shutdown request (sent by the member)."""
+        if self._asked.get(answer.request_id) == answer.name:
+            self._answers[answer.request_id] = answer
+
+    @workflow.signal(name="kill_member")
+    async def kill_member(self, member: MemberRef) -> None:
+        """Stop one member at once (R67, R68 kill): Temporal cancellation; it still cleans up."""
+        if member.name in self._live():
+            await cancel_workflow(f"{workflow.info().workflow_id}/{member.name}")
+
+    def _check_member(self, name: str) -> None:
+        names = [m.name for m in self._inp.members()]
+        if name not in names:
+            raise ValueError(f"no member named {name}; members: {', '.join(names)}")
+        if name in self._ended:
+            raise ValueError(f"{name} has already ended")
+
+    async def _forward(self, name: str, text: str, sender: str) -> None:
+        """Mail from outside the team, counted so the team knows it is still in flight."""
+        self._forwarded[name] = self._forwarded.get(name, 0) + 1
+        n = self._forwarded[name]
+        await signal_workflow(
+            f"{workflow.info().workflow_id}/{name}",
+            "send_message",
+            MailMessage(text=text, sender=sender, id=f"{TEAM_MAIL_PREFIX}fwd:{name}:{n}"),
+        )
+
+    @workflow.update(name="message_member")
+    async def message_member(self, mail: TeamMail) -> str:
+        """A message from outside the team to one member (or `*`: all of them)."""
+        targets = self._live() if mail.to == "*" else [mail.to]
+        for name in targets:
+            await self._forward(name, mail.text, mail.sender)
+        return f"Message sent to {', '.join(targets)}."
+
+    @message_member.validator
+    def _check_mail(self, mail: TeamMail) -> None:
+        names = [m.name for m in self._inp.members()]
+        if mail.to != "*" and mail.to not in names:
+            raise ValueError(f"no member named {mail.to}; members: {', '.join(names)}")
+        if self._shutdown is not None:
+            raise ValueError("the team is shutting down")
+
+    @workflow.update(name="task_create")
+    def task_create(self, request: TaskCreateRequest) -> TeamTask:
+        task = create_task(self._tasks, request.task, request.caller)
+        self._tasks[task.id] = task
+        self._details()
+        return task
+
+    @workflow.update(name="task_update")
+    def task_update(self, request: TaskUpdateRequest) -> TeamTask:
+        task = update_task(self._tasks, request.update, request.caller)
+        self._tasks[task.id] = task
+        self._details()
+        return task
+
+    @task_update.validator
+    def _check_task_update(self, request: TaskUpdateRequest) -> None:
+        # Task state changes only through these (synchronous) updates, applied in order, so
+        # the validator sees the list as it is, replayed or not. A refused claim leaves no
+        # trace in history.
+        try:
+            update_task(self._tasks, request.update, request.caller)
+        except TaskRuleError as e:
+            raise ValueError(str(e)) from None
+
+    @workflow.query(name="task_list")
+    def task_list(self) -> list[TeamTask]:
+        return sorted_tasks(self._tasks)
+
+    @workflow.query(name="team")
+    def team(self) -> TeamView:
+        members = []
+        for spec in self._inp.members():
+            report = self._reports.get(spec.name)
+            if spec.name in self._ended:
+                state = "ended"
+            elif report is None:
+                state = "starting"
+            else:
+                state = "idle" if report.idle else "working"
+            members.append(
+                MemberView(
+                    name=spec.name,
+                    agent_type=spec.agent_type,
+                    workflow_id=f"{workflow.info().workflow_id}/{spec.name}",
+                    state=state,  # type: ignore[arg-type]
+                    received=report.received if report else 0,
+                    sent=sum(report.sent_to.values()) if report else 0,
+                )
+            )
+        return TeamView(
+            team_name=self._inp.team_name,
+            members=members,
+            tasks=sorted_tasks(self._tasks),
+            shutting_down=self._shutdown is not None,
+        )

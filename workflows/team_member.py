@@ -1,0 +1,161 @@
+"""A teammate's side of a team (R69-R74): peer messages, the shared task list, and the
+reports that let the team know when every member has gone quiet.
+
+Peer mail is a `send_message` signal straight to the peer's workflow (durable, ordered,
+drained at its next turn boundary). Every message sent inside a team carries an id starting
+with `team:`, so each member can count what it sent and received; the team compares the
+counts to tell "all idle, nothing in flight" from "idle, but a message is on its way".
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pydantic import BaseModel, Field
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
+
+from agents.control_tools import SendMessageInput
+from agents.messages import ToolResultBlock
+from agents.team_protocol import parse_shutdown_response, shutdown_request_id
+from agents.team_tasks import TASK_CREATE_TOOL, TASK_GET_TOOL, TASK_LIST_TOOL, TASK_UPDATE_TOOL
+
+with workflow.unsafe.imports_passed_through():
+    from activities.team_control import TeamControl, TeamTaskCall, TeamTaskReply
+
+from workflows.contracts import MailMessage, MemberReport, ShutdownAnswer, TeamLink
+from workflows.signals import signal_workflow
+from workflows.turns import ValidCall, error_result
+
+TEAM_MAIL_PREFIX = "team:"
+TEAM_TOOL_OPS = {
+    "create": TASK_CREATE_TOOL,
+    "get": TASK_GET_TOOL,
+    "list": TASK_LIST_TOOL,
+    "update": TASK_UPDATE_TOOL,
+}
+TASK_OP_OPTIONS = {
+    "start_to_close_timeout": timedelta(seconds=30),
+    "retry_policy": RetryPolicy(maximum_attempts=5),
+}
+
+
+class TeamCounters(BaseModel):
+    """A member's cumulative team-mail counts and open shutdown requests (carried across
+    continue-as-new)."""
+
+    sent_to: dict[str, int] = Field(default_factory=dict)
+    received: int = 0
+    shutdown_requests: list[str] = Field(default_factory=list)
+
+
+def on_team_mail(counters: TeamCounters, message: MailMessage) -> None:
+    counters.received += 1
+    if request_id := shutdown_request_id(message.text):
+        counters.shutdown_requests.append(request_id)
+
+
+async def answer_shutdown(
+    team: TeamLink, me: str, counters: TeamCounters, call: ValidCall
+) -> tuple[ToolResultBlock, bool]:
+    """A teammate's SendMessage to "team": its answer to a shutdown request (R68). Returns
+    the tool result and whether the member now stops (approved)."""
+    answer = parse_shutdown_response(call.input.message, counters.shutdown_requests)
+    if isinstance(answer, str):
+        return error_result(call.block, answer), False
+    try:
+        await signal_workflow(
+            team.workflow_id,
+            "shutdown_response",
+            ShutdownAnswer(
+                name=me, request_id=answer.request_id, approve=answer.approve, reason=answer.reason
+            ),
+        )
+    except ApplicationError:
+        workflow.logger.info("team %s ended before %s answered", team.workflow_id, me)
+    counters.shutdown_requests.remove(answer.request_id)
+    text = (
+        "Shutdown approved: you stop when this turn ends."
+        if answer.approve
+        else "Shutdown declined; the team has your reason. Carry on."
+    )
+    return ToolResultBlock(tool_use_id=call.block.id, content=text), answer.approve
+
+
+def member_workflow_id(team: TeamLink, name: str) -> str:
+    return f"{team.workflow_id}/{name}"
+
+
+def is_team_mail(message: MailMessage) -> bool:
+    return (message.id or "").startswith(TEAM_MAIL_PREFIX)
+
+
+def is_peer_address(team: TeamLink, to: str) -> bool:
+    return to == "*" or to in team.members
+
+
+async def send_to_peers(
+    team: TeamLink, me: str, counters: TeamCounters, call: ValidCall
+) -> ToolResultBlock:
+    inp: SendMessageInput = call.input  # type: ignore[assignment]
+    if inp.to == me:
+        return error_result(call.block, "That is you; send the message to a teammate.")
+    targets = [m for m in team.members if m != me] if inp.to == "*" else [inp.to]
+    mail = MailMessage(
+        text=inp.message,
+        sender=me,
+        summary=inp.summary,
+        id=f"{TEAM_MAIL_PREFIX}{workflow.info().workflow_id}:{call.block.id}",
+    )
+    delivered, gone = [], []
+    for target in targets:
+        try:
+            await signal_workflow(member_workflow_id(team, target), "send_message", mail)
+        except ApplicationError:
+            gone.append(target)
+            continue
+        counters.sent_to[target] = counters.sent_to.get(target, 0) + 1
+        delivered.append(target)
+    if not delivered:
+        return error_result(call.block, f"{', '.join(gone)} has left the team; nobody read it.")
+    text = f"Message sent to {', '.join(delivered)}; it is read at their next turn."
+    if gone:
+        text += f" Not delivered to {', '.join(gone)}: they have left the team."
+    return ToolResultBlock(tool_use_id=call.block.id, content=text)
+
+
+async def task_tool(team: TeamLink, me: str, op: str, call: ValidCall) -> ToolResultBlock:
+    """TaskCreate / TaskGet / TaskList / TaskUpdate against the team's workflow."""
+    try:
+        reply: TeamTaskReply = await workflow.execute_activity_method(
+            TeamControl.task_op,
+            TeamTaskCall(
+                team_workflow_id=team.workflow_id,
+                op=op,  # type: ignore[arg-type]
+                args=call.input.model_dump(mode="json"),
+                caller=me,
+                update_id=f"{workflow.info().workflow_id}:{call.block.id}",
+            ),
+            **TASK_OP_OPTIONS,
+        )
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        return error_result(call.block, f"The task list could not be reached: {e.cause or e}")
+    return ToolResultBlock(tool_use_id=call.block.id, content=reply.text, is_error=not reply.ok)
+
+
+async def report(team: TeamLink, me: str, counters: TeamCounters, idle: bool, text: str) -> None:
+    """Tell the team this member is idle (or working again); a team that has ended is fine."""
+    state = MemberReport(
+        name=me,
+        idle=idle,
+        sent_to=dict(counters.sent_to),
+        received=counters.received,
+        last_text=text[-2000:],
+    )
+    try:
+        await signal_workflow(team.workflow_id, "member_state", state)
+    except ApplicationError:
+        workflow.logger.info("team %s has ended; report from %s dropped", team.workflow_id, me)
