@@ -20,6 +20,7 @@ from activities.context import render_context
 from activities.definitions import load_definitions
 from activities.handoff import classify_handoff
 from activities.llm import call_model
+from activities.plan_file import prepare_plan_file, read_plan
 from activities.resume import AgentControl, append, repair
 from activities.scratchpad import create_scratchpad
 from activities.team_control import TeamControl
@@ -46,6 +47,8 @@ HOST_ACTIVITIES = [
     append,
     export_transcript,
     create_scratchpad,
+    prepare_plan_file,
+    read_plan,
 ]
 
 
@@ -96,6 +99,7 @@ PASSTHROUGH = (
     "workflows.child_endings",
     "workflows.phases",
     "workflows.team_member",
+    "workflows.plan_control",
 )
 
 

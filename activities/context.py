@@ -28,6 +28,14 @@ from agents.control_tools import (
     SendMessageInput,
     TaskStopInput,
 )
+from agents.plan_mode import (
+    ENTER_PLAN_MODE_DESCRIPTION,
+    ENTER_PLAN_MODE_TOOL,
+    EXIT_PLAN_MODE_DESCRIPTION,
+    EXIT_PLAN_MODE_TOOL,
+    EnterPlanModeInput,
+    ExitPlanModeInput,
+)
 from agents.team_tasks import TEAM_TOOL_DESCRIPTIONS, TEAM_TOOL_INPUTS
 
 # Tools the workflow carries out itself: the model sees them like any other.
@@ -35,6 +43,8 @@ WORKFLOW_TOOLS: dict[str, tuple[type, str]] = {
     AGENT_TOOL: (AgentToolInput, ""),
     SEND_MESSAGE_TOOL: (SendMessageInput, SEND_MESSAGE_DESCRIPTION),
     TASK_STOP_TOOL: (TaskStopInput, TASK_STOP_DESCRIPTION),
+    ENTER_PLAN_MODE_TOOL: (EnterPlanModeInput, ENTER_PLAN_MODE_DESCRIPTION),
+    EXIT_PLAN_MODE_TOOL: (ExitPlanModeInput, EXIT_PLAN_MODE_DESCRIPTION),
     **{name: (model, TEAM_TOOL_DESCRIPTIONS[name]) for name, model in TEAM_TOOL_INPUTS.items()},
 }
 

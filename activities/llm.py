@@ -78,6 +78,9 @@ class ModelRequest(BaseModel):
     shared_prefix_breakpoint: bool = False
     """Also mark the block before the last one: a fork's shared prefix ends there, and its
     siblings read it from the cache only if some request wrote it at that exact point."""
+    ephemeral: list[str] = Field(default_factory=list)
+    """Text blocks sent after the cache breakpoint of this call only, never recorded: a
+    reminder that must be on every turn (R84) without piling up in the conversation."""
 
 
 class ModelResponse(BaseModel):
@@ -116,6 +119,14 @@ def wire_messages(messages: list[Message], shared_prefix: bool = False) -> list[
         wire[-1]["content"][-1]["cache_control"] = _CACHE
         if shared_prefix and len(wire[-1]["content"]) > 1:
             wire[-1]["content"][-2]["cache_control"] = _CACHE
+    return wire
+
+
+def with_ephemeral(wire: list[dict[str, Any]], texts: list[str]) -> list[dict[str, Any]]:
+    """`texts` after the last (user) message's cached blocks: they change nothing the next
+    turn reads from the cache."""
+    if texts and wire and wire[-1]["role"] == "user":
+        wire[-1]["content"].extend({"type": "text", "text": t} for t in texts)
     return wire
 
 
@@ -253,7 +264,9 @@ def _params(req: ModelRequest, messages: list[Message], timeout: float) -> dict[
         "model": req.model,
         "max_tokens": req.max_tokens,
         "system": wire_system(_load_json(req.system_ref)),
-        "messages": wire_messages(messages, req.shared_prefix_breakpoint),
+        "messages": with_ephemeral(
+            wire_messages(messages, req.shared_prefix_breakpoint), req.ephemeral
+        ),
         "timeout": timeout,
         "extra_headers": {
             "x-outlast-agent-id": req.agent.agent_id,

@@ -71,6 +71,8 @@ def resolve_for_write(ctx: ToolContext, path: str) -> Path:
     Raises:
         WorkspaceEscape: outside the workspace, or (OutsideWriteScope) outside the scope.
     """
+    if ctx.plan_mode:
+        return _plan_file_only(ctx, path)
     resolved = resolve_in_workspace(ctx, path)
     if ctx.write_scope is None:
         return resolved
@@ -82,6 +84,30 @@ def resolve_for_write(ctx: ToolContext, path: str) -> Path:
         if allowed == "." or relative == allowed or relative.startswith(allowed + "/"):
             return resolved
     raise OutsideWriteScope(resolved, root, ctx.write_scope)
+
+
+class PlanModeWrite(WorkspaceEscape):
+    """In plan mode a write may touch the plan file and nothing else (R76, R80)."""
+
+    def __init__(self, path: Path, plan_file: str, why: str) -> None:
+        self.path, self.root = path, Path(plan_file)
+        Exception.__init__(
+            self,
+            f"Plan mode is active: {path} {why}. The only file you may write is your plan, "
+            f"{plan_file}; everything else waits until the plan is approved.",
+        )
+
+
+def _plan_file_only(ctx: ToolContext, path: str) -> Path:
+    """The plan file, if `path` names it exactly and it is no symlink to elsewhere."""
+    plan = Path(ctx.plan_file or "")
+    requested = Path(os.path.normpath(Path(ctx.cwd, path)))
+    if requested != plan:
+        raise PlanModeWrite(requested, str(plan), "is not the plan file")
+    resolved = requested.resolve(strict=False)
+    if resolved != plan.resolve(strict=False) or (plan.is_symlink()):
+        raise PlanModeWrite(requested, str(plan), "is a link to another file")
+    return resolved
 
 
 def workspace_root(ctx: ToolContext) -> Path:
@@ -110,6 +136,8 @@ def resolve_in_workspace(ctx: ToolContext, path: str) -> Path:
         return resolved
     if any(resolved.is_relative_to(Path(extra).resolve()) for extra in ctx.extra_roots):
         return resolved
+    if ctx.plan_file and resolved == Path(ctx.plan_file).resolve():
+        return resolved  # an agent that planned reads its plan, in plan mode or after
     raise WorkspaceEscape(resolved, root)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.client import WorkflowQueryFailedError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from activities.store import state_dir
@@ -28,7 +28,7 @@ from outlast.progress import follow, print_result
 from outlast.runner import StartError, start_agent
 from outlast.search_setup import missing_search_attributes, register_search_attributes
 from worker import build_workers, host_id, run_workers
-from workflows.contracts import AgentResult, StageDecision
+from workflows.contracts import AgentResult, PlanDecision, PlanView, StageDecision
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 console = Console(soft_wrap=True)  # paths and ids must stay copyable
@@ -202,20 +202,40 @@ async def _run_and_follow(
 
 @app.command()
 def approve(
-    workflow_id: str = typer.Argument(..., help="The pipeline's workflow id."),
-    stage: str = typer.Argument(..., help="The stage waiting for approval."),
-    reject: bool = typer.Option(False, "--reject", help="Reject instead of approving."),
-    rerun: bool = typer.Option(False, "--rerun", help="With --reject: run the stage again."),
-    feedback: str = typer.Option("", help="Why; with --rerun, what the stage should change."),
+    workflow_id: str = typer.Argument(..., help="The agent (or pipeline) waiting for approval."),
+    stage: str = typer.Argument(None, help="For a pipeline: the stage waiting for approval."),
+    mode: str = typer.Option(None, help="Plan approval: the permission mode to continue in."),
 ) -> None:
-    """Decide on a pipeline stage that waits for approval (the `decide_stage` update)."""
-    if rerun and not reject:
-        _fail("--rerun only goes with --reject.")
+    """Approve the plan an agent waits with at ExitPlanMode (or a pipeline stage)."""
+    asyncio.run(_decide(workflow_id, stage, approve=True, feedback="", rerun=False, mode=mode))
 
-    async def _main() -> None:
-        client = await connect()
-        handle = client.get_workflow_handle(workflow_id)
-        decision = StageDecision(stage=stage, approve=not reject, rerun=rerun, feedback=feedback)
+
+@app.command()
+def reject(
+    workflow_id: str = typer.Argument(..., help="The agent (or pipeline) waiting for approval."),
+    stage: str = typer.Argument(None, help="For a pipeline: the stage waiting for approval."),
+    feedback: str = typer.Option("", help="What to change; the agent (or stage) reads it."),
+    rerun: bool = typer.Option(False, "--rerun", help="Pipeline: run the stage again."),
+) -> None:
+    """Send a plan back with feedback (the agent keeps planning), or reject a pipeline stage."""
+    asyncio.run(_decide(workflow_id, stage, approve=False, feedback=feedback, rerun=rerun))
+
+
+async def _decide(
+    workflow_id: str,
+    stage: str | None,
+    *,
+    approve: bool,
+    feedback: str,
+    rerun: bool,
+    mode: str | None = None,
+) -> None:
+    if rerun and stage is None:
+        _fail("--rerun is for a pipeline stage: name the stage.")
+    client = await connect()
+    handle = client.get_workflow_handle(workflow_id)
+    if stage is not None:
+        decision = StageDecision(stage=stage, approve=approve, rerun=rerun, feedback=feedback)
         try:
             answer = await handle.execute_update("decide_stage", decision, result_type=str)
         except WorkflowUpdateFailedError as e:
@@ -223,8 +243,21 @@ def approve(
         except RPCError as e:
             _fail(f"{workflow_id}: {e.message}")
         console.print(answer)
-
-    asyncio.run(_main())
+        return
+    try:
+        view = await handle.query("plan", result_type=PlanView)
+    except RPCError as e:
+        _fail(f"{workflow_id}: {e.message}")
+    except WorkflowQueryFailedError as e:
+        _fail(f"{workflow_id} has no plan to decide on ({e}); for a pipeline, name the stage.")
+    if view.pending is None:
+        # Nothing is sent: a decision with nothing pending would only clutter the history.
+        _fail(f"no plan is waiting for approval in {workflow_id} (mode: {view.mode or 'default'}).")
+    request = view.pending.request_id
+    decision = PlanDecision(request_id=request, feedback=feedback, target_mode=mode)
+    await handle.signal("approve_plan" if approve else "reject_plan", decision)
+    verb = "approved" if approve else "sent back with your feedback"
+    console.print(f"plan {request} of {workflow_id} {verb}")
 
 
 def _announce(workflow_id: str, ui: str | None) -> None:

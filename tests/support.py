@@ -40,11 +40,16 @@ class Queues:
 
 @contextlib.asynccontextmanager
 async def running_workers(
-    client: Client, *, cached: int = 0, host_activities: list | None = None
+    client: Client,
+    *,
+    cached: int = 0,
+    host_activities: list | None = None,
+    queues: Queues | None = None,
 ) -> AsyncIterator[Queues]:
-    """Both workers on fresh queues; `cached=0` replays every workflow task from history, so
-    hidden nondeterminism fails the test at once."""
-    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"host-{uuid.uuid4().hex[:8]}")
+    """Both workers, on fresh queues unless `queues` are given (workers coming back after a
+    restart); `cached=0` replays every workflow task from history, so hidden
+    nondeterminism fails the test at once."""
+    queues = queues or Queues(f"tq-{uuid.uuid4().hex[:8]}", f"host-{uuid.uuid4().hex[:8]}")
     workers = build_workers(
         client,
         task_queue=queues.task_queue,

@@ -18,7 +18,17 @@ from agents.agent_tool import AGENT_TOOL, AgentToolInput, CoordinatorAgentInput
 from agents.builtin.fork import fork_message
 from agents.control_tools import SEND_MESSAGE_TOOL, TASK_STOP_TOOL, SendMessageInput, TaskStopInput
 from agents.messages import Message, ToolResultBlock
-from agents.notifications import mail_text, wrap_notification_for_mixed_turn
+from agents.notifications import (
+    mail_text,
+    system_reminder,
+    wrap_notification_for_mixed_turn,
+)
+from agents.plan_mode import (
+    ENTER_PLAN_MODE_TOOL,
+    EXIT_PLAN_MODE_TOOL,
+    EnterPlanModeInput,
+    ExitPlanModeInput,
+)
 from agents.team_protocol import TEAM_ADDRESS
 from agents.team_tasks import TEAM_TOOL_INPUTS
 from agents.worktree_slug import agent_worktree_slug
@@ -46,12 +56,15 @@ from workflows.contracts import (
     BackgroundRequest,
     ChildSummary,
     MailMessage,
+    PlanDecision,
+    PlanView,
     StopRequest,
     TeamLink,
     TranscriptView,
     Workspace,
 )
 from workflows.phases import create_session_scratchpad
+from workflows.plan_control import PlanControl, plan_approver
 from workflows.registry import ChildRegistry
 from workflows.subagents import ParentContext, SubAgents
 from workflows.team_member import (
@@ -99,6 +112,7 @@ class AgentWorkflow:
         self._team_counts = TeamCounters()
         self._carry = AgentCarry.model_validate(inp.carry) if inp.carry else None
         self._prepared: Prepared | None = None
+        self._plans = PlanControl(lambda: self._state)
         if self._carry is not None:
             self._restore(self._carry)
 
@@ -156,6 +170,11 @@ class AgentWorkflow:
         setup = self._loop_setup(inp, prepared)
         if self._carry is None:
             await self._start_state(inp)
+            await self._plans.start(prepared.permission_mode, inp.workspace)
+        self._plans.approver = plan_approver(inp)
+        self._plans.sender = inp.name or self._agent_id
+        self._plans.show = self._show_details
+        reminder = prepared.definition.critical_system_reminder
         budget = inp.config.agents
         run_start_turns = self._state.turns
         hooks = LoopHooks(
@@ -167,6 +186,10 @@ class AgentWorkflow:
             has_input=lambda: bool(self._mailbox or self._registry.queue),
             outstanding=self._outstanding,
             wait_for_input=self._wait_for_input,
+            attachments=lambda: self._plans.attachments(subagent=inp.parent is not None),
+            # R84: the definition's critical reminder rides on every turn, never piling up.
+            ephemeral=lambda: [system_reminder(reminder)] if reminder else [],
+            tool_policy=self._plans.policy,
             # A worker spawn waiting for its files lives in this run's memory: no hand-over
             # while one waits.
             continue_as_new=lambda: (
@@ -291,11 +314,19 @@ class AgentWorkflow:
         if inp.team is not None:
             send = functools.partial(self._team_send, inp.team, sender, send)
         agent_input = CoordinatorAgentInput if inp.mode == "coordinator" else AgentToolInput
+        stopping = lambda: self._stop is not None  # noqa: E731
         available = {
             AGENT_TOOL: WorkflowTool(agent_input, self._subagents.agent_tool),
             SEND_MESSAGE_TOOL: WorkflowTool(SendMessageInput, send),
             TASK_STOP_TOOL: WorkflowTool(
                 TaskStopInput, functools.partial(task_stop, self._subagents)
+            ),
+            ENTER_PLAN_MODE_TOOL: WorkflowTool(
+                EnterPlanModeInput, functools.partial(self._plans.enter, inp.workspace)
+            ),
+            EXIT_PLAN_MODE_TOOL: WorkflowTool(
+                ExitPlanModeInput,
+                lambda call: self._plans.exit(inp.workspace, call, stopping),
             ),
         }
         if inp.team is not None:
@@ -392,6 +423,10 @@ class AgentWorkflow:
             return await send_to_peers(team, me, self._team_counts, call)
         return await fallback(call)
 
+    def _show_details(self, details: str) -> None:
+        self._phase = "waiting"
+        workflow.set_current_details(details)
+
     def _outstanding(self) -> bool:
         return self._registry.outstanding() or self._subagents.phases.waiting()
 
@@ -420,6 +455,8 @@ class AgentWorkflow:
             if message.id in self._seen_mail:
                 return
             self._seen_mail = [*self._seen_mail[-(SEEN_MAIL_KEPT - 1) :], message.id]
+        if self._plans.lead_answer(message):
+            return  # the lead's answer to the plan waiting at ExitPlanMode (R79)
         if is_team_mail(message):
             on_team_mail(self._team_counts, message)
         self._mailbox.append(message)
@@ -458,6 +495,24 @@ class AgentWorkflow:
             pending_notifications=len(self._registry.queue),
             mailbox=len(self._mailbox),
         )
+
+    @workflow.signal(name="approve_plan")
+    def approve_plan(self, decision: PlanDecision | None = None) -> None:
+        """Approve the plan waiting at ExitPlanMode (R79); nothing waits: nothing changes."""
+        decision = (decision or PlanDecision()).model_copy(update={"approve": True})
+        if not self._plans.decide(decision):
+            workflow.logger.info("approve_plan ignored: no plan waits for it")
+
+    @workflow.signal(name="reject_plan")
+    def reject_plan(self, decision: PlanDecision | None = None) -> None:
+        """Send the plan back with feedback; the agent stays in plan mode and revises it."""
+        decision = (decision or PlanDecision()).model_copy(update={"approve": False})
+        if not self._plans.decide(decision):
+            workflow.logger.info("reject_plan ignored: no plan waits for it")
+
+    @workflow.query(name="plan")
+    def plan(self) -> PlanView:
+        return self._plans.view()
 
     @workflow.query(name="tasks")
     def tasks(self) -> list[ChildSummary]:

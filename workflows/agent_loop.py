@@ -64,6 +64,17 @@ class LoopState(BaseModel):
     last_text: str = ""
     round_tool_use_ids: list[str] = Field(default_factory=list)
     """The tool_use ids of the assistant message whose tools are running (a fork clones it)."""
+    mode: str = ""
+    """The permission mode now (`plan` while planning, R75); "" = the agent's own."""
+    plan_file: str | None = None
+    """The agent's plan file, once it has entered plan mode (R76)."""
+    pre_plan_mode: str = ""
+    plan_turns: int = 0
+    """User turns taken in plan mode since entering it (reminder cadence, R78)."""
+    plan_attachments: int = 0
+    plan_exited: bool = False
+    """The plan was just approved: the next turn gets the one-time exit note."""
+    plan_requests: int = 0
 
 
 @dataclass
@@ -104,6 +115,12 @@ class LoopHooks:
     """Returns once the inbox has something, nothing is outstanding, or a stop came."""
     continue_as_new: Callable[[], bool] = lambda: False
     """Checked at each turn boundary: hand over to a fresh run now (history budget)."""
+    attachments: Callable[[], list[str]] = lambda: []
+    """Reminders to add to the next user turn and keep in the conversation (R78)."""
+    ephemeral: Callable[[], list[str]] = lambda: []
+    """Reminders for the next model call only, never recorded (R84)."""
+    tool_policy: Callable[[ValidCall], str | None] = lambda call: None
+    """Why a valid tool call is refused in the current mode (plan mode, R76), or None."""
 
 
 def model_activity_options(config: OutlastConfig) -> dict:
@@ -131,9 +148,13 @@ def _concurrency_safe(setup: LoopSetup) -> Callable[[str], bool]:
     return lambda n: n in setup.workflow_tools or (n in TOOLS and TOOLS[n].read_only)
 
 
-async def _call_model(setup: LoopSetup, state: LoopState) -> ModelResponse:
+async def _call_model(setup: LoopSetup, state: LoopState, ephemeral: list[str]) -> ModelResponse:
     request = setup.request.model_copy(
-        update={"transcript": state.transcript, "append": merge_user_messages(state.pending)}
+        update={
+            "transcript": state.transcript,
+            "append": merge_user_messages(state.pending),
+            "ephemeral": ephemeral,
+        }
     )
     try:
         return await workflow.execute_activity(
@@ -157,11 +178,16 @@ async def _run_activity_tool(
     spec = TOOLS[call.block.name]
     file_path = getattr(call.input, "file_path", None)
     stamp = state.read_state.get(normalize_path(state.cwd, file_path)) if file_path else None
+    planning = state.mode == "plan"
     ctx = ToolContext(
         workspace_root=setup.workspace.root,
         cwd=state.cwd,
         agent_id=setup.agent_id,
-        sandbox=setup.sandbox,
+        # R76: in plan mode the shell is read-only whatever the agent's tools, and the only
+        # file a write may touch is the plan (checked again inside the write activity).
+        sandbox="read_only" if planning else setup.sandbox,
+        plan_file=state.plan_file,
+        plan_mode=planning,
         read_stamp=stamp,
         extra_roots=setup.extra_roots,
         write_scope=setup.write_scope,
@@ -198,7 +224,12 @@ async def _run_one(setup: LoopSetup, state: LoopState, item: ValidCall | ToolRes
 async def _run_tools(
     setup: LoopSetup, state: LoopState, response: ModelResponse, hooks: LoopHooks
 ) -> list[ToolResultBlock]:
-    planned = plan_calls(response.message, response.stop_reason, _input_models(setup))
+    planned = [
+        error_result(item.block, denial)
+        if isinstance(item, ValidCall) and (denial := hooks.tool_policy(item))
+        else item
+        for item in plan_calls(response.message, response.stop_reason, _input_models(setup))
+    ]
     results: list[ToolResultBlock] = []
     for batch in batch_calls(planned, _concurrency_safe(setup)):
         hooks.on_phase("running_tools", [i.block.name for i in batch if isinstance(i, ValidCall)])
@@ -216,8 +247,9 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
         if hooks.continue_as_new():
             return "continue_as_new"
         state.pending.extend(hooks.drain_inbox())
+        state.pending.extend(Message.user_text(text) for text in hooks.attachments())
         hooks.on_phase("calling_model", [])
-        response = await _call_model(setup, state)
+        response = await _call_model(setup, state, hooks.ephemeral())
         hooks.record([*merge_user_messages(state.pending), response.message])
         state.turns += 1
         state.transcript = response.transcript

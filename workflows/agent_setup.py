@@ -120,7 +120,8 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
             cwd=inp.workspace.root,
             include_claude_md=not definition.omit_claude_md,
             include_git_status=not definition.omit_claude_md,
-            critical_system_reminder=definition.critical_system_reminder,
+            # R84: the critical reminder goes with every turn instead (LoopHooks.ephemeral).
+            critical_system_reminder=None,
             agent_tool_description=agent_tool_description(spawnable) if "Agent" in tools else "",
             coordinator=inp.mode == "coordinator",
         ),
@@ -145,7 +146,10 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
             ),
         ),
         # A worker that may write nothing in the workspace reads it through a read-only shell.
-        sandbox="read_only" if is_read_only(tools, mode) or inp.write_scope == [] else "none",
+        # Plan mode is a state the agent enters and leaves: the loop sandboxes it per call.
+        sandbox="read_only"
+        if is_read_only(tools, None if mode == "plan" else mode) or inp.write_scope == []
+        else "none",
         max_turns=min(inp.max_turns or definition.max_turns or hard, hard),
     )
 

@@ -8,6 +8,7 @@ with defaults.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -95,6 +96,8 @@ class TeamLink(_Contract):
     team_name: str
     members: list[str]
     """Every member's name (the lead included), this one too."""
+    lead: str = ""
+    """The lead's name: teammates' plans go to it for approval (R79)."""
 
 
 class AgentInput(_Contract):
@@ -205,6 +208,38 @@ class TranscriptView(_Contract):
     transcript: TranscriptRef
     base: TranscriptRef
     messages: list[Message]
+
+
+class PendingPlan(_Contract):
+    """A plan waiting for approval at ExitPlanMode (R79)."""
+
+    request_id: str
+    plan: str
+    plan_file: str
+    approver: str = "the user"
+    requested_at: datetime | None = None
+
+
+class PlanDecision(_Contract):
+    """Payload of the `approve_plan` / `reject_plan` signals (all fields optional)."""
+
+    request_id: str | None = None
+    """The plan decided on (from the `plan` query); None = whichever is pending."""
+    approve: bool = True
+    """Set by the signal: `approve_plan` approves, `reject_plan` rejects."""
+    feedback: str = ""
+    """For a rejection: what to change; the model reads it and revises the plan."""
+    target_mode: str | None = None
+    """For an approval: the permission mode to continue in (default: the one before)."""
+
+
+class PlanView(_Contract):
+    """Answer of the `plan` query."""
+
+    mode: str
+    plan_file: str | None = None
+    pre_plan_mode: str = ""
+    pending: PendingPlan | None = None
 
 
 class StopRequest(_Contract):
@@ -559,3 +594,50 @@ class MemberRef(_Contract):
     """Payload of a team's `kill_member` signal."""
 
     name: str
+
+
+class VerifiedTaskInput(_Contract):
+    """Input of `VerifiedTaskWorkflow` (R85, R89): implement, verify with a fresh verifier,
+    send the findings back, repeat up to `max_rounds`."""
+
+    task: str = Field(min_length=1)
+    workspace: Workspace
+    max_rounds: int = Field(default=3, ge=1, le=10)
+    implementer_type: str = "general-purpose"
+    verifier_type: str = "verification"
+    model: str | None = None
+    config: OutlastConfig = OutlastConfig()
+    description: str = ""
+
+
+class VerificationCheck(_Contract):
+    title: str
+    command: str | None = None
+    output: str | None = None
+    result: Literal["PASS", "FAIL", "skip"]
+
+
+class VerificationRound(_Contract):
+    round: int
+    implementer_status: Literal["completed", "failed", "killed"]
+    implementer_text: str = ""
+    changed_files: list[str] = Field(default_factory=list)
+    verifier_workflow_id: str = ""
+    verdict: Literal["PASS", "FAIL", "PARTIAL"]
+    verdict_reason: str = ""
+    """Why the verdict acted on differs from the report's own (a missing VERDICT line, a
+    PASS without any executed check), or why no verifier ran."""
+    checks: list[VerificationCheck] = Field(default_factory=list)
+    probes_found: bool = False
+    report: str = ""
+
+
+class VerifiedTaskResult(_Contract):
+    status: Literal["passed", "failed", "partial"]
+    """passed: a verifier said PASS; partial: the last verdict was PARTIAL (an environment
+    limit); failed: FAIL after `max_rounds`, or the implementer failed."""
+    rounds: list[VerificationRound]
+    message: str = ""
+    final_text: str = ""
+    """The implementer's last report."""
+    usage: AgentUsage = AgentUsage()

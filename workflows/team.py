@@ -84,6 +84,7 @@ class TeamWorkflow:
             workflow_id=info.workflow_id,
             team_name=inp.team_name,
             members=[m.name for m in inp.members()],
+            lead=inp.lead.name,
         )
         watchers = []
         for spec in inp.members():

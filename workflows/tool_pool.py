@@ -11,6 +11,12 @@ from agents.control_tools import (
     SendMessageInput,
     TaskStopInput,
 )
+from agents.plan_mode import (
+    ENTER_PLAN_MODE_TOOL,
+    EXIT_PLAN_MODE_TOOL,
+    EnterPlanModeInput,
+    ExitPlanModeInput,
+)
 
 BASE_TOOLS: list[str] = [
     AGENT_TOOL,
@@ -22,11 +28,15 @@ BASE_TOOLS: list[str] = [
     "Write",
     SEND_MESSAGE_TOOL,
     TASK_STOP_TOOL,
+    ENTER_PLAN_MODE_TOOL,
+    EXIT_PLAN_MODE_TOOL,
 ]
 WORKFLOW_TOOL_INPUTS = {
     AGENT_TOOL: AgentToolInput,
     SEND_MESSAGE_TOOL: SendMessageInput,
     TASK_STOP_TOOL: TaskStopInput,
+    ENTER_PLAN_MODE_TOOL: EnterPlanModeInput,
+    EXIT_PLAN_MODE_TOOL: ExitPlanModeInput,
 }
 ALIASES = {
     **{alias: AGENT_TOOL for alias in AGENT_TOOL_ALIASES},

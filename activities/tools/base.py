@@ -53,6 +53,10 @@ class ToolContext(BaseModel):
     """`read_only`: Bash runs under bubblewrap with the filesystem read-only and no network."""
     read_stamp: FileStamp | None = None
     """For Write/Edit: this agent's stamp of the target file from its last Read/Write/Edit."""
+    plan_file: str | None = None
+    """The agent's plan file (R76): readable, though outside the workspace."""
+    plan_mode: bool = False
+    """Planning now: Write and Edit may touch `plan_file` and nothing else (R76, R80)."""
     write_scope: tuple[str, ...] | None = None
     """Workspace-relative files and directories Write and Edit may change; None = any."""
     extra_roots: tuple[str, ...] = ()

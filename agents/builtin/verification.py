@@ -1,7 +1,8 @@
 """The `verification` built-in (spec R10, R81-R84): an adversarial verifier with a verdict.
 
 Its job is to break an implementation, not to confirm it. The report ends with one
-machine-readable `VERDICT:` line that the caller parses with `parse_verdict`.
+machine-readable `VERDICT:` line that the caller parses with `parse_verdict`; the checks
+before it are parsed with `parse_verification_report` and judged with `effective_verdict`.
 """
 
 from __future__ import annotations
@@ -9,10 +10,13 @@ from __future__ import annotations
 import re
 from typing import Literal, cast
 
+from pydantic import BaseModel, ConfigDict
+
 from agents.builtin.explore import READ_ONLY_DENY
 from agents.definition import AgentDefinition
 
 Verdict = Literal["PASS", "FAIL", "PARTIAL"]
+CheckResult = Literal["PASS", "FAIL", "skip"]
 
 CRITICAL_SYSTEM_REMINDER = (
     "CRITICAL: This is a VERIFICATION-ONLY task. You CANNOT edit, write, or create files IN "
@@ -124,3 +128,158 @@ def parse_verdict(text: str) -> Verdict | None:
     last = next((line for line in reversed(lines) if line), None)
     match = VERDICT_RE.match(last) if last is not None else None
     return cast(Verdict, match.group(1)) if match else None
+
+
+class Check(BaseModel):
+    """One `### Check:` section of a report (R82)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    title: str
+    command: str | None
+    output: str | None
+    result: CheckResult
+
+
+class VerificationReport(BaseModel):
+    """A verifier's report, parsed (R82, R83)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    checks: list[Check]
+    probes_found: bool
+    verdict: Verdict | None
+    verdict_problem: str | None
+
+
+_CHECK_RE = re.compile(r"^#{3}\s*Check:\s*(.*?)\s*$")
+# A section ends at the next heading of level 1-3 or at the verdict line (outside fences).
+_SECTION_END_RE = re.compile(r"^(#{1,3}\s|VERDICT\b)")
+_FIELD_RE = re.compile(r"^\s*\*\*(Command run|Output observed|Result):?\s*(.*)$")
+_RESULT_RE = re.compile(r"^\s*(PASS|FAIL)\b")
+_FENCE_RE = re.compile(r"^\s*(```|~~~)")
+# Pasted output is full of "0", "empty" and "error", so probes are looked for in what the
+# verifier chose to do and say (title, command, prose), never in the output it copied.
+_PROBE_WORDS_RE = re.compile(
+    r"\b(adversarial|boundary|boundaries|edge[ -]cases?|empty|negative|unicode|very long|"
+    r"max[_ ]?int|int[_ ]max|concurren(t|tly|cy)|simultaneous(ly)?|rac(e|es|ing)|"
+    r"idempoten(t|tly|cy)|orphan(ed|s)?|"
+    r"invalid input|malformed)\b",
+    re.IGNORECASE,
+)
+# 0 and -1 are probes in a title, and in a command only as a value ("f(-1)", "limit=0"):
+# as a bare argument they are mostly flags and counts ("git log -1", "exit 0").
+_TITLE_NUMBER_RE = re.compile(r"(?<![\w.-])(-1|0)(?![\w.])")
+_COMMAND_NUMBER_RE = re.compile(r"[(\[=,:]\s*(-1|0)(?![\w.])")
+_VERDICT_FORMS = "'VERDICT: PASS', 'VERDICT: FAIL' or 'VERDICT: PARTIAL'"
+
+
+def _fenced(lines: list[str]) -> list[bool]:
+    """For each line, whether it lies inside (or opens or closes) a ``` or ~~~ code fence."""
+    inside, marks = False, []
+    for line in lines:
+        fence = bool(_FENCE_RE.match(line))
+        marks.append(inside or fence)
+        inside = inside != fence
+    return marks
+
+
+def _block(lines: list[str]) -> str | None:
+    """A field's text without code fences or surrounding blank lines; None when empty."""
+    kept = [line.rstrip() for line in lines if not _FENCE_RE.match(line)]
+    text = "\n".join(kept).strip("\n")
+    if not text.strip():
+        return None
+    indents = [len(line) - len(line.lstrip()) for line in text.splitlines() if line.strip()]
+    return "\n".join(line[min(indents) :] for line in text.splitlines())
+
+
+def _parse_check(title: str, body: list[str], fenced: list[bool]) -> tuple[Check, bool]:
+    """The check and whether it is an adversarial probe."""
+    fields: dict[str, list[str]] = {}
+    prose: list[str] = []
+    current: str | None = None
+    for line, in_fence in zip(body, fenced, strict=True):
+        match = None if in_fence else _FIELD_RE.match(line)
+        if match:
+            current = match.group(1)
+            rest = match.group(2).removeprefix("**").removeprefix(":").strip()
+            fields[current] = [rest] if rest else []
+            if current == "Result":
+                prose.append(rest)
+        elif current in ("Command run", "Output observed"):
+            fields[current].append(line)
+        elif current == "Result":
+            fields[current].append(line)
+            prose.append(line)
+        else:
+            prose.append(line)
+    command = _block(fields["Command run"]) if "Command run" in fields else None
+    output = _block(fields["Output observed"]) if "Output observed" in fields else None
+    claimed = _RESULT_RE.match(" ".join(fields.get("Result", [])))
+    result = claimed.group(1) if claimed and command and output else "skip"
+    probe = bool(
+        _PROBE_WORDS_RE.search("\n".join([title, command or "", *prose]))
+        or _TITLE_NUMBER_RE.search(title)
+        or _COMMAND_NUMBER_RE.search(command or "")
+    )
+    check = Check(title=title, command=command, output=output, result=cast(CheckResult, result))
+    return check, probe
+
+
+def _verdict_problem(text: str) -> str | None:
+    if parse_verdict(text) is not None:
+        return None
+    last = next((line.strip() for line in reversed(text.splitlines()) if line.strip()), None)
+    problem = f"the report does not end with a line {_VERDICT_FORMS}"
+    if last is None:
+        return f"{problem} (the report is empty)"
+    shown = last if len(last) <= 80 else last[:77] + "..."
+    return f"{problem} (its last line is {shown!r})"
+
+
+def parse_verification_report(text: str) -> VerificationReport:
+    """The checks, probes and verdict of a verifier's report (R82, R83).
+
+    A check runs from a `### Check: <title>` line to the next heading or the verdict line.
+    Its result is what its `**Result: PASS**` / `**Result: FAIL** ...` line claims, but only
+    if it shows both a non-empty `**Command run:**` and `**Output observed:**` block;
+    otherwise it is `skip`: reading code is not verification. `probes_found` is True when
+    some check names an adversarial probe (boundary values, empty or malformed input,
+    concurrency, idempotency, orphans, ...) in its title, command or prose.
+    """
+    lines = text.splitlines()
+    fenced = _fenced(lines)
+    checks: list[Check] = []
+    probes_found = False
+    i = 0
+    while i < len(lines):
+        header = None if fenced[i] else _CHECK_RE.match(lines[i])
+        i += 1
+        if not header:
+            continue
+        start = i
+        while i < len(lines) and (fenced[i] or not _SECTION_END_RE.match(lines[i])):
+            i += 1
+        check, probe = _parse_check(header.group(1), lines[start:i], fenced[start:i])
+        checks.append(check)
+        probes_found = probes_found or probe
+    return VerificationReport(
+        checks=checks,
+        probes_found=probes_found,
+        verdict=parse_verdict(text),
+        verdict_problem=_verdict_problem(text),
+    )
+
+
+def effective_verdict(report: VerificationReport) -> tuple[Verdict, str]:
+    """The verdict the caller acts on, and why it differs from the claimed one ("" if not).
+
+    A missing or malformed verdict is a FAIL; so is a PASS with no executed check (every
+    check `skip`, or no checks at all), since nothing was verified.
+    """
+    if report.verdict is None:
+        return "FAIL", report.verdict_problem or f"no final line {_VERDICT_FORMS}"
+    if report.verdict == "PASS" and all(c.result == "skip" for c in report.checks):
+        return "FAIL", "PASS without any executed check"
+    return report.verdict, ""

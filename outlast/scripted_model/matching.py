@@ -26,6 +26,7 @@ from outlast.scripted_model.script import (
     Turn,
     UnknownVariable,
     cwd_from_system,
+    plan_file_from,
     render_turn,
     scratchpad_from_system,
 )
@@ -324,4 +325,7 @@ class Responder:
         scratchpad = scratchpad_from_system(view.system_text)
         if scratchpad is not None:
             variables["scratchpad"] = scratchpad
+        plan_file = plan_file_from(view.conversation_text)
+        if plan_file is not None:
+            variables["plan_file"] = plan_file
         return variables

@@ -35,6 +35,7 @@ EXHAUSTED_TEXT = "(script exhausted)"
 
 _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _WORKING_DIRECTORY = re.compile(r"^\s*Working directory:\s*(\S.*?)\s*$", re.MULTILINE)
+_PLAN_FILE = re.compile(r"^\s*Plan file:\s*(\S.*?)\s*$", re.MULTILINE)
 _SCRATCHPAD = re.compile(r"^\s*Scratchpad directory:\s*(\S.*?)\s*$", re.MULTILINE)
 
 
@@ -235,6 +236,12 @@ def scratchpad_from_system(system_text: str) -> str | None:
     """The path on the first `Scratchpad directory: <path>` line (a coordinator's workers)."""
     found = _SCRATCHPAD.search(system_text)
     return found.group(1) if found else None
+
+
+def plan_file_from(conversation_text: str) -> str | None:
+    """The path on the last `Plan file: <path>` line of the conversation (plan mode)."""
+    found = _PLAN_FILE.findall(conversation_text)
+    return found[-1] if found else None
 
 
 def substitute(value: Any, variables: dict[str, str]) -> Any:

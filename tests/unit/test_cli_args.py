@@ -111,6 +111,6 @@ def test_pattern_inputs_are_the_public_workflow_inputs(tmp_path):
     assert isinstance(fj, ForkJoinInput) and fj.directives == ["a", "b"] and fj.synthesize
 
 
-def test_approve_rerun_needs_reject():
-    out = run("approve", "pipe-1", "plan", "--rerun")
-    assert out.exit_code == 2 and "--rerun only goes with --reject" in out.output
+def test_rerun_is_for_a_named_pipeline_stage():
+    out = run("reject", "pipe-1", "--rerun")
+    assert out.exit_code == 2 and "--rerun is for a pipeline stage" in out.output

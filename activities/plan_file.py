@@ -1,0 +1,59 @@
+"""The plan file of an agent in plan mode (spec R76, R79): where it lives and what it says.
+
+Plans live outside the checkout, in `$OUTLAST_HOME/plans/<slug>.md` (Claude Code's
+`~/.claude/plans`), so planning never dirties the working tree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import activity
+
+from activities.store import state_dir
+from activities.workspace import run_blocking
+
+PLAN_MAX_CHARS = 100_000
+
+
+class PlanFileRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    slug: str
+
+
+class PlanText(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    text: str | None
+    """None: no plan file yet (or it is a symlink, which a plan may never be)."""
+
+
+def plans_dir() -> Path:
+    return state_dir() / "plans"
+
+
+@activity.defn(name="plan.prepare_plan_file")
+async def prepare_plan_file(req: PlanFileRequest) -> str:
+    """The plan file's absolute path; its directory exists afterwards."""
+    return await run_blocking(_prepare, req.slug)
+
+
+def _prepare(slug: str) -> str:
+    directory = plans_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    return str(directory.resolve() / f"{slug}.md")
+
+
+@activity.defn(name="plan.read_plan")
+async def read_plan(path: str) -> PlanText:
+    return await run_blocking(_read, path)
+
+
+def _read(path: str) -> PlanText:
+    plan = Path(path)
+    if plan.is_symlink() or not plan.is_file():
+        return PlanText(path=path, text=None)
+    return PlanText(path=path, text=plan.read_text(errors="replace")[:PLAN_MAX_CHARS])

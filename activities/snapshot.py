@@ -1,0 +1,79 @@
+"""A disposable copy of a workspace for a verifier (spec R81): it may build and run tests,
+and nothing it does reaches the implementer's checkout. Also: which files a change touched.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import activity
+
+from activities.store import state_dir
+from activities.workspace import run_blocking
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class SnapshotRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    root: str
+    name: str
+    """Unique per verification (the verifier's workflow id); reused on a retry."""
+
+
+def snapshot_path(name: str) -> Path:
+    return state_dir() / "snapshots" / (_UNSAFE.sub("_", name).strip("._") or "snapshot")
+
+
+@activity.defn(name="workspace.snapshot")
+async def snapshot(req: SnapshotRequest) -> str:
+    """Copy the checkout (uncommitted changes and `.git` included) to a fresh directory.
+    Idempotent: a retry replaces a half-made copy."""
+    return await run_blocking(_snapshot, req.root, req.name)
+
+
+def _snapshot(root: str, name: str) -> str:
+    dest = snapshot_path(name)
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(root, dest, symlinks=True)
+    return str(dest.resolve())
+
+
+@activity.defn(name="workspace.remove_snapshot")
+async def remove_snapshot(name: str) -> None:
+    await run_blocking(lambda: shutil.rmtree(snapshot_path(name), ignore_errors=True))
+
+
+@activity.defn(name="workspace.changed_files")
+async def changed_files(root: str) -> list[str]:
+    """Paths (relative) that differ from HEAD, untracked ones included; [] outside git."""
+    return await run_blocking(_changed, root)
+
+
+def _changed(root: str) -> list[str]:
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all", "-z"],
+        cwd=root,
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        return []
+    paths = []
+    entries = done.stdout.decode(errors="replace").split("\0")
+    skip = False
+    for entry in entries:
+        if skip or not entry:
+            skip = False
+            continue
+        status, path = entry[:2], entry[3:]
+        paths.append(path)
+        skip = "R" in status or "C" in status  # the next entry is the old name
+    return sorted(set(paths))

@@ -1,0 +1,194 @@
+"""Plan mode (R75-R80): only the plan file is writable, ExitPlanMode waits durably for the
+`approve_plan` / `reject_plan` signals, and the CLI refuses a decision nothing waits for."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import uuid
+
+from tests.support import agent_input, running_workers, scripted_model, start
+from workflows.contracts import AgentResult, PlanView
+
+WRITE_CODE = {"name": "Write", "input": {"file_path": "{{cwd}}/src/x.py", "content": "X = 1\n"}}
+WRITE_PLAN = {
+    "name": "Write",
+    "input": {"file_path": "{{plan_file}}", "content": "# Plan\n- create src/x.py with X = 1\n"},
+}
+EXIT = {"name": "ExitPlanMode", "input": {}}
+
+
+def planner(after_exit: list[dict]) -> dict:
+    return {
+        "agents": [
+            {
+                "name": "planner",
+                "turns": [
+                    {"tool_use": {"name": "EnterPlanMode", "input": {}}},
+                    {"tool_use": WRITE_CODE},  # refused: plan mode
+                    {"tool_use": WRITE_PLAN},
+                    {"tool_use": EXIT},
+                    *after_exit,
+                ],
+            }
+        ]
+    }
+
+
+APPROVED = planner([{"tool_use": WRITE_CODE}, {"text": "implemented the plan"}])
+REJECTED = planner([{"text": "I will revise the plan."}])
+
+
+async def wait_for_pending(handle, timeout: float = 30) -> PlanView:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            view = await handle.query("plan", result_type=PlanView)
+            if view.pending is not None:
+                return view
+        except Exception:  # noqa: BLE001 - no worker has it yet
+            pass
+        await asyncio.sleep(0.1)
+    raise AssertionError("no plan became pending")
+
+
+async def cli(address: str, *args: str) -> tuple[int, str]:
+    """The real `outlast` CLI in a subprocess (it runs its own event loop)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "outlast.cli",
+        *args,
+        env={**os.environ, "TEMPORAL_ADDRESS": address, "COLUMNS": "200"},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await proc.communicate()
+    return proc.returncode, out.decode()
+
+
+def requests_text(log) -> list[str]:
+    return [json.dumps(r["body"]["messages"]) for r in log if r["outcome"] == "completed"]
+
+
+async def test_plan_then_approve_then_edit(client, dev_server, git_repo):
+    with scripted_model(APPROVED, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("add X", git_repo, queues), queues)
+            view = await wait_for_pending(handle)
+            assert view.mode == "plan" and view.pre_plan_mode == "default"
+            assert "create src/x.py" in view.pending.plan
+            assert not (git_repo / "src/x.py").exists()
+            details = (await handle.describe()).raw_description.workflow_extended_info
+            assert details is not None
+            code, out = await cli(dev_server.address, "approve", handle.id)
+            assert code == 0, out
+            result = await handle.result()
+            view = await handle.query("plan", result_type=PlanView)
+    assert view.mode == "default" and view.pending is None
+    assert result.status == "completed" and result.final_text == "implemented the plan"
+    assert (git_repo / "src/x.py").read_text() == "X = 1\n"
+    texts = requests_text(model.log)
+    refused = texts[2]  # the answer to the first Write of src/x.py
+    assert "Plan mode is active" in refused and "is not allowed" in refused
+    assert "Plan mode is active" in texts[1]  # the reminder came with the first plan turn
+    approved = texts[4]
+    assert "User has approved your plan" in approved and "## Approved Plan" in approved
+    assert "create src/x.py with X = 1" in approved
+    assert '"is_error": true' not in json.dumps(json.loads(texts[5])[-1])  # the real Write
+
+
+async def test_reject_sends_feedback_and_nothing_is_edited(client, dev_server, git_repo):
+    with scripted_model(REJECTED, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("add X", git_repo, queues), queues)
+            await wait_for_pending(handle)
+            code, out = await cli(
+                dev_server.address, "reject", handle.id, "--feedback", "add error handling"
+            )
+            assert code == 0, out
+            result = await handle.result()
+            view = await handle.query("plan", result_type=PlanView)
+    assert result.final_text == "I will revise the plan."
+    last = requests_text(model.log)[-1]
+    assert "add error handling" in last
+    assert not (git_repo / "src/x.py").exists()
+    assert view.mode == "plan"  # rejection keeps it planning
+
+
+async def test_decisions_nothing_waits_for_change_nothing(client, dev_server, git_repo):
+    """Approve with no plan pending: the CLI says why and sends nothing (history unchanged).
+    Approve sent twice: applied once, so the next plan still waits for its own approval."""
+    script = planner(
+        [
+            {"tool_use": {"name": "EnterPlanMode", "input": {}}},
+            {"tool_use": EXIT},
+            {"text": "stopping here"},
+        ]
+    )
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(
+                client,
+                agent_input("add X", git_repo, queues),
+                queues,
+                f"plan-{uuid.uuid4().hex[:8]}",
+            )
+            await asyncio.sleep(0)  # the agent is still at its first turns
+            before = len((await handle.fetch_history()).events)
+            code, out = await cli(dev_server.address, "approve", handle.id)
+            if code != 0:  # nothing pending yet (the usual case): refused, nothing sent
+                assert "no plan is waiting for approval" in out
+                events = (await handle.fetch_history()).events
+                assert not any(
+                    e.HasField("workflow_execution_signaled_event_attributes")
+                    for e in events[before:]
+                )
+            await wait_for_pending(handle)
+            # The same approval twice (a retried click): the second changes nothing.
+            await handle.signal("approve_plan", {"request_id": "plan-1"})
+            await handle.signal("approve_plan", {"request_id": "plan-1"})
+            second = await wait_for_pending(handle)  # the re-entered plan's request
+            assert second.pending.request_id == "plan-2"
+            await handle.signal("reject_plan", {"feedback": "not now"})
+            result = await handle.result()
+            code, out = await cli(dev_server.address, "approve", handle.id)
+    assert result.final_text == "stopping here"
+    assert code == 2 and "no plan is waiting for approval" in out
+
+
+async def test_plan_pending_survives_a_server_sigkill(tmp_path, git_repo):
+    """The dev server (SQLite file) is SIGKILLed while the plan waits; after a restart the
+    approval still reaches the agent, which goes on from where it waited."""
+    from outlast.client import connect
+    from outlast.devserver import DevServer
+    from tests.support import free_port
+
+    server = DevServer(
+        state_dir=tmp_path / "temporal", host="127.0.0.1", port=free_port(), headless=True
+    )
+    proc = server.start(detach=False)
+    try:
+        with scripted_model(APPROVED):
+            client = await connect(server.address)
+            async with running_workers(client) as queues:
+                handle = await start(client, agent_input("add X", git_repo, queues), queues)
+                await wait_for_pending(handle)
+            proc.kill()  # SIGKILL: no shutdown, the database as it was on disk
+            proc.wait()
+            proc = server.start(detach=False)
+            client = await connect(server.address)
+            handle = client.get_workflow_handle(handle.id, result_type=AgentResult)
+            async with running_workers(client, queues=queues):
+                view = await wait_for_pending(handle)  # replayed from the restarted server
+                assert view.pending.request_id == "plan-1"
+                code, out = await cli(server.address, "approve", handle.id)
+                assert code == 0, out
+                result = await asyncio.wait_for(handle.result(), timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert result.final_text == "implemented the plan"
+    assert (git_repo / "src/x.py").read_text() == "X = 1\n"

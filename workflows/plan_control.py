@@ -1,0 +1,237 @@
+"""Plan mode in an agent's workflow (spec R75-R80): entering, the permission rule, the
+reminders, and the durable wait for approval at ExitPlanMode.
+
+The mode and its counters live in the carried `LoopState`; only the pending plan and its
+decision live here, and they never cross a continue-as-new (an agent waiting at
+ExitPlanMode is inside a tool call, where no hand-over happens).
+
+Who approves: a top-level agent's plan waits for the `approve_plan` / `reject_plan`
+signals (a person, through the CLI or the Web UI); a worker of a coordinator or a teammate
+sends a `plan_approval_request` to its lead and waits for the lead's
+`plan_approval_response` through SendMessage (R79). Either answer ends the wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from pydantic import BaseModel
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError
+
+from agents.messages import ToolResultBlock
+from agents.paths import normalize_path
+from agents.permissions import PLAN_MODE, plan_mode_denial
+from agents.plan_mode import (
+    PLAN_SLUG_BITS,
+    approved_plan_result,
+    awaiting_lead_text,
+    parse_plan_approval_response,
+    plan_approval_request_text,
+    plan_exited_reminder,
+    plan_mode_reminder,
+    plan_reentry_reminder,
+    plan_slug,
+    rejected_plan_result,
+    reminder_due,
+)
+
+with workflow.unsafe.imports_passed_through():
+    from activities.plan_file import PlanFileRequest, PlanText, prepare_plan_file, read_plan
+
+from workflows.agent_loop import LoopState
+from workflows.contracts import (
+    AgentInput,
+    MailMessage,
+    PendingPlan,
+    PlanDecision,
+    PlanView,
+    Workspace,
+)
+from workflows.signals import signal_workflow
+from workflows.turns import ValidCall, error_result
+
+PLAN_OPTIONS = {
+    "start_to_close_timeout": timedelta(seconds=30),
+    "retry_policy": RetryPolicy(maximum_attempts=5),
+}
+
+
+class Approver(BaseModel):
+    """Where a plan goes for approval: a person (None) or the agent's lead by mail."""
+
+    workflow_id: str | None = None
+    name: str = "the user"
+
+
+def plan_approver(inp: AgentInput) -> Approver:
+    """A teammate asks its team's lead, a sub-agent its parent, a top-level agent a person."""
+    team = inp.team
+    if team is not None and team.lead and team.lead != inp.name:
+        return Approver(workflow_id=f"{team.workflow_id}/{team.lead}", name=team.lead)
+    if inp.parent is not None:
+        return Approver(workflow_id=inp.parent.workflow_id, name=inp.parent.agent_id)
+    return Approver()
+
+
+class PlanControl:
+    def __init__(self, state: Callable[[], LoopState]) -> None:
+        self._state = state
+        self.pending: PendingPlan | None = None
+        self.decision: PlanDecision | None = None
+        self.approver = Approver()
+        self.sender = ""
+        self.show: Callable[[str], None] = lambda details: None
+
+    # --- entering -----------------------------------------------------------------------
+
+    async def start(self, mode: str, workspace: Workspace) -> None:
+        """An agent started in plan mode (`permission_mode: plan`) plans from its first turn."""
+        state = self._state()
+        state.mode = mode
+        if mode == PLAN_MODE:
+            state.pre_plan_mode = "default"
+            await self._ensure_plan_file(workspace)
+
+    async def enter(self, workspace: Workspace, call: ValidCall) -> ToolResultBlock:
+        state = self._state()
+        if state.mode == PLAN_MODE:
+            return error_result(call.block, "You are already in plan mode.")
+        reentry = state.plan_file is not None
+        await self._ensure_plan_file(workspace)
+        state.pre_plan_mode, state.mode = state.mode or "default", PLAN_MODE
+        state.plan_turns = state.plan_attachments = 0
+        text = "Entered plan mode. Explore and design; change nothing but the plan file."
+        if reentry:
+            text += "\n\n" + plan_reentry_reminder(state.plan_file or "")
+        return ToolResultBlock(tool_use_id=call.block.id, content=text)
+
+    async def _ensure_plan_file(self, workspace: Workspace) -> None:
+        state = self._state()
+        if state.plan_file is None:
+            slug = plan_slug(workflow.random().getrandbits(PLAN_SLUG_BITS))
+            state.plan_file = await workflow.execute_activity(
+                prepare_plan_file,
+                PlanFileRequest(slug=f"{slug}-{workflow.info().workflow_id[-8:]}"),
+                task_queue=workspace.host_queue,
+                **PLAN_OPTIONS,
+            )
+
+    # --- while planning -----------------------------------------------------------------
+
+    def policy(self, call: ValidCall) -> str | None:
+        state = self._state()
+        if state.mode != PLAN_MODE or state.plan_file is None:
+            return None
+        return plan_mode_denial(call.block.name, call.input, state.plan_file, state.cwd)
+
+    def attachments(self, subagent: bool) -> list[str]:
+        """R78: the plan-mode reminder on its cadence; once after approval, the exit note."""
+        state = self._state()
+        if state.mode != PLAN_MODE or state.plan_file is None:
+            if state.plan_exited:
+                state.plan_exited = False
+                return [plan_exited_reminder(state.plan_file or "")]
+            return []
+        due = reminder_due(state.plan_turns, state.plan_attachments)
+        state.plan_turns += 1
+        if due is None:
+            return []
+        state.plan_attachments += 1
+        exists = normalize_path(state.cwd, state.plan_file) in state.read_state
+        return [plan_mode_reminder(state.plan_file, exists, full=due == "full", subagent=subagent)]
+
+    # --- ExitPlanMode -------------------------------------------------------------------
+
+    async def exit(
+        self, workspace: Workspace, call: ValidCall, stop_requested: Callable[[], bool]
+    ) -> ToolResultBlock:
+        state = self._state()
+        if state.mode != PLAN_MODE or state.plan_file is None:
+            return error_result(call.block, "You are not in plan mode; there is no plan to exit.")
+        plan: PlanText = await workflow.execute_activity(
+            read_plan, state.plan_file, task_queue=workspace.host_queue, **PLAN_OPTIONS
+        )
+        if not (plan.text or "").strip():
+            return error_result(
+                call.block,
+                f"The plan file {state.plan_file} is empty or missing: write your plan there "
+                "with Write, then call ExitPlanMode again.",
+            )
+        state.plan_requests += 1
+        self.pending = PendingPlan(
+            request_id=f"plan-{state.plan_requests}",
+            plan=plan.text or "",
+            plan_file=state.plan_file,
+            approver=self.approver.name,
+            requested_at=workflow.now(),
+        )
+        self.decision = None
+        await self._ask(self.pending)
+        try:
+            await workflow.wait_condition(lambda: self.decision is not None or stop_requested())
+        finally:
+            pending, decision = self.pending, self.decision
+            self.pending, self.decision = None, None
+        if decision is None:
+            return error_result(call.block, "Stopped while the plan waited for approval.")
+        if decision.approve:
+            state.mode = decision.target_mode or state.pre_plan_mode or "default"
+            state.plan_exited = True
+            text = approved_plan_result(pending.plan, pending.plan_file)
+            return ToolResultBlock(tool_use_id=call.block.id, content=text)
+        return error_result(call.block, rejected_plan_result(decision.feedback))
+
+    async def _ask(self, pending: PendingPlan) -> None:
+        if self.approver.workflow_id is None:
+            self.show(
+                f"## Plan awaiting approval ({pending.request_id})\n\n{pending.plan}\n\n---\n"
+                f"Approve: `outlast approve {workflow.info().workflow_id}` · reject: "
+                f"`outlast reject {workflow.info().workflow_id} --feedback ...` (signals "
+                "`approve_plan` / `reject_plan`)"
+            )
+            return
+        self.show(f"plan {pending.request_id} waits for {self.approver.name}'s approval")
+        request = plan_approval_request_text(pending.request_id, pending.plan, pending.plan_file)
+        mail = MailMessage(text=request, sender=self.sender, id=f"{pending.request_id}-ask")
+        try:
+            await signal_workflow(self.approver.workflow_id, "send_message", mail)
+        except ApplicationError:
+            workflow.logger.warning("the lead has ended; the plan waits for approve_plan")
+        else:
+            workflow.logger.info(awaiting_lead_text(self.approver.name))
+
+    # --- decisions ----------------------------------------------------------------------
+
+    def decide(self, decision: PlanDecision) -> bool:
+        """Apply a person's decision; False (changing nothing) if no plan waits, it was
+        decided already, or the decision names another request."""
+        if self.pending is None or self.decision is not None:
+            return False
+        if decision.request_id not in (None, self.pending.request_id):
+            return False
+        self.decision = decision
+        return True
+
+    def lead_answer(self, message: MailMessage) -> bool:
+        """True if `message` is the lead's answer to the pending plan (consumed here)."""
+        if self.pending is None or self.decision is not None:
+            return False
+        answer = parse_plan_approval_response(message.text, self.pending.request_id)
+        if answer is None:
+            return False
+        self.decision = PlanDecision(
+            request_id=answer.request_id, approve=answer.approve, feedback=answer.feedback or ""
+        )
+        return True
+
+    def view(self) -> PlanView:
+        state = self._state()
+        return PlanView(
+            mode=state.mode,
+            plan_file=state.plan_file,
+            pre_plan_mode=state.pre_plan_mode,
+            pending=self.pending,
+        )
