@@ -23,6 +23,7 @@ from activities.llm import call_model
 from activities.plan_file import prepare_plan_file, read_plan
 from activities.resume import AgentControl, append, repair
 from activities.scratchpad import create_scratchpad
+from activities.snapshot import changed_files, remove_snapshot, snapshot
 from activities.team_control import TeamControl
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
 from activities.transcript_export import export_transcript
@@ -33,8 +34,16 @@ from workflows.coordinator import CoordinatorWorkflow
 from workflows.fork_join import ForkJoinWorkflow
 from workflows.pipeline import PipelineWorkflow
 from workflows.team import TeamWorkflow
+from workflows.verified_task import VerifiedTaskWorkflow
 
-WORKFLOWS = [AgentWorkflow, ForkJoinWorkflow, CoordinatorWorkflow, PipelineWorkflow, TeamWorkflow]
+WORKFLOWS = [
+    AgentWorkflow,
+    ForkJoinWorkflow,
+    CoordinatorWorkflow,
+    PipelineWorkflow,
+    TeamWorkflow,
+    VerifiedTaskWorkflow,
+]
 MODEL_ACTIVITIES = [call_model]
 HOST_ACTIVITIES = [
     *TOOL_ACTIVITIES,
@@ -49,6 +58,9 @@ HOST_ACTIVITIES = [
     create_scratchpad,
     prepare_plan_file,
     read_plan,
+    snapshot,
+    remove_snapshot,
+    changed_files,
 ]
 
 

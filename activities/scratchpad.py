@@ -3,13 +3,14 @@ where every worker may read and write, for knowledge that outlives one worker.""
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
-from activities.store import state_dir
 from activities.workspace import run_blocking
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -23,8 +24,10 @@ class ScratchpadRequest(BaseModel):
 
 
 def scratchpad_path(session_id: str) -> str:
+    """`{tmp}/outlast-{uid}/{session}/scratchpad`, as Claude Code's: outside any checkout
+    even when the state directory (`./.outlast` by default) is inside one."""
     name = _UNSAFE.sub("_", session_id).strip("._") or "session"
-    return str(state_dir() / "sessions" / name / "scratchpad")
+    return str(Path(tempfile.gettempdir()) / f"outlast-{os.getuid()}" / name / "scratchpad")
 
 
 @activity.defn(name="workspace.create_scratchpad")

@@ -117,7 +117,8 @@ class CoordinatorAgentInput(AgentToolInput):
     files: list[str] = Field(
         default_factory=list,
         description="Repository-relative paths (files or directories) the worker will change "
-        "(implementation: required, and the only files it may write) or check "
+        "(implementation: required, and the only files its Write and Edit may change; its "
+        "shell is not restricted) or check "
         "(verification). A worker whose files overlap a running implementation worker's is "
         "queued until that one ends.",
     )

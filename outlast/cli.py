@@ -118,6 +118,7 @@ def run(
     approve: bool = typer.Option(
         False, "--approve", help="pipeline: wait for `outlast approve` after each stage."
     ),
+    max_rounds: int = typer.Option(3, min=1, max=10, help="verified: verification rounds."),
     no_worker: bool = typer.Option(
         False, "--no-worker", help="Only start; a worker elsewhere runs it."
     ),
@@ -143,6 +144,7 @@ def run(
                 teammates=teammate,
                 team_tasks=team_task,
                 forks=fork,
+                max_rounds=max_rounds,
             )
         )
     except StartError as e:

@@ -22,7 +22,7 @@ from temporalio.service import RPCError
 from agents.config import OutlastConfig, from_env
 from agents.team_tasks import TaskCreateInput
 from outlast.progress import follow, outcome, print_result
-from outlast.runner import StartError, build_input
+from outlast.runner import StartError, build_input, local_definitions
 from workflows.contracts import (
     TASK_QUEUE,
     AgentResult,
@@ -37,6 +37,9 @@ from workflows.contracts import (
     TeammateSpec,
     TeamResult,
     TeamView,
+    VerificationRound,
+    VerifiedTaskInput,
+    VerifiedTaskResult,
     Workspace,
     host_task_queue,
 )
@@ -48,6 +51,7 @@ WORKFLOW_TYPES = {
     "pipeline": "PipelineWorkflow",
     "team": "TeamWorkflow",
     "fork-join": "ForkJoinWorkflow",
+    "verified": "VerifiedTaskWorkflow",
 }
 RESULT_TYPES: dict[str, type] = {
     "single": AgentResult,
@@ -55,6 +59,7 @@ RESULT_TYPES: dict[str, type] = {
     "pipeline": PipelineResult,
     "team": TeamResult,
     "fork-join": ForkJoinResult,
+    "verified": VerifiedTaskResult,
 }
 POLL_S = 0.3
 
@@ -75,6 +80,7 @@ class PatternArgs:
     """`name=prompt` or `name:agent_type=prompt`."""
     team_tasks: list[str] = field(default_factory=list)
     forks: list[str] = field(default_factory=list)
+    max_rounds: int = 3
     config: OutlastConfig | None = None
 
 
@@ -110,11 +116,6 @@ def build_pattern_input(args: PatternArgs) -> Any:
     """The workflow input for `args.pattern`, or StartError naming the problem."""
     if args.pattern not in PATTERNS:
         raise StartError(f"--pattern {args.pattern}: choose one of {', '.join(PATTERNS)}.")
-    if args.pattern == "verified":
-        raise StartError(
-            "--pattern verified: the adversarial verification workflow (VerifiedTaskWorkflow) "
-            "is not available yet; use --pattern pipeline, whose last stage is a verifier."
-        )
     if not args.task.strip():
         raise StartError("The task is empty: say what the agents should do.")
     config = args.config or from_env(os.environ)
@@ -155,6 +156,17 @@ def build_pattern_input(args: PatternArgs) -> Any:
                 "the lead)."
             )
         members = [parse_teammate(t) for t in args.teammates]
+        known = local_definitions(Path(workspace.root), config)
+        for m in [*members]:
+            if known.get(m.agent_type) is None:
+                raise StartError(
+                    f"--teammate {m.name}: agent type '{m.agent_type}' not found. Available "
+                    f"agents: {', '.join(known.names())}"
+                )
+            if m.name == "lead":
+                raise StartError("--teammate lead: the lead (who gets the task) is named 'lead'")
+        if any(not t.strip() for t in args.team_tasks):
+            raise StartError("--team-task: a task needs a subject.")
         try:
             return TeamInput(
                 team_name="team",
@@ -167,6 +179,16 @@ def build_pattern_input(args: PatternArgs) -> Any:
             )
         except ValidationError as e:
             raise StartError(f"--teammate: {_first_error(e)}") from None
+    if args.pattern == "verified":
+        return VerifiedTaskInput(
+            task=args.task,
+            workspace=workspace,
+            implementer_type=args.agent_type,
+            model=args.model,
+            config=config,
+            max_rounds=args.max_rounds,
+            description=description,
+        )
     if not args.forks:
         raise StartError("--pattern fork-join needs at least one --fork DIRECTIVE.")
     return ForkJoinInput(
@@ -252,6 +274,12 @@ async def _progress(handle: WorkflowHandle, pattern: str) -> list[tuple[str, str
             for t in view.tasks
         ]
         return lines
+    if pattern == "verified":
+        rounds = await handle.query("rounds", result_type=list[VerificationRound])
+        return [
+            (f"round:{r.round}", f"round {r.round}: VERDICT: {r.verdict} {r.verdict_reason}")
+            for r in rounds
+        ]
     forks = await handle.query("forks", result_type=list[ForkOutcome])
     return [(f"fork:{f.index}", f"fork {f.index}: {f.status}") for f in forks]
 
@@ -276,6 +304,14 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
             console.print(f"  task #{t.id} {t.subject}: {t.status}{owner}")
         if result.lead_text:
             console.print(result.lead_text)
+    elif isinstance(result, VerifiedTaskResult):
+        colour = "green" if result.status == "passed" else "red"
+        console.print(f"[{colour}]{result.status}[/]: {result.message}")
+        for r in result.rounds:
+            ran = sum(1 for c in r.checks if c.result != "skip")
+            console.print(f"  round {r.round}: VERDICT: {r.verdict} ({ran} checks run)")
+        if result.final_text:
+            console.print(result.final_text)
     elif isinstance(result, ForkJoinResult):
         for f in result.forks:
             console.print(f"  fork {f.index}: {f.status}")
@@ -284,4 +320,4 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
 
 
 def succeeded(result: Any) -> bool:
-    return result is not None and getattr(result, "status", "completed") == "completed"
+    return result is not None and getattr(result, "status", "completed") in ("completed", "passed")

@@ -81,6 +81,10 @@ from workflows.team_member import report as report_to_team
 from workflows.tool_pool import ALIASES
 from workflows.worktrees import create_worktree
 
+TEAM_MEMBER_ENDINGS = "team-member-endings"
+"""Patch: a teammate reports its final counts to the team and never continues for mail
+that arrives after it stopped (first release: neither)."""
+
 
 @workflow.defn(name="AgentWorkflow")
 class AgentWorkflow:
@@ -141,7 +145,10 @@ class AgentWorkflow:
                 await self._end(inp, "failed", error=e.message)
             raise
         result = await self._end(inp, "completed", loop_end=end)
-        if self._mailbox:
+        if self._mailbox and inp.team is not None and workflow.patched(TEAM_MEMBER_ENDINGS):
+            # A teammate ends only when its team does: what arrived since stays unread.
+            workflow.logger.info("%d message(s) left unread at the end", len(self._mailbox))
+        elif self._mailbox:
             # Mail that came in after the parent was told is answered, not dropped: the agent
             # goes on as its next generation, and its parent hears of that one too.
             await self._continue_as_new(
@@ -308,6 +315,7 @@ class AgentWorkflow:
             coordinator=inp.mode == "coordinator",
             scratchpad=inp.scratchpad,
             team=inp.team,
+            write_scope=inp.write_scope,
         )
         sender = inp.name or self._agent_id
         send = functools.partial(send_message, self._subagents, sender=sender)
@@ -354,6 +362,9 @@ class AgentWorkflow:
     ) -> AgentResult:
         self._phase = "finished"
         text = self._state.last_text
+        unstarted = [c.label or c.agent_id for c in self._subagents.phases.drop_waiting()]
+        if unstarted:
+            workflow.logger.warning("ending with queued workers never started: %s", unstarted)
         warning = None
         if status == "completed":
             checked = self._handoff_checked
@@ -372,8 +383,13 @@ class AgentWorkflow:
             error=error,
             run_generation=inp.run_generation,
             handoff_warning=warning,
+            unstarted_workers=unstarted,
             **worktree,
         )
+        if inp.team is not None and workflow.patched(TEAM_MEMBER_ENDINGS):
+            # The last report: what it sent in its final turn counts for the team's quiet test.
+            me = inp.name or self._agent_id
+            await report_to_team(inp.team, me, self._team_counts, True, text)
         output_file = await export_output_file(inp, result)
         if output_file:
             result = result.model_copy(update={"output_file": output_file})

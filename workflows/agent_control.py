@@ -95,6 +95,14 @@ async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: Mai
             f'Agent "{call.input.to}" is stopped ({previous}) and could not be resumed: its '
             "conversation is not known yet; try again after its notification.",
         )
+    if agents.ctx.coordinator and (busy := agents.phases.resume_conflicts(task.agent_id)):
+        # R59 holds for a continued worker too: its files may be in use by another.
+        names = "; ".join(f"{c.label or c.agent_id} ({', '.join(f)})" for c, f in busy)
+        return error_result(
+            call.block,
+            f'Agent "{call.input.to}" works on files other workers are changing or waiting '
+            f"for: {names}. Continue it after they have finished.",
+        )
     generation = task.run_generation + 1
     spawn = task.spawn.model_copy(
         update={

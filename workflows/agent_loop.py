@@ -86,7 +86,7 @@ class LoopSetup:
     tools: list[str]
     workspace: Workspace
     agent_id: str
-    sandbox: Literal["none", "read_only"]
+    sandbox: Literal["none", "read_only", "copy"]
     max_turns: int
     config: OutlastConfig
     workflow_tools: dict[str, WorkflowTool] = field(default_factory=dict)

@@ -53,7 +53,7 @@ class Prepared(BaseModel):
     model: str
     permission_mode: str
     request: ModelRequest
-    sandbox: Literal["none", "read_only"]
+    sandbox: Literal["none", "read_only", "copy"]
     max_turns: int
 
 
@@ -147,7 +147,9 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
         ),
         # A worker that may write nothing in the workspace reads it through a read-only shell.
         # Plan mode is a state the agent enters and leaves: the loop sandboxes it per call.
-        sandbox="read_only"
+        sandbox="copy"
+        if inp.workspace_is_copy
+        else "read_only"
         if is_read_only(tools, None if mode == "plan" else mode) or inp.write_scope == []
         else "none",
         max_turns=min(inp.max_turns or definition.max_turns or hard, hard),

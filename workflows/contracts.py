@@ -141,6 +141,9 @@ class AgentInput(_Contract):
     whose workers run in the background under the phase rules (R59)."""
     scratchpad: str | None = None
     """A directory outside the checkout this agent may read and write (R63)."""
+    workspace_is_copy: bool = False
+    """The workspace is a disposable copy (a verifier's): its shell may write there, and
+    only there (a bubblewrap sandbox with the rest of the filesystem read-only)."""
     write_scope: list[str] | None = None
     """Workspace-relative paths its Write and Edit may change (a coordinator's implementation
     worker: its declared files); None = anywhere in the workspace."""
@@ -301,6 +304,9 @@ class AgentResult(_Contract):
     worktree_branch: str | None = None
     handoff_warning: str | None = None
     output_file: str | None = None
+    unstarted_workers: list[str] = Field(default_factory=list)
+    """A coordinator's workers that were queued for their files when it ended, and so never
+    ran."""
 
 
 class ForkJoinInput(_Contract):

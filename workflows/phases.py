@@ -80,6 +80,22 @@ class PhaseGate:
     def hold(self, claim: Claim) -> None:
         self.table.held[claim.agent_id] = claim
 
+    def release(self, agent_id: str) -> None:
+        self.table.held.pop(agent_id, None)
+
+    def drop_waiting(self) -> list[Claim]:
+        """The agent is ending: spawns still waiting for their files will never start."""
+        dropped, self.table.waiting = self.table.waiting, []
+        return dropped
+
+    def resume_conflicts(self, agent_id: str) -> list[tuple[Claim, list[str]]]:
+        """Whom a worker being continued (SendMessage) would collide with (R59)."""
+        claim = self.table.held.get(agent_id)
+        if claim is None:
+            return []
+        others = [c for c in self.active() if c.agent_id != agent_id]
+        return blockers(claim, [*others, *self.table.waiting])
+
     def waiting(self) -> bool:
         return bool(self.table.waiting)
 

@@ -101,6 +101,9 @@ class ParentContext:
     query_source: str | None = None
     coordinator: bool = False
     """Workers run in the background under the phase rules (R55, R59)."""
+    write_scope: list[str] | None = None
+    """The spawning agent's own write scope: its sub-agents get no more (a research
+    worker's helper may not write the repository either)."""
     scratchpad: str | None = None
     team: TeamLink | None = None
 
@@ -174,7 +177,10 @@ class SubAgents:
                     tool_use_id=call.block.id, content=text + queued_text(claim, waits)
                 )
             self.phases.hold(claim)
-        return await self._launch(call, inp, resolved, agent_id, is_async, forking)
+        result = await self._launch(call, inp, resolved, agent_id, is_async, forking)
+        if result.is_error:
+            self.phases.release(agent_id)  # nothing started: its files are not in use
+        return result
 
     async def _launch(
         self,
@@ -316,7 +322,7 @@ class SubAgents:
             allow_nested_agents=ctx.config.agents.allow_nested_agents,
         )
         tools = resolve_agent_tools(definition, pool).tools
-        write_scope = None
+        write_scope = None if ctx.write_scope is None else list(ctx.write_scope)
         if ctx.coordinator:
             tools, write_scope = phase_capabilities(
                 tools, self.phases.claim_of(agent_id), ctx.scratchpad

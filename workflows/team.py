@@ -190,9 +190,21 @@ class TeamWorkflow:
     async def request_shutdown(self, ask: ShutdownAsk) -> ShutdownOutcome:
         """Ask one member to stop (R68 terminate); answers with the member's reply, once it
         comes (or `answered: false` after `timeout_s`)."""
-        request_id = f"shutdown-{ask.name}-{len(self._asked) + 1}"
+        # Numbered per member, so a member sees request 1, 2, ... of its own (the first
+        # release numbered them across the team).
+        if workflow.patched("per-member-shutdown-ids"):
+            number = 1 + sum(1 for name in self._asked.values() if name == ask.name)
+        else:
+            number = len(self._asked) + 1
+        request_id = f"shutdown-{ask.name}-{number}"
         self._asked[request_id] = ask.name
-        await self._forward(ask.name, shutdown_request_text(request_id, ask.reason), "team")
+        # No check of `_ended` first: the member watchers set it, and an update handler may
+        # run before they have (on a replay without cache), which would fork the history.
+        # A member that has ended cannot be signalled; that failure is the answer.
+        try:
+            await self._forward(ask.name, shutdown_request_text(request_id, ask.reason), "team")
+        except ApplicationError:
+            raise ApplicationError(f"{ask.name} has already ended", type="MemberEnded") from None
         try:
             await workflow.wait_condition(
                 lambda: request_id in self._answers or ask.name in self._ended,
@@ -231,8 +243,6 @@ class TeamWorkflow:
         names = [m.name for m in self._inp.members()]
         if name not in names:
             raise ValueError(f"no member named {name}; members: {', '.join(names)}")
-        if name in self._ended:
-            raise ValueError(f"{name} has already ended")
 
     async def _forward(self, name: str, text: str, sender: str) -> None:
         """Mail from outside the team, counted so the team knows it is still in flight."""

@@ -49,8 +49,9 @@ class ToolContext(BaseModel):
     cwd: str
     """Absolute path inside the workspace; relative tool paths are taken from here."""
     agent_id: str = ""
-    sandbox: Literal["none", "read_only"] = "none"
-    """`read_only`: Bash runs under bubblewrap with the filesystem read-only and no network."""
+    sandbox: Literal["none", "read_only", "copy"] = "none"
+    """`read_only`: Bash runs under bubblewrap with the filesystem read-only and no network.
+    `copy`: the same, but the workspace (a disposable copy, a verifier's) is writable."""
     read_stamp: FileStamp | None = None
     """For Write/Edit: this agent's stamp of the target file from its last Read/Write/Edit."""
     plan_file: str | None = None

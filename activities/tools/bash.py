@@ -245,6 +245,8 @@ def _argv(ctx: ToolContext, script: str, scratch: str, cwd: Path) -> list[str] |
         return None
     root = str(workspace_root(ctx))
     writable = [str(Path(p).resolve()) for p in ctx.extra_roots if Path(p).is_dir()]
+    if ctx.sandbox == "copy":
+        writable.append(root)  # bound after the read-only mount, so it wins
     return bwrap_command(bwrap, root, scratch, str(cwd), ["bash", "-c", script], writable)
 
 

@@ -332,6 +332,52 @@ async def _team_shutdown(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def _plan(client: Client, tmp: Path, approve: bool) -> WorkflowHandle:
+    from tests.workflows.test_plan_mode import APPROVED, REJECTED, wait_for_pending
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(APPROVED if approve else REJECTED):
+        async with running_workers(client) as queues:
+            handle = await start(
+                client, agent_input("add X", repo, queues), queues, os.environ["OUTLAST_RECORDING"]
+            )
+            view = await wait_for_pending(handle)
+            decision = {"request_id": view.pending.request_id}
+            if approve:
+                await handle.signal("approve_plan", decision)
+            else:
+                await handle.signal("reject_plan", {**decision, "feedback": "add error handling"})
+            await handle.result()
+    return handle
+
+
+async def _plan_approved(client: Client, tmp: Path) -> WorkflowHandle:
+    return await _plan(client, tmp, approve=True)
+
+
+async def _plan_rejected(client: Client, tmp: Path) -> WorkflowHandle:
+    return await _plan(client, tmp, approve=False)
+
+
+async def _verified_task(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_verified_task import APP, SCRIPT, TEST, run_verified
+
+    repo = make_git_repo(
+        tmp / "repo",
+        {
+            "src/__init__.py": "",
+            "src/app.py": APP,
+            "tests/__init__.py": "",
+            "tests/test_app.py": TEST,
+        },
+    )
+    name = os.environ["OUTLAST_RECORDING"]
+    with scripted_model(SCRIPT):
+        async with running_workers(client) as queues:
+            await run_verified(client, queues, repo, name)
+    return client.get_workflow_handle(name)
+
+
 SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_continue_as_new": _continue_as_new,
     "fork_join": _fork_join,
@@ -347,6 +393,11 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "pipeline": _pipeline,
     "team": _team,
     "team_shutdown": _team_shutdown,
+    # After members sent a final report and a refused request became a failed update.
+    "team_shutdown_v2": _team_shutdown,
+    "plan_approved": _plan_approved,
+    "plan_rejected": _plan_rejected,
+    "verified_task": _verified_task,
 }
 
 
@@ -361,6 +412,8 @@ CHILDREN = {
     "pipeline": ["verify"],
     "team": ["b", "c"],
     "team_shutdown": ["b", "c"],
+    "team_shutdown_v2": ["b"],
+    "verified_task": ["implementer", "verify-1", "verify-2"],
 }
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).

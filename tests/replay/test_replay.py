@@ -20,6 +20,7 @@ REQUIRED = {
     "CoordinatorWorkflow",
     "PipelineWorkflow",
     "TeamWorkflow",
+    "VerifiedTaskWorkflow",
 }
 
 

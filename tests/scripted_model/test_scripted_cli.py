@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -78,6 +79,12 @@ async def test_cli_serves_the_script(cli_server: tuple[str, Path]) -> None:
     assert message.content[0].text == "ticket T-1 in /work/proj"
     assert message.content[1].input == {"file_path": "/work/proj/calc.py"}
     assert message.model == "claude-scripted"
+    # The file record is written when the request ends, which may be just after the client
+    # has read the response (the in-memory log is the one that is never behind).
+    for _ in range(100):
+        if log.exists() and log.read_text().strip():
+            break
+        await asyncio.sleep(0.05)
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["agent"], r["outcome"]) for r in records] == [("main", "completed")]
 

@@ -65,7 +65,7 @@ def test_team_needs_teammates_written_as_name_equals_prompt(tmp_path):
         "--teammate",
         "lead=review",
     )
-    assert out.exit_code == 2 and "must be unique" in out.output
+    assert out.exit_code == 2 and "is named 'lead'" in out.output
     out = run(
         "run",
         "fix it",
@@ -79,11 +79,11 @@ def test_team_needs_teammates_written_as_name_equals_prompt(tmp_path):
     assert out.exit_code == 2 and "teammate name 'b*d'" in out.output
 
 
-def test_fork_join_needs_directives_and_verified_is_not_there_yet(tmp_path):
+def test_fork_join_needs_directives_and_rounds_are_bounded(tmp_path):
     out = run("run", "audit", "--repo", str(tmp_path), "--pattern", "fork-join")
     assert out.exit_code == 2 and "--fork DIRECTIVE" in out.output
-    out = run("run", "audit", "--repo", str(tmp_path), "--pattern", "verified")
-    assert out.exit_code == 2 and "not available yet" in out.output
+    out = run("run", "audit", "--repo", str(tmp_path), "--pattern", "verified", "--max-rounds", "0")
+    assert out.exit_code == 2 and "max-rounds" in out.output
 
 
 def test_pattern_inputs_are_the_public_workflow_inputs(tmp_path):
@@ -114,3 +114,13 @@ def test_pattern_inputs_are_the_public_workflow_inputs(tmp_path):
 def test_rerun_is_for_a_named_pipeline_stage():
     out = run("reject", "pipe-1", "--rerun")
     assert out.exit_code == 2 and "--rerun is for a pipeline stage" in out.output
+
+
+def test_team_arguments_name_the_option_at_fault(tmp_path):
+    base = ("run", "fix it", "--repo", str(tmp_path), "--pattern", "team")
+    out = run(*base, "--teammate", "b:Wizard=look")
+    assert out.exit_code == 2 and "--teammate b: agent type 'Wizard' not found" in out.output
+    out = run(*base, "--teammate", "lead=look")
+    assert out.exit_code == 2 and "is named 'lead'" in out.output
+    out = run(*base, "--teammate", "b=look", "--team-task", " ")
+    assert out.exit_code == 2 and "--team-task: a task needs a subject" in out.output

@@ -231,7 +231,7 @@ def answering(name: str, n: int, approve: bool, reason: str | None = None) -> di
 
 SHUTDOWN_SCRIPT = {
     "agents": [
-        answering("a", 2, False, "still reviewing"),
+        answering("a", 1, False, "still reviewing"),
         answering("b", 1, True),
         member("a", "idle", {"text": "a idle"}),
         member("b", "idle", {"text": "b idle"}),
@@ -257,7 +257,7 @@ async def run_shutdown_scenario(client, queues: Queues, repo, wf_id: str):
     with pytest.raises(WorkflowUpdateFailedError) as refused:
         await handle.execute_update("request_shutdown", ShutdownAsk(name="b"))
     assert "b has already ended" in str(refused.value.cause)
-    # a is asked as the team's second request: it declines, with its reason.
+    # a declines its (first) request, with its reason.
     declined = await handle.execute_update(
         "request_shutdown", ShutdownAsk(name="a", reason="wrap up"), result_type=ShutdownOutcome
     )

@@ -1,0 +1,145 @@
+"""`VerifiedTaskWorkflow` (R85, R89): FAIL goes back to the same implementer, a fresh
+verifier checks again, and no verifier run changes the implementer's checkout."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+
+from agents.config import OutlastConfig
+from tests.conftest import make_git_repo
+from tests.support import FAST_MODEL, running_workers, scripted_model
+from workflows.contracts import VerifiedTaskInput, VerifiedTaskResult, Workspace
+
+TASK = "Make greet() return 'hi' so that the test suite passes."
+APP = "def greet():\n    return 'hello'\n"
+TEST = (
+    "import unittest\n\nfrom src.app import greet\n\n\n"
+    "class GreetTest(unittest.TestCase):\n"
+    "    def test_greet(self):\n        self.assertEqual(greet(), 'hi')\n"
+)
+RUN_TESTS = (
+    "cd {{cwd}} && python3 -m unittest 2>&1 | tail -3; echo EXIT=$?; "
+    "touch probe.txt && echo WROTE-IN-COPY; "
+    "touch /etc/outlast-probe 2>/dev/null || echo RO-ELSEWHERE"
+)
+
+
+def read_app() -> dict:
+    return {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/src/app.py"}}}
+
+
+def edit_app(old: str, new: str) -> dict:
+    return {
+        "tool_use": {
+            "name": "Edit",
+            "input": {"file_path": "{{cwd}}/src/app.py", "old_string": old, "new_string": new},
+        }
+    }
+
+
+def verifier(round_no: int, verdict: str, observed: str) -> dict:
+    report = (
+        "### Check: the test suite passes\n**Command run:**\n  python3 -m unittest\n"
+        f"**Output observed:**\n  {observed}\n**Result: {verdict}**\n\n"
+        "### Check: adversarial probe - greet() called twice is idempotent\n"
+        "**Command run:**\n  python3 -c 'from src.app import greet; print(greet() == greet())'\n"
+        "**Output observed:**\n  True\n**Result: PASS**\n\n"
+        f"VERDICT: {verdict}"
+    )
+    return {
+        "name": f"verifier-{round_no}",
+        "match": {"agent_type": "verification", "prompt_contains": f"round {round_no})"},
+        "turns": [
+            {"tool_use": {"name": "Bash", "input": {"command": RUN_TESTS}}},
+            {"text": report},
+        ],
+    }
+
+
+SCRIPT = {
+    "agents": [
+        verifier(1, "FAIL", "FAILED (failures=1)"),
+        verifier(2, "PASS", "OK"),
+        {
+            "name": "implementer",
+            "match": {"agent_name": "implementer"},
+            "turns": [
+                read_app(),
+                edit_app("'hello'", "'hey'"),  # the first attempt is wrong
+                {"text": "IMPL-1: greet() now returns 'hey'."},
+                read_app(),  # after the verifier's findings
+                edit_app("'hey'", "'hi'"),
+                {"text": "IMPL-2: greet() now returns 'hi'; the test passes."},
+            ],
+        },
+    ]
+}
+
+
+def git_status(repo) -> str:
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all", "--ignored"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+async def run_verified(client, queues, repo, wf_id: str) -> VerifiedTaskResult:
+    inp = VerifiedTaskInput(
+        task=TASK,
+        workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+        config=OutlastConfig(model=FAST_MODEL),
+    )
+    handle = await client.start_workflow(
+        "VerifiedTaskWorkflow",
+        inp,
+        id=wf_id,
+        task_queue=queues.task_queue,
+        result_type=VerifiedTaskResult,
+    )
+    return await handle.result()
+
+
+async def test_fail_then_fix_then_pass(client, tmp_path):
+    repo = make_git_repo(
+        tmp_path / "repo",
+        {
+            "src/__init__.py": "",
+            "src/app.py": APP,
+            "tests/__init__.py": "",
+            "tests/test_app.py": TEST,
+        },
+    )
+    with scripted_model(SCRIPT, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            result = await run_verified(client, queues, repo, f"vt-{uuid.uuid4().hex[:8]}")
+    assert result.status == "passed", result.message
+    assert [r.verdict for r in result.rounds] == ["FAIL", "PASS"]
+    first, second = result.rounds
+    assert first.changed_files == ["src/app.py"] and "IMPL-1" in first.implementer_text
+    assert first.checks[0].command == "python3 -m unittest" and first.checks[0].result == "FAIL"
+    assert first.probes_found
+    assert "IMPL-2" in second.implementer_text and result.final_text == second.implementer_text
+    assert first.verifier_workflow_id != second.verifier_workflow_id  # a fresh verifier
+    # The verifier really ran the tests, in its copy: round 1 saw the failure, round 2 OK.
+    bash_results = []
+    for r in model.log:
+        if r["headers"].get("x-outlast-agent-type") == "verification":
+            last = r["body"]["messages"][-1]["content"]
+            bash_results += [json.dumps(b) for b in last if b.get("type") == "tool_result"]
+    assert any("FAILED (failures=1)" in b and "EXIT=0" in b for b in bash_results)
+    assert any("\\nOK" in b for b in bash_results)
+    # It may write in its copy (builds, caches), and nowhere else.
+    assert all("WROTE-IN-COPY" in b and "RO-ELSEWHERE" in b for b in bash_results)
+    # The findings went back to the same implementer (one resume, full context kept).
+    impl = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "implementer"]
+    resumed = json.dumps(impl[3]["body"]["messages"])
+    assert "VERDICT: FAIL" in resumed and "IMPL-1" in resumed
+    # Nothing the verifiers ran reached the implementer's checkout: only its own edit.
+    assert git_status(repo) == " M src/app.py\n"
+    assert (repo / "src/app.py").read_text() == "def greet():\n    return 'hi'\n"

@@ -1,0 +1,249 @@
+"""`VerifiedTaskWorkflow` (R85, R89): the adversarial pattern.
+
+An implementer agent (`<id>/implementer`) does the task. Each round a fresh verifier
+(`<id>/verify-<n>`) checks the work in a disposable copy of the checkout, so its builds and
+test runs never touch the implementer's files. On PASS the task is done; on FAIL or PARTIAL
+the verifier's report goes back to the same implementer (a resume of its workflow id with the
+report as its next message: it keeps its whole context, R60), and the next round verifies
+again, up to `max_rounds`. A report without a well-formed verdict counts as FAIL.
+
+The implementer reports the end of each of its runs by signalling this workflow
+(`agent_notification`), as a sub-agent reports to its parent.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ChildWorkflowError, is_cancelled_exception
+from temporalio.workflow import ParentClosePolicy
+
+from agents.builtin.verification import effective_verdict, parse_verification_report
+from agents.verified_task import findings_message, verifier_prompt
+
+with workflow.unsafe.imports_passed_through():
+    from activities.resume import AgentControl, ResumeRequest
+    from activities.snapshot import SnapshotRequest, changed_files, remove_snapshot, snapshot
+
+from workflows.contracts import (
+    AgentInput,
+    AgentNotification,
+    AgentResult,
+    Lineage,
+    MailMessage,
+    ParentLink,
+    VerificationCheck,
+    VerificationRound,
+    VerifiedTaskInput,
+    VerifiedTaskResult,
+    Workspace,
+)
+from workflows.turns import sum_usages
+
+AGENT_ID = "verified-task"
+"""How the implementer knows this workflow (its parent link's agent id)."""
+HOST_OPTIONS = {
+    "start_to_close_timeout": timedelta(minutes=10),
+    "heartbeat_timeout": None,
+    "retry_policy": RetryPolicy(maximum_attempts=5),
+}
+RESUME_OPTIONS = {
+    "start_to_close_timeout": timedelta(seconds=30),
+    "retry_policy": RetryPolicy(maximum_attempts=5),
+}
+
+
+@workflow.defn(name="VerifiedTaskWorkflow")
+class VerifiedTaskWorkflow:
+    def __init__(self) -> None:
+        self._ends: dict[int, AgentNotification] = {}
+        self._rounds: list[VerificationRound] = []
+
+    @workflow.run
+    async def run(self, inp: VerifiedTaskInput) -> VerifiedTaskResult:
+        info = workflow.info()
+        implementer = self._implementer_input(inp)
+        impl_id = f"{info.workflow_id}/implementer"
+        await workflow.start_child_workflow(
+            "AgentWorkflow",
+            implementer,
+            id=impl_id,
+            result_type=AgentResult,
+            # The implementer is resumed by id in later rounds: it must outlive this run's
+            # child bookkeeping, and a cancelled task cancels it explicitly (below).
+            parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+            static_summary=f"{inp.implementer_type}: implementer",
+        )
+        usages = []
+        for round_no in range(1, inp.max_rounds + 1):
+            end = await self._implementer_end(round_no)
+            usages.append(end.usage)
+            if end.status != "completed":
+                self._rounds.append(
+                    VerificationRound(
+                        round=round_no,
+                        implementer_status=end.status,
+                        implementer_text=end.final_text,
+                        verdict="FAIL",
+                        verdict_reason=f"the implementer {end.status}: {end.error or ''}".strip(),
+                    )
+                )
+                return self._result("failed", f"round {round_no}: the implementer {end.status}")
+            verdict_round, verifier = await self._verify(inp, round_no, end)
+            self._rounds.append(verdict_round)
+            if verifier is not None:
+                usages.append(verifier.usage)
+            if verdict_round.verdict == "PASS":
+                return self._result("passed", f"round {round_no}: VERDICT: PASS", usages)
+            if round_no == inp.max_rounds:
+                break
+            await self._send_findings(inp, implementer, impl_id, end, verdict_round)
+        last = self._rounds[-1]
+        status = "partial" if last.verdict == "PARTIAL" else "failed"
+        message = f"no PASS after {len(self._rounds)} round(s); last VERDICT: {last.verdict}"
+        return self._result(status, message, usages)
+
+    def _implementer_input(self, inp: VerifiedTaskInput) -> AgentInput:
+        info = workflow.info()
+        return AgentInput(
+            prompt=inp.task,
+            workspace=inp.workspace,
+            agent_type=inp.implementer_type,
+            model=inp.model,
+            config=inp.config,
+            name="implementer",
+            description="implement the task",
+            background=True,
+            parent=ParentLink(workflow_id=info.workflow_id, agent_id=AGENT_ID),
+            lineage=Lineage(session_id=info.workflow_id, parent_workflow_id=info.workflow_id),
+        )
+
+    async def _implementer_end(self, round_no: int) -> AgentNotification:
+        workflow.set_current_details(f"round {round_no}: the implementer is working")
+        await workflow.wait_condition(lambda: round_no in self._ends)
+        return self._ends[round_no]
+
+    async def _verify(
+        self, inp: VerifiedTaskInput, round_no: int, end: AgentNotification
+    ) -> tuple[VerificationRound, AgentResult | None]:
+        info = workflow.info()
+        verifier_id = f"{info.workflow_id}/verify-{round_no}"
+        workflow.set_current_details(f"round {round_no}: a fresh verifier checks the work")
+        host = inp.workspace.host_queue
+        changed = await workflow.execute_activity(
+            changed_files, inp.workspace.root, task_queue=host, **HOST_OPTIONS
+        )
+        copy = await workflow.execute_activity(
+            snapshot,
+            SnapshotRequest(root=inp.workspace.root, name=verifier_id),
+            task_queue=host,
+            **HOST_OPTIONS,
+        )
+        features = inp.config.features.model_copy(update={"verification_agent": True})
+        verifier = AgentInput(
+            prompt=verifier_prompt(inp.task, changed, end.final_text, round_no),
+            workspace=Workspace(root=copy, host_queue=host),
+            agent_type=inp.verifier_type,
+            model=inp.model,
+            config=inp.config.model_copy(update={"features": features}),
+            description=f"verify round {round_no}",
+            workspace_is_copy=True,
+            lineage=Lineage(session_id=info.workflow_id, parent_workflow_id=info.workflow_id),
+        )
+        base = {
+            "round": round_no,
+            "implementer_status": end.status,
+            "implementer_text": end.final_text,
+            "changed_files": changed,
+            "verifier_workflow_id": verifier_id,
+        }
+        try:
+            result: AgentResult = await workflow.execute_child_workflow(
+                "AgentWorkflow",
+                verifier,
+                id=verifier_id,
+                result_type=AgentResult,
+                parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+                static_summary=f"{inp.verifier_type}: round {round_no}",
+            )
+        except ChildWorkflowError as e:
+            if is_cancelled_exception(e):
+                raise
+            why = getattr(e.cause, "message", None) or str(e.cause or e)
+            failed = VerificationRound(**base, verdict="FAIL", verdict_reason=f"verifier: {why}")
+            return failed, None
+        finally:
+            await workflow.execute_activity(
+                remove_snapshot, verifier_id, task_queue=host, **HOST_OPTIONS
+            )
+        report = parse_verification_report(result.final_text)
+        verdict, reason = effective_verdict(report)
+        checks = [VerificationCheck(**c.model_dump()) for c in report.checks]
+        return (
+            VerificationRound(
+                **base,
+                verdict=verdict,
+                verdict_reason=reason,
+                checks=checks,
+                probes_found=report.probes_found,
+                report=result.final_text,
+            ),
+            result,
+        )
+
+    async def _send_findings(
+        self,
+        inp: VerifiedTaskInput,
+        implementer: AgentInput,
+        impl_id: str,
+        end: AgentNotification,
+        verdict_round: VerificationRound,
+    ) -> None:
+        """R85: FAIL or PARTIAL goes back to the same implementer, which keeps its context."""
+        generation = verdict_round.round + 1
+        text = findings_message(
+            verdict_round.verdict,
+            verdict_round.verdict_reason,
+            verdict_round.report,
+            verdict_round.round,
+        )
+        resumed = implementer.model_copy(
+            update={
+                "prompt": "",
+                "resume_from": end.transcript,
+                "run_generation": generation,
+            }
+        )
+        message = MailMessage(text=text, sender="verifier", id=f"findings-{verdict_round.round}")
+        await workflow.execute_activity_method(
+            AgentControl.resume_agent,
+            ResumeRequest(
+                workflow_id=impl_id,
+                task_queue=workflow.info().task_queue,
+                input=resumed.model_dump(mode="json"),
+                message=message.model_dump(mode="json"),
+            ),
+            **RESUME_OPTIONS,
+        )
+
+    def _result(self, status: str, message: str, usages=()) -> VerifiedTaskResult:
+        workflow.set_current_details(f"verified task {status}: {message}")
+        final = next((r.implementer_text for r in reversed(self._rounds)), "")
+        return VerifiedTaskResult(
+            status=status,  # type: ignore[arg-type]
+            rounds=self._rounds,
+            message=message,
+            final_text=final,
+            usage=sum_usages(list(usages), 0),
+        )
+
+    @workflow.signal(name="agent_notification")
+    def agent_notification(self, end: AgentNotification) -> None:
+        """The implementer's run ended (one notification per run, keyed by generation)."""
+        self._ends.setdefault(end.run_generation, end)
+
+    @workflow.query(name="rounds")
+    def rounds(self) -> list[VerificationRound]:
+        return self._rounds
