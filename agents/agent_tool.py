@@ -52,7 +52,12 @@ class AgentToolInput(BaseModel):
         "of the repository on its own branch.",
     )
     team_name: str | None = Field(default=None, description="Team to spawn the agent into.")
-    mode: str | None = Field(default=None, description="Permission mode of a spawned teammate.")
+    mode: str | None = Field(
+        default=None,
+        description='"plan": the agent plans first and sends you its plan for approval '
+        "(answer with SendMessage: a plan_approval_response) before it changes anything. "
+        "Other values are ignored.",
+    )
 
     @model_validator(mode="after")
     def _name_rules(self) -> AgentToolInput:

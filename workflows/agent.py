@@ -471,10 +471,10 @@ class AgentWorkflow:
             if message.id in self._seen_mail:
                 return
             self._seen_mail = [*self._seen_mail[-(SEEN_MAIL_KEPT - 1) :], message.id]
+        if is_team_mail(message):
+            on_team_mail(self._team_counts, message)  # counted even when consumed below
         if self._plans.lead_answer(message):
             return  # the lead's answer to the plan waiting at ExitPlanMode (R79)
-        if is_team_mail(message):
-            on_team_mail(self._team_counts, message)
         self._mailbox.append(message)
 
     @workflow.signal(name="agent_notification")

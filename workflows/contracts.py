@@ -451,6 +451,9 @@ class TeammateSpec(_Contract):
     """Its first instructions (as if written to its mailbox by the lead)."""
     agent_type: str = "general-purpose"
     model: str | None = None
+    plan_mode_required: bool = False
+    """Starts in plan mode: its plan goes to the lead for approval before it changes
+    anything (R69 `planModeRequired`, R79)."""
 
     @model_validator(mode="after")
     def _valid_name(self) -> TeammateSpec:

@@ -302,6 +302,8 @@ class SubAgents:
         ctx = self.ctx
         assert ctx is not None
         mode = child_permission_mode(ctx.permission_mode, definition)
+        if inp.mode == "plan":
+            mode = "plan"  # R79: it plans first, and its lead (this agent) approves
         if ctx.coordinator and definition.agent_type != WORKER_TYPE:
             # R62: every worker of a coordinator gets the worker instructions.
             definition = definition.model_copy(

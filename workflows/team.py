@@ -97,6 +97,7 @@ class TeamWorkflow:
                 name=spec.name,
                 description=f"{inp.team_name}: {spec.name}",
                 team=link,
+                permission_mode="plan" if spec.plan_mode_required else None,
                 lineage=Lineage(session_id=info.workflow_id, parent_workflow_id=info.workflow_id),
             )
             handle = await workflow.start_child_workflow(

@@ -349,3 +349,63 @@ async def test_teammates_run_only_synchronous_helpers(client, git_repo):
     assert "HELPER-SAYS: src/app.py" in json.dumps(results[0]) and not results[0].get("is_error")
     for refused in results[1:]:
         assert refused["is_error"] and "only run synchronous sub-agents" in json.dumps(refused)
+
+
+async def test_a_teammate_in_plan_mode_asks_the_lead(client, git_repo):
+    """R79: a teammate that must plan first sends its plan to the lead, not to a person, and
+    goes on once the lead approves through SendMessage."""
+    approval = json.dumps(
+        {"type": "plan_approval_response", "request_id": "plan-1", "approve": True}
+    )
+    script = {
+        "agents": [
+            member(
+                "a",
+                "approve",
+                {"tool_use": send("b", approval)},
+                contains=['"plan_approval_request"'],
+                lacks=["plan_approval_response"],
+            ),
+            member("a", "idle", {"text": "a idle"}),
+            {
+                "name": "b",
+                "match": {"agent_name": "b"},
+                "turns": [
+                    {
+                        "tool_use": {
+                            "name": "Write",
+                            "input": {"file_path": "{{plan_file}}", "content": "PLAN-B: add x"},
+                        }
+                    },
+                    {"tool_use": {"name": "ExitPlanMode", "input": {}}},
+                    {
+                        "tool_use": {
+                            "name": "Write",
+                            "input": {"file_path": "{{cwd}}/x.txt", "content": "x\n"},
+                        }
+                    },
+                    {"text": "b done"},
+                ],
+            },
+            member("c", "idle", {"text": "c idle"}),
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = team_input(git_repo, queues)
+            teammates = [inp.teammates[0].model_copy(update={"plan_mode_required": True})]
+            inp = inp.model_copy(update={"teammates": [*teammates, inp.teammates[1]]})
+            handle = await client.start_workflow(
+                "TeamWorkflow",
+                inp,
+                id=f"team-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=TeamResult,
+            )
+            result = await handle.result()
+    assert result.status == "completed"
+    assert (git_repo / "x.txt").read_text() == "x\n"
+    a_saw = last_request(model.log, "a")
+    assert "PLAN-B: add x" in a_saw and "plan_approval_request" in a_saw
+    b_saw = last_request(model.log, "b")
+    assert "User has approved your plan" in b_saw and "PLAN-B: add x" in b_saw

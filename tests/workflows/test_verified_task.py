@@ -136,6 +136,14 @@ async def test_fail_then_fix_then_pass(client, tmp_path):
     assert any("\\nOK" in b for b in bash_results)
     # It may write in its copy (builds, caches), and nowhere else.
     assert all("WROTE-IN-COPY" in b and "RO-ELSEWHERE" in b for b in bash_results)
+    # R84: the critical reminder is on every verifier turn, once (not piling up).
+    verifier_calls = [
+        r for r in model.log if r["headers"].get("x-outlast-agent-type") == "verification"
+    ]
+    assert len(verifier_calls) == 4
+    for r in verifier_calls:
+        sent = json.dumps(r["body"])
+        assert sent.count("VERIFICATION-ONLY task") == 1
     # The findings went back to the same implementer (one resume, full context kept).
     impl = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "implementer"]
     resumed = json.dumps(impl[3]["body"]["messages"])
