@@ -119,6 +119,9 @@ def run(
         False, "--approve", help="pipeline: wait for `outlast approve` after each stage."
     ),
     max_rounds: int = typer.Option(3, min=1, max=10, help="verified: verification rounds."),
+    plan: bool = typer.Option(
+        False, "--plan", help="Start in plan mode: the agent plans, `outlast approve` lets it act."
+    ),
     no_worker: bool = typer.Option(
         False, "--no-worker", help="Only start; a worker elsewhere runs it."
     ),
@@ -145,6 +148,7 @@ def run(
                 team_tasks=team_task,
                 forks=fork,
                 max_rounds=max_rounds,
+                plan_first=plan,
             )
         )
     except StartError as e:

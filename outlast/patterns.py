@@ -81,6 +81,8 @@ class PatternArgs:
     team_tasks: list[str] = field(default_factory=list)
     forks: list[str] = field(default_factory=list)
     max_rounds: int = 3
+    plan_first: bool = False
+    """single: start in plan mode (the plan waits for `outlast approve`)."""
     config: OutlastConfig | None = None
 
 
@@ -128,7 +130,10 @@ def build_pattern_input(args: PatternArgs) -> Any:
             host_id=args.host_id,
             config=config,
             max_turns=args.max_turns,
+            plan_first=args.plan_first,
         )
+    if args.plan_first:
+        raise StartError("--plan starts a single agent in plan mode; drop --pattern or --plan.")
     workspace = _workspace(args.repo, args.host_id)
     description = args.task.strip().splitlines()[0][:80]
     if args.pattern == "coordinator":

@@ -40,6 +40,7 @@ def build_input(
     host_id: str,
     config: OutlastConfig | None = None,
     max_turns: int | None = None,
+    plan_first: bool = False,
 ) -> AgentInput:
     """The workflow input for one top-level agent, or StartError naming the problem."""
     if not task.strip():
@@ -63,6 +64,7 @@ def build_input(
         config=config,
         description=task.strip().splitlines()[0][:80],
         max_turns=max_turns,
+        permission_mode="plan" if plan_first else None,
     )
 
 

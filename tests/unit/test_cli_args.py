@@ -124,3 +124,14 @@ def test_team_arguments_name_the_option_at_fault(tmp_path):
     assert out.exit_code == 2 and "is named 'lead'" in out.output
     out = run(*base, "--teammate", "b=look", "--team-task", " ")
     assert out.exit_code == 2 and "--team-task: a task needs a subject" in out.output
+
+
+def test_plan_first_is_for_a_single_agent(tmp_path):
+    from outlast.patterns import PatternArgs, build_pattern_input
+
+    single = build_pattern_input(
+        PatternArgs(pattern="single", task="t", repo=tmp_path, host_id="h", plan_first=True)
+    )
+    assert single.permission_mode == "plan"
+    out = run("run", "t", "--repo", str(tmp_path), "--pattern", "pipeline", "--plan")
+    assert out.exit_code == 2 and "--plan starts a single agent" in out.output

@@ -9,6 +9,8 @@ import os
 import sys
 import uuid
 
+import temporalio.api.sdk.v1
+
 from tests.support import agent_input, running_workers, scripted_model, start
 from workflows.contracts import AgentResult, PlanView
 
@@ -81,8 +83,16 @@ async def test_plan_then_approve_then_edit(client, dev_server, git_repo):
             assert view.mode == "plan" and view.pre_plan_mode == "default"
             assert "create src/x.py" in view.pending.plan
             assert not (git_repo / "src/x.py").exists()
-            details = (await handle.describe()).raw_description.workflow_extended_info
-            assert details is not None
+            # What the Web UI shows as the workflow's current details: the plan, in markdown.
+            meta = await handle.query(
+                "__temporal_workflow_metadata", result_type=temporalio.api.sdk.v1.WorkflowMetadata
+            )
+            assert meta.current_details.startswith("## Plan awaiting approval (plan-1)")
+            assert "create src/x.py with X = 1" in meta.current_details
+            assert {d.name for d in meta.definition.signal_definitions} >= {
+                "approve_plan",
+                "reject_plan",
+            }
             code, out = await cli(dev_server.address, "approve", handle.id)
             assert code == 0, out
             result = await handle.result()
@@ -192,3 +202,33 @@ async def test_plan_pending_survives_a_server_sigkill(tmp_path, git_repo):
         proc.wait()
     assert result.final_text == "implemented the plan"
     assert (git_repo / "src/x.py").read_text() == "X = 1\n"
+
+
+async def test_an_agent_can_start_in_plan_mode(client, git_repo):
+    """`permission_mode: plan` (`outlast run --plan`): it plans from its first turn, with the
+    full reminder, and acts only after approval."""
+    script = {
+        "agents": [
+            {
+                "name": "planner",
+                "turns": [
+                    {"tool_use": WRITE_PLAN},
+                    {"tool_use": EXIT},
+                    {"tool_use": WRITE_CODE},
+                    {"text": "done"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = agent_input("add X", git_repo, queues, permission_mode="plan")
+            handle = await start(client, inp, queues)
+            view = await wait_for_pending(handle)
+            assert view.pre_plan_mode == "default"
+            await handle.signal("approve_plan", {"request_id": view.pending.request_id})
+            result = await handle.result()
+    assert result.final_text == "done" and (git_repo / "src/x.py").exists()
+    first = requests_text(model.log)[0]
+    assert "Plan mode is active" in first
+    assert "Plan file: " in first
