@@ -296,7 +296,8 @@ def demo(
     keep_server: bool = typer.Option(True, help="Leave the dev server running to inspect the run."),
     pattern: str = typer.Option(
         "single",
-        help="single | coordinator | pipeline | team | fork-join: which scripted scenario runs.",
+        help="single | coordinator | pipeline | team | fork-join | verified: which scripted "
+        "scenario runs.",
     ),
 ) -> None:
     """A scripted agent (or pattern of agents) works on a sample repo with a failing test, end

@@ -37,6 +37,7 @@ from outlast.patterns import (
 from outlast.scripted_model import ScriptedModelServer, load_script
 from outlast.search_setup import missing_search_attributes
 from worker import build_workers, host_id
+from workflows.contracts import VerifiedTaskResult
 
 SCENARIO_DIR = HERE / "scenarios"
 
@@ -97,6 +98,13 @@ SCENARIOS: dict[str, Scenario] = {
         ),
         fixes=False,
     ),
+    "verified": Scenario(
+        script="verified.yaml",
+        task=(
+            "The test suite of this repository has failing tests for mean() in calc.py. Fix "
+            "the code (not the tests) so that every test passes."
+        ),
+    ),
 }
 DEMO_PATTERNS = tuple(SCENARIOS)
 
@@ -113,8 +121,9 @@ async def run_pattern_demo(
         latency_ms: the scripted model's delay per answer, instead of the scenario's.
 
     Returns:
-        True if the run completed (every member, stage or fork included) and, for a
-        scenario that fixes the bug, the sample's tests pass afterwards.
+        True if the run completed (every member, stage or fork included; for `verified`,
+        a verifier's PASS) and, for a scenario that fixes the bug, the sample's tests pass
+        afterwards.
     """
     if pattern not in SCENARIOS:
         raise ValueError(f"no demo for pattern {pattern!r}; choose one of {DEMO_PATTERNS}")
@@ -188,9 +197,12 @@ async def _follow_with_workers(
 
 
 def completed_run(result: Any) -> bool:
-    """The workflow completed, and so did every member, stage and fork it reports."""
+    """The workflow completed, and so did every member, stage and fork it reports; a verified
+    task (rounds, no members, stages or forks) succeeds when a verifier said PASS."""
     if not succeeded(result):
         return False
+    if isinstance(result, VerifiedTaskResult):
+        return result.status == "passed"
     parts = [*getattr(result, "members", []), *getattr(result, "stages", [])]
     parts += getattr(result, "forks", [])
     return all(p.status == "completed" for p in parts)

@@ -97,7 +97,24 @@ async def test_fork_join_demo_audits_without_fixing(demo_home):
     assert "the sample stays unfixed" in out
 
 
-@pytest.mark.parametrize("pattern", ["verified", "swarm"])
+async def test_verified_demo(demo_home):
+    ok, out, repo, log = await run("verified", demo_home)
+    assert ok, out
+    assert FIXED in (repo / "calc.py").read_text()
+    assert sample_tests_pass(repo)
+    assert_scripted_cleanly("verified", log)
+    assert [r["agent"] for r in log if r["turn"] == 0] == [
+        "implementer",
+        "verifier-1",
+        "verifier-2",
+    ]
+    assert "round 1: VERDICT: FAIL" in out and "round 2: VERDICT: PASS" in out
+    assert "passed: round 2: VERDICT: PASS" in out and "sample tests now pass" in out
+    # The verifiers ran in their copies: the implementer's checkout has only its own edit.
+    assert "calc.py | 2 +-" in out
+
+
+@pytest.mark.parametrize("pattern", ["debate", "swarm"])
 def test_demo_refuses_a_pattern_without_a_scenario(pattern):
     done = CliRunner().invoke(app, ["demo", "--pattern", pattern])
     assert done.exit_code == 2
