@@ -112,6 +112,7 @@ PASSTHROUGH = (
     "workflows.phases",
     "workflows.team_member",
     "workflows.plan_control",
+    "workflows.child_agents",
 )
 
 

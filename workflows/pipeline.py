@@ -10,14 +10,13 @@ with feedback.
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError, ChildWorkflowError, is_cancelled_exception
-from temporalio.workflow import ParentClosePolicy
+from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 from agents.builtin.verification import parse_verdict
 from agents.pipeline import PipelineStage, stage_prompt
+from workflows.child_agents import child_failure, run_agent_child
 from workflows.contracts import (
     AgentInput,
-    AgentResult,
     Lineage,
     PipelineInput,
     PipelineResult,
@@ -110,26 +109,12 @@ class PipelineWorkflow:
         )
         base = {"name": stage.name, "agent_type": stage.agent_type, "workflow_id": child_id}
         try:
-            result: AgentResult = await workflow.execute_child_workflow(
-                "AgentWorkflow",
-                child,
-                id=child_id,
-                result_type=AgentResult,
-                # A cancelled pipeline cancels its stage, which then cleans up (never
-                # terminate: that skips cleanup).
-                parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
-                static_summary=f"{stage.agent_type}: pipeline stage {stage.name}",
+            result = await run_agent_child(
+                child, child_id, f"{stage.agent_type}: pipeline stage {stage.name}"
             )
         except ChildWorkflowError as e:
-            killed = is_cancelled_exception(e)
-            cause = e.cause
-            message = getattr(cause, "message", None) or str(cause or e)
-            return StageOutcome(
-                **base,
-                attempt=attempt,
-                status="killed" if killed else "failed",
-                error=message,
-            )
+            status, message = child_failure(e)
+            return StageOutcome(**base, attempt=attempt, status=status, error=message)
         finally:
             self._current = None
         verdict = parse_verdict(result.final_text) if stage.agent_type == "verification" else None

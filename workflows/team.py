@@ -19,11 +19,12 @@ import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError, ChildWorkflowError, is_cancelled_exception
+from temporalio.exceptions import ApplicationError, ChildWorkflowError
 from temporalio.workflow import ParentClosePolicy
 
 from agents.team_protocol import shutdown_request_text
 from agents.team_tasks import TaskRuleError, TeamTask, create_task, sorted_tasks, update_task
+from workflows.child_agents import child_failure
 from workflows.contracts import (
     AgentInput,
     AgentResult,
@@ -156,11 +157,8 @@ class TeamWorkflow:
             )
         except ChildWorkflowError as e:
             # A member that failed or was killed does not take the team down (R71).
-            outcome = MemberOutcome(
-                **base,
-                status="killed" if is_cancelled_exception(e) else "failed",
-                error=getattr(e.cause, "message", None) or str(e.cause or e),
-            )
+            status, error = child_failure(e)
+            outcome = MemberOutcome(**base, status=status, error=error)
         self._ended[name] = outcome
         self._details()
 

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.resume import AgentControl, ResumeRequest
     from activities.snapshot import SnapshotRequest, changed_files, remove_snapshot, snapshot
 
+from workflows.child_agents import child_failure, run_agent_child
 from workflows.contracts import (
     AgentInput,
     AgentNotification,
@@ -160,18 +161,13 @@ class VerifiedTaskWorkflow:
             "verifier_workflow_id": verifier_id,
         }
         try:
-            result: AgentResult = await workflow.execute_child_workflow(
-                "AgentWorkflow",
-                verifier,
-                id=verifier_id,
-                result_type=AgentResult,
-                parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
-                static_summary=f"{inp.verifier_type}: round {round_no}",
+            result = await run_agent_child(
+                verifier, verifier_id, f"{inp.verifier_type}: round {round_no}"
             )
         except ChildWorkflowError as e:
             if is_cancelled_exception(e):
                 raise
-            why = getattr(e.cause, "message", None) or str(e.cause or e)
+            _, why = child_failure(e)
             failed = VerificationRound(**base, verdict="FAIL", verdict_reason=f"verifier: {why}")
             return failed, None
         finally:

@@ -1,0 +1,35 @@
+"""Running an agent as a child of a pattern workflow (pipeline stage, verifier, teammate),
+and reading how it failed."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from temporalio import workflow
+from temporalio.exceptions import ChildWorkflowError, is_cancelled_exception
+from temporalio.workflow import ParentClosePolicy
+
+from workflows.contracts import AgentInput, AgentResult
+
+
+async def run_agent_child(child: AgentInput, workflow_id: str, summary: str) -> AgentResult:
+    """Start `AgentWorkflow` and wait for its result. A cancelled parent cancels the child,
+    which still cleans up (never terminate: that skips cleanup).
+
+    Raises:
+        ChildWorkflowError: the child failed or was cancelled (see `child_failure`).
+    """
+    return await workflow.execute_child_workflow(
+        "AgentWorkflow",
+        child,
+        id=workflow_id,
+        result_type=AgentResult,
+        parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+        static_summary=summary,
+    )
+
+
+def child_failure(e: ChildWorkflowError) -> tuple[Literal["failed", "killed"], str]:
+    """How a child agent ended without a result, and the reason to show."""
+    status: Literal["failed", "killed"] = "killed" if is_cancelled_exception(e) else "failed"
+    return status, getattr(e.cause, "message", None) or str(e.cause or e)
