@@ -96,6 +96,7 @@ PASSTHROUGH = (
     "httpx2",
     "git",
     "workflows.contracts",
+    "workflows.pattern_contracts",
     "workflows.registry",
     "workflows.turns",
     "workflows.agent_loop",

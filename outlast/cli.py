@@ -28,7 +28,8 @@ from outlast.progress import follow, print_result
 from outlast.runner import StartError, start_agent
 from outlast.search_setup import missing_search_attributes, register_search_attributes
 from worker import build_workers, host_id, run_workers
-from workflows.contracts import AgentResult, PlanDecision, PlanView, StageDecision
+from workflows.contracts import AgentResult, PlanDecision, PlanView
+from workflows.pattern_contracts import StageDecision
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 console = Console(soft_wrap=True)  # paths and ids must stay copyable

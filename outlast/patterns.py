@@ -26,10 +26,14 @@ from outlast.runner import StartError, build_input, local_definitions
 from workflows.contracts import (
     TASK_QUEUE,
     AgentResult,
-    CoordinatorInput,
     ForkJoinInput,
     ForkJoinResult,
     ForkOutcome,
+    Workspace,
+    host_task_queue,
+)
+from workflows.pattern_contracts import (
+    CoordinatorInput,
     PipelineInput,
     PipelineResult,
     PipelineView,
@@ -40,8 +44,6 @@ from workflows.contracts import (
     VerificationRound,
     VerifiedTaskInput,
     VerifiedTaskResult,
-    Workspace,
-    host_task_queue,
 )
 
 PATTERNS = ("single", "coordinator", "pipeline", "team", "fork-join", "verified")

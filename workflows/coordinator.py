@@ -12,7 +12,8 @@ from temporalio import workflow
 
 from agents.builtin.coordinator import DEFINITION as COORDINATOR
 from workflows.agent import AgentWorkflow
-from workflows.contracts import AgentInput, AgentResult, CoordinatorInput
+from workflows.contracts import AgentInput, AgentResult
+from workflows.pattern_contracts import CoordinatorInput
 
 
 def coordinator_agent_input(inp: CoordinatorInput) -> AgentInput:

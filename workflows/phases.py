@@ -31,6 +31,8 @@ class PhaseGate:
     def __init__(self, registry: ChildRegistry) -> None:
         self.registry = registry
         self._starts: dict[str, asyncio.Task] = {}
+        self.max_running = 16
+        """Set from the agent's config: a queued worker also waits for a free slot."""
 
     @property
     def table(self) -> ClaimTable:
@@ -117,7 +119,11 @@ class PhaseGate:
         def queued() -> bool:
             return any(c.agent_id == claim.agent_id for c in self.table.waiting)
 
-        await workflow.wait_condition(lambda: not queued() or not self.waits(claim))
+        def may_start() -> bool:
+            running = len(self.registry.running())
+            return not self.waits(claim) and running < self.max_running
+
+        await workflow.wait_condition(lambda: not queued() or may_start())
         if not queued():
             return  # stopped before it started
         self.table.waiting = [c for c in self.table.waiting if c.agent_id != claim.agent_id]

@@ -15,15 +15,13 @@ from temporalio.exceptions import ApplicationError, ChildWorkflowError
 from agents.builtin.verification import parse_verdict
 from agents.pipeline import PipelineStage, stage_prompt
 from workflows.child_agents import child_failure, run_agent_child
-from workflows.contracts import (
-    AgentInput,
-    Lineage,
+from workflows.contracts import AgentInput, Lineage, StopRequest
+from workflows.pattern_contracts import (
     PipelineInput,
     PipelineResult,
     PipelineView,
     StageDecision,
     StageOutcome,
-    StopRequest,
 )
 from workflows.turns import sum_usages
 

@@ -166,6 +166,7 @@ class SubAgents:
             forking or should_run_async(inp.run_in_background, resolved, ctx.config)
         )
         if ctx.coordinator:
+            self.phases.max_running = ctx.config.agents.max_concurrent
             claim = self.phases.claim(agent_id, inp, ctx.workspace.root)
             waits = self.phases.waits(claim)
             if waits:

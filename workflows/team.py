@@ -25,11 +25,8 @@ from temporalio.workflow import ParentClosePolicy
 from agents.team_protocol import shutdown_request_text
 from agents.team_tasks import TaskRuleError, TeamTask, create_task, sorted_tasks, update_task
 from workflows.child_agents import child_failure
-from workflows.contracts import (
-    AgentInput,
-    AgentResult,
-    Lineage,
-    MailMessage,
+from workflows.contracts import AgentInput, AgentResult, Lineage, MailMessage, StopRequest, TeamLink
+from workflows.pattern_contracts import (
     MemberOutcome,
     MemberRef,
     MemberReport,
@@ -37,11 +34,9 @@ from workflows.contracts import (
     ShutdownAnswer,
     ShutdownAsk,
     ShutdownOutcome,
-    StopRequest,
     TaskCreateRequest,
     TaskUpdateRequest,
     TeamInput,
-    TeamLink,
     TeamMail,
     TeamResult,
     TeamView,

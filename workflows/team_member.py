@@ -24,7 +24,8 @@ from agents.team_tasks import TASK_CREATE_TOOL, TASK_GET_TOOL, TASK_LIST_TOOL, T
 with workflow.unsafe.imports_passed_through():
     from activities.team_control import TeamControl, TeamTaskCall, TeamTaskReply
 
-from workflows.contracts import MailMessage, MemberReport, ShutdownAnswer, TeamLink
+from workflows.contracts import MailMessage, TeamLink
+from workflows.pattern_contracts import MemberReport, ShutdownAnswer
 from workflows.signals import signal_workflow
 from workflows.turns import ValidCall, error_result
 

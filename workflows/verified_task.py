@@ -35,11 +35,13 @@ from workflows.contracts import (
     Lineage,
     MailMessage,
     ParentLink,
+    Workspace,
+)
+from workflows.pattern_contracts import (
     VerificationCheck,
     VerificationRound,
     VerifiedTaskInput,
     VerifiedTaskResult,
-    Workspace,
 )
 from workflows.turns import sum_usages
 

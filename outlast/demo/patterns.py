@@ -37,7 +37,7 @@ from outlast.patterns import (
 from outlast.scripted_model import ScriptedModelServer, load_script
 from outlast.search_setup import missing_search_attributes
 from worker import build_workers, host_id
-from workflows.contracts import VerifiedTaskResult
+from workflows.pattern_contracts import VerifiedTaskResult
 
 SCENARIO_DIR = HERE / "scenarios"
 

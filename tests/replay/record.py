@@ -293,7 +293,7 @@ async def _coordinator(client: Client, tmp: Path) -> WorkflowHandle:
 
 async def _pipeline(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_pipeline import default_script, pipeline_input
-    from workflows.contracts import PipelineResult
+    from workflows.pattern_contracts import PipelineResult
 
     repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
     with scripted_model(default_script()):

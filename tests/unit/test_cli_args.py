@@ -88,7 +88,8 @@ def test_fork_join_needs_directives_and_rounds_are_bounded(tmp_path):
 
 def test_pattern_inputs_are_the_public_workflow_inputs(tmp_path):
     from outlast.patterns import PatternArgs, build_pattern_input
-    from workflows.contracts import CoordinatorInput, ForkJoinInput, PipelineInput, TeamInput
+    from workflows.contracts import ForkJoinInput
+    from workflows.pattern_contracts import CoordinatorInput, PipelineInput, TeamInput
 
     def build(pattern: str, **kw):
         return build_pattern_input(

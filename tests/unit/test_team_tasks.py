@@ -10,7 +10,7 @@ from agents.team_tasks import (
     list_text,
     update_task,
 )
-from workflows.contracts import MemberReport
+from workflows.pattern_contracts import MemberReport
 from workflows.team import quiet
 
 

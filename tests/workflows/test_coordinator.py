@@ -10,7 +10,8 @@ from pathlib import Path
 from agents.builtin.coordinator import COORDINATOR_TOOLS
 from agents.config import OutlastConfig
 from tests.support import FAST_MODEL, running_workers, scripted_model, tool_results
-from workflows.contracts import AgentResult, CoordinatorInput, Workspace
+from workflows.contracts import AgentResult, Workspace
+from workflows.pattern_contracts import CoordinatorInput
 
 
 def worker(name: str, phase: str, prompt: str, files: list[str] | None = None) -> dict:

@@ -13,13 +13,8 @@ from temporalio.client import WorkflowUpdateFailedError
 from agents.config import OutlastConfig
 from agents.pipeline import PipelineStage
 from tests.support import FAST_MODEL, running_workers, scripted_model
-from workflows.contracts import (
-    PipelineInput,
-    PipelineResult,
-    PipelineView,
-    StageDecision,
-    Workspace,
-)
+from workflows.contracts import Workspace
+from workflows.pattern_contracts import PipelineInput, PipelineResult, PipelineView, StageDecision
 
 TASK = "Make greet() say hi."
 

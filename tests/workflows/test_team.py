@@ -14,17 +14,15 @@ from agents.builtin.teammate import COMMUNICATION
 from agents.config import OutlastConfig
 from agents.team_tasks import TaskCreateInput
 from tests.support import FAST_MODEL, Queues, crashable_worker, running_workers, scripted_model
-from workflows.contracts import (
-    AgentResult,
+from workflows.contracts import AgentResult, StopRequest, Workspace
+from workflows.pattern_contracts import (
     MemberRef,
     ShutdownAsk,
     ShutdownOutcome,
-    StopRequest,
     TeamInput,
     TeammateSpec,
     TeamResult,
     TeamView,
-    Workspace,
 )
 
 QUESTION = "QUESTION-FROM-A: which file holds greet()?"

@@ -10,7 +10,8 @@ import uuid
 from agents.config import OutlastConfig
 from tests.conftest import make_git_repo
 from tests.support import FAST_MODEL, running_workers, scripted_model
-from workflows.contracts import VerifiedTaskInput, VerifiedTaskResult, Workspace
+from workflows.contracts import Workspace
+from workflows.pattern_contracts import VerifiedTaskInput, VerifiedTaskResult
 
 TASK = "Make greet() return 'hi' so that the test suite passes."
 APP = "def greet():\n    return 'hello'\n"

@@ -1,0 +1,317 @@
+"""Inputs, results and handler payloads of the pattern workflows (coordinator, pipeline,
+team, verified task): public, persisted contracts, like `workflows.contracts`, whose types
+they build on. Fields are only added, with defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from agents.config import OutlastConfig
+from agents.definition import AgentDefinition
+from agents.pipeline import DEFAULT_STAGES, PipelineStage, stage_names_problem
+from agents.team_tasks import TaskCreateInput, TaskUpdateInput, TeamTask
+from workflows.contracts import (
+    TEAM_MEMBER_NAME,
+    AgentInput,
+    AgentUsage,
+    Contract,
+    Workspace,
+)
+
+
+class CoordinatorInput(Contract):
+    """Input of `CoordinatorWorkflow` (R55): a task for a coordinator that only directs
+    workers (Agent, SendMessage, TaskStop) and answers with their synthesized results."""
+
+    task: str = Field(min_length=1)
+    workspace: Workspace
+    model: str | None = None
+    config: OutlastConfig = OutlastConfig()
+    max_turns: int | None = Field(default=None, ge=1)
+    mcp_servers: list[str] = Field(default_factory=list)
+    session_definitions: list[AgentDefinition] = Field(default_factory=list)
+    description: str = ""
+    agent: AgentInput | None = None
+    """Set only by the coordinator's own continue-as-new: the agent input it carries on."""
+
+
+class PipelineInput(Contract):
+    """Input of `PipelineWorkflow` (R87): stages run one after another, each a child agent
+    whose final answer is handed to the next stage's prompt."""
+
+    task: str = Field(min_length=1)
+    workspace: Workspace
+    stages: list[PipelineStage] = Field(default_factory=lambda: list(DEFAULT_STAGES), min_length=1)
+    approve_between: bool = False
+    """Every stage but the last waits for approval (as if each had `approval: true`)."""
+    model: str | None = None
+    config: OutlastConfig = OutlastConfig()
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _unique_stages(self) -> PipelineInput:
+        if problem := stage_names_problem(self.stages):
+            raise ValueError(problem)
+        return self
+
+
+StageStatus = Literal["completed", "failed", "killed", "rejected"]
+
+
+class StageOutcome(Contract):
+    name: str
+    agent_type: str
+    workflow_id: str
+    attempt: int = 1
+    status: StageStatus
+    final_text: str = ""
+    error: str | None = None
+    verdict: str | None = None
+    """For a verification stage: PASS, FAIL, PARTIAL, or None if its report has none."""
+    usage: AgentUsage = AgentUsage()
+
+
+class PipelineResult(Contract):
+    status: Literal["completed", "failed", "rejected", "stopped"]
+    stages: list[StageOutcome]
+    failed_stage: str | None = None
+    """The stage that ended the pipeline early, if one did."""
+    message: str = ""
+    """One line on how it ended, naming the stage."""
+    final_text: str = ""
+    """The last completed stage's output."""
+    usage: AgentUsage = AgentUsage()
+
+
+class StageDecision(Contract):
+    """A person's decision on a stage waiting for approval (`decide_stage` update)."""
+
+    stage: str
+    """The stage decided on: must be the one waiting, so a late click cannot approve the
+    wrong stage."""
+    approve: bool
+    feedback: str = ""
+    rerun: bool = False
+    """With `approve: false`: run the stage again with `feedback`, instead of ending."""
+
+
+class PipelineView(Contract):
+    """Answer of the `pipeline` query."""
+
+    stages: list[StageOutcome]
+    current: str | None = None
+    awaiting_approval: str | None = None
+    stop_requested: bool = False
+
+
+class TeammateSpec(Contract):
+    """One member of a `TeamWorkflow`."""
+
+    name: str
+    """Unique in the team; its workflow id is `<team workflow id>/<name>`."""
+    prompt: str = Field(min_length=1)
+    """Its first instructions (as if written to its mailbox by the lead)."""
+    agent_type: str = "general-purpose"
+    model: str | None = None
+    plan_mode_required: bool = False
+    """Starts in plan mode: its plan goes to the lead for approval before it changes
+    anything (R69 `planModeRequired`, R79)."""
+
+    @model_validator(mode="after")
+    def _valid_name(self) -> TeammateSpec:
+        if not TEAM_MEMBER_NAME.match(self.name) or self.name in ("*", "main", "team"):
+            raise ValueError(
+                f"teammate name '{self.name}' must start with a letter or digit and contain "
+                "only letters, digits, '_' and '-' (and not be main or team)"
+            )
+        return self
+
+
+class TeamInput(Contract):
+    """Input of `TeamWorkflow` (R69): a lead and named teammates sharing a task list."""
+
+    team_name: str
+    workspace: Workspace
+    lead: TeammateSpec
+    """The lead gets the user's task as its prompt."""
+    teammates: list[TeammateSpec] = Field(min_length=1)
+    tasks: list[TaskCreateInput] = Field(default_factory=list)
+    """The task list to start with."""
+    end_when_quiet: bool = True
+    """End once every member is idle and no message is in flight; False: run until the
+    `shutdown` signal (a standing team that waits for `message_member`)."""
+    backend: Literal["in-process"] = "in-process"
+    """Where teammates run (R70, R71): `in-process` = each an `AgentWorkflow` on the shared
+    queue. Claude Code's tmux and iTerm2 panes have no equivalent yet."""
+    config: OutlastConfig = OutlastConfig()
+    model: str | None = None
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> TeamInput:
+        names = [self.lead.name, *(t.name for t in self.teammates)]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"team member names must be unique; repeated: {', '.join(repeated)}")
+        if not TEAM_MEMBER_NAME.match(self.team_name):
+            raise ValueError(f"team name '{self.team_name}' must be letters, digits, '_' or '-'")
+        return self
+
+    def members(self) -> list[TeammateSpec]:
+        return [self.lead, *self.teammates]
+
+
+class MemberReport(Contract):
+    """Payload of a team's `member_state` signal: a member went idle (or woke up).
+
+    Counts are cumulative, so the team can tell that every message sent inside the team has
+    been received and handled (no member busy, nothing in flight) before it ends.
+    """
+
+    name: str
+    idle: bool
+    sent_to: dict[str, int] = Field(default_factory=dict)
+    """Team messages this member has sent, per recipient."""
+    received: int = 0
+    """Team messages this member has received (from members or the team)."""
+    last_text: str = ""
+
+
+class TeamMail(Contract):
+    """Input of a team's `message_member` update: a message from outside the team."""
+
+    to: str
+    """A member's name, or `*` for every member."""
+    text: str = Field(min_length=1)
+    sender: str = "user"
+
+
+class TaskCreateRequest(Contract):
+    task: TaskCreateInput
+    caller: str = "user"
+
+
+class TaskUpdateRequest(Contract):
+    update: TaskUpdateInput
+    caller: str = "user"
+
+
+class MemberOutcome(Contract):
+    name: str
+    agent_type: str
+    workflow_id: str
+    status: Literal["completed", "failed", "killed"]
+    final_text: str = ""
+    error: str | None = None
+    usage: AgentUsage = AgentUsage()
+
+
+class TeamResult(Contract):
+    team_name: str
+    status: Literal["completed", "stopped"]
+    """`completed`: the team went quiet (every member idle, every message handled);
+    `stopped`: a `shutdown` signal ended it."""
+    lead_text: str = ""
+    members: list[MemberOutcome]
+    tasks: list[TeamTask]
+    messages: int = 0
+    """Messages exchanged inside the team."""
+
+
+class MemberView(Contract):
+    name: str
+    agent_type: str
+    workflow_id: str
+    state: Literal["starting", "working", "idle", "ended"]
+    received: int = 0
+    sent: int = 0
+
+
+class TeamView(Contract):
+    """Answer of the `team` query."""
+
+    team_name: str
+    members: list[MemberView]
+    tasks: list[TeamTask]
+    shutting_down: bool = False
+
+
+class ShutdownAsk(Contract):
+    """Input of a team's `request_shutdown` update: ask one member to stop (R68 terminate)."""
+
+    name: str
+    reason: str = ""
+    timeout_s: float = Field(default=300, gt=0)
+    """How long the update waits for the member's answer."""
+
+
+class ShutdownAnswer(Contract):
+    """Payload of a team's `shutdown_response` signal (sent by the member)."""
+
+    name: str
+    request_id: str
+    approve: bool
+    reason: str | None = None
+
+
+class ShutdownOutcome(Contract):
+    request_id: str
+    name: str
+    answered: bool
+    approve: bool = False
+    reason: str | None = None
+
+
+class MemberRef(Contract):
+    """Payload of a team's `kill_member` signal."""
+
+    name: str
+
+
+class VerifiedTaskInput(Contract):
+    """Input of `VerifiedTaskWorkflow` (R85, R89): implement, verify with a fresh verifier,
+    send the findings back, repeat up to `max_rounds`."""
+
+    task: str = Field(min_length=1)
+    workspace: Workspace
+    max_rounds: int = Field(default=3, ge=1, le=10)
+    implementer_type: str = "general-purpose"
+    verifier_type: str = "verification"
+    model: str | None = None
+    config: OutlastConfig = OutlastConfig()
+    description: str = ""
+
+
+class VerificationCheck(Contract):
+    title: str
+    command: str | None = None
+    output: str | None = None
+    result: Literal["PASS", "FAIL", "skip"]
+
+
+class VerificationRound(Contract):
+    round: int
+    implementer_status: Literal["completed", "failed", "killed"]
+    implementer_text: str = ""
+    changed_files: list[str] = Field(default_factory=list)
+    verifier_workflow_id: str = ""
+    verdict: Literal["PASS", "FAIL", "PARTIAL"]
+    verdict_reason: str = ""
+    """Why the verdict acted on differs from the report's own (a missing VERDICT line, a
+    PASS without any executed check), or why no verifier ran."""
+    checks: list[VerificationCheck] = Field(default_factory=list)
+    probes_found: bool = False
+    report: str = ""
+
+
+class VerifiedTaskResult(Contract):
+    status: Literal["passed", "failed", "partial"]
+    """passed: a verifier said PASS; partial: the last verdict was PARTIAL (an environment
+    limit); failed: FAIL after `max_rounds`, or the implementer failed."""
+    rounds: list[VerificationRound]
+    message: str = ""
+    final_text: str = ""
+    """The implementer's last report."""
+    usage: AgentUsage = AgentUsage()
