@@ -199,9 +199,10 @@ class CrashableWorker:
     """Workers for fresh queues, each in a process of its own, so a test can SIGKILL one
     mid-run (`crash`) and have a new one take over, as after a real crash."""
 
-    def __init__(self, address: str, model_url: str) -> None:
+    def __init__(self, address: str, model_url: str, task_queue: str | None = None) -> None:
         host = f"crash-{uuid.uuid4().hex[:6]}"
-        self.queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
+        self.host_id = host
+        self.queues = Queues(task_queue or f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
         self._env = {
             **os.environ,
             "TEMPORAL_ADDRESS": address,
@@ -228,10 +229,16 @@ class CrashableWorker:
                 proc.terminate()
                 proc.wait()
 
+    @property
+    def pid(self) -> int:
+        return self._procs[-1].pid
+
 
 @contextlib.contextmanager
-def crashable_worker(address: str, model_url: str) -> Iterator[CrashableWorker]:
-    workers = CrashableWorker(address, model_url)
+def crashable_worker(
+    address: str, model_url: str, task_queue: str | None = None
+) -> Iterator[CrashableWorker]:
+    workers = CrashableWorker(address, model_url, task_queue)
     workers.start()
     try:
         yield workers

@@ -1,0 +1,126 @@
+"""Starting and steering Outlast from Python: the same workflows the CLI starts, typed.
+
+    from outlast.api import start_task
+    from outlast.client import connect
+
+    client = await connect()
+    task = await start_task(client, "Fix the flaky test", "/src/project", pattern="coordinator")
+    print(await task.status())
+    result = await task.result()
+
+Any other Temporal client can do the same by name with JSON (see README: "From code"); this
+module only adds types and the checks the CLI makes before starting anything.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+from temporalio.client import Client, WorkflowHandle
+
+from outlast.patterns import PatternArgs, build_pattern_input, start_pattern
+from workflows.contracts import (
+    TASK_QUEUE,
+    AgentStatus,
+    MailMessage,
+    PlanDecision,
+    PlanView,
+    StopRequest,
+)
+from workflows.pattern_contracts import PipelineView, TeamMail, TeamView
+
+AGENT_PATTERNS = ("single", "coordinator")
+
+
+@dataclass
+class Task:
+    """A started task: its workflow handle, and the operations that fit its pattern."""
+
+    handle: WorkflowHandle
+    pattern: str
+
+    @property
+    def id(self) -> str:
+        return self.handle.id
+
+    async def result(self) -> Any:
+        """Wait for the end: an `AgentResult`, `PipelineResult`, `TeamResult`, ..."""
+        return await self.handle.result()
+
+    async def status(self) -> AgentStatus | PipelineView | TeamView | Any:
+        """Where it stands now (the pattern's own query)."""
+        if self.pattern in AGENT_PATTERNS:
+            return await self.handle.query("status", result_type=AgentStatus)
+        if self.pattern == "pipeline":
+            return await self.handle.query("pipeline", result_type=PipelineView)
+        if self.pattern == "team":
+            return await self.handle.query("team", result_type=TeamView)
+        if self.pattern == "verified":
+            return await self.handle.query("rounds")
+        return await self.handle.query("forks")
+
+    async def send(self, text: str, to: str = "lead") -> None:
+        """A message for the agent's next turn (for a team: to member `to`)."""
+        if self.pattern == "team":
+            await self.handle.execute_update("message_member", TeamMail(to=to, text=text))
+        else:
+            await self.handle.signal("send_message", MailMessage(text=text))
+
+    async def stop(self, reason: str = "") -> None:
+        """Graceful: finish the current turn (or stage), then end."""
+        name = "shutdown" if self.pattern == "team" else "stop"
+        await self.handle.signal(name, StopRequest(reason=reason))
+
+    async def kill(self) -> None:
+        """Cancellation: running tools are killed, cleanup runs."""
+        await self.handle.cancel()
+
+    async def plan(self) -> PlanView:
+        return await self.handle.query("plan", result_type=PlanView)
+
+    async def approve_plan(self, target_mode: str | None = None) -> bool:
+        """Approve the pending plan; False (nothing sent) if no plan is waiting."""
+        return await self._decide_plan(True, "", target_mode)
+
+    async def reject_plan(self, feedback: str) -> bool:
+        return await self._decide_plan(False, feedback, None)
+
+    async def _decide_plan(self, approve: bool, feedback: str, mode: str | None) -> bool:
+        pending = (await self.plan()).pending
+        if pending is None:
+            return False
+        decision = PlanDecision(request_id=pending.request_id, feedback=feedback, target_mode=mode)
+        await self.handle.signal("approve_plan" if approve else "reject_plan", decision)
+        return True
+
+
+async def start_task(
+    client: Client,
+    task: str,
+    repo: str | os.PathLike[str],
+    *,
+    pattern: str = "single",
+    workflow_id: str | None = None,
+    task_queue: str = TASK_QUEUE,
+    host_id: str | None = None,
+    **options: Any,
+) -> Task:
+    """Start `task` on the checkout `repo` as `pattern` (single, coordinator, pipeline,
+    team, fork-join, verified). `options` are `PatternArgs` fields: `agent_type`, `model`,
+    `max_turns`, `teammates`, `team_tasks`, `forks`, `approve`, `max_rounds`, `plan_first`,
+    `config`.
+
+    Raises:
+        StartError: an argument that would start a task doomed to fail (the message says
+            what to fix); nothing was started.
+    """
+    host = host_id or os.environ.get("OUTLAST_HOST_ID") or socket.gethostname()
+    args = PatternArgs(pattern=pattern, task=task, repo=repo, host_id=host, **options)
+    inp = build_pattern_input(args)
+    handle = await start_pattern(
+        client, pattern, inp, workflow_id=workflow_id, task_queue=task_queue
+    )
+    return Task(handle=handle, pattern=pattern)

@@ -1,0 +1,93 @@
+"""Starting Outlast without Outlast's CLI: the plain `temporal` CLI with JSON, and the typed
+Python API (`outlast.api`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+from outlast.api import start_task
+from outlast.devserver import temporal_binary
+from tests.support import Queues, running_workers, scripted_model
+from tests.workflows.test_plan_mode import APPROVED, wait_for_pending
+from workflows.contracts import AgentResult, AgentStatus
+
+
+async def temporal(address: str, *args: str) -> str:
+    proc = await asyncio.create_subprocess_exec(
+        temporal_binary(),
+        *args,
+        "--address",
+        address,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await proc.communicate()
+    assert proc.returncode == 0, out.decode()
+    return out.decode()
+
+
+async def test_the_plain_temporal_cli_starts_signals_and_queries(client, dev_server, git_repo):
+    with scripted_model(APPROVED):
+        async with running_workers(client) as queues:
+            wf_id = f"plain-{uuid.uuid4().hex[:8]}"
+            start = {
+                "prompt": "add X",
+                "workspace": {"root": str(git_repo), "host_queue": queues.host_queue},
+                "permission_mode": "plan",
+            }
+            await temporal(
+                dev_server.address,
+                "workflow",
+                "start",
+                "--type",
+                "AgentWorkflow",
+                "--task-queue",
+                queues.task_queue,
+                "--workflow-id",
+                wf_id,
+                "--input",
+                json.dumps(start),
+            )
+            handle = client.get_workflow_handle(wf_id, result_type=AgentResult)
+            await wait_for_pending(handle)
+            shown = await temporal(
+                dev_server.address, "workflow", "query", "--workflow-id", wf_id, "--name", "plan"
+            )
+            assert '"request_id"' in shown and "plan-1" in shown and "create src/x.py" in shown
+            await temporal(
+                dev_server.address,
+                "workflow",
+                "signal",
+                "--workflow-id",
+                wf_id,
+                "--name",
+                "approve_plan",
+                "--input",
+                json.dumps({"request_id": "plan-1"}),
+            )
+            result = await handle.result()
+    assert result.status == "completed" and result.final_text == "implemented the plan"
+    assert (git_repo / "src/x.py").read_text() == "X = 1\n"
+
+
+async def test_the_python_api_starts_and_steers_a_task(client, git_repo):
+    host = f"api-{uuid.uuid4().hex[:6]}"
+    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
+    with scripted_model(APPROVED):
+        async with running_workers(client, queues=queues):
+            task = await start_task(
+                client,
+                "add X",
+                git_repo,
+                task_queue=queues.task_queue,
+                host_id=host,
+                plan_first=True,
+            )
+            await wait_for_pending(task.handle)
+            assert isinstance(await task.status(), AgentStatus)
+            assert await task.approve_plan()
+            result = await task.result()
+            assert not await task.approve_plan()  # nothing waits: nothing is sent
+    assert result.final_text == "implemented the plan"
