@@ -11,13 +11,15 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from temporalio.client import WorkflowQueryFailedError, WorkflowUpdateFailedError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.store import state_dir
 from agents.config import from_env
 from outlast.client import connect
 from outlast.devserver import DevServer, DevServerError
+from outlast.inspect import STATUSES, NotFound, agent_tree, list_rows, tree_lines
 from outlast.patterns import (
+    WORKFLOW_TYPES,
     PatternArgs,
     build_pattern_input,
     follow_pattern,
@@ -28,8 +30,8 @@ from outlast.progress import follow, print_result
 from outlast.runner import StartError, start_agent
 from outlast.search_setup import missing_search_attributes, register_search_attributes
 from worker import build_workers, host_id, run_workers
-from workflows.contracts import AgentResult, PlanDecision, PlanView
-from workflows.pattern_contracts import StageDecision
+from workflows.contracts import AgentResult, MailMessage, PlanDecision, PlanView, StopRequest
+from workflows.pattern_contracts import StageDecision, TeamMail
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 console = Console(soft_wrap=True)  # paths and ids must stay copyable
@@ -314,6 +316,142 @@ def demo(
     else:
         ok = asyncio.run(run_pattern_demo(console, pattern, keep_server=keep_server))
     raise typer.Exit(0 if ok else 1)
+
+
+@app.command("ls")
+def ls(
+    status: str = typer.Option(None, help=f"Only these: {', '.join(STATUSES)}."),
+    pattern: str = typer.Option(None, help=f"Only this pattern: {', '.join(WORKFLOW_TYPES)}."),
+    all_: bool = typer.Option(False, "--all", help="Include sub-agents and pattern members."),
+    limit: int = typer.Option(50, min=1, help="At most this many."),
+    as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table."),
+) -> None:
+    """List Outlast workflows, newest first."""
+    if status is not None and status not in STATUSES:
+        _fail(f"--status {status}: choose one of {', '.join(STATUSES)}.")
+    if pattern is not None and pattern not in WORKFLOW_TYPES:
+        _fail(f"--pattern {pattern}: choose one of {', '.join(WORKFLOW_TYPES)}.")
+
+    async def _main() -> None:
+        client = await _connect_or_fail()
+        rows = await list_rows(
+            client, status=status, pattern=pattern, include_children=all_, limit=limit
+        )
+        if as_json:
+            for row in rows:
+                print(row.model_dump_json())
+            return
+        if not rows:
+            console.print("no Outlast workflows match")
+        for row in rows:
+            started = row.started.strftime("%Y-%m-%d %H:%M:%S") if row.started else "-"
+            console.print(f"{row.workflow_id}  {row.pattern}  {row.status}  {started}")
+
+    asyncio.run(_main())
+
+
+@app.command()
+def show(
+    workflow_id: str = typer.Argument(..., help="The workflow to show."),
+    as_json: bool = typer.Option(False, "--json", help="The tree as JSON."),
+) -> None:
+    """The agent tree of a workflow: type, status, turns, tokens, duration, verdict."""
+
+    async def _main() -> None:
+        client = await _connect_or_fail()
+        try:
+            tree = await agent_tree(client, workflow_id)
+        except NotFound as e:
+            _fail(f"{e}; `outlast ls` lists the workflows there are.")
+        if as_json:
+            print(tree.model_dump_json())
+            return
+        for line in tree_lines(tree):
+            console.print(line)
+
+    asyncio.run(_main())
+
+
+@app.command()
+def stop(
+    workflow_id: str = typer.Argument(..., help="The agent, pattern or team to stop."),
+    reason: str = typer.Option("", help="Why; recorded with the signal."),
+) -> None:
+    """Graceful stop: the agent finishes its current turn (a pipeline its stage, a team's
+    members theirs) and ends. `outlast kill` stops at once."""
+
+    async def _main() -> None:
+        handle, workflow_type = await _running(workflow_id)
+        name = "shutdown" if workflow_type == "TeamWorkflow" else "stop"
+        if workflow_type in ("ForkJoinWorkflow", "VerifiedTaskWorkflow"):
+            _fail(f"{workflow_id} is a {workflow_type}, which has no graceful stop; use kill.")
+        await handle.signal(name, StopRequest(reason=reason))
+        console.print(f"asked {workflow_id} to stop after its current turn")
+
+    asyncio.run(_main())
+
+
+@app.command()
+def kill(workflow_id: str = typer.Argument(..., help="The workflow to kill.")) -> None:
+    """Cancel at once: running tools are killed, cleanup still runs."""
+
+    async def _main() -> None:
+        handle, _ = await _running(workflow_id)
+        await handle.cancel()
+        console.print(f"cancelled {workflow_id}")
+
+    asyncio.run(_main())
+
+
+@app.command()
+def send(
+    workflow_id: str = typer.Argument(..., help="The agent (or team) to message."),
+    text: str = typer.Argument(..., help="The message; read at the agent's next turn."),
+    to: str = typer.Option("lead", help="For a team: the member to message."),
+) -> None:
+    """Send a message to a running agent (or to a member of a team)."""
+    if not text.strip():
+        _fail("the message is empty.")
+
+    async def _main() -> None:
+        handle, workflow_type = await _running(workflow_id)
+        if workflow_type == "TeamWorkflow":
+            try:
+                await handle.execute_update("message_member", TeamMail(to=to, text=text))
+            except WorkflowUpdateFailedError as e:
+                _fail(str(getattr(e.cause, "message", None) or e.cause))
+        elif workflow_type in ("AgentWorkflow", "CoordinatorWorkflow"):
+            await handle.signal("send_message", MailMessage(text=text))
+        else:
+            _fail(f"{workflow_id} is a {workflow_type}; messages go to agents and teams.")
+        console.print(f"message sent to {workflow_id}")
+
+    asyncio.run(_main())
+
+
+async def _connect_or_fail():
+    try:
+        return await connect()
+    except RuntimeError as e:
+        _fail(
+            f"cannot reach Temporal at {os.environ.get('TEMPORAL_ADDRESS', 'localhost:7233')}: {e}"
+        )
+
+
+async def _running(workflow_id: str):
+    """The handle and type of a running workflow, or a clear refusal."""
+    client = await _connect_or_fail()
+    handle = client.get_workflow_handle(workflow_id)
+    try:
+        desc = await handle.describe()
+    except RPCError as e:
+        if e.status == RPCStatusCode.NOT_FOUND:
+            _fail(f"no workflow {workflow_id}; `outlast ls` lists the workflows there are.")
+        raise
+    if desc.status is None or desc.status.name != "RUNNING":
+        state = desc.status.name.lower() if desc.status else "unknown"
+        _fail(f"{workflow_id} is not running ({state}).")
+    return handle, desc.workflow_type
 
 
 @app.command("fake-model")

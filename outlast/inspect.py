@@ -1,0 +1,140 @@
+"""Reading Outlast's workflows for people and scripts: the listing behind `outlast ls` and the
+agent tree behind `outlast show`. Plain data (pydantic), so `--json` prints exactly this."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel
+from temporalio.client import Client, WorkflowExecution
+from temporalio.service import RPCError, RPCStatusCode
+
+from outlast.patterns import WORKFLOW_TYPES
+
+PATTERN_OF_TYPE = {v: k for k, v in WORKFLOW_TYPES.items()}
+STATUSES = ("running", "completed", "failed", "canceled", "terminated", "timed_out")
+
+
+class Row(BaseModel):
+    workflow_id: str
+    pattern: str
+    workflow_type: str
+    status: str
+    started: datetime | None = None
+    closed: datetime | None = None
+    parent: str | None = None
+
+
+class Node(BaseModel):
+    row: Row
+    agent_type: str | None = None
+    turns: int | None = None
+    tokens: int | None = None
+    tool_uses: int | None = None
+    duration_ms: int | None = None
+    verdict: str | None = None
+    outcome: str | None = None
+    """The result's own status (completed/failed/killed, passed, ...), once closed."""
+    children: list[Node] = []
+
+
+class NotFound(LookupError):
+    """No workflow with that id; the message says so."""
+
+
+def _row(w: WorkflowExecution) -> Row:
+    status = w.status.name.lower() if w.status else "unknown"
+    return Row(
+        workflow_id=w.id,
+        pattern=PATTERN_OF_TYPE.get(w.workflow_type, w.workflow_type),
+        workflow_type=w.workflow_type,
+        status=status,
+        started=w.start_time,
+        closed=w.close_time,
+        parent=w.parent_id,
+    )
+
+
+def list_query(status: str | None, pattern: str | None, include_children: bool) -> str:
+    """The visibility query for `outlast ls`."""
+    if pattern is not None:
+        types = [WORKFLOW_TYPES[pattern]]
+    else:
+        types = sorted(set(WORKFLOW_TYPES.values()))
+    parts = ["WorkflowType IN (" + ", ".join(f"'{t}'" for t in types) + ")"]
+    if status is not None:
+        parts.append(f"ExecutionStatus = '{status.title().replace('_', '')}'")
+    if not include_children:
+        parts.append("ParentWorkflowId IS NULL")
+    return " AND ".join(parts)
+
+
+async def list_rows(
+    client: Client,
+    *,
+    status: str | None = None,
+    pattern: str | None = None,
+    include_children: bool = False,
+    limit: int = 50,
+) -> list[Row]:
+    rows = []
+    query = list_query(status, pattern, include_children)
+    async for w in client.list_workflows(query, limit=limit):
+        rows.append(_row(w))
+    return rows
+
+
+async def agent_tree(client: Client, workflow_id: str, depth: int = 0) -> Node:
+    """The workflow and, below it, every child it started (by the server's parent link)."""
+    handle = client.get_workflow_handle(workflow_id)
+    try:
+        desc = await handle.describe()
+    except RPCError as e:
+        if e.status == RPCStatusCode.NOT_FOUND:
+            raise NotFound(f"no workflow {workflow_id}") from None
+        raise
+    node = Node(row=_row(desc))
+    if desc.status is not None and desc.status.name == "COMPLETED":
+        _fill_from_result(node, await handle.result(follow_runs=False))
+    if depth < 6:
+        query = f'ParentWorkflowId = "{workflow_id}"'
+        kids = [w async for w in client.list_workflows(query, limit=100)]
+        for kid in sorted(kids, key=lambda w: w.start_time):
+            node.children.append(await agent_tree(client, kid.id, depth + 1))
+    return node
+
+
+def _fill_from_result(node: Node, result: object) -> None:
+    """From a result decoded without its type (a dict), whatever the pattern's result has."""
+    if not isinstance(result, dict):
+        return
+    usage = result.get("usage") or {}
+    node.outcome = result.get("status")
+    node.agent_type = result.get("agent_type")
+    node.turns = result.get("turns")
+    node.tokens = usage.get("total_tokens")
+    node.tool_uses = usage.get("tool_uses")
+    node.duration_ms = usage.get("duration_ms") or None
+    rounds = result.get("rounds") or []
+    if rounds:
+        node.verdict = rounds[-1].get("verdict")
+
+
+def tree_lines(node: Node, indent: str = "") -> list[str]:
+    """The tree as text lines (what `outlast show` prints without --json)."""
+    row = node.row
+    facts = [row.pattern if node.agent_type is None else node.agent_type, row.status]
+    if node.outcome and node.outcome != row.status:
+        facts.append(node.outcome)
+    if node.turns is not None:
+        facts.append(f"{node.turns} turns")
+    if node.tokens is not None:
+        facts.append(f"{node.tokens} tokens")
+    if node.duration_ms:
+        facts.append(f"{node.duration_ms / 1000:.1f}s")
+    if node.verdict:
+        facts.append(f"VERDICT: {node.verdict}")
+    lines = [f"{indent}{row.workflow_id}  ({', '.join(facts)})"]
+    for child in node.children:
+        lines += tree_lines(child, indent + "  ")
+    return lines

@@ -1,0 +1,85 @@
+"""`outlast ls`, `show`, `send`, `stop`, `kill` against a real server, in a subprocess as a
+person runs them; user mistakes get exit code 2 and a sentence, never a traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+
+from tests.support import agent_input, running_workers, scripted_model, spawn, start
+from tests.workflows.test_plan_mode import cli
+
+
+async def test_ls_and_show_describe_a_finished_tree(client, dev_server, git_repo):
+    script = {
+        "agents": [
+            {"name": "kid", "match": {"agent_name": "kid"}, "turns": [{"text": "kid says hi"}]},
+            {
+                "name": "main",
+                "turns": [{"tool_use": spawn("kid", "say hi", False)}, {"text": "ok"}],
+            },
+        ]
+    }
+    wf_id = f"insp-{uuid.uuid4().hex[:8]}"
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues, wf_id)
+            await handle.result()
+    code, out = await cli(dev_server.address, "ls", "--json", "--limit", "200")
+    assert code == 0, out
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    mine = [r for r in rows if r["workflow_id"] == wf_id]
+    assert mine and mine[0]["status"] == "completed" and mine[0]["pattern"] == "single"
+    assert not any(r["workflow_id"] == f"{wf_id}/kid" for r in rows)  # top level only
+    code, out = await cli(dev_server.address, "show", wf_id, "--json")
+    assert code == 0, out
+    tree = json.loads(out)
+    assert tree["row"]["status"] == "completed" and tree["turns"] == 2
+    assert tree["tokens"] > 0 and tree["agent_type"] == "general-purpose"
+    (kid,) = tree["children"]
+    assert kid["row"]["workflow_id"] == f"{wf_id}/kid" and kid["turns"] == 1
+    code, out = await cli(dev_server.address, "show", wf_id)
+    assert code == 0 and f"{wf_id}/kid" in out and "2 turns" in out
+
+
+async def test_send_and_stop_reach_a_running_agent(client, dev_server, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 2"}}},
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 30"}}},
+                    {"text": "never"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            code, out = await cli(dev_server.address, "send", handle.id, "PLEASE-ALSO-CHECK")
+            assert code == 0, out
+            code, out = await cli(dev_server.address, "stop", handle.id, "--reason", "enough")
+            assert code == 0, out
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert result.stopped
+    sent = [json.dumps(r["body"]["messages"]) for r in model.log if r["outcome"] == "completed"]
+    assert any("PLEASE-ALSO-CHECK" in s for s in sent)
+
+
+async def test_mistakes_are_refused_with_a_sentence(client, dev_server, git_repo):
+    code, out = await cli(dev_server.address, "show", "no-such-workflow")
+    assert code == 2 and "no workflow no-such-workflow" in out and "Traceback" not in out
+    code, out = await cli(dev_server.address, "stop", "no-such-workflow")
+    assert code == 2 and "outlast ls" in out
+    code, out = await cli(dev_server.address, "ls", "--status", "sleeping")
+    assert code == 2 and "choose one of running" in out
+    script = {"agents": [{"name": "main", "turns": [{"text": "done"}]}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await handle.result()
+    code, out = await cli(dev_server.address, "send", handle.id, "hello")
+    assert code == 2 and "is not running (completed)" in out
