@@ -42,8 +42,20 @@ def _snapshot(root: str, name: str) -> str:
     if dest.exists():
         shutil.rmtree(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(root, dest, symlinks=True)
+    shutil.copytree(root, dest, symlinks=True, ignore=_skip_state_dir(Path(root)))
     return str(dest.resolve())
+
+
+def _skip_state_dir(root: Path):
+    """With the state directory inside the checkout (`./.outlast`, the default when run from
+    it), the copy would contain itself and the live server database: leave it out."""
+    state = state_dir().resolve()
+
+    def ignore(directory: str, names: list[str]) -> list[str]:
+        here = Path(directory).resolve()
+        return [n for n in names if here / n == state]
+
+    return ignore
 
 
 @activity.defn(name="workspace.remove_snapshot")

@@ -58,9 +58,9 @@ class OutsideWriteScope(WorkspaceEscape):
             )
         else:
             message = (
-                f"{path} is in the repository, which this worker may only read (a research "
-                "or verification worker). Notes belong in the scratchpad; changes are for an "
-                "implementation worker: report what should change instead."
+                f"{path} is in the repository, which this agent may only read (a research or "
+                "verification worker, or a helper of an agent that is planning). Notes belong "
+                "in the scratchpad if there is one; report what should change instead."
             )
         Exception.__init__(self, message)
 

@@ -14,7 +14,8 @@ from agents.tool_filter import WRITE_TOOLS
 
 PLAN_MODE = "plan"
 READ_ONLY_AGENT_TYPES = frozenset({"Explore", "Plan"})
-"""The sub-agents a planning agent may still launch (R76)."""
+"""The sub-agents a planning agent may still launch (R76); whatever their definition says,
+they run with no write access and a read-only shell (see SubAgents)."""
 
 
 def plan_mode_denial(tool: str, tool_input: BaseModel, plan_file: str, cwd: str) -> str | None:
@@ -29,6 +30,8 @@ def plan_mode_denial(tool: str, tool_input: BaseModel, plan_file: str, cwd: str)
             )
         return None
     if tool in ("Agent", "Task"):
+        if getattr(tool_input, "isolation", None) == "worktree":
+            return "Plan mode is active: a worktree is a new branch and directory; not now."
         agent_type = getattr(tool_input, "subagent_type", None) or "general-purpose"
         if agent_type not in READ_ONLY_AGENT_TYPES:
             allowed = ", ".join(sorted(READ_ONLY_AGENT_TYPES))

@@ -6,11 +6,17 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
+from datetime import timedelta
 from pathlib import Path
 
 import typer
 from rich.console import Console
-from temporalio.client import WorkflowQueryFailedError, WorkflowUpdateFailedError
+from temporalio.client import (
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.store import state_dir
@@ -32,6 +38,10 @@ from outlast.search_setup import missing_search_attributes, register_search_attr
 from worker import build_workers, host_id, run_workers
 from workflows.contracts import AgentResult, MailMessage, PlanDecision, PlanView, StopRequest
 from workflows.pattern_contracts import StageDecision, TeamMail
+
+UPDATE_TIMEOUT = timedelta(seconds=30)
+RESUME_MODES = ("default", "acceptEdits", "bypassPermissions", "dontAsk", "auto")
+"""Modes a plan approval may continue in (not `plan`: that is what approval ends)."""
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
 console = Console(soft_wrap=True)  # paths and ids must stay copyable
@@ -241,14 +251,21 @@ async def _decide(
 ) -> None:
     if rerun and stage is None:
         _fail("--rerun is for a pipeline stage: name the stage.")
-    client = await connect()
+    if mode is not None and mode not in RESUME_MODES:
+        _fail(f"--mode {mode}: choose one of {', '.join(RESUME_MODES)}.")
+    _check_id(workflow_id)
+    client = await _connect_or_fail()
     handle = client.get_workflow_handle(workflow_id)
     if stage is not None:
         decision = StageDecision(stage=stage, approve=approve, rerun=rerun, feedback=feedback)
         try:
-            answer = await handle.execute_update("decide_stage", decision, result_type=str)
+            answer = await handle.execute_update(
+                "decide_stage", decision, result_type=str, rpc_timeout=UPDATE_TIMEOUT
+            )
         except WorkflowUpdateFailedError as e:
             _fail(str(getattr(e.cause, "message", None) or e.cause or e))
+        except WorkflowUpdateRPCTimeoutOrCancelledError:
+            _fail(f"{workflow_id} did not answer in time: is a worker running (`outlast worker`)?")
         except RPCError as e:
             _fail(f"{workflow_id}: {e.message}")
         console.print(answer)
@@ -358,11 +375,14 @@ def show(
     """The agent tree of a workflow: type, status, turns, tokens, duration, verdict."""
 
     async def _main() -> None:
+        _check_id(workflow_id)
         client = await _connect_or_fail()
         try:
             tree = await agent_tree(client, workflow_id)
         except NotFound as e:
             _fail(f"{e}; `outlast ls` lists the workflows there are.")
+        except RPCError as e:
+            _fail(f"{workflow_id}: {e.message}")
         if as_json:
             print(tree.model_dump_json())
             return
@@ -417,9 +437,13 @@ def send(
         handle, workflow_type = await _running(workflow_id)
         if workflow_type == "TeamWorkflow":
             try:
-                await handle.execute_update("message_member", TeamMail(to=to, text=text))
+                await handle.execute_update(
+                    "message_member", TeamMail(to=to, text=text), rpc_timeout=UPDATE_TIMEOUT
+                )
             except WorkflowUpdateFailedError as e:
                 _fail(str(getattr(e.cause, "message", None) or e.cause))
+            except WorkflowUpdateRPCTimeoutOrCancelledError:
+                _fail(f"{workflow_id} did not answer in time: is a worker running?")
         elif workflow_type in ("AgentWorkflow", "CoordinatorWorkflow"):
             await handle.signal("send_message", MailMessage(text=text))
         else:
@@ -438,8 +462,14 @@ async def _connect_or_fail():
         )
 
 
+def _check_id(workflow_id: str) -> None:
+    if not workflow_id.strip():
+        _fail("the workflow id is empty; `outlast ls` lists the workflows there are.")
+
+
 async def _running(workflow_id: str):
     """The handle and type of a running workflow, or a clear refusal."""
+    _check_id(workflow_id)
     client = await _connect_or_fail()
     handle = client.get_workflow_handle(workflow_id)
     try:
@@ -447,7 +477,7 @@ async def _running(workflow_id: str):
     except RPCError as e:
         if e.status == RPCStatusCode.NOT_FOUND:
             _fail(f"no workflow {workflow_id}; `outlast ls` lists the workflows there are.")
-        raise
+        _fail(f"{workflow_id}: {e.message}")
     if desc.status is None or desc.status.name != "RUNNING":
         state = desc.status.name.lower() if desc.status else "unknown"
         _fail(f"{workflow_id} is not running ({state}).")
@@ -502,5 +532,19 @@ def server_stop() -> None:
     console.print("stopped" if _server().stop() else "no embedded server was running")
 
 
+def main() -> None:
+    """The `outlast` command. Once the command is done the process exits without CPython's
+    teardown: the Temporal client's native threads can abort it there (temporalio
+    sdk-python#300), turning a finished command into a crash with exit code -6."""
+    code = 0
+    try:
+        app()
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    app()
+    main()

@@ -316,6 +316,7 @@ class AgentWorkflow:
             scratchpad=inp.scratchpad,
             team=inp.team,
             write_scope=inp.write_scope,
+            planning=lambda: self._state.mode == "plan",
         )
         sender = inp.name or self._agent_id
         send = functools.partial(send_message, self._subagents, sender=sender)

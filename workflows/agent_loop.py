@@ -144,8 +144,14 @@ def _input_models(setup: LoopSetup) -> dict[str, type[BaseModel]]:
     return models
 
 
+MODE_TOOLS = frozenset({"EnterPlanMode", "ExitPlanMode"})
+"""They change what the calls after them may do: each runs alone, in order."""
+
+
 def _concurrency_safe(setup: LoopSetup) -> Callable[[str], bool]:
-    return lambda n: n in setup.workflow_tools or (n in TOOLS and TOOLS[n].read_only)
+    return lambda n: (
+        n not in MODE_TOOLS and (n in setup.workflow_tools or (n in TOOLS and TOOLS[n].read_only))
+    )
 
 
 async def _call_model(setup: LoopSetup, state: LoopState, ephemeral: list[str]) -> ModelResponse:
@@ -224,14 +230,17 @@ async def _run_one(setup: LoopSetup, state: LoopState, item: ValidCall | ToolRes
 async def _run_tools(
     setup: LoopSetup, state: LoopState, response: ModelResponse, hooks: LoopHooks
 ) -> list[ToolResultBlock]:
-    planned = [
-        error_result(item.block, denial)
-        if isinstance(item, ValidCall) and (denial := hooks.tool_policy(item))
-        else item
-        for item in plan_calls(response.message, response.stop_reason, _input_models(setup))
-    ]
+    planned = plan_calls(response.message, response.stop_reason, _input_models(setup))
     results: list[ToolResultBlock] = []
     for batch in batch_calls(planned, _concurrency_safe(setup)):
+        # The policy is asked per batch, as it runs: an EnterPlanMode earlier in the same
+        # response already binds the calls after it.
+        batch = [
+            error_result(item.block, denial)
+            if isinstance(item, ValidCall) and (denial := hooks.tool_policy(item))
+            else item
+            for item in batch
+        ]
         hooks.on_phase("running_tools", [i.block.name for i in batch if isinstance(i, ValidCall)])
         results.extend(await asyncio.gather(*(_run_one(setup, state, i) for i in batch)))
     return results

@@ -212,6 +212,8 @@ class PlanControl:
             return False
         if decision.request_id not in (None, self.pending.request_id):
             return False
+        if decision.approve and decision.target_mode == PLAN_MODE:
+            return False  # approving into plan mode would approve nothing
         self.decision = decision
         return True
 

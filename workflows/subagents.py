@@ -104,6 +104,8 @@ class ParentContext:
     write_scope: list[str] | None = None
     """The spawning agent's own write scope: its sub-agents get no more (a research
     worker's helper may not write the repository either)."""
+    planning: Callable[[], bool] = lambda: False
+    """The spawning agent is in plan mode now: its helpers may read, nothing more (R76)."""
     scratchpad: str | None = None
     team: TeamLink | None = None
 
@@ -154,6 +156,12 @@ class SubAgents:
             return error_result(call.block, refusal)
         if ctx.coordinator and (problem := self.phases.problem(inp, ctx.workspace.root)):
             return error_result(call.block, problem)
+        if ctx.team is not None and inp.mode == "plan":
+            return error_result(
+                call.block,
+                "A teammate's sub-agents run synchronously, so one that plans first would wait "
+                "for your approval while you wait for it: leave out mode.",
+            )
         if ctx.team is not None and (inp.run_in_background or inp.name):
             # R73: a teammate's sub-agents are its own sync helpers, not new team members.
             return error_result(
@@ -163,7 +171,10 @@ class SubAgents:
             )
         agent_id = new_agent_id(workflow.random().getrandbits(64))
         is_async = ctx.team is None and (
-            forking or should_run_async(inp.run_in_background, resolved, ctx.config)
+            forking
+            # A child that plans first asks this agent to approve: it cannot wait for it.
+            or inp.mode == "plan"
+            or should_run_async(inp.run_in_background, resolved, ctx.config)
         )
         if ctx.coordinator:
             self.phases.max_running = ctx.config.agents.max_concurrent
@@ -326,6 +337,8 @@ class SubAgents:
         )
         tools = resolve_agent_tools(definition, pool).tools
         write_scope = None if ctx.write_scope is None else list(ctx.write_scope)
+        if ctx.planning():
+            write_scope = []  # R76: a planning agent's helpers read (and shell read-only)
         if ctx.coordinator:
             tools, write_scope = phase_capabilities(
                 tools, self.phases.claim_of(agent_id), ctx.scratchpad

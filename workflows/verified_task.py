@@ -13,6 +13,7 @@ The implementer reports the end of each of its runs by signalling this workflow
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
@@ -24,7 +25,7 @@ from agents.builtin.verification import effective_verdict, parse_verification_re
 from agents.verified_task import findings_message, verifier_prompt
 
 with workflow.unsafe.imports_passed_through():
-    from activities.resume import AgentControl, ResumeRequest
+    from activities.resume import AgentControl, AgentRunState, ResumeRequest
     from activities.snapshot import SnapshotRequest, changed_files, remove_snapshot, snapshot
 
 from workflows.child_agents import child_failure, run_agent_child
@@ -43,6 +44,7 @@ from workflows.pattern_contracts import (
     VerifiedTaskInput,
     VerifiedTaskResult,
 )
+from workflows.signals import cancel_workflow
 from workflows.turns import sum_usages
 
 AGENT_ID = "verified-task"
@@ -61,12 +63,22 @@ RESUME_OPTIONS = {
 @workflow.defn(name="VerifiedTaskWorkflow")
 class VerifiedTaskWorkflow:
     def __init__(self) -> None:
+        self._liveness = timedelta(minutes=2)
         self._ends: dict[int, AgentNotification] = {}
         self._rounds: list[VerificationRound] = []
 
     @workflow.run
     async def run(self, inp: VerifiedTaskInput) -> VerifiedTaskResult:
+        try:
+            return await self._rounds_until_verdict(inp)
+        except asyncio.CancelledError:
+            # From round 2 the implementer is a resumed run, not our child: cancel it by id.
+            await cancel_workflow(f"{workflow.info().workflow_id}/implementer")
+            raise
+
+    async def _rounds_until_verdict(self, inp: VerifiedTaskInput) -> VerifiedTaskResult:
         info = workflow.info()
+        self._liveness = timedelta(seconds=inp.config.agents.liveness_check_s)
         implementer = self._implementer_input(inp)
         impl_id = f"{info.workflow_id}/implementer"
         await workflow.start_child_workflow(
@@ -74,14 +86,13 @@ class VerifiedTaskWorkflow:
             implementer,
             id=impl_id,
             result_type=AgentResult,
-            # The implementer is resumed by id in later rounds: it must outlive this run's
-            # child bookkeeping, and a cancelled task cancels it explicitly (below).
+            # Resumed by id in later rounds; a cancelled task cancels it explicitly (run).
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             static_summary=f"{inp.implementer_type}: implementer",
         )
         usages = []
         for round_no in range(1, inp.max_rounds + 1):
-            end = await self._implementer_end(round_no)
+            end = await self._implementer_end(round_no, impl_id)
             usages.append(end.usage)
             if end.status != "completed":
                 self._rounds.append(
@@ -123,10 +134,32 @@ class VerifiedTaskWorkflow:
             lineage=Lineage(session_id=info.workflow_id, parent_workflow_id=info.workflow_id),
         )
 
-    async def _implementer_end(self, round_no: int) -> AgentNotification:
+    async def _implementer_end(self, round_no: int, impl_id: str) -> AgentNotification:
+        """The implementer's end of this round, from its signal; now and then a check that it
+        still runs, since one that was terminated or crashed past its reporting cannot send
+        it."""
         workflow.set_current_details(f"round {round_no}: the implementer is working")
-        await workflow.wait_condition(lambda: round_no in self._ends)
-        return self._ends[round_no]
+        if not workflow.patched("verified-task-liveness"):  # the first release waited only
+            await workflow.wait_condition(lambda: round_no in self._ends)
+            return self._ends[round_no]
+        while True:
+            try:
+                await workflow.wait_condition(
+                    lambda: round_no in self._ends, timeout=self._liveness
+                )
+                return self._ends[round_no]
+            except TimeoutError:
+                states: list[AgentRunState] = await workflow.execute_activity_method(
+                    AgentControl.describe_agents, [impl_id], **RESUME_OPTIONS
+                )
+                state = states[0]
+                if state.status != "RUNNING" and round_no not in self._ends:
+                    return AgentNotification(
+                        agent_id="implementer",
+                        run_generation=round_no,
+                        status="killed" if state.status == "CANCELED" else "failed",
+                        error=state.error or f"its workflow ended {state.status.lower()}",
+                    )
 
     async def _verify(
         self, inp: VerifiedTaskInput, round_no: int, end: AgentNotification

@@ -398,6 +398,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "plan_approved": _plan_approved,
     "plan_rejected": _plan_rejected,
     "verified_task": _verified_task,
+    # After the implementer's liveness checks and explicit cancellation came in.
+    "verified_task_v2": _verified_task,
 }
 
 

@@ -136,3 +136,11 @@ def test_plan_first_is_for_a_single_agent(tmp_path):
     assert single.permission_mode == "plan"
     out = run("run", "t", "--repo", str(tmp_path), "--pattern", "pipeline", "--plan")
     assert out.exit_code == 2 and "--plan starts a single agent" in out.output
+
+
+def test_empty_ids_and_unknown_modes_are_refused_before_any_call():
+    for args in (("kill", ""), ("stop", " "), ("show", ""), ("send", "", "hi")):
+        out = run(*args)
+        assert out.exit_code == 2 and "the workflow id is empty" in out.output, args
+    out = run("approve", "wf-1", "--mode", "plan")
+    assert out.exit_code == 2 and "--mode plan: choose one of default" in out.output

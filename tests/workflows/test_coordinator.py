@@ -236,7 +236,7 @@ async def test_coordinator_session_phases(client, git_repo):
         return json.dumps(calls[turn]["body"]["messages"][-1]["content"])
 
     assert '"is_error": true' not in answers("research-1", 2)
-    assert "which this worker may only read" in answers("research-2", 2)
+    assert "which this agent may only read" in answers("research-2", 2)
     assert not (git_repo / "notes.md").exists()
     verified = answers("verify-1", 1)
     assert "NOTE-FROM-RESEARCH-1" in verified and "RO-REPO" in verified and "ok" in verified

@@ -232,3 +232,64 @@ async def test_an_agent_can_start_in_plan_mode(client, git_repo):
     first = requests_text(model.log)[0]
     assert "Plan mode is active" in first
     assert "Plan file: " in first
+
+
+async def test_a_planning_agent_launches_only_readers(client, git_repo):
+    """R76 holds for sub-agents too: a writer launched beside EnterPlanMode is refused, and
+    an `Explore` whose project definition grants Write still cannot write while its parent
+    plans (no write scope, read-only shell)."""
+    agents_dir = git_repo / ".claude" / "agents"
+    agents_dir.mkdir(parents=True)
+    (agents_dir / "Explore.md").write_text(
+        "---\nname: Explore\ndescription: explores\ntools: Read, Write, Bash\n---\nExplore.\n"
+    )
+    writer = {"description": "write it", "prompt": "write pwned.txt"}
+    reader = {"description": "look", "prompt": "look around", "subagent_type": "Explore"}
+    script = {
+        "agents": [
+            {
+                "name": "explorer",
+                "match": {"agent_type": "Explore"},
+                "turns": [
+                    {
+                        "tool_use": [
+                            {
+                                "name": "Write",
+                                "input": {"file_path": "{{cwd}}/pwned.txt", "content": "x"},
+                            },
+                            {"name": "Bash", "input": {"command": "touch {{cwd}}/pwned2.txt"}},
+                        ]
+                    },
+                    {"text": "explored"},
+                ],
+            },
+            {
+                "name": "planner",
+                "turns": [
+                    {
+                        "tool_use": [
+                            {"name": "EnterPlanMode", "input": {}},
+                            {"name": "Agent", "input": writer},
+                        ]
+                    },
+                    {"tool_use": {"name": "Agent", "input": reader}},
+                    {"text": "done"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("plan", git_repo, queues), queues)
+            result = await handle.result()
+    assert result.final_text == "done"
+    assert not (git_repo / "pwned.txt").exists() and not (git_repo / "pwned2.txt").exists()
+    texts = requests_text(model.log)
+    planner = [t for t in texts if "look around" in t or "write pwned" in t]
+    assert any("only read-only agents" in t for t in planner)
+    explorer_last = [
+        json.dumps(r["body"]["messages"][-1])
+        for r in model.log
+        if r["headers"].get("x-outlast-agent-type") == "Explore"
+    ][-1]
+    assert "may only read" in explorer_last
