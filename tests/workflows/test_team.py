@@ -185,12 +185,12 @@ async def test_claims_are_locked(client, git_repo):
 
 async def test_worker_killed_mid_conversation_loses_no_message(client, dev_server, git_repo):
     with (
-        scripted_model(team_script(answer_delay_ms=3000), log_bodies=True) as model,
+        scripted_model(team_script(answer_delay_ms=6000), log_bodies=True) as model,
         crashable_worker(dev_server.address, model.url) as workers,
     ):
         handle = await start_team(client, workers.queues, git_repo)
         await wait_until_b_answers(handle)
-        await asyncio.sleep(1.5)  # b's answering model call is on the wire, its answer held
+        await asyncio.sleep(2.5)  # b's answering model call is on the wire, its answer held
         workers.crash()
         result = await asyncio.wait_for(handle.result(), timeout=120)
     check_team_result(result, model.log, git_repo)
@@ -199,7 +199,7 @@ async def test_worker_killed_mid_conversation_loses_no_message(client, dev_serve
 
 
 async def wait_until_b_answers(handle, timeout: float = 60) -> None:
-    """Until a has sent its question and gone idle; b's answering model call (held 3 s by
+    """Until a has sent its question and gone idle; b's answering model call (held 6 s by
     the server) starts within moments of that."""
     deadline = asyncio.get_running_loop().time() + timeout
     while asyncio.get_running_loop().time() < deadline:
