@@ -7,25 +7,18 @@ import contextlib
 import os
 import signal
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from temporalio.client import (
-    WorkflowQueryFailedError,
-    WorkflowUpdateFailedError,
-    WorkflowUpdateRPCTimeoutOrCancelledError,
-)
-from temporalio.service import RPCError, RPCStatusCode
 
 from activities.store import state_dir
 from agents.config import from_env
+from outlast import cli_steer  # noqa: F401 - registers approve, reject, ls, show, ...
+from outlast.cli_base import app, console
+from outlast.cli_base import fail as _fail
 from outlast.client import connect
 from outlast.devserver import DevServer, DevServerError
-from outlast.inspect import STATUSES, NotFound, agent_tree, list_rows, tree_lines
 from outlast.patterns import (
-    WORKFLOW_TYPES,
     PatternArgs,
     build_pattern_input,
     follow_pattern,
@@ -36,15 +29,7 @@ from outlast.progress import follow, print_result
 from outlast.runner import StartError, start_agent
 from outlast.search_setup import missing_search_attributes, register_search_attributes
 from worker import build_workers, host_id, run_workers
-from workflows.contracts import AgentResult, MailMessage, PlanDecision, PlanView, StopRequest
-from workflows.pattern_contracts import StageDecision, TeamMail
-
-UPDATE_TIMEOUT = timedelta(seconds=30)
-RESUME_MODES = ("default", "acceptEdits", "bypassPermissions", "dontAsk", "auto")
-"""Modes a plan approval may continue in (not `plan`: that is what approval ends)."""
-
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__)
-console = Console(soft_wrap=True)  # paths and ids must stay copyable
+from workflows.contracts import AgentResult
 
 
 def _server(port: int = 7233, ui_port: int = 8233) -> DevServer:
@@ -58,11 +43,6 @@ async def _client_for_run(embedded: DevServer) -> tuple[object, str | None]:
     if embedded.ensure_running():
         console.print(f"[dim]started the embedded Temporal dev server on {embedded.address}[/]")
     return await connect(embedded.address), embedded.ui_url
-
-
-def _fail(message: str) -> None:
-    console.print(f"[red]error:[/] {message}")
-    raise typer.Exit(2)
 
 
 @app.command()
@@ -219,73 +199,6 @@ async def _run_and_follow(
         print_pattern_result(pattern, result, console)
 
 
-@app.command()
-def approve(
-    workflow_id: str = typer.Argument(..., help="The agent (or pipeline) waiting for approval."),
-    stage: str = typer.Argument(None, help="For a pipeline: the stage waiting for approval."),
-    mode: str = typer.Option(None, help="Plan approval: the permission mode to continue in."),
-) -> None:
-    """Approve the plan an agent waits with at ExitPlanMode (or a pipeline stage)."""
-    asyncio.run(_decide(workflow_id, stage, approve=True, feedback="", rerun=False, mode=mode))
-
-
-@app.command()
-def reject(
-    workflow_id: str = typer.Argument(..., help="The agent (or pipeline) waiting for approval."),
-    stage: str = typer.Argument(None, help="For a pipeline: the stage waiting for approval."),
-    feedback: str = typer.Option("", help="What to change; the agent (or stage) reads it."),
-    rerun: bool = typer.Option(False, "--rerun", help="Pipeline: run the stage again."),
-) -> None:
-    """Send a plan back with feedback (the agent keeps planning), or reject a pipeline stage."""
-    asyncio.run(_decide(workflow_id, stage, approve=False, feedback=feedback, rerun=rerun))
-
-
-async def _decide(
-    workflow_id: str,
-    stage: str | None,
-    *,
-    approve: bool,
-    feedback: str,
-    rerun: bool,
-    mode: str | None = None,
-) -> None:
-    if rerun and stage is None:
-        _fail("--rerun is for a pipeline stage: name the stage.")
-    if mode is not None and mode not in RESUME_MODES:
-        _fail(f"--mode {mode}: choose one of {', '.join(RESUME_MODES)}.")
-    _check_id(workflow_id)
-    client = await _connect_or_fail()
-    handle = client.get_workflow_handle(workflow_id)
-    if stage is not None:
-        decision = StageDecision(stage=stage, approve=approve, rerun=rerun, feedback=feedback)
-        try:
-            answer = await handle.execute_update(
-                "decide_stage", decision, result_type=str, rpc_timeout=UPDATE_TIMEOUT
-            )
-        except WorkflowUpdateFailedError as e:
-            _fail(str(getattr(e.cause, "message", None) or e.cause or e))
-        except WorkflowUpdateRPCTimeoutOrCancelledError:
-            _fail(f"{workflow_id} did not answer in time: is a worker running (`outlast worker`)?")
-        except RPCError as e:
-            _fail(f"{workflow_id}: {e.message}")
-        console.print(answer)
-        return
-    try:
-        view = await handle.query("plan", result_type=PlanView)
-    except RPCError as e:
-        _fail(f"{workflow_id}: {e.message}")
-    except WorkflowQueryFailedError as e:
-        _fail(f"{workflow_id} has no plan to decide on ({e}); for a pipeline, name the stage.")
-    if view.pending is None:
-        # Nothing is sent: a decision with nothing pending would only clutter the history.
-        _fail(f"no plan is waiting for approval in {workflow_id} (mode: {view.mode or 'default'}).")
-    request = view.pending.request_id
-    decision = PlanDecision(request_id=request, feedback=feedback, target_mode=mode)
-    await handle.signal("approve_plan" if approve else "reject_plan", decision)
-    verb = "approved" if approve else "sent back with your feedback"
-    console.print(f"plan {request} of {workflow_id} {verb}")
-
-
 def _announce(workflow_id: str, ui: str | None) -> None:
     console.print(f"workflow [bold]{workflow_id}[/]")
     if ui:
@@ -333,155 +246,6 @@ def demo(
     else:
         ok = asyncio.run(run_pattern_demo(console, pattern, keep_server=keep_server))
     raise typer.Exit(0 if ok else 1)
-
-
-@app.command("ls")
-def ls(
-    status: str = typer.Option(None, help=f"Only these: {', '.join(STATUSES)}."),
-    pattern: str = typer.Option(None, help=f"Only this pattern: {', '.join(WORKFLOW_TYPES)}."),
-    all_: bool = typer.Option(False, "--all", help="Include sub-agents and pattern members."),
-    limit: int = typer.Option(50, min=1, help="At most this many."),
-    as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table."),
-) -> None:
-    """List Outlast workflows, newest first."""
-    if status is not None and status not in STATUSES:
-        _fail(f"--status {status}: choose one of {', '.join(STATUSES)}.")
-    if pattern is not None and pattern not in WORKFLOW_TYPES:
-        _fail(f"--pattern {pattern}: choose one of {', '.join(WORKFLOW_TYPES)}.")
-
-    async def _main() -> None:
-        client = await _connect_or_fail()
-        rows = await list_rows(
-            client, status=status, pattern=pattern, include_children=all_, limit=limit
-        )
-        if as_json:
-            for row in rows:
-                print(row.model_dump_json())
-            return
-        if not rows:
-            console.print("no Outlast workflows match")
-        for row in rows:
-            started = row.started.strftime("%Y-%m-%d %H:%M:%S") if row.started else "-"
-            console.print(f"{row.workflow_id}  {row.pattern}  {row.status}  {started}")
-
-    asyncio.run(_main())
-
-
-@app.command()
-def show(
-    workflow_id: str = typer.Argument(..., help="The workflow to show."),
-    as_json: bool = typer.Option(False, "--json", help="The tree as JSON."),
-) -> None:
-    """The agent tree of a workflow: type, status, turns, tokens, duration, verdict."""
-
-    async def _main() -> None:
-        _check_id(workflow_id)
-        client = await _connect_or_fail()
-        try:
-            tree = await agent_tree(client, workflow_id)
-        except NotFound as e:
-            _fail(f"{e}; `outlast ls` lists the workflows there are.")
-        except RPCError as e:
-            _fail(f"{workflow_id}: {e.message}")
-        if as_json:
-            print(tree.model_dump_json())
-            return
-        for line in tree_lines(tree):
-            console.print(line)
-
-    asyncio.run(_main())
-
-
-@app.command()
-def stop(
-    workflow_id: str = typer.Argument(..., help="The agent, pattern or team to stop."),
-    reason: str = typer.Option("", help="Why; recorded with the signal."),
-) -> None:
-    """Graceful stop: the agent finishes its current turn (a pipeline its stage, a team's
-    members theirs) and ends. `outlast kill` stops at once."""
-
-    async def _main() -> None:
-        handle, workflow_type = await _running(workflow_id)
-        name = "shutdown" if workflow_type == "TeamWorkflow" else "stop"
-        if workflow_type in ("ForkJoinWorkflow", "VerifiedTaskWorkflow"):
-            _fail(f"{workflow_id} is a {workflow_type}, which has no graceful stop; use kill.")
-        await handle.signal(name, StopRequest(reason=reason))
-        console.print(f"asked {workflow_id} to stop after its current turn")
-
-    asyncio.run(_main())
-
-
-@app.command()
-def kill(workflow_id: str = typer.Argument(..., help="The workflow to kill.")) -> None:
-    """Cancel at once: running tools are killed, cleanup still runs."""
-
-    async def _main() -> None:
-        handle, _ = await _running(workflow_id)
-        await handle.cancel()
-        console.print(f"cancelled {workflow_id}")
-
-    asyncio.run(_main())
-
-
-@app.command()
-def send(
-    workflow_id: str = typer.Argument(..., help="The agent (or team) to message."),
-    text: str = typer.Argument(..., help="The message; read at the agent's next turn."),
-    to: str = typer.Option("lead", help="For a team: the member to message."),
-) -> None:
-    """Send a message to a running agent (or to a member of a team)."""
-    if not text.strip():
-        _fail("the message is empty.")
-
-    async def _main() -> None:
-        handle, workflow_type = await _running(workflow_id)
-        if workflow_type == "TeamWorkflow":
-            try:
-                await handle.execute_update(
-                    "message_member", TeamMail(to=to, text=text), rpc_timeout=UPDATE_TIMEOUT
-                )
-            except WorkflowUpdateFailedError as e:
-                _fail(str(getattr(e.cause, "message", None) or e.cause))
-            except WorkflowUpdateRPCTimeoutOrCancelledError:
-                _fail(f"{workflow_id} did not answer in time: is a worker running?")
-        elif workflow_type in ("AgentWorkflow", "CoordinatorWorkflow"):
-            await handle.signal("send_message", MailMessage(text=text))
-        else:
-            _fail(f"{workflow_id} is a {workflow_type}; messages go to agents and teams.")
-        console.print(f"message sent to {workflow_id}")
-
-    asyncio.run(_main())
-
-
-async def _connect_or_fail():
-    try:
-        return await connect()
-    except RuntimeError as e:
-        _fail(
-            f"cannot reach Temporal at {os.environ.get('TEMPORAL_ADDRESS', 'localhost:7233')}: {e}"
-        )
-
-
-def _check_id(workflow_id: str) -> None:
-    if not workflow_id.strip():
-        _fail("the workflow id is empty; `outlast ls` lists the workflows there are.")
-
-
-async def _running(workflow_id: str):
-    """The handle and type of a running workflow, or a clear refusal."""
-    _check_id(workflow_id)
-    client = await _connect_or_fail()
-    handle = client.get_workflow_handle(workflow_id)
-    try:
-        desc = await handle.describe()
-    except RPCError as e:
-        if e.status == RPCStatusCode.NOT_FOUND:
-            _fail(f"no workflow {workflow_id}; `outlast ls` lists the workflows there are.")
-        _fail(f"{workflow_id}: {e.message}")
-    if desc.status is None or desc.status.name != "RUNNING":
-        state = desc.status.name.lower() if desc.status else "unknown"
-        _fail(f"{workflow_id} is not running ({state}).")
-    return handle, desc.workflow_type
 
 
 @app.command("fake-model")

@@ -1,0 +1,32 @@
+"""What every `outlast` command shares: the typer app, the console, and how a command
+refuses (exit code 2 and one sentence, never a traceback)."""
+
+from __future__ import annotations
+
+import os
+
+import typer
+from rich.console import Console
+from temporalio.client import Client
+
+from outlast.client import connect
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="The `outlast` command line: run, steer and inspect durable agents on Temporal.",
+)
+console = Console(soft_wrap=True)  # paths and ids must stay copyable
+
+
+def fail(message: str) -> None:
+    console.print(f"[red]error:[/] {message}")
+    raise typer.Exit(2)
+
+
+async def connect_or_fail() -> Client:
+    try:
+        return await connect()
+    except RuntimeError as e:
+        address = os.environ.get("TEMPORAL_ADDRESS", "localhost:7233")
+        fail(f"cannot reach Temporal at {address}: {e}; start it with `outlast dev`.")
