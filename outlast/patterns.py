@@ -23,6 +23,7 @@ from agents.config import OutlastConfig, from_env
 from agents.team_tasks import TaskCreateInput
 from outlast.progress import follow, outcome, print_result
 from outlast.runner import StartError, build_input, local_definitions
+from outlast.start_metadata import start_metadata, task_text
 from workflows.contracts import (
     TASK_QUEUE,
     AgentResult,
@@ -222,7 +223,9 @@ async def start_pattern(
     workflow_id: str | None = None,
     task_queue: str = TASK_QUEUE,
 ) -> WorkflowHandle:
+    # The memo and search attributes hold no task text; the UI's summary and details do.
     memo = {"pattern": pattern, "workspace": inp.workspace.root}
+    summary, details = start_metadata(pattern, task_text(inp), inp.workspace.root)
     return await client.start_workflow(
         WORKFLOW_TYPES[pattern],
         inp,
@@ -230,13 +233,17 @@ async def start_pattern(
         task_queue=task_queue,
         result_type=RESULT_TYPES[pattern],
         memo=memo,
+        static_summary=summary,
+        static_details=details,
     )
 
 
-async def follow_pattern(handle: WorkflowHandle, pattern: str, console: Console) -> Any:
+async def follow_pattern(
+    handle: WorkflowHandle, pattern: str, console: Console, client: Client | None = None
+) -> Any:
     """Print progress until the workflow closes; its result, or None if it did not complete."""
     if pattern in ("single", "coordinator"):
-        return await follow(handle, console)
+        return await follow(handle, console, client)
     result_task = asyncio.create_task(handle.result())
     seen: dict[str, str] = {}
     while not result_task.done():

@@ -12,9 +12,8 @@ from activities.definitions import scan
 from agents.builtin import builtin_definitions
 from agents.config import OutlastConfig, from_env
 from agents.definition import DefinitionSet
+from outlast.start_metadata import start_metadata
 from workflows.contracts import TASK_QUEUE, AgentInput, AgentResult, Workspace, host_task_queue
-
-PROMPT_PREVIEW_CHARS = 500
 
 
 class StartError(ValueError):
@@ -75,15 +74,15 @@ def new_workflow_id(agent_type: str) -> str:
 async def start_agent(
     client: Client, inp: AgentInput, *, workflow_id: str | None = None, task_queue: str = TASK_QUEUE
 ) -> WorkflowHandle:
+    summary, details = start_metadata("single", inp.prompt, inp.workspace.root)
     return await client.start_workflow(
         "AgentWorkflow",
         inp,
         id=workflow_id or new_workflow_id(inp.agent_type),
         task_queue=task_queue,
         result_type=AgentResult,
-        memo={
-            "description": inp.description,
-            "prompt_preview": inp.prompt[:PROMPT_PREVIEW_CHARS],
-            "workspace": inp.workspace.root,
-        },
+        # No task text in the memo (it is listed and stored unencrypted by visibility).
+        memo={"pattern": "single", "workspace": inp.workspace.root},
+        static_summary=summary,
+        static_details=details,
     )

@@ -63,6 +63,7 @@ from workflows.contracts import (
     TranscriptView,
     Workspace,
 )
+from workflows.details import render_details
 from workflows.phases import create_session_scratchpad
 from workflows.plan_control import PlanControl, plan_approver
 from workflows.registry import ChildRegistry
@@ -86,6 +87,11 @@ TEAM_MEMBER_ENDINGS = "team-member-endings"
 that arrives after it stopped (first release: neither)."""
 
 
+STOPPED_KEEPS_STOPPED = "stopped-keeps-stopped"
+"""Patch id: an agent stopped with mail waiting used to go on as its next generation to
+answer it (calling the model after a stop); it now ends, reporting the unread count."""
+
+
 @workflow.defn(name="AgentWorkflow")
 class AgentWorkflow:
     @workflow.init
@@ -106,8 +112,9 @@ class AgentWorkflow:
         self._seen_mail: list[str] = []
         """Ids of recent mail, oldest first: a retried send is dropped (bounded)."""
         self._registry = ChildRegistry()
-        self._subagents = SubAgents(self._registry)
+        self._subagents = SubAgents(self._registry, on_change=self._refresh_details)
         self._started = workflow.now()
+        self._plan_note: str | None = None
         self._upserts = False
         self._handoff: str | None = None
         """The handoff check's warning on the final answer (R42), once checked."""
@@ -148,6 +155,10 @@ class AgentWorkflow:
         if self._mailbox and inp.team is not None and workflow.patched(TEAM_MEMBER_ENDINGS):
             # A teammate ends only when its team does: what arrived since stays unread.
             workflow.logger.info("%d message(s) left unread at the end", len(self._mailbox))
+        elif self._mailbox and self._stop is not None and workflow.patched(STOPPED_KEEPS_STOPPED):
+            # A stop means the model is not called again: the mail stays unread, and the
+            # result says how much of it there was (the caller's messages are not lost).
+            result = result.model_copy(update={"unread_messages": len(self._mailbox)})
         elif self._mailbox:
             # Mail that came in after the parent was told is answered, not dropped: the agent
             # goes on as its next generation, and its parent hears of that one too.
@@ -241,7 +252,7 @@ class AgentWorkflow:
     def _restore(self, carry: AgentCarry) -> None:
         self._state = carry.state
         self._registry = carry.registry
-        self._subagents = SubAgents(self._registry)
+        self._subagents = SubAgents(self._registry, on_change=self._refresh_details)
         self._mailbox = list(carry.mailbox)
         self._seen_mail = list(carry.seen_mail)
         self._background = carry.background
@@ -356,12 +367,14 @@ class AgentWorkflow:
             workflow_tools=tools,
             extra_roots=(inp.scratchpad,) if inp.scratchpad else (),
             write_scope=tuple(inp.write_scope) if inp.write_scope is not None else None,
+            label=inp.name or prepared.definition.agent_type,
         )
 
     async def _end(
         self, inp: AgentInput, status: str, *, error: str | None = None, loop_end: str = ""
     ) -> AgentResult:
         self._phase = "finished"
+        self._refresh_details()
         text = self._state.last_text
         unstarted = [c.label or c.agent_id for c in self._subagents.phases.drop_waiting()]
         if unstarted:
@@ -396,7 +409,7 @@ class AgentWorkflow:
             result = result.model_copy(update={"output_file": output_file})
         await tell_parent(inp, result)
         if self._upserts:
-            workflow.upsert_search_attributes([sa.AGENT_STATUS.value_set(status)])
+            workflow.upsert_search_attributes(sa.at_end(status, self._agent_type, text))
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 
@@ -440,9 +453,13 @@ class AgentWorkflow:
             return await send_to_peers(team, me, self._team_counts, call)
         return await fallback(call)
 
-    def _show_details(self, details: str) -> None:
+    def _show_details(self, plan_note: str) -> None:
         self._phase = "waiting"
-        workflow.set_current_details(details)
+        self._plan_note = plan_note
+        self._refresh_details()
+
+    def _refresh_details(self) -> None:
+        workflow.set_current_details(render_details(self.status(), self._plan_note))
 
     def _outstanding(self) -> bool:
         return self._registry.outstanding() or self._subagents.phases.waiting()
@@ -453,10 +470,8 @@ class AgentWorkflow:
     def _on_phase(self, phase: str, tools: list[str]) -> None:
         self._phase = phase
         self._current_tools = tools
-        doing = f"running {', '.join(tools)}" if tools else phase.replace("_", " ")
-        workflow.set_current_details(
-            f"**{self._agent_type}** `{self._agent_id}` - turn {self._state.turns + 1}: {doing}"
-        )
+        self._plan_note = None
+        self._refresh_details()
 
     # --- signals and queries ---------------------------------------------------------------
 
@@ -482,6 +497,7 @@ class AgentWorkflow:
     def agent_notification(self, end: AgentNotification) -> None:
         """A sub-agent's run ended (sent by the sub-agent itself)."""
         self._subagents.on_notification(end)
+        self._refresh_details()
 
     @workflow.signal(name="set_backgrounded")
     def set_backgrounded(self) -> None:

@@ -20,6 +20,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.workflow import ActivityCancellationType
 
+from agents.activity_summaries import model_summary, tool_summary
 from agents.config import OutlastConfig
 from agents.messages import Message, ToolResultBlock, merge_user_messages
 from agents.paths import normalize_path
@@ -96,6 +97,8 @@ class LoopSetup:
     """Where Write and Edit may change files (None: anywhere in the workspace)."""
     extra_roots: tuple[str, ...] = ()
     """Directories besides the workspace its tools may use (a coordinator's scratchpad)."""
+    label: str = "agent"
+    """How its activities' summaries name the agent (its name, else its type)."""
 
 
 @dataclass
@@ -164,7 +167,10 @@ async def _call_model(setup: LoopSetup, state: LoopState, ephemeral: list[str]) 
     )
     try:
         return await workflow.execute_activity(
-            call_model, request, **model_activity_options(setup.config)
+            call_model,
+            request,
+            summary=model_summary(setup.label, state.turns + 1, request.model),
+            **model_activity_options(setup.config),
         )
     except ActivityError as e:
         if is_cancelled_exception(e):
@@ -203,6 +209,9 @@ async def _run_activity_tool(
             spec.activity,
             spec.request_model(input=call.input, ctx=ctx),
             task_queue=setup.workspace.host_queue,
+            summary=tool_summary(
+                setup.label, state.turns, call.block.name, call.input, setup.workspace.root
+            ),
             # Kill must not report done while the tool's processes still run.
             cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
             **spec.activity_options(call.input),

@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.tools import TOOLS
 
 from workflows.contracts import AgentInput, Lineage
+from workflows.search_attributes import pattern_of
 from workflows.tool_pool import BASE_TOOLS
 
 SETUP_OPTIONS = {
@@ -66,6 +67,7 @@ def lineage_of(inp: AgentInput) -> Lineage:
             "agent_id": lineage.agent_id or new_agent_id(workflow.random().getrandbits(64)),
             "chain_id": lineage.chain_id or str(workflow.uuid4()),
             "session_id": lineage.session_id or info.workflow_id,
+            "pattern": pattern_of(inp),
         }
     )
 

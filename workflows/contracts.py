@@ -56,6 +56,8 @@ class Lineage(Contract):
     session_id: str = ""
     parent_workflow_id: str | None = None
     parent_agent_id: str | None = None
+    pattern: str = ""
+    """The pattern of the session (`pipeline`, `team`, ...); "" = a plain agent session."""
 
 
 class ParentLink(Contract):
@@ -305,6 +307,9 @@ class AgentResult(Contract):
     handoff_warning: str | None = None
     output_file: str | None = None
     unstarted_workers: list[str] = Field(default_factory=list)
+    unread_messages: int = 0
+    """Messages that arrived after a stop and were never read (the model is not called
+    after a stop)."""
     """A coordinator's workers that were queued for their files when it ended, and so never
     ran."""
 

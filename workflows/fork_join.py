@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.llm import ModelRequest, ModelResponse, call_model
     from activities.resume import AppendInput, append
 
+from workflows import search_attributes as sa
 from workflows.agent_loop import model_activity_options
 from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare
 from workflows.contracts import (
@@ -68,11 +69,13 @@ class ForkJoinWorkflow:
         self._children: dict[int, tuple[str, str]] = {}
         """index -> (agent id, workflow id) of every fork started."""
         self._directives: list[str] = []
+        self._marks = sa.PatternMarks()
 
     @workflow.run
     async def run(self, inp: ForkJoinInput) -> ForkJoinResult:
         started = workflow.now()
         _validate(inp)
+        self._marks.start(inp.config.search_attributes, "fork-join")
         self._directives = list(inp.directives)
         lineage = lineage_of(AgentInput(prompt="", workspace=inp.workspace))
         source = await self._source(inp, lineage)
@@ -105,6 +108,7 @@ class ForkJoinWorkflow:
         if inp.synthesize:
             result = await self._synthesize(inp, source, base, uses, result)
         await workflow.wait_condition(workflow.all_handlers_finished)
+        self._marks.end("completed")
         return result
 
     async def _source(self, inp: ForkJoinInput, lineage: Lineage) -> Prepared:
@@ -143,6 +147,7 @@ class ForkJoinWorkflow:
                 session_id=lineage.session_id,
                 parent_workflow_id=workflow.info().workflow_id,
                 parent_agent_id=lineage.agent_id,
+                pattern="fork-join",
             ),
             description=f"fork {i + 1}",
             background=True,

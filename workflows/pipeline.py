@@ -14,6 +14,7 @@ from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 from agents.builtin.verification import parse_verdict
 from agents.pipeline import PipelineStage, stage_prompt
+from workflows import search_attributes as sa
 from workflows.child_agents import child_failure, run_agent_child
 from workflows.contracts import AgentInput, Lineage, StopRequest
 from workflows.pattern_contracts import (
@@ -45,10 +46,13 @@ class PipelineWorkflow:
         self._awaiting: str | None = None
         self._decision: StageDecision | None = None
         self._stop: StopRequest | None = None
+        self._marks = sa.PatternMarks()
 
     @workflow.run
     async def run(self, inp: PipelineInput) -> PipelineResult:
+        self._marks.start(inp.config.search_attributes, "pipeline")
         result = await self._run_stages(inp)
+        self._marks.end(result.status)
         # A decision that came in as the pipeline ended gets its answer (a refusal).
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
@@ -103,7 +107,11 @@ class PipelineWorkflow:
             config=inp.config.model_copy(update={"features": features}),
             max_turns=stage.max_turns,
             description=f"pipeline stage {stage.name}",
-            lineage=Lineage(session_id=info.workflow_id, parent_workflow_id=info.workflow_id),
+            lineage=Lineage(
+                session_id=info.workflow_id,
+                parent_workflow_id=info.workflow_id,
+                pattern="pipeline",
+            ),
         )
         base = {"name": stage.name, "agent_type": stage.agent_type, "workflow_id": child_id}
         try:

@@ -5,17 +5,22 @@ them (`temporal operator search-attribute create`). Values are stored unencrypte
 types and statuses only, never prompts or file contents.
 
 SQL visibility (the dev server's SQLite included) has fixed columns per type: at most 10
-Keyword, 3 Int, 3 Bool and 3 Text attributes per namespace. R95 names 12 Keyword attributes,
-so the two that are only ever read, never grouped by, are Text: ParentAgentId and
-VerificationVerdict. `ParentWorkflowId` is a system attribute the server itself sets on
-child workflows (and refuses from clients), so Outlast does not define its own.
+Keyword, 3 Int, 3 Bool and 3 Text attributes per namespace. Outlast needs 12 Keyword
+attributes, so the two that are only ever read, never grouped by, are Text: ParentAgentId and
+VerificationVerdict; that leaves the ten Keyword columns all used (Pattern is the tenth).
+`ParentWorkflowId` is a system attribute the server itself sets on child workflows (and
+refuses from clients), so Outlast does not define its own.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+
+from agents.builtin.verification import DEFINITION as VERIFIER
+from agents.builtin.verification import parse_verdict
 
 if TYPE_CHECKING:
     from workflows.contracts import AgentInput
@@ -34,6 +39,9 @@ ISOLATION_MODE = SearchAttributeKey.for_keyword("IsolationMode")
 TEAM_NAME = SearchAttributeKey.for_keyword("TeamName")
 RUN_GENERATION = SearchAttributeKey.for_int("RunGeneration")
 VERIFICATION_VERDICT = SearchAttributeKey.for_text("VerificationVerdict")
+PATTERN = SearchAttributeKey.for_keyword("Pattern")
+"""single | coordinator | pipeline | team | fork-join | verified: the pattern the workflow
+belongs to (its children carry their session's pattern)."""
 
 ALL = [
     SESSION_ID,
@@ -50,6 +58,7 @@ ALL = [
     TEAM_NAME,
     RUN_GENERATION,
     VERIFICATION_VERDICT,
+    PATTERN,
 ]
 
 _CLI_TYPE = {"KEYWORD": "Keyword", "INT": "Int", "BOOL": "Bool", "TEXT": "Text"}
@@ -74,9 +83,62 @@ def for_agent(inp: AgentInput, status: str = "running") -> TypedSearchAttributes
         SearchAttributePair(PERMISSION_MODE, inp.permission_mode or "default"),
         SearchAttributePair(ISOLATION_MODE, "worktree" if inp.worktree else "none"),
         SearchAttributePair(RUN_GENERATION, inp.run_generation),
+        SearchAttributePair(PATTERN, pattern_of(inp)),
     ]
     if inp.name:
         pairs.append(SearchAttributePair(AGENT_NAME, inp.name))
     if lineage.parent_agent_id:
         pairs.append(SearchAttributePair(PARENT_AGENT_ID, lineage.parent_agent_id))
     return TypedSearchAttributes(pairs)
+
+
+def pattern_of(inp: AgentInput) -> str:
+    """The session's pattern: set by the pattern workflow that started the agent (and passed
+    down its tree), else what the agent is by itself."""
+    if inp.lineage.pattern:
+        return inp.lineage.pattern
+    return "coordinator" if inp.mode == "coordinator" else "single"
+
+
+def for_pattern(pattern: str, session_id: str, status: str = "running") -> TypedSearchAttributes:
+    """The attributes a pattern workflow (pipeline, team, fork-join, verified) starts with."""
+    return TypedSearchAttributes(
+        [
+            SearchAttributePair(PATTERN, pattern),
+            SearchAttributePair(SESSION_ID, session_id),
+            SearchAttributePair(AGENT_STATUS, status),
+        ]
+    )
+
+
+PATTERN_ATTRIBUTES = "pattern-attributes"
+"""Patch id: pattern workflows of the first release recorded no search attributes."""
+
+
+class PatternMarks:
+    """A pattern workflow's attributes: set when it starts, its status when it ends."""
+
+    def __init__(self) -> None:
+        self.on = False
+
+    def start(self, enabled: bool, pattern: str) -> None:
+        self.on = enabled and workflow.patched(PATTERN_ATTRIBUTES)
+        if self.on:
+            workflow.upsert_search_attributes(for_pattern(pattern, workflow.info().workflow_id))
+
+    def end(self, status: str, verdict: str | None = None) -> None:
+        if not self.on:
+            return
+        updates = [AGENT_STATUS.value_set(status)]
+        if verdict:
+            updates.append(VERIFICATION_VERDICT.value_set(verdict))
+        workflow.upsert_search_attributes(updates)
+
+
+def at_end(status: str, agent_type: str, final_text: str) -> list:
+    """An agent's last upsert: its status, and a verifier's verdict (R83) when it gave one."""
+    updates = [AGENT_STATUS.value_set(status)]
+    verdict = parse_verdict(final_text) if agent_type == VERIFIER.agent_type else None
+    if verdict:
+        updates.append(VERIFICATION_VERDICT.value_set(verdict))
+    return updates

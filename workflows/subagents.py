@@ -113,8 +113,10 @@ class ParentContext:
 class SubAgents:
     """The spawning agent's sub-agent machinery; state lives in `registry` (carried)."""
 
-    def __init__(self, registry: ChildRegistry) -> None:
+    def __init__(self, registry: ChildRegistry, on_change: Callable[[], None] = lambda: None):
         self.registry = registry
+        self.on_change = on_change
+        """Called when a child is added (the parent redraws its current details)."""
         self.ctx: ParentContext | None = None
         self._handles: dict[str, workflow.ChildWorkflowHandle] = {}
         self.phases = PhaseGate(registry)
@@ -248,6 +250,7 @@ class SubAgents:
             spawn=child.model_copy(update={"definitions": None}),
         )
         self.registry.add(task)
+        self.on_change()
         self._handles[agent_id] = handle
         if is_async:
             self._watch(task, handle)
@@ -359,6 +362,7 @@ class SubAgents:
                 session_id=ctx.lineage.session_id or ctx.workflow_id,
                 parent_workflow_id=ctx.workflow_id,
                 parent_agent_id=ctx.agent_id,
+                pattern=ctx.lineage.pattern,
             ),
             name=inp.name,
             description=inp.description,

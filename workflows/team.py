@@ -24,6 +24,7 @@ from temporalio.workflow import ParentClosePolicy
 
 from agents.team_protocol import shutdown_request_text
 from agents.team_tasks import TaskRuleError, TeamTask, create_task, sorted_tasks, update_task
+from workflows import search_attributes as sa
 from workflows.child_agents import child_failure
 from workflows.contracts import AgentInput, AgentResult, Lineage, MailMessage, StopRequest, TeamLink
 from workflows.pattern_contracts import (
@@ -72,9 +73,11 @@ class TeamWorkflow:
         self._asked: dict[str, str] = {}
         """Shutdown request id -> member asked."""
         self._answers: dict[str, ShutdownAnswer] = {}
+        self._marks = sa.PatternMarks()
 
     @workflow.run
     async def run(self, inp: TeamInput) -> TeamResult:
+        self._marks.start(inp.config.search_attributes, "team")
         info = workflow.info()
         link = TeamLink(
             workflow_id=info.workflow_id,
@@ -94,7 +97,11 @@ class TeamWorkflow:
                 description=f"{inp.team_name}: {spec.name}",
                 team=link,
                 permission_mode="plan" if spec.plan_mode_required else None,
-                lineage=Lineage(session_id=info.workflow_id, parent_workflow_id=info.workflow_id),
+                lineage=Lineage(
+                    session_id=info.workflow_id,
+                    parent_workflow_id=info.workflow_id,
+                    pattern="team",
+                ),
             )
             handle = await workflow.start_child_workflow(
                 "AgentWorkflow",
@@ -130,9 +137,11 @@ class TeamWorkflow:
         await asyncio.gather(*watchers)
         await workflow.wait_condition(workflow.all_handlers_finished)
         lead = self._ended.get(inp.lead.name)
+        status = "stopped" if self._shutdown is not None else "completed"
+        self._marks.end(status)
         return TeamResult(
             team_name=inp.team_name,
-            status="stopped" if self._shutdown is not None else "completed",
+            status=status,
             lead_text=lead.final_text if lead else "",
             members=[self._ended[m.name] for m in inp.members()],
             tasks=sorted_tasks(self._tasks),

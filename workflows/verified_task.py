@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.resume import AgentControl, AgentRunState, ResumeRequest
     from activities.snapshot import SnapshotRequest, changed_files, remove_snapshot, snapshot
 
+from workflows import search_attributes as sa
 from workflows.child_agents import child_failure, run_agent_child
 from workflows.contracts import (
     AgentInput,
@@ -66,9 +67,11 @@ class VerifiedTaskWorkflow:
         self._liveness = timedelta(minutes=2)
         self._ends: dict[int, AgentNotification] = {}
         self._rounds: list[VerificationRound] = []
+        self._marks = sa.PatternMarks()
 
     @workflow.run
     async def run(self, inp: VerifiedTaskInput) -> VerifiedTaskResult:
+        self._marks.start(inp.config.search_attributes, "verified")
         try:
             return await self._rounds_until_verdict(inp)
         except asyncio.CancelledError:
@@ -131,7 +134,11 @@ class VerifiedTaskWorkflow:
             description="implement the task",
             background=True,
             parent=ParentLink(workflow_id=info.workflow_id, agent_id=AGENT_ID),
-            lineage=Lineage(session_id=info.workflow_id, parent_workflow_id=info.workflow_id),
+            lineage=Lineage(
+                session_id=info.workflow_id,
+                parent_workflow_id=info.workflow_id,
+                pattern="verified",
+            ),
         )
 
     async def _implementer_end(self, round_no: int, impl_id: str) -> AgentNotification:
@@ -186,7 +193,11 @@ class VerifiedTaskWorkflow:
             config=inp.config.model_copy(update={"features": features}),
             description=f"verify round {round_no}",
             workspace_is_copy=True,
-            lineage=Lineage(session_id=info.workflow_id, parent_workflow_id=info.workflow_id),
+            lineage=Lineage(
+                session_id=info.workflow_id,
+                parent_workflow_id=info.workflow_id,
+                pattern="verified",
+            ),
         )
         base = {
             "round": round_no,
@@ -262,6 +273,7 @@ class VerifiedTaskWorkflow:
     def _result(self, status: str, message: str, usages=()) -> VerifiedTaskResult:
         workflow.set_current_details(f"verified task {status}: {message}")
         final = next((r.implementer_text for r in reversed(self._rounds)), "")
+        self._marks.end(status, self._rounds[-1].verdict if self._rounds else None)
         return VerifiedTaskResult(
             status=status,  # type: ignore[arg-type]
             rounds=self._rounds,

@@ -1,0 +1,64 @@
+from agents.messages import Usage
+from workflows.contracts import AgentStatus, AgentUsage, ChildSummary
+from workflows.details import MAX_CHILDREN, render_details
+
+
+def status(**kw) -> AgentStatus:
+    base = dict(
+        agent_id="a1",
+        agent_type="coordinator",
+        model="claude-x",
+        state="running_tools",
+        turn=3,
+        current_tools=["Agent", "SendMessage"],
+        usage=AgentUsage(
+            total_tokens=1500,
+            tool_uses=4,
+            tokens=Usage(input_tokens=1000, output_tokens=200, cache_read_input_tokens=7000),
+        ),
+    )
+    return AgentStatus(**{**base, **kw})
+
+
+def child(i: int, state: str = "running") -> ChildSummary:
+    return ChildSummary(
+        agent_id=f"c{i}",
+        name=None,
+        agent_type="worker",
+        description=f"task {i} | with a pipe",
+        workflow_id=f"wf/c{i}",
+        status=state,
+        mode="background",
+        run_generation=1,
+    )
+
+
+def test_details_show_turn_tool_tokens_and_cache_reads():
+    text = render_details(status())
+    assert text.splitlines()[0] == "**coordinator** `a1` · turn 3 · running `Agent`, `SendMessage`"
+    assert "tokens 1,500" in text and "cache read 7,000" in text and "4 tool uses" in text
+    assert "Sub-agents" not in text
+
+
+def test_a_model_call_belongs_to_the_turn_it_starts():
+    assert "turn 4 · calling the model" in render_details(status(state="calling_model"))
+
+
+def test_children_table_with_status_and_escaped_cells():
+    text = render_details(status(children=[child(1, "completed"), child(2)]))
+    assert "**Sub-agents** (1 running of 2)" in text
+    assert "| task 1 / with a pipe | worker | completed | background | `wf/c1` |" in text
+
+
+def test_children_table_is_bounded():
+    text = render_details(status(children=[child(i) for i in range(MAX_CHILDREN + 5)]))
+    assert text.count("| worker |") == MAX_CHILDREN
+    assert "5 earlier" in text
+
+
+def test_pending_plan_and_flags():
+    text = render_details(
+        status(state="waiting", mode="plan", stop_requested=True), "## Plan awaiting approval"
+    )
+    assert "mode plan · stop requested" in text
+    assert text.startswith("## Plan awaiting approval\n")

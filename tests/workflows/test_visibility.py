@@ -1,0 +1,103 @@
+"""What a person sees of a session in the Temporal UI, read through the same APIs the UI uses:
+search attributes per agent (Pattern among them), static summary and details from the task,
+live current details, and a readable summary on every activity."""
+
+from __future__ import annotations
+
+import re
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client
+
+from tests.support import Queues, running_workers
+from tests.workflows.test_demo_patterns import demo_home, run  # noqa: F401 - fixture
+from worker import host_id
+from workflows import search_attributes as sa
+from workflows.contracts import TASK_QUEUE, host_task_queue
+
+SUMMARY = re.compile(r"^[\w-]+: turn \d+: (model \S+|(Read|Write|Edit|Glob|Grep|Bash)\b.*)$")
+
+
+def demo_workflow_id(out: str) -> str:
+    match = re.search(r"workflow (outlast-demo-\S+)", out)
+    assert match, out
+    return match.group(1)
+
+
+async def current_details(client: Client, workflow_id: str) -> str:
+    metadata = await client.get_workflow_handle(workflow_id).query("__temporal_workflow_metadata")
+    return metadata.current_details
+
+
+async def activity_summaries(client: Client, workflow_id: str) -> list[str]:
+    history = await client.get_workflow_handle(workflow_id).fetch_history()
+    converter = client.data_converter.payload_converter
+    return [
+        converter.from_payload(e.user_metadata.summary, str)
+        for e in history.events
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+        and e.user_metadata.HasField("summary")
+    ]
+
+
+async def test_coordinator_session_in_the_ui(demo_home, client):  # noqa: F811
+    ok, out, _, _ = await run("coordinator", demo_home)
+    assert ok, out
+    wid = demo_workflow_id(out)
+
+    rows = [
+        w async for w in client.list_workflows(f'Pattern = "coordinator" AND SessionId = "{wid}"')
+    ]
+    by_type = {}
+    for w in rows:
+        by_type.setdefault(w.typed_search_attributes.get(sa.AGENT_TYPE), []).append(w)
+    assert set(by_type) >= {"coordinator", "worker"}, by_type
+    for w in rows:
+        attrs = w.typed_search_attributes
+        assert attrs.get(sa.AGENT_STATUS) == "completed"
+        assert attrs.get(sa.PATTERN) == "coordinator"
+        assert attrs.get(sa.AGENT_ID)
+    worker = by_type["worker"][0]
+    assert worker.typed_search_attributes.get(sa.AGENT_DEPTH) == 1
+    assert worker.typed_search_attributes.get(sa.PARENT_AGENT_ID)
+
+    desc = await client.get_workflow_handle(wid).describe()
+    assert (await desc.static_summary()).startswith("coordinator: ")
+    assert "Outlast coordinator" in await desc.static_details()
+    # The task's text is in the summary and details only: not in the memo.
+    assert set(await desc.memo()) == {"pattern", "workspace"}
+
+    # The UI reads current details with a query: a worker answers it, also after the end.
+    async with running_workers(client, queues=Queues(TASK_QUEUE, host_task_queue(host_id()))):
+        details = await current_details(client, wid)
+    assert "**coordinator**" in details and "tokens" in details and "cache read" in details
+    assert "**Sub-agents**" in details and "| completed |" in details
+
+    summaries = await activity_summaries(client, wid)
+    assert any(s.startswith("coordinator: turn 1: model ") for s in summaries), summaries
+    worker_summaries = await activity_summaries(client, worker.id)
+    assert any(
+        re.match(r"^[\w-]+: turn \d+: (Read|Edit|Bash|Grep|Glob) \S", s) for s in worker_summaries
+    ), worker_summaries
+    assert all(SUMMARY.match(s) for s in summaries + worker_summaries), summaries + worker_summaries
+
+
+async def test_verified_task_attributes_carry_pattern_and_verdicts(demo_home, client):  # noqa: F811
+    ok, out, _, _ = await run("verified", demo_home)
+    assert ok, out
+    wid = demo_workflow_id(out)
+    rows = [w async for w in client.list_workflows(f'Pattern = "verified" AND SessionId = "{wid}"')]
+    top = next(w for w in rows if w.id == wid)
+    assert top.typed_search_attributes.get(sa.AGENT_STATUS) == "passed"
+    assert top.typed_search_attributes.get(sa.VERIFICATION_VERDICT) == "PASS"
+    verdicts = sorted(
+        w.typed_search_attributes.get(sa.VERIFICATION_VERDICT)
+        for w in rows
+        if w.typed_search_attributes.get(sa.AGENT_TYPE) == "verification"
+    )
+    # The scenario's first verifier finds the bug still there, the second passes the fix.
+    assert verdicts == ["FAIL", "PASS"], verdicts
+    implementers = [w for w in rows if w.id == f"{wid}/implementer"]
+    assert implementers and all(
+        w.typed_search_attributes.get(sa.PATTERN) == "verified" for w in implementers
+    )

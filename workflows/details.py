@@ -1,0 +1,89 @@
+"""The markdown an agent workflow keeps as its *current details* (Temporal UI, `temporal
+workflow describe`): what it is doing now, what it has spent, its children, a waiting plan.
+
+Pure: built from the `status` answer, so the UI and `outlast show` never disagree. Ids, types,
+counts and the children's short descriptions only; never a prompt or file contents.
+"""
+
+from __future__ import annotations
+
+from workflows.contracts import AgentStatus, ChildSummary
+
+MAX_CHILDREN = 20
+"""Rows of the children table; the rest are counted (the UI shows details as one block)."""
+
+_DOING = {
+    "starting": "starting",
+    "calling_model": "calling the model",
+    "waiting": "waiting",
+    "finishing": "finishing",
+    "finished": "finished",
+}
+
+
+def render_details(status: AgentStatus, plan_note: str | None = None) -> str:
+    head = f"**{status.agent_type}** `{status.agent_id}`"
+    lines = [f"{head} · turn {_turn(status)} · {_doing(status)}"]
+    t = status.usage.tokens
+    lines.append(
+        f"tokens {status.usage.total_tokens:,} (input {t.input_tokens:,} · output "
+        f"{t.output_tokens:,} · cache read {t.cache_read_input_tokens:,} · cache write "
+        f"{t.cache_creation_input_tokens:,}) · {status.usage.tool_uses} tool uses · "
+        f"model `{status.model or '?'}`"
+    )
+    flags = _flags(status)
+    if flags:
+        lines.append(" · ".join(flags))
+    if status.children:
+        lines += ["", _children_table(status.children)]
+    if plan_note:
+        # What waits for a person comes first: it is what the reader has to act on.
+        lines = [plan_note, "", "---", "", *lines]
+    return "\n".join(lines)
+
+
+def _turn(status: AgentStatus) -> int:
+    # A model call belongs to the turn it starts; tools run in the turn that asked for them.
+    return status.turn + 1 if status.state == "calling_model" else max(status.turn, 1)
+
+
+def _doing(status: AgentStatus) -> str:
+    if status.state == "running_tools":
+        return "running " + ", ".join(f"`{t}`" for t in status.current_tools)
+    return _DOING.get(status.state, status.state)
+
+
+def _flags(status: AgentStatus) -> list[str]:
+    flags = []
+    if status.mode != "default":
+        flags.append(f"mode {status.mode}")
+    if status.background:
+        flags.append("background")
+    if status.stop_requested:
+        flags.append("stop requested")
+    if status.pending_notifications:
+        flags.append(f"{status.pending_notifications} notification(s) waiting")
+    if status.mailbox:
+        flags.append(f"{status.mailbox} message(s) waiting")
+    return flags
+
+
+def _children_table(children: list[ChildSummary]) -> str:
+    running = sum(c.status == "running" for c in children)
+    rows = [
+        f"**Sub-agents** ({running} running of {len(children)})",
+        "",
+        "| agent | type | status | mode | workflow |",
+        "|---|---|---|---|---|",
+    ]
+    for c in children[-MAX_CHILDREN:]:
+        label = _cell(c.name or c.description or c.agent_id)
+        rows.append(f"| {label} | {c.agent_type} | {c.status} | {c.mode} | `{c.workflow_id}` |")
+    if len(children) > MAX_CHILDREN:
+        rows.append(f"| … {len(children) - MAX_CHILDREN} earlier | | | | |")
+    return "\n".join(rows)
+
+
+def _cell(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split()).replace("|", "/")
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
