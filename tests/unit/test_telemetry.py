@@ -1,0 +1,103 @@
+"""GenAI span attributes, and OTLP export switched on by the environment only."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+from activities.llm import ModelResponse
+from agents.messages import Message, Usage
+from outlast.telemetry import model_span_attributes, tool_name, tool_span_attributes
+from workflows.contracts import TranscriptRef
+
+
+class _Req:
+    model = "claude-x"
+    max_tokens = 1024
+
+
+def test_model_attributes_follow_genai_conventions():
+    response = ModelResponse(
+        message=Message.user_text("x"),
+        stop_reason="tool_use",
+        usage=Usage(input_tokens=10, output_tokens=5, cache_read_input_tokens=300),
+        transcript=TranscriptRef(),
+        model="claude-x-2026",
+        request_id="req_1",
+    )
+    a = model_span_attributes(_Req(), response)
+    assert a["gen_ai.operation.name"] == "chat" and a["gen_ai.system"] == "anthropic"
+    assert a["gen_ai.request.model"] == "claude-x" and a["gen_ai.response.model"] == "claude-x-2026"
+    assert a["gen_ai.usage.input_tokens"] == 10 and a["gen_ai.usage.output_tokens"] == 5
+    assert a["gen_ai.usage.cache_read.input_tokens"] == 300
+    assert a["gen_ai.response.finish_reasons"] == ["tool_use"]
+    assert a["gen_ai.response.id"] == "req_1" and a["gen_ai.request.max_tokens"] == 1024
+    assert "gen_ai.usage.input_tokens" not in model_span_attributes(_Req(), None)
+
+
+def test_tool_attributes_carry_no_input():
+    class Ctx:
+        agent_id = "a1"
+
+    class Req:
+        ctx = Ctx()
+        input = {"command": "cat .env"}
+
+    class Out:
+        is_error = True
+
+    a = tool_span_attributes(tool_name("tool.bash"), Req(), Out())
+    assert a == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "Bash",
+        "gen_ai.tool.type": "function",
+        "outlast.agent_id": "a1",
+        "outlast.tool.is_error": True,
+    }
+
+
+def run(env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", EXPORT], env=env, capture_output=True, text=True)
+
+
+EXPORT = """
+from opentelemetry import trace
+from outlast.telemetry import configure_tracing, flush_tracing
+import os
+print(configure_tracing(os.environ))
+with trace.get_tracer("t").start_as_current_span("probe-span"):
+    pass
+flush_tracing()
+"""
+
+
+def test_otlp_export_only_when_the_endpoint_is_set():
+    bodies: list[tuple[str, bytes]] = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            bodies.append((self.path, body))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    try:
+        off = run(env)
+        assert off.stdout.strip() == "False" and not bodies
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{server.server_port}"
+        env["OTEL_SERVICE_NAME"] = "outlast-test"
+        on = run(env)
+    finally:
+        server.shutdown()
+    assert on.stdout.strip() == "True", on.stderr
+    assert [path for path, _ in bodies] == ["/v1/traces"]
+    assert b"probe-span" in bodies[0][1] and b"outlast-test" in bodies[0][1]
