@@ -10,11 +10,12 @@ import sys
 from pathlib import Path
 
 import typer
+from temporalio.service import RPCError
 
 from activities.store import state_dir
 from agents.config import from_env
 from outlast import cli_steer  # noqa: F401 - registers approve, reject, ls, show, ...
-from outlast.cli_base import app, console
+from outlast.cli_base import app, connect_or_fail, console
 from outlast.cli_base import fail as _fail
 from outlast.client import connect
 from outlast.devserver import DevServer, DevServerError
@@ -28,8 +29,10 @@ from outlast.patterns import (
 from outlast.progress import follow, print_result
 from outlast.runner import StartError, start_agent
 from outlast.search_setup import missing_search_attributes, register_search_attributes
+from outlast.telemetry import configure_tracing, flush_tracing
 from worker import build_workers, host_id, run_workers
 from workflows.contracts import AgentResult
+from workflows.search_attributes import ALL
 
 
 def _server(port: int = 7233, ui_port: int = 8233) -> DevServer:
@@ -168,8 +171,7 @@ async def _run_and_follow(
     if missing:
         console.print(
             f"[yellow]this namespace lacks Outlast's search attributes ({', '.join(missing)}); "
-            "starting without them. Register them once with `outlast search-attributes "
-            "--register`.[/]"
+            "starting without them. Register them once with `outlast setup`.[/]"
         )
         inp = inp.model_copy(
             update={"config": inp.config.model_copy(update={"search_attributes": False})}
@@ -182,7 +184,7 @@ async def _run_and_follow(
     workers = build_workers(client) if with_worker else []
     serving = asyncio.gather(*(w.run() for w in workers))
     try:
-        result = await follow_pattern(handle, pattern, console)
+        result = await follow_pattern(handle, pattern, console, client)
     except (KeyboardInterrupt, asyncio.CancelledError):
         console.print(
             f"\ndetached; the workflow goes on. Follow it with: outlast attach {handle.id}"
@@ -216,7 +218,7 @@ def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow."
             await handle.describe()
         except Exception as e:  # noqa: BLE001 - any lookup failure is the user's answer
             _fail(f"no workflow {workflow_id}: {e}")
-        result = await follow(handle, console)
+        result = await follow(handle, console, client)
         if result is not None:
             print_result(result, console)
 
@@ -272,11 +274,34 @@ def fake_model(
     raise typer.Exit(serve(argv) or 0)
 
 
+@app.command()
+def setup() -> None:
+    """Prepare $TEMPORAL_ADDRESS's namespace for Outlast: register its search attributes
+    (the embedded server registers them itself). Safe to run again."""
+
+    async def _main() -> None:
+        client = await connect_or_fail()
+        try:
+            added = await register_search_attributes(client)
+        except RPCError as e:
+            _fail(
+                f"could not register search attributes on namespace {client.namespace}: "
+                f"{e.message}. On Temporal Cloud, add them with `tcld namespace "
+                "search-attributes add`; elsewhere the caller needs operator rights."
+            )
+        for key in ALL:
+            mark = "added" if key.name in added else "present"
+            console.print(f"  {key.name} ({key.indexed_value_type.name.title()}): {mark}")
+        console.print(f"namespace {client.namespace} is ready for Outlast")
+
+    asyncio.run(_main())
+
+
 @app.command("search-attributes")
 def search_attributes(
     register: bool = typer.Option(False, "--register", help="Register the missing ones."),
 ) -> None:
-    """Check (or register) Outlast's search attributes on $TEMPORAL_ADDRESS's namespace."""
+    """Check (or register: prefer `outlast setup`) Outlast's search attributes."""
 
     async def _main() -> None:
         client = await connect()
@@ -301,10 +326,13 @@ def main() -> None:
     teardown: the Temporal client's native threads can abort it there (temporalio
     sdk-python#300), turning a finished command into a crash with exit code -6."""
     code = 0
+    tracing = configure_tracing(os.environ)
     try:
         app()
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    if tracing:
+        flush_tracing()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

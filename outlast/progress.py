@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 
 from rich.console import Console
-from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
+from outlast.live_tree import follow_live
 from workflows.contracts import AgentResult, AgentStatus
 
 POLL_S = 0.2
@@ -29,8 +30,15 @@ async def _status(handle: WorkflowHandle) -> AgentStatus | None:
         return None
 
 
-async def follow(handle: WorkflowHandle, console: Console) -> AgentResult | None:
-    """Print progress until the workflow closes; its result, or None if it did not complete."""
+async def follow(
+    handle: WorkflowHandle, console: Console, client: Client | None = None
+) -> AgentResult | None:
+    """Show progress until the workflow closes; its result, or None if it did not complete.
+
+    On a terminal (and given the client, to ask sub-agents too) a live tree redrawn in place;
+    otherwise, as in a log or a pipe, one line per change."""
+    if client is not None and console.is_terminal:
+        return await outcome(await follow_live(client, handle, console, POLL_S), handle, console)
     result_task = asyncio.create_task(handle.result())
     last = ""
     last_text = ""
@@ -88,5 +96,10 @@ def print_result(result: AgentResult, console: Console) -> None:
         + (" (max turns reached)" if result.max_turns_reached else "")
         + (" (stopped)" if result.stopped else "")
     )
+    if result.unread_messages:
+        console.print(
+            f"[yellow]{result.unread_messages} message(s) arrived after the stop and were not "
+            "read[/]: `outlast send` them again to a new run, or resume the agent."
+        )
     if result.final_text:
         console.print(result.final_text)

@@ -78,7 +78,7 @@ async def run_demo(console: Console, *, keep_server: bool = True) -> bool:
         workers = build_workers(client)
         serving = asyncio.gather(*(w.run() for w in workers))
         try:
-            result = await follow(handle, console)
+            result = await follow(handle, console, client)
         finally:
             for w in workers:
                 await w.shutdown()

@@ -188,7 +188,7 @@ async def _follow_with_workers(
     workers = build_workers(client)
     serving = asyncio.gather(*(w.run() for w in workers))
     try:
-        return await follow_pattern(handle, pattern, console)
+        return await follow_pattern(handle, pattern, console, client)
     finally:
         for w in workers:
             await w.shutdown()

@@ -7,8 +7,16 @@ import asyncio
 import json
 import uuid
 
-from tests.support import agent_input, running_workers, scripted_model, spawn, start
+from tests.support import (
+    agent_input,
+    running_workers,
+    scripted_model,
+    spawn,
+    start,
+    wait_for,
+)
 from tests.workflows.test_plan_mode import cli
+from workflows.contracts import MailMessage, StopRequest
 
 
 async def test_ls_and_show_describe_a_finished_tree(client, dev_server, git_repo):
@@ -50,7 +58,7 @@ async def test_send_and_stop_reach_a_running_agent(client, dev_server, git_repo)
                 "name": "main",
                 "turns": [
                     {"tool_use": {"name": "Bash", "input": {"command": "sleep 2"}}},
-                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 30"}}},
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 10"}}},
                     {"text": "never"},
                 ],
             }
@@ -61,12 +69,37 @@ async def test_send_and_stop_reach_a_running_agent(client, dev_server, git_repo)
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             code, out = await cli(dev_server.address, "send", handle.id, "PLEASE-ALSO-CHECK")
             assert code == 0, out
+            # Stop once the model has read the message (a stop first would leave it unread).
+            await wait_for(lambda: any("PLEASE-ALSO-CHECK" in json.dumps(r) for r in model.log))
             code, out = await cli(dev_server.address, "stop", handle.id, "--reason", "enough")
             assert code == 0, out
             result = await asyncio.wait_for(handle.result(), 60)
     assert result.stopped
     sent = [json.dumps(r["body"]["messages"]) for r in model.log if r["outcome"] == "completed"]
     assert any("PLEASE-ALSO-CHECK" in s for s in sent)
+
+
+async def test_a_stop_with_mail_waiting_ends_and_counts_the_mail_unread(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 2"}}},
+                    {"text": "never"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_for(lambda: len(model.log) == 1)
+            await handle.signal("send_message", MailMessage(text="LATE-NOTE", id="m1"))
+            await handle.signal("stop", StopRequest(reason="enough"))
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert result.stopped and result.unread_messages == 1 and result.run_generation == 1
+    assert len(model.log) == 1, "the model is not called after a stop"
 
 
 async def test_mistakes_are_refused_with_a_sentence(client, dev_server, git_repo):

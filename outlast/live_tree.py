@@ -1,0 +1,86 @@
+"""The live agent tree `outlast run` and `outlast attach` draw on a terminal: the agent, its
+turn and current tool, and each sub-agent as it starts and ends (with its own progress while
+it runs). Built from `status` queries; redrawn in place by rich's Live."""
+
+from __future__ import annotations
+
+import asyncio
+
+from rich.console import Console
+from rich.live import Live
+from rich.tree import Tree
+from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError
+
+from workflows.contracts import AgentStatus, ChildSummary
+
+MAX_CHILD_QUERIES = 8
+"""Running sub-agents asked for their own status per redraw (the rest show their state)."""
+
+_MARK = {
+    "running": "[cyan]…[/]",
+    "completed": "[green]✓[/]",
+    "failed": "[red]✗[/]",
+    "killed": "[yellow]■[/]",
+}
+
+
+def doing(status: AgentStatus) -> str:
+    if status.state == "running_tools":
+        return f"turn {status.turn}: running {', '.join(status.current_tools)}"
+    if status.state == "calling_model":
+        return f"turn {status.turn + 1}: calling {status.model}"
+    return status.state
+
+
+def status_tree(status: AgentStatus, kids: dict[str, AgentStatus]) -> Tree:
+    """The tree for one redraw; `kids` holds the running sub-agents' own statuses by id."""
+    u = status.usage
+    root = Tree(
+        f"[bold]{status.agent_type}[/] {doing(status)} "
+        f"[dim]· {u.total_tokens:,} tokens · {u.tool_uses} tool uses[/]"
+    )
+    for child in status.children:
+        root.add(_child_line(child, kids.get(child.workflow_id)))
+    return root
+
+
+def _child_line(child: ChildSummary, own: AgentStatus | None) -> str:
+    label = child.name or child.description or child.agent_id
+    line = f"{_MARK.get(child.status, '?')} {label} [dim]({child.agent_type}, {child.mode})[/]"
+    if child.status == "running" and own is not None:
+        line += f" {doing(own)} [dim]· {own.usage.total_tokens:,} tokens[/]"
+    elif child.status != "running":
+        line += f" {child.status}"
+    if child.status == "running" and child.mode == "sync" and child.background_hint:
+        line += " [dim](signal `background` to stop waiting)[/]"
+    return line
+
+
+async def _query(client: Client, workflow_id: str) -> AgentStatus | None:
+    try:
+        return await client.get_workflow_handle(workflow_id).query(
+            "status", result_type=AgentStatus
+        )
+    except RPCError:
+        return None  # not picked up yet, or between tasks
+
+
+async def follow_live(client: Client, handle: WorkflowHandle, console: Console, poll_s: float):
+    """Redraw the tree until the workflow closes; returns the task awaiting its result."""
+    result_task = asyncio.create_task(handle.result())
+    with Live(console=console, refresh_per_second=8, transient=False) as live:
+        while not result_task.done():
+            status = await _query(client, handle.id)
+            if status is not None:
+                running = [c for c in status.children if c.status == "running"]
+                kids = {}
+                for c in running[:MAX_CHILD_QUERIES]:
+                    if (own := await _query(client, c.workflow_id)) is not None:
+                        kids[c.workflow_id] = own
+                live.update(status_tree(status, kids))
+            await asyncio.wait({result_task}, timeout=poll_s)
+        # The last frame shows how it ended, not the poll before the end.
+        if (final := await _query(client, handle.id)) is not None:
+            live.update(status_tree(final, {}))
+    return result_task
