@@ -91,3 +91,80 @@ async def test_the_python_api_starts_and_steers_a_task(client, git_repo):
             result = await task.result()
             assert not await task.approve_plan()  # nothing waits: nothing is sent
     assert result.final_text == "implemented the plan"
+
+
+COORDINATED = {
+    "agents": [
+        {
+            "name": "scout",
+            "match": {"agent_name": "scout"},
+            "turns": [
+                {"tool_use": {"name": "Read", "input": {"file_path": "README.md"}}},
+                {"text": "The README is a sample heading.\nSummary: scouted"},
+            ],
+        },
+        {
+            "name": "report",
+            "match": {"conversation_contains": ["Summary: scouted"]},
+            "after_last": "repeat_last",
+            "turns": [{"text": "The scout reports: the README is a sample heading."}],
+        },
+        {
+            "name": "wait",
+            "match": {"conversation_contains": ["SCOUT-README"]},
+            "after_last": "repeat_last",
+            "turns": [{"text": "Waiting for the scout."}],
+        },
+        {
+            "name": "launch",
+            "after_last": "repeat_last",
+            "turns": [
+                {
+                    "tool_use": {
+                        "name": "Agent",
+                        "input": {
+                            "description": "SCOUT-README",
+                            "prompt": "Read README.md and say what it is.",
+                            "name": "scout",
+                            "phase": "research",
+                        },
+                    }
+                }
+            ],
+        },
+    ]
+}
+
+
+async def test_the_plain_temporal_cli_runs_a_coordinator(client, dev_server, git_repo):
+    with scripted_model(COORDINATED):
+        async with running_workers(client) as queues:
+            wf_id = f"plain-coordinator-{uuid.uuid4().hex[:8]}"
+            task = {
+                "task": "What is in the README?",
+                "workspace": {"root": str(git_repo), "host_queue": queues.host_queue},
+            }
+            await temporal(
+                dev_server.address,
+                "workflow",
+                "start",
+                "--type",
+                "CoordinatorWorkflow",
+                "--task-queue",
+                queues.task_queue,
+                "--workflow-id",
+                wf_id,
+                "--input",
+                json.dumps(task),
+            )
+            result = await client.get_workflow_handle(wf_id, result_type=AgentResult).result()
+            listed = await temporal(
+                dev_server.address,
+                "workflow",
+                "list",
+                "--query",
+                f'Pattern="coordinator" AND SessionId="{wf_id}"',
+            )
+    assert result.status == "completed" and result.agent_type == "coordinator"
+    assert result.final_text == "The scout reports: the README is a sample heading."
+    assert f"{wf_id}/scout" in listed and "CoordinatorWorkflow" in listed
