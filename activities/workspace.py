@@ -44,6 +44,29 @@ class WorkspaceEscape(Exception):
         )
 
 
+class InvalidToolPath(WorkspaceEscape):
+    """A path no file can have (a NUL byte): refused before the OS sees it."""
+
+    def __init__(self, path: str, root: Path) -> None:
+        self.path, self.root = Path(path.replace("\x00", "\\0")), root
+        Exception.__init__(
+            self, f"Path {path!r} contains a NUL byte; no file name can. Give the path again."
+        )
+
+
+class GitMetadataWrite(WorkspaceEscape):
+    """A write into the repository's `.git` directory: hooks and config there run code on the
+    next git command, so tools never write them."""
+
+    def __init__(self, path: Path, root: Path) -> None:
+        self.path, self.root = path, root
+        Exception.__init__(
+            self,
+            f"{path} is inside {root / '.git'}: tools may not write git's own files (hooks and "
+            "config there would run code). Use git commands for what git should record.",
+        )
+
+
 class OutsideWriteScope(WorkspaceEscape):
     """A write to a file the agent did not declare (a coordinator's implementation worker
     may change only the files it was launched for, R59)."""
@@ -74,9 +97,11 @@ def resolve_for_write(ctx: ToolContext, path: str) -> Path:
     if ctx.plan_mode:
         return _plan_file_only(ctx, path)
     resolved = resolve_in_workspace(ctx, path)
+    root = workspace_root(ctx)
+    if resolved.is_relative_to(root / ".git"):
+        raise GitMetadataWrite(resolved, root)
     if ctx.write_scope is None:
         return resolved
-    root = workspace_root(ctx)
     if not resolved.is_relative_to(root):
         return resolved  # a shared scratchpad is never scoped
     relative = resolved.relative_to(root).as_posix()
@@ -129,6 +154,8 @@ def resolve_in_workspace(ctx: ToolContext, path: str) -> Path:
         WorkspaceEscape: The resolved path is neither inside the workspace nor inside one
             of `ctx.extra_roots`.
     """
+    if "\x00" in path:
+        raise InvalidToolPath(path, workspace_root(ctx))
     candidate = Path(ctx.cwd, path)  # an absolute `path` replaces ctx.cwd
     resolved = candidate.resolve(strict=False)
     root = workspace_root(ctx)

@@ -81,6 +81,14 @@ class ToolOutput(BaseModel):
         return cap_tool_result(value)
 
 
+def no_nul(value: str) -> str:
+    """Validator for strings that reach the OS (a command, a pattern): a NUL byte would make
+    the process call itself fail, so it is refused as a fixable input error instead."""
+    if "\x00" in value:
+        raise ValueError("contains a NUL byte, which no command, pattern or file name can")
+    return value
+
+
 class ToolRequest(BaseModel):
     """Base of every `<Name>Request`: the validated input plus the context."""
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
 
-from activities.tools.base import ToolOutput, ToolRequest
+from activities.tools.base import ToolOutput, ToolRequest, no_nul
 from activities.tools.grep import VCS_DIRS, run_rg
 from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
 
@@ -46,6 +46,12 @@ class GlobInput(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     pattern: str = Field(description="The glob pattern to match files against")
+
+    @field_validator("pattern")
+    @classmethod
+    def _no_nul(cls, value: str) -> str:
+        return no_nul(value)
+
     path: str | None = Field(
         default=None,
         description="The directory to search in. If not specified, the current working "

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
 
-from activities.tools.base import ToolOutput, ToolRequest
+from activities.tools.base import ToolOutput, ToolRequest, no_nul
 from activities.workspace import WorkspaceEscape, heartbeating, resolve_in_workspace, run_blocking
 
 RG_TIMEOUT_S = 60.0
@@ -57,6 +57,12 @@ class GrepInput(BaseModel):
     pattern: str = Field(
         description="The regular expression pattern to search for in file contents"
     )
+
+    @field_validator("pattern")
+    @classmethod
+    def _no_nul(cls, value: str) -> str:
+        return no_nul(value)
+
     path: str | None = Field(
         default=None,
         description="File or directory to search in (rg PATH). Defaults to current working "

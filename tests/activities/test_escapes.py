@@ -1,0 +1,201 @@
+"""Reliability rows 12, 15 and 16 at the tool level: odd paths are refused as data, writer
+tools never touch `.git`, the read-only sandbox refuses every way of writing, and sandboxed
+shells reach no network."""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+from temporalio.testing import ActivityEnvironment
+
+from activities.tools.base import ToolContext
+from activities.tools.bash import BashInput, BashRequest, run_bash
+from activities.tools.edit import EditInput, EditRequest, edit_file
+from activities.tools.glob import GlobInput, GlobRequest, glob_files
+from activities.tools.grep import GrepInput, GrepRequest, grep_files
+from activities.tools.read import ReadInput, ReadRequest, read_file
+from activities.tools.write import WriteInput, WriteRequest, write_file
+from tests.activities.test_tool_bash import snapshot
+
+pytestmark = pytest.mark.reliability
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    (root / "inside.txt").write_text("a line\n")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    # A sibling whose name starts with the workspace's: a prefix test would let it in.
+    sibling = tmp_path / "ws-evil"
+    sibling.mkdir()
+    (sibling / "secret.txt").write_text("SIBLING-SECRET\n")
+    return root
+
+
+def ctx(root: Path, **kw) -> ToolContext:
+    return ToolContext(workspace_root=str(root), cwd=str(root), **kw)
+
+
+async def run(activity, request):
+    return await ActivityEnvironment().run(activity, request)
+
+
+def everything(root: Path) -> dict[str, str]:
+    """The workspace and its sibling, .git included: what no refused call may change."""
+    sibling = snapshot(root.parent / "ws-evil")
+    return {**snapshot(root), **{f"../{k}": v for k, v in sibling.items()}}
+
+
+ODD_PATHS = [
+    "bad\x00name.txt",
+    "../ws-evil/secret.txt",
+    "{sibling}/secret.txt",
+    "~/../../etc/hosts",
+]
+
+
+@pytest.mark.parametrize("path", ODD_PATHS)
+async def test_odd_paths_are_refused_as_tool_errors(ws: Path, path: str) -> None:
+    path = path.format(sibling=ws.parent / "ws-evil")
+    before = everything(ws)
+    c = ctx(ws)
+    outs = [
+        await run(read_file, ReadRequest(ctx=c, input=ReadInput(file_path=path))),
+        await run(write_file, WriteRequest(ctx=c, input=WriteInput(file_path=path, content="x"))),
+        await run(
+            edit_file,
+            EditRequest(ctx=c, input=EditInput(file_path=path, old_string="a", new_string="b")),
+        ),
+        await run(glob_files, GlobRequest(ctx=c, input=GlobInput(pattern="*", path=path))),
+        await run(grep_files, GrepRequest(ctx=c, input=GrepInput(pattern="SECRET", path=path))),
+    ]
+    for out in outs:
+        assert out.is_error, out
+        assert "SIBLING-SECRET" not in out.content
+    assert everything(ws) == before
+
+
+@pytest.mark.parametrize(
+    "model, field",
+    [(GrepInput, "pattern"), (GlobInput, "pattern"), (BashInput, "command")],
+)
+def test_a_nul_byte_in_a_pattern_or_command_is_an_input_error(model, field) -> None:
+    # The workflow validates every tool call with these models: the model gets an is_error
+    # result naming the field, and no process is started (a NUL crashed the spawn before).
+    with pytest.raises(ValidationError, match="NUL byte"):
+        model(**{field: "a\x00b"})
+
+
+@pytest.mark.parametrize("target", [".git/hooks/pre-commit", ".git/config", "sub/../.git/HEAD"])
+async def test_writer_tools_never_write_git_metadata(ws: Path, target: str) -> None:
+    before = everything(ws)
+    c = ctx(ws)
+    wrote = await run(
+        write_file, WriteRequest(ctx=c, input=WriteInput(file_path=target, content="#!/bin/sh\n"))
+    )
+    edited = await run(
+        edit_file,
+        EditRequest(ctx=c, input=EditInput(file_path=target, old_string="[", new_string="#[")),
+    )
+    assert wrote.is_error and edited.is_error
+    assert ".git" in wrote.content
+    assert everything(ws) == before
+
+
+WRITES = [
+    "echo x > new.txt",
+    "echo x >> inside.txt",
+    "sed -i s/a/b/ inside.txt",
+    "echo x | tee new.txt",
+    f"{shlex.quote(sys.executable)} -c \"open('new.txt', 'w').write('x')\"",
+    "bash -c 'echo x > new.txt'",
+    "sh -c 'echo x > new.txt'",
+    "find . -name inside.txt -exec sh -c 'echo x > {}' \\;",
+    "cp inside.txt copy.txt",
+    "mv inside.txt moved.txt",
+    "rm inside.txt",
+    "touch new.txt",
+    "mkdir newdir",
+    "ln -s inside.txt link.txt",
+    "chmod 777 inside.txt",
+    "dd if=/dev/zero of=new.txt count=1",
+    "git add inside.txt && git -c user.name=x -c user.email=x@x commit -qm x",
+    "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit",
+    "git config user.name evil",
+    "echo x > ../ws-evil/secret.txt",
+]
+
+
+@pytest.mark.parametrize("command", WRITES)
+async def test_the_read_only_shell_refuses_every_write(ws: Path, command: str) -> None:
+    before = everything(ws)
+    out = await run(
+        run_bash, BashRequest(ctx=ctx(ws, sandbox="read_only"), input=BashInput(command=command))
+    )
+    # `find -exec` exits 0 when the command it runs fails: the refusal shows in the output.
+    assert out.is_error or "Read-only file system" in out.content, out.content
+    assert everything(ws) == before
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 that counts the connections that reach it."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.accepted = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except TimeoutError:
+                continue
+            self.accepted += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.server.close()
+
+
+def network_attempts(port: int) -> list[str]:
+    connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"
+    return [
+        f"curl -s --max-time 2 http://127.0.0.1:{port}/",
+        f"{shlex.quote(sys.executable)} -c {shlex.quote(connect)}",
+        f"bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}'",
+    ]
+
+
+@pytest.mark.parametrize("sandbox", ["read_only", "copy"])
+async def test_sandboxed_shells_reach_no_network(ws: Path, sandbox: str) -> None:
+    listener = Listener()
+    try:
+        control = await run(
+            run_bash,
+            BashRequest(ctx=ctx(ws), input=BashInput(command=network_attempts(listener.port)[2])),
+        )
+        assert not control.is_error and listener.accepted == 1  # reachable without a sandbox
+        for command in network_attempts(listener.port):
+            out = await run(
+                run_bash,
+                BashRequest(ctx=ctx(ws, sandbox=sandbox), input=BashInput(command=command)),
+            )
+            assert out.is_error, (command, out.content)
+    finally:
+        listener.close()
+    assert listener.accepted == 1, "a sandboxed shell reached the listener"
