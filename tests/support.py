@@ -219,6 +219,16 @@ class CrashableWorker:
         proc.wait()
         self.start()
 
+    def terminate(self, pid: int) -> None:
+        """SIGTERM one of the worker processes (a graceful stop) and wait until it exits."""
+        proc = next(p for p in self._procs if p.pid == pid)
+        proc.terminate()
+        proc.wait(timeout=30)
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self._procs if p.poll() is None]
+
     def stop(self) -> None:
         for proc in self._procs:
             if proc.poll() is None:

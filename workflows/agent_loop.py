@@ -214,7 +214,10 @@ async def _run_activity_tool(
             ),
             # Kill must not report done while the tool's processes still run.
             cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-            **spec.activity_options(call.input),
+            **{
+                **spec.activity_options(call.input),
+                "heartbeat_timeout": timedelta(seconds=setup.config.tools.heartbeat_timeout_s),
+            },
         )
     except ActivityError as e:
         if is_cancelled_exception(e):

@@ -26,8 +26,10 @@ IDEMPOTENT_RETRY = RetryPolicy(
     maximum_interval=timedelta(seconds=10),
     maximum_attempts=3,
 )
-# A command is never rerun blindly: it may not be safe to run twice.
-RUN_ONCE = RetryPolicy(maximum_attempts=1)
+# A command whose worker died is run once more, never blindly: the new attempt first kills
+# whatever the interrupted one left running, and its result tells the model it was re-run
+# (bash_runs.py). Commands that fail are results, not exceptions: they are never retried.
+BASH_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=2)
 
 
 def _fixed(timeout: timedelta) -> Callable[[Any], timedelta]:
@@ -166,7 +168,7 @@ TOOLS: dict[str, ToolSpec] = {
             activity=bash.run_bash,
             read_only=False,
             start_to_close=_bash_timeout,
-            retry_policy=RUN_ONCE,
+            retry_policy=BASH_RETRY,
         ),
     )
 }

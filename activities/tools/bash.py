@@ -15,14 +15,15 @@ import shlex
 import signal
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
 
 from activities.sandbox import BWRAP_REQUIRED, bwrap_command, find_bwrap
-from activities.tools.base import ToolContext, ToolOutput, ToolRequest
+from activities.tools import bash_runs
+from activities.tools.base import ToolContext, ToolOutput, ToolRequest, no_nul
 from activities.workspace import (
     WorkspaceEscape,
     heartbeating,
@@ -75,6 +76,12 @@ class BashInput(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     command: str = Field(description="The command to execute")
+
+    @field_validator("command")
+    @classmethod
+    def _no_nul(cls, value: str) -> str:
+        return no_nul(value)
+
     timeout: int | None = Field(
         default=None,
         ge=1,
@@ -206,10 +213,17 @@ def next_cwd(cwd_file: Path, ctx: ToolContext, started_in: Path) -> tuple[str | 
     return reported, ""
 
 
-async def run_command(argv: list[str], cwd: Path, output: Path, timeout_s: float) -> int | None:
+async def run_command(
+    argv: list[str],
+    cwd: Path,
+    output: Path,
+    timeout_s: float,
+    on_start: Callable[[int], None] = lambda pgid: None,
+) -> int | None:
     """Run `argv` in its own process group; its exit status, or None if it timed out.
 
     Whatever the outcome, cancellation included, no process of the group survives.
+    `on_start` gets the group's id as soon as it exists.
     """
     with output.open("wb") as out:
         proc = await asyncio.create_subprocess_exec(
@@ -222,6 +236,7 @@ async def run_command(argv: list[str], cwd: Path, output: Path, timeout_s: float
             start_new_session=True,
         )
     try:
+        on_start(proc.pid)
         async with asyncio.timeout(timeout_s), heartbeating():
             await proc.wait()
     except TimeoutError:
@@ -268,6 +283,11 @@ async def run_bash(req: BashRequest) -> ToolOutput:
     inp, ctx = req.input, req.ctx
     if inp.run_in_background:
         return ToolOutput(content="run_in_background is not supported yet", is_error=True)
+    rerun = False
+    if activity.info().attempt > 1 and bash_runs.had_earlier_attempt():
+        rerun = True
+        if (leftover := bash_runs.interrupted_run()) is not None:
+            await kill_group(leftover)
     cwd, start_note = start_dir(ctx)
     timeout_ms = inp.timeout or DEFAULT_TIMEOUT_MS
     with tempfile.TemporaryDirectory(prefix="outlast-bash-") as scratch:
@@ -275,10 +295,16 @@ async def run_bash(req: BashRequest) -> ToolOutput:
         argv = _argv(ctx, wrap_command(inp.command, str(cwd_file)), scratch, cwd)
         if argv is None:
             return ToolOutput(content=BWRAP_REQUIRED, is_error=True)
-        status = await run_command(argv, cwd, output, timeout_ms / 1000)
+        status = await run_command(
+            argv, cwd, output, timeout_ms / 1000, on_start=bash_runs.remember
+        )
+        # Kept when the run is cut short (a worker shutting down cancels it): the retry on
+        # another worker then knows the command already ran in part.
+        bash_runs.forget()
         raw, more = read_head(output)
         new_cwd, cwd_note = next_cwd(cwd_file, ctx, cwd)
-    note = "\n".join(dict.fromkeys(n for n in (start_note, cwd_note) if n))  # each note once
+    notes = (start_note, cwd_note, bash_runs.RERUN_NOTE if rerun else "")
+    note = "\n".join(dict.fromkeys(n for n in notes if n))  # each note once
     result = _compose(truncate_output(raw, more), status, timeout_ms, note)
     if new_cwd is None and start_note:
         new_cwd = ctx.workspace_root
