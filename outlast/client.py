@@ -12,14 +12,23 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter
 
 from activities.payload_store import external_storage
+from outlast.codec import codec_from_env
+from outlast.converter import OutlastPayloadConverter
 
 DEFAULT_ADDRESS = "localhost:7233"
 
 
 async def data_converter(env: Mapping[str, str] | None = None) -> DataConverter:
-    """pydantic payloads, with large ones claim-checked into external storage."""
-    storage = await external_storage(os.environ if env is None else env)
-    return dataclasses.replace(pydantic_data_converter, external_storage=storage)
+    """pydantic payloads, with large ones claim-checked into external storage, encrypted when
+    OUTLAST_PAYLOAD_KEY is set (outlast/codec.py)."""
+    env = os.environ if env is None else env
+    storage = await external_storage(env)
+    return dataclasses.replace(
+        pydantic_data_converter,
+        payload_converter_class=OutlastPayloadConverter,
+        external_storage=storage,
+        payload_codec=codec_from_env(env),
+    )
 
 
 async def connect(address: str | None = None, namespace: str | None = None) -> Client:

@@ -7,6 +7,9 @@ import asyncio
 import json
 import uuid
 
+import pytest
+from temporalio.client import WorkflowFailureError
+
 from outlast.api import start_task
 from outlast.devserver import temporal_binary
 from tests.support import Queues, running_workers, scripted_model
@@ -168,3 +171,31 @@ async def test_the_plain_temporal_cli_runs_a_coordinator(client, dev_server, git
     assert result.status == "completed" and result.agent_type == "coordinator"
     assert result.final_text == "The scout reports: the README is a sample heading."
     assert f"{wf_id}/scout" in listed and "CoordinatorWorkflow" in listed
+
+
+async def test_a_malformed_start_input_fails_the_workflow_with_the_reason(
+    client, dev_server, git_repo
+):
+    async with running_workers(client) as queues:
+        wf_id = f"plain-bad-{uuid.uuid4().hex[:8]}"
+        await temporal(
+            dev_server.address,
+            "workflow",
+            "start",
+            "--type",
+            "CoordinatorWorkflow",
+            "--task-queue",
+            queues.task_queue,
+            "--workflow-id",
+            wf_id,
+            "--input",
+            json.dumps({"task": 1, "workspace": {"root": str(git_repo)}}),
+        )
+        handle = client.get_workflow_handle(wf_id)
+        with pytest.raises(WorkflowFailureError) as failed:
+            await asyncio.wait_for(handle.result(), 30)
+    cause = failed.value.cause
+    assert cause.type == "InvalidWorkflowInput" and cause.non_retryable
+    assert "invalid CoordinatorInput" in cause.message
+    assert "task: Input should be a valid string" in cause.message
+    assert "workspace.host_queue: Field required" in cause.message

@@ -1,0 +1,63 @@
+"""Outlast's payload converter: pydantic JSON, plus a clear end for a workflow started with
+input that does not fit its type.
+
+Without this, a start from the plain `temporal` CLI (or any client) with, say,
+`{"prompt": 1}` fails the workflow's first task on every attempt: the workflow shows as
+Running forever and nothing says why outside the worker's log. Here the validation errors of
+a workflow input become a non-retryable `InvalidWorkflowInput` failure of that workflow,
+whose message lists them. Anything else that fails to decode (an activity result, a signal)
+behaves as before: a signal is dropped with a log line, anything else retries the task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import ValidationError
+from temporalio.api.common.v1 import Payload
+from temporalio.contrib.pydantic import PydanticPayloadConverter
+from temporalio.exceptions import ApplicationError
+
+from workflows.contracts import AgentInput, ForkJoinInput
+from workflows.pattern_contracts import (
+    CoordinatorInput,
+    PipelineInput,
+    TeamInput,
+    VerifiedTaskInput,
+)
+
+WORKFLOW_INPUTS: tuple[type, ...] = (
+    AgentInput,
+    CoordinatorInput,
+    ForkJoinInput,
+    PipelineInput,
+    TeamInput,
+    VerifiedTaskInput,
+)
+
+
+class OutlastPayloadConverter(PydanticPayloadConverter):
+    def from_payloads(
+        self, payloads: Sequence[Payload], type_hints: list[type] | None = None
+    ) -> list[Any]:
+        try:
+            return super().from_payloads(payloads, type_hints)
+        except ValidationError as e:
+            wanted = next((t for t in type_hints or [] if t in WORKFLOW_INPUTS), None)
+            if wanted is None:
+                raise
+            raise ApplicationError(
+                f"invalid {wanted.__name__}: {_errors(e)}",
+                type="InvalidWorkflowInput",
+                non_retryable=True,
+            ) from e
+
+
+def _errors(e: ValidationError, limit: int = 8) -> str:
+    parts = [
+        f"{'.'.join(str(p) for p in err['loc']) or '(input)'}: {err['msg']}"
+        for err in e.errors()[:limit]
+    ]
+    more = e.error_count() - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
