@@ -65,3 +65,24 @@ def git_repo(tmp_path: Path) -> Path:
         tmp_path / "repo",
         {"README.md": "# sample\n", "src/app.py": "def greet():\n    return 'hello'\n"},
     )
+
+
+RELIABILITY_DOC = Path(__file__).parents[1] / "docs" / "reliability.md"
+
+
+def reliability_test_ids() -> set[str]:
+    """`path::name` of every test docs/reliability.md cites (paths relative to tests/)."""
+    import re
+
+    text = RELIABILITY_DOC.read_text()
+    found = re.findall(r"\b((?:\w+/)+test_\w+\.py::test_\w+)", text)
+    return {m if m.startswith("tests/") else f"tests/{m}" for m in found}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The reliability suite is what docs/reliability.md lists: `pytest -m reliability`
+    runs exactly the tests the document names (test_reliability_doc checks none is stale)."""
+    cited = reliability_test_ids()
+    for item in items:
+        if item.nodeid.split("[")[0] in cited:
+            item.add_marker(pytest.mark.reliability)

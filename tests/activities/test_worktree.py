@@ -320,3 +320,41 @@ async def test_cleanup_refuses_a_path_outside_the_worktrees_dir(repo: Path) -> N
         with pytest.raises(WorktreeRefused, match="is not a worktree under"):
             await cleanup(info.model_copy(update={"worktree_path": str(path)}))
     assert Path(info.worktree_path).is_dir()
+
+
+HOSTILE_SLUGS = ["-rf", "--upload-pack=touch${IFS}PWNED", "a;rm -rf ~", "x" * 300, "../x", "x.lock"]
+
+
+@pytest.mark.reliability
+async def test_hostile_slugs_never_reach_git_as_options(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reliability row 14: whatever the slug, git sees it only inside a branch name or a path,
+    never as an option; the refused ones create nothing."""
+    calls = tmp_path / "git-calls.log"
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    real_git = shutil.which("git")
+    (shim / "git").write_text(
+        f'#!/bin/sh\nprintf "%s\\0" "$@" >> {calls}\nprintf "\\n" >> {calls}\n'
+        f'exec {real_git} "$@"\n'
+    )
+    (shim / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim}:{os.environ['PATH']}")
+    for slug in HOSTILE_SLUGS:
+        before = branches(repo)
+        try:
+            info = await create(repo, slug)
+        except WorktreeRefused:
+            assert branches(repo) == before, slug
+            continue
+        # Accepted only as a name that git cannot take for an option.
+        assert info.worktree_branch == f"worktree-{slug}"
+        await cleanup(info)
+    assert calls.exists(), "the shim saw no git call: the test would prove nothing"
+    argvs = [line.split("\0")[:-1] for line in calls.read_text().splitlines() if line]
+    for argv in argvs:
+        for arg in argv:
+            if arg.startswith("-"):
+                assert not any(slug in arg for slug in HOSTILE_SLUGS), argv
+    assert not list(repo.rglob("PWNED")) and not (repo.parent / "x").exists()

@@ -52,16 +52,21 @@ async def test_ls_and_show_describe_a_finished_tree(client, dev_server, git_repo
 
 
 async def test_send_and_stop_reach_a_running_agent(client, dev_server, git_repo):
+    # Short commands until the model has read the message, a longer one after: the stop
+    # always lands while the agent still works, however long the CLI takes to start.
     script = {
         "agents": [
             {
+                "name": "read",
+                "match": {"conversation_contains": ["PLEASE-ALSO-CHECK"]},
+                "after_last": "repeat_last",
+                "turns": [{"tool_use": {"name": "Bash", "input": {"command": "sleep 3"}}}],
+            },
+            {
                 "name": "main",
-                "turns": [
-                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 2"}}},
-                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 10"}}},
-                    {"text": "never"},
-                ],
-            }
+                "after_last": "repeat_last",
+                "turns": [{"tool_use": {"name": "Bash", "input": {"command": "sleep 1"}}}],
+            },
         ]
     }
     with scripted_model(script, log_bodies=True) as model:

@@ -58,6 +58,7 @@ LOOP = {
 }
 
 
+@pytest.mark.slow  # about 3 minutes of CI; CI still runs it
 async def test_a_thousand_turns_span_several_runs(small_server, git_repo):
     client = await connect(small_server.address)
     config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(hard_max_turns=1000))
@@ -86,6 +87,11 @@ async def test_a_thousand_turns_span_several_runs(small_server, git_repo):
     assert result.usage.tool_uses == 1000
     for run in runs:
         assert run.history_length < 2500
+        # Reliability row 10: however long the conversation, no event carries a payload near
+        # the server's limits (the transcript travels by reference).
+        run_handle = client.get_workflow_handle(handle.id, run_id=run.run_id)
+        biggest = max([e.ByteSize() async for e in run_handle.fetch_history_events()])
+        assert biggest < 512 * 1024, biggest
 
 
 async def test_children_survive_the_parents_continue_as_new(client, git_repo):

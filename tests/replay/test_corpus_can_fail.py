@@ -1,0 +1,75 @@
+"""The replay corpus is a real guard: a workflow change that moves commands makes the committed
+histories fail to replay, and the same change behind `workflow.patched()` replays them cleanly.
+Without this, a corpus that never exercised the changed path would pass whatever we did."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from temporalio import workflow
+from temporalio.client import WorkflowHistory
+from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
+
+from outlast.client import data_converter
+from worker import WORKFLOWS
+from workflows.agent import AgentWorkflow
+from workflows.contracts import AgentInput, AgentResult
+
+HISTORY_DIR = Path(__file__).parent / "histories"
+AGENT_HISTORIES = sorted(
+    p
+    for p in HISTORY_DIR.glob("*.json")
+    if json.loads(p.read_text())["events"][0]["workflowExecutionStartedEventAttributes"][
+        "workflowType"
+    ]["name"]
+    == "AgentWorkflow"
+)
+
+
+@workflow.defn(name="AgentWorkflow")
+class UnpatchedChange(AgentWorkflow):
+    """Today's agent with one timer put ahead of everything it used to do first: to replay,
+    that is what any reordering of its commands looks like."""
+
+    @workflow.run
+    async def run(self, inp: AgentInput) -> AgentResult:
+        await workflow.sleep(0.01)
+        return await super().run(inp)
+
+
+@workflow.defn(name="AgentWorkflow")
+class PatchedChange(AgentWorkflow):
+    """The same change, as it must be shipped: new runs take it, recorded runs do not."""
+
+    @workflow.run
+    async def run(self, inp: AgentInput) -> AgentResult:
+        if workflow.patched("test-timer-first"):
+            await workflow.sleep(0.01)
+        return await super().run(inp)
+
+
+async def replay(variant: type, path: Path):
+    others = [w for w in WORKFLOWS if w.__temporal_workflow_definition.name != "AgentWorkflow"]
+    replayer = Replayer(
+        workflows=[variant, *others],
+        data_converter=await data_converter(),
+        workflow_runner=UnsandboxedWorkflowRunner(),
+    )
+    workflow_id = path.stem.split("@")[0].replace("__", "/")
+    history = WorkflowHistory.from_json(workflow_id, path.read_text())
+    return await replayer.replay_workflow(history, raise_on_replay_failure=False)
+
+
+def test_the_corpus_has_agent_histories():
+    assert len(AGENT_HISTORIES) >= 10
+
+
+@pytest.mark.parametrize("path", AGENT_HISTORIES, ids=[p.stem for p in AGENT_HISTORIES])
+async def test_an_unpatched_change_fails_and_the_patched_one_replays(path: Path):
+    failed = await replay(UnpatchedChange, path)
+    assert failed.replay_failure is not None, f"{path.name} replayed a reordered workflow"
+    assert "nondetermin" in str(failed.replay_failure).lower(), failed.replay_failure
+    patched = await replay(PatchedChange, path)
+    assert patched.replay_failure is None, patched.replay_failure

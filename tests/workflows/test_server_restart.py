@@ -1,0 +1,89 @@
+"""The dev server SIGKILLed while a tool runs, right after it acknowledged a signal
+(reliability row 2): on the same SQLite file it comes back, the workers reconnect by
+themselves, the task completes and the acknowledged message is not lost."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from agents.config import OutlastConfig, ToolSettings
+from outlast.client import connect
+from outlast.devserver import DevServer
+from tests.support import (
+    FAST_MODEL,
+    agent_input,
+    free_port,
+    running_workers,
+    scripted_model,
+    start,
+    wait_for,
+)
+from workflows.contracts import AgentStatus, MailMessage
+
+pytestmark = pytest.mark.reliability
+
+COMMAND = "sleep 3; echo ran >> out.log"
+SCRIPT = {
+    "agents": [
+        {
+            "name": "main",
+            "turns": [
+                {
+                    "tool_use": {
+                        "name": "Bash",
+                        "input": {"command": "sleep 3; echo ran >> out.log"},
+                    }
+                },
+                {"text": "finished"},
+            ],
+        }
+    ]
+}
+
+
+async def running_tool(handle) -> bool:
+    try:
+        status = await handle.query("status", result_type=AgentStatus)
+    except Exception:  # noqa: BLE001 - not picked up yet
+        return False
+    return "Bash" in status.current_tools
+
+
+async def test_server_sigkill_during_a_tool_loses_no_acknowledged_signal(tmp_path, git_repo):
+    server = DevServer(
+        state_dir=tmp_path / "temporal", host="127.0.0.1", port=free_port(), headless=True
+    )
+    proc = server.start(detach=False)
+    config = OutlastConfig(model=FAST_MODEL, tools=ToolSettings(heartbeat_timeout_s=5))
+    try:
+        with scripted_model(SCRIPT, log_bodies=True) as model:
+            client = await connect(server.address)
+            async with running_workers(client) as queues:
+                handle = await start(
+                    client, agent_input("go", git_repo, queues, config=config), queues
+                )
+                for _ in range(100):
+                    if await running_tool(handle):
+                        break
+                    await asyncio.sleep(0.1)
+                await handle.signal("send_message", MailMessage(text="NOTE-BEFORE-KILL", id="n1"))
+                proc.kill()  # acknowledged a moment ago; the Bash is still sleeping
+                proc.wait()
+                await asyncio.sleep(1)
+                proc = server.start(detach=False)
+                # The same workers and client: they reconnect to the restarted server.
+                await wait_for(lambda: len(model.log) >= 2, timeout=90)
+                result = await asyncio.wait_for(handle.result(), timeout=90)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert result.status == "completed" and result.final_text == "finished"
+    requests = [json.dumps(r["body"]["messages"]) for r in model.log if r["outcome"] == "completed"]
+    assert sum(r.count("NOTE-BEFORE-KILL") for r in requests[-1:]) == 1
+    runs = (git_repo / "out.log").read_text().splitlines()
+    # The command ran once, or (if its completion was lost with the server) once more after
+    # its heartbeat stopped, and then the model was told so.
+    assert len(runs) == 1 or (len(runs) == 2 and "had already started once" in requests[-1])
