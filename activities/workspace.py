@@ -62,8 +62,9 @@ class GitMetadataWrite(WorkspaceEscape):
         self.path, self.root = path, root
         Exception.__init__(
             self,
-            f"{path} is inside {root / '.git'}: tools may not write git's own files (hooks and "
-            "config there would run code). Use git commands for what git should record.",
+            f"{path} is git's own metadata (a `.git` directory or file): tools may not write it "
+            "(hooks and config there would run code). Use git commands for what git should "
+            "record.",
         )
 
 
@@ -98,7 +99,10 @@ def resolve_for_write(ctx: ToolContext, path: str) -> Path:
         return _plan_file_only(ctx, path)
     resolved = resolve_in_workspace(ctx, path)
     root = workspace_root(ctx)
-    if resolved.is_relative_to(root / ".git"):
+    inside = resolved.relative_to(root).parts if resolved.is_relative_to(root) else ()
+    # Any `.git` (a submodule's, a worktree's `.git` file, `.GIT` on a case-insensitive disk):
+    # repointing one makes the worker's own git commands run what it points at.
+    if any(part.casefold() == ".git" for part in inside):
         raise GitMetadataWrite(resolved, root)
     if ctx.write_scope is None:
         return resolved

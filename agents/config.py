@@ -81,7 +81,7 @@ class ModelSettings(_Section):
 
 class ToolSettings(_Section):
     glob_sort: Literal["mtime_asc", "mtime_desc"] = "mtime_asc"
-    heartbeat_timeout_s: float = Field(default=30, gt=0)
+    heartbeat_timeout_s: float = Field(default=30, ge=5)
     """How soon a tool whose worker died is retried (or, for Bash, re-run after its
     leftover processes are killed)."""
 

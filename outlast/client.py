@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from temporalio.client import Client
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.contrib.pydantic import pydantic_data_converter
-from temporalio.converter import DataConverter
+from temporalio.converter import DataConverter, DefaultFailureConverterWithEncodedAttributes
 
 from activities.payload_store import external_storage
 from outlast.codec import codec_from_env
@@ -23,11 +23,19 @@ async def data_converter(env: Mapping[str, str] | None = None) -> DataConverter:
     OUTLAST_PAYLOAD_KEY is set (outlast/codec.py)."""
     env = os.environ if env is None else env
     storage = await external_storage(env)
+    codec = codec_from_env(env)
     return dataclasses.replace(
         pydantic_data_converter,
         payload_converter_class=OutlastPayloadConverter,
         external_storage=storage,
-        payload_codec=codec_from_env(env),
+        payload_codec=codec,
+        # With a key, failure messages and stack traces are encrypted as well (they are not
+        # payloads otherwise, and a tool's error can quote what it read).
+        failure_converter_class=(
+            DefaultFailureConverterWithEncodedAttributes
+            if codec is not None
+            else pydantic_data_converter.failure_converter_class
+        ),
     )
 
 

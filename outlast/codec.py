@@ -5,7 +5,9 @@ key never enters a workflow; Bash runs without it), but what an agent reads with
 `.env` file, say) is in the activity result, readable by anyone who can read the history. With
 `OUTLAST_PAYLOAD_KEY` set (base64 of 32 random bytes, the same on every client and worker)
 every payload is encrypted before it leaves the process: inputs, results, signals, queries,
-memo, and the UI's summary and details. The cost: the Web UI and `temporal workflow show` see
+memo, and the UI's summary and details; failure messages and stack traces too (they are
+moved into an encoded attribute). Keys cannot be rotated yet: a workflow that started under
+one key needs it for as long as it may replay. The cost: the Web UI and `temporal workflow show` see
 `binary/encrypted` unless pointed at a codec server holding the key, and search attributes
 stay in clear (the server must index them; Outlast puts only ids, types and statuses there).
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import os
 from collections.abc import Mapping, Sequence
 
@@ -74,7 +77,10 @@ def codec_from_env(env: Mapping[str, str]) -> AesGcmCodec | None:
         key = base64.b64decode(raw, validate=True)
     except binascii.Error as e:
         raise PayloadKeyError("OUTLAST_PAYLOAD_KEY is not base64") from e
-    return AesGcmCodec(key, env.get("OUTLAST_PAYLOAD_KEY_ID") or "default")
+    # The id names the key in each payload: by default a digest of the key itself, so a
+    # process with another key says so instead of failing with a bare authentication error.
+    key_id = env.get("OUTLAST_PAYLOAD_KEY_ID") or "k-" + hashlib.sha256(key).hexdigest()[:12]
+    return AesGcmCodec(key, key_id)
 
 
 def new_key() -> str:

@@ -5,8 +5,13 @@ Without this, a start from the plain `temporal` CLI (or any client) with, say,
 `{"prompt": 1}` fails the workflow's first task on every attempt: the workflow shows as
 Running forever and nothing says why outside the worker's log. Here the validation errors of
 a workflow input become a non-retryable `InvalidWorkflowInput` failure of that workflow,
-whose message lists them. Anything else that fails to decode (an activity result, a signal)
-behaves as before: a signal is dropped with a log line, anything else retries the task.
+whose message lists them. Not for fields this worker does not know: newer code started it
+(a rolling deploy), so the task is retried until a newer worker takes it. The converter cannot
+tell a first task from a replay; a code change that made recorded inputs invalid would fail
+those workflows too, which is why the committed replay corpus decodes every recorded input
+with this converter (tests/replay). Anything else that fails to decode (an activity result,
+a signal) behaves as before: a signal is dropped with a log line, anything else retries the
+task.
 """
 
 from __future__ import annotations
@@ -45,13 +50,19 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
             return super().from_payloads(payloads, type_hints)
         except ValidationError as e:
             wanted = next((t for t in type_hints or [] if t in WORKFLOW_INPUTS), None)
-            if wanted is None:
+            if wanted is None or _newer_schema(e):
                 raise
             raise ApplicationError(
                 f"invalid {wanted.__name__}: {_errors(e)}",
                 type="InvalidWorkflowInput",
                 non_retryable=True,
             ) from e
+
+
+def _newer_schema(e: ValidationError) -> bool:
+    """Fields this worker does not know: the input comes from newer code (a rolling deploy),
+    and a worker of that version can run it."""
+    return any(err["type"] == "extra_forbidden" for err in e.errors())
 
 
 def _errors(e: ValidationError, limit: int = 8) -> str:

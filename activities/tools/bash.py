@@ -203,7 +203,8 @@ def start_dir(ctx: ToolContext) -> tuple[Path, str]:
 def next_cwd(cwd_file: Path, ctx: ToolContext, started_in: Path) -> tuple[str | None, str]:
     """The shell's cwd after the command if it moved (None if not), and a note if it was reset."""
     try:
-        reported = cwd_file.read_text().strip()
+        # Bytes first: a directory name that is not UTF-8 must not fail a command that ran.
+        reported = cwd_file.read_bytes().decode(errors="surrogateescape").strip()
     except FileNotFoundError:  # killed before the EXIT trap ran
         return None, ""
     if not reported or Path(reported) == started_in:
@@ -283,11 +284,17 @@ async def run_bash(req: BashRequest) -> ToolOutput:
     inp, ctx = req.input, req.ctx
     if inp.run_in_background:
         return ToolOutput(content="run_in_background is not supported yet", is_error=True)
-    rerun = False
-    if activity.info().attempt > 1 and bash_runs.had_earlier_attempt():
-        rerun = True
-        if (leftover := bash_runs.interrupted_run()) is not None:
+    rerun_note = ""
+    if activity.info().attempt > 1:
+        # Whatever the record says, the model hears that the command ran before: an attempt
+        # may also have finished and died before reporting.
+        state, leftover = bash_runs.previous_run()
+        if leftover is not None:
             await kill_group(leftover)
+        rerun_note = {
+            "running": bash_runs.RERUN_NOTE,
+            "ended": bash_runs.RERUN_ENDED_NOTE,
+        }.get(state, bash_runs.RERUN_ELSEWHERE_NOTE)
     cwd, start_note = start_dir(ctx)
     timeout_ms = inp.timeout or DEFAULT_TIMEOUT_MS
     with tempfile.TemporaryDirectory(prefix="outlast-bash-") as scratch:
@@ -303,7 +310,7 @@ async def run_bash(req: BashRequest) -> ToolOutput:
         bash_runs.forget()
         raw, more = read_head(output)
         new_cwd, cwd_note = next_cwd(cwd_file, ctx, cwd)
-    notes = (start_note, cwd_note, bash_runs.RERUN_NOTE if rerun else "")
+    notes = (start_note, cwd_note, rerun_note)
     note = "\n".join(dict.fromkeys(n for n in notes if n))  # each note once
     result = _compose(truncate_output(raw, more), status, timeout_ms, note)
     if new_cwd is None and start_note:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from temporalio import activity
@@ -20,8 +21,18 @@ from activities.store import state_dir
 
 RERUN_NOTE = (
     "Note: this command had already started once, on a worker that stopped before it "
-    "finished. The processes that first run left behind were killed and the command ran "
+    "reported. The processes that first run left behind were killed and the command ran "
     "again from the start; check for effects of the first run."
+)
+RERUN_ENDED_NOTE = (
+    "Note: this command had already started once, on a worker that stopped before it "
+    "reported; nothing of that run was still running. It ran again from the start; check for "
+    "effects of the first run."
+)
+RERUN_ELSEWHERE_NOTE = (
+    "Note: this command had already started once, on a worker that stopped before it "
+    "reported, and ran again from the start here. That first run was on another machine or "
+    "container: it may have finished, or may still be running there; check for its effects."
 )
 
 
@@ -40,36 +51,44 @@ def leader_start_time(pid: int) -> str | None:
         return None
 
 
+def _pid_space() -> str:
+    """Which pid numbering a pgid belongs to: this boot and this pid namespace (containers
+    sharing a state volume each have their own)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        namespace = os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return ""
+    return f"{boot}:{namespace}"
+
+
 def remember(pgid: int) -> None:
     """Record a run that just started (its process group leads with `pgid`)."""
     path = _record_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"pgid": pgid, "start": leader_start_time(pgid)}))
+    record = {"pgid": pgid, "start": leader_start_time(pgid), "space": _pid_space()}
+    path.write_text(json.dumps(record))
 
 
 def forget() -> None:
     _record_path().unlink(missing_ok=True)
 
 
-def interrupted_run() -> int | None:
-    """The process group an earlier attempt of this activity left running, or None.
-
-    None too when an earlier attempt was recorded but nothing of it runs any more.
-    """
+def previous_run() -> tuple[str, int | None]:
+    """What an earlier attempt of this activity left: ("running", pgid) to kill, ("ended",
+    None) when it ran here and nothing of it is left, ("elsewhere", None) when it ran on
+    another machine or container or left no record on this one."""
     from activities.tools.bash import group_alive
 
-    path = _record_path()
     try:
-        record = json.loads(path.read_text())
+        record = json.loads(_record_path().read_text())
     except (OSError, ValueError):
-        return None
+        return "elsewhere", None
     pgid, start = int(record["pgid"]), record.get("start")
+    if not record.get("space") or record["space"] != _pid_space():
+        return "elsewhere", None  # its numbers mean nothing here
     now = leader_start_time(pgid)
     if now is not None and now != start:
-        return None  # the pid was reused by an unrelated process
+        return "ended", None  # the pid was reused by an unrelated process
     # With its leader gone the group's id cannot have been reused while members remain.
-    return pgid if group_alive(pgid) else None
-
-
-def had_earlier_attempt() -> bool:
-    return _record_path().exists()
+    return ("running", pgid) if group_alive(pgid) else ("ended", None)

@@ -58,10 +58,10 @@ class GrepInput(BaseModel):
         description="The regular expression pattern to search for in file contents"
     )
 
-    @field_validator("pattern")
+    @field_validator("pattern", "glob", "type")
     @classmethod
-    def _no_nul(cls, value: str) -> str:
-        return no_nul(value)
+    def _no_nul(cls, value: str | None) -> str | None:
+        return None if value is None else no_nul(value)
 
     path: str | None = Field(
         default=None,

@@ -94,8 +94,22 @@ def test_a_nul_byte_in_a_pattern_or_command_is_an_input_error(model, field) -> N
         model(**{field: "a\x00b"})
 
 
-@pytest.mark.parametrize("target", [".git/hooks/pre-commit", ".git/config", "sub/../.git/HEAD"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        ".git/hooks/pre-commit",
+        ".git/config",
+        "sub/../.git/HEAD",
+        ".GIT/hooks/pre-commit",  # the same directory on a case-insensitive disk
+        "vendor/lib/.git/hooks/pre-commit",  # a submodule's
+        "wt/.git",  # a worktree's `.git` file: repointed, it steers the worker's git calls
+    ],
+)
 async def test_writer_tools_never_write_git_metadata(ws: Path, target: str) -> None:
+    (ws / "vendor/lib/.git/hooks").mkdir(parents=True)
+    (ws / "vendor/lib/.git/hooks/pre-commit").write_text("[ok]\n")
+    (ws / "wt").mkdir()
+    (ws / "wt/.git").write_text("gitdir: [elsewhere]\n")
     before = everything(ws)
     c = ctx(ws)
     wrote = await run(
@@ -106,7 +120,7 @@ async def test_writer_tools_never_write_git_metadata(ws: Path, target: str) -> N
         EditRequest(ctx=c, input=EditInput(file_path=target, old_string="[", new_string="#[")),
     )
     assert wrote.is_error and edited.is_error
-    assert ".git" in wrote.content
+    assert "git's own metadata" in wrote.content and "git's own metadata" in edited.content
     assert everything(ws) == before
 
 
@@ -136,6 +150,12 @@ WRITES = [
 
 @pytest.mark.parametrize("command", WRITES)
 async def test_the_read_only_shell_refuses_every_write(ws: Path, command: str) -> None:
+    # The sandbox runs at all (else every refusal below would pass for the wrong reason).
+    read = await run(
+        run_bash,
+        BashRequest(ctx=ctx(ws, sandbox="read_only"), input=BashInput(command="cat inside.txt")),
+    )
+    assert not read.is_error and read.content == "a line", read.content
     before = everything(ws)
     out = await run(
         run_bash, BashRequest(ctx=ctx(ws, sandbox="read_only"), input=BashInput(command=command))
@@ -190,6 +210,10 @@ async def test_sandboxed_shells_reach_no_network(ws: Path, sandbox: str) -> None
             BashRequest(ctx=ctx(ws), input=BashInput(command=network_attempts(listener.port)[2])),
         )
         assert not control.is_error and listener.accepted == 1  # reachable without a sandbox
+        works = await run(
+            run_bash, BashRequest(ctx=ctx(ws, sandbox=sandbox), input=BashInput(command="echo ok"))
+        )
+        assert not works.is_error and works.content == "ok"  # the sandbox itself runs
         for command in network_attempts(listener.port):
             out = await run(
                 run_bash,

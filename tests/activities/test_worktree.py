@@ -351,8 +351,9 @@ async def test_hostile_slugs_never_reach_git_as_options(
         # Accepted only as a name that git cannot take for an option.
         assert info.worktree_branch == f"worktree-{slug}"
         await cleanup(info)
-    assert calls.exists(), "the shim saw no git call: the test would prove nothing"
     argvs = [line.split("\0")[:-1] for line in calls.read_text().splitlines() if line]
+    # The accepted slug reached `git worktree add` through the shim: the check below bites.
+    assert any(argv[:2] == ["worktree", "add"] for argv in argvs), argvs
     for argv in argvs:
         for arg in argv:
             if arg.startswith("-"):

@@ -40,7 +40,7 @@ def script(mark: str) -> dict:
 
 async def test_sigkill_during_bash_kills_the_old_run_then_reruns_and_says_so(dev_server, git_repo):
     mark = f"1234.{random.randint(10**6, 10**7)}"
-    config = OutlastConfig(model=FAST_MODEL, tools=ToolSettings(heartbeat_timeout_s=3))
+    config = OutlastConfig(model=FAST_MODEL, tools=ToolSettings(heartbeat_timeout_s=10))
     with (
         scripted_model(script(mark), log_bodies=True) as model,
         crashable_worker(dev_server.address, model.url) as w,
@@ -75,7 +75,7 @@ async def test_sigterm_during_bash_leaves_no_orphan_and_another_worker_finishes(
     dev_server, git_repo
 ):
     mark = f"1235.{random.randint(10**6, 10**7)}"
-    config = OutlastConfig(model=FAST_MODEL, tools=ToolSettings(heartbeat_timeout_s=3))
+    config = OutlastConfig(model=FAST_MODEL, tools=ToolSettings(heartbeat_timeout_s=10))
     with (
         scripted_model(script(mark), log_bodies=True) as model,
         crashable_worker(dev_server.address, model.url) as w,

@@ -26,7 +26,7 @@ PLAN_TWICE = {
                 {"tool_use": {"name": "EnterPlanMode", "input": {}}},
                 {"tool_use": WRITE_PLAN},
                 {"tool_use": {"name": "ExitPlanMode", "input": {}}},
-                {"tool_use": {"name": "Bash", "input": {"command": "sleep 2"}}},
+                {"tool_use": {"name": "Bash", "input": {"command": "sleep 6"}}},
                 {"text": "never: the agent was stopped"},
             ],
         }

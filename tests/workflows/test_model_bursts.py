@@ -18,7 +18,7 @@ def one_turn(**turn) -> dict:
 
 
 def config(**model) -> OutlastConfig:
-    settings = {"heartbeat_timeout_s": 5, "max_attempts": 3, **model}
+    settings = {"heartbeat_timeout_s": 10, "max_attempts": 3, **model}
     return OutlastConfig(model=ModelSettings(**settings))
 
 

@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import Client
 
 from outlast.client import data_converter
-from outlast.codec import ENCODING, new_key
+from outlast.codec import ENCODING, PayloadKeyError, new_key
 from tests.support import agent_input, running_workers, scripted_model, start
 
 pytestmark = pytest.mark.reliability
@@ -71,8 +71,12 @@ async def test_with_the_codec_no_canary_is_readable_in_the_raw_history(
     blob = await raw_history_bytes(dev_server.address, wid)
     assert KEY_CANARY.encode() not in blob and FILE_CANARY.encode() not in blob
     assert ENCODING in blob
-    # A client with another key cannot read it; one without a codec sees only ciphertext.
-    other = dataclasses.replace(converter, payload_codec=None)
-    plain = await Client.connect(dev_server.address, data_converter=other)
-    with pytest.raises(Exception):  # noqa: B017 - any decode failure will do
+    # A client with another key is told so; one without a codec cannot decode the result.
+    other_key = await data_converter({"OUTLAST_PAYLOAD_KEY": new_key()})
+    stranger = await Client.connect(dev_server.address, data_converter=other_key)
+    with pytest.raises(PayloadKeyError, match="encrypted with key"):
+        await stranger.get_workflow_handle(wid).result()
+    no_codec = dataclasses.replace(converter, payload_codec=None)
+    plain = await Client.connect(dev_server.address, data_converter=no_codec)
+    with pytest.raises(KeyError, match="Unknown payload encoding binary/encrypted"):
         await plain.get_workflow_handle(wid).result()

@@ -57,7 +57,7 @@ async def test_server_sigkill_during_a_tool_loses_no_acknowledged_signal(tmp_pat
         state_dir=tmp_path / "temporal", host="127.0.0.1", port=free_port(), headless=True
     )
     proc = server.start(detach=False)
-    config = OutlastConfig(model=FAST_MODEL, tools=ToolSettings(heartbeat_timeout_s=5))
+    config = OutlastConfig(model=FAST_MODEL, tools=ToolSettings(heartbeat_timeout_s=10))
     try:
         with scripted_model(SCRIPT, log_bodies=True) as model:
             client = await connect(server.address)
@@ -69,6 +69,8 @@ async def test_server_sigkill_during_a_tool_loses_no_acknowledged_signal(tmp_pat
                     if await running_tool(handle):
                         break
                     await asyncio.sleep(0.1)
+                else:
+                    raise AssertionError("the Bash call never started")
                 await handle.signal("send_message", MailMessage(text="NOTE-BEFORE-KILL", id="n1"))
                 proc.kill()  # acknowledged a moment ago; the Bash is still sleeping
                 proc.wait()

@@ -1,0 +1,36 @@
+import json
+
+import pytest
+from pydantic import ValidationError
+from temporalio.api.common.v1 import Payload
+from temporalio.exceptions import ApplicationError
+
+from outlast.converter import OutlastPayloadConverter
+from workflows.contracts import AgentInput, PlanDecision
+
+
+def payload(value: dict) -> Payload:
+    return Payload(metadata={"encoding": b"json/plain"}, data=json.dumps(value).encode())
+
+
+WORKSPACE = {"root": "/w", "host_queue": "outlast-host-x"}
+
+
+def test_a_workflow_input_of_the_wrong_shape_is_a_non_retryable_failure():
+    with pytest.raises(ApplicationError) as failed:
+        OutlastPayloadConverter().from_payloads([payload({"prompt": 1})], [AgentInput])
+    assert failed.value.type == "InvalidWorkflowInput" and failed.value.non_retryable
+    assert "prompt: Input should be a valid string" in failed.value.message
+    assert "workspace: Field required" in failed.value.message
+
+
+def test_fields_from_newer_code_keep_the_old_behaviour_so_a_newer_worker_can_take_it():
+    newer = {"prompt": "x", "workspace": WORKSPACE, "config": {"tools": {"new_knob": 1}}}
+    with pytest.raises(ValidationError):
+        OutlastPayloadConverter().from_payloads([payload(newer)], [AgentInput])
+
+
+def test_other_types_are_untouched():
+    # A signal's payload, say: the SDK drops a signal that does not decode, as before.
+    with pytest.raises(ValidationError):
+        OutlastPayloadConverter().from_payloads([payload({"approve": "maybe"})], [PlanDecision])
