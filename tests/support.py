@@ -38,11 +38,17 @@ class Queues:
     host_queue: str
 
 
+DEFAULT_CACHED = 0
+"""Workflows the test workers keep cached; 0 replays every workflow task from its history,
+so hidden nondeterminism fails at once (tests/replay/test_cache_modes.py also runs scenarios
+with a cache)."""
+
+
 @contextlib.asynccontextmanager
 async def running_workers(
     client: Client,
     *,
-    cached: int = 0,
+    cached: int | None = None,
     host_activities: list | None = None,
     queues: Queues | None = None,
     tracer: Any = None,
@@ -51,6 +57,7 @@ async def running_workers(
     restart); `cached=0` replays every workflow task from history, so hidden
     nondeterminism fails the test at once."""
     queues = queues or Queues(f"tq-{uuid.uuid4().hex[:8]}", f"host-{uuid.uuid4().hex[:8]}")
+    cached = DEFAULT_CACHED if cached is None else cached
     workers = build_workers(
         client,
         task_queue=queues.task_queue,

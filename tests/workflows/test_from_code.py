@@ -31,6 +31,23 @@ async def temporal(address: str, *args: str) -> str:
     return out.decode()
 
 
+async def start_with_cli(address: str, kind: str, queue: str, wf_id: str, inp: str) -> str:
+    """`temporal workflow start` exactly as a user types it, JSON input and all."""
+    return await temporal(
+        address,
+        "workflow",
+        "start",
+        "--type",
+        kind,
+        "--task-queue",
+        queue,
+        "--workflow-id",
+        wf_id,
+        "--input",
+        inp,
+    )
+
+
 async def test_the_plain_temporal_cli_starts_signals_and_queries(client, dev_server, git_repo):
     with scripted_model(APPROVED):
         async with running_workers(client) as queues:
@@ -40,18 +57,8 @@ async def test_the_plain_temporal_cli_starts_signals_and_queries(client, dev_ser
                 "workspace": {"root": str(git_repo), "host_queue": queues.host_queue},
                 "permission_mode": "plan",
             }
-            await temporal(
-                dev_server.address,
-                "workflow",
-                "start",
-                "--type",
-                "AgentWorkflow",
-                "--task-queue",
-                queues.task_queue,
-                "--workflow-id",
-                wf_id,
-                "--input",
-                json.dumps(start),
+            await start_with_cli(
+                dev_server.address, "AgentWorkflow", queues.task_queue, wf_id, json.dumps(start)
             )
             handle = client.get_workflow_handle(wf_id, result_type=AgentResult)
             await wait_for_pending(handle)
@@ -147,17 +154,11 @@ async def test_the_plain_temporal_cli_runs_a_coordinator(client, dev_server, git
                 "task": "What is in the README?",
                 "workspace": {"root": str(git_repo), "host_queue": queues.host_queue},
             }
-            await temporal(
+            await start_with_cli(
                 dev_server.address,
-                "workflow",
-                "start",
-                "--type",
                 "CoordinatorWorkflow",
-                "--task-queue",
                 queues.task_queue,
-                "--workflow-id",
                 wf_id,
-                "--input",
                 json.dumps(task),
             )
             result = await client.get_workflow_handle(wf_id, result_type=AgentResult).result()
@@ -178,17 +179,11 @@ async def test_a_malformed_start_input_fails_the_workflow_with_the_reason(
 ):
     async with running_workers(client) as queues:
         wf_id = f"plain-bad-{uuid.uuid4().hex[:8]}"
-        await temporal(
+        await start_with_cli(
             dev_server.address,
-            "workflow",
-            "start",
-            "--type",
             "CoordinatorWorkflow",
-            "--task-queue",
             queues.task_queue,
-            "--workflow-id",
             wf_id,
-            "--input",
             json.dumps({"task": 1, "workspace": {"root": str(git_repo)}}),
         )
         handle = client.get_workflow_handle(wf_id)
