@@ -223,3 +223,42 @@ async def test_sandboxed_shells_reach_no_network(ws: Path, sandbox: str) -> None
     finally:
         listener.close()
     assert listener.accepted == 1, "a sandboxed shell reached the listener"
+
+
+async def test_links_to_outside_and_to_home_expose_and_change_nothing(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Row 13: Glob and Grep do not walk a link out of the workspace, and Read, Write and
+    Edit through a link to $HOME (the process's own, here a temporary one) are refused."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("HOME-CANARY\n")
+    monkeypatch.setenv("HOME", str(home))
+    (ws / "home").symlink_to(Path.home())
+    (ws / "etc").symlink_to("/etc")
+    before = {**everything(ws), **snapshot(home)}
+    c = ctx(ws)
+    listed = [
+        await run(glob_files, GlobRequest(ctx=c, input=GlobInput(pattern=pattern)))
+        for pattern in ("**/*", "home/*", "home/.*", "etc/*", "*/passwd")
+    ]
+    grep = await run(
+        grep_files,
+        GrepRequest(ctx=c, input=GrepInput(pattern="CANARY|root:", output_mode="content")),
+    )
+    read = await run(read_file, ReadRequest(ctx=c, input=ReadInput(file_path="home/.bashrc")))
+    write = await run(
+        write_file, WriteRequest(ctx=c, input=WriteInput(file_path="home/.bashrc", content="x"))
+    )
+    edit = await run(
+        edit_file,
+        EditRequest(
+            ctx=c, input=EditInput(file_path="home/.bashrc", old_string="HOME", new_string="X")
+        ),
+    )
+    for out in (*listed, grep):
+        assert ".bashrc" not in out.content and "passwd" not in out.content, out.content
+        assert "HOME-CANARY" not in out.content and "root:" not in out.content
+    assert read.is_error and write.is_error and edit.is_error
+    assert "HOME-CANARY" not in read.content
+    assert {**everything(ws), **snapshot(home)} == before
