@@ -72,7 +72,8 @@ from workflows.tool_pool import BASE_TOOLS
 from workflows.turns import ValidCall, error_result
 from workflows.worktrees import create_worktree
 
-PROMPT_PREVIEW_CHARS = 500
+SPAWN_LIMIT_IN_BATCH = "spawn-limit-in-batch"
+"""Patch id: the concurrency limit also counts spawns of the same response still starting."""
 WORKER_TYPE = WORKER_DEFINITION.agent_type
 
 
@@ -117,6 +118,9 @@ class SubAgents:
         self.registry = registry
         self.on_change = on_change
         """Called when a child is added (the parent redraws its current details)."""
+        self._launching: set[str] = set()
+        """Agent ids between the limit check and the registry: parallel Agent calls of one
+        response all pass the check before any of them is running."""
         self.ctx: ParentContext | None = None
         self._handles: dict[str, workflow.ChildWorkflowHandle] = {}
         self.phases = PhaseGate(registry)
@@ -191,7 +195,11 @@ class SubAgents:
                     tool_use_id=call.block.id, content=text + queued_text(claim, waits)
                 )
             self.phases.hold(claim)
-        result = await self._launch(call, inp, resolved, agent_id, is_async, forking)
+        self._launching.add(agent_id)
+        try:
+            result = await self._launch(call, inp, resolved, agent_id, is_async, forking)
+        finally:
+            self._launching.discard(agent_id)
         if result.is_error:
             self.phases.release(agent_id)  # nothing started: its files are not in use
         return result
@@ -224,10 +232,8 @@ class SubAgents:
                 id=workflow_id,
                 result_type=AgentResult,
                 parent_close_policy=ParentClosePolicy.ABANDON,
-                memo={
-                    "description": inp.description,
-                    "prompt_preview": inp.prompt[:PROMPT_PREVIEW_CHARS],
-                },
+                # The short description only: no prompt text in the memo (visibility lists it).
+                memo={"description": inp.description},
                 static_summary=f"{resolved.agent_type}: {inp.description}",
             )
         except WorkflowAlreadyStartedError:
@@ -250,6 +256,7 @@ class SubAgents:
             spawn=child.model_copy(update={"definitions": None}),
         )
         self.registry.add(task)
+        self._launching.discard(agent_id)  # counted as running from here
         self.on_change()
         self._handles[agent_id] = handle
         if is_async:
@@ -290,11 +297,17 @@ class SubAgents:
         assert ctx is not None
         if err := depth_error(ctx.lineage.depth, ctx.config):
             return err
-        running = self.registry.running()
-        if len(running) >= ctx.config.agents.max_concurrent:
+        running, limit = len(self.registry.running()), ctx.config.agents.max_concurrent
+        starting = len(self._launching)
+        over = running >= limit
+        if not over and not ctx.coordinator and running + starting >= limit:
+            # Agents of the first releases let a batch of parallel spawns past the limit.
+            over = workflow.patched(SPAWN_LIMIT_IN_BATCH)
+            running += starting
+        if over:
             return (
-                f"Too many sub-agents running ({len(running)}, max "
-                f"{ctx.config.agents.max_concurrent}); wait for one to finish or stop one."
+                f"Too many sub-agents running ({running}, max {limit}); wait for one to "
+                "finish or stop one."
             )
         existing = self.registry.find(inp.name) if inp.name else None
         if existing is not None and existing.status == "running":

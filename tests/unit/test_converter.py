@@ -34,3 +34,10 @@ def test_other_types_are_untouched():
     # A signal's payload, say: the SDK drops a signal that does not decode, as before.
     with pytest.raises(ValidationError):
         OutlastPayloadConverter().from_payloads([payload({"approve": "maybe"})], [PlanDecision])
+
+
+def test_text_that_is_not_json_is_a_non_retryable_failure_too():
+    broken = Payload(metadata={"encoding": b"json/plain"}, data=b'{"prompt": "x", ')
+    with pytest.raises(ApplicationError) as failed:
+        OutlastPayloadConverter().from_payloads([broken], [AgentInput])
+    assert failed.value.type == "InvalidWorkflowInput" and "Invalid JSON" in failed.value.message

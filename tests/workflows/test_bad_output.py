@@ -1,11 +1,21 @@
-"""A tool call cut off by max_tokens (reliability row 9), end to end through the real SDK
-stream: the half-written call is an error result the model sees, and it does nothing."""
+"""Bad model output end to end (reliability row 9): a tool call cut off by max_tokens is an
+error result that does nothing, and spawning past the concurrency limit is refused."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.support import agent_input, running_workers, scripted_model, start, tool_results
+from agents.config import AgentSettings, OutlastConfig
+from tests.support import (
+    FAST_MODEL,
+    agent_input,
+    running_workers,
+    scripted_model,
+    spawn,
+    start,
+    tool_results,
+)
+from tests.workflows.test_subagents import child_ids
 
 pytestmark = pytest.mark.reliability
 
@@ -38,3 +48,42 @@ async def test_a_tool_call_cut_off_by_max_tokens_is_an_error_and_does_nothing(cl
     (cut,) = tool_results(result)
     assert cut.is_error and "max_tokens" in cut.content, cut.content
     assert not (git_repo / "cut.txt").exists()
+
+
+def slow_kid(name: str) -> dict:
+    return {
+        "name": name,
+        "match": {"agent_name": name},
+        "turns": [{"delay_ms": 1500, "text": f"{name} done"}],
+    }
+
+
+RUNAWAY = {
+    "agents": [
+        slow_kid("k1"),
+        slow_kid("k2"),
+        slow_kid("k3"),
+        {
+            "name": "main",
+            "after_last": "repeat_last",
+            "turns": [
+                {"tool_use": [spawn(n, f"task {n}", True) for n in ("k1", "k2", "k3")]},
+                {"text": "waiting for the helpers"},
+            ],
+        },
+    ]
+}
+
+
+async def test_runaway_spawning_stops_at_the_concurrency_limit(client, git_repo):
+    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(max_concurrent=2))
+    with scripted_model(RUNAWAY):
+        async with running_workers(client) as queues:
+            inp = agent_input("fan out", git_repo, queues, config=config)
+            handle = await start(client, inp, queues)
+            result = await handle.result()
+            started = await child_ids(handle)
+    assert sorted(i.rsplit("/", 1)[1] for i in started) == ["k1", "k2"]
+    first, second, third = tool_results(result)[:3]
+    assert not first.is_error and not second.is_error
+    assert third.is_error and "Too many sub-agents running (2, max 2)" in third.content
