@@ -378,6 +378,15 @@ async def _verified_task(client: Client, tmp: Path) -> WorkflowHandle:
     return client.get_workflow_handle(name)
 
 
+async def _spawn_limit(client: Client, tmp: Path) -> WorkflowHandle:
+    from agents.config import AgentSettings, OutlastConfig
+    from tests.support import FAST_MODEL
+    from tests.workflows.test_bad_output import RUNAWAY
+
+    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(max_concurrent=2))
+    return await _scripted(client, tmp, RUNAWAY, config)
+
+
 SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_continue_as_new": _continue_as_new,
     "fork_join": _fork_join,
@@ -400,6 +409,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "verified_task": _verified_task,
     # After the implementer's liveness checks and explicit cancellation came in.
     "verified_task_v2": _verified_task,
+    # Three parallel spawns against a limit of two (patched spawn-limit-in-batch).
+    "subagents_spawn_limit": _spawn_limit,
 }
 
 
