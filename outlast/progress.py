@@ -8,18 +8,10 @@ from rich.console import Console
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
-from outlast.live_tree import follow_live
+from outlast.live_tree import doing, follow_live
 from workflows.contracts import AgentResult, AgentStatus
 
 POLL_S = 0.2
-
-
-def describe(status: AgentStatus) -> str:
-    if status.state == "running_tools":
-        return f"turn {status.turn}: running {', '.join(status.current_tools)}"
-    if status.state == "calling_model":
-        return f"turn {status.turn + 1}: calling {status.model}"
-    return status.state
 
 
 async def _status(handle: WorkflowHandle) -> AgentStatus | None:
@@ -47,7 +39,7 @@ async def follow(
         status = await _status(handle)
         if status is not None:
             _print_children(status, children, console)
-            line = describe(status)
+            line = doing(status)
             if status.last_text and status.last_text != last_text:
                 last_text = status.last_text
                 console.print(f"[dim]{status.agent_type}:[/] {_one_line(last_text)}")
