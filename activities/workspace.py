@@ -2,22 +2,26 @@
 
 Every path a tool touches goes through `resolve_in_workspace`, which resolves symlinks before
 checking the boundary, so neither `../../etc/passwd` nor a symlink pointing out of the workspace
-gets through. The check and the later open are not atomic; the guard protects against the model
-naming paths outside the workspace, not against a concurrent local attacker.
+gets through. The files are then opened by walking the resolved path again without following
+any link (`activities.beneath`), so a link swapped in between the check and the open is refused
+rather than followed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hashlib
 import os
-import tempfile
+import secrets
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from temporalio import activity
+
+from activities.beneath import open_dir
 
 if TYPE_CHECKING:
     from activities.tools.base import FileStamp, ToolContext
@@ -25,7 +29,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 HEARTBEAT_INTERVAL_S = 1.0
-_HASH_CHUNK = 1 << 20
 
 
 class WorkspaceEscape(Exception):
@@ -188,16 +191,6 @@ def stamp_of_bytes(data: bytes, st: os.stat_result) -> FileStamp:
     )
 
 
-def file_stamp(path: Path) -> FileStamp:
-    """Hash a file in chunks (it may be large) and stamp it with its metadata."""
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(_HASH_CHUNK):
-            digest.update(chunk)
-        st = os.fstat(f.fileno())
-    return _file_stamp_cls()(sha256=digest.hexdigest(), mtime_ns=st.st_mtime_ns, size=st.st_size)
-
-
 def sha256_hex(data: bytes) -> str:
     """Hex sha256 of `data`, the form stored in `FileStamp.sha256`."""
     return hashlib.sha256(data).hexdigest()
@@ -216,35 +209,67 @@ def atomic_write(path: Path, data: bytes) -> FileStamp:
     """Replace `path` with `data` so readers see the old or the new file, never a torn one.
 
     The parent directories are created. An existing file keeps its permission bits; a new one
-    gets the usual `0o666 & ~umask`.
+    gets the usual `0o666 & ~umask`. Every step goes through one descriptor of the parent,
+    reached without following links, so a link swapped into the path meanwhile is never
+    written through: the rename replaces a link at the leaf itself (R13).
+
+    Args:
+        path: Absolute, with every link resolved (as `resolve_in_workspace` returns it).
 
     Returns:
         The stamp of the written file.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    parent = open_dir(path.parent, create=True)
     try:
-        mode = path.stat().st_mode & 0o7777
+        return _write_in(parent, path.name, data)
+    finally:
+        os.close(parent)
+
+
+def _write_in(parent: int, name: str, data: bytes) -> FileStamp:
+    try:
+        mode = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = _create_temp(parent, name)
     try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=parent)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
+            os.fchmod(f.fileno(), mode)
             os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=parent)
         raise
-    # The rename is durable only once the directory entry is on disk.
-    dir_fd = os.open(path.parent, os.O_RDONLY)
+    # The rename is durable only once the directory entry is on disk; an O_PATH descriptor
+    # cannot be synced, so the directory is opened for reading through it.
+    dir_fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=parent)
     try:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
-    return stamp_of_bytes(data, path.stat())
+    return stamp_of_bytes(data, os.stat(name, dir_fd=parent, follow_symlinks=False))
+
+
+def _create_temp(parent: int, name: str) -> str:
+    """A new empty file next to `name`, made with O_EXCL so no existing entry is reused."""
+    for _ in range(100):
+        tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+        try:
+            fd = os.open(
+                tmp,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                0o600,
+                dir_fd=parent,
+            )
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return tmp
+    raise FileExistsError(errno.EEXIST, f"no free temporary name next to {name}")
 
 
 @contextlib.asynccontextmanager

@@ -133,7 +133,7 @@ def _locate(repo_root: str) -> _Repo:
             ).splitlines()
     except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandError):
         raise refused from None
-    return _Repo(top=Path(top), common=Path(common))
+    return _Repo(top=Path(top), common=Path(common).resolve())
 
 
 def _prepare(inp: CreateWorktreeInput) -> _Repo:

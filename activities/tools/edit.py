@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
+from activities.beneath import read_bytes
 from activities.tools.base import FileStamp, ToolOutput, ToolRequest
 from activities.tools.write import MODIFIED, NOT_READ, snippet
 from activities.workspace import (
@@ -253,7 +254,7 @@ def edit_sync(req: EditRequest) -> ToolOutput:
         if inp.old_string == "":
             return _create(key, path, inp)
         return _error(f"File does not exist. {key}")
-    raw = path.read_bytes()
+    raw, st = read_bytes(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -268,7 +269,7 @@ def edit_sync(req: EditRequest) -> ToolOutput:
     if plan.write:
         stamp = atomic_write(path, _to_disk(plan.text, crlf))
     else:
-        stamp = stamp_of_bytes(raw, path.stat())
+        stamp = stamp_of_bytes(raw, st)
     return ToolOutput(
         content=_updated(key, inp, plan.text, plan.at, plan.inserted), stamps={key: stamp}
     )

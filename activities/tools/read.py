@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
+from activities.beneath import open_file
 from activities.tools.base import FileStamp, ToolOutput, ToolRequest
 from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
 from agents.paths import normalize_path
@@ -96,8 +99,8 @@ class FileSlice:
     stamp: FileStamp
 
 
-def read_slice(path: Path, start: int, count: int) -> FileSlice:
-    """Lines `start` (0-based) to `start + count` and the stamp of the whole file.
+def read_slice(f: BinaryIO, start: int, count: int) -> FileSlice:
+    """Lines `start` (0-based) to `start + count` of the open file and the stamp of all of it.
 
     One pass: the hash covers every byte, not just the lines shown, because Write and Edit
     compare it against the whole file later.
@@ -105,21 +108,21 @@ def read_slice(path: Path, start: int, count: int) -> FileSlice:
     digest = hashlib.sha256()
     lines: list[str] = []
     total = 0
-    with path.open("rb") as f:
-        for raw in f:
-            digest.update(raw)
-            if start <= total < start + count:
-                lines.append(decode_line(raw))
-            total += 1
-        st = os.fstat(f.fileno())
+    for raw in f:
+        digest.update(raw)
+        if start <= total < start + count:
+            lines.append(decode_line(raw))
+        total += 1
+    st = os.fstat(f.fileno())
     stamp = FileStamp(sha256=digest.hexdigest(), mtime_ns=st.st_mtime_ns, size=st.st_size)
     return FileSlice(lines=lines, total_lines=total, stamp=stamp)
 
 
-def looks_binary(path: Path) -> bool:
+def looks_binary(f: BinaryIO) -> bool:
     """A NUL byte near the start is how git and grep tell binary from text too."""
-    with path.open("rb") as f:
-        return b"\0" in f.read(BINARY_SNIFF_BYTES)
+    head = f.read(BINARY_SNIFF_BYTES)
+    f.seek(0)
+    return b"\0" in head
 
 
 def _error(message: str) -> ToolOutput:
@@ -143,12 +146,14 @@ def _precheck(path: Path, key: str, cwd: str, whole_file: bool) -> ToolOutput | 
             "offset and limit parameters to read specific portions of the file, or search for "
             "specific content instead of reading the whole file."
         )
-    if looks_binary(path):
-        return _error(
-            f"This tool cannot read binary files. {key} appears to be binary; use Bash with a "
-            "tool made for the format if you need to inspect it."
-        )
     return None
+
+
+def _binary(key: str) -> ToolOutput:
+    return _error(
+        f"This tool cannot read binary files. {key} appears to be binary; use Bash with a "
+        "tool made for the format if you need to inspect it."
+    )
 
 
 def read_sync(req: ReadRequest) -> ToolOutput:
@@ -163,7 +168,14 @@ def read_sync(req: ReadRequest) -> ToolOutput:
     if (problem := _precheck(path, key, ctx.cwd, whole_file)) is not None:
         return problem
     start = max(inp.offset or 1, 1) - 1
-    got = read_slice(path, start, inp.limit or MAX_LINES)
+    # The checks above read metadata only; the content comes from a descriptor opened with
+    # no link followed, so a link swapped in after the check is refused, not read (R13).
+    with os.fdopen(open_file(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return _error(f"{key} is not a regular file; only regular files can be read.")
+        if looks_binary(f):
+            return _binary(key)
+        got = read_slice(f, start, inp.limit or MAX_LINES)
     stamps = {key: got.stamp}
     if got.total_lines == 0:
         return ToolOutput(

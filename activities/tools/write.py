@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
+from activities.beneath import read_bytes
 from activities.tools.base import FileStamp, ToolOutput, ToolRequest
 from activities.tools.read import format_numbered
 from activities.workspace import (
@@ -119,11 +120,11 @@ def write_sync(req: WriteRequest) -> ToolOutput:
     if not path.exists():
         stamp = atomic_write(path, data)
         return ToolOutput(content=f"File created successfully at: {key}", stamps={key: stamp})
-    current = path.read_bytes()
+    current, st = read_bytes(path)
     if current == data:
         # Already the requested content: most likely this activity is a retry of an attempt
         # that wrote the file and then lost its result. Writing it again changes nothing.
-        stamp = stamp_of_bytes(current, path.stat())
+        stamp = stamp_of_bytes(current, st)
     elif (problem := unchanged_since_read(ctx.read_stamp, current)) is not None:
         return _error(problem)
     else:
