@@ -26,6 +26,7 @@ from activities.handoff import classify_handoff
 from activities.llm import call_model
 from activities.plan_file import prepare_plan_file, read_plan
 from activities.resume import AgentControl, append, repair
+from activities.sandbox import writer_policy
 from activities.scratchpad import create_scratchpad
 from activities.snapshot import changed_files, remove_snapshot, snapshot
 from activities.team_control import TeamControl
@@ -140,6 +141,7 @@ def build_workers(
 ) -> list[Worker]:
     """The main-queue worker and this host's tool worker. `tracer`: where GenAI spans go
     (default: the global tracer provider's, a no-op unless tracing is configured)."""
+    writer_policy()  # a mistyped OUTLAST_WRITER_SANDBOX stops the worker here, not each Bash call
     common = {
         "max_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
         "default_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
@@ -165,8 +167,15 @@ def build_workers(
     return [main, tools]
 
 
-async def run_workers(workers: list[Worker]) -> None:
-    await asyncio.gather(*(w.run() for w in workers))
+async def run_workers(workers: list[Worker], *, reap_every: float = 0) -> None:
+    """Run the workers; with `reap_every` (seconds) also this host's worktree reaper, as a
+    long-lived worker should (a short-lived `outlast run` leaves it to them)."""
+    from outlast.reaper import reap_forever
+
+    tasks = [w.run() for w in workers]
+    if reap_every > 0 and workers:
+        tasks.append(reap_forever(workers[0].client, reap_every))
+    await asyncio.gather(*tasks)
 
 
 SHUTDOWN_GRACE_S = 10.0
@@ -179,9 +188,12 @@ def main() -> None:
     Environment: TEMPORAL_ADDRESS, OUTLAST_TASK_QUEUE (default `outlast`), OUTLAST_HOST_ID
     (default the host name; the tool queue is `outlast-host-<id>`), ANTHROPIC_API_KEY and
     ANTHROPIC_BASE_URL for the model, OUTLAST_HOME / OUTLAST_STORE_DIR for the blob store,
-    OTEL_EXPORTER_OTLP_ENDPOINT (and OTEL_SERVICE_NAME) to export traces.
+    OTEL_EXPORTER_OTLP_ENDPOINT (and OTEL_SERVICE_NAME) to export traces,
+    OUTLAST_WRITER_SANDBOX (auto | bwrap | off) for writers' Bash, OUTLAST_REAP_INTERVAL_S
+    (default 600, 0 = off) for the worktree reaper.
     """
     from outlast.client import connect
+    from outlast.reaper import reap_interval
     from outlast.telemetry import configure_tracing
 
     configure_tracing(os.environ)
@@ -190,11 +202,12 @@ def main() -> None:
         client = await connect()
         queue = os.environ.get("OUTLAST_TASK_QUEUE") or TASK_QUEUE
         workers = build_workers(client, task_queue=queue)
+        reap_every = reap_interval()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        serving = asyncio.ensure_future(run_workers(workers))
+        serving = asyncio.ensure_future(run_workers(workers, reap_every=reap_every))
         await asyncio.wait(
             [serving, asyncio.ensure_future(stop.wait())], return_when="FIRST_COMPLETED"
         )

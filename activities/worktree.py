@@ -30,8 +30,10 @@ import git
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
+from activities import worktree_owners
 from activities.errors import OutlastError
 from activities.workspace import atomic_write, heartbeating
+from activities.worktree_owners import WorktreeOwner
 from agents.worktree_slug import (
     VALID_WORKTREE_SLUG_SEGMENT,
     InvalidWorktreeSlug,
@@ -67,6 +69,9 @@ class CreateWorktreeInput(BaseModel):
     """The worktree name (spec R51), e.g. `agent-a1b2c3d4` or `user/feature-x`."""
     symlink_dirs: list[str] = ["node_modules"]
     """Top-level directories of the main checkout linked into the worktree, not copied."""
+    owner_workflow_id: str | None = None
+    """The workflow that cleans the worktree up when it ends (the reaper's record); None: the
+    calling workflow. A parent creates its child's worktree before the child starts."""
 
 
 class WorktreeInfo(BaseModel):
@@ -281,7 +286,17 @@ async def create_worktree(inp: CreateWorktreeInput) -> WorktreeInfo:
     _check_request(inp)
     async with heartbeating():
         repo = await asyncio.to_thread(_prepare, inp)
-    return await _serialised(repo, lambda: _create(repo, inp))
+    info = await _serialised(repo, lambda: _create(repo, inp))
+    if activity.in_activity():
+        # Before the workflow hears of it: a run terminated from here on leaves a record the
+        # reaper can act on.
+        worktree_owners.remember(
+            WorktreeOwner(
+                workflow_id=inp.owner_workflow_id or activity.info().workflow_id,
+                **info.model_dump(exclude={"existed"}),
+            )
+        )
+    return info
 
 
 def _is_our_link(path: Path, top: Path, status_line: str) -> bool:
@@ -351,6 +366,10 @@ async def cleanup_worktree(inp: CleanupWorktreeInput) -> WorktreeCleanup:
         try:
             repo = await asyncio.to_thread(_locate, info.repo_root)
         except WorktreeRefused:
+            worktree_owners.forget(info.worktree_path)
             reason = f"{info.repo_root} is no longer a git repository"
             return WorktreeCleanup(kept=False, reason=reason)
-    return await _serialised(repo, lambda: _cleanup(repo, info))
+    outcome = await _serialised(repo, lambda: _cleanup(repo, info))
+    # Removed or kept, the owner has decided; the reaper has nothing left to do.
+    worktree_owners.forget(info.worktree_path)
+    return outcome

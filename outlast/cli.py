@@ -27,6 +27,7 @@ from outlast.patterns import (
     start_pattern,
 )
 from outlast.progress import follow, print_result
+from outlast.reaper import reap, reap_interval
 from outlast.runner import StartError, start_agent
 from outlast.search_setup import missing_search_attributes, register_search_attributes
 from outlast.telemetry import configure_tracing, flush_tracing
@@ -64,7 +65,7 @@ def dev(
         try:
             client = await connect(server.address)
             console.print(f"worker serving task queues outlast and outlast-host-{host_id()}")
-            await run_workers(build_workers(client))
+            await run_workers(build_workers(client), reap_every=_reap_every())
         finally:
             proc.terminate()
 
@@ -89,7 +90,7 @@ def worker() -> None:
     async def _main() -> None:
         client = await connect()
         console.print(f"worker serving task queues outlast and outlast-host-{host_id()}")
-        await run_workers(build_workers(client))
+        await run_workers(build_workers(client), reap_every=_reap_every())
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_main())
@@ -293,6 +294,36 @@ def setup() -> None:
             mark = "added" if key.name in added else "present"
             console.print(f"  {key.name} ({key.indexed_value_type.name.title()}): {mark}")
         console.print(f"namespace {client.namespace} is ready for Outlast")
+
+    asyncio.run(_main())
+
+
+def _reap_every() -> float:
+    try:
+        return reap_interval()
+    except ValueError as e:
+        _fail(str(e))
+        raise  # _fail exits; this keeps the type checker sure of it
+
+
+@app.command("reap")
+def reap_command(
+    dry_run: bool = typer.Option(False, "--dry-run", help="Report, change nothing."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per worktree."),
+) -> None:
+    """Clean up this host's worktrees whose agent closed without cleaning up (terminated or
+    timed out): removed if unchanged, kept and listed if they hold work. Workers do this
+    every $OUTLAST_REAP_INTERVAL_S seconds (default 600) on their own."""
+
+    async def _main() -> None:
+        client = await connect_or_fail()
+        for item in await reap(client, dry_run=dry_run):
+            if as_json:
+                print(item.model_dump_json())
+                continue
+            verb = "removed" if item.removed else "kept"
+            console.print(f"{verb} {item.worktree_path} ({item.workflow_id}, "
+                          f"{item.owner_status.lower()}): {item.reason}")  # fmt: skip
 
     asyncio.run(_main())
 

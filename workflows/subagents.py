@@ -216,15 +216,16 @@ class SubAgents:
         ctx = self.ctx
         assert ctx is not None
         workspace, worktree = ctx.workspace, None
+        workflow_id = f"{ctx.workflow_id}/{inp.name or agent_id}"
         if inp.isolation == "worktree":
-            worktree = await create_worktree(ctx.workspace, agent_worktree_slug(agent_id))
+            slug = agent_worktree_slug(agent_id)
+            worktree = await create_worktree(ctx.workspace, slug, owner=workflow_id)
             if isinstance(worktree, str):
                 return error_result(call.block, worktree)
             workspace = Workspace(root=worktree.worktree_path, host_queue=ctx.workspace.host_queue)
         child = self._child_input(inp, resolved, agent_id, is_async, workspace, worktree, call)
         if forking:
             child = self._as_fork(child, inp, worktree is not None)
-        workflow_id = f"{ctx.workflow_id}/{inp.name or agent_id}"
         try:
             handle = await workflow.start_child_workflow(
                 "AgentWorkflow",

@@ -37,8 +37,13 @@ def _cause(error: ActivityError) -> str:
     return error.cause.message if isinstance(error.cause, ApplicationError) else str(error.cause)
 
 
-async def create_worktree(workspace: Workspace, slug: str) -> WorktreeInfo | str:
-    """The worktree, or a message for the model; nothing is created for a bad slug."""
+async def create_worktree(
+    workspace: Workspace, slug: str, owner: str | None = None
+) -> WorktreeInfo | str:
+    """The worktree, or a message for the model; nothing is created for a bad slug.
+
+    `owner`: the workflow that will clean it up (a child about to start), if not this one.
+    """
     try:
         validate_worktree_slug(slug)
     except InvalidWorktreeSlug as e:
@@ -46,7 +51,7 @@ async def create_worktree(workspace: Workspace, slug: str) -> WorktreeInfo | str
     try:
         return await workflow.execute_activity(
             create_worktree_activity,
-            CreateWorktreeInput(repo_root=workspace.root, slug=slug),
+            CreateWorktreeInput(repo_root=workspace.root, slug=slug, owner_workflow_id=owner),
             task_queue=workspace.host_queue,
             **WORKTREE_OPTIONS,
         )

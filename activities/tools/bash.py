@@ -10,6 +10,8 @@ the workflow keeps it in its state and passes it back as `ctx.cwd`.
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 import os
 import shlex
 import signal
@@ -21,7 +23,17 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
 
-from activities.sandbox import BWRAP_REQUIRED, bwrap_command, find_bwrap
+from activities.sandbox import (
+    BWRAP_REQUIRED,
+    WRITER_BWRAP_REQUIRED,
+    WRITER_SANDBOX_ENV,
+    bwrap_command,
+    drop_scratch_mountpoint,
+    find_bwrap,
+    working_bwrap,
+    writer_bwrap_command,
+    writer_policy,
+)
 from activities.tools import bash_runs
 from activities.tools.base import ToolContext, ToolOutput, ToolRequest, no_nul
 from activities.workspace import (
@@ -30,6 +42,8 @@ from activities.workspace import (
     resolve_in_workspace,
     workspace_root,
 )
+
+log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -100,8 +114,9 @@ class BashInput(BaseModel):
     )
     dangerouslyDisableSandbox: bool = Field(  # Claude Code's spelling, not snake_case
         default=False,
-        description="Set this to true to dangerously override sandbox mode and run commands "
-        "without sandboxing. It never lifts the read-only sandbox of a read-only agent.",
+        description="Claude Code's switch to run a command without its sandbox. Accepted for "
+        "compatibility but has no effect here: commands always run in the sandbox the worker "
+        "gives this agent.",
     )
 
 
@@ -250,20 +265,45 @@ async def run_command(
     return proc.returncode
 
 
-def _argv(ctx: ToolContext, script: str, scratch: str, cwd: Path) -> list[str] | None:
-    """The command line, sandboxed for read-only agents; None if the sandbox is unavailable."""
-    if ctx.sandbox == "none":
-        # dangerouslyDisableSandbox is accepted but moot: "none" has no sandbox to lift, and
-        # "read_only" is a property of the agent that no tool input may change.
-        return ["bash", "-c", script]
-    bwrap = find_bwrap()
-    if bwrap is None:
-        return None
+def _argv(ctx: ToolContext, script: str, scratch: str, cwd: Path) -> list[str] | str:
+    """The command line in the agent's sandbox, or why it cannot run."""
     root = str(workspace_root(ctx))
     writable = [str(Path(p).resolve()) for p in ctx.extra_roots if Path(p).is_dir()]
+    if ctx.sandbox == "none":
+        # dangerouslyDisableSandbox is accepted but never lifts a sandbox: a model that can
+        # switch it off (a prompt injection, say) would make it worth nothing.
+        return _writer_argv(root, scratch, cwd, script, writable)
+    bwrap = find_bwrap()
+    if bwrap is None:
+        return BWRAP_REQUIRED
     if ctx.sandbox == "copy":
         writable.append(root)  # bound after the read-only mount, so it wins
     return bwrap_command(bwrap, root, scratch, str(cwd), ["bash", "-c", script], writable)
+
+
+def _writer_argv(
+    root: str, scratch: str, cwd: Path, script: str, writable: list[str]
+) -> list[str] | str:
+    policy = writer_policy()
+    bwrap = None if policy == "off" else working_bwrap()
+    if bwrap is not None:
+        return writer_bwrap_command(
+            bwrap, root, scratch, str(cwd), ["bash", "-c", script], writable
+        )
+    if policy == "bwrap":
+        return WRITER_BWRAP_REQUIRED
+    if policy == "auto":
+        _warn_unsandboxed()
+    return ["bash", "-c", script]
+
+
+@functools.cache
+def _warn_unsandboxed() -> None:
+    log.warning(
+        "writers' Bash commands run unsandboxed: bubblewrap does not work on this worker "
+        "(set %s=bwrap to refuse them instead)",
+        WRITER_SANDBOX_ENV,
+    )
 
 
 def _compose(output: str, status: int | None, timeout_ms: int, note: str) -> ToolOutput:
@@ -300,14 +340,16 @@ async def run_bash(req: BashRequest) -> ToolOutput:
     with tempfile.TemporaryDirectory(prefix="outlast-bash-") as scratch:
         cwd_file, output = Path(scratch, "cwd"), Path(scratch, "output")
         argv = _argv(ctx, wrap_command(inp.command, str(cwd_file)), scratch, cwd)
-        if argv is None:
-            return ToolOutput(content=BWRAP_REQUIRED, is_error=True)
+        if isinstance(argv, str):
+            return ToolOutput(content=argv, is_error=True)
         status = await run_command(
             argv, cwd, output, timeout_ms / 1000, on_start=bash_runs.remember
         )
         # Kept when the run is cut short (a worker shutting down cancels it): the retry on
         # another worker then knows the command already ran in part.
         bash_runs.forget()
+        if ctx.sandbox == "none":
+            drop_scratch_mountpoint(str(workspace_root(ctx)), scratch)
         raw, more = read_head(output)
         new_cwd, cwd_note = next_cwd(cwd_file, ctx, cwd)
     notes = (start_note, cwd_note, rerun_note)

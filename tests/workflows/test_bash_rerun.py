@@ -1,6 +1,7 @@
-"""A worker SIGKILLed while a Bash command runs (reliability row 1): the command's own
-session outlives the worker; the retry on the next worker kills it before running the
-command again, and the model is told it was re-run."""
+"""A worker SIGKILLed while a Bash command runs (reliability row 1). Unsandboxed, the
+command's own session outlives the worker and the retry on the next worker kills it before
+running the command again; in the writer sandbox (the default where bubblewrap works) it dies
+with its worker. Either way the model is told it was re-run."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import random
 
 import pytest
 
+from activities.sandbox import WRITER_SANDBOX_ENV
 from agents.config import OutlastConfig, ToolSettings
 from outlast.client import connect
 from tests.activities.test_tool_bash import live_pids
@@ -38,7 +40,11 @@ def script(mark: str) -> dict:
     }
 
 
-async def test_sigkill_during_bash_kills_the_old_run_then_reruns_and_says_so(dev_server, git_repo):
+@pytest.mark.parametrize("writer_sandbox", ["off", "auto"])
+async def test_sigkill_during_bash_kills_the_old_run_then_reruns_and_says_so(
+    dev_server, git_repo, monkeypatch, writer_sandbox
+):
+    monkeypatch.setenv(WRITER_SANDBOX_ENV, writer_sandbox)  # the worker processes inherit it
     mark = f"1234.{random.randint(10**6, 10**7)}"
     config = OutlastConfig(model=FAST_MODEL, tools=ToolSettings(heartbeat_timeout_s=10))
     with (
@@ -52,8 +58,12 @@ async def test_sigkill_during_bash_kills_the_old_run_then_reruns_and_says_so(dev
         await wait_for(lambda: bool(live_pids(mark)), timeout=30)
         first_run = live_pids(mark)
         w.crash()
-        # The interrupted run's sleep is still there: nothing but the retry will end it.
-        assert all(pid in live_pids(mark) for pid in first_run)
+        if writer_sandbox == "off":
+            # The interrupted run's sleep is still there: nothing but the retry will end it.
+            assert all(pid in live_pids(mark) for pid in first_run)
+        else:
+            # bwrap --die-with-parent: the sandbox goes down with the worker.
+            await wait_for(lambda: not live_pids(mark), timeout=5)
         result = await asyncio.wait_for(handle.result(), timeout=60)
 
     assert result.status == "completed"
@@ -84,11 +94,15 @@ async def test_sigterm_during_bash_leaves_no_orphan_and_another_worker_finishes(
         client = await connect(dev_server.address)
         inp = agent_input("run it", git_repo, w.queues, config=config)
         handle = await start(client, inp, w.queues)
-        await wait_for(lambda: bool(live_pids(mark)), timeout=30)
-        (sleeper,) = [
-            p for p in live_pids(mark) if open(f"/proc/{p}/cmdline").read()[:5] == "sleep"
-        ]
-        running_on = parent_of(parent_of(sleeper))  # sleep <- bash <- the worker process
+
+        def sleepers() -> list[int]:  # not bwrap or bash, whose command lines hold the mark too
+            return [p for p in live_pids(mark) if command_of(p)[:5] == "sleep"]
+
+        await wait_for(lambda: bool(sleepers()), timeout=30)
+        (sleeper,) = sleepers()
+        running_on = parent_of(sleeper)  # sleep <- bash [<- bwrap <- bwrap] <- the worker
+        while running_on not in w.pids and running_on > 1:
+            running_on = parent_of(running_on)
         assert running_on in w.pids
         w.terminate(running_on)
         assert not live_pids(mark), "the stopped worker left the command running"

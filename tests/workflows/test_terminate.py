@@ -5,13 +5,18 @@ answers it with "not found", which the worker turns into a cancellation)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import subprocess
 import time
+from pathlib import Path
 
 import pytest
+from temporalio.service import RPCError
 
+from outlast.reaper import reap
 from tests.activities.test_tool_bash import live_pids
-from tests.support import agent_input, running_workers, scripted_model, start, wait_for
+from tests.support import agent_input, running_workers, scripted_model, spawn, start, wait_for
 
 pytestmark = pytest.mark.reliability
 
@@ -41,3 +46,92 @@ async def test_terminate_during_bash_kills_its_processes_at_the_next_heartbeat(c
     assert not live_pids(mark), "the terminated run's command is still running"
     # Heartbeats go out every second (throttled to at most one a second): a few of them.
     assert gone_after < 5, gone_after
+
+
+def git(repo, *args) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def sleepers(mark: str) -> list[int]:
+    """The `sleep` processes themselves: bwrap and bash have the mark in their command line too."""
+    return [p for p in live_pids(mark) if open(f"/proc/{p}/cmdline").read().startswith("sleep")]
+
+
+def worktree_of(repo, name_mark: str) -> Path | None:
+    """The worktree whose checkout holds the file named `name_mark` (each child makes one)."""
+    for line in git(repo, "worktree", "list", "--porcelain").splitlines():
+        if line.startswith("worktree ") and "/.claude/worktrees/" in line:
+            path = Path(line.split(" ", 1)[1])
+            if (path / name_mark).exists() or name_mark in git(path, "status", "--porcelain"):
+                return path
+    return None
+
+
+async def test_the_reaper_cleans_up_worktrees_of_terminated_runs(client, git_repo):
+    """A terminated agent never cleans up its worktree. The reaper removes an unchanged one
+    with its branch, keeps one with changes (the run's work), and leaves a running agent's."""
+    mark = f"1238.{random.randint(10**6, 10**7)}"
+
+    def child(name: str, before: str) -> dict:
+        command = f"{before}sleep {mark} & wait"
+        return {
+            "name": name,
+            "match": {"agent_name": name},
+            "turns": [
+                {"tool_use": {"name": "Bash", "input": {"command": command}}},
+                {"text": "never"},
+            ],
+        }
+
+    script = {
+        "agents": [
+            child("clean", ""),
+            child("dirty", "echo work > dirty-work.txt && "),
+            child("alive", "echo work > alive-work.txt && "),
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {
+                        "tool_use": [
+                            spawn(n, "work", True, isolation="worktree")
+                            for n in ("clean", "dirty", "alive")
+                        ]
+                    },
+                    {"text": "waiting"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_for(lambda: len(sleepers(mark)) == 3, timeout=30)
+            worktrees = {
+                line.split(" ", 1)[1]
+                for line in git(git_repo, "worktree", "list", "--porcelain").splitlines()
+                if line.startswith("worktree ") and "/.claude/worktrees/" in line
+            }
+            assert len(worktrees) == 3
+            for name in ("clean", "dirty"):
+                await client.get_workflow_handle(f"{handle.id}/{name}").terminate()
+            await wait_for(lambda: len(sleepers(mark)) == 1, timeout=15)
+            dirty = worktree_of(git_repo, "dirty-work.txt")
+            alive = worktree_of(git_repo, "alive-work.txt")
+            (clean,) = {Path(p) for p in worktrees} - {dirty, alive}
+            reaped = {r.worktree_path: r for r in await reap(client)}
+            await client.get_workflow_handle(f"{handle.id}/alive").terminate()
+            with contextlib.suppress(RPCError):  # it may have ended with its child
+                await handle.terminate()
+    assert reaped[str(clean)].removed and reaped[str(clean)].owner_status == "TERMINATED"
+    assert not clean.exists()
+    assert not reaped[str(dirty)].removed and "untracked file" in reaped[str(dirty)].reason
+    assert (dirty / "dirty-work.txt").read_text() == "work\n"
+    assert str(alive) not in reaped and alive.exists()
+    branches = git(git_repo, "branch", "--format=%(refname:short)", "--list", "worktree-*")
+    assert len(branches.split()) == 2  # the kept one's and the running one's
+    # Nothing is left to reap for the two handled: their records are gone.
+    again = {r.worktree_path for r in await reap(client, dry_run=True)}
+    assert str(clean) not in again and str(dirty) not in again

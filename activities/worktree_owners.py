@@ -1,0 +1,57 @@
+"""Which workflow each worktree on this host belongs to, for the reaper (reliability row 4).
+
+An agent that ends normally cleans up its own worktree. One that is terminated (or times out)
+never runs that cleanup, so `create_worktree` leaves a record here naming the owner, and the
+agent's own cleanup deletes it. A record still present when its owner has closed is a worktree
+nobody will clean up; `outlast.reaper` handles those.
+
+Records live in `$OUTLAST_HOME/worktree-owners/`, one JSON file per worktree path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from activities.store import state_dir
+from activities.workspace import atomic_write
+
+
+class WorktreeOwner(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    workflow_id: str
+    repo_root: str
+    worktree_path: str
+    worktree_branch: str
+    head_commit: str
+
+
+def _dir() -> Path:
+    return state_dir().resolve() / "worktree-owners"
+
+
+def _path(worktree_path: str) -> Path:
+    return _dir() / f"{hashlib.sha256(worktree_path.encode()).hexdigest()[:32]}.json"
+
+
+def remember(owner: WorktreeOwner) -> None:
+    """Record (or re-record, after a resume) who owns the worktree."""
+    atomic_write(_path(owner.worktree_path), owner.model_dump_json().encode())
+
+
+def forget(worktree_path: str) -> None:
+    _path(worktree_path).unlink(missing_ok=True)
+
+
+def recorded() -> list[WorktreeOwner]:
+    """Every record on this host; unreadable ones are skipped (and left for a person)."""
+    found = []
+    for path in sorted(_dir().glob("*.json")) if _dir().is_dir() else []:
+        with contextlib.suppress(OSError, ValidationError, json.JSONDecodeError):
+            found.append(WorktreeOwner.model_validate_json(path.read_bytes()))
+    return found

@@ -1,0 +1,120 @@
+"""The reaper: cleans up worktrees whose agent closed without cleaning up (reliability row 4).
+
+A terminated agent never runs its own cleanup, so its worktree would stay forever. Every worker
+reaps its own host's records (`activities.worktree_owners`) at start and then periodically;
+`outlast reap` does it on demand. A worktree is cleaned by the same rule an agent applies
+itself: removed with its branch if nothing changed since its base, kept (and reported) if
+anything did, so a terminated run's work is never thrown away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+
+from pydantic import BaseModel, ConfigDict
+from temporalio.api.enums.v1 import WorkflowExecutionStatus
+from temporalio.client import Client
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities import worktree_owners
+from activities.worktree import (
+    CleanupWorktreeInput,
+    WorktreeInfo,
+    WorktreeRefused,
+    cleanup_worktree,
+)
+from activities.worktree_owners import WorktreeOwner
+
+log = logging.getLogger(__name__)
+
+REAP_INTERVAL_ENV = "OUTLAST_REAP_INTERVAL_S"
+DEFAULT_REAP_INTERVAL_S = 600.0
+
+
+class Reaped(BaseModel):
+    """What the reaper did with one worktree."""
+
+    model_config = ConfigDict(frozen=True)
+
+    worktree_path: str
+    workflow_id: str
+    owner_status: str
+    """The owner's status name (TERMINATED, TIMED_OUT...), or NOT_FOUND."""
+    removed: bool
+    reason: str
+
+
+async def owner_status(client: Client, workflow_id: str) -> str | None:
+    """The status of the owner's latest run; None while it runs (it will clean up itself)."""
+    try:
+        desc = await client.get_workflow_handle(workflow_id).describe()
+    except RPCError as e:
+        if e.status == RPCStatusCode.NOT_FOUND:
+            return "NOT_FOUND"  # past the namespace's retention: long closed
+        raise
+    status = desc.status
+    if status is None or status == WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING:
+        return None
+    return status.name
+
+
+async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
+    """Clean up every recorded worktree of this host whose owner has closed.
+
+    Args:
+        dry_run: Report what would be cleaned, change nothing.
+    """
+    done = []
+    for owner in worktree_owners.recorded():
+        status = await owner_status(client, owner.workflow_id)
+        if status is None:
+            continue
+        if dry_run:
+            done.append(_reaped(owner, status, removed=False, reason="would clean up (dry run)"))
+            continue
+        info = WorktreeInfo(**owner.model_dump(exclude={"workflow_id"}))
+        try:
+            cleaned = await cleanup_worktree(CleanupWorktreeInput(info=info))
+        except WorktreeRefused as e:  # a record pointing somewhere it should not: leave it
+            log.warning("not reaping %s: %s", owner.worktree_path, e)
+            continue
+        done.append(_reaped(owner, status, removed=not cleaned.kept, reason=cleaned.reason))
+        if cleaned.kept:
+            log.warning("kept %s of closed %s: %s", owner.worktree_path, owner.workflow_id,
+                        cleaned.reason)  # fmt: skip
+    return done
+
+
+def _reaped(owner: WorktreeOwner, status: str, *, removed: bool, reason: str) -> Reaped:
+    return Reaped(
+        worktree_path=owner.worktree_path,
+        workflow_id=owner.workflow_id,
+        owner_status=status,
+        removed=removed,
+        reason=reason,
+    )
+
+
+def reap_interval() -> float:
+    """Seconds between a worker's reaps, from the environment; 0 turns the reaper off."""
+    raw = os.environ.get(REAP_INTERVAL_ENV, "")
+    try:
+        value = float(raw) if raw.strip() else DEFAULT_REAP_INTERVAL_S
+    except ValueError:
+        raise ValueError(f"{REAP_INTERVAL_ENV}={raw!r}: give a number of seconds") from None
+    if value < 0:
+        raise ValueError(f"{REAP_INTERVAL_ENV}={raw!r}: must be 0 (off) or more")
+    return value
+
+
+async def reap_forever(client: Client, interval: float) -> None:
+    """Reap now and then every `interval` seconds, for as long as the worker runs."""
+    while interval > 0:
+        try:
+            for item in await reap(client):
+                log.info("reaped %s (%s): %s", item.worktree_path, item.owner_status, item.reason)
+        except Exception:  # a server hiccup must not take the worker down
+            log.exception("worktree reaper failed; trying again in %.0f s", interval)
+        await asyncio.sleep(interval)
