@@ -29,14 +29,11 @@ from activities.errors import (
     ModelUnavailable,
     OutlastError,
 )
+from activities.model_stream import Accumulator, StreamedMessage
 from activities.store import default_store
 from agents.messages import (
     ContentBlock,
     Message,
-    RedactedThinkingBlock,
-    TextBlock,
-    ThinkingBlock,
-    ToolUseBlock,
     Usage,
     merge_user_messages,
 )
@@ -142,29 +139,6 @@ def wire_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if tools:
         tools[-1]["cache_control"] = _CACHE
     return tools
-
-
-def from_wire_block(block: Any) -> ContentBlock | None:
-    kind = getattr(block, "type", None)
-    if kind == "text":
-        return TextBlock(text=block.text)
-    if kind == "thinking":
-        return ThinkingBlock(thinking=block.thinking, signature=block.signature or "")
-    if kind == "redacted_thinking":
-        return RedactedThinkingBlock(data=block.data)
-    if kind == "tool_use":
-        raw = block.input if isinstance(block.input, dict) else {}
-        return ToolUseBlock(id=block.id, name=block.name, input=raw)
-    return None
-
-
-def from_wire_usage(usage: Any) -> Usage:
-    return Usage(
-        input_tokens=usage.input_tokens or 0,
-        output_tokens=usage.output_tokens or 0,
-        cache_creation_input_tokens=getattr(usage, "cache_creation_input_tokens", 0) or 0,
-        cache_read_input_tokens=getattr(usage, "cache_read_input_tokens", 0) or 0,
-    )
 
 
 # --- error classification ---------------------------------------------------------------
@@ -281,16 +255,21 @@ def _params(req: ModelRequest, messages: list[Message], timeout: float) -> dict[
     return params
 
 
-async def _stream(params: dict[str, Any]) -> Any:
+async def _stream(params: dict[str, Any]) -> tuple[StreamedMessage, str | None]:
+    """The streamed answer and the API's request id. The raw events are accumulated here, not
+    by the SDK's MessageStream, which raises on a tool input that is not JSON."""
+    acc = Accumulator()
     try:
-        async with _client().messages.stream(**params) as stream:
-            async for _ in stream:
+        async with await _client().messages.create(**params, stream=True) as stream:
+            async for event in stream:
                 activity.heartbeat()
-            return await stream.get_final_message()
+                acc.feed(event)
+            request_id = stream.response.headers.get("request-id")
     except anthropic.APIStatusError as e:
         raise _from_sdk_error(e) from None
     except anthropic.APIConnectionError as e:
         raise ModelConnectionFailed(f"Model API connection failed: {e}") from None
+    return acc.message(), request_id
 
 
 @activity.defn(name="llm.call_model")
@@ -302,17 +281,16 @@ async def call_model(req: ModelRequest) -> ModelResponse:
     timeout = info.start_to_close_timeout.total_seconds() if info.start_to_close_timeout else 600
     beat = asyncio.create_task(_heartbeat_forever())
     try:
-        final = await _stream(_params(req, messages, timeout))
+        final, request_id = await _stream(_params(req, messages, timeout))
     finally:
         beat.cancel()
-    content = [b for b in map(from_wire_block, final.content) if b is not None]
-    reply = Message(role="assistant", content=content)
+    reply = Message(role="assistant", content=final.content)
     head = transcripts.append(store, req.transcript, [*req.append, reply])
     return ModelResponse(
         message=reply,
         stop_reason=final.stop_reason,
-        usage=from_wire_usage(final.usage),
+        usage=final.usage,
         transcript=head,
         model=final.model,
-        request_id=getattr(final, "_request_id", None),
+        request_id=request_id,
     )

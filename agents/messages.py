@@ -33,6 +33,11 @@ class RedactedThinkingBlock(_Frozen):
     data: str
 
 
+INVALID_TOOL_INPUT = "__outlast_invalid_json__"
+"""The only key of a tool_use input the model sent as text that is not a JSON object; its value
+says why. The agent loop answers such a call with an error and never runs it."""
+
+
 class ToolUseBlock(_Frozen):
     type: Literal["tool_use"] = "tool_use"
     id: str

@@ -9,13 +9,19 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
 
-from agents.messages import Message, ToolResultBlock, ToolUseBlock, Usage
+from agents.messages import INVALID_TOOL_INPUT, Message, ToolResultBlock, ToolUseBlock, Usage
 from workflows.contracts import AgentUsage
 
 CUT_OFF_MESSAGE = (
     "This tool call was cut off because the response reached max_tokens, so its input is "
     "incomplete and it was not run. Try again with a smaller input (for example, write a large "
     "file in several steps)."
+)
+
+
+INVALID_JSON_MESSAGE = (
+    "The input of this tool call was not a valid JSON object, so it was not run. Send the call "
+    "again with its parameters as one JSON object"
 )
 
 
@@ -60,6 +66,9 @@ def check_call(
     """
     if cut_off:
         return error_result(block, CUT_OFF_MESSAGE)
+    if INVALID_TOOL_INPUT in block.input:
+        why = block.input[INVALID_TOOL_INPUT]
+        return error_result(block, f"{INVALID_JSON_MESSAGE} ({why})")
     model = input_models.get(block.name)
     if model is None:
         return error_result(block, f"Error: No such tool available: {block.name}")

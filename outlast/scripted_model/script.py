@@ -92,6 +92,10 @@ class ErrorSpec(_Frozen):
 class ToolUseSpec(_Frozen):
     name: str = Field(min_length=1)
     input: dict[str, Any] = Field(default_factory=dict)
+    raw_input: str | None = None
+    """The input's JSON text exactly as streamed, in place of `input`: lets a script send a
+    model's malformed JSON. A non-streaming response carries `{}` instead, as it cannot
+    hold text that does not parse."""
 
 
 class Turn(_Frozen):

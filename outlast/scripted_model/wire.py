@@ -79,6 +79,10 @@ def message_id(conversation_key: str, turn_index: int) -> str:
     return "msg_" + _digest(conversation_key, turn_index, "message")[:24]
 
 
+RAW_INPUT = "_raw_input"
+"""Key of a tool_use block's scripted verbatim JSON text; never sent as a field."""
+
+
 def content_blocks(turn: Turn, conversation_key: str, turn_index: int) -> list[dict[str, Any]]:
     """The response content of a rendered turn: thinking, text, then tool_use blocks."""
     blocks: list[dict[str, Any]] = []
@@ -89,7 +93,10 @@ def content_blocks(turn: Turn, conversation_key: str, turn_index: int) -> list[d
         blocks.append({"type": "text", "text": turn.text})
     for i, tool in enumerate(turn.tool_use):
         tool_id = tool_use_id(conversation_key, turn_index, i)
-        blocks.append({"type": "tool_use", "id": tool_id, "name": tool.name, "input": tool.input})
+        block = {"type": "tool_use", "id": tool_id, "name": tool.name, "input": tool.input}
+        if tool.raw_input is not None:
+            block |= {"input": {}, RAW_INPUT: tool.raw_input}
+        blocks.append(block)
     return blocks
 
 
@@ -99,7 +106,7 @@ def _last_tool_index(content: list[dict[str, Any]]) -> int:
 
 def message_json(answer: Answer) -> dict[str, Any]:
     """The non-streaming Message body."""
-    content = [dict(b) for b in answer.content]
+    content = [{k: v for k, v in b.items() if k != RAW_INPUT} for b in answer.content]
     if answer.cuts_tool_input:
         # Non-streaming responses cannot carry half a JSON object; `{}` is what remains.
         content[_last_tool_index(content)]["input"] = {}
@@ -130,6 +137,7 @@ def split_chunks(text: str, parts: int = 3) -> list[str]:
 def _block_events(index: int, block: dict[str, Any], cut: bool) -> Iterator[bytes]:
     kind = block["type"]
     start = {"type": kind, "text": ""} if kind == "text" else dict(block)
+    start.pop(RAW_INPUT, None)
     if kind == "thinking":
         start.update(thinking="", signature="")
     elif kind == "tool_use":
@@ -154,7 +162,7 @@ def _deltas(block: dict[str, Any], cut: bool) -> list[dict[str, Any]]:
             {"type": "thinking_delta", "thinking": t} for t in split_chunks(block["thinking"])
         ]
         return deltas + [{"type": "signature_delta", "signature": block["signature"]}]
-    raw = json.dumps(block["input"], ensure_ascii=False)
+    raw = block.get(RAW_INPUT) or json.dumps(block["input"], ensure_ascii=False)
     if cut:
         # Stop half-way through the JSON, as when max_tokens hits while the model writes it.
         raw = raw[: len(raw) // 2]

@@ -50,6 +50,40 @@ async def test_a_tool_call_cut_off_by_max_tokens_is_an_error_and_does_nothing(cl
     assert not (git_repo / "cut.txt").exists()
 
 
+MALFORMED = {
+    "agents": [
+        {
+            "name": "main",
+            "turns": [
+                {
+                    "tool_use": [
+                        # A trailing comma, then a single-quoted key: both are not JSON.
+                        {"name": "Write", "raw_input": '{"file_path": "{{cwd}}/bad.txt",}'},
+                        {"name": "Bash", "raw_input": "{'command': 'touch bad2.txt'}"},
+                        {"name": "Read", "input": {"file_path": "{{cwd}}/README.md"}},
+                    ]
+                },
+                {"text": "Fixed my JSON."},
+            ],
+        }
+    ]
+}
+
+
+async def test_tool_input_that_is_not_json_is_an_error_and_does_nothing(client, git_repo):
+    """The SDK's stream does not parse every malformed input: whatever it makes of one, the
+    call is an error result the model can fix, its siblings still run, and nothing is made."""
+    with scripted_model(MALFORMED) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("write", git_repo, queues), queues)
+            result = await handle.result()
+    assert result.status == "completed" and len(model.log) == 2
+    write, bash, read = tool_results(result)
+    assert write.is_error and bash.is_error, (write.content, bash.content)
+    assert not read.is_error and "# sample" in read.content
+    assert not (git_repo / "bad.txt").exists() and not (git_repo / "bad2.txt").exists()
+
+
 def slow_kid(name: str) -> dict:
     return {
         "name": name,

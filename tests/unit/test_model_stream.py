@@ -1,0 +1,93 @@
+"""The raw-stream accumulator: what a model call keeps from the events, and how each kind of
+tool input (good, cut off, not JSON, not an object) comes out."""
+
+from __future__ import annotations
+
+from anthropic.types import (
+    InputJSONDelta,
+    MessageDeltaUsage,
+    RawContentBlockDeltaEvent,
+    RawContentBlockStartEvent,
+    RawContentBlockStopEvent,
+    RawMessageDeltaEvent,
+    RawMessageStartEvent,
+    TextBlock,
+    TextDelta,
+    ToolUseBlock,
+)
+from anthropic.types import Message as WireMessage
+from anthropic.types import Usage as WireUsage
+from anthropic.types.raw_message_delta_event import Delta
+
+from activities.model_stream import Accumulator, parse_tool_input
+from agents.messages import INVALID_TOOL_INPUT
+from agents.messages import TextBlock as OurText
+from agents.messages import ToolUseBlock as OurToolUse
+from workflows.turns import INVALID_JSON_MESSAGE, check_call
+
+
+def events(*tool_json: str):
+    start = WireMessage(
+        id="msg_1", type="message", role="assistant", model="m", content=[],
+        stop_reason=None, stop_sequence=None,
+        usage=WireUsage(input_tokens=10, output_tokens=1, cache_read_input_tokens=4),
+    )  # fmt: skip
+    yield RawMessageStartEvent(type="message_start", message=start)
+    yield RawContentBlockStartEvent(
+        type="content_block_start", index=0, content_block=TextBlock(type="text", text="")
+    )
+    for piece in ("Hel", "lo"):
+        yield RawContentBlockDeltaEvent(
+            type="content_block_delta", index=0, delta=TextDelta(type="text_delta", text=piece)
+        )
+    yield RawContentBlockStopEvent(type="content_block_stop", index=0)
+    for i, raw in enumerate(tool_json, start=1):
+        block = ToolUseBlock(type="tool_use", id=f"t{i}", name="Read", input={})
+        yield RawContentBlockStartEvent(type="content_block_start", index=i, content_block=block)
+        for piece in ("", raw[:5], raw[5:]):
+            yield RawContentBlockDeltaEvent(
+                type="content_block_delta",
+                index=i,
+                delta=InputJSONDelta(type="input_json_delta", partial_json=piece),
+            )
+        yield RawContentBlockStopEvent(type="content_block_stop", index=i)
+    yield RawMessageDeltaEvent(
+        type="message_delta",
+        delta=Delta(stop_reason="tool_use", stop_sequence=None),
+        usage=MessageDeltaUsage(output_tokens=42),
+    )
+
+
+def test_text_tools_usage_and_stop_reason_are_kept():
+    acc = Accumulator()
+    for event in events('{"file_path": "/a"}', ""):
+        acc.feed(event)
+    msg = acc.message()
+    assert (msg.id, msg.model, msg.stop_reason) == ("msg_1", "m", "tool_use")
+    assert msg.usage.input_tokens == 10 and msg.usage.output_tokens == 42
+    assert msg.usage.cache_read_input_tokens == 4  # message_delta did not repeat it
+    assert msg.content == [
+        OurText(text="Hello"),
+        OurToolUse(id="t1", name="Read", input={"file_path": "/a"}),
+        OurToolUse(id="t2", name="Read", input={}),
+    ]
+
+
+def test_tool_inputs():
+    assert parse_tool_input('{"a": [1, 2]}') == {"a": [1, 2]}
+    assert parse_tool_input("  ") == {}
+    # Cut off by max_tokens: what is complete, as the SDK keeps it (the loop refuses the call).
+    assert parse_tool_input('{"file_path": "/a", "content": "par') == {"file_path": "/a"}
+    for bad in ('{"a": 1,}', "{'a': 1}", "not json", "[1, 2]", '"text"'):
+        parsed = parse_tool_input(bad)
+        assert list(parsed) == [INVALID_TOOL_INPUT], bad
+
+
+def test_a_bad_input_is_an_error_result_the_model_can_fix():
+    acc = Accumulator()
+    for event in events('{"file_path": "/a",}'):
+        acc.feed(event)
+    (_, block) = acc.message().content
+    result = check_call(block, {"Read": object})  # type: ignore[dict-item]
+    assert result.is_error and INVALID_JSON_MESSAGE in result.content
+    assert 'began: {"file_path"' in result.content
