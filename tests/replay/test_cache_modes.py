@@ -13,7 +13,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 
 from tests import support
-from tests.replay.record import HISTORIES, SCENARIOS
+from tests.replay.record import CHILDREN, HISTORIES, SCENARIOS
 
 pytestmark = pytest.mark.reliability
 
@@ -59,3 +59,47 @@ async def test_scenario_makes_exactly_the_recorded_activities(
     monkeypatch.setenv("OUTLAST_RECORDING", f"{name}-{cached}-{uuid.uuid4().hex[:8]}")
     handle = await SCENARIOS[name](client, tmp_path)
     assert await made(handle) == recorded(name)
+
+
+# Orchestrators whose model-call count depends on how notifications batch: everything else
+# they do (tools, children, the store) must still match their recording exactly.
+TIMING_DEPENDENT = [
+    "coordinator",
+    "team",
+    "team_shutdown_v2",
+    "subagents_sync_async_v2",
+    "subagents_spawn_limit",
+]
+MODEL_CALL = "llm.call_model"
+
+
+def children_recorded(name: str) -> int:
+    events = json.loads((HISTORIES / f"{name}.json").read_text())["events"]
+    return sum("startChildWorkflowExecutionInitiatedEventAttributes" in e for e in events)
+
+
+async def children_started(handle) -> int:
+    kind = EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED
+    return sum([e.event_type == kind async for e in handle.fetch_history_events()])
+
+
+def without_model_calls(kinds: Counter) -> Counter:
+    return Counter({k: n for k, n in kinds.items() if k != MODEL_CALL})
+
+
+@pytest.mark.parametrize("cached", [0, 1000], ids=["full-replay", "cached"])
+@pytest.mark.parametrize("name", TIMING_DEPENDENT)
+async def test_orchestrators_make_the_recorded_tools_and_children(
+    name: str, cached: int, client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(support, "DEFAULT_CACHED", cached)
+    monkeypatch.setenv("OUTLAST_RECORDING", f"{name}-{cached}-{uuid.uuid4().hex[:8]}")
+    handle = await SCENARIOS[name](client, tmp_path)
+    kinds = await made(handle)
+    assert without_model_calls(kinds) == without_model_calls(recorded(name))
+    assert await children_started(handle) == children_recorded(name)
+    for child in CHILDREN.get(name, []):
+        child_handle = client.get_workflow_handle(f"{handle.id}/{child}")
+        assert without_model_calls(await made(child_handle)) == without_model_calls(
+            recorded(f"{name}__{child}")
+        ), child
