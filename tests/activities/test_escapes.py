@@ -262,3 +262,47 @@ async def test_links_to_outside_and_to_home_expose_and_change_nothing(
     assert read.is_error and write.is_error and edit.is_error
     assert "HOME-CANARY" not in read.content
     assert {**everything(ws), **snapshot(home)} == before
+
+
+async def test_tilde_is_a_name_inside_and_home_is_untouched(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Row 12: `~` is not expanded by the file tools (it names a directory in the workspace),
+    and a writer's shell, which does expand it, cannot write $HOME."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("HOME-CANARY\n")
+    monkeypatch.setenv("HOME", str(home))
+    before = snapshot(home)
+    c = ctx(ws)
+    wrote = await run(
+        write_file, WriteRequest(ctx=c, input=WriteInput(file_path="~/.bashrc", content="x\n"))
+    )
+    read = await run(read_file, ReadRequest(ctx=c, input=ReadInput(file_path="~/.bashrc")))
+    shell = await run(run_bash, BashRequest(ctx=c, input=BashInput(command="echo x >> ~/.bashrc")))
+    assert not wrote.is_error and (ws / "~" / ".bashrc").read_text() == "x\n"
+    assert "HOME-CANARY" not in read.content
+    # Read-only, or (a $HOME under /tmp, as here) not even visible in the sandbox.
+    assert shell.is_error, shell.content
+    assert snapshot(home) == before
+
+
+@pytest.mark.parametrize("command", [c.replace("../ws-evil/", "../original/") for c in WRITES])
+async def test_the_copy_sandbox_writes_its_copy_and_nothing_else(
+    ws: Path, tmp_path: Path, command: str
+) -> None:
+    """Row 15, the verifier's `copy` sandbox: its workspace (a disposable copy) is writable,
+    the original checkout next to it is not, whatever the command aims at."""
+    original = tmp_path / "original"
+    original.mkdir()
+    (original / "inside.txt").write_text("a line\n")
+    (original / "secret.txt").write_text("ORIGINAL\n")
+    before = snapshot(original)
+    copy = ctx(ws, sandbox="copy")
+    made = await run(
+        run_bash, BashRequest(ctx=copy, input=BashInput(command="echo ok > made.txt && echo ok"))
+    )
+    assert (made.is_error, made.content) == (False, "ok")
+    for aimed in (command, f"cd {original} && {command}"):
+        await run(run_bash, BashRequest(ctx=copy, input=BashInput(command=aimed)))
+    assert snapshot(original) == before

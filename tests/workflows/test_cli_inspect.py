@@ -119,5 +119,15 @@ async def test_mistakes_are_refused_with_a_sentence(client, dev_server, git_repo
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             await handle.result()
+    events_before = (await handle.describe()).raw_description.workflow_execution_info.history_length
     code, out = await cli(dev_server.address, "send", handle.id, "hello")
     assert code == 2 and "is not running (completed)" in out
+    # Every steering command on the finished run is refused with a sentence, and none of
+    # them adds an event to its history.
+    for command in (["stop", handle.id], ["kill", handle.id], ["approve", handle.id],
+                    ["reject", handle.id, "--feedback", "no"]):  # fmt: skip
+        code, out = await cli(dev_server.address, *command)
+        assert code == 2 and "Traceback" not in out, (command, out)
+        assert handle.id in out or "not running" in out or "nothing" in out, (command, out)
+    described = await handle.describe()
+    assert described.raw_description.workflow_execution_info.history_length == events_before

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from tests.activities.test_tool_bash import snapshot
 from tests.support import agent_input, running_workers, scripted_model, start, tool_results
 
 
@@ -98,3 +101,48 @@ async def test_explore_agent_cannot_write_through_bash(client, git_repo):
     assert "Current branch" not in str(model.log[0]["body"]["system"])
     offered = model.log[0]["tools"]
     assert "Bash" in offered and not {"Edit", "Write", "Agent"} & set(offered)
+
+
+WRITE_ATTEMPTS = [
+    "echo x > README.md",
+    "sed -i s/a/b/ README.md",
+    "echo x | tee new.txt",
+    "python3 -c \"open('new.txt', 'w').write('x')\"",
+    "printf 'echo pwned' > .git/hooks/pre-commit",
+]
+
+
+@pytest.mark.parametrize("agent_type", ["Explore", "Plan"])
+async def test_read_only_built_ins_change_no_byte_end_to_end(client, git_repo, agent_type):
+    """Reliability row 15 through the whole loop: every write attempt of a read-only built-in
+    agent's Bash fails, Write and Edit are not even offered, and no file's hash changes."""
+    script = {
+        "agents": [
+            {
+                "name": "reader",
+                "match": {"agent_type": agent_type},
+                "turns": [
+                    {
+                        "tool_use": [
+                            {"name": "Bash", "input": {"command": command}}
+                            for command in WRITE_ATTEMPTS
+                        ]
+                    },
+                    {"tool_use": {"name": "Write", "input": {"file_path": "x", "content": "x"}}},
+                    {"text": "Nothing could be written."},
+                ],
+            }
+        ]
+    }
+    before = snapshot(git_repo)
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = agent_input("look around", git_repo, queues, agent_type=agent_type)
+            result = await (await start(client, inp, queues)).result()
+    *bashes, write = tool_results(result)
+    assert len(bashes) == len(WRITE_ATTEMPTS)
+    for command, out in zip(WRITE_ATTEMPTS, bashes, strict=True):
+        assert out.is_error and "Read-only file system" in out.content, (command, out.content)
+    assert write.is_error and "No such tool available: Write" in write.content
+    assert not {"Edit", "Write"} & set(model.log[0]["tools"])
+    assert snapshot(git_repo) == before
