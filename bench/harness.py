@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import socket
@@ -38,18 +39,35 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@dataclasses.dataclass
+class BenchDevServer(DevServer):
+    metrics_port: int | None = None
+    """Serve the server's Prometheus metrics (its `action` counter among them) here."""
+
+    def command(self) -> list[str]:
+        cmd = super().command()
+        return cmd + (["--metrics-port", str(self.metrics_port)] if self.metrics_port else [])
+
+    @property
+    def pid(self) -> int:
+        return int(self.pid_file.read_text())
+
+
 @contextlib.contextmanager
-def dev_server(extra_dynamic_config: dict[str, str] | None = None) -> Iterator[DevServer]:
+def dev_server(
+    extra_dynamic_config: dict[str, str] | None = None, *, metrics: bool = False
+) -> Iterator[BenchDevServer]:
     """A headless in-memory dev server, with the transfer-queue throttle lifted as Outlast's
-    launcher always does (see bench-peers' main finding)."""
+    launcher always does (see bench-peers' main finding); `metrics`: with a metrics port."""
     with tempfile.TemporaryDirectory() as tmp:
-        server = DevServer(
+        server = BenchDevServer(
             state_dir=Path(tmp),
             host="127.0.0.1",
             port=free_port(),
             headless=True,
             persist=False,
             extra_dynamic_config=extra_dynamic_config,
+            metrics_port=free_port() if metrics else None,
         )
         proc = server.start(detach=False)
         try:
@@ -105,6 +123,76 @@ async def workers(client: Client) -> AsyncIterator[tuple[str, str]]:
         for w in ws:
             await w.shutdown()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+PYCACHE = Path(tempfile.gettempdir()) / "outlast-bench-pycache"
+"""Bytecode of the worker processes' modules, kept between runs (compiled on the first)."""
+
+
+@contextlib.contextmanager
+def worker_process(
+    address: str,
+    model_url: str,
+    store_dir: Path,
+    *,
+    bytecode_cache: bool = True,
+    argv: list[str] | None = None,
+) -> Iterator[WorkerProcess]:
+    """`python -m worker` in a process of its own (fresh queues), so its memory and CPU are
+    its own: `/proc/<pid>` tells its peak RSS (VmHWM) and CPU time.
+
+    `bytecode_cache`: let it cache bytecode (in PYCACHE, not in the checkout) even where
+    PYTHONDONTWRITEBYTECODE is set, as an installed worker would: the workflow sandbox
+    imports the workflow modules again for every workflow, and without a cache it compiles
+    them from source every time. `argv`: another worker command (default `python -m worker`),
+    configured by the same environment."""
+    host = f"bench-{uuid.uuid4().hex[:8]}"
+    tq = f"bench-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": address,
+        "OUTLAST_TASK_QUEUE": tq,
+        "OUTLAST_HOST_ID": host,
+        "ANTHROPIC_BASE_URL": model_url,
+        "ANTHROPIC_API_KEY": "bench",
+        "OUTLAST_STORE_DIR": str(store_dir),
+    }
+    if bytecode_cache:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    proc = subprocess.Popen(argv or [sys.executable, "-m", "worker"], cwd=REPO_ROOT, env=env)
+    try:
+        yield WorkerProcess(proc.pid, tq, f"outlast-host-{host}")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerProcess:
+    pid: int
+    task_queue: str
+    host_queue: str
+
+    def status_kb(self, field: str) -> int:
+        """A `/proc/<pid>/status` field in kB (VmHWM: peak RSS, VmRSS: current RSS)."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1])
+        raise KeyError(field)
+
+    def cpu_s(self) -> float:
+        return process_cpu_s(self.pid)
+
+
+def process_cpu_s(pid: int) -> float:
+    """utime + stime of a process so far (its threads included, not its children)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def client_for(server: DevServer) -> Client:
