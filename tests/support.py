@@ -38,7 +38,7 @@ class Queues:
     host_queue: str
 
 
-DEFAULT_CACHED = 0
+DEFAULT_CACHED = int(os.environ.get("OUTLAST_TEST_CACHED") or 0)
 """Workflows the test workers keep cached; 0 replays every workflow task from its history,
 so hidden nondeterminism fails at once (tests/replay/test_cache_modes.py also runs scenarios
 with a cache)."""

@@ -12,7 +12,7 @@ import uuid
 import temporalio.api.sdk.v1
 
 from tests.support import agent_input, running_workers, scripted_model, start
-from workflows.contracts import AgentResult, PlanView
+from workflows.contracts import PlanView
 
 WRITE_CODE = {"name": "Write", "input": {"file_path": "{{cwd}}/src/x.py", "content": "X = 1\n"}}
 WRITE_PLAN = {
@@ -183,16 +183,14 @@ async def test_plan_pending_survives_a_server_sigkill(tmp_path, git_repo):
     try:
         with scripted_model(APPROVED):
             client = await connect(server.address)
+            # The workers keep polling through the kill and the restart, as in production.
             async with running_workers(client) as queues:
                 handle = await start(client, agent_input("add X", git_repo, queues), queues)
                 await wait_for_pending(handle)
-            proc.kill()  # SIGKILL: no shutdown, the database as it was on disk
-            proc.wait()
-            proc = server.start(detach=False)
-            client = await connect(server.address)
-            handle = client.get_workflow_handle(handle.id, result_type=AgentResult)
-            async with running_workers(client, queues=queues):
-                view = await wait_for_pending(handle)  # replayed from the restarted server
+                proc.kill()  # SIGKILL: no shutdown, the database as it was on disk
+                proc.wait()
+                proc = server.start(detach=False)
+                view = await wait_for_pending(handle)  # from the restarted server
                 assert view.pending.request_id == "plan-1"
                 code, out = await cli(server.address, "approve", handle.id)
                 assert code == 0, out
