@@ -24,6 +24,7 @@ from activities.context import render_context
 from activities.definitions import load_definitions
 from activities.handoff import classify_handoff
 from activities.llm import call_model
+from activities.local_tools import local_tool_activities
 from activities.plan_file import prepare_plan_file, read_plan
 from activities.resume import AgentControl, append, repair
 from activities.sandbox import writer_policy
@@ -79,6 +80,10 @@ def model_activities(client: Client) -> list:
 # Cancellation reaches an activity only with a heartbeat response; the SDK's default
 # throttle (up to 30 s) would let a killed agent's Bash run on for that long.
 HEARTBEAT_THROTTLE = timedelta(seconds=1)
+# Model calls are abandoned on a kill (the workflow does not wait for them), so their
+# heartbeats only need to show the worker is alive: every one sent is a server request and a
+# billed action, and a long streamed answer would otherwise send one a second.
+MODEL_HEARTBEAT_THROTTLE = timedelta(seconds=10)
 
 
 def host_id() -> str:
@@ -142,26 +147,29 @@ def build_workers(
     """The main-queue worker and this host's tool worker. `tracer`: where GenAI spans go
     (default: the global tracer provider's, a no-op unless tracing is configured)."""
     writer_policy()  # a mistyped OUTLAST_WRITER_SANDBOX stops the worker here, not each Bash call
-    common = {
-        "max_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
-        "default_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
-        # Temporal's TracingInterceptor comes from the client; this adds the GenAI spans.
-        "interceptors": [GenAISpans(tracer)],
-    }
+    # Temporal's TracingInterceptor comes from the client; this adds the GenAI spans.
+    common = {"interceptors": [GenAISpans(tracer)]}
+    tool_queue = host_queue or host_task_queue(host_id())
     main = Worker(
         client,
         task_queue=task_queue,
         workflows=WORKFLOWS,
-        activities=model_activities(client),
+        # The read-only tools also run here, as local activities, for workflows whose
+        # workspace is on this host (activities/local_tools.py).
+        activities=[*model_activities(client), *local_tool_activities(tool_queue)],
         workflow_runner=sandbox_runner(),
         max_cached_workflows=max_cached_workflows,
+        max_heartbeat_throttle_interval=MODEL_HEARTBEAT_THROTTLE,
+        default_heartbeat_throttle_interval=MODEL_HEARTBEAT_THROTTLE,
         **common,
     )
     tools = Worker(
         client,
-        task_queue=host_queue or host_task_queue(host_id()),
+        task_queue=tool_queue,
         activities=HOST_ACTIVITIES if host_activities is None else host_activities,
         max_concurrent_activities=64,
+        max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
+        default_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         **common,
     )
     return [main, tools]

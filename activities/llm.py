@@ -228,9 +228,10 @@ def _load_json(ref: str) -> Any:
 
 
 async def _heartbeat_forever() -> None:
+    # First after one interval, for the reason in activities.workspace.heartbeating.
     while True:
-        activity.heartbeat()
         await asyncio.sleep(HEARTBEAT_EVERY_S)
+        activity.heartbeat()
 
 
 def _params(req: ModelRequest, messages: list[Message], timeout: float) -> dict[str, Any]:
@@ -261,8 +262,7 @@ async def _stream(params: dict[str, Any]) -> tuple[StreamedMessage, str | None]:
     acc = Accumulator()
     try:
         async with await _client().messages.create(**params, stream=True) as stream:
-            async for event in stream:
-                activity.heartbeat()
+            async for event in stream:  # _heartbeat_forever beats meanwhile
                 acc.feed(event)
             request_id = stream.response.headers.get("request-id")
     except anthropic.APIStatusError as e:

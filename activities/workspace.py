@@ -280,14 +280,16 @@ async def heartbeating(interval: float = HEARTBEAT_INTERVAL_S) -> AsyncIterator[
     that can take time must run inside this. Outside an activity (plain unit tests) it does
     nothing.
     """
-    if not activity.in_activity():
-        yield
+    if not activity.in_activity() or activity.info().is_local:
+        yield  # a local activity cannot heartbeat: it lives inside its workflow task
         return
 
     async def beat() -> None:
+        # The first beat waits one interval: most tool calls are over by then, and every
+        # heartbeat sent is a server request (and a billed action on Temporal Cloud).
         while True:
-            activity.heartbeat()
             await asyncio.sleep(interval)
+            activity.heartbeat()
 
     task = asyncio.create_task(beat())
     try:

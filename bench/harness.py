@@ -55,17 +55,21 @@ class BenchDevServer(DevServer):
 
 @contextlib.contextmanager
 def dev_server(
-    extra_dynamic_config: dict[str, str] | None = None, *, metrics: bool = False
+    extra_dynamic_config: dict[str, str] | None = None,
+    *,
+    metrics: bool = False,
+    persist: bool = False,
 ) -> Iterator[BenchDevServer]:
-    """A headless in-memory dev server, with the transfer-queue throttle lifted as Outlast's
-    launcher always does (see bench-peers' main finding); `metrics`: with a metrics port."""
+    """A headless dev server, with the transfer-queue throttle lifted as Outlast's launcher
+    always does (see bench-peers' main finding); `metrics`: with a metrics port; `persist`:
+    on a SQLite file, exactly as `outlast dev` starts it (default: in memory)."""
     with tempfile.TemporaryDirectory() as tmp:
         server = BenchDevServer(
             state_dir=Path(tmp),
             host="127.0.0.1",
             port=free_port(),
             headless=True,
-            persist=False,
+            persist=persist,
             extra_dynamic_config=extra_dynamic_config,
             metrics_port=free_port() if metrics else None,
         )

@@ -118,13 +118,13 @@ async def plain_turns(base_url: str, repo: Path, turns: int) -> list[float]:
     return times
 
 
-async def main(turns: int, rounds: int) -> None:
+async def main(turns: int, rounds: int, persist: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         repo = make_repo(
             Path(tmp) / "repo", {"data.txt": "".join(f"line {i}\n" for i in range(40))}
         )
         with (
-            dev_server() as server,
+            dev_server(persist=persist) as server,
             scripted_model_process(SCRIPT) as url,
             model_env(url, Path(tmp) / "store"),
         ):
@@ -151,5 +151,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--in-memory",
+        action="store_true",
+        help="an in-memory dev server instead of the SQLite file `outlast dev` uses",
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.turns, args.rounds))
+    asyncio.run(main(args.turns, args.rounds, persist=not args.in_memory))

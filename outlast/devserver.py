@@ -23,6 +23,13 @@ from workflows.search_attributes import cli_registrations
 # which adds ~50 ms to every activity step (measured by bench-peers); lift it.
 DYNAMIC_CONFIG = {"history.transferProcessorMaxPollRPS": "10000"}
 
+# The SQLite file's journal: write-ahead, synced at checkpoints rather than at every commit.
+# A killed server loses nothing committed (the commit is in the WAL, in the OS's page cache,
+# before it returns); an operating-system crash or power loss may lose the last moments.
+# Each turn commits several times, and a rollback journal synced at every commit cost about
+# 5 ms a turn (bench/turn_overhead.py).
+SQLITE_PRAGMAS = {"journal_mode": "wal", "synchronous": "normal"}
+
 
 class DevServerError(RuntimeError):
     pass
@@ -87,6 +94,8 @@ class DevServer:
         ]
         if self.persist:
             cmd += ["--db-filename", str(self.state_dir / "temporal.db")]
+            for pragma, value in SQLITE_PRAGMAS.items():
+                cmd += ["--sqlite-pragma", f"{pragma}={value}"]
         cmd += ["--headless"] if self.headless else ["--ui-port", str(self.ui_port)]
         for key, value in {**DYNAMIC_CONFIG, **(self.extra_dynamic_config or {})}.items():
             cmd += ["--dynamic-config-value", f"{key}={value}"]

@@ -74,8 +74,8 @@ def tool_span_attributes(tool: str, request: Any, output: Any | None) -> dict[st
 
 
 def tool_name(activity_type: str) -> str:
-    """`tool.bash` -> `Bash`: the name the model calls the tool by."""
-    return activity_type.removeprefix(TOOL_PREFIX).capitalize()
+    """`tool.bash` (or `tool.read.local`) -> `Bash` (`Read`): the name the model uses."""
+    return activity_type.removeprefix(TOOL_PREFIX).removesuffix(".local").capitalize()
 
 
 class GenAISpans(Interceptor):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -19,7 +20,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from activities import transcripts
 from activities.store import default_store
-from agents.config import ModelSettings, OutlastConfig
+from agents.config import ModelSettings, OutlastConfig, ToolSettings
 from agents.messages import Message, TextBlock, ToolResultBlock
 from outlast.scripted_model import ScriptedModelServer, load_script
 from worker import build_workers
@@ -96,8 +97,16 @@ def scripted_model(script: dict[str, Any], **kwargs: Any) -> Iterator[ScriptedMo
 FAST_MODEL = ModelSettings(heartbeat_timeout_s=5, max_attempts=5)
 
 
+def fast_config(**kw: Any) -> OutlastConfig:
+    """The tests' config: quick model timeouts, and local tools only on cached workers
+    (with `max_cached_workflows=0` Temporal Core can stall a run's local activities, see
+    `ToolSettings.local_tools`)."""
+    tools = kw.pop("tools", ToolSettings(local_tools=DEFAULT_CACHED > 0))
+    return OutlastConfig(model=FAST_MODEL, tools=tools, **kw)
+
+
 def agent_input(prompt: str, repo: os.PathLike[str] | str, queues: Queues, **kw: Any) -> AgentInput:
-    config = kw.pop("config", OutlastConfig(model=FAST_MODEL))
+    config = kw.pop("config", None) or fast_config()
     return AgentInput(
         prompt=prompt,
         workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
@@ -140,7 +149,21 @@ async def activity_attempts(handle: WorkflowHandle) -> list[tuple[str, int]]:
             )
             sid = attrs.scheduled_event_id
             out.append((scheduled[sid], started.get(sid, 1)))
+        elif (local := local_activity(event)) is not None:
+            out.append(local)
     return out
+
+
+def local_activity(event: Any) -> tuple[str, int] | None:
+    """(activity type, attempt) of a local activity's marker, named as the regular activity
+    it stands for (`tool.read.local` -> `tool.read`): tests care what ran, not how."""
+    if event.event_type != EventType.EVENT_TYPE_MARKER_RECORDED:
+        return None
+    attrs = event.marker_recorded_event_attributes
+    if attrs.marker_name != "core_local_activity":
+        return None
+    data = json.loads(attrs.details["data"].payloads[0].data)
+    return data["activity_type"].removesuffix(".local"), int(data.get("attempt", 1))
 
 
 def spawn(name: str, prompt: str, background: bool, **extra: Any) -> dict[str, Any]:

@@ -29,8 +29,14 @@ from agents.transcript import TranscriptRef
 with workflow.unsafe.imports_passed_through():
     from activities.errors import NON_RETRYABLE
     from activities.llm import ModelRequest, ModelResponse, call_model
+    from activities.local_tools import (
+        LOCAL_TOOLS,
+        LocalToolRequest,
+        LocalToolResult,
+        local_activity_name,
+    )
     from activities.tools import TOOLS
-    from activities.tools.base import FileStamp, ToolContext
+    from activities.tools.base import FileStamp, ToolContext, ToolOutput
 
 from workflows.contracts import AgentUsage, Workspace
 from workflows.turns import (
@@ -126,6 +132,12 @@ class LoopHooks:
     """Why a valid tool call is refused in the current mode (plan mode, R76), or None."""
 
 
+LOCAL_READ_TOOLS_PATCH = "local-read-tools"
+"""Read, Glob and Grep run as local activities on the workspace's host (issue 9)."""
+LOCAL_TOOL_TIMEOUT = timedelta(seconds=30)
+"""Longer than this, the call is run again as a regular activity, which can heartbeat."""
+
+
 def model_activity_options(config: OutlastConfig) -> dict:
     return {
         "start_to_close_timeout": timedelta(seconds=config.model.call_timeout_s),
@@ -204,30 +216,62 @@ async def _run_activity_tool(
         extra_roots=setup.extra_roots,
         write_scope=setup.write_scope,
     )
-    try:
-        out = await workflow.execute_activity(
-            spec.activity,
-            spec.request_model(input=call.input, ctx=ctx),
-            task_queue=setup.workspace.host_queue,
-            summary=tool_summary(
-                setup.label, state.turns, call.block.name, call.input, setup.workspace.root
-            ),
-            # Kill must not report done while the tool's processes still run.
-            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-            **{
-                **spec.activity_options(call.input),
-                "heartbeat_timeout": timedelta(seconds=setup.config.tools.heartbeat_timeout_s),
-            },
-        )
-    except ActivityError as e:
-        if is_cancelled_exception(e):
-            raise
-        cause = e.cause.message if isinstance(e.cause, ApplicationError) else str(e.cause or e)
-        return error_result(call.block, f"{call.block.name} could not run: {cause}")
+    summary = tool_summary(
+        setup.label, state.turns, call.block.name, call.input, setup.workspace.root
+    )
+    request = spec.request_model(input=call.input, ctx=ctx)
+    out = None
+    local = setup.config.tools.local_tools and call.block.name in LOCAL_TOOLS
+    if local and workflow.patched(LOCAL_READ_TOOLS_PATCH):
+        out = await _run_here(setup, call.block.name, request, summary)
+    if out is None:
+        try:
+            out = await workflow.execute_activity(
+                spec.activity,
+                request,
+                task_queue=setup.workspace.host_queue,
+                summary=summary,
+                # Kill must not report done while the tool's processes still run.
+                cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+                **{
+                    **spec.activity_options(call.input),
+                    "heartbeat_timeout": timedelta(seconds=setup.config.tools.heartbeat_timeout_s),
+                },
+            )
+        except ActivityError as e:
+            if is_cancelled_exception(e):
+                raise
+            cause = e.cause.message if isinstance(e.cause, ApplicationError) else str(e.cause or e)
+            return error_result(call.block, f"{call.block.name} could not run: {cause}")
     state.read_state.update(out.stamps)
     if out.cwd:
         state.cwd = out.cwd
     return ToolResultBlock(tool_use_id=call.block.id, content=out.content, is_error=out.is_error)
+
+
+async def _run_here(
+    setup: LoopSetup, tool: str, request: BaseModel, summary: str
+) -> ToolOutput | None:
+    """The tool's output from a local activity, or None where it cannot run as one (this
+    worker is not the workspace's host, or it failed or took too long): the caller then runs
+    it as a regular activity on the host queue, as every other tool."""
+    try:
+        result = await workflow.execute_local_activity(
+            local_activity_name(tool),
+            LocalToolRequest(
+                host_queue=setup.workspace.host_queue,
+                request=request.model_dump(mode="json", by_alias=True),
+            ),
+            result_type=LocalToolResult,
+            summary=summary,
+            start_to_close_timeout=LOCAL_TOOL_TIMEOUT,
+            retry_policy=RetryPolicy(maximum_attempts=1),
+        )
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        return None
+    return result.output
 
 
 async def _run_one(setup: LoopSetup, state: LoopState, item: ValidCall | ToolResultBlock):

@@ -130,9 +130,9 @@ async def test_heartbeats_while_running(ws: Path) -> None:
     beats: list[tuple] = []
     env = ActivityEnvironment()
     env.on_heartbeat = lambda *details: beats.append(details)
-    out = await env.run(run_bash, request(ws, "sleep 1.5"))
+    out = await env.run(run_bash, request(ws, "sleep 2.5"))
     assert not out.is_error
-    assert len(beats) >= 2
+    assert len(beats) >= 2  # one a second, the first after a second
 
 
 async def test_long_output_is_truncated_to_30000_chars(ws: Path) -> None:

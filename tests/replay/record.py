@@ -216,10 +216,10 @@ async def _subagents_resume(client: Client, tmp: Path) -> WorkflowHandle:
 
 
 async def _continue_as_new(client: Client, tmp: Path) -> WorkflowHandle:
-    from agents.config import AgentSettings, OutlastConfig
-    from tests.support import FAST_MODEL
+    from agents.config import AgentSettings
+    from tests.support import fast_config
 
-    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(turns_per_run=3))
+    config = fast_config(agents=AgentSettings(turns_per_run=3))
     return await _scripted(
         client,
         tmp,
@@ -379,11 +379,11 @@ async def _verified_task(client: Client, tmp: Path) -> WorkflowHandle:
 
 
 async def _spawn_limit(client: Client, tmp: Path) -> WorkflowHandle:
-    from agents.config import AgentSettings, OutlastConfig
-    from tests.support import FAST_MODEL
+    from agents.config import AgentSettings
+    from tests.support import fast_config
     from tests.workflows.test_bad_output import RUNAWAY
 
-    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(max_concurrent=2))
+    config = fast_config(agents=AgentSettings(max_concurrent=2))
     return await _scripted(client, tmp, RUNAWAY, config)
 
 
@@ -391,6 +391,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_continue_as_new": _continue_as_new,
     "fork_join": _fork_join,
     "agent_demo": _demo,
+    # After Read, Glob and Grep became local activities on the host (patched local-read-tools).
+    "agent_demo_v2": _demo,
     "agent_killed": _killed,
     "agent_tool_errors": _tool_errors,
     "subagents_sync_async": _subagents_sync_async,

@@ -4,6 +4,7 @@ their committed history recorded: the same types, the same number of each, in bo
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from collections import Counter
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.reliability
 # decides the number of model calls) and the killed and continued runs.
 DETERMINISTIC = [
     "agent_demo",
+    "agent_demo_v2",
     "agent_tool_errors",
     "subagents_resume",
     "pipeline",
@@ -34,19 +36,30 @@ DETERMINISTIC = [
 
 
 def recorded(name: str) -> Counter:
+    """Activities by type in a committed history, local ones named as their tool."""
     events = json.loads((HISTORIES / f"{name}.json").read_text())["events"]
-    return Counter(
+    kinds = Counter(
         e["activityTaskScheduledEventAttributes"]["activityType"]["name"]
         for e in events
         if "activityTaskScheduledEventAttributes" in e
     )
+    for e in events:
+        marker = e.get("markerRecordedEventAttributes", {})
+        if marker.get("markerName") == "core_local_activity":
+            data = json.loads(base64.b64decode(marker["details"]["data"]["payloads"][0]["data"]))
+            kinds[data["activity_type"].removesuffix(".local")] += 1
+    return kinds
 
 
 async def made(handle) -> Counter:
+    """Activities by type; a read-only tool run as a local activity counts as that tool (the
+    corpus recorded them before they could run locally)."""
     kinds: Counter = Counter()
     async for e in handle.fetch_history_events():
         if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             kinds[e.activity_task_scheduled_event_attributes.activity_type.name] += 1
+        elif (local := support.local_activity(e)) is not None:
+            kinds[local[0]] += 1
     return kinds
 
 

@@ -15,6 +15,7 @@ from agents.config import AgentSettings, Features, OutlastConfig
 from tests.support import (
     FAST_MODEL,
     agent_input,
+    fast_config,
     notifications,
     running_workers,
     scripted_model,
@@ -89,7 +90,7 @@ async def test_a_kill_during_the_final_checks_is_a_kill(client, git_repo):
 
 
 async def test_message_to_a_parent_that_is_gone_is_an_error_result(client, git_repo):
-    config = OutlastConfig(model=FAST_MODEL, features=Features(fork_subagent=True))
+    config = fast_config(features=Features(fork_subagent=True))
     script = {
         "agents": [
             {
@@ -130,7 +131,7 @@ async def test_message_to_a_parent_that_is_gone_is_an_error_result(client, git_r
 
 
 async def test_a_resumed_fork_continues_its_own_conversation(client, git_repo):
-    config = OutlastConfig(model=FAST_MODEL, features=Features(fork_subagent=True))
+    config = fast_config(features=Features(fork_subagent=True))
     script = {
         "agents": [
             {

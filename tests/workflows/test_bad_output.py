@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from agents.config import AgentSettings, OutlastConfig
+from agents.config import AgentSettings
 from tests.support import (
-    FAST_MODEL,
     agent_input,
+    fast_config,
     running_workers,
     scripted_model,
     spawn,
@@ -110,7 +110,7 @@ RUNAWAY = {
 
 
 async def test_runaway_spawning_stops_at_the_concurrency_limit(client, git_repo):
-    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(max_concurrent=2))
+    config = fast_config(agents=AgentSettings(max_concurrent=2))
     with scripted_model(RUNAWAY):
         async with running_workers(client) as queues:
             inp = agent_input("fan out", git_repo, queues, config=config)

@@ -14,12 +14,12 @@ from temporalio.client import WorkflowExecutionStatus
 
 from activities import transcripts
 from activities.store import default_store
-from agents.config import AgentSettings, OutlastConfig
+from agents.config import AgentSettings
 from agents.messages import ToolResultBlock, ToolUseBlock
 from outlast.client import connect
 from tests.support import (
-    FAST_MODEL,
     agent_input,
+    fast_config,
     local_dev_server,
     running_workers,
     scripted_model,
@@ -61,7 +61,7 @@ LOOP = {
 @pytest.mark.slow  # about 3 minutes of CI; CI still runs it
 async def test_a_thousand_turns_span_several_runs(small_server, git_repo):
     client = await connect(small_server.address)
-    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(hard_max_turns=1000))
+    config = fast_config(agents=AgentSettings(hard_max_turns=1000))
     with scripted_model(LOOP) as model:
         async with running_workers(client, cached=100) as queues:
             inp = agent_input(
@@ -97,7 +97,7 @@ async def test_a_thousand_turns_span_several_runs(small_server, git_repo):
 async def test_children_survive_the_parents_continue_as_new(client, git_repo):
     """Background children started in run 1 report to the run that is current when they end,
     exactly once each; the carried registry keeps the notified set."""
-    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(turns_per_run=2))
+    config = fast_config(agents=AgentSettings(turns_per_run=2))
     spawn = [
         {
             "name": "Agent",

@@ -8,8 +8,7 @@ import uuid
 from pathlib import Path
 
 from agents.builtin.coordinator import COORDINATOR_TOOLS
-from agents.config import OutlastConfig
-from tests.support import FAST_MODEL, running_workers, scripted_model, tool_results
+from tests.support import fast_config, running_workers, scripted_model, tool_results
 from workflows.contracts import AgentResult, Workspace
 from workflows.pattern_contracts import CoordinatorInput
 
@@ -186,7 +185,7 @@ async def run_coordinator(client, queues, repo: Path, wf_id: str):
     inp = CoordinatorInput(
         task="Make greet() shorter, carefully.",
         workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
-        config=OutlastConfig(model=FAST_MODEL),
+        config=fast_config(),
     )
     handle = await client.start_workflow(
         "CoordinatorWorkflow", inp, id=wf_id, task_queue=queues.task_queue, result_type=AgentResult
@@ -368,7 +367,7 @@ async def test_coordinator_continues_as_new_as_a_coordinator(client, git_repo):
             stage("wait", {"text": "Waiting for w."}),
         ]
     }
-    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(turns_per_run=1))
+    config = fast_config(agents=AgentSettings(turns_per_run=1))
     wf_id = f"coord-{uuid.uuid4().hex[:8]}"
     with scripted_model(script):
         async with running_workers(client) as queues:

@@ -10,11 +10,11 @@ import uuid
 from activities import transcripts
 from activities.store import default_store
 from agents.builtin.fork import FORK_PLACEHOLDER_RESULT
-from agents.config import Features, OutlastConfig
+from agents.config import Features
 from agents.control_tools import TaskStopInput
 from agents.messages import TextBlock, ToolResultBlock
 from outlast.scripted_model.cache import estimate_tokens
-from tests.support import FAST_MODEL, running_workers, scripted_model
+from tests.support import fast_config, running_workers, scripted_model
 from workflows.contracts import (
     AgentResult,
     ForkJoinInput,
@@ -60,7 +60,7 @@ async def start_fork_join(client, queues, repo, n: int, **kw):
         workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
         directives=[f"DIRECTIVE-{i}: check part {i}" for i in range(n)],
         context=CONTEXT,
-        config=OutlastConfig(model=FAST_MODEL),
+        config=fast_config(),
         **kw,
     )
     return await client.start_workflow(
@@ -112,7 +112,7 @@ async def test_fork_join_of_eight_shares_the_prefix(client, git_repo):
 
 
 async def test_agent_fork_path_and_recursion_guard(client, git_repo):
-    config = OutlastConfig(model=FAST_MODEL, features=Features(fork_subagent=True))
+    config = fast_config(features=Features(fork_subagent=True))
     script = {
         "agents": [
             {

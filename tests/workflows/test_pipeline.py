@@ -10,9 +10,8 @@ import uuid
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
-from agents.config import OutlastConfig
 from agents.pipeline import PipelineStage
-from tests.support import FAST_MODEL, running_workers, scripted_model
+from tests.support import fast_config, running_workers, scripted_model
 from workflows.contracts import Workspace
 from workflows.pattern_contracts import PipelineInput, PipelineResult, PipelineView, StageDecision
 
@@ -60,7 +59,7 @@ def pipeline_input(repo, queues, **kw) -> PipelineInput:
     return PipelineInput(
         task=TASK,
         workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
-        config=OutlastConfig(model=FAST_MODEL),
+        config=fast_config(),
         **kw,
     )
 

@@ -11,6 +11,7 @@ from agents.config import AgentSettings, OutlastConfig
 from tests.support import (
     FAST_MODEL,
     agent_input,
+    fast_config,
     running_workers,
     scripted_model,
     start,
@@ -31,7 +32,7 @@ def agent_call(**inp) -> dict:
 
 
 async def test_bad_agent_calls_are_errors_and_start_nothing(client, git_repo):
-    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(deny_rules=["Agent(Plan)"]))
+    config = fast_config(agents=AgentSettings(deny_rules=["Agent(Plan)"]))
     script = {
         "agents": [
             {

@@ -11,9 +11,14 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
 
 from agents.builtin.teammate import COMMUNICATION
-from agents.config import OutlastConfig
 from agents.team_tasks import TaskCreateInput
-from tests.support import FAST_MODEL, Queues, crashable_worker, running_workers, scripted_model
+from tests.support import (
+    Queues,
+    crashable_worker,
+    fast_config,
+    running_workers,
+    scripted_model,
+)
 from workflows.contracts import AgentResult, StopRequest, Workspace
 from workflows.pattern_contracts import (
     MemberRef,
@@ -92,7 +97,7 @@ def team_input(repo, queues: Queues) -> TeamInput:
             TeammateSpec(name="c", prompt="Take a task from the task list and do it."),
         ],
         tasks=[TaskCreateInput(subject="Write c.txt", description="Create c.txt with 'done'.")],
-        config=OutlastConfig(model=FAST_MODEL),
+        config=fast_config(),
     )
 
 

@@ -14,7 +14,7 @@ from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.worker import Replayer
 
 from outlast.client import data_converter
-from tests.support import agent_input, running_workers, scripted_model, spawn, start
+from tests.support import agent_input, local_activity, running_workers, scripted_model, spawn, start
 from worker import WORKFLOWS, sandbox_runner
 
 SCRIPT = {
@@ -47,6 +47,8 @@ async def activity_types(client: Client, workflow_id: str) -> Counter:
     async for e in client.get_workflow_handle(workflow_id).fetch_history_events():
         if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             kinds[e.activity_task_scheduled_event_attributes.activity_type.name] += 1
+        elif (local := local_activity(e)) is not None:
+            kinds[local[0]] += 1  # a Read run as a local activity
     return kinds
 
 

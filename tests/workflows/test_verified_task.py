@@ -7,9 +7,8 @@ import json
 import subprocess
 import uuid
 
-from agents.config import OutlastConfig
 from tests.conftest import make_git_repo
-from tests.support import FAST_MODEL, running_workers, scripted_model
+from tests.support import fast_config, running_workers, scripted_model
 from workflows.contracts import Workspace
 from workflows.pattern_contracts import VerifiedTaskInput, VerifiedTaskResult
 
@@ -94,7 +93,7 @@ async def run_verified(client, queues, repo, wf_id: str) -> VerifiedTaskResult:
     inp = VerifiedTaskInput(
         task=TASK,
         workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
-        config=OutlastConfig(model=FAST_MODEL),
+        config=fast_config(),
     )
     handle = await client.start_workflow(
         "VerifiedTaskWorkflow",
