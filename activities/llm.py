@@ -30,10 +30,11 @@ from activities.errors import (
     OutlastError,
 )
 from activities.model_stream import Accumulator, StreamedMessage
-from activities.store import default_store
+from activities.store import BlobStore, default_store
 from agents.messages import (
     ContentBlock,
     Message,
+    ToolResultBlock,
     Usage,
     merge_user_messages,
 )
@@ -70,6 +71,9 @@ class ModelRequest(BaseModel):
     transcript: TranscriptRef = TranscriptRef()
     append: list[Message] = Field(default_factory=list)
     """Messages after `transcript`'s head, sent and recorded by this call."""
+    append_refs: dict[str, str] = Field(default_factory=dict)
+    """tool_use_id -> the blob holding that tool_result's content, which `append` carries
+    empty: the tool's own activity already recorded it in history (issue 9)."""
     thinking_budget: int | None = None
     agent: AgentTag = AgentTag()
     shared_prefix_breakpoint: bool = False
@@ -272,11 +276,25 @@ async def _stream(params: dict[str, Any]) -> tuple[StreamedMessage, str | None]:
     return acc.message(), request_id
 
 
+def resolve_refs(message: Message, refs: dict[str, str], store: BlobStore) -> Message:
+    """`message` with every tool_result named in `refs` filled in from the store."""
+    if not refs or isinstance(message.content, str):
+        return message
+    blocks = [
+        b.model_copy(update={"content": store.get(refs[b.tool_use_id]).decode("utf-8")})
+        if isinstance(b, ToolResultBlock) and b.tool_use_id in refs
+        else b
+        for b in message.content
+    ]
+    return message.model_copy(update={"content": blocks})
+
+
 @activity.defn(name="llm.call_model")
 async def call_model(req: ModelRequest) -> ModelResponse:
     """One model turn: load the conversation, stream the answer, record both in the store."""
     store = default_store()
-    messages = list(transcripts.load(store, req.transcript)) + list(req.append)
+    append = [resolve_refs(m, req.append_refs, store) for m in req.append]
+    messages = list(transcripts.load(store, req.transcript)) + append
     info = activity.info()
     timeout = info.start_to_close_timeout.total_seconds() if info.start_to_close_timeout else 600
     beat = asyncio.create_task(_heartbeat_forever())
@@ -285,7 +303,7 @@ async def call_model(req: ModelRequest) -> ModelResponse:
     finally:
         beat.cancel()
     reply = Message(role="assistant", content=final.content)
-    head = transcripts.append(store, req.transcript, [*req.append, reply])
+    head = transcripts.append(store, req.transcript, [*append, reply])
     return ModelResponse(
         message=reply,
         stop_reason=final.stop_reason,

@@ -9,13 +9,16 @@ same turns with the whole conversation passed as the model activity's input
 
     python bench/history_growth.py [--turns 500] [--naive-turns 100]
 
-Last line: `history_bytes_per_turn_at_500=<n> growth_ratio_500_vs_10=<x>`.
+Last line: `history_bytes_per_turn_at_500=<n> growth_ratio_500_vs_10=<x>
+overhead_bytes_per_turn=<m>`, where the overhead is what a turn adds beyond its own new tool
+output (the Read's result as it is encoded in a JSON payload).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import tempfile
 import uuid
@@ -28,6 +31,8 @@ from temporalio.client import Client  # noqa: E402
 from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
 from temporalio.worker import Worker  # noqa: E402
 
+from activities.tools.base import ToolContext  # noqa: E402
+from activities.tools.read import ReadInput, ReadRequest, read_sync  # noqa: E402
 from agents.config import AgentSettings, ModelSettings, OutlastConfig  # noqa: E402
 from bench.harness import (  # noqa: E402
     client_for,
@@ -84,6 +89,13 @@ def bytes_per_turn(events: list) -> list[int]:
     return turns
 
 
+def tool_output_bytes(repo: Path) -> int:
+    """The new tool output of one turn: the Read's text, JSON-encoded as in a payload."""
+    ctx = ToolContext(workspace_root=str(repo), cwd=str(repo))
+    out = read_sync(ReadRequest(ctx=ctx, input=ReadInput(file_path="chunk.txt")))
+    return len(json.dumps(out.content))
+
+
 def at(per_turn: list[int], n: int) -> float:
     window = per_turn[max(0, n - 10) : n]
     return sum(window) / len(window)
@@ -134,6 +146,7 @@ async def main(turns: int, naive_turns: int) -> None:
             client = await client_for(server)
             ours, runs = await outlast(client, repo, turns)
             theirs = await naive(server.address, repo, naive_turns)
+        output = tool_output_bytes(repo)
     print(f"tool output per turn: {len(CHUNK)} bytes; Outlast run chain: {runs} run(s)")
     for n in sorted({10, 100, turns}):
         if n <= len(ours):
@@ -150,9 +163,11 @@ async def main(turns: int, naive_turns: int) -> None:
         print(
             f"naive growth_ratio_{len(theirs)}_vs_10={at(theirs, len(theirs)) / at(theirs, 10):.1f}"
         )
+    print(f"the Read's output as it lands in a payload: {output} bytes")
     print(
         f"history_bytes_per_turn_at_{turns}={at(ours, turns):.0f} "
-        f"growth_ratio_{turns}_vs_10={at(ours, turns) / at(ours, 10):.2f}"
+        f"growth_ratio_{turns}_vs_10={at(ours, turns) / at(ours, 10):.2f} "
+        f"overhead_bytes_per_turn={at(ours, turns) - output:.0f}"
     )
 
 

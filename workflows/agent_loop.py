@@ -43,6 +43,7 @@ from workflows.turns import (
     ValidCall,
     add_usage,
     batch_calls,
+    by_reference,
     error_result,
     plan_calls,
 )
@@ -82,6 +83,8 @@ class LoopState(BaseModel):
     plan_exited: bool = False
     """The plan was just approved: the next turn gets the one-time exit note."""
     plan_requests: int = 0
+    result_refs: dict[str, str] = Field(default_factory=dict)
+    """tool_use_id -> blob of that result's content, for the next model request (issue 9)."""
 
 
 @dataclass
@@ -170,10 +173,12 @@ def _concurrency_safe(setup: LoopSetup) -> Callable[[str], bool]:
 
 
 async def _call_model(setup: LoopSetup, state: LoopState, ephemeral: list[str]) -> ModelResponse:
+    append, refs = by_reference(merge_user_messages(state.pending), state.result_refs)
     request = setup.request.model_copy(
         update={
             "transcript": state.transcript,
-            "append": merge_user_messages(state.pending),
+            "append": append,
+            "append_refs": refs,
             "ephemeral": ephemeral,
         }
     )
@@ -244,6 +249,8 @@ async def _run_activity_tool(
             cause = e.cause.message if isinstance(e.cause, ApplicationError) else str(e.cause or e)
             return error_result(call.block, f"{call.block.name} could not run: {cause}")
     state.read_state.update(out.stamps)
+    if out.content_ref:
+        state.result_refs[call.block.id] = out.content_ref
     if out.cwd:
         state.cwd = out.cwd
     return ToolResultBlock(tool_use_id=call.block.id, content=out.content, is_error=out.is_error)
@@ -319,6 +326,7 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
         state.turns += 1
         state.transcript = response.transcript
         state.pending = []
+        state.result_refs = {}
         if text := response.message.text():
             state.last_text = text
         uses = len(response.message.tool_uses())

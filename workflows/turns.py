@@ -4,12 +4,19 @@ usage adds up. No I/O and no Temporal calls, so every rule has a plain unit test
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
 
-from agents.messages import INVALID_TOOL_INPUT, Message, ToolResultBlock, ToolUseBlock, Usage
+from agents.messages import (
+    INVALID_TOOL_INPUT,
+    Message,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
 from workflows.contracts import AgentUsage
 
 CUT_OFF_MESSAGE = (
@@ -129,3 +136,29 @@ def sum_usages(usages: list[AgentUsage], duration_ms: int) -> AgentUsage:
         duration_ms=duration_ms,
         tokens=tokens,
     )
+
+
+def by_reference(
+    messages: list[Message], refs: dict[str, str]
+) -> tuple[list[Message], dict[str, str]]:
+    """`messages` with each tool_result whose content is in the store (`refs`) left empty,
+    and the refs so used. Only a result whose content still hashes to its blob is replaced,
+    so one the loop changed after the tool ran is sent as it is."""
+    used: dict[str, str] = {}
+
+    def thin(block):
+        ref = refs.get(getattr(block, "tool_use_id", ""))
+        if not isinstance(block, ToolResultBlock) or ref is None:
+            return block
+        if hashlib.sha256(block.content.encode("utf-8")).hexdigest() != ref:
+            return block
+        used[block.tool_use_id] = ref
+        return block.model_copy(update={"content": ""})
+
+    out = [
+        m
+        if isinstance(m.content, str)
+        else m.model_copy(update={"content": [thin(b) for b in m.content]})
+        for m in messages
+    ]
+    return out, used

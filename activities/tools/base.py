@@ -74,6 +74,9 @@ class ToolOutput(BaseModel):
     """Normalised absolute path -> stamp after this call (Read, Write, Edit)."""
     cwd: str | None = None
     """Bash: the shell's working directory after the command, if it changed."""
+    content_ref: str | None = None
+    """The blob holding `content`, when it is long: the next model request refers to it
+    instead of carrying it again, so history holds a tool's output once (issue 9)."""
 
     @field_validator("content")
     @classmethod
@@ -95,3 +98,17 @@ class ToolRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     ctx: ToolContext
+
+
+STORE_OUTPUT_FROM_CHARS = 512
+"""Shorter outputs cost less inline than as a reference and a blob."""
+
+
+def with_content_ref(out: ToolOutput) -> ToolOutput:
+    """`out`, its content also put in the blob store if it is long enough to be worth it."""
+    if len(out.content) < STORE_OUTPUT_FROM_CHARS:
+        return out
+    from activities.store import default_store  # the store is for activities, not workflows
+
+    ref = default_store().put(out.content.encode("utf-8"))
+    return out.model_copy(update={"content_ref": ref})

@@ -35,7 +35,7 @@ from activities.sandbox import (
     writer_policy,
 )
 from activities.tools import bash_runs
-from activities.tools.base import ToolContext, ToolOutput, ToolRequest, no_nul
+from activities.tools.base import ToolContext, ToolOutput, ToolRequest, no_nul, with_content_ref
 from activities.workspace import (
     WorkspaceEscape,
     heartbeating,
@@ -318,8 +318,7 @@ def _compose(output: str, status: int | None, timeout_ms: int, note: str) -> Too
     return ToolOutput(content=content or "(no output)", is_error=is_error)
 
 
-@activity.defn(name="tool.bash")
-async def run_bash(req: BashRequest) -> ToolOutput:
+async def _run_bash(req: BashRequest) -> ToolOutput:
     """Run a shell command in the workspace; see DESCRIPTION for the model-facing contract."""
     inp, ctx = req.input, req.ctx
     if inp.run_in_background:
@@ -358,3 +357,10 @@ async def run_bash(req: BashRequest) -> ToolOutput:
     if new_cwd is None and start_note:
         new_cwd = ctx.workspace_root
     return result.model_copy(update={"cwd": new_cwd})
+
+
+@activity.defn(name="tool.bash")
+async def run_bash(req: BashRequest) -> ToolOutput:
+    """The activity: the tool's output, a long one also put in the blob store (see
+    `ToolOutput.content_ref`)."""
+    return with_content_ref(await _run_bash(req))

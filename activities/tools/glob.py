@@ -17,7 +17,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
 
-from activities.tools.base import ToolOutput, ToolRequest, no_nul
+from activities.tools.base import ToolOutput, ToolRequest, no_nul, with_content_ref
 from activities.tools.grep import VCS_DIRS, run_rg
 from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
 
@@ -170,8 +170,7 @@ def _error(message: str) -> ToolOutput:
     return ToolOutput(content=message, is_error=True)
 
 
-@activity.defn(name="tool.glob")
-async def glob_files(req: GlobRequest) -> ToolOutput:
+async def _glob_files(req: GlobRequest) -> ToolOutput:
     """List workspace files matching a glob; see DESCRIPTION for the model-facing contract."""
     inp, ctx = req.input, req.ctx
     base, pattern = split_pattern(inp.pattern)
@@ -194,3 +193,10 @@ async def glob_files(req: GlobRequest) -> ToolOutput:
         return _error(f"Listing {root} failed: {result.stderr}")
     found = matching(result.lines, str(root), regex)
     return ToolOutput(content=format_paths(await run_blocking(oldest_first, found)))
+
+
+@activity.defn(name="tool.glob")
+async def glob_files(req: GlobRequest) -> ToolOutput:
+    """The activity: the tool's output, a long one also put in the blob store (see
+    `ToolOutput.content_ref`)."""
+    return with_content_ref(await _glob_files(req))

@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
 
-from activities.tools.base import ToolOutput, ToolRequest, no_nul
+from activities.tools.base import ToolOutput, ToolRequest, no_nul, with_content_ref
 from activities.workspace import WorkspaceEscape, heartbeating, resolve_in_workspace, run_blocking
 
 RG_TIMEOUT_S = 60.0
@@ -317,8 +317,7 @@ async def _format(result: RgResult, inp: GrepInput) -> str:
     return f"Found {_plural(len(shown), 'file')}\n" + "\n".join(shown) + note
 
 
-@activity.defn(name="tool.grep")
-async def grep_files(req: GrepRequest) -> ToolOutput:
+async def _grep_files(req: GrepRequest) -> ToolOutput:
     """Search file contents with ripgrep; see DESCRIPTION for the model-facing contract."""
     inp, ctx = req.input, req.ctx
     try:
@@ -341,3 +340,10 @@ async def grep_files(req: GrepRequest) -> ToolOutput:
     if result.returncode == 2 and not result.lines:
         return ToolOutput(content=f"rg failed: {result.stderr}", is_error=True)
     return ToolOutput(content=await _format(result, inp))
+
+
+@activity.defn(name="tool.grep")
+async def grep_files(req: GrepRequest) -> ToolOutput:
+    """The activity: the tool's output, a long one also put in the blob store (see
+    `ToolOutput.content_ref`)."""
+    return with_content_ref(await _grep_files(req))

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
 from activities.beneath import open_file
-from activities.tools.base import FileStamp, ToolOutput, ToolRequest
+from activities.tools.base import FileStamp, ToolOutput, ToolRequest, with_content_ref
 from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
 from agents.paths import normalize_path
 
@@ -203,7 +203,7 @@ def read_sync(req: ReadRequest) -> ToolOutput:
 async def read_file(req: ReadRequest) -> ToolOutput:
     """Read a text file from the workspace; see DESCRIPTION for the model-facing contract."""
     try:
-        return await run_blocking(read_sync, req)
+        return with_content_ref(await run_blocking(read_sync, req))
     except OSError as e:  # no permission, a file where a directory should be: model-fixable
         return ToolOutput(
             content=f"Cannot read {req.input.file_path}: {e.strerror or e}", is_error=True

@@ -411,3 +411,17 @@ def render(results: dict) -> str:
         out += [f"- {n}: {e[0][:600]}" for n, e in errors.items()]
     out += ["", "Summary: `" + summary_line(results) + "`", ""]
     return "\n".join(out)
+
+
+KEPT = "<!-- kept when run.py rewrites this file: the goals and the cost model -->"
+
+
+def keep_tail(path, text: str) -> str:
+    """`text`, followed by whatever the file at `path` holds from the KEPT line on (the
+    sections other scripts and people write), so a new run does not erase them."""
+    try:
+        old = path.read_text()
+    except FileNotFoundError:
+        return text
+    at = old.find(KEPT)
+    return text if at < 0 else text.rstrip("\n") + "\n\n" + old[at:]

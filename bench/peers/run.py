@@ -201,7 +201,7 @@ async def bench(a: argparse.Namespace) -> dict:
         if not a.no_bytecode_cache:
             procs.BYTECODE_CACHE = workdir / "pycache"
         with (
-            dev_server() as server,
+            dev_server(persist=not a.in_memory) as server,
             procs.fake_model(script, workdir) as (url, model_pid),
             model_env(url, workdir / "store"),
         ):
@@ -258,6 +258,11 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="keep PYTHONDONTWRITEBYTECODE for the workers (see procs.BYTECODE_CACHE)",
     )
+    p.add_argument(
+        "--in-memory",
+        action="store_true",
+        help="an in-memory dev server (default: a SQLite file, as `outlast dev` starts it)",
+    )
     p.add_argument("--out", default="", help=f"results JSON (default {RESULTS_JSON})")
     p.add_argument("--md", default="", help=f"Markdown report (default {RESULTS_MD})")
     p.add_argument("--no-write", action="store_true", help="print only, write no files")
@@ -285,7 +290,7 @@ def main() -> None:
         results = asyncio.run(bench(a))
     text = report.render(results)
     if a.md:
-        Path(a.md).write_text(text)
+        Path(a.md).write_text(report.keep_tail(Path(a.md), text))
         print(f"wrote {a.md}")
     print(text)
     print(report.summary_line(results))

@@ -1,0 +1,56 @@
+"""A long tool output is in history once: the model request refers to the blob its tool
+activity stored, and the model activity fills it back in before sending and recording."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from activities.llm import resolve_refs
+from activities.store import LocalBlobStore
+from activities.tools.base import STORE_OUTPUT_FROM_CHARS, ToolOutput, with_content_ref
+from agents.messages import Message, TextBlock, ToolResultBlock
+from workflows.turns import by_reference
+
+LONG = "x" * 2000
+
+
+def ref_of(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_results_go_by_reference_only_while_unchanged():
+    message = Message(
+        role="user",
+        content=[
+            ToolResultBlock(tool_use_id="a", content=LONG),
+            ToolResultBlock(tool_use_id="b", content=LONG + " and a note added later"),
+            ToolResultBlock(tool_use_id="c", content="short"),
+            TextBlock(text="a reminder"),
+        ],
+    )
+    refs = {"a": ref_of(LONG), "b": ref_of(LONG)}
+    (thin,), used = by_reference([message], refs)
+    a, b, c, text = thin.content
+    assert a.content == "" and used == {"a": ref_of(LONG)}
+    assert b.content.endswith("added later") and c.content == "short"
+    assert text == TextBlock(text="a reminder")
+    assert by_reference([Message.user_text("hi")], refs) == ([Message.user_text("hi")], {})
+
+
+def test_the_model_activity_fills_them_back(tmp_path: Path):
+    store = LocalBlobStore(tmp_path)
+    ref = store.put(LONG.encode())
+    sent = Message(role="user", content=[ToolResultBlock(tool_use_id="a", content="")])
+    filled = resolve_refs(sent, {"a": ref}, store)
+    assert filled.content[0].content == LONG
+    assert resolve_refs(sent, {}, store) is sent
+
+
+def test_only_long_outputs_are_stored(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("OUTLAST_STORE_DIR", str(tmp_path))
+    short = ToolOutput(content="y" * (STORE_OUTPUT_FROM_CHARS - 1))
+    assert with_content_ref(short).content_ref is None
+    long = with_content_ref(ToolOutput(content=LONG))
+    assert long.content_ref == ref_of(LONG)
+    assert LocalBlobStore(tmp_path).get(long.content_ref) == LONG.encode()
