@@ -7,6 +7,7 @@ environment (date, platform, git status, CLAUDE.md), which is why it is an activ
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import subprocess
@@ -130,12 +131,22 @@ def claude_md_block(root: str) -> str | None:
     )
 
 
+@functools.cache
+def _schema_of(model: type[BaseModel]) -> str:
+    """A tool input model's cleaned JSON schema, as JSON text: pydantic builds a schema
+    anew on every call, and every agent's start asked for all of them (~6% of a fan-out's
+    worker CPU, bench/fanout.py). Text, so no caller can change the cached copy."""
+    schema = clean_schema(model.model_json_schema(by_alias=True))
+    schema.pop("$schema", None)
+    schema["additionalProperties"] = False
+    return json.dumps(schema)
+
+
 def _workflow_tool(name: str, agent_description: str, coordinator: bool) -> dict:
     model, description = WORKFLOW_TOOLS[name]
     if name == AGENT_TOOL and coordinator:
         model = CoordinatorAgentInput
-    schema = clean_schema(model.model_json_schema(by_alias=True))
-    schema["additionalProperties"] = False
+    schema = json.loads(_schema_of(model))
     return {
         "name": name,
         "description": agent_description if name == AGENT_TOOL else description,
@@ -152,7 +163,7 @@ def tool_definitions(
         else {
             "name": n,
             "description": TOOLS[n].description,
-            "input_schema": TOOLS[n].input_schema(),
+            "input_schema": json.loads(_schema_of(TOOLS[n].input_model)),
         }
         for n in names
     ]

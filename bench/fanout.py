@@ -218,7 +218,10 @@ async def main(agents: int, turns: int, rounds: int, inflight: int, bytecode: bo
     with tempfile.TemporaryDirectory() as tmp:
         repo = make_repo(Path(tmp) / "repo", {"notes.txt": NOTES, "README.md": "# sample\n"})
         store = Path(tmp) / "store"
-        with dev_server() as server, scripted_model_process(script(widths, turns)) as url:
+        with (
+            dev_server(persist=True) as server,
+            scripted_model_process(script(widths, turns)) as url,
+        ):
             client = await client_for(server)
             print(f"{agents}x{turns}: {agents} sub-agents, {turns} tool turns + 1 answer each")
             with worker_process(server.address, url, store, bytecode_cache=bytecode) as worker:
