@@ -6,10 +6,11 @@ bubblewrap the command is refused, never run unsandboxed.
 
 A writer's command may change its workspace and reach the network, but nothing else on the
 worker's disk, and never the git hooks or config that the worker's own git commands would run
-(R15). Its `/tmp` is a directory per workspace that lasts from call to call. The worker's
-operator chooses with `OUTLAST_WRITER_SANDBOX`: `auto` (the default) sandboxes when bubblewrap
-works on the host and otherwise runs the command unsandboxed, as before, with a warning; `bwrap`
-refuses to run without it; `off` never sandboxes writers.
+(R15). Its `/tmp` is a directory per workspace that lasts from call to call; the host's /tmp
+is not visible to it, so a tool or virtualenv installed under the host's /tmp is not found.
+The worker's operator chooses with `OUTLAST_WRITER_SANDBOX`: `auto` (the default) sandboxes
+when bubblewrap works on the host and otherwise runs the command unsandboxed, as before, with
+a warning; `bwrap` refuses to run without it; `off` never sandboxes writers.
 """
 
 from __future__ import annotations

@@ -7,7 +7,6 @@ from __future__ import annotations
 import shlex
 import socket
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -129,7 +128,7 @@ WRITES = [
     "echo x >> inside.txt",
     "sed -i s/a/b/ inside.txt",
     "echo x | tee new.txt",
-    f"{shlex.quote(sys.executable)} -c \"open('new.txt', 'w').write('x')\"",
+    "python3 -c \"open('new.txt', 'w').write('x')\"",
     "bash -c 'echo x > new.txt'",
     "sh -c 'echo x > new.txt'",
     "find . -name inside.txt -exec sh -c 'echo x > {}' \\;",
@@ -196,7 +195,9 @@ def network_attempts(port: int) -> list[str]:
     connect = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"
     return [
         f"curl -s --max-time 2 http://127.0.0.1:{port}/",
-        f"{shlex.quote(sys.executable)} -c {shlex.quote(connect)}",
+        # python3 from PATH, not sys.executable: a sandbox hides a venv under the host's /tmp
+        # (a CI checkout there), and the attempt would then fail for the wrong reason.
+        f"python3 -c {shlex.quote(connect)}",
         f"bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}'",
     ]
 

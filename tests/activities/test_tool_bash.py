@@ -17,7 +17,7 @@ import pytest
 from pydantic import ValidationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.sandbox import BWRAP_REQUIRED
+from activities.sandbox import BWRAP_REQUIRED, WRITER_SANDBOX_ENV
 from activities.tools.base import ToolContext, ToolOutput
 from activities.tools.bash import BashInput, BashRequest, run_bash
 
@@ -207,7 +207,10 @@ async def test_read_only_sandbox_cannot_be_lifted_by_the_model(ws: Path) -> None
     assert not (ws / "f").exists()
 
 
-async def test_read_only_sandbox_has_no_network(ws: Path) -> None:
+async def test_read_only_sandbox_has_no_network(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The control runs unsandboxed: a writer's sandbox has its own /tmp, which hides a Python
+    # that lives under the host's /tmp (as in a CI checkout there).
+    monkeypatch.setenv(WRITER_SANDBOX_ENV, "off")
     with socket.create_server(("127.0.0.1", 0)) as server:
         port = server.getsockname()[1]
         script = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"
