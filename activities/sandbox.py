@@ -71,18 +71,43 @@ def bwrap_command(
     Returns:
         The full argument list, bubblewrap first.
     """
+    return _sandboxed(
+        bwrap,
+        tmp=["--tmpfs", "/tmp"],
+        workspace=["--ro-bind", workspace, workspace],
+        scratch=scratch,
+        writable=writable,
+        offline=True,
+        cwd=cwd,
+        argv=argv,
+    )
+
+
+def _sandboxed(
+    bwrap: str,
+    *,
+    tmp: list[str],
+    workspace: list[str],
+    scratch: str,
+    writable: Sequence[str],
+    offline: bool,
+    cwd: str,
+    argv: Sequence[str],
+) -> list[str]:
+    """The bwrap command line both sandboxes share: the host read-only, their own /tmp,
+    then the workspace as each mounts it, the call's scratch and the extra writable dirs."""
     return [
         bwrap,
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
-        "--tmpfs", "/tmp",
-        # Mounted after --tmpfs /tmp, which would otherwise hide a workspace that lives under
-        # /tmp (every test workspace does).
-        "--ro-bind", workspace, workspace,
+        *tmp,
+        # Mounted after /tmp, which would otherwise hide a workspace that lives under /tmp
+        # (every test workspace does).
+        *workspace,
         "--bind", scratch, scratch,
         *(arg for path in writable for arg in ("--bind", path, path)),
-        "--unshare-net",
+        *(["--unshare-net"] if offline else []),
         "--unshare-pid",
         # Killing bwrap's process group must take the whole sandbox down: its children live
         # in their own session (--new-session) where a killpg cannot reach them.
@@ -208,21 +233,13 @@ def writer_bwrap_command(
         argv: The command to run inside the sandbox.
         writable: Further directories the command may write (a coordinator's scratchpad).
     """
-    return [
+    return _sandboxed(
         bwrap,
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--bind", sandbox_tmp(workspace), "/tmp",
-        # After /tmp, which would otherwise hide a workspace that lives under it.
-        "--bind", workspace, workspace,
-        *git_protection(Path(workspace)),
-        "--bind", scratch, scratch,
-        *(arg for path in writable for arg in ("--bind", path, path)),
-        "--unshare-pid",
-        "--die-with-parent",
-        "--new-session",
-        "--chdir", cwd,
-        "--",
-        *argv,
-    ]  # fmt: skip
+        tmp=["--bind", sandbox_tmp(workspace), "/tmp"],
+        workspace=["--bind", workspace, workspace, *git_protection(Path(workspace))],
+        scratch=scratch,
+        writable=writable,
+        offline=False,
+        cwd=cwd,
+        argv=argv,
+    )
