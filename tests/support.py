@@ -160,9 +160,18 @@ def local_activity(event: Any) -> tuple[str, int] | None:
     if event.event_type != EventType.EVENT_TYPE_MARKER_RECORDED:
         return None
     attrs = event.marker_recorded_event_attributes
-    if attrs.marker_name != "core_local_activity":
+    if attrs.marker_name != LOCAL_ACTIVITY_MARKER:
         return None
-    data = json.loads(attrs.details["data"].payloads[0].data)
+    return local_activity_of(attrs.details["data"].payloads[0].data)
+
+
+LOCAL_ACTIVITY_MARKER = "core_local_activity"
+
+
+def local_activity_of(marker_data: bytes) -> tuple[str, int]:
+    """(activity type as the tool it stands for, attempt) from a local-activity marker's
+    `data` payload (the same in a fetched event and in a history's JSON, once decoded)."""
+    data = json.loads(marker_data)
     return data["activity_type"].removesuffix(".local"), int(data.get("attempt", 1))
 
 

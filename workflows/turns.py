@@ -4,12 +4,12 @@ usage adds up. No I/O and no Temporal calls, so every rule has a plain unit test
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
 
+from agents.canonical import sha256_hex
 from agents.messages import (
     INVALID_TOOL_INPUT,
     Message,
@@ -150,7 +150,7 @@ def by_reference(
         ref = refs.get(getattr(block, "tool_use_id", ""))
         if not isinstance(block, ToolResultBlock) or ref is None:
             return block
-        if hashlib.sha256(block.content.encode("utf-8")).hexdigest() != ref:
+        if sha256_hex(block.content.encode("utf-8")) != ref:  # the store names blobs so
             return block
         used[block.tool_use_id] = ref
         return block.model_copy(update={"content": ""})

@@ -45,9 +45,9 @@ def recorded(name: str) -> Counter:
     )
     for e in events:
         marker = e.get("markerRecordedEventAttributes", {})
-        if marker.get("markerName") == "core_local_activity":
-            data = json.loads(base64.b64decode(marker["details"]["data"]["payloads"][0]["data"]))
-            kinds[data["activity_type"].removesuffix(".local")] += 1
+        if marker.get("markerName") == support.LOCAL_ACTIVITY_MARKER:
+            data = base64.b64decode(marker["details"]["data"]["payloads"][0]["data"])
+            kinds[support.local_activity_of(data)[0]] += 1
     return kinds
 
 
@@ -63,14 +63,19 @@ async def made(handle) -> Counter:
     return kinds
 
 
+async def run_scenario(name: str, cached: int, client, tmp_path: Path, monkeypatch):
+    """A corpus scenario run again on today's code, with `cached` workflows kept."""
+    monkeypatch.setattr(support, "DEFAULT_CACHED", cached)
+    monkeypatch.setenv("OUTLAST_RECORDING", f"{name}-{cached}-{uuid.uuid4().hex[:8]}")
+    return await SCENARIOS[name](client, tmp_path)
+
+
 @pytest.mark.parametrize("cached", [0, 1000], ids=["full-replay", "cached"])
 @pytest.mark.parametrize("name", DETERMINISTIC)
 async def test_scenario_makes_exactly_the_recorded_activities(
     name: str, cached: int, client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    monkeypatch.setattr(support, "DEFAULT_CACHED", cached)
-    monkeypatch.setenv("OUTLAST_RECORDING", f"{name}-{cached}-{uuid.uuid4().hex[:8]}")
-    handle = await SCENARIOS[name](client, tmp_path)
+    handle = await run_scenario(name, cached, client, tmp_path, monkeypatch)
     assert await made(handle) == recorded(name)
 
 
@@ -105,9 +110,7 @@ def without_model_calls(kinds: Counter) -> Counter:
 async def test_orchestrators_make_the_recorded_tools_and_children(
     name: str, cached: int, client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    monkeypatch.setattr(support, "DEFAULT_CACHED", cached)
-    monkeypatch.setenv("OUTLAST_RECORDING", f"{name}-{cached}-{uuid.uuid4().hex[:8]}")
-    handle = await SCENARIOS[name](client, tmp_path)
+    handle = await run_scenario(name, cached, client, tmp_path, monkeypatch)
     kinds = await made(handle)
     assert without_model_calls(kinds) == without_model_calls(recorded(name))
     assert await children_started(handle) == children_recorded(name)
