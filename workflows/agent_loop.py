@@ -230,30 +230,41 @@ async def _run_activity_tool(
     if local and workflow.patched(LOCAL_READ_TOOLS_PATCH):
         out = await _run_here(setup, call.block.name, request, summary)
     if out is None:
-        try:
-            out = await workflow.execute_activity(
-                spec.activity,
-                request,
-                task_queue=setup.workspace.host_queue,
-                summary=summary,
-                # Kill must not report done while the tool's processes still run.
-                cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-                **{
-                    **spec.activity_options(call.input),
-                    "heartbeat_timeout": timedelta(seconds=setup.config.tools.heartbeat_timeout_s),
-                },
-            )
-        except ActivityError as e:
-            if is_cancelled_exception(e):
-                raise
-            cause = e.cause.message if isinstance(e.cause, ApplicationError) else str(e.cause or e)
-            return error_result(call.block, f"{call.block.name} could not run: {cause}")
+        out = await _run_on_host(setup, call, request, summary)
+        if isinstance(out, ToolResultBlock):
+            return out  # the activity failed: an error result
     state.read_state.update(out.stamps)
     if out.content_ref:
         state.result_refs[call.block.id] = out.content_ref
     if out.cwd:
         state.cwd = out.cwd
     return ToolResultBlock(tool_use_id=call.block.id, content=out.content, is_error=out.is_error)
+
+
+async def _run_on_host(
+    setup: LoopSetup, call: ValidCall, request: BaseModel, summary: str
+) -> ToolOutput | ToolResultBlock:
+    """The tool's output from a regular activity on the workspace's host queue, or the
+    error result for the model when the activity failed."""
+    spec = TOOLS[call.block.name]
+    try:
+        return await workflow.execute_activity(
+            spec.activity,
+            request,
+            task_queue=setup.workspace.host_queue,
+            summary=summary,
+            # Kill must not report done while the tool's processes still run.
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+            **{
+                **spec.activity_options(call.input),
+                "heartbeat_timeout": timedelta(seconds=setup.config.tools.heartbeat_timeout_s),
+            },
+        )
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        cause = e.cause.message if isinstance(e.cause, ApplicationError) else str(e.cause or e)
+        return error_result(call.block, f"{call.block.name} could not run: {cause}")
 
 
 async def _run_here(
