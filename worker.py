@@ -23,6 +23,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities.context import render_context
 from activities.definitions import load_definitions
 from activities.handoff import classify_handoff
+from activities.host_steps import host_step_activities
 from activities.llm import call_model
 from activities.local_tools import local_tool_activities
 from activities.plan_file import prepare_plan_file, read_plan
@@ -126,6 +127,7 @@ PASSTHROUGH = (
     "workflows.team_member",
     "workflows.plan_control",
     "workflows.child_agents",
+    "workflows.host_steps",
 )
 
 
@@ -150,13 +152,19 @@ def build_workers(
     # Temporal's TracingInterceptor comes from the client; this adds the GenAI spans.
     common = {"interceptors": [GenAISpans(tracer)]}
     tool_queue = host_queue or host_task_queue(host_id())
+    host = HOST_ACTIVITIES if host_activities is None else host_activities
     main = Worker(
         client,
         task_queue=task_queue,
         workflows=WORKFLOWS,
-        # The read-only tools also run here, as local activities, for workflows whose
-        # workspace is on this host (activities/local_tools.py).
-        activities=[*model_activities(client), *local_tool_activities(tool_queue)],
+        # The read-only tools and an agent's start and end steps also run here, as local
+        # activities, for workflows whose workspace is on this host (activities/local_tools.py,
+        # activities/host_steps.py).
+        activities=[
+            *model_activities(client),
+            *local_tool_activities(tool_queue),
+            *host_step_activities(tool_queue, host),
+        ],
         workflow_runner=sandbox_runner(),
         max_cached_workflows=max_cached_workflows,
         max_heartbeat_throttle_interval=MODEL_HEARTBEAT_THROTTLE,
@@ -166,7 +174,7 @@ def build_workers(
     tools = Worker(
         client,
         task_queue=tool_queue,
-        activities=HOST_ACTIVITIES if host_activities is None else host_activities,
+        activities=host,
         max_concurrent_activities=64,
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         default_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,

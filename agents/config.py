@@ -85,8 +85,10 @@ class ToolSettings(_Section):
     """How soon a tool whose worker died is retried (or, for Bash, re-run after its
     leftover processes are killed)."""
     local_tools: bool = True
-    """Run Read, Glob and Grep as local activities when the workflow's worker is the
-    workspace's host (activities/local_tools.py): about half a turn's time saved. Turn it
+    """Run Read, Glob and Grep, and an agent's prompt rendering, handoff check and transcript
+    export, as local activities when the workflow's worker is the workspace's host
+    (activities/local_tools.py, activities/host_steps.py): about half a turn's time saved,
+    and three server round trips of every sub-agent. Turn it
     off for workers with `max_cached_workflows=0`, where Temporal Core can evict a run in the
     middle of its local activities and stall it for a workflow-task timeout
     (temporalio/sdk-rust#1482)."""

@@ -13,11 +13,12 @@ from agents.handoff import HANDOFF_UNAVAILABLE, HANDOFF_WARNING
 from agents.notifications import cap_result
 
 with workflow.unsafe.imports_passed_through():
-    from activities.handoff import HandoffInput, HandoffVerdict, classify_handoff
-    from activities.transcript_export import ExportInput, export_transcript
+    from activities.handoff import HandoffInput, HandoffVerdict
+    from activities.transcript_export import ExportInput
     from activities.worktree import WorktreeInfo
 
 from workflows.contracts import AgentInput, AgentNotification, AgentResult
+from workflows.host_steps import run_host_step
 from workflows.signals import signal_workflow
 from workflows.worktrees import cleanup
 
@@ -33,10 +34,12 @@ async def handoff_warning(inp: AgentInput, text: str) -> str | None:
     if not is_sub_agent(inp) or not inp.config.agents.handoff_check or not text:
         return None
     try:
-        verdict: HandoffVerdict = await workflow.execute_activity(
-            classify_handoff,
+        verdict = await run_host_step(
+            inp.config,
+            "classifier.classify_handoff",
             HandoffInput(text=text, agent_type=inp.agent_type),
-            task_queue=inp.workspace.host_queue,
+            host_queue=inp.workspace.host_queue,
+            result_type=HandoffVerdict,
             **HANDOFF_OPTIONS,
         )
     except ActivityError as e:
@@ -71,8 +74,9 @@ async def export_output_file(inp: AgentInput, result: AgentResult) -> str | None
     if not is_sub_agent(inp) or not workflow.patched("transcript-export"):
         return None
     try:
-        return await workflow.execute_activity(
-            export_transcript,
+        return await run_host_step(
+            inp.config,
+            "transcript.export",
             ExportInput(
                 transcript=result.transcript,
                 agent_id=result.agent_id,
@@ -83,7 +87,8 @@ async def export_output_file(inp: AgentInput, result: AgentResult) -> str | None
                 worktree_path=result.worktree_path,
                 parent_agent_id=inp.lineage.parent_agent_id,
             ),
-            task_queue=inp.workspace.host_queue,
+            host_queue=inp.workspace.host_queue,
+            result_type=str,
             **HANDOFF_OPTIONS,
         )
     except ActivityError as e:

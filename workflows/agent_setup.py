@@ -25,13 +25,14 @@ from agents.tool_filter import (
 )
 
 with workflow.unsafe.imports_passed_through():
-    from activities.context import RenderContextInput, RenderedContext, render_context
+    from activities.context import RenderContextInput, RenderedContext
     from activities.definitions import LoadDefinitionsInput, load_definitions
     from activities.errors import NON_RETRYABLE, AgentTypeNotFound, InvalidAgentInput
     from activities.llm import AgentTag, ModelRequest
     from activities.tools import TOOLS
 
 from workflows.contracts import AgentInput, Lineage
+from workflows.host_steps import run_host_step
 from workflows.search_attributes import pattern_of
 from workflows.tool_pool import BASE_TOOLS
 
@@ -113,8 +114,9 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
         for d in definitions.definitions
         if resolved.allowed_agent_types is None or d.agent_type in resolved.allowed_agent_types
     ]
-    rendered: RenderedContext = await workflow.execute_activity(
-        render_context,
+    rendered = await run_host_step(
+        inp.config,
+        "prompt.render_context",
         RenderContextInput(
             system_prompt=definition.system_prompt,
             tool_names=tools,
@@ -127,7 +129,8 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
             agent_tool_description=agent_tool_description(spawnable) if "Agent" in tools else "",
             coordinator=inp.mode == "coordinator",
         ),
-        task_queue=inp.workspace.host_queue,
+        host_queue=inp.workspace.host_queue,
+        result_type=RenderedContext,
         **SETUP_OPTIONS,
     )
     hard = inp.config.agents.hard_max_turns

@@ -398,6 +398,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_sync_async": _subagents_sync_async,
     # The same scenario after output files, late-mail handling and liveness checks came in.
     "subagents_sync_async_v2": _subagents_sync_async,
+    # After prompt rendering, the handoff check and the transcript export became local
+    # activities on the host (patched local-host-steps).
+    "subagents_sync_async_v3": _subagents_sync_async,
     "subagents_taskstop": _subagents_taskstop,
     "subagents_resume": _subagents_resume,
     "coordinator": _coordinator,
@@ -423,6 +426,7 @@ CHILDREN = {
     "subagents_resume": ["helper"],
     "fork_join": ["fork-1"],
     "subagents_sync_async_v2": ["bg2", "fg"],
+    "subagents_sync_async_v3": ["bg2", "fg"],
     "coordinator": ["impl-b"],
     "pipeline": ["verify"],
     "team": ["b", "c"],
