@@ -128,6 +128,7 @@ PASSTHROUGH = (
     "workflows.plan_control",
     "workflows.child_agents",
     "workflows.host_steps",
+    "workflows.model_call",
 )
 
 

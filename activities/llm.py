@@ -297,11 +297,13 @@ async def call_model(req: ModelRequest) -> ModelResponse:
     messages = list(transcripts.load(store, req.transcript)) + append
     info = activity.info()
     timeout = info.start_to_close_timeout.total_seconds() if info.start_to_close_timeout else 600
-    beat = asyncio.create_task(_heartbeat_forever())
+    # A local activity lives inside its workflow task and cannot heartbeat.
+    beat = None if info.is_local else asyncio.create_task(_heartbeat_forever())
     try:
         final, request_id = await _stream(_params(req, messages, timeout))
     finally:
-        beat.cancel()
+        if beat is not None:
+            beat.cancel()
     reply = Message(role="assistant", content=final.content)
     head = transcripts.append(store, req.transcript, [*append, reply])
     return ModelResponse(

@@ -77,6 +77,16 @@ class ModelSettings(_Section):
     retry_window_s: float = Field(default=6 * 3600, gt=0)
     """How long a model call may keep retrying in all: an hours-long task should outlast an
     API outage of several minutes, not fail every agent after the 10th attempt."""
+    local_activity: bool = False
+    """Call the model as a local activity, inside the workflow task, instead of a regular
+    activity. For fast models and high-volume runs: a turn then costs no server round trip
+    for the model, one marker event (~0.9 KB) instead of three (~1.7 KB), and fewer billed
+    actions (bench/RESULTS.md). The price: while a call runs, the workflow task is held, so a
+    kill, query or update reaches the agent only at the next workflow-task heartbeat (every
+    ~8 s of a call, each ~0.3 KB of history and an action: a call of minutes costs more than
+    a regular activity); the Web UI shows no pending activity, only the call's result once it
+    is done; and the call runs on the worker that holds the workflow task. Off for workers
+    with `max_cached_workflows=0` (temporalio/sdk-rust#1482)."""
 
 
 class ToolSettings(_Section):

@@ -51,6 +51,7 @@ from temporalio.client import Client  # noqa: E402
 
 from agents.config import AgentSettings, ModelSettings, OutlastConfig  # noqa: E402
 from bench.harness import (  # noqa: E402
+    LOCAL_HELP,
     WorkerProcess,
     client_for,
     dev_server,
@@ -110,9 +111,11 @@ class Run:
     children: int
 
 
-async def fan_out(client: Client, worker: WorkerProcess, repo: Path, width: int) -> Run:
+async def fan_out(
+    client: Client, worker: WorkerProcess, repo: Path, width: int, model: ModelSettings
+) -> Run:
     config = OutlastConfig(
-        model=ModelSettings(max_attempts=1),
+        model=model,
         agents=AgentSettings(max_concurrent=max(width, 16)),
     )
     inp = AgentInput(
@@ -190,17 +193,23 @@ def mb(kb: int) -> float:
 
 
 async def scenario(
-    client: Client, worker: WorkerProcess, repo: Path, width: int, rounds: int, server_pid: int
+    client: Client,
+    worker: WorkerProcess,
+    repo: Path,
+    width: int,
+    rounds: int,
+    server_pid: int,
+    model: ModelSettings,
 ) -> tuple[list[Run], float, float, float]:
     """Warm-up, then `rounds` runs; also the worker's peak RSS and its and the server's CPU
     seconds per run."""
-    await fan_out(client, worker, repo, 2)  # warm-up: imports, sandbox, connections
+    await fan_out(client, worker, repo, 2, model)  # warm-up: imports, sandbox, connections
     print(f"  worker pid {worker.pid}, RSS after warm-up: {mb(worker.status_kb('VmRSS')):.0f} MB")
     cpu0, srv0 = worker.cpu_s(), process_cpu_s(server_pid)
     runs = []
     profiler = start_profiler(worker.pid, width)
     for r in range(rounds):
-        run = await fan_out(client, worker, repo, width)
+        run = await fan_out(client, worker, repo, width, model)
         runs.append(run)
         print(
             f"  round {r + 1}: {width} sub-agents, wall {run.wall_s:.2f} s, "
@@ -213,7 +222,9 @@ async def scenario(
     return runs, mb(worker.status_kb("VmHWM")), worker_cpu, server_cpu
 
 
-async def main(agents: int, turns: int, rounds: int, inflight: int, bytecode: bool) -> None:
+async def main(
+    agents: int, turns: int, rounds: int, inflight: int, bytecode: bool, model: ModelSettings
+) -> None:
     widths = sorted({2, agents, *([inflight] if inflight else [])})
     with tempfile.TemporaryDirectory() as tmp:
         repo = make_repo(Path(tmp) / "repo", {"notes.txt": NOTES, "README.md": "# sample\n"})
@@ -226,7 +237,7 @@ async def main(agents: int, turns: int, rounds: int, inflight: int, bytecode: bo
             print(f"{agents}x{turns}: {agents} sub-agents, {turns} tool turns + 1 answer each")
             with worker_process(server.address, url, store, bytecode_cache=bytecode) as worker:
                 runs, peak, cpu, srv = await scenario(
-                    client, worker, repo, agents, rounds, server.pid
+                    client, worker, repo, agents, rounds, server.pid, model
                 )
             wall = median([r.wall_s for r in runs])
             print(
@@ -238,7 +249,7 @@ async def main(agents: int, turns: int, rounds: int, inflight: int, bytecode: bo
                 print(f"{inflight} in flight: {inflight} sub-agents of one parent, fresh worker")
                 with worker_process(server.address, url, store, bytecode_cache=bytecode) as worker:
                     big, big_peak, big_cpu, big_srv = await scenario(
-                        client, worker, repo, inflight, 1, server.pid
+                        client, worker, repo, inflight, 1, server.pid, model
                     )
                 print(
                     f"inflight_{inflight}_peak_rss_mb={big_peak:.0f} "
@@ -261,9 +272,18 @@ if __name__ == "__main__":
     )
     parser.add_argument("--py-spy", help="py-spy binary: profile the worker (timed rounds)")
     parser.add_argument("--profile-dir", default="bench/results/fanout-profile")
+    parser.add_argument("--model-local-activity", action="store_true", help=LOCAL_HELP)
     args = parser.parse_args()
+    model = ModelSettings(max_attempts=1, local_activity=args.model_local_activity)
     if args.py_spy:
         PROFILE.update(bin=args.py_spy, dir=args.profile_dir)
     asyncio.run(
-        main(args.agents, args.turns, args.rounds, args.inflight, not args.no_bytecode_cache)
+        main(
+            args.agents,
+            args.turns,
+            args.rounds,
+            args.inflight,
+            not args.no_bytecode_cache,
+            model,
+        )
     )

@@ -211,15 +211,35 @@ def make_repo(root: Path, files: dict[str, str]) -> Path:
     return root.resolve()
 
 
+MODEL_CALL = "llm.call_model"
+LOCAL_HELP = "call the model as a local activity (config model.local_activity)"
+
+
+def model_call_at(event: Any, names: frozenset[str] = frozenset({MODEL_CALL})) -> float | None:
+    """When the model call that `event` records was scheduled (seconds), or None if it records
+    none: a regular activity's scheduled event, or a local activity's marker (with
+    `--model-local-activity`), which carries its first attempt's schedule time."""
+    if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        if event.activity_task_scheduled_event_attributes.activity_type.name in names:
+            return event.event_time.ToDatetime().timestamp()
+        return None
+    if event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+        attrs = event.marker_recorded_event_attributes
+        if attrs.marker_name == "core_local_activity":
+            data = json.loads(attrs.details["data"].payloads[0].data)
+            if data["activity_type"] in names:
+                at = data["original_schedule_time"]
+                return at["seconds"] + at.get("nanos", 0) / 1e9
+    return None
+
+
 async def model_call_times(handle: WorkflowHandle) -> list[float]:
     """Scheduled time (seconds) of every `llm.call_model`, in order."""
-    times = []
-    async for event in handle.fetch_history_events():
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-            name = event.activity_task_scheduled_event_attributes.activity_type.name
-            if name == "llm.call_model":
-                times.append(event.event_time.ToDatetime().timestamp())
-    return times
+    return [
+        at
+        async for event in handle.fetch_history_events()
+        if (at := model_call_at(event)) is not None
+    ]
 
 
 def gaps_ms(times: list[float]) -> list[float]:

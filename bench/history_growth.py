@@ -26,7 +26,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from temporalio.api.enums.v1 import EventType  # noqa: E402
 from temporalio.client import Client  # noqa: E402
 from temporalio.contrib.pydantic import pydantic_data_converter  # noqa: E402
 from temporalio.worker import Worker  # noqa: E402
@@ -35,9 +34,11 @@ from activities.tools.base import ToolContext  # noqa: E402
 from activities.tools.read import ReadInput, ReadRequest, read_sync  # noqa: E402
 from agents.config import AgentSettings, ModelSettings, OutlastConfig  # noqa: E402
 from bench.harness import (  # noqa: E402
+    LOCAL_HELP,
     client_for,
     dev_server,
     make_repo,
+    model_call_at,
     model_env,
     scripted_model_process,
     workers,
@@ -60,7 +61,7 @@ SCRIPT = {
         }
     ]
 }
-MODEL_ACTIVITIES = {"llm.call_model", "bench.naive_model"}
+MODEL_ACTIVITIES = frozenset({"llm.call_model", "bench.naive_model"})
 
 
 async def run_chain_events(client: Client, workflow_id: str) -> list:
@@ -77,12 +78,7 @@ def bytes_per_turn(events: list) -> list[int]:
     """Index k: bytes of the events of turn k+1 (from its model call to the next one)."""
     turns: list[int] = []
     for event in events:
-        is_model = (
-            event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-            and event.activity_task_scheduled_event_attributes.activity_type.name
-            in MODEL_ACTIVITIES
-        )
-        if is_model:
+        if model_call_at(event, MODEL_ACTIVITIES) is not None:
             turns.append(0)
         if turns:
             turns[-1] += event.ByteSize()
@@ -101,14 +97,14 @@ def at(per_turn: list[int], n: int) -> float:
     return sum(window) / len(window)
 
 
-async def outlast(client: Client, repo: Path, turns: int) -> tuple[list[int], int]:
+async def outlast(
+    client: Client, repo: Path, turns: int, model: ModelSettings
+) -> tuple[list[int], int]:
     async with workers(client) as (tq, hq):
         inp = AgentInput(
             prompt="Read chunk.txt, again and again.",
             workspace=Workspace(root=str(repo), host_queue=hq),
-            config=OutlastConfig(
-                model=ModelSettings(max_attempts=1), agents=AgentSettings(hard_max_turns=turns)
-            ),
+            config=OutlastConfig(model=model, agents=AgentSettings(hard_max_turns=turns)),
             max_turns=turns,
         )
         wid = f"growth-{uuid.uuid4().hex[:8]}"
@@ -135,7 +131,7 @@ async def naive(address: str, repo: Path, turns: int) -> list[int]:
         return bytes_per_turn(await run_chain_events(client, wid))
 
 
-async def main(turns: int, naive_turns: int) -> None:
+async def main(turns: int, naive_turns: int, model: ModelSettings) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         repo = make_repo(Path(tmp) / "repo", {"chunk.txt": CHUNK})
         with (
@@ -144,7 +140,7 @@ async def main(turns: int, naive_turns: int) -> None:
             model_env(url, Path(tmp) / "store"),
         ):
             client = await client_for(server)
-            ours, runs = await outlast(client, repo, turns)
+            ours, runs = await outlast(client, repo, turns, model)
             theirs = await naive(server.address, repo, naive_turns)
         output = tool_output_bytes(repo)
     print(f"tool output per turn: {len(CHUNK)} bytes; Outlast run chain: {runs} run(s)")
@@ -175,5 +171,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=500)
     parser.add_argument("--naive-turns", type=int, default=100)
+    parser.add_argument("--model-local-activity", action="store_true", help=LOCAL_HELP)
     args = parser.parse_args()
-    asyncio.run(main(args.turns, args.naive_turns))
+    model = ModelSettings(max_attempts=1, local_activity=args.model_local_activity)
+    asyncio.run(main(args.turns, args.naive_turns, model))

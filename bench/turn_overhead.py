@@ -37,6 +37,7 @@ from agents.builtin.general_purpose import PROMPT  # noqa: E402
 from agents.config import ModelSettings, OutlastConfig  # noqa: E402
 from agents.messages import Message, ToolResultBlock  # noqa: E402
 from bench.harness import (  # noqa: E402
+    LOCAL_HELP,
     client_for,
     dev_server,
     gaps_ms,
@@ -60,12 +61,12 @@ SCRIPT = {
 }
 
 
-async def outlast_turns(client, repo: Path, turns: int) -> list[float]:
+async def outlast_turns(client, repo: Path, turns: int, model: ModelSettings) -> list[float]:
     async with workers(client) as (tq, hq):
         inp = AgentInput(
             prompt="Read data.txt again and again.",
             workspace=Workspace(root=str(repo), host_queue=hq),
-            config=OutlastConfig(model=ModelSettings(max_attempts=1)),
+            config=OutlastConfig(model=model),
             max_turns=turns,
         )
         handle = await client.start_workflow(
@@ -118,7 +119,7 @@ async def plain_turns(base_url: str, repo: Path, turns: int) -> list[float]:
     return times
 
 
-async def main(turns: int, rounds: int, persist: bool) -> None:
+async def main(turns: int, rounds: int, persist: bool, model: ModelSettings) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         repo = make_repo(
             Path(tmp) / "repo", {"data.txt": "".join(f"line {i}\n" for i in range(40))}
@@ -129,12 +130,12 @@ async def main(turns: int, rounds: int, persist: bool) -> None:
             model_env(url, Path(tmp) / "store"),
         ):
             client = await client_for(server)
-            await outlast_turns(client, repo, 3)  # warm-up: sandbox, connections, caches
+            await outlast_turns(client, repo, 3, model)  # warm-up: sandbox, connections, caches
             await plain_turns(url, repo, 3)
             durable: list[float] = []
             plain: list[float] = []
             for r in range(rounds):
-                d = await outlast_turns(client, repo, turns)
+                d = await outlast_turns(client, repo, turns, model)
                 p = await plain_turns(url, repo, turns)
                 print(
                     f"round {r + 1}: outlast median {median(d):.2f} ms/turn, "
@@ -156,5 +157,7 @@ if __name__ == "__main__":
         action="store_true",
         help="an in-memory dev server instead of the SQLite file `outlast dev` uses",
     )
+    parser.add_argument("--model-local-activity", action="store_true", help=LOCAL_HELP)
     args = parser.parse_args()
-    asyncio.run(main(args.turns, args.rounds, persist=not args.in_memory))
+    model = ModelSettings(max_attempts=1, local_activity=args.model_local_activity)
+    asyncio.run(main(args.turns, args.rounds, persist=not args.in_memory, model=model))

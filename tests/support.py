@@ -102,7 +102,8 @@ def fast_config(**kw: Any) -> OutlastConfig:
     (with `max_cached_workflows=0` Temporal Core can stall a run's local activities, see
     `ToolSettings.local_tools`)."""
     tools = kw.pop("tools", ToolSettings(local_tools=DEFAULT_CACHED > 0))
-    return OutlastConfig(model=FAST_MODEL, tools=tools, **kw)
+    model = kw.pop("model", FAST_MODEL)
+    return OutlastConfig(model=model, tools=tools, **kw)
 
 
 def agent_input(prompt: str, repo: os.PathLike[str] | str, queues: Queues, **kw: Any) -> AgentInput:

@@ -27,8 +27,7 @@ from agents.paths import normalize_path
 from agents.transcript import TranscriptRef
 
 with workflow.unsafe.imports_passed_through():
-    from activities.errors import NON_RETRYABLE
-    from activities.llm import ModelRequest, ModelResponse, call_model
+    from activities.llm import ModelRequest, ModelResponse
     from activities.local_tools import (
         LOCAL_TOOLS,
         LocalToolRequest,
@@ -39,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.tools.base import FileStamp, ToolContext, ToolOutput
 
 from workflows.contracts import AgentUsage, Workspace
+from workflows.model_call import call_the_model
 from workflows.turns import (
     ValidCall,
     add_usage,
@@ -141,21 +141,6 @@ LOCAL_TOOL_TIMEOUT = timedelta(seconds=30)
 """Longer than this, the call is run again as a regular activity, which can heartbeat."""
 
 
-def model_activity_options(config: OutlastConfig) -> dict:
-    return {
-        "start_to_close_timeout": timedelta(seconds=config.model.call_timeout_s),
-        "schedule_to_close_timeout": timedelta(seconds=config.model.retry_window_s),
-        "heartbeat_timeout": timedelta(seconds=config.model.heartbeat_timeout_s),
-        "retry_policy": RetryPolicy(
-            initial_interval=timedelta(seconds=1),
-            backoff_coefficient=2.0,
-            maximum_interval=timedelta(seconds=60),
-            maximum_attempts=config.model.max_attempts,
-            non_retryable_error_types=NON_RETRYABLE,
-        ),
-    }
-
-
 def _input_models(setup: LoopSetup) -> dict[str, type[BaseModel]]:
     models = {name: TOOLS[name].input_model for name in setup.tools if name in TOOLS}
     models.update({name: tool.input_model for name, tool in setup.workflow_tools.items()})
@@ -183,11 +168,8 @@ async def _call_model(setup: LoopSetup, state: LoopState, ephemeral: list[str]) 
         }
     )
     try:
-        return await workflow.execute_activity(
-            call_model,
-            request,
-            summary=model_summary(setup.label, state.turns + 1, request.model),
-            **model_activity_options(setup.config),
+        return await call_the_model(
+            setup.config, request, model_summary(setup.label, state.turns + 1, request.model)
         )
     except ActivityError as e:
         if is_cancelled_exception(e):

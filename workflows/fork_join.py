@@ -24,11 +24,10 @@ from agents.transcript import TranscriptRef
 
 with workflow.unsafe.imports_passed_through():
     from activities.errors import InvalidAgentInput
-    from activities.llm import ModelRequest, ModelResponse, call_model
+    from activities.llm import ModelRequest, ModelResponse
     from activities.resume import AppendInput, append
 
 from workflows import search_attributes as sa
-from workflows.agent_loop import model_activity_options
 from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare
 from workflows.contracts import (
     AgentInput,
@@ -40,6 +39,7 @@ from workflows.contracts import (
     ForkOutcome,
     Lineage,
 )
+from workflows.model_call import call_the_model
 from workflows.registry import figures
 from workflows.signals import cancel_workflow
 from workflows.turns import add_usage, sum_usages
@@ -215,9 +215,7 @@ class ForkJoinWorkflow:
         request: ModelRequest = source.request.model_copy(
             update={"transcript": base, "append": [closing]}
         )
-        response: ModelResponse = await workflow.execute_activity(
-            call_model, request, **model_activity_options(inp.config)
-        )
+        response: ModelResponse = await call_the_model(inp.config, request)
         turn = add_usage(AgentUsage(), response.usage, 0, 0)
         usage = result.usage.model_copy(
             update={

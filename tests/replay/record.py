@@ -24,7 +24,15 @@ from outlast.demo import make_sample_repo
 from outlast.devserver import DevServer
 from outlast.scripted_model import load_script
 from tests.conftest import make_git_repo
-from tests.support import agent_input, free_port, running_workers, scripted_model, start
+from tests.support import (
+    FAST_MODEL,
+    agent_input,
+    fast_config,
+    free_port,
+    running_workers,
+    scripted_model,
+    start,
+)
 
 HISTORIES = Path(__file__).parent / "histories"
 
@@ -111,6 +119,13 @@ async def _scripted(client: Client, tmp: Path, script: dict, config=None) -> Wor
             handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
             await handle.result()
     return handle
+
+
+async def _model_local(client: Client, tmp: Path) -> WorkflowHandle:
+    read = {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}}
+    turns = [read, {"fail": [529], **read}, {"text": "done"}]
+    config = fast_config(model=FAST_MODEL.model_copy(update={"local_activity": True}))
+    return await _scripted(client, tmp, {"agents": [{"name": "main", "turns": turns}]}, config)
 
 
 def _spawn(name: str, background: bool) -> dict:
@@ -414,6 +429,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "verified_task": _verified_task,
     # After the implementer's liveness checks and explicit cancellation came in.
     "verified_task_v2": _verified_task,
+    # The model called as a local activity (config model.local_activity).
+    "agent_model_local": _model_local,
     # Three parallel spawns against a limit of two (patched spawn-limit-in-batch).
     "subagents_spawn_limit": _spawn_limit,
 }

@@ -1,0 +1,116 @@
+"""The model called as a local activity (`model.local_activity`, issue 9): the same turns with
+no model activity on the server; failures retried in the worker; a kill still reaches a call
+in flight, at the next workflow-task heartbeat."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowFailureError
+from temporalio.exceptions import CancelledError
+
+from agents.config import ModelSettings, ToolSettings
+from tests.support import (
+    FAST_MODEL,
+    agent_input,
+    fast_config,
+    local_activity,
+    running_workers,
+    scripted_model,
+    start,
+    tool_results,
+)
+
+LOCAL_MODEL = fast_config(
+    model=FAST_MODEL.model_copy(update={"local_activity": True}),
+    tools=ToolSettings(local_tools=True),
+)
+
+
+def script(*turns: dict) -> dict:
+    return {"agents": [{"name": "main", "turns": list(turns)}]}
+
+
+READ = {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/README.md"}}}
+
+
+async def kinds(handle) -> tuple[list[str], list[tuple[str, int]], int]:
+    """Regular activity types, local activities (type, attempt), workflow tasks."""
+    regular, local, tasks = [], [], 0
+    async for e in handle.fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            regular.append(e.activity_task_scheduled_event_attributes.activity_type.name)
+        elif e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+            tasks += 1
+        elif (la := local_activity(e)) is not None:
+            local.append(la)
+    return regular, local, tasks
+
+
+async def test_turns_run_with_no_model_activity_on_the_server(client, git_repo):
+    with scripted_model(script(READ, READ, {"text": "done"})) as model:
+        async with running_workers(client, cached=1000) as queues:
+            inp = agent_input("read twice", git_repo, queues, config=LOCAL_MODEL)
+            handle = await start(client, inp, queues)
+            result = await handle.result()
+    assert result.final_text == "done" and result.turns == 3
+    first, second = tool_results(result)
+    assert "# sample" in first.content and not second.is_error
+    assert len(model.log) == 3
+    regular, local, _ = await kinds(handle)
+    assert "llm.call_model" not in regular
+    assert [n for n, _ in local if n == "llm.call_model"] == ["llm.call_model"] * 3
+    assert result.usage.tokens.output_tokens > 0  # usage is counted as for a regular call
+
+
+async def test_a_transient_failure_is_retried_in_the_worker(client, git_repo):
+    turns = ({"fail": [529, 500], "text": "done after two failures"},)
+    with scripted_model(script(*turns)) as model:
+        async with running_workers(client, cached=1000) as queues:
+            inp = agent_input("answer", git_repo, queues, config=LOCAL_MODEL)
+            handle = await start(client, inp, queues)
+            result = await handle.result()
+    assert result.final_text == "done after two failures"
+    assert len(model.log) == 3
+    _, local, _ = await kinds(handle)
+    assert ("llm.call_model", 3) in local  # one marker: the attempt that answered
+
+
+async def test_a_rejected_request_fails_the_agent_without_retries(client, git_repo):
+    turns = ({"error": {"status": 400, "message": "prompt is too long"}},)
+    with scripted_model(script(*turns)) as model:
+        async with running_workers(client, cached=1000) as queues:
+            inp = agent_input("answer", git_repo, queues, config=LOCAL_MODEL)
+            handle = await start(client, inp, queues)
+            with pytest.raises(WorkflowFailureError) as failed:
+                await handle.result()
+    assert "prompt is too long" in str(failed.value.cause)
+    assert len(model.log) == 1
+
+
+async def test_a_kill_reaches_a_call_in_flight(client, git_repo):
+    """The call would answer after 120 s; the kill is seen at the next workflow-task
+    heartbeat (80% of the 10 s task timeout), which cancels the call in the worker."""
+    with scripted_model(script({"delay_ms": 120_000, "text": "too late"})) as model:
+        async with running_workers(client, cached=1000) as queues:
+            inp = agent_input("think long", git_repo, queues, config=LOCAL_MODEL)
+            handle = await start(client, inp, queues)
+            await asyncio.sleep(3)  # the call starts in milliseconds; no event says so
+            t0 = time.monotonic()
+            await handle.cancel()
+            with pytest.raises(WorkflowFailureError) as ended:
+                await asyncio.wait_for(handle.result(), timeout=60)
+            took = time.monotonic() - t0
+    assert isinstance(ended.value.cause, CancelledError)
+    assert took < 30, f"the kill took {took:.0f} s to reach the model call"
+    (call,) = model.log
+    assert call["outcome"] == "disconnected"  # the worker dropped the call
+    regular, _, _ = await kinds(handle)
+    assert "llm.call_model" not in regular
+
+
+def test_the_default_is_a_regular_activity():
+    assert ModelSettings().local_activity is False
