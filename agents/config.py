@@ -83,10 +83,11 @@ class ModelSettings(_Section):
     for the model, one marker event (~0.9 KB) instead of three (~1.7 KB), and fewer billed
     actions (bench/RESULTS.md). The price: while a call runs, the workflow task is held, so a
     kill, query or update reaches the agent only at the next workflow-task heartbeat (every
-    ~8 s of a call, each ~0.3 KB of history and an action: a call of minutes costs more than
-    a regular activity); the Web UI shows no pending activity, only the call's result once it
-    is done; and the call runs on the worker that holds the workflow task. Off for workers
-    with `max_cached_workflows=0` (temporalio/sdk-rust#1482)."""
+    ~8 s of a call, each ~0.3 KB of history: a call of minutes adds more history than a
+    regular activity); the Web UI shows no pending activity, only the call's result once it
+    is done; and the call runs on the worker that holds the workflow task, whose task stays
+    open (heartbeated) while it runs. Off for workers with `max_cached_workflows=0`
+    (temporalio/sdk-rust#1482)."""
 
 
 class ToolSettings(_Section):

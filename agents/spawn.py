@@ -92,3 +92,13 @@ def depth_error(parent_depth: int, config: OutlastConfig) -> str | None:
     if parent_depth + 1 > limit:
         return f"Agent nesting depth limit reached (max_depth={limit})"
     return None
+
+
+def definitions_for_child(tools: Sequence[str] | None, definitions: DefinitionSet) -> DefinitionSet:
+    """The agent definitions a child's input carries: all of them for a child that may spawn
+    agents itself (it lists them in its Agent tool and resumes its own children with them),
+    none for one without the Agent tool. An empty set, not None: None would make the child
+    load them again by activity. They were ~60% of a child's start input (issue 9)."""
+    if tools is not None and "Agent" not in tools:
+        return DefinitionSet(definitions=[])
+    return definitions

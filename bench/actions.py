@@ -66,7 +66,8 @@ class Event:
     attempt: int = 1
     """ACTIVITY_TASK_STARTED: the attempt that ran."""
     activity_type: str = ""
-    """ACTIVITY_TASK_SCHEDULED: the activity's name."""
+    """ACTIVITY_TASK_SCHEDULED: the activity's name; MARKER_RECORDED of a local activity:
+    its name."""
     workflow_task_completed_event_id: int = 0
     """MARKER_RECORDED: the workflow task that recorded it (0: the last one before it)."""
     started_by_workflow: bool = False
@@ -151,9 +152,10 @@ def _change_version_only(e: Event) -> bool:
 
 
 def model_turns(events: Iterable[Event]) -> int:
-    """Model calls scheduled: an agent's turns."""
-    scheduled = (e for e in events if e.type == "ACTIVITY_TASK_SCHEDULED")
-    return sum(1 for e in scheduled if e.activity_type == MODEL_ACTIVITY)
+    """Model calls scheduled, or recorded as local activities (`model.local_activity`): an
+    agent's turns."""
+    calls = (e for e in events if e.type in ("ACTIVITY_TASK_SCHEDULED", "MARKER_RECORDED"))
+    return sum(1 for e in calls if e.activity_type == MODEL_ACTIVITY)
 
 
 @dataclass

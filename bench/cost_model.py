@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import re
 import sys
 import tempfile
@@ -47,6 +48,7 @@ from temporalio.client import Client, WorkflowExecutionStatus  # noqa: E402
 from agents.config import ModelSettings, OutlastConfig  # noqa: E402
 from bench.actions import Event, PatternCost, pattern_cost  # noqa: E402
 from bench.harness import (  # noqa: E402
+    LOCAL_HELP,
     BenchDevServer,
     client_for,
     dev_server,
@@ -163,6 +165,8 @@ def to_event(e: Any) -> Event:
     elif e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
         a = e.marker_recorded_event_attributes
         kw["workflow_task_completed_event_id"] = a.workflow_task_completed_event_id
+        if a.marker_name == "core_local_activity":
+            kw["activity_type"] = json.loads(a.details["data"].payloads[0].data)["activity_type"]
     elif e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
         meta = e.workflow_task_completed_event_attributes.metering_metadata
         kw["local_activity_retries"] = meta.nonfirst_local_activity_execution_attempts
@@ -217,7 +221,12 @@ async def settled_scrape(server: BenchDevServer) -> Counter[str]:
 
 
 async def run_pattern(
-    client: Client, server: BenchDevServer, pattern: str, base: Path, latency_ms: int = 0
+    client: Client,
+    server: BenchDevServer,
+    pattern: str,
+    base: Path,
+    latency_ms: int = 0,
+    local_model: bool = False,
 ) -> tuple[PatternCost, Counter[str], bool]:
     script, args = scenario(pattern)
     script = {**script, "latency_ms": latency_ms}
@@ -225,7 +234,7 @@ async def run_pattern(
     host = f"cost-{uuid.uuid4().hex[:8]}"
     tq = f"cost-{uuid.uuid4().hex[:8]}"
     args.repo, args.host_id = repo, host
-    args.config = OutlastConfig(model=ModelSettings(max_attempts=3))
+    args.config = OutlastConfig(model=ModelSettings(max_attempts=3, local_activity=local_model))
     inp = build_pattern_input(args)
     seen = {w.run_id async for w in client.list_workflows()}
     before = await settled_scrape(server)
@@ -331,13 +340,17 @@ def unexplained(cost: PatternCost, server: Counter[str]) -> int:
     return sum(server.values()) - hidden(server) - cost.exempt - cost.actions
 
 
-async def main(patterns: list[str], per_agent: bool, show_server: bool, latency_ms: int) -> None:
+async def main(
+    patterns: list[str], per_agent: bool, show_server: bool, latency_ms: int, local_model: bool
+) -> None:
     rows: list[tuple[PatternCost, Counter[str]]] = []
     with tempfile.TemporaryDirectory() as tmp, dev_server(metrics=True) as server:
         client = await client_for(server)
         for pattern in patterns:
             t0 = time.perf_counter()
-            cost, srv, ok = await run_pattern(client, server, pattern, Path(tmp), latency_ms)
+            cost, srv, ok = await run_pattern(
+                client, server, pattern, Path(tmp), latency_ms, local_model
+            )
             print(
                 f"{pattern}: {'ok' if ok else 'NOT COMPLETED'} in {time.perf_counter() - t0:.1f} s,"
                 f" {len(cost.workflows)} workflows"
@@ -379,9 +392,18 @@ if __name__ == "__main__":
         default=0,
         help="scripted model latency per answer: a model call heartbeats about once a second",
     )
+    parser.add_argument("--model-local-activity", action="store_true", help=LOCAL_HELP)
     args = parser.parse_args()
     chosen = [p.strip() for p in args.patterns.split(",") if p.strip()]
     unknown = set(chosen) - set(PATTERNS)
     if unknown:
         parser.error(f"unknown patterns {sorted(unknown)}; choose from {', '.join(PATTERNS)}")
-    asyncio.run(main(chosen, args.per_agent, args.server_types, args.latency_ms))
+    asyncio.run(
+        main(
+            chosen,
+            args.per_agent,
+            args.server_types,
+            args.latency_ms,
+            args.model_local_activity,
+        )
+    )

@@ -15,6 +15,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_
 
 from agents.control_tools import SendMessageInput, TaskStopInput
 from agents.messages import ToolResultBlock
+from agents.spawn import definitions_for_child
 
 with workflow.unsafe.imports_passed_through():
     from activities.resume import AgentControl, ResumeRequest, ResumeResult
@@ -116,7 +117,7 @@ async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: Mai
                 tool_use_id=call.block.id,
             ),
             "read_file_state": {},
-            "definitions": agents.ctx.definitions,
+            "definitions": definitions_for_child(task.spawn.tools, agents.ctx.definitions),
         }
     )
     try:

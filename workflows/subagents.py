@@ -40,6 +40,7 @@ from agents.notifications import (
 from agents.spawn import (
     FORK,
     child_permission_mode,
+    definitions_for_child,
     depth_error,
     new_agent_id,
     resolve_agent_type,
@@ -387,7 +388,7 @@ class SubAgents:
             read_file_state={} if worktree else dict(ctx.read_state()),
             permission_mode=mode,
             worktree=worktree,
-            definitions=ctx.definitions,
+            definitions=definitions_for_child(tools, ctx.definitions),
             scratchpad=ctx.scratchpad,
         )
 

@@ -39,6 +39,13 @@ JOBS: dict[str, Job] = {
     "o_outlast": Job(
         "Outlast AgentWorkflow (HTTP model, real Read)", "outlast", "seq", http_model=True
     ),
+    "o2_outlast_local": Job(
+        "(o2) Outlast AgentWorkflow, model.local_activity (HTTP model, real Read)",
+        "outlast",
+        "seq",
+        local_model=True,
+        http_model=True,
+    ),
     "b_act": Job(
         "(b) minimal WF, regular activities",
         "minimal",
@@ -96,6 +103,13 @@ JOBS: dict[str, Job] = {
         "Outlast parent, F parallel Agent calls (child AgentWorkflows)",
         "outlast",
         "fan",
+        children=True,
+    ),
+    "o2_fan_local": Job(
+        "(o2) Outlast parent, F parallel Agent calls, model.local_activity",
+        "outlast",
+        "fan",
+        local_model=True,
         children=True,
     ),
     "b_fan_child": Job(

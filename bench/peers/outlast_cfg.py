@@ -60,28 +60,38 @@ def script(path: str, turn_counts: list[int], fanouts: list[tuple[int, int]]) ->
     return {"agents": agents}
 
 
-def _config(max_concurrent: int) -> OutlastConfig:
+def _config(max_concurrent: int, local_model: bool) -> OutlastConfig:
     # One attempt per model call: a broken scenario fails at once instead of retrying for
     # hours (the default); the successful path is the same either way.
     return OutlastConfig(
-        model=ModelSettings(max_attempts=1),
+        model=ModelSettings(max_attempts=1, local_activity=local_model),
         agents=AgentSettings(max_concurrent=max(16, max_concurrent)),
     )
 
 
-def seq_input(n_turns: int, path: str, repo: str, host_queue: str) -> AgentInput:
+def seq_input(
+    n_turns: int, path: str, repo: str, host_queue: str, *, local_model: bool = False
+) -> AgentInput:
     return AgentInput(
         prompt=user_prompt(n_turns, path),
         workspace=Workspace(root=repo, host_queue=host_queue),
-        config=_config(1),
+        config=_config(1, local_model),
     )
 
 
-def fan_input(n_children: int, child_turns: int, path: str, repo: str, host_queue: str):
+def fan_input(
+    n_children: int,
+    child_turns: int,
+    path: str,
+    repo: str,
+    host_queue: str,
+    *,
+    local_model: bool = False,
+) -> AgentInput:
     return AgentInput(
         prompt=fanout_prompt(n_children, child_turns, path),
         workspace=Workspace(root=repo, host_queue=host_queue),
-        config=_config(n_children),
+        config=_config(n_children, local_model),
     )
 
 

@@ -305,6 +305,8 @@ def summary_line(results: dict) -> str:
     )
     if same := best_peer(results, http_only=True):
         line += f" same_model_path_peer={same[0]}:{same[1]:.1f} ratio={o / same[1]:.2f}x"
+    if local := ms_per_turn(results, "o2_outlast_local"):
+        line += f" outlast_model_local_ms_per_turn={statistics.median(local):.1f}"
     return line
 
 

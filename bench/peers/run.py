@@ -88,7 +88,12 @@ async def execute(ctx: Ctx, slot: Slot, n: int, t: int = 0) -> tuple[float, str,
     wid = f"{slot.name}-{uuid.uuid4().hex[:10]}"
     if job.family == "outlast":
         args = (ctx.path, ctx.repo, slot.host_queue)
-        inp = outlast_cfg.fan_input(n, t, *args) if fan else outlast_cfg.seq_input(n, *args)
+        local = job.local_model
+        inp = (
+            outlast_cfg.fan_input(n, t, *args, local_model=local)
+            if fan
+            else outlast_cfg.seq_input(n, *args, local_model=local)
+        )
         t0 = time.perf_counter()
         handle = await slot.client.start_workflow(
             "AgentWorkflow", inp, id=wid, task_queue=slot.tq, result_type=AgentResult

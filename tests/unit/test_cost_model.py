@@ -191,3 +191,13 @@ def test_per_agent_and_per_turn():
     assert cost.per_agent() == cost.actions / 3
     assert cost.per_turn() == cost.actions / 6
     assert cost.events == len(parent) + 5 + 3 + 3
+
+
+def test_model_calls_are_turns_whether_regular_or_local():
+    history = [
+        Event("ACTIVITY_TASK_SCHEDULED", 5, activity_type="llm.call_model"),
+        Event("ACTIVITY_TASK_SCHEDULED", 6, activity_type="tool.bash"),
+        Event("MARKER_RECORDED", 9, activity_type="llm.call_model"),
+        Event("MARKER_RECORDED", 10, activity_type="tool.read.local"),
+    ]
+    assert model_turns(history) == 2

@@ -11,6 +11,7 @@ from agents.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, 
 from agents.spawn import (
     FORK,
     child_permission_mode,
+    definitions_for_child,
     depth_error,
     new_agent_id,
     resolve_agent_type,
@@ -96,3 +97,10 @@ def test_repair_drops_unresolved_tool_uses_and_empty_messages():
     assert fixed[1].content[1] == done
     only_tool = [Message.user_text("task"), Message(role="assistant", content=[use])]
     assert repair_transcript(only_tool) == [Message.user_text("task")]
+
+
+def test_only_a_child_that_may_spawn_carries_the_definitions():
+    assert definitions_for_child(["Agent", "Read"], DEFS) is DEFS
+    assert definitions_for_child(None, DEFS) is DEFS  # all tools: Agent among them
+    empty = definitions_for_child(["Read", "Bash"], DEFS)
+    assert empty.definitions == [] and empty is not None  # None would load them again

@@ -23,6 +23,7 @@ from tests.support import (
     start,
     tool_results,
 )
+from workflows.contracts import AgentStatus
 
 LOCAL_MODEL = fast_config(
     model=FAST_MODEL.model_copy(update={"local_activity": True}),
@@ -114,3 +115,19 @@ async def test_a_kill_reaches_a_call_in_flight(client, git_repo):
 
 def test_the_default_is_a_regular_activity():
     assert ModelSettings().local_activity is False
+
+
+async def test_a_query_during_a_call_is_answered_at_the_task_heartbeat(client, git_repo):
+    """The documented price of `model.local_activity`: the workflow task is open while the
+    call runs, so a query waits for its next heartbeat (80% of the 10 s task timeout)."""
+    with scripted_model(script({"delay_ms": 30_000, "text": "done"})):
+        async with running_workers(client, cached=1000) as queues:
+            inp = agent_input("think long", git_repo, queues, config=LOCAL_MODEL)
+            handle = await start(client, inp, queues)
+            await asyncio.sleep(1)
+            t0 = time.monotonic()
+            status = await asyncio.wait_for(handle.query("status", result_type=AgentStatus), 20)
+            took = time.monotonic() - t0
+            await handle.cancel()
+    assert status.state == "calling_model"
+    assert took < 10, f"the query waited {took:.1f} s"
