@@ -27,10 +27,17 @@ with workflow.unsafe.imports_passed_through():
     from activities.scratchpad import ScratchpadRequest, create_scratchpad
 
 
+QUEUED_START_OUTSTANDING = "queued-start-outstanding"
+
+
 class PhaseGate:
     def __init__(self, registry: ChildRegistry) -> None:
         self.registry = registry
         self._starts: dict[str, asyncio.Task] = {}
+        self.starting: set[str] = set()
+        """Queued workers that left the queue and whose child workflow is not registered yet:
+        outstanding all the same, or the agent could end its turn (and its run) between the
+        two and the worker would never start."""
         self.max_running = 16
         """Set from the agent's config: a queued worker also waits for a free slot."""
 
@@ -99,7 +106,7 @@ class PhaseGate:
         return blockers(claim, [*others, *self.table.waiting])
 
     def waiting(self) -> bool:
-        return bool(self.table.waiting)
+        return bool(self.table.waiting or self.starting)
 
     def enqueue(self, claim: Claim, launch: Callable[[], Awaitable[ToolResultBlock]]) -> None:
         self.table.waiting.append(claim)
@@ -129,7 +136,14 @@ class PhaseGate:
         self.table.waiting = [c for c in self.table.waiting if c.agent_id != claim.agent_id]
         self.hold(claim)
         workflow.logger.info("queued worker %s starts: its files are free", claim.agent_id)
-        result = await launch()
+        # Runs recorded before this was counted ended their turn here if the model answered
+        # first (seen with the model as a local activity): replay them so.
+        if workflow.patched(QUEUED_START_OUTSTANDING):
+            self.starting.add(claim.agent_id)
+        try:
+            result = await launch()
+        finally:
+            self.starting.discard(claim.agent_id)
         if result.is_error:
             self.table.held.pop(claim.agent_id, None)
             self.registry.queue.append(

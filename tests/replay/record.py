@@ -419,6 +419,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_taskstop": _subagents_taskstop,
     "subagents_resume": _subagents_resume,
     "coordinator": _coordinator,
+    # After a queued worker that is starting counted as outstanding (patched
+    # queued-start-outstanding).
+    "coordinator_v2": _coordinator,
     "pipeline": _pipeline,
     "team": _team,
     "team_shutdown": _team_shutdown,
@@ -445,6 +448,7 @@ CHILDREN = {
     "subagents_sync_async_v2": ["bg2", "fg"],
     "subagents_sync_async_v3": ["bg2", "fg"],
     "coordinator": ["impl-b"],
+    "coordinator_v2": ["impl-b"],
     "pipeline": ["verify"],
     "team": ["b", "c"],
     "team_shutdown": ["b", "c"],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 
 import pytest
 from temporalio.api.enums.v1 import EventType
@@ -13,6 +14,10 @@ from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import CancelledError
 
 from agents.config import ModelSettings, ToolSettings
+from outlast.demo import make_sample_repo
+from outlast.demo.patterns import SCENARIO_DIR, SCENARIOS, completed_run
+from outlast.patterns import PatternArgs, build_pattern_input, start_pattern
+from outlast.scripted_model import load_script
 from tests.support import (
     FAST_MODEL,
     agent_input,
@@ -131,3 +136,43 @@ async def test_a_query_during_a_call_is_answered_at_the_task_heartbeat(client, g
             await handle.cancel()
     assert status.state == "calling_model"
     assert took < 10, f"the query waited {took:.1f} s"
+
+
+async def test_the_coordinator_demo_runs_every_worker(client, tmp_path):
+    """The demo's coordinator queues doc-mean behind fix-mean (both change calc.py). With the
+    model answering inside the workflow task, the coordinator's next answer came before the
+    queued worker's start was registered, and it ended without it: a queued worker that is
+    starting counts as outstanding (patched queued-start-outstanding)."""
+    s = SCENARIOS["coordinator"]
+    repo = make_sample_repo(tmp_path / "repo")
+    with scripted_model(load_script(SCENARIO_DIR / s.script)) as model:
+        async with running_workers(client, cached=1000) as queues:
+            args = PatternArgs("coordinator", s.task, str(repo), "")
+            args.config = LOCAL_MODEL
+            inp = build_pattern_input(args)
+            workspace = inp.workspace.model_copy(update={"host_queue": queues.host_queue})
+            inp = inp.model_copy(update={"workspace": workspace})
+            handle = await start_pattern(
+                client,
+                "coordinator",
+                inp,
+                workflow_id=f"coord-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+            )
+            result = await asyncio.wait_for(handle.result(), 120)
+    assert completed_run(result) and result.final_text.startswith("The failing tests are fixed")
+    workers = {r["agent"] for r in model.log} - {
+        "coordinator-final",
+        "coordinator-verify",
+        "coordinator-implement",
+        "coordinator-research",
+        "coordinator-wait",
+    }
+    assert workers == {
+        "read-calc",
+        "read-tests",
+        "read-readme",
+        "fix-mean",
+        "doc-mean",
+        "run-tests",
+    }
