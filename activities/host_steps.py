@@ -3,7 +3,8 @@
 Every agent renders its prompt before its first turn, and a sub-agent's answer is checked for
 a handoff and its transcript exported when it ends: three regular activities on the host
 queue, a third of a five-turn child's server round trips (issue 9). They touch only the
-workspace and the store, finish in milliseconds and are safe to run again, so, as Read, Glob
+workspace and the store, are short (a few git commands at most) and are safe to run again, so,
+as Read, Glob
 and Grep (activities/local_tools.py), they run inside the workflow task when its worker
 serves the workspace's host queue; a worker on another host answers "not here" and the
 workflow runs the step as a regular activity on the host queue.

@@ -86,8 +86,8 @@ class ModelSettings(_Section):
     ~8 s of a call, each ~0.3 KB of history: a call of minutes adds more history than a
     regular activity); the Web UI shows no pending activity, only the call's result once it
     is done; and the call runs on the worker that holds the workflow task, whose task stays
-    open (heartbeated) while it runs. Off for workers with `max_cached_workflows=0`
-    (temporalio/sdk-rust#1482)."""
+    open (heartbeated) while it runs. Leave it off for runs served by workers with
+    `max_cached_workflows=0` (temporalio/sdk-rust#1482)."""
 
 
 class ToolSettings(_Section):

@@ -166,7 +166,10 @@ def to_event(e: Any) -> Event:
         a = e.marker_recorded_event_attributes
         kw["workflow_task_completed_event_id"] = a.workflow_task_completed_event_id
         if a.marker_name == "core_local_activity":
-            kw["activity_type"] = json.loads(a.details["data"].payloads[0].data)["activity_type"]
+            data = json.loads(a.details["data"].payloads[0].data)
+            # A marker with `backoff` records a retry scheduled on a timer, not a call.
+            if not data.get("backoff"):
+                kw["activity_type"] = data["activity_type"]
     elif e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
         meta = e.workflow_task_completed_event_attributes.metering_metadata
         kw["local_activity_retries"] = meta.nonfirst_local_activity_execution_attempts

@@ -227,7 +227,8 @@ def model_call_at(event: Any, names: frozenset[str] = frozenset({MODEL_CALL})) -
         attrs = event.marker_recorded_event_attributes
         if attrs.marker_name == "core_local_activity":
             data = json.loads(attrs.details["data"].payloads[0].data)
-            if data["activity_type"] in names:
+            # A marker with `backoff` records a retry scheduled on a timer, not a call.
+            if data["activity_type"] in names and not data.get("backoff"):
                 at = data["original_schedule_time"]
                 return at["seconds"] + at.get("nanos", 0) / 1e9
     return None

@@ -127,7 +127,8 @@ class PhaseGate:
             return any(c.agent_id == claim.agent_id for c in self.table.waiting)
 
         def may_start() -> bool:
-            running = len(self.registry.running())
+            # One that is starting takes its slot already (empty in runs from before the patch).
+            running = len(self.registry.running()) + len(self.starting)
             return not self.waits(claim) and running < self.max_running
 
         await workflow.wait_condition(lambda: not queued() or may_start())
@@ -136,8 +137,8 @@ class PhaseGate:
         self.table.waiting = [c for c in self.table.waiting if c.agent_id != claim.agent_id]
         self.hold(claim)
         workflow.logger.info("queued worker %s starts: its files are free", claim.agent_id)
-        # Runs recorded before this was counted ended their turn here if the model answered
-        # first (seen with the model as a local activity): replay them so.
+        # Runs recorded before this patch did not count a starting worker as outstanding
+        # (and could end before it started): replay them that way.
         if workflow.patched(QUEUED_START_OUTSTANDING):
             self.starting.add(claim.agent_id)
         try:

@@ -288,6 +288,8 @@ class SubAgents:
                 "fork": fork,
                 "query_source": FORK_QUERY_SOURCE,
                 "tools": ctx.tools,
+                # The parent's tools, so the parent's rule: its Agent tool lists these.
+                "definitions": definitions_for_child(ctx.tools, ctx.definitions),
                 "model": ctx.model,
                 "permission_mode": "bubble",
                 "read_file_state": {} if in_worktree else dict(ctx.read_state()),

@@ -6,6 +6,8 @@ from pathlib import Path
 from temporalio import activity, workflow
 
 import worker
+from activities.host_steps import host_step_activities
+from activities.local_tools import local_tool_activities
 from workflows.agent import AgentWorkflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +40,26 @@ def test_activity_names_are_permanent():
         for fn in [*worker.model_activities(None), *worker.HOST_ACTIVITIES]  # type: ignore[arg-type]
     }
     assert PERMANENT_ACTIVITIES <= registered
+
+
+PERMANENT_LOCAL_ACTIVITIES = {
+    "tool.read.local",
+    "tool.glob.local",
+    "tool.grep.local",
+    "prompt.render_context.local",
+    "classifier.classify_handoff.local",
+    "transcript.export.local",
+}
+"""Recorded in local-activity markers, which replay matches by name."""
+
+
+def test_local_activity_names_are_permanent():
+    local = [
+        *local_tool_activities("outlast-host-x"),
+        *host_step_activities("outlast-host-x", worker.HOST_ACTIVITIES),
+    ]
+    registered = {activity._Definition.must_from_callable(fn).name for fn in local}
+    assert PERMANENT_LOCAL_ACTIVITIES == registered
 
 
 def test_workflow_signal_and_query_names_are_permanent():

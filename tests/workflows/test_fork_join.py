@@ -16,6 +16,7 @@ from agents.messages import TextBlock, ToolResultBlock
 from outlast.scripted_model.cache import estimate_tokens
 from tests.support import fast_config, running_workers, scripted_model
 from workflows.contracts import (
+    AgentInput,
     AgentResult,
     ForkJoinInput,
     ForkJoinResult,
@@ -179,6 +180,18 @@ async def test_agent_fork_path_and_recursion_guard(client, git_repo):
         if isinstance(r, ToolResultBlock) and r.is_error
     ]
     assert guard and "Fork children cannot fork" in guard[0].content
+    # A fork has its parent's tools, the Agent tool among them, and so the definitions that
+    # tool lists (a sub-agent without it carries none).
+    kid_input = await _start_input(client, kid_id)
+    assert "Agent" in (kid_input.tools or []) and kid_input.definitions.definitions
+
+
+async def _start_input(client, workflow_id: str) -> AgentInput:
+    async for event in client.get_workflow_handle(workflow_id).fetch_history_events():
+        payloads = event.workflow_execution_started_event_attributes.input.payloads
+        (decoded,) = await client.data_converter.decode(payloads, [AgentInput])
+        return decoded
+    raise AssertionError("no start event")
 
 
 async def _first_child_id(handle) -> str:
