@@ -7,6 +7,7 @@ environment (date, platform, git status, CLAUDE.md), which is why it is an activ
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import platform
@@ -172,6 +173,13 @@ def tool_definitions(
 @activity.defn(name="prompt.render_context")
 async def render_context(req: RenderContextInput) -> RenderedContext:
     """Render and store the system prompt blocks and the tool definitions."""
+    # Off the event loop: the git commands can take seconds (10 s timeout each), and the
+    # loop is the worker's, shared with its workflows and, run as a local activity, this
+    # very workflow task.
+    return await asyncio.to_thread(_render, req)
+
+
+def _render(req: RenderContextInput) -> RenderedContext:
     blocks = [req.system_prompt, environment_block(req.cwd, date.today())]
     if req.include_git_status and (status := git_status_block(req.cwd)):
         blocks.append(status)

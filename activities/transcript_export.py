@@ -8,6 +8,7 @@ while it runs), atomically, so a retried export leaves one whole file.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -61,6 +62,12 @@ def _write_atomically(path: Path, text: str) -> None:
 @activity.defn(name="transcript.export")
 async def export_transcript(req: ExportInput) -> str:
     """Write the JSONL and its `.meta.json`; returns the JSONL's path."""
+    # Off the event loop: a long transcript is megabytes to load and write, and the loop is
+    # the worker's, shared with its workflows.
+    return await asyncio.to_thread(_export, req)
+
+
+def _export(req: ExportInput) -> str:
     messages = transcripts.load(default_store(), req.transcript)
     lines, parent = [], None
     for index, message in enumerate(messages):
