@@ -20,6 +20,7 @@ from temporalio import activity
 
 from activities.context import RenderContextInput, render_context
 from activities.handoff import HandoffInput, classify_handoff
+from activities.local_tools import HostLocalRequest
 from activities.transcript_export import ExportInput, export_transcript
 
 HOST_STEPS: dict[str, tuple[Callable[..., Any], type[BaseModel]]] = {
@@ -32,15 +33,6 @@ HOST_STEPS: dict[str, tuple[Callable[..., Any], type[BaseModel]]] = {
 
 def local_step_name(name: str) -> str:
     return f"{name}.local"
-
-
-class HostStepRequest(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    host_queue: str
-    """The workspace's host queue: the step runs only on a worker that serves it."""
-    request: dict[str, Any]
-    """The regular activity's input, as JSON."""
 
 
 class HostStepResult(BaseModel):
@@ -69,7 +61,7 @@ def _bound(name: str, host_queue: str | None):
     fn, request_model = HOST_STEPS[name]
 
     @activity.defn(name=local_step_name(name))
-    async def run_here(req: HostStepRequest) -> HostStepResult:
+    async def run_here(req: HostLocalRequest) -> HostStepResult:
         if host_queue is None or req.host_queue != host_queue:
             return HostStepResult(here=False)
         result = await fn(request_model.model_validate(req.request))

@@ -28,13 +28,16 @@ def local_activity_name(tool: str) -> str:
     return f"tool.{tool.lower()}.local"
 
 
-class LocalToolRequest(BaseModel):
+class HostLocalRequest(BaseModel):
+    """A regular host activity's request, to run as a local activity where this is the host
+    (the tools here, an agent's start and end steps in activities/host_steps.py)."""
+
     model_config = ConfigDict(frozen=True)
 
     host_queue: str
-    """The workspace's host queue: the tool runs only on a worker that serves it."""
+    """The workspace's host queue: it runs only on a worker that serves it."""
     request: dict[str, Any]
-    """The tool's own request (`<Name>Request`), as JSON."""
+    """The regular activity's own request (for a tool, `<Name>Request`), as JSON."""
 
 
 class LocalToolResult(BaseModel):
@@ -54,7 +57,7 @@ def _bound(tool: str, host_queue: str):
     spec = TOOLS[tool]
 
     @activity.defn(name=local_activity_name(tool))
-    async def run_here(req: LocalToolRequest) -> LocalToolResult:
+    async def run_here(req: HostLocalRequest) -> LocalToolResult:
         if req.host_queue != host_queue:
             return LocalToolResult(output=None)
         return LocalToolResult(output=await spec.activity(spec.request_model(**req.request)))

@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.llm import ModelRequest, ModelResponse
     from activities.local_tools import (
         LOCAL_TOOLS,
-        LocalToolRequest,
+        HostLocalRequest,
         LocalToolResult,
         local_activity_name,
     )
@@ -258,7 +258,7 @@ async def _run_here(
     try:
         result = await workflow.execute_local_activity(
             local_activity_name(tool),
-            LocalToolRequest(
+            HostLocalRequest(
                 host_queue=setup.workspace.host_queue,
                 request=request.model_dump(mode="json", by_alias=True),
             ),

@@ -15,10 +15,10 @@ from temporalio.exceptions import ActivityError, is_cancelled_exception
 with workflow.unsafe.imports_passed_through():
     from activities.host_steps import (
         HOST_STEPS,
-        HostStepRequest,
         HostStepResult,
         local_step_name,
     )
+    from activities.local_tools import HostLocalRequest
 
 from agents.config import OutlastConfig
 
@@ -50,7 +50,7 @@ async def run_host_step(
         try:
             local: HostStepResult = await workflow.execute_local_activity(
                 local_step_name(name),
-                HostStepRequest(
+                HostLocalRequest(
                     host_queue=host_queue, request=request.model_dump(mode="json", by_alias=True)
                 ),
                 result_type=HostStepResult,

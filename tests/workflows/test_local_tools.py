@@ -49,21 +49,33 @@ LOCAL = fast_config(tools=ToolSettings(local_tools=True))
 
 async def tool_queues(handle) -> list[str]:
     """The task queue of every regular tool activity, in order."""
-    queues = []
-    async for e in handle.fetch_history_events():
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-            attrs = e.activity_task_scheduled_event_attributes
-            if attrs.activity_type.name.startswith("tool."):
-                queues.append(attrs.task_queue.name)
-    return queues
+    return [q for name, q in await regular_of(handle) if name.startswith("tool.")]
 
 
-async def locals_of(handle, prefix: str = "tool.") -> list[str]:
-    return [
-        local[0]
-        async for e in handle.fetch_history_events()
-        if (local := local_activity(e)) and local[0].startswith(prefix)
-    ]
+async def locals_of(handle) -> list[str]:
+    return [local[0] async for e in handle.fetch_history_events() if (local := local_activity(e))]
+
+
+async def tools_of(handle) -> list[str]:
+    return [name for name in await locals_of(handle) if name.startswith("tool.")]
+
+
+async def steps_of(handle) -> list[str]:
+    return sorted(name for name in await locals_of(handle) if not name.startswith("tool."))
+
+
+async def on_other_host(client, git_repo, queues, prompt: str) -> tuple:
+    """Start an agent whose workspace is on another host, which serves only its tool queue;
+    its handle and result."""
+    other_host = f"host-{uuid.uuid4().hex[:8]}"
+    async with Worker(client, task_queue=other_host, activities=HOST_ACTIVITIES):
+        inp = agent_input(prompt, git_repo, queues, config=LOCAL)
+        inp = inp.model_copy(
+            update={"workspace": Workspace(root=str(git_repo), host_queue=other_host)}
+        )
+        handle = await start(client, inp, queues)
+        result = await asyncio.wait_for(handle.result(), timeout=60)
+    return other_host, handle, result
 
 
 async def regular_of(handle) -> list[tuple[str, str]]:
@@ -84,27 +96,20 @@ async def test_on_the_host_they_run_inside_the_workflow_task(client, git_repo):
             result = await handle.result()
     read, glob, grep = tool_results(result)
     assert "# sample" in read.content and ".py" in glob.content and not grep.is_error
-    assert sorted(await locals_of(handle)) == ["tool.glob", "tool.grep", "tool.read"]
+    assert sorted(await tools_of(handle)) == ["tool.glob", "tool.grep", "tool.read"]
     assert await tool_queues(handle) == []  # no regular tool activity at all
 
 
 async def test_elsewhere_they_go_to_the_host_queue(client, git_repo):
     """The workspace is on another host: that host serves only its tool queue, and the
     workflow's worker (a different host) answers its local activities with "not here"."""
-    other_host = f"host-{uuid.uuid4().hex[:8]}"
     with scripted_model(SCRIPT):
         async with running_workers(client, cached=1000) as queues:
-            async with Worker(client, task_queue=other_host, activities=HOST_ACTIVITIES):
-                inp = agent_input("look", git_repo, queues, config=LOCAL)
-                inp = inp.model_copy(
-                    update={"workspace": Workspace(root=str(git_repo), host_queue=other_host)}
-                )
-                handle = await start(client, inp, queues)
-                result = await asyncio.wait_for(handle.result(), timeout=60)
+            other_host, handle, result = await on_other_host(client, git_repo, queues, "look")
     read, glob, grep = tool_results(result)
     assert "# sample" in read.content and ".py" in glob.content and not grep.is_error
     # Each was tried here first (and declined), then run on the workspace's host.
-    assert sorted(await locals_of(handle)) == ["tool.glob", "tool.grep", "tool.read"]
+    assert sorted(await tools_of(handle)) == ["tool.glob", "tool.grep", "tool.read"]
     assert await tool_queues(handle) == [other_host] * 3
     assert [n for n, _ in await activity_attempts(handle) if n.startswith("tool.")].count(
         "tool.read"
@@ -132,27 +137,19 @@ async def test_a_sub_agents_start_and_end_steps_run_inside_the_workflow_task(cli
             kid = await child.result()
     assert result.final_text == "done" and kid.final_text == "all fine"
     assert kid.output_file and "all fine" in open(kid.output_file).read()
-    steps = [name for name in await locals_of(child, "") if not name.startswith("tool.")]
-    assert sorted(steps) == STEPS
+    assert await steps_of(child) == STEPS
     assert [name for name, _ in await regular_of(child)] == ["llm.call_model"]
 
 
 async def test_elsewhere_the_steps_go_to_the_host_queue(client, git_repo):
-    other_host = f"host-{uuid.uuid4().hex[:8]}"
     with scripted_model(HELPER):
         async with running_workers(client, cached=1000) as queues:
-            async with Worker(client, task_queue=other_host, activities=HOST_ACTIVITIES):
-                inp = agent_input("go", git_repo, queues, config=LOCAL)
-                inp = inp.model_copy(
-                    update={"workspace": Workspace(root=str(git_repo), host_queue=other_host)}
-                )
-                handle = await start(client, inp, queues)
-                result = await asyncio.wait_for(handle.result(), timeout=60)
-                child = client.get_workflow_handle(f"{handle.id}/helper", result_type=AgentResult)
-                kid = await child.result()
+            other_host, handle, result = await on_other_host(client, git_repo, queues, "go")
+            child = client.get_workflow_handle(f"{handle.id}/helper", result_type=AgentResult)
+            kid = await child.result()
     assert result.final_text == "done" and kid.output_file
     # Each was tried here first (and declined), then run on the workspace's host.
-    assert sorted(n for n in await locals_of(child, "") if not n.startswith("tool.")) == STEPS
+    assert await steps_of(child) == STEPS
     ran = [(n, q) for n, q in await regular_of(child) if n != "llm.call_model"]
     assert sorted(ran) == [(name, other_host) for name in STEPS]
 
