@@ -124,6 +124,39 @@ def test_json_responses_keep_the_connection_alive(serve: ServeFn) -> None:
         conn.close()
 
 
+def test_event_streams_are_chunked_and_keep_the_connection_alive(serve: ServeFn) -> None:
+    server = serve(SCRIPT)
+    conn = http.client.HTTPConnection(*address(server), timeout=5)
+    try:
+        body = json.dumps({**request([user("hi")]), "stream": True})
+        conn.request(
+            "POST", "/v1/messages", body=body, headers={"content-type": "application/json"}
+        )
+        first = conn.getresponse()
+        assert first.getheader("transfer-encoding") == "chunked"
+        events = first.read().decode()
+        assert events.startswith("event: message_start") and "event: message_stop" in events
+        sock = conn.sock
+        conn.request("GET", "/healthz")
+        assert conn.getresponse().read() == b"ok"
+        assert conn.sock is sock and sock is not None
+    finally:
+        conn.close()
+
+
+async def test_the_sdk_streams_twice_over_one_connection(
+    serve: ServeFn, client_for: ClientFn
+) -> None:
+    server = serve(SCRIPT)
+    client = client_for(server)
+    for _ in range(2):
+        async with client.messages.stream(**request([user("hi")])) as stream:
+            message = await stream.get_final_message()
+        assert message.content[0].text == "quick"
+    # One connection served both: the handler threads' sockets are the server's record of it.
+    assert len(server._httpd.connections) == 1
+
+
 async def test_jsonl_log_file(serve: ServeFn, client_for: ClientFn, tmp_path: Path) -> None:
     log_path = tmp_path / "model.jsonl"
     server = serve(SCRIPT, log_path=log_path, log_bodies=True)

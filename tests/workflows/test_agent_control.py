@@ -153,10 +153,13 @@ async def test_send_message_reaches_a_running_child_at_its_next_turn(client, git
                 "turns": [
                     {"tool_use": spawn("worker", "work", True)},
                     {
+                        # Held so the worker's first call (held 1.5 s) is surely in flight
+                        # when the message arrives, however fast the rest runs.
+                        "delay_ms": 500,
                         "tool_use": {
                             "name": "SendMessage",
                             "input": {"to": "worker", "message": "EXTRA-INFO-77"},
-                        }
+                        },
                     },
                     {"text": "waiting"},
                 ],
