@@ -40,8 +40,10 @@ with workflow.unsafe.imports_passed_through():
 from workflows import search_attributes as sa
 from workflows.agent_control import send_message, task_stop
 from workflows.agent_end import (
+    SYNC_END_BY_RESULT,
     export_output_file,
     handoff_warning,
+    parent_reads_result,
     release_worktree,
     tell_parent,
 )
@@ -119,6 +121,8 @@ class AgentWorkflow:
         self._handoff: str | None = None
         """The handoff check's warning on the final answer (R42), once checked."""
         self._handoff_checked = False
+        self._untold: AgentResult | None = None
+        """This run's end, when the parent reads it from the result instead of a signal."""
         self._team = inp.team
         self._team_counts = TeamCounters()
         self._carry = AgentCarry.model_validate(inp.carry) if inp.carry else None
@@ -162,6 +166,9 @@ class AgentWorkflow:
         elif self._mailbox:
             # Mail that came in after the parent was told is answered, not dropped: the agent
             # goes on as its next generation, and its parent hears of that one too.
+            if self._untold is not None:
+                # The result the parent waits for now comes only after that generation.
+                await tell_parent(inp, self._untold)
             await self._continue_as_new(
                 inp.model_copy(
                     update={"run_generation": inp.run_generation + 1, "background": True}
@@ -407,7 +414,12 @@ class AgentWorkflow:
         output_file = await export_output_file(inp, result)
         if output_file:
             result = result.model_copy(update={"output_file": output_file})
-        await tell_parent(inp, result)
+        if parent_reads_result(inp, status, self._background) and workflow.patched(
+            SYNC_END_BY_RESULT
+        ):
+            self._untold = result
+        else:
+            await tell_parent(inp, result)
         if self._upserts:
             workflow.upsert_search_attributes(sa.at_end(status, self._agent_type, text))
         await workflow.wait_condition(workflow.all_handlers_finished)

@@ -98,6 +98,22 @@ async def export_output_file(inp: AgentInput, result: AgentResult) -> str | None
         return None
 
 
+SYNC_END_BY_RESULT = "sync-end-by-result"
+"""Patch id: a sync sub-agent that completes no longer signals its parent, which reads the
+same end from the child workflow's result (first release: it signalled as well)."""
+
+
+def parent_reads_result(inp: AgentInput, status: str, background: bool) -> bool:
+    """Whether the parent learns of this run's end from its result alone, so the signal
+    would only repeat it: a sync sub-agent (never moved to the background) that completed.
+
+    The parent's run that started a sync child waits on its handle and cannot continue as
+    new meanwhile. A background child may outlive the handle (the parent continues as new)
+    and a killed or failed child's handle carries no transcript to resume it from: those
+    still signal."""
+    return inp.parent is not None and not background and status == "completed"
+
+
 async def tell_parent(inp: AgentInput, result: AgentResult) -> None:
     """Signal the parent's workflow id (its latest run) how this run ended."""
     if inp.parent is None:

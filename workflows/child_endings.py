@@ -35,6 +35,8 @@ def end_from_result(task: ChildTask, generation: int, result: AgentResult) -> Ag
         worktree_path=result.worktree_path,
         worktree_branch=result.worktree_branch,
         handoff_warning=result.handoff_warning,
+        error=result.error,
+        output_file=result.output_file,
     )
 
 

@@ -416,6 +416,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # After prompt rendering, the handoff check and the transcript export became local
     # activities on the host (patched local-host-steps).
     "subagents_sync_async_v3": _subagents_sync_async,
+    # After a sync sub-agent that completes stopped signalling its parent, which reads the
+    # same end from the result (patched sync-end-by-result).
+    "subagents_sync_async_v4": _subagents_sync_async,
     "subagents_taskstop": _subagents_taskstop,
     "subagents_resume": _subagents_resume,
     "coordinator": _coordinator,
@@ -447,6 +450,7 @@ CHILDREN = {
     "fork_join": ["fork-1"],
     "subagents_sync_async_v2": ["bg2", "fg"],
     "subagents_sync_async_v3": ["bg2", "fg"],
+    "subagents_sync_async_v4": ["bg2", "fg"],
     "coordinator": ["impl-b"],
     "coordinator_v2": ["impl-b"],
     "pipeline": ["verify"],

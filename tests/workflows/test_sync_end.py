@@ -1,0 +1,81 @@
+"""A sync sub-agent's end reaches its parent once: through the child workflow's result, which
+the parent waits on anyway. The signal it used to send as well cost the child a workflow
+task and a billed action, and the parent an event and often a workflow task."""
+
+from __future__ import annotations
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowHandle
+
+from tests.support import (
+    agent_input,
+    notifications,
+    running_workers,
+    scripted_model,
+    spawn,
+    start,
+    tool_results,
+)
+from tests.workflows.test_agent_control import wait_status
+from tests.workflows.test_agent_endings import SLOW_HOST
+from workflows.contracts import AgentResult, MailMessage
+
+
+def script(helper_turns: list[dict], background: bool = False) -> dict:
+    return {
+        "agents": [
+            {"name": "helper", "match": {"agent_name": "helper"}, "turns": helper_turns},
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [{"tool_use": spawn("helper", "answer", background)}, {"text": "done"}],
+            },
+        ]
+    }
+
+
+async def event_types(handle: WorkflowHandle) -> list[int]:
+    return [e.event_type async for e in handle.fetch_history_events()]
+
+
+async def test_a_sync_sub_agent_reports_through_its_result_alone(client, git_repo):
+    with scripted_model(script([{"text": "the answer is 42"}])):
+        async with running_workers(client) as queues:
+            parent = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await parent.result()
+            child = client.get_workflow_handle(f"{parent.id}/helper")
+            parent_events, child_events = await event_types(parent), await event_types(child)
+    (delivered,) = tool_results(result)
+    assert delivered.content.startswith("the answer is 42") and not delivered.is_error
+    assert "agentId: " in delivered.content and notifications(result) == []
+    assert EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED not in parent_events
+    assert EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED not in child_events
+    assert EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED in parent_events
+
+
+async def test_a_background_sub_agent_still_signals_its_end(client, git_repo):
+    helper = [{"text": "background answer"}]
+    with scripted_model(script(helper, background=True)):
+        async with running_workers(client) as queues:
+            parent = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await parent.result()
+            child_events = await event_types(client.get_workflow_handle(f"{parent.id}/helper"))
+    (note,) = notifications(result)
+    assert "background answer" in note
+    assert EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED in child_events
+
+
+async def test_mail_reaching_a_sync_sub_agent_as_it_finishes_is_answered(client, git_repo):
+    helper = [{"text": "helper done"}, {"text": "read your mail"}]
+    with scripted_model(script(helper)):
+        async with running_workers(client, host_activities=SLOW_HOST) as queues:
+            parent = await start(client, agent_input("go", git_repo, queues), queues)
+            child = client.get_workflow_handle(f"{parent.id}/helper", result_type=AgentResult)
+            await wait_status(child, lambda s: s.state == "finishing")  # in its final checks
+            await child.signal("send_message", MailMessage(text="URGENT-MAIL also fix bug 7"))
+            kid = await child.result()
+            result = await parent.result()
+    assert kid.final_text == "read your mail"
+    (delivered,) = tool_results(result)
+    assert delivered.content.startswith("read your mail")
+    assert notifications(result) == []
