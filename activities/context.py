@@ -12,6 +12,7 @@ import functools
 import json
 import platform
 import subprocess
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -88,10 +89,11 @@ def _git(cwd: str, *args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def environment_block(cwd: str, today: date) -> str:
+def environment_block(cwd: str, today: date, is_repo: bool | None = None) -> str:
     """The `<env>` block; its `Working directory:` line is also how a scripted model finds
-    the checkout (`{{cwd}}`)."""
-    is_repo = _git(cwd, "rev-parse", "--is-inside-work-tree") == "true"
+    the checkout (`{{cwd}}`). `is_repo`: already known (from `git_snapshot`), or asked."""
+    if is_repo is None:
+        is_repo = git_snapshot(cwd) is not None
     return (
         "Here is useful information about the environment you are running in:\n<env>\n"
         f"Working directory: {cwd}\n"
@@ -104,17 +106,46 @@ def environment_block(cwd: str, today: date) -> str:
     )
 
 
-def git_status_block(cwd: str) -> str | None:
-    branch = _git(cwd, "branch", "--show-current")
-    if branch is None:
+@dataclass(frozen=True)
+class GitSnapshot:
+    branch: str
+    """The current branch; empty on a detached HEAD (as `git branch --show-current`)."""
+    status: str
+    """`git status --short`, without its leading and trailing blank space."""
+
+
+def git_snapshot(cwd: str) -> GitSnapshot | None:
+    """The branch and the short status from one `git status --short --branch`, or None
+    outside a work tree: one process where three were run (an agent's start is on the
+    worker's critical path, and a fan-out starts twenty at once)."""
+    out = _git(cwd, "status", "--short", "--branch")
+    if out is None:
         return None
-    status = _git(cwd, "status", "--short") or "(clean)"
+    header, _, status = out.partition("\n")
+    return GitSnapshot(branch=branch_of(header), status=status.strip())
+
+
+def branch_of(header: str) -> str:
+    """The branch named by `git status --branch`'s `## ...` line."""
+    head = header.removeprefix("## ")
+    for unborn in ("No commits yet on ", "Initial commit on "):  # the latter: git < 2.16
+        if head.startswith(unborn):
+            return head.removeprefix(unborn)
+    if head.startswith("HEAD (no branch)"):
+        return ""
+    return head.split("...", 1)[0].split(" [", 1)[0]
+
+
+def git_status_block(cwd: str, snapshot: GitSnapshot | None) -> str | None:
+    if snapshot is None:
+        return None
+    status = snapshot.status or "(clean)"
     if len(status) > GIT_STATUS_MAX_CHARS:
         status = status[:GIT_STATUS_MAX_CHARS] + "\n... (truncated; run git status for more)"
     log = _git(cwd, "log", "--oneline", "-n", "5") or "(no commits)"
     return (
         "gitStatus: a snapshot taken when this agent started; it does not update.\n"
-        f"Current branch: {branch}\n\nStatus:\n{status}\n\nRecent commits:\n{log}"
+        f"Current branch: {snapshot.branch}\n\nStatus:\n{status}\n\nRecent commits:\n{log}"
     )
 
 
@@ -180,8 +211,9 @@ async def render_context(req: RenderContextInput) -> RenderedContext:
 
 
 def _render(req: RenderContextInput) -> RenderedContext:
-    blocks = [req.system_prompt, environment_block(req.cwd, date.today())]
-    if req.include_git_status and (status := git_status_block(req.cwd)):
+    snapshot = git_snapshot(req.cwd)
+    blocks = [req.system_prompt, environment_block(req.cwd, date.today(), snapshot is not None)]
+    if req.include_git_status and (status := git_status_block(req.cwd, snapshot)):
         blocks.append(status)
     claude_md = claude_md_block(req.workspace_root) if req.include_claude_md else None
     if claude_md:
