@@ -100,7 +100,10 @@ async def export_output_file(inp: AgentInput, result: AgentResult) -> str | None
 
 SYNC_END_BY_RESULT = "sync-end-by-result"
 """Patch id: a sync sub-agent that completes no longer signals its parent, which reads the
-same end from the child workflow's result (first release: it signalled as well)."""
+same end from the child workflow's result (first release: it signalled as well). While the
+patch is in place its marker comes with the SDK's `TemporalChangeVersion` upsert, a billed
+action like the signal was: the saving is the round trip and the workflow tasks, and the
+action too once no run from before it is left and it becomes `deprecate_patch`."""
 
 
 def parent_reads_result(inp: AgentInput, status: str, background: bool) -> bool:

@@ -1,6 +1,7 @@
 """A sync sub-agent's end reaches its parent once: through the child workflow's result, which
-the parent waits on anyway. The signal it used to send as well cost the child a workflow
-task and a billed action, and the parent an event and often a workflow task."""
+the parent waits on anyway. The signal it used to send as well cost the child a server round
+trip and a workflow task before it could complete, and the parent an event and often a
+workflow task."""
 
 from __future__ import annotations
 
