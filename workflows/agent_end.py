@@ -100,10 +100,9 @@ async def export_output_file(inp: AgentInput, result: AgentResult) -> str | None
 
 SYNC_END_BY_RESULT = "sync-end-by-result"
 """Patch id: a sync sub-agent that completes no longer signals its parent, which reads the
-same end from the child workflow's result (first release: it signalled as well). While the
-patch is in place its marker comes with the SDK's `TemporalChangeVersion` upsert, a billed
-action like the signal was: the saving is the round trip and the workflow tasks, and the
-action too once no run from before it is left and it becomes `deprecate_patch`."""
+same end from the child workflow's result (first release: it signalled as well). The signal
+was a billed action; the patch's own `TemporalChangeVersion` upsert is exempt from action
+counting, and its marker shares the workflow task of the end's local-activity markers."""
 
 
 def parent_reads_result(inp: AgentInput, status: str, background: bool) -> bool:
