@@ -268,7 +268,8 @@ class AgentWorkflow:
 
     async def _continue_as_new(self, inp: AgentInput) -> None:
         """Hand the agent to a fresh run at this turn boundary; children keep running (they
-        were started with ABANDON and signal this workflow id, whichever run is current)."""
+        were started with ABANDON; background ones signal this workflow id, whichever run is
+        current, and the liveness check finds any that closed without telling)."""
         await workflow.wait_condition(workflow.all_handlers_finished)
         carry = AgentCarry(
             state=self._state,

@@ -107,12 +107,14 @@ counting, and its marker shares the workflow task of the end's local-activity ma
 
 def parent_reads_result(inp: AgentInput, status: str, background: bool) -> bool:
     """Whether the parent learns of this run's end from its result alone, so the signal
-    would only repeat it: a sync sub-agent (never moved to the background) that completed.
+    would only repeat it: a sync sub-agent (not moved to the background by the time it
+    decides) that completed.
 
     The parent's run that started a sync child waits on its handle and cannot continue as
-    new meanwhile. A background child may outlive the handle (the parent continues as new)
-    and a killed or failed child's handle carries no transcript to resume it from: those
-    still signal."""
+    new meanwhile, unless it moves the child to the background just as it ends: then the
+    watcher, or after a continue-as-new the liveness check, reads the end. A background
+    child may outlive the handle (the parent continues as new) and a killed or failed
+    child's handle carries no transcript to resume it from: those still signal."""
     return inp.parent is not None and not background and status == "completed"
 
 

@@ -62,7 +62,8 @@ class Lineage(Contract):
 
 class ParentLink(Contract):
     """How a sub-agent reports back: a signal to its parent's workflow id (no run id, so a
-    parent that continued as new still receives it)."""
+    parent that continued as new still receives it), except a sync sub-agent that completes,
+    whose parent reads its result from the handle."""
 
     workflow_id: str
     agent_id: str

@@ -4,8 +4,10 @@ the notifications that come back (spec R16-R22, R26, R35-R38).
 Every sub-agent is a child `AgentWorkflow` started with ParentClosePolicy.ABANDON: its life
 is governed by explicit rules, not by the parent run's: a sync child is cancelled when the
 parent is (R26), a background child only by TaskStop, and either survives the parent's
-continue-as-new. A child reports its end by signalling its parent's workflow id; the handle
-watcher is the fallback for a child that could not (terminated, crashed code).
+continue-as-new. A background child, and a killed or failed one, reports its end by
+signalling its parent's workflow id; the handle watcher is the fallback for a child that could
+not (terminated, crashed code). A sync child that completes reports only through its result
+(patched `sync-end-by-result`), which the sync wait and the watcher read from the handle.
 """
 
 from __future__ import annotations
@@ -450,7 +452,9 @@ class SubAgents:
         """R22: the running child is not restarted; its end comes as a notification."""
         task.mode = "background"
         with contextlib.suppress(ApplicationError):
-            # A child that closed meanwhile reports its end anyway (signal or watcher).
+            # A child that closed meanwhile reports its end anyway: by signal, or, a sync child
+            # that completed, only through the watcher (late if this run continues as new
+            # first: the liveness check then finds it).
             await signal_workflow(task.workflow_id, "set_backgrounded")
         self._watch(task, handle)
         if task.background_requested:
