@@ -41,7 +41,7 @@ SLOW_HOST = [a for a in HOST_ACTIVITIES if getattr(a, "__name__", "") != "classi
 SLOW_HOST.append(slow_handoff)
 
 
-def helper_script(helper_turns: list[dict]) -> dict:
+def helper_script(helper_turns: list[dict], background: bool = True) -> dict:
     return {
         "agents": [
             {"name": "helper", "match": {"agent_name": "helper"}, "turns": helper_turns},
@@ -49,7 +49,7 @@ def helper_script(helper_turns: list[dict]) -> dict:
                 "name": "parent",
                 "after_last": "repeat_last",
                 "turns": [
-                    {"tool_use": spawn("helper", "answer", True)},
+                    {"tool_use": spawn("helper", "answer", background)},
                     {"text": "waiting"},
                 ],
             },
@@ -57,8 +57,10 @@ def helper_script(helper_turns: list[dict]) -> dict:
     }
 
 
-async def test_mail_arriving_while_the_agent_finishes_is_answered(client, git_repo):
-    script = helper_script([{"text": "helper done"}, {"text": "read your mail"}])
+async def mail_while_finishing(client, git_repo, background: bool):
+    """A helper sub-agent gets mail while in its final checks: (its result, the parent's,
+    the scripted model's log)."""
+    script = helper_script([{"text": "helper done"}, {"text": "read your mail"}], background)
     with scripted_model(script, log_bodies=True) as model:
         async with running_workers(client, host_activities=SLOW_HOST) as queues:
             parent = await start(client, agent_input("go", git_repo, queues), queues)
@@ -67,6 +69,11 @@ async def test_mail_arriving_while_the_agent_finishes_is_answered(client, git_re
             await child.signal("send_message", MailMessage(text="URGENT-MAIL also fix bug 7"))
             kid = await child.result()
             result = await parent.result()
+    return kid, result, model
+
+
+async def test_mail_arriving_while_the_agent_finishes_is_answered(client, git_repo):
+    kid, result, model = await mail_while_finishing(client, git_repo, background=True)
     assert kid.final_text == "read your mail" and kid.run_generation == 1
     helper_calls = [r for r in model.log if r["agent"] == "helper"]
     assert "URGENT-MAIL" in str(helper_calls[-1]["body"]["messages"])

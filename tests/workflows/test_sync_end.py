@@ -13,26 +13,10 @@ from tests.support import (
     notifications,
     running_workers,
     scripted_model,
-    spawn,
     start,
     tool_results,
 )
-from tests.workflows.test_agent_control import wait_status
-from tests.workflows.test_agent_endings import SLOW_HOST
-from workflows.contracts import AgentResult, MailMessage
-
-
-def script(helper_turns: list[dict], background: bool = False) -> dict:
-    return {
-        "agents": [
-            {"name": "helper", "match": {"agent_name": "helper"}, "turns": helper_turns},
-            {
-                "name": "parent",
-                "after_last": "repeat_last",
-                "turns": [{"tool_use": spawn("helper", "answer", background)}, {"text": "done"}],
-            },
-        ]
-    }
+from tests.workflows.test_agent_endings import helper_script, mail_while_finishing
 
 
 async def event_types(handle: WorkflowHandle) -> list[int]:
@@ -40,7 +24,7 @@ async def event_types(handle: WorkflowHandle) -> list[int]:
 
 
 async def test_a_sync_sub_agent_reports_through_its_result_alone(client, git_repo):
-    with scripted_model(script([{"text": "the answer is 42"}])):
+    with scripted_model(helper_script([{"text": "the answer is 42"}], background=False)):
         async with running_workers(client) as queues:
             parent = await start(client, agent_input("go", git_repo, queues), queues)
             result = await parent.result()
@@ -56,7 +40,7 @@ async def test_a_sync_sub_agent_reports_through_its_result_alone(client, git_rep
 
 async def test_a_background_sub_agent_still_signals_its_end(client, git_repo):
     helper = [{"text": "background answer"}]
-    with scripted_model(script(helper, background=True)):
+    with scripted_model(helper_script(helper)):
         async with running_workers(client) as queues:
             parent = await start(client, agent_input("go", git_repo, queues), queues)
             result = await parent.result()
@@ -67,15 +51,7 @@ async def test_a_background_sub_agent_still_signals_its_end(client, git_repo):
 
 
 async def test_mail_reaching_a_sync_sub_agent_as_it_finishes_is_answered(client, git_repo):
-    helper = [{"text": "helper done"}, {"text": "read your mail"}]
-    with scripted_model(script(helper)):
-        async with running_workers(client, host_activities=SLOW_HOST) as queues:
-            parent = await start(client, agent_input("go", git_repo, queues), queues)
-            child = client.get_workflow_handle(f"{parent.id}/helper", result_type=AgentResult)
-            await wait_status(child, lambda s: s.state == "finishing")  # in its final checks
-            await child.signal("send_message", MailMessage(text="URGENT-MAIL also fix bug 7"))
-            kid = await child.result()
-            result = await parent.result()
+    kid, result, _ = await mail_while_finishing(client, git_repo, background=False)
     assert kid.final_text == "read your mail"
     (delivered,) = tool_results(result)
     assert delivered.content.startswith("read your mail")
