@@ -165,8 +165,11 @@ async def test_jsonl_log_file(serve: ServeFn, client_for: ClientFn, tmp_path: Pa
     await client.messages.create(**request([user("hi")], extra_headers=headers))
     async with client.messages.stream(**request([user("hi")])) as stream:
         await stream.get_final_message()
+    # The client can have its answer before the handler thread appends the record; the log
+    # property waits for those, so read it before the file.
+    records = server.log
     lines = [json.loads(line) for line in log_path.read_text().splitlines()]
-    assert lines == server.log
+    assert lines == records
     first = lines[0]
     assert first["seq"] == 1 and lines[1]["seq"] == 2
     assert first["agent"] == "fast" and first["turn"] == 0 and first["attempt"] == 1
