@@ -13,11 +13,12 @@ import os
 import signal
 import socket
 import sys
+from collections.abc import Sequence
 from datetime import timedelta
 
 from opentelemetry.trace import Tracer
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import Interceptor, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.context import render_context
@@ -146,12 +147,14 @@ def build_workers(
     max_cached_workflows: int = 1000,
     host_activities: list | None = None,
     tracer: Tracer | None = None,
+    interceptors: Sequence[Interceptor] = (),
 ) -> list[Worker]:
     """The main-queue worker and this host's tool worker. `tracer`: where GenAI spans go
-    (default: the global tracer provider's, a no-op unless tracing is configured)."""
+    (default: the global tracer provider's, a no-op unless tracing is configured);
+    `interceptors`: more worker interceptors, after Outlast's own."""
     writer_policy()  # a mistyped OUTLAST_WRITER_SANDBOX stops the worker here, not each Bash call
     # Temporal's TracingInterceptor comes from the client; this adds the GenAI spans.
-    common = {"interceptors": [GenAISpans(tracer)]}
+    common = {"interceptors": [GenAISpans(tracer), *interceptors]}
     tool_queue = host_queue or host_task_queue(host_id())
     host = HOST_ACTIVITIES if host_activities is None else host_activities
     main = Worker(

@@ -11,12 +11,13 @@ import socket
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
+from temporalio.worker import Interceptor
 
 from activities import transcripts
 from activities.store import default_store
@@ -53,6 +54,7 @@ async def running_workers(
     host_activities: list | None = None,
     queues: Queues | None = None,
     tracer: Any = None,
+    interceptors: Sequence[Interceptor] = (),
 ) -> AsyncIterator[Queues]:
     """Both workers, on fresh queues unless `queues` are given (workers coming back after a
     restart); `cached=0` replays every workflow task from history, so hidden
@@ -66,6 +68,7 @@ async def running_workers(
         max_cached_workflows=cached,
         host_activities=host_activities,
         tracer=tracer,
+        interceptors=interceptors,
     )
     tasks = [asyncio.create_task(w.run()) for w in workers]
     try:

@@ -13,7 +13,6 @@ not (terminated, crashed code). A sync child that completes reports only through
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -77,6 +76,9 @@ from workflows.worktrees import create_worktree
 
 SPAWN_LIMIT_IN_BATCH = "spawn-limit-in-batch"
 """Patch id: the concurrency limit also counts spawns of the same response still starting."""
+CLOSED_CHILD_STAYS_SYNC = "closed-child-stays-sync"
+"""Patch id: a sync child found closed when the parent moves it to the background delivers
+its end as the tool result (first release: backgrounded all the same)."""
 WORKER_TYPE = WORKER_DEFINITION.agent_type
 
 
@@ -451,11 +453,19 @@ class SubAgents:
     async def _to_background(self, call, task: ChildTask, handle, started) -> ToolResultBlock:
         """R22: the running child is not restarted; its end comes as a notification."""
         task.mode = "background"
-        with contextlib.suppress(ApplicationError):
-            # A child that closed meanwhile reports its end anyway: by signal, or, a sync child
-            # that completed, only through the watcher (late if this run continues as new
-            # first: the liveness check then finds it).
+        try:
             await signal_workflow(task.workflow_id, "set_backgrounded")
+        except ApplicationError:
+            # The child closed meanwhile. A sync child that completed reports its end only
+            # through its result: backgrounded, that end would rest on the watcher alone, which
+            # a continue-as-new of this run drops (the liveness check would find it minutes
+            # later). Its end is in this run's history, so it goes back as the tool result,
+            # unless its notification came first and is already queued.
+            if task.run_generation not in task.notified and workflow.patched(
+                CLOSED_CHILD_STAYS_SYNC
+            ):
+                task.mode = "sync"
+                return await self._sync_result(call, task, handle)
         self._watch(task, handle)
         if task.background_requested:
             reason = "on request"

@@ -5,11 +5,23 @@ workflow task."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from temporalio import workflow
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
+from temporalio.worker import (
+    Interceptor,
+    SignalExternalWorkflowInput,
+    WorkflowInboundInterceptor,
+    WorkflowInterceptorClassInput,
+    WorkflowOutboundInterceptor,
+)
 
+from agents.config import AgentSettings
 from tests.support import (
     agent_input,
+    fast_config,
     notifications,
     running_workers,
     scripted_model,
@@ -55,4 +67,46 @@ async def test_mail_reaching_a_sync_sub_agent_as_it_finishes_is_answered(client,
     assert kid.final_text == "read your mail"
     (delivered,) = tool_results(result)
     assert delivered.content.startswith("read your mail")
+    assert notifications(result) == []
+
+
+class SlowBackgrounding(Interceptor):
+    """Delivers a parent's `set_backgrounded` 3 s (workflow time) late, as a loaded server
+    might: the child completes meanwhile, so the signal finds it closed."""
+
+    def workflow_interceptor_class(
+        self, input: WorkflowInterceptorClassInput
+    ) -> type[WorkflowInboundInterceptor]:
+        return _HoldBackgrounding
+
+
+class _HoldBackgrounding(WorkflowInboundInterceptor):
+    def init(self, outbound: WorkflowOutboundInterceptor) -> None:
+        super().init(_HoldSignal(outbound))
+
+
+class _HoldSignal(WorkflowOutboundInterceptor):
+    async def signal_external_workflow(self, input: SignalExternalWorkflowInput) -> Any:
+        if input.signal == "set_backgrounded":
+            await workflow.sleep(3)
+        return await super().signal_external_workflow(input)
+
+
+async def test_a_child_that_completes_as_it_is_backgrounded_still_answers_the_call(
+    client, git_repo
+):
+    """A sync child completes just as the parent auto-backgrounds it. It did not signal its
+    end, so that end must come back as the tool result rather than wait on the handle
+    watcher, which a continue-as-new of the parent would drop."""
+    config = fast_config(agents=AgentSettings(auto_background_ms=500))
+    helper = [{"text": "the answer is 42", "delay_ms": 1500}]
+    with scripted_model(helper_script(helper, background=False)):
+        async with running_workers(client, interceptors=[SlowBackgrounding()]) as queues:
+            parent = await start(client, agent_input("go", git_repo, queues, config=config), queues)
+            result = await parent.result()
+            parent_events = await event_types(parent)
+    # The race happened: the parent's backgrounding reached a closed child.
+    assert EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED in parent_events
+    (delivered,) = tool_results(result)
+    assert delivered.content.startswith("the answer is 42") and not delivered.is_error
     assert notifications(result) == []
