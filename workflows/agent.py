@@ -89,6 +89,11 @@ TEAM_MEMBER_ENDINGS = "team-member-endings"
 that arrives after it stopped (first release: neither)."""
 
 
+LATE_MAIL_CONTINUES = "late-mail-continues"
+"""Patch id: an agent going on as its next generation for late mail tells its parent so, and
+the parent waits for that generation's end (first release: only a sync child's skipped end
+was sent, and a parent could finish before the answer to the mail came)."""
+
 STOPPED_KEEPS_STOPPED = "stopped-keeps-stopped"
 """Patch id: an agent stopped with mail waiting used to go on as its next generation to
 answer it (calling the model after a stop); it now ends, reporting the unread count."""
@@ -166,8 +171,12 @@ class AgentWorkflow:
         elif self._mailbox:
             # Mail that came in after the parent was told is answered, not dropped: the agent
             # goes on as its next generation, and its parent hears of that one too.
-            if self._untold is not None:
-                # The result the parent waits for now comes only after that generation.
+            if workflow.patched(LATE_MAIL_CONTINUES):
+                # This run's end again (a sync parent has not had it: the result it waits on
+                # now comes only after that generation), saying that another end follows, so
+                # the parent does not finish before it.
+                await tell_parent(inp, result, continues=True)
+            elif self._untold is not None:
                 await tell_parent(inp, self._untold)
             await self._continue_as_new(
                 inp.model_copy(

@@ -119,8 +119,9 @@ def parent_reads_result(inp: AgentInput, status: str, background: bool) -> bool:
     return inp.parent is not None and not background and status == "completed"
 
 
-async def tell_parent(inp: AgentInput, result: AgentResult) -> None:
-    """Signal the parent's workflow id (its latest run) how this run ended."""
+async def tell_parent(inp: AgentInput, result: AgentResult, *, continues: bool = False) -> None:
+    """Signal the parent's workflow id (its latest run) how this run ended; `continues`: a
+    next generation follows, to answer mail that came in meanwhile."""
     if inp.parent is None:
         return
     end = AgentNotification(
@@ -138,6 +139,7 @@ async def tell_parent(inp: AgentInput, result: AgentResult) -> None:
         worktree_branch=result.worktree_branch,
         handoff_warning=result.handoff_warning,
         output_file=result.output_file,
+        continues=continues,
     )
     try:
         await signal_workflow(inp.parent.workflow_id, "agent_notification", end)

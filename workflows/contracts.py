@@ -288,6 +288,9 @@ class AgentNotification(Contract):
     worktree_path: str | None = None
     worktree_branch: str | None = None
     handoff_warning: str | None = None
+    continues: bool = False
+    """Mail came in after this run settled its answer: the next generation is answering it,
+    and its own end will follow (the parent waits for that one too)."""
 
 
 class AgentResult(Contract):

@@ -109,10 +109,21 @@ class ChildRegistry(BaseModel):
 
         Idempotent: a duplicate (retried signal, the handle watcher and the signal both
         reporting, a stale generation) changes nothing. A child stopped by TaskStop is
-        reported `killed` even if it happened to finish on its own meanwhile (R37).
+        reported `killed` even if it happened to finish on its own meanwhile (R37). An end
+        that `continues` makes the parent wait for the next generation once this one's end
+        has reached it (queued here, or delivered as the sync result: `mark_delivered`).
         """
         task = self.tasks.get(end.agent_id)
-        if task is None or end.run_generation in task.notified:
+        if task is None:
+            return False
+        queued = self._record(task, end)
+        if end.continues and end.run_generation == task.run_generation:
+            if task.run_generation in task.notified:
+                _next_generation(task)
+        return queued
+
+    def _record(self, task: ChildTask, end: AgentNotification) -> bool:
+        if end.run_generation in task.notified:
             return False
         if end.run_generation < task.run_generation:
             # An older run's end that crossed a resume: still owed to the parent, once.
@@ -144,10 +155,19 @@ class ChildRegistry(BaseModel):
         if task.run_generation not in task.notified:
             task.notified.append(task.run_generation)
         _forget_text(task)
+        if task.end is not None and task.end.continues:
+            _next_generation(task)
 
     def drain(self) -> list[str]:
         queued, self.queue = self.queue, []
         return queued
+
+
+def _next_generation(task: ChildTask) -> None:
+    """The child goes on as its next generation to answer mail that came in as it ended: the
+    parent is owed that generation's end as a notification (R37), so it waits for it."""
+    task.run_generation += 1
+    task.mode, task.status, task.end, task.stop_requested = "background", "running", None, False
 
 
 def _forget_text(task: ChildTask) -> None:

@@ -402,6 +402,14 @@ async def _spawn_limit(client: Client, tmp: Path) -> WorkflowHandle:
     return await _scripted(client, tmp, RUNAWAY, config)
 
 
+async def _late_mail(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_late_mail import mail_while_exporting
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    parent, _, _ = await mail_while_exporting(client, repo, False, "subagents_late_mail")
+    return parent
+
+
 SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_continue_as_new": _continue_as_new,
     "fork_join": _fork_join,
@@ -439,6 +447,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_model_local": _model_local,
     # Three parallel spawns against a limit of two (patched spawn-limit-in-batch).
     "subagents_spawn_limit": _spawn_limit,
+    # Mail reaching a sync sub-agent as it writes its output file: it goes on as generation
+    # 2 and says so, and its parent waits for that end too (patched late-mail-continues).
+    "subagents_late_mail": _late_mail,
 }
 
 
@@ -462,6 +473,23 @@ CHILDREN = {
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).
 CHAINS = {"agent_continue_as_new"}
+# Children whose every run is kept, as `<parent>__<child>@run<N>.json`.
+CHILD_CHAINS = {"subagents_late_mail": ["helper"]}
+
+
+async def _save_runs(client: Client, workflow_id: str, stem: str) -> None:
+    """Every run of a chain, found from the latest back through each run's predecessor
+    (visibility may not list the last runs yet)."""
+    histories, run_id = [], None
+    while True:
+        history = await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
+        histories.append(history)
+        started = history.events[0].workflow_execution_started_event_attributes
+        run_id = started.continued_execution_run_id
+        if not run_id:
+            break
+    for n, history in enumerate(reversed(histories), start=1):
+        (HISTORIES / f"{stem}@run{n}.json").write_text(history.to_json())
 
 
 async def record(name: str) -> Path:
@@ -480,12 +508,9 @@ async def record(name: str) -> Path:
             out.write_text((await handle.fetch_history()).to_json())
             if name in CHAINS:
                 out.unlink()
-                runs = [w async for w in client.list_workflows(f'WorkflowId = "{name}"')]
-                for n, run in enumerate(sorted(runs, key=lambda r: r.start_time), start=1):
-                    history = await client.get_workflow_handle(
-                        name, run_id=run.run_id
-                    ).fetch_history()
-                    (HISTORIES / f"{name}@run{n}.json").write_text(history.to_json())
+                await _save_runs(client, name, name)
+            for child in CHILD_CHAINS.get(name, []):
+                await _save_runs(client, f"{name}/{child}", f"{name}__{child}")
             for child in CHILDREN.get(name, []):
                 child_handle = client.get_workflow_handle(f"{name}/{child}")
                 path = HISTORIES / f"{name}__{child}.json"

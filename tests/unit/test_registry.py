@@ -100,3 +100,36 @@ def test_delivered_answers_are_not_carried():
     sync.record_end(end(text="sync answer"))
     sync.mark_delivered(sync.tasks["a1"])
     assert sync.tasks["a1"].end.final_text == ""
+
+
+def test_a_background_end_that_continues_is_followed_by_the_next_generation():
+    reg = ChildRegistry()
+    reg.add(task())
+    assert reg.record_end(end()) is True  # generation 1's own end, as it ended
+    assert not reg.outstanding()
+    assert reg.record_end(end().model_copy(update={"continues": True})) is False
+    t = reg.tasks["a1"]
+    assert (t.run_generation, t.mode, t.status, t.end) == (2, "background", "running", None)
+    assert reg.outstanding() and len(reg.drain()) == 1
+    assert reg.record_end(end(generation=2, text="answered the mail")) is True
+    assert "answered the mail" in reg.drain()[0] and not reg.outstanding()
+
+
+def test_a_continuing_end_that_arrives_first_is_still_notified_once():
+    reg = ChildRegistry()
+    reg.add(task())
+    assert reg.record_end(end().model_copy(update={"continues": True})) is True
+    assert reg.tasks["a1"].run_generation == 2 and reg.outstanding()
+    assert reg.record_end(end()) is False  # the plain one, behind it
+    assert len(reg.drain()) == 1 and reg.outstanding()
+
+
+def test_a_sync_end_that_continues_waits_for_its_delivery_first():
+    reg = ChildRegistry()
+    reg.add(task(mode="sync"))
+    assert reg.record_end(end().model_copy(update={"continues": True})) is False
+    t = reg.tasks["a1"]
+    assert t.end is not None and t.run_generation == 1  # the sync wait reads generation 1
+    reg.mark_delivered(t)
+    assert (t.run_generation, t.mode, t.status) == (2, "background", "running")
+    assert reg.outstanding() and reg.queue == []

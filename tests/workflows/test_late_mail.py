@@ -1,0 +1,69 @@
+"""Mail that reaches a sub-agent after its final checks, while it writes its output file: the
+agent has already settled its answer, so it goes on as its next generation to answer the
+mail. Its parent gets the first generation's answer and must then wait for the next one's
+too, or the answer to the mail is lost when the parent finishes first."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from temporalio import activity
+
+from activities.transcript_export import ExportInput, export_transcript
+from tests.support import (
+    agent_input,
+    notifications,
+    running_workers,
+    scripted_model,
+    start,
+    tool_results,
+)
+from tests.workflows.test_agent_control import wait_status
+from tests.workflows.test_agent_endings import helper_script
+from worker import HOST_ACTIVITIES
+from workflows.contracts import AgentResult, MailMessage
+
+
+@activity.defn(name="transcript.export")
+async def slow_export(req: ExportInput) -> str:
+    """The real export, ~3 s late: the agent sits in its last step, past its final checks."""
+    for _ in range(30):
+        activity.heartbeat()
+        await asyncio.sleep(0.1)
+    return await export_transcript(req)
+
+
+SLOW_EXPORT = [a for a in HOST_ACTIVITIES if getattr(a, "__name__", "") != "export_transcript"]
+SLOW_EXPORT.append(slow_export)
+
+
+async def mail_while_exporting(client, git_repo, background: bool, wf_id: str | None = None):
+    """(the parent's handle, the helper's last result, the parent's result)"""
+    script = helper_script([{"text": "helper done"}, {"text": "read your mail"}], background)
+    with scripted_model(script):
+        async with running_workers(client, host_activities=SLOW_EXPORT) as queues:
+            parent = await start(client, agent_input("go", git_repo, queues), queues, wf_id)
+            child = client.get_workflow_handle(f"{parent.id}/helper", result_type=AgentResult)
+            await wait_status(child, lambda s: s.state == "finished")  # in its last steps
+            await child.signal("send_message", MailMessage(text="URGENT-MAIL also fix bug 7"))
+            kid = await child.result()  # follows the chain to the generation that answered
+            result = await parent.result()
+    return parent, kid, result
+
+
+@pytest.mark.parametrize("background", [False, True], ids=["sync", "background"])
+async def test_the_parent_waits_for_the_generation_that_answers_late_mail(
+    client, git_repo, background
+):
+    _, kid, result = await mail_while_exporting(client, git_repo, background)
+    assert kid.final_text == "read your mail" and kid.run_generation == 2
+    notes = notifications(result)
+    if background:
+        first, second = notes
+        assert "helper done" in first
+    else:
+        (delivered,) = tool_results(result)
+        assert delivered.content.startswith("helper done")
+        (second,) = notes
+    assert "read your mail" in second
