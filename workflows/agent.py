@@ -128,6 +128,8 @@ class AgentWorkflow:
         self._handoff_checked = False
         self._untold: AgentResult | None = None
         """This run's end, when the parent reads it from the result instead of a signal."""
+        self._told_continuing = False
+        """The parent was told this run's end with `continues`: mail was waiting then."""
         self._team = inp.team
         self._team_counts = TeamCounters()
         self._carry = AgentCarry.model_validate(inp.carry) if inp.carry else None
@@ -171,7 +173,9 @@ class AgentWorkflow:
         elif self._mailbox:
             # Mail that came in after the parent was told is answered, not dropped: the agent
             # goes on as its next generation, and its parent hears of that one too.
-            if workflow.patched(LATE_MAIL_CONTINUES):
+            if self._told_continuing:
+                pass  # the mail was waiting already when the parent was told
+            elif workflow.patched(LATE_MAIL_CONTINUES):
                 # This run's end again (a sync parent has not had it: the result it waits on
                 # now comes only after that generation), saying that another end follows, so
                 # the parent does not finish before it.
@@ -424,7 +428,12 @@ class AgentWorkflow:
         output_file = await export_output_file(inp, result)
         if output_file:
             result = result.model_copy(update={"output_file": output_file})
-        if parent_reads_result(inp, status, self._background) and workflow.patched(
+        if status == "completed" and self._mail_continues(inp):
+            # Mail is waiting: this run goes on as its next generation to answer it, and one
+            # signal says so with this end (the parent must not finish in between).
+            self._told_continuing = True
+            await tell_parent(inp, result, continues=True)
+        elif parent_reads_result(inp, status, self._background) and workflow.patched(
             SYNC_END_BY_RESULT
         ):
             self._untold = result
@@ -434,6 +443,16 @@ class AgentWorkflow:
             workflow.upsert_search_attributes(sa.at_end(status, self._agent_type, text))
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
+
+    def _mail_continues(self, inp: AgentInput) -> bool:
+        """Whether mail waiting at the end sends this agent on as its next generation (as
+        `run` decides after the end: not a teammate, not a stopped agent)."""
+        return (
+            bool(self._mailbox)
+            and inp.team is None
+            and self._stop is None
+            and workflow.patched(LATE_MAIL_CONTINUES)
+        )
 
     # --- inbox ---------------------------------------------------------------------------
 

@@ -165,7 +165,9 @@ class ChildRegistry(BaseModel):
 
 def _next_generation(task: ChildTask) -> None:
     """The child goes on as its next generation to answer mail that came in as it ended: the
-    parent is owed that generation's end as a notification (R37), so it waits for it."""
+    parent is owed that generation's end as a notification (R37), so it waits for it. The
+    transcript stays the last one known (the ended generation's) until the next end brings
+    its own: a resume or a failure report of a generation that never reports uses it."""
     task.run_generation += 1
     task.mode, task.status, task.end, task.stop_requested = "background", "running", None, False
 

@@ -402,12 +402,15 @@ async def _spawn_limit(client: Client, tmp: Path) -> WorkflowHandle:
     return await _scripted(client, tmp, RUNAWAY, config)
 
 
-async def _late_mail(client: Client, tmp: Path) -> WorkflowHandle:
-    from tests.workflows.test_late_mail import mail_while_exporting
+def _late_mail(background: bool, wf_id: str):
+    async def scenario(client: Client, tmp: Path) -> WorkflowHandle:
+        from tests.workflows.test_late_mail import mail_while_exporting
 
-    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
-    parent, _, _ = await mail_while_exporting(client, repo, False, "subagents_late_mail")
-    return parent
+        repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+        parent, _, _ = await mail_while_exporting(client, repo, background, wf_id)
+        return parent
+
+    return scenario
 
 
 SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
@@ -447,9 +450,11 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_model_local": _model_local,
     # Three parallel spawns against a limit of two (patched spawn-limit-in-batch).
     "subagents_spawn_limit": _spawn_limit,
-    # Mail reaching a sync sub-agent as it writes its output file: it goes on as generation
-    # 2 and says so, and its parent waits for that end too (patched late-mail-continues).
-    "subagents_late_mail": _late_mail,
+    # Mail reaching a sub-agent as it writes its output file: it goes on as generation 2 and
+    # says so with its end, and its parent waits for that end too (patched
+    # late-mail-continues); sync, and background.
+    "subagents_late_mail": _late_mail(False, "subagents_late_mail"),
+    "subagents_late_mail_bg": _late_mail(True, "subagents_late_mail_bg"),
 }
 
 
@@ -474,7 +479,7 @@ CHILDREN = {
 # carried state, a different path from a first run).
 CHAINS = {"agent_continue_as_new"}
 # Children whose every run is kept, as `<parent>__<child>@run<N>.json`.
-CHILD_CHAINS = {"subagents_late_mail": ["helper"]}
+CHILD_CHAINS = {"subagents_late_mail": ["helper"], "subagents_late_mail_bg": ["helper"]}
 
 
 async def _save_runs(client: Client, workflow_id: str, stem: str) -> None:

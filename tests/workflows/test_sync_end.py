@@ -71,7 +71,7 @@ async def test_mail_reaching_a_sync_sub_agent_as_it_finishes_is_answered(client,
 
 
 class SlowBackgrounding(Interceptor):
-    """Delivers a parent's `set_backgrounded` 3 s (workflow time) late, as a loaded server
+    """Delivers a parent's `set_backgrounded` 10 s (workflow time) late, as a loaded server
     might: the child completes meanwhile, so the signal finds it closed."""
 
     def workflow_interceptor_class(
@@ -88,7 +88,7 @@ class _HoldBackgrounding(WorkflowInboundInterceptor):
 class _HoldSignal(WorkflowOutboundInterceptor):
     async def signal_external_workflow(self, input: SignalExternalWorkflowInput) -> Any:
         if input.signal == "set_backgrounded":
-            await workflow.sleep(3)
+            await workflow.sleep(10)
         return await super().signal_external_workflow(input)
 
 
@@ -99,7 +99,7 @@ async def test_a_child_that_completes_as_it_is_backgrounded_still_answers_the_ca
     end, so that end must come back as the tool result rather than wait on the handle
     watcher, which a continue-as-new of the parent would drop."""
     config = fast_config(agents=AgentSettings(auto_background_ms=500))
-    helper = [{"text": "the answer is 42", "delay_ms": 1500}]
+    helper = [{"text": "the answer is 42", "delay_ms": 1000}]
     with scripted_model(helper_script(helper, background=False)):
         async with running_workers(client, interceptors=[SlowBackgrounding()]) as queues:
             parent = await start(client, agent_input("go", git_repo, queues, config=config), queues)
