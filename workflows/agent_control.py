@@ -21,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.resume import AgentControl, ResumeRequest, ResumeResult
 
 from workflows.contracts import MailMessage, ParentLink
+from workflows.phases import STOP_STARTING_WORKER
 from workflows.registry import ChildTask
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.subagents import SubAgents
@@ -45,6 +46,15 @@ async def task_stop(agents: SubAgents, call: ValidCall) -> ToolResultBlock:
             "had not started, so nothing ran and no notification will follow.",
         )
     task = agents.registry.find(inp.target)
+    if task is None and (starting := agents.phases.starting_claim(inp.target)) is not None:
+        if workflow.patched(STOP_STARTING_WORKER):
+            agents.phases.stop_at_start.add(starting.agent_id)
+            return _ok(
+                call,
+                f'Worker {starting.agent_id} ("{starting.label}") was starting: it is stopped '
+                "as soon as it has started. Its notification will follow; you can continue it "
+                "later with SendMessage.",
+            )
     if task is None:
         return error_result(call.block, f"No task found with ID: {inp.target}")
     if task.status != "running":

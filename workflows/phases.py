@@ -22,12 +22,16 @@ from agents.messages import ToolResultBlock
 from agents.tool_filter import WRITE_TOOLS
 from workflows.contracts import AgentInput
 from workflows.registry import ChildRegistry
+from workflows.signals import cancel_workflow
 
 with workflow.unsafe.imports_passed_through():
     from activities.scratchpad import ScratchpadRequest, create_scratchpad
 
 
 QUEUED_START_OUTSTANDING = "queued-start-outstanding"
+STOP_STARTING_WORKER = "stop-starting-worker"
+"""Patch id: TaskStop of a queued worker that is starting stops it once it has started (first
+release: "No task found", and the worker ran)."""
 
 
 class PhaseGate:
@@ -40,6 +44,9 @@ class PhaseGate:
         two and the worker would never start."""
         self.max_running = 16
         """Set from the agent's config: a queued worker also waits for a free slot."""
+        self.stop_at_start: set[str] = set()
+        """Starting workers that TaskStop reached before their child workflow was registered:
+        each is stopped as soon as it is."""
 
     @property
     def table(self) -> ClaimTable:
@@ -120,6 +127,16 @@ class PhaseGate:
                 return claim
         return None
 
+    def starting_claim(self, target: str) -> Claim | None:
+        """The claim of the worker `target` (id or name) if it is starting: off the queue,
+        not registered yet."""
+        target = target.strip()
+        for agent_id in sorted(self.starting):
+            claim = self.table.held.get(agent_id)
+            if claim is not None and target in (claim.agent_id, claim.label):
+                return claim
+        return None
+
     async def _start_when_free(
         self, claim: Claim, launch: Callable[[], Awaitable[ToolResultBlock]]
     ) -> None:
@@ -145,12 +162,21 @@ class PhaseGate:
             result = await launch()
         finally:
             self.starting.discard(claim.agent_id)
+        if claim.agent_id in self.stop_at_start:
+            self.stop_at_start.discard(claim.agent_id)
+            await self._stop_started(claim.agent_id)
         if result.is_error:
             self.table.held.pop(claim.agent_id, None)
             self.registry.queue.append(
                 f"Queued worker {claim.label or claim.agent_id} ({claim.agent_id}) could not "
                 f"start: {result.content}"
             )
+
+    async def _stop_started(self, agent_id: str) -> None:
+        task = self.registry.tasks.get(agent_id)
+        if task is not None and task.status == "running":
+            task.stop_requested = True
+            await cancel_workflow(task.workflow_id)
 
 
 async def create_session_scratchpad(inp: AgentInput) -> str:
