@@ -413,6 +413,30 @@ def _late_mail(background: bool, wf_id: str):
     return scenario
 
 
+async def _closed_child(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_sync_end import backgrounded_as_it_completes
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    parent, _ = await backgrounded_as_it_completes(client, repo, "subagents_closed_child")
+    return parent
+
+
+async def _late_mail_notice(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_late_mail import mail_during_the_notice
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    parent, _, _ = await mail_during_the_notice(client, repo, "subagents_late_mail_notice")
+    return parent
+
+
+async def _stop_starting(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_stop_starting_worker import stop_as_it_starts
+
+    repo = make_git_repo(tmp / "repo", {"README.md": "# sample\n"})
+    handle, _, _ = await stop_as_it_starts(client, repo, "coordinator_stop_starting")
+    return handle
+
+
 SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_continue_as_new": _continue_as_new,
     "fork_join": _fork_join,
@@ -455,6 +479,14 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # late-mail-continues); sync, and background.
     "subagents_late_mail": _late_mail(False, "subagents_late_mail"),
     "subagents_late_mail_bg": _late_mail(True, "subagents_late_mail_bg"),
+    # The scenarios below run with a worker interceptor holding a command (tests/interceptors.py);
+    # their histories replay with the same one (INTERCEPTED).
+    # A sync child completing as its parent backgrounds it (patched closed-child-stays-sync).
+    "subagents_closed_child": _closed_child,
+    # Mail during a background child's end notification: a second notice (late-mail-continues).
+    "subagents_late_mail_notice": _late_mail_notice,
+    # TaskStop of a queued worker that is starting (patched stop-starting-worker).
+    "coordinator_stop_starting": _stop_starting,
 }
 
 
@@ -479,7 +511,24 @@ CHILDREN = {
 # carried state, a different path from a first run).
 CHAINS = {"agent_continue_as_new"}
 # Children whose every run is kept, as `<parent>__<child>@run<N>.json`.
-CHILD_CHAINS = {"subagents_late_mail": ["helper"], "subagents_late_mail_bg": ["helper"]}
+CHILD_CHAINS = {
+    "subagents_late_mail": ["helper"],
+    "subagents_late_mail_bg": ["helper"],
+    "subagents_late_mail_notice": ["helper"],
+}
+
+
+def intercepted(name: str) -> list:
+    """The interceptors scenario `name` ran with: its histories replay with them too."""
+    from tests.workflows.test_late_mail import HOLD_PLAIN_END
+    from tests.workflows.test_stop_starting_worker import SLOW_START
+    from tests.workflows.test_sync_end import LATE_BACKGROUNDING
+
+    return {
+        "subagents_closed_child": [LATE_BACKGROUNDING],
+        "subagents_late_mail_notice": [HOLD_PLAIN_END],
+        "coordinator_stop_starting": [SLOW_START],
+    }.get(name, [])
 
 
 async def _save_runs(client: Client, workflow_id: str, stem: str) -> None:

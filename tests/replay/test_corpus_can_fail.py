@@ -15,6 +15,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer, UnsandboxedWorkflowRunner
 
 from outlast.client import data_converter
+from tests.replay.record import intercepted
 from worker import WORKFLOWS
 from workflows.agent import AgentWorkflow
 from workflows.contracts import AgentInput, AgentResult
@@ -86,12 +87,13 @@ def variant(name: str, patched: bool) -> type:
 async def replay(variant: type, path: Path):
     name = variant.__temporal_workflow_definition.name
     others = [w for w in WORKFLOWS if w.__temporal_workflow_definition.name != name]
+    workflow_id = path.stem.split("@")[0].replace("__", "/")
     replayer = Replayer(
         workflows=[variant, *others],
         data_converter=await data_converter(),
         workflow_runner=UnsandboxedWorkflowRunner(),
+        interceptors=intercepted(workflow_id.split("/")[0]),
     )
-    workflow_id = path.stem.split("@")[0].replace("__", "/")
     history = WorkflowHistory.from_json(workflow_id, path.read_text())
     return await replayer.replay_workflow(history, raise_on_replay_failure=False)
 

@@ -10,6 +10,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
 from outlast.client import data_converter
+from tests.replay.record import intercepted
 from worker import WORKFLOWS, sandbox_runner
 
 HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
@@ -31,13 +32,14 @@ def workflow_type(path: Path) -> str:
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path):
+    # See record.py: the name encodes the id (`__` for `/`, `@runN` for a run of a chain).
+    workflow_id = path.stem.split("@")[0].replace("__", "/")
     replayer = Replayer(
         workflows=WORKFLOWS,
         data_converter=await data_converter(),
         workflow_runner=sandbox_runner(),
+        interceptors=intercepted(workflow_id.split("/")[0]),
     )
-    # See record.py: the name encodes the id (`__` for `/`, `@runN` for a run of a chain).
-    workflow_id = path.stem.split("@")[0].replace("__", "/")
     history = WorkflowHistory.from_json(workflow_id, path.read_text())
     result = await replayer.replay_workflow(history, raise_on_replay_failure=True)
     assert result.replay_failure is None

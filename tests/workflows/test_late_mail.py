@@ -7,20 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
 
 import pytest
-from temporalio import activity, workflow
+from temporalio import activity
 from temporalio.api.enums.v1 import EventType
-from temporalio.worker import (
-    Interceptor,
-    SignalExternalWorkflowInput,
-    WorkflowInboundInterceptor,
-    WorkflowInterceptorClassInput,
-    WorkflowOutboundInterceptor,
-)
 
 from activities.transcript_export import ExportInput, export_transcript
+from tests.interceptors import Hold
 from tests.support import (
     agent_input,
     notifications,
@@ -82,49 +75,39 @@ async def test_the_parent_waits_for_the_generation_that_answers_late_mail(
 HELD = threading.Event()
 
 
-class HoldPlainEnd(Interceptor):
-    """Delivers a sub-agent's plain end notification 3 s (workflow time) late and says when
-    it started holding one: mail sent then reaches the agent after it told its parent."""
-
-    def workflow_interceptor_class(
-        self, input: WorkflowInterceptorClassInput
-    ) -> type[WorkflowInboundInterceptor]:
-        return _HoldInbound
+HOLD_PLAIN_END = Hold(
+    3, signal="agent_notification", when=lambda args: not args[0].continues, on_hold=HELD.set
+)
+"""A sub-agent's plain end notification arrives 3 s late, and the test learns when it is held:
+mail sent then reaches the agent after it told its parent."""
 
 
-class _HoldInbound(WorkflowInboundInterceptor):
-    def init(self, outbound: WorkflowOutboundInterceptor) -> None:
-        super().init(_HoldEnd(outbound))
-
-
-class _HoldEnd(WorkflowOutboundInterceptor):
-    async def signal_external_workflow(self, input: SignalExternalWorkflowInput) -> Any:
-        if input.signal == "agent_notification" and not input.args[0].continues:
-            HELD.set()
-            await workflow.sleep(3)
-        return await super().signal_external_workflow(input)
-
-
-async def test_mail_after_the_parent_was_told_sends_a_second_notice(client, git_repo):
-    """The end went out without `continues`; mail comes during that signal's round trip. The
-    agent tells its parent again, with `continues`, before it goes on to answer."""
+async def mail_during_the_notice(client, git_repo, wf_id: str | None = None):
+    """A background helper gets mail while its end notification is on its way: (the parent's
+    handle, the helper's last result, the parent's result)."""
     script = helper_script([{"text": "helper done"}, {"text": "read your mail"}])
     parent_turns = script["agents"][1]["turns"]
     parent_turns[1] = {"text": "waiting", "delay_ms": 2000}  # the parent finishes no sooner
     HELD.clear()
     with scripted_model(script):
-        async with running_workers(client, interceptors=[HoldPlainEnd()]) as queues:
-            parent = await start(client, agent_input("go", git_repo, queues), queues)
+        async with running_workers(client, interceptors=[HOLD_PLAIN_END]) as queues:
+            parent = await start(client, agent_input("go", git_repo, queues), queues, wf_id)
             child = client.get_workflow_handle(f"{parent.id}/helper", result_type=AgentResult)
             assert await asyncio.to_thread(HELD.wait, 60)
             await child.signal("send_message", MailMessage(text="URGENT-MAIL also fix bug 7"))
-            kid = await child.result()
-            result = await parent.result()
-            second = await child.fetch_history()
-            first_run = second.events[0].workflow_execution_started_event_attributes
-            first = await client.get_workflow_handle(
-                child.id, run_id=first_run.continued_execution_run_id
-            ).fetch_history()
+            return parent, await child.result(), await parent.result()
+
+
+async def test_mail_after_the_parent_was_told_sends_a_second_notice(client, git_repo):
+    """The end went out without `continues`; mail comes during that signal's round trip. The
+    agent tells its parent again, with `continues`, before it goes on to answer."""
+    parent, kid, result = await mail_during_the_notice(client, git_repo)
+    child = client.get_workflow_handle(f"{parent.id}/helper")
+    second = await child.fetch_history()
+    first_run = second.events[0].workflow_execution_started_event_attributes
+    first = await client.get_workflow_handle(
+        child.id, run_id=first_run.continued_execution_run_id
+    ).fetch_history()
     assert kid.final_text == "read your mail" and kid.run_generation == 2
     signals = [
         e

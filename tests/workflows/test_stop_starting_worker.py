@@ -5,87 +5,69 @@ instead of "No task found" and a worker that runs anyway."""
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
-from temporalio import workflow
 from temporalio.client import WorkflowExecutionStatus
-from temporalio.worker import (
-    Interceptor,
-    StartChildWorkflowInput,
-    WorkflowInboundInterceptor,
-    WorkflowInterceptorClassInput,
-    WorkflowOutboundInterceptor,
-)
 
+from tests.interceptors import Hold
 from tests.support import notifications, running_workers, scripted_model, tool_results
 from tests.workflows.test_coordinator import run_coordinator, worker
 
-
-class SlowStart(Interceptor):
-    """Starts the child workflow `queued` 3 s (workflow time) late, as a loaded server might:
-    the coordinator's next turn comes while it is still starting."""
-
-    def workflow_interceptor_class(
-        self, input: WorkflowInterceptorClassInput
-    ) -> type[WorkflowInboundInterceptor]:
-        return _SlowStartInbound
+SLOW_START = Hold(3, child_suffix="/queued")
+"""The child workflow `queued` starts 3 s late: the coordinator's next turn comes while it is
+still starting."""
 
 
-class _SlowStartInbound(WorkflowInboundInterceptor):
-    def init(self, outbound: WorkflowOutboundInterceptor) -> None:
-        super().init(_SlowStartOutbound(outbound))
+SCRIPT = {
+    "agents": [
+        {
+            "name": "holder",
+            "match": {"agent_name": "holder"},
+            "turns": [{"delay_ms": 500, "text": "HOLDER-DONE"}],
+        },
+        {
+            "name": "queued",
+            "match": {"agent_name": "queued"},
+            "turns": [{"delay_ms": 20000, "text": "QUEUED-DONE"}],
+        },
+        {
+            "name": "coordinator",
+            "match": {"agent_type": "coordinator"},
+            "turns": [
+                {
+                    "tool_use": [
+                        worker("holder", "implementation", "Edit README.md.", ["README.md"]),
+                        worker("queued", "implementation", "Edit it too.", ["README.md"]),
+                    ]
+                },
+                {"text": "Waiting."},
+                # Holder's notification: its files are free and `queued` starts.
+                {"tool_use": {"name": "TaskStop", "input": {"task_id": "queued"}}},
+                {"text": "Waiting."},
+                {"text": "All done."},
+            ],
+            "after_last": "repeat_last",
+        },
+    ]
+}
 
 
-class _SlowStartOutbound(WorkflowOutboundInterceptor):
-    async def start_child_workflow(self, input: StartChildWorkflowInput) -> Any:
-        if input.id.endswith("/queued"):
-            await workflow.sleep(3)
-        return await super().start_child_workflow(input)
+async def stop_as_it_starts(client, git_repo, wf_id: str | None = None):
+    """(the coordinator's handle, its result, the scripted model's log)"""
+    wf_id = wf_id or f"coord-{uuid.uuid4().hex[:8]}"
+    with scripted_model(SCRIPT, log_bodies=True) as model:
+        async with running_workers(client, interceptors=[SLOW_START]) as queues:
+            handle, result = await run_coordinator(client, queues, git_repo, wf_id)
+    return handle, result, model.log
 
 
 async def test_task_stop_of_a_starting_queued_worker_stops_it_once_started(client, git_repo):
-    script = {
-        "agents": [
-            {
-                "name": "holder",
-                "match": {"agent_name": "holder"},
-                "turns": [{"delay_ms": 500, "text": "HOLDER-DONE"}],
-            },
-            {
-                "name": "queued",
-                "match": {"agent_name": "queued"},
-                "turns": [{"delay_ms": 20000, "text": "QUEUED-DONE"}],
-            },
-            {
-                "name": "coordinator",
-                "match": {"agent_type": "coordinator"},
-                "turns": [
-                    {
-                        "tool_use": [
-                            worker("holder", "implementation", "Edit README.md.", ["README.md"]),
-                            worker("queued", "implementation", "Edit it too.", ["README.md"]),
-                        ]
-                    },
-                    {"text": "Waiting."},
-                    # Holder's notification: its files are free and `queued` starts.
-                    {"tool_use": {"name": "TaskStop", "input": {"task_id": "queued"}}},
-                    {"text": "Waiting."},
-                    {"text": "All done."},
-                ],
-                "after_last": "repeat_last",
-            },
-        ]
-    }
-    wf_id = f"coord-{uuid.uuid4().hex[:8]}"
-    with scripted_model(script, log_bodies=True) as model:
-        async with running_workers(client, interceptors=[SlowStart()]) as queues:
-            _, result = await run_coordinator(client, queues, git_repo, wf_id)
-            queued = await client.get_workflow_handle(f"{wf_id}/queued").describe()
+    handle, result, log = await stop_as_it_starts(client, git_repo)
+    queued = await client.get_workflow_handle(f"{handle.id}/queued").describe()
     assert result.status == "completed", result.error
     stop = tool_results(result)[-1]
     assert not stop.is_error and "was starting" in stop.content, stop.content
     assert queued.status == WorkflowExecutionStatus.CANCELED
     (_, killed) = notifications(result)
     assert "<status>killed</status>" in killed and "queued" in killed
-    queued_calls = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "queued"]
+    queued_calls = [r for r in log if r["headers"].get("x-outlast-agent-name") == "queued"]
     assert len(queued_calls) <= 1  # stopped at its first model call at the latest

@@ -5,20 +5,11 @@ workflow task."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from temporalio import workflow
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
-from temporalio.worker import (
-    Interceptor,
-    SignalExternalWorkflowInput,
-    WorkflowInboundInterceptor,
-    WorkflowInterceptorClassInput,
-    WorkflowOutboundInterceptor,
-)
 
 from agents.config import AgentSettings
+from tests.interceptors import Hold
 from tests.support import (
     agent_input,
     fast_config,
@@ -70,26 +61,21 @@ async def test_mail_reaching_a_sync_sub_agent_as_it_finishes_is_answered(client,
     assert notifications(result) == []
 
 
-class SlowBackgrounding(Interceptor):
-    """Delivers a parent's `set_backgrounded` 10 s (workflow time) late, as a loaded server
-    might: the child completes meanwhile, so the signal finds it closed."""
-
-    def workflow_interceptor_class(
-        self, input: WorkflowInterceptorClassInput
-    ) -> type[WorkflowInboundInterceptor]:
-        return _HoldBackgrounding
+LATE_BACKGROUNDING = Hold(10, signal="set_backgrounded")
+"""A parent's `set_backgrounded` arrives 10 s late: the child completes meanwhile, so the signal
+finds it closed."""
 
 
-class _HoldBackgrounding(WorkflowInboundInterceptor):
-    def init(self, outbound: WorkflowOutboundInterceptor) -> None:
-        super().init(_HoldSignal(outbound))
-
-
-class _HoldSignal(WorkflowOutboundInterceptor):
-    async def signal_external_workflow(self, input: SignalExternalWorkflowInput) -> Any:
-        if input.signal == "set_backgrounded":
-            await workflow.sleep(10)
-        return await super().signal_external_workflow(input)
+async def backgrounded_as_it_completes(client, git_repo, wf_id: str | None = None):
+    """A sync child that completes just as its parent auto-backgrounds it: (the parent's
+    handle, its result)."""
+    config = fast_config(agents=AgentSettings(auto_background_ms=500))
+    helper = [{"text": "the answer is 42", "delay_ms": 1000}]
+    with scripted_model(helper_script(helper, background=False)):
+        async with running_workers(client, interceptors=[LATE_BACKGROUNDING]) as queues:
+            inp = agent_input("go", git_repo, queues, config=config)
+            parent = await start(client, inp, queues, wf_id)
+            return parent, await parent.result()
 
 
 async def test_a_child_that_completes_as_it_is_backgrounded_still_answers_the_call(
@@ -98,13 +84,8 @@ async def test_a_child_that_completes_as_it_is_backgrounded_still_answers_the_ca
     """A sync child completes just as the parent auto-backgrounds it. It did not signal its
     end, so that end must come back as the tool result rather than wait on the handle
     watcher, which a continue-as-new of the parent would drop."""
-    config = fast_config(agents=AgentSettings(auto_background_ms=500))
-    helper = [{"text": "the answer is 42", "delay_ms": 1000}]
-    with scripted_model(helper_script(helper, background=False)):
-        async with running_workers(client, interceptors=[SlowBackgrounding()]) as queues:
-            parent = await start(client, agent_input("go", git_repo, queues, config=config), queues)
-            result = await parent.result()
-            parent_events = await event_types(parent)
+    parent, result = await backgrounded_as_it_completes(client, git_repo)
+    parent_events = await event_types(parent)
     # The race happened: the parent's backgrounding reached a closed child.
     assert EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_FAILED in parent_events
     (delivered,) = tool_results(result)
