@@ -22,7 +22,7 @@ SCRIPT = {
         {
             "name": "holder",
             "match": {"agent_name": "holder"},
-            "turns": [{"delay_ms": 500, "text": "HOLDER-DONE"}],
+            "turns": [{"delay_ms": 1500, "text": "HOLDER-DONE"}],
         },
         {
             "name": "queued",
@@ -39,7 +39,7 @@ SCRIPT = {
                         worker("queued", "implementation", "Edit it too.", ["README.md"]),
                     ]
                 },
-                {"text": "Waiting."},
+                {"text": "Waiting."},  # long before the holder ends (1.5 s)
                 # Holder's notification: its files are free and `queued` starts.
                 {"tool_use": {"name": "TaskStop", "input": {"task_id": "queued"}}},
                 {"text": "Waiting."},
