@@ -45,6 +45,7 @@ from workflows.agent_end import (
     handoff_warning,
     parent_reads_result,
     release_worktree,
+    stopped_before_mail,
     tell_parent,
 )
 from workflows.agent_loop import LoopHooks, LoopSetup, LoopState, WorkflowTool, run_agent_loop
@@ -170,6 +171,12 @@ class AgentWorkflow:
             # A stop means the model is not called again: the mail stays unread, and the
             # result says how much of it there was (the caller's messages are not lost).
             result = result.model_copy(update={"unread_messages": len(self._mailbox)})
+            if self._told_continuing:
+                # The parent was told a next generation follows, and the stop came since: that
+                # generation ends here, stopped before it ran, or the parent waits for it.
+                await tell_parent(
+                    inp, stopped_before_mail(result), generation=inp.run_generation + 1
+                )
         elif self._mailbox:
             # Mail that came in after the parent was told is answered, not dropped: the agent
             # goes on as its next generation, and its parent hears of that one too.

@@ -119,14 +119,34 @@ def parent_reads_result(inp: AgentInput, status: str, background: bool) -> bool:
     return inp.parent is not None and not background and status == "completed"
 
 
-async def tell_parent(inp: AgentInput, result: AgentResult, *, continues: bool = False) -> None:
+def stopped_before_mail(result: AgentResult) -> AgentResult:
+    """The end of a next generation that a stop kept from running: the mail it was to answer
+    stays unread (the run's result says how much)."""
+    unread = result.unread_messages
+    return result.model_copy(
+        update={
+            "status": "killed",
+            "final_text": "",
+            "error": f"stopped before answering {unread} message(s) that came in at its end",
+        }
+    )
+
+
+async def tell_parent(
+    inp: AgentInput,
+    result: AgentResult,
+    *,
+    continues: bool = False,
+    generation: int | None = None,
+) -> None:
     """Signal the parent's workflow id (its latest run) how this run ended; `continues`: a
-    next generation follows, to answer mail that came in meanwhile."""
+    next generation follows, to answer mail that came in meanwhile; `generation`: the end of
+    another generation than this run's."""
     if inp.parent is None:
         return
     end = AgentNotification(
         agent_id=result.agent_id,
-        run_generation=inp.run_generation,
+        run_generation=generation or inp.run_generation,
         status=result.status,
         agent_type=result.agent_type,
         description=inp.description,

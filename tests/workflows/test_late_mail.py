@@ -25,7 +25,7 @@ from tests.support import (
 from tests.workflows.test_agent_control import wait_status
 from tests.workflows.test_agent_endings import helper_script
 from worker import HOST_ACTIVITIES
-from workflows.contracts import AgentResult, MailMessage
+from workflows.contracts import AgentResult, MailMessage, StopRequest
 
 
 @activity.defn(name="transcript.export")
@@ -117,3 +117,33 @@ async def test_mail_after_the_parent_was_told_sends_a_second_notice(client, git_
     assert len(signals) == 2  # its end, then the same end saying another follows
     done, answered = notifications(result)
     assert "helper done" in done and "read your mail" in answered
+
+
+HOLD_CONTINUING_END = Hold(
+    3, signal="agent_notification", when=lambda args: args[0].continues, on_hold=HELD.set
+)
+"""An end that says another generation follows arrives 3 s late, and the test learns when."""
+
+
+async def test_a_stop_after_the_parent_heard_of_a_next_generation_ends_that_one(client, git_repo):
+    """Mail waits at the end, so the end says another generation follows; a stop comes while
+    that signal is on its way. No generation runs (a stop means no more model calls), and the
+    parent hears that the promised one was stopped instead of waiting for it until its
+    liveness check (120 s)."""
+    HELD.clear()
+    with scripted_model(helper_script([{"text": "helper done"}, {"text": "never"}])):
+        async with running_workers(
+            client, host_activities=SLOW_EXPORT, interceptors=[HOLD_CONTINUING_END]
+        ) as queues:
+            parent = await start(client, agent_input("go", git_repo, queues), queues)
+            child = client.get_workflow_handle(f"{parent.id}/helper", result_type=AgentResult)
+            await wait_status(child, lambda s: s.state == "finished")  # in its last steps
+            await child.signal("send_message", MailMessage(text="URGENT-MAIL also fix bug 7"))
+            assert await asyncio.to_thread(HELD.wait, 60)
+            await child.signal("stop", StopRequest(reason="enough"))
+            kid = await child.result()
+            result = await asyncio.wait_for(parent.result(), 40)
+    assert kid.run_generation == 1 and kid.unread_messages == 1
+    done, stopped = notifications(result)
+    assert "helper done" in done
+    assert "<status>killed</status>" in stopped and "was stopped" in stopped
