@@ -429,6 +429,14 @@ async def _late_mail_notice(client: Client, tmp: Path) -> WorkflowHandle:
     return parent
 
 
+async def _late_mail_stopped(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_late_mail import stop_after_the_notice
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    parent, _, _ = await stop_after_the_notice(client, repo, "subagents_late_mail_stopped")
+    return parent
+
+
 async def _stop_starting(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_stop_starting_worker import stop_as_it_starts
 
@@ -485,6 +493,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_closed_child": _closed_child,
     # Mail during a background child's end notification: a second notice (late-mail-continues).
     "subagents_late_mail_notice": _late_mail_notice,
+    # A stop after the end said another generation follows: that one ends at once.
+    "subagents_late_mail_stopped": _late_mail_stopped,
     # TaskStop of a queued worker that is starting (patched stop-starting-worker).
     "coordinator_stop_starting": _stop_starting,
 }
@@ -493,6 +503,7 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
 # Children whose histories are worth keeping too (a killed child, a resumed run), saved as
 # `<parent>__<child>.json`: the file name encodes the workflow id, which replay needs.
 CHILDREN = {
+    "subagents_late_mail_stopped": ["helper"],
     "subagents_taskstop": ["sleeper"],
     "subagents_resume": ["helper"],
     "fork_join": ["fork-1"],
@@ -520,13 +531,14 @@ CHILD_CHAINS = {
 
 def intercepted(name: str) -> list:
     """The interceptors scenario `name` ran with: its histories replay with them too."""
-    from tests.workflows.test_late_mail import HOLD_PLAIN_END
+    from tests.workflows.test_late_mail import HOLD_CONTINUING_END, HOLD_PLAIN_END
     from tests.workflows.test_stop_starting_worker import SLOW_START
     from tests.workflows.test_sync_end import LATE_BACKGROUNDING
 
     return {
         "subagents_closed_child": [LATE_BACKGROUNDING],
         "subagents_late_mail_notice": [HOLD_PLAIN_END],
+        "subagents_late_mail_stopped": [HOLD_CONTINUING_END],
         "coordinator_stop_starting": [SLOW_START],
     }.get(name, [])
 

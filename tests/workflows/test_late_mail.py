@@ -125,24 +125,30 @@ HOLD_CONTINUING_END = Hold(
 """An end that says another generation follows arrives 3 s late, and the test learns when."""
 
 
-async def test_a_stop_after_the_parent_heard_of_a_next_generation_ends_that_one(client, git_repo):
-    """Mail waits at the end, so the end says another generation follows; a stop comes while
-    that signal is on its way. No generation runs (a stop means no more model calls), and the
-    parent hears that the promised one was stopped instead of waiting for it until its
-    liveness check (120 s)."""
+async def stop_after_the_notice(client, git_repo, wf_id: str | None = None):
+    """Mail waits at a background helper's end, and a stop comes while the end that says so
+    is on its way: (the parent's handle, the helper's result, the parent's result)."""
     HELD.clear()
     with scripted_model(helper_script([{"text": "helper done"}, {"text": "never"}])):
         async with running_workers(
             client, host_activities=SLOW_EXPORT, interceptors=[HOLD_CONTINUING_END]
         ) as queues:
-            parent = await start(client, agent_input("go", git_repo, queues), queues)
+            parent = await start(client, agent_input("go", git_repo, queues), queues, wf_id)
             child = client.get_workflow_handle(f"{parent.id}/helper", result_type=AgentResult)
             await wait_status(child, lambda s: s.state == "finished")  # in its last steps
             await child.signal("send_message", MailMessage(text="URGENT-MAIL also fix bug 7"))
             assert await asyncio.to_thread(HELD.wait, 60)
             await child.signal("stop", StopRequest(reason="enough"))
             kid = await child.result()
-            result = await asyncio.wait_for(parent.result(), 40)
+            return parent, kid, await asyncio.wait_for(parent.result(), 40)
+
+
+async def test_a_stop_after_the_parent_heard_of_a_next_generation_ends_that_one(client, git_repo):
+    """Mail waits at the end, so the end says another generation follows; a stop comes while
+    that signal is on its way. No generation runs (a stop means no more model calls), and the
+    parent hears that the promised one was stopped instead of waiting for it until its
+    liveness check (120 s)."""
+    _, kid, result = await stop_after_the_notice(client, git_repo)
     assert kid.run_generation == 1 and kid.unread_messages == 1
     done, stopped = notifications(result)
     assert "helper done" in done
