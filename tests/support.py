@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from temporalio import activity
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Interceptor
@@ -24,7 +25,7 @@ from activities.store import default_store
 from agents.config import ModelSettings, OutlastConfig, ToolSettings
 from agents.messages import Message, TextBlock, ToolResultBlock
 from outlast.scripted_model import ScriptedModelServer, load_script
-from worker import build_workers
+from worker import HOST_ACTIVITIES, build_workers
 from workflows.contracts import AgentInput, AgentResult, Workspace
 
 
@@ -95,6 +96,24 @@ def scripted_model(script: dict[str, Any], **kwargs: Any) -> Iterator[ScriptedMo
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
+
+
+async def heartbeat_for(seconds: float) -> None:
+    """An activity taking its time, heartbeating as a slow host step does."""
+    for _ in range(round(seconds * 10)):
+        activity.heartbeat()
+        await asyncio.sleep(0.1)
+
+
+def host_activities_with(replacement: Any) -> list:
+    """The host's activities, with `replacement` in place of the one of the same name."""
+    name = replacement.__temporal_activity_definition.name
+    kept = [
+        a
+        for a in HOST_ACTIVITIES
+        if getattr(getattr(a, "__temporal_activity_definition", None), "name", None) != name
+    ]
+    return [*kept, replacement]
 
 
 FAST_MODEL = ModelSettings(heartbeat_timeout_s=5, max_attempts=5)

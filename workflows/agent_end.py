@@ -113,9 +113,9 @@ def parent_reads_result(inp: AgentInput, status: str, background: bool) -> bool:
     The parent's run that started a sync child waits on its handle and cannot continue as
     new meanwhile. If it moves the child to the background just as it ends, `set_backgrounded`
     finds the child closed and the parent takes the end as the tool result after all
-    (patched `closed-child-stays-sync`). A background
-    child may outlive the handle (the parent continues as new) and a killed or failed
-    child's handle carries no transcript to resume it from: those still signal."""
+    (patched `closed-child-stays-sync`). A background child may outlive the handle (the
+    parent continues as new) and a killed or failed child's handle carries no transcript to
+    resume it from: those still signal."""
     return inp.parent is not None and not background and status == "completed"
 
 

@@ -117,9 +117,9 @@ class ChildRegistry(BaseModel):
         if task is None:
             return False
         queued = self._record(task, end)
-        if end.continues and end.run_generation == task.run_generation:
-            if task.run_generation in task.notified:
-                _next_generation(task)
+        generation = end.run_generation
+        if end.continues and generation == task.run_generation and generation in task.notified:
+            _next_generation(task)
         return queued
 
     def _record(self, task: ChildTask, end: AgentNotification) -> bool:

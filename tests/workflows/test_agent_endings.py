@@ -16,6 +16,8 @@ from tests.support import (
     FAST_MODEL,
     agent_input,
     fast_config,
+    heartbeat_for,
+    host_activities_with,
     notifications,
     running_workers,
     scripted_model,
@@ -24,21 +26,17 @@ from tests.support import (
     tool_results,
 )
 from tests.workflows.test_agent_control import wait_status
-from worker import HOST_ACTIVITIES
 from workflows.contracts import AgentResult, MailMessage
 
 
 @activity.defn(name="classifier.classify_handoff")
 async def slow_handoff(inp: HandoffInput) -> HandoffVerdict:
     """The real check, slowed down: the agent sits in its final steps for ~3 s."""
-    for _ in range(30):
-        activity.heartbeat()
-        await asyncio.sleep(0.1)
+    await heartbeat_for(3)
     return HandoffVerdict(flagged=False)
 
 
-SLOW_HOST = [a for a in HOST_ACTIVITIES if getattr(a, "__name__", "") != "classify_handoff"]
-SLOW_HOST.append(slow_handoff)
+SLOW_HOST = host_activities_with(slow_handoff)
 
 
 def helper_script(helper_turns: list[dict], background: bool = True) -> dict:

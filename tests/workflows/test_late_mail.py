@@ -16,6 +16,8 @@ from activities.transcript_export import ExportInput, export_transcript
 from tests.interceptors import Hold
 from tests.support import (
     agent_input,
+    heartbeat_for,
+    host_activities_with,
     notifications,
     running_workers,
     scripted_model,
@@ -24,21 +26,17 @@ from tests.support import (
 )
 from tests.workflows.test_agent_control import wait_status
 from tests.workflows.test_agent_endings import helper_script
-from worker import HOST_ACTIVITIES
 from workflows.contracts import AgentResult, MailMessage, StopRequest
 
 
 @activity.defn(name="transcript.export")
 async def slow_export(req: ExportInput) -> str:
     """The real export, ~3 s late: the agent sits in its last step, past its final checks."""
-    for _ in range(30):
-        activity.heartbeat()
-        await asyncio.sleep(0.1)
+    await heartbeat_for(3)
     return await export_transcript(req)
 
 
-SLOW_EXPORT = [a for a in HOST_ACTIVITIES if getattr(a, "__name__", "") != "export_transcript"]
-SLOW_EXPORT.append(slow_export)
+SLOW_EXPORT = host_activities_with(slow_export)
 
 
 async def mail_while_exporting(client, git_repo, background: bool, wf_id: str | None = None):
