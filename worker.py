@@ -18,6 +18,7 @@ from datetime import timedelta
 
 from opentelemetry.trace import Tracer
 from temporalio.client import Client
+from temporalio.converter import DataConverter
 from temporalio.worker import Interceptor, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
@@ -36,6 +37,7 @@ from activities.team_control import TeamControl
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
 from activities.transcript_export import export_transcript
 from activities.worktree import cleanup_worktree, create_worktree
+from outlast import workflow_runner
 from outlast.telemetry import GenAISpans
 from workflows.agent import AgentWorkflow
 from workflows.contracts import TASK_QUEUE, host_task_queue
@@ -133,10 +135,11 @@ PASSTHROUGH = (
 )
 
 
-def sandbox_runner() -> SandboxedWorkflowRunner:
-    return SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
-    )
+def sandbox_runner(data_converter: DataConverter | None = None) -> SandboxedWorkflowRunner:
+    """With the workers' `data_converter`, one that answers the SDK's per-payload questions
+    outside the sandbox where the converter ignores them (outlast/workflow_runner.py)."""
+    restrictions = SandboxRestrictions.default.with_passthrough_modules(*PASSTHROUGH)
+    return workflow_runner.sandbox_runner(restrictions, data_converter)
 
 
 def build_workers(
@@ -169,7 +172,7 @@ def build_workers(
             *local_tool_activities(tool_queue),
             *host_step_activities(tool_queue, host),
         ],
-        workflow_runner=sandbox_runner(),
+        workflow_runner=sandbox_runner(client.data_converter),
         max_cached_workflows=max_cached_workflows,
         max_heartbeat_throttle_interval=MODEL_HEARTBEAT_THROTTLE,
         default_heartbeat_throttle_interval=MODEL_HEARTBEAT_THROTTLE,

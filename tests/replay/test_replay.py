@@ -34,10 +34,11 @@ def workflow_type(path: Path) -> str:
 async def test_history_replays(path: Path):
     # See record.py: the name encodes the id (`__` for `/`, `@runN` for a run of a chain).
     workflow_id = path.stem.split("@")[0].replace("__", "/")
+    converter = await data_converter()
     replayer = Replayer(
         workflows=WORKFLOWS,
-        data_converter=await data_converter(),
-        workflow_runner=sandbox_runner(),
+        data_converter=converter,
+        workflow_runner=sandbox_runner(converter),
         interceptors=intercepted(workflow_id.split("/")[0]),
     )
     history = WorkflowHistory.from_json(workflow_id, path.read_text())
