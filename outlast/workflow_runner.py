@@ -5,7 +5,7 @@ temporalio (1.35) asks the workflow instance two questions: which serialization 
 applies (the converter may encode per workflow, activity or child), and which workflow an
 externally stored payload belongs to. The sandboxed instance answers each by compiling and
 running a code string inside the sandbox, with its import hooks swapped in and out. In the
-20x5 fan-out that was ~14% of the worker's busy CPU (py-spy, bench/fanout.py), for answers
+20x5 fan-out that was 18% of the worker's busy samples (py-spy, bench/fanout.py), for answers
 Outlast's converter never reads.
 
 `sandbox_runner(data_converter)` answers them outside the sandbox where that changes nothing:
