@@ -34,6 +34,7 @@ from workflows.contracts import (
     AgentInput,
     AgentNotification,
     AgentResult,
+    AgentUsage,
     Lineage,
     MailMessage,
     ParentLink,
@@ -66,6 +67,9 @@ class VerifiedTaskWorkflow:
     def __init__(self) -> None:
         self._liveness = timedelta(minutes=2)
         self._ends: dict[int, AgentNotification] = {}
+        self._generation = 1
+        """The implementer run whose end closes the current round: the round number, unless
+        mail reached the implementer as it ended and a further run answered it."""
         self._rounds: list[VerificationRound] = []
         self._marks = sa.PatternMarks()
 
@@ -95,8 +99,8 @@ class VerifiedTaskWorkflow:
         )
         usages = []
         for round_no in range(1, inp.max_rounds + 1):
-            end = await self._implementer_end(round_no, impl_id)
-            usages.append(end.usage)
+            end, spent = await self._implementer_end(round_no, impl_id)
+            usages.extend(spent)
             if end.status != "completed":
                 self._rounds.append(
                     VerificationRound(
@@ -141,29 +145,43 @@ class VerifiedTaskWorkflow:
             ),
         )
 
-    async def _implementer_end(self, round_no: int, impl_id: str) -> AgentNotification:
-        """The implementer's end of this round, from its signal; now and then a check that it
-        still runs, since one that was terminated or crashed past its reporting cannot send
-        it."""
+    async def _implementer_end(
+        self, round_no: int, impl_id: str
+    ) -> tuple[AgentNotification, list[AgentUsage]]:
+        """The implementer's end of this round, and what its runs in this round spent. An end
+        that says another run follows (mail reached the implementer as it ended) is not the
+        round's: that run's answer is what the verifier must check, and the findings go to
+        the run after it."""
         workflow.set_current_details(f"round {round_no}: the implementer is working")
+        end = await self._end_of(self._generation, impl_id)
+        spent = [end.usage]
+        while end.continues and workflow.patched("verified-follows-late-mail"):
+            self._generation += 1
+            end = await self._end_of(self._generation, impl_id)
+            spent.append(end.usage)
+        return end, spent
+
+    async def _end_of(self, generation: int, impl_id: str) -> AgentNotification:
+        """The implementer run's end, from its signal; now and then a check that it still
+        runs, since one that was terminated or crashed past its reporting cannot send it."""
         if not workflow.patched("verified-task-liveness"):  # the first release waited only
-            await workflow.wait_condition(lambda: round_no in self._ends)
-            return self._ends[round_no]
+            await workflow.wait_condition(lambda: generation in self._ends)
+            return self._ends[generation]
         while True:
             try:
                 await workflow.wait_condition(
-                    lambda: round_no in self._ends, timeout=self._liveness
+                    lambda: generation in self._ends, timeout=self._liveness
                 )
-                return self._ends[round_no]
+                return self._ends[generation]
             except TimeoutError:
                 states: list[AgentRunState] = await workflow.execute_activity_method(
                     AgentControl.describe_agents, [impl_id], **RESUME_OPTIONS
                 )
                 state = states[0]
-                if state.status != "RUNNING" and round_no not in self._ends:
+                if state.status != "RUNNING" and generation not in self._ends:
                     return AgentNotification(
                         agent_id="implementer",
-                        run_generation=round_no,
+                        run_generation=generation,
                         status="killed" if state.status == "CANCELED" else "failed",
                         error=state.error or f"its workflow ended {state.status.lower()}",
                     )
@@ -244,7 +262,8 @@ class VerifiedTaskWorkflow:
         verdict_round: VerificationRound,
     ) -> None:
         """R85: FAIL or PARTIAL goes back to the same implementer, which keeps its context."""
-        generation = verdict_round.round + 1
+        self._generation += 1
+        generation = self._generation
         text = findings_message(
             verdict_round.verdict,
             verdict_round.verdict_reason,

@@ -393,6 +393,13 @@ async def _verified_task(client: Client, tmp: Path) -> WorkflowHandle:
     return client.get_workflow_handle(name)
 
 
+async def _verified_late_mail(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_verified_task import implementer_mailed_as_it_ends
+
+    await implementer_mailed_as_it_ends(client, tmp, "verified_late_mail")
+    return client.get_workflow_handle("verified_late_mail")
+
+
 async def _spawn_limit(client: Client, tmp: Path) -> WorkflowHandle:
     from agents.config import AgentSettings
     from tests.support import fast_config
@@ -478,6 +485,7 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "verified_task": _verified_task,
     # After the implementer's liveness checks and explicit cancellation came in.
     "verified_task_v2": _verified_task,
+    "verified_late_mail": _verified_late_mail,
     # The model called as a local activity (config model.local_activity).
     "agent_model_local": _model_local,
     # Three parallel spawns against a limit of two (patched spawn-limit-in-batch).
@@ -526,6 +534,7 @@ CHILD_CHAINS = {
     "subagents_late_mail": ["helper"],
     "subagents_late_mail_bg": ["helper"],
     "subagents_late_mail_notice": ["helper"],
+    "verified_late_mail": ["implementer"],
 }
 
 

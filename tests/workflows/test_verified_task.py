@@ -6,10 +6,15 @@ from __future__ import annotations
 import json
 import subprocess
 import uuid
+from pathlib import Path
+
+from temporalio.client import WorkflowHandle
 
 from tests.conftest import make_git_repo
 from tests.support import fast_config, running_workers, scripted_model
-from workflows.contracts import Workspace
+from tests.workflows.test_agent_control import wait_status
+from tests.workflows.test_late_mail import SLOW_EXPORT
+from workflows.contracts import MailMessage, Workspace
 from workflows.pattern_contracts import VerifiedTaskInput, VerifiedTaskResult
 
 TASK = "Make greet() return 'hi' so that the test suite passes."
@@ -89,25 +94,9 @@ def git_status(repo) -> str:
     return done.stdout
 
 
-async def run_verified(client, queues, repo, wf_id: str) -> VerifiedTaskResult:
-    inp = VerifiedTaskInput(
-        task=TASK,
-        workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
-        config=fast_config(),
-    )
-    handle = await client.start_workflow(
-        "VerifiedTaskWorkflow",
-        inp,
-        id=wf_id,
-        task_queue=queues.task_queue,
-        result_type=VerifiedTaskResult,
-    )
-    return await handle.result()
-
-
-async def test_fail_then_fix_then_pass(client, tmp_path):
-    repo = make_git_repo(
-        tmp_path / "repo",
+def task_repo(path) -> Path:
+    return make_git_repo(
+        path,
         {
             "src/__init__.py": "",
             "src/app.py": APP,
@@ -115,6 +104,29 @@ async def test_fail_then_fix_then_pass(client, tmp_path):
             "tests/test_app.py": TEST,
         },
     )
+
+
+async def start_verified(client, queues, repo, wf_id: str) -> WorkflowHandle:
+    inp = VerifiedTaskInput(
+        task=TASK,
+        workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+        config=fast_config(),
+    )
+    return await client.start_workflow(
+        "VerifiedTaskWorkflow",
+        inp,
+        id=wf_id,
+        task_queue=queues.task_queue,
+        result_type=VerifiedTaskResult,
+    )
+
+
+async def run_verified(client, queues, repo, wf_id: str) -> VerifiedTaskResult:
+    return await (await start_verified(client, queues, repo, wf_id)).result()
+
+
+async def test_fail_then_fix_then_pass(client, tmp_path):
+    repo = task_repo(tmp_path / "repo")
     with scripted_model(SCRIPT, log_bodies=True) as model:
         async with running_workers(client) as queues:
             result = await run_verified(client, queues, repo, f"vt-{uuid.uuid4().hex[:8]}")
@@ -151,3 +163,47 @@ async def test_fail_then_fix_then_pass(client, tmp_path):
     # Nothing the verifiers ran reached the implementer's checkout: only its own edit.
     assert git_status(repo) == " M src/app.py\n"
     assert (repo / "src/app.py").read_text() == "def greet():\n    return 'hi'\n"
+
+
+LATE_MAIL_SCRIPT = {
+    "agents": [
+        verifier(1, "FAIL", "FAILED (failures=1)"),
+        verifier(2, "PASS", "OK"),
+        {
+            "name": "implementer",
+            "match": {"agent_name": "implementer"},
+            "turns": [
+                read_app(),
+                edit_app("'hello'", "'hey'"),
+                {"text": "IMPL-1: greet() now returns 'hey'."},
+                {"text": "MAIL-ANSWERED: noted, greet() stays as it is for now."},
+                read_app(),  # after the verifier's findings
+                edit_app("'hey'", "'hi'"),
+                {"text": "IMPL-2: greet() now returns 'hi'; the test passes."},
+            ],
+        },
+    ]
+}
+
+
+async def implementer_mailed_as_it_ends(client, tmp_path, wf_id: str) -> VerifiedTaskResult:
+    """Mail reaches the implementer after its first run's final checks, so a second run
+    answers it (tests/workflows/test_late_mail.py)."""
+    repo = task_repo(tmp_path / "repo")
+    with scripted_model(LATE_MAIL_SCRIPT):
+        async with running_workers(client, host_activities=SLOW_EXPORT) as queues:
+            handle = await start_verified(client, queues, repo, wf_id)
+            implementer = client.get_workflow_handle(f"{wf_id}/implementer")
+            await wait_status(implementer, lambda s: s.state == "finished", timeout=60)
+            await implementer.signal("send_message", MailMessage(text="from the user: hi"))
+            return await handle.result()
+
+
+async def test_a_round_ends_with_the_run_that_answers_late_mail(client, tmp_path):
+    result = await implementer_mailed_as_it_ends(client, tmp_path, f"vt-{uuid.uuid4().hex[:8]}")
+    assert result.status == "passed", result.message
+    first, second = result.rounds
+    # Round 1 checked the run that answered the mail, not the one before it; the findings
+    # went to the run after that one, and round 2 checked its fix.
+    assert "MAIL-ANSWERED" in first.implementer_text and first.verdict == "FAIL"
+    assert "IMPL-2" in second.implementer_text and second.verdict == "PASS"
