@@ -1,22 +1,26 @@
 """The sandboxed workflow runner, without a trip into the sandbox for every payload.
 
 For each payload sequence a worker decodes from an activation or encodes into a completion,
-temporalio (1.35) asks the workflow instance two questions: which serialization context
-applies (the converter may encode per workflow, activity or child), and which workflow an
-externally stored payload belongs to. The sandboxed instance answers each by compiling and
-running a code string inside the sandbox, with its import hooks swapped in and out. In the
-20x5 fan-out that was 18% of the worker's busy samples (py-spy, bench/fanout.py), for answers
-Outlast's converter never reads.
+temporalio (1.35) asks the workflow instance which serialization context applies (the
+converter may encode per workflow, activity or child), and when encoding also which workflow
+an externally stored payload belongs to: three to four questions per sequence. The sandboxed
+instance answers each by compiling and running a code string inside the sandbox, with its
+import hooks swapped in and out. In the 20x5 fan-out that was 18% of the worker's busy samples
+(py-spy, bench/fanout.py), for answers Outlast's converter never reads.
 
 `sandbox_runner(data_converter)` answers them outside the sandbox where that changes nothing:
-- the serialization context, when no part of the converter reacts to one
-  (`DataConverter.with_context` hands back the converter itself): every command then gets the
-  workflow's own context, the one the SDK gives a payload of no command; the converter it
-  selects is the same, so the bytes are the same;
+- the serialization context, when the converter does not react to one (checked with a
+  workflow and two activity contexts: `DataConverter.with_context` hands back the converter
+  itself): every command then gets the workflow's own context. Encoding selects the very
+  converter the SDK would have; decoding, a copy that differs only in the storage target it
+  carries, which retrieval does not read;
 - the storage target, when the external storage cannot read it (none, or only Outlast's
-  content-addressed local driver, without a driver selector): the workflow's own target.
-A converter that does use either (a codec or driver that keys by workflow) gets the SDK's
-answers from inside the sandbox, as before. Nexus commands always do.
+  content-addressed local driver, exactly that class, without a driver selector): the
+  workflow's own target.
+A converter that does use either (a codec keyed by context, a driver keyed by workflow such
+as S3's) gets the SDK's answers from inside the sandbox, as before; Nexus commands always do.
+The runner must be given the converter its worker uses (worker.build_workers passes the
+client's). tests/unit/test_workflow_runner_sdk.py pins the SDK behaviour this relies on.
 """
 
 from __future__ import annotations
@@ -70,7 +74,7 @@ def ignores_store_target(dc: DataConverter) -> bool:
     if storage is None:
         return True
     return storage.driver_selector is None and all(
-        isinstance(d, LocalDiskStorageDriver) for d in storage.drivers
+        type(d) is LocalDiskStorageDriver for d in storage.drivers
     )
 
 
@@ -89,6 +93,8 @@ def sandbox_runner(
 
 @dataclasses.dataclass(frozen=True)
 class AnsweringSandboxedRunner(SandboxedWorkflowRunner):
+    """The SDK's sandboxed runner, whose instances answer what the flags allow themselves."""
+
     context_free: bool = False
     store_target_free: bool = False
 
@@ -145,7 +151,7 @@ class _AnsweredOutside(WorkflowInstance):
 
 
 def _is_nexus(command_info: Any) -> bool:
-    # A Nexus system endpoint's context depends on the operation's input.
+    # Nexus contexts are not among the probes, and a system endpoint's depends on the input.
     return (
         command_info is not None
         and command_info.command_type == CommandType.COMMAND_TYPE_SCHEDULE_NEXUS_OPERATION

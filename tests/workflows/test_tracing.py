@@ -113,7 +113,7 @@ async def test_one_trace_genai_spans_and_no_duplicates_on_replay(dev_server, git
         workflows=WORKFLOWS,
         data_converter=client.data_converter,
         interceptors=[TracingInterceptor(tracer)],
-        workflow_runner=sandbox_runner(),
+        workflow_runner=sandbox_runner(client.data_converter),
     )
     for wid in (handle.id, child_id):
         history = await client.get_workflow_handle(wid).fetch_history()
