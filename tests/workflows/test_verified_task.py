@@ -8,6 +8,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 
 from tests.conftest import make_git_repo
@@ -199,8 +200,20 @@ async def implementer_mailed_as_it_ends(client, tmp_path, wf_id: str) -> Verifie
             return await handle.result()
 
 
+async def followed_a_continuing_end(handle: WorkflowHandle) -> bool:
+    """The task took the path for an end that says another run follows (its patch marker)."""
+    async for e in handle.fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+            data = e.marker_recorded_event_attributes.details["patch-data"].payloads[0].data
+            if json.loads(data)["id"] == "verified-follows-late-mail":
+                return True
+    return False
+
+
 async def test_a_round_ends_with_the_run_that_answers_late_mail(client, tmp_path):
-    result = await implementer_mailed_as_it_ends(client, tmp_path, f"vt-{uuid.uuid4().hex[:8]}")
+    wf_id = f"vt-{uuid.uuid4().hex[:8]}"
+    result = await implementer_mailed_as_it_ends(client, tmp_path, wf_id)
+    assert await followed_a_continuing_end(client.get_workflow_handle(wf_id))
     assert result.status == "passed", result.message
     first, second = result.rounds
     # Round 1 checked the run that answered the mail, not the one before it; the findings
