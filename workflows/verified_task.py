@@ -14,6 +14,7 @@ The implementer reports the end of each of its runs by signalling this workflow
 from __future__ import annotations
 
 import asyncio
+import uuid
 from datetime import timedelta
 
 from temporalio import workflow
@@ -22,6 +23,8 @@ from temporalio.exceptions import ChildWorkflowError, is_cancelled_exception
 from temporalio.workflow import ParentClosePolicy
 
 from agents.builtin.verification import effective_verdict, parse_verification_report
+from agents.canonical import sha256_hex
+from agents.spawn import new_agent_id
 from agents.verified_task import findings_message, verifier_prompt
 
 with workflow.unsafe.imports_passed_through():
@@ -128,6 +131,10 @@ class VerifiedTaskWorkflow:
 
     def _implementer_input(self, inp: VerifiedTaskInput) -> AgentInput:
         info = workflow.info()
+        # Every run of the implementer (one resume per round) is one agent in one chain, so
+        # its id and chain come from the task's id: drawn here, they would shift the task's
+        # later random draws on replay of a history recorded before.
+        key = sha256_hex(f"{info.workflow_id}/implementer".encode())
         return AgentInput(
             prompt=inp.task,
             workspace=inp.workspace,
@@ -139,6 +146,8 @@ class VerifiedTaskWorkflow:
             background=True,
             parent=ParentLink(workflow_id=info.workflow_id, agent_id=AGENT_ID),
             lineage=Lineage(
+                agent_id=new_agent_id(int(key[:16], 16)),
+                chain_id=str(uuid.UUID(key[16:48])),
                 session_id=info.workflow_id,
                 parent_workflow_id=info.workflow_id,
                 pattern="verified",

@@ -15,7 +15,7 @@ from tests.conftest import make_git_repo
 from tests.support import fast_config, running_workers, scripted_model
 from tests.workflows.test_agent_control import wait_status
 from tests.workflows.test_late_mail import SLOW_EXPORT
-from workflows.contracts import MailMessage, Workspace
+from workflows.contracts import AgentNotification, MailMessage, Workspace
 from workflows.pattern_contracts import VerifiedTaskInput, VerifiedTaskResult
 
 TASK = "Make greet() return 'hi' so that the test suite passes."
@@ -126,11 +126,23 @@ async def run_verified(client, queues, repo, wf_id: str) -> VerifiedTaskResult:
     return await (await start_verified(client, queues, repo, wf_id)).result()
 
 
+async def implementer_ends(client, wf_id: str) -> list[AgentNotification]:
+    """Each implementer run's end, as the task received it."""
+    ends = []
+    async for e in client.get_workflow_handle(wf_id).fetch_history_events():
+        attrs = e.workflow_execution_signaled_event_attributes
+        if attrs.signal_name == "agent_notification":
+            (end,) = await client.data_converter.decode(attrs.input.payloads, [AgentNotification])
+            ends.append(end)
+    return ends
+
+
 async def test_fail_then_fix_then_pass(client, tmp_path):
     repo = task_repo(tmp_path / "repo")
+    wf_id = f"vt-{uuid.uuid4().hex[:8]}"
     with scripted_model(SCRIPT, log_bodies=True) as model:
         async with running_workers(client) as queues:
-            result = await run_verified(client, queues, repo, f"vt-{uuid.uuid4().hex[:8]}")
+            result = await run_verified(client, queues, repo, wf_id)
     assert result.status == "passed", result.message
     assert [r.verdict for r in result.rounds] == ["FAIL", "PASS"]
     first, second = result.rounds
@@ -157,7 +169,10 @@ async def test_fail_then_fix_then_pass(client, tmp_path):
     for r in verifier_calls:
         sent = json.dumps(r["body"])
         assert sent.count("VERIFICATION-ONLY task") == 1
-    # The findings went back to the same implementer (one resume, full context kept).
+    # The findings went back to the same implementer (one resume, full context kept), which
+    # is the same agent in both rounds.
+    ends = await implementer_ends(client, wf_id)
+    assert [e.run_generation for e in ends] == [1, 2] and len({e.agent_id for e in ends}) == 1
     impl = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "implementer"]
     resumed = json.dumps(impl[3]["body"]["messages"])
     assert "VERDICT: FAIL" in resumed and "IMPL-1" in resumed
