@@ -14,7 +14,6 @@ The implementer reports the end of each of its runs by signalling this workflow
 from __future__ import annotations
 
 import asyncio
-import uuid
 from datetime import timedelta
 
 from temporalio import workflow
@@ -147,7 +146,7 @@ class VerifiedTaskWorkflow:
             parent=ParentLink(workflow_id=info.workflow_id, agent_id=AGENT_ID),
             lineage=Lineage(
                 agent_id=new_agent_id(int(key[:16], 16)),
-                chain_id=str(uuid.UUID(key[16:48])),
+                chain_id="-".join((key[16:24], key[24:28], key[28:32], key[32:36], key[36:48])),
                 session_id=info.workflow_id,
                 parent_workflow_id=info.workflow_id,
                 pattern="verified",
