@@ -181,25 +181,16 @@ async def test_fail_then_fix_then_pass(client, tmp_path):
     assert (repo / "src/app.py").read_text() == "def greet():\n    return 'hi'\n"
 
 
-LATE_MAIL_SCRIPT = {
-    "agents": [
-        verifier(1, "FAIL", "FAILED (failures=1)"),
-        verifier(2, "PASS", "OK"),
-        {
-            "name": "implementer",
-            "match": {"agent_name": "implementer"},
-            "turns": [
-                read_app(),
-                edit_app("'hello'", "'hey'"),
-                {"text": "IMPL-1: greet() now returns 'hey'."},
-                {"text": "MAIL-ANSWERED: noted, greet() stays as it is for now."},
-                read_app(),  # after the verifier's findings
-                edit_app("'hey'", "'hi'"),
-                {"text": "IMPL-2: greet() now returns 'hi'; the test passes."},
-            ],
-        },
-    ]
-}
+def with_mail_answer(script: dict) -> dict:
+    """`script` with the implementer answering mail between its first answer and the
+    verifier's findings."""
+    *verifiers, implementer = script["agents"]
+    turns = implementer["turns"]
+    answer = {"text": "MAIL-ANSWERED: noted, greet() stays as it is for now."}
+    return {"agents": [*verifiers, {**implementer, "turns": [*turns[:3], answer, *turns[3:]]}]}
+
+
+LATE_MAIL_SCRIPT = with_mail_answer(SCRIPT)
 
 
 async def implementer_mailed_as_it_ends(client, tmp_path, wf_id: str) -> VerifiedTaskResult:
