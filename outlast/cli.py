@@ -31,9 +31,17 @@ from outlast.reaper import reap, reap_interval
 from outlast.runner import StartError, start_agent
 from outlast.search_setup import missing_search_attributes, register_search_attributes
 from outlast.telemetry import configure_tracing, flush_tracing
-from worker import build_workers, host_id, run_workers
 from workflows.contracts import AgentResult
 from workflows.search_attributes import ALL
+
+
+def _worker_module():
+    """`worker`, imported only by the commands that run or address a worker: its imports (the
+    Anthropic SDK above all) take seconds, which `ls`, `show`, a stop or a refused argument
+    should not wait for (issue 9)."""
+    import worker
+
+    return worker
 
 
 def _server(port: int = 7233, ui_port: int = 8233) -> DevServer:
@@ -64,8 +72,9 @@ def dev(
         console.print(f"Temporal dev server on {server.address}, Web UI {server.ui_url}")
         try:
             client = await connect(server.address)
-            console.print(f"worker serving task queues outlast and outlast-host-{host_id()}")
-            await run_workers(build_workers(client), reap_every=_reap_every())
+            w = _worker_module()
+            console.print(f"worker serving task queues outlast and outlast-host-{w.host_id()}")
+            await w.run_workers(w.build_workers(client), reap_every=_reap_every())
         finally:
             proc.terminate()
 
@@ -89,8 +98,9 @@ def worker() -> None:
 
     async def _main() -> None:
         client = await connect()
-        console.print(f"worker serving task queues outlast and outlast-host-{host_id()}")
-        await run_workers(build_workers(client), reap_every=_reap_every())
+        w = _worker_module()
+        console.print(f"worker serving task queues outlast and outlast-host-{w.host_id()}")
+        await w.run_workers(w.build_workers(client), reap_every=_reap_every())
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_main())
@@ -136,7 +146,7 @@ def run(
                 pattern=pattern,
                 task=task,
                 repo=repo,
-                host_id=host_id(),
+                host_id=_worker_module().host_id(),
                 agent_type=agent,
                 model=model,
                 max_turns=max_turns,
@@ -182,7 +192,7 @@ async def _run_and_follow(
     else:
         handle = await start_pattern(client, pattern, inp, workflow_id=workflow_id)
     _announce(handle.id, ui)
-    workers = build_workers(client) if with_worker else []
+    workers = _worker_module().build_workers(client) if with_worker else []
     serving = asyncio.gather(*(w.run() for w in workers))
     try:
         result = await follow_pattern(handle, pattern, console, client)

@@ -59,9 +59,10 @@ async def _decide(
         fail("--rerun is for a pipeline stage: name the stage.")
     if mode is not None and mode not in RESUME_MODES:
         fail(f"--mode {mode}: choose one of {', '.join(RESUME_MODES)}.")
-    _check_id(workflow_id)
-    client = await connect_or_fail()
-    handle = client.get_workflow_handle(workflow_id)
+    # A closed workflow has nothing waiting; asking it would wait ~30 s for a worker to
+    # answer the query of a run that no worker holds any more.
+    waiting = "a plan" if stage is None else f"stage {stage}"
+    handle, _ = await _running(workflow_id, f"; nothing in it waits for a decision on {waiting}")
     if stage is not None:
         decision = StageDecision(stage=stage, approve=approve, rerun=rerun, feedback=feedback)
         try:
@@ -215,8 +216,9 @@ def _check_id(workflow_id: str) -> None:
         fail("the workflow id is empty; `outlast ls` lists the workflows there are.")
 
 
-async def _running(workflow_id: str):
-    """The handle and type of a running workflow, or a clear refusal."""
+async def _running(workflow_id: str, closed_note: str = ""):
+    """The handle and type of a running workflow, or a clear refusal (`closed_note` added to
+    the one for a closed workflow)."""
     _check_id(workflow_id)
     client = await connect_or_fail()
     handle = client.get_workflow_handle(workflow_id)
@@ -228,5 +230,5 @@ async def _running(workflow_id: str):
         fail(f"{workflow_id}: {e.message}")
     if desc.status is None or desc.status.name != "RUNNING":
         state = desc.status.name.lower() if desc.status else "unknown"
-        fail(f"{workflow_id} is not running ({state}).")
+        fail(f"{workflow_id} is not running ({state}){closed_note}.")
     return handle, desc.workflow_type

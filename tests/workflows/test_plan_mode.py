@@ -166,7 +166,8 @@ async def test_decisions_nothing_waits_for_change_nothing(client, dev_server, gi
             result = await handle.result()
             code, out = await cli(dev_server.address, "approve", handle.id)
     assert result.final_text == "stopping here"
-    assert code == 2 and "no plan is waiting for approval" in out
+    # Refused from the workflow's status, without asking a closed run for its plan.
+    assert code == 2 and "is not running (completed)" in out and "a plan" in out
 
 
 async def test_plan_pending_survives_a_server_sigkill(tmp_path, git_repo):
