@@ -148,6 +148,17 @@ async def start(client: Client, inp: AgentInput, queues: Queues, wf_id: str | No
     )
 
 
+async def took_patch(handle: WorkflowHandle, patch_id: str) -> bool:
+    """The workflow took the path behind `patch_id` (its patch marker is in the history)."""
+    async for e in handle.fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+            details = e.marker_recorded_event_attributes.details
+            if "patch-data" in details:
+                if json.loads(details["patch-data"].payloads[0].data)["id"] == patch_id:
+                    return True
+    return False
+
+
 async def activity_attempts(handle: WorkflowHandle) -> list[tuple[str, int]]:
     """(activity type, attempt) of every activity that completed or failed, in history order."""
     scheduled: dict[int, str] = {}

@@ -51,6 +51,7 @@ from workflows.agent_end import (
 from workflows.agent_loop import LoopHooks, LoopSetup, LoopState, WorkflowTool, run_agent_loop
 from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare, prepare_fork
 from workflows.carry import SEEN_MAIL_KEPT, AgentCarry, should_continue_as_new
+from workflows.child_endings import settle_children
 from workflows.contracts import (
     AgentInput,
     AgentNotification,
@@ -231,6 +232,12 @@ class AgentWorkflow:
             has_input=lambda: bool(self._mailbox or self._registry.queue),
             outstanding=self._outstanding,
             wait_for_input=self._wait_for_input,
+            settle=lambda: settle_children(
+                self._registry,
+                lambda: bool(self._mailbox or self._registry.queue) or self._stop is not None,
+                self._outstanding,
+                self._wait_for_input,
+            ),
             attachments=lambda: self._plans.attachments(subagent=inp.parent is not None),
             # R84: the definition's critical reminder rides on every turn, never piling up.
             ephemeral=lambda: [system_reminder(reminder)] if reminder else [],

@@ -125,6 +125,8 @@ class LoopHooks:
     """Background work (sub-agents) whose end this agent has not been told about yet."""
     wait_for_input: Callable[[], Awaitable[None]] | None = None
     """Returns once the inbox has something, nothing is outstanding, or a stop came."""
+    settle: Callable[[], Awaitable[bool]] | None = None
+    """Before the end: waits for sub-agents still closing; True if that brought input."""
     continue_as_new: Callable[[], bool] = lambda: False
     """Checked at each turn boundary: hand over to a fresh run now (history budget)."""
     attachments: Callable[[], list[str]] = lambda: []
@@ -332,6 +334,8 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
                 hooks.on_phase("waiting", [])
                 await hooks.wait_for_input()
                 continue
+            if hooks.settle is not None and await hooks.settle():
+                continue  # a sub-agent that had told its end sent another, or mail came
             return "end_turn"
         state.round_tool_use_ids = [b.id for b in response.message.tool_uses()]
         results = await _run_tools(setup, state, response, hooks)

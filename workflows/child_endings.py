@@ -6,6 +6,7 @@ Temporal's own view of the child's workflow."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from temporalio import workflow
@@ -61,13 +62,57 @@ async def end_from_handle(task: ChildTask, generation: int, handle) -> AgentNoti
 
 
 def watch_child(registry: ChildRegistry, task: ChildTask, handle) -> None:
-    """Fallback for a child of this run whose own notification never comes."""
+    """Fallback for a child of this run whose own notification never comes; also how the
+    parent knows the child's workflow (its whole chain of runs) has closed."""
     generation = task.run_generation
+    registry.watching(task.agent_id)
 
     async def watch() -> None:
-        registry.record_end(await end_from_handle(task, generation, handle))
+        try:
+            registry.record_end(await end_from_handle(task, generation, handle))
+        finally:
+            registry.closed(task.agent_id)
 
     asyncio.create_task(watch())
+
+
+SETTLES_CHILDREN = "settles-children"
+"""Patch: an agent about to end waits for its sub-agents' workflows to close (issue 9's
+late-mail race)."""
+CLOSE_WAIT = timedelta(seconds=60)
+"""How long an ending agent waits for a sub-agent in its last steps: they take one or two
+workflow tasks; a child stuck there does not hold its parent's end for longer."""
+
+
+async def settle_children(
+    registry: ChildRegistry,
+    ready: Callable[[], bool],
+    outstanding: Callable[[], bool],
+    wait_for_input: Callable[[], Awaitable[None]],
+) -> bool:
+    """At an agent's end of turn with nothing outstanding: True if, while it waited for the
+    sub-agents that told their end to close, something came that needs another turn (`ready`:
+    input or a stop).
+
+    A child that told its end can still get mail before it closes; it then says another end
+    follows (`continues`) and goes on to answer. Ending before that word arrives loses the
+    answer, which the child's signal to its closed parent can no longer deliver.
+    """
+    if not registry.closing() or not workflow.patched(SETTLES_CHILDREN):
+        return False
+    while not ready():
+        if outstanding():
+            await wait_for_input()  # the promised generation's end, as any background end
+            continue
+        if not registry.closing():
+            return False
+        try:
+            await workflow.wait_condition(
+                lambda: ready() or outstanding() or not registry.closing(), timeout=CLOSE_WAIT
+            )
+        except TimeoutError:
+            return False
+    return True
 
 
 async def check_liveness(registry: ChildRegistry) -> None:

@@ -436,6 +436,15 @@ async def _late_mail_notice(client: Client, tmp: Path) -> WorkflowHandle:
     return parent
 
 
+async def _late_mail_second_notice_late(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_late_mail import mail_during_the_notice
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    wf_id = "subagents_late_mail_settles"
+    parent, _, _ = await mail_during_the_notice(client, repo, wf_id, second_late=True)
+    return parent
+
+
 async def _late_mail_stopped(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_late_mail import stop_after_the_notice
 
@@ -501,6 +510,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_closed_child": _closed_child,
     # Mail during a background child's end notification: a second notice (late-mail-continues).
     "subagents_late_mail_notice": _late_mail_notice,
+    # The parent at its end waits for the helper to close (patched settles-children).
+    "subagents_late_mail_settles": _late_mail_second_notice_late,
     # A stop after the end said another generation follows: that one ends at once.
     "subagents_late_mail_stopped": _late_mail_stopped,
     # TaskStop of a queued worker that is starting (patched stop-starting-worker).
@@ -534,6 +545,7 @@ CHILD_CHAINS = {
     "subagents_late_mail": ["helper"],
     "subagents_late_mail_bg": ["helper"],
     "subagents_late_mail_notice": ["helper"],
+    "subagents_late_mail_settles": ["helper"],
     "verified_late_mail": ["implementer"],
 }
 
@@ -547,6 +559,7 @@ def intercepted(name: str) -> list:
     return {
         "subagents_closed_child": [LATE_BACKGROUNDING],
         "subagents_late_mail_notice": [HOLD_PLAIN_END],
+        "subagents_late_mail_settles": [HOLD_PLAIN_END, HOLD_CONTINUING_END],
         "subagents_late_mail_stopped": [HOLD_CONTINUING_END],
         "coordinator_stop_starting": [SLOW_START],
     }.get(name, [])

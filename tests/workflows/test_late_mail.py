@@ -22,10 +22,12 @@ from tests.support import (
     running_workers,
     scripted_model,
     start,
+    took_patch,
     tool_results,
 )
 from tests.workflows.test_agent_control import wait_status
 from tests.workflows.test_agent_endings import helper_script
+from workflows.child_endings import SETTLES_CHILDREN
 from workflows.contracts import AgentResult, MailMessage, StopRequest
 
 
@@ -80,15 +82,22 @@ HOLD_PLAIN_END = Hold(
 mail sent then reaches the agent after it told its parent."""
 
 
-async def mail_during_the_notice(client, git_repo, wf_id: str | None = None):
+async def mail_during_the_notice(
+    client, git_repo, wf_id: str | None = None, second_late: bool = False
+):
     """A background helper gets mail while its end notification is on its way: (the parent's
-    handle, the helper's last result, the parent's result)."""
+    handle, the helper's last result, the parent's result). `second_late`: the end that says
+    another follows is 3 s late, and the parent's model does not wait."""
     script = helper_script([{"text": "helper done"}, {"text": "read your mail"}])
-    parent_turns = script["agents"][1]["turns"]
-    parent_turns[1] = {"text": "waiting", "delay_ms": 2000}  # the parent finishes no sooner
+    holds = [HOLD_PLAIN_END]
+    if second_late:
+        holds.append(HOLD_CONTINUING_END)
+    else:
+        parent_turns = script["agents"][1]["turns"]
+        parent_turns[1] = {"text": "waiting", "delay_ms": 2000}  # the parent finishes no sooner
     HELD.clear()
     with scripted_model(script):
-        async with running_workers(client, interceptors=[HOLD_PLAIN_END]) as queues:
+        async with running_workers(client, interceptors=holds) as queues:
             parent = await start(client, agent_input("go", git_repo, queues), queues, wf_id)
             child = client.get_workflow_handle(f"{parent.id}/helper", result_type=AgentResult)
             assert await asyncio.to_thread(HELD.wait, 60)
@@ -115,6 +124,17 @@ async def test_mail_after_the_parent_was_told_sends_a_second_notice(client, git_
     assert len(signals) == 2  # its end, then the same end saying another follows
     done, answered = notifications(result)
     assert "helper done" in done and "read your mail" in answered
+
+
+async def test_an_ending_parent_waits_for_a_helper_that_is_still_closing(client, git_repo):
+    """The same mail, but the parent's model answers at once and the second notice is 3 s
+    late: the parent, at its end of turn, waits for the helper's workflow to close instead of
+    ending, so it hears of the generation that answers the mail."""
+    parent, kid, result = await mail_during_the_notice(client, git_repo, second_late=True)
+    assert kid.final_text == "read your mail" and kid.run_generation == 2
+    done, answered = notifications(result)
+    assert "helper done" in done and "read your mail" in answered
+    assert await took_patch(parent, SETTLES_CHILDREN)  # the race this test is about
 
 
 HOLD_CONTINUING_END = Hold(

@@ -8,11 +8,10 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 
 from tests.conftest import make_git_repo
-from tests.support import fast_config, running_workers, scripted_model
+from tests.support import fast_config, running_workers, scripted_model, took_patch
 from tests.workflows.test_agent_control import wait_status
 from tests.workflows.test_late_mail import SLOW_EXPORT
 from workflows.contracts import AgentNotification, MailMessage, Workspace
@@ -208,12 +207,7 @@ async def implementer_mailed_as_it_ends(client, tmp_path, wf_id: str) -> Verifie
 
 async def followed_a_continuing_end(handle: WorkflowHandle) -> bool:
     """The task took the path for an end that says another run follows (its patch marker)."""
-    async for e in handle.fetch_history_events():
-        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
-            data = e.marker_recorded_event_attributes.details["patch-data"].payloads[0].data
-            if json.loads(data)["id"] == "verified-follows-late-mail":
-                return True
-    return False
+    return await took_patch(handle, "verified-follows-late-mail")
 
 
 async def test_a_round_ends_with_the_run_that_answers_late_mail(client, tmp_path):
