@@ -55,8 +55,13 @@ class PromptLayout(BaseModel):
     """Index into `boundaries` of each breakpoint."""
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""One encoder for every call: `json.dumps` with options builds a new one each time, which
+costs more than encoding a small block."""
+
+
 def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(value)
 
 
 def estimate_tokens(block: Any) -> int:
@@ -121,11 +126,19 @@ def layout(body: Mapping[str, Any]) -> PromptLayout:
     total = 0
     boundaries: list[Breakpoint] = []
     positions: list[int] = []
+    # Each block is serialized once, for its tokens and its line: a 1,000-turn conversation's
+    # request has ~4,000 blocks, and this runs on every request.
     for kind, role, block in cacheable_items(body):
-        stripped = strip_cache_control(block)
-        total += estimate_tokens(stripped)
-        running.update(canonical_json([kind, role, stripped]).encode() + b"\n")
-        boundaries.append(Breakpoint(prefix_hash=running.hexdigest(), tokens=total))
+        text = canonical_json(strip_cache_control(block)).encode()
+        total += math.ceil(len(text) / 4)  # estimate_tokens
+        # The bytes of canonical_json([kind, role, stripped]):
+        line = b"[%s,%s,%s]\n" % (
+            canonical_json(kind).encode(),
+            canonical_json(role).encode(),
+            text,
+        )
+        running.update(line)
+        boundaries.append(Breakpoint.model_construct(prefix_hash=running.hexdigest(), tokens=total))
         if has_cache_control(block):
             positions.append(len(boundaries) - 1)
     return PromptLayout(
