@@ -148,15 +148,20 @@ async def start(client: Client, inp: AgentInput, queues: Queues, wf_id: str | No
     )
 
 
-async def took_patch(handle: WorkflowHandle, patch_id: str) -> bool:
-    """The workflow took the path behind `patch_id` (its patch marker is in the history)."""
+async def patch_event_id(handle: WorkflowHandle, patch_id: str) -> int | None:
+    """The event id of `patch_id`'s marker in the workflow's history (None: it did not take
+    the patched path)."""
     async for e in handle.fetch_history_events():
         if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
             details = e.marker_recorded_event_attributes.details
             if "patch-data" in details:
                 if json.loads(details["patch-data"].payloads[0].data)["id"] == patch_id:
-                    return True
-    return False
+                    return e.event_id
+    return None
+
+
+async def took_patch(handle: WorkflowHandle, patch_id: str) -> bool:
+    return await patch_event_id(handle, patch_id) is not None
 
 
 async def activity_attempts(handle: WorkflowHandle) -> list[tuple[str, int]]:

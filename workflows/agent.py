@@ -229,14 +229,15 @@ class AgentWorkflow:
             on_phase=self._on_phase,
             record=self._messages.extend,
             started_at=self._elapsed_ms,
-            has_input=lambda: bool(self._mailbox or self._registry.queue),
+            has_input=self._has_input,
             outstanding=self._outstanding,
             wait_for_input=self._wait_for_input,
             settle=lambda: settle_children(
-                self._registry,
-                lambda: bool(self._mailbox or self._registry.queue) or self._stop is not None,
+                self._subagents.open_children,
+                self._input_or_stop,
                 self._outstanding,
                 self._wait_for_input,
+                lambda: self._on_phase("waiting", []),
             ),
             attachments=lambda: self._plans.attachments(subagent=inp.parent is not None),
             # R84: the definition's critical reminder rides on every turn, never piling up.
@@ -275,9 +276,7 @@ class AgentWorkflow:
         """Wait for the next message; False when a stop came instead (the team is done)."""
         self._on_phase("waiting", [])
         await report_to_team(team, me, self._team_counts, True, self._state.last_text)
-        await workflow.wait_condition(
-            lambda: bool(self._mailbox or self._registry.queue) or self._stop is not None
-        )
+        await workflow.wait_condition(self._input_or_stop)
         if self._stop is not None:
             return False
         await report_to_team(team, me, self._team_counts, False, self._state.last_text)
@@ -487,11 +486,7 @@ class AgentWorkflow:
         while True:
             try:
                 await workflow.wait_condition(
-                    lambda: (
-                        bool(self._mailbox or self._registry.queue)
-                        or not self._outstanding()
-                        or self._stop is not None
-                    ),
+                    lambda: self._has_input() or not self._outstanding() or self._stop is not None,
                     timeout=interval,
                 )
                 return
@@ -515,6 +510,12 @@ class AgentWorkflow:
 
     def _refresh_details(self) -> None:
         workflow.set_current_details(render_details(self.status(), self._plan_note))
+
+    def _has_input(self) -> bool:
+        return bool(self._mailbox or self._registry.queue)
+
+    def _input_or_stop(self) -> bool:
+        return self._has_input() or self._stop is not None
 
     def _outstanding(self) -> bool:
         return self._registry.outstanding() or self._subagents.phases.waiting()

@@ -126,7 +126,7 @@ class LoopHooks:
     wait_for_input: Callable[[], Awaitable[None]] | None = None
     """Returns once the inbox has something, nothing is outstanding, or a stop came."""
     settle: Callable[[], Awaitable[bool]] | None = None
-    """Before the end: waits for sub-agents still closing; True if that brought input."""
+    """Before the end: waits for sub-agents still closing; True if input or a stop came."""
     continue_as_new: Callable[[], bool] = lambda: False
     """Checked at each turn boundary: hand over to a fresh run now (history budget)."""
     attachments: Callable[[], list[str]] = lambda: []
@@ -334,7 +334,8 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
                 hooks.on_phase("waiting", [])
                 await hooks.wait_for_input()
                 continue
-            if hooks.settle is not None and await hooks.settle():
+            # At the last allowed turn another turn cannot answer what the wait brings.
+            if state.turns < setup.max_turns and hooks.settle is not None and await hooks.settle():
                 continue  # a sub-agent that had told its end sent another, or mail came
             return "end_turn"
         state.round_tool_use_ids = [b.id for b in response.message.tool_uses()]

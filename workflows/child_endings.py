@@ -1,7 +1,8 @@
 """How a parent learns that a sub-agent's run ended when the sub-agent's own notification
 is not what tells it: from the child workflow handle (its result or failure), or, for a child
 that cannot report any more (terminated, or started by an earlier run of the parent), from
-Temporal's own view of the child's workflow."""
+Temporal's own view of the child's workflow. And how an ending parent waits for the children
+it started to close (`settle_children`)."""
 
 from __future__ import annotations
 
@@ -62,22 +63,17 @@ async def end_from_handle(task: ChildTask, generation: int, handle) -> AgentNoti
 
 
 def watch_child(registry: ChildRegistry, task: ChildTask, handle) -> None:
-    """Fallback for a child of this run whose own notification never comes; also how the
-    parent knows the child's workflow (its whole chain of runs) has closed."""
+    """Fallback for a child of this run whose own notification never comes."""
     generation = task.run_generation
-    registry.watching(task.agent_id)
 
     async def watch() -> None:
-        try:
-            registry.record_end(await end_from_handle(task, generation, handle))
-        finally:
-            registry.closed(task.agent_id)
+        registry.record_end(await end_from_handle(task, generation, handle))
 
     asyncio.create_task(watch())
 
 
 SETTLES_CHILDREN = "settles-children"
-"""Patch: an agent about to end waits for its sub-agents' workflows to close (issue 9's
+"""Patch: an agent about to end waits for the sub-agents it started to close (issue 9's
 late-mail race)."""
 CLOSE_WAIT = timedelta(seconds=60)
 """How long an ending agent waits for a sub-agent in its last steps: they take one or two
@@ -85,30 +81,34 @@ workflow tasks; a child stuck there does not hold its parent's end for longer.""
 
 
 async def settle_children(
-    registry: ChildRegistry,
+    open_children: Callable[[], bool],
     ready: Callable[[], bool],
     outstanding: Callable[[], bool],
     wait_for_input: Callable[[], Awaitable[None]],
+    on_wait: Callable[[], None],
 ) -> bool:
     """At an agent's end of turn with nothing outstanding: True if, while it waited for the
-    sub-agents that told their end to close, something came that needs another turn (`ready`:
-    input or a stop).
+    sub-agents it started to close, something came that needs another turn (`ready`: input or
+    a stop).
 
     A child that told its end can still get mail before it closes; it then says another end
     follows (`continues`) and goes on to answer. Ending before that word arrives loses the
-    answer, which the child's signal to its closed parent can no longer deliver.
+    answer, which the child's signal to its closed parent can no longer deliver. Not covered:
+    children this run holds no handle of (started by an earlier run of the parent, or resumed
+    through the resume activity); their word can still come too late.
     """
-    if not registry.closing() or not workflow.patched(SETTLES_CHILDREN):
+    if ready() or not open_children() or not workflow.patched(SETTLES_CHILDREN):
         return False
+    on_wait()
     while not ready():
         if outstanding():
             await wait_for_input()  # the promised generation's end, as any background end
             continue
-        if not registry.closing():
+        if not open_children():
             return False
         try:
             await workflow.wait_condition(
-                lambda: ready() or outstanding() or not registry.closing(), timeout=CLOSE_WAIT
+                lambda: ready() or outstanding() or not open_children(), timeout=CLOSE_WAIT
             )
         except TimeoutError:
             return False

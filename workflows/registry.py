@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field
 
 from agents.file_claims import ClaimTable
 from agents.notifications import (
@@ -81,24 +81,6 @@ class ChildRegistry(BaseModel):
     """Formatted `<task-notification>` texts waiting for the next turn boundary."""
     claims: ClaimTable = Field(default_factory=ClaimTable)
     """A coordinator's workers' declared files, and spawns waiting for them (R59)."""
-    _open: dict[str, int] = PrivateAttr(default_factory=dict)
-    """Children this run watches whose workflow has not closed: per agent id, how many
-    handles (a resume adds one). Not carried: a continued run holds no handles."""
-
-    def watching(self, agent_id: str) -> None:
-        self._open[agent_id] = self._open.get(agent_id, 0) + 1
-
-    def closed(self, agent_id: str) -> None:
-        left = self._open.get(agent_id, 0) - 1
-        if left > 0:
-            self._open[agent_id] = left
-        else:
-            self._open.pop(agent_id, None)
-
-    def closing(self) -> bool:
-        """A watched child's workflow is still open, though it may have told its end: in its
-        last steps, mail can still send it on to another generation (and another end)."""
-        return bool(self._open)
 
     def add(self, task: ChildTask) -> None:
         self.tasks[task.agent_id] = task

@@ -128,7 +128,13 @@ class SubAgents:
         response all pass the check before any of them is running."""
         self.ctx: ParentContext | None = None
         self._handles: dict[str, workflow.ChildWorkflowHandle] = {}
+        """This run's children (not carried: a continued run holds no handles)."""
         self.phases = PhaseGate(registry)
+
+    def open_children(self) -> bool:
+        """A child this run started whose workflow (its whole chain of runs) has not closed,
+        though it may have told its end."""
+        return any(not handle.done() for handle in self._handles.values())
 
     # --- signals ---------------------------------------------------------------------
 

@@ -436,7 +436,7 @@ async def _late_mail_notice(client: Client, tmp: Path) -> WorkflowHandle:
     return parent
 
 
-async def _late_mail_second_notice_late(client: Client, tmp: Path) -> WorkflowHandle:
+async def _late_mail_settles(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_late_mail import mail_during_the_notice
 
     repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
@@ -511,7 +511,7 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # Mail during a background child's end notification: a second notice (late-mail-continues).
     "subagents_late_mail_notice": _late_mail_notice,
     # The parent at its end waits for the helper to close (patched settles-children).
-    "subagents_late_mail_settles": _late_mail_second_notice_late,
+    "subagents_late_mail_settles": _late_mail_settles,
     # A stop after the end said another generation follows: that one ends at once.
     "subagents_late_mail_stopped": _late_mail_stopped,
     # TaskStop of a queued worker that is starting (patched stop-starting-worker).
@@ -552,14 +552,18 @@ CHILD_CHAINS = {
 
 def intercepted(name: str) -> list:
     """The interceptors scenario `name` ran with: its histories replay with them too."""
-    from tests.workflows.test_late_mail import HOLD_CONTINUING_END, HOLD_PLAIN_END
+    from tests.workflows.test_late_mail import (
+        HOLD_CONTINUING_END,
+        HOLD_CONTINUING_END_LONG,
+        HOLD_PLAIN_END,
+    )
     from tests.workflows.test_stop_starting_worker import SLOW_START
     from tests.workflows.test_sync_end import LATE_BACKGROUNDING
 
     return {
         "subagents_closed_child": [LATE_BACKGROUNDING],
         "subagents_late_mail_notice": [HOLD_PLAIN_END],
-        "subagents_late_mail_settles": [HOLD_PLAIN_END, HOLD_CONTINUING_END],
+        "subagents_late_mail_settles": [HOLD_PLAIN_END, HOLD_CONTINUING_END_LONG],
         "subagents_late_mail_stopped": [HOLD_CONTINUING_END],
         "coordinator_stop_starting": [SLOW_START],
     }.get(name, [])

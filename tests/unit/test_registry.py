@@ -133,19 +133,3 @@ def test_a_sync_end_that_continues_waits_for_its_delivery_first():
     reg.mark_delivered(t)
     assert (t.run_generation, t.mode, t.status) == (2, "background", "running")
     assert reg.outstanding() and reg.queue == []
-
-
-def test_open_children_are_counted_per_handle_and_not_carried():
-    reg = ChildRegistry()
-    assert not reg.closing()
-    reg.watching("a")
-    reg.watching("a")  # resumed while the first handle was still open
-    reg.watching("b")
-    reg.closed("a")
-    reg.closed("b")
-    assert reg.closing()
-    reg.closed("a")
-    assert not reg.closing()
-    reg.watching("c")
-    carried = ChildRegistry.model_validate_json(reg.model_dump_json())
-    assert reg.closing() and not carried.closing()

@@ -19,10 +19,10 @@ from tests.support import (
     heartbeat_for,
     host_activities_with,
     notifications,
+    patch_event_id,
     running_workers,
     scripted_model,
     start,
-    took_patch,
     tool_results,
 )
 from tests.workflows.test_agent_control import wait_status
@@ -91,7 +91,7 @@ async def mail_during_the_notice(
     script = helper_script([{"text": "helper done"}, {"text": "read your mail"}])
     holds = [HOLD_PLAIN_END]
     if second_late:
-        holds.append(HOLD_CONTINUING_END)
+        holds.append(HOLD_CONTINUING_END_LONG)
     else:
         parent_turns = script["agents"][1]["turns"]
         parent_turns[1] = {"text": "waiting", "delay_ms": 2000}  # the parent finishes no sooner
@@ -134,7 +134,28 @@ async def test_an_ending_parent_waits_for_a_helper_that_is_still_closing(client,
     assert kid.final_text == "read your mail" and kid.run_generation == 2
     done, answered = notifications(result)
     assert "helper done" in done and "read your mail" in answered
-    assert await took_patch(parent, SETTLES_CHILDREN)  # the race this test is about
+    assert await waited_before_the_second_notice(parent)  # the race this test is about
+
+
+async def waited_before_the_second_notice(parent) -> bool:
+    """The parent took the settles-children path before the end saying another follows came
+    (patch marker, then that signal, in its history)."""
+    marker = await patch_event_id(parent, SETTLES_CHILDREN)
+    async for e in parent.fetch_history_events():
+        signaled = e.workflow_execution_signaled_event_attributes
+        if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED and (
+            signaled.signal_name == "agent_notification"
+            and b'"continues":true' in signaled.input.payloads[0].data
+        ):
+            return marker is not None and marker < e.event_id
+    return False
+
+
+HOLD_CONTINUING_END_LONG = Hold(
+    10, signal="agent_notification", when=lambda args: args[0].continues
+)
+"""An end that says another generation follows arrives 10 s late: time enough for the parent
+to reach its end of turn first, even on a loaded machine."""
 
 
 HOLD_CONTINUING_END = Hold(
