@@ -87,7 +87,7 @@ async def mail_during_the_notice(
 ):
     """A background helper gets mail while its end notification is on its way: (the parent's
     handle, the helper's last result, the parent's result). `second_late`: the end that says
-    another follows is 3 s late, and the parent's model does not wait."""
+    another follows is 10 s late, and the parent's model does not wait."""
     script = helper_script([{"text": "helper done"}, {"text": "read your mail"}])
     holds = [HOLD_PLAIN_END]
     if second_late:
@@ -127,7 +127,7 @@ async def test_mail_after_the_parent_was_told_sends_a_second_notice(client, git_
 
 
 async def test_an_ending_parent_waits_for_a_helper_that_is_still_closing(client, git_repo):
-    """The same mail, but the parent's model answers at once and the second notice is 3 s
+    """The same mail, but the parent's model answers at once and the second notice is 10 s
     late: the parent, at its end of turn, waits for the helper's workflow to close instead of
     ending, so it hears of the generation that answers the mail."""
     parent, kid, result = await mail_during_the_notice(client, git_repo, second_late=True)
