@@ -59,6 +59,9 @@ LOOP = {
 
 
 @pytest.mark.slow  # about 3 minutes of CI; CI still runs it
+# 140-290 s as measured on this 2-core VM (it varies that much), against the suite's 300 s
+# per test: it went over once. Its own limits give it room; a hang still fails.
+@pytest.mark.timeout(900)
 async def test_a_thousand_turns_span_several_runs(small_server, git_repo):
     client = await connect(small_server.address)
     config = fast_config(agents=AgentSettings(hard_max_turns=1000))
@@ -68,7 +71,7 @@ async def test_a_thousand_turns_span_several_runs(small_server, git_repo):
                 "loop for a long time", git_repo, queues, config=config, max_turns=1000
             )
             handle = await start(client, inp, queues)
-            result = await asyncio.wait_for(handle.result(), timeout=400)
+            result = await asyncio.wait_for(handle.result(), timeout=800)
     assert result.status == "completed" and result.max_turns_reached and result.turns == 1000
     assert len(model.log) == 1000
     runs = [w async for w in client.list_workflows(f'WorkflowId = "{handle.id}"')]
