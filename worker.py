@@ -132,6 +132,7 @@ PASSTHROUGH = (
     "workflows.child_agents",
     "workflows.host_steps",
     "workflows.model_call",
+    "workflows.versions",
 )
 
 

@@ -148,20 +148,15 @@ async def start(client: Client, inp: AgentInput, queues: Queues, wf_id: str | No
     )
 
 
-async def patch_event_id(handle: WorkflowHandle, patch_id: str) -> int | None:
-    """The event id of `patch_id`'s marker in the workflow's history (None: it did not take
-    the patched path)."""
+async def patch_ids(handle: WorkflowHandle) -> list[str]:
+    """The patch ids the workflow's history recorded markers for, in order."""
+    ids = []
     async for e in handle.fetch_history_events():
         if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
             details = e.marker_recorded_event_attributes.details
             if "patch-data" in details:
-                if json.loads(details["patch-data"].payloads[0].data)["id"] == patch_id:
-                    return e.event_id
-    return None
-
-
-async def took_patch(handle: WorkflowHandle, patch_id: str) -> bool:
-    return await patch_event_id(handle, patch_id) is not None
+                ids.append(json.loads(details["patch-data"].payloads[0].data)["id"])
+    return ids
 
 
 async def activity_attempts(handle: WorkflowHandle) -> list[tuple[str, int]]:

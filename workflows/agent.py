@@ -32,6 +32,7 @@ from agents.plan_mode import (
 from agents.team_protocol import TEAM_ADDRESS
 from agents.team_tasks import TEAM_TOOL_INPUTS
 from agents.worktree_slug import agent_worktree_slug
+from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
     from activities.errors import InvalidAgentInput
@@ -150,7 +151,7 @@ class AgentWorkflow:
         if inp.mode == "coordinator" and inp.scratchpad is None:
             inp = inp.model_copy(update={"scratchpad": await create_session_scratchpad(inp)})
         # Agents of the first release recorded no search attributes; they replay without.
-        self._upserts = inp.config.search_attributes and workflow.patched("search-attributes")
+        self._upserts = inp.config.search_attributes and versions.patched("search-attributes")
         if self._upserts:
             current = inp.model_copy(update={"background": self._background})
             workflow.upsert_search_attributes(sa.for_agent(current))
@@ -165,10 +166,10 @@ class AgentWorkflow:
                 await self._end(inp, "failed", error=e.message)
             raise
         result = await self._end(inp, "completed", loop_end=end)
-        if self._mailbox and inp.team is not None and workflow.patched(TEAM_MEMBER_ENDINGS):
+        if self._mailbox and inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):
             # A teammate ends only when its team does: what arrived since stays unread.
             workflow.logger.info("%d message(s) left unread at the end", len(self._mailbox))
-        elif self._mailbox and self._stop is not None and workflow.patched(STOPPED_KEEPS_STOPPED):
+        elif self._mailbox and self._stop is not None and versions.patched(STOPPED_KEEPS_STOPPED):
             # A stop means the model is not called again: the mail stays unread, and the
             # result says how much of it there was (the caller's messages are not lost).
             result = result.model_copy(update={"unread_messages": len(self._mailbox)})
@@ -183,7 +184,7 @@ class AgentWorkflow:
             # goes on as its next generation, and its parent hears of that one too.
             if self._told_continuing:
                 pass  # the mail was waiting already when the parent was told
-            elif workflow.patched(LATE_MAIL_CONTINUES):
+            elif versions.patched(LATE_MAIL_CONTINUES):
                 # This run's end again (a sync parent has not had it: the result it waits on
                 # now comes only after that generation), saying that another end follows, so
                 # the parent does not finish before it.
@@ -434,7 +435,7 @@ class AgentWorkflow:
             unstarted_workers=unstarted,
             **worktree,
         )
-        if inp.team is not None and workflow.patched(TEAM_MEMBER_ENDINGS):
+        if inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):
             # The last report: what it sent in its final turn counts for the team's quiet test.
             me = inp.name or self._agent_id
             await report_to_team(inp.team, me, self._team_counts, True, text)
@@ -446,7 +447,7 @@ class AgentWorkflow:
             # signal says so with this end (the parent must not finish in between).
             self._told_continuing = True
             await tell_parent(inp, result, continues=True)
-        elif parent_reads_result(inp, status, self._background) and workflow.patched(
+        elif parent_reads_result(inp, status, self._background) and versions.patched(
             SYNC_END_BY_RESULT
         ):
             self._untold = result
@@ -464,7 +465,7 @@ class AgentWorkflow:
             bool(self._mailbox)
             and inp.team is None
             and self._stop is None
-            and workflow.patched(LATE_MAIL_CONTINUES)
+            and versions.patched(LATE_MAIL_CONTINUES)
         )
 
     # --- inbox ---------------------------------------------------------------------------

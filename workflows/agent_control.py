@@ -16,6 +16,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_
 from agents.control_tools import SendMessageInput, TaskStopInput
 from agents.messages import ToolResultBlock
 from agents.spawn import definitions_for_child
+from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
     from activities.resume import AgentControl, ResumeRequest, ResumeResult
@@ -47,7 +48,7 @@ async def task_stop(agents: SubAgents, call: ValidCall) -> ToolResultBlock:
         )
     task = agents.registry.find(inp.target)
     if task is None and (starting := agents.phases.starting_claim(inp.target)) is not None:
-        if workflow.patched(STOP_STARTING_WORKER):
+        if versions.patched(STOP_STARTING_WORKER):
             agents.phases.stop_at_start.add(starting.agent_id)
             return _ok(
                 call,

@@ -11,6 +11,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_
 
 from agents.handoff import HANDOFF_UNAVAILABLE, HANDOFF_WARNING
 from agents.notifications import cap_result
+from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
     from activities.handoff import HandoffInput, HandoffVerdict
@@ -64,14 +65,14 @@ def is_sub_agent(inp: AgentInput) -> bool:
     # Forks of a fork-join have no parent to signal but are sub-agents all the same; runs
     # recorded before they were treated so replay without.
     return inp.parent is not None or (
-        inp.lineage.depth > 0 and workflow.patched("handoff-check-parentless-sub-agents")
+        inp.lineage.depth > 0 and versions.patched("handoff-check-parentless-sub-agents")
     )
 
 
 async def export_output_file(inp: AgentInput, result: AgentResult) -> str | None:
     """Write a sub-agent's output file (R29); None if this is no sub-agent, or on failure:
     an audit file must never turn a finished agent into a failed one."""
-    if not is_sub_agent(inp) or not workflow.patched("transcript-export"):
+    if not is_sub_agent(inp) or not versions.patched("transcript-export"):
         return None
     try:
         return await run_host_step(

@@ -25,6 +25,7 @@ from agents.config import OutlastConfig
 from agents.messages import Message, ToolResultBlock, merge_user_messages
 from agents.paths import normalize_path
 from agents.transcript import TranscriptRef
+from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
     from activities.llm import ModelRequest, ModelResponse
@@ -211,7 +212,7 @@ async def _run_activity_tool(
     request = spec.request_model(input=call.input, ctx=ctx)
     out = None
     local = setup.config.tools.local_tools and call.block.name in LOCAL_TOOLS
-    if local and workflow.patched(LOCAL_READ_TOOLS_PATCH):
+    if local and versions.patched(LOCAL_READ_TOOLS_PATCH):
         out = await _run_here(setup, call.block.name, request, summary)
     if out is None:
         out = await _run_on_host(setup, call, request, summary)

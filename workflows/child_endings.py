@@ -16,6 +16,7 @@ from temporalio.exceptions import ChildWorkflowError, is_cancelled_exception
 
 from agents.notifications import cap_result
 from agents.transcript import TranscriptRef
+from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
     from activities.resume import AgentControl, AgentRunState
@@ -78,6 +79,8 @@ late-mail race)."""
 CLOSE_WAIT = timedelta(seconds=60)
 """How long an ending agent waits for a sub-agent in its last steps: they take one or two
 workflow tasks; a child stuck there does not hold its parent's end for longer."""
+CLOSE_WAIT_SUMMARY = "waiting for sub-agents to close"
+"""The wait's timer, as the Web UI shows it."""
 
 
 async def settle_children(
@@ -97,7 +100,7 @@ async def settle_children(
     children this run holds no handle of (started by an earlier run of the parent, or resumed
     through the resume activity); their word can still come too late.
     """
-    if ready() or not open_children() or not workflow.patched(SETTLES_CHILDREN):
+    if ready() or not open_children() or not versions.patched(SETTLES_CHILDREN):
         return False
     on_wait()
     while not ready():
@@ -108,7 +111,9 @@ async def settle_children(
             return False
         try:
             await workflow.wait_condition(
-                lambda: ready() or outstanding() or not open_children(), timeout=CLOSE_WAIT
+                lambda: ready() or outstanding() or not open_children(),
+                timeout=CLOSE_WAIT,
+                timeout_summary=CLOSE_WAIT_SUMMARY,
             )
         except TimeoutError:
             return False

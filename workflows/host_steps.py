@@ -12,6 +12,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
+from workflows import versions
+
 with workflow.unsafe.imports_passed_through():
     from activities.host_steps import (
         HOST_STEPS,
@@ -46,7 +48,7 @@ async def run_host_step(
     if name not in HOST_STEPS:
         # An unregistered local activity fails the workflow task on every attempt.
         raise ValueError(f"{name} is not a host step")
-    if config.tools.local_tools and workflow.patched(LOCAL_HOST_STEPS_PATCH):
+    if config.tools.local_tools and versions.patched(LOCAL_HOST_STEPS_PATCH):
         try:
             local: HostStepResult = await workflow.execute_local_activity(
                 local_step_name(name),

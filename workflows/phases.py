@@ -20,6 +20,7 @@ from agents.builtin.coordinator import unsynthesized_phrase
 from agents.file_claims import Claim, ClaimTable, blockers, claim_problem, normalize_claim_path
 from agents.messages import ToolResultBlock
 from agents.tool_filter import WRITE_TOOLS
+from workflows import versions
 from workflows.contracts import AgentInput
 from workflows.registry import ChildRegistry
 from workflows.signals import cancel_workflow
@@ -156,7 +157,7 @@ class PhaseGate:
         workflow.logger.info("queued worker %s starts: its files are free", claim.agent_id)
         # Runs recorded before this patch did not count a starting worker as outstanding
         # (and could end before it started): replay them that way.
-        if workflow.patched(QUEUED_START_OUTSTANDING):
+        if versions.patched(QUEUED_START_OUTSTANDING):
             self.starting.add(claim.agent_id)
         try:
             result = await launch()

@@ -21,6 +21,7 @@ from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSear
 
 from agents.builtin.verification import DEFINITION as VERIFIER
 from agents.builtin.verification import parse_verdict
+from workflows import versions
 
 if TYPE_CHECKING:
     from workflows.contracts import AgentInput
@@ -122,7 +123,7 @@ class PatternMarks:
         self.on = False
 
     def start(self, enabled: bool, pattern: str) -> None:
-        self.on = enabled and workflow.patched(PATTERN_ATTRIBUTES)
+        self.on = enabled and versions.patched(PATTERN_ATTRIBUTES)
         if self.on:
             workflow.upsert_search_attributes(for_pattern(pattern, workflow.info().workflow_id))
 

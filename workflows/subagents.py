@@ -51,6 +51,7 @@ from agents.spawn import (
 from agents.tool_filter import filter_tools_for_agent, resolve_agent_tools
 from agents.transcript import TranscriptRef
 from agents.worktree_slug import agent_worktree_slug
+from workflows import versions
 from workflows.contracts import (
     AgentInput,
     AgentNotification,
@@ -316,7 +317,7 @@ class SubAgents:
         over = running >= limit
         if not over and not ctx.coordinator and running + starting >= limit:
             # Agents of the first releases let a batch of parallel spawns past the limit.
-            over = workflow.patched(SPAWN_LIMIT_IN_BATCH)
+            over = versions.patched(SPAWN_LIMIT_IN_BATCH)
             running += starting
         if over:
             return (
@@ -467,7 +468,7 @@ class SubAgents:
             # a continue-as-new of this run drops (the liveness check would find it minutes
             # later). Its end is in this run's history, so it goes back as the tool result,
             # unless its notification came first and is already queued.
-            if task.run_generation not in task.notified and workflow.patched(
+            if task.run_generation not in task.notified and versions.patched(
                 CLOSED_CHILD_STAYS_SYNC
             ):
                 task.mode = "sync"

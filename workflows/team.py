@@ -25,6 +25,7 @@ from temporalio.workflow import ParentClosePolicy
 from agents.team_protocol import shutdown_request_text
 from agents.team_tasks import TaskRuleError, TeamTask, create_task, sorted_tasks, update_task
 from workflows import search_attributes as sa
+from workflows import versions
 from workflows.child_agents import child_failure
 from workflows.contracts import AgentInput, AgentResult, Lineage, MailMessage, StopRequest, TeamLink
 from workflows.pattern_contracts import (
@@ -195,7 +196,7 @@ class TeamWorkflow:
         comes (or `answered: false` after `timeout_s`)."""
         # Numbered per member, so a member sees request 1, 2, ... of its own (the first
         # release numbered them across the team).
-        if workflow.patched("per-member-shutdown-ids"):
+        if versions.patched("per-member-shutdown-ids"):
             number = 1 + sum(1 for name in self._asked.values() if name == ask.name)
         else:
             number = len(self._asked) + 1

@@ -25,6 +25,7 @@ from agents.builtin.verification import effective_verdict, parse_verification_re
 from agents.canonical import sha256_hex
 from agents.spawn import new_agent_id
 from agents.verified_task import findings_message, verifier_prompt
+from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
     from activities.resume import AgentControl, AgentRunState, ResumeRequest
@@ -163,7 +164,7 @@ class VerifiedTaskWorkflow:
         workflow.set_current_details(f"round {round_no}: the implementer is working")
         end = await self._end_of(self._generation, impl_id)
         spent = [end.usage]
-        while end.continues and workflow.patched("verified-follows-late-mail"):
+        while end.continues and versions.patched("verified-follows-late-mail"):
             self._generation += 1
             end = await self._end_of(self._generation, impl_id)
             spent.append(end.usage)
@@ -172,7 +173,7 @@ class VerifiedTaskWorkflow:
     async def _end_of(self, generation: int, impl_id: str) -> AgentNotification:
         """The implementer run's end, from its signal; now and then a check that it still
         runs, since one that was terminated or crashed past its reporting cannot send it."""
-        if not workflow.patched("verified-task-liveness"):  # the first release waited only
+        if not versions.patched("verified-task-liveness"):  # the first release waited only
             await workflow.wait_condition(lambda: generation in self._ends)
             return self._ends[generation]
         while True:

@@ -516,6 +516,13 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_late_mail_stopped": _late_mail_stopped,
     # TaskStop of a queued worker that is starting (patched stop-starting-worker).
     "coordinator_stop_starting": _stop_starting,
+    # Every change up to the baseline taken through one patch marker (workflows/versions.py).
+    "agent_demo_v3": _demo,
+    "subagents_sync_async_v5": _subagents_sync_async,
+    "coordinator_v3": _coordinator,
+    "team_shutdown_v3": _team_shutdown,
+    "verified_task_v3": _verified_task,
+    "fork_join_v2": _fork_join,
 }
 
 
@@ -536,6 +543,11 @@ CHILDREN = {
     "team_shutdown": ["b", "c"],
     "team_shutdown_v2": ["b"],
     "verified_task": ["implementer", "verify-1", "verify-2"],
+    "subagents_sync_async_v5": ["bg2", "fg"],
+    "coordinator_v3": ["impl-b"],
+    "team_shutdown_v3": ["b"],
+    "verified_task_v3": ["implementer", "verify-1", "verify-2"],
+    "fork_join_v2": ["fork-1"],
 }
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).

@@ -6,6 +6,7 @@ too, or the answer to the mail is lost when the parent finishes first."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 
 import pytest
@@ -19,7 +20,6 @@ from tests.support import (
     heartbeat_for,
     host_activities_with,
     notifications,
-    patch_event_id,
     running_workers,
     scripted_model,
     start,
@@ -27,7 +27,7 @@ from tests.support import (
 )
 from tests.workflows.test_agent_control import wait_status
 from tests.workflows.test_agent_endings import helper_script
-from workflows.child_endings import SETTLES_CHILDREN
+from workflows.child_endings import CLOSE_WAIT_SUMMARY
 from workflows.contracts import AgentResult, MailMessage, StopRequest
 
 
@@ -139,15 +139,18 @@ async def test_an_ending_parent_waits_for_a_helper_that_is_still_closing(client,
 
 async def waited_before_the_second_notice(parent) -> bool:
     """The parent took the settles-children path before the end saying another follows came
-    (patch marker, then that signal, in its history)."""
-    marker = await patch_event_id(parent, SETTLES_CHILDREN)
+    (the wait's timer, then that signal, in its history)."""
+    waited = None
     async for e in parent.fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED and waited is None:
+            if json.loads(e.user_metadata.summary.data or b'""') == CLOSE_WAIT_SUMMARY:
+                waited = e.event_id
         signaled = e.workflow_execution_signaled_event_attributes
         if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED and (
             signaled.signal_name == "agent_notification"
             and b'"continues":true' in signaled.input.payloads[0].data
         ):
-            return marker is not None and marker < e.event_id
+            return waited is not None
     return False
 
 

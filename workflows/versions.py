@@ -1,0 +1,54 @@
+"""Which behaviour changes a run has: `workflow.patched`, with every change up to a baseline
+taken through one marker.
+
+Each change to workflow code since the first release has a patch id. A run records, for each
+id it reaches, a marker and (Temporal Core does this) an upsert of `TemporalChangeVersion` that
+lists every id so far: five ids cost a sub-agent ten of its ~60 events, a fifth of its history
+at spawn. A run that starts on this code records one marker, `BASELINE`, at the first change it
+reaches, and has every id in `BUNDLED` without another. A run whose history reached a change
+without `BASELINE` (it started on earlier code) still asks for each id as before, so its
+history replays, and goes on, unchanged.
+
+A change made after the baseline gets its own id, kept out of `BUNDLED` until a later baseline
+takes it in. Rolling a deploy back past this code breaks the runs started on it, as rolling
+back past any patch does.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+BASELINE = "baseline-2026-12"
+
+BUNDLED = frozenset(
+    {
+        "closed-child-stays-sync",
+        "handoff-check-parentless-sub-agents",
+        "late-mail-continues",
+        "local-host-steps",
+        "local-read-tools",
+        "pattern-attributes",
+        "per-member-shutdown-ids",
+        "queued-start-outstanding",
+        "search-attributes",
+        "settles-children",
+        "spawn-limit-in-batch",
+        "stop-starting-worker",
+        "stopped-keeps-stopped",
+        "sync-end-by-result",
+        "team-member-endings",
+        "transcript-export",
+        "verified-follows-late-mail",
+        "verified-task-liveness",
+    }
+)
+"""Every patch id of the code `BASELINE` was cut from (a test holds the corpus to it)."""
+
+
+def patched(patch_id: str) -> bool:
+    """`workflow.patched(patch_id)`, answered by `BASELINE` for a bundled id. The SDK memoizes
+    each id per run, so a run that replayed past a change without `BASELINE` keeps asking the
+    ids one by one, and one that recorded it asks nothing more."""
+    if patch_id in BUNDLED and workflow.patched(BASELINE):
+        return True
+    return workflow.patched(patch_id)
