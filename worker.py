@@ -133,6 +133,7 @@ PASSTHROUGH = (
     "workflows.host_steps",
     "workflows.model_call",
     "workflows.versions",
+    "workflows.child_timers",
 )
 
 

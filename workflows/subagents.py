@@ -68,6 +68,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.llm import ModelRequest
 
 from workflows.child_endings import check_liveness, end_from_handle, watch_child
+from workflows.child_timers import ChildTimers
 from workflows.phases import PhaseGate, phase_capabilities
 from workflows.registry import ChildRegistry, ChildTask, delivered_text, figures
 from workflows.signals import cancel_workflow, signal_workflow
@@ -131,6 +132,7 @@ class SubAgents:
         self._handles: dict[str, workflow.ChildWorkflowHandle] = {}
         """This run's children (not carried: a continued run holds no handles)."""
         self.phases = PhaseGate(registry)
+        self._timers = ChildTimers()
 
     def open_children(self) -> bool:
         """A child this run started whose workflow (its whole chain of runs) has not closed,
@@ -417,17 +419,18 @@ class SubAgents:
         def settled() -> bool:
             return task.end is not None or handle.done()
 
-        async def hint() -> None:
-            await workflow.sleep(timedelta(milliseconds=cfg.background_hint_ms))
+        def hint() -> None:
             task.background_hint = not settled()  # R21: the UI may offer to background it
 
-        async def auto() -> None:
-            await workflow.sleep(timedelta(milliseconds=cfg.auto_background_ms))
+        def auto() -> None:
             due["auto"] = True
 
-        timers = [asyncio.create_task(hint())] if cfg.background_hint_ms else []
+        if cfg.background_hint_ms:
+            after = timedelta(milliseconds=cfg.background_hint_ms)
+            self._timers.start("hint", task.agent_id, after, hint)
         if cfg.auto_background_ms:
-            timers.append(asyncio.create_task(auto()))
+            after = timedelta(milliseconds=cfg.auto_background_ms)
+            self._timers.start("auto", task.agent_id, after, auto)
         try:
             await workflow.wait_condition(
                 lambda: settled() or task.background_requested or due["auto"]
@@ -437,8 +440,7 @@ class SubAgents:
             await cancel_workflow(task.workflow_id)
             raise
         finally:
-            for timer in timers:
-                timer.cancel()
+            self._timers.stop(task.agent_id)
         if settled():
             return await self._sync_result(call, task, handle)
         return await self._to_background(call, task, handle, started)

@@ -9,9 +9,14 @@ reaches, and has every id in `BUNDLED` without another. A run whose history reac
 without `BASELINE` (it started on earlier code) still asks for each id as before, so its
 history replays, and goes on, unchanged.
 
-A change made after the baseline gets its own id, kept out of `BUNDLED` until a later baseline
-takes it in. Rolling a deploy back past this code breaks the runs started on it, as rolling
-back past any patch does.
+A change made after the baseline gets its own id, listed in `AFTER_BASELINE` until a later
+baseline takes it in (a new baseline id then, never more ids under this one: the runs that
+recorded this one did not take them).
+
+Deploying it is deploying a new patch id: a run started on a new worker, whose next workflow
+task an old worker replays, fails that task ("non-deprecated patch marker encountered") until
+a new worker takes it, so let the old workers drain; rolling back past this code breaks the
+runs started on it.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ BUNDLED = frozenset(
         "queued-start-outstanding",
         "search-attributes",
         "settles-children",
+        "shared-child-timers",
         "spawn-limit-in-batch",
         "stop-starting-worker",
         "stopped-keeps-stopped",
@@ -42,7 +48,11 @@ BUNDLED = frozenset(
         "verified-task-liveness",
     }
 )
-"""Every patch id of the code `BASELINE` was cut from (a test holds the corpus to it)."""
+"""Every patch id of the code `BASELINE` was cut from (a test holds the code and the corpus
+to it)."""
+
+AFTER_BASELINE: frozenset[str] = frozenset()
+"""Patch ids added since, asked one by one."""
 
 
 def patched(patch_id: str) -> bool:

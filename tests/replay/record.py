@@ -121,6 +121,12 @@ async def _scripted(client: Client, tmp: Path, script: dict, config=None) -> Wor
     return handle
 
 
+async def _shared_timers(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_child_timers import script
+
+    return await _scripted(client, tmp, script({"quick": 0, "slow1": 3000, "slow2": 3000}))
+
+
 async def _model_local(client: Client, tmp: Path) -> WorkflowHandle:
     read = {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}}
     turns = [read, {"fail": [529], **read}, {"text": "done"}]
@@ -523,6 +529,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "team_shutdown_v3": _team_shutdown,
     "verified_task_v3": _verified_task,
     "fork_join_v2": _fork_join,
+    # Three sync children of one response share one hint timer (patched shared-child-timers).
+    "subagents_shared_timers": _shared_timers,
 }
 
 

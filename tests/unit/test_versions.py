@@ -4,11 +4,12 @@ committed histories recorded one by one."""
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import re
 from pathlib import Path
 
-from workflows.versions import BASELINE, BUNDLED
+from workflows.versions import AFTER_BASELINE, BASELINE, BUNDLED
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,16 +25,35 @@ def recorded_patch_ids() -> set[str]:
     return ids
 
 
+WORKFLOW_MODULES = sorted((ROOT / "workflows").glob("*.py"))
+
+
+def asked_patch_ids() -> set[str]:
+    """The ids the workflow code passes to `versions.patched`: literals, or module constants."""
+    ids = set()
+    for path in WORKFLOW_MODULES:
+        module = importlib.import_module(f"workflows.{path.stem}")
+        for arg in re.findall(r"versions\.patched\(\s*([A-Z_]+|\"[^\"]+\")", path.read_text()):
+            ids.add(json.loads(arg) if arg.startswith('"') else getattr(module, arg))
+    return ids
+
+
 def test_only_versions_asks_temporal_for_a_patch():
     # A direct call would record its own marker and upsert in every run again.
     callers = {
         p.name
-        for p in (ROOT / "workflows").glob("*.py")
-        if re.search(r"workflow\.patched\(", p.read_text())
+        for p in WORKFLOW_MODULES
+        if re.search(r"(?<!versions\.)\bpatched\(|deprecate_patch\(", p.read_text())
+        and p.name != "versions.py"
     }
-    assert callers == {"versions.py"}
+    assert callers == set()
+
+
+def test_every_id_the_code_asks_is_bundled_or_listed_as_after_the_baseline():
+    assert asked_patch_ids() == BUNDLED | AFTER_BASELINE
+    assert not BUNDLED & AFTER_BASELINE
 
 
 def test_the_baseline_bundles_every_patch_the_histories_took_one_by_one():
-    assert recorded_patch_ids() - {BASELINE} <= BUNDLED
+    assert recorded_patch_ids() - {BASELINE} <= BUNDLED | AFTER_BASELINE
     assert BASELINE not in BUNDLED
