@@ -529,7 +529,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "team_shutdown_v3": _team_shutdown,
     "verified_task_v3": _verified_task,
     "fork_join_v2": _fork_join,
-    # Three sync children of one response share one hint timer (patched shared-child-timers).
+    # Three sync children of one response share one hint timer (patched shared-child-timers,
+    # after the baseline).
     "subagents_shared_timers": _shared_timers,
 }
 

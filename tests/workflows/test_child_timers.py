@@ -1,14 +1,99 @@
-"""Sync sub-agents started by one response share one background-hint timer (R21): each still
-gets its hint after 2 s, also when the child whose wait started the timer ends first."""
+"""Sync sub-agents that start waiting in one workflow task share one background-hint timer
+(R21): each still gets its hint after 2 s, also when the child whose wait started the timer
+ends first; a run from before the patch keeps one timer per child."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import uuid
+from datetime import timedelta
+
+from temporalio import workflow
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from tests.support import agent_input, patch_ids, running_workers, scripted_model, start
+from workflows.child_timers import SHARED_CHILD_TIMERS, ChildTimers
 from workflows.contracts import AgentStatus
-from workflows.versions import BASELINE
+
+HINT = timedelta(seconds=2)
+
+
+@workflow.defn(name="ChildTimersProbe")
+class ChildTimersProbe:
+    """Waiters that start at one instant, in the order given, each stopping after its own
+    delay: the first one's timer is the shared one. Returns when each was told (s)."""
+
+    @workflow.run
+    async def run(self, stops: dict[str, float], share: bool) -> dict[str, float]:
+        timers = ChildTimers() if share else ChildTimers(share=lambda: False)
+        begun = workflow.now()
+        fired: dict[str, float] = {}
+
+        def fire(name: str) -> None:
+            fired[name] = (workflow.now() - begun).total_seconds()
+
+        for name in stops:
+            timers.start("hint", name, HINT, functools.partial(fire, name))
+
+        async def wait(name: str, seconds: float) -> None:
+            await workflow.sleep(seconds)
+            timers.stop(name)
+
+        await asyncio.gather(*(wait(name, seconds) for name, seconds in stops.items()))
+        return fired
+
+
+async def hint_timers(handle: WorkflowHandle) -> tuple[int, int, int]:
+    """(started, fired, cancelled) of the 2 s timers in the history."""
+    ids, fired, cancelled = set(), 0, 0
+    async for e in handle.fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED:
+            attrs = e.timer_started_event_attributes
+            if attrs.start_to_fire_timeout.ToTimedelta() == HINT:
+                ids.add(attrs.timer_id)
+        elif e.event_type == EventType.EVENT_TYPE_TIMER_FIRED:
+            fired += e.timer_fired_event_attributes.timer_id in ids
+        elif e.event_type == EventType.EVENT_TYPE_TIMER_CANCELED:
+            cancelled += e.timer_canceled_event_attributes.timer_id in ids
+    return len(ids), fired, cancelled
+
+
+async def probe(client, stops: dict[str, float], share: bool):
+    queue = f"timers-{uuid.uuid4().hex[:8]}"
+    async with Worker(
+        client,
+        task_queue=queue,
+        workflows=[ChildTimersProbe],
+        workflow_runner=UnsandboxedWorkflowRunner(),
+    ):
+        handle = await client.start_workflow(
+            ChildTimersProbe.run, args=[stops, share], id=queue, task_queue=queue
+        )
+        return await handle.result(), await hint_timers(handle), await patch_ids(handle)
+
+
+async def test_one_timer_serves_every_waiter_and_outlives_the_one_that_started_it(client):
+    fired, timers, patches = await probe(client, {"a": 0.5, "b": 3, "c": 3}, share=True)
+    assert sorted(fired) == ["b", "c"] and all(1.9 < t < 2.9 for t in fired.values()), fired
+    assert timers == (1, 1, 0) and patches == [SHARED_CHILD_TIMERS]
+
+
+async def test_a_shared_timer_nobody_waits_on_is_cancelled(client):
+    fired, timers, _ = await probe(client, {"a": 0.5, "b": 0.5}, share=True)
+    assert fired == {} and timers == (1, 0, 1)
+
+
+async def test_without_the_patch_each_waiter_keeps_and_cancels_its_own(client):
+    """As a run from before the patch replays: three timers, the first cancelled by its own
+    waiter's stop (a shared-timer registry that lost it would let it fire)."""
+    fired, timers, patches = await probe(client, {"a": 0.5, "b": 3, "c": 3}, share=False)
+    assert sorted(fired) == ["b", "c"] and timers == (3, 2, 1) and patches == []
+
+
+# --- end to end: a parent's parallel Agent calls ----------------------------------------
 
 
 def spawn(name: str) -> dict:
@@ -39,52 +124,28 @@ def script(children: dict[str, int]) -> dict:
     return {"agents": [*kids, parent]}
 
 
-async def timer_events(handle: WorkflowHandle) -> list[int]:
-    kinds = (EventType.EVENT_TYPE_TIMER_STARTED, EventType.EVENT_TYPE_TIMER_FIRED)
-    return [e.event_type async for e in handle.fetch_history_events() if e.event_type in kinds]
+async def waits_began_in(handle: WorkflowHandle) -> int:
+    """In how many workflow tasks the children's waits began: each in the task that saw its
+    child start."""
+    tasks, pending = set(), 0
+    async for e in handle.fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_STARTED:
+            pending += 1
+        elif e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED and pending:
+            tasks.add(e.event_id)
+            pending = 0
+    return len(tasks)
 
 
-async def run(client, git_repo, children: dict[str, int]) -> tuple[AgentStatus, WorkflowHandle]:
-    with scripted_model(script(children)):
+async def test_a_response_s_sync_children_each_get_the_hint_from_shared_timers(client, git_repo):
+    with scripted_model(script({"quick": 0, "slow1": 3000, "slow2": 3000})):
         async with running_workers(client) as queues:
             parent = await start(client, agent_input("go", git_repo, queues), queues)
             result = await parent.result()
             status = await parent.query("status", result_type=AgentStatus)
     assert result.final_text == "all answered"
-    return status, parent
-
-
-async def test_a_response_s_sync_children_share_one_hint_timer(client, git_repo):
-    status, parent = await run(client, git_repo, {"k1": 2600, "k2": 2600, "k3": 2600})
-    assert {c.name: c.background_hint for c in status.children} == {
-        "k1": True,
-        "k2": True,
-        "k3": True,
-    }
-    # One timer, not three: the three waits began in the workflow task that saw them start.
-    assert await timer_events(parent) == [
-        EventType.EVENT_TYPE_TIMER_STARTED,
-        EventType.EVENT_TYPE_TIMER_FIRED,
-    ]
-    assert await patch_ids(parent) == [BASELINE]  # the sharing is part of the baseline
-
-
-async def test_the_shared_timer_outlives_the_child_that_started_it(client, git_repo):
-    """The quick child is the first call: its wait starts the timer and ends before 2 s; the
-    slow ones still get their hint from that same timer."""
-    status, parent = await run(client, git_repo, {"quick": 0, "slow1": 3000, "slow2": 3000})
     hints = {c.name: c.background_hint for c in status.children}
     assert hints == {"quick": False, "slow1": True, "slow2": True}
-    assert await timer_events(parent) == [
-        EventType.EVENT_TYPE_TIMER_STARTED,
-        EventType.EVENT_TYPE_TIMER_FIRED,
-    ]
-
-
-async def test_a_lone_sync_child_keeps_its_own_timer(client, git_repo):
-    status, parent = await run(client, git_repo, {"solo": 2600})
-    assert [c.background_hint for c in status.children] == [True]
-    assert await timer_events(parent) == [
-        EventType.EVENT_TYPE_TIMER_STARTED,
-        EventType.EVENT_TYPE_TIMER_FIRED,
-    ]
+    started, fired, _ = await hint_timers(parent)
+    # One timer per workflow task in which child starts were seen (usually one for all three).
+    assert started == await waits_began_in(parent) and fired >= 1
