@@ -24,7 +24,7 @@ from workflows import versions
 SHARED_CHILD_TIMERS = "shared-child-timers"
 
 
-@dataclass
+@dataclass(eq=False)  # removed from the list by identity
 class _Timer:
     key: tuple[str, datetime]
     owner: asyncio.Task[None]

@@ -127,6 +127,12 @@ async def _shared_timers(client: Client, tmp: Path) -> WorkflowHandle:
     return await _scripted(client, tmp, script({"quick": 0, "slow1": 3000, "slow2": 3000}))
 
 
+async def _parallel_sync(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_child_timers import script
+
+    return await _scripted(client, tmp, script({"quick": 0, "slow1": 3000, "slow2": 3000}))
+
+
 async def _model_local(client: Client, tmp: Path) -> WorkflowHandle:
     read = {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}}
     turns = [read, {"fail": [529], **read}, {"text": "done"}]
@@ -532,6 +538,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # Three sync children of one response share one hint timer (patched shared-child-timers,
     # after the baseline).
     "subagents_shared_timers": _shared_timers,
+    # The same three children, recorded on bd1e6b4, before the patch baseline and the shared
+    # timers: a timer each, the quick child's cancelled by its own end.
+    "subagents_parallel_sync": _parallel_sync,
 }
 
 
