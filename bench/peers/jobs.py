@@ -128,6 +128,15 @@ JOBS: dict[str, Job] = {
         lambda f, t, path: [f, t, path, True, "scripted", "child"],
         children=True,
     ),
+    "b_fan_http": Job(
+        "(b-http) child WFs, regular activities, HTTP model",
+        "minimal",
+        "fan",
+        "MinimalFanout",
+        lambda f, t, path: [f, t, path, False, "http", "child"],
+        children=True,
+        http_model=True,
+    ),
     "c_fan_child": Job(
         "(c) child WFs (PydAgent)",
         "pyd",

@@ -291,7 +291,7 @@ def main() -> None:
     if a.report:
         results = json.loads(Path(a.report).read_text())
     else:
-        venvs.check()
+        venvs.check({JOBS[n].family for n in job_names(a)})
         results = asyncio.run(bench(a))
     text = report.render(results)
     if a.md:
