@@ -1,9 +1,10 @@
 """The error tree. Each class name is the Temporal failure type that shows in history.
 
 Only infrastructure faults and requests the model cannot fix are raised; anything the model
-can fix is returned as an `is_error` tool result instead. Retry policies list the
-non-retryable types by name from `NON_RETRYABLE`, so a new subclass decides its retry
-behaviour in one place.
+can fix is returned as an `is_error` tool result instead. A class decides its retry
+behaviour in one place, `retryable`: its errors carry `non_retryable`, which Temporal honours
+under any retry policy. Setup and worktree policies also list the non-retryable types by name
+(`NON_RETRYABLE`); the model call's policy does not, as it would go into every turn's history.
 """
 
 from __future__ import annotations

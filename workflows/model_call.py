@@ -9,19 +9,20 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from activities.errors import NON_RETRYABLE
     from activities.llm import ModelRequest, ModelResponse, call_model
 
 from agents.config import OutlastConfig
 
 
 def model_retry_policy(config: OutlastConfig) -> RetryPolicy:
+    """No list of non-retryable types: the model call's errors that must not be retried
+    (`ModelRequestRejected`, `StoreMissing`) say so themselves (`non_retryable`), and the list
+    went into the history of every model call (~100 bytes a turn, issue 9)."""
     return RetryPolicy(
         initial_interval=timedelta(seconds=1),
         backoff_coefficient=2.0,
         maximum_interval=timedelta(seconds=60),
         maximum_attempts=config.model.max_attempts,
-        non_retryable_error_types=NON_RETRYABLE,
     )
 
 

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from activities.errors import ModelRequestRejected, ModelUnavailable
+from activities.errors import NON_RETRYABLE, ModelRequestRejected, ModelUnavailable, OutlastError
 from activities.llm import classify_status, retry_after
 
 
@@ -48,3 +48,11 @@ def test_retry_after_forms():
     assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == timedelta(0)
     assert retry_after({"retry-after": "soon"}) is None
     assert retry_after({}) is None and retry_after(None) is None
+
+
+def test_every_non_retryable_type_says_so_itself():
+    # The model call's retry policy lists no types: each error must carry the flag.
+    classes = {c.__name__: c for c in OutlastError.__subclasses__()}
+    for name in NON_RETRYABLE:
+        assert classes[name]("x").non_retryable, name
+    assert not ModelUnavailable("x").non_retryable
