@@ -34,6 +34,11 @@ def _seq(local: bool, model: str):
     return lambda n, _t, path: [user_prompt(n, path), local, model]
 
 
+def _fan_children(local: bool, model: str):
+    """MinimalFanout's arguments: F child workflows of T turns each."""
+    return lambda f, t, path: [f, t, path, local, model, "child"]
+
+
 JOBS: dict[str, Job] = {
     # ---- one agent, N turns ----
     "o_outlast": Job(
@@ -117,7 +122,7 @@ JOBS: dict[str, Job] = {
         "minimal",
         "fan",
         "MinimalFanout",
-        lambda f, t, path: [f, t, path, False, "scripted", "child"],
+        _fan_children(False, "scripted"),
         children=True,
     ),
     "b2_fan_child": Job(
@@ -125,7 +130,7 @@ JOBS: dict[str, Job] = {
         "minimal",
         "fan",
         "MinimalFanout",
-        lambda f, t, path: [f, t, path, True, "scripted", "child"],
+        _fan_children(True, "scripted"),
         children=True,
     ),
     "b_fan_http": Job(
@@ -133,7 +138,7 @@ JOBS: dict[str, Job] = {
         "minimal",
         "fan",
         "MinimalFanout",
-        lambda f, t, path: [f, t, path, False, "http", "child"],
+        _fan_children(False, "http"),
         children=True,
         http_model=True,
     ),
