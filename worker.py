@@ -26,7 +26,7 @@ from activities.context import render_context
 from activities.definitions import load_definitions
 from activities.handoff import classify_handoff
 from activities.host_steps import host_step_activities
-from activities.llm import call_model
+from activities.llm import call_model, close_clients, http_backend
 from activities.local_tools import local_tool_activities
 from activities.plan_file import prepare_plan_file, read_plan
 from activities.resume import AgentControl, append, repair
@@ -158,6 +158,7 @@ def build_workers(
     (default: the global tracer provider's, a no-op unless tracing is configured);
     `interceptors`: more worker interceptors, after Outlast's own."""
     writer_policy()  # a mistyped OUTLAST_WRITER_SANDBOX stops the worker here, not each Bash call
+    http_backend()  # and a mistyped OUTLAST_MODEL_HTTP, not each model call
     # Temporal's TracingInterceptor comes from the client; this adds the GenAI spans.
     common = {"interceptors": [GenAISpans(tracer), *interceptors]}
     tool_queue = host_queue or host_task_queue(host_id())
@@ -200,7 +201,10 @@ async def run_workers(workers: list[Worker], *, reap_every: float = 0) -> None:
     tasks = [w.run() for w in workers]
     if reap_every > 0 and workers:
         tasks.append(reap_forever(workers[0].client, reap_every))
-    await asyncio.gather(*tasks)
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        await close_clients()
 
 
 SHUTDOWN_GRACE_S = 10.0
@@ -215,7 +219,8 @@ def main() -> None:
     ANTHROPIC_BASE_URL for the model, OUTLAST_HOME / OUTLAST_STORE_DIR for the blob store,
     OTEL_EXPORTER_OTLP_ENDPOINT (and OTEL_SERVICE_NAME) to export traces,
     OUTLAST_WRITER_SANDBOX (auto | bwrap | off) for writers' Bash, OUTLAST_REAP_INTERVAL_S
-    (default 600, 0 = off) for the worktree reaper.
+    (default 600, 0 = off) for the worktree reaper, OUTLAST_MODEL_HTTP (aiohttp | httpx) for
+    the model client's transport.
     """
     from outlast.client import connect
     from outlast.reaper import reap_interval

@@ -26,6 +26,7 @@ import yaml
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
+from activities.llm import close_clients
 from outlast.client import connect
 from outlast.devserver import DevServer
 from worker import build_workers
@@ -127,6 +128,7 @@ async def workers(client: Client) -> AsyncIterator[tuple[str, str]]:
         for w in ws:
             await w.shutdown()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await close_clients()
 
 
 PYCACHE = Path(tempfile.gettempdir()) / "outlast-bench-pycache"

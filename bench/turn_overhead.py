@@ -26,10 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import anthropic  # noqa: E402
-
 from activities.context import environment_block, tool_definitions  # noqa: E402
-from activities.llm import wire_messages, wire_system, wire_tools  # noqa: E402
+from activities.llm import sdk_client, wire_messages, wire_system, wire_tools  # noqa: E402
 from activities.tools import TOOLS  # noqa: E402
 from activities.tools.base import ToolContext  # noqa: E402
 from activities.tools.read import ReadInput, ReadRequest, read_file  # noqa: E402
@@ -82,7 +80,8 @@ async def outlast_turns(client, repo: Path, turns: int, model: ModelSettings) ->
 
 
 async def plain_turns(base_url: str, repo: Path, turns: int) -> list[float]:
-    client = anthropic.AsyncAnthropic(api_key="bench", base_url=base_url, max_retries=0)
+    # The worker's transport (OUTLAST_MODEL_HTTP), so the ratio compares orchestration only.
+    client = sdk_client(api_key="bench", base_url=base_url)
     system = wire_system([PROMPT, environment_block(str(repo), date.today())])
     tools = wire_tools(tool_definitions(list(TOOLS)))
     messages = [Message.user_text("Read data.txt again and again.")]

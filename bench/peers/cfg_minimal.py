@@ -66,12 +66,18 @@ _client = None
 
 
 def _anthropic():
-    # One client per worker process so connections are pooled, as Outlast's activity does.
+    # One client per worker process so connections are pooled, on the transport Outlast's
+    # activity uses (OUTLAST_MODEL_HTTP): the same model path.
+    # (Read here, not imported from Outlast, so this worker stays minimal.)
     global _client
     if _client is None:
+        import os
+
         import anthropic
 
-        _client = anthropic.AsyncAnthropic(max_retries=0)
+        aio = os.environ.get("OUTLAST_MODEL_HTTP", "aiohttp").strip().lower() == "aiohttp"
+        http = anthropic.DefaultAioHttpClient() if aio else None
+        _client = anthropic.AsyncAnthropic(max_retries=0, http_client=http)
     return _client
 
 

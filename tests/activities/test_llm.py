@@ -1,22 +1,39 @@
-"""`llm.call_model` against the scripted server: streaming, the store, errors, heartbeats."""
+"""`llm.call_model` against the scripted server: streaming, the store, errors, heartbeats,
+through each HTTP backend the worker may be given (`OUTLAST_MODEL_HTTP`)."""
 
 from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
 
+import anthropic
 import pytest
 from temporalio.testing import ActivityEnvironment
 
 from activities import transcripts
 from activities.errors import ModelConnectionFailed, ModelRequestRejected, ModelUnavailable
-from activities.llm import AgentTag, ModelRequest, call_model
+from activities.llm import (
+    HTTP_BACKEND_ENV,
+    HTTP_BACKENDS,
+    AgentTag,
+    ModelRequest,
+    _client,
+    call_model,
+    close_clients,
+    http_backend,
+)
 from activities.store import default_store
 from agents.canonical import canonical_bytes
 from agents.messages import Message, ToolResultBlock, ToolUseBlock
 from tests.support import scripted_model
 
 TOOLS = [{"name": "Read", "description": "read", "input_schema": {"type": "object"}}]
+
+
+@pytest.fixture(params=HTTP_BACKENDS, autouse=True)
+def backend(request, monkeypatch):
+    monkeypatch.setenv(HTTP_BACKEND_ENV, request.param)
+    return request.param
 
 
 @pytest.fixture
@@ -130,3 +147,21 @@ async def test_heartbeats_while_the_response_is_held_and_cancel_arrives(refs, mo
                 break
             await asyncio.sleep(0.1)
         assert model.log[0]["outcome"] == "disconnected"
+
+
+async def test_the_backend_is_the_one_named_and_each_client_is_reused(backend):
+    assert http_backend() == backend
+    client = _client()
+    aio = isinstance(client._client, anthropic.DefaultAioHttpClient)
+    assert aio is (backend == "aiohttp")
+    assert _client() is client
+    await close_clients()
+    assert _client() is not client
+    await close_clients()
+
+
+def test_the_default_backend_is_aiohttp_and_a_wrong_one_is_refused(backend):
+    assert http_backend({}) == "aiohttp"
+    assert http_backend({HTTP_BACKEND_ENV: " HTTPX "}) == "httpx"
+    with pytest.raises(ValueError, match=r"OUTLAST_MODEL_HTTP='curl' is not .* aiohttp, httpx"):
+        http_backend({HTTP_BACKEND_ENV: "curl"})
