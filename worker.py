@@ -26,8 +26,9 @@ from activities.context import render_context
 from activities.definitions import load_definitions
 from activities.handoff import classify_handoff
 from activities.host_steps import host_step_activities
-from activities.llm import call_model, close_clients, http_backend
+from activities.llm import call_model
 from activities.local_tools import local_tool_activities
+from activities.model_http import check_http_backend, close_clients
 from activities.plan_file import prepare_plan_file, read_plan
 from activities.resume import AgentControl, append, repair
 from activities.sandbox import writer_policy
@@ -158,7 +159,7 @@ def build_workers(
     (default: the global tracer provider's, a no-op unless tracing is configured);
     `interceptors`: more worker interceptors, after Outlast's own."""
     writer_policy()  # a mistyped OUTLAST_WRITER_SANDBOX stops the worker here, not each Bash call
-    http_backend()  # and a mistyped OUTLAST_MODEL_HTTP, not each model call
+    check_http_backend()  # and a mistyped OUTLAST_MODEL_HTTP, not each model call
     # Temporal's TracingInterceptor comes from the client; this adds the GenAI spans.
     common = {"interceptors": [GenAISpans(tracer), *interceptors]}
     tool_queue = host_queue or host_task_queue(host_id())
@@ -198,13 +199,16 @@ async def run_workers(workers: list[Worker], *, reap_every: float = 0) -> None:
     long-lived worker should (a short-lived `outlast run` leaves it to them)."""
     from outlast.reaper import reap_forever
 
-    tasks = [w.run() for w in workers]
+    tasks = [asyncio.ensure_future(w.run()) for w in workers]
     if reap_every > 0 and workers:
-        tasks.append(reap_forever(workers[0].client, reap_every))
+        tasks.append(asyncio.ensure_future(reap_forever(workers[0].client, reap_every)))
     try:
         await asyncio.gather(*tasks)
     finally:
-        await close_clients()
+        # Only when every worker has stopped: a model call still streaming on a closed
+        # aiohttp session would hang until its read timeout.
+        if all(t.done() for t in tasks[: len(workers)]):
+            await close_clients()
 
 
 SHUTDOWN_GRACE_S = 10.0

@@ -1,4 +1,5 @@
-"""The model call: the only module that imports `anthropic`.
+"""The model call: with activities/model_http.py (its transport and clients), the only module
+that imports `anthropic`.
 
 `llm.call_model` takes the conversation by reference (see agents/transcript.py), sends it
 through `AsyncAnthropic(max_retries=0)` with streaming, and returns the assistant message
@@ -13,9 +14,6 @@ import asyncio
 import contextlib
 import functools
 import json
-import os
-import weakref
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -31,6 +29,7 @@ from activities.errors import (
     ModelUnavailable,
     OutlastError,
 )
+from activities.model_http import model_client
 from activities.model_stream import Accumulator, StreamedMessage
 from activities.store import BlobStore, default_store
 from agents.messages import (
@@ -212,59 +211,6 @@ def _from_sdk_error(e: anthropic.APIStatusError) -> OutlastError:
 
 # --- the activity ---------------------------------------------------------------------
 
-HTTP_BACKEND_ENV = "OUTLAST_MODEL_HTTP"
-HTTP_BACKENDS = ("aiohttp", "httpx")
-"""How the SDK sends requests. aiohttp (the SDK's `aiohttp` extra) by default: with many
-agents calling at once, httpx's connection pool made each call ~2.5x slower in wall time
-(encode/httpx#3215), and a 20x5 fan-out spent ~14% more worker CPU (bench/RESULTS.md).
-`httpx` is the SDK's own default, kept for a network where only it works."""
-
-_clients: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[tuple[str | None, str | None, str], anthropic.AsyncAnthropic]
-] = weakref.WeakKeyDictionary()
-
-
-def http_backend(environ: Mapping[str, str] = os.environ) -> str:
-    """The backend `OUTLAST_MODEL_HTTP` names (default aiohttp); any other value is refused
-    with a sentence, at worker start as at the first call."""
-    value = (environ.get(HTTP_BACKEND_ENV) or HTTP_BACKENDS[0]).strip().lower()
-    if value not in HTTP_BACKENDS:
-        raise ValueError(
-            f"{HTTP_BACKEND_ENV}={environ[HTTP_BACKEND_ENV]!r} is not a model HTTP backend; "
-            f"use one of: {', '.join(HTTP_BACKENDS)}"
-        )
-    return value
-
-
-def sdk_client(**options: Any) -> anthropic.AsyncAnthropic:
-    """An SDK client on the configured backend, without retries (Temporal owns them);
-    `options` go to `AsyncAnthropic` (the benchmarks' plain loops pass a base URL)."""
-    http = anthropic.DefaultAioHttpClient() if http_backend() == "aiohttp" else None
-    return anthropic.AsyncAnthropic(max_retries=0, http_client=http, **options)
-
-
-def _client() -> anthropic.AsyncAnthropic:
-    """One client per (base URL, key, backend) and event loop, so connections are pooled
-    across calls; an aiohttp session belongs to the loop that opened it.
-
-    Key and base URL come only from the worker's environment: they never enter history.
-    """
-    env = os.environ
-    key = (env.get("ANTHROPIC_BASE_URL"), env.get("ANTHROPIC_API_KEY"), http_backend())
-    clients = _clients.setdefault(asyncio.get_running_loop(), {})
-    if key not in clients:
-        clients[key] = sdk_client()
-    return clients[key]
-
-
-async def close_clients() -> None:
-    """Close this loop's clients (a worker shutting down): an aiohttp session left open is
-    reported as unclosed when the process exits."""
-    clients = _clients.pop(asyncio.get_running_loop(), {})
-    for client in clients.values():
-        with contextlib.suppress(Exception):
-            await client.close()
-
 
 @functools.lru_cache(maxsize=256)
 def _load_json(ref: str) -> Any:
@@ -307,7 +253,7 @@ async def _stream(params: dict[str, Any]) -> tuple[StreamedMessage, str | None]:
     by the SDK's MessageStream, which raises on a tool input that is not JSON."""
     acc = Accumulator()
     try:
-        async with await _client().messages.create(**params, stream=True) as stream:
+        async with await model_client().messages.create(**params, stream=True) as stream:
             async for event in stream:  # _heartbeat_forever beats meanwhile
                 acc.feed(event)
             request_id = stream.response.headers.get("request-id")

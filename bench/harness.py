@@ -26,7 +26,7 @@ import yaml
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
-from activities.llm import close_clients
+from activities.model_http import close_clients
 from outlast.client import connect
 from outlast.devserver import DevServer
 from worker import build_workers

@@ -75,8 +75,10 @@ def _anthropic():
 
         import anthropic
 
-        aio = os.environ.get("OUTLAST_MODEL_HTTP", "aiohttp").strip().lower() == "aiohttp"
-        http = anthropic.DefaultAioHttpClient() if aio else None
+        backend = os.environ.get("OUTLAST_MODEL_HTTP", "").strip().lower() or "aiohttp"
+        if backend not in ("aiohttp", "httpx"):
+            raise ValueError(f"OUTLAST_MODEL_HTTP={backend!r}: use aiohttp or httpx")
+        http = anthropic.DefaultAioHttpClient() if backend == "aiohttp" else None
         _client = anthropic.AsyncAnthropic(max_retries=0, http_client=http)
     return _client
 

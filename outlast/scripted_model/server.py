@@ -189,6 +189,9 @@ class ScriptedModelServer:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    # A fan-out's agents connect at once; socketserver's backlog of 5 let some of 20
+    # simultaneous connections fail with a read error (bench/model_transport.py).
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], handler: type, app: ScriptedModelServer) -> None:
         self.app = app

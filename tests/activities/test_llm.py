@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from pathlib import Path
 
 import anthropic
 import pytest
@@ -12,15 +13,14 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import transcripts
 from activities.errors import ModelConnectionFailed, ModelRequestRejected, ModelUnavailable
-from activities.llm import (
+from activities.llm import AgentTag, ModelRequest, call_model
+from activities.model_http import (
     HTTP_BACKEND_ENV,
     HTTP_BACKENDS,
-    AgentTag,
-    ModelRequest,
-    _client,
-    call_model,
+    check_http_backend,
     close_clients,
     http_backend,
+    model_client,
 )
 from activities.store import default_store
 from agents.canonical import canonical_bytes
@@ -149,19 +149,44 @@ async def test_heartbeats_while_the_response_is_held_and_cancel_arrives(refs, mo
         assert model.log[0]["outcome"] == "disconnected"
 
 
-async def test_the_backend_is_the_one_named_and_each_client_is_reused(backend):
-    assert http_backend() == backend
-    client = _client()
-    aio = isinstance(client._client, anthropic.DefaultAioHttpClient)
-    assert aio is (backend == "aiohttp")
-    assert _client() is client
-    await close_clients()
-    assert _client() is not client
-    await close_clients()
+def _idle_connections_to(port: int) -> list[tuple[int, float]]:
+    """(timer kind, seconds to its expiry) of each established TCP connection to `port` on
+    this host, from /proc/net/tcp: kind 2 is the keep-alive timer of an idle socket."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+            timer, when = fields[5].split(":")
+            if remote_port == port and fields[3] == "01":
+                found.append((int(timer, 16), int(when, 16) / 100))  # USER_HZ ticks
+    return found
+
+
+async def test_the_backend_named_pools_with_keepalive_probes_and_closes(refs, backend):
+    """The client is the backend's, shared by calls, and its idle pooled connection has TCP
+    keep-alive on as the SDK's httpx client sets it (idle 60 s): a half-open stream fails in
+    minutes, not at the read timeout. aiohttp's default would show no timer at all."""
+    script = {"agents": [{"name": "m", "turns": [{"text": "one"}, {"text": "two"}]}]}
+    with scripted_model(script) as model:
+        client = model_client()
+        assert isinstance(client._client, anthropic.DefaultAioHttpClient) is (backend == "aiohttp")
+        for _ in range(2):
+            await ActivityEnvironment().run(
+                call_model, request(refs, append=[Message.user_text("x")])
+            )
+        assert model_client() is client
+        idle = _idle_connections_to(int(model.url.rsplit(":", 1)[1]))
+        assert idle and all(kind == 2 and 50 < left <= 60 for kind, left in idle), idle
+        await close_clients()
+        assert client.is_closed()
+        assert model_client() is not client
+        await close_clients()
 
 
 def test_the_default_backend_is_aiohttp_and_a_wrong_one_is_refused(backend):
-    assert http_backend({}) == "aiohttp"
+    for unset in ({}, {HTTP_BACKEND_ENV: ""}, {HTTP_BACKEND_ENV: "  "}):
+        assert http_backend(unset) == "aiohttp" == check_http_backend(unset)
     assert http_backend({HTTP_BACKEND_ENV: " HTTPX "}) == "httpx"
     with pytest.raises(ValueError, match=r"OUTLAST_MODEL_HTTP='curl' is not .* aiohttp, httpx"):
-        http_backend({HTTP_BACKEND_ENV: "curl"})
+        check_http_backend({HTTP_BACKEND_ENV: "curl"})

@@ -1,0 +1,132 @@
+"""The HTTP transport under the model client, and the clients the worker keeps.
+
+aiohttp (the `anthropic` SDK's `aiohttp` extra) by default: with many agents calling at once,
+httpx's connection pool made each call about twice as slow in wall time (encode/httpx#3215),
+and per call the SDK spent ~35% less of the worker's CPU on aiohttp (bench/RESULTS.md,
+bench/model_transport.py). `OUTLAST_MODEL_HTTP=httpx` keeps the SDK's own default, for a
+network where only it works.
+
+The SDK's httpx client turns on TCP keep-alive probes (idle 60 s, every 60 s, 5 of them), so a
+connection that went half-open during a long streamed answer fails in minutes instead of at
+the read timeout (the call's start-to-close timeout); its aiohttp client does not, so the
+connector here sets the same options on every socket it opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import socket
+from collections.abc import Mapping
+from typing import Any
+
+import anthropic
+
+HTTP_BACKEND_ENV = "OUTLAST_MODEL_HTTP"
+HTTP_BACKENDS = ("aiohttp", "httpx")
+
+
+def http_backend(environ: Mapping[str, str] = os.environ) -> str:
+    """The backend `OUTLAST_MODEL_HTTP` names (unset or blank: aiohttp); any other value is
+    refused with a sentence."""
+    value = environ.get(HTTP_BACKEND_ENV, "").strip().lower() or HTTP_BACKENDS[0]
+    if value not in HTTP_BACKENDS:
+        raise ValueError(
+            f"{HTTP_BACKEND_ENV}={environ[HTTP_BACKEND_ENV]!r} is not a model HTTP backend; "
+            f"use one of: {', '.join(HTTP_BACKENDS)}"
+        )
+    return value
+
+
+def check_http_backend(environ: Mapping[str, str] = os.environ) -> str:
+    """At worker start: the backend, refused unless it can be used. Without this a worker in a
+    virtual environment that predates the aiohttp dependency would fail every model call, and
+    Temporal would retry each for its whole retry window."""
+    backend = http_backend(environ)
+    if backend == "aiohttp" and importlib.util.find_spec("aiohttp") is None:
+        raise RuntimeError(
+            f"{HTTP_BACKEND_ENV} is aiohttp (the default) but aiohttp is not installed: "
+            f"reinstall Outlast (it depends on anthropic[aiohttp]) or set {HTTP_BACKEND_ENV}=httpx"
+        )
+    return backend
+
+
+def keepalive_options() -> list[tuple[int, int, int]]:
+    """The socket options the SDK's httpx client sets (anthropic._base_client)."""
+    options = [(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]
+    idle = getattr(socket, "TCP_KEEPIDLE", None) or getattr(socket, "TCP_KEEPALIVE", None)
+    for option, value in (
+        (getattr(socket, "TCP_KEEPINTVL", None), 60),
+        (getattr(socket, "TCP_KEEPCNT", None), 5),
+        (idle, 60),  # TCP_KEEPALIVE is macOS's name for it
+    ):
+        if option is not None:
+            options.append((socket.IPPROTO_TCP, option, value))
+    return options
+
+
+def _keepalive_socket(addr_info: tuple[Any, ...]) -> socket.socket:
+    family, type_, proto = addr_info[:3]
+    sock = socket.socket(family=family, type=type_, proto=proto)
+    for level, option, value in keepalive_options():
+        with contextlib.suppress(OSError):  # an option this kernel lacks: probes still help
+            sock.setsockopt(level, option, value)
+    return sock
+
+
+def _aiohttp_client() -> anthropic.DefaultAioHttpClient:
+    """The SDK's aiohttp client, its transport given a connector that sets keep-alive."""
+    import aiohttp
+    from anthropic._constants import DEFAULT_CONNECTION_LIMITS
+    from anthropic._vendor.httpx_aiohttp import AiohttpTransport
+
+    limits = DEFAULT_CONNECTION_LIMITS
+
+    def session() -> aiohttp.ClientSession:
+        # Called at the first request, in the loop that makes it; as the transport builds its
+        # own, with the SSL context it made from the environment (SSL_CERT_FILE and the like).
+        connector = aiohttp.TCPConnector(
+            limit=limits.max_connections or 0,
+            keepalive_timeout=limits.keepalive_expiry,
+            ssl=transport.ssl_context,
+            socket_factory=_keepalive_socket,
+        )
+        return aiohttp.ClientSession(connector=connector)
+
+    transport = AiohttpTransport(limits=limits, client=session)
+    return anthropic.DefaultAioHttpClient(transport=transport)
+
+
+def sdk_client(**options: Any) -> anthropic.AsyncAnthropic:
+    """An SDK client on the configured backend, without retries (Temporal owns them);
+    `options` go to `AsyncAnthropic` (the benchmarks' plain loops pass a base URL)."""
+    http = _aiohttp_client() if http_backend() == "aiohttp" else None
+    return anthropic.AsyncAnthropic(max_retries=0, http_client=http, **options)
+
+
+_clients: dict[
+    asyncio.AbstractEventLoop, dict[tuple[str | None, str | None, str], anthropic.AsyncAnthropic]
+] = {}
+"""Per event loop (an aiohttp session belongs to the loop that opened it), until
+`close_clients`; a worker process has one loop."""
+
+
+def model_client() -> anthropic.AsyncAnthropic:
+    """This loop's client for the worker's environment, shared by every call so connections
+    are pooled. Key and base URL come only from the environment: they never enter history."""
+    env = os.environ
+    key = (env.get("ANTHROPIC_BASE_URL"), env.get("ANTHROPIC_API_KEY"), http_backend())
+    clients = _clients.setdefault(asyncio.get_running_loop(), {})
+    if key not in clients:
+        clients[key] = sdk_client()
+    return clients[key]
+
+
+async def close_clients() -> None:
+    """Close this loop's clients. Only once nothing in this loop calls the model any more:
+    an aiohttp stream whose session is closed under it waits for its read timeout."""
+    for client in _clients.pop(asyncio.get_running_loop(), {}).values():
+        with contextlib.suppress(Exception):
+            await client.close()
