@@ -29,7 +29,7 @@ from activities.errors import (
     ModelUnavailable,
     OutlastError,
 )
-from activities.model_http import model_client
+from activities.model_http import BROKEN_STREAM, model_client
 from activities.model_stream import Accumulator, StreamedMessage
 from activities.store import BlobStore, default_store
 from agents.messages import (
@@ -261,6 +261,10 @@ async def _stream(params: dict[str, Any]) -> tuple[StreamedMessage, str | None]:
         raise _from_sdk_error(e) from None
     except anthropic.APIConnectionError as e:
         raise ModelConnectionFailed(f"Model API connection failed: {e}") from None
+    except BROKEN_STREAM as e:  # the SDK passes a break mid-response on as the HTTP library's
+        raise ModelConnectionFailed(
+            f"Model API connection broke mid-response: {type(e).__name__}: {e}"
+        ) from None
     return acc.message(), request_id
 
 

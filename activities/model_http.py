@@ -23,9 +23,16 @@ from collections.abc import Mapping
 from typing import Any
 
 import anthropic
+import httpx2
 
 HTTP_BACKEND_ENV = "OUTLAST_MODEL_HTTP"
 HTTP_BACKENDS = ("aiohttp", "httpx")
+
+
+BROKEN_STREAM = (httpx2.TransportError,)
+"""What a streamed answer raises when its connection breaks, times out between events or ends
+early, on either backend (aiohttp's errors arrive mapped to these). The SDK wraps them in
+`APIConnectionError` only before the response; httpx2 is the SDK's HTTP library."""
 
 
 def http_backend(environ: Mapping[str, str] = os.environ) -> str:

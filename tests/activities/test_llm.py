@@ -4,6 +4,8 @@ through each HTTP backend the worker may be given (`OUTLAST_MODEL_HTTP`)."""
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -147,6 +149,54 @@ async def test_heartbeats_while_the_response_is_held_and_cancel_arrives(refs, mo
                 break
             await asyncio.sleep(0.1)
         assert model.log[0]["outcome"] == "disconnected"
+
+
+MESSAGE_START = (
+    b"event: message_start\ndata: "
+    + json.dumps(
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-test",
+                "content": [],
+                "stop_reason": None,
+                "usage": {"input_tokens": 1, "output_tokens": 0},
+            },
+        }
+    ).encode()
+    + b"\n\n"
+)
+
+
+async def test_a_stream_that_breaks_mid_response_is_a_retryable_connection_error(refs, monkeypatch):
+    """A server that starts the answer, then drops the connection: on either backend the SDK
+    passes on the HTTP library's own error, which the activity types like a refused call."""
+
+    async def answer_then_drop(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = re.search(rb"(?i)content-length: *(\d+)", head)
+        await reader.readexactly(int(length.group(1)))
+        chunk = f"{len(MESSAGE_START):x}\r\n".encode() + MESSAGE_START + b"\r\n"
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"transfer-encoding: chunked\r\n\r\n" + chunk
+        )
+        await writer.drain()
+        writer.transport.abort()
+
+    server = await asyncio.start_server(answer_then_drop, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    async with server:
+        with pytest.raises(ModelConnectionFailed, match="broke mid-response") as raised:
+            await ActivityEnvironment().run(
+                call_model, request(refs, append=[Message.user_text("x")])
+            )
+    assert not raised.value.non_retryable
 
 
 def _idle_connections_to(port: int) -> list[tuple[int, float]]:
