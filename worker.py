@@ -199,15 +199,21 @@ async def run_workers(workers: list[Worker], *, reap_every: float = 0) -> None:
     long-lived worker should (a short-lived `outlast run` leaves it to them)."""
     from outlast.reaper import reap_forever
 
-    tasks = [asyncio.ensure_future(w.run()) for w in workers]
-    if reap_every > 0 and workers:
-        tasks.append(asyncio.ensure_future(reap_forever(workers[0].client, reap_every)))
+    runs = [asyncio.ensure_future(w.run()) for w in workers]
+    # The reaper never ends on its own (and logs its own failures): it stops with the workers.
+    reaper = (
+        asyncio.ensure_future(reap_forever(workers[0].client, reap_every))
+        if reap_every > 0 and workers
+        else None
+    )
     try:
-        await asyncio.gather(*tasks)
+        await asyncio.gather(*runs)
     finally:
+        if reaper is not None:
+            reaper.cancel()
         # Only when every worker has stopped: a model call still streaming on a closed
         # aiohttp session would hang until its read timeout.
-        if all(t.done() for t in tasks[: len(workers)]):
+        if all(r.done() for r in runs):
             await close_clients()
 
 

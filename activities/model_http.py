@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import inspect
 import os
 import socket
 from collections.abc import Mapping
@@ -52,12 +53,27 @@ def check_http_backend(environ: Mapping[str, str] = os.environ) -> str:
     virtual environment that predates the aiohttp dependency would fail every model call, and
     Temporal would retry each for its whole retry window."""
     backend = http_backend(environ)
-    if backend == "aiohttp" and importlib.util.find_spec("aiohttp") is None:
+    if backend == "aiohttp" and not _aiohttp_usable():
         raise RuntimeError(
-            f"{HTTP_BACKEND_ENV} is aiohttp (the default) but aiohttp is not installed: "
-            f"reinstall Outlast (it depends on anthropic[aiohttp]) or set {HTTP_BACKEND_ENV}=httpx"
+            f"{HTTP_BACKEND_ENV} is aiohttp (the default) but aiohttp 3.12 or later is not "
+            f"installed: reinstall Outlast (it depends on anthropic[aiohttp] and aiohttp>=3.12) "
+            f"or set {HTTP_BACKEND_ENV}=httpx"
         )
     return backend
+
+
+def _aiohttp_usable() -> bool:
+    """aiohttp with the connector's `socket_factory` (3.12), and the SDK's transport for it
+    where this module expects it."""
+    if importlib.util.find_spec("aiohttp") is None:
+        return False
+    import aiohttp
+
+    try:
+        from anthropic._vendor.httpx_aiohttp import AiohttpTransport  # noqa: F401
+    except ImportError:
+        return False
+    return "socket_factory" in inspect.signature(aiohttp.TCPConnector).parameters
 
 
 def keepalive_options() -> list[tuple[int, int, int]]:
@@ -83,33 +99,41 @@ def _keepalive_socket(addr_info: tuple[Any, ...]) -> socket.socket:
     return sock
 
 
-def _aiohttp_client() -> anthropic.DefaultAioHttpClient:
-    """The SDK's aiohttp client, its transport given a connector that sets keep-alive."""
+def _with_keepalive(transport: Any) -> Any:
+    """`transport` (the SDK's vendored aiohttp transport) opening its session with a connector
+    that sets keep-alive; the session is made at the first request, in the loop making it,
+    as the transport's own would be, with the SSL context it made from the environment."""
     import aiohttp
-    from anthropic._constants import DEFAULT_CONNECTION_LIMITS
-    from anthropic._vendor.httpx_aiohttp import AiohttpTransport
-
-    limits = DEFAULT_CONNECTION_LIMITS
 
     def session() -> aiohttp.ClientSession:
-        # Called at the first request, in the loop that makes it; as the transport builds its
-        # own, with the SSL context it made from the environment (SSL_CERT_FILE and the like).
         connector = aiohttp.TCPConnector(
-            limit=limits.max_connections or 0,
-            keepalive_timeout=limits.keepalive_expiry,
+            limit=transport.limits.max_connections or 0,  # None and 0: no limit
+            keepalive_timeout=transport.limits.keepalive_expiry,
             ssl=transport.ssl_context,
             socket_factory=_keepalive_socket,
         )
         return aiohttp.ClientSession(connector=connector)
 
-    transport = AiohttpTransport(limits=limits, client=session)
-    return anthropic.DefaultAioHttpClient(transport=transport)
+    transport.client = session
+    return transport
+
+
+class _KeepAliveAioHttpClient(anthropic.DefaultAioHttpClient):
+    """The SDK's aiohttp client with keep-alive on every connection: the direct one and one
+    per proxy the environment names (HTTP_PROXY and the like, which passing a `transport`
+    would turn off)."""
+
+    def _init_transport(self, *args: Any, **kwargs: Any) -> Any:
+        return _with_keepalive(super()._init_transport(*args, **kwargs))
+
+    def _init_proxy_transport(self, *args: Any, **kwargs: Any) -> Any:
+        return _with_keepalive(super()._init_proxy_transport(*args, **kwargs))
 
 
 def sdk_client(**options: Any) -> anthropic.AsyncAnthropic:
     """An SDK client on the configured backend, without retries (Temporal owns them);
     `options` go to `AsyncAnthropic` (the benchmarks' plain loops pass a base URL)."""
-    http = _aiohttp_client() if http_backend() == "aiohttp" else None
+    http = _KeepAliveAioHttpClient() if http_backend() == "aiohttp" else None
     return anthropic.AsyncAnthropic(max_retries=0, http_client=http, **options)
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import socket
 from datetime import timedelta
-from pathlib import Path
 
 import anthropic
 import pytest
@@ -199,24 +200,34 @@ async def test_a_stream_that_breaks_mid_response_is_a_retryable_connection_error
     assert not raised.value.non_retryable
 
 
-def _idle_connections_to(port: int) -> list[tuple[int, float]]:
-    """(timer kind, seconds to its expiry) of each established TCP connection to `port` on
-    this host, from /proc/net/tcp: kind 2 is the keep-alive timer of an idle socket."""
+def _keepalive_to(port: int) -> list[tuple[int, int]]:
+    """(SO_KEEPALIVE, TCP_KEEPIDLE) of each of this process's TCP sockets connected to
+    `port`, read from the sockets themselves (Linux: /proc/self/fd)."""
     found = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
-            timer, when = fields[5].split(":")
-            if remote_port == port and fields[3] == "01":
-                found.append((int(timer, 16), int(when, 16) / 100))  # USER_HZ ticks
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            sock = socket.socket(fileno=os.dup(int(fd)))
+        except OSError:
+            continue  # not a socket, or closed meanwhile
+        with sock:
+            if sock.family not in (socket.AF_INET, socket.AF_INET6):
+                continue
+            if sock.type != socket.SOCK_STREAM:
+                continue
+            try:
+                peer_port = sock.getpeername()[1]
+            except OSError:
+                continue  # listening or not connected
+            if peer_port == port:
+                on = sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)
+                found.append((on, sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE)))
     return found
 
 
 async def test_the_backend_named_pools_with_keepalive_probes_and_closes(refs, backend):
-    """The client is the backend's, shared by calls, and its idle pooled connection has TCP
+    """The client is the backend's, shared by calls, and its pooled connection has TCP
     keep-alive on as the SDK's httpx client sets it (idle 60 s): a half-open stream fails in
-    minutes, not at the read timeout. aiohttp's default would show no timer at all."""
+    minutes, not at the read timeout. The SDK's own aiohttp client would show (0, 7200)."""
     script = {"agents": [{"name": "m", "turns": [{"text": "one"}, {"text": "two"}]}]}
     with scripted_model(script) as model:
         client = model_client()
@@ -226,12 +237,77 @@ async def test_the_backend_named_pools_with_keepalive_probes_and_closes(refs, ba
                 call_model, request(refs, append=[Message.user_text("x")])
             )
         assert model_client() is client
-        idle = _idle_connections_to(int(model.url.rsplit(":", 1)[1]))
-        assert idle and all(kind == 2 and 50 < left <= 60 for kind, left in idle), idle
+        assert _keepalive_to(int(model.url.rsplit(":", 1)[1])) == [(1, 60)]
         await close_clients()
         assert client.is_closed()
         assert model_client() is not client
         await close_clients()
+
+
+def _streamed_answer(text: str) -> bytes:
+    """A whole streamed Messages answer, as SSE."""
+    events = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-test",
+                "content": [],
+                "stop_reason": None,
+                "usage": {"input_tokens": 1, "output_tokens": 0},
+            },
+        },
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 1},
+        },
+        {"type": "message_stop"},
+    ]
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+async def test_a_proxy_named_in_the_environment_is_used_with_keepalive(refs, backend, monkeypatch):
+    """HTTP_PROXY carries the call (here the proxy answers it itself), on either backend, and
+    on aiohttp the connection to the proxy has keep-alive too."""
+    seen: list[bytes] = []
+
+    async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = re.search(rb"(?i)content-length: *(\d+)", head)
+        await reader.readexactly(int(length.group(1)))
+        seen.append(head.split(b"\r\n", 1)[0])
+        body = _streamed_answer("through the proxy")
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            + f"content-length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        await writer.drain()
+        await asyncio.sleep(0.5)  # held open while the test reads the socket's options
+        writer.close()
+
+    server = await asyncio.start_server(proxy, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://model.invalid:9")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    async with server:
+        out = await ActivityEnvironment().run(
+            call_model, request(refs, append=[Message.user_text("x")])
+        )
+        if backend == "aiohttp":  # the SDK's httpx client sets it on direct connections only
+            assert _keepalive_to(port) == [(1, 60)]
+        await close_clients()
+    assert out.message.content[0].text == "through the proxy"
+    assert seen == [b"POST http://model.invalid:9/v1/messages HTTP/1.1"]
 
 
 def test_the_default_backend_is_aiohttp_and_a_wrong_one_is_refused(backend):
@@ -240,3 +316,17 @@ def test_the_default_backend_is_aiohttp_and_a_wrong_one_is_refused(backend):
     assert http_backend({HTTP_BACKEND_ENV: " HTTPX "}) == "httpx"
     with pytest.raises(ValueError, match=r"OUTLAST_MODEL_HTTP='curl' is not .* aiohttp, httpx"):
         check_http_backend({HTTP_BACKEND_ENV: "curl"})
+
+
+def test_an_aiohttp_without_socket_factory_stops_the_worker_at_start(backend, monkeypatch):
+    """aiohttp before 3.12 (a virtual environment from before this dependency) cannot set
+    keep-alive: refused at start, not at each model call."""
+    import aiohttp
+
+    class OldConnector:
+        def __init__(self, *, limit: int = 100, ssl: object = True) -> None: ...
+
+    monkeypatch.setattr(aiohttp, "TCPConnector", OldConnector)
+    with pytest.raises(RuntimeError, match=r"aiohttp 3\.12 or later .* OUTLAST_MODEL_HTTP=httpx"):
+        check_http_backend({})
+    assert check_http_backend({HTTP_BACKEND_ENV: "httpx"}) == "httpx"
