@@ -265,6 +265,8 @@ async def _stream(params: dict[str, Any]) -> tuple[StreamedMessage, str | None]:
         raise ModelConnectionFailed(
             f"Model API connection broke mid-response: {type(e).__name__}: {e}"
         ) from None
+    if not acc.complete:  # a body that ended cleanly but early, as a proxy may end it
+        raise ModelConnectionFailed("Model API response ended before its message_stop event")
     return acc.message(), request_id
 
 

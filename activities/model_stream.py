@@ -62,6 +62,8 @@ class Accumulator:
 
     _msg: StreamedMessage = field(default_factory=StreamedMessage)
     _blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
+    complete: bool = False
+    """`message_stop` arrived: a stream that ends without it was cut, whatever came before."""
 
     def feed(self, event: Any) -> None:
         kind = event.type
@@ -75,6 +77,8 @@ class Accumulator:
         elif kind == "message_delta":
             self._msg.stop_reason = event.delta.stop_reason or self._msg.stop_reason
             self._msg.usage = _usage(event.usage, self._msg.usage)
+        elif kind == "message_stop":
+            self.complete = True
 
     def message(self) -> StreamedMessage:
         blocks = (_block(self._blocks[i]) for i in sorted(self._blocks))

@@ -200,6 +200,37 @@ async def test_a_stream_that_breaks_mid_response_is_a_retryable_connection_error
     assert not raised.value.non_retryable
 
 
+async def test_a_stream_that_ends_cleanly_before_message_stop_is_a_connection_error(
+    refs, monkeypatch
+):
+    """Every event but `message_stop`, then a proper end of body: the answer may be cut
+    anywhere, so it is retried, never taken as the model's whole reply."""
+    body = _streamed_answer("half an ans").rsplit(b"event: message_stop", 1)[0]
+
+    async def answer_short(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = re.search(rb"(?i)content-length: *(\d+)", head)
+        await reader.readexactly(int(length.group(1)))
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            + f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode()
+            + body
+        )
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer_short, "127.0.0.1", 0)
+    monkeypatch.setenv(
+        "ANTHROPIC_BASE_URL", f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    )
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    async with server:
+        with pytest.raises(ModelConnectionFailed, match="ended before its message_stop"):
+            await ActivityEnvironment().run(
+                call_model, request(refs, append=[Message.user_text("x")])
+            )
+
+
 def _keepalive_to(port: int) -> list[tuple[int, int]]:
     """(SO_KEEPALIVE, TCP_KEEPIDLE) of each of this process's TCP sockets connected to
     `port`, read from the sockets themselves (Linux: /proc/self/fd)."""

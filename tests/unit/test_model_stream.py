@@ -11,6 +11,7 @@ from anthropic.types import (
     RawContentBlockStopEvent,
     RawMessageDeltaEvent,
     RawMessageStartEvent,
+    RawMessageStopEvent,
     TextBlock,
     TextDelta,
     ToolUseBlock,
@@ -62,6 +63,9 @@ def test_text_tools_usage_and_stop_reason_are_kept():
     acc = Accumulator()
     for event in events('{"file_path": "/a"}', ""):
         acc.feed(event)
+    assert not acc.complete  # no message_stop yet: the stream may have been cut
+    acc.feed(RawMessageStopEvent(type="message_stop"))
+    assert acc.complete
     msg = acc.message()
     assert (msg.id, msg.model, msg.stop_reason) == ("msg_1", "m", "tool_use")
     assert msg.usage.input_tokens == 10 and msg.usage.output_tokens == 42
