@@ -252,19 +252,21 @@ async def _stream(params: dict[str, Any]) -> tuple[StreamedMessage, str | None]:
     """The streamed answer and the API's request id. The raw events are accumulated here, not
     by the SDK's MessageStream, which raises on a tool input that is not JSON."""
     acc = Accumulator()
+    request_id = None
     try:
         async with await model_client().messages.create(**params, stream=True) as stream:
+            request_id = stream.response.headers.get("request-id")
             async for event in stream:  # _heartbeat_forever beats meanwhile
                 acc.feed(event)
-            request_id = stream.response.headers.get("request-id")
     except anthropic.APIStatusError as e:
         raise _from_sdk_error(e) from None
     except anthropic.APIConnectionError as e:
         raise ModelConnectionFailed(f"Model API connection failed: {e}") from None
     except BROKEN_STREAM as e:  # the SDK passes a break mid-response on as the HTTP library's
-        raise ModelConnectionFailed(
-            f"Model API connection broke mid-response: {type(e).__name__}: {e}"
-        ) from None
+        if not acc.complete:  # after message_stop the answer is whole, and a retry is paid for
+            raise ModelConnectionFailed(
+                f"Model API connection broke mid-response: {type(e).__name__}: {e}"
+            ) from None
     if not acc.complete:  # a body that ended cleanly but early, as a proxy may end it
         raise ModelConnectionFailed("Model API response ended before its message_stop event")
     return acc.message(), request_id

@@ -200,6 +200,34 @@ async def test_a_stream_that_breaks_mid_response_is_a_retryable_connection_error
     assert not raised.value.non_retryable
 
 
+async def test_a_break_after_message_stop_keeps_the_whole_answer(refs, monkeypatch):
+    """The connection drops after the last event but before the body's end: the answer is
+    whole, so it is kept rather than paid for twice."""
+    body = _streamed_answer("all of it")
+
+    async def answer_then_drop(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = re.search(rb"(?i)content-length: *(\d+)", head)
+        await reader.readexactly(int(length.group(1)))
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+            b"transfer-encoding: chunked\r\n\r\n" + f"{len(body):x}\r\n".encode() + body + b"\r\n"
+        )
+        await writer.drain()
+        writer.transport.abort()  # no closing chunk
+
+    server = await asyncio.start_server(answer_then_drop, "127.0.0.1", 0)
+    monkeypatch.setenv(
+        "ANTHROPIC_BASE_URL", f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    )
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    async with server:
+        out = await ActivityEnvironment().run(
+            call_model, request(refs, append=[Message.user_text("x")])
+        )
+    assert out.message.content[0].text == "all of it" and out.stop_reason == "end_turn"
+
+
 async def test_a_stream_that_ends_cleanly_before_message_stop_is_a_connection_error(
     refs, monkeypatch
 ):
@@ -237,9 +265,16 @@ def _keepalive_to(port: int) -> list[tuple[int, int]]:
     found = []
     for fd in os.listdir("/proc/self/fd"):
         try:
-            sock = socket.socket(fileno=os.dup(int(fd)))
+            if not os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                continue
+            copy = os.dup(int(fd))
         except OSError:
-            continue  # not a socket, or closed meanwhile
+            continue  # closed meanwhile
+        try:
+            sock = socket.socket(fileno=copy)
+        except OSError:
+            os.close(copy)
+            continue
         with sock:
             if sock.family not in (socket.AF_INET, socket.AF_INET6):
                 continue
@@ -307,6 +342,7 @@ async def test_a_proxy_named_in_the_environment_is_used_with_keepalive(refs, bac
     """HTTP_PROXY carries the call (here the proxy answers it itself), on either backend, and
     on aiohttp the connection to the proxy has keep-alive too."""
     seen: list[bytes] = []
+    checked = asyncio.Event()
 
     async def proxy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         head = await reader.readuntil(b"\r\n\r\n")
@@ -320,22 +356,27 @@ async def test_a_proxy_named_in_the_environment_is_used_with_keepalive(refs, bac
             + body
         )
         await writer.drain()
-        await asyncio.sleep(0.5)  # held open while the test reads the socket's options
+        await checked.wait()  # held open while the test reads the socket's options
         writer.close()
 
     server = await asyncio.start_server(proxy, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+    for name in ("NO_PROXY", "ALL_PROXY", "HTTPS_PROXY", "REQUEST_METHOD"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+        monkeypatch.delenv(name.lower(), raising=False)
+    for name in ("HTTP_PROXY", "http_proxy"):  # urllib prefers the lower-case one
+        monkeypatch.setenv(name, f"http://127.0.0.1:{port}")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://model.invalid:9")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     async with server:
         out = await ActivityEnvironment().run(
             call_model, request(refs, append=[Message.user_text("x")])
         )
-        if backend == "aiohttp":  # the SDK's httpx client sets it on direct connections only
-            assert _keepalive_to(port) == [(1, 60)]
+        try:
+            if backend == "aiohttp":  # the SDK's httpx client sets it on direct connections only
+                assert _keepalive_to(port) == [(1, 60)]
+        finally:
+            checked.set()
         await close_clients()
     assert out.message.content[0].text == "through the proxy"
     assert seen == [b"POST http://model.invalid:9/v1/messages HTTP/1.1"]
