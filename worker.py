@@ -28,7 +28,7 @@ from activities.handoff import classify_handoff
 from activities.host_steps import host_step_activities
 from activities.llm import call_model
 from activities.local_tools import local_tool_activities
-from activities.model_http import check_http_backend, close_clients
+from activities.model_http import check_base_url, check_http_backend, close_clients
 from activities.plan_file import prepare_plan_file, read_plan
 from activities.resume import AgentControl, append, repair
 from activities.sandbox import writer_policy
@@ -145,6 +145,15 @@ def sandbox_runner(data_converter: DataConverter | None = None) -> SandboxedWork
     return workflow_runner.sandbox_runner(restrictions, data_converter)
 
 
+def check_environment() -> None:
+    """Refuse a mistyped worker setting here, with its sentence (ValueError or RuntimeError),
+    not at each Bash or model call: OUTLAST_WRITER_SANDBOX, OUTLAST_MODEL_HTTP (and aiohttp
+    being usable), ANTHROPIC_BASE_URL."""
+    writer_policy()
+    check_http_backend()
+    check_base_url()
+
+
 def build_workers(
     client: Client,
     *,
@@ -158,8 +167,7 @@ def build_workers(
     """The main-queue worker and this host's tool worker. `tracer`: where GenAI spans go
     (default: the global tracer provider's, a no-op unless tracing is configured);
     `interceptors`: more worker interceptors, after Outlast's own."""
-    writer_policy()  # a mistyped OUTLAST_WRITER_SANDBOX stops the worker here, not each Bash call
-    check_http_backend()  # and a mistyped OUTLAST_MODEL_HTTP, not each model call
+    check_environment()
     # Temporal's TracingInterceptor comes from the client; this adds the GenAI spans.
     common = {"interceptors": [GenAISpans(tracer), *interceptors]}
     tool_queue = host_queue or host_task_queue(host_id())

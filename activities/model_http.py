@@ -22,6 +22,7 @@ import os
 import socket
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import anthropic
 import httpx2
@@ -60,6 +61,23 @@ def check_http_backend(environ: Mapping[str, str] = os.environ) -> str:
             f"or set {HTTP_BACKEND_ENV}=httpx"
         )
     return backend
+
+
+def check_base_url(environ: Mapping[str, str] = os.environ) -> str | None:
+    """At worker start: `ANTHROPIC_BASE_URL`, refused unless it is an http(s) URL with a
+    host. A mistyped one (no scheme, a typo in it) fails every call as a connection error,
+    which Temporal would retry for the call's whole retry window."""
+    url = environ.get("ANTHROPIC_BASE_URL")
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    # The SDK takes the value as it is: set but empty, it sends to no host at all.
+    if url != url.strip() or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(
+            f"ANTHROPIC_BASE_URL={url!r} is not an http:// or https:// URL with a host, "
+            "e.g. https://api.anthropic.com"
+        )
+    return url
 
 
 def _aiohttp_usable() -> bool:

@@ -44,6 +44,17 @@ def _worker_module():
     return worker
 
 
+def _checked_worker_module():
+    """`worker`, with the environment its workers read checked first: a mistyped setting is
+    refused with its sentence before any server or worker starts, not as a traceback."""
+    w = _worker_module()
+    try:
+        w.check_environment()
+    except (ValueError, RuntimeError) as e:
+        _fail(str(e))
+    return w
+
+
 def _server(port: int = 7233, ui_port: int = 8233) -> DevServer:
     return DevServer(state_dir=state_dir(), port=port, ui_port=ui_port)
 
@@ -66,6 +77,7 @@ def dev(
     server = _server(port, ui_port)
     if server.running():
         _fail(f"something already listens on {server.address}; run `outlast worker` instead.")
+    _checked_worker_module()
 
     async def _main() -> None:
         proc = server.start(detach=False)
@@ -95,6 +107,7 @@ def _stop_on_sigterm() -> None:
 @app.command()
 def worker() -> None:
     """Run a worker against $TEMPORAL_ADDRESS (default localhost:7233)."""
+    _checked_worker_module()
 
     async def _main() -> None:
         client = await connect()
@@ -168,6 +181,8 @@ def run(
             "Set it (and ANTHROPIC_BASE_URL for a compatible server such as `outlast "
             "fake-model`), or pass --no-worker and run workers elsewhere."
         )
+    if not no_worker:
+        _checked_worker_module()
     asyncio.run(_run_and_follow(inp, workflow_id, with_worker=not no_worker, pattern=pattern))
 
 

@@ -20,6 +20,7 @@ from activities.llm import AgentTag, ModelRequest, call_model
 from activities.model_http import (
     HTTP_BACKEND_ENV,
     HTTP_BACKENDS,
+    check_base_url,
     check_http_backend,
     close_clients,
     http_backend,
@@ -29,6 +30,7 @@ from activities.store import default_store
 from agents.canonical import canonical_bytes
 from agents.messages import Message, ToolResultBlock, ToolUseBlock
 from tests.support import scripted_model
+from tests.workflows.test_plan_mode import cli
 
 TOOLS = [{"name": "Read", "description": "read", "input_schema": {"type": "object"}}]
 
@@ -402,3 +404,26 @@ def test_an_aiohttp_without_socket_factory_stops_the_worker_at_start(backend, mo
     with pytest.raises(RuntimeError, match=r"aiohttp 3\.12 or later .* OUTLAST_MODEL_HTTP=httpx"):
         check_http_backend({})
     assert check_http_backend({HTTP_BACKEND_ENV: "httpx"}) == "httpx"
+
+
+def test_a_mistyped_base_url_stops_the_worker_at_start(backend):
+    for good in ("http://127.0.0.1:8080", "https://api.anthropic.com/", "https://h/v1"):
+        assert check_base_url({"ANTHROPIC_BASE_URL": good}) == good
+    assert check_base_url({}) is None
+    bad_ones = ("localhost:8080", "htps://x.example", "https://", "x.example", "", " https://h")
+    for bad in bad_ones:
+        with pytest.raises(ValueError, match=r"is not an http:// or https:// URL with a host"):
+            check_base_url({"ANTHROPIC_BASE_URL": bad})
+
+
+async def test_the_cli_refuses_a_mistyped_worker_setting_before_starting(monkeypatch):
+    """`outlast worker` (and `dev`, and `run` with its worker) says what is wrong and exits,
+    with no traceback and nothing started."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "localhost:8080")
+    code, out = await cli("127.0.0.1:1", "worker")
+    assert code != 0 and "ANTHROPIC_BASE_URL='localhost:8080' is not an http" in out, out
+    assert "Traceback" not in out
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv(HTTP_BACKEND_ENV, "curl")
+    code, out = await cli("127.0.0.1:1", "worker")
+    assert code != 0 and "OUTLAST_MODEL_HTTP='curl'" in out and "Traceback" not in out, out
