@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import sys
+import traceback
 from collections.abc import Sequence
 from datetime import timedelta
 
@@ -267,14 +268,23 @@ def main() -> None:
             await asyncio.wait_for(
                 asyncio.gather(*(w.shutdown() for w in workers)), SHUTDOWN_GRACE_S
             )
+        # A worker that failed (its namespace does not exist, say) is a failed process: a
+        # supervisor restarting on failure must see it, not a clean exit.
+        if serving.done() and not serving.cancelled() and serving.exception() is not None:
+            raise serving.exception()
 
     asyncio.run(_main())
 
 
 if __name__ == "__main__":
-    main()
+    exit_code = 0
+    try:
+        main()
+    except Exception:  # noqa: BLE001 - printed, and the exit status says it
+        traceback.print_exc()
+        exit_code = 1
     # Skip CPython's teardown: the Temporal client's native threads can hang or abort it
     # (temporalio sdk-python#300), and a stopped container must actually exit.
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(exit_code)
