@@ -16,8 +16,9 @@ task.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import ValidationError
 from temporalio.api.common.v1 import Payload
@@ -43,6 +44,31 @@ WORKFLOW_INPUTS: tuple[type, ...] = (
 
 
 class OutlastPayloadConverter(PydanticPayloadConverter):
+    """One instance per process, whoever asks for one.
+
+    temporalio (1.35) makes a new `DataConverter` for every payload sequence it may store
+    externally (`_with_store_context` is a `dataclasses.replace`), and each one instantiated
+    its payload converter class: a composite of eight converters, a schema serializer and an
+    empty TypeAdapter cache, so every decode built its TypeAdapter again. That was 4% of the
+    fan-out worker's busy samples (py-spy, bench/fanout.py). The converter keeps no state
+    beyond that cache and answers `with_context` with itself (outlast/workflow_runner.py
+    relies on the same), so one instance serves every context.
+    """
+
+    _shared: ClassVar[OutlastPayloadConverter | None] = None
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __new__(cls) -> OutlastPayloadConverter:
+        with cls._lock:
+            if cls.__dict__.get("_shared") is None:
+                shared = super().__new__(cls)
+                PydanticPayloadConverter.__init__(shared)
+                cls._shared = shared
+            return cls._shared
+
+    def __init__(self) -> None:
+        """Built once, in `__new__`; Python calls this on every instantiation."""
+
     def from_payloads(
         self, payloads: Sequence[Payload], type_hints: list[type] | None = None
     ) -> list[Any]:

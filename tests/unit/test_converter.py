@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import pytest
@@ -5,6 +6,7 @@ from pydantic import ValidationError
 from temporalio.api.common.v1 import Payload
 from temporalio.exceptions import ApplicationError
 
+from outlast.client import data_converter
 from outlast.converter import OutlastPayloadConverter
 from workflows.contracts import AgentInput, PlanDecision
 
@@ -41,3 +43,22 @@ def test_text_that_is_not_json_is_a_non_retryable_failure_too():
     with pytest.raises(ApplicationError) as failed:
         OutlastPayloadConverter().from_payloads([broken], [AgentInput])
     assert failed.value.type == "InvalidWorkflowInput" and "Invalid JSON" in failed.value.message
+
+
+async def test_every_data_converter_derived_from_ours_shares_one_payload_converter(tmp_path):
+    """temporalio derives a DataConverter (`dataclasses.replace`) for each payload sequence it
+    may store externally; the derived one must not start over with new converters and an
+    empty TypeAdapter cache."""
+    converter = await data_converter({"OUTLAST_STORE_DIR": str(tmp_path)})
+    derived = dataclasses.replace(converter)
+    assert derived.external_storage is not None
+    json_plain = OutlastPayloadConverter().converters[b"json/plain"]
+    before = json_plain._type_adapter.cache_info()
+    for dc in (converter, derived, dataclasses.replace(derived)):
+        [decoded] = dc.payload_converter.from_payloads(
+            [payload({"approve": False})], [PlanDecision]
+        )
+        assert decoded == PlanDecision(approve=False)
+    after = json_plain._type_adapter.cache_info()
+    assert after.misses - before.misses <= 1
+    assert after.hits - before.hits >= 2
