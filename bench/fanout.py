@@ -13,7 +13,10 @@ the worker's and the dev server's CPU seconds per run (on 2 cores the run is CPU
 The worker caches bytecode (outside the checkout) even where PYTHONDONTWRITEBYTECODE is set,
 as an installed worker does; `--no-bytecode-cache` shows what recompiling the workflow
 modules for every sandboxed workflow costs. `--py-spy BIN` samples the worker's stacks
-during the timed rounds (raw collapsed stacks under `--profile-dir`).
+during the timed rounds (raw collapsed stacks under `--profile-dir`), only the thread holding
+the GIL: py-spy cannot tell idle threads here, and without `--gil` the executor's idle threads
+were three quarters of the samples and a thread waiting for the GIL was counted where it
+waited.
 
 Second scenario: `--inflight` (default 100) sub-agents of the same parent at once, on a fresh
 worker: peak RSS, wall time, and how many children really overlapped (from the parent's
@@ -176,7 +179,19 @@ def start_profiler(pid: int, width: int) -> subprocess.Popen | None:
         return None
     out = Path(PROFILE["dir"]) / f"worker-{width}.txt"
     out.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [PROFILE["bin"], "record", "-p", str(pid), "-o", str(out), "-f", "raw", "-r", "200"]
+    cmd = [
+        PROFILE["bin"],
+        "record",
+        "-p",
+        str(pid),
+        "-o",
+        str(out),
+        "-f",
+        "raw",
+        "-r",
+        "200",
+        "--gil",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1)  # py-spy attaches
     return proc

@@ -59,11 +59,14 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
     _lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __new__(cls) -> OutlastPayloadConverter:
+        shared = cls.__dict__.get("_shared")
+        if shared is not None:
+            return shared
         with cls._lock:
             if cls.__dict__.get("_shared") is None:
-                shared = super().__new__(cls)
-                PydanticPayloadConverter.__init__(shared)
-                cls._shared = shared
+                made = super().__new__(cls)
+                PydanticPayloadConverter.__init__(made)
+                cls._shared = made
             return cls._shared
 
     def __init__(self) -> None:
