@@ -100,11 +100,17 @@ def host_id() -> str:
 # - `agents` is pure data and logic, and `activities` is only imported by workflows for its
 #   types and activity references: one copy of each pydantic class keeps isinstance checks
 #   true across the sandbox boundary;
-# - the workflow helper modules hold no module-level state and call nothing but the
-#   `workflow` API (the before-stop hook and the replay corpus check that they stay so).
-#   Re-importing them per run cost ~60 ms of CPU per child workflow: a 16-way fork-join
-#   took 2.5 s instead of 1.8 s (bench/fork_fanout.py). Only the modules that define
-#   workflow classes (workflows.agent, workflows.fork_join) are loaded in the sandbox.
+# - `workflows`, every module of it. They hold no state of their own: no `global`, no class
+#   attributes on a workflow class, module-level names are constants; and they call nothing
+#   but the `workflow` API (tests/unit/test_determinism_rules.py checks all of that, since
+#   the sandbox's proxies no longer see their calls; the sandbox still restricts builtins
+#   such as `open` during an activation, and what they import at run time).
+#   Re-importing the helpers per run cost ~60 ms of CPU per child workflow: a 16-way
+#   fork-join took 2.5 s instead of 1.8 s (bench/fork_fanout.py). The modules that define
+#   workflow classes were re-imported per run until 2026-12-01: executing `workflows.agent`
+#   and decorating its class was 6% of the 20x5 fan-out worker's samples (py-spy), and each
+#   cached run kept its own copy. Passing them through too took the 100-in-flight worker
+#   from 180-184 MB to 174-176 MB and its CPU by 8%.
 PASSTHROUGH = (
     "agents",
     "activities",
@@ -112,30 +118,7 @@ PASSTHROUGH = (
     "anthropic",
     "httpx2",
     "git",
-    "workflows.contracts",
-    "workflows.details",
-    "workflows.pattern_contracts",
-    "workflows.registry",
-    "workflows.turns",
-    "workflows.agent_loop",
-    "workflows.subagents",
-    "workflows.agent_setup",
-    "workflows.agent_control",
-    "workflows.agent_end",
-    "workflows.worktrees",
-    "workflows.tool_pool",
-    "workflows.carry",
-    "workflows.search_attributes",
-    "workflows.signals",
-    "workflows.child_endings",
-    "workflows.phases",
-    "workflows.team_member",
-    "workflows.plan_control",
-    "workflows.child_agents",
-    "workflows.host_steps",
-    "workflows.model_call",
-    "workflows.versions",
-    "workflows.child_timers",
+    "workflows",
 )
 
 
