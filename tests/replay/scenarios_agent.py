@@ -1,0 +1,167 @@
+"""Replay-corpus scenarios of one agent: the demo, tool errors, a kill, plan mode, continue-as-new,
+the model as a local activity (tests/replay/record.py runs them)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowHandle
+
+from outlast.demo import HERE as DEMO_DIR
+from outlast.demo import TASK as DEMO_TASK
+from outlast.demo import make_sample_repo
+from outlast.scripted_model import load_script
+from tests.conftest import make_git_repo
+from tests.support import (
+    FAST_MODEL,
+    agent_input,
+    fast_config,
+    running_workers,
+    scripted_model,
+    start,
+)
+
+
+async def demo(client: Client, tmp: Path) -> WorkflowHandle:
+    repo = make_sample_repo(tmp / "repo")
+    script = load_script(DEMO_DIR / "scenario.yaml").model_copy(update={"latency_ms": 0})
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input(DEMO_TASK, repo, queues), queues)
+            await handle.result()
+    return handle
+
+
+async def killed(client: Client, tmp: Path) -> WorkflowHandle:
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 1003"}}},
+                    {"text": "never"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("sleep", repo, queues), queues)
+            await asyncio.sleep(3)
+            await handle.cancel()
+            try:
+                await handle.result()
+            except Exception:  # noqa: BLE001 - cancelled, as intended
+                pass
+    return handle
+
+
+async def tool_errors(client: Client, tmp: Path) -> WorkflowHandle:
+    repo = make_git_repo(tmp / "repo", {"dup.txt": "alpha\nalpha\n"})
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {
+                        "tool_use": [
+                            {"name": "Frobnicate", "input": {}},
+                            {"name": "Read", "input": {"file_path": "../../etc/passwd"}},
+                            {"name": "Read", "input": {"file_path": "{{cwd}}/dup.txt"}},
+                        ]
+                    },
+                    {
+                        "tool_use": {
+                            "name": "Edit",
+                            "input": {
+                                "file_path": "{{cwd}}/dup.txt",
+                                "old_string": "alpha",
+                                "new_string": "beta",
+                            },
+                        }
+                    },
+                    {"text": "done"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("try", repo, queues), queues)
+            await handle.result()
+    return handle
+
+
+async def scripted(client: Client, tmp: Path, script: dict, config=None) -> WorkflowHandle:
+    """Runs under workflow id = the history's name: replay needs the original id, since
+    child workflow ids are derived from it."""
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            kw = {"config": config} if config else {}
+            inp = agent_input("go", repo, queues, **kw)
+            handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
+            await handle.result()
+    return handle
+
+
+async def model_local(client: Client, tmp: Path) -> WorkflowHandle:
+    read = {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}}
+    turns = [read, {"fail": [529], **read}, {"text": "done"}]
+    config = fast_config(model=FAST_MODEL.model_copy(update={"local_activity": True}))
+    return await scripted(client, tmp, {"agents": [{"name": "main", "turns": turns}]}, config)
+
+
+async def continue_as_new(client: Client, tmp: Path) -> WorkflowHandle:
+    from agents.config import AgentSettings
+
+    config = fast_config(agents=AgentSettings(turns_per_run=3))
+    return await scripted(
+        client,
+        tmp,
+        {
+            "agents": [
+                {
+                    "name": "main",
+                    "turns": [
+                        *(
+                            {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}}
+                            for _ in range(7)
+                        ),
+                        {"text": "read it seven times"},
+                    ],
+                }
+            ]
+        },
+        config=config,
+    )
+
+
+async def plan(client: Client, tmp: Path, approve: bool) -> WorkflowHandle:
+    from tests.workflows.test_plan_mode import APPROVED, REJECTED, wait_for_pending
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(APPROVED if approve else REJECTED):
+        async with running_workers(client) as queues:
+            handle = await start(
+                client, agent_input("add X", repo, queues), queues, os.environ["OUTLAST_RECORDING"]
+            )
+            view = await wait_for_pending(handle)
+            decision = {"request_id": view.pending.request_id}
+            if approve:
+                await handle.signal("approve_plan", decision)
+            else:
+                await handle.signal("reject_plan", {**decision, "feedback": "add error handling"})
+            await handle.result()
+    return handle
+
+
+async def plan_approved(client: Client, tmp: Path) -> WorkflowHandle:
+    return await plan(client, tmp, approve=True)
+
+
+async def plan_rejected(client: Client, tmp: Path) -> WorkflowHandle:
+    return await plan(client, tmp, approve=False)

@@ -1,0 +1,137 @@
+"""Replay-corpus scenarios of the orchestration patterns: fork-join, coordinator, pipeline,
+team, verified task (tests/replay/record.py runs them)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowHandle
+
+from tests.conftest import make_git_repo
+from tests.support import running_workers, scripted_model
+
+
+async def fork_join(client: Client, tmp: Path) -> WorkflowHandle:
+    from workflows.contracts import ForkJoinInput, ForkJoinResult, Workspace
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    script = {
+        "agents": [
+            *(
+                {
+                    "name": f"f{i}",
+                    "match": {"last_user_contains": f"part {i}"},
+                    "turns": [{"text": "unused"}, {"text": f"Scope: part {i}"}],
+                }
+                for i in range(3)
+            ),
+            {
+                "name": "synth",
+                "match": {"last_user_contains": "Combine them"},
+                "turns": [{"text": "unused"}, {"text": "all fine"}],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = ForkJoinInput(
+                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+                directives=[f"check part {i}" for i in range(3)],
+                context="Audit the repository.",
+                synthesize=True,
+            )
+            handle = await client.start_workflow(
+                "ForkJoinWorkflow",
+                inp,
+                id=os.environ["OUTLAST_RECORDING"],
+                task_queue=queues.task_queue,
+                result_type=ForkJoinResult,
+            )
+            await handle.result()
+    return handle
+
+
+async def coordinator(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_coordinator import coordinator_script, run_coordinator
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(coordinator_script()):
+        async with running_workers(client) as queues:
+            handle, _ = await run_coordinator(client, queues, repo, os.environ["OUTLAST_RECORDING"])
+    return handle
+
+
+async def pipeline(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_pipeline import default_script, pipeline_input
+    from workflows.pattern_contracts import PipelineResult
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(default_script()):
+        async with running_workers(client) as queues:
+            handle = await client.start_workflow(
+                "PipelineWorkflow",
+                pipeline_input(repo, queues, approve_between=False),
+                id=os.environ["OUTLAST_RECORDING"],
+                task_queue=queues.task_queue,
+                result_type=PipelineResult,
+            )
+            await handle.result()
+    return handle
+
+
+async def team(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_team import start_team, team_script
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(team_script()):
+        async with running_workers(client) as queues:
+            handle = await start_team(client, queues, repo, os.environ["OUTLAST_RECORDING"])
+            await handle.result()
+    return handle
+
+
+async def team_shutdown(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_team import SHUTDOWN_SCRIPT, run_shutdown_scenario
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(SHUTDOWN_SCRIPT):
+        async with running_workers(client) as queues:
+            handle, _ = await run_shutdown_scenario(
+                client, queues, repo, os.environ["OUTLAST_RECORDING"]
+            )
+    return handle
+
+
+async def verified_task(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_verified_task import APP, SCRIPT, TEST, run_verified
+
+    repo = make_git_repo(
+        tmp / "repo",
+        {
+            "src/__init__.py": "",
+            "src/app.py": APP,
+            "tests/__init__.py": "",
+            "tests/test_app.py": TEST,
+        },
+    )
+    name = os.environ["OUTLAST_RECORDING"]
+    with scripted_model(SCRIPT):
+        async with running_workers(client) as queues:
+            await run_verified(client, queues, repo, name)
+    return client.get_workflow_handle(name)
+
+
+async def verified_late_mail(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_verified_task import implementer_mailed_as_it_ends
+
+    await implementer_mailed_as_it_ends(client, tmp, "verified_late_mail")
+    return client.get_workflow_handle("verified_late_mail")
+
+
+async def stop_starting(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_stop_starting_worker import stop_as_it_starts
+
+    repo = make_git_repo(tmp / "repo", {"README.md": "# sample\n"})
+    handle, _, _ = await stop_as_it_starts(client, repo, "coordinator_stop_starting")
+    return handle

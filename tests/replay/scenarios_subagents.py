@@ -1,0 +1,178 @@
+"""Replay-corpus scenarios of an agent and its sub-agents: sync and background children,
+TaskStop, resume, the spawn limit, shared timers, late mail (tests/replay/record.py runs them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowHandle
+
+from tests.conftest import make_git_repo
+from tests.replay.scenarios_agent import scripted
+from tests.support import fast_config
+
+
+def spawn(name: str, background: bool) -> dict:
+    return {
+        "name": "Agent",
+        "input": {
+            "description": f"task {name}",
+            "prompt": "work",
+            "name": name,
+            "run_in_background": background,
+        },
+    }
+
+
+def kid(name: str, *turns: dict) -> dict:
+    return {"name": name, "match": {"agent_name": name}, "turns": list(turns)}
+
+
+async def shared_timers(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_child_timers import script
+
+    return await scripted(client, tmp, script({"quick": 0, "slow1": 3000, "slow2": 3000}))
+
+
+async def parallel_sync(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_child_timers import script
+
+    return await scripted(client, tmp, script({"quick": 0, "slow1": 3000, "slow2": 3000}))
+
+
+async def subagents_sync_async(client: Client, tmp: Path) -> WorkflowHandle:
+    return await scripted(
+        client,
+        tmp,
+        {
+            "agents": [
+                kid("bg1", {"text": "bg1 done"}),
+                kid(
+                    "bg2",
+                    {"tool_use": {"name": "Glob", "input": {"pattern": "*"}}},
+                    {"text": "bg2 done"},
+                ),
+                kid("fg", {"text": "fg done"}),
+                {
+                    "name": "parent",
+                    "after_last": "repeat_last",
+                    "turns": [
+                        {
+                            "tool_use": [
+                                spawn("bg1", True),
+                                spawn("bg2", True),
+                                spawn("fg", False),
+                            ]
+                        },
+                        {"text": "waiting"},
+                    ],
+                },
+            ]
+        },
+    )
+
+
+async def subagents_taskstop(client: Client, tmp: Path) -> WorkflowHandle:
+    return await scripted(
+        client,
+        tmp,
+        {
+            "agents": [
+                kid(
+                    "sleeper",
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 1201"}}},
+                    {"text": "never"},
+                ),
+                {
+                    "name": "parent",
+                    "after_last": "repeat_last",
+                    "turns": [
+                        {"tool_use": spawn("sleeper", True)},
+                        {
+                            "delay_ms": 1500,
+                            "tool_use": {"name": "TaskStop", "input": {"task_id": "sleeper"}},
+                        },
+                        {"text": "stopped"},
+                    ],
+                },
+            ]
+        },
+    )
+
+
+async def subagents_resume(client: Client, tmp: Path) -> WorkflowHandle:
+    return await scripted(
+        client,
+        tmp,
+        {
+            "agents": [
+                kid("helper", {"text": "first"}, {"text": "second"}),
+                {
+                    "name": "parent",
+                    "after_last": "repeat_last",
+                    "turns": [
+                        {"tool_use": spawn("helper", False)},
+                        {
+                            "tool_use": {
+                                "name": "SendMessage",
+                                "input": {"to": "helper", "message": "more"},
+                            }
+                        },
+                        {"text": "waiting"},
+                    ],
+                },
+            ]
+        },
+    )
+
+
+async def spawn_limit(client: Client, tmp: Path) -> WorkflowHandle:
+    from agents.config import AgentSettings
+    from tests.workflows.test_bad_output import RUNAWAY
+
+    config = fast_config(agents=AgentSettings(max_concurrent=2))
+    return await scripted(client, tmp, RUNAWAY, config)
+
+
+def late_mail(background: bool, wf_id: str):
+    async def scenario(client: Client, tmp: Path) -> WorkflowHandle:
+        from tests.workflows.test_late_mail import mail_while_exporting
+
+        repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+        parent, _, _ = await mail_while_exporting(client, repo, background, wf_id)
+        return parent
+
+    return scenario
+
+
+async def closed_child(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_sync_end import backgrounded_as_it_completes
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    parent, _ = await backgrounded_as_it_completes(client, repo, "subagents_closed_child")
+    return parent
+
+
+async def late_mail_notice(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_late_mail import mail_during_the_notice
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    parent, _, _ = await mail_during_the_notice(client, repo, "subagents_late_mail_notice")
+    return parent
+
+
+async def late_mail_settles(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_late_mail import mail_during_the_notice
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    wf_id = "subagents_late_mail_settles"
+    parent, _, _ = await mail_during_the_notice(client, repo, wf_id, second_late=True)
+    return parent
+
+
+async def late_mail_stopped(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_late_mail import stop_after_the_notice
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    parent, _, _ = await stop_after_the_notice(client, repo, "subagents_late_mail_stopped")
+    return parent
