@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, final
 
 from pydantic import ValidationError
 from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import PydanticPayloadConverter
+from temporalio.converter import SerializationContext
 from temporalio.exceptions import ApplicationError
 
 from workflows.contracts import AgentInput, ForkJoinInput
@@ -43,34 +44,56 @@ WORKFLOW_INPUTS: tuple[type, ...] = (
 )
 
 
+@final
 class OutlastPayloadConverter(PydanticPayloadConverter):
     """One instance per process, whoever asks for one.
 
     temporalio (1.35) makes a new `DataConverter` for every payload sequence it may store
     externally (`_with_store_context` is a `dataclasses.replace`), and each one instantiated
-    its payload converter class: a composite of eight converters, a schema serializer and an
+    its payload converter class: a composite of five converters, a schema serializer and an
     empty TypeAdapter cache, so every decode built its TypeAdapter again. That was 4% of the
     fan-out worker's busy samples (py-spy, bench/fanout.py). The converter keeps no state
-    beyond that cache and answers `with_context` with itself (outlast/workflow_runner.py
-    relies on the same), so one instance serves every context.
+    beyond that cache, so one instance serves every context. What would change it in place is
+    kept off it: a context-aware part gets a converter of its own (`with_context`), and a copy
+    or an unpickled one is the shared instance itself. Not for subclassing: a subclass's
+    `__init__` would run again on the shared instance at every instantiation.
     """
 
     _shared: ClassVar[OutlastPayloadConverter | None] = None
     _lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __new__(cls) -> OutlastPayloadConverter:
-        shared = cls.__dict__.get("_shared")
+        shared = cls._shared
         if shared is not None:
             return shared
         with cls._lock:
-            if cls.__dict__.get("_shared") is None:
-                made = super().__new__(cls)
-                PydanticPayloadConverter.__init__(made)
-                cls._shared = made
+            if cls._shared is None:
+                cls._shared = cls._build()
             return cls._shared
 
     def __init__(self) -> None:
         """Built once, in `__new__`; Python calls this on every instantiation."""
+
+    @classmethod
+    def _build(cls) -> OutlastPayloadConverter:
+        made = super().__new__(cls)
+        PydanticPayloadConverter.__init__(made)
+        return made
+
+    def with_context(self, context: SerializationContext) -> OutlastPayloadConverter:
+        # The SDK's composite builds its "new instance" with `type(self)()`, which here is the
+        # shared one: it would be re-bound in place, for every context at once.
+        converters = self.get_converters_with_context(context)
+        if converters is None:
+            return self
+        own = self._build()
+        own._set_converters(*converters)
+        return own
+
+    def __reduce__(self) -> tuple[type, tuple[()]]:
+        # copy, deepcopy and pickle would otherwise write their state back onto the shared
+        # instance (`copyreg.__newobj__` calls `__new__`, which returns it).
+        return (OutlastPayloadConverter, ())
 
     def from_payloads(
         self, payloads: Sequence[Payload], type_hints: list[type] | None = None

@@ -1,9 +1,17 @@
+import copy
 import dataclasses
 import json
+import pickle
 
 import pytest
 from pydantic import ValidationError
 from temporalio.api.common.v1 import Payload
+from temporalio.converter import (
+    EncodingPayloadConverter,
+    SerializationContext,
+    WithSerializationContext,
+    WorkflowSerializationContext,
+)
 from temporalio.exceptions import ApplicationError
 
 from outlast.client import data_converter
@@ -62,3 +70,42 @@ async def test_every_data_converter_derived_from_ours_shares_one_payload_convert
     after = json_plain._type_adapter.cache_info()
     assert after.misses - before.misses <= 1
     assert after.hits - before.hits >= 2
+
+
+def test_copies_and_pickles_are_the_shared_converter_left_as_it_was():
+    shared = OutlastPayloadConverter()
+    json_plain = shared.converters[b"json/plain"]
+    for other in (copy.copy(shared), copy.deepcopy(shared), pickle.loads(pickle.dumps(shared))):
+        assert other is shared
+    assert shared.converters[b"json/plain"] is json_plain
+
+
+class _ContextAware(EncodingPayloadConverter, WithSerializationContext):
+    def __init__(self, context: SerializationContext | None = None):
+        self.context = context
+
+    @property
+    def encoding(self) -> str:
+        return "x/ctx"
+
+    def to_payload(self, value):
+        return None
+
+    def from_payload(self, payload, type_hint=None):
+        return self.context
+
+    def with_context(self, context):
+        return _ContextAware(context)
+
+
+def test_a_context_aware_part_gets_a_converter_of_its_own():
+    """The SDK's composite would re-bind `type(self)()`, the shared instance, in place."""
+    context = WorkflowSerializationContext(namespace="n", workflow_id="w")
+    assert OutlastPayloadConverter().with_context(context) is OutlastPayloadConverter()
+    base = OutlastPayloadConverter._build()
+    base._set_converters(*base.converters.values(), _ContextAware())
+    bound = base.with_context(context)
+    assert bound is not base and bound is not OutlastPayloadConverter()
+    assert bound.converters[b"x/ctx"].context == context
+    assert base.converters[b"x/ctx"].context is None
+    assert b"x/ctx" not in OutlastPayloadConverter().converters
