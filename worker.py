@@ -100,11 +100,12 @@ def host_id() -> str:
 # - `agents` is pure data and logic, and `activities` is only imported by workflows for its
 #   types and activity references: one copy of each pydantic class keeps isinstance checks
 #   true across the sandbox boundary;
-# - `workflows`, every module of it. They hold no state of their own: no `global`, no class
-#   attributes on a workflow class, module-level names are constants; and they call nothing
-#   but the `workflow` API (tests/unit/test_determinism_rules.py checks all of that, since
-#   the sandbox's proxies no longer see their calls; the sandbox still restricts builtins
-#   such as `open` during an activation, and what they import at run time).
+# - `workflows`, every module of it. They keep no state between runs: module-level tables
+#   are only read (no `global`, no module-level name changed from a function, no mutable
+#   default argument, no cache, no attribute on a workflow class), and they call nothing but
+#   the `workflow` API. tests/unit/test_determinism_rules.py checks all of that, since the
+#   sandbox's proxies no longer see their calls (the sandbox still restricts builtins such
+#   as `open` during an activation, and what they import at run time).
 #   Re-importing the helpers per run cost ~60 ms of CPU per child workflow: a 16-way
 #   fork-join took 2.5 s instead of 1.8 s (bench/fork_fanout.py). The modules that define
 #   workflow classes were re-imported per run until 2026-12-01: executing `workflows.agent`
