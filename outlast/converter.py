@@ -16,7 +16,6 @@ task.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Any, ClassVar, final
 
@@ -59,17 +58,11 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
     `__init__` would run again on the shared instance at every instantiation.
     """
 
-    _shared: ClassVar[OutlastPayloadConverter | None] = None
-    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _shared: ClassVar[OutlastPayloadConverter]
+    """Built once, when this module is imported (below the class)."""
 
     def __new__(cls) -> OutlastPayloadConverter:
-        shared = cls._shared
-        if shared is not None:
-            return shared
-        with cls._lock:
-            if cls._shared is None:
-                cls._shared = cls._build()
-            return cls._shared
+        return cls._shared
 
     def __init__(self) -> None:
         """Built once, in `__new__`; Python calls this on every instantiation."""
@@ -109,6 +102,9 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
                 type="InvalidWorkflowInput",
                 non_retryable=True,
             ) from e
+
+
+OutlastPayloadConverter._shared = OutlastPayloadConverter._build()
 
 
 def _newer_schema(e: ValidationError) -> bool:

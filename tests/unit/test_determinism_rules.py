@@ -80,8 +80,13 @@ def _mutable(value: ast.expr | None) -> bool:
     )
 
 
+def _decorator_name(d: ast.expr) -> str:
+    """`defn` for `@workflow.defn(name=...)` and `@defn`, `lru_cache` for `@functools.lru_cache`."""
+    return ast.unparse(d).split("(")[0].split(".")[-1]
+
+
 def _is_workflow_class(node: ast.ClassDef) -> bool:
-    return any(ast.unparse(d).split("(")[0].split(".")[-1] == "defn" for d in node.decorator_list)
+    return any(_decorator_name(d) == "defn" for d in node.decorator_list)
 
 
 def _module_names(tree: ast.Module) -> set[str]:
@@ -114,6 +119,38 @@ def _root(node: ast.expr) -> ast.expr:
     return node
 
 
+def _module_changes(func: ast.FunctionDef | ast.AsyncFunctionDef, module: set[str]) -> list[str]:
+    """Where `func` changes a module-level name (an item, an attribute, a mutating method) or
+    a class reached through a call (`type(self).x = ...`)."""
+    own = _local_names(func)
+
+    def global_root(node: ast.expr) -> bool:
+        root = _root(node)
+        return isinstance(root, ast.Name) and root.id in module and root.id not in own
+
+    found = []
+    for inner in (n for stmt in func.body for n in ast.walk(stmt)):
+        if isinstance(inner, ast.Assign | ast.Delete):
+            targets = inner.targets
+        elif isinstance(inner, ast.AugAssign | ast.AnnAssign):
+            targets = [inner.target]
+        else:
+            targets = []
+        for t in targets:
+            if isinstance(t, ast.Attribute | ast.Subscript) and (
+                isinstance(_root(t), ast.Call) or global_root(t)
+            ):
+                found.append(f"{ast.unparse(t)} changed at line {inner.lineno}")
+        if (
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Attribute)
+            and inner.func.attr in MUTATORS
+            and global_root(inner.func.value)
+        ):
+            found.append(f"{ast.unparse(inner.func)}() at line {inner.lineno}")
+    return found
+
+
 def shared_state(path: Path) -> list[str]:
     """What one run could leave behind for the next in a module imported once: `global`,
     a module-level name changed from a function, a mutable default argument, a cache, an
@@ -133,43 +170,15 @@ def shared_state(path: Path) -> list[str]:
                     name = ast.unparse(b.targets[0] if isinstance(b, ast.Assign) else b.target)
                     found.append(f"{node.name}.{name} at line {b.lineno}")
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            args = node.args
-            for default in args.defaults + args.kw_defaults:
+            for default in node.args.defaults + node.args.kw_defaults:
                 if _mutable(default):
                     found.append(f"mutable default of {node.name} at line {default.lineno}")
-            for d in node.decorator_list:
-                if ast.unparse(d).split("(")[0].split(".")[-1] in CACHES:
-                    found.append(f"cache on {node.name} at line {d.lineno}")
-            own = _local_names(node)
-            for inner in (n for stmt in node.body for n in ast.walk(stmt)):
-                target = None
-                if isinstance(inner, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
-                    targets = (
-                        inner.targets
-                        if isinstance(inner, ast.Assign | ast.Delete)
-                        else [inner.target]
-                    )
-                    for t in targets:
-                        if isinstance(t, ast.Attribute | ast.Subscript):
-                            target = _root(t)
-                            if isinstance(target, ast.Call) or (
-                                isinstance(target, ast.Name)
-                                and target.id in module
-                                and target.id not in own
-                            ):
-                                found.append(f"{ast.unparse(t)} changed at line {inner.lineno}")
-                elif (
-                    isinstance(inner, ast.Call)
-                    and isinstance(inner.func, ast.Attribute)
-                    and inner.func.attr in MUTATORS
-                ):
-                    target = _root(inner.func.value)
-                    if (
-                        isinstance(target, ast.Name)
-                        and target.id in module
-                        and (target.id not in own)
-                    ):
-                        found.append(f"{ast.unparse(inner.func)}() at line {inner.lineno}")
+            found += [
+                f"cache on {node.name} at line {d.lineno}"
+                for d in node.decorator_list
+                if _decorator_name(d) in CACHES
+            ]
+            found += _module_changes(node, module)
     return found
 
 
