@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from datetime import timedelta
 from typing import Any
 
@@ -27,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
         FINAL_TEXT,
         SYSTEM_PROMPT,
         fanout_prompt,
+        oai_fanout_prompt,
         parse_fanout,
         parse_prompt,
         read_impl,
@@ -122,12 +124,105 @@ class ScriptedModel(Model):
         raise NotImplementedError
 
 
+# ---- (d-http) the model over HTTP: Responses-API items <-> Anthropic Messages API --------
+
+_client = None
+
+
+def _anthropic():
+    # One client per worker process so connections are pooled, on the transport Outlast's
+    # activity uses (OUTLAST_MODEL_HTTP), as cfg_minimal's HTTP model does.
+    global _client
+    if _client is None:
+        import anthropic
+
+        backend = os.environ.get("OUTLAST_MODEL_HTTP", "").strip().lower() or "aiohttp"
+        if backend not in ("aiohttp", "httpx"):
+            raise ValueError(f"OUTLAST_MODEL_HTTP={backend!r}: use aiohttp or httpx")
+        http = anthropic.DefaultAioHttpClient() if backend == "aiohttp" else None
+        _client = anthropic.AsyncAnthropic(max_retries=0, http_client=http)
+    return _client
+
+
+def _append(wire: list[dict[str, Any]], role: str, block: dict[str, Any]) -> None:
+    """Add a block to the last message if it has `role`, else open a new message: a model
+    answer's parallel tool calls are one assistant message, their results one user message."""
+    if wire and wire[-1]["role"] == role:
+        wire[-1]["content"].append(block)
+    else:
+        wire.append({"role": role, "content": [block]})
+
+
+def to_messages(input: Any) -> list[dict[str, Any]]:
+    """The Messages API `messages` for a Responses-API input (a string or a list of items)."""
+    if isinstance(input, str):
+        return [{"role": "user", "content": [{"type": "text", "text": input}]}]
+    wire: list[dict[str, Any]] = []
+    for item in input:
+        kind, role = _get(item, "type"), _get(item, "role")
+        if kind == "function_call":
+            args = json.loads(_get(item, "arguments") or "{}")
+            use = {"type": "tool_use", "id": _get(item, "call_id"), "name": _get(item, "name")}
+            _append(wire, "assistant", {**use, "input": args})
+        elif kind == "function_call_output":
+            result = {"type": "tool_result", "tool_use_id": _get(item, "call_id")}
+            _append(wire, "user", {**result, "content": _text(_get(item, "output"))})
+        elif role in ("user", "assistant"):
+            text = _text(_get(item, "content"))
+            _append(wire, role, {"type": "text", "text": text})
+        else:
+            raise ValueError(f"no Messages API form for input item {item!r}"[:300])
+    return wire
+
+
+class AnthropicHttpModel(Model):
+    """A streamed Messages call per model call, as Outlast's `llm.call_model` makes it."""
+
+    async def get_response(
+        self,
+        system_instructions,
+        input,
+        model_settings,
+        tools,
+        output_schema,
+        handoffs,
+        tracing,
+        **kwargs: Any,
+    ) -> ModelResponse:
+        wire_tools = [
+            {"name": t.name, "description": t.description, "input_schema": t.params_json_schema}
+            for t in tools
+        ]
+        async with _anthropic().messages.stream(
+            model="claude-sonnet-5-5",
+            max_tokens=32000,
+            system=system_instructions or "",
+            tools=wire_tools,
+            messages=to_messages(input),
+        ) as stream:
+            final = await stream.get_final_message()
+        out: list[Any] = [
+            _tool_call(b.name, b.input, b.id) for b in final.content if b.type == "tool_use"
+        ]
+        text = "".join(b.text for b in final.content if b.type == "text")
+        if text and not out:
+            out.append(_message(text))
+        return ModelResponse(output=out, usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any):
+        raise NotImplementedError
+
+
 class ScriptedProvider(ModelProvider):
+    """The model an agent names: "http" calls the scripted HTTP server, anything else is the
+    in-process scripted model."""
+
     def __init__(self) -> None:
-        self._model = ScriptedModel()
+        self._scripted = ScriptedModel()
+        self._http = AnthropicHttpModel()
 
     def get_model(self, model_name: str | None) -> Model:
-        return self._model
+        return self._http if model_name == "http" else self._scripted
 
 
 @activity.defn(name="Read")
@@ -139,27 +234,27 @@ async def Read(file_path: str) -> str:  # named like the tool it becomes
 ACTIVITIES = [Read]
 
 
-def _temporal_agent() -> Agent:
+def _temporal_agent(model: str = "scripted") -> Agent:
     from temporalio.openai_agents.workflow import activity_as_tool
 
     return Agent(
         name="bench_agent",
         instructions=SYSTEM_PROMPT,
-        model="scripted",
+        model=model,
         tools=[activity_as_tool(Read, start_to_close_timeout=timedelta(seconds=30))],
     )
 
 
-async def _run(prompt: str) -> str:
-    result = await Runner.run(_temporal_agent(), input=prompt, max_turns=MAX_TURNS)
+async def _run(prompt: str, model: str = "scripted") -> str:
+    result = await Runner.run(_temporal_agent(model), input=prompt, max_turns=MAX_TURNS)
     return str(result.final_output)
 
 
 @workflow.defn(name="OAIAgent")
 class OAIAgent:
     @workflow.run
-    async def run(self, prompt: str) -> str:
-        return await _run(prompt)
+    async def run(self, prompt: str, model: str = "scripted") -> str:
+        return await _run(prompt, model)
 
 
 @workflow.defn(name="OAIFanout")
@@ -167,10 +262,16 @@ class OAIFanout:
     """mode="child":  each sub-agent is an OAIAgent child workflow;
     mode="inline": n_children `Runner.run()` calls gathered inside this workflow;
     mode="tool":   the SDK's own sub-agent pattern: an orchestrator agent whose model returns
-                   n_children parallel calls to `sub_agent.as_tool()` in one response."""
+                   n_children parallel calls to `sub_agent.as_tool()` in one response.
+    model: "scripted" (in process) or "http" (tool mode only: every agent calls the
+    scripted HTTP server)."""
 
     @workflow.run
-    async def run(self, n_children: int, child_turns: int, path: str, mode: str) -> list[str]:
+    async def run(
+        self, n_children: int, child_turns: int, path: str, mode: str, model: str = "scripted"
+    ) -> list[str]:
+        if model != "scripted" and mode != "tool":
+            raise ValueError(f"model {model!r} is only wired for mode 'tool'")
         prompts = [user_prompt(child_turns, path, worker=i) for i in range(n_children)]
         if mode == "child":
             wid = workflow.info().workflow_id
@@ -181,14 +282,15 @@ class OAIFanout:
             return list(await asyncio.gather(*runs))
         if mode == "inline":
             return list(await asyncio.gather(*(_run(p) for p in prompts)))
-        sub = _temporal_agent()
+        sub = _temporal_agent(model)
         orchestrator = Agent(
             name="orchestrator",
             instructions=SYSTEM_PROMPT,
-            model="scripted",
+            model=model,
             tools=[sub.as_tool(tool_name="sub_agent", tool_description="Run a sub-agent.")],
         )
-        prompt = fanout_prompt(n_children, child_turns, path)
+        make_prompt = oai_fanout_prompt if model == "http" else fanout_prompt
+        prompt = make_prompt(n_children, child_turns, path)
         r = await Runner.run(orchestrator, input=prompt, max_turns=MAX_TURNS)
         return [str(r.final_output)]
 

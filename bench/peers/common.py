@@ -49,6 +49,19 @@ def fanout_prompt(n_children: int, child_turns: int, path: str) -> str:
     )
 
 
+def oai_fanout_marker(n_children: int, child_turns: int) -> str:
+    return f"[bench-oai-fanout={n_children}x{child_turns}]"
+
+
+def oai_fanout_prompt(n_children: int, child_turns: int, path: str) -> str:
+    """The openai-agents orchestrator's prompt when the scripted HTTP model answers it: a
+    marker of its own, because its answer calls `sub_agent` where Outlast's calls `Agent`."""
+    return (
+        f"{oai_fanout_marker(n_children, child_turns)} Delegate to sub_agent {n_children} "
+        f"times, each reading {path} {child_turns} times, then say done."
+    )
+
+
 def parse_prompt(text: str) -> tuple[int, str]:
     """(turns, file path) of a sequential prompt."""
     m = _SEQ_RE.search(text)

@@ -103,6 +103,14 @@ JOBS: dict[str, Job] = {
         lambda n, _t, path: [user_prompt(n, path)],
         local_model=True,
     ),
+    "d_oai_http": Job(
+        "(d-http) openai_agents plugin, Anthropic SDK model over HTTP",
+        "oai",
+        "seq",
+        "OAIAgent",
+        lambda n, _t, path: [user_prompt(n, path), "http"],
+        http_model=True,
+    ),
     # ---- fan-out: F agents x T turns from one parent ----
     "o_fan": Job(
         "Outlast parent, F parallel Agent calls (child AgentWorkflows)",
@@ -164,5 +172,13 @@ JOBS: dict[str, Job] = {
         "fan",
         "OAIFanout",
         lambda f, t, path: [f, t, path, "tool"],
+    ),
+    "d_fan_tool_http": Job(
+        "(d-http) one WF, orchestrator + agent.as_tool() x F, Anthropic SDK model over HTTP",
+        "oai",
+        "fan",
+        "OAIFanout",
+        lambda f, t, path: [f, t, path, "tool", "http"],
+        http_model=True,
     ),
 }

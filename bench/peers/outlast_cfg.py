@@ -6,13 +6,21 @@ reads it, and the final turn answers "done". The fan-out is Claude Code's own su
 pattern: the parent's first answer holds F parallel `Agent` calls, each a child
 `AgentWorkflow` of T turns, and its second answer is "done".
 
-The same server also answers the peer rows that call a real HTTP model (minimal b-http and
-pydantic-ai c-http), matched by the turn-count marker in their first user message.
+The same server also answers the peer rows that call a real HTTP model (minimal b-http,
+pydantic-ai c-http, openai-agents d-http), matched by the turn-count marker in their first
+user message; the openai-agents orchestrator has a fan-out marker of its own.
 """
 
 from __future__ import annotations
 
-from common import FINAL_TEXT, fanout_marker, fanout_prompt, turns_marker, user_prompt
+from common import (
+    FINAL_TEXT,
+    fanout_marker,
+    fanout_prompt,
+    oai_fanout_marker,
+    turns_marker,
+    user_prompt,
+)
 
 from agents.config import AgentSettings, ModelSettings, OutlastConfig
 from workflows.contracts import AgentInput, AgentResult, Workspace
@@ -47,6 +55,19 @@ def script(path: str, turn_counts: list[int], fanouts: list[tuple[int, int]]) ->
                 "name": f"fanout{f}x{t}",
                 "match": {"prompt_contains": fanout_marker(f, t)},
                 "turns": [{"tool_use": calls}, {"text": FINAL_TEXT}],
+            }
+        )
+        # openai-agents' agent-as-tool pattern: one `sub_agent` call per child, whose input
+        # becomes the child agent's prompt.
+        subs = [
+            {"name": "sub_agent", "input": {"input": user_prompt(t, path, worker=i)}}
+            for i in range(f)
+        ]
+        agents.append(
+            {
+                "name": f"oai_fanout{f}x{t}",
+                "match": {"prompt_contains": oai_fanout_marker(f, t)},
+                "turns": [{"tool_use": subs}, {"text": FINAL_TEXT}],
             }
         )
     for n in sorted(set(turn_counts)):

