@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import os
 import signal
 import socket
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
+from typing import Any
 
 from opentelemetry.trace import Tracer
 from temporalio.client import Client
@@ -139,6 +141,27 @@ def check_environment() -> None:
     check_base_url()
 
 
+WIRED_OPTIONS = frozenset(
+    {"client", "task_queue", "workflows", "activities", "workflow_runner", "interceptors"}
+)
+"""`Worker` arguments that `build_workers` sets itself, so `main_options` and `tool_options`
+may not: a different value would serve other queues or other code than Outlast's."""
+
+
+def check_worker_options(options: Mapping[str, Any], which: str) -> None:
+    """Refuse an option `build_workers` wires, or one `temporalio.worker.Worker` does not take,
+    naming it, before any worker starts."""
+    wired = sorted(WIRED_OPTIONS & set(options))
+    if wired:
+        verb = "is" if len(wired) == 1 else "are"
+        raise ValueError(f"{which}: {', '.join(wired)} {verb} set by build_workers, not by options")
+    known = set(inspect.signature(Worker.__init__).parameters) - {"self"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        noun = "argument" if len(unknown) == 1 else "arguments"
+        raise ValueError(f"{which}: temporalio.worker.Worker takes no {noun} {', '.join(unknown)}")
+
+
 def build_workers(
     client: Client,
     *,
@@ -148,10 +171,18 @@ def build_workers(
     host_activities: list | None = None,
     tracer: Tracer | None = None,
     interceptors: Sequence[Interceptor] = (),
+    main_options: Mapping[str, Any] | None = None,
+    tool_options: Mapping[str, Any] | None = None,
 ) -> list[Worker]:
     """The main-queue worker and this host's tool worker. `tracer`: where GenAI spans go
     (default: the global tracer provider's, a no-op unless tracing is configured);
-    `interceptors`: more worker interceptors, after Outlast's own."""
+    `interceptors`: more worker interceptors, after Outlast's own; `main_options` /
+    `tool_options`: more `temporalio.worker.Worker` arguments for the main-queue worker and
+    the tool worker (pollers, slots, executors), over Outlast's own values
+    (bench/worker_settings.py measures some)."""
+    main_options, tool_options = dict(main_options or {}), dict(tool_options or {})
+    check_worker_options(main_options, "main_options")
+    check_worker_options(tool_options, "tool_options")
     check_environment()
     # Temporal's TracingInterceptor comes from the client; this adds the GenAI spans.
     common = {"interceptors": [GenAISpans(tracer), *interceptors]}
@@ -170,18 +201,24 @@ def build_workers(
             *host_step_activities(tool_queue, host),
         ],
         workflow_runner=sandbox_runner(client.data_converter),
-        max_cached_workflows=max_cached_workflows,
-        max_heartbeat_throttle_interval=MODEL_HEARTBEAT_THROTTLE,
-        default_heartbeat_throttle_interval=MODEL_HEARTBEAT_THROTTLE,
+        **{
+            "max_cached_workflows": max_cached_workflows,
+            "max_heartbeat_throttle_interval": MODEL_HEARTBEAT_THROTTLE,
+            "default_heartbeat_throttle_interval": MODEL_HEARTBEAT_THROTTLE,
+            **main_options,
+        },
         **common,
     )
     tools = Worker(
         client,
         task_queue=tool_queue,
         activities=host,
-        max_concurrent_activities=64,
-        max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
-        default_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
+        **{
+            "max_concurrent_activities": 64,
+            "max_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
+            "default_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
+            **tool_options,
+        },
         **common,
     )
     return [main, tools]

@@ -27,9 +27,11 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
 from activities.model_http import close_clients
+from agents.config import ModelSettings, OutlastConfig
 from outlast.client import connect
 from outlast.devserver import DevServer
 from worker import build_workers
+from workflows.contracts import AgentInput, AgentResult, Workspace
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -247,6 +249,36 @@ async def model_call_times(handle: WorkflowHandle) -> list[float]:
 
 def gaps_ms(times: list[float]) -> list[float]:
     return [(b - a) * 1000 for a, b in zip(times, times[1:], strict=False)]
+
+
+async def agent_turn_gaps(
+    client: Client,
+    task_queue: str,
+    host_queue: str,
+    repo: Path,
+    prompt: str,
+    turns: int,
+    model: ModelSettings,
+) -> list[float]:
+    """One `AgentWorkflow` of exactly `turns` turns (the scripted model never ends it):
+    milliseconds between consecutive model calls."""
+    inp = AgentInput(
+        prompt=prompt,
+        workspace=Workspace(root=str(repo), host_queue=host_queue),
+        config=OutlastConfig(model=model),
+        max_turns=turns,
+    )
+    handle = await client.start_workflow(
+        "AgentWorkflow",
+        inp,
+        id=f"bench-{uuid.uuid4().hex[:8]}",
+        task_queue=task_queue,
+        result_type=AgentResult,
+    )
+    result = await handle.result()
+    if result.turns != turns or not result.max_turns_reached:
+        raise RuntimeError(f"unexpected result: {result!r}"[:500])
+    return gaps_ms(await model_call_times(handle))
 
 
 def median(values: list[float]) -> float:

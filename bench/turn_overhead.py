@@ -20,7 +20,6 @@ import asyncio
 import sys
 import tempfile
 import time
-import uuid
 from datetime import date
 from pathlib import Path
 
@@ -33,21 +32,19 @@ from activities.tools import TOOLS  # noqa: E402
 from activities.tools.base import ToolContext  # noqa: E402
 from activities.tools.read import ReadInput, ReadRequest, read_file  # noqa: E402
 from agents.builtin.general_purpose import PROMPT  # noqa: E402
-from agents.config import ModelSettings, OutlastConfig  # noqa: E402
+from agents.config import ModelSettings  # noqa: E402
 from agents.messages import Message, ToolResultBlock  # noqa: E402
 from bench.harness import (  # noqa: E402
     LOCAL_HELP,
+    agent_turn_gaps,
     client_for,
     dev_server,
-    gaps_ms,
     make_repo,
     median,
-    model_call_times,
     model_env,
     scripted_model_process,
     workers,
 )
-from workflows.contracts import AgentInput, AgentResult, Workspace  # noqa: E402
 
 SCRIPT = {
     "agents": [
@@ -62,22 +59,8 @@ SCRIPT = {
 
 async def outlast_turns(client, repo: Path, turns: int, model: ModelSettings) -> list[float]:
     async with workers(client) as (tq, hq):
-        inp = AgentInput(
-            prompt="Read data.txt again and again.",
-            workspace=Workspace(root=str(repo), host_queue=hq),
-            config=OutlastConfig(model=model),
-            max_turns=turns,
-        )
-        handle = await client.start_workflow(
-            "AgentWorkflow",
-            inp,
-            id=f"bench-{uuid.uuid4().hex[:8]}",
-            task_queue=tq,
-            result_type=AgentResult,
-        )
-        result = await handle.result()
-        assert result.turns == turns and result.max_turns_reached, result
-        return gaps_ms(await model_call_times(handle))
+        prompt = "Read data.txt again and again."
+        return await agent_turn_gaps(client, tq, hq, repo, prompt, turns, model)
 
 
 async def plain_turns(base_url: str, repo: Path, turns: int) -> list[float]:

@@ -56,10 +56,13 @@ async def running_workers(
     queues: Queues | None = None,
     tracer: Any = None,
     interceptors: Sequence[Interceptor] = (),
+    main_options: dict[str, Any] | None = None,
+    tool_options: dict[str, Any] | None = None,
 ) -> AsyncIterator[Queues]:
     """Both workers, on fresh queues unless `queues` are given (workers coming back after a
     restart); `cached=0` replays every workflow task from history, so hidden
-    nondeterminism fails the test at once."""
+    nondeterminism fails the test at once; `main_options` / `tool_options`: more Worker
+    arguments (`build_workers`)."""
     queues = queues or Queues(f"tq-{uuid.uuid4().hex[:8]}", f"host-{uuid.uuid4().hex[:8]}")
     cached = DEFAULT_CACHED if cached is None else cached
     workers = build_workers(
@@ -70,6 +73,8 @@ async def running_workers(
         host_activities=host_activities,
         tracer=tracer,
         interceptors=interceptors,
+        main_options=main_options,
+        tool_options=tool_options,
     )
     tasks = [asyncio.create_task(w.run()) for w in workers]
     try:
