@@ -214,7 +214,8 @@ def build_workers(
         task_queue=tool_queue,
         activities=host,
         **{
-            "max_concurrent_activities": 64,
+            # temporalio refuses a tuner beside any max_concurrent_*: a tuner sets the slots.
+            **({} if "tuner" in tool_options else {"max_concurrent_activities": 64}),
             "max_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
             "default_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
             **tool_options,

@@ -67,6 +67,8 @@ from bench.harness import (  # noqa: E402
 from workflows.contracts import AgentInput, AgentResult, Workspace  # noqa: E402
 
 CHILD_MARK = "fanout child"
+RESULT_TIMEOUT_S = 600
+"""A run's result arrives within this, or the run fails: a dead worker must not hang a bench."""
 NOTES = "".join(f"note {i}: the module keeps its state in one small file\n" for i in range(20))
 
 
@@ -134,7 +136,7 @@ async def fan_out(
         task_queue=worker.task_queue,
         result_type=AgentResult,
     )
-    result = await handle.result()
+    result = await asyncio.wait_for(handle.result(), RESULT_TIMEOUT_S)
     wall = time.perf_counter() - t0
     assert result.status == "completed" and result.final_text.startswith("All"), result
     overlap, ends = await child_overlap(client, handle)

@@ -275,7 +275,7 @@ async def agent_turn_gaps(
         task_queue=task_queue,
         result_type=AgentResult,
     )
-    result = await handle.result()
+    result = await asyncio.wait_for(handle.result(), 600)  # a dead worker fails, not hangs
     if result.turns != turns or not result.max_turns_reached:
         raise RuntimeError(f"unexpected result: {result!r}"[:500])
     return gaps_ms(await model_call_times(handle))

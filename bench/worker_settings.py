@@ -2,8 +2,9 @@
 
 Each setting is a set of `temporalio.worker.Worker` arguments passed to `build_workers`
 (`main_options` for the main-queue worker, `tool_options` for the host's tool worker) over
-Outlast's defaults. Per setting and round, a fresh worker process (`--serve NAME`, otherwise
-`python -m worker`) runs, on one dev server started as `outlast dev` starts it:
+Outlast's defaults (the table is in bench/tuned_worker.py). Per setting and round, a fresh
+worker process (bench/tuned_worker.py: `python -m worker` with that setting) runs, on one dev
+server started as `outlast dev` starts it:
 
 - fan-out: bench/fanout.py's 20x5 (20 sync sub-agents of 5 Read turns each): wall, and the
   worker's and the dev server's CPU seconds;
@@ -26,23 +27,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from temporalio.client import Client  # noqa: E402
-from temporalio.worker import (  # noqa: E402
-    PollerBehaviorAutoscaling,
-    PollerBehaviorSimpleMaximum,
-)
 
 from agents.config import ModelSettings  # noqa: E402
 from bench.fanout import NOTES, fan_out  # noqa: E402
@@ -58,35 +51,7 @@ from bench.harness import (  # noqa: E402
     scripted_model_process,
     worker_process,
 )
-
-Options = tuple[dict[str, Any], dict[str, Any]]
-"""(main_options, tool_options) for `build_workers`."""
-
-
-def _pollers(kind: str, behavior: Any, tools_too: bool) -> Options:
-    key = f"{kind}_task_poller_behavior"
-    return {key: behavior}, ({key: behavior} if tools_too else {})
-
-
-SETTINGS: dict[str, Callable[[], Options]] = {
-    "default": lambda: ({}, {}),
-    # temporalio's default is 5 workflow-task pollers, a fifth of them on the normal queue.
-    "wf-pollers-2": lambda: _pollers("workflow", PollerBehaviorSimpleMaximum(2), False),
-    "wf-pollers-20": lambda: _pollers("workflow", PollerBehaviorSimpleMaximum(20), False),
-    "act-pollers-1": lambda: _pollers("activity", PollerBehaviorSimpleMaximum(1), True),
-    "act-pollers-20": lambda: _pollers("activity", PollerBehaviorSimpleMaximum(20), True),
-    "autoscaling": lambda: (
-        {
-            "workflow_task_poller_behavior": PollerBehaviorAutoscaling(),
-            "activity_task_poller_behavior": PollerBehaviorAutoscaling(),
-        },
-        {"activity_task_poller_behavior": PollerBehaviorAutoscaling()},
-    ),
-    # Fewer cached runs than the fan-out has workflows (21): evicted runs replay their history.
-    "cache-10": lambda: ({"max_cached_workflows": 10}, {}),
-    # The dev server hands an activity scheduled by a workflow task back with its completion.
-    "no-eager": lambda: ({"disable_eager_activity_execution": True}, {}),
-}
+from bench.tuned_worker import SETTINGS  # noqa: E402
 
 SEQ_MARK = "settings bench: read notes.txt once per turn"
 PAR_MARK = "settings bench: read notes.txt eight times per turn"
@@ -114,34 +79,6 @@ def script(agents: int, turns: int) -> dict:
     return data
 
 
-# ---- the worker side: `--serve NAME` -------------------------------------------------------
-
-
-def serve(name: str) -> None:
-    """Serve both queues like `python -m worker`, with setting `name`, until SIGTERM."""
-    import worker as w
-    from outlast.client import connect
-
-    main_options, tool_options = SETTINGS[name]()
-
-    async def run() -> None:
-        client = await connect()
-        workers = w.build_workers(
-            client,
-            task_queue=os.environ["OUTLAST_TASK_QUEUE"],
-            main_options=main_options,
-            tool_options=tool_options,
-        )
-        stop = asyncio.Event()
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-        serving = asyncio.ensure_future(w.run_workers(workers))
-        stopped = asyncio.ensure_future(stop.wait())
-        await asyncio.wait([serving, stopped], return_when="FIRST_COMPLETED")
-        await asyncio.wait_for(asyncio.gather(*(x.shutdown() for x in workers)), 10)
-
-    asyncio.run(run())
-
-
 # ---- the driver side -------------------------------------------------------------------------
 
 
@@ -158,7 +95,7 @@ class Measured:
 async def one_setting(
     client: Client, server, url: str, store: Path, repo: Path, name: str, a, out: Measured
 ) -> None:
-    argv = [sys.executable, str(Path(__file__).resolve()), "--serve", name]
+    argv = [sys.executable, str(Path(__file__).resolve().parent / "tuned_worker.py"), name]
     model = ModelSettings(max_attempts=1, local_activity=a.model_local_activity)
     with worker_process(server.address, url, store, argv=argv) as worker:
         await fan_out(client, worker, repo, 2, model)  # warm-up: imports, sandbox, connections
@@ -235,17 +172,8 @@ if __name__ == "__main__":
     parser.add_argument("--seq-turns", type=int, default=30)
     parser.add_argument("--only", default="", help=f"comma-separated, of: {', '.join(SETTINGS)}")
     parser.add_argument("--model-local-activity", action="store_true", help=LOCAL_HELP)
-    parser.add_argument("--serve", metavar="SETTING", help=argparse.SUPPRESS)
     args = parser.parse_args()
     unknown = [n for n in args.only.split(",") if n and n not in SETTINGS]
-    if args.serve is not None and args.serve not in SETTINGS:
-        unknown.append(args.serve)
     if unknown:
         parser.error(f"unknown setting {', '.join(unknown)}; known: {', '.join(SETTINGS)}")
-    if args.serve:
-        serve(args.serve)
-        # As `python -m worker`: the Temporal client's native threads can hang CPython's
-        # teardown (temporalio sdk-python#300).
-        sys.stdout.flush()
-        os._exit(0)
     asyncio.run(main(args))

@@ -9,6 +9,13 @@ Temporal activity exposed with `activity_as_tool` (the integration's way to make
 activity). Changed here: the tool reads a file instead of echoing an integer, and the
 in-process (d0) variant is gone (this harness compares durable runs only).
 
+Added here: (d-http) an agent whose model is "http" calls the scripted HTTP server Outlast
+uses (`outlast fake-model`, ANTHROPIC_BASE_URL) through `anthropic`, streamed, on the transport
+Outlast's activity uses: the model path Outlast pays, inside the plugin's own model activity.
+openai-agents ships no Anthropic model (its LiteLLM extension would add a translation layer of
+its own), so `AnthropicHttpModel` maps Responses-API items to the Messages API and back. Every
+model call has one attempt, as Outlast's have in this harness.
+
 This module imports `agents` (openai-agents), which is why the family runs in its own venv:
 Outlast has a top-level `agents` package of its own.
 """
@@ -22,6 +29,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import activity, workflow
+from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from common import (
@@ -176,7 +184,9 @@ def to_messages(input: Any) -> list[dict[str, Any]]:
 
 
 class AnthropicHttpModel(Model):
-    """A streamed Messages call per model call, as Outlast's `llm.call_model` makes it."""
+    """A streamed Messages call per model call, through the SDK and transport Outlast's
+    `llm.call_model` uses (the SDK's `messages.stream()` helper here; Outlast's activity
+    streams with `messages.create(stream=True)` and its own accumulator)."""
 
     async def get_response(
         self,
@@ -205,8 +215,8 @@ class AnthropicHttpModel(Model):
             _tool_call(b.name, b.input, b.id) for b in final.content if b.type == "tool_use"
         ]
         text = "".join(b.text for b in final.content if b.type == "text")
-        if text and not out:
-            out.append(_message(text))
+        if text:
+            out.insert(0, _message(text))
         return ModelResponse(output=out, usage=Usage(), response_id=None)
 
     def stream_response(self, *args: Any, **kwargs: Any):
@@ -222,7 +232,11 @@ class ScriptedProvider(ModelProvider):
         self._http = AnthropicHttpModel()
 
     def get_model(self, model_name: str | None) -> Model:
-        return self._http if model_name == "http" else self._scripted
+        # Any other name is a mistake that would quietly measure the wrong model path.
+        models = {"scripted": self._scripted, "http": self._http}
+        if model_name not in models:
+            raise ValueError(f"model {model_name!r}: this bench serves 'scripted' or 'http'")
+        return models[model_name]
 
 
 @activity.defn(name="Read")
@@ -301,7 +315,11 @@ WORKFLOWS = [OAIAgent, OAIFanout]
 def plugins(local: bool = False) -> list:
     from temporalio.openai_agents import ModelActivityParameters, OpenAIAgentsPlugin
 
+    # One attempt, as Outlast's runs here (model.max_attempts=1): a failed call fails the run
+    # instead of being retried quietly into the times.
     params = ModelActivityParameters(
-        start_to_close_timeout=timedelta(seconds=30), use_local_activity=local
+        start_to_close_timeout=timedelta(seconds=30),
+        use_local_activity=local,
+        retry_policy=RetryPolicy(maximum_attempts=1),
     )
     return [OpenAIAgentsPlugin(model_params=params, model_provider=ScriptedProvider())]

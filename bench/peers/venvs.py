@@ -24,8 +24,13 @@ OUTLAST_PYTHON = REPO / ".venv" / "bin" / "python"
 # temporalio is pinned to Outlast's own version so every row runs the same SDK core. Bump
 # deliberately and rerun everything.
 REQUIREMENTS = {
-    "pyd": ["pydantic-ai-slim[temporal,anthropic]==2.68.0", "temporalio==1.35.0"],
-    # anthropic for the d-http rows, the version Outlast's venv and the pyd venv run.
+    # anthropic pinned to Outlast's venv's version: pydantic-ai's extra alone takes the newest.
+    "pyd": [
+        "pydantic-ai-slim[temporal,anthropic]==2.68.0",
+        "temporalio==1.35.0",
+        "anthropic==2.14.0",
+    ],
+    # anthropic for the d-http rows, the version Outlast's venv runs.
     "oai": [
         "temporalio-openai-agents==1.1.0",
         "openai-agents==0.22.3",

@@ -6,7 +6,11 @@ is refused by name before any worker exists."""
 from __future__ import annotations
 
 import pytest
-from temporalio.worker import PollerBehaviorAutoscaling, PollerBehaviorSimpleMaximum
+from temporalio.worker import (
+    PollerBehaviorAutoscaling,
+    PollerBehaviorSimpleMaximum,
+    WorkerTuner,
+)
 
 from tests.support import agent_input, running_workers, scripted_model, start, tool_results
 from worker import HEARTBEAT_THROTTLE, MODEL_HEARTBEAT_THROTTLE, build_workers
@@ -44,6 +48,13 @@ async def test_options_reach_their_worker_over_outlasts_values(client):
     assert t["max_heartbeat_throttle_interval"] == HEARTBEAT_THROTTLE
 
 
+async def test_a_tuner_replaces_the_tool_workers_slot_count(client):
+    # temporalio refuses a tuner beside max_concurrent_activities, which the tool worker sets.
+    tuner = WorkerTuner.create_fixed(workflow_slots=4, activity_slots=8, local_activity_slots=4)
+    _, tools = build_workers(client, task_queue="tq-tuner", tool_options={"tuner": tuner})
+    assert tools.config()["tuner"] is tuner
+
+
 @pytest.mark.parametrize(
     "which, options, message",
     [
@@ -71,7 +82,8 @@ async def test_a_wired_or_unknown_option_is_refused_by_name(client, which, optio
     assert str(refused.value) == message
 
 
-async def test_an_agent_runs_on_workers_with_other_pollers_and_no_cache(client, git_repo):
+async def test_workers_with_other_pollers_and_no_cache_serve_an_agent(client, git_repo):
+    """That options reach Worker is the first test; this one: the workers they make serve."""
     autoscaling = PollerBehaviorAutoscaling()
     with scripted_model(SCRIPT):
         async with running_workers(
