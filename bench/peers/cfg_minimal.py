@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
         SYSTEM_PROMPT,
         TOOL_DESCRIPTION,
         TOOL_NAME,
+        anthropic_client,
         parse_prompt,
         read_impl,
         user_prompt,
@@ -62,25 +63,6 @@ _TOOLS = [
         },
     }
 ]
-_client = None
-
-
-def _anthropic():
-    # One client per worker process so connections are pooled, on the transport Outlast's
-    # activity uses (OUTLAST_MODEL_HTTP): the same model path.
-    # (Read here, not imported from Outlast, so this worker stays minimal.)
-    global _client
-    if _client is None:
-        import os
-
-        import anthropic
-
-        backend = os.environ.get("OUTLAST_MODEL_HTTP", "").strip().lower() or "aiohttp"
-        if backend not in ("aiohttp", "httpx"):
-            raise ValueError(f"OUTLAST_MODEL_HTTP={backend!r}: use aiohttp or httpx")
-        http = anthropic.DefaultAioHttpClient() if backend == "aiohttp" else None
-        _client = anthropic.AsyncAnthropic(max_retries=0, http_client=http)
-    return _client
 
 
 def _to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -107,7 +89,7 @@ def _to_wire(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 async def http_model(messages: list[dict[str, Any]]) -> dict[str, Any]:
     # Streaming, like Outlast's llm.call_model, so both pay the same SSE parsing.
-    async with _anthropic().messages.stream(
+    async with anthropic_client().messages.stream(
         model="claude-sonnet-5-5",
         max_tokens=32000,
         system=SYSTEM_PROMPT,

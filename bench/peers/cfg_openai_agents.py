@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from datetime import timedelta
 from typing import Any
 
@@ -35,6 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from common import (
         FINAL_TEXT,
         SYSTEM_PROMPT,
+        anthropic_client,
         fanout_prompt,
         oai_fanout_prompt,
         parse_fanout,
@@ -134,23 +134,6 @@ class ScriptedModel(Model):
 
 # ---- (d-http) the model over HTTP: Responses-API items <-> Anthropic Messages API --------
 
-_client = None
-
-
-def _anthropic():
-    # One client per worker process so connections are pooled, on the transport Outlast's
-    # activity uses (OUTLAST_MODEL_HTTP), as cfg_minimal's HTTP model does.
-    global _client
-    if _client is None:
-        import anthropic
-
-        backend = os.environ.get("OUTLAST_MODEL_HTTP", "").strip().lower() or "aiohttp"
-        if backend not in ("aiohttp", "httpx"):
-            raise ValueError(f"OUTLAST_MODEL_HTTP={backend!r}: use aiohttp or httpx")
-        http = anthropic.DefaultAioHttpClient() if backend == "aiohttp" else None
-        _client = anthropic.AsyncAnthropic(max_retries=0, http_client=http)
-    return _client
-
 
 def _append(wire: list[dict[str, Any]], role: str, block: dict[str, Any]) -> None:
     """Add a block to the last message if it has `role`, else open a new message: a model
@@ -203,7 +186,7 @@ class AnthropicHttpModel(Model):
             {"name": t.name, "description": t.description, "input_schema": t.params_json_schema}
             for t in tools
         ]
-        async with _anthropic().messages.stream(
+        async with anthropic_client().messages.stream(
             model="claude-sonnet-5-5",
             max_tokens=32000,
             system=system_instructions or "",

@@ -14,7 +14,9 @@ so N+1 model calls and N tool executions per agent run, for Outlast and every pe
 
 from __future__ import annotations
 
+import os
 import re
+from typing import Any
 
 SYSTEM_PROMPT = "You are a benchmark agent. Follow the user's instructions exactly."
 TOOL_NAME = "Read"
@@ -79,3 +81,23 @@ def parse_fanout(text: str) -> tuple[int, int, str] | None:
 def read_impl(file_path: str) -> str:
     with open(file_path, encoding="utf-8") as f:
         return f.read()
+
+
+_client: Any = None
+
+
+def anthropic_client() -> Any:
+    """The HTTP-model rows' `AsyncAnthropic`: one per worker process, so connections are
+    pooled, on the transport Outlast's activity uses (OUTLAST_MODEL_HTTP): the same model path.
+    Read here, not imported from Outlast, so a peer's worker stays its own; `anthropic` is
+    imported only when a row calls the model over HTTP."""
+    global _client
+    if _client is None:
+        import anthropic
+
+        backend = os.environ.get("OUTLAST_MODEL_HTTP", "").strip().lower() or "aiohttp"
+        if backend not in ("aiohttp", "httpx"):
+            raise ValueError(f"OUTLAST_MODEL_HTTP={backend!r}: use aiohttp or httpx")
+        http = anthropic.DefaultAioHttpClient() if backend == "aiohttp" else None
+        _client = anthropic.AsyncAnthropic(max_retries=0, http_client=http)
+    return _client
