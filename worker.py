@@ -15,9 +15,9 @@ import signal
 import socket
 import sys
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 from opentelemetry.trace import Tracer
 from temporalio.client import Client
@@ -252,6 +252,41 @@ SHUTDOWN_GRACE_S = 10.0
 """How long `python -m worker` waits for its workers to shut down after SIGTERM."""
 
 
+async def serve_until_stopped(workers: list[Worker], *, reap_every: float = 0) -> None:
+    """Run the workers (`run_workers`) until SIGTERM or SIGINT, then shut them down; raise
+    what a worker raised."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    serving = asyncio.ensure_future(run_workers(workers, reap_every=reap_every))
+    await asyncio.wait([serving, asyncio.ensure_future(stop.wait())], return_when="FIRST_COMPLETED")
+    # SIGTERM (a container stop, a rollout): shut down, which cancels running tools (their
+    # process groups are killed) so another worker retries them at once instead of after a
+    # heartbeat timeout. Bounded: a shutdown that hangs must not keep a stopped container alive.
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(asyncio.gather(*(w.shutdown() for w in workers)), SHUTDOWN_GRACE_S)
+    # A worker that failed (its namespace does not exist, say) is a failed process: a
+    # supervisor restarting on failure must see it, not a clean exit.
+    if serving.done() and not serving.cancelled() and serving.exception() is not None:
+        raise serving.exception()
+
+
+def exit_after(run: Callable[[], object]) -> NoReturn:
+    """Run a worker process's main, print what it raised, and exit with its status without
+    CPython's teardown: the Temporal client's native threads can hang or abort it (temporalio
+    sdk-python#300), and a stopped container must actually exit."""
+    exit_code = 0
+    try:
+        run()
+    except Exception:  # noqa: BLE001 - printed, and the exit status says it
+        traceback.print_exc()
+        exit_code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(exit_code)
+
+
 def main() -> None:
     """`python -m worker`: connect per the environment and serve both queues until killed.
 
@@ -273,40 +308,10 @@ def main() -> None:
         client = await connect()
         queue = os.environ.get("OUTLAST_TASK_QUEUE") or TASK_QUEUE
         workers = build_workers(client, task_queue=queue)
-        reap_every = reap_interval()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop.set)
-        serving = asyncio.ensure_future(run_workers(workers, reap_every=reap_every))
-        await asyncio.wait(
-            [serving, asyncio.ensure_future(stop.wait())], return_when="FIRST_COMPLETED"
-        )
-        # SIGTERM (a container stop, a rollout): shut down, which cancels running tools
-        # (their process groups are killed) so another worker retries them at once instead
-        # of after a heartbeat timeout. Bounded: a shutdown that hangs must not keep a
-        # stopped container alive.
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(
-                asyncio.gather(*(w.shutdown() for w in workers)), SHUTDOWN_GRACE_S
-            )
-        # A worker that failed (its namespace does not exist, say) is a failed process: a
-        # supervisor restarting on failure must see it, not a clean exit.
-        if serving.done() and not serving.cancelled() and serving.exception() is not None:
-            raise serving.exception()
+        await serve_until_stopped(workers, reap_every=reap_interval())
 
     asyncio.run(_main())
 
 
 if __name__ == "__main__":
-    exit_code = 0
-    try:
-        main()
-    except Exception:  # noqa: BLE001 - printed, and the exit status says it
-        traceback.print_exc()
-        exit_code = 1
-    # Skip CPython's teardown: the Temporal client's native threads can hang or abort it
-    # (temporalio sdk-python#300), and a stopped container must actually exit.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(exit_code)
+    exit_after(main)

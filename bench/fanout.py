@@ -55,6 +55,7 @@ from temporalio.client import Client  # noqa: E402
 from agents.config import AgentSettings, ModelSettings, OutlastConfig  # noqa: E402
 from bench.harness import (  # noqa: E402
     LOCAL_HELP,
+    RESULT_TIMEOUT_S,
     WorkerProcess,
     client_for,
     dev_server,
@@ -67,8 +68,6 @@ from bench.harness import (  # noqa: E402
 from workflows.contracts import AgentInput, AgentResult, Workspace  # noqa: E402
 
 CHILD_MARK = "fanout child"
-RESULT_TIMEOUT_S = 600
-"""A run's result arrives within this, or the run fails: a dead worker must not hang a bench."""
 NOTES = "".join(f"note {i}: the module keeps its state in one small file\n" for i in range(20))
 
 

@@ -34,6 +34,8 @@ from worker import build_workers
 from workflows.contracts import AgentInput, AgentResult, Workspace
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+RESULT_TIMEOUT_S = 600
+"""A run's result arrives within this, or the run fails: a dead worker must not hang a bench."""
 
 
 def free_port() -> int:
@@ -275,7 +277,7 @@ async def agent_turn_gaps(
         task_queue=task_queue,
         result_type=AgentResult,
     )
-    result = await asyncio.wait_for(handle.result(), 600)  # a dead worker fails, not hangs
+    result = await asyncio.wait_for(handle.result(), RESULT_TIMEOUT_S)
     if result.turns != turns or not result.max_turns_reached:
         raise RuntimeError(f"unexpected result: {result!r}"[:500])
     return gaps_ms(await model_call_times(handle))

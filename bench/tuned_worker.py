@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -59,7 +57,7 @@ SETTINGS: dict[str, Callable[[], Options]] = {
 
 
 async def serve(name: str) -> None:
-    """Serve both queues with setting `name` until SIGTERM; raise what a worker raised."""
+    """Serve both queues with setting `name` until SIGTERM, as `python -m worker` does."""
     main_options, tool_options = SETTINGS[name]()
     client = await connect()
     workers = w.build_workers(
@@ -68,27 +66,10 @@ async def serve(name: str) -> None:
         main_options=main_options,
         tool_options=tool_options,
     )
-    stop = asyncio.Event()
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    serving = asyncio.ensure_future(w.run_workers(workers))
-    stopped = asyncio.ensure_future(stop.wait())
-    await asyncio.wait([serving, stopped], return_when="FIRST_COMPLETED")
-    await asyncio.wait_for(asyncio.gather(*(x.shutdown() for x in workers)), w.SHUTDOWN_GRACE_S)
-    if serving.done() and not serving.cancelled() and serving.exception() is not None:
-        raise serving.exception()
+    await w.serve_until_stopped(workers)
 
 
 if __name__ == "__main__":
     if len(sys.argv) != 2 or sys.argv[1] not in SETTINGS:
         sys.exit(f"usage: tuned_worker.py SETTING, one of: {', '.join(SETTINGS)}")
-    code = 0
-    try:
-        asyncio.run(serve(sys.argv[1]))
-    except Exception:  # noqa: BLE001 - printed, and the exit status says it
-        traceback.print_exc()
-        code = 1
-    # As `python -m worker`: the Temporal client's native threads can hang CPython's teardown
-    # (temporalio sdk-python#300).
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    w.exit_after(lambda: asyncio.run(serve(sys.argv[1])))
