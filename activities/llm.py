@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import functools
 import json
+import time
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -95,6 +96,10 @@ class ModelResponse(BaseModel):
     """The head after `append` and this response."""
     model: str
     request_id: str | None = None
+    elapsed_ms: int | None = None
+    """How long the call took, store reads and writes included; None after a retry, and in
+    histories recorded before it was measured. Under `model.local_activity: auto` it decides
+    how the agent's next call runs (workflows/model_call.py)."""
 
 
 # --- wire format ------------------------------------------------------------------------
@@ -288,6 +293,7 @@ def resolve_refs(message: Message, refs: dict[str, str], store: BlobStore) -> Me
 @activity.defn(name="llm.call_model")
 async def call_model(req: ModelRequest) -> ModelResponse:
     """One model turn: load the conversation, stream the answer, record both in the store."""
+    began = time.monotonic()
     store = default_store()
     append = [resolve_refs(m, req.append_refs, store) for m in req.append]
     messages = list(transcripts.load(store, req.transcript)) + append
@@ -309,4 +315,6 @@ async def call_model(req: ModelRequest) -> ModelResponse:
         transcript=head,
         model=final.model,
         request_id=request_id,
+        # A call that needed retries says nothing of how long the next one will take.
+        elapsed_ms=round((time.monotonic() - began) * 1000) if info.attempt == 1 else None,
     )

@@ -77,17 +77,21 @@ class ModelSettings(_Section):
     retry_window_s: float = Field(default=6 * 3600, gt=0)
     """How long a model call may keep retrying in all: an hours-long task should outlast an
     API outage of several minutes, not fail every agent after the 10th attempt."""
-    local_activity: bool = False
-    """Call the model as a local activity, inside the workflow task, instead of a regular
-    activity. For fast models and high-volume runs: a turn then costs no server round trip
-    for the model, one marker event (~0.9 KB) instead of three (~1.7 KB), and fewer billed
-    actions (bench/RESULTS.md). The price: while a call runs, the workflow task is held, so a
-    kill, query or update reaches the agent only at the next workflow-task heartbeat (every
-    ~8 s of a call, each ~0.3 KB of history: a call of minutes adds more history than a
-    regular activity); the Web UI shows no pending activity, only the call's result once it
-    is done; and the call runs on the worker that holds the workflow task, whose task stays
-    open (heartbeated) while it runs. Leave it off for runs served by workers with
+    local_activity: bool | Literal["auto"] = False
+    """How a model call runs. `false` (the default): a regular activity. `true`: a local
+    activity, inside the workflow task: no server round trip for the model, one marker
+    event (~0.9 KB) instead of three (~1.7 KB), fewer billed actions (bench/RESULTS.md). The
+    price: while a call runs, the workflow task is held, so a kill, query or update reaches
+    the agent only at the next workflow-task heartbeat (every ~8 s of a call, each ~0.3 KB of
+    history: a call of minutes adds more history than a regular activity); the Web UI shows
+    no pending activity, only the call's result once it is done. `auto`, for models that
+    answer in about a second: an agent's first call is regular, and a call after one that
+    took less than `auto_local_under_s` is local, capped at 5 s; a local call that runs over
+    or fails is sent again as a regular activity, and the agent's later calls stay regular
+    (workflows/model_call.py). Leave local calls off for runs served by workers with
     `max_cached_workflows=0` (temporalio/sdk-rust#1482)."""
+    auto_local_under_s: float = Field(default=1.0, gt=0, le=5)
+    """`local_activity: auto`: a previous call shorter than this makes the next one local."""
 
 
 class ToolSettings(_Section):

@@ -37,7 +37,7 @@ import uuid
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -48,11 +48,12 @@ from temporalio.client import Client, WorkflowExecutionStatus  # noqa: E402
 from agents.config import ModelSettings, OutlastConfig  # noqa: E402
 from bench.actions import Event, PatternCost, pattern_cost  # noqa: E402
 from bench.harness import (  # noqa: E402
-    LOCAL_HELP,
     BenchDevServer,
+    add_model_mode,
     client_for,
     dev_server,
     model_env,
+    model_mode,
     scripted_model_process,
 )
 from outlast.demo import HERE as DEMO_DIR  # noqa: E402
@@ -229,7 +230,7 @@ async def run_pattern(
     pattern: str,
     base: Path,
     latency_ms: int = 0,
-    local_model: bool = False,
+    local_model: bool | Literal["auto"] = False,
 ) -> tuple[PatternCost, Counter[str], bool]:
     script, args = scenario(pattern)
     script = {**script, "latency_ms": latency_ms}
@@ -344,7 +345,11 @@ def unexplained(cost: PatternCost, server: Counter[str]) -> int:
 
 
 async def main(
-    patterns: list[str], per_agent: bool, show_server: bool, latency_ms: int, local_model: bool
+    patterns: list[str],
+    per_agent: bool,
+    show_server: bool,
+    latency_ms: int,
+    local_model: bool | Literal["auto"],
 ) -> None:
     rows: list[tuple[PatternCost, Counter[str]]] = []
     with tempfile.TemporaryDirectory() as tmp, dev_server(metrics=True) as server:
@@ -395,7 +400,7 @@ if __name__ == "__main__":
         default=0,
         help="scripted model latency per answer: a model call heartbeats about once a second",
     )
-    parser.add_argument("--model-local-activity", action="store_true", help=LOCAL_HELP)
+    add_model_mode(parser)
     args = parser.parse_args()
     chosen = [p.strip() for p in args.patterns.split(",") if p.strip()]
     unknown = set(chosen) - set(PATTERNS)
@@ -407,6 +412,6 @@ if __name__ == "__main__":
             args.per_agent,
             args.server_types,
             args.latency_ms,
-            args.model_local_activity,
+            model_mode(args),
         )
     )

@@ -54,13 +54,14 @@ from temporalio.client import Client  # noqa: E402
 
 from agents.config import AgentSettings, ModelSettings, OutlastConfig  # noqa: E402
 from bench.harness import (  # noqa: E402
-    LOCAL_HELP,
     RESULT_TIMEOUT_S,
     WorkerProcess,
+    add_model_mode,
     client_for,
     dev_server,
     make_repo,
     median,
+    model_mode,
     process_cpu_s,
     scripted_model_process,
     worker_process,
@@ -288,9 +289,9 @@ if __name__ == "__main__":
     )
     parser.add_argument("--py-spy", help="py-spy binary: profile the worker (timed rounds)")
     parser.add_argument("--profile-dir", default="bench/results/fanout-profile")
-    parser.add_argument("--model-local-activity", action="store_true", help=LOCAL_HELP)
+    add_model_mode(parser)
     args = parser.parse_args()
-    model = ModelSettings(max_attempts=1, local_activity=args.model_local_activity)
+    model = ModelSettings(max_attempts=1, local_activity=model_mode(args))
     if args.py_spy:
         PROFILE.update(bin=args.py_spy, dir=args.profile_dir)
     asyncio.run(

@@ -7,6 +7,7 @@ launcher and worker wiring instead of the peers' per-framework configs.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import dataclasses
@@ -20,7 +21,7 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from temporalio.api.enums.v1 import EventType
@@ -219,6 +220,21 @@ def make_repo(root: Path, files: dict[str, str]) -> Path:
 
 MODEL_CALL = "llm.call_model"
 LOCAL_HELP = "call the model as a local activity (config model.local_activity)"
+
+
+def add_model_mode(parser: argparse.ArgumentParser) -> None:
+    """The model call's mode (`model.local_activity`): regular unless one of these is given."""
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--model-local-activity", action="store_true", help=LOCAL_HELP)
+    mode.add_argument(
+        "--model-auto",
+        action="store_true",
+        help="model.local_activity: auto (local after a call under a second, capped at 5 s)",
+    )
+
+
+def model_mode(args: argparse.Namespace) -> bool | Literal["auto"]:
+    return "auto" if args.model_auto else args.model_local_activity
 
 
 def model_call_at(event: Any, names: frozenset[str] = frozenset({MODEL_CALL})) -> float | None:

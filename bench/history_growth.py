@@ -34,12 +34,13 @@ from activities.tools.base import ToolContext  # noqa: E402
 from activities.tools.read import ReadInput, ReadRequest, read_sync  # noqa: E402
 from agents.config import AgentSettings, ModelSettings, OutlastConfig  # noqa: E402
 from bench.harness import (  # noqa: E402
-    LOCAL_HELP,
+    add_model_mode,
     client_for,
     dev_server,
     make_repo,
     model_call_at,
     model_env,
+    model_mode,
     scripted_model_process,
     workers,
 )
@@ -171,7 +172,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=500)
     parser.add_argument("--naive-turns", type=int, default=100)
-    parser.add_argument("--model-local-activity", action="store_true", help=LOCAL_HELP)
+    add_model_mode(parser)
     args = parser.parse_args()
-    model = ModelSettings(max_attempts=1, local_activity=args.model_local_activity)
+    model = ModelSettings(max_attempts=1, local_activity=model_mode(args))
     asyncio.run(main(args.turns, args.naive_turns, model))

@@ -35,13 +35,14 @@ from agents.builtin.general_purpose import PROMPT  # noqa: E402
 from agents.config import ModelSettings  # noqa: E402
 from agents.messages import Message, ToolResultBlock  # noqa: E402
 from bench.harness import (  # noqa: E402
-    LOCAL_HELP,
+    add_model_mode,
     agent_turn_gaps,
     client_for,
     dev_server,
     make_repo,
     median,
     model_env,
+    model_mode,
     scripted_model_process,
     workers,
 )
@@ -140,7 +141,7 @@ if __name__ == "__main__":
         action="store_true",
         help="an in-memory dev server instead of the SQLite file `outlast dev` uses",
     )
-    parser.add_argument("--model-local-activity", action="store_true", help=LOCAL_HELP)
+    add_model_mode(parser)
     args = parser.parse_args()
-    model = ModelSettings(max_attempts=1, local_activity=args.model_local_activity)
+    model = ModelSettings(max_attempts=1, local_activity=model_mode(args))
     asyncio.run(main(args.turns, args.rounds, persist=not args.in_memory, model=model))

@@ -41,12 +41,13 @@ from agents.config import ModelSettings  # noqa: E402
 from bench.fanout import NOTES, fan_out  # noqa: E402
 from bench.fanout import script as fan_script  # noqa: E402
 from bench.harness import (  # noqa: E402
-    LOCAL_HELP,
+    add_model_mode,
     agent_turn_gaps,
     client_for,
     dev_server,
     make_repo,
     median,
+    model_mode,
     process_cpu_s,
     scripted_model_process,
     worker_process,
@@ -96,7 +97,7 @@ async def one_setting(
     client: Client, server, url: str, store: Path, repo: Path, name: str, a, out: Measured
 ) -> None:
     argv = [sys.executable, str(Path(__file__).resolve().parent / "tuned_worker.py"), name]
-    model = ModelSettings(max_attempts=1, local_activity=a.model_local_activity)
+    model = ModelSettings(max_attempts=1, local_activity=model_mode(a))
     with worker_process(server.address, url, store, argv=argv) as worker:
         await fan_out(client, worker, repo, 2, model)  # warm-up: imports, sandbox, connections
         cpu0, srv0 = worker.cpu_s(), process_cpu_s(server.pid)
@@ -171,7 +172,7 @@ if __name__ == "__main__":
     parser.add_argument("--turns", type=int, default=5)
     parser.add_argument("--seq-turns", type=int, default=30)
     parser.add_argument("--only", default="", help=f"comma-separated, of: {', '.join(SETTINGS)}")
-    parser.add_argument("--model-local-activity", action="store_true", help=LOCAL_HELP)
+    add_model_mode(parser)
     args = parser.parse_args()
     unknown = [n for n in args.only.split(",") if n and n not in SETTINGS]
     if unknown:

@@ -39,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.tools.base import FileStamp, ToolContext, ToolOutput
 
 from workflows.contracts import AgentUsage, Workspace
-from workflows.model_call import call_the_model
+from workflows.model_call import ModelCalls, call_the_model
 from workflows.turns import (
     ValidCall,
     add_usage,
@@ -86,6 +86,8 @@ class LoopState(BaseModel):
     plan_requests: int = 0
     result_refs: dict[str, str] = Field(default_factory=dict)
     """tool_use_id -> blob of that result's content, for the next model request (issue 9)."""
+    model_calls: ModelCalls = ModelCalls()
+    """What decides the next model call's mode under `model.local_activity: auto`."""
 
 
 @dataclass
@@ -171,9 +173,13 @@ async def _call_model(setup: LoopSetup, state: LoopState, ephemeral: list[str]) 
         }
     )
     try:
-        return await call_the_model(
-            setup.config, request, model_summary(setup.label, state.turns + 1, request.model)
+        response, state.model_calls = await call_the_model(
+            setup.config,
+            request,
+            model_summary(setup.label, state.turns + 1, request.model),
+            state.model_calls,
         )
+        return response
     except ActivityError as e:
         if is_cancelled_exception(e):
             raise

@@ -24,7 +24,7 @@ from agents.transcript import TranscriptRef
 
 with workflow.unsafe.imports_passed_through():
     from activities.errors import InvalidAgentInput
-    from activities.llm import ModelRequest, ModelResponse
+    from activities.llm import ModelRequest
     from activities.resume import AppendInput, append
 
 from workflows import search_attributes as sa
@@ -215,7 +215,7 @@ class ForkJoinWorkflow:
         request: ModelRequest = source.request.model_copy(
             update={"transcript": base, "append": [closing]}
         )
-        response: ModelResponse = await call_the_model(inp.config, request)
+        response, _ = await call_the_model(inp.config, request)
         turn = add_usage(AgentUsage(), response.usage, 0, 0)
         usage = result.usage.model_copy(
             update={

@@ -1,17 +1,34 @@
-"""How a workflow calls the model: a regular activity (the default), or a local activity
-where the configuration asks for it (`model.local_activity`)."""
+"""How a workflow calls the model: a regular activity (the default), a local activity, or
+either by the agent's previous call (`model.local_activity`: false, true, auto)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from activities.llm import ModelRequest, ModelResponse, call_model
 
-from agents.config import OutlastConfig
+from agents.config import ModelSettings, OutlastConfig
+
+AUTO_LOCAL_CAP = timedelta(seconds=5)
+"""Under `auto`, the longest a local call may run before it is given up and sent again as a
+regular activity: below the ~8 s after which a held workflow task must heartbeat, so a kill
+or query waits at most this long, and no call of minutes hides from the Web UI."""
+
+
+class ModelCalls(BaseModel):
+    """What `auto` knows of an agent's model calls so far; carried by continue-as-new."""
+
+    last_ms: int | None = None
+    """How long the previous call took; None before the first, or after one that needed
+    more than one attempt."""
+    local_gave_up: bool = False
+    """A local call ran over `AUTO_LOCAL_CAP` or failed: the rest of the run calls regular."""
 
 
 def model_retry_policy(config: OutlastConfig) -> RetryPolicy:
@@ -35,13 +52,40 @@ def model_activity_options(config: OutlastConfig) -> dict:
     }
 
 
+def wants_local(settings: ModelSettings, calls: ModelCalls) -> bool:
+    """Whether the next call runs as a local activity. Under `auto`, only after a call of
+    this agent that took less than `auto_local_under_s`, and never again once a local call
+    had to be given up: a quick call's time is mostly the server round trip, and it holds the
+    workflow task too briefly for a kill or query to notice. A first call, or one after a
+    slow call, is a regular activity, which the Web UI shows as pending and a kill reaches at
+    once."""
+    if settings.local_activity != "auto":
+        return settings.local_activity
+    quick = calls.last_ms is not None and calls.last_ms < settings.auto_local_under_s * 1000
+    return quick and not calls.local_gave_up
+
+
+def after_call(calls: ModelCalls, response: ModelResponse, gave_up: bool) -> ModelCalls:
+    return ModelCalls(last_ms=response.elapsed_ms, local_gave_up=calls.local_gave_up or gave_up)
+
+
 async def call_the_model(
-    config: OutlastConfig, request: ModelRequest, summary: str | None = None
-) -> ModelResponse:
-    """The model's answer. Raises ActivityError as `workflow.execute_activity` does, either
-    way. The choice needs no patch: it comes from the run's input, which replay sees too."""
-    if config.model.local_activity:
-        return await workflow.execute_local_activity(
+    config: OutlastConfig,
+    request: ModelRequest,
+    summary: str | None = None,
+    calls: ModelCalls | None = None,
+) -> tuple[ModelResponse, ModelCalls]:
+    """The model's answer, and what `auto` knows after it. Raises ActivityError as
+    `workflow.execute_activity` does, in every mode. The choice needs no patch: it comes
+    from the run's input and its recorded results, which replay sees too."""
+    calls = calls or ModelCalls()
+    if not wants_local(config.model, calls):
+        response = await workflow.execute_activity(
+            call_model, request, summary=summary, **model_activity_options(config)
+        )
+        return response, after_call(calls, response, False)
+    if config.model.local_activity is True:
+        response = await workflow.execute_local_activity(
             call_model,
             request,
             summary=summary,
@@ -49,6 +93,26 @@ async def call_the_model(
             schedule_to_close_timeout=timedelta(seconds=config.model.retry_window_s),
             retry_policy=model_retry_policy(config),
         )
-    return await workflow.execute_activity(
+        return response, after_call(calls, response, False)
+    try:
+        response = await workflow.execute_local_activity(
+            call_model,
+            request,
+            summary=summary,
+            start_to_close_timeout=min(
+                AUTO_LOCAL_CAP, timedelta(seconds=config.model.call_timeout_s)
+            ),
+            retry_policy=RetryPolicy(maximum_attempts=1),
+        )
+        return response, after_call(calls, response, False)
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        if isinstance(e.cause, ApplicationError) and e.cause.non_retryable:
+            raise  # a rejected request: a regular activity would be refused the same way
+    # Too slow, or a failure to retry: sent again where retries and waits are visible. The
+    # local attempt wrote nothing to the store (a call records its turn only once answered).
+    response = await workflow.execute_activity(
         call_model, request, summary=summary, **model_activity_options(config)
     )
+    return response, after_call(calls, response, True)

@@ -10,7 +10,7 @@ exists there.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from common import user_prompt
 
@@ -22,7 +22,8 @@ class Job:
     scenario: str
     workflow: str = "AgentWorkflow"
     args: Any = None
-    local_model: bool = False
+    local_model: bool | Literal["auto"] = False
+    """Outlast's `model.local_activity`; for a peer, its model as a local activity."""
     children: bool = False
     """Fan-out through child workflows: their histories are summed as well."""
     http_model: bool = False
@@ -49,6 +50,13 @@ JOBS: dict[str, Job] = {
         "outlast",
         "seq",
         local_model=True,
+        http_model=True,
+    ),
+    "o3_outlast_auto": Job(
+        "(o3) Outlast AgentWorkflow, model.local_activity auto (HTTP model, real Read)",
+        "outlast",
+        "seq",
+        local_model="auto",
         http_model=True,
     ),
     "b_act": Job(
@@ -123,6 +131,13 @@ JOBS: dict[str, Job] = {
         "outlast",
         "fan",
         local_model=True,
+        children=True,
+    ),
+    "o3_fan_auto": Job(
+        "(o3) Outlast parent, F parallel Agent calls, model.local_activity auto",
+        "outlast",
+        "fan",
+        local_model="auto",
         children=True,
     ),
     "b_fan_child": Job(

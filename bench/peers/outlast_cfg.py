@@ -13,6 +13,8 @@ user message; the openai-agents orchestrator has a fan-out marker of its own.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from common import (
     FINAL_TEXT,
     fanout_marker,
@@ -81,7 +83,7 @@ def script(path: str, turn_counts: list[int], fanouts: list[tuple[int, int]]) ->
     return {"agents": agents}
 
 
-def _config(max_concurrent: int, local_model: bool) -> OutlastConfig:
+def _config(max_concurrent: int, local_model: bool | Literal["auto"]) -> OutlastConfig:
     # One attempt per model call: a broken scenario fails at once instead of retrying for
     # hours (the default); the successful path is the same either way.
     return OutlastConfig(
@@ -91,7 +93,12 @@ def _config(max_concurrent: int, local_model: bool) -> OutlastConfig:
 
 
 def seq_input(
-    n_turns: int, path: str, repo: str, host_queue: str, *, local_model: bool = False
+    n_turns: int,
+    path: str,
+    repo: str,
+    host_queue: str,
+    *,
+    local_model: bool | Literal["auto"] = False,
 ) -> AgentInput:
     return AgentInput(
         prompt=user_prompt(n_turns, path),
@@ -107,7 +114,7 @@ def fan_input(
     repo: str,
     host_queue: str,
     *,
-    local_model: bool = False,
+    local_model: bool | Literal["auto"] = False,
 ) -> AgentInput:
     return AgentInput(
         prompt=fanout_prompt(n_children, child_turns, path),

@@ -307,6 +307,8 @@ def summary_line(results: dict) -> str:
         line += f" same_model_path_peer={same[0]}:{same[1]:.1f} ratio={o / same[1]:.2f}x"
     if local := ms_per_turn(results, "o2_outlast_local"):
         line += f" outlast_model_local_ms_per_turn={statistics.median(local):.1f}"
+    if auto := ms_per_turn(results, "o3_outlast_auto"):
+        line += f" outlast_model_auto_ms_per_turn={statistics.median(auto):.1f}"
     return line
 
 

@@ -24,6 +24,7 @@ from tests.replay.scenarios_agent import (
     continue_as_new,
     demo,
     killed,
+    model_auto,
     model_local,
     plan_approved,
     plan_rejected,
@@ -125,6 +126,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # The same three children, recorded on bd1e6b4, before the patch baseline and the shared
     # timers: a timer each, the quick child's cancelled by its own end.
     "subagents_parallel_sync": parallel_sync,
+    # The model call's mode by the previous call's duration (model.local_activity: auto).
+    "agent_model_auto": model_auto,
 }
 
 

@@ -115,6 +115,26 @@ async def model_local(client: Client, tmp: Path) -> WorkflowHandle:
     return await scripted(client, tmp, {"agents": [{"name": "main", "turns": turns}]}, config)
 
 
+async def model_auto(client: Client, tmp: Path) -> WorkflowHandle:
+    """`model.local_activity: auto`: regular, local (after a quick call), regular (after a
+    call of 1.2 s), local. On a cached worker, as local model calls should run."""
+    from agents.config import ToolSettings
+
+    read = {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}}
+    turns = [read, {"delay_ms": 1200, **read}, read, {"text": "done"}]
+    config = fast_config(
+        model=FAST_MODEL.model_copy(update={"local_activity": "auto"}),
+        tools=ToolSettings(local_tools=True),
+    )
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model({"agents": [{"name": "main", "turns": turns}]}):
+        async with running_workers(client, cached=1000) as queues:
+            inp = agent_input("go", repo, queues, config=config)
+            handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
+            await handle.result()
+    return handle
+
+
 async def continue_as_new(client: Client, tmp: Path) -> WorkflowHandle:
     from agents.config import AgentSettings
 

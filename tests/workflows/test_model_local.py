@@ -122,6 +122,51 @@ def test_the_default_is_a_regular_activity():
     assert ModelSettings().local_activity is False
 
 
+AUTO_MODEL = fast_config(
+    model=FAST_MODEL.model_copy(update={"local_activity": "auto"}),
+    tools=ToolSettings(local_tools=True),
+)
+
+
+async def test_auto_calls_locally_only_after_a_short_call(client, git_repo):
+    """The first call is regular (nothing known yet); a call after a quick one is local; the
+    call after one of 1.2 s is regular again."""
+    turns = (READ, {"delay_ms": 1200, **READ}, READ, {"text": "done"})
+    with scripted_model(script(*turns)) as model:
+        async with running_workers(client, cached=1000) as queues:
+            inp = agent_input("read thrice", git_repo, queues, config=AUTO_MODEL)
+            handle = await start(client, inp, queues)
+            result = await handle.result()
+    assert result.final_text == "done" and result.turns == 4
+    assert len(model.log) == 4
+    modes = []
+    async for e in handle.fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            if e.activity_task_scheduled_event_attributes.activity_type.name == "llm.call_model":
+                modes.append("regular")
+        elif (la := local_activity(e)) is not None and la[0] == "llm.call_model":
+            modes.append("local")
+    assert modes == ["regular", "local", "regular", "local"]
+    assert [r.is_error for r in tool_results(result)] == [False] * 3
+
+
+async def test_auto_gives_up_a_local_call_over_its_cap_and_stays_regular(client, git_repo):
+    """The second call, local after a quick first, takes 7 s: at 5 s it is dropped and sent
+    again as a regular activity, and every later call is regular, quick or not."""
+    turns = (READ, {"delay_ms": 7000, **READ}, READ, {"text": "done"})
+    with scripted_model(script(*turns)) as model:
+        async with running_workers(client, cached=1000) as queues:
+            inp = agent_input("read thrice", git_repo, queues, config=AUTO_MODEL)
+            handle = await start(client, inp, queues)
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+    assert result.final_text == "done" and result.turns == 4
+    assert [c["outcome"] for c in model.log].count("disconnected") == 1
+    assert len(model.log) == 5
+    regular, local, _ = await kinds(handle)
+    assert regular.count("llm.call_model") == 4
+    assert [r.is_error for r in tool_results(result)] == [False] * 3
+
+
 async def test_a_query_during_a_call_is_answered_at_the_task_heartbeat(client, git_repo):
     """The documented price of `model.local_activity`: the workflow task is open while the
     call runs, so a query waits for its next heartbeat (80% of the 10 s task timeout)."""
