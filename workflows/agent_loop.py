@@ -86,7 +86,7 @@ class LoopState(BaseModel):
     plan_requests: int = 0
     result_refs: dict[str, str] = Field(default_factory=dict)
     """tool_use_id -> blob of that result's content, for the next model request (issue 9)."""
-    model_calls: ModelCalls = ModelCalls()
+    model_calls: ModelCalls = Field(default_factory=ModelCalls)
     """What decides the next model call's mode under `model.local_activity: auto`."""
 
 

@@ -55,10 +55,10 @@ def model_activity_options(config: OutlastConfig) -> dict:
 def wants_local(settings: ModelSettings, calls: ModelCalls) -> bool:
     """Whether the next call runs as a local activity. Under `auto`, only after a call of
     this agent that took less than `auto_local_under_s`, and never again once a local call
-    had to be given up: a quick call's time is mostly the server round trip, and it holds the
-    workflow task too briefly for a kill or query to notice. A first call, or one after a
-    slow call, is a regular activity, which the Web UI shows as pending and a kill reaches at
-    once."""
+    had to be given up: next to a quick call, the server round trips a regular activity adds
+    are a large share of the turn, and a quick call holds the workflow task too briefly for a
+    kill or query to notice. A first call, or one after a slow call, is a regular activity,
+    which the Web UI shows as pending and a kill reaches at once."""
     if settings.local_activity != "auto":
         return settings.local_activity
     quick = calls.last_ms is not None and calls.last_ms < settings.auto_local_under_s * 1000
@@ -66,6 +66,7 @@ def wants_local(settings: ModelSettings, calls: ModelCalls) -> bool:
 
 
 def after_call(calls: ModelCalls, response: ModelResponse, gave_up: bool) -> ModelCalls:
+    """What `auto` knows once `response` came, `gave_up` if a local try of it was dropped."""
     return ModelCalls(last_ms=response.elapsed_ms, local_gave_up=calls.local_gave_up or gave_up)
 
 
@@ -80,11 +81,8 @@ async def call_the_model(
     from the run's input and its recorded results, which replay sees too."""
     calls = calls or ModelCalls()
     if not wants_local(config.model, calls):
-        response = await workflow.execute_activity(
-            call_model, request, summary=summary, **model_activity_options(config)
-        )
-        return response, after_call(calls, response, False)
-    if config.model.local_activity is True:
+        response = await _regular(config, request, summary)
+    elif config.model.local_activity is True:
         response = await workflow.execute_local_activity(
             call_model,
             request,
@@ -93,9 +91,32 @@ async def call_the_model(
             schedule_to_close_timeout=timedelta(seconds=config.model.retry_window_s),
             retry_policy=model_retry_policy(config),
         )
-        return response, after_call(calls, response, False)
+    elif (tried := await _try_local(config, request, summary)) is not None:
+        response = tried
+    else:
+        response = await _regular(config, request, summary)
+        return response, after_call(calls, response, gave_up=True)
+    return response, after_call(calls, response, gave_up=False)
+
+
+async def _regular(
+    config: OutlastConfig, request: ModelRequest, summary: str | None
+) -> ModelResponse:
+    return await workflow.execute_activity(
+        call_model, request, summary=summary, **model_activity_options(config)
+    )
+
+
+async def _try_local(
+    config: OutlastConfig, request: ModelRequest, summary: str | None
+) -> ModelResponse | None:
+    """`auto`'s local call: one attempt of at most `AUTO_LOCAL_CAP`; None when it ran over
+    or failed in any way but a cancellation, for the caller to send it again as a regular
+    activity, whose retries and waits are visible (a rejected request is then refused
+    again, at no cost). The dropped attempt recorded nothing the regular one could trip
+    over: the store is content-addressed."""
     try:
-        response = await workflow.execute_local_activity(
+        return await workflow.execute_local_activity(
             call_model,
             request,
             summary=summary,
@@ -104,15 +125,8 @@ async def call_the_model(
             ),
             retry_policy=RetryPolicy(maximum_attempts=1),
         )
-        return response, after_call(calls, response, False)
-    except ActivityError as e:
+    # A local activity's failure can arrive bare, not wrapped in an ActivityError.
+    except (ActivityError, ApplicationError) as e:
         if is_cancelled_exception(e):
             raise
-        if isinstance(e.cause, ApplicationError) and e.cause.non_retryable:
-            raise  # a rejected request: a regular activity would be refused the same way
-    # Too slow, or a failure to retry: sent again where retries and waits are visible. The
-    # local attempt wrote nothing to the store (a call records its turn only once answered).
-    response = await workflow.execute_activity(
-        call_model, request, summary=summary, **model_activity_options(config)
-    )
-    return response, after_call(calls, response, True)
+        return None

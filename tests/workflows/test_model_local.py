@@ -123,30 +123,46 @@ def test_the_default_is_a_regular_activity():
 
 
 AUTO_MODEL = fast_config(
-    model=FAST_MODEL.model_copy(update={"local_activity": "auto"}),
+    model=FAST_MODEL.model_copy(update={"local_activity": "auto", "auto_local_under_s": 3}),
     tools=ToolSettings(local_tools=True),
 )
+"""A threshold of 3 s: a quick call stays quick on a loaded machine."""
+
+
+async def auto_run(client, git_repo, *turns: dict) -> tuple:
+    """Run `turns` under `auto`; the handle, the result (or the failure) and the model log."""
+    with scripted_model(script(*turns)) as model:
+        async with running_workers(client, cached=1000) as queues:
+            inp = agent_input("read on", git_repo, queues, config=AUTO_MODEL)
+            handle = await start(client, inp, queues)
+            try:
+                result = await asyncio.wait_for(handle.result(), timeout=90)
+            except WorkflowFailureError as e:
+                result = e
+    return handle, result, model.log
+
+
+async def modes(handle) -> list[str]:
+    """How each model call ran, in order: "dropped" is a local try given up."""
+    out = []
+    async for e in handle.fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            if e.activity_task_scheduled_event_attributes.activity_type.name == "llm.call_model":
+                out.append("regular")
+        elif (la := local_activity(e)) is not None and la[0] == "llm.call_model":
+            failed = e.marker_recorded_event_attributes.HasField("failure")
+            out.append("dropped" if failed else "local")
+    return out
 
 
 async def test_auto_calls_locally_only_after_a_short_call(client, git_repo):
     """The first call is regular (nothing known yet); a call after a quick one is local; the
-    call after one of 1.2 s is regular again."""
-    turns = (READ, {"delay_ms": 1200, **READ}, READ, {"text": "done"})
-    with scripted_model(script(*turns)) as model:
-        async with running_workers(client, cached=1000) as queues:
-            inp = agent_input("read thrice", git_repo, queues, config=AUTO_MODEL)
-            handle = await start(client, inp, queues)
-            result = await handle.result()
+    call after one of 3.5 s is regular again."""
+    turns = (READ, {"delay_ms": 3500, **READ}, READ, {"text": "done"})
+    handle, result, log = await auto_run(client, git_repo, *turns)
     assert result.final_text == "done" and result.turns == 4
-    assert len(model.log) == 4
-    modes = []
-    async for e in handle.fetch_history_events():
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-            if e.activity_task_scheduled_event_attributes.activity_type.name == "llm.call_model":
-                modes.append("regular")
-        elif (la := local_activity(e)) is not None and la[0] == "llm.call_model":
-            modes.append("local")
-    assert modes == ["regular", "local", "regular", "local"]
+    assert len(log) == 4
+    assert await modes(handle) == ["regular", "local", "regular", "local"]
     assert [r.is_error for r in tool_results(result)] == [False] * 3
 
 
@@ -154,17 +170,30 @@ async def test_auto_gives_up_a_local_call_over_its_cap_and_stays_regular(client,
     """The second call, local after a quick first, takes 7 s: at 5 s it is dropped and sent
     again as a regular activity, and every later call is regular, quick or not."""
     turns = (READ, {"delay_ms": 7000, **READ}, READ, {"text": "done"})
-    with scripted_model(script(*turns)) as model:
-        async with running_workers(client, cached=1000) as queues:
-            inp = agent_input("read thrice", git_repo, queues, config=AUTO_MODEL)
-            handle = await start(client, inp, queues)
-            result = await asyncio.wait_for(handle.result(), timeout=60)
+    handle, result, log = await auto_run(client, git_repo, *turns)
     assert result.final_text == "done" and result.turns == 4
-    assert [c["outcome"] for c in model.log].count("disconnected") == 1
-    assert len(model.log) == 5
-    regular, local, _ = await kinds(handle)
-    assert regular.count("llm.call_model") == 4
+    assert [c["outcome"] for c in log].count("disconnected") == 1
+    assert len(log) == 5
+    assert await modes(handle) == ["regular", "dropped", "regular", "regular", "regular"]
     assert [r.is_error for r in tool_results(result)] == [False] * 3
+
+
+async def test_auto_sends_a_failed_local_call_again_as_a_regular_one(client, git_repo):
+    """An overloaded answer to the local call: the regular activity retries it, visibly,
+    and the agent stays regular."""
+    turns = (READ, {"fail": [529], **READ}, READ, {"text": "done"})
+    handle, result, log = await auto_run(client, git_repo, *turns)
+    assert result.final_text == "done" and result.turns == 4
+    assert len(log) == 5
+    assert await modes(handle) == ["regular", "dropped", "regular", "regular", "regular"]
+
+
+async def test_auto_fails_a_rejected_request_as_a_regular_call_does(client, git_repo):
+    turns = (READ, {"error": {"status": 400, "message": "prompt is too long"}})
+    _, failed, log = await auto_run(client, git_repo, *turns)
+    assert isinstance(failed, WorkflowFailureError)
+    assert "prompt is too long" in str(failed.cause)
+    assert len(log) == 3  # the first call, then the local try and the regular one
 
 
 async def test_a_query_during_a_call_is_answered_at_the_task_heartbeat(client, git_repo):
