@@ -48,7 +48,15 @@ with workflow.unsafe.imports_passed_through():
         ResponseOutputText,
     )
 
-    from agents import Agent, Model, ModelProvider, ModelResponse, Runner, Usage
+    from agents import (
+        Agent,
+        Model,
+        ModelProvider,
+        ModelResponse,
+        Runner,
+        ToolCallOutputItem,
+        Usage,
+    )
 
 MAX_TURNS = 10_000  # the SDK's default max_turns is 10 model calls
 
@@ -289,7 +297,10 @@ class OAIFanout:
         make_prompt = oai_fanout_prompt if model == "http" else fanout_prompt
         prompt = make_prompt(n_children, child_turns, path)
         r = await Runner.run(orchestrator, input=prompt, max_turns=MAX_TURNS)
-        return [str(r.final_output)]
+        # Each sub-agent's answer too, so the harness checks the sub-agents, not only the
+        # orchestrator's last word.
+        answers = [str(i.output) for i in r.new_items if isinstance(i, ToolCallOutputItem)]
+        return [str(r.final_output), *answers]
 
 
 WORKFLOWS = [OAIAgent, OAIFanout]

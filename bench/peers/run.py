@@ -109,7 +109,8 @@ async def execute(ctx: Ctx, slot: Slot, n: int, t: int = 0) -> tuple[float, str,
         )
         result = await asyncio.wait_for(handle.result(), ctx.args.run_timeout)
         elapsed = time.perf_counter() - t0
-        ok = all(r == "done" for r in result) if fan else result == "done"
+        # A fan-out answers once per sub-agent (and the tool mode's orchestrator once more).
+        ok = all(r == "done" for r in result) and len(result) >= n if fan else result == "done"
         if not ok:
             raise RuntimeError(f"{slot.name}: unexpected result {result!r}"[:500])
         kids = [f"{wid}-c{i}" for i in range(n)] if job.children else []
