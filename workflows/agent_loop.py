@@ -180,10 +180,13 @@ async def _call_model(setup: LoopSetup, state: LoopState, ephemeral: list[str]) 
             state.model_calls,
         )
         return response
-    except ActivityError as e:
+    # A local call's failure reaches the workflow bare, a regular one's wrapped: the agent
+    # fails the same way after either.
+    except (ActivityError, ApplicationError) as e:
         if is_cancelled_exception(e):
             raise
-        cause = e.cause if isinstance(e.cause, ApplicationError) else None
+        failure = e.cause if isinstance(e, ActivityError) else e
+        cause = failure if isinstance(failure, ApplicationError) else None
         raise ApplicationError(
             f"Model call failed: {cause.message if cause else e}",
             *(cause.details if cause else ()),

@@ -93,7 +93,9 @@ async def test_a_rejected_request_fails_the_agent_without_retries(client, git_re
             handle = await start(client, inp, queues)
             with pytest.raises(WorkflowFailureError) as failed:
                 await handle.result()
-    assert "prompt is too long" in str(failed.value.cause)
+    cause = failed.value.cause
+    assert cause.type == "ModelRequestRejected", cause  # typed, as from a regular call
+    assert cause.message.startswith("Model call failed: ") and "prompt is too long" in cause.message
     assert len(model.log) == 1
 
 
@@ -192,7 +194,9 @@ async def test_auto_fails_a_rejected_request_as_a_regular_call_does(client, git_
     turns = (READ, {"error": {"status": 400, "message": "prompt is too long"}})
     _, failed, log = await auto_run(client, git_repo, *turns)
     assert isinstance(failed, WorkflowFailureError)
-    assert "prompt is too long" in str(failed.cause)
+    assert failed.cause.type == "ModelRequestRejected"
+    assert failed.cause.message.startswith("Model call failed: ")
+    assert "prompt is too long" in failed.cause.message
     assert len(log) == 3  # the first call, then the local try and the regular one
 
 
