@@ -57,6 +57,10 @@ class AgentSettings(_Section):
         return self.max_depth or (3 if self.allow_nested_agents else 1)
 
 
+ModelCallMode = bool | Literal["auto"]
+"""`model.local_activity`: true, false or "auto" (see `ModelSettings.local_activity`)."""
+
+
 class ModelSettings(_Section):
     default_model: str = "claude-sonnet-5-5"
     aliases: dict[str, str] = Field(
@@ -77,7 +81,7 @@ class ModelSettings(_Section):
     retry_window_s: float = Field(default=6 * 3600, gt=0)
     """How long a model call may keep retrying in all: an hours-long task should outlast an
     API outage of several minutes, not fail every agent after the 10th attempt."""
-    local_activity: bool | Literal["auto"] = False
+    local_activity: ModelCallMode = False
     """How a model call runs. `false` (the default): a regular activity. `true`: a local
     activity, inside the workflow task: no server round trip for the model, one marker
     event (~0.9 KB) instead of three (~1.7 KB), fewer billed actions (bench/RESULTS.md). The

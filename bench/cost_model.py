@@ -37,7 +37,7 @@ import uuid
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -45,7 +45,7 @@ import yaml  # noqa: E402
 from temporalio.api.enums.v1 import EventType, WorkflowTaskFailedCause  # noqa: E402
 from temporalio.client import Client, WorkflowExecutionStatus  # noqa: E402
 
-from agents.config import ModelSettings, OutlastConfig  # noqa: E402
+from agents.config import ModelCallMode, ModelSettings, OutlastConfig  # noqa: E402
 from bench.actions import Event, PatternCost, pattern_cost  # noqa: E402
 from bench.harness import (  # noqa: E402
     BenchDevServer,
@@ -230,7 +230,7 @@ async def run_pattern(
     pattern: str,
     base: Path,
     latency_ms: int = 0,
-    local_model: bool | Literal["auto"] = False,
+    local_model: ModelCallMode = False,
 ) -> tuple[PatternCost, Counter[str], bool]:
     script, args = scenario(pattern)
     script = {**script, "latency_ms": latency_ms}
@@ -349,7 +349,7 @@ async def main(
     per_agent: bool,
     show_server: bool,
     latency_ms: int,
-    local_model: bool | Literal["auto"],
+    local_model: ModelCallMode,
 ) -> None:
     rows: list[tuple[PatternCost, Counter[str]]] = []
     with tempfile.TemporaryDirectory() as tmp, dev_server(metrics=True) as server:

@@ -21,14 +21,14 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
 from activities.model_http import close_clients
-from agents.config import ModelSettings, OutlastConfig
+from agents.config import ModelCallMode, ModelSettings, OutlastConfig
 from outlast.client import connect
 from outlast.devserver import DevServer
 from worker import build_workers
@@ -233,7 +233,7 @@ def add_model_mode(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def model_mode(args: argparse.Namespace) -> bool | Literal["auto"]:
+def model_mode(args: argparse.Namespace) -> ModelCallMode:
     return "auto" if args.model_auto else args.model_local_activity
 
 

@@ -13,8 +13,6 @@ user message; the openai-agents orchestrator has a fan-out marker of its own.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from common import (
     FINAL_TEXT,
     fanout_marker,
@@ -24,7 +22,7 @@ from common import (
     user_prompt,
 )
 
-from agents.config import AgentSettings, ModelSettings, OutlastConfig
+from agents.config import AgentSettings, ModelCallMode, ModelSettings, OutlastConfig
 from workflows.contracts import AgentInput, AgentResult, Workspace
 
 
@@ -83,7 +81,7 @@ def script(path: str, turn_counts: list[int], fanouts: list[tuple[int, int]]) ->
     return {"agents": agents}
 
 
-def _config(max_concurrent: int, local_model: bool | Literal["auto"]) -> OutlastConfig:
+def _config(max_concurrent: int, local_model: ModelCallMode) -> OutlastConfig:
     # One attempt per model call: a broken scenario fails at once instead of retrying for
     # hours (the default); the successful path is the same either way.
     return OutlastConfig(
@@ -98,7 +96,7 @@ def seq_input(
     repo: str,
     host_queue: str,
     *,
-    local_model: bool | Literal["auto"] = False,
+    local_model: ModelCallMode = False,
 ) -> AgentInput:
     return AgentInput(
         prompt=user_prompt(n_turns, path),
@@ -114,7 +112,7 @@ def fan_input(
     repo: str,
     host_queue: str,
     *,
-    local_model: bool | Literal["auto"] = False,
+    local_model: ModelCallMode = False,
 ) -> AgentInput:
     return AgentInput(
         prompt=fanout_prompt(n_children, child_turns, path),
