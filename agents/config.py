@@ -128,12 +128,31 @@ class OutlastConfig(_Section):
         return self.model.aliases.get(name, name)
 
 
+class ConfigError(ValueError):
+    """A setting given by name (an environment variable, a CLI option) that Outlast cannot
+    read; the message names it and what it accepts."""
+
+
+MODEL_CALL_MODES: dict[str, ModelCallMode] = {"regular": False, "local": True, "auto": "auto"}
+"""How `OUTLAST_MODEL_CALL` and `outlast run --model-call` spell `model.local_activity`."""
+
+
+def parse_model_call(value: str, given_as: str) -> ModelCallMode:
+    """`regular`, `local` or `auto` as a `model.local_activity` value; ConfigError otherwise."""
+    mode = MODEL_CALL_MODES.get(value.strip().lower())
+    if mode is None:
+        raise ConfigError(f"{given_as}={value!r}: choose {', '.join(MODEL_CALL_MODES)}.")
+    return mode
+
+
 def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def from_env(env: Mapping[str, str], base: OutlastConfig | None = None) -> OutlastConfig:
-    """Apply the environment overrides Claude Code honours (R1) to `base`."""
+    """Apply the environment overrides Claude Code honours (R1), and Outlast's own
+    (`OUTLAST_MODEL`, `OUTLAST_MODEL_CALL`), to `base`; ConfigError for a value it cannot
+    read."""
     cfg = base or OutlastConfig()
     agents = cfg.agents.model_dump()
     features = cfg.features.model_dump()
@@ -152,6 +171,8 @@ def from_env(env: Mapping[str, str], base: OutlastConfig | None = None) -> Outla
         agents["subagent_model"] = env["CLAUDE_CODE_SUBAGENT_MODEL"]
     if env.get("OUTLAST_MODEL"):
         model["default_model"] = env["OUTLAST_MODEL"]
+    if env.get("OUTLAST_MODEL_CALL"):
+        model["local_activity"] = parse_model_call(env["OUTLAST_MODEL_CALL"], "OUTLAST_MODEL_CALL")
     return cfg.model_copy(
         update={
             "agents": AgentSettings(**agents),

@@ -13,7 +13,7 @@ import typer
 from temporalio.service import RPCError
 
 from activities.store import state_dir
-from agents.config import from_env
+from agents.config import ConfigError, OutlastConfig, from_env, parse_model_call
 from outlast import cli_steer  # noqa: F401 - registers approve, reject, ls, show, ...
 from outlast.cli_base import app, connect_or_fail, console
 from outlast.cli_base import fail as _fail
@@ -146,10 +146,20 @@ def run(
         False, "--no-worker", help="Only start; a worker elsewhere runs it."
     ),
     workflow_id: str = typer.Option(None, "--id", help="Workflow id (default: generated)."),
+    model_call: str = typer.Option(
+        None,
+        "--model-call",
+        help="regular | local | auto: how each model call runs (model.local_activity; "
+        "default $OUTLAST_MODEL_CALL, else regular).",
+    ),
 ) -> None:
     """Start an agent (or a pattern of agents) on a checkout and follow it. Ctrl-C detaches;
     the workflow goes on."""
-    if pattern == "single" and from_env(os.environ).features.coordinator_mode:
+    try:
+        config = _run_config(model_call)
+    except ConfigError as e:
+        _fail(str(e))
+    if pattern == "single" and config.features.coordinator_mode:
         # R55: in coordinator mode the main agent is a coordinator.
         console.print("[dim]CLAUDE_CODE_COORDINATOR_MODE is on: running as a coordinator[/]")
         pattern = "coordinator"
@@ -169,6 +179,7 @@ def run(
                 forks=fork,
                 max_rounds=max_rounds,
                 plan_first=plan,
+                config=config,
             )
         )
     except StartError as e:
@@ -184,6 +195,17 @@ def run(
     if not no_worker:
         _checked_worker_module()
     asyncio.run(_run_and_follow(inp, workflow_id, with_worker=not no_worker, pattern=pattern))
+
+
+def _run_config(model_call: str | None) -> OutlastConfig:
+    """The environment's config, with `--model-call` over `OUTLAST_MODEL_CALL`."""
+    config = from_env(os.environ)
+    if model_call is None:
+        return config
+    mode = parse_model_call(model_call, "--model-call")
+    return config.model_copy(
+        update={"model": config.model.model_copy(update={"local_activity": mode})}
+    )
 
 
 async def _run_and_follow(

@@ -144,3 +144,15 @@ def test_empty_ids_and_unknown_modes_are_refused_before_any_call():
         assert out.exit_code == 2 and "the workflow id is empty" in out.output, args
     out = run("approve", "wf-1", "--mode", "plan")
     assert out.exit_code == 2 and "--mode plan: choose one of default" in out.output
+
+
+def test_an_unknown_model_call_mode_names_the_choices(tmp_path):
+    out = run("run", "fix it", "--repo", str(tmp_path), "--model-call", "fast")
+    assert out.exit_code == 2
+    assert "--model-call='fast': choose regular, local, auto." in out.output
+
+
+def test_a_misspelt_model_call_mode_in_the_environment_is_refused(tmp_path):
+    out = run("run", "fix it", "--repo", str(tmp_path), env={"OUTLAST_MODEL_CALL": "yes"})
+    assert out.exit_code == 2
+    assert "OUTLAST_MODEL_CALL='yes': choose regular, local, auto." in out.output

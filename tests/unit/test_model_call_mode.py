@@ -4,7 +4,7 @@ import pytest
 from pydantic import ValidationError
 
 from activities.llm import ModelResponse
-from agents.config import ModelSettings, OutlastConfig
+from agents.config import ConfigError, ModelSettings, OutlastConfig, from_env
 from agents.messages import Message, TextBlock, Usage
 from agents.transcript import TranscriptRef
 from workflows.model_call import ModelCalls, after_call, wants_local
@@ -80,3 +80,25 @@ def test_config_files_spell_the_mode_as_they_did():
 def test_a_bad_mode_or_threshold_is_refused(bad):
     with pytest.raises(ValidationError):
         ModelSettings.model_validate(bad)
+
+
+@pytest.mark.parametrize(
+    ("value", "mode"), [("regular", False), ("local", True), ("auto", "auto"), (" Auto ", "auto")]
+)
+def test_the_environment_picks_the_mode(value, mode):
+    config = from_env({"OUTLAST_MODEL_CALL": value})
+    assert config.model.local_activity == mode
+    assert type(config.model.local_activity) is type(mode)
+
+
+def test_without_the_variable_the_base_config_keeps_its_mode():
+    base = OutlastConfig(model=ModelSettings(local_activity="auto"))
+    assert from_env({}, base).model.local_activity == "auto"
+    assert from_env({"OUTLAST_MODEL_CALL": ""}).model.local_activity is False
+
+
+@pytest.mark.parametrize("bad", ["fast", "true", "1"])
+def test_a_mode_the_environment_misspells_is_refused_by_name(bad):
+    with pytest.raises(ConfigError) as e:
+        from_env({"OUTLAST_MODEL_CALL": bad})
+    assert str(e.value) == f"OUTLAST_MODEL_CALL={bad!r}: choose regular, local, auto."

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 
-from tests.support import scripted_model
+from temporalio.api.enums.v1 import EventType
+
+from tests.support import local_activity, scripted_model
 
 SCRIPT = {
     "agents": [
@@ -21,16 +24,21 @@ SCRIPT = {
 }
 
 
+def cli_env(dev_server, model, **extra: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "TEMPORAL_ADDRESS": dev_server.address,
+        "ANTHROPIC_BASE_URL": model.url,
+        "ANTHROPIC_API_KEY": "k",
+        "OUTLAST_HOST_ID": "cli-test",
+        "COLUMNS": "200",
+        **extra,
+    }
+
+
 def test_run_starts_follows_and_prints_the_answer(dev_server, git_repo, state_root):
     with scripted_model(SCRIPT) as model:
-        env = {
-            **os.environ,
-            "TEMPORAL_ADDRESS": dev_server.address,
-            "ANTHROPIC_BASE_URL": model.url,
-            "ANTHROPIC_API_KEY": "k",
-            "OUTLAST_HOST_ID": "cli-test",
-            "COLUMNS": "200",
-        }
+        env = cli_env(dev_server, model)
         done = subprocess.run(
             [
                 sys.executable,
@@ -52,3 +60,28 @@ def test_run_starts_follows_and_prints_the_answer(dev_server, git_repo, state_ro
     assert "workflow cli-run-1" in done.stdout
     assert "completed after 2 turns" in done.stdout
     assert "greet() says hello." in done.stdout
+
+
+async def test_model_call_picks_how_the_run_calls_the_model(dev_server, client, git_repo):
+    """`--model-call local` reaches the workflow: no model activity on the server, a local
+    one per call; the environment's `OUTLAST_MODEL_CALL` gives way to the option."""
+    with scripted_model(SCRIPT) as model:
+        env = cli_env(dev_server, model, OUTLAST_MODEL_CALL="regular")
+        argv = ["run", "What does greet say?", "--repo", str(git_repo), "--id", "cli-run-local"]
+        proc = await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "outlast.cli", *argv, "--model-call", "local"],
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, out.decode()
+    assert "completed after 2 turns" in out.decode()
+    regular, local = [], []
+    async for e in client.get_workflow_handle("cli-run-local").fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            regular.append(e.activity_task_scheduled_event_attributes.activity_type.name)
+        elif (la := local_activity(e)) is not None:
+            local.append(la[0])
+    assert "llm.call_model" not in regular
+    assert local.count("llm.call_model") == 2
