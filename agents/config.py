@@ -138,10 +138,11 @@ MODEL_CALL_MODES: dict[str, ModelCallMode] = {"regular": False, "local": True, "
 
 
 def parse_model_call(value: str, given_as: str) -> ModelCallMode:
-    """`regular`, `local` or `auto` as a `model.local_activity` value; ConfigError otherwise."""
+    """`regular`, `local` or `auto` as a `model.local_activity` value; ConfigError otherwise,
+    naming the setting as the user wrote it (`given_as`: `--model-call fast`)."""
     mode = MODEL_CALL_MODES.get(value.strip().lower())
     if mode is None:
-        raise ConfigError(f"{given_as}={value!r}: choose {', '.join(MODEL_CALL_MODES)}.")
+        raise ConfigError(f"{given_as}: choose one of {', '.join(MODEL_CALL_MODES)}.")
     return mode
 
 
@@ -171,8 +172,8 @@ def from_env(env: Mapping[str, str], base: OutlastConfig | None = None) -> Outla
         agents["subagent_model"] = env["CLAUDE_CODE_SUBAGENT_MODEL"]
     if env.get("OUTLAST_MODEL"):
         model["default_model"] = env["OUTLAST_MODEL"]
-    if env.get("OUTLAST_MODEL_CALL"):
-        model["local_activity"] = parse_model_call(env["OUTLAST_MODEL_CALL"], "OUTLAST_MODEL_CALL")
+    if mode := env.get("OUTLAST_MODEL_CALL", "").strip():
+        model["local_activity"] = parse_model_call(mode, f"OUTLAST_MODEL_CALL={mode}")
     return cfg.model_copy(
         update={
             "agents": AgentSettings(**agents),

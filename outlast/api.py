@@ -114,8 +114,9 @@ async def start_task(
     `config`.
 
     Raises:
-        StartError: an argument that would start a task doomed to fail (the message says
-            what to fix); nothing was started.
+        StartError: an argument that would start a task doomed to fail, or, without
+            `config`, an environment setting Outlast cannot read (the message says what to
+            fix); nothing was started.
     """
     host = host_id or os.environ.get("OUTLAST_HOST_ID") or socket.gethostname()
     args = PatternArgs(pattern=pattern, task=task, repo=repo, host_id=host, **options)

@@ -202,7 +202,7 @@ def _run_config(model_call: str | None) -> OutlastConfig:
     config = from_env(os.environ)
     if model_call is None:
         return config
-    mode = parse_model_call(model_call, "--model-call")
+    mode = parse_model_call(model_call, f"--model-call {model_call}")
     return config.model_copy(
         update={"model": config.model.model_copy(update={"local_activity": mode})}
     )
@@ -291,6 +291,10 @@ def demo(
     choices = ("single", *DEMO_PATTERNS)
     if pattern not in choices:
         _fail(f"--pattern {pattern}: no demo for it; choose one of {', '.join(choices)}.")
+    try:
+        from_env(os.environ)  # the demo's runs read it; refuse a bad value before any server
+    except ConfigError as e:
+        _fail(str(e))
     if pattern == "single":
         ok = asyncio.run(run_demo(console, keep_server=keep_server))
     else:

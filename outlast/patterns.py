@@ -19,10 +19,10 @@ from rich.console import Console
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
-from agents.config import OutlastConfig, from_env
+from agents.config import OutlastConfig
 from agents.team_tasks import TaskCreateInput
 from outlast.progress import follow, outcome, print_result
-from outlast.runner import StartError, build_input, local_definitions
+from outlast.runner import StartError, build_input, env_config, local_definitions
 from outlast.start_metadata import start_metadata, task_text
 from workflows.contracts import (
     TASK_QUEUE,
@@ -123,7 +123,7 @@ def build_pattern_input(args: PatternArgs) -> Any:
         raise StartError(f"--pattern {args.pattern}: choose one of {', '.join(PATTERNS)}.")
     if not args.task.strip():
         raise StartError("The task is empty: say what the agents should do.")
-    config = args.config or from_env(os.environ)
+    config = args.config or env_config()
     if args.pattern == "single":
         return build_input(
             args.task,

@@ -10,7 +10,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from activities.definitions import scan
 from agents.builtin import builtin_definitions
-from agents.config import OutlastConfig, from_env
+from agents.config import ConfigError, OutlastConfig, from_env
 from agents.definition import DefinitionSet
 from outlast.start_metadata import start_metadata
 from workflows.contracts import TASK_QUEUE, AgentInput, AgentResult, Workspace, host_task_queue
@@ -18,6 +18,15 @@ from workflows.contracts import TASK_QUEUE, AgentInput, AgentResult, Workspace, 
 
 class StartError(ValueError):
     """An argument that would start an agent doomed to fail; the message says what to fix."""
+
+
+def env_config() -> OutlastConfig:
+    """The config the environment asks for (`from_env`), a value it cannot read refused as
+    the StartError every starter already reports."""
+    try:
+        return from_env(os.environ)
+    except ConfigError as e:
+        raise StartError(str(e)) from None
 
 
 def local_definitions(repo: Path, config: OutlastConfig) -> DefinitionSet:
@@ -48,7 +57,7 @@ def build_input(
     if not root.is_dir():
         raise StartError(f"--repo {repo}: no such directory.")
     root = root.resolve()
-    config = config or from_env(os.environ)
+    config = config or env_config()
     definitions = local_definitions(root, config)
     if definitions.get(agent_type) is None:
         raise StartError(

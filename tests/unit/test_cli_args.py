@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from typer.testing import CliRunner
 
+from outlast import cli
 from outlast.cli import app
+from outlast.runner import StartError
 
 runner = CliRunner()
 
@@ -149,10 +152,35 @@ def test_empty_ids_and_unknown_modes_are_refused_before_any_call():
 def test_an_unknown_model_call_mode_names_the_choices(tmp_path):
     out = run("run", "fix it", "--repo", str(tmp_path), "--model-call", "fast")
     assert out.exit_code == 2
-    assert "--model-call='fast': choose regular, local, auto." in out.output
+    assert "--model-call fast: choose one of regular, local, auto." in out.output
 
 
 def test_a_misspelt_model_call_mode_in_the_environment_is_refused(tmp_path):
     out = run("run", "fix it", "--repo", str(tmp_path), env={"OUTLAST_MODEL_CALL": "yes"})
     assert out.exit_code == 2
-    assert "OUTLAST_MODEL_CALL='yes': choose regular, local, auto." in out.output
+    assert "OUTLAST_MODEL_CALL=yes: choose one of regular, local, auto." in out.output
+
+
+def test_the_demo_refuses_a_misspelt_model_call_mode_before_starting_anything():
+    out = run("demo", env={"OUTLAST_MODEL_CALL": "yes"})
+    assert out.exit_code == 2
+    assert "OUTLAST_MODEL_CALL=yes: choose one of regular, local, auto." in out.output
+
+
+@pytest.mark.parametrize("pattern", ["single", "pipeline", "team"])
+def test_model_call_wins_over_the_environment_for_every_pattern(monkeypatch, tmp_path, pattern):
+    seen = []
+
+    def capture(args):
+        seen.append(args.config)
+        raise StartError("captured")
+
+    monkeypatch.setattr(cli, "build_pattern_input", capture)
+    argv = ["run", "fix it", "--repo", str(tmp_path), "--pattern", pattern]
+    out = run(*argv, "--model-call", "auto", env={"OUTLAST_MODEL_CALL": "local"})
+    assert out.exit_code == 2 and "captured" in out.output
+    assert seen[0].model.local_activity == "auto"
+    out = run(*argv, env={"OUTLAST_MODEL_CALL": "local"})
+    assert seen[1].model.local_activity is True
+    out = run(*argv, env={"OUTLAST_MODEL_CALL": ""})
+    assert seen[2].model.local_activity is False

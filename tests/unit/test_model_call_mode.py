@@ -7,6 +7,8 @@ from activities.llm import ModelResponse
 from agents.config import ConfigError, ModelSettings, OutlastConfig, from_env
 from agents.messages import Message, TextBlock, Usage
 from agents.transcript import TranscriptRef
+from outlast.patterns import PatternArgs, build_pattern_input
+from outlast.runner import StartError, build_input
 from workflows.model_call import ModelCalls, after_call, wants_local
 
 AUTO = ModelSettings(local_activity="auto")
@@ -95,10 +97,21 @@ def test_without_the_variable_the_base_config_keeps_its_mode():
     base = OutlastConfig(model=ModelSettings(local_activity="auto"))
     assert from_env({}, base).model.local_activity == "auto"
     assert from_env({"OUTLAST_MODEL_CALL": ""}).model.local_activity is False
+    assert from_env({"OUTLAST_MODEL_CALL": "  "}).model.local_activity is False
 
 
 @pytest.mark.parametrize("bad", ["fast", "true", "1"])
 def test_a_mode_the_environment_misspells_is_refused_by_name(bad):
     with pytest.raises(ConfigError) as e:
         from_env({"OUTLAST_MODEL_CALL": bad})
-    assert str(e.value) == f"OUTLAST_MODEL_CALL={bad!r}: choose regular, local, auto."
+    assert str(e.value) == f"OUTLAST_MODEL_CALL={bad}: choose one of regular, local, auto."
+
+
+def test_a_starter_reports_a_misspelt_mode_as_a_start_error(monkeypatch, tmp_path):
+    """`start_task` and `build_input` promise StartError for what stops a start."""
+    monkeypatch.setenv("OUTLAST_MODEL_CALL", "fast")
+    args = PatternArgs(pattern="pipeline", task="fix it", repo=tmp_path, host_id="h")
+    with pytest.raises(StartError, match="OUTLAST_MODEL_CALL=fast: choose one of"):
+        build_pattern_input(args)
+    with pytest.raises(StartError, match="OUTLAST_MODEL_CALL=fast: choose one of"):
+        build_input("fix it", tmp_path, host_id="h")

@@ -74,7 +74,11 @@ async def test_model_call_picks_how_the_run_calls_the_model(dev_server, client, 
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
         )
-        out, _ = await asyncio.wait_for(proc.communicate(), 120)
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(), 120)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
     assert proc.returncode == 0, out.decode()
     assert "completed after 2 turns" in out.decode()
     regular, local = [], []
