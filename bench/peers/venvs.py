@@ -28,14 +28,14 @@ REQUIREMENTS = {
     "pyd": [
         "pydantic-ai-slim[temporal,anthropic]==2.68.0",
         "temporalio==1.35.0",
-        "anthropic==2.14.0",
+        "anthropic==2.15.0",
     ],
     # anthropic for the d-http rows, the version Outlast's venv runs.
     "oai": [
         "temporalio-openai-agents==1.1.0",
         "openai-agents==0.22.3",
         "temporalio==1.35.0",
-        "anthropic[aiohttp]==2.14.0",
+        "anthropic[aiohttp]==2.15.0",
     ],
 }
 REPORTED = {
