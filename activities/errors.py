@@ -12,13 +12,16 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, ClassVar
 
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 
 class OutlastError(ApplicationError):
     """Base of every error Outlast raises across an activity or workflow boundary."""
 
     retryable: ClassVar[bool] = True
+    benign: ClassVar[bool] = False
+    """An expected outcome, not a fault: the SDK logs it at DEBUG, not as a warning with a
+    traceback (ApplicationErrorCategory.BENIGN)."""
 
     def __init__(
         self,
@@ -33,6 +36,11 @@ class OutlastError(ApplicationError):
             type=type(self).__name__,
             non_retryable=not self.retryable,
             next_retry_delay=next_retry_delay,
+            category=(
+                ApplicationErrorCategory.BENIGN
+                if self.benign
+                else ApplicationErrorCategory.UNSPECIFIED
+            ),
         )
         self.fields = fields
 
@@ -52,6 +60,15 @@ class ModelUnavailable(OutlastError):
 
 class ModelConnectionFailed(OutlastError):
     """The model API could not be reached or the connection broke mid-response."""
+
+
+class LocalModelCallTimedOut(OutlastError):
+    """A model call made as a local activity ran past its limit. Temporal has already timed
+    it out, so this only tells the worker's log, once, in a line of Outlast's own
+    (`activities.llm.call_model`) instead of the SDK's warning with a traceback: under
+    `model.local_activity: auto` the give-up at `LOCAL_TRY_LIMIT` is the design, not a fault."""
+
+    benign = True
 
 
 class StoreMissing(OutlastError):

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import functools
 import json
+import logging
 import time
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -25,6 +26,7 @@ from temporalio import activity
 
 from activities import transcripts
 from activities.errors import (
+    LocalModelCallTimedOut,
     ModelConnectionFailed,
     ModelRequestRejected,
     ModelUnavailable,
@@ -277,6 +279,28 @@ async def _stream(params: dict[str, Any]) -> tuple[StreamedMessage, str | None]:
     return acc.message(), request_id
 
 
+LOCAL_TRY_LIMIT = timedelta(seconds=5)
+"""Under `model.local_activity: auto`, the longest a local call may run before it is given up
+and sent again as a regular activity (workflows/model_call.py): below the ~8 s after which a
+held workflow task must heartbeat, so a kill or query waits at most this long, and no call
+of minutes hides from the Web UI."""
+
+
+def _local_timeout(limit_s: float, attempt: int) -> LocalModelCallTimedOut:
+    """What a local call past its limit raises, logged in one line: at INFO for `auto`'s
+    try, which then goes to a regular activity; as a warning for a `local_activity: true`
+    call, whose limit is the model's whole call timeout."""
+    expected = limit_s <= LOCAL_TRY_LIMIT.total_seconds()
+    activity.logger.log(
+        logging.INFO if expected else logging.WARNING,
+        "Model call as a local activity ran past its %g s limit (attempt %d)%s",
+        limit_s,
+        attempt,
+        "; the workflow sends it again as a regular activity" if expected else "",
+    )
+    return LocalModelCallTimedOut(f"Model call ran past its {limit_s:g} s local-activity limit")
+
+
 def resolve_refs(message: Message, refs: dict[str, str], store: BlobStore) -> Message:
     """`message` with every tool_result named in `refs` filled in from the store."""
     if not refs or isinstance(message.content, str):
@@ -303,6 +327,11 @@ async def call_model(req: ModelRequest) -> ModelResponse:
     beat = None if info.is_local else asyncio.create_task(_heartbeat_forever())
     try:
         final, request_id = await _stream(_params(req, messages, timeout))
+    except asyncio.CancelledError:
+        details = activity.cancellation_details()
+        if info.is_local and details is not None and details.timed_out:
+            raise _local_timeout(timeout, info.attempt) from None
+        raise
     finally:
         if beat is not None:
             beat.cancel()

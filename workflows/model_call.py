@@ -11,14 +11,13 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from activities.llm import ModelRequest, ModelResponse, call_model
+    from activities.llm import LOCAL_TRY_LIMIT, ModelRequest, ModelResponse, call_model
 
 from agents.config import ModelSettings, OutlastConfig
 
-AUTO_LOCAL_CAP = timedelta(seconds=5)
-"""Under `auto`, the longest a local call may run before it is given up and sent again as a
-regular activity: below the ~8 s after which a held workflow task must heartbeat, so a kill
-or query waits at most this long, and no call of minutes hides from the Web UI."""
+AUTO_LOCAL_CAP = LOCAL_TRY_LIMIT
+"""Under `auto`, the longest a local call may run (activities/llm.py says why, and logs the
+give-up as expected)."""
 
 
 class ModelCalls(BaseModel):

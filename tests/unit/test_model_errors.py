@@ -1,11 +1,19 @@
 """How Messages API failures are classified (retry or not), as pure functions."""
 
+import logging
 from datetime import timedelta
 
 import pytest
+from temporalio.exceptions import ApplicationErrorCategory
 
-from activities.errors import NON_RETRYABLE, ModelRequestRejected, ModelUnavailable, OutlastError
-from activities.llm import classify_status, retry_after
+from activities.errors import (
+    NON_RETRYABLE,
+    LocalModelCallTimedOut,
+    ModelRequestRejected,
+    ModelUnavailable,
+    OutlastError,
+)
+from activities.llm import _local_timeout, classify_status, retry_after
 
 
 @pytest.mark.parametrize(
@@ -56,3 +64,23 @@ def test_every_non_retryable_type_says_so_itself():
     for name in NON_RETRYABLE:
         assert classes[name]("x").non_retryable, name
     assert not ModelUnavailable("x").non_retryable
+
+
+@pytest.mark.parametrize(
+    ("limit_s", "level", "regular_next"),
+    [(5, logging.INFO, True), (600, logging.WARNING, False)],
+)
+def test_a_local_call_past_its_limit_is_logged_once_and_raised_as_benign(
+    caplog, limit_s, level, regular_next
+):
+    """`auto`'s 5 s try is given up by design (INFO); a `local_activity: true` call past its
+    whole call timeout is worth a warning. Either way the SDK's own log of the error is DEBUG,
+    with no traceback at warning level (ApplicationErrorCategory.BENIGN)."""
+    caplog.set_level(logging.INFO)
+    error = _local_timeout(limit_s, attempt=2)
+    assert isinstance(error, LocalModelCallTimedOut)
+    assert error.category == ApplicationErrorCategory.BENIGN and not error.non_retryable
+    (record,) = caplog.records
+    assert record.levelno == level
+    assert f"ran past its {limit_s} s limit (attempt 2)" in record.getMessage()
+    assert ("sends it again as a regular activity" in record.getMessage()) == regular_next

@@ -5,6 +5,7 @@ in flight, at the next workflow-task heartbeat."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 
@@ -168,9 +169,11 @@ async def test_auto_calls_locally_only_after_a_short_call(client, git_repo):
     assert [r.is_error for r in tool_results(result)] == [False] * 3
 
 
-async def test_auto_gives_up_a_local_call_over_its_cap_and_stays_regular(client, git_repo):
+async def test_auto_gives_up_a_local_call_over_its_cap_and_stays_regular(client, git_repo, caplog):
     """The second call, local after a quick first, takes 7 s: at 5 s it is dropped and sent
-    again as a regular activity, and every later call is regular, quick or not."""
+    again as a regular activity, and every later call is regular, quick or not. The worker
+    logs the give-up, by design, in one line, not as the SDK's warning with a traceback."""
+    caplog.set_level(logging.INFO)
     turns = (READ, {"delay_ms": 7000, **READ}, READ, {"text": "done"})
     handle, result, log = await auto_run(client, git_repo, *turns)
     assert result.final_text == "done" and result.turns == 4
@@ -178,6 +181,10 @@ async def test_auto_gives_up_a_local_call_over_its_cap_and_stays_regular(client,
     assert len(log) == 5
     assert await modes(handle) == ["regular", "dropped", "regular", "regular", "regular"]
     assert [r.is_error for r in tool_results(result)] == [False] * 3
+    gave_up = [r for r in caplog.records if "ran past its 5 s limit" in r.getMessage()]
+    assert [(r.levelno, r.exc_info) for r in gave_up] == [(logging.INFO, None)]
+    assert "sends it again as a regular activity" in gave_up[0].getMessage()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r.exc_info]
 
 
 async def test_auto_sends_a_failed_local_call_again_as_a_regular_one(client, git_repo):
