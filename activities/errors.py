@@ -64,8 +64,9 @@ class ModelConnectionFailed(OutlastError):
 
 class LocalModelCallTimedOut(OutlastError):
     """A model call made as a local activity ran past its limit. Temporal has already timed
-    it out, so this only tells the worker's log, once, in a line of Outlast's own
-    (`activities.llm.call_model`) instead of the SDK's warning with a traceback: under
+    it out and ignores what the activity raises, so this only tells the worker's log: one
+    line from `activities.llm.call_model` (through the activity logger, `temporalio.activity`,
+    with the activity's details) instead of the SDK's warning with a traceback: under
     `model.local_activity: auto` the give-up at `LOCAL_TRY_LIMIT` is the design, not a fault."""
 
     benign = True

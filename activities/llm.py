@@ -296,7 +296,9 @@ def _local_timeout(limit_s: float, attempt: int) -> LocalModelCallTimedOut:
         "Model call as a local activity ran past its %g s limit (attempt %d)%s",
         limit_s,
         attempt,
-        "; the workflow sends it again as a regular activity" if expected else "",
+        "; under model.local_activity auto the workflow sends it again as a regular activity"
+        if expected
+        else "",
     )
     return LocalModelCallTimedOut(f"Model call ran past its {limit_s:g} s local-activity limit")
 
