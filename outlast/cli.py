@@ -13,7 +13,6 @@ import typer
 from temporalio.service import RPCError
 
 from activities.store import state_dir
-from agents.config import ConfigError, OutlastConfig, from_env, parse_model_call
 from outlast import cli_steer  # noqa: F401 - registers approve, reject, ls, show, ...
 from outlast.cli_base import app, connect_or_fail, console
 from outlast.cli_base import fail as _fail
@@ -28,7 +27,7 @@ from outlast.patterns import (
 )
 from outlast.progress import follow, print_result
 from outlast.reaper import reap, reap_interval
-from outlast.runner import StartError, start_agent
+from outlast.runner import StartError, env_config, start_agent
 from outlast.search_setup import missing_search_attributes, register_search_attributes
 from outlast.telemetry import configure_tracing, flush_tracing
 from workflows.contracts import AgentResult
@@ -156,14 +155,11 @@ def run(
     """Start an agent (or a pattern of agents) on a checkout and follow it. Ctrl-C detaches;
     the workflow goes on."""
     try:
-        config = _run_config(model_call)
-    except ConfigError as e:
-        _fail(str(e))
-    if pattern == "single" and config.features.coordinator_mode:
-        # R55: in coordinator mode the main agent is a coordinator.
-        console.print("[dim]CLAUDE_CODE_COORDINATOR_MODE is on: running as a coordinator[/]")
-        pattern = "coordinator"
-    try:
+        config = env_config(model_call)
+        if pattern == "single" and config.features.coordinator_mode:
+            # R55: in coordinator mode the main agent is a coordinator.
+            console.print("[dim]CLAUDE_CODE_COORDINATOR_MODE is on: running as a coordinator[/]")
+            pattern = "coordinator"
         inp = build_pattern_input(
             PatternArgs(
                 pattern=pattern,
@@ -195,17 +191,6 @@ def run(
     if not no_worker:
         _checked_worker_module()
     asyncio.run(_run_and_follow(inp, workflow_id, with_worker=not no_worker, pattern=pattern))
-
-
-def _run_config(model_call: str | None) -> OutlastConfig:
-    """The environment's config, with `--model-call` over `OUTLAST_MODEL_CALL`."""
-    config = from_env(os.environ)
-    if model_call is None:
-        return config
-    mode = parse_model_call(model_call, f"--model-call {model_call}")
-    return config.model_copy(
-        update={"model": config.model.model_copy(update={"local_activity": mode})}
-    )
 
 
 async def _run_and_follow(
@@ -292,8 +277,8 @@ def demo(
     if pattern not in choices:
         _fail(f"--pattern {pattern}: no demo for it; choose one of {', '.join(choices)}.")
     try:
-        from_env(os.environ)  # the demo's runs read it; refuse a bad value before any server
-    except ConfigError as e:
+        env_config()  # the demo's runs read it; refuse a bad value before any server
+    except StartError as e:
         _fail(str(e))
     if pattern == "single":
         ok = asyncio.run(run_demo(console, keep_server=keep_server))

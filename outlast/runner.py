@@ -10,7 +10,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from activities.definitions import scan
 from agents.builtin import builtin_definitions
-from agents.config import ConfigError, OutlastConfig, from_env
+from agents.config import ConfigError, OutlastConfig, from_env, parse_model_call
 from agents.definition import DefinitionSet
 from outlast.start_metadata import start_metadata
 from workflows.contracts import TASK_QUEUE, AgentInput, AgentResult, Workspace, host_task_queue
@@ -20,13 +20,20 @@ class StartError(ValueError):
     """An argument that would start an agent doomed to fail; the message says what to fix."""
 
 
-def env_config() -> OutlastConfig:
-    """The config the environment asks for (`from_env`), a value it cannot read refused as
-    the StartError every starter already reports."""
+def env_config(model_call: str | None = None) -> OutlastConfig:
+    """The config the environment asks for (`from_env`), with `model_call` (`outlast run
+    --model-call`) over `OUTLAST_MODEL_CALL`; a value it cannot read is refused as the
+    StartError every starter already reports."""
     try:
-        return from_env(os.environ)
+        config = from_env(os.environ)
+        if model_call is None:
+            return config
+        mode = parse_model_call(model_call, f"--model-call {model_call}")
     except ConfigError as e:
         raise StartError(str(e)) from None
+    return config.model_copy(
+        update={"model": config.model.model_copy(update={"local_activity": mode})}
+    )
 
 
 def local_definitions(repo: Path, config: OutlastConfig) -> DefinitionSet:

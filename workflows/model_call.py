@@ -15,10 +15,6 @@ with workflow.unsafe.imports_passed_through():
 
 from agents.config import ModelSettings, OutlastConfig
 
-AUTO_LOCAL_CAP = LOCAL_TRY_LIMIT
-"""Under `auto`, the longest a local call may run (activities/llm.py says why, and logs the
-give-up as expected)."""
-
 
 class ModelCalls(BaseModel):
     """What `auto` knows of an agent's model calls so far; carried by continue-as-new."""
@@ -27,7 +23,7 @@ class ModelCalls(BaseModel):
     """How long the previous call took; None before the first, or after one that needed
     more than one attempt."""
     local_gave_up: bool = False
-    """A local call ran over `AUTO_LOCAL_CAP` or failed: the rest of the run calls regular."""
+    """A local call ran over `LOCAL_TRY_LIMIT` or failed: the rest of the run calls regular."""
 
 
 def model_retry_policy(config: OutlastConfig) -> RetryPolicy:
@@ -109,7 +105,7 @@ async def _regular(
 async def _try_local(
     config: OutlastConfig, request: ModelRequest, summary: str | None
 ) -> ModelResponse | None:
-    """`auto`'s local call: one attempt of at most `AUTO_LOCAL_CAP`; None when it ran over
+    """`auto`'s local call: one attempt of at most `LOCAL_TRY_LIMIT`; None when it ran over
     or failed in any way but a cancellation, for the caller to send it again as a regular
     activity, whose retries and waits are visible (a rejected request is then refused
     again, at no cost). The dropped attempt recorded nothing the regular one could trip
@@ -120,7 +116,7 @@ async def _try_local(
             request,
             summary=summary,
             start_to_close_timeout=min(
-                AUTO_LOCAL_CAP, timedelta(seconds=config.model.call_timeout_s)
+                LOCAL_TRY_LIMIT, timedelta(seconds=config.model.call_timeout_s)
             ),
             retry_policy=RetryPolicy(maximum_attempts=1),
         )
