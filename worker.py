@@ -39,7 +39,9 @@ from activities.scratchpad import create_scratchpad
 from activities.snapshot import changed_files, remove_snapshot, snapshot
 from activities.team_control import TeamControl
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
+from activities.tools.bash import kill_bash_runs
 from activities.transcript_export import export_transcript
+from activities.workspace import HEARTBEAT_INTERVAL_S
 from activities.worktree import cleanup_worktree, create_worktree
 from outlast import workflow_runner
 from outlast.telemetry import GenAISpans
@@ -62,6 +64,7 @@ WORKFLOWS = [
 MODEL_ACTIVITIES = [call_model]
 HOST_ACTIVITIES = [
     *TOOL_ACTIVITIES,
+    kill_bash_runs,
     render_context,
     load_definitions,
     create_worktree,
@@ -86,8 +89,9 @@ def model_activities(client: Client) -> list:
 
 
 # Cancellation reaches an activity only with a heartbeat response; the SDK's default
-# throttle (up to 30 s) would let a killed agent's Bash run on for that long.
-HEARTBEAT_THROTTLE = timedelta(seconds=1)
+# throttle (up to 30 s) would let a killed agent's tool run on for that long. A killed run's
+# Bash command is killed on the host at once (`tool.bash_kill`), without waiting for one.
+HEARTBEAT_THROTTLE = timedelta(seconds=HEARTBEAT_INTERVAL_S)
 # Model calls are abandoned on a kill (the workflow does not wait for them), so their
 # heartbeats only need to show the worker is alive: every one sent is a server request and a
 # billed action, and a long streamed answer would otherwise send one a second.

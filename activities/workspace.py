@@ -16,6 +16,7 @@ import hashlib
 import os
 import secrets
 from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -28,7 +29,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-HEARTBEAT_INTERVAL_S = 1.0
+HEARTBEAT_INTERVAL_S = 5.0
+"""Spec R93's default. Each heartbeat is a server request and a billed action; a killed run's
+Bash command does not wait for one (`tool.bash_kill`), other tools are short."""
 
 
 class WorkspaceEscape(Exception):
@@ -272,8 +275,16 @@ def _create_temp(parent: int, name: str) -> str:
     raise FileExistsError(errno.EEXIST, f"no free temporary name next to {name}")
 
 
+def heartbeat_interval(timeout: timedelta | None) -> float:
+    """Seconds between heartbeats: `HEARTBEAT_INTERVAL_S` (read here, so a test can shorten
+    it), or a third of a shorter heartbeat timeout, so that one late beat is no timeout."""
+    if not timeout:
+        return HEARTBEAT_INTERVAL_S
+    return min(HEARTBEAT_INTERVAL_S, timeout.total_seconds() / 3)
+
+
 @contextlib.asynccontextmanager
-async def heartbeating(interval: float = HEARTBEAT_INTERVAL_S) -> AsyncIterator[None]:
+async def heartbeating() -> AsyncIterator[None]:
     """Heartbeat from a background task for as long as the block runs.
 
     Temporal delivers a cancellation to an activity only in a heartbeat response, so anything
@@ -283,6 +294,8 @@ async def heartbeating(interval: float = HEARTBEAT_INTERVAL_S) -> AsyncIterator[
     if not activity.in_activity() or activity.info().is_local:
         yield  # a local activity cannot heartbeat: it lives inside its workflow task
         return
+
+    interval = heartbeat_interval(activity.info().heartbeat_timeout)
 
     async def beat() -> None:
         # The first beat waits one interval: most tool calls are over by then, and every

@@ -9,6 +9,7 @@ activities and records what they return.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -37,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from activities.tools import TOOLS
     from activities.tools.base import FileStamp, ToolContext, ToolOutput
+    from activities.tools.bash import BashKillRequest
 
 from workflows.contracts import AgentUsage, Workspace
 from workflows.model_call import ModelCalls, call_the_model
@@ -142,6 +144,8 @@ class LoopHooks:
 
 LOCAL_READ_TOOLS_PATCH = "local-read-tools"
 """Read, Glob and Grep run as local activities on the workspace's host (issue 9)."""
+KILL_ON_HOST = "kill-on-host"
+"""A killed run also kills its running Bash command on the host (`_killable`)."""
 LOCAL_TOOL_TIMEOUT = timedelta(seconds=30)
 """Longer than this, the call is run again as a regular activity, which can heartbeat."""
 
@@ -241,24 +245,61 @@ async def _run_on_host(
     """The tool's output from a regular activity on the workspace's host queue, or the
     error result for the model when the activity failed."""
     spec = TOOLS[call.block.name]
+    heartbeat_timeout = timedelta(seconds=setup.config.tools.heartbeat_timeout_s)
     try:
-        return await workflow.execute_activity(
+        handle = workflow.start_activity(
             spec.activity,
             request,
             task_queue=setup.workspace.host_queue,
             summary=summary,
             # Kill must not report done while the tool's processes still run.
             cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-            **{
-                **spec.activity_options(call.input),
-                "heartbeat_timeout": timedelta(seconds=setup.config.tools.heartbeat_timeout_s),
-            },
+            **{**spec.activity_options(call.input), "heartbeat_timeout": heartbeat_timeout},
         )
+        if spec.kill is None:
+            return await handle
+        return await _killable(handle, spec.kill, setup.workspace.host_queue, heartbeat_timeout)
     except ActivityError as e:
         if is_cancelled_exception(e):
             raise
         cause = e.cause.message if isinstance(e.cause, ApplicationError) else str(e.cause or e)
         return error_result(call.block, f"{call.block.name} could not run: {cause}")
+
+
+async def _killable(
+    handle: workflow.ActivityHandle[ToolOutput],
+    kill: Callable[..., Awaitable[int]],
+    host_queue: str,
+    heartbeat_timeout: timedelta,
+) -> ToolOutput:
+    """`await handle`; if this run is killed meanwhile, the tool's processes are killed on the
+    host at once by `kill`, rather than when the activity hears of the cancel at its next
+    heartbeat, and the cancellation goes on up."""
+    try:
+        return await asyncio.shield(handle)
+    except asyncio.CancelledError as cancelled:
+        if not versions.patched(KILL_ON_HOST):
+            handle.cancel()  # what the shield held back: a run from before kills as it did
+            return await handle
+        info = workflow.info()
+        stop = workflow.start_activity(
+            kill,
+            BashKillRequest(workflow_id=info.workflow_id, run_id=info.run_id),
+            task_queue=host_queue,
+            summary="kill the running command",
+            # A host that is gone cannot kill anything; the tool's heartbeat timeout then ends
+            # the wait for both.
+            schedule_to_close_timeout=heartbeat_timeout,
+            retry_policy=RetryPolicy(maximum_attempts=1),
+        )
+        handle.cancel()
+        # Until the activity is over, so no process of it is left: cancelled, or ended as the
+        # kill ended its command, or failed (its host gone). This run is being killed anyway.
+        with contextlib.suppress(ActivityError):
+            await handle
+        with contextlib.suppress(ActivityError):
+            await stop
+        raise cancelled
 
 
 async def _run_here(

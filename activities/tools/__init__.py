@@ -80,6 +80,9 @@ class ToolSpec:
     """Changes nothing, so several calls may run concurrently."""
     start_to_close: Callable[[Any], timedelta]
     retry_policy: RetryPolicy
+    kill: Callable[..., Awaitable[int]] | None = None
+    """The host activity that stops a killed workflow run's calls of this tool at once,
+    instead of at the activity's next heartbeat (Bash: `bash.kill_bash_runs`)."""
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema sent to the model as this tool's `input_schema`."""
@@ -169,6 +172,7 @@ TOOLS: dict[str, ToolSpec] = {
             read_only=False,
             start_to_close=_bash_timeout,
             retry_policy=BASH_RETRY,
+            kill=bash.kill_bash_runs,
         ),
     )
 }

@@ -364,3 +364,26 @@ async def run_bash(req: BashRequest) -> ToolOutput:
     """The activity: the tool's output, a long one also put in the blob store (see
     `ToolOutput.content_ref`)."""
     return with_content_ref(await _run_bash(req))
+
+
+class BashKillRequest(BaseModel):
+    """Which workflow run's commands to kill."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workflow_id: str
+    run_id: str
+
+
+@activity.defn(name="tool.bash_kill")
+async def kill_bash_runs(req: BashKillRequest) -> int:
+    """Kill the commands a workflow run's Bash calls have running on this host; how many.
+
+    A cancel reaches a running activity only in the response to its next heartbeat, so a
+    workflow that is being killed sends this too, on the host queue, and the command stops at
+    once; the Bash activity then ends with it. Tools heartbeat only every few seconds (each
+    heartbeat is a server request and a billed action), and a kill need not wait for one.
+    """
+    pgids = bash_runs.running_for(req.workflow_id, req.run_id)
+    await asyncio.gather(*(kill_group(pgid) for pgid in pgids))
+    return len(pgids)

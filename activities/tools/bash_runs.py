@@ -64,9 +64,17 @@ def _pid_space() -> str:
 
 def remember(pgid: int) -> None:
     """Record a run that just started (its process group leads with `pgid`)."""
+    info = activity.info()
     path = _record_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"pgid": pgid, "start": leader_start_time(pgid), "space": _pid_space()}
+    record = {
+        "pgid": pgid,
+        "start": leader_start_time(pgid),
+        "space": _pid_space(),
+        # Whose run it is, for a kill that comes from the workflow (kill_bash_runs).
+        "workflow_id": info.workflow_id,
+        "run_id": info.workflow_run_id,
+    }
     path.write_text(json.dumps(record))
 
 
@@ -78,12 +86,17 @@ def previous_run() -> tuple[str, int | None]:
     """What an earlier attempt of this activity left: ("running", pgid) to kill, ("ended",
     None) when it ran here and nothing of it is left, ("elsewhere", None) when it ran on
     another machine or container or left no record on this one."""
-    from activities.tools.bash import group_alive
-
     try:
         record = json.loads(_record_path().read_text())
     except (OSError, ValueError):
         return "elsewhere", None
+    return _state(record)
+
+
+def _state(record: dict) -> tuple[str, int | None]:
+    """`previous_run`'s answer for one record."""
+    from activities.tools.bash import group_alive
+
     pgid, start = int(record["pgid"]), record.get("start")
     if not record.get("space") or record["space"] != _pid_space():
         return "elsewhere", None  # its numbers mean nothing here
@@ -92,3 +105,18 @@ def previous_run() -> tuple[str, int | None]:
         return "ended", None  # the pid was reused by an unrelated process
     # With its leader gone the group's id cannot have been reused while members remain.
     return ("running", pgid) if group_alive(pgid) else ("ended", None)
+
+
+def running_for(workflow_id: str, run_id: str) -> list[int]:
+    """The process groups that a workflow run's Bash calls have running on this host."""
+    found = []
+    for path in (state_dir() / "bash-runs").glob("*.json"):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # gone meanwhile: its command ended
+        if record.get("workflow_id") == workflow_id and record.get("run_id") == run_id:
+            _, pgid = _state(record)
+            if pgid is not None:
+                found.append(pgid)
+    return found

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import random
 import shlex
@@ -17,9 +18,16 @@ import pytest
 from pydantic import ValidationError
 from temporalio.testing import ActivityEnvironment
 
+from activities import workspace
 from activities.sandbox import BWRAP_REQUIRED, WRITER_SANDBOX_ENV
 from activities.tools.base import ToolContext, ToolOutput
-from activities.tools.bash import BashInput, BashRequest, run_bash
+from activities.tools.bash import (
+    BashInput,
+    BashKillRequest,
+    BashRequest,
+    kill_bash_runs,
+    run_bash,
+)
 
 
 @pytest.fixture
@@ -126,13 +134,50 @@ async def test_background_leftovers_do_not_outlive_or_block_the_call(ws: Path) -
     assert await eventually(lambda: not live_pids(mark), within=1.0)
 
 
-async def test_heartbeats_while_running(ws: Path) -> None:
+async def test_heartbeats_while_running(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workspace, "HEARTBEAT_INTERVAL_S", 0.4)  # 5 s in production
     beats: list[tuple] = []
     env = ActivityEnvironment()
     env.on_heartbeat = lambda *details: beats.append(details)
-    out = await env.run(run_bash, request(ws, "sleep 2.5"))
+    out = await env.run(run_bash, request(ws, "sleep 1"))
     assert not out.is_error
-    assert len(beats) >= 2  # one a second, the first after a second
+    assert len(beats) == 2  # one an interval, the first after one
+
+
+class _Info:
+    """What `activity.info()` says to a Bash activity of one workflow run."""
+
+    def __init__(self, workflow_id: str, activity_id: str) -> None:
+        self.env = ActivityEnvironment()
+        self.env.info = dataclasses.replace(
+            self.env.info, workflow_id=workflow_id, workflow_run_id="run-1", activity_id=activity_id
+        )
+
+
+async def test_kill_on_host_stops_that_runs_commands_only(ws: Path) -> None:
+    """A killed run's commands stop at once, without a heartbeat to carry the cancel; a
+    command of another workflow run goes on."""
+    mine, other = marker(), marker()
+    task = asyncio.create_task(_Info("wf-a", "5").env.run(run_bash, request(ws, f"sleep {mine}")))
+    bystanding = _Info("wf-b", "5").env
+    bystander = asyncio.create_task(bystanding.run(run_bash, request(ws, f"sleep {other}")))
+    assert await eventually(lambda: live_pids(mine) and live_pids(other), within=3.0)
+    killer = _Info("wf-a", "9").env
+    started = time.monotonic()
+    killed = await killer.run(kill_bash_runs, BashKillRequest(workflow_id="wf-a", run_id="run-1"))
+    out = await asyncio.wait_for(task, timeout=2.0)
+    assert time.monotonic() - started < 2.0
+    assert killed == 1 and not live_pids(mine)
+    assert out.is_error and out.content.startswith("Exit code 143")  # SIGTERM
+    assert live_pids(other) and not bystander.done()
+    # Nothing left to kill: the command's record went with it.
+    assert (
+        await killer.run(kill_bash_runs, BashKillRequest(workflow_id="wf-a", run_id="run-1")) == 0
+    )
+    bystanding.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await bystander
+    assert await eventually(lambda: not live_pids(other), within=2.0)
 
 
 async def test_long_output_is_truncated_to_30000_chars(ws: Path) -> None:

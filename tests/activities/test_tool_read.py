@@ -165,8 +165,9 @@ async def test_binary_file_is_an_error(ws: Path) -> None:
 
 
 async def test_a_quick_read_sends_no_heartbeat() -> None:
-    """The first heartbeat waits a second: each one is a server request and, on Temporal
-    Cloud, a billed action, and a Read is over long before (Bash's test shows they come)."""
+    """The first heartbeat waits one interval (5 s): each one is a server request and, on
+    Temporal Cloud, a billed action, and a Read is over long before (Bash's test shows they
+    come)."""
     beats: list[tuple] = []
     env = ActivityEnvironment()
     env.on_heartbeat = lambda *details: beats.append(details)

@@ -128,6 +128,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_parallel_sync": parallel_sync,
     # The model call's mode by the previous call's duration (model.local_activity: auto).
     "agent_model_auto": model_auto,
+    # Killed during Bash: the run kills the command on the host too (patched kill-on-host).
+    "agent_killed_v2": killed,
+    "subagents_taskstop_v2": subagents_taskstop,
 }
 
 
@@ -153,6 +156,7 @@ CHILDREN = {
     "team_shutdown_v3": ["b"],
     "verified_task_v3": ["implementer", "verify-1", "verify-2"],
     "fork_join_v2": ["fork-1"],
+    "subagents_taskstop_v2": ["sleeper"],
 }
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).

@@ -22,6 +22,7 @@ PERMANENT_ACTIVITIES = {
     "tool.glob",
     "tool.grep",
     "tool.bash",
+    "tool.bash_kill",
     "workspace.create_worktree",
     "workspace.cleanup_worktree",
     "classifier.classify_handoff",

@@ -67,8 +67,11 @@ async def test_cancel_kills_the_running_bash_tree(client, git_repo):
                 await asyncio.sleep(0.05)
             gone_after = time.monotonic() - cancelled_at
     assert processes_with("sleep 100") == []
+    # Tools heartbeat every 5 s, so the cancel could not reach the activity this soon: the
+    # run's kill activity stopped the command on the host.
     assert gone_after < 2.0
     assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+    assert ("tool.bash_kill", 1) in await activity_attempts(handle)
 
 
 async def test_stop_signal_ends_after_the_current_turn(client, git_repo):
