@@ -41,7 +41,6 @@ from activities.team_control import TeamControl
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
 from activities.tools.bash import kill_bash_runs
 from activities.transcript_export import export_transcript
-from activities.workspace import HEARTBEAT_INTERVAL_S
 from activities.worktree import cleanup_worktree, create_worktree
 from outlast import workflow_runner
 from outlast.telemetry import GenAISpans
@@ -88,10 +87,11 @@ def model_activities(client: Client) -> list:
     return [*MODEL_ACTIVITIES, control.resume_agent, control.describe_agents, team.task_op]
 
 
-# Cancellation reaches an activity only with a heartbeat response; the SDK's default
-# throttle (up to 30 s) would let a killed agent's tool run on for that long. A killed run's
-# Bash command is killed on the host at once (`tool.bash_kill`), without waiting for one.
-HEARTBEAT_THROTTLE = timedelta(seconds=HEARTBEAT_INTERVAL_S)
+# Tools pace their own heartbeats (activities/workspace.heartbeat_interval: every 5 s, or a
+# third of a shorter heartbeat timeout), and each one must go out when it is made: the SDK's
+# default throttle (up to 30 s, 80% of the timeout) would hold one back for 4 s of a 5 s
+# timeout. A killed run's Bash command is killed on the host at once (`tool.bash_kill`).
+HEARTBEAT_THROTTLE = timedelta(seconds=1)
 # Model calls are abandoned on a kill (the workflow does not wait for them), so their
 # heartbeats only need to show the worker is alive: every one sent is a server request and a
 # billed action, and a long streamed answer would otherwise send one a second.

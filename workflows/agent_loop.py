@@ -278,6 +278,8 @@ async def _killable(
     try:
         return await asyncio.shield(handle)
     except asyncio.CancelledError as cancelled:
+        if handle.done():
+            raise  # it ended as the cancel came: the cancel wins, as it did over a plain await
         if not versions.patched(KILL_ON_HOST):
             handle.cancel()  # what the shield held back: a run from before kills as it did
             return await handle
@@ -295,9 +297,9 @@ async def _killable(
         handle.cancel()
         # Until the activity is over, so no process of it is left: cancelled, or ended as the
         # kill ended its command, or failed (its host gone). This run is being killed anyway.
-        with contextlib.suppress(ActivityError):
+        with contextlib.suppress(ActivityError, asyncio.CancelledError):
             await handle
-        with contextlib.suppress(ActivityError):
+        with contextlib.suppress(ActivityError, asyncio.CancelledError):
             await stop
         raise cancelled
 

@@ -141,7 +141,7 @@ async def test_heartbeats_while_running(ws: Path, monkeypatch: pytest.MonkeyPatc
     env.on_heartbeat = lambda *details: beats.append(details)
     out = await env.run(run_bash, request(ws, "sleep 1"))
     assert not out.is_error
-    assert len(beats) == 2  # one an interval, the first after one
+    assert 2 <= len(beats) <= 3  # one an interval, the first after one (3: a slow start)
 
 
 class _Info:

@@ -47,7 +47,7 @@ async def test_terminate_during_bash_kills_its_processes_at_the_next_heartbeat(c
     assert not live_pids(mark), "the terminated run's command is still running"
     # A terminated run runs no code of its own, so no kill on the host: the command ends when
     # its activity's next heartbeat (one every HEARTBEAT_INTERVAL_S) finds the run gone.
-    assert gone_after < HEARTBEAT_INTERVAL_S + 2.5, gone_after
+    assert gone_after < HEARTBEAT_INTERVAL_S + 3, gone_after
 
 
 def git(repo, *args) -> str:
