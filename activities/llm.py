@@ -16,6 +16,7 @@ import functools
 import json
 import logging
 import time
+import weakref
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -107,10 +108,23 @@ class ModelResponse(BaseModel):
 # --- wire format ------------------------------------------------------------------------
 
 
+_wired: dict[int, tuple[weakref.ref[ContentBlock], dict[str, Any]]] = {}
+"""The wire form of each live block, by identity, for as long as the block lives. The
+transcript cache hands a conversation's calls the same (frozen) block objects, and dumping
+every block again on every call was a quarter of a 1,000-turn agent's worker time. The
+dicts are shared between calls, so nothing may change them: `wire_messages` copies the
+blocks it marks, and the SDK copies a request before it touches it."""
+
+
 def _wire_block(block: ContentBlock) -> dict[str, Any]:
+    key = id(block)
+    hit = _wired.get(key)
+    if hit is not None and hit[0]() is block:
+        return hit[1]
     data = block.model_dump(mode="json")
     if data.get("type") == "tool_result" and not data["is_error"]:
         del data["is_error"]
+    _wired[key] = (weakref.ref(block, lambda _, key=key: _wired.pop(key, None)), data)
     return data
 
 
@@ -124,10 +138,11 @@ def wire_messages(messages: list[Message], shared_prefix: bool = False) -> list[
         {"role": m.role, "content": [_wire_block(b) for b in m.content]}
         for m in merge_user_messages(messages)
     ]
-    if wire and wire[-1]["content"]:
-        wire[-1]["content"][-1]["cache_control"] = _CACHE
-        if shared_prefix and len(wire[-1]["content"]) > 1:
-            wire[-1]["content"][-2]["cache_control"] = _CACHE
+    last = wire[-1]["content"] if wire else []
+    if last:
+        last[-1] = {**last[-1], "cache_control": _CACHE}
+        if shared_prefix and len(last) > 1:
+            last[-2] = {**last[-2], "cache_control": _CACHE}
     return wire
 
 
