@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
+from activities.tools.bash import kill_bash_runs
+from activities.workspace import HEARTBEAT_INTERVAL_S
 from tests.support import activity_attempts, agent_input, running_workers, scripted_model, start
+from worker import HOST_ACTIVITIES
 from workflows.contracts import AgentStatus, StopRequest
 
 
@@ -72,6 +75,44 @@ async def test_cancel_kills_the_running_bash_tree(client, git_repo):
     assert gone_after < 2.0
     assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
     assert ("tool.bash_kill", 1) in await activity_attempts(handle)
+
+
+async def test_a_host_without_the_kill_still_kills_at_the_next_heartbeat(client, git_repo):
+    """Mid-deploy, the host's worker may be one from before `tool.bash_kill`: the kill fails
+    there (not registered) and the command ends at its next heartbeat, as before the kill."""
+    mark = f"1004.{time.monotonic_ns() % 10**7}"
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": f"sleep {mark}"}}},
+                    {"text": "never reached"},
+                ],
+            }
+        ]
+    }
+    older_host = [a for a in HOST_ACTIVITIES if a is not kill_bash_runs]
+    with scripted_model(script):
+        async with running_workers(client, host_activities=older_host) as queues:
+            handle = await start(client, agent_input("sleep", git_repo, queues), queues)
+            await wait_until_tool_runs(handle, "Bash")
+            while not processes_with(f"sleep {mark}"):
+                await asyncio.sleep(0.05)
+            cancelled_at = time.monotonic()
+            await handle.cancel()
+            with pytest.raises(WorkflowFailureError):
+                await handle.result()
+            ended_after = time.monotonic() - cancelled_at
+    assert processes_with(f"sleep {mark}") == []
+    assert ended_after < HEARTBEAT_INTERVAL_S + 3, ended_after
+    assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
+    failed = [
+        e.activity_task_failed_event_attributes.failure.message
+        async for e in handle.fetch_history_events()
+        if e.HasField("activity_task_failed_event_attributes")
+    ]
+    assert len(failed) == 1 and "tool.bash_kill" in failed[0] and "not registered" in failed[0]
 
 
 async def test_stop_signal_ends_after_the_current_turn(client, git_repo):
