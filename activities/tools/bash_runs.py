@@ -51,6 +51,16 @@ def leader_start_time(pid: int) -> str | None:
         return None
 
 
+def leader_age_s(pid: int) -> float | None:
+    """Seconds since the process started; None if no such process."""
+    start = leader_start_time(pid)
+    try:
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None if start is None else uptime - int(start) / os.sysconf("SC_CLK_TCK")
+
+
 def _pid_space() -> str:
     """Which pid numbering a pgid belongs to: this boot and this pid namespace (containers
     sharing a state volume each have their own)."""

@@ -20,6 +20,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities import workspace
 from activities.sandbox import BWRAP_REQUIRED, WRITER_SANDBOX_ENV
+from activities.tools import bash_runs
 from activities.tools.base import ToolContext, ToolOutput
 from activities.tools.bash import (
     BashInput,
@@ -178,6 +179,22 @@ async def test_kill_on_host_stops_that_runs_commands_only(ws: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await bystander
     assert await eventually(lambda: not live_pids(other), within=2.0)
+
+
+async def test_a_kill_as_the_command_starts_leaves_nothing_running(ws: Path) -> None:
+    """A kill in the sandbox's first milliseconds would kill bubblewrap and leave the command
+    running outside its group: the kill waits until the sandbox is set up."""
+    for n in range(5):
+        mark = marker()
+        env = _Info(f"wf-early-{n}", "5").env
+        task = asyncio.create_task(env.run(run_bash, request(ws, f"sleep {mark}")))
+        while not bash_runs.running_for(f"wf-early-{n}", "run-1"):
+            await asyncio.sleep(0.0005)
+        kill = BashKillRequest(workflow_id=f"wf-early-{n}", run_id="run-1")
+        assert await _Info(f"wf-early-{n}", "9").env.run(kill_bash_runs, kill) == 1
+        await asyncio.wait_for(task, timeout=3.0)
+        await asyncio.sleep(0.3)
+        assert not live_pids(mark), f"round {n}: the command outlived its kill"
 
 
 async def test_long_output_is_truncated_to_30000_chars(ws: Path) -> None:
