@@ -39,7 +39,7 @@ from activities.scratchpad import create_scratchpad
 from activities.snapshot import changed_files, remove_snapshot, snapshot
 from activities.team_control import TeamControl
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
-from activities.tools.bash import kill_bash_runs
+from activities.tools import KILL_ACTIVITIES
 from activities.transcript_export import export_transcript
 from activities.worktree import cleanup_worktree, create_worktree
 from outlast import workflow_runner
@@ -63,7 +63,7 @@ WORKFLOWS = [
 MODEL_ACTIVITIES = [call_model]
 HOST_ACTIVITIES = [
     *TOOL_ACTIVITIES,
-    kill_bash_runs,
+    *KILL_ACTIVITIES,
     render_context,
     load_definitions,
     create_worktree,

@@ -178,5 +178,7 @@ TOOLS: dict[str, ToolSpec] = {
 }
 
 ALL_ACTIVITIES: list[Callable[..., Awaitable[ToolOutput]]] = [s.activity for s in TOOLS.values()]
+KILL_ACTIVITIES: list[Callable[..., Awaitable[int]]] = [s.kill for s in TOOLS.values() if s.kill]
+"""Served on the host queue beside the tools (`ToolSpec.kill`)."""
 
-__all__ = ["ALL_ACTIVITIES", "TOOLS", "ToolSpec", "clean_schema"]
+__all__ = ["ALL_ACTIVITIES", "KILL_ACTIVITIES", "TOOLS", "ToolSpec", "clean_schema"]
