@@ -14,7 +14,6 @@ import functools
 import logging
 import os
 import shlex
-import signal
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
@@ -36,6 +35,7 @@ from activities.sandbox import (
 )
 from activities.tools import bash_runs
 from activities.tools.base import ToolContext, ToolOutput, ToolRequest, no_nul, with_content_ref
+from activities.tools.process_groups import kill_group, kill_when_set_up
 from activities.workspace import (
     WorkspaceEscape,
     heartbeating,
@@ -48,7 +48,6 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
-KILL_GRACE_S = 0.5
 # Enough bytes to hold MAX_OUTPUT_CHARS of any UTF-8 text and to measure what is cut.
 _OUTPUT_READ_BYTES = 8 * 1024 * 1024
 _SECRET_PREFIXES = ("ANTHROPIC_",)
@@ -124,6 +123,9 @@ class BashRequest(ToolRequest):
     input: BashInput
 
 
+NOT_RUN_KILLED = "Command not run: this agent is being killed"
+
+
 def child_env(env: Mapping[str, str]) -> dict[str, str]:
     """The worker's environment minus its secrets, set up for a shell nobody can type into."""
     out = {
@@ -164,44 +166,6 @@ def read_head(path: Path) -> tuple[bytes, bool]:
     """The first _OUTPUT_READ_BYTES of a file, and whether there is more."""
     with path.open("rb") as f:
         return f.read(_OUTPUT_READ_BYTES), bool(f.read(1))
-
-
-def _signal_group(pgid: int, sig: int) -> bool:
-    try:
-        os.killpg(pgid, sig)
-        return True
-    except ProcessLookupError:
-        return False
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether any process of the group still runs (zombies do not count)."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return _signal_group(pgid, 0)
-    # killpg(pgid, 0) also succeeds for zombies, and orphans reparented to an init that is
-    # slow to reap (common in containers) would then cost every kill the full grace period.
-    for entry in proc.iterdir():
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
-async def kill_group(pgid: int) -> None:
-    """SIGTERM the process group, then SIGKILL whatever survives the grace period."""
-    if not _signal_group(pgid, signal.SIGTERM):
-        return
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + KILL_GRACE_S
-    while loop.time() < deadline:
-        await asyncio.sleep(0.02)
-        if not group_alive(pgid):
-            return
-    _signal_group(pgid, signal.SIGKILL)
 
 
 def start_dir(ctx: ToolContext) -> tuple[Path, str]:
@@ -334,16 +298,28 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
             "running": bash_runs.RERUN_NOTE,
             "ended": bash_runs.RERUN_ENDED_NOTE,
         }.get(state, bash_runs.RERUN_ELSEWHERE_NOTE)
+    if bash_runs.kill_requested():
+        return ToolOutput(content=NOT_RUN_KILLED, is_error=True)
     cwd, start_note = start_dir(ctx)
     timeout_ms = inp.timeout or DEFAULT_TIMEOUT_MS
+    late_kills: list[asyncio.Task[None]] = []
+
+    def started(pgid: int) -> None:
+        bash_runs.remember(pgid)
+        # A kill that came since the check above found no record of this command to kill.
+        if bash_runs.kill_requested():
+            late_kills.append(asyncio.create_task(kill_when_set_up(pgid)))
+
     with tempfile.TemporaryDirectory(prefix="outlast-bash-") as scratch:
         cwd_file, output = Path(scratch, "cwd"), Path(scratch, "output")
         argv = _argv(ctx, wrap_command(inp.command, str(cwd_file)), scratch, cwd)
         if isinstance(argv, str):
             return ToolOutput(content=argv, is_error=True)
-        status = await run_command(
-            argv, cwd, output, timeout_ms / 1000, on_start=bash_runs.remember
-        )
+        try:
+            status = await run_command(argv, cwd, output, timeout_ms / 1000, on_start=started)
+        finally:
+            for kill in late_kills:
+                kill.cancel()  # run_command has killed the group and reaped it either way
         # Kept when the run is cut short (a worker shutting down cancels it): the retry on
         # another worker then knows the command already ran in part.
         bash_runs.forget()
@@ -382,21 +358,11 @@ async def kill_bash_runs(req: BashKillRequest) -> int:
     A cancel reaches a running activity only in the response to its next heartbeat, so a
     workflow that is being killed sends this too, on the host queue, and the command stops at
     once; the Bash activity then ends with it. Tools heartbeat only every few seconds (each
-    heartbeat is a server request and a billed action), and a kill need not wait for one.
+    heartbeat is a server request and a billed action), and a kill need not wait for one. A
+    command that had not recorded its process group yet kills itself once it has
+    (`bash_runs.mark_killed`).
     """
+    bash_runs.mark_killed(req.workflow_id, req.run_id)
     pgids = bash_runs.running_for(req.workflow_id, req.run_id)
-    await asyncio.gather(*(_kill_when_set_up(pgid) for pgid in pgids))
+    await asyncio.gather(*(kill_when_set_up(pgid) for pgid in pgids))
     return len(pgids)
-
-
-SET_UP_S = 0.2
-"""How long a command's sandbox gets to set itself up before a kill is sent to it: bubblewrap
-signalled in its first few milliseconds dies and leaves the sandboxed command running, out of
-its process group (measured: 1-5 ms after the start, not from 8 ms on)."""
-
-
-async def _kill_when_set_up(pgid: int) -> None:
-    age = bash_runs.leader_age_s(pgid)
-    if age is not None and age < SET_UP_S:
-        await asyncio.sleep(SET_UP_S - age)
-    await kill_group(pgid)

@@ -13,11 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 from temporalio import activity
 
 from activities.store import state_dir
+from activities.tools.process_groups import group_alive, leader_start_time
 
 RERUN_NOTE = (
     "Note: this command had already started once, on a worker that stopped before it "
@@ -36,29 +38,56 @@ RERUN_ELSEWHERE_NOTE = (
 )
 
 
+KILL_MARK_TTL_S = 3600.0
+"""How long a kill mark is kept. It only has to outlast the Bash activities that a worker had
+taken before the kill (their start is moments away); a later one is never started."""
+RECORD_TTL_S = 7 * 24 * 3600.0
+"""How long the record of a command that ended without its activity reporting is kept (a
+terminated run's, say): a retry that comes later says the command may have run elsewhere."""
+
+
+def _key_name(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
 def _record_path() -> Path:
     info = activity.info()
-    key = f"{info.workflow_id}|{info.workflow_run_id}|{info.activity_id}"
-    name = hashlib.sha256(key.encode()).hexdigest()[:32]
+    name = _key_name(f"{info.workflow_id}|{info.workflow_run_id}|{info.activity_id}")
     return state_dir() / "bash-runs" / f"{name}.json"
 
 
-def leader_start_time(pid: int) -> str | None:
-    """Field 22 of /proc/<pid>/stat (start time in clock ticks); None if no such process."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
+def _mark_path(workflow_id: str, run_id: str) -> Path:
+    return state_dir() / "bash-kills" / _key_name(f"{workflow_id}|{run_id}")
 
 
-def leader_age_s(pid: int) -> float | None:
-    """Seconds since the process started; None if no such process."""
-    start = leader_start_time(pid)
-    try:
-        uptime = float(Path("/proc/uptime").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    return None if start is None else uptime - int(start) / os.sysconf("SC_CLK_TCK")
+def mark_killed(workflow_id: str, run_id: str) -> None:
+    """Note on this host that a workflow run is being killed.
+
+    A kill finds only the commands already recorded; one whose activity started but had not
+    recorded its process group yet checks for this mark right after it has (and one that
+    starts after it does not run at all). Marked before the records are read, so that of the kill
+    and the command at least one sees the other.
+    """
+    path = _mark_path(workflow_id, run_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _prune(path.parent, "*", KILL_MARK_TTL_S)
+    path.touch()
+
+
+def kill_requested() -> bool:
+    """Whether this activity's workflow run is being killed (`mark_killed`)."""
+    info = activity.info()
+    return _mark_path(info.workflow_id, info.workflow_run_id).exists()
+
+
+def _prune(directory: Path, pattern: str, ttl_s: float) -> None:
+    cutoff = time.time() - ttl_s
+    for path in directory.glob(pattern):
+        try:
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+        except OSError:
+            continue  # gone meanwhile
 
 
 def _pid_space() -> str:
@@ -105,8 +134,6 @@ def previous_run() -> tuple[str, int | None]:
 
 def _state(record: dict) -> tuple[str, int | None]:
     """`previous_run`'s answer for one record."""
-    from activities.tools.bash import group_alive
-
     pgid, start = int(record["pgid"]), record.get("start")
     if not record.get("space") or record["space"] != _pid_space():
         return "elsewhere", None  # its numbers mean nothing here
@@ -120,7 +147,9 @@ def _state(record: dict) -> tuple[str, int | None]:
 def running_for(workflow_id: str, run_id: str) -> list[int]:
     """The process groups that a workflow run's Bash calls have running on this host."""
     found = []
-    for path in (state_dir() / "bash-runs").glob("*.json"):
+    records = state_dir() / "bash-runs"
+    _prune(records, "*.json", RECORD_TTL_S)
+    for path in records.glob("*.json"):
         try:
             record = json.loads(path.read_text())
         except (OSError, ValueError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import os
 import random
 import shlex
 import socket
@@ -23,12 +24,19 @@ from activities.sandbox import BWRAP_REQUIRED, WRITER_SANDBOX_ENV
 from activities.tools import bash_runs
 from activities.tools.base import ToolContext, ToolOutput
 from activities.tools.bash import (
+    NOT_RUN_KILLED,
     BashInput,
     BashKillRequest,
     BashRequest,
     kill_bash_runs,
     run_bash,
 )
+
+
+@pytest.fixture(autouse=True)
+def own_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run records and kill marks of this test only: a kill mark outlives its test."""
+    monkeypatch.setenv("OUTLAST_HOME", str(tmp_path / "state"))
 
 
 @pytest.fixture
@@ -195,6 +203,57 @@ async def test_a_kill_as_the_command_starts_leaves_nothing_running(ws: Path) -> 
         await asyncio.wait_for(task, timeout=3.0)
         await asyncio.sleep(0.3)
         assert not live_pids(mark), f"round {n}: the command outlived its kill"
+
+
+async def test_a_killed_runs_next_command_does_not_run(ws: Path) -> None:
+    """A Bash call that starts after its run's kill (a worker had taken it just before) runs
+    nothing; another run's commands are not affected."""
+    kill = BashKillRequest(workflow_id="wf-late", run_id="run-1")
+    assert await _Info("wf-late", "9").env.run(kill_bash_runs, kill) == 0
+    out = await _Info("wf-late", "5").env.run(run_bash, request(ws, "touch made"))
+    assert out.is_error and out.content == NOT_RUN_KILLED
+    assert not (ws / "made").exists()
+    other = await _Info("wf-other", "5").env.run(run_bash, request(ws, "touch made"))
+    assert not other.is_error and (ws / "made").exists()
+
+
+async def test_a_kill_before_the_command_is_recorded_still_kills_it(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kill comes after the Bash activity started but before it recorded its process group,
+    so the kill finds nothing to signal: the command kills itself once recorded."""
+    mark, record = marker(), bash_runs.remember
+
+    def kill_arrives_then_record(pgid: int) -> None:
+        bash_runs.mark_killed("wf-window", "run-1")  # and its scan found no record
+        record(pgid)
+
+    monkeypatch.setattr(bash_runs, "remember", kill_arrives_then_record)
+    started = time.monotonic()
+    out = await asyncio.wait_for(
+        _Info("wf-window", "5").env.run(run_bash, request(ws, f"sleep {mark}")), timeout=5.0
+    )
+    assert out.is_error and out.content.startswith("Exit code 143")  # SIGTERM
+    assert time.monotonic() - started < 2.0
+    assert not live_pids(mark)
+
+
+def test_old_kill_marks_and_run_records_are_pruned(tmp_path: Path) -> None:
+    bash_runs.mark_killed("wf-old", "run-1")
+    records = tmp_path / "state" / "bash-runs"
+    records.mkdir(parents=True)
+    (records / "old.json").write_text('{"pgid": 1, "workflow_id": "wf-old", "run_id": "run-1"}')
+    (records / "new.json").write_text('{"pgid": 1, "workflow_id": "wf-new", "run_id": "run-1"}')
+    marks = tmp_path / "state" / "bash-kills"
+    (old_mark,) = marks.iterdir()
+    day_ago = time.time() - 24 * 3600
+    os.utime(old_mark, (day_ago, day_ago))
+    week_ago = time.time() - 8 * 24 * 3600
+    os.utime(records / "old.json", (week_ago, week_ago))
+    bash_runs.mark_killed("wf-new", "run-1")
+    assert not old_mark.exists() and len(list(marks.iterdir())) == 1
+    assert bash_runs.running_for("wf-new", "run-1") == []
+    assert sorted(p.name for p in records.iterdir()) == ["new.json"]
 
 
 async def test_long_output_is_truncated_to_30000_chars(ws: Path) -> None:
