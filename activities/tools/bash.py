@@ -298,8 +298,6 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
             "running": bash_runs.RERUN_NOTE,
             "ended": bash_runs.RERUN_ENDED_NOTE,
         }.get(state, bash_runs.RERUN_ELSEWHERE_NOTE)
-    if bash_runs.kill_requested():
-        return ToolOutput(content=NOT_RUN_KILLED, is_error=True)
     cwd, start_note = start_dir(ctx)
     timeout_ms = inp.timeout or DEFAULT_TIMEOUT_MS
     late_kills: list[asyncio.Task[None]] = []
@@ -315,11 +313,20 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
         argv = _argv(ctx, wrap_command(inp.command, str(cwd_file)), scratch, cwd)
         if isinstance(argv, str):
             return ToolOutput(content=argv, is_error=True)
+        if bash_runs.kill_requested():
+            # A worker took this call just before its run was killed: nothing starts. An
+            # earlier attempt's leftovers were killed above; its record goes with them.
+            bash_runs.forget()
+            content = "\n".join(part for part in (NOT_RUN_KILLED, rerun_note) if part)
+            return ToolOutput(content=content, is_error=True)
         try:
             status = await run_command(argv, cwd, output, timeout_ms / 1000, on_start=started)
         finally:
             for kill in late_kills:
                 kill.cancel()  # run_command has killed the group and reaped it either way
+            # Collected, so that a kill that failed (the same failure run_command's own kill
+            # met) is not logged as an exception nobody retrieved.
+            await asyncio.gather(*late_kills, return_exceptions=True)
         # Kept when the run is cut short (a worker shutting down cancels it): the retry on
         # another worker then knows the command already ran in part.
         bash_runs.forget()

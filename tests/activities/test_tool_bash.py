@@ -205,13 +205,30 @@ async def test_a_kill_as_the_command_starts_leaves_nothing_running(ws: Path) -> 
         assert not live_pids(mark), f"round {n}: the command outlived its kill"
 
 
-async def test_a_killed_runs_next_command_does_not_run(ws: Path) -> None:
+async def test_a_killed_runs_next_command_does_not_run(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A Bash call that starts after its run's kill (a worker had taken it just before) runs
     nothing; another run's commands are not affected."""
+    marked_first: list[bool] = []
+    scan = bash_runs.running_for
+
+    def scan_after_the_mark(workflow_id: str, run_id: str) -> list[int]:
+        # The kill marks, then scans: a command recording meanwhile sees one or the other.
+        marked_first.append(bash_runs.kill_requested())
+        return scan(workflow_id, run_id)
+
+    monkeypatch.setattr(bash_runs, "running_for", scan_after_the_mark)
     kill = BashKillRequest(workflow_id="wf-late", run_id="run-1")
     assert await _Info("wf-late", "9").env.run(kill_bash_runs, kill) == 0
+    assert marked_first == [True]
     out = await _Info("wf-late", "5").env.run(run_bash, request(ws, "touch made"))
     assert out.is_error and out.content == NOT_RUN_KILLED
+    assert not (ws / "made").exists()
+    retry = _Info("wf-late", "6").env
+    retry.info = dataclasses.replace(retry.info, attempt=2)
+    again = await retry.run(run_bash, request(ws, "touch made"))
+    assert again.content == f"{NOT_RUN_KILLED}\n{bash_runs.RERUN_ELSEWHERE_NOTE}"
     assert not (ws / "made").exists()
     other = await _Info("wf-other", "5").env.run(run_bash, request(ws, "touch made"))
     assert not other.is_error and (ws / "made").exists()
