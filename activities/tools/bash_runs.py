@@ -5,7 +5,9 @@ it) the processes go on. Temporal retries the activity once the heartbeat stops;
 command runs again, the new attempt kills what the interrupted one left, and says so in its
 result. Each run is recorded on the host (`$OUTLAST_HOME/bash-runs/`) under its activity's
 identity, with the process group and its leader's start time, so a recycled pid is never
-killed by mistake.
+killed by mistake. The same records let a killed workflow run kill its commands on the host
+(`tool.bash_kill`), and a kill mark (`$OUTLAST_HOME/bash-kills/`) reaches the commands it came
+too early to find.
 """
 
 from __future__ import annotations
@@ -65,8 +67,8 @@ def mark_killed(workflow_id: str, run_id: str) -> None:
 
     A kill finds only the commands already recorded; one whose activity started but had not
     recorded its process group yet checks for this mark right after it has (and one that
-    starts after it does not run at all). Marked before the records are read, so that of the kill
-    and the command at least one sees the other.
+    starts after it does not run at all). Marked before the records are read, so that of the
+    kill and the command at least one sees the other.
     """
     path = _mark_path(workflow_id, run_id)
     path.parent.mkdir(parents=True, exist_ok=True)
