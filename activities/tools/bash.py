@@ -304,7 +304,7 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
 
     def started(pgid: int) -> None:
         bash_runs.remember(pgid)
-        # A kill that came since the check above found no record of this command to kill.
+        # A kill that came since the check before the start found no record of it to kill.
         if bash_runs.kill_requested():
             late_kills.append(asyncio.create_task(kill_when_set_up(pgid)))
 
@@ -317,7 +317,8 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
             # A worker took this call just before its run was killed: nothing starts. An
             # earlier attempt's leftovers were killed above; its record goes with them.
             bash_runs.forget()
-            content = "\n".join(part for part in (NOT_RUN_KILLED, rerun_note) if part)
+            note = bash_runs.NOT_RUN_RERUN_NOTE if rerun_note else ""
+            content = "\n".join(part for part in (NOT_RUN_KILLED, note) if part)
             return ToolOutput(content=content, is_error=True)
         try:
             status = await run_command(argv, cwd, output, timeout_ms / 1000, on_start=started)
@@ -327,11 +328,11 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
             # Collected, so that a kill that failed (the same failure run_command's own kill
             # met) is not logged as an exception nobody retrieved.
             await asyncio.gather(*late_kills, return_exceptions=True)
+            if ctx.sandbox == "none":  # a cancelled call's too
+                drop_scratch_mountpoint(str(workspace_root(ctx)), scratch)
         # Kept when the run is cut short (a worker shutting down cancels it): the retry on
         # another worker then knows the command already ran in part.
         bash_runs.forget()
-        if ctx.sandbox == "none":
-            drop_scratch_mountpoint(str(workspace_root(ctx)), scratch)
         raw, more = read_head(output)
         new_cwd, cwd_note = next_cwd(cwd_file, ctx, cwd)
     notes = (start_note, cwd_note, rerun_note)

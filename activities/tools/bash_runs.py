@@ -38,6 +38,11 @@ RERUN_ELSEWHERE_NOTE = (
     "reported, and ran again from the start here. That first run was on another machine or "
     "container: it may have finished, or may still be running there; check for its effects."
 )
+NOT_RUN_RERUN_NOTE = (
+    "Note: this command had already started once, on a worker that stopped before it "
+    "reported; check for effects of that run (anything of it still running on this machine "
+    "was killed)."
+)
 
 
 KILL_MARK_TTL_S = 3600.0

@@ -20,7 +20,8 @@ from pydantic import ValidationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import workspace
-from activities.sandbox import BWRAP_REQUIRED, WRITER_SANDBOX_ENV
+from activities.sandbox import BWRAP_REQUIRED, WRITER_SANDBOX_ENV, sandbox_tmp
+from activities.tools import bash as bash_tool
 from activities.tools import bash_runs
 from activities.tools.base import ToolContext, ToolOutput
 from activities.tools.bash import (
@@ -132,6 +133,8 @@ async def test_cancellation_kills_the_whole_process_tree(ws: Path) -> None:
         # The activity must give up promptly, not once the 100 s sleeps end.
         await asyncio.wait_for(task, timeout=2.0)
     assert await eventually(lambda: not live_pids(mark), within=2.0)
+    # Nor is the empty directory left that the writer sandbox mounted the call's scratch on.
+    assert not list(Path(sandbox_tmp(str(ws))).glob("outlast-bash-*"))
 
 
 async def test_background_leftovers_do_not_outlive_or_block_the_call(ws: Path) -> None:
@@ -225,13 +228,45 @@ async def test_a_killed_runs_next_command_does_not_run(
     out = await _Info("wf-late", "5").env.run(run_bash, request(ws, "touch made"))
     assert out.is_error and out.content == NOT_RUN_KILLED
     assert not (ws / "made").exists()
-    retry = _Info("wf-late", "6").env
-    retry.info = dataclasses.replace(retry.info, attempt=2)
-    again = await retry.run(run_bash, request(ws, "touch made"))
-    assert again.content == f"{NOT_RUN_KILLED}\n{bash_runs.RERUN_ELSEWHERE_NOTE}"
-    assert not (ws / "made").exists()
     other = await _Info("wf-other", "5").env.run(run_bash, request(ws, "touch made"))
     assert not other.is_error and (ws / "made").exists()
+
+
+async def test_a_killed_runs_retry_kills_the_first_attempts_leftover_and_runs_nothing(
+    ws: Path,
+) -> None:
+    mark = marker()
+    leftover = await asyncio.create_subprocess_exec("sleep", mark, start_new_session=True)
+    try:
+        first, retry = _Info("wf-retry", "6").env, _Info("wf-retry", "6").env
+        first.run(bash_runs.remember, leftover.pid)  # what the attempt that died left
+        retry.info = dataclasses.replace(retry.info, attempt=2)
+        kill = BashKillRequest(workflow_id="wf-retry", run_id="run-1")
+        await _Info("wf-retry", "9").env.run(kill_bash_runs, kill)
+        assert await asyncio.wait_for(leftover.wait(), 3.0) == -15  # the kill found it
+        again = await retry.run(run_bash, request(ws, "touch made"))
+    finally:
+        if leftover.returncode is None:
+            leftover.kill()
+    # The output says it did not run, and does not say it ran again.
+    assert again.content == f"{NOT_RUN_KILLED}\n{bash_runs.NOT_RUN_RERUN_NOTE}"
+    assert not (ws / "made").exists()
+    assert not list((Path(os.environ["OUTLAST_HOME"]) / "bash-runs").iterdir())
+
+
+async def test_a_kill_during_the_sandbox_probe_stops_the_command_before_it_starts(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_argv = bash_tool._argv
+
+    def kill_arrives_meanwhile(*args: object) -> list[str] | str:
+        bash_runs.mark_killed("wf-probe", "run-1")  # the probe can take seconds
+        return real_argv(*args)
+
+    monkeypatch.setattr(bash_tool, "_argv", kill_arrives_meanwhile)
+    out = await _Info("wf-probe", "5").env.run(run_bash, request(ws, "touch made"))
+    assert out.is_error and out.content == NOT_RUN_KILLED
+    assert not (ws / "made").exists()
 
 
 async def test_a_kill_before_the_command_is_recorded_still_kills_it(
