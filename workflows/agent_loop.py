@@ -37,8 +37,7 @@ with workflow.unsafe.imports_passed_through():
         local_activity_name,
     )
     from activities.tools import TOOLS
-    from activities.tools.base import FileStamp, ToolContext, ToolOutput
-    from activities.tools.bash import BashKillRequest
+    from activities.tools.base import FileStamp, KillRequest, ToolContext, ToolOutput
 
 from workflows.contracts import AgentUsage, Workspace
 from workflows.model_call import ModelCalls, call_the_model
@@ -268,7 +267,7 @@ async def _run_on_host(
 
 async def _killable(
     handle: workflow.ActivityHandle[ToolOutput],
-    kill: Callable[..., Awaitable[int]],
+    kill: Callable[[KillRequest], Awaitable[int]],
     host_queue: str,
     heartbeat_timeout: timedelta,
 ) -> ToolOutput:
@@ -286,7 +285,7 @@ async def _killable(
         info = workflow.info()
         stop = workflow.start_activity(
             kill,
-            BashKillRequest(workflow_id=info.workflow_id, run_id=info.run_id),
+            KillRequest(workflow_id=info.workflow_id, run_id=info.run_id),
             task_queue=host_queue,
             summary="kill the running command",
             # A host that is gone cannot kill anything; the tool's heartbeat timeout then ends

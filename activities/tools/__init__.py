@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from temporalio.common import RetryPolicy
 
 from activities.tools import bash, edit, glob, grep, read, write
-from activities.tools.base import ToolContext, ToolOutput, ToolRequest
+from activities.tools.base import KillRequest, ToolContext, ToolOutput, ToolRequest
 
 HEARTBEAT_TIMEOUT = timedelta(seconds=30)
 # Read, Glob and Grep change nothing, and Write and Edit detect an attempt that already
@@ -80,7 +80,7 @@ class ToolSpec:
     """Changes nothing, so several calls may run concurrently."""
     start_to_close: Callable[[Any], timedelta]
     retry_policy: RetryPolicy
-    kill: Callable[..., Awaitable[int]] | None = None
+    kill: Callable[[KillRequest], Awaitable[int]] | None = None
     """The host activity that stops a killed workflow run's calls of this tool at once,
     instead of at the activity's next heartbeat (Bash: `bash.kill_bash_runs`)."""
 
@@ -178,7 +178,9 @@ TOOLS: dict[str, ToolSpec] = {
 }
 
 ALL_ACTIVITIES: list[Callable[..., Awaitable[ToolOutput]]] = [s.activity for s in TOOLS.values()]
-KILL_ACTIVITIES: list[Callable[..., Awaitable[int]]] = [s.kill for s in TOOLS.values() if s.kill]
+KILL_ACTIVITIES: list[Callable[[KillRequest], Awaitable[int]]] = [
+    s.kill for s in TOOLS.values() if s.kill
+]
 """Served on the host queue beside the tools (`ToolSpec.kill`)."""
 
 __all__ = ["ALL_ACTIVITIES", "KILL_ACTIVITIES", "TOOLS", "ToolSpec", "clean_schema"]

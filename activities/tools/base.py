@@ -100,6 +100,16 @@ class ToolRequest(BaseModel):
     ctx: ToolContext
 
 
+class KillRequest(BaseModel):
+    """Which workflow run's calls of a tool to kill on the host: the input of a tool's kill
+    activity (`ToolSpec.kill`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workflow_id: str
+    run_id: str
+
+
 STORE_OUTPUT_FROM_CHARS = 512
 """Shorter outputs cost less inline than as a reference and a blob."""
 

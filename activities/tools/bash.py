@@ -34,7 +34,14 @@ from activities.sandbox import (
     writer_policy,
 )
 from activities.tools import bash_runs
-from activities.tools.base import ToolContext, ToolOutput, ToolRequest, no_nul, with_content_ref
+from activities.tools.base import (
+    KillRequest,
+    ToolContext,
+    ToolOutput,
+    ToolRequest,
+    no_nul,
+    with_content_ref,
+)
 from activities.tools.process_groups import kill_group, kill_when_set_up
 from activities.workspace import (
     WorkspaceEscape,
@@ -350,17 +357,8 @@ async def run_bash(req: BashRequest) -> ToolOutput:
     return with_content_ref(await _run_bash(req))
 
 
-class BashKillRequest(BaseModel):
-    """Which workflow run's commands to kill."""
-
-    model_config = ConfigDict(frozen=True)
-
-    workflow_id: str
-    run_id: str
-
-
 @activity.defn(name="tool.bash_kill")
-async def kill_bash_runs(req: BashKillRequest) -> int:
+async def kill_bash_runs(req: KillRequest) -> int:
     """Kill the commands a workflow run's Bash calls have running on this host; how many.
 
     A cancel reaches a running activity only in the response to its next heartbeat, so a

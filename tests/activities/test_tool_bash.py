@@ -23,11 +23,10 @@ from activities import workspace
 from activities.sandbox import BWRAP_REQUIRED, WRITER_SANDBOX_ENV, sandbox_tmp
 from activities.tools import bash as bash_tool
 from activities.tools import bash_runs
-from activities.tools.base import ToolContext, ToolOutput
+from activities.tools.base import KillRequest, ToolContext, ToolOutput
 from activities.tools.bash import (
     NOT_RUN_KILLED,
     BashInput,
-    BashKillRequest,
     BashRequest,
     kill_bash_runs,
     run_bash,
@@ -176,16 +175,14 @@ async def test_kill_on_host_stops_that_runs_commands_only(ws: Path) -> None:
     assert await eventually(lambda: live_pids(mine) and live_pids(other), within=3.0)
     killer = _Info("wf-a", "9").env
     started = time.monotonic()
-    killed = await killer.run(kill_bash_runs, BashKillRequest(workflow_id="wf-a", run_id="run-1"))
+    killed = await killer.run(kill_bash_runs, KillRequest(workflow_id="wf-a", run_id="run-1"))
     out = await asyncio.wait_for(task, timeout=2.0)
     assert time.monotonic() - started < 2.0
     assert killed == 1 and not live_pids(mine)
     assert out.is_error and out.content.startswith("Exit code 143")  # SIGTERM
     assert live_pids(other) and not bystander.done()
     # Nothing left to kill: the command's record went with it.
-    assert (
-        await killer.run(kill_bash_runs, BashKillRequest(workflow_id="wf-a", run_id="run-1")) == 0
-    )
+    assert await killer.run(kill_bash_runs, KillRequest(workflow_id="wf-a", run_id="run-1")) == 0
     bystanding.cancel()
     with pytest.raises(asyncio.CancelledError):
         await bystander
@@ -201,7 +198,7 @@ async def test_a_kill_as_the_command_starts_leaves_nothing_running(ws: Path) -> 
         task = asyncio.create_task(env.run(run_bash, request(ws, f"sleep {mark}")))
         while not bash_runs.running_for(f"wf-early-{n}", "run-1"):
             await asyncio.sleep(0.0005)
-        kill = BashKillRequest(workflow_id=f"wf-early-{n}", run_id="run-1")
+        kill = KillRequest(workflow_id=f"wf-early-{n}", run_id="run-1")
         assert await _Info(f"wf-early-{n}", "9").env.run(kill_bash_runs, kill) == 1
         await asyncio.wait_for(task, timeout=3.0)
         await asyncio.sleep(0.3)
@@ -222,7 +219,7 @@ async def test_a_killed_runs_next_command_does_not_run(
         return scan(workflow_id, run_id)
 
     monkeypatch.setattr(bash_runs, "running_for", scan_after_the_mark)
-    kill = BashKillRequest(workflow_id="wf-late", run_id="run-1")
+    kill = KillRequest(workflow_id="wf-late", run_id="run-1")
     assert await _Info("wf-late", "9").env.run(kill_bash_runs, kill) == 0
     assert marked_first == [True]
     out = await _Info("wf-late", "5").env.run(run_bash, request(ws, "touch made"))
@@ -241,7 +238,7 @@ async def test_a_killed_runs_retry_kills_the_first_attempts_leftover_and_runs_no
         first, retry = _Info("wf-retry", "6").env, _Info("wf-retry", "6").env
         first.run(bash_runs.remember, leftover.pid)  # what the attempt that died left
         retry.info = dataclasses.replace(retry.info, attempt=2)
-        kill = BashKillRequest(workflow_id="wf-retry", run_id="run-1")
+        kill = KillRequest(workflow_id="wf-retry", run_id="run-1")
         await _Info("wf-retry", "9").env.run(kill_bash_runs, kill)
         assert await asyncio.wait_for(leftover.wait(), 3.0) == -15  # the kill found it
         again = await retry.run(run_bash, request(ws, "touch made"))
