@@ -317,7 +317,11 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
 
     with tempfile.TemporaryDirectory(prefix="outlast-bash-") as scratch:
         cwd_file, output = Path(scratch, "cwd"), Path(scratch, "output")
-        argv = _argv(ctx, wrap_command(inp.command, str(cwd_file)), scratch, cwd)
+        # In a thread: a worker's first writer call probes bubblewrap, a subprocess that may
+        # take seconds, and the event loop also carries this worker's workflows and heartbeats.
+        argv = await asyncio.to_thread(
+            _argv, ctx, wrap_command(inp.command, str(cwd_file)), scratch, cwd
+        )
         if isinstance(argv, str):
             return ToolOutput(content=argv, is_error=True)
         if bash_runs.kill_requested():

@@ -3,7 +3,11 @@ touch git's hooks or config, the main checkout of its worktree, or anything else
 
 from __future__ import annotations
 
+import asyncio
+import os
+import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -112,6 +116,41 @@ async def test_tmp_lasts_between_calls_and_is_not_the_hosts(repo: Path) -> None:
     assert await bash(repo, "echo kept > /tmp/outlast-test-note && echo ok") == (False, "ok")
     assert await bash(repo, "cat /tmp/outlast-test-note") == (False, "kept")
     assert not Path("/tmp/outlast-test-note").exists()
+
+
+async def test_the_bubblewrap_probe_does_not_hold_up_the_event_loop(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first writer call probes bubblewrap; a probe that takes a second must not stall the
+    worker's other coroutines meanwhile."""
+    real = shutil.which("bwrap")
+    assert real is not None
+    slow = tmp_path / "bin" / "bwrap"
+    slow.parent.mkdir()
+    # The probe's command is `true`; a real command's is `bash -c <script>`.
+    slow.write_text(f'#!/bin/bash\n[ "${{!#}}" = true ] && sleep 1\nexec {real} "$@"\n')
+    slow.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{slow.parent}:{os.environ['PATH']}")
+    gaps: list[float] = []
+
+    async def tick() -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.01)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    working_bwrap.cache_clear()
+    ticker = asyncio.create_task(tick())
+    try:
+        started = time.monotonic()
+        assert await bash(repo, "echo hi") == (False, "hi")
+        assert time.monotonic() - started >= 1.0  # the slow probe ran
+    finally:
+        ticker.cancel()
+        working_bwrap.cache_clear()
+    assert max(gaps) < 0.5
 
 
 async def test_the_operator_chooses(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
