@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
 from activities.tools.bash import kill_bash_runs
@@ -16,16 +18,50 @@ from worker import HOST_ACTIVITIES
 from workflows.contracts import AgentStatus, StopRequest
 
 
-def processes_with(marker: str) -> list[int]:
+def processes_with(marker: str, exact: bool = False) -> list[int]:
+    """Processes whose command line holds `marker` (is `marker`, with `exact`)."""
     found = []
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
             try:
-                if marker in (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode():
-                    found.append(int(proc.name))
+                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
             except OSError:
                 continue
+            if cmdline == marker if exact else marker in cmdline:
+                found.append(int(proc.name))
     return found
+
+
+def described(pids: list[int]) -> str:
+    """State, parent, group, session and command line of each process, for a failure."""
+    lines = []
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError):
+            lines.append(f"{pid}: gone")
+            continue
+        state, ppid, pgrp, session = stat[0], stat[1], stat[2], stat[3]
+        lines.append(f"{pid}: {state} ppid={ppid} pgrp={pgrp} sid={session} {cmdline[:200]!r}")
+    return "\n".join(lines)
+
+
+async def since_the_cancel(handle) -> str:
+    """The history from the cancel request on, with seconds since it, for a failure."""
+    lines, at = [], None
+    async for e in handle.fetch_history_events():
+        t = e.event_time.ToDatetime().timestamp()
+        if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+            at = t
+        if at is not None:
+            attrs = e.activity_task_scheduled_event_attributes.activity_type.name
+            payloads = e.activity_task_completed_event_attributes.result.payloads
+            data = payloads[0].data.decode()[:120] if payloads else ""
+            failure = e.activity_task_failed_event_attributes.failure.message[:120]
+            name = EventType.Name(e.event_type).removeprefix("EVENT_TYPE_")
+            lines.append(f"{t - at:6.2f} {e.event_id} {name} {attrs}{data}{failure}")
+    return "\n".join(lines)
 
 
 async def wait_until_tool_runs(handle, tool: str) -> None:
@@ -41,7 +77,9 @@ async def wait_until_tool_runs(handle, tool: str) -> None:
 
 
 async def test_cancel_kills_the_running_bash_tree(client, git_repo):
-    command = "sleep 1001 & sleep 1002 & wait"
+    # Its own sleep arguments, so that no other process on the machine can match.
+    mark = f"{random.randint(10**6, 10**7)}"
+    command = f"sleep 1001.{mark} & sleep 1002.{mark} & wait"
     script = {
         "agents": [
             {
@@ -57,22 +95,25 @@ async def test_cancel_kills_the_running_bash_tree(client, git_repo):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("sleep", git_repo, queues), queues)
             await wait_until_tool_runs(handle, "Bash")
+            sleeps = [f"sleep 1001.{mark}", f"sleep 1002.{mark}"]
             for _ in range(50):
-                if len(processes_with("sleep 100")) >= 2:
+                if all(processes_with(s, exact=True) for s in sleeps):
                     break
                 await asyncio.sleep(0.1)
-            assert len(processes_with("sleep 100")) >= 2
+            assert all(processes_with(s, exact=True) for s in sleeps)
             cancelled_at = time.monotonic()
             await handle.cancel()
             with pytest.raises(WorkflowFailureError):
                 await handle.result()
-            while processes_with("sleep 100") and time.monotonic() - cancelled_at < 5:
+            # The sleeps, the shell and bubblewrap: every command line that holds the mark.
+            while processes_with(mark) and time.monotonic() - cancelled_at < 5:
                 await asyncio.sleep(0.05)
             gone_after = time.monotonic() - cancelled_at
-    assert processes_with("sleep 100") == []
+    left = processes_with(mark)
+    assert left == [], f"{described(left)}\n{await since_the_cancel(handle)}"
     # Tools heartbeat every 5 s, so the cancel could not reach the activity this soon: the
     # run's kill activity stopped the command on the host.
-    assert gone_after < 2.0
+    assert gone_after < 2.0, await since_the_cancel(handle)
     assert (await handle.describe()).status == WorkflowExecutionStatus.CANCELED
     assert ("tool.bash_kill", 1) in await activity_attempts(handle)
 
