@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,10 +129,25 @@ def writer_policy() -> WriterPolicy:
     return value  # type: ignore[return-value]
 
 
-@functools.cache
+_PROBE_LOCK = threading.Lock()
+
+
 def working_bwrap() -> str | None:
     """bwrap, if it is installed and can make a sandbox here (a container without user
-    namespaces has the binary but cannot use it). Probed once per process."""
+    namespaces has the binary but cannot use it). Probed once per process: Bash calls build
+    their command lines on worker threads, and those that come during the probe wait for it."""
+    with _PROBE_LOCK:
+        return _probed_bwrap()
+
+
+def forget_bwrap_probe() -> None:
+    """Probe again at the next call (for tests)."""
+    with _PROBE_LOCK:
+        _probed_bwrap.cache_clear()
+
+
+@functools.cache
+def _probed_bwrap() -> str | None:
     bwrap = find_bwrap()
     if bwrap is None:
         return None

@@ -13,7 +13,12 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.sandbox import WRITER_BWRAP_REQUIRED, WRITER_SANDBOX_ENV, git_dirs, working_bwrap
+from activities.sandbox import (
+    WRITER_BWRAP_REQUIRED,
+    WRITER_SANDBOX_ENV,
+    forget_bwrap_probe,
+    git_dirs,
+)
 from activities.tools.base import ToolContext
 from activities.tools.bash import BashInput, BashRequest, run_bash
 from tests.activities.test_tool_bash import snapshot
@@ -121,14 +126,17 @@ async def test_tmp_lasts_between_calls_and_is_not_the_hosts(repo: Path) -> None:
 async def test_the_bubblewrap_probe_does_not_hold_up_the_event_loop(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The first writer call probes bubblewrap; a probe that takes a second must not stall the
-    worker's other coroutines meanwhile."""
+    """The first writer calls probe bubblewrap, once; a probe that takes a second must not
+    stall the worker's other coroutines meanwhile."""
     real = shutil.which("bwrap")
     assert real is not None
-    slow = tmp_path / "bin" / "bwrap"
+    slow, probes = tmp_path / "bin" / "bwrap", tmp_path / "probes"
     slow.parent.mkdir()
     # The probe's command is `true`; a real command's is `bash -c <script>`.
-    slow.write_text(f'#!/bin/bash\n[ "${{!#}}" = true ] && sleep 1\nexec {real} "$@"\n')
+    slow.write_text(
+        f'#!/bin/bash\n[ "${{!#}}" = true ] && echo probe >> {probes} && sleep 1\n'
+        f'exec {real} "$@"\n'
+    )
     slow.chmod(0o755)
     monkeypatch.setenv("PATH", f"{slow.parent}:{os.environ['PATH']}")
     gaps: list[float] = []
@@ -141,16 +149,18 @@ async def test_the_bubblewrap_probe_does_not_hold_up_the_event_loop(
             gaps.append(now - last)
             last = now
 
-    working_bwrap.cache_clear()
+    forget_bwrap_probe()
     ticker = asyncio.create_task(tick())
     try:
         started = time.monotonic()
-        assert await bash(repo, "echo hi") == (False, "hi")
+        calls = [bash(repo, f"echo hi {i}") for i in range(3)]
+        assert await asyncio.gather(*calls) == [(False, f"hi {i}") for i in range(3)]
         assert time.monotonic() - started >= 1.0  # the slow probe ran
     finally:
         ticker.cancel()
-        working_bwrap.cache_clear()
+        forget_bwrap_probe()
     assert max(gaps) < 0.5
+    assert probes.read_text() == "probe\n"
 
 
 async def test_the_operator_chooses(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -160,8 +170,8 @@ async def test_the_operator_chooses(repo: Path, monkeypatch: pytest.MonkeyPatch)
     assert outside.exists()
     monkeypatch.setenv(WRITER_SANDBOX_ENV, "bwrap")
     monkeypatch.setenv("PATH", "/nonexistent")  # no bwrap to be found
-    working_bwrap.cache_clear()
+    forget_bwrap_probe()
     try:
         assert await bash(repo, "echo hi") == (True, WRITER_BWRAP_REQUIRED)
     finally:
-        working_bwrap.cache_clear()
+        forget_bwrap_probe()
