@@ -135,7 +135,8 @@ _PROBE_LOCK = threading.Lock()
 def working_bwrap() -> str | None:
     """bwrap, if it is installed and can make a sandbox here (a container without user
     namespaces has the binary but cannot use it). Probed once per process: Bash calls build
-    their command lines on worker threads, and those that come during the probe wait for it."""
+    their command lines on worker threads, and those that come during the probe wait for it
+    (holding their threads, up to the probe's 10 s, once in the process's life)."""
     with _PROBE_LOCK:
         return _probed_bwrap()
 

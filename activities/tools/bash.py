@@ -47,6 +47,7 @@ from activities.workspace import (
     WorkspaceEscape,
     heartbeating,
     resolve_in_workspace,
+    run_blocking,
     workspace_root,
 )
 
@@ -319,7 +320,7 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
         cwd_file, output = Path(scratch, "cwd"), Path(scratch, "output")
         # In a thread: a worker's first writer call probes bubblewrap, a subprocess that may
         # take seconds, and the event loop also carries this worker's workflows and heartbeats.
-        argv = await asyncio.to_thread(
+        argv = await run_blocking(
             _argv, ctx, wrap_command(inp.command, str(cwd_file)), scratch, cwd
         )
         if isinstance(argv, str):

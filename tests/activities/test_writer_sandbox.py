@@ -158,6 +158,7 @@ async def test_the_bubblewrap_probe_does_not_hold_up_the_event_loop(
         assert time.monotonic() - started >= 1.0  # the slow probe ran
     finally:
         ticker.cancel()
+        await asyncio.gather(ticker, return_exceptions=True)
         forget_bwrap_probe()
     assert max(gaps) < 0.5
     assert probes.read_text() == "probe\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 
 from activities.tools.bash import kill_bash_runs
 from activities.workspace import HEARTBEAT_INTERVAL_S
@@ -32,6 +32,15 @@ def processes_with(marker: str, exact: bool = False) -> list[int]:
     return found
 
 
+def sleep_mark(seconds: int) -> str:
+    """A `sleep` argument of about `seconds` that no other process on the machine is using."""
+    return f"{seconds}.{random.randint(10**6, 10**7)}"
+
+
+def left_of(*marks: str) -> list[int]:
+    return sorted({pid for mark in marks for pid in processes_with(mark)})
+
+
 def described(pids: list[int]) -> str:
     """State, parent, group, session and command line of each process, for a failure."""
     lines = []
@@ -47,7 +56,7 @@ def described(pids: list[int]) -> str:
     return "\n".join(lines)
 
 
-async def since_the_cancel(handle) -> str:
+async def since_the_cancel(handle: WorkflowHandle) -> str:
     """The history from the cancel request on, with seconds since it, for a failure."""
     lines, at = [], None
     async for e in handle.fetch_history_events():
@@ -60,7 +69,8 @@ async def since_the_cancel(handle) -> str:
             data = payloads[0].data.decode()[:120] if payloads else ""
             failure = e.activity_task_failed_event_attributes.failure.message[:120]
             name = EventType.Name(e.event_type).removeprefix("EVENT_TYPE_")
-            lines.append(f"{t - at:6.2f} {e.event_id} {name} {attrs}{data}{failure}")
+            fields = (f"{t - at:6.2f}", str(e.event_id), name, attrs, data, failure)
+            lines.append(" ".join(f for f in fields if f))
     return "\n".join(lines)
 
 
@@ -77,9 +87,8 @@ async def wait_until_tool_runs(handle, tool: str) -> None:
 
 
 async def test_cancel_kills_the_running_bash_tree(client, git_repo):
-    # Its own sleep arguments, so that no other process on the machine can match.
-    mark = f"{random.randint(10**6, 10**7)}"
-    command = f"sleep 1001.{mark} & sleep 1002.{mark} & wait"
+    first, second = sleep_mark(1001), sleep_mark(1002)
+    command = f"sleep {first} & sleep {second} & wait"
     script = {
         "agents": [
             {
@@ -95,7 +104,7 @@ async def test_cancel_kills_the_running_bash_tree(client, git_repo):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("sleep", git_repo, queues), queues)
             await wait_until_tool_runs(handle, "Bash")
-            sleeps = [f"sleep 1001.{mark}", f"sleep 1002.{mark}"]
+            sleeps = [f"sleep {first}", f"sleep {second}"]
             for _ in range(50):
                 if all(processes_with(s, exact=True) for s in sleeps):
                     break
@@ -105,11 +114,11 @@ async def test_cancel_kills_the_running_bash_tree(client, git_repo):
             await handle.cancel()
             with pytest.raises(WorkflowFailureError):
                 await handle.result()
-            # The sleeps, the shell and bubblewrap: every command line that holds the mark.
-            while processes_with(mark) and time.monotonic() - cancelled_at < 5:
+            # The sleeps, the shell and bubblewrap: every command line that holds a mark.
+            while left_of(first, second) and time.monotonic() - cancelled_at < 5:
                 await asyncio.sleep(0.05)
             gone_after = time.monotonic() - cancelled_at
-    left = processes_with(mark)
+    left = left_of(first, second)
     assert left == [], f"{described(left)}\n{await since_the_cancel(handle)}"
     # Tools heartbeat every 5 s, so the cancel could not reach the activity this soon: the
     # run's kill activity stopped the command on the host.
@@ -121,7 +130,7 @@ async def test_cancel_kills_the_running_bash_tree(client, git_repo):
 async def test_a_host_without_the_kill_still_kills_at_the_next_heartbeat(client, git_repo):
     """Mid-deploy, the host's worker may be one from before `tool.bash_kill`: the kill fails
     there (not registered) and the command ends at its next heartbeat, as before the kill."""
-    mark = f"1004.{time.monotonic_ns() % 10**7}"
+    mark = sleep_mark(1004)
     script = {
         "agents": [
             {
