@@ -301,6 +301,10 @@ held workflow task must heartbeat, so a kill or query waits at most this long, a
 of minutes hides from the Web UI."""
 
 
+LOCAL_HTTP_SLACK_S = 1.0
+"""How far past a local call's limit its HTTP request's own timeout lies."""
+
+
 def _local_timeout(limit_s: float, attempt: int) -> LocalModelCallTimedOut:
     """What a local call past its limit raises, logged in one line: at INFO for `auto`'s
     try, which then goes to a regular activity; as a warning for a `local_activity: true`
@@ -342,8 +346,11 @@ async def call_model(req: ModelRequest) -> ModelResponse:
     timeout = info.start_to_close_timeout.total_seconds() if info.start_to_close_timeout else 600
     # A local activity lives inside its workflow task and cannot heartbeat.
     beat = None if info.is_local else asyncio.create_task(_heartbeat_forever())
+    # A local call's limit, which Temporal enforces by cancelling it, must be what ends it: the
+    # SDK's own timeout at the same moment would end it as a connection failure instead.
+    http_timeout = timeout + LOCAL_HTTP_SLACK_S if info.is_local else timeout
     try:
-        final, request_id = await _stream(_params(req, messages, timeout))
+        final, request_id = await _stream(_params(req, messages, http_timeout))
     except asyncio.CancelledError:
         details = activity.cancellation_details()
         if info.is_local and details is not None and details.timed_out:

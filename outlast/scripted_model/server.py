@@ -44,6 +44,8 @@ from outlast.scripted_model.wire import (
 )
 
 DEFAULT_MODEL = "claude-scripted"
+# Outlast's agent headers, and the read timeout the SDK says it gives the request.
+LOGGED_HEADERS = ("x-outlast-", "x-stainless-timeout")
 # A write to a peer that has gone away (or to a connection stop() shut down) fails with an
 # OSError (BrokenPipe, ConnectionReset, ...); the request is then logged as `disconnected`.
 _GONE = OSError
@@ -268,7 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
             ts=datetime.now(UTC).isoformat(),
             path=path,
             request_sha256=sha256_hex(raw),
-            headers={k: v for k, v in headers.items() if k.startswith("x-outlast-")},
+            headers={k: v for k, v in headers.items() if k.startswith(LOGGED_HEADERS)},
         )
         app = self.server.app
         plan = self._plan(path, raw, headers, record)

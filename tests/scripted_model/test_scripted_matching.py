@@ -54,7 +54,7 @@ async def test_match_by_headers(serve: ServeFn, client_for: ClientFn) -> None:
     # Every condition must hold: the name alone is not enough.
     partial = {"x-outlast-agent-name": "reviewer", "x-team": "red"}
     assert await ask(client, [user("hi")], extra_headers=partial) == "fallback"
-    assert server.log[0]["headers"] == explore
+    assert server.log[0]["headers"] == {**explore, "x-stainless-timeout": "600"}
     assert [r["agent"] for r in server.log] == ["explorer", "reviewer", "main"]
 
 

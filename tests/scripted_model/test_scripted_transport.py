@@ -182,7 +182,11 @@ async def test_jsonl_log_file(serve: ServeFn, client_for: ClientFn, tmp_path: Pa
         "output_tokens",
     }
     assert first["message_count"] == 1 and first["tools"] == [] and first["prefix_hashes"] == []
-    assert first["headers"] == {"x-outlast-agent-type": "general-purpose"}
+    # Outlast's agent headers, and the read timeout the SDK gives the request (its default).
+    assert first["headers"] == {
+        "x-outlast-agent-type": "general-purpose",
+        "x-stainless-timeout": "600",
+    }
     assert len(first["request_sha256"]) == 64 and first["ts"].startswith("20")
     assert first["body"]["messages"] == [user("hi")]
     assert lines[1]["stream"] is True

@@ -14,6 +14,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import CancelledError
 
+from activities.llm import LOCAL_HTTP_SLACK_S
 from agents.config import ModelSettings, ToolSettings
 from outlast.demo import make_sample_repo
 from outlast.demo.patterns import SCENARIO_DIR, SCENARIOS, completed_run
@@ -183,6 +184,8 @@ async def test_auto_gives_up_a_local_call_over_its_cap_and_stays_regular(client,
     assert [r.is_error for r in tool_results(result)] == [False] * 3
     gave_up = [r for r in caplog.records if "ran past its 5 s limit" in r.getMessage()]
     assert [(r.levelno, r.exc_info) for r in gave_up] == [(logging.INFO, None)]
+    # The limit ended the local try, not the HTTP client's own timeout, which lies past it.
+    assert float(log[1]["headers"]["x-stainless-timeout"]) == 5 + LOCAL_HTTP_SLACK_S
     assert "sends it again as a regular activity" in gave_up[0].getMessage()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r.exc_info]
 
