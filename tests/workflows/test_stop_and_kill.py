@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from pathlib import Path
 
@@ -13,13 +12,14 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, Wor
 
 from activities.tools.bash import kill_bash_runs
 from activities.workspace import HEARTBEAT_INTERVAL_S
+from tests.activities.test_tool_bash import marker
 from tests.support import activity_attempts, agent_input, running_workers, scripted_model, start
 from worker import HOST_ACTIVITIES
 from workflows.contracts import AgentStatus, StopRequest
 
 
-def processes_with(marker: str, exact: bool = False) -> list[int]:
-    """Processes whose command line holds `marker` (is `marker`, with `exact`)."""
+def processes_with(text: str, exact: bool = False) -> list[int]:
+    """Processes whose command line holds `text` (is `text`, with `exact`)."""
     found = []
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
@@ -27,14 +27,9 @@ def processes_with(marker: str, exact: bool = False) -> list[int]:
                 cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
             except OSError:
                 continue
-            if cmdline == marker if exact else marker in cmdline:
+            if cmdline == text if exact else text in cmdline:
                 found.append(int(proc.name))
     return found
-
-
-def sleep_mark(seconds: int) -> str:
-    """A `sleep` argument of about `seconds` that no other process on the machine is using."""
-    return f"{seconds}.{random.randint(10**6, 10**7)}"
 
 
 def left_of(*marks: str) -> list[int]:
@@ -87,7 +82,7 @@ async def wait_until_tool_runs(handle, tool: str) -> None:
 
 
 async def test_cancel_kills_the_running_bash_tree(client, git_repo):
-    first, second = sleep_mark(1001), sleep_mark(1002)
+    first, second = marker(1001), marker(1002)
     command = f"sleep {first} & sleep {second} & wait"
     script = {
         "agents": [
@@ -130,7 +125,7 @@ async def test_cancel_kills_the_running_bash_tree(client, git_repo):
 async def test_a_host_without_the_kill_still_kills_at_the_next_heartbeat(client, git_repo):
     """Mid-deploy, the host's worker may be one from before `tool.bash_kill`: the kill fails
     there (not registered) and the command ends at its next heartbeat, as before the kill."""
-    mark = sleep_mark(1004)
+    mark = marker(1004)
     script = {
         "agents": [
             {
