@@ -42,7 +42,7 @@ from activities.tools.base import (
     no_nul,
     with_content_ref,
 )
-from activities.tools.process_groups import kill_group, kill_when_set_up
+from activities.tools.process_groups import kill_even_if_cancelled, kill_group, kill_when_set_up
 from activities.workspace import (
     WorkspaceEscape,
     heartbeating,
@@ -231,8 +231,10 @@ async def run_command(
         return None
     finally:
         # Runs on cancellation too (the CancelledError propagates after it), and after a
-        # normal exit to reap `cmd &` leftovers that would otherwise outlive the call.
-        await kill_group(proc.pid)
+        # normal exit to reap `cmd &` leftovers that would otherwise outlive the call. A
+        # timeout or cancel in the sandbox's first milliseconds waits for its set-up, or the
+        # command would go on running outside the group.
+        await kill_even_if_cancelled(proc.pid)
         await proc.wait()
     return proc.returncode
 

@@ -80,3 +80,17 @@ async def kill_when_set_up(pgid: int) -> None:
     if age is not None and age < SET_UP_S:
         await asyncio.sleep(SET_UP_S - age)
     await kill_group(pgid)
+
+
+_KILLS: set[asyncio.Task[None]] = set()
+"""Kills under way for callers that were cancelled meanwhile (asyncio keeps weak references)."""
+
+
+async def kill_even_if_cancelled(pgid: int) -> None:
+    """`kill_when_set_up`, carried through even if the caller is cancelled again while it
+    waits: a cleanup that waits for the sandbox's set-up must not be stopped before it
+    sends anything."""
+    kill = asyncio.ensure_future(kill_when_set_up(pgid))
+    _KILLS.add(kill)
+    kill.add_done_callback(_KILLS.discard)
+    await asyncio.shield(kill)
