@@ -330,6 +330,18 @@ def crashable_worker(
         workers.stop()
 
 
+async def listed(client: Client, query: str, until, timeout: float = 10) -> list[Any]:
+    """The workflows `query` lists, once `until(rows)` holds or `timeout` seconds have passed
+    (the caller's asserts then say what is missing): the server writes visibility records
+    after the fact, so a run that just ended may still be listed as running."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        rows = [w async for w in client.list_workflows(query)]
+        if until(rows) or asyncio.get_running_loop().time() > deadline:
+            return rows
+        await asyncio.sleep(0.1)
+
+
 async def wait_for(predicate, timeout: float = 30, interval: float = 0.1) -> None:
     """Until `predicate()` is true; fails the test after `timeout` seconds."""
     deadline = asyncio.get_running_loop().time() + timeout

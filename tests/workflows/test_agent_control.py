@@ -9,14 +9,17 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
+from tests.activities.test_tool_bash import marker
 from tests.support import (
     agent_input,
+    listed,
     running_workers,
     scripted_model,
     spawn,
     start,
     tool_results,
     user_texts,
+    wait_for,
 )
 from tests.workflows.test_stop_and_kill import processes_with
 from workflows.contracts import AgentStatus
@@ -36,6 +39,7 @@ async def wait_status(handle, predicate, timeout: float = 30) -> AgentStatus:
 
 
 async def test_task_stop_kills_the_child_tree_and_notifies_killed(client, git_repo):
+    sleeps = [f"sleep {marker(1101)}", f"sleep {marker(1102)}"]
     script = {
         "agents": [
             {
@@ -45,7 +49,7 @@ async def test_task_stop_kills_the_child_tree_and_notifies_killed(client, git_re
                     {
                         "tool_use": {
                             "name": "Bash",
-                            "input": {"command": "sleep 1101 & sleep 1102 & wait"},
+                            "input": {"command": f"{sleeps[0]} & {sleeps[1]} & wait"},
                         }
                     },
                     {"text": "never"},
@@ -57,7 +61,9 @@ async def test_task_stop_kills_the_child_tree_and_notifies_killed(client, git_re
                 "turns": [
                     {"tool_use": spawn("sleeper", "sleep a lot", True)},
                     {
-                        "delay_ms": 1500,
+                        # Time for the child to start, render, call its model and have Bash
+                        # running: the stop must find the command there to kill.
+                        "delay_ms": 3000,
                         "tool_use": {"name": "TaskStop", "input": {"task_id": "sleeper"}},
                     },
                     {"text": "Stopped it; carrying on."},
@@ -70,10 +76,8 @@ async def test_task_stop_kills_the_child_tree_and_notifies_killed(client, git_re
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             child = client.get_workflow_handle(f"{handle.id}/sleeper")
             await wait_status(child, lambda s: "Bash" in s.current_tools)
-            while len(processes_with("sleep 110")) < 2:
-                await asyncio.sleep(0.05)
-            while processes_with("sleep 110"):
-                await asyncio.sleep(0.02)
+            await wait_for(lambda: all(processes_with(s, exact=True) for s in sleeps))
+            await wait_for(lambda: not any(processes_with(s) for s in sleeps), interval=0.02)
             gone = time.time()
             result = await handle.result()
             requested = None
@@ -122,7 +126,11 @@ async def test_send_message_resumes_a_finished_child_in_the_same_workflow_id(cli
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             result = await handle.result()
-            runs = [w async for w in client.list_workflows(f'WorkflowId = "{handle.id}/helper"')]
+            runs = await listed(
+                client,
+                f'WorkflowId = "{handle.id}/helper"',
+                until=lambda rows: {r.status for r in rows} == {WorkflowExecutionStatus.COMPLETED},
+            )
     assert len(runs) == 2 and {r.status for r in runs} == {WorkflowExecutionStatus.COMPLETED}
     helper_calls = [r for r in model.log if r["agent"] == "helper"]
     assert [r["turn"] for r in helper_calls] == [0, 1]

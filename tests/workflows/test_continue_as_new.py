@@ -20,6 +20,7 @@ from outlast.client import connect
 from tests.support import (
     agent_input,
     fast_config,
+    listed,
     local_dev_server,
     running_workers,
     scripted_model,
@@ -74,7 +75,11 @@ async def test_a_thousand_turns_span_several_runs(small_server, git_repo):
             result = await asyncio.wait_for(handle.result(), timeout=800)
     assert result.status == "completed" and result.max_turns_reached and result.turns == 1000
     assert len(model.log) == 1000
-    runs = [w async for w in client.list_workflows(f'WorkflowId = "{handle.id}"')]
+    runs = await listed(
+        client,
+        f'WorkflowId = "{handle.id}"',
+        until=lambda rows: WorkflowExecutionStatus.RUNNING not in {r.status for r in rows},
+    )
     statuses = [r.status for r in runs]
     assert len(runs) > 1
     assert statuses.count(WorkflowExecutionStatus.CONTINUED_AS_NEW) == len(runs) - 1

@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 
 from agents.builtin.coordinator import COORDINATOR_TOOLS
-from tests.support import fast_config, running_workers, scripted_model, tool_results
+from tests.support import fast_config, listed, running_workers, scripted_model, tool_results
 from workflows.contracts import AgentResult, Workspace
 from workflows.pattern_contracts import CoordinatorInput
 
@@ -385,6 +385,6 @@ async def test_coordinator_continues_as_new_as_a_coordinator(client, git_repo):
             )
             result = await handle.result()
     assert result.status == "completed" and result.final_text == "Done: greet is in src/app.py."
-    runs = [r async for r in client.list_workflows(f'WorkflowId = "{wf_id}"')]
+    runs = await listed(client, f'WorkflowId = "{wf_id}"', until=lambda rows: len(rows) >= 3)
     assert len(runs) >= 3
     assert {r.workflow_type for r in runs} == {"CoordinatorWorkflow"}

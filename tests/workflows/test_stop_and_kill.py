@@ -13,7 +13,14 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, Wor
 from activities.tools.bash import kill_bash_runs
 from activities.workspace import HEARTBEAT_INTERVAL_S
 from tests.activities.test_tool_bash import marker
-from tests.support import activity_attempts, agent_input, running_workers, scripted_model, start
+from tests.support import (
+    activity_attempts,
+    agent_input,
+    running_workers,
+    scripted_model,
+    start,
+    wait_for,
+)
 from worker import HOST_ACTIVITIES
 from workflows.contracts import AgentStatus, StopRequest
 
@@ -107,12 +114,13 @@ async def test_cancel_kills_the_running_bash_tree(client, git_repo):
             assert all(processes_with(s, exact=True) for s in sleeps)
             cancelled_at = time.monotonic()
             await handle.cancel()
-            with pytest.raises(WorkflowFailureError):
-                await handle.result()
-            # The sleeps, the shell and bubblewrap: every command line that holds a mark.
+            # The sleeps, the shell and bubblewrap: every command line that holds a mark. Timed
+            # from the cancel, before the result, which also waits for the run to close.
             while left_of(first, second) and time.monotonic() - cancelled_at < 5:
                 await asyncio.sleep(0.05)
             gone_after = time.monotonic() - cancelled_at
+            with pytest.raises(WorkflowFailureError):
+                await handle.result()
     left = left_of(first, second)
     assert left == [], f"{described(left)}\n{await since_the_cancel(handle)}"
     # Tools heartbeat every 5 s, so the cancel could not reach the activity this soon: the
@@ -142,8 +150,7 @@ async def test_a_host_without_the_kill_still_kills_at_the_next_heartbeat(client,
         async with running_workers(client, host_activities=older_host) as queues:
             handle = await start(client, agent_input("sleep", git_repo, queues), queues)
             await wait_until_tool_runs(handle, "Bash")
-            while not processes_with(f"sleep {mark}"):
-                await asyncio.sleep(0.05)
+            await wait_for(lambda: processes_with(f"sleep {mark}"), interval=0.05)
             cancelled_at = time.monotonic()
             await handle.cancel()
             with pytest.raises(WorkflowFailureError):

@@ -9,7 +9,7 @@ import re
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from tests.support import Queues, running_workers
+from tests.support import Queues, listed, running_workers
 from tests.workflows.test_demo_patterns import demo_home, run  # noqa: F401 - fixture
 from worker import host_id
 from workflows import search_attributes as sa
@@ -40,14 +40,25 @@ async def activity_summaries(client: Client, workflow_id: str) -> list[str]:
     ]
 
 
+def all_closed_as(status: str):
+    """Whether every row has its agent's last status (set as it ends, listed after it)."""
+    return lambda rows: (
+        bool(rows) and all(w.typed_search_attributes.get(sa.AGENT_STATUS) == status for w in rows)
+    )
+
+
+def verdicts_in(rows: list) -> bool:
+    return sum(bool(w.typed_search_attributes.get(sa.VERIFICATION_VERDICT)) for w in rows) >= 3
+
+
 async def test_coordinator_session_in_the_ui(demo_home, client):  # noqa: F811
     ok, out, _, _ = await run("coordinator", demo_home)
     assert ok, out
     wid = demo_workflow_id(out)
 
-    rows = [
-        w async for w in client.list_workflows(f'Pattern = "coordinator" AND SessionId = "{wid}"')
-    ]
+    rows = await listed(
+        client, f'Pattern = "coordinator" AND SessionId = "{wid}"', until=all_closed_as("completed")
+    )
     by_type = {}
     for w in rows:
         by_type.setdefault(w.typed_search_attributes.get(sa.AGENT_TYPE), []).append(w)
@@ -86,7 +97,7 @@ async def test_verified_task_attributes_carry_pattern_and_verdicts(demo_home, cl
     ok, out, _, _ = await run("verified", demo_home)
     assert ok, out
     wid = demo_workflow_id(out)
-    rows = [w async for w in client.list_workflows(f'Pattern = "verified" AND SessionId = "{wid}"')]
+    rows = await listed(client, f'Pattern = "verified" AND SessionId = "{wid}"', until=verdicts_in)
     top = next(w for w in rows if w.id == wid)
     assert top.typed_search_attributes.get(sa.AGENT_STATUS) == "passed"
     assert top.typed_search_attributes.get(sa.VERIFICATION_VERDICT) == "PASS"

@@ -7,13 +7,19 @@ import asyncio
 import os
 import signal
 import sys
+import time
 import uuid
 from pathlib import Path
+
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-async def _worker(address: str, **env: str) -> asyncio.subprocess.Process:
+async def _worker(address: str, queue: str | None = None, **env: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -22,7 +28,7 @@ async def _worker(address: str, **env: str) -> asyncio.subprocess.Process:
         env={
             **os.environ,
             "TEMPORAL_ADDRESS": address,
-            "OUTLAST_TASK_QUEUE": f"tq-{uuid.uuid4().hex[:8]}",
+            "OUTLAST_TASK_QUEUE": queue or f"tq-{uuid.uuid4().hex[:8]}",
             "OUTLAST_HOST_ID": f"exit-{uuid.uuid4().hex[:6]}",
             "OUTLAST_REAP_INTERVAL_S": "0",
             **env,
@@ -39,10 +45,24 @@ async def test_a_worker_that_fails_exits_non_zero_and_says_why(dev_server):
     assert "Namespace no-such-namespace" in out.decode()
 
 
-async def test_a_sigterm_is_a_clean_exit(dev_server):
-    proc = await _worker(dev_server.address)
-    await asyncio.sleep(8)  # imports, connection, pollers
-    assert proc.returncode is None, "the worker stopped by itself"
+async def polled(client: Client, queue: str) -> bool:
+    request = DescribeTaskQueueRequest(
+        namespace=client.namespace,
+        task_queue=TaskQueue(name=queue),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    )
+    return bool((await client.workflow_service.describe_task_queue(request)).pollers)
+
+
+async def test_a_sigterm_is_a_clean_exit(dev_server, client):
+    queue = f"tq-{uuid.uuid4().hex[:8]}"
+    proc = await _worker(dev_server.address, queue)
+    # Serving: its SIGTERM handler is in place before its first poll.
+    deadline = time.monotonic() + 60
+    while not await polled(client, queue):
+        assert proc.returncode is None, "the worker stopped by itself"
+        assert time.monotonic() < deadline, "the worker never polled its queue"
+        await asyncio.sleep(0.1)
     proc.send_signal(signal.SIGTERM)
     out, _ = await asyncio.wait_for(proc.communicate(), timeout=60)
     assert proc.returncode == 0, out.decode()
