@@ -4,10 +4,12 @@ shells reach no network."""
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -185,6 +187,14 @@ class Listener:
             self.accepted += 1
             conn.close()
 
+    async def reached(self, count: int, within: float = 2.0) -> bool:
+        """Whether `count` connections were accepted: the thread counts one a moment after
+        the client's connect returns."""
+        deadline = time.monotonic() + within
+        while self.accepted < count and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return self.accepted == count
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join()
@@ -210,7 +220,7 @@ async def test_sandboxed_shells_reach_no_network(ws: Path, sandbox: str) -> None
             run_bash,
             BashRequest(ctx=ctx(ws), input=BashInput(command=network_attempts(listener.port)[2])),
         )
-        assert not control.is_error and listener.accepted == 1  # reachable without a sandbox
+        assert not control.is_error and await listener.reached(1)  # reachable unsandboxed
         works = await run(
             run_bash, BashRequest(ctx=ctx(ws, sandbox=sandbox), input=BashInput(command="echo ok"))
         )

@@ -16,6 +16,7 @@ from agents.config import OutlastConfig, ToolSettings
 from outlast.client import connect
 from tests.activities.test_tool_bash import live_pids
 from tests.support import FAST_MODEL, agent_input, crashable_worker, scripted_model, start, wait_for
+from tests.workflows.test_stop_and_kill import processes_with
 
 pytestmark = pytest.mark.reliability
 
@@ -55,8 +56,10 @@ async def test_sigkill_during_bash_kills_the_old_run_then_reruns_and_says_so(
         handle = await start(
             client, agent_input("run it", git_repo, w.queues, config=config), w.queues
         )
-        await wait_for(lambda: bool(live_pids(mark)), timeout=30)
-        first_run = live_pids(mark)
+        # The sleep itself: a match on the mark alone may also be the shell's fork for
+        # `touch`, which holds the shell's command line until it execs, and is gone then.
+        await wait_for(lambda: bool(processes_with(f"sleep {mark}", exact=True)), timeout=30)
+        first_run = processes_with(f"sleep {mark}", exact=True)
         w.crash()
         if writer_sandbox == "off":
             # The interrupted run's sleep is still there: nothing but the retry will end it.

@@ -14,7 +14,15 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from tests.support import agent_input, patch_ids, running_workers, scripted_model, start
+from agents.config import AgentSettings
+from tests.support import (
+    agent_input,
+    fast_config,
+    patch_ids,
+    running_workers,
+    scripted_model,
+    start,
+)
 from workflows.child_timers import SHARED_CHILD_TIMERS, ChildTimers
 from workflows.contracts import AgentStatus
 
@@ -46,13 +54,13 @@ class ChildTimersProbe:
         return fired
 
 
-async def hint_timers(handle: WorkflowHandle) -> tuple[int, int, int]:
-    """(started, fired, cancelled) of the 2 s timers in the history."""
+async def hint_timers(handle: WorkflowHandle, hint: timedelta = HINT) -> tuple[int, int, int]:
+    """(started, fired, cancelled) of the `hint`-long timers in the history."""
     ids, fired, cancelled = set(), 0, 0
     async for e in handle.fetch_history_events():
         if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED:
             attrs = e.timer_started_event_attributes
-            if attrs.start_to_fire_timeout.ToTimedelta() == HINT:
+            if attrs.start_to_fire_timeout.ToTimedelta() == hint:
                 ids.add(attrs.timer_id)
         elif e.event_type == EventType.EVENT_TYPE_TIMER_FIRED:
             fired += e.timer_fired_event_attributes.timer_id in ids
@@ -138,15 +146,20 @@ async def waits_began_in(handle: WorkflowHandle) -> int:
 
 
 async def test_a_response_s_sync_children_each_get_the_hint_from_shared_timers(client, git_repo):
-    with scripted_model(script({"quick": 0, "slow1": 4000, "slow2": 4000})):
+    # The hint later than its 2 s default: the quick child's whole run, beside two siblings
+    # on a loaded machine, must fit before it.
+    hint = timedelta(seconds=4)
+    config = fast_config(agents=AgentSettings(background_hint_ms=hint // timedelta(milliseconds=1)))
+    with scripted_model(script({"quick": 0, "slow1": 6500, "slow2": 6500})):
         async with running_workers(client) as queues:
-            parent = await start(client, agent_input("go", git_repo, queues), queues)
+            inp = agent_input("go", git_repo, queues, config=config)
+            parent = await start(client, inp, queues)
             result = await parent.result()
             status = await parent.query("status", result_type=AgentStatus)
     assert result.final_text == "all answered"
     hints = {c.name: c.background_hint for c in status.children}
     assert hints == {"quick": False, "slow1": True, "slow2": True}
-    started, fired, _ = await hint_timers(parent)
+    started, fired, _ = await hint_timers(parent, hint)
     # At most one timer per workflow task in which child starts were seen (usually one task
     # for all three; a timer started and cancelled within one task never reaches history).
     assert 1 <= started <= await waits_began_in(parent) and fired >= 1
