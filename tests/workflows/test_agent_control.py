@@ -151,7 +151,7 @@ async def test_send_message_reaches_a_running_child_at_its_next_turn(client, git
                 "match": {"agent_name": "worker"},
                 "after_last": "repeat_last",
                 "turns": [
-                    {"delay_ms": 1500, "tool_use": {"name": "Glob", "input": {"pattern": "*.md"}}},
+                    {"delay_ms": 3000, "tool_use": {"name": "Glob", "input": {"pattern": "*.md"}}},
                     {"text": "got it"},
                 ],
             },
@@ -161,9 +161,9 @@ async def test_send_message_reaches_a_running_child_at_its_next_turn(client, git
                 "turns": [
                     {"tool_use": spawn("worker", "work", True)},
                     {
-                        # Held so the worker's first call (held 1.5 s) is surely in flight
-                        # when the message arrives, however fast the rest runs.
-                        "delay_ms": 500,
+                        # Held so the worker's first call (held 3 s) is surely in flight
+                        # when the message arrives, however fast or slow the rest runs.
+                        "delay_ms": 1500,
                         "tool_use": {
                             "name": "SendMessage",
                             "input": {"to": "worker", "message": "EXTRA-INFO-77"},
