@@ -176,7 +176,8 @@ async def test_stop_signal_ends_after_the_current_turn(client, git_repo):
                 "turns": [
                     {
                         "text": "working",
-                        "tool_use": {"name": "Bash", "input": {"command": "sleep 1"}},
+                        # Long enough that the stop surely lands while it runs.
+                        "tool_use": {"name": "Bash", "input": {"command": "sleep 3"}},
                     },
                 ],
             }
