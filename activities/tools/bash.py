@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
@@ -42,7 +43,12 @@ from activities.tools.base import (
     no_nul,
     with_content_ref,
 )
-from activities.tools.process_groups import kill_even_if_cancelled, kill_group, kill_when_set_up
+from activities.tools.process_groups import (
+    kill_even_if_cancelled,
+    kill_group,
+    kill_in_background,
+    kill_when_set_up,
+)
 from activities.workspace import (
     WorkspaceEscape,
     heartbeating,
@@ -201,6 +207,33 @@ def next_cwd(cwd_file: Path, ctx: ToolContext, started_in: Path) -> tuple[str | 
     return reported, ""
 
 
+async def _spawn(argv: list[str], cwd: Path, out: BinaryIO) -> asyncio.subprocess.Process:
+    """`argv` started in a session of its own. A cancel while it starts does not stop the
+    start: asyncio would SIGKILL the process at once, in the sandbox's first milliseconds,
+    and leave the command running outside its group; it is killed once set up instead."""
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=child_env(os.environ),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    )
+    try:
+        return await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        spawn.add_done_callback(_kill_once_started)
+        raise
+
+
+def _kill_once_started(spawn: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    if not spawn.cancelled() and spawn.exception() is None:
+        kill_in_background(spawn.result().pid)
+
+
 async def run_command(
     argv: list[str],
     cwd: Path,
@@ -214,15 +247,7 @@ async def run_command(
     `on_start` gets the group's id as soon as it exists.
     """
     with output.open("wb") as out:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=child_env(os.environ),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        proc = await _spawn(argv, cwd, out)
     try:
         on_start(proc.pid)
         async with asyncio.timeout(timeout_s), heartbeating():

@@ -86,11 +86,16 @@ _KILLS: set[asyncio.Task[None]] = set()
 """Kills under way for callers that were cancelled meanwhile (asyncio keeps weak references)."""
 
 
+def kill_in_background(pgid: int) -> asyncio.Task[None]:
+    """`kill_when_set_up` as a task of its own, which no cancel of the caller stops."""
+    kill = asyncio.ensure_future(kill_when_set_up(pgid))
+    _KILLS.add(kill)
+    kill.add_done_callback(_KILLS.discard)
+    return kill
+
+
 async def kill_even_if_cancelled(pgid: int) -> None:
     """`kill_when_set_up`, carried through even if the caller is cancelled again while it
     waits: a cleanup that waits for the sandbox's set-up must not be stopped before it
     sends anything."""
-    kill = asyncio.ensure_future(kill_when_set_up(pgid))
-    _KILLS.add(kill)
-    kill.add_done_callback(_KILLS.discard)
-    await asyncio.shield(kill)
+    await asyncio.shield(kill_in_background(pgid))

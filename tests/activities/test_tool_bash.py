@@ -142,6 +142,31 @@ async def test_a_timeout_as_the_command_starts_leaves_nothing_running(
         assert await gone_by(mark, time.monotonic()), f"timeout {timeout} ms: still running"
 
 
+async def test_a_cancel_as_the_command_is_spawned_leaves_nothing_running(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cancel lands while asyncio is still starting the process, a few milliseconds
+    into bubblewrap's set-up: bubblewrap killed then would leave the sandboxed command
+    running, unrecorded."""
+    monkeypatch.setenv(WRITER_SANDBOX_ENV, "bwrap")
+    real_popen = subprocess.Popen
+    for delay_ms in (1, 2, 3, 4, 5):
+        mark, activity_env = marker(), ActivityEnvironment()
+
+        def cancelled_as_it_starts(args, *rest, mark=mark, at=activity_env, ms=delay_ms, **kw):
+            proc = real_popen(args, *rest, **kw)
+            if any(mark in str(arg) for arg in args):  # the command, not the probe
+                time.sleep(ms / 1000)  # into the sandbox's set-up
+                at.cancel()
+            return proc
+
+        monkeypatch.setattr(subprocess, "Popen", cancelled_as_it_starts)
+        with pytest.raises(asyncio.CancelledError):
+            await activity_env.run(run_bash, request(ws, f"sleep {mark}"))
+        await asyncio.sleep(1.0)  # a command left behind would be running by now
+        assert not live_pids(mark), f"cancelled {delay_ms} ms in: the command outlived it"
+
+
 async def test_cancellation_kills_the_whole_process_tree(ws: Path) -> None:
     mark = marker()
     env = ActivityEnvironment()
