@@ -80,9 +80,16 @@ class RenderedContext(BaseModel):
 
 
 def _git(cwd: str, *args: str) -> str | None:
+    # Without optional locks: a status would otherwise rewrite the index under index.lock,
+    # and fail the user's or another agent's git commit or add that runs meanwhile.
     try:
         done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
+            ["git", "--no-optional-locks", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -71,7 +71,8 @@ async def changed_files(root: str) -> list[str]:
 
 def _changed(root: str) -> list[str]:
     done = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all", "-z"],
+        # No optional locks: a read must not take index.lock from the agents' own git work.
+        ["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=all", "-z"],
         cwd=root,
         capture_output=True,
         check=False,
