@@ -85,11 +85,11 @@ def dev(
             client = await connect(server.address)
             w = _worker_module()
             console.print(f"worker serving task queues outlast and outlast-host-{w.host_id()}")
-            await w.run_workers(w.build_workers(client), reap_every=_reap_every())
+            await w.serve_until_stopped(w.build_workers(client), reap_every=_reap_every())
         finally:
             proc.terminate()
 
-    _stop_on_sigterm()
+    _stop_on_sigterm()  # until the worker serves, and handles SIGTERM and Ctrl-C itself
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_main())
 
@@ -112,7 +112,9 @@ def worker() -> None:
         client = await connect()
         w = _worker_module()
         console.print(f"worker serving task queues outlast and outlast-host-{w.host_id()}")
-        await w.run_workers(w.build_workers(client), reap_every=_reap_every())
+        # As `python -m worker`: a SIGTERM cancels running tools, so their commands are
+        # killed and another worker retries them at once.
+        await w.serve_until_stopped(w.build_workers(client), reap_every=_reap_every())
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_main())
