@@ -40,6 +40,7 @@ from activities.snapshot import changed_files, remove_snapshot, snapshot
 from activities.team_control import TeamControl
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
 from activities.tools import KILL_ACTIVITIES
+from activities.tools.process_groups import settle_kills
 from activities.transcript_export import export_transcript
 from activities.worktree import cleanup_worktree, create_worktree
 from outlast import workflow_runner
@@ -255,6 +256,9 @@ async def run_workers(workers: list[Worker], *, reap_every: float = 0) -> None:
 SHUTDOWN_GRACE_S = 10.0
 """How long `python -m worker` waits for its workers to shut down after SIGTERM."""
 
+KILLS_GRACE_S = 2.0
+"""How long it then waits for kills of commands still under way (set-up wait plus grace)."""
+
 
 async def serve_until_stopped(workers: list[Worker], *, reap_every: float = 0) -> None:
     """Run the workers (`run_workers`) until SIGTERM or SIGINT, then shut them down; raise
@@ -270,6 +274,8 @@ async def serve_until_stopped(workers: list[Worker], *, reap_every: float = 0) -
     # heartbeat timeout. Bounded: a shutdown that hangs must not keep a stopped container alive.
     with contextlib.suppress(Exception):
         await asyncio.wait_for(asyncio.gather(*(w.shutdown() for w in workers)), SHUTDOWN_GRACE_S)
+    # A tool cancelled twice leaves its command's kill going on by itself: let it finish.
+    await settle_kills(KILLS_GRACE_S)
     # A worker that failed (its namespace does not exist, say) is a failed process: a
     # supervisor restarting on failure must see it, not a clean exit.
     if serving.done() and not serving.cancelled() and serving.exception() is not None:

@@ -21,6 +21,7 @@ from temporalio import activity
 
 from activities.store import default_store
 from activities.tools import TOOLS, clean_schema
+from activities.workspace import reading_git_env
 from agents.agent_tool import AGENT_TOOL, AgentToolInput, CoordinatorAgentInput
 from agents.canonical import canonical_bytes
 from agents.control_tools import (
@@ -80,12 +81,11 @@ class RenderedContext(BaseModel):
 
 
 def _git(cwd: str, *args: str) -> str | None:
-    # Without optional locks: a status would otherwise rewrite the index under index.lock,
-    # and fail the user's or another agent's git commit or add that runs meanwhile.
     try:
         done = subprocess.run(
-            ["git", "--no-optional-locks", *args],
+            ["git", *args],
             cwd=cwd,
+            env=reading_git_env(),
             capture_output=True,
             text=True,
             timeout=10,

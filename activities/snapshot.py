@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
 from activities.store import state_dir
-from activities.workspace import run_blocking
+from activities.workspace import reading_git_env, run_blocking
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -71,8 +71,8 @@ async def changed_files(root: str) -> list[str]:
 
 def _changed(root: str) -> list[str]:
     done = subprocess.run(
-        # No optional locks: a read must not take index.lock from the agents' own git work.
-        ["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=all", "-z"],
+        ["git", "status", "--porcelain", "--untracked-files=all", "-z"],
+        env=reading_git_env(),
         cwd=root,
         capture_output=True,
         check=False,

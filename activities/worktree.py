@@ -313,8 +313,8 @@ def _changes(repo: _Repo, path: Path, base: str) -> list[str]:
     if g.rev_parse("HEAD") != base:
         count = int(g.rev_list("--count", f"{base}..HEAD"))
         found.append(f"{count} new commit{'s' * (count != 1)}" if count else "HEAD moved")
-    # No optional locks: the check must not take index.lock from git work in the worktree.
-    lines = g(no_optional_locks=True).status("--porcelain", "--untracked-files=all").splitlines()
+    with g.custom_environment(GIT_OPTIONAL_LOCKS="0"):  # see workspace.reading_git_env
+        lines = g.status("--porcelain", "--untracked-files=all").splitlines()
     untracked = [ln for ln in lines if ln.startswith("??") and not _is_our_link(path, repo.top, ln)]
     modified = [ln for ln in lines if ln and not ln.startswith("??")]
     for what, items in (("modified file", modified), ("untracked file", untracked)):

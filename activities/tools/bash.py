@@ -46,7 +46,7 @@ from activities.tools.base import (
 from activities.tools.process_groups import (
     kill_even_if_cancelled,
     kill_group,
-    kill_in_background,
+    kill_once_started,
     kill_when_set_up,
 )
 from activities.workspace import (
@@ -225,13 +225,8 @@ async def _spawn(argv: list[str], cwd: Path, out: BinaryIO) -> asyncio.subproces
     try:
         return await asyncio.shield(spawn)
     except asyncio.CancelledError:
-        spawn.add_done_callback(_kill_once_started)
+        await kill_once_started(spawn)
         raise
-
-
-def _kill_once_started(spawn: asyncio.Future[asyncio.subprocess.Process]) -> None:
-    if not spawn.cancelled() and spawn.exception() is None:
-        kill_in_background(spawn.result().pid)
 
 
 async def run_command(
@@ -243,7 +238,8 @@ async def run_command(
 ) -> int | None:
     """Run `argv` in its own process group; its exit status, or None if it timed out.
 
-    Whatever the outcome, cancellation included, no process of the group survives.
+    Whatever the outcome, cancellation included, no process of the group survives (after a
+    second cancel, the kill goes on by itself; a worker waits for it before it exits).
     `on_start` gets the group's id as soon as it exists.
     """
     with output.open("wb") as out:

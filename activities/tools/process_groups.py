@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 KILL_GRACE_S = 0.5
 SET_UP_S = 0.2
@@ -83,19 +85,41 @@ async def kill_when_set_up(pgid: int) -> None:
 
 
 _KILLS: set[asyncio.Task[None]] = set()
-"""Kills under way for callers that were cancelled meanwhile (asyncio keeps weak references)."""
+"""Kills under way as tasks of their own (asyncio keeps only weak references to tasks);
+`settle_kills` waits for them before a worker's event loop closes."""
 
 
-def kill_in_background(pgid: int) -> asyncio.Task[None]:
-    """`kill_when_set_up` as a task of its own, which no cancel of the caller stops."""
-    kill = asyncio.ensure_future(kill_when_set_up(pgid))
-    _KILLS.add(kill)
-    kill.add_done_callback(_KILLS.discard)
-    return kill
+async def _carried_through(kill: Coroutine[Any, Any, None]) -> None:
+    """Run `kill` as a task of its own, which a cancel of the caller does not stop: a kill
+    that waits for a sandbox's set-up must not be stopped before it sends anything."""
+    task = asyncio.ensure_future(kill)
+    _KILLS.add(task)
+    task.add_done_callback(_KILLS.discard)
+    await asyncio.shield(task)
 
 
 async def kill_even_if_cancelled(pgid: int) -> None:
-    """`kill_when_set_up`, carried through even if the caller is cancelled again while it
-    waits: a cleanup that waits for the sandbox's set-up must not be stopped before it
-    sends anything."""
-    await asyncio.shield(kill_in_background(pgid))
+    """`kill_when_set_up`, carried through even if the caller is cancelled meanwhile."""
+    await _carried_through(kill_when_set_up(pgid))
+
+
+async def kill_once_started(spawn: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    """Kill what `spawn` is starting, once it has started and set up; carried through even
+    if the caller is cancelled meanwhile."""
+
+    async def kill() -> None:
+        try:
+            proc = await spawn
+        except Exception:  # noqa: BLE001 - it started nothing, so there is nothing to kill
+            return
+        await kill_when_set_up(proc.pid)
+        await proc.wait()
+
+    await _carried_through(kill())
+
+
+async def settle_kills(within: float) -> None:
+    """Wait, at most `within` seconds, for the kills still under way: a loop that closes
+    first cancels them and leaves their commands running."""
+    if _KILLS:
+        await asyncio.wait(set(_KILLS), timeout=within)

@@ -142,27 +142,32 @@ async def test_a_timeout_as_the_command_starts_leaves_nothing_running(
         assert await gone_by(mark, time.monotonic()), f"timeout {timeout} ms: still running"
 
 
+@pytest.mark.parametrize("cancels", [1, 2], ids=["one-cancel", "a-second-during-the-kill"])
 async def test_a_cancel_as_the_command_is_spawned_leaves_nothing_running(
-    ws: Path, monkeypatch: pytest.MonkeyPatch
+    ws: Path, monkeypatch: pytest.MonkeyPatch, cancels: int
 ) -> None:
     """The cancel lands while asyncio is still starting the process, a few milliseconds
     into bubblewrap's set-up: bubblewrap killed then would leave the sandboxed command
-    running, unrecorded."""
+    running, unrecorded. A second cancel, while the kill waits for the set-up, must not
+    stop the kill."""
     monkeypatch.setenv(WRITER_SANDBOX_ENV, "bwrap")
     real_popen = subprocess.Popen
-    for delay_ms in (1, 2, 3, 4, 5):
-        mark, activity_env = marker(), ActivityEnvironment()
+    for delay_ms in (1, 3, 5):
+        mark, calls = marker(), []
 
-        def cancelled_as_it_starts(args, *rest, mark=mark, at=activity_env, ms=delay_ms, **kw):
+        def cancelled_as_it_starts(args, *rest, mark=mark, calls=calls, ms=delay_ms, **kw):
             proc = real_popen(args, *rest, **kw)
             if any(mark in str(arg) for arg in args):  # the command, not the probe
                 time.sleep(ms / 1000)  # into the sandbox's set-up
-                at.cancel()
+                calls[0].cancel()
+                if cancels == 2:  # while the kill waits for the set-up (0.2 s)
+                    asyncio.get_running_loop().call_later(0.05, calls[0].cancel)
             return proc
 
         monkeypatch.setattr(subprocess, "Popen", cancelled_as_it_starts)
+        calls.append(asyncio.create_task(bash(ws, f"sleep {mark}")))
         with pytest.raises(asyncio.CancelledError):
-            await activity_env.run(run_bash, request(ws, f"sleep {mark}"))
+            await calls[0]
         await asyncio.sleep(1.0)  # a command left behind would be running by now
         assert not live_pids(mark), f"cancelled {delay_ms} ms in: the command outlived it"
 
