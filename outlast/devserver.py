@@ -118,7 +118,14 @@ class DevServer:
             start_new_session=detach,
         )
         self.pid_file.write_text(str(proc.pid))
-        self.wait_ready(proc)
+        try:
+            self.wait_ready(proc)
+        except BaseException:
+            # Not ready (or Ctrl-C, a SIGTERM meanwhile): a server that was to end with
+            # this process must not outlive it because its caller never got its handle.
+            if not detach:
+                proc.terminate()
+            raise
         return proc
 
     def healthy(self) -> bool:

@@ -1,0 +1,31 @@
+"""A dev server started for this process only (`outlast dev`) does not outlive a start that
+fails or is interrupted before the server is ready."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from outlast.devserver import DevServer
+from tests.support import free_port
+
+
+def test_a_start_interrupted_before_ready_stops_the_server(tmp_path, monkeypatch) -> None:
+    started: list[subprocess.Popen] = []
+
+    def interrupted(self, proc=None, timeout: float = 60.0) -> None:  # noqa: ANN001
+        started.append(proc)
+        raise KeyboardInterrupt  # as `outlast dev`'s SIGTERM handler raises it
+
+    monkeypatch.setattr(DevServer, "wait_ready", interrupted)
+    server = DevServer(
+        state_dir=tmp_path, host="127.0.0.1", port=free_port(), headless=True, persist=False
+    )
+    with pytest.raises(KeyboardInterrupt):
+        server.start(detach=False)
+    (proc,) = started
+    try:
+        assert proc.wait(timeout=10) is not None
+    finally:
+        proc.kill()
