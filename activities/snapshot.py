@@ -4,16 +4,17 @@ and nothing it does reaches the implementer's checkout. Also: which files a chan
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 from temporalio import activity
 
 from activities.store import state_dir
-from activities.workspace import reading_git_env, run_blocking
+from activities.workspace import atomic_write, reading_git_env, run_blocking
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -27,21 +28,53 @@ class SnapshotRequest(BaseModel):
 
 
 def snapshot_path(name: str) -> Path:
-    return state_dir() / "snapshots" / (_UNSAFE.sub("_", name).strip("._") or "snapshot")
+    return snapshots_dir() / (_UNSAFE.sub("_", name).strip("._") or "snapshot")
+
+
+class SnapshotOwner(BaseModel):
+    """The workflow that removes a snapshot when it is done with it. One that closes without
+    doing so (terminated, or cancelled mid-copy) leaves it to `outlast.reaper`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workflow_id: str
+    path: str
+
+
+def _owner_file(dest: Path) -> Path:
+    return dest.parent / f"{dest.name}.owner.json"
+
+
+def recorded_snapshots() -> list[SnapshotOwner]:
+    """Every snapshot of this host with its owner; unreadable records are skipped."""
+    found = []
+    for path in sorted(snapshots_dir().glob("*.owner.json")) if snapshots_dir().is_dir() else []:
+        with contextlib.suppress(OSError, ValidationError):
+            found.append(SnapshotOwner.model_validate_json(path.read_bytes()))
+    return found
+
+
+def snapshots_dir() -> Path:
+    return state_dir() / "snapshots"
 
 
 @activity.defn(name="workspace.snapshot")
 async def snapshot(req: SnapshotRequest) -> str:
     """Copy the checkout (uncommitted changes and `.git` included) to a fresh directory.
     Idempotent: a retry replaces a half-made copy."""
-    return await run_blocking(_snapshot, req.root, req.name)
+    owner = SnapshotOwner(
+        workflow_id=activity.info().workflow_id, path=str(snapshot_path(req.name))
+    )
+    return await run_blocking(_snapshot, req.root, req.name, owner)
 
 
-def _snapshot(root: str, name: str) -> str:
+def _snapshot(root: str, name: str, owner: SnapshotOwner) -> str:
     dest = snapshot_path(name)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # Recorded before the copy, so that a copy cut short is found too.
+    atomic_write(_owner_file(dest), owner.model_dump_json().encode())
     if dest.exists():
         shutil.rmtree(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(root, dest, symlinks=True, ignore=_skip_state_dir(Path(root)))
     return str(dest.resolve())
 
@@ -60,7 +93,15 @@ def _skip_state_dir(root: Path):
 
 @activity.defn(name="workspace.remove_snapshot")
 async def remove_snapshot(name: str) -> None:
-    await run_blocking(lambda: shutil.rmtree(snapshot_path(name), ignore_errors=True))
+    await run_blocking(remove_snapshot_at, snapshot_path(name))
+
+
+def remove_snapshot_at(dest: Path) -> None:
+    """The snapshot and its owner record; only under this host's snapshots directory."""
+    if dest.resolve().parent != snapshots_dir().resolve():
+        raise ValueError(f"not a snapshot: {dest}")
+    shutil.rmtree(dest, ignore_errors=True)
+    _owner_file(dest).unlink(missing_ok=True)
 
 
 @activity.defn(name="workspace.changed_files")

@@ -350,8 +350,9 @@ def reap_command(
     as_json: bool = typer.Option(False, "--json", help="One JSON object per worktree."),
 ) -> None:
     """Clean up this host's worktrees whose agent closed without cleaning up (terminated or
-    timed out): removed if unchanged, kept and listed if they hold work. Workers do this
-    every $OUTLAST_REAP_INTERVAL_S seconds (default 600) on their own."""
+    timed out): removed if unchanged, kept and listed if they hold work. Also removes the
+    verifiers' workspace snapshots of verifications that closed without removing them.
+    Workers do this every $OUTLAST_REAP_INTERVAL_S seconds (default 600) on their own."""
 
     async def _main() -> None:
         client = await connect_or_fail()

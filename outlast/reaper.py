@@ -1,10 +1,12 @@
-"""The reaper: cleans up worktrees whose agent closed without cleaning up (reliability row 4).
+"""The reaper: cleans up worktrees whose agent closed without cleaning up (reliability row 4),
+and the verifiers' workspace snapshots of verifications that closed without removing them.
 
 A terminated agent never runs its own cleanup, so its worktree would stay forever. Every worker
 reaps its own host's records (`activities.worktree_owners`) at start and then periodically;
 `outlast reap` does it on demand. A worktree is cleaned by the same rule an agent applies
 itself: removed with its branch if nothing changed since its base, kept (and reported) if
-anything did, so a terminated run's work is never thrown away.
+anything did, so a terminated run's work is never thrown away. A snapshot is a disposable
+copy (a verifier's work is in its report, not in the copy): it is always removed.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 from temporalio.api.enums.v1 import WorkflowExecutionStatus
@@ -19,6 +22,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities import worktree_owners
+from activities.snapshot import recorded_snapshots, remove_snapshot_at
 from activities.worktree import (
     CleanupWorktreeInput,
     WorktreeInfo,
@@ -34,11 +38,12 @@ DEFAULT_REAP_INTERVAL_S = 600.0
 
 
 class Reaped(BaseModel):
-    """What the reaper did with one worktree."""
+    """What the reaper did with one worktree or snapshot."""
 
     model_config = ConfigDict(frozen=True)
 
     worktree_path: str
+    """The worktree's path, or the snapshot's."""
     workflow_id: str
     owner_status: str
     """The owner's status name (TERMINATED, TIMED_OUT...), or NOT_FOUND."""
@@ -84,6 +89,27 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
         if cleaned.kept:
             log.warning("kept %s of closed %s: %s", owner.worktree_path, owner.workflow_id,
                         cleaned.reason)  # fmt: skip
+    return done + await _reap_snapshots(client, dry_run=dry_run)
+
+
+async def _reap_snapshots(client: Client, *, dry_run: bool) -> list[Reaped]:
+    done = []
+    for owner in recorded_snapshots():
+        status = await owner_status(client, owner.workflow_id)
+        if status is None:
+            continue
+        if not dry_run:
+            await asyncio.to_thread(remove_snapshot_at, Path(owner.path))
+        reason = "would remove (dry run)" if dry_run else "removed"
+        done.append(
+            Reaped(
+                worktree_path=owner.path,
+                workflow_id=owner.workflow_id,
+                owner_status=status,
+                removed=not dry_run,
+                reason=f"{reason}: a verifier's snapshot its verification did not remove",
+            )
+        )
     return done
 
 
