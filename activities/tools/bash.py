@@ -14,11 +14,9 @@ import functools
 import logging
 import os
 import shlex
-import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
@@ -46,8 +44,8 @@ from activities.tools.base import (
 from activities.tools.process_groups import (
     kill_even_if_cancelled,
     kill_group,
-    kill_once_started,
     kill_when_set_up,
+    spawn_in_own_session,
 )
 from activities.workspace import (
     WorkspaceEscape,
@@ -207,28 +205,6 @@ def next_cwd(cwd_file: Path, ctx: ToolContext, started_in: Path) -> tuple[str | 
     return reported, ""
 
 
-async def _spawn(argv: list[str], cwd: Path, out: BinaryIO) -> asyncio.subprocess.Process:
-    """`argv` started in a session of its own. A cancel while it starts does not stop the
-    start: asyncio would SIGKILL the process at once, in the sandbox's first milliseconds,
-    and leave the command running outside its group; it is killed once set up instead."""
-    spawn = asyncio.ensure_future(
-        asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=child_env(os.environ),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    )
-    try:
-        return await asyncio.shield(spawn)
-    except asyncio.CancelledError:
-        await kill_once_started(spawn)
-        raise
-
-
 async def run_command(
     argv: list[str],
     cwd: Path,
@@ -243,7 +219,7 @@ async def run_command(
     `on_start` gets the group's id as soon as it exists.
     """
     with output.open("wb") as out:
-        proc = await _spawn(argv, cwd, out)
+        proc = await spawn_in_own_session(argv, cwd, out, child_env(os.environ))
     try:
         on_start(proc.pid)
         async with asyncio.timeout(timeout_s), heartbeating():

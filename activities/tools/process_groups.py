@@ -1,4 +1,5 @@
-"""Killing a command's process group: everything it started, and nothing else.
+"""Starting a command in a process group of its own, and killing that group: everything
+it started, and nothing else.
 
 A Bash command runs in a session of its own; its process group id is its leader's pid, and
 the leader's start time tells that pid from a later process that reuses it.
@@ -9,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import Coroutine
+import subprocess
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 KILL_GRACE_S = 0.5
 SET_UP_S = 0.2
@@ -116,6 +118,31 @@ async def kill_once_started(spawn: asyncio.Future[asyncio.subprocess.Process]) -
         await proc.wait()
 
     await _carried_through(kill())
+
+
+async def spawn_in_own_session(
+    argv: list[str], cwd: Path, out: BinaryIO, env: Mapping[str, str]
+) -> asyncio.subprocess.Process:
+    """`argv` started in a session (and process group) of its own, its output to `out`. A
+    cancel while it starts does not stop the start: asyncio would SIGKILL the process at
+    once, in the sandbox's first milliseconds, and leave the command running outside its
+    group; it is killed once set up instead."""
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    )
+    try:
+        return await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        await kill_once_started(spawn)
+        raise
 
 
 async def settle_kills(within: float) -> None:
