@@ -275,12 +275,16 @@ def _create_temp(parent: int, name: str) -> str:
     raise FileExistsError(errno.EEXIST, f"no free temporary name next to {name}")
 
 
+NO_OPTIONAL_LOCKS = {"GIT_OPTIONAL_LOCKS": "0"}
+"""For git commands that only read: without optional locks, a status would rewrite the index
+under index.lock, and fail the user's or an agent's git commit or add that runs meanwhile.
+(An environment variable, where `--no-optional-locks` would make a git older than 2.15
+refuse the whole command.)"""
+
+
 def reading_git_env() -> dict[str, str]:
-    """The environment for git commands that only read: without optional locks, a status
-    would rewrite the index under index.lock, and fail the user's or an agent's git commit
-    or add that runs meanwhile. (An environment variable, where `--no-optional-locks` would
-    make a git older than 2.15 refuse the whole command.)"""
-    return {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    """This process's environment with `NO_OPTIONAL_LOCKS`."""
+    return {**os.environ, **NO_OPTIONAL_LOCKS}
 
 
 def heartbeat_interval(timeout: timedelta | None) -> float:

@@ -32,7 +32,7 @@ from temporalio import activity
 
 from activities import worktree_owners
 from activities.errors import OutlastError
-from activities.workspace import atomic_write, heartbeating
+from activities.workspace import NO_OPTIONAL_LOCKS, atomic_write, heartbeating
 from activities.worktree_owners import WorktreeOwner
 from agents.worktree_slug import (
     VALID_WORKTREE_SLUG_SEGMENT,
@@ -313,7 +313,7 @@ def _changes(repo: _Repo, path: Path, base: str) -> list[str]:
     if g.rev_parse("HEAD") != base:
         count = int(g.rev_list("--count", f"{base}..HEAD"))
         found.append(f"{count} new commit{'s' * (count != 1)}" if count else "HEAD moved")
-    with g.custom_environment(GIT_OPTIONAL_LOCKS="0"):  # see workspace.reading_git_env
+    with g.custom_environment(**NO_OPTIONAL_LOCKS):
         lines = g.status("--porcelain", "--untracked-files=all").splitlines()
     untracked = [ln for ln in lines if ln.startswith("??") and not _is_our_link(path, repo.top, ln)]
     modified = [ln for ln in lines if ln and not ln.startswith("??")]
