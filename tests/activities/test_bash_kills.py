@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -17,21 +16,12 @@ from activities.tools import bash as bash_tool
 from activities.tools import bash_runs
 from activities.tools.base import KillRequest
 from activities.tools.bash import NOT_RUN_KILLED, kill_bash_runs, run_bash
+from tests.activities import test_tool_bash
 from tests.activities.test_tool_bash import eventually, gone_by, live_pids, marker, request
 
-
-@pytest.fixture(autouse=True)
-def own_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run records and kill marks of this test only: a kill mark outlives its test."""
-    monkeypatch.setenv("OUTLAST_HOME", str(tmp_path / "state"))
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = (tmp_path / "ws").resolve()
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root
+# test_tool_bash's fixtures: this test's own run records and kill marks, a git workspace.
+own_state = test_tool_bash.own_state
+ws = test_tool_bash.ws
 
 
 class _Info:
