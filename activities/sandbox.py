@@ -15,19 +15,18 @@ a warning; `bwrap` refuses to run without it; `off` never sandboxes writers.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import hashlib
 import logging
 import os
 import shutil
 import subprocess
-import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from activities.sandbox_tmp import sandbox_tmp
 
 log = logging.getLogger(__name__)
 
@@ -190,27 +189,6 @@ def git_dirs(workspace: Path) -> GitDirs | None:
     except OSError:
         common = git_dir
     return GitDirs(git_dir, common)
-
-
-def _sandbox_tmp_path(workspace: str) -> Path:
-    digest = hashlib.sha256(workspace.encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir(), f"outlast-{os.getuid()}", "sandbox-tmp", digest)
-
-
-def sandbox_tmp(workspace: str) -> str:
-    """The writer sandbox's `/tmp` for this workspace, kept between calls as a real /tmp is."""
-    path = _sandbox_tmp_path(workspace)
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return str(path)
-
-
-def drop_scratch_mountpoint(workspace: str, scratch: str) -> None:
-    """Remove the empty directory bwrap made in the workspace's `/tmp` to mount a call's
-    scratch on; without this every call would leave one behind."""
-    host_tmp, path = Path(tempfile.gettempdir()), Path(scratch)
-    if path.is_relative_to(host_tmp):
-        with contextlib.suppress(OSError):
-            (_sandbox_tmp_path(workspace) / path.relative_to(host_tmp)).rmdir()
 
 
 def git_protection(workspace: Path) -> list[str]:

@@ -32,6 +32,7 @@ from temporalio import activity
 
 from activities import worktree_owners
 from activities.errors import OutlastError
+from activities.sandbox_tmp import remove_sandbox_tmp
 from activities.workspace import NO_OPTIONAL_LOCKS, atomic_write, heartbeating
 from activities.worktree_owners import WorktreeOwner
 from agents.worktree_slug import (
@@ -368,9 +369,18 @@ async def cleanup_worktree(inp: CleanupWorktreeInput) -> WorktreeCleanup:
             repo = await asyncio.to_thread(_locate, info.repo_root)
         except WorktreeRefused:
             worktree_owners.forget(info.worktree_path)
+            await asyncio.to_thread(_drop_sandbox_tmp_if_gone, path)
             reason = f"{info.repo_root} is no longer a git repository"
             return WorktreeCleanup(kept=False, reason=reason)
     outcome = await _serialised(repo, lambda: _cleanup(repo, info))
     # Removed or kept, the owner has decided; the reaper has nothing left to do.
     worktree_owners.forget(info.worktree_path)
+    await asyncio.to_thread(_drop_sandbox_tmp_if_gone, path)
     return outcome
+
+
+def _drop_sandbox_tmp_if_gone(path: Path) -> None:
+    """A removed worktree's sandbox /tmp goes with it; a kept one keeps its own."""
+    if not path.exists():
+        for spelling in {str(path), str(path.resolve())}:
+            remove_sandbox_tmp(spelling)

@@ -351,8 +351,9 @@ def reap_command(
 ) -> None:
     """Clean up this host's worktrees whose agent closed without cleaning up (terminated or
     timed out): removed if unchanged, kept and listed if they hold work. Also removes the
-    verifiers' workspace snapshots of verifications that closed without removing them.
-    Workers do this every $OUTLAST_REAP_INTERVAL_S seconds (default 600) on their own."""
+    verifiers' workspace snapshots of verifications that closed without removing them, and
+    the sandbox /tmp of every workspace that no longer exists. Workers do this every
+    $OUTLAST_REAP_INTERVAL_S seconds (default 600) on their own."""
 
     async def _main() -> None:
         client = await connect_or_fail()
@@ -361,8 +362,8 @@ def reap_command(
                 print(item.model_dump_json())
                 continue
             verb = "removed" if item.removed else "kept"
-            console.print(f"{verb} {item.worktree_path} ({item.workflow_id}, "
-                          f"{item.owner_status.lower()}): {item.reason}")  # fmt: skip
+            owner = ", ".join(filter(None, [item.workflow_id, item.owner_status.lower()]))
+            console.print(f"{verb} {item.worktree_path} ({owner}): {item.reason}")
 
     asyncio.run(_main())
 

@@ -1,12 +1,15 @@
 """The reaper: cleans up worktrees whose agent closed without cleaning up (reliability row 4),
-and the verifiers' workspace snapshots of verifications that closed without removing them.
+the verifiers' workspace snapshots of verifications that closed without removing them, and
+the writer sandboxes' /tmp directories of workspaces that no longer exist.
 
 A terminated agent never runs its own cleanup, so its worktree would stay forever. Every worker
 reaps its own host's records (`activities.worktree_owners`) at start and then periodically;
 `outlast reap` does it on demand. A worktree is cleaned by the same rule an agent applies
 itself: removed with its branch if nothing changed since its base, kept (and reported) if
 anything did, so a terminated run's work is never thrown away. A snapshot is a disposable
-copy (a verifier's work is in its report, not in the copy): it is always removed.
+copy (a verifier's work is in its report, not in the copy): it is always removed. So is a
+writer's sandbox /tmp once its workspace is gone (`activities.sandbox_tmp`); no workflow owns
+it, and nothing can use it again.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities import worktree_owners
+from activities.sandbox_tmp import recorded_sandbox_tmps, remove_orphaned
 from activities.snapshot import recorded_snapshots, remove_snapshot_at
 from activities.worktree import (
     CleanupWorktreeInput,
@@ -33,6 +37,7 @@ from activities.worktree_owners import WorktreeOwner
 
 log = logging.getLogger(__name__)
 
+WORKSPACE_GONE = "WORKSPACE_GONE"
 REAP_INTERVAL_ENV = "OUTLAST_REAP_INTERVAL_S"
 DEFAULT_REAP_INTERVAL_S = 600.0
 
@@ -43,10 +48,12 @@ class Reaped(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     worktree_path: str
-    """The worktree's path, or the snapshot's."""
+    """The worktree's path, the snapshot's, or the sandbox /tmp's."""
     workflow_id: str
+    """The owner; "" for a sandbox /tmp, which belongs to a workspace, not to a workflow."""
     owner_status: str
-    """The owner's status name (TERMINATED, TIMED_OUT...), or NOT_FOUND."""
+    """The owner's status name (TERMINATED, TIMED_OUT...), NOT_FOUND, or WORKSPACE_GONE for a
+    sandbox /tmp whose workspace no longer exists."""
     removed: bool
     reason: str
 
@@ -89,7 +96,8 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
         if cleaned.kept:
             log.warning("kept %s of closed %s: %s", owner.worktree_path, owner.workflow_id,
                         cleaned.reason)  # fmt: skip
-    return done + await _reap_snapshots(client, dry_run=dry_run)
+    done += await _reap_snapshots(client, dry_run=dry_run)
+    return done + await asyncio.to_thread(_reap_sandbox_tmps, dry_run=dry_run)
 
 
 async def _reap_snapshots(client: Client, *, dry_run: bool) -> list[Reaped]:
@@ -108,6 +116,26 @@ async def _reap_snapshots(client: Client, *, dry_run: bool) -> list[Reaped]:
                 owner_status=status,
                 removed=not dry_run,
                 reason=f"{reason}: a verifier's snapshot its verification did not remove",
+            )
+        )
+    return done
+
+
+def _reap_sandbox_tmps(*, dry_run: bool) -> list[Reaped]:
+    done = []
+    for tmp in recorded_sandbox_tmps():
+        if Path(tmp.workspace).exists():
+            continue
+        if not dry_run and not remove_orphaned(tmp):
+            continue
+        reason = "would remove (dry run)" if dry_run else "removed"
+        done.append(
+            Reaped(
+                worktree_path=tmp.path,
+                workflow_id="",
+                owner_status=WORKSPACE_GONE,
+                removed=not dry_run,
+                reason=f"{reason}: the sandbox /tmp of {tmp.workspace}, which no longer exists",
             )
         )
     return done

@@ -26,12 +26,12 @@ from activities.sandbox import (
     WRITER_BWRAP_REQUIRED,
     WRITER_SANDBOX_ENV,
     bwrap_command,
-    drop_scratch_mountpoint,
     find_bwrap,
     working_bwrap,
     writer_bwrap_command,
     writer_policy,
 )
+from activities.sandbox_tmp import drop_scratch_mountpoint
 from activities.tools import bash_runs
 from activities.tools.base import (
     KillRequest,

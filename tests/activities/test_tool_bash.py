@@ -18,7 +18,8 @@ from pydantic import ValidationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import workspace
-from activities.sandbox import BWRAP_REQUIRED, WRITER_SANDBOX_ENV, sandbox_tmp
+from activities.sandbox import BWRAP_REQUIRED, WRITER_SANDBOX_ENV
+from activities.sandbox_tmp import sandbox_tmp
 from activities.tools.base import ToolContext, ToolOutput
 from activities.tools.bash import (
     BashInput,
