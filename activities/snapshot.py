@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 from temporalio import activity
 
+from activities import workspace
 from activities.store import state_dir
 from activities.workspace import atomic_write, reading_git_env, run_blocking
 
@@ -117,6 +118,7 @@ def _changed(root: str) -> list[str]:
         cwd=root,
         capture_output=True,
         check=False,
+        timeout=workspace.GIT_READ_TIMEOUT_S,  # raises: a retry, never a "nothing changed"
     )
     if done.returncode != 0:
         return []

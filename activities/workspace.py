@@ -282,6 +282,13 @@ under index.lock, and fail the user's or an agent's git commit or add that runs 
 refuse the whole command.)"""
 
 
+GIT_READ_TIMEOUT_S = 90.0
+"""The longest a read of git state (a status of the whole checkout) may take; below the
+worktree activities' 2-minute limit, and far above what a status of a large checkout takes.
+One that takes longer is hung (a stuck filesystem, an fsmonitor hook that never answers), and
+its thread would hold up the worker's shutdown, which waits for every thread of its executor."""
+
+
 def reading_git_env() -> dict[str, str]:
     """This process's environment with `NO_OPTIONAL_LOCKS`."""
     return {**os.environ, **NO_OPTIONAL_LOCKS}

@@ -30,7 +30,7 @@ import git
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
-from activities import worktree_owners
+from activities import workspace, worktree_owners
 from activities.errors import OutlastError
 from activities.sandbox_tmp import remove_sandbox_tmp
 from activities.workspace import NO_OPTIONAL_LOCKS, atomic_write, heartbeating
@@ -315,7 +315,12 @@ def _changes(repo: _Repo, path: Path, base: str) -> list[str]:
         count = int(g.rev_list("--count", f"{base}..HEAD"))
         found.append(f"{count} new commit{'s' * (count != 1)}" if count else "HEAD moved")
     with g.custom_environment(**NO_OPTIONAL_LOCKS):
-        lines = g.status("--porcelain", "--untracked-files=all").splitlines()
+        # A status that hangs would hold the repository's lock, and every other agent's
+        # worktree with it: killed, it fails this cleanup, which is retried.
+        status = g.status(
+            "--porcelain", "--untracked-files=all", kill_after_timeout=workspace.GIT_READ_TIMEOUT_S
+        )
+    lines = status.splitlines()
     untracked = [ln for ln in lines if ln.startswith("??") and not _is_our_link(path, repo.top, ln)]
     modified = [ln for ln in lines if ln and not ln.startswith("??")]
     for what, items in (("modified file", modified), ("untracked file", untracked)):

@@ -4,17 +4,23 @@ A plain `git status` refreshes the index's stat data and writes the index back u
 `index.lock`. Outlast runs status in the background of the user's and the agents' own git
 work (an agent's start, a verifier's snapshot, a worktree's cleanup check), where that lock
 makes a concurrent `git commit` or `git add` fail with "index.lock: File exists", and a
-status killed mid-write would leave the lock behind.
+status killed mid-write would leave the lock behind. And none of them may hang: a status that
+never returns would hold up the worker's shutdown (and, in a worktree's cleanup, the lock of
+every worktree of the repository), so it is killed after `GIT_READ_TIMEOUT_S`.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
+import pytest
+from git import GitCommandError
 from temporalio.testing import ActivityEnvironment
 
+from activities import workspace
 from activities.context import git_snapshot
 from activities.snapshot import _changed
 from activities.worktree import (
@@ -23,6 +29,7 @@ from activities.worktree import (
     cleanup_worktree,
     create_worktree,
 )
+from tests.activities.test_tool_bash import live_pids, marker
 from tests.conftest import make_git_repo
 
 
@@ -75,3 +82,52 @@ async def test_a_worktree_s_cleanup_check_writes_no_index(tmp_path: Path) -> Non
     done = await ActivityEnvironment().run(cleanup_worktree, CleanupWorktreeInput(info=info))
     assert done.kept and "untracked" in done.reason
     assert index_of(wt).stat().st_mtime_ns == before
+
+
+def hanging_fsmonitor(checkout: Path, tmp_path: Path) -> str:
+    """Make every status of `checkout` wait for an fsmonitor hook that sleeps 30 s; the
+    sleep's mark."""
+    mark = marker(30)
+    hook = tmp_path / "fsmonitor-hook"
+    hook.write_text(f"#!/bin/sh\nexec sleep {mark}\n")
+    hook.chmod(0o755)
+    subprocess.run(["git", "config", "core.fsmonitor", str(hook)], cwd=checkout, check=True)
+    return mark
+
+
+def end_hooks(mark: str) -> None:
+    for pid in live_pids(mark):  # git is killed; the hook it started is not git's to end
+        os.kill(pid, 9)
+
+
+async def test_a_hung_status_fails_the_changed_files_check_in_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(tmp_path)
+    mark = hanging_fsmonitor(root, tmp_path)
+    monkeypatch.setattr(workspace, "GIT_READ_TIMEOUT_S", 1.0)
+    started = time.monotonic()
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            _changed(str(root))
+    finally:
+        end_hooks(mark)
+    assert time.monotonic() - started < 10
+
+
+async def test_a_hung_status_fails_a_worktree_s_cleanup_in_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repo(tmp_path)
+    inp = CreateWorktreeInput(repo_root=str(root), slug="hung")
+    info = await ActivityEnvironment().run(create_worktree, inp)
+    mark = hanging_fsmonitor(root, tmp_path)
+    monkeypatch.setattr(workspace, "GIT_READ_TIMEOUT_S", 1.0)
+    started = time.monotonic()
+    try:
+        with pytest.raises(GitCommandError):
+            await ActivityEnvironment().run(cleanup_worktree, CleanupWorktreeInput(info=info))
+    finally:
+        end_hooks(mark)
+    assert time.monotonic() - started < 10
+    assert Path(info.worktree_path).is_dir()  # nothing removed on a check that did not finish
