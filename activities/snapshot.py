@@ -8,6 +8,8 @@ import contextlib
 import re
 import shutil
 import subprocess
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -66,21 +68,43 @@ async def snapshot(req: SnapshotRequest) -> str:
     owner = SnapshotOwner(
         workflow_id=activity.info().workflow_id, path=str(snapshot_path(req.name))
     )
-    return await run_blocking(_snapshot, req.root, req.name, owner)
+    stop = threading.Event()
+    try:
+        return await run_blocking(_snapshot, req.root, req.name, owner, stop)
+    finally:
+        # A cancel does not stop the thread: this does, before its next file or directory,
+        # so that a cancelled copy of a large checkout does not go on filling the disk.
+        stop.set()
 
 
-def _snapshot(root: str, name: str, owner: SnapshotOwner) -> str:
+class CopyStopped(Exception):
+    """The snapshot's activity ended (cancelled) while the copy was still under way."""
+
+
+def _snapshot(root: str, name: str, owner: SnapshotOwner, stop: threading.Event) -> str:
     dest = snapshot_path(name)
     dest.parent.mkdir(parents=True, exist_ok=True)
     # Recorded before the copy, so that a copy cut short is found too.
     atomic_write(_owner_file(dest), owner.model_dump_json().encode())
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(root, dest, symlinks=True, ignore=_skip_state_dir(Path(root)))
+    skip = _skip_state_dir(Path(root))
+
+    def ignore(directory: str, names: list[str]) -> list[str]:
+        if stop.is_set():  # copytree asks this before it makes the directory
+            raise CopyStopped(dest)
+        return skip(directory, names)
+
+    def copy(src: str, dst: str) -> object:
+        if stop.is_set():  # not an OSError, so copytree does not collect it and go on
+            raise CopyStopped(dest)
+        return shutil.copy2(src, dst)
+
+    shutil.copytree(root, dest, symlinks=True, ignore=ignore, copy_function=copy)
     return str(dest.resolve())
 
 
-def _skip_state_dir(root: Path):
+def _skip_state_dir(root: Path) -> Callable[[str, list[str]], list[str]]:
     """With the state directory inside the checkout (`./.outlast`, the default when run from
     it), the copy would contain itself and the live server database: leave it out."""
     state = state_dir().resolve()
