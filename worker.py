@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import inspect
 import os
 import signal
@@ -260,9 +261,22 @@ KILLS_GRACE_S = 2.0
 """How long it then waits for kills of commands still under way (set-up wait plus grace)."""
 
 
+def freeze_startup_heap() -> None:
+    """Take what the worker process has built so far (~220,000 objects: the modules of
+    temporalio, anthropic, pydantic and Outlast) out of the cycle collector's reach. None of
+    it is garbage, yet every full collection scanned all of it again while the whole worker,
+    workflows included, waited: 118-140 ms a pause in a 20x5 fan-out, 15-16 ms once frozen
+    (bench/gc_probe). Objects are still freed by reference counting; only a reference cycle
+    among them would never be collected."""
+    gc.collect()
+    gc.freeze()
+
+
 async def serve_until_stopped(workers: list[Worker], *, reap_every: float = 0) -> None:
     """Run the workers (`run_workers`) until SIGTERM or SIGINT, then shut them down; raise
-    what a worker raised."""
+    what a worker raised. For a worker process's main: it freezes the process's heap as it
+    is (`freeze_startup_heap`)."""
+    freeze_startup_heap()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
