@@ -21,7 +21,7 @@ from temporalio import activity
 
 from activities.store import default_store
 from activities.tools import TOOLS, clean_schema
-from activities.workspace import reading_git_env
+from activities.workspace import read_git
 from agents.agent_tool import AGENT_TOOL, AgentToolInput, CoordinatorAgentInput
 from agents.canonical import canonical_bytes
 from agents.control_tools import (
@@ -82,18 +82,10 @@ class RenderedContext(BaseModel):
 
 def _git(cwd: str, *args: str) -> str | None:
     try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=cwd,
-            env=reading_git_env(),
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
+        done = read_git(cwd, *args, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    return done.stdout.decode(errors="replace").strip() if done.returncode == 0 else None
 
 
 def environment_block(cwd: str, today: date, is_repo: bool | None = None) -> str:

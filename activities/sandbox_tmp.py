@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import shutil
 import stat
@@ -20,6 +21,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from activities.workspace import atomic_write
+
+log = logging.getLogger(__name__)
 
 
 class SandboxTmp(BaseModel):
@@ -32,6 +35,7 @@ class SandboxTmp(BaseModel):
 
 
 def sandbox_tmps_dir() -> Path:
+    """Where this user's sandbox /tmp directories and their records live, on the host."""
     return Path(tempfile.gettempdir(), f"outlast-{os.getuid()}", "sandbox-tmp")
 
 
@@ -63,40 +67,66 @@ def drop_scratch_mountpoint(workspace: str, scratch: str) -> None:
             (_path(workspace) / path.relative_to(host_tmp)).rmdir()
 
 
-def remove_sandbox_tmp(workspace: str) -> None:
-    """The workspace's sandbox /tmp and its record, if there is one."""
-    _remove(_path(workspace))
+def remove_sandbox_tmp(workspace: str) -> bool:
+    """The workspace's sandbox /tmp and its record; whether none is left. What could not be
+    removed keeps its record, so the reaper tries again."""
+    return _remove(_path(workspace))
 
 
 def recorded_sandbox_tmps() -> list[SandboxTmp]:
     """Every recorded sandbox /tmp of this host; unreadable records are skipped. A directory
-    made before records were kept has none, and is left alone."""
+    made before records were kept has none, and is left alone. None at all if the directory
+    that holds them is not this user's own: /tmp is everyone's, and a directory or link
+    someone else made at that path would hand them what the reaper deletes."""
     root = sandbox_tmps_dir()
+    if not _own_directory(root) or not _own_directory(root.parent):
+        return []
     found = []
-    for record in sorted(root.glob("*.json")) if root.is_dir() else []:
+    for record in sorted(root.glob("*.json")):
         with contextlib.suppress(OSError, ValidationError):
             found.append(SandboxTmp.model_validate_json(record.read_bytes()))
     return found
 
 
-def remove_orphaned(tmp: SandboxTmp) -> bool:
-    """Remove `tmp` if its workspace no longer exists; whether it was removed."""
-    path = Path(tmp.path)
-    if Path(tmp.workspace).exists() or path.parent != sandbox_tmps_dir():
+def is_orphaned(tmp: SandboxTmp) -> bool:
+    """Whether `tmp`'s workspace is known to be gone (an unreadable one is not), and the
+    record names the one path its workspace has, whatever else it says."""
+    if Path(tmp.path) != _path(tmp.workspace):
         return False
-    _remove(path)
-    return True
+    try:
+        return not Path(tmp.workspace).exists()
+    except OSError:  # EACCES on a parent: not known to be gone
+        return False
 
 
-def _remove(path: Path) -> None:
-    # A command may leave read-only directories behind (Go's module cache does), which a
-    # plain rmtree cannot empty.
-    def writable_then_retry(fn, failed: str, _exc_info: object) -> None:
+def remove_orphaned(tmp: SandboxTmp) -> bool:
+    """Remove `tmp` if it is orphaned; whether it is gone now."""
+    return is_orphaned(tmp) and _remove(_path(tmp.workspace))
+
+
+def _own_directory(path: Path) -> bool:
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+
+
+def _remove(path: Path) -> bool:
+    # A command may leave directories behind that rmtree cannot empty or even list (Go's
+    # module cache is read-only; a test may chmod 000 its fixtures): every directory is made
+    # this user's to change first. Links are not followed.
+    if not path.is_symlink():
         with contextlib.suppress(OSError):
-            parent = os.path.dirname(failed)
-            os.chmod(parent, os.stat(parent).st_mode | stat.S_IWUSR | stat.S_IXUSR)
-            fn(failed)
-
-    if path.is_dir():
-        shutil.rmtree(path, onerror=writable_then_retry)  # `onexc` is Python 3.12+
+            path.chmod(0o700)
+    for top, dirs, _files in os.walk(path):
+        for name in dirs:
+            with contextlib.suppress(OSError):
+                if not os.path.islink(os.path.join(top, name)):
+                    os.chmod(os.path.join(top, name), 0o700)
+    shutil.rmtree(path, ignore_errors=True)
+    if path.exists():
+        log.warning("could not remove all of %s; the reaper will try again", path)
+        return False
     _record(path).unlink(missing_ok=True)
+    return True

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import re
 import shutil
-import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +16,7 @@ from temporalio import activity
 
 from activities import workspace
 from activities.store import state_dir
-from activities.workspace import atomic_write, reading_git_env, run_blocking
+from activities.workspace import atomic_write, read_git, run_blocking
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -136,14 +135,9 @@ async def changed_files(root: str) -> list[str]:
 
 
 def _changed(root: str) -> list[str]:
-    done = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all", "-z"],
-        env=reading_git_env(),
-        cwd=root,
-        capture_output=True,
-        check=False,
-        timeout=workspace.GIT_READ_TIMEOUT_S,  # raises: a retry, never a "nothing changed"
-    )
+    # A timeout raises: the activity is retried, never told "nothing changed".
+    status = ["status", "--porcelain", "--untracked-files=all", "-z"]
+    done = read_git(root, *status, timeout=workspace.GIT_READ_TIMEOUT_S)
     if done.returncode != 0:
         return []
     paths = []

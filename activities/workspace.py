@@ -15,6 +15,8 @@ import errno
 import hashlib
 import os
 import secrets
+import signal
+import subprocess
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from pathlib import Path
@@ -292,6 +294,29 @@ its thread would hold up the worker's shutdown, which waits for every thread of 
 def reading_git_env() -> dict[str, str]:
     """This process's environment with `NO_OPTIONAL_LOCKS`."""
     return {**os.environ, **NO_OPTIONAL_LOCKS}
+
+
+def read_git(cwd: str, *args: str, timeout: float) -> subprocess.CompletedProcess[bytes]:
+    """`git <args>` for a read (`reading_git_env`), its output captured. After `timeout`
+    seconds it is killed with everything it started (an fsmonitor hook that hangs is git's
+    child, and would outlive git alone): raises `subprocess.TimeoutExpired`."""
+    with subprocess.Popen(
+        ["git", *args],
+        cwd=cwd,
+        env=reading_git_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, to kill as one
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.communicate(timeout=5)  # reaped; a pipe held by an escapee is let go
+            raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def heartbeat_interval(timeout: timedelta | None) -> float:

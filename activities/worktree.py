@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from temporalio import activity
 from activities import workspace, worktree_owners
 from activities.errors import OutlastError
 from activities.sandbox_tmp import remove_sandbox_tmp
-from activities.workspace import NO_OPTIONAL_LOCKS, atomic_write, heartbeating
+from activities.workspace import NO_OPTIONAL_LOCKS, atomic_write, heartbeating, run_blocking
 from activities.worktree_owners import WorktreeOwner
 from agents.worktree_slug import (
     VALID_WORKTREE_SLUG_SEGMENT,
@@ -42,6 +43,7 @@ from agents.worktree_slug import (
     worktree_branch,
 )
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 WORKTREES_DIR = Path(".claude", "worktrees")
@@ -374,18 +376,23 @@ async def cleanup_worktree(inp: CleanupWorktreeInput) -> WorktreeCleanup:
             repo = await asyncio.to_thread(_locate, info.repo_root)
         except WorktreeRefused:
             worktree_owners.forget(info.worktree_path)
-            await asyncio.to_thread(_drop_sandbox_tmp_if_gone, path)
+            await run_blocking(_drop_sandbox_tmp_if_gone, path)
             reason = f"{info.repo_root} is no longer a git repository"
             return WorktreeCleanup(kept=False, reason=reason)
     outcome = await _serialised(repo, lambda: _cleanup(repo, info))
     # Removed or kept, the owner has decided; the reaper has nothing left to do.
     worktree_owners.forget(info.worktree_path)
-    await asyncio.to_thread(_drop_sandbox_tmp_if_gone, path)
+    await run_blocking(_drop_sandbox_tmp_if_gone, path)
     return outcome
 
 
 def _drop_sandbox_tmp_if_gone(path: Path) -> None:
-    """A removed worktree's sandbox /tmp goes with it; a kept one keeps its own."""
-    if not path.exists():
+    """A removed worktree's sandbox /tmp goes with it; a kept one keeps its own. Never fails
+    the cleanup, whose outcome is decided: what is left keeps its record, for the reaper."""
+    try:
+        if path.exists():
+            return
         for spelling in {str(path), str(path.resolve())}:
             remove_sandbox_tmp(spelling)
+    except OSError as e:
+        log.warning("left the sandbox /tmp of %s to the reaper: %s", path, e)

@@ -25,7 +25,7 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities import worktree_owners
-from activities.sandbox_tmp import recorded_sandbox_tmps, remove_orphaned
+from activities.sandbox_tmp import is_orphaned, recorded_sandbox_tmps, remove_orphaned
 from activities.snapshot import recorded_snapshots, remove_snapshot_at
 from activities.worktree import (
     CleanupWorktreeInput,
@@ -124,17 +124,20 @@ async def _reap_snapshots(client: Client, *, dry_run: bool) -> list[Reaped]:
 def _reap_sandbox_tmps(*, dry_run: bool) -> list[Reaped]:
     done = []
     for tmp in recorded_sandbox_tmps():
-        if Path(tmp.workspace).exists():
+        if not is_orphaned(tmp):
             continue
-        if not dry_run and not remove_orphaned(tmp):
-            continue
-        reason = "would remove (dry run)" if dry_run else "removed"
+        if dry_run:
+            removed, reason = False, "would remove (dry run)"
+        elif remove_orphaned(tmp):
+            removed, reason = True, "removed"
+        else:
+            removed, reason = False, "could not remove all of it; tried again at the next reap"
         done.append(
             Reaped(
                 worktree_path=tmp.path,
                 workflow_id="",
                 owner_status=WORKSPACE_GONE,
-                removed=not dry_run,
+                removed=removed,
                 reason=f"{reason}: the sandbox /tmp of {tmp.workspace}, which no longer exists",
             )
         )

@@ -12,6 +12,7 @@ every worktree of the repository), so it is killed after `GIT_READ_TIMEOUT_S`.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -95,24 +96,28 @@ def hanging_fsmonitor(checkout: Path, tmp_path: Path) -> str:
     return mark
 
 
-def end_hooks(mark: str) -> None:
-    for pid in live_pids(mark):  # git is killed; the hook it started is not git's to end
-        os.kill(pid, 9)
+def hooks_left(mark: str) -> list[int]:
+    """The hook's processes still running a moment after the read failed; ended here either
+    way, so that a failing test leaves nothing behind."""
+    deadline = time.monotonic() + 2
+    while (left := live_pids(mark)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    return left
 
 
-async def test_a_hung_status_fails_the_changed_files_check_in_time(
+def test_a_hung_status_fails_the_changed_files_check_in_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = repo(tmp_path)
     mark = hanging_fsmonitor(root, tmp_path)
     monkeypatch.setattr(workspace, "GIT_READ_TIMEOUT_S", 1.0)
     started = time.monotonic()
-    try:
-        with pytest.raises(subprocess.TimeoutExpired):
-            _changed(str(root))
-    finally:
-        end_hooks(mark)
+    with pytest.raises(subprocess.TimeoutExpired):
+        _changed(str(root))
     assert time.monotonic() - started < 10
+    assert hooks_left(mark) == []  # killed with git, not left running
 
 
 async def test_a_hung_status_fails_a_worktree_s_cleanup_in_time(
@@ -124,10 +129,8 @@ async def test_a_hung_status_fails_a_worktree_s_cleanup_in_time(
     mark = hanging_fsmonitor(root, tmp_path)
     monkeypatch.setattr(workspace, "GIT_READ_TIMEOUT_S", 1.0)
     started = time.monotonic()
-    try:
-        with pytest.raises(GitCommandError):
-            await ActivityEnvironment().run(cleanup_worktree, CleanupWorktreeInput(info=info))
-    finally:
-        end_hooks(mark)
+    with pytest.raises(GitCommandError):
+        await ActivityEnvironment().run(cleanup_worktree, CleanupWorktreeInput(info=info))
     assert time.monotonic() - started < 10
+    assert hooks_left(mark) == []
     assert Path(info.worktree_path).is_dir()  # nothing removed on a check that did not finish

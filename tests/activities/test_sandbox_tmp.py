@@ -3,8 +3,11 @@ its worktree at cleanup, or through the reaper once the workspace no longer exis
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,8 @@ from tests.activities.test_writer_sandbox import bash
 from tests.conftest import make_git_repo
 
 pytestmark = pytest.mark.reliability
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)
@@ -49,9 +54,6 @@ async def test_a_removed_worktree_takes_its_sandbox_tmp_along_and_a_kept_one_kee
         assert await bash(ws, "echo build > /tmp/out.txt && echo ok") == (False, "ok")
         (tmp,) = recorded(ws)
         assert (tmp / "out.txt").read_text() == "build\n"  # the sandbox's /tmp is this one
-        (tmp / "cache").mkdir()
-        (tmp / "cache" / "mod.go").write_text("x")
-        (tmp / "cache").chmod(0o500)  # read-only, as Go leaves its module cache
         tmps[name] = tmp
     (Path(changed.worktree_path) / "new.txt").write_text("work\n")
 
@@ -71,9 +73,7 @@ async def test_the_reaper_removes_sandbox_tmps_of_workspaces_that_are_gone(
     gone = make_git_repo(tmp_path / "gone", {"README.md": "# g\n"})
     live = make_git_repo(tmp_path / "live", {"README.md": "# l\n"})
     gone_tmp, live_tmp = Path(sandbox_tmp(str(gone))), Path(sandbox_tmp(str(live)))
-    (gone_tmp / "deep" / "er").mkdir(parents=True)
-    (gone_tmp / "deep" / "er" / "f").write_text("x")
-    os.chmod(gone_tmp / "deep", 0o500)
+    (gone_tmp / "out.txt").write_text("x")
     shutil.rmtree(gone)
 
     dry = {Path(r.worktree_path): r for r in await reap(client, dry_run=True)}
@@ -84,3 +84,38 @@ async def test_the_reaper_removes_sandbox_tmps_of_workspaces_that_are_gone(
     assert str(gone) in reaped[gone_tmp].reason
     assert not gone_tmp.exists() and recorded(gone) == []
     assert live_tmp not in reaped and live_tmp.exists() and recorded(live) == [live_tmp]
+
+
+REMOVE_AS_ITS_OWNER = """
+import json, sys
+from pathlib import Path
+from activities.sandbox_tmp import recorded_sandbox_tmps, remove_sandbox_tmp, sandbox_tmp
+workspace = sys.argv[1]
+tmp = Path(sandbox_tmp(workspace))
+for name, mode in (("readonly", 0o500), ("unreadable", 0o000), ("unlistable", 0o300)):
+    (tmp / name / "sub").mkdir(parents=True)
+    (tmp / name / "sub" / "f").write_text("x")
+    (tmp / name).chmod(mode)
+tmp.chmod(0o500)
+removed = remove_sandbox_tmp(workspace)
+recorded = [t.workspace for t in recorded_sandbox_tmps()]
+print(json.dumps([removed, tmp.exists(), workspace in recorded]))
+"""
+
+
+def test_what_a_command_left_unwritable_or_unreadable_is_removed_too(tmp_path: Path) -> None:
+    """Go leaves its module cache read-only, a test suite may chmod 000 its fixtures. Run
+    without the capabilities that let root ignore permissions, as any other user would be."""
+    cmd = [sys.executable, "-c", REMOVE_AS_ITS_OWNER, str(tmp_path / "ws")]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")  # util-linux, on every Debian
+        assert setpriv, "setpriv is needed to drop root's permission override"
+        cmd = [setpriv, "--bounding-set=-dac_override,-dac_read_search", *cmd]
+    env = {**os.environ, "TMPDIR": str(tmp_path / "host-tmp")}
+    (tmp_path / "host-tmp").mkdir()
+    done = subprocess.run(
+        cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    removed, left, still_recorded = json.loads(done.stdout)
+    assert removed and not left and not still_recorded
