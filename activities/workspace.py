@@ -304,6 +304,7 @@ def read_git(cwd: str, *args: str, timeout: float) -> subprocess.CompletedProces
         ["git", *args],
         cwd=cwd,
         env=reading_git_env(),
+        stdin=subprocess.DEVNULL,  # nothing to ask: a prompt must fail, not wait
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group, to kill as one
