@@ -47,10 +47,30 @@ def _record(path: Path) -> Path:
     return path.with_name(f"{path.name}.json")
 
 
+class SandboxTmpRefused(Exception):
+    """The directory that holds the sandboxes' /tmp is not this user's own."""
+
+
 def sandbox_tmp(workspace: str) -> str:
-    """The writer sandbox's `/tmp` for this workspace, made (and recorded) on first use."""
+    """The writer sandbox's `/tmp` for this workspace, made (and recorded) on first use.
+
+    Raises:
+        SandboxTmpRefused: `sandbox_tmps_dir()` or its parent is not a directory this user
+            owns and others cannot write: /tmp is everyone's, and a directory or link someone
+            else made there would receive what the sandboxed commands write to /tmp.
+    """
+    root = sandbox_tmps_dir()
+    for directory in (root.parent, root):
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir(mode=0o700)
+        if not _own_directory(directory):
+            raise SandboxTmpRefused(
+                f"Bash is unavailable: {directory}, where the writer sandbox keeps its /tmp, "
+                "is not a directory of this worker's user that only it can write. The "
+                "worker's operator must remove it. Use Read, Write, Edit, Glob and Grep instead."
+            )
     path = _path(workspace)
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.mkdir(exist_ok=True, mode=0o700)
     record = _record(path)
     if not record.exists():  # one stat per call; written once per workspace
         own = SandboxTmp(workspace=workspace, path=str(path))
@@ -69,7 +89,14 @@ def drop_scratch_mountpoint(workspace: str, scratch: str) -> None:
 
 def remove_sandbox_tmp(workspace: str) -> bool:
     """The workspace's sandbox /tmp and its record; whether none is left. What could not be
-    removed keeps its record, so the reaper tries again."""
+    removed keeps its record, so the reaper tries again. Nothing is touched under a directory
+    that is not this user's own."""
+    root = sandbox_tmps_dir()
+    if not root.exists():
+        return True
+    if not (_own_directory(root) and _own_directory(root.parent)):
+        log.warning("not removing anything under %s: not this user's own directory", root)
+        return False
     return _remove(_path(workspace))
 
 
@@ -79,7 +106,7 @@ def recorded_sandbox_tmps() -> list[SandboxTmp]:
     that holds them is not this user's own: /tmp is everyone's, and a directory or link
     someone else made at that path would hand them what the reaper deletes."""
     root = sandbox_tmps_dir()
-    if not _own_directory(root) or not _own_directory(root.parent):
+    if not (_own_directory(root) and _own_directory(root.parent)):
         return []
     found = []
     for record in sorted(root.glob("*.json")):
@@ -105,20 +132,24 @@ def remove_orphaned(tmp: SandboxTmp) -> bool:
 
 
 def _own_directory(path: Path) -> bool:
+    """A directory (not a link) of this user that no other user may write in."""
     try:
         st = path.lstat()
     except OSError:
         return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & stat.S_IWOTH
 
 
 def _remove(path: Path) -> bool:
+    if path.is_symlink():  # never made by `sandbox_tmp`: the link goes, not what it names
+        path.unlink()
+        _record(path).unlink(missing_ok=True)
+        return True
     # A command may leave directories behind that rmtree cannot empty or even list (Go's
     # module cache is read-only; a test may chmod 000 its fixtures): every directory is made
-    # this user's to change first. Links are not followed.
-    if not path.is_symlink():
-        with contextlib.suppress(OSError):
-            path.chmod(0o700)
+    # this user's to change first. Links below are not followed.
+    with contextlib.suppress(OSError):
+        path.chmod(0o700)
     for top, dirs, _files in os.walk(path):
         for name in dirs:
             with contextlib.suppress(OSError):

@@ -300,7 +300,7 @@ def read_git(cwd: str, *args: str, timeout: float) -> subprocess.CompletedProces
     """`git <args>` for a read (`reading_git_env`), its output captured. After `timeout`
     seconds it is killed with everything it started (an fsmonitor hook that hangs is git's
     child, and would outlive git alone): raises `subprocess.TimeoutExpired`."""
-    with subprocess.Popen(
+    proc = subprocess.Popen(
         ["git", *args],
         cwd=cwd,
         env=reading_git_env(),
@@ -308,15 +308,20 @@ def read_git(cwd: str, *args: str, timeout: float) -> subprocess.CompletedProces
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group, to kill as one
-    ) as proc:
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.communicate(timeout=5)  # reaped; a pipe held by an escapee is let go
-            raise
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:  # the timeout, or this thread's interpreter going down
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        # Bounded, where `with Popen` would wait for good: a git stuck in the kernel (the
+        # stuck filesystem) outlives SIGKILL, and an escapee may hold the pipes.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=5)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        raise
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 

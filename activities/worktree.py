@@ -34,7 +34,7 @@ from temporalio import activity
 from activities import workspace, worktree_owners
 from activities.errors import OutlastError
 from activities.sandbox_tmp import remove_sandbox_tmp
-from activities.workspace import NO_OPTIONAL_LOCKS, atomic_write, heartbeating, run_blocking
+from activities.workspace import atomic_write, heartbeating, read_git, run_blocking
 from activities.worktree_owners import WorktreeOwner
 from agents.worktree_slug import (
     VALID_WORKTREE_SLUG_SEGMENT,
@@ -316,13 +316,14 @@ def _changes(repo: _Repo, path: Path, base: str) -> list[str]:
     if g.rev_parse("HEAD") != base:
         count = int(g.rev_list("--count", f"{base}..HEAD"))
         found.append(f"{count} new commit{'s' * (count != 1)}" if count else "HEAD moved")
-    with g.custom_environment(**NO_OPTIONAL_LOCKS):
-        # A status that hangs would hold the repository's lock, and every other agent's
-        # worktree with it: killed, it fails this cleanup, which is retried.
-        status = g.status(
-            "--porcelain", "--untracked-files=all", kill_after_timeout=workspace.GIT_READ_TIMEOUT_S
-        )
-    lines = status.splitlines()
+    # A status that hangs would hold the repository's lock, and every other agent's worktree
+    # with it: killed with what it started (`read_git`), it fails this cleanup, which is
+    # retried.
+    args = ["status", "--porcelain", "--untracked-files=all"]
+    done = read_git(str(path), *args, timeout=workspace.GIT_READ_TIMEOUT_S)
+    if done.returncode != 0:
+        raise git.GitCommandError(["git", *args], done.returncode, done.stderr)
+    lines = done.stdout.decode(errors="surrogateescape").splitlines()
     untracked = [ln for ln in lines if ln.startswith("??") and not _is_our_link(path, repo.top, ln)]
     modified = [ln for ln in lines if ln and not ln.startswith("??")]
     for what, items in (("modified file", modified), ("untracked file", untracked)):

@@ -131,7 +131,7 @@ def _reap_sandbox_tmps(*, dry_run: bool) -> list[Reaped]:
         elif remove_orphaned(tmp):
             removed, reason = True, "removed"
         else:
-            removed, reason = False, "could not remove all of it; tried again at the next reap"
+            removed, reason = False, "could not remove all of it; the next reap tries again"
         done.append(
             Reaped(
                 worktree_path=tmp.path,

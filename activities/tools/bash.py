@@ -31,7 +31,7 @@ from activities.sandbox import (
     writer_bwrap_command,
     writer_policy,
 )
-from activities.sandbox_tmp import drop_scratch_mountpoint
+from activities.sandbox_tmp import SandboxTmpRefused, drop_scratch_mountpoint
 from activities.tools import bash_runs
 from activities.tools.base import (
     KillRequest,
@@ -258,9 +258,12 @@ def _writer_argv(
     policy = writer_policy()
     bwrap = None if policy == "off" else working_bwrap()
     if bwrap is not None:
-        return writer_bwrap_command(
-            bwrap, root, scratch, str(cwd), ["bash", "-c", script], writable
-        )
+        try:
+            return writer_bwrap_command(
+                bwrap, root, scratch, str(cwd), ["bash", "-c", script], writable
+            )
+        except SandboxTmpRefused as e:
+            return str(e)
     if policy == "bwrap":
         return WRITER_BWRAP_REQUIRED
     if policy == "auto":

@@ -8,12 +8,18 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.sandbox_tmp import recorded_sandbox_tmps, sandbox_tmp
+from activities.sandbox_tmp import (
+    recorded_sandbox_tmps,
+    remove_sandbox_tmp,
+    sandbox_tmp,
+    sandbox_tmps_dir,
+)
 from activities.worktree import (
     CleanupWorktreeInput,
     CreateWorktreeInput,
@@ -97,6 +103,12 @@ for name, mode in (("readonly", 0o500), ("unreadable", 0o000), ("unlistable", 0o
     (tmp / name / "sub" / "f").write_text("x")
     (tmp / name).chmod(mode)
 tmp.chmod(0o500)
+try:
+    (tmp / "unreadable").iterdir().__next__()
+    sys.exit("permissions are not enforced in this process: the test would prove nothing")
+except PermissionError:
+    pass
+assert workspace in [t.workspace for t in recorded_sandbox_tmps()]
 removed = remove_sandbox_tmp(workspace)
 recorded = [t.workspace for t in recorded_sandbox_tmps()]
 print(json.dumps([removed, tmp.exists(), workspace in recorded]))
@@ -110,7 +122,9 @@ def test_what_a_command_left_unwritable_or_unreadable_is_removed_too(tmp_path: P
     if os.geteuid() == 0:
         setpriv = shutil.which("setpriv")  # util-linux, on every Debian
         assert setpriv, "setpriv is needed to drop root's permission override"
-        cmd = [setpriv, "--bounding-set=-dac_override,-dac_read_search", *cmd]
+        # Out of the inheritable (and so ambient) set too: a container may have them there.
+        drop = ["--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search"]
+        cmd = [setpriv, *drop, *cmd]
     env = {**os.environ, "TMPDIR": str(tmp_path / "host-tmp")}
     (tmp_path / "host-tmp").mkdir()
     done = subprocess.run(
@@ -119,3 +133,66 @@ def test_what_a_command_left_unwritable_or_unreadable_is_removed_too(tmp_path: P
     assert done.returncode == 0, done.stderr
     removed, left, still_recorded = json.loads(done.stdout)
     assert removed and not left and not still_recorded
+
+
+async def test_what_cannot_be_removed_keeps_its_record_for_the_next_reap(
+    client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = make_git_repo(tmp_path / "gone", {"README.md": "# g\n"})
+    tmp = Path(sandbox_tmp(str(gone)))
+    shutil.rmtree(gone)
+    rmtree = shutil.rmtree
+    monkeypatch.setattr(shutil, "rmtree", lambda *a, **kw: None)  # a removal that fails
+
+    reaped = {Path(r.worktree_path): r for r in await reap(client)}
+    assert not reaped[tmp].removed and "next reap tries again" in reaped[tmp].reason
+    assert tmp.exists() and recorded(gone) == [tmp]
+
+    monkeypatch.setattr(shutil, "rmtree", rmtree)
+    reaped = {Path(r.worktree_path): r for r in await reap(client)}
+    assert reaped[tmp].removed and not tmp.exists() and recorded(gone) == []
+
+
+@pytest.mark.parametrize("squatted", ["open-to-all", "a-link"])
+async def test_a_directory_someone_else_could_control_is_never_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, squatted: str
+) -> None:
+    """/tmp is everyone's: a directory others can write, or a link, where the sandboxes'
+    /tmp directories live would receive what commands write to /tmp, and hand over what the
+    reaper deletes. Bash is then refused, as an error the model can work around."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "host-tmp"))
+    (tmp_path / "host-tmp").mkdir()
+    repo = make_git_repo(tmp_path / "repo", {"README.md": "# r\n"})
+    mine = sandbox_tmps_dir().parent
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if squatted == "open-to-all":
+        mine.mkdir()
+        mine.chmod(0o777)
+    else:
+        mine.symlink_to(elsewhere)
+    # What the other user planted: a /tmp for this workspace, and its record.
+    planted = sandbox_tmps_dir() / "planted"
+    (planted / "keep").mkdir(parents=True)
+    record = {"workspace": str(tmp_path / "no-such-workspace"), "path": str(planted)}
+    (sandbox_tmps_dir() / "planted.json").write_text(json.dumps(record))
+
+    is_error, content = await bash(repo, "echo hi > /tmp/x")
+    assert is_error and "Bash is unavailable" in content and str(mine) in content
+    assert recorded_sandbox_tmps() == []  # the reaper sees nothing there to act on
+    assert not remove_sandbox_tmp(str(repo))
+    assert (planted / "keep").is_dir() and not list(sandbox_tmps_dir().glob("*/x"))
+
+
+def test_a_link_in_place_of_a_sandbox_tmp_goes_and_what_it_names_stays(tmp_path: Path) -> None:
+    workspace = str(tmp_path / "ws")
+    path = Path(sandbox_tmp(workspace))
+    path.rmdir()
+    target = tmp_path / "target"
+    (target / "sub").mkdir(parents=True)
+    (target / "sub").chmod(0o751)
+    path.symlink_to(target)
+
+    assert remove_sandbox_tmp(workspace)
+    assert not path.is_symlink() and recorded(Path(workspace)) == []
+    assert (target / "sub").is_dir() and (target / "sub").stat().st_mode & 0o777 == 0o751

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import itertools
 import shutil
 import threading
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
+from activities import snapshot as snapshots
 from activities.snapshot import SnapshotRequest, remove_snapshot_at, snapshot, snapshot_path
 from tests.conftest import make_git_repo
 
@@ -25,37 +25,50 @@ async def test_a_cancelled_snapshot_stops_copying(
     monkeypatch.setenv("OUTLAST_HOME", str(tmp_path / "state"))
     files = {f"src/{d}/f{i}.txt": "x\n" for d in range(4) for i in range(50)}
     root = make_git_repo(tmp_path / "repo", files)
-    copy2, calls = shutil.copy2, itertools.count(1)
-    at_the_tenth, go_on = threading.Event(), threading.Event()
+    copy2, copied = shutil.copy2, []
+    at_the_tenth, go_on, ended = threading.Event(), threading.Event(), threading.Event()
+    outcome: list[BaseException | str] = []
 
     def held_at_the_tenth(src: str, dst: str) -> object:
-        if next(calls) == 10:  # the file in flight when the cancel comes
+        if len(copied) == 9:  # the file in flight when the cancel comes
             at_the_tenth.set()
             go_on.wait(60)
-        return copy2(src, dst)
+        done = copy2(src, dst)
+        copied.append(src)
+        return done
+
+    copy_checkout = snapshots._snapshot
+
+    def watched(*args: object) -> str:
+        try:
+            path = copy_checkout(*args)
+            outcome.append("finished")
+            return path
+        except BaseException as e:
+            outcome.append(e)
+            raise
+        finally:
+            ended.set()
 
     monkeypatch.setattr(shutil, "copy2", held_at_the_tenth)
+    monkeypatch.setattr(snapshots, "_snapshot", watched)
     env = ActivityEnvironment()
     env.info = dataclasses.replace(env.info, workflow_id="verify-cancelled")
     name = "verify-cancelled/verify-1"
     copying = asyncio.create_task(env.run(snapshot, SnapshotRequest(root=str(root), name=name)))
-    dest = snapshot_path(name)
-
-    def copied() -> int:
-        return sum(1 for _ in dest.rglob("f*.txt"))
-
-    deadline = time.monotonic() + 60
-    while not at_the_tenth.is_set() and not copying.done() and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
-    assert at_the_tenth.is_set(), copying
-    env.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await copying
-    go_on.set()
-    while copied() < 10 and time.monotonic() < deadline:  # the file in flight lands
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.3)  # where it went on, the 190 other files
     try:
-        assert copied() == 10
+        deadline = time.monotonic() + 60
+        while not at_the_tenth.is_set() and not copying.done() and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert at_the_tenth.is_set(), copying
+        env.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await copying
     finally:
-        remove_snapshot_at(dest)
+        go_on.set()
+    assert await asyncio.to_thread(ended.wait, 60)
+    try:
+        assert isinstance(outcome[0], snapshots.CopyStopped)
+        assert len(copied) == 10  # the file in flight, and nothing after it
+    finally:
+        remove_snapshot_at(snapshot_path(name))
