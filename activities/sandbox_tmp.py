@@ -14,12 +14,12 @@ import hashlib
 import logging
 import os
 import shutil
-import stat
 import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from activities.host_tmp import host_tmp_root, own_directory, private_dir
 from activities.workspace import atomic_write
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ class SandboxTmp(BaseModel):
 
 def sandbox_tmps_dir() -> Path:
     """Where this user's sandbox /tmp directories and their records live, on the host."""
-    return Path(tempfile.gettempdir(), f"outlast-{os.getuid()}", "sandbox-tmp")
+    return host_tmp_root() / "sandbox-tmp"
 
 
 def _path(workspace: str) -> Path:
@@ -47,28 +47,14 @@ def _record(path: Path) -> Path:
     return path.with_name(f"{path.name}.json")
 
 
-class SandboxTmpRefused(Exception):
-    """The directory that holds the sandboxes' /tmp is not this user's own."""
-
-
 def sandbox_tmp(workspace: str) -> str:
     """The writer sandbox's `/tmp` for this workspace, made (and recorded) on first use.
 
     Raises:
-        SandboxTmpRefused: `sandbox_tmps_dir()` or its parent is not a directory this user
-            owns and others cannot write: /tmp is everyone's, and a directory or link someone
-            else made there would receive what the sandboxed commands write to /tmp.
+        HostTmpRefused: the directory that holds it is not this user's own
+            (`activities.host_tmp`): it would receive what the sandboxed commands write.
     """
-    root = sandbox_tmps_dir()
-    for directory in (root.parent, root):
-        with contextlib.suppress(FileExistsError):
-            directory.mkdir(mode=0o700)
-        if not _own_directory(directory):
-            raise SandboxTmpRefused(
-                f"Bash is unavailable: {directory}, where the writer sandbox keeps its /tmp, "
-                "is not a directory of this worker's user that only it can write. The "
-                "worker's operator must remove it. Use Read, Write, Edit, Glob and Grep instead."
-            )
+    private_dir("sandbox-tmp")
     path = _path(workspace)
     path.mkdir(exist_ok=True, mode=0o700)
     record = _record(path)
@@ -94,7 +80,7 @@ def remove_sandbox_tmp(workspace: str) -> bool:
     root = sandbox_tmps_dir()
     if not root.exists():
         return True
-    if not (_own_directory(root) and _own_directory(root.parent)):
+    if not (own_directory(root) and own_directory(root.parent)):
         log.warning("not removing anything under %s: not this user's own directory", root)
         return False
     return _remove(_path(workspace))
@@ -106,7 +92,7 @@ def recorded_sandbox_tmps() -> list[SandboxTmp]:
     that holds them is not this user's own: /tmp is everyone's, and a directory or link
     someone else made at that path would hand them what the reaper deletes."""
     root = sandbox_tmps_dir()
-    if not (_own_directory(root) and _own_directory(root.parent)):
+    if not (own_directory(root) and own_directory(root.parent)):
         return []
     found = []
     for record in sorted(root.glob("*.json")):
@@ -129,15 +115,6 @@ def is_orphaned(tmp: SandboxTmp) -> bool:
 def remove_orphaned(tmp: SandboxTmp) -> bool:
     """Remove `tmp` if it is orphaned; whether it is gone now."""
     return is_orphaned(tmp) and _remove(_path(tmp.workspace))
-
-
-def _own_directory(path: Path) -> bool:
-    """A directory (not a link) of this user that no other user may write in."""
-    try:
-        st = path.lstat()
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & stat.S_IWOTH
 
 
 def _remove(path: Path) -> bool:

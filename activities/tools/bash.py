@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
 
+from activities.host_tmp import HostTmpRefused
 from activities.sandbox import (
     BWRAP_REQUIRED,
     WRITER_BWRAP_REQUIRED,
@@ -31,7 +32,7 @@ from activities.sandbox import (
     writer_bwrap_command,
     writer_policy,
 )
-from activities.sandbox_tmp import SandboxTmpRefused, drop_scratch_mountpoint
+from activities.sandbox_tmp import drop_scratch_mountpoint
 from activities.tools import bash_runs
 from activities.tools.base import (
     KillRequest,
@@ -262,8 +263,8 @@ def _writer_argv(
             return writer_bwrap_command(
                 bwrap, root, scratch, str(cwd), ["bash", "-c", script], writable
             )
-        except SandboxTmpRefused as e:
-            return str(e)
+        except HostTmpRefused as e:
+            return f"Bash is unavailable: {e.message} Use Read, Write, Edit, Glob and Grep instead."
     if policy == "bwrap":
         return WRITER_BWRAP_REQUIRED
     if policy == "auto":
