@@ -14,6 +14,7 @@ import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from activities.errors import OutlastError
@@ -30,13 +31,21 @@ def host_tmp_root() -> Path:
     return Path(tempfile.gettempdir(), f"outlast-{os.getuid()}")
 
 
-def own_directory(path: Path) -> bool:
+def _own_directory(path: Path) -> bool:
     """A directory (not a link) of this user that no other user may write in."""
     try:
         st = path.lstat()
     except OSError:
         return False
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & stat.S_IWOTH
+
+
+def _levels(parts: tuple[str, ...]) -> Iterator[Path]:
+    path = host_tmp_root()
+    yield path
+    for part in parts:
+        path = path / part
+        yield path
 
 
 def private_dir(*parts: str) -> Path:
@@ -46,14 +55,18 @@ def private_dir(*parts: str) -> Path:
     Raises:
         HostTmpRefused: a level is not (another user's, open to all, a link, a file).
     """
-    path = host_tmp_root()
-    for part in ("", *parts):
-        path = path / part if part else path
+    for path in _levels(parts):
         with contextlib.suppress(FileExistsError):
             path.mkdir(mode=0o700)
-        if not own_directory(path):
+        if not _own_directory(path):
             raise HostTmpRefused(
                 f"{path} is not a directory of this worker's user that only it can write: "
                 "another user may have made it. The worker's operator must remove it."
             )
     return path
+
+
+def is_private(*parts: str) -> bool:
+    """Whether `host_tmp_root()` and each level of `parts` below it exist and are this
+    user's own; nothing is made."""
+    return all(_own_directory(path) for path in _levels(parts))

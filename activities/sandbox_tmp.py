@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from activities.host_tmp import host_tmp_root, own_directory, private_dir
+from activities.host_tmp import host_tmp_root, is_private, private_dir
 from activities.workspace import atomic_write
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ def sandbox_tmp(workspace: str) -> str:
         HostTmpRefused: the directory that holds it is not this user's own
             (`activities.host_tmp`): it would receive what the sandboxed commands write.
     """
-    private_dir("sandbox-tmp")
+    private_dir(sandbox_tmps_dir().name)
     path = _path(workspace)
     path.mkdir(exist_ok=True, mode=0o700)
     record = _record(path)
@@ -80,7 +80,7 @@ def remove_sandbox_tmp(workspace: str) -> bool:
     root = sandbox_tmps_dir()
     if not root.exists():
         return True
-    if not (own_directory(root) and own_directory(root.parent)):
+    if not is_private(root.name):
         log.warning("not removing anything under %s: not this user's own directory", root)
         return False
     return _remove(_path(workspace))
@@ -92,7 +92,7 @@ def recorded_sandbox_tmps() -> list[SandboxTmp]:
     that holds them is not this user's own: /tmp is everyone's, and a directory or link
     someone else made at that path would hand them what the reaper deletes."""
     root = sandbox_tmps_dir()
-    if not (own_directory(root) and own_directory(root.parent)):
+    if not is_private(root.name):
         return []
     found = []
     for record in sorted(root.glob("*.json")):

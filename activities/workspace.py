@@ -291,19 +291,14 @@ One that takes longer is hung (a stuck filesystem, an fsmonitor hook that never 
 its thread would hold up the worker's shutdown, which waits for every thread of its executor."""
 
 
-def reading_git_env() -> dict[str, str]:
-    """This process's environment with `NO_OPTIONAL_LOCKS`."""
-    return {**os.environ, **NO_OPTIONAL_LOCKS}
-
-
 def read_git(cwd: str, *args: str, timeout: float) -> subprocess.CompletedProcess[bytes]:
-    """`git <args>` for a read (`reading_git_env`), its output captured. After `timeout`
+    """`git <args>` for a read (`NO_OPTIONAL_LOCKS`), its output captured. After `timeout`
     seconds it is killed with everything it started (an fsmonitor hook that hangs is git's
     child, and would outlive git alone): raises `subprocess.TimeoutExpired`."""
     proc = subprocess.Popen(
         ["git", *args],
         cwd=cwd,
-        env=reading_git_env(),
+        env={**os.environ, **NO_OPTIONAL_LOCKS},
         stdin=subprocess.DEVNULL,  # nothing to ask: a prompt must fail, not wait
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -43,7 +43,7 @@ DEFAULT_REAP_INTERVAL_S = 600.0
 
 
 class Reaped(BaseModel):
-    """What the reaper did with one worktree or snapshot."""
+    """What the reaper did with one worktree, snapshot or sandbox /tmp."""
 
     model_config = ConfigDict(frozen=True)
 
