@@ -324,7 +324,7 @@ def main() -> None:
     """
     from outlast.client import connect
     from outlast.reaper import reap_interval
-    from outlast.telemetry import configure_tracing
+    from outlast.telemetry import configure_tracing, flush_tracing
 
     configure_tracing(os.environ)
 
@@ -334,7 +334,12 @@ def main() -> None:
         workers = build_workers(client, task_queue=queue)
         await serve_until_stopped(workers, reap_every=reap_interval())
 
-    asyncio.run(_main())
+    try:
+        asyncio.run(_main())
+    finally:
+        # `exit_after` skips the atexit handlers that would send the spans still buffered:
+        # the last seconds of every deploy's traces.
+        flush_tracing()
 
 
 if __name__ == "__main__":

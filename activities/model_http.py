@@ -149,10 +149,21 @@ class _KeepAliveAioHttpClient(anthropic.DefaultAioHttpClient):
 
 
 def sdk_client(**options: Any) -> anthropic.AsyncAnthropic:
-    """An SDK client on the configured backend, without retries (Temporal owns them);
-    `options` go to `AsyncAnthropic` (the benchmarks' plain loops pass a base URL)."""
+    """An SDK client on the configured backend, without retries (Temporal owns them) and
+    without the SDK's own spans; `options` go to `AsyncAnthropic` (the benchmarks' plain
+    loops pass a base URL).
+
+    The worker's `GenAISpans` already makes one GenAI `chat` span per model call. The SDK
+    makes another, with the same operation and token counts, wherever a global tracer
+    provider is set (the worker sets one to export): a tracing backend would count every
+    call and every token twice. Off, the SDK also skips building its span's attributes on
+    every call (1.6% of a fan-out worker's samples, even with nothing exported), and its
+    `ANTHROPIC_OPEN_TELEMETRY_*` variables, one of which puts prompts into spans, are not
+    read."""
     http = _KeepAliveAioHttpClient() if http_backend() == "aiohttp" else None
-    return anthropic.AsyncAnthropic(max_retries=0, http_client=http, **options)
+    return anthropic.AsyncAnthropic(
+        max_retries=0, http_client=http, **{"open_telemetry": False, **options}
+    )
 
 
 _clients: dict[

@@ -10,9 +10,11 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from temporalio import activity
@@ -273,7 +275,13 @@ class CrashableWorker:
     """Workers for fresh queues, each in a process of its own, so a test can SIGKILL one
     mid-run (`crash`) and have a new one take over, as after a real crash."""
 
-    def __init__(self, address: str, model_url: str, task_queue: str | None = None) -> None:
+    def __init__(
+        self,
+        address: str,
+        model_url: str,
+        task_queue: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         host = f"crash-{uuid.uuid4().hex[:6]}"
         self.host_id = host
         self.queues = Queues(task_queue or f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
@@ -284,6 +292,7 @@ class CrashableWorker:
             "OUTLAST_HOST_ID": host,
             "ANTHROPIC_BASE_URL": model_url,
             "ANTHROPIC_API_KEY": "test-key",
+            **(env or {}),
         }
         self._procs: list[subprocess.Popen] = []
 
@@ -320,14 +329,42 @@ class CrashableWorker:
 
 @contextlib.contextmanager
 def crashable_worker(
-    address: str, model_url: str, task_queue: str | None = None
+    address: str,
+    model_url: str,
+    task_queue: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[CrashableWorker]:
-    workers = CrashableWorker(address, model_url, task_queue)
+    workers = CrashableWorker(address, model_url, task_queue, env)
     workers.start()
     try:
         yield workers
     finally:
         workers.stop()
+
+
+@contextlib.contextmanager
+def otlp_collector() -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
+    """An OTLP/HTTP receiver on a free port: its endpoint (for `OTEL_EXPORTER_OTLP_ENDPOINT`)
+    and the (path, body) of every export it has received, as they arrive."""
+    bodies: list[tuple[str, bytes]] = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's name
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            bodies.append((self.path, body))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", bodies
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 async def listed(client: Client, query: str, until, timeout: float = 10) -> list[Any]:

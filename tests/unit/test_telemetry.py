@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 from activities.llm import ModelResponse
 from agents.messages import Message, Usage
 from outlast.telemetry import model_span_attributes, tool_name, tool_span_attributes
+from tests.support import otlp_collector
 from workflows.contracts import TranscriptRef
 
 
@@ -75,29 +74,13 @@ flush_tracing()
 
 
 def test_otlp_export_only_when_the_endpoint_is_set():
-    bodies: list[tuple[str, bytes]] = []
-
-    class Collector(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - http.server's name
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            bodies.append((self.path, body))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Collector)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    try:
+    with otlp_collector() as (endpoint, bodies):
         off = run(env)
         assert off.stdout.strip() == "False" and not bodies
-        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{server.server_port}"
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
         env["OTEL_SERVICE_NAME"] = "outlast-test"
         on = run(env)
-    finally:
-        server.shutdown()
     assert on.stdout.strip() == "True", on.stderr
     assert [path for path, _ in bodies] == ["/v1/traces"]
     assert b"probe-span" in bodies[0][1] and b"outlast-test" in bodies[0][1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -14,7 +15,16 @@ from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.worker import Replayer
 
 from outlast.client import data_converter
-from tests.support import agent_input, local_activity, running_workers, scripted_model, spawn, start
+from tests.support import (
+    agent_input,
+    crashable_worker,
+    local_activity,
+    otlp_collector,
+    running_workers,
+    scripted_model,
+    spawn,
+    start,
+)
 from worker import WORKFLOWS, sandbox_runner
 
 SCRIPT = {
@@ -119,3 +129,60 @@ async def test_one_trace_genai_spans_and_no_duplicates_on_replay(dev_server, git
         history = await client.get_workflow_handle(wid).fetch_history()
         await replayer.replay_workflow(history)
     assert len(exporter.get_finished_spans()) == before
+
+
+READ_THEN_ANSWER = {
+    "agents": [
+        {
+            "name": "main",
+            "turns": [
+                {
+                    "text": "reading",
+                    "tool_use": {"name": "Read", "input": {"file_path": "README.md"}},
+                },
+                {"text": "the readme says sample"},
+            ],
+        }
+    ]
+}
+
+
+def exported_spans(bodies: list[tuple[str, bytes]]) -> list:
+    spans = []
+    for path, body in bodies:
+        assert path == "/v1/traces", path
+        request = ExportTraceServiceRequest.FromString(body)
+        spans += [
+            span
+            for resource in request.resource_spans
+            for scope in resource.scope_spans
+            for span in scope.spans
+        ]
+    return spans
+
+
+async def test_a_worker_exporting_spans_sends_one_chat_span_per_model_call(
+    client, dev_server, git_repo
+):
+    """The worker as deployed (`python -m worker` with an OTLP endpoint): a model call is one
+    GenAI `chat` span. The `anthropic` SDK emits a span of its own per call (with the same
+    operation and token counts) to the global tracer provider the worker sets; a backend would
+    count every call, and every token, twice."""
+    with otlp_collector() as (endpoint, bodies), scripted_model(READ_THEN_ANSWER) as model:
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_SERVICE_NAME": "outlast-worker"}
+        with crashable_worker(dev_server.address, model.url, env=env) as w:
+            handle = await start(client, agent_input("read it", git_repo, w.queues), w.queues)
+            result = await handle.result()
+        # Leaving the block stopped the worker (SIGTERM): its exit flushed the spans.
+    assert result.status == "completed"
+    spans = exported_spans(bodies)
+    assert any(s.name == "RunActivity:llm.call_model" for s in spans), [s.name for s in spans]
+    chats = [
+        s.name
+        for s in spans
+        if any(
+            a.key == "gen_ai.operation.name" and a.value.string_value == "chat"
+            for a in s.attributes
+        )
+    ]
+    assert chats == ["chat claude-sonnet-5-5"] * 2, chats
