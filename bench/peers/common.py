@@ -88,7 +88,8 @@ _client: Any = None
 
 def anthropic_client() -> Any:
     """The HTTP-model rows' `AsyncAnthropic`: one per worker process, so connections are
-    pooled, on the transport Outlast's activity uses (OUTLAST_MODEL_HTTP): the same model path.
+    pooled, on the transport Outlast's activity uses (OUTLAST_MODEL_HTTP) and configured as
+    Outlast's is (no retries, none of the SDK's own spans): the same model path.
     Read here, not imported from Outlast, so a peer's worker stays its own; `anthropic` is
     imported only when a row calls the model over HTTP."""
     global _client
@@ -99,5 +100,5 @@ def anthropic_client() -> Any:
         if backend not in ("aiohttp", "httpx"):
             raise ValueError(f"OUTLAST_MODEL_HTTP={backend!r}: use aiohttp or httpx")
         http = anthropic.DefaultAioHttpClient() if backend == "aiohttp" else None
-        _client = anthropic.AsyncAnthropic(max_retries=0, http_client=http)
+        _client = anthropic.AsyncAnthropic(max_retries=0, http_client=http, open_telemetry=False)
     return _client
