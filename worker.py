@@ -32,7 +32,12 @@ from activities.handoff import classify_handoff
 from activities.host_steps import host_step_activities
 from activities.llm import call_model
 from activities.local_tools import local_tool_activities
-from activities.model_http import check_base_url, check_http_backend, close_clients
+from activities.model_http import (
+    check_base_url,
+    check_credentials,
+    check_http_backend,
+    close_clients,
+)
 from activities.plan_file import prepare_plan_file, read_plan
 from activities.resume import AgentControl, append, repair
 from activities.sandbox import writer_policy
@@ -326,6 +331,13 @@ def main() -> None:
     from outlast.reaper import reap_interval
     from outlast.telemetry import configure_tracing, flush_tracing
 
+    try:
+        check_environment()
+        check_credentials()
+    except (ValueError, RuntimeError) as e:  # a sentence to fix the setting by, no traceback
+        print(f"worker: {e}", file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(2)
     configure_tracing(os.environ)
 
     async def _main() -> None:

@@ -46,6 +46,11 @@ from agents.messages import (
 from agents.transcript import TranscriptRef
 
 HEARTBEAT_EVERY_S = 2.0
+
+CONNECT_TIMEOUT_S = 5.0
+"""The SDK's own connect limit, kept beside the call's timeout: a plain number there would be
+every limit, the connect's too, and an API host that drops connects would hold each attempt
+for minutes (the call's whole timeout) before Temporal could try again."""
 _RETRYABLE_STATUS = {408, 409, 429, 529}
 # Error types the API uses for conditions that pass; decisive when an error arrives inside a
 # stream, where the HTTP status is already 200.
@@ -256,7 +261,7 @@ def _params(req: ModelRequest, messages: list[Message], timeout: float) -> dict[
         "messages": with_ephemeral(
             wire_messages(messages, req.shared_prefix_breakpoint), req.ephemeral
         ),
-        "timeout": timeout,
+        "timeout": anthropic.Timeout(timeout, connect=min(CONNECT_TIMEOUT_S, timeout)),
         "extra_headers": {
             "x-outlast-agent-id": req.agent.agent_id,
             "x-outlast-agent-type": req.agent.agent_type,

@@ -80,6 +80,27 @@ def check_base_url(environ: Mapping[str, str] = os.environ) -> str | None:
     return url
 
 
+def check_credentials() -> None:
+    """At worker start: the SDK has something to authenticate with, found its own way
+    (`ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, an Anthropic profile, workload identity
+    federation). Without it every model call raises the SDK's `TypeError`, which Temporal
+    would retry for the call's whole retry window while every agent waits.
+
+    Raises:
+        RuntimeError: no credentials, or a profile the environment names that cannot be read.
+    """
+    try:
+        client = anthropic.AsyncAnthropic(open_telemetry=False)
+    except anthropic.AnthropicError as e:
+        raise RuntimeError(f"The model API credentials cannot be loaded: {e}") from None
+    if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):
+        raise RuntimeError(
+            "ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN or an Anthropic profile), "
+            "so the worker cannot call the model. Set it; for a compatible server such as "
+            "`outlast fake-model`, set ANTHROPIC_BASE_URL too (any key works there)."
+        )
+
+
 def _aiohttp_usable() -> bool:
     """aiohttp with the connector's `socket_factory` (3.12), and the SDK's transport for it
     where this module expects it."""

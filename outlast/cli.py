@@ -43,14 +43,16 @@ def _worker_module():
     return worker
 
 
-def _checked_worker_module():
-    """`worker`, with the environment its workers read checked first: a mistyped setting is
-    refused with its sentence before any server or worker starts, not as a traceback."""
+def _checked_worker_module(or_else: str = ""):
+    """`worker`, with the environment its workers read checked first: a mistyped setting, or
+    no credentials for the model, is refused with its sentence before any server or worker
+    starts, not as a traceback (`or_else`: what else the command could do)."""
     w = _worker_module()
     try:
         w.check_environment()
+        w.check_credentials()
     except (ValueError, RuntimeError) as e:
-        _fail(str(e))
+        _fail(f"{str(e).rstrip('.')}; {or_else}." if or_else else str(e))
     return w
 
 
@@ -182,16 +184,8 @@ def run(
         )
     except StartError as e:
         _fail(str(e))
-    if not no_worker and not (
-        os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
-    ):
-        _fail(
-            "ANTHROPIC_API_KEY is not set, so the in-process worker cannot call the model. "
-            "Set it (and ANTHROPIC_BASE_URL for a compatible server such as `outlast "
-            "fake-model`), or pass --no-worker and run workers elsewhere."
-        )
     if not no_worker:
-        _checked_worker_module()
+        _checked_worker_module(or_else="or pass --no-worker and run workers elsewhere")
     asyncio.run(_run_and_follow(inp, workflow_id, with_worker=not no_worker, pattern=pattern))
 
 

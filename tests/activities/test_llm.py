@@ -5,6 +5,11 @@ server, answers cut off in ways the scripted model never cuts them."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
+import socket
+import time
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -105,6 +110,47 @@ async def test_unreachable_api_is_a_retryable_connection_error(refs, monkeypatch
         await ActivityEnvironment().run(
             call_model, model_request(refs, append=[Message.user_text("x")])
         )
+    assert not raised.value.non_retryable
+
+
+@contextlib.contextmanager
+def unanswered_listener() -> Iterator[int]:
+    """A port whose connects hang, as to a host whose firewall drops them: a listener that
+    never accepts, its backlog filled first (the kernel then drops further SYNs)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    port = server.getsockname()[1]
+    fillers = []
+    for _ in range(4):
+        filler = socket.socket()
+        filler.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            filler.connect(("127.0.0.1", port))
+        fillers.append(filler)
+    try:
+        yield port
+    finally:
+        for sock in (*fillers, server):
+            sock.close()
+
+
+async def test_a_connect_that_hangs_fails_the_attempt_in_seconds(refs, monkeypatch):
+    """The SDK's 5 s connect limit holds under the call's own timeout: a plain number there
+    set every limit, the connect's too, to the call's 600 s, so an API host that drops
+    connects held each attempt for minutes before Temporal could retry it."""
+    with unanswered_listener() as port:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+        env = ActivityEnvironment()
+        env.info = dataclasses.replace(env.info, start_to_close_timeout=timedelta(seconds=600))
+        began = time.monotonic()
+        with pytest.raises(ModelConnectionFailed) as raised:
+            await asyncio.wait_for(
+                env.run(call_model, model_request(refs, append=[Message.user_text("x")])),
+                timeout=60,
+            )
+    assert time.monotonic() - began < 30
     assert not raised.value.non_retryable
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sys
 
 import anthropic
 import pytest
@@ -15,6 +16,7 @@ from activities.llm import call_model
 from activities.model_http import (
     HTTP_BACKEND_ENV,
     check_base_url,
+    check_credentials,
     check_http_backend,
     close_clients,
     http_backend,
@@ -157,3 +159,41 @@ async def test_the_cli_refuses_a_mistyped_worker_setting_before_starting(monkeyp
     monkeypatch.setenv(HTTP_BACKEND_ENV, "curl")
     code, out = await cli("127.0.0.1:1", "worker")
     assert code != 0 and "OUTLAST_MODEL_HTTP='curl'" in out and "Traceback" not in out, out
+
+
+CREDENTIAL_VARS = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CONFIG_DIR",
+    "XDG_CONFIG_HOME",
+)
+
+
+async def test_no_credentials_stop_the_worker_at_start(monkeypatch, tmp_path):
+    """Without a key every model call would fail with the SDK's TypeError, retried for the
+    call's six-hour window while every agent waits: `python -m worker`, `outlast worker` and
+    `dev` refuse to start instead, with a sentence (a profile found the SDK's way counts)."""
+    for var in CREDENTIAL_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no Anthropic profile on disk either
+    with pytest.raises(RuntimeError, match="ANTHROPIC_API_KEY is not set"):
+        check_credentials()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "worker",
+        env={**os.environ, "TEMPORAL_ADDRESS": "127.0.0.1:1"},
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), timeout=60)
+    assert proc.returncode == 2, err
+    assert b"worker: ANTHROPIC_API_KEY is not set" in err and b"Traceback" not in err, err
+    code, out = await cli("127.0.0.1:1", "worker")
+    assert code == 2 and "ANTHROPIC_API_KEY is not set" in out and "Traceback" not in out, out
+
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "t")
+    check_credentials()
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    check_credentials()
