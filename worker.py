@@ -311,6 +311,8 @@ def exit_after(run: Callable[[], object]) -> NoReturn:
     except Exception:  # noqa: BLE001 - printed, and the exit status says it
         traceback.print_exc()
         exit_code = 1
+    except KeyboardInterrupt:  # a Ctrl-C after serving ended (during the traces' flush)
+        exit_code = 130
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(exit_code)

@@ -22,6 +22,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import anthropic
+from opentelemetry import propagate
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
@@ -50,7 +51,8 @@ HEARTBEAT_EVERY_S = 2.0
 CONNECT_TIMEOUT_S = 5.0
 """The SDK's own connect limit, kept beside the call's timeout: a plain number there would be
 every limit, the connect's too, and an API host that drops connects would hold each attempt
-for minutes (the call's whole timeout) before Temporal could try again."""
+for minutes (the call's whole timeout) before Temporal could try again. Per connection
+attempt: on the aiohttp transport each address tried gets its own."""
 _RETRYABLE_STATUS = {408, 409, 429, 529}
 # Error types the API uses for conditions that pass; decisive when an error arrives inside a
 # stream, where the HTTP status is already 200.
@@ -253,7 +255,17 @@ async def _heartbeat_forever() -> None:
         activity.heartbeat()
 
 
-def _params(req: ModelRequest, messages: list[Message], timeout: float) -> dict[str, Any]:
+def _params(
+    req: ModelRequest, messages: list[Message], timeout: anthropic.Timeout
+) -> dict[str, Any]:
+    headers = {
+        "x-outlast-agent-id": req.agent.agent_id,
+        "x-outlast-agent-type": req.agent.agent_type,
+        "x-outlast-agent-name": req.agent.name,
+    }
+    # The call's trace context (its `chat` span's, when traces are exported) for a gateway
+    # at ANTHROPIC_BASE_URL that traces too; nothing without an exporter.
+    propagate.inject(headers)
     params: dict[str, Any] = {
         "model": req.model,
         "max_tokens": req.max_tokens,
@@ -261,12 +273,8 @@ def _params(req: ModelRequest, messages: list[Message], timeout: float) -> dict[
         "messages": with_ephemeral(
             wire_messages(messages, req.shared_prefix_breakpoint), req.ephemeral
         ),
-        "timeout": anthropic.Timeout(timeout, connect=min(CONNECT_TIMEOUT_S, timeout)),
-        "extra_headers": {
-            "x-outlast-agent-id": req.agent.agent_id,
-            "x-outlast-agent-type": req.agent.agent_type,
-            "x-outlast-agent-name": req.agent.name,
-        },
+        "timeout": timeout,
+        "extra_headers": headers,
     }
     if req.tools_ref:
         params["tools"] = wire_tools(_load_json(req.tools_ref))
@@ -353,7 +361,10 @@ async def call_model(req: ModelRequest) -> ModelResponse:
     beat = None if info.is_local else asyncio.create_task(_heartbeat_forever())
     # A local call's limit, which Temporal enforces by cancelling it, must be what ends it: the
     # SDK's own timeout at the same moment would end it as a connection failure instead.
-    http_timeout = timeout + LOCAL_HTTP_SLACK_S if info.is_local else timeout
+    slack = LOCAL_HTTP_SLACK_S if info.is_local else 0.0
+    http_timeout = anthropic.Timeout(
+        timeout + slack, connect=min(CONNECT_TIMEOUT_S, timeout) + slack
+    )
     try:
         final, request_id = await _stream(_params(req, messages, http_timeout))
     except asyncio.CancelledError:

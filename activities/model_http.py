@@ -83,7 +83,8 @@ def check_base_url(environ: Mapping[str, str] = os.environ) -> str | None:
 def check_credentials() -> None:
     """At worker start: the SDK has something to authenticate with, found its own way
     (`ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, an Anthropic profile, workload identity
-    federation). Without it every model call raises the SDK's `TypeError`, which Temporal
+    federation, an `Authorization` or `X-Api-Key` header in `ANTHROPIC_CUSTOM_HEADERS`).
+    Without it every model call raises the SDK's `TypeError`, which Temporal
     would retry for the call's whole retry window while every agent waits.
 
     Raises:
@@ -93,7 +94,11 @@ def check_credentials() -> None:
         client = anthropic.AsyncAnthropic(open_telemetry=False)
     except anthropic.AnthropicError as e:
         raise RuntimeError(f"The model API credentials cannot be loaded: {e}") from None
-    if not (client.api_key or client.auth_token or getattr(client, "credentials", None)):
+    # A gateway's key may come as a header instead (`ANTHROPIC_CUSTOM_HEADERS`), which the
+    # SDK's own check accepts too.
+    headers = httpx2.Headers(client.default_headers)
+    sent = headers.get("authorization") or headers.get("x-api-key")
+    if not (client.api_key or client.auth_token or getattr(client, "credentials", None) or sent):
         raise RuntimeError(
             "ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN or an Anthropic profile), "
             "so the worker cannot call the model. Set it; for a compatible server such as "

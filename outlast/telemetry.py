@@ -15,6 +15,7 @@ counts and the finish reason only.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -172,9 +173,21 @@ def configure_tracing(env: Mapping[str, str]) -> bool:
     return True
 
 
-def flush_tracing() -> None:
-    """Send what is buffered (the CLI exits without running atexit handlers)."""
-    provider = trace.get_tracer_provider()
-    force_flush = getattr(provider, "force_flush", None)
-    if force_flush is not None:
-        force_flush(5000)
+FLUSH_LIMIT_S = 5.0
+
+
+def flush_tracing(limit_s: float = FLUSH_LIMIT_S) -> bool:
+    """Send what is buffered (the CLI and the worker exit without running atexit handlers),
+    waiting at most `limit_s`; whether it was all sent. The SDK's `force_flush` does not keep
+    to its own timeout: with a collector that does not answer it waits out each batch's export
+    deadline (10 s, retries included) in turn, and a stopping worker would outlive its grace
+    period. The flush goes on in a daemon thread, which the process's exit ends."""
+    force_flush = getattr(trace.get_tracer_provider(), "force_flush", None)
+    if force_flush is None:
+        return True
+    flushing = threading.Thread(
+        target=force_flush, args=(int(limit_s * 1000),), name="flush-tracing", daemon=True
+    )
+    flushing.start()
+    flushing.join(limit_s)
+    return not flushing.is_alive()

@@ -367,6 +367,28 @@ def otlp_collector() -> Iterator[tuple[str, list[tuple[str, bytes]]]]:
         server.server_close()
 
 
+@contextlib.contextmanager
+def unanswered_listener() -> Iterator[int]:
+    """A port whose connects hang, as to a host whose firewall drops them: a listener that
+    never accepts, its backlog filled first (the kernel then drops further SYNs)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    port = server.getsockname()[1]
+    fillers = []
+    for _ in range(4):
+        filler = socket.socket()
+        filler.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            filler.connect(("127.0.0.1", port))
+        fillers.append(filler)
+    try:
+        yield port
+    finally:
+        for sock in (*fillers, server):
+            sock.close()
+
+
 async def listed(client: Client, query: str, until, timeout: float = 10) -> list[Any]:
     """The workflows `query` lists, once `until(rows)` holds or `timeout` seconds have passed
     (the caller's asserts then say what is missing): the server writes visibility records

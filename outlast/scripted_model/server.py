@@ -44,8 +44,9 @@ from outlast.scripted_model.wire import (
 )
 
 DEFAULT_MODEL = "claude-scripted"
-# Outlast's agent headers, and the read timeout the SDK says it gives the request.
-LOGGED_HEADERS = ("x-outlast-", "x-stainless-timeout")
+# Outlast's agent headers, the read timeout the SDK says it gives the request, and the
+# request's trace context (when the caller exports traces).
+LOGGED_HEADERS = ("x-outlast-", "x-stainless-timeout", "traceparent")
 # A write to a peer that has gone away (or to a connection stop() shut down) fails with an
 # OSError (BrokenPipe, ConnectionReset, ...); the request is then logged as `disconnected`.
 _GONE = OSError

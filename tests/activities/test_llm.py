@@ -5,11 +5,8 @@ server, answers cut off in ways the scripted model never cuts them."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import socket
 import time
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -29,7 +26,7 @@ from tests.model_wire import (
     refs,
     streamed_answer,
 )
-from tests.support import scripted_model
+from tests.support import scripted_model, unanswered_listener
 
 pytestmark = pytest.mark.usefixtures("backend")
 __all__ = ["backend", "refs"]  # fixtures, used by name
@@ -113,28 +110,6 @@ async def test_unreachable_api_is_a_retryable_connection_error(refs, monkeypatch
     assert not raised.value.non_retryable
 
 
-@contextlib.contextmanager
-def unanswered_listener() -> Iterator[int]:
-    """A port whose connects hang, as to a host whose firewall drops them: a listener that
-    never accepts, its backlog filled first (the kernel then drops further SYNs)."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(0)
-    port = server.getsockname()[1]
-    fillers = []
-    for _ in range(4):
-        filler = socket.socket()
-        filler.setblocking(False)
-        with contextlib.suppress(BlockingIOError):
-            filler.connect(("127.0.0.1", port))
-        fillers.append(filler)
-    try:
-        yield port
-    finally:
-        for sock in (*fillers, server):
-            sock.close()
-
-
 async def test_a_connect_that_hangs_fails_the_attempt_in_seconds(refs, monkeypatch):
     """The SDK's 5 s connect limit holds under the call's own timeout: a plain number there
     set every limit, the connect's too, to the call's 600 s, so an API host that drops
@@ -150,7 +125,8 @@ async def test_a_connect_that_hangs_fails_the_attempt_in_seconds(refs, monkeypat
                 env.run(call_model, model_request(refs, append=[Message.user_text("x")])),
                 timeout=60,
             )
-    assert time.monotonic() - began < 30
+    # Not refused at once (a kernel may refuse instead of dropping): the limit ended it.
+    assert 4 <= time.monotonic() - began < 30, raised.value
     assert not raised.value.non_retryable
 
 

@@ -166,6 +166,11 @@ CREDENTIAL_VARS = (
     "ANTHROPIC_AUTH_TOKEN",
     "ANTHROPIC_PROFILE",
     "ANTHROPIC_CONFIG_DIR",
+    "ANTHROPIC_IDENTITY_TOKEN",
+    "ANTHROPIC_IDENTITY_TOKEN_FILE",
+    "ANTHROPIC_FEDERATION_RULE_ID",
+    "ANTHROPIC_ORGANIZATION_ID",
+    "ANTHROPIC_CUSTOM_HEADERS",
     "XDG_CONFIG_HOME",
 )
 
@@ -192,6 +197,10 @@ async def test_no_credentials_stop_the_worker_at_start(monkeypatch, tmp_path):
     code, out = await cli("127.0.0.1:1", "worker")
     assert code == 2 and "ANTHROPIC_API_KEY is not set" in out and "Traceback" not in out, out
 
+    # A gateway's key in a header the SDK sends counts too.
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "Authorization: Bearer gateway-token")
+    check_credentials()
+    monkeypatch.delenv("ANTHROPIC_CUSTOM_HEADERS")
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "t")
     check_credentials()
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN")

@@ -38,7 +38,8 @@ def test_no_api_key_for_the_in_process_worker(tmp_path):
         "fix it",
         "--repo",
         str(tmp_path),
-        env={"ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": ""},
+        # HOME: no Anthropic profile of this machine's user counts either.
+        env={"ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "", "HOME": str(tmp_path)},
     )
     assert out.exit_code == 2 and "ANTHROPIC_API_KEY is not set" in out.output
 

@@ -5,11 +5,17 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 from activities.llm import ModelResponse
 from agents.messages import Message, Usage
-from outlast.telemetry import model_span_attributes, tool_name, tool_span_attributes
-from tests.support import otlp_collector
+from outlast.telemetry import (
+    FLUSH_LIMIT_S,
+    model_span_attributes,
+    tool_name,
+    tool_span_attributes,
+)
+from tests.support import otlp_collector, unanswered_listener
 from workflows.contracts import TranscriptRef
 
 
@@ -59,17 +65,22 @@ def test_tool_attributes_carry_no_input():
 
 
 def run(env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", EXPORT], env=env, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-c", EXPORT], env=env, capture_output=True, text=True, timeout=120
+    )
 
 
+# As the CLI and the worker end: flush, then exit without the atexit handlers (whose own
+# flush would wait again).
 EXPORT = """
 from opentelemetry import trace
 from outlast.telemetry import configure_tracing, flush_tracing
-import os
+import os, sys
 print(configure_tracing(os.environ))
 with trace.get_tracer("t").start_as_current_span("probe-span"):
     pass
-flush_tracing()
+print(flush_tracing(), flush=True)
+os._exit(0)
 """
 
 
@@ -77,10 +88,23 @@ def test_otlp_export_only_when_the_endpoint_is_set():
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     with otlp_collector() as (endpoint, bodies):
         off = run(env)
-        assert off.stdout.strip() == "False" and not bodies
+        assert off.stdout.split() == ["False", "True"] and not bodies
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = endpoint
         env["OTEL_SERVICE_NAME"] = "outlast-test"
         on = run(env)
-    assert on.stdout.strip() == "True", on.stderr
+    assert on.stdout.split() == ["True", "True"], on.stderr
     assert [path for path, _ in bodies] == ["/v1/traces"]
     assert b"probe-span" in bodies[0][1] and b"outlast-test" in bodies[0][1]
+
+
+def test_a_collector_that_does_not_answer_holds_the_exit_only_for_the_flush_limit():
+    """The SDK's flush ignores its timeout and waits out the exporter's deadline (here 60 s)
+    per batch: a stopping worker would outlive its grace period and be killed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    with unanswered_listener() as port:
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{port}"
+        env["OTEL_EXPORTER_OTLP_TIMEOUT"] = "60"
+        began = time.monotonic()
+        done = run(env)
+    assert done.stdout.split() == ["True", "False"], done.stderr  # configured; not all sent
+    assert time.monotonic() - began < FLUSH_LIMIT_S + 15

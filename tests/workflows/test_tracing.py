@@ -3,6 +3,7 @@ emitted twice however often the workflows replay."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -162,14 +163,21 @@ def exported_spans(bodies: list[tuple[str, bytes]]) -> list:
 
 
 async def test_a_worker_exporting_spans_sends_one_chat_span_per_model_call(
-    client, dev_server, git_repo
+    client, dev_server, git_repo, monkeypatch
 ):
     """The worker as deployed (`python -m worker` with an OTLP endpoint): a model call is one
     GenAI `chat` span. The `anthropic` SDK emits a span of its own per call (with the same
     operation and token counts) to the global tracer provider the worker sets; a backend would
     count every call, and every token, twice."""
+    for var in [v for v in os.environ if v.startswith("OTEL_")]:
+        monkeypatch.delenv(var)
     with otlp_collector() as (endpoint, bodies), scripted_model(READ_THEN_ANSWER) as model:
-        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_SERVICE_NAME": "outlast-worker"}
+        env = {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+            "OTEL_SERVICE_NAME": "outlast-worker",
+            # Nothing is sent on the way: what arrives, the worker's exit sent.
+            "OTEL_BSP_SCHEDULE_DELAY": "600000",
+        }
         with crashable_worker(dev_server.address, model.url, env=env) as w:
             handle = await start(client, agent_input("read it", git_repo, w.queues), w.queues)
             result = await handle.result()
@@ -178,11 +186,18 @@ async def test_a_worker_exporting_spans_sends_one_chat_span_per_model_call(
     spans = exported_spans(bodies)
     assert any(s.name == "RunActivity:llm.call_model" for s in spans), [s.name for s in spans]
     chats = [
-        s.name
+        s
         for s in spans
         if any(
             a.key == "gen_ai.operation.name" and a.value.string_value == "chat"
             for a in s.attributes
         )
     ]
-    assert chats == ["chat claude-sonnet-5-5"] * 2, chats
+    assert [s.name for s in chats] == ["chat claude-sonnet-5-5"] * 2, [s.name for s in spans]
+    # Each request carries its call's trace context, for a gateway that traces too.
+    sent = sorted(
+        r["headers"]["traceparent"].split("-")[1:3]  # version-trace-span-flags
+        for r in model.log
+        if r["outcome"] == "completed"
+    )
+    assert sent == sorted([s.trace_id.hex(), s.span_id.hex()] for s in chats), sent

@@ -39,6 +39,7 @@ async def _worker(
             "OUTLAST_TASK_QUEUE": f"tq-{uuid.uuid4().hex[:8]}",
             "OUTLAST_HOST_ID": host or f"exit-{uuid.uuid4().hex[:6]}",
             "OUTLAST_REAP_INTERVAL_S": "0",
+            "ANTHROPIC_API_KEY": "test-key",  # a worker refuses to start without credentials
             **env,
         },
         stdout=asyncio.subprocess.PIPE,
