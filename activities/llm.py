@@ -22,7 +22,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 import anthropic
-from opentelemetry import propagate
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
@@ -47,6 +47,8 @@ from agents.messages import (
 from agents.transcript import TranscriptRef
 
 HEARTBEAT_EVERY_S = 2.0
+
+TRACE_CONTEXT = TraceContextTextMapPropagator()
 
 CONNECT_TIMEOUT_S = 5.0
 """The SDK's own connect limit, kept beside the call's timeout: a plain number there would be
@@ -263,9 +265,11 @@ def _params(
         "x-outlast-agent-type": req.agent.agent_type,
         "x-outlast-agent-name": req.agent.name,
     }
-    # The call's trace context (its `chat` span's, when traces are exported) for a gateway
-    # at ANTHROPIC_BASE_URL that traces too; nothing without an exporter.
-    propagate.inject(headers)
+    # The trace context the call runs in (its `chat` span's, when traces are exported) for a
+    # gateway at ANTHROPIC_BASE_URL that traces too. W3C `traceparent`/`tracestate` only: not
+    # the global propagators, which would send baggage to the API, and which OTEL_PROPAGATORS
+    # can name without installing (importing them would then fail the worker).
+    TRACE_CONTEXT.inject(headers)
     params: dict[str, Any] = {
         "model": req.model,
         "max_tokens": req.max_tokens,

@@ -95,9 +95,12 @@ def check_credentials() -> None:
     except anthropic.AnthropicError as e:
         raise RuntimeError(f"The model API credentials cannot be loaded: {e}") from None
     # A gateway's key may come as a header instead (`ANTHROPIC_CUSTOM_HEADERS`), which the
-    # SDK's own check accepts too.
-    headers = httpx2.Headers(client.default_headers)
-    sent = headers.get("authorization") or headers.get("x-api-key")
+    # SDK's own check accepts too. Looked up by hand: `httpx2.Headers` refuses a non-ASCII
+    # value the SDK sends as it is.
+    sent = any(
+        name.lower() in ("authorization", "x-api-key") and isinstance(value, str) and value
+        for name, value in client.default_headers.items()
+    )
     if not (client.api_key or client.auth_token or getattr(client, "credentials", None) or sent):
         raise RuntimeError(
             "ANTHROPIC_API_KEY is not set (nor ANTHROPIC_AUTH_TOKEN or an Anthropic profile), "

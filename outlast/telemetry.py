@@ -178,7 +178,8 @@ FLUSH_LIMIT_S = 5.0
 
 def flush_tracing(limit_s: float = FLUSH_LIMIT_S) -> bool:
     """Send what is buffered (the CLI and the worker exit without running atexit handlers),
-    waiting at most `limit_s`; whether it was all sent. The SDK's `force_flush` does not keep
+    waiting at most `limit_s`; whether the flush finished in time (an export that failed
+    still finishes it). The SDK's `force_flush` does not keep
     to its own timeout: with a collector that does not answer it waits out each batch's export
     deadline (10 s, retries included) in turn, and a stopping worker would outlive its grace
     period. The flush goes on in a daemon thread, which the process's exit ends."""

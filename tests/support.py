@@ -37,6 +37,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+CREDENTIAL_VARS = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CONFIG_DIR",
+    "ANTHROPIC_IDENTITY_TOKEN",
+    "ANTHROPIC_IDENTITY_TOKEN_FILE",
+    "ANTHROPIC_FEDERATION_RULE_ID",
+    "ANTHROPIC_ORGANIZATION_ID",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "XDG_CONFIG_HOME",
+)
+"""What the `anthropic` SDK may find model credentials by (a profile on disk aside)."""
+
+
 @dataclass
 class Queues:
     task_queue: str

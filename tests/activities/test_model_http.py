@@ -24,7 +24,7 @@ from activities.model_http import (
 )
 from agents.messages import Message
 from tests.model_wire import SSE_HEAD, backend, model_request, raw_server, refs, streamed_answer
-from tests.support import scripted_model
+from tests.support import CREDENTIAL_VARS, scripted_model
 from tests.workflows.test_plan_mode import cli
 
 __all__ = ["backend", "refs"]  # fixtures, used by name
@@ -161,20 +161,6 @@ async def test_the_cli_refuses_a_mistyped_worker_setting_before_starting(monkeyp
     assert code != 0 and "OUTLAST_MODEL_HTTP='curl'" in out and "Traceback" not in out, out
 
 
-CREDENTIAL_VARS = (
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_PROFILE",
-    "ANTHROPIC_CONFIG_DIR",
-    "ANTHROPIC_IDENTITY_TOKEN",
-    "ANTHROPIC_IDENTITY_TOKEN_FILE",
-    "ANTHROPIC_FEDERATION_RULE_ID",
-    "ANTHROPIC_ORGANIZATION_ID",
-    "ANTHROPIC_CUSTOM_HEADERS",
-    "XDG_CONFIG_HOME",
-)
-
-
 async def test_no_credentials_stop_the_worker_at_start(monkeypatch, tmp_path):
     """Without a key every model call would fail with the SDK's TypeError, retried for the
     call's six-hour window while every agent waits: `python -m worker`, `outlast worker` and
@@ -205,4 +191,7 @@ async def test_no_credentials_stop_the_worker_at_start(monkeypatch, tmp_path):
     check_credentials()
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    check_credentials()
+    # Other headers may hold what the SDK sends as it is, non-ASCII too.
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "X-Team: café")
     check_credentials()

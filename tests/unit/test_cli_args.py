@@ -8,6 +8,7 @@ from typer.testing import CliRunner
 from outlast import cli
 from outlast.cli import app
 from outlast.runner import StartError
+from tests.support import CREDENTIAL_VARS
 
 runner = CliRunner()
 
@@ -39,7 +40,7 @@ def test_no_api_key_for_the_in_process_worker(tmp_path):
         "--repo",
         str(tmp_path),
         # HOME: no Anthropic profile of this machine's user counts either.
-        env={"ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": "", "HOME": str(tmp_path)},
+        env={**dict.fromkeys(CREDENTIAL_VARS, ""), "HOME": str(tmp_path)},
     )
     assert out.exit_code == 2 and "ANTHROPIC_API_KEY is not set" in out.output
 

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from activities.llm import ModelResponse
 from agents.messages import Message, Usage
@@ -108,3 +109,17 @@ def test_a_collector_that_does_not_answer_holds_the_exit_only_for_the_flush_limi
         done = run(env)
     assert done.stdout.split() == ["True", "False"], done.stderr  # configured; not all sent
     assert time.monotonic() - began < FLUSH_LIMIT_S + 15
+
+
+def test_a_propagator_the_environment_names_but_lacks_does_not_stop_the_worker():
+    """OTEL_PROPAGATORS is often set cluster-wide (`b3`, `xray`); the worker sends only the
+    W3C trace context and never loads the global propagators, which would fail the import."""
+    env = {**os.environ, "OTEL_PROPAGATORS": "no-such-propagator"}
+    done = subprocess.run(
+        [sys.executable, "-c", "import worker"],
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
