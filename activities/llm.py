@@ -200,6 +200,16 @@ def retry_after(headers: Any) -> timedelta | None:
     return None
 
 
+def _should_retry_header(headers: Any) -> bool | None:
+    """The API's own verdict, `x-should-retry: true|false`, which overrides the status as it
+    does in the SDK's retry loop (that loop is off here: Temporal retries)."""
+    value = headers.get("x-should-retry") if headers is not None else None
+    if value is None:
+        return None
+    value = value.strip().lower()
+    return True if value == "true" else False if value == "false" else None
+
+
 def classify_status(
     status: int, error_type: str | None, api_message: str, headers: Any, request_id: str | None
 ) -> OutlastError:
@@ -210,12 +220,14 @@ def classify_status(
         "api_message": api_message,
         "request_id": request_id,
     }
-    transient = (
-        status in _RETRYABLE_STATUS
-        or status >= 500
-        or error_type in _RETRYABLE_TYPES
-        or status < 400  # an `error` event mid-stream: the request itself was accepted
-    )
+    transient = _should_retry_header(headers) if status >= 400 else None
+    if transient is None:
+        transient = (
+            status in _RETRYABLE_STATUS
+            or status >= 500
+            or error_type in _RETRYABLE_TYPES
+            or status < 400  # an `error` event mid-stream: the request itself was accepted
+        )
     if transient:
         return ModelUnavailable(
             f"Model API answered {status} ({error_type or 'error'}): {api_message}",

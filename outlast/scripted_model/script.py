@@ -74,6 +74,8 @@ class ErrorSpec(_Frozen):
     type: str | None = None
     message: str | None = None
     retry_after: float | None = Field(default=None, ge=0)
+    should_retry: bool | None = None
+    """Sent as `x-should-retry: true|false`, the API's own word on retrying."""
 
     @model_validator(mode="before")
     @classmethod

@@ -48,11 +48,15 @@ def error_body(error_type: str, message: str) -> dict[str, Any]:
 
 
 def error_headers(spec: ErrorSpec) -> dict[str, str]:
-    """`retry-after` in whole seconds when integral (how the API and SDK expect it)."""
-    if spec.retry_after is None:
-        return {}
-    seconds = spec.retry_after
-    return {"retry-after": str(int(seconds)) if seconds == int(seconds) else str(seconds)}
+    """`retry-after` in whole seconds when integral (how the API and SDK expect it), and
+    `x-should-retry` when the script gives one."""
+    headers = {}
+    if spec.should_retry is not None:
+        headers["x-should-retry"] = "true" if spec.should_retry else "false"
+    if spec.retry_after is not None:
+        seconds = spec.retry_after
+        headers["retry-after"] = str(int(seconds)) if seconds == int(seconds) else str(seconds)
+    return headers
 
 
 def models_body(model: str) -> dict[str, Any]:

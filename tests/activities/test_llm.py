@@ -85,6 +85,9 @@ async def test_two_turns_by_reference(refs):
         ({"status": 400, "message": "bad field"}, ModelRequestRejected, None),
         ({"status": 401}, ModelRequestRejected, None),
         ({"status": 413}, ModelRequestRejected, None),
+        # The API's `x-should-retry` decides over the status, as in the SDK's own retries.
+        ({"status": 500, "should_retry": False}, ModelRequestRejected, None),
+        ({"status": 400, "should_retry": True}, ModelUnavailable, None),
     ],
 )
 async def test_errors_are_classified(refs, failure, error, retry):

@@ -27,6 +27,7 @@ async def test_fail_entries_then_the_answer(serve: ServeFn, client_for: ClientFn
             await stream.get_final_message()
     assert limited.value.status_code == 429
     assert limited.value.response.headers["retry-after"] == "1"
+    assert "x-should-retry" not in limited.value.response.headers
     assert limited.value.type == "rate_limit_error"
 
     message = await client.messages.create(**request([user("hi")]))
@@ -36,6 +37,16 @@ async def test_fail_entries_then_the_answer(serve: ServeFn, client_for: ClientFn
         (2, 429, "error"),
         (3, 200, "completed"),
     ]
+
+
+async def test_a_fail_entry_can_carry_the_apis_retry_verdict(
+    serve: ServeFn, client_for: ClientFn
+) -> None:
+    turn = {"fail": [{"status": 500, "should_retry": False}], "text": "done"}
+    client = client_for(serve({"agents": [{"name": "m", "turns": [turn]}]}))
+    with pytest.raises(anthropic.InternalServerError) as failed:
+        await client.messages.create(**request([user("hi")]))
+    assert failed.value.response.headers["x-should-retry"] == "false"
 
 
 async def test_attempts_are_counted_per_conversation(serve: ServeFn, client_for: ClientFn) -> None:

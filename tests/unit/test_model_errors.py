@@ -50,6 +50,26 @@ def test_classification(status, error_type, retryable):
     }
 
 
+@pytest.mark.parametrize(
+    ("status", "header", "retryable"),
+    [
+        (500, "false", False),
+        (529, "False", False),
+        (429, "false", False),
+        (400, "true", True),
+        (409, " TRUE ", True),
+        (400, "maybe", False),  # not a verdict: the status decides
+        (503, "", True),
+        # Mid-stream errors come on a 200 whose headers were for the accepted request.
+        (200, "false", True),
+    ],
+)
+def test_the_apis_should_retry_header_overrides_the_status(status, header, retryable):
+    error = classify_status(status, None, "msg", {"x-should-retry": header}, None)
+    assert isinstance(error, ModelUnavailable if retryable else ModelRequestRejected)
+    assert error.non_retryable is (not retryable)
+
+
 def test_retry_after_forms():
     assert retry_after({"retry-after": "3"}) == timedelta(seconds=3)
     assert retry_after({"retry-after-ms": "1500"}) == timedelta(milliseconds=1500)
