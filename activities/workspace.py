@@ -292,13 +292,20 @@ its thread would hold up the worker's shutdown, which waits for every thread of 
 
 
 def read_git(cwd: str, *args: str, timeout: float) -> subprocess.CompletedProcess[bytes]:
-    """`git <args>` for a read (`NO_OPTIONAL_LOCKS`), its output captured. After `timeout`
-    seconds it is killed with everything it started (an fsmonitor hook that hangs is git's
-    child, and would outlive git alone): raises `subprocess.TimeoutExpired`."""
+    """`git <args>` for a read (`NO_OPTIONAL_LOCKS`): `run_git`'s."""
+    return run_git(cwd, *args, timeout=timeout, env=NO_OPTIONAL_LOCKS)
+
+
+def run_git(
+    cwd: str, *args: str, timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """`git <args>`, its output captured. After `timeout` seconds it is killed with
+    everything it started (an fsmonitor or checkout hook that hangs is git's child, and
+    would outlive git alone): raises `subprocess.TimeoutExpired`."""
     proc = subprocess.Popen(
         ["git", *args],
         cwd=cwd,
-        env={**os.environ, **NO_OPTIONAL_LOCKS},
+        env={**os.environ, **(env or {})},
         stdin=subprocess.DEVNULL,  # nothing to ask: a prompt must fail, not wait
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

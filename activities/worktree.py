@@ -12,7 +12,9 @@ between the two steps still leaves a record a retry can trust. Cleanup removes o
 worktrees with such a record and no changes since their base; anything else (including
 worktrees Claude Code itself made under the same directory) is kept.
 
-Every git call is an argument list through GitPython; nothing goes through a shell.
+Every git call is an argument list, nothing goes through a shell, and each is killed, with
+the hooks it started, after `GIT_TIMEOUT_S`: a hung one would hold the repository's lock, and
+every other agent's worktree with it, for as long as the worker lives.
 """
 
 from __future__ import annotations
@@ -21,20 +23,20 @@ import asyncio
 import fcntl
 import logging
 import os
+import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
 
-import git
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
 from activities import workspace, worktree_owners
 from activities.errors import OutlastError
 from activities.sandbox_tmp import remove_sandbox_tmp
-from activities.workspace import atomic_write, heartbeating, read_git, run_blocking
+from activities.workspace import atomic_write, heartbeating, read_git, run_blocking, run_git
 from activities.worktree_owners import WorktreeOwner
 from agents.worktree_slug import (
     VALID_WORKTREE_SLUG_SEGMENT,
@@ -50,8 +52,49 @@ WORKTREES_DIR = Path(".claude", "worktrees")
 LOCK_FILE = "outlast-worktree.lock"
 BASES_DIR = "outlast-worktrees"
 # What `git worktree add` writes into `locked` while it runs; left behind if it was killed.
-# GitPython runs git with LC_ALL=C, so the text is never translated.
+# Git runs with LC_ALL=C (`_C_LOCALE`), so the text is never translated.
 _ADD_IN_PROGRESS = "initializing"
+_C_LOCALE = {"LC_ALL": "C", "LANGUAGE": "C"}
+
+GIT_TIMEOUT_S = 90.0
+"""The longest one git command here may run (a checkout of a large tree included): below the
+activities' 2-minute limit, so a hung command (a post-checkout hook that waits, an LFS filter
+asking for credentials, a stuck filesystem) has released the repository's lock before the
+attempt's retry asks for it."""
+
+
+class GitFailed(Exception):
+    """A git command exited non-zero. Where that answers a question (no such branch, not a
+    repository) it is caught; elsewhere the activity fails and is retried (a lock another git
+    held, a hook that failed once), where a `WorktreeRefused` is not."""
+
+    def __init__(self, args: tuple[str, ...], status: int, stderr: bytes):
+        text = stderr.decode(errors="replace").strip()
+        super().__init__(f"git {' '.join(args)} failed ({status}): {text}")
+
+
+class GitHung(Exception):
+    """A git command ran past `GIT_TIMEOUT_S` and was killed. Never taken for an answer (a
+    stuck filesystem is not "not a repository"): the attempt fails and is retried."""
+
+
+def _git(cwd: Path, *args: str) -> str:
+    """`git <args>` in `cwd`, its output less the final newline.
+
+    Raises:
+        GitFailed: It exited non-zero.
+        GitHung: It ran past `GIT_TIMEOUT_S` and was killed, with what it started.
+    """
+    try:
+        done = run_git(str(cwd), *args, timeout=GIT_TIMEOUT_S, env=_C_LOCALE)
+    except subprocess.TimeoutExpired:
+        raise GitHung(
+            f"git {' '.join(args)} killed after {GIT_TIMEOUT_S:g} s, with what it started"
+        ) from None
+    if done.returncode != 0:
+        raise GitFailed(args, done.returncode, done.stderr)
+    out = done.stdout.decode(errors="surrogateescape")
+    return out[:-1] if out.endswith("\n") else out
 
 
 class WorktreeRefused(OutlastError):
@@ -110,8 +153,8 @@ class _Repo:
     top: Path
     common: Path
 
-    def git(self) -> git.Git:
-        return git.Git(str(self.top))
+    def git(self, *args: str) -> str:
+        return _git(self.top, *args)
 
 
 def _check_request(inp: CreateWorktreeInput) -> None:
@@ -133,13 +176,15 @@ def _locate(repo_root: str) -> _Repo:
         repo_root=repo_root,
     )
     try:
-        with git.Repo(repo_root, search_parent_directories=True) as repo:
-            if repo.bare:
-                raise refused
-            top, common = repo.git.rev_parse(
-                "--path-format=absolute", "--show-toplevel", "--git-common-dir"
-            ).splitlines()
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError, git.GitCommandError):
+        # Fails in a bare repository too: it has no toplevel.
+        top, common = _git(
+            Path(repo_root),
+            "rev-parse",
+            "--path-format=absolute",
+            "--show-toplevel",
+            "--git-common-dir",
+        ).splitlines()
+    except (OSError, ValueError, GitFailed):  # OSError: no such directory
         raise refused from None
     return _Repo(top=Path(top), common=Path(common).resolve())
 
@@ -162,8 +207,8 @@ def _worktree_path(repo: _Repo, slug: str) -> Path:
 
 def _check_branch_name(repo: _Repo, branch: str) -> None:
     try:
-        repo.git().check_ref_format("--branch", branch)
-    except git.GitCommandError:
+        repo.git("check-ref-format", "--branch", branch)
+    except GitFailed:
         # e.g. a slug ending in `.` or `.lock`: a valid path, but not a valid ref.
         raise WorktreeRefused(f"{branch} is not a valid git branch name") from None
 
@@ -198,7 +243,7 @@ async def _serialised(repo: _Repo, fn: Callable[[], T]) -> T:
 def _registered(repo: _Repo) -> dict[Path, dict[str, str]]:
     """`git worktree list --porcelain` as path -> attributes (`HEAD`, `branch`, `locked`...)."""
     found: dict[Path, dict[str, str]] = {}
-    for block in repo.git().worktree("list", "--porcelain").split("\n\n"):
+    for block in repo.git("worktree", "list", "--porcelain").split("\n\n"):
         attrs = dict((line.split(" ", 1) + [""])[:2] for line in block.splitlines() if line)
         if "worktree" in attrs:
             found[Path(attrs["worktree"])] = attrs
@@ -218,15 +263,15 @@ def _read_base(repo: _Repo, branch: str) -> str | None:
 
 def _branch_tip(repo: _Repo, branch: str) -> str | None:
     try:
-        return repo.git().rev_parse("--verify", "--quiet", f"refs/heads/{branch}^{{commit}}")
-    except git.GitCommandError:
+        return repo.git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}")
+    except GitFailed:
         return None
 
 
 def _head_commit(repo: _Repo) -> str:
     try:
-        return repo.git().rev_parse("--verify", "--quiet", "HEAD^{commit}")
-    except git.GitCommandError:
+        return repo.git("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    except GitFailed:
         raise WorktreeRefused(
             f"{repo.top} has no commits yet; isolation: worktree needs one to branch from"
         ) from None
@@ -259,20 +304,19 @@ def _create(repo: _Repo, inp: CreateWorktreeInput) -> WorktreeInfo:
         _link_dirs(repo.top, path, inp.symlink_dirs)  # a crash may have come before the links
         head = _read_base(repo, branch) or entry.get("HEAD", "")
         return _info(repo, path, branch, head, existed=True)
-    g = repo.git()
     if entry is not None:
         # Registered but its directory is gone, or an add was killed half-way: drop it.
-        g.worktree("remove", "--force", "--force", str(path))
+        repo.git("worktree", "remove", "--force", "--force", str(path))
     elif path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise WorktreeRefused(f"{path} already exists and is not a worktree of {repo.top}")
     if _branch_tip(repo, branch) is not None:
         # The branch outlived its worktree (a crash between the steps): reuse it.
-        g.worktree("add", str(path), branch)
-        head = _read_base(repo, branch) or g.rev_parse(f"refs/heads/{branch}")
+        repo.git("worktree", "add", str(path), branch)
+        head = _read_base(repo, branch) or repo.git("rev-parse", f"refs/heads/{branch}")
     else:
         head = _head_commit(repo)
         atomic_write(_base_file(repo, branch), f"{head}\n".encode())
-        g.worktree("add", "-b", branch, str(path), head)
+        repo.git("worktree", "add", "-b", branch, str(path), head)
     _link_dirs(repo.top, path, inp.symlink_dirs)
     return _info(repo, path, branch, head, existed=False)
 
@@ -311,10 +355,9 @@ def _is_our_link(path: Path, top: Path, status_line: str) -> bool:
 
 def _changes(repo: _Repo, path: Path, base: str) -> list[str]:
     """What makes the worktree differ from its base: new commits, edits, untracked files."""
-    g = git.Git(str(path))
     found = []
-    if g.rev_parse("HEAD") != base:
-        count = int(g.rev_list("--count", f"{base}..HEAD"))
+    if _git(path, "rev-parse", "HEAD") != base:
+        count = int(_git(path, "rev-list", "--count", f"{base}..HEAD"))
         found.append(f"{count} new commit{'s' * (count != 1)}" if count else "HEAD moved")
     # A status that hangs would hold the repository's lock, and every other agent's worktree
     # with it: killed with what it started (`read_git`), it fails this cleanup, which is
@@ -322,7 +365,7 @@ def _changes(repo: _Repo, path: Path, base: str) -> list[str]:
     args = ["status", "--porcelain", "--untracked-files=all"]
     done = read_git(str(path), *args, timeout=workspace.GIT_READ_TIMEOUT_S)
     if done.returncode != 0:
-        raise git.GitCommandError(["git", *args], done.returncode, done.stderr)
+        raise GitFailed(tuple(args), done.returncode, done.stderr)
     lines = done.stdout.decode(errors="surrogateescape").splitlines()
     untracked = [ln for ln in lines if ln.startswith("??") and not _is_our_link(path, repo.top, ln)]
     modified = [ln for ln in lines if ln and not ln.startswith("??")]
@@ -336,7 +379,6 @@ def _cleanup(repo: _Repo, info: WorktreeInfo) -> WorktreeCleanup:
     """Remove the worktree and its branch if nothing changed; runs under the repository lock."""
     path, branch = Path(info.worktree_path), info.worktree_branch
     base = _read_base(repo, branch)
-    g = repo.git()
     entry = _registered(repo).get(path)
     if entry is not None and "locked" in entry:
         return WorktreeCleanup(kept=True, reason=f"worktree is locked {entry['locked']}".strip())
@@ -347,13 +389,13 @@ def _cleanup(repo: _Repo, info: WorktreeInfo) -> WorktreeCleanup:
         if changes:
             return WorktreeCleanup(kept=True, reason="worktree has " + ", ".join(changes))
     if entry is not None:
-        g.worktree("remove", "--force", str(path))
+        repo.git("worktree", "remove", "--force", str(path))
     tip = _branch_tip(repo, branch)
     if tip is not None:
         if tip != base:
             why = "no recorded base" if base is None else "new commits"
             return WorktreeCleanup(kept=True, reason=f"branch {branch} kept: {why}")
-        g.branch("-D", branch)
+        repo.git("branch", "-D", branch)
     _base_file(repo, branch).unlink(missing_ok=True)
     return WorktreeCleanup(kept=False, reason="no changes; worktree and branch removed")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import subprocess
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -29,6 +30,8 @@ from activities.sandbox_tmp import is_orphaned, recorded_sandbox_tmps, remove_or
 from activities.snapshot import recorded_snapshots, remove_snapshot_at
 from activities.worktree import (
     CleanupWorktreeInput,
+    GitFailed,
+    GitHung,
     WorktreeInfo,
     WorktreeRefused,
     cleanup_worktree,
@@ -91,6 +94,13 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
             cleaned = await cleanup_worktree(CleanupWorktreeInput(info=info))
         except WorktreeRefused as e:  # a record pointing somewhere it should not: leave it
             log.warning("not reaping %s: %s", owner.worktree_path, e)
+            continue
+        except (GitFailed, GitHung, subprocess.TimeoutExpired, OSError) as e:
+            # This worktree's git failed or hung: its record stays for the next pass, and the
+            # other worktrees are not held up by it.
+            log.warning("could not reap %s this time: %s", owner.worktree_path, e)
+            reason = f"not cleaned up this time, tried again at the next reap: {e}"
+            done.append(_reaped(owner, status, removed=False, reason=reason))
             continue
         done.append(_reaped(owner, status, removed=not cleaned.kept, reason=cleaned.reason))
         if cleaned.kept:

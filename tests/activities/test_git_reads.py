@@ -11,6 +11,7 @@ every worktree of the repository), so it is killed after `GIT_READ_TIMEOUT_S`.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -20,15 +21,17 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities import workspace
+from activities import workspace, worktree, worktree_owners
 from activities.context import git_snapshot
 from activities.snapshot import _changed
 from activities.worktree import (
     CleanupWorktreeInput,
     CreateWorktreeInput,
+    GitHung,
     cleanup_worktree,
     create_worktree,
 )
+from outlast.reaper import reap
 from tests.activities.test_tool_bash import live_pids, marker
 from tests.conftest import make_git_repo
 
@@ -133,3 +136,55 @@ async def test_a_hung_status_fails_a_worktree_s_cleanup_in_time(
     assert time.monotonic() - started < 10
     assert hooks_left(mark) == []
     assert Path(info.worktree_path).is_dir()  # nothing removed on a check that did not finish
+
+
+async def test_a_hung_checkout_hook_fails_a_worktree_s_creation_and_frees_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not a read, but the same hazard: `git worktree add` runs the repository's
+    post-checkout hook under the repository's worktree lock. One that never returns is killed
+    with git after `GIT_TIMEOUT_S`, and the next creation gets the lock."""
+    root = repo(tmp_path)
+    mark = marker(30)
+    hook = root / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\nexec sleep {mark}\n")
+    hook.chmod(0o755)
+    monkeypatch.setattr(worktree, "GIT_TIMEOUT_S", 1.0)
+    started = time.monotonic()
+    with pytest.raises(GitHung, match="killed after 1 s"):
+        await ActivityEnvironment().run(
+            create_worktree, CreateWorktreeInput(repo_root=str(root), slug="hook")
+        )
+    assert time.monotonic() - started < 10
+    assert hooks_left(mark) == []
+    hook.unlink()
+    info = await asyncio.wait_for(
+        ActivityEnvironment().run(
+            create_worktree, CreateWorktreeInput(repo_root=str(root), slug="after")
+        ),
+        timeout=30,
+    )
+    assert (Path(info.worktree_path) / "README.md").read_text() == "# r\n"
+
+
+@pytest.mark.reliability
+async def test_a_worktree_whose_git_hangs_does_not_hold_up_the_reaper(
+    client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two worktrees of closed runs: the one whose status hangs is reported and keeps its
+    record for the next pass; the other is cleaned up all the same."""
+    monkeypatch.setenv("OUTLAST_HOME", str(tmp_path / "state"))
+    infos = {}
+    for name in ("hung", "fine"):
+        root = make_git_repo(tmp_path / name, {"README.md": "# r\n"})
+        inp = CreateWorktreeInput(
+            repo_root=str(root), slug=name, owner_workflow_id=f"closed-long-ago-{tmp_path.name}"
+        )
+        infos[name] = await ActivityEnvironment().run(create_worktree, inp)
+    mark = hanging_fsmonitor(Path(infos["hung"].worktree_path), tmp_path)
+    monkeypatch.setattr(workspace, "GIT_READ_TIMEOUT_S", 1.0)
+    reaped = {Path(r.worktree_path).name: r for r in await reap(client)}
+    assert hooks_left(mark) == []
+    assert not reaped["hung"].removed and "tried again at the next reap" in reaped["hung"].reason
+    assert reaped["fine"].removed and not Path(infos["fine"].worktree_path).exists()
+    assert [o.worktree_path for o in worktree_owners.recorded()] == [infos["hung"].worktree_path]
