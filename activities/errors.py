@@ -46,7 +46,8 @@ class OutlastError(ApplicationError):
 
 
 class ModelRequestRejected(OutlastError):
-    """The model API refused the request itself (400/401/403/404/413/422): retrying cannot help.
+    """The model API refused the request itself (400/401/403/404/413/422), or said not to
+    retry it (`x-should-retry: false`): retrying cannot help.
 
     Fields: `status`, `error_type`, `request_id`, `api_message`.
     """
@@ -55,7 +56,8 @@ class ModelRequestRejected(OutlastError):
 
 
 class ModelUnavailable(OutlastError):
-    """The model API is overloaded, rate-limited or failing (408/409/429/5xx/529)."""
+    """The model API is overloaded, rate-limited or failing (408/409/429/5xx/529), or said to
+    retry (`x-should-retry: true`)."""
 
 
 class ModelConnectionFailed(OutlastError):

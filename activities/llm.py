@@ -200,13 +200,20 @@ def retry_after(headers: Any) -> timedelta | None:
     return None
 
 
-def _should_retry_header(headers: Any) -> bool | None:
-    """The API's own verdict, `x-should-retry: true|false`, which overrides the status as it
-    does in the SDK's retry loop (that loop is off here: Temporal retries)."""
-    value = headers.get("x-should-retry") if headers is not None else None
-    if value is None:
+_WAIT_STATUS = {429, 529}
+"""Statuses that mean "later", whatever `x-should-retry` says: the API sends `false` on a 429
+of exhausted usage, with a `retry-after` of hours, which a durable agent waits out (Temporal
+paces the retry by it) where an interactive client gives up."""
+
+
+def _should_retry_header(status: int, headers: Any) -> bool | None:
+    """The API's own verdict, `x-should-retry: true|false` (exactly, as the SDK reads it),
+    which overrides the status as it does in the SDK's retry loop (off here: Temporal
+    retries); not for a mid-stream error (its headers are the accepted request's) or a
+    `_WAIT_STATUS`."""
+    if status < 400 or status in _WAIT_STATUS or headers is None:
         return None
-    value = value.strip().lower()
+    value = headers.get("x-should-retry")
     return True if value == "true" else False if value == "false" else None
 
 
@@ -220,7 +227,7 @@ def classify_status(
         "api_message": api_message,
         "request_id": request_id,
     }
-    transient = _should_retry_header(headers) if status >= 400 else None
+    transient = _should_retry_header(status, headers)
     if transient is None:
         transient = (
             status in _RETRYABLE_STATUS

@@ -12,19 +12,22 @@ between the two steps still leaves a record a retry can trust. Cleanup removes o
 worktrees with such a record and no changes since their base; anything else (including
 worktrees Claude Code itself made under the same directory) is kept.
 
-Every git call is an argument list, nothing goes through a shell, and each is killed, with
-the hooks it started, after `GIT_TIMEOUT_S`: a hung one would hold the repository's lock, and
-every other agent's worktree with it, for as long as the worker lives.
+Every git call is an argument list, nothing goes through a shell, and an attempt's git
+commands are killed, with the hooks they started, once the attempt has run `GIT_TIMEOUT_S`: a
+hung one would hold the repository's lock, and every other agent's worktree with it, for as
+long as the worker lives.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import fcntl
 import logging
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,10 +36,16 @@ from typing import TypeVar, cast
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
-from activities import workspace, worktree_owners
+from activities import worktree_owners
 from activities.errors import OutlastError
 from activities.sandbox_tmp import remove_sandbox_tmp
-from activities.workspace import atomic_write, heartbeating, read_git, run_blocking, run_git
+from activities.workspace import (
+    NO_OPTIONAL_LOCKS,
+    atomic_write,
+    heartbeating,
+    run_blocking,
+    run_git,
+)
 from activities.worktree_owners import WorktreeOwner
 from agents.worktree_slug import (
     VALID_WORKTREE_SLUG_SEGMENT,
@@ -56,11 +65,15 @@ BASES_DIR = "outlast-worktrees"
 _ADD_IN_PROGRESS = "initializing"
 _C_LOCALE = {"LC_ALL": "C", "LANGUAGE": "C"}
 
-GIT_TIMEOUT_S = 90.0
-"""The longest one git command here may run (a checkout of a large tree included): below the
-activities' 2-minute limit, so a hung command (a post-checkout hook that waits, an LFS filter
-asking for credentials, a stuck filesystem) has released the repository's lock before the
-attempt's retry asks for it."""
+GIT_TIMEOUT_S = 100.0
+"""How long one attempt's git may run, from the attempt's start (waiting for the lock
+included): a hung command (a post-checkout hook that waits, an LFS filter asking for
+credentials, a stuck filesystem) is killed at that point, below the activities' 2-minute
+limit (`workflows.worktrees.WORKTREE_OPTIONS`), so the lock is free before the attempt's
+retry asks for it."""
+
+UNDO_S = 10.0
+"""How long removing what a failed `git worktree add` left may take, past `GIT_TIMEOUT_S`."""
 
 
 class GitFailed(Exception):
@@ -74,22 +87,31 @@ class GitFailed(Exception):
 
 
 class GitHung(Exception):
-    """A git command ran past `GIT_TIMEOUT_S` and was killed. Never taken for an answer (a
-    stuck filesystem is not "not a repository"): the attempt fails and is retried."""
+    """A git command ran past its attempt's `GIT_TIMEOUT_S` and was killed. Never taken for
+    an answer (a stuck filesystem is not "not a repository"): the attempt fails and is
+    retried."""
 
 
-def _git(cwd: Path, *args: str) -> str:
-    """`git <args>` in `cwd`, its output less the final newline.
+def _deadline() -> float:
+    """When the git of an attempt starting now must be done (`time.monotonic()`)."""
+    return time.monotonic() + GIT_TIMEOUT_S
+
+
+def _git(cwd: Path, *args: str, deadline: float, reads: bool = False) -> str:
+    """`git <args>` in `cwd`, its output less the final newline; `reads`: without optional
+    locks (`NO_OPTIONAL_LOCKS`).
 
     Raises:
         GitFailed: It exited non-zero.
-        GitHung: It ran past `GIT_TIMEOUT_S` and was killed, with what it started.
+        GitHung: It was still running at `deadline` and was killed, with what it started.
     """
+    env = {**_C_LOCALE, **NO_OPTIONAL_LOCKS} if reads else _C_LOCALE
     try:
-        done = run_git(str(cwd), *args, timeout=GIT_TIMEOUT_S, env=_C_LOCALE)
+        done = run_git(str(cwd), *args, timeout=max(deadline - time.monotonic(), 0.1), env=env)
     except subprocess.TimeoutExpired:
         raise GitHung(
-            f"git {' '.join(args)} killed after {GIT_TIMEOUT_S:g} s, with what it started"
+            f"git {' '.join(args)} killed, with what it started: the attempt's git has run "
+            f"{GIT_TIMEOUT_S:g} s"
         ) from None
     if done.returncode != 0:
         raise GitFailed(args, done.returncode, done.stderr)
@@ -152,9 +174,11 @@ class WorktreeCleanup(BaseModel):
 class _Repo:
     top: Path
     common: Path
+    deadline: float
+    """The attempt's (`_deadline`): every git command it runs ends by then."""
 
     def git(self, *args: str) -> str:
-        return _git(self.top, *args)
+        return _git(self.top, *args, deadline=self.deadline)
 
 
 def _check_request(inp: CreateWorktreeInput) -> None:
@@ -169,12 +193,19 @@ def _check_request(inp: CreateWorktreeInput) -> None:
             raise WorktreeRefused(f"Invalid symlink_dirs entry {name!r}: must be one plain name")
 
 
-def _locate(repo_root: str) -> _Repo:
-    """The toplevel and common dir of the work tree containing `repo_root`."""
+def _locate(repo_root: str, deadline: float) -> _Repo:
+    """The toplevel and common dir of the work tree containing `repo_root`.
+
+    Raises:
+        WorktreeRefused: `repo_root` is not a directory in a git work tree.
+        GitHung, OSError: git hung, or could not be started (retryable: not an answer).
+    """
     refused = WorktreeRefused(
         f"{repo_root} is not a git repository; isolation: worktree needs one",
         repo_root=repo_root,
     )
+    if not Path(repo_root).is_dir():
+        raise refused
     try:
         # Fails in a bare repository too: it has no toplevel.
         top, common = _git(
@@ -183,15 +214,16 @@ def _locate(repo_root: str) -> _Repo:
             "--path-format=absolute",
             "--show-toplevel",
             "--git-common-dir",
+            deadline=deadline,
         ).splitlines()
-    except (OSError, ValueError, GitFailed):  # OSError: no such directory
+    except (ValueError, GitFailed):
         raise refused from None
-    return _Repo(top=Path(top), common=Path(common).resolve())
+    return _Repo(top=Path(top), common=Path(common).resolve(), deadline=deadline)
 
 
-def _prepare(inp: CreateWorktreeInput) -> _Repo:
+def _prepare(inp: CreateWorktreeInput, deadline: float) -> _Repo:
     """The checks that need git but change nothing; the repository they found."""
-    repo = _locate(inp.repo_root)
+    repo = _locate(inp.repo_root, deadline)
     _check_branch_name(repo, worktree_branch(inp.slug))
     _worktree_path(repo, inp.slug)
     return repo
@@ -311,14 +343,32 @@ def _create(repo: _Repo, inp: CreateWorktreeInput) -> WorktreeInfo:
         raise WorktreeRefused(f"{path} already exists and is not a worktree of {repo.top}")
     if _branch_tip(repo, branch) is not None:
         # The branch outlived its worktree (a crash between the steps): reuse it.
-        repo.git("worktree", "add", str(path), branch)
+        _add(repo, path, str(path), branch)
         head = _read_base(repo, branch) or repo.git("rev-parse", f"refs/heads/{branch}")
     else:
         head = _head_commit(repo)
         atomic_write(_base_file(repo, branch), f"{head}\n".encode())
-        repo.git("worktree", "add", "-b", branch, str(path), head)
+        _add(repo, path, "-b", branch, str(path), head)
     _link_dirs(repo.top, path, inp.symlink_dirs)
     return _info(repo, path, branch, head, existed=False)
+
+
+def _add(repo: _Repo, path: Path, *args: str) -> None:
+    """`git worktree add <args>` for `path`. One that fails or is killed may leave a
+    registered worktree whose checkout or post-checkout hook never finished: it is removed, so
+    the retry checks it out afresh and runs the hook again, where it would otherwise take the
+    half-made one for done."""
+    try:
+        repo.git("worktree", "add", *args)
+    except (GitFailed, GitHung):
+        # With time of its own: a hang has used up the attempt's.
+        undo = dataclasses.replace(repo, deadline=time.monotonic() + UNDO_S)
+        try:
+            if path in _registered(undo):
+                undo.git("worktree", "remove", "--force", "--force", str(path))
+        except (GitFailed, GitHung) as e:  # the next attempt removes it (`_create`)
+            log.warning("could not remove the half-made worktree %s: %s", path, e)
+        raise
 
 
 @activity.defn(name="workspace.create_worktree")
@@ -331,8 +381,9 @@ async def create_worktree(inp: CreateWorktreeInput) -> WorktreeInfo:
             path is taken by something that is not a worktree.
     """
     _check_request(inp)
+    deadline = _deadline()
     async with heartbeating():
-        repo = await asyncio.to_thread(_prepare, inp)
+        repo = await asyncio.to_thread(_prepare, inp, deadline)
     info = await _serialised(repo, lambda: _create(repo, inp))
     if activity.in_activity():
         # Before the workflow hears of it: a run terminated from here on leaves a record the
@@ -356,17 +407,14 @@ def _is_our_link(path: Path, top: Path, status_line: str) -> bool:
 def _changes(repo: _Repo, path: Path, base: str) -> list[str]:
     """What makes the worktree differ from its base: new commits, edits, untracked files."""
     found = []
-    if _git(path, "rev-parse", "HEAD") != base:
-        count = int(_git(path, "rev-list", "--count", f"{base}..HEAD"))
+    if _git(path, "rev-parse", "HEAD", deadline=repo.deadline, reads=True) != base:
+        since = f"{base}..HEAD"
+        count = int(_git(path, "rev-list", "--count", since, deadline=repo.deadline, reads=True))
         found.append(f"{count} new commit{'s' * (count != 1)}" if count else "HEAD moved")
-    # A status that hangs would hold the repository's lock, and every other agent's worktree
-    # with it: killed with what it started (`read_git`), it fails this cleanup, which is
-    # retried.
+    # Without optional locks: a status would otherwise rewrite the index and fail a commit
+    # running meanwhile (activities/workspace.NO_OPTIONAL_LOCKS).
     args = ["status", "--porcelain", "--untracked-files=all"]
-    done = read_git(str(path), *args, timeout=workspace.GIT_READ_TIMEOUT_S)
-    if done.returncode != 0:
-        raise GitFailed(tuple(args), done.returncode, done.stderr)
-    lines = done.stdout.decode(errors="surrogateescape").splitlines()
+    lines = _git(path, *args, deadline=repo.deadline, reads=True).splitlines()
     untracked = [ln for ln in lines if ln.startswith("??") and not _is_our_link(path, repo.top, ln)]
     modified = [ln for ln in lines if ln and not ln.startswith("??")]
     for what, items in (("modified file", modified), ("untracked file", untracked)):
@@ -416,7 +464,7 @@ async def cleanup_worktree(inp: CleanupWorktreeInput) -> WorktreeCleanup:
         raise WorktreeRefused(f"{info.worktree_path} is not a worktree under {home}")
     async with heartbeating():
         try:
-            repo = await asyncio.to_thread(_locate, info.repo_root)
+            repo = await asyncio.to_thread(_locate, info.repo_root, _deadline())
         except WorktreeRefused:
             worktree_owners.forget(info.worktree_path)
             await run_blocking(_drop_sandbox_tmp_if_gone, path)

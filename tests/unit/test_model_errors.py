@@ -54,12 +54,17 @@ def test_classification(status, error_type, retryable):
     ("status", "header", "retryable"),
     [
         (500, "false", False),
-        (529, "False", False),
-        (429, "false", False),
+        (503, "false", False),
         (400, "true", True),
-        (409, " TRUE ", True),
-        (400, "maybe", False),  # not a verdict: the status decides
+        (422, "true", True),
+        # Not a verdict (the SDK reads the exact words): the status decides.
+        (400, "TRUE", False),
+        (500, "maybe", True),
         (503, "", True),
+        # "Later" whatever the header says: an exhausted quota's 429 says `false`, with a
+        # retry-after of hours that a durable agent waits out.
+        (429, "false", True),
+        (529, "false", True),
         # Mid-stream errors come on a 200 whose headers were for the accepted request.
         (200, "false", True),
     ],
