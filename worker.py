@@ -131,7 +131,6 @@ PASSTHROUGH = (
     "yaml",
     "anthropic",
     "httpx2",
-    "git",
     "workflows",
 )
 

@@ -81,6 +81,20 @@ SPAWN_LIMIT_IN_BATCH = "spawn-limit-in-batch"
 CLOSED_CHILD_STAYS_SYNC = "closed-child-stays-sync"
 """Patch id: a sync child found closed when the parent moves it to the background delivers
 its end as the tool result (first release: backgrounded all the same)."""
+DEFINITION_ISOLATION = "definition-isolation"
+"""Patch id: an agent definition's `isolation: worktree` applies when the call names none
+(R5); it had been read and ignored, so such an agent edited the main checkout."""
+
+
+def _isolation(inp: AgentToolInput, resolved: AgentDefinition) -> str | None:
+    """The call's isolation, else its definition's (`worktree`: the only one this runtime
+    has; R54's `remote` is not offered)."""
+    if inp.isolation is not None or resolved.isolation != "worktree":
+        return inp.isolation
+    # Asked only where the answer changes what runs, so no other spawn records a marker.
+    return "worktree" if versions.patched(DEFINITION_ISOLATION) else None
+
+
 WORKER_TYPE = WORKER_DEFINITION.agent_type
 
 
@@ -231,7 +245,7 @@ class SubAgents:
         assert ctx is not None
         workspace, worktree = ctx.workspace, None
         workflow_id = f"{ctx.workflow_id}/{inp.name or agent_id}"
-        if inp.isolation == "worktree":
+        if _isolation(inp, resolved) == "worktree":
             slug = agent_worktree_slug(agent_id)
             worktree = await create_worktree(ctx.workspace, slug, owner=workflow_id)
             if isinstance(worktree, str):

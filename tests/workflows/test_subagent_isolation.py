@@ -220,3 +220,45 @@ async def test_handoff_check_fails_open(client, git_repo):
     results, _ = contents(result)
     assert result.status == "completed" and not results[0].is_error
     assert results[0].content.startswith(HANDOFF_UNAVAILABLE)
+
+
+async def test_a_definition_s_worktree_isolation_applies_when_the_call_names_none(client, git_repo):
+    """R5: `isolation: worktree` in an agent's definition gives it a worktree as the tool's
+    `isolation` does; it was read and ignored, and such an agent edited the main checkout."""
+    agents_dir = git_repo / ".claude" / "agents"
+    agents_dir.mkdir(parents=True)
+    (agents_dir / "isolated.md").write_text(
+        "---\nname: isolated\ndescription: works apart\nisolation: worktree\n---\nWork apart.\n"
+    )
+    call = {"description": "make a file", "prompt": "make it", "subagent_type": "isolated"}
+    script = {
+        "agents": [
+            {
+                "name": "isolated",
+                "match": {"agent_type": "isolated"},
+                "turns": [
+                    {
+                        "tool_use": {
+                            "name": "Write",
+                            "input": {"file_path": "{{cwd}}/made.txt", "content": "apart\n"},
+                        }
+                    },
+                    {"text": "made it"},
+                ],
+            },
+            {
+                "name": "parent",
+                "turns": [{"tool_use": {"name": "Agent", "input": call}}, {"text": "ok"}],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await handle.result()
+    assert result.final_text == "ok"
+    assert not (git_repo / "made.txt").exists()
+    made = list((git_repo / ".claude" / "worktrees").glob("agent-*/made.txt"))
+    assert [p.read_text() for p in made] == ["apart\n"]
+    (answer,) = [r for r in tool_results(result) if "made it" in r.content]
+    assert "Worktree kept" in answer.content or str(made[0].parent) in answer.content
