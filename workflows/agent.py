@@ -39,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.resume import repair
 
 from workflows import search_attributes as sa
-from workflows.agent_control import send_message, task_stop
+from workflows.agent_control import send_message, stop_background_children, task_stop
 from workflows.agent_end import (
     SYNC_END_BY_RESULT,
     export_output_file,
@@ -161,10 +161,15 @@ class AgentWorkflow:
                 await self._continue_as_new(inp)
         except BaseException as e:
             if is_cancelled_exception(e):
+                await stop_background_children(self._subagents)
                 await self._end(inp, "killed", error="stopped")
             elif isinstance(e, FailureError):
+                await stop_background_children(self._subagents)
                 await self._end(inp, "failed", error=e.message)
             raise
+        if end in ("stopped", "max_turns"):
+            # The other ends wait for every background child's notification first.
+            await stop_background_children(self._subagents)
         result = await self._end(inp, "completed", loop_end=end)
         if self._mailbox and inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):
             # A teammate ends only when its team does: what arrived since stays unread.

@@ -2,11 +2,13 @@
 
 A running target gets a `send_message` signal and reads it at its next turn boundary; a
 finished one is resumed as a new run of the same workflow id, from its transcript. TaskStop
-is Temporal cancellation of the target, which reaches its tools through heartbeats.
+is Temporal cancellation of the target, which reaches its tools through heartbeats; so is an
+ending agent's stop of the background sub-agents it leaves running (R92).
 """
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from temporalio import workflow
@@ -27,6 +29,11 @@ from workflows.registry import ChildTask
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.subagents import SubAgents
 from workflows.turns import ValidCall, error_result
+
+END_STOPS_CHILDREN = "end-stops-children"
+"""Patch id: an agent that is killed, fails, is stopped or runs out of turns stops the
+background sub-agents it leaves running (R92). Started with ABANDON (so a continue-as-new
+keeps them), they had gone on working, editing the checkout, for a parent that was gone."""
 
 RESUME_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=30),
@@ -69,6 +76,20 @@ async def task_stop(agents: SubAgents, call: ValidCall) -> ToolResultBlock:
         f'Stopped agent {task.agent_id} ("{task.description}"). Its notification will follow; '
         "you can continue it later with SendMessage.",
     )
+
+
+async def stop_background_children(agents: SubAgents) -> None:
+    """Cancel every background sub-agent still running, as TaskStop would, before the agent
+    ends for good; each cancels its own in turn, so the whole tree goes. Sync children are
+    not here: a cancelled wait cancels its child (`SubAgents`), and no other end leaves one
+    running."""
+    running = [t for t in agents.registry.running() if t.mode == "background"]
+    # Asked only when there is something to stop, so other agents record no marker.
+    if not running or not versions.patched(END_STOPS_CHILDREN):
+        return
+    for task in running:
+        task.stop_requested = True
+    await asyncio.gather(*(cancel_workflow(t.workflow_id) for t in running))
 
 
 async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolResultBlock:

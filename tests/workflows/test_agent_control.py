@@ -22,7 +22,7 @@ from tests.support import (
     wait_for,
 )
 from tests.workflows.test_stop_and_kill import processes_with
-from workflows.contracts import AgentStatus
+from workflows.contracts import AgentStatus, StopRequest
 
 
 async def wait_status(handle, predicate, timeout: float = 30) -> AgentStatus:
@@ -187,7 +187,18 @@ async def test_send_message_reaches_a_running_child_at_its_next_turn(client, git
     assert len(queued) == 1
 
 
-async def test_cancelling_the_parent_cancels_its_sync_child_not_background_ones(client, git_repo):
+async def wait_closed(handle, timeout: float = 10) -> WorkflowExecutionStatus:
+    deadline = time.monotonic() + timeout
+    while (status := (await handle.describe()).status) == WorkflowExecutionStatus.RUNNING:
+        if time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.1)
+    return status
+
+
+async def test_cancelling_the_parent_cancels_its_sync_and_background_children(client, git_repo):
+    """R26: the sync child shares its parent's fate; R92: a killed agent stops its background
+    children too (ABANDON had left them working for a parent that was gone)."""
     slow = {"delay_ms": 60000, "text": "late"}
     script = {
         "agents": [
@@ -215,10 +226,34 @@ async def test_cancelling_the_parent_cancels_its_sync_child_not_background_ones(
                 await handle.result()
             fg = client.get_workflow_handle(f"{handle.id}/fg")
             bg = client.get_workflow_handle(f"{handle.id}/bg")
-            for _ in range(100):
-                if (await fg.describe()).status == WorkflowExecutionStatus.CANCELED:
-                    break
-                await asyncio.sleep(0.1)
-            assert (await fg.describe()).status == WorkflowExecutionStatus.CANCELED
-            assert (await bg.describe()).status == WorkflowExecutionStatus.RUNNING
-            await bg.cancel()
+            assert await wait_closed(fg) == WorkflowExecutionStatus.CANCELED
+            assert await wait_closed(bg) == WorkflowExecutionStatus.CANCELED
+
+
+async def test_a_stopped_agent_stops_the_background_children_it_leaves(client, git_repo):
+    """R92 at a stop (`outlast stop`): the agent ends after its turn without waiting for its
+    background sub-agent, which is stopped rather than left working with nobody to report to
+    (each agent does the same at its own end, so a whole tree goes)."""
+    script = {
+        "agents": [
+            {
+                "name": "child",
+                "match": {"agent_name": "child"},
+                "turns": [{"delay_ms": 60000, "text": "late"}],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [{"tool_use": spawn("child", "background work", True)}, {"text": "wait"}],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_status(handle, lambda s: len(s.children) == 1)
+            await handle.signal("stop", StopRequest(reason="enough"))
+            result = await handle.result()
+            assert result.stopped
+            child = client.get_workflow_handle(f"{handle.id}/child")
+            assert await wait_closed(child) == WorkflowExecutionStatus.CANCELED
