@@ -73,8 +73,9 @@ def plan_mode_reminder(
     """
     if subagent:
         return _wrap(
-            f"{PLAN_MODE_CONSTRAINT}\n\nThe plan file is {plan_path}"
-            f"{'' if plan_exists else ' (it does not exist yet)'}. You may write it only if your "
+            # "Plan file: <path>" on a line of its own, as the full reminder names it.
+            f"{PLAN_MODE_CONSTRAINT}\n\nPlan file: {plan_path}\n"
+            f"{'' if plan_exists else 'It does not exist yet. '}You may write it only if your "
             "task asks for it; it is the only file you may change. Answer the task you were "
             "given fully, from reading and searching the code."
         )

@@ -81,6 +81,10 @@ SPAWN_LIMIT_IN_BATCH = "spawn-limit-in-batch"
 CLOSED_CHILD_STAYS_SYNC = "closed-child-stays-sync"
 """Patch id: a sync child found closed when the parent moves it to the background delivers
 its end as the tool result (first release: backgrounded all the same)."""
+DEFINITION_PLAN_ASYNC = "definition-plan-async"
+"""Patch id: a child whose definition makes it plan first runs in the background, as one
+launched with `mode: plan` does; run sync, its approval request and its parent waited on
+each other for good."""
 DEFINITION_ISOLATION = "definition-isolation"
 """Patch id: an agent definition's `isolation: worktree` applies when the call names none
 (R5); it had been read and ignored, so such an agent edited the main checkout."""
@@ -190,11 +194,18 @@ class SubAgents:
             return error_result(call.block, refusal)
         if ctx.coordinator and (problem := self.phases.problem(inp, ctx.workspace.root)):
             return error_result(call.block, problem)
-        if ctx.team is not None and inp.mode == "plan":
+        plans = inp.mode == "plan" or self._plans_by_definition(resolved)
+        if ctx.team is not None and plans:
             return error_result(
                 call.block,
                 "A teammate's sub-agents run synchronously, so one that plans first would wait "
-                "for your approval while you wait for it: leave out mode.",
+                "for your approval while you wait for it: "
+                + (
+                    "leave out mode."
+                    if inp.mode == "plan"
+                    else f"{resolved.agent_type} plans first (permissionMode: plan); choose "
+                    "another subagent_type."
+                ),
             )
         if ctx.team is not None and (inp.run_in_background or inp.name):
             # R73: a teammate's sub-agents are its own sync helpers, not new team members.
@@ -207,7 +218,7 @@ class SubAgents:
         is_async = ctx.team is None and (
             forking
             # A child that plans first asks this agent to approve: it cannot wait for it.
-            or inp.mode == "plan"
+            or plans
             or should_run_async(inp.run_in_background, resolved, ctx.config)
         )
         if ctx.coordinator:
@@ -231,6 +242,17 @@ class SubAgents:
         if result.is_error:
             self.phases.release(agent_id)  # nothing started: its files are not in use
         return result
+
+    def _plans_by_definition(self, resolved: AgentDefinition) -> bool:
+        """Whether the child starts in plan mode by its definition (R23: `permissionMode:
+        plan` where this agent's mode does not override it). Such a child asks this agent to
+        approve its plan, so it runs in the background: run sync, both waited on each other."""
+        ctx = self.ctx
+        assert ctx is not None
+        if child_permission_mode(ctx.permission_mode, resolved) != "plan":
+            return False
+        # Asked only where the answer changes what runs, so no other spawn records a marker.
+        return versions.patched(DEFINITION_PLAN_ASYNC)
 
     async def _launch(
         self,

@@ -51,7 +51,13 @@ BUNDLED = frozenset(
 to it)."""
 
 AFTER_BASELINE = frozenset(
-    {"definition-isolation", "end-stops-children", "kill-on-host", "shared-child-timers"}
+    {
+        "definition-isolation",
+        "definition-plan-async",
+        "end-stops-children",
+        "kill-on-host",
+        "shared-child-timers",
+    }
 )
 """Patch ids added since, asked one by one."""
 

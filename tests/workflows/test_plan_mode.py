@@ -11,7 +11,7 @@ import uuid
 
 import temporalio.api.sdk.v1
 
-from tests.support import agent_input, running_workers, scripted_model, start
+from tests.support import agent_input, running_workers, scripted_model, start, tool_results
 from workflows.contracts import PlanView
 
 WRITE_CODE = {"name": "Write", "input": {"file_path": "{{cwd}}/src/x.py", "content": "X = 1\n"}}
@@ -292,3 +292,82 @@ async def test_a_planning_agent_launches_only_readers(client, git_repo):
         if r["headers"].get("x-outlast-agent-type") == "Explore"
     ][-1]
     assert "may only read" in explorer_last
+
+
+async def test_a_sub_agent_whose_definition_plans_asks_its_parent_and_goes_on(client, git_repo):
+    """R23 + R79: a definition with `permissionMode: plan` starts its agent in plan mode, so
+    the agent asks its parent to approve. It runs in the background for that, as one launched
+    with `mode: plan` does: launched sync (the default), the two waited on each other."""
+    agents_dir = git_repo / ".claude" / "agents"
+    agents_dir.mkdir(parents=True)
+    (agents_dir / "careful.md").write_text(
+        "---\nname: careful\ndescription: plans first\npermissionMode: plan\n---\nPlan first.\n"
+    )
+    call = {
+        "description": "careful work",
+        "prompt": "add x.txt",
+        "subagent_type": "careful",
+        "name": "careful",
+    }
+    approval = json.dumps(
+        {"type": "plan_approval_response", "request_id": "plan-1", "approve": True}
+    )
+    script = {
+        "agents": [
+            {
+                "name": "careful",
+                "match": {"agent_type": "careful"},
+                "turns": [
+                    {
+                        "tool_use": {
+                            "name": "Write",
+                            "input": {"file_path": "{{plan_file}}", "content": "PLAN: add x"},
+                        }
+                    },
+                    {"tool_use": {"name": "ExitPlanMode", "input": {}}},
+                    {
+                        "tool_use": {
+                            "name": "Write",
+                            "input": {"file_path": "{{cwd}}/x.txt", "content": "x\n"},
+                        }
+                    },
+                    {"text": "careful done"},
+                ],
+            },
+            {
+                "name": "parent-approves",
+                "match": {
+                    "conversation_contains": ['"plan_approval_request"'],
+                    "conversation_lacks": ["plan_approval_response"],
+                },
+                "after_last": "repeat_last",
+                "turns": [
+                    {
+                        "tool_use": {
+                            "name": "SendMessage",
+                            "input": {"to": "careful", "message": approval},
+                        }
+                    }
+                ],
+            },
+            {
+                "name": "parent-done",
+                "match": {"conversation_contains": ["plan_approval_response"]},
+                "after_last": "repeat_last",
+                "turns": [{"text": "done"}],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [{"tool_use": {"name": "Agent", "input": call}}, {"text": "waiting"}],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+    assert result.status == "completed" and result.final_text == "done"
+    assert (git_repo / "x.txt").read_text() == "x\n"
+    (launch,) = [r for r in tool_results(result) if "Async agent launched" in r.content]
+    assert not launch.is_error and '"careful work"' in launch.content
