@@ -5,6 +5,9 @@ Like `Agent`, both are carried out by the workflow; only their contracts live he
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SEND_MESSAGE_TOOL = "SendMessage"
@@ -16,16 +19,27 @@ class SendMessageInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     to: str = Field(description="The recipient: an agent's name or its agent ID.")
-    message: str = Field(description="The message to send.")
+    message: str | dict[str, Any] = Field(
+        description="The message to send: text, or a structured message as an object (such "
+        'as {"type": "plan_approval_response", "request_id": ..., "approve": true}), which '
+        "is sent as its JSON."
+    )
     summary: str | None = Field(
         default=None, description="A 5-10 word preview of the message, shown in the UI."
     )
 
     @model_validator(mode="after")
     def _not_empty(self) -> SendMessageInput:
-        if not self.to.strip() or not self.message.strip():
+        if not self.to.strip() or not self.text.strip() or self.message == {}:
             raise ValueError("to and message must not be empty")
         return self
+
+    @property
+    def text(self) -> str:
+        """The message as the recipient gets it (T9: an object travels as its JSON)."""
+        if isinstance(self.message, str):
+            return self.message
+        return json.dumps(self.message, ensure_ascii=False)
 
 
 class TaskStopInput(BaseModel):

@@ -297,6 +297,21 @@ def parse_plan_approval_request(text: str) -> PlanApprovalRequest | None:
         return None
 
 
+def as_the_approver_reads_it(text: str) -> str:
+    """Mail as the approver's model reads it: a plan approval request with how to answer it
+    after it (R79), anything else unchanged. With the request alone, an approver that
+    answered in words ("approved") left the asking agent waiting for good."""
+    request = parse_plan_approval_request(text)
+    if request is None:
+        return text
+    approve = plan_approval_response_text(request.request_id, True)
+    return (
+        f"{text}\n\nThe sender waits for your decision on this plan. Answer it with "
+        f"SendMessage to the sender, message {approve} to approve, or with "
+        '"approve": false and a "feedback" saying what to change; no other message answers it.'
+    )
+
+
 def plan_approval_response_text(request_id: str, approve: bool, feedback: str | None = None) -> str:
     response = PlanApprovalResponse(
         type="plan_approval_response", request_id=request_id, approve=approve, feedback=feedback

@@ -28,6 +28,7 @@ from agents.plan_mode import (
     EXIT_PLAN_MODE_TOOL,
     EnterPlanModeInput,
     ExitPlanModeInput,
+    as_the_approver_reads_it,
 )
 from agents.team_protocol import TEAM_ADDRESS
 from agents.team_tasks import TEAM_TOOL_INPUTS
@@ -480,7 +481,7 @@ class AgentWorkflow:
         mail, self._mailbox = self._mailbox, []
         if notes and any(m.sender == "user" for m in mail):
             notes = [wrap_notification_for_mixed_turn(n) for n in notes]
-        texts = notes + [mail_text(m.sender, m.text) for m in mail]
+        texts = notes + [mail_text(m.sender, as_the_approver_reads_it(m.text)) for m in mail]
         return [Message.user_text(t) for t in texts]
 
     async def _wait_for_input(self) -> None:

@@ -96,7 +96,7 @@ async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolR
     inp: SendMessageInput = call.input  # type: ignore[assignment]
     ctx = agents.ctx
     assert ctx is not None
-    mail = MailMessage(text=inp.message, sender=sender, summary=inp.summary, id=call.block.id)
+    mail = MailMessage(text=inp.text, sender=sender, summary=inp.summary, id=call.block.id)
     parent = ctx.parent
     if parent is not None and inp.to in ("main", parent.agent_id):
         try:

@@ -104,7 +104,7 @@ async def send_to_peers(
         return error_result(call.block, "That is you; send the message to a teammate.")
     targets = [m for m in team.members if m != me] if inp.to == "*" else [inp.to]
     mail = MailMessage(
-        text=inp.message,
+        text=inp.text,
         sender=me,
         summary=inp.summary,
         id=f"{TEAM_MAIL_PREFIX}{workflow.info().workflow_id}:{call.block.id}",

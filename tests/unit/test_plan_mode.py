@@ -5,6 +5,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from agents.control_tools import SendMessageInput
 from agents.plan_mode import (
     ENTER_PLAN_MODE_DESCRIPTION,
     EXIT_PLAN_MODE_DESCRIPTION,
@@ -17,6 +18,7 @@ from agents.plan_mode import (
     ExitPlanModeInput,
     PlanApprovalResponse,
     approved_plan_result,
+    as_the_approver_reads_it,
     awaiting_lead_text,
     parse_plan_approval_request,
     parse_plan_approval_response,
@@ -249,3 +251,23 @@ def test_approval_response_round_trip():
 )
 def test_other_mail_is_not_an_answer(text):
     assert parse_plan_approval_response(text, "plan-1") is None
+
+
+def test_an_approver_reads_how_to_answer_a_plan_request_and_nothing_else_changes():
+    request = plan_approval_request_text("plan-3", "PLAN", "/p/plan.md")
+    shown = as_the_approver_reads_it(request)
+    assert shown.startswith(request) and "SendMessage" in shown
+    example = shown.split("message ", 1)[1].split(" to approve", 1)[0]
+    answer = parse_plan_approval_response(example, "plan-3")
+    assert answer is not None and answer.approve
+    assert as_the_approver_reads_it("just words") == "just words"
+
+
+def test_send_message_takes_an_object_as_its_json():
+    answer = {"type": "plan_approval_response", "request_id": "plan-1", "approve": True}
+    sent = SendMessageInput.model_validate({"to": "careful", "message": answer})
+    assert json.loads(sent.text) == answer
+    assert SendMessageInput(to="x", message="hi").text == "hi"
+    for empty in ("  ", {}):
+        with pytest.raises(ValidationError):
+            SendMessageInput.model_validate({"to": "x", "message": empty})

@@ -297,7 +297,8 @@ async def test_a_planning_agent_launches_only_readers(client, git_repo):
 async def test_a_sub_agent_whose_definition_plans_asks_its_parent_and_goes_on(client, git_repo):
     """R23 + R79: a definition with `permissionMode: plan` starts its agent in plan mode, so
     the agent asks its parent to approve. It runs in the background for that, as one launched
-    with `mode: plan` does: launched sync (the default), the two waited on each other."""
+    with `mode: plan` does: launched sync (the default), the two waited on each other. The
+    parent reads how to answer, and answers with an object (T9)."""
     agents_dir = git_repo / ".claude" / "agents"
     agents_dir.mkdir(parents=True)
     (agents_dir / "careful.md").write_text(
@@ -309,9 +310,8 @@ async def test_a_sub_agent_whose_definition_plans_asks_its_parent_and_goes_on(cl
         "subagent_type": "careful",
         "name": "careful",
     }
-    approval = json.dumps(
-        {"type": "plan_approval_response", "request_id": "plan-1", "approve": True}
-    )
+    # As an object (T9): SendMessage sends it as its JSON.
+    approval = {"type": "plan_approval_response", "request_id": "plan-1", "approve": True}
     script = {
         "agents": [
             {
@@ -338,7 +338,7 @@ async def test_a_sub_agent_whose_definition_plans_asks_its_parent_and_goes_on(cl
                 "name": "parent-approves",
                 "match": {
                     "conversation_contains": ['"plan_approval_request"'],
-                    "conversation_lacks": ["plan_approval_response"],
+                    "conversation_lacks": ["Message queued for delivery"],
                 },
                 "after_last": "repeat_last",
                 "turns": [
@@ -352,7 +352,7 @@ async def test_a_sub_agent_whose_definition_plans_asks_its_parent_and_goes_on(cl
             },
             {
                 "name": "parent-done",
-                "match": {"conversation_contains": ["plan_approval_response"]},
+                "match": {"conversation_contains": ["Message queued for delivery"]},
                 "after_last": "repeat_last",
                 "turns": [{"text": "done"}],
             },
@@ -363,10 +363,13 @@ async def test_a_sub_agent_whose_definition_plans_asks_its_parent_and_goes_on(cl
             },
         ]
     }
-    with scripted_model(script):
+    with scripted_model(script, log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             result = await asyncio.wait_for(handle.result(), timeout=60)
+    # The parent was told how to answer (it saw only the request's JSON before).
+    asked = [json.dumps(r["body"]) for r in model.log if r["agent"] == "parent-approves"]
+    assert "The sender waits for your decision on this plan" in asked[0]
     assert result.status == "completed" and result.final_text == "done"
     assert (git_repo / "x.txt").read_text() == "x\n"
     (launch,) = [r for r in tool_results(result) if "Async agent launched" in r.content]
