@@ -85,6 +85,8 @@ DEFINITION_PLAN_ASYNC = "definition-plan-async"
 """Patch id: a child whose definition makes it plan first runs in the background, as one
 launched with `mode: plan` does; run sync, its approval request and its parent waited on
 each other for good."""
+NAME_REUSE_OWN_ID = "name-reuse-own-id"
+"""Patch id: a child named like an ended one gets a workflow id of its own."""
 DEFINITION_ISOLATION = "definition-isolation"
 """Patch id: an agent definition's `isolation: worktree` applies when the call names none
 (R5); it had been read and ignored, so such an agent edited the main checkout."""
@@ -243,6 +245,19 @@ class SubAgents:
             self.phases.release(agent_id)  # nothing started: its files are not in use
         return result
 
+    def _child_workflow_id(self, name: str | None, agent_id: str) -> str:
+        """`<parent>/<name>`, or `<parent>/<agent id>` for an unnamed child. A name an ended
+        agent had (R20: the latest wins) gives `<parent>/<name>.<agent id>`: under the same id
+        this child's start became the earlier agent's next run, and a SendMessage to the
+        earlier agent's id reached this one."""
+        ctx = self.ctx
+        assert ctx is not None
+        base = f"{ctx.workflow_id}/{name or agent_id}"
+        # Asked only for a reused name, so no other spawn records a marker.
+        if name and self.registry.find(name) is not None and versions.patched(NAME_REUSE_OWN_ID):
+            return f"{base}.{agent_id}"
+        return base
+
     def _plans_by_definition(self, resolved: AgentDefinition) -> bool:
         """Whether the child starts in plan mode by its definition (R23: `permissionMode:
         plan` where this agent's mode does not override it). Such a child asks this agent to
@@ -266,7 +281,7 @@ class SubAgents:
         ctx = self.ctx
         assert ctx is not None
         workspace, worktree = ctx.workspace, None
-        workflow_id = f"{ctx.workflow_id}/{inp.name or agent_id}"
+        workflow_id = self._child_workflow_id(inp.name, agent_id)
         if _isolation(inp, resolved) == "worktree":
             slug = agent_worktree_slug(agent_id)
             worktree = await create_worktree(ctx.workspace, slug, owner=workflow_id)

@@ -56,6 +56,7 @@ AFTER_BASELINE = frozenset(
         "definition-plan-async",
         "end-stops-children",
         "kill-on-host",
+        "name-reuse-own-id",
         "shared-child-timers",
     }
 )

@@ -22,7 +22,7 @@ from tests.support import (
     wait_for,
 )
 from tests.workflows.test_stop_and_kill import processes_with
-from workflows.contracts import AgentStatus, StopRequest
+from workflows.contracts import AgentResult, AgentStatus, StopRequest
 
 
 async def wait_status(handle, predicate, timeout: float = 30) -> AgentStatus:
@@ -257,3 +257,45 @@ async def test_a_stopped_agent_stops_the_background_children_it_leaves(client, g
             assert result.stopped
             child = client.get_workflow_handle(f"{handle.id}/child")
             assert await wait_closed(child) == WorkflowExecutionStatus.CANCELED
+
+
+async def test_a_name_reused_after_its_agent_ended_gets_a_workflow_of_its_own(client, git_repo):
+    """R20: a name goes to the latest agent that took it. The second agent named "v" runs in
+    a workflow of its own: under the first one's id its start became the first agent's next
+    run, and a SendMessage to the first agent's id reached the second."""
+    script = {
+        "agents": [
+            {
+                "name": "v-first",
+                "match": {"agent_name": "v", "conversation_contains": ["first job"]},
+                "turns": [{"text": "FIRST"}],
+            },
+            {
+                "name": "v-second",
+                "match": {"agent_name": "v", "conversation_contains": ["second job"]},
+                "turns": [{"text": "SECOND"}],
+            },
+            {
+                "name": "parent",
+                "turns": [
+                    {"tool_use": spawn("v", "first job", False)},
+                    {"tool_use": spawn("v", "second job", False)},
+                    {"text": "done"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await handle.result()
+            status = await handle.query("status", result_type=AgentStatus)
+            ids = [c.workflow_id for c in status.children]
+            answers = [
+                (await client.get_workflow_handle(i, result_type=AgentResult).result()).final_text
+                for i in ids
+            ]
+    assert result.final_text == "done"
+    assert len(set(ids)) == 2 and ids[0] == f"{handle.id}/v"
+    assert ids[1] == f"{handle.id}/v.{status.children[1].agent_id}"
+    assert answers == ["FIRST", "SECOND"]

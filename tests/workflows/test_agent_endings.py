@@ -128,7 +128,9 @@ async def test_message_to_a_parent_that_is_gone_is_an_error_result(client, git_r
             parent = await start(client, agent_input("go", git_repo, queues, config=config), queues)
             child = client.get_workflow_handle(f"{parent.id}/helper", result_type=AgentResult)
             await wait_status(child, lambda s: "Bash" in s.current_tools)
-            await parent.cancel()
+            # Terminated: a parent that is cancelled stops its background children (R92),
+            # one that is terminated runs no code and leaves them on their own.
+            await parent.terminate()
             kid = await child.result()
     assert kid.status == "completed" and kid.final_text == "helper done"
     sent = next(r for r in tool_results(kid) if "nobody is there" in r.content)
