@@ -12,6 +12,7 @@ import functools
 import json
 import platform
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -70,6 +71,9 @@ class RenderContextInput(BaseModel):
     """The `Agent` tool's description, listing the types this agent may spawn."""
     coordinator: bool = False
     """The coordinator's `Agent` tool takes a phase and the worker's files (R59)."""
+    agent_fields_hidden: list[str] = Field(default_factory=list)
+    """`Agent` tool fields this agent is not offered: `run_in_background` when background
+    tasks are disabled (R16), and `name` too for a teammate (R73)."""
 
 
 class RenderedContext(BaseModel):
@@ -173,11 +177,18 @@ def _schema_of(model: type[BaseModel]) -> str:
     return json.dumps(schema)
 
 
-def _workflow_tool(name: str, agent_description: str, coordinator: bool) -> dict:
+def _workflow_tool(
+    name: str, agent_description: str, coordinator: bool, hidden: Sequence[str] = ()
+) -> dict:
     model, description = WORKFLOW_TOOLS[name]
     if name == AGENT_TOOL and coordinator:
         model = CoordinatorAgentInput
     schema = json.loads(_schema_of(model))
+    if name == AGENT_TOOL and hidden:
+        for field in hidden:
+            schema.get("properties", {}).pop(field, None)
+        if "required" in schema:
+            schema["required"] = [f for f in schema["required"] if f not in hidden]
     return {
         "name": name,
         "description": agent_description if name == AGENT_TOOL else description,
@@ -186,10 +197,13 @@ def _workflow_tool(name: str, agent_description: str, coordinator: bool) -> dict
 
 
 def tool_definitions(
-    names: list[str], agent_description: str = "", coordinator: bool = False
+    names: list[str],
+    agent_description: str = "",
+    coordinator: bool = False,
+    agent_fields_hidden: Sequence[str] = (),
 ) -> list[dict]:
     return [
-        _workflow_tool(n, agent_description, coordinator)
+        _workflow_tool(n, agent_description, coordinator, agent_fields_hidden)
         if n in WORKFLOW_TOOLS
         else {
             "name": n,
@@ -224,7 +238,12 @@ def _render(req: RenderContextInput) -> RenderedContext:
     tools_ref = (
         store.put(
             canonical_bytes(
-                tool_definitions(req.tool_names, req.agent_tool_description, req.coordinator)
+                tool_definitions(
+                    req.tool_names,
+                    req.agent_tool_description,
+                    req.coordinator,
+                    req.agent_fields_hidden,
+                )
             )
         )
         if req.tool_names

@@ -91,6 +91,17 @@ async def load_definition_set(inp: AgentInput) -> DefinitionSet:
     return loaded
 
 
+def agent_fields_hidden(inp: AgentInput) -> list[str]:
+    """The `Agent` tool fields this agent is not offered: `run_in_background` when background
+    tasks are disabled (R16: such a call runs sync), both it and `name` for a teammate (R73:
+    its sub-agents are its own sync helpers; it was offered them and refused at the call)."""
+    if inp.team is not None:
+        return ["run_in_background", "name"]
+    if inp.config.agents.background_tasks_disabled:
+        return ["run_in_background"]
+    return []
+
+
 async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
     definitions = await load_definition_set(inp)
     if inp.mode == "coordinator":
@@ -128,6 +139,7 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
             critical_system_reminder=None,
             agent_tool_description=agent_tool_description(spawnable) if "Agent" in tools else "",
             coordinator=inp.mode == "coordinator",
+            agent_fields_hidden=agent_fields_hidden(inp),
         ),
         host_queue=inp.workspace.host_queue,
         result_type=RenderedContext,

@@ -55,3 +55,30 @@ async def test_claude_md_and_git_status_only_where_wanted(git_repo, state_root):
     slim = "\n".join(await render(git_repo, include_claude_md=False, include_git_status=False))
     assert "MARKER-7731" not in slim and "Current branch" not in slim
     assert slim.startswith("PROMPT")
+
+
+async def test_the_agent_tool_offers_only_the_fields_the_agent_may_use(git_repo, state_root):
+    """R16: no `run_in_background` when background tasks are disabled; R73: neither it nor
+    `name` for a teammate. Every other field stays, and an agent with none hidden sees both."""
+
+    async def agent_schema(hidden: list[str]) -> dict:
+        rendered = await ActivityEnvironment().run(
+            render_context,
+            RenderContextInput(
+                system_prompt="PROMPT",
+                tool_names=["Agent"],
+                workspace_root=str(git_repo),
+                cwd=str(git_repo),
+                agent_fields_hidden=hidden,
+            ),
+        )
+        (tool,) = json.loads(default_store().get(rendered.tools_ref))
+        return tool["input_schema"]
+
+    full = await agent_schema([])
+    assert {"run_in_background", "name"} <= set(full["properties"])
+    teammate = await agent_schema(["run_in_background", "name"])
+    assert set(full["properties"]) - set(teammate["properties"]) == {"run_in_background", "name"}
+    assert teammate["required"] == full["required"]
+    again = await agent_schema([])
+    assert again == full  # the cached schema is not changed by a hiding

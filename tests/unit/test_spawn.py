@@ -19,6 +19,8 @@ from agents.spawn import (
     should_run_async,
 )
 from agents.transcript_repair import repair_transcript
+from workflows.agent_setup import agent_fields_hidden
+from workflows.contracts import AgentInput, TeamLink, Workspace
 
 DEFS = DefinitionSet(definitions=builtin_definitions(OutlastConfig()))
 
@@ -104,3 +106,17 @@ def test_only_a_child_that_may_spawn_carries_the_definitions():
     assert definitions_for_child(None, DEFS) is DEFS  # all tools: Agent among them
     empty = definitions_for_child(["Read", "Bash"], DEFS)
     assert empty.definitions == [] and empty is not None  # None would load them again
+
+
+def test_the_agent_fields_an_agent_is_not_offered():
+    base = AgentInput(prompt="p", workspace=Workspace(root="/r", host_queue="h"))
+    assert agent_fields_hidden(base) == []
+    off = base.model_copy(
+        update={"config": OutlastConfig(agents=AgentSettings(background_tasks_disabled=True))}
+    )
+    assert agent_fields_hidden(off) == ["run_in_background"]
+    team = TeamLink(workflow_id="team-t", team_name="t", members=["a", "b"], lead="a")
+    assert agent_fields_hidden(base.model_copy(update={"team": team})) == [
+        "run_in_background",
+        "name",
+    ]
