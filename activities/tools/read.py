@@ -189,14 +189,18 @@ def read_sync(req: ReadRequest) -> ToolOutput:
             f"offset ({start + 1}). The file has {got.total_lines} lines.</system-reminder>",
             stamps=stamps,
         )
-    tokens = sum(len(line) + 1 for line in got.lines) // 4
+    content = format_numbered(got.lines, start + 1)
+    # Counted on what the model would get, line numbers included (4 characters a token,
+    # rounded up): counted on the lines alone, 2000 lines of 45 characters passed, and the
+    # result's cap (MAX_TOOL_RESULT_CHARS, the same 25,000 tokens) cut lines from its middle.
+    tokens = -(-len(content) // 4)
     if tokens > MAX_TOKENS:
         return _error(
             f"File content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_TOKENS}). Use "
             "offset and limit parameters to read specific portions of the file, or search for "
             "specific content instead of reading the whole file."
         )
-    return ToolOutput(content=format_numbered(got.lines, start + 1), stamps=stamps)
+    return ToolOutput(content=content, stamps=stamps)
 
 
 @activity.defn(name="tool.read")

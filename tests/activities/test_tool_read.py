@@ -155,6 +155,23 @@ async def test_too_many_tokens_is_refused(ws: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(("width", "whole"), [(40, True), (45, False)])
+async def test_a_whole_read_is_all_of_its_lines_or_the_token_error(
+    ws: Path, width: int, whole: bool
+) -> None:
+    """2000 lines of 45 characters are ~23,000 tokens of text but ~26,500 with their line
+    numbers: counted without them, the read passed and lost lines from its middle to the
+    result's cap. Now either every line comes back or the model is told to narrow it."""
+    path = ws / "wide.py"
+    path.write_text("".join(f"{i:0{width - 1}d}\n" for i in range(2000)))
+    out = await read(ws, str(path))
+    assert "omitted" not in out.content
+    if whole:
+        assert not out.is_error and [n for n, _ in numbered(out.content)] == list(range(1, 2001))
+    else:
+        assert out.is_error and "exceeds maximum allowed tokens (25000)" in out.content
+
+
 async def test_binary_file_is_an_error(ws: Path) -> None:
     path = ws / "blob.bin"
     path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
