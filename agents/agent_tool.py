@@ -84,7 +84,20 @@ def describe_agents(definitions: Sequence[AgentDefinition]) -> str:
     return "\n".join(lines)
 
 
-def agent_tool_description(definitions: Sequence[AgentDefinition]) -> str:
+_TYPE_CHOICE = """\
+When using the Agent tool, set subagent_type to pick an agent type; without it, \
+general-purpose is used."""
+
+_TYPE_CHOICE_FORKING = """\
+When using the Agent tool, set subagent_type to pick an agent type; without it, the agent is \
+a fork of yourself: it sees this whole conversation, so its prompt is a short directive \
+naming its one part of the work, and it runs in the background. Every other agent type \
+starts with no knowledge of this conversation."""
+
+
+def agent_tool_description(definitions: Sequence[AgentDefinition], forking: bool = False) -> str:
+    """`forking`: omitting `subagent_type` forks (R13), and the text says so, where it had
+    said both that general-purpose is used and, in the fork's entry, that omitting it forks."""
     return f"""\
 Launch a new agent to handle a complex, multi-step task autonomously. Each agent type has \
 its own tools and instructions.
@@ -92,8 +105,7 @@ its own tools and instructions.
 Available agent types and the tools they have access to:
 {describe_agents(definitions)}
 
-When using the Agent tool, set subagent_type to pick an agent type; without it, \
-general-purpose is used.
+{_TYPE_CHOICE_FORKING if forking else _TYPE_CHOICE}
 
 Usage notes:
 - Launch several agents at once when their work is independent: put several Agent calls in \
@@ -103,7 +115,7 @@ user. Relay what matters in your own words.
 - With run_in_background the call returns at once and you are notified when the agent ends; \
 do not sleep, poll or guess its result in the meantime.
 - The prompt must say exactly what to do and what to report back: the agent starts with no \
-knowledge of this conversation.
+knowledge of this conversation{" (a fork excepted)" if forking else ""}.
 - Clearly say whether the agent should write code or only research.
 - To continue an agent that finished, use SendMessage with its agent ID or name."""
 

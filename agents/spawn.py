@@ -22,6 +22,11 @@ def not_found_message(agent_type: str, available: Sequence[str]) -> str:
     return f"Agent type '{agent_type}' not found. Available agents: {', '.join(available)}"
 
 
+def fork_enabled(config: OutlastConfig) -> bool:
+    """Whether omitting `subagent_type` forks (R13); a coordinator never forks."""
+    return config.features.fork_subagent and not config.features.coordinator_mode
+
+
 def resolve_agent_type(
     requested: str | None,
     definitions: DefinitionSet,
@@ -29,12 +34,12 @@ def resolve_agent_type(
     allowed_types: Sequence[str] | None = None,
 ) -> AgentDefinition | str:
     """The definition to spawn, `FORK` for the fork path, or an error message (R13)."""
-    fork_enabled = config.features.fork_subagent and not config.features.coordinator_mode
+    forking = fork_enabled(config)
     if requested is None:
-        if fork_enabled:
+        if forking:
             return FORK
         requested = "general-purpose"
-    if requested == FORK and fork_enabled:
+    if requested == FORK and forking:
         return FORK
     for rule in config.agents.deny_rules:
         match = _RULE.match(rule.strip())

@@ -15,7 +15,7 @@ from agents.builtin.coordinator import WORKER_DEFINITION, worker_tools, worker_t
 from agents.builtin.fork import DEFINITION as FORK_DEFINITION
 from agents.builtin.teammate import teammate_system_prompt
 from agents.definition import AgentDefinition, DefinitionSet
-from agents.spawn import new_agent_id, not_found_message
+from agents.spawn import fork_enabled, new_agent_id, not_found_message
 from agents.team_tasks import TEAM_TOOLS
 from agents.tool_filter import (
     ResolvedTools,
@@ -137,7 +137,11 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
             include_git_status=not definition.omit_claude_md,
             # R84: the critical reminder goes with every turn instead (LoopHooks.ephemeral).
             critical_system_reminder=None,
-            agent_tool_description=agent_tool_description(spawnable) if "Agent" in tools else "",
+            agent_tool_description=(
+                agent_tool_description(spawnable, forking=fork_enabled(inp.config))
+                if "Agent" in tools
+                else ""
+            ),
             coordinator=inp.mode == "coordinator",
             agent_fields_hidden=agent_fields_hidden(inp),
         ),

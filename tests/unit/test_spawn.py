@@ -4,6 +4,7 @@ import itertools
 
 import pytest
 
+from agents.agent_tool import agent_tool_description
 from agents.builtin import builtin_definitions
 from agents.config import AgentSettings, Features, OutlastConfig
 from agents.definition import AgentDefinition, DefinitionSet
@@ -13,6 +14,7 @@ from agents.spawn import (
     child_permission_mode,
     definitions_for_child,
     depth_error,
+    fork_enabled,
     new_agent_id,
     resolve_agent_type,
     resolve_child_model,
@@ -120,3 +122,17 @@ def test_the_agent_fields_an_agent_is_not_offered():
         "run_in_background",
         "name",
     ]
+
+
+def test_the_agent_tool_says_what_omitting_the_type_does():
+    """R13: with forking on, omitting subagent_type forks, and the description says so (it
+    said general-purpose is used, beside a fork entry saying the opposite)."""
+    definitions = builtin_definitions(OutlastConfig(features=Features(fork_subagent=True)))
+    forking = agent_tool_description(definitions, forking=True)
+    assert "general-purpose is used" not in forking and "a fork of yourself" in forking
+    assert "(a fork excepted)" in forking
+    plain = agent_tool_description(definitions)
+    assert "general-purpose is used" in plain and "a fork of yourself" not in plain
+    assert fork_enabled(OutlastConfig(features=Features(fork_subagent=True)))
+    both = Features(fork_subagent=True, coordinator_mode=True)
+    assert not fork_enabled(OutlastConfig(features=both))
