@@ -52,6 +52,9 @@ from workflows.pattern_contracts import (
 from workflows.signals import cancel_workflow
 from workflows.turns import sum_usages
 
+PARTIAL_ENDS_THE_TASK = "partial-ends-the-task"
+"""Patch id: a PARTIAL verdict ends the task (R89); it had been sent back to the implementer
+as if it were a FAIL, round after round."""
 AGENT_ID = "verified-task"
 """How the implementer knows this workflow (its parent link's agent id)."""
 HOST_OPTIONS = {
@@ -121,6 +124,17 @@ class VerifiedTaskWorkflow:
                 usages.append(verifier.usage)
             if verdict_round.verdict == "PASS":
                 return self._result("passed", f"round {round_no}: VERDICT: PASS", usages)
+            if (
+                verdict_round.verdict == "PARTIAL"
+                and round_no < inp.max_rounds
+                and versions.patched(PARTIAL_ENDS_THE_TASK)
+            ):
+                # R85/R89: what could not be checked is the environment's, not the work's;
+                # another round would meet the same limit. The user reads the report.
+                message = (
+                    f"round {round_no}: VERDICT: PARTIAL (the report says what it could not check)"
+                )
+                return self._result("partial", message, usages)
             if round_no == inp.max_rounds:
                 break
             await self._send_findings(inp, implementer, impl_id, end, verdict_round)

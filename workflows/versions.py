@@ -57,6 +57,7 @@ AFTER_BASELINE = frozenset(
         "end-stops-children",
         "kill-on-host",
         "name-reuse-own-id",
+        "partial-ends-the-task",
         "shared-child-timers",
     }
 )

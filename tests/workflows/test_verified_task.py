@@ -229,3 +229,24 @@ async def test_a_round_ends_with_the_run_that_answers_late_mail(client, tmp_path
     # went to the run after that one, and round 2 checked its fix.
     assert "MAIL-ANSWERED" in first.implementer_text and first.verdict == "FAIL"
     assert "IMPL-2" in second.implementer_text and second.verdict == "PASS"
+
+
+async def test_a_partial_verdict_ends_the_task_with_the_report(client, tmp_path):
+    """R85/R89: PARTIAL is the environment's limit, not the work's: the task ends `partial`
+    after the one round, where it had gone back to the implementer as a FAIL, round after
+    round, each meeting the same limit."""
+    repo = task_repo(tmp_path / "repo")
+    wf_id = f"vt-{uuid.uuid4().hex[:8]}"
+    script = {
+        "agents": [
+            verifier(1, "PARTIAL", "the server cannot start here"),
+            verifier(2, "PASS", "OK"),
+            SCRIPT["agents"][2],
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            result = await run_verified(client, queues, repo, wf_id)
+    assert result.status == "partial", result.message
+    assert [r.verdict for r in result.rounds] == ["PARTIAL"]
+    assert [e.run_generation for e in await implementer_ends(client, wf_id)] == [1]
