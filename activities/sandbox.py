@@ -56,6 +56,7 @@ def bwrap_command(
     cwd: str,
     argv: Sequence[str],
     writable: Sequence[str] = (),
+    tmp: str | None = None,
 ) -> list[str]:
     """The command line that runs `argv` read-only and offline.
 
@@ -67,13 +68,15 @@ def bwrap_command(
         argv: The command to run inside the sandbox.
         writable: Further directories outside the workspace the command may write (a
             coordinator's scratchpad, shared by its workers).
+        tmp: A directory mounted as `/tmp`, kept from call to call (the verifier's, R81);
+            None: a fresh, empty `/tmp` for each call.
 
     Returns:
         The full argument list, bubblewrap first.
     """
     return _sandboxed(
         bwrap,
-        tmp=["--tmpfs", "/tmp"],
+        tmp=["--tmpfs", "/tmp"] if tmp is None else ["--bind", tmp, "/tmp"],
         workspace=["--ro-bind", workspace, workspace],
         scratch=scratch,
         writable=writable,

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from temporalio import activity
 
 from activities import workspace
+from activities.sandbox_tmp import remove_sandbox_tmp
 from activities.store import state_dir
 from activities.workspace import atomic_write, read_git, run_blocking
 
@@ -124,7 +125,11 @@ def remove_snapshot_at(dest: Path) -> None:
     """The snapshot and its owner record; only under this host's snapshots directory."""
     if dest.resolve().parent != snapshots_dir().resolve():
         raise ValueError(f"not a snapshot: {dest}")
+    spellings = {str(dest), str(dest.resolve())}
     shutil.rmtree(dest, ignore_errors=True)
+    # The verifier's /tmp goes with its copy (what cannot go yet, the reaper takes later).
+    for spelling in spellings:
+        remove_sandbox_tmp(spelling)
     _owner_file(dest).unlink(missing_ok=True)
 
 

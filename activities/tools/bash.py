@@ -32,7 +32,7 @@ from activities.sandbox import (
     writer_bwrap_command,
     writer_policy,
 )
-from activities.sandbox_tmp import drop_scratch_mountpoint
+from activities.sandbox_tmp import drop_scratch_mountpoint, sandbox_tmp
 from activities.tools import bash_runs
 from activities.tools.base import (
     KillRequest,
@@ -248,9 +248,15 @@ def _argv(ctx: ToolContext, script: str, scratch: str, cwd: Path) -> list[str] |
     bwrap = find_bwrap()
     if bwrap is None:
         return BWRAP_REQUIRED
+    tmp = None
     if ctx.sandbox == "copy":
         writable.append(root)  # bound after the read-only mount, so it wins
-    return bwrap_command(bwrap, root, scratch, str(cwd), ["bash", "-c", script], writable)
+        # R81: the verifier may write test scripts to /tmp, and run them in its next call.
+        try:
+            tmp = sandbox_tmp(root)
+        except HostTmpRefused as e:
+            return f"Bash is unavailable: {e.message} Use Read, Glob and Grep instead."
+    return bwrap_command(bwrap, root, scratch, str(cwd), ["bash", "-c", script], writable, tmp)
 
 
 def _writer_argv(

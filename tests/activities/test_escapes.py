@@ -317,3 +317,27 @@ async def test_the_copy_sandbox_writes_its_copy_and_nothing_else(
     for aimed in (command, f"cd {original} && {command}"):
         await run(run_bash, BashRequest(ctx=copy, input=BashInput(command=aimed)))
     assert snapshot(original) == before
+
+
+async def test_the_verifier_keeps_its_tmp_between_calls_and_a_reader_does_not(
+    ws: Path, tmp_path: Path
+) -> None:
+    """R81: the verifier (`copy` sandbox) may write a test script to /tmp and run it in its
+    next call; it had a fresh, empty /tmp every call. A read-only agent still gets a fresh
+    one each call, and neither /tmp is the host's."""
+    probe = f"probe-{tmp_path.name}.sh"
+    for sandbox, kept in (("copy", True), ("read_only", False)):
+        first = await run(
+            run_bash,
+            BashRequest(
+                ctx=ctx(ws, sandbox=sandbox),
+                input=BashInput(command=f"echo 'echo PROBE-RAN' > /tmp/{probe}; echo written"),
+            ),
+        )
+        assert first.content.endswith("written"), first.content
+        second = await run(
+            run_bash,
+            BashRequest(ctx=ctx(ws, sandbox=sandbox), input=BashInput(command=f"sh /tmp/{probe}")),
+        )
+        assert ("PROBE-RAN" in second.content) is kept, (sandbox, second.content)
+    assert not (Path("/tmp") / probe).exists()
