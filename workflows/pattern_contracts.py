@@ -71,6 +71,8 @@ class StageOutcome(Contract):
     error: str | None = None
     verdict: str | None = None
     """For a verification stage: PASS, FAIL, PARTIAL, or None if its report has none."""
+    verdict_reason: str = ""
+    """Why the verdict acted on is not the one claimed (a PASS with no executed check)."""
     usage: AgentUsage = AgentUsage()
 
 

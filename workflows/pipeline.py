@@ -12,9 +12,10 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
-from agents.builtin.verification import parse_verdict
+from agents.builtin.verification import effective_verdict, parse_verification_report
 from agents.pipeline import PipelineStage, stage_prompt
 from workflows import search_attributes as sa
+from workflows import versions
 from workflows.child_agents import child_failure, run_agent_child
 from workflows.contracts import AgentInput, Lineage, StopRequest
 from workflows.pattern_contracts import (
@@ -28,6 +29,11 @@ from workflows.turns import sum_usages
 
 MAX_ATTEMPTS = 3
 """How often one stage may be re-run on a reviewer's feedback."""
+
+
+PIPELINE_CHECKED_PASS = "pipeline-checked-pass"
+"""Patch id: a verification stage's PASS with no executed check ends the pipeline as a FAIL,
+as it does a verified task; the stage's claimed PASS had let the pipeline go on."""
 
 
 @workflow.defn(name="PipelineWorkflow")
@@ -123,7 +129,9 @@ class PipelineWorkflow:
             return StageOutcome(**base, attempt=attempt, status=status, error=message)
         finally:
             self._current = None
-        verdict = parse_verdict(result.final_text) if stage.agent_type == "verification" else None
+        verdict, reason = None, ""
+        if stage.agent_type == "verification":
+            verdict, reason = stage_verdict(result.final_text)
         return StageOutcome(
             **base,
             attempt=attempt,
@@ -131,6 +139,7 @@ class PipelineWorkflow:
             final_text=result.final_text,
             error=result.error,
             verdict=verdict,
+            verdict_reason=reason,
             usage=result.usage,
         )
 
@@ -201,6 +210,20 @@ class PipelineWorkflow:
         )
 
 
+def stage_verdict(report_text: str) -> tuple[str | None, str]:
+    """A verification stage's verdict, as VerifiedTask reads one (R81, R82): a PASS whose
+    report shows no executed check (no `**Command run:**` with its output) is a FAIL, and
+    the reason says so. None when the report has no verdict line."""
+    report = parse_verification_report(report_text)
+    if report.verdict is None:
+        return None, ""
+    verdict, reason = effective_verdict(report)
+    # Asked only where the answer changes the stage's verdict, so no other run records it.
+    if reason and not versions.patched(PIPELINE_CHECKED_PASS):
+        return report.verdict, ""
+    return verdict, reason
+
+
 def stage_problem(outcome: StageOutcome) -> str | None:
     """Why a finished stage ends the pipeline, naming it; None if the pipeline goes on."""
     if outcome.status != "completed":
@@ -209,5 +232,6 @@ def stage_problem(outcome: StageOutcome) -> str | None:
         if outcome.verdict is None:
             return f"stage {outcome.name}: the verification report has no VERDICT line"
         if outcome.verdict == "FAIL":
-            return f"stage {outcome.name}: VERDICT: FAIL"
+            why = f" ({outcome.verdict_reason})" if outcome.verdict_reason else ""
+            return f"stage {outcome.name}: VERDICT: FAIL{why}"
     return None

@@ -58,6 +58,7 @@ AFTER_BASELINE = frozenset(
         "kill-on-host",
         "name-reuse-own-id",
         "partial-ends-the-task",
+        "pipeline-checked-pass",
         "shared-child-timers",
     }
 )

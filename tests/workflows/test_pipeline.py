@@ -27,6 +27,13 @@ def stage_agent(agent_type: str, final: str, read: bool = True) -> dict:
     }
 
 
+CHECKED = (
+    "### Check: greet says hi\n**Command run:**\n  python3 -c 'from src.app import greet; "
+    "print(greet())'\n**Output observed:**\n  hi\n**Result: PASS**\n\n"
+)
+"""A check the verifier ran, in the report format (R82): a PASS needs one."""
+
+
 def default_script(verdict: str = "VERDICT: PASS") -> dict:
     return {
         "agents": [
@@ -50,7 +57,7 @@ def default_script(verdict: str = "VERDICT: PASS") -> dict:
                     {"text": "IMPLEMENT-OUT: changed src/app.py line 2"},
                 ],
             },
-            stage_agent("verification", f"### Check: greet\nchecked\n{verdict}"),
+            stage_agent("verification", f"{CHECKED}{verdict}"),
         ]
     }
 
@@ -132,6 +139,20 @@ async def test_a_failing_stage_ends_the_pipeline_and_is_named(client, git_repo):
     assert [s.status for s in result.stages] == ["completed", "failed"]
     assert "prompt is too long" in result.message
     assert not any(r["headers"]["x-outlast-agent-type"] == "general-purpose" for r in model.log)
+
+
+async def test_a_pass_with_no_check_run_ends_the_pipeline_as_a_fail(client, git_repo):
+    """R82: a verification report's PASS stands only on checks it shows running (a command
+    and its output), as in a verified task; a bare "looks good" PASS had let it through."""
+    script = default_script()
+    script["agents"][-1] = stage_agent("verification", "Read the code; looks good.\nVERDICT: PASS")
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(client, queues, pipeline_input(git_repo, queues))
+            result = await handle.result()
+    assert result.status == "failed" and result.failed_stage == "verify"
+    assert "PASS without any executed check" in result.message
+    assert result.stages[-1].verdict == "FAIL"
 
 
 async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(client, git_repo):
