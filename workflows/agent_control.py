@@ -31,9 +31,9 @@ from workflows.subagents import SubAgents
 from workflows.turns import ValidCall, error_result
 
 END_STOPS_CHILDREN = "end-stops-children"
-"""Patch id: an agent that is killed, fails, is stopped or runs out of turns stops the
-background sub-agents it leaves running (R92). Started with ABANDON (so a continue-as-new
-keeps them), they had gone on working, editing the checkout, for a parent that was gone."""
+"""Patch id: an agent that is killed, fails or is stopped stops the background sub-agents
+it leaves running (R92). Started with ABANDON (so a continue-as-new keeps them), they had
+gone on working, editing the checkout, for a parent that was gone."""
 
 RESUME_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=30),
@@ -89,7 +89,12 @@ async def stop_background_children(agents: SubAgents) -> None:
         return
     for task in running:
         task.stop_requested = True
-    await asyncio.gather(*(cancel_workflow(t.workflow_id) for t in running))
+    cancels = [cancel_workflow(t.workflow_id) for t in running]
+    # One that cannot be sent must not keep the others from going, nor this agent's end.
+    outcomes = await asyncio.gather(*cancels, return_exceptions=True)
+    for task, failed in zip(running, outcomes, strict=True):
+        if isinstance(failed, Exception):
+            workflow.logger.warning("could not stop %s: %s", task.workflow_id, failed)
 
 
 async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolResultBlock:

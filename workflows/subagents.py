@@ -85,6 +85,9 @@ DEFINITION_PLAN_ASYNC = "definition-plan-async"
 """Patch id: a child whose definition makes it plan first runs in the background, as one
 launched with `mode: plan` does; run sync, its approval request and its parent waited on
 each other for good."""
+ONE_AGENT_PER_NAME = "one-agent-per-name"
+"""Patch id: a launch with the name of an agent still starting or running is refused at
+launch time too (the same batch, a coordinator's queued worker)."""
 NAME_REUSE_OWN_ID = "name-reuse-own-id"
 """Patch id: a child named like an ended one gets a workflow id of its own."""
 DEFINITION_ISOLATION = "definition-isolation"
@@ -146,6 +149,7 @@ class SubAgents:
         self.on_change = on_change
         """Called when a child is added (the parent redraws its current details)."""
         self._launching: set[str] = set()
+        self._names_starting: set[str] = set()
         """Agent ids between the limit check and the registry: parallel Agent calls of one
         response all pass the check before any of them is running."""
         self.ctx: ParentContext | None = None
@@ -229,7 +233,7 @@ class SubAgents:
             waits = self.phases.waits(claim)
             if waits:
                 self.phases.enqueue(
-                    claim, lambda: self._launch(call, inp, resolved, agent_id, True)
+                    claim, lambda: self._launch_named(call, inp, resolved, agent_id, True)
                 )
                 text = async_launch_text(agent_id, inp.description, inp.name)
                 return ToolResultBlock(
@@ -238,12 +242,46 @@ class SubAgents:
             self.phases.hold(claim)
         self._launching.add(agent_id)
         try:
-            result = await self._launch(call, inp, resolved, agent_id, is_async, forking)
+            result = await self._launch_named(call, inp, resolved, agent_id, is_async, forking)
         finally:
             self._launching.discard(agent_id)
         if result.is_error:
             self.phases.release(agent_id)  # nothing started: its files are not in use
         return result
+
+    async def _launch_named(
+        self,
+        call: ValidCall,
+        inp: AgentToolInput,
+        resolved: AgentDefinition,
+        agent_id: str,
+        is_async: bool,
+        forking: bool = False,
+    ) -> ToolResultBlock:
+        """`_launch`, one agent per name at a time: a second call with the name of an agent
+        still starting (the same batch, or a coordinator's queued worker) is refused, as one
+        with a running agent's name is. Each had taken its own workflow id once a reused name
+        got one (`_child_workflow_id`), so two agents ran under one name."""
+        name = inp.name
+        if name and self._name_busy(name) and versions.patched(ONE_AGENT_PER_NAME):
+            return error_result(
+                call.block,
+                f"An agent named '{name}' is already running or starting; use SendMessage to "
+                "talk to it, or choose another name.",
+            )
+        if name:
+            self._names_starting.add(name)
+        try:
+            return await self._launch(call, inp, resolved, agent_id, is_async, forking)
+        finally:
+            if name:
+                self._names_starting.discard(name)
+
+    def _name_busy(self, name: str) -> bool:
+        existing = self.registry.find(name)
+        return name in self._names_starting or (
+            existing is not None and existing.status == "running"
+        )
 
     def _child_workflow_id(self, name: str | None, agent_id: str) -> str:
         """`<parent>/<name>`, or `<parent>/<agent id>` for an unnamed child. A name an ended

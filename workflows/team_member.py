@@ -62,7 +62,7 @@ async def answer_shutdown(
 ) -> tuple[ToolResultBlock, bool]:
     """A teammate's SendMessage to "team": its answer to a shutdown request (R68). Returns
     the tool result and whether the member now stops (approved)."""
-    answer = parse_shutdown_response(call.input.message, counters.shutdown_requests)
+    answer = parse_shutdown_response(call.input.text, counters.shutdown_requests)
     if isinstance(answer, str):
         return error_result(call.block, answer), False
     try:

@@ -57,6 +57,7 @@ AFTER_BASELINE = frozenset(
         "end-stops-children",
         "kill-on-host",
         "name-reuse-own-id",
+        "one-agent-per-name",
         "partial-ends-the-task",
         "pipeline-checked-pass",
         "shared-child-timers",

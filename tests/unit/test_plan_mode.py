@@ -31,6 +31,7 @@ from agents.plan_mode import (
     rejected_plan_result,
     reminder_due,
 )
+from agents.team_protocol import parse_shutdown_response
 
 PATH = "/home/u/.claude/plans/brave-quiet-river.md"
 
@@ -271,3 +272,11 @@ def test_send_message_takes_an_object_as_its_json():
     for empty in ("  ", {}):
         with pytest.raises(ValidationError):
             SendMessageInput.model_validate({"to": "x", "message": empty})
+
+
+def test_a_shutdown_answer_sent_as_an_object_is_read_as_its_json():
+    """T9 lets SendMessage carry an object; a teammate's shutdown_response is one."""
+    answer = {"type": "shutdown_response", "request_id": "shutdown-1", "approve": True}
+    sent = SendMessageInput.model_validate({"to": "team", "message": answer})
+    read = parse_shutdown_response(sent.text, ["shutdown-1"])
+    assert not isinstance(read, str) and read.approve

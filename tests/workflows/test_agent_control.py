@@ -187,7 +187,7 @@ async def test_send_message_reaches_a_running_child_at_its_next_turn(client, git
     assert len(queued) == 1
 
 
-async def wait_closed(handle, timeout: float = 10) -> WorkflowExecutionStatus:
+async def wait_closed(handle, timeout: float = 30) -> WorkflowExecutionStatus:
     deadline = time.monotonic() + timeout
     while (status := (await handle.describe()).status) == WorkflowExecutionStatus.RUNNING:
         if time.monotonic() > deadline:
@@ -299,3 +299,31 @@ async def test_a_name_reused_after_its_agent_ended_gets_a_workflow_of_its_own(cl
     assert len(set(ids)) == 2 and ids[0] == f"{handle.id}/v"
     assert ids[1] == f"{handle.id}/v.{status.children[1].agent_id}"
     assert answers == ["FIRST", "SECOND"]
+
+
+async def test_one_agent_per_name_in_a_batch(client, git_repo):
+    """Two Agent calls of one response with the same name: the second is refused, as a call
+    naming a running agent is; with a name reused from an ended agent each had taken its
+    own workflow id, so two agents ran under one name."""
+    script = {
+        "agents": [
+            {"name": "v", "match": {"agent_name": "v"}, "turns": [{"text": "V-DONE"}]},
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("v", "first job", False)},
+                    {"tool_use": [spawn("v", "job a", True), spawn("v", "job b", True)]},
+                    {"text": "done"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await handle.result()
+            status = await handle.query("status", result_type=AgentStatus)
+    assert len(status.children) == 2  # the first job, and one of the batch
+    refused = [r for r in tool_results(result) if "already running or starting" in r.content]
+    assert len(refused) == 1 and refused[0].is_error
