@@ -95,9 +95,17 @@ naming its one part of the work, and it runs in the background. Every other agen
 starts with no knowledge of this conversation."""
 
 
-def agent_tool_description(definitions: Sequence[AgentDefinition], forking: bool = False) -> str:
+_BACKGROUND_NOTE = """
+- With run_in_background the call returns at once and you are notified when the agent ends; \
+do not sleep, poll or guess its result in the meantime."""
+
+
+def agent_tool_description(
+    definitions: Sequence[AgentDefinition], forking: bool = False, background: bool = True
+) -> str:
     """`forking`: omitting `subagent_type` forks (R13), and the text says so, where it had
-    said both that general-purpose is used and, in the fork's entry, that omitting it forks."""
+    said both that general-purpose is used and, in the fork's entry, that omitting it forks.
+    `background`: whether the agent is offered `run_in_background` (R16, R73)."""
     return f"""\
 Launch a new agent to handle a complex, multi-step task autonomously. Each agent type has \
 its own tools and instructions.
@@ -111,9 +119,7 @@ Usage notes:
 - Launch several agents at once when their work is independent: put several Agent calls in \
 one message.
 - The agent's final message comes back to you as the tool result; it is not shown to the \
-user. Relay what matters in your own words.
-- With run_in_background the call returns at once and you are notified when the agent ends; \
-do not sleep, poll or guess its result in the meantime.
+user. Relay what matters in your own words.{_BACKGROUND_NOTE if background else ""}
 - The prompt must say exactly what to do and what to report back: the agent starts with no \
 knowledge of this conversation{" (a fork excepted)" if forking else ""}.
 - Clearly say whether the agent should write code or only research.

@@ -125,6 +125,7 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
         for d in definitions.definitions
         if resolved.allowed_agent_types is None or d.agent_type in resolved.allowed_agent_types
     ]
+    hidden = agent_fields_hidden(inp)
     rendered = await run_host_step(
         inp.config,
         "prompt.render_context",
@@ -138,12 +139,16 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
             # R84: the critical reminder goes with every turn instead (LoopHooks.ephemeral).
             critical_system_reminder=None,
             agent_tool_description=(
-                agent_tool_description(spawnable, forking=fork_enabled(inp.config))
+                agent_tool_description(
+                    spawnable,
+                    forking=fork_enabled(inp.config),
+                    background="run_in_background" not in hidden,
+                )
                 if "Agent" in tools
                 else ""
             ),
             coordinator=inp.mode == "coordinator",
-            agent_fields_hidden=agent_fields_hidden(inp),
+            agent_fields_hidden=hidden,
         ),
         host_queue=inp.workspace.host_queue,
         result_type=RenderedContext,

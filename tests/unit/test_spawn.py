@@ -133,6 +133,8 @@ def test_the_agent_tool_says_what_omitting_the_type_does():
     assert "(a fork excepted)" in forking
     plain = agent_tool_description(definitions)
     assert "general-purpose is used" in plain and "a fork of yourself" not in plain
+    assert "run_in_background" in plain
+    assert "run_in_background" not in agent_tool_description(definitions, background=False)
     assert fork_enabled(OutlastConfig(features=Features(fork_subagent=True)))
     both = Features(fork_subagent=True, coordinator_mode=True)
     assert not fork_enabled(OutlastConfig(features=both))
