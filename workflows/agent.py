@@ -101,6 +101,10 @@ was sent, and a parent could finish before the answer to the mail came)."""
 STOPPED_KEEPS_STOPPED = "stopped-keeps-stopped"
 """Patch id: an agent stopped with mail waiting used to go on as its next generation to
 answer it (calling the model after a stop); it now ends, reporting the unread count."""
+MAX_TURNS_KEEPS_ENDED = "max-turns-keeps-ended"
+"""Patch id: an agent that spent its turns with mail waiting ends, reporting the unread
+count. It went on as its next generation, which carried the spent turns, ended at once and
+went on again: a new run every moment, each telling its parent another would follow."""
 
 
 @workflow.defn(name="AgentWorkflow")
@@ -186,6 +190,9 @@ class AgentWorkflow:
                 await tell_parent(
                     inp, stopped_before_mail(result), generation=inp.run_generation + 1
                 )
+        elif self._turns_spent_with_mail(end):
+            # As after a stop: the result says how much mail is left unread.
+            result = result.model_copy(update={"unread_messages": len(self._mailbox)})
         elif self._mailbox:
             # Mail that came in after the parent was told is answered, not dropped: the agent
             # goes on as its next generation, and its parent hears of that one too.
@@ -449,7 +456,7 @@ class AgentWorkflow:
         output_file = await export_output_file(inp, result)
         if output_file:
             result = result.model_copy(update={"output_file": output_file})
-        if status == "completed" and self._mail_continues(inp):
+        if status == "completed" and self._mail_continues(inp, loop_end):
             # Mail is waiting: this run goes on as its next generation to answer it, and one
             # signal says so with this end (the parent must not finish in between).
             self._told_continuing = True
@@ -465,14 +472,24 @@ class AgentWorkflow:
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 
-    def _mail_continues(self, inp: AgentInput) -> bool:
+    def _mail_continues(self, inp: AgentInput, loop_end: str) -> bool:
         """Whether mail waiting at the end sends this agent on as its next generation (as
-        `run` decides after the end: not a teammate, not a stopped agent)."""
+        `run` decides after the end: not a teammate, not a stopped agent, not one whose
+        turns are spent)."""
         return (
             bool(self._mailbox)
             and inp.team is None
             and self._stop is None
+            and not self._turns_spent_with_mail(loop_end)
             and versions.patched(LATE_MAIL_CONTINUES)
+        )
+
+    def _turns_spent_with_mail(self, loop_end: str) -> bool:
+        # Asked only at such an end, so no other run records the marker.
+        return (
+            bool(self._mailbox)
+            and loop_end == "max_turns"
+            and versions.patched(MAX_TURNS_KEEPS_ENDED)
         )
 
     # --- inbox ---------------------------------------------------------------------------

@@ -56,6 +56,7 @@ AFTER_BASELINE = frozenset(
         "definition-plan-async",
         "end-stops-children",
         "kill-on-host",
+        "max-turns-keeps-ended",
         "name-reuse-own-id",
         "one-agent-per-name",
         "partial-ends-the-task",

@@ -218,3 +218,25 @@ async def test_a_child_terminated_after_continue_as_new_is_reported_failed(clien
     assert len(runs) > 1
     (note,) = notifications(result)
     assert "<status>failed</status>" in note and "terminated" in note
+
+
+async def test_mail_that_comes_as_the_last_turn_is_spent_is_reported_unread(client, git_repo):
+    """An agent whose turns are spent does not go on for mail that came during its last
+    turn: it went on as its next generation, which carried the spent turns, ended at once
+    and went on again, a new run every moment (21 runs in 20 s), each telling its parent
+    another would follow. It ends, and the result counts the mail it did not read."""
+    script = {
+        "agents": [
+            {"name": "m", "after_last": "repeat_last", "turns": [{"delay_ms": 3000, "text": "x"}]}
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues, max_turns=1), queues)
+            await wait_status(handle, lambda s: s.state == "calling_model")
+            mail = MailMessage(text="more please", sender="user", id="late-1")
+            await handle.signal("send_message", mail)
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+            runs = [w async for w in client.list_workflows(f'WorkflowId = "{handle.id}"')]
+    assert result.max_turns_reached and result.unread_messages == 1
+    assert len(runs) == 1
