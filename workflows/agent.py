@@ -172,9 +172,8 @@ class AgentWorkflow:
                 await stop_background_children(self._subagents)
                 await self._end(inp, "failed", error=e.message)
             raise
-        if end == "stopped":
-            # The other ends wait for every background child's notification first, but for
-            # max_turns, whose run may yet go on as a next generation for mail (left alone).
+        if end in ("stopped", "max_turns"):
+            # The other ends wait for every background child's notification first.
             await stop_background_children(self._subagents)
         result = await self._end(inp, "completed", loop_end=end)
         if self._mailbox and inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):

@@ -31,9 +31,9 @@ from workflows.subagents import SubAgents
 from workflows.turns import ValidCall, error_result
 
 END_STOPS_CHILDREN = "end-stops-children"
-"""Patch id: an agent that is killed, fails or is stopped stops the background sub-agents
-it leaves running (R92). Started with ABANDON (so a continue-as-new keeps them), they had
-gone on working, editing the checkout, for a parent that was gone."""
+"""Patch id: an agent that is killed, fails, is stopped or spends its turns stops the
+background sub-agents it leaves running (R92). Started with ABANDON (so a continue-as-new
+keeps them), they had gone on working, editing the checkout, for a parent that was gone."""
 
 RESUME_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=30),

@@ -327,3 +327,25 @@ async def test_one_agent_per_name_in_a_batch(client, git_repo):
     assert len(status.children) == 2  # the first job, and one of the batch
     refused = [r for r in tool_results(result) if "already running or starting" in r.content]
     assert len(refused) == 1 and refused[0].is_error
+
+
+async def test_an_agent_out_of_turns_stops_the_background_children_it_leaves(client, git_repo):
+    """R92 at max_turns: the run ends there (mail waiting included), so the background
+    sub-agent it launched in its last turn is stopped, not left working."""
+    script = {
+        "agents": [
+            {
+                "name": "child",
+                "match": {"agent_name": "child"},
+                "turns": [{"delay_ms": 60000, "text": "late"}],
+            },
+            {"name": "parent", "turns": [{"tool_use": spawn("child", "background work", True)}]},
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues, max_turns=1), queues)
+            result = await handle.result()
+            assert result.max_turns_reached
+            child = client.get_workflow_handle(f"{handle.id}/child")
+            assert await wait_closed(child) == WorkflowExecutionStatus.CANCELED
