@@ -137,6 +137,8 @@ class AgentWorkflow:
         self._untold: AgentResult | None = None
         """This run's end, when the parent reads it from the result instead of a signal."""
         self._told_continuing = False
+        self._stopped: list[str] = []
+        """Background children this run stopped at its end (R92), for its result."""
         """The parent was told this run's end with `continues`: mail was waiting then."""
         self._team = inp.team
         self._team_counts = TeamCounters()
@@ -166,15 +168,15 @@ class AgentWorkflow:
                 await self._continue_as_new(inp)
         except BaseException as e:
             if is_cancelled_exception(e):
-                await stop_background_children(self._subagents)
+                self._stopped = await stop_background_children(self._subagents)
                 await self._end(inp, "killed", error="stopped")
             elif isinstance(e, FailureError):
-                await stop_background_children(self._subagents)
+                self._stopped = await stop_background_children(self._subagents)
                 await self._end(inp, "failed", error=e.message)
             raise
         if end in ("stopped", "max_turns"):
             # The other ends wait for every background child's notification first.
-            await stop_background_children(self._subagents)
+            self._stopped = await stop_background_children(self._subagents)
         result = await self._end(inp, "completed", loop_end=end)
         if self._mailbox and inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):
             # A teammate ends only when its team does: what arrived since stays unread.
@@ -446,6 +448,7 @@ class AgentWorkflow:
             run_generation=inp.run_generation,
             handoff_warning=warning,
             unstarted_workers=unstarted,
+            stopped_children=self._stopped,
             **worktree,
         )
         if inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):

@@ -78,15 +78,15 @@ async def task_stop(agents: SubAgents, call: ValidCall) -> ToolResultBlock:
     )
 
 
-async def stop_background_children(agents: SubAgents) -> None:
+async def stop_background_children(agents: SubAgents) -> list[str]:
     """Cancel every background sub-agent still running, as TaskStop would, before the agent
-    ends for good; each cancels its own in turn, so the whole tree goes. Sync children are
-    not here: a cancelled wait cancels its child (`SubAgents`), and no other end leaves one
-    running."""
+    ends for good, and name them (for its result); each cancels its own in turn, so the
+    whole tree goes. Sync children are not here: a cancelled wait cancels its child
+    (`SubAgents`), and no other end leaves one running."""
     running = [t for t in agents.registry.running() if t.mode == "background"]
     # Asked only when there is something to stop, so other agents record no marker.
     if not running or not versions.patched(END_STOPS_CHILDREN):
-        return
+        return []
     for task in running:
         task.stop_requested = True
     cancels = [cancel_workflow(t.workflow_id) for t in running]
@@ -95,6 +95,7 @@ async def stop_background_children(agents: SubAgents) -> None:
     for task, failed in zip(running, outcomes, strict=True):
         if isinstance(failed, Exception):
             workflow.logger.warning("could not stop %s: %s", task.workflow_id, failed)
+    return [t.name or t.agent_id for t in running]
 
 
 async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolResultBlock:

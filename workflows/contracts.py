@@ -311,11 +311,14 @@ class AgentResult(Contract):
     handoff_warning: str | None = None
     output_file: str | None = None
     unstarted_workers: list[str] = Field(default_factory=list)
-    unread_messages: int = 0
-    """Messages that arrived after a stop and were never read (the model is not called
-    after a stop)."""
     """A coordinator's workers that were queued for their files when it ended, and so never
     ran."""
+    stopped_children: list[str] = Field(default_factory=list)
+    """Background sub-agents (name, else agent id) still running at the end and stopped with
+    it (R92): their own `killed` notifications reach no one, so the result says it."""
+    unread_messages: int = 0
+    """Messages that arrived after a stop, or as the last turn was spent, and were never
+    read."""
 
 
 class ForkJoinInput(Contract):

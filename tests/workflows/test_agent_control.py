@@ -254,7 +254,7 @@ async def test_a_stopped_agent_stops_the_background_children_it_leaves(client, g
             await wait_status(handle, lambda s: len(s.children) == 1)
             await handle.signal("stop", StopRequest(reason="enough"))
             result = await handle.result()
-            assert result.stopped
+            assert result.stopped and result.stopped_children == ["child"]
             child = client.get_workflow_handle(f"{handle.id}/child")
             assert await wait_closed(child) == WorkflowExecutionStatus.CANCELED
 
@@ -346,6 +346,6 @@ async def test_an_agent_out_of_turns_stops_the_background_children_it_leaves(cli
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues, max_turns=1), queues)
             result = await handle.result()
-            assert result.max_turns_reached
+            assert result.max_turns_reached and result.stopped_children == ["child"]
             child = client.get_workflow_handle(f"{handle.id}/child")
             assert await wait_closed(child) == WorkflowExecutionStatus.CANCELED
