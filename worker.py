@@ -39,6 +39,7 @@ from activities.model_http import (
     close_clients,
 )
 from activities.plan_file import prepare_plan_file, read_plan
+from activities.read_state import load_read_state
 from activities.resume import AgentControl, append, repair
 from activities.sandbox import writer_policy
 from activities.scratchpad import create_scratchpad
@@ -77,6 +78,7 @@ HOST_ACTIVITIES = [
     cleanup_worktree,
     classify_handoff,
     repair,
+    load_read_state,
     append,
     export_transcript,
     create_scratchpad,

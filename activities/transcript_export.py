@@ -16,11 +16,13 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
 from activities import transcripts
+from activities.read_state import store_read_state
 from activities.store import default_store, state_dir
+from activities.tools.base import FileStamp
 from agents.transcript import TranscriptRef
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -40,6 +42,8 @@ class ExportInput(BaseModel):
     workspace_root: str
     worktree_path: str | None = None
     parent_agent_id: str | None = None
+    read_state: dict[str, FileStamp] = Field(default_factory=dict)
+    """The stamps of the files the agent had read at its end, stored for a resume (R66)."""
 
 
 def output_path(req: ExportInput) -> Path:
@@ -61,13 +65,15 @@ def _write_atomically(path: Path, text: str) -> None:
 
 @activity.defn(name="transcript.export")
 async def export_transcript(req: ExportInput) -> str:
-    """Write the JSONL and its `.meta.json`; returns the JSONL's path."""
+    """Write the JSONL and its `.meta.json`, and store the read state; returns the JSONL's
+    path."""
     # Off the event loop: a long transcript is megabytes to load and write, and the loop is
     # the worker's, shared with its workflows.
     return await asyncio.to_thread(_export, req)
 
 
 def _export(req: ExportInput) -> str:
+    store_read_state(req.read_state)
     messages = transcripts.load(default_store(), req.transcript)
     lines, parent = [], None
     for index, message in enumerate(messages):

@@ -37,6 +37,7 @@ from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
     from activities.errors import InvalidAgentInput
+    from activities.read_state import load_read_state
     from activities.resume import repair
 
 from workflows import search_attributes as sa
@@ -342,6 +343,16 @@ class AgentWorkflow:
                 repair, inp.resume_from, task_queue=inp.workspace.host_queue, **SETUP_OPTIONS
             )
             self._base = self._state.transcript
+            if inp.read_state_ref is not None:
+                # The same agent goes on: what it had read, it may edit without a new Read.
+                self._state.read_state.update(
+                    await workflow.execute_activity(
+                        load_read_state,
+                        inp.read_state_ref,
+                        task_queue=inp.workspace.host_queue,
+                        **SETUP_OPTIONS,
+                    )
+                )
         elif inp.fork is not None:
             fork = inp.fork
             worktree = (fork.parent_cwd, inp.workspace.root) if fork.parent_cwd else None
@@ -455,9 +466,7 @@ class AgentWorkflow:
             # The last report: what it sent in its final turn counts for the team's quiet test.
             me = inp.name or self._agent_id
             await report_to_team(inp.team, me, self._team_counts, True, text)
-        output_file = await export_output_file(inp, result)
-        if output_file:
-            result = result.model_copy(update={"output_file": output_file})
+        result = await export_output_file(inp, result, self._state.read_state)
         if status == "completed" and self._mail_continues(inp, loop_end):
             # Mail is waiting: this run goes on as its next generation to answer it, and one
             # signal says so with this end (the parent must not finish in between).

@@ -155,6 +155,7 @@ async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: Mai
                 tool_use_id=call.block.id,
             ),
             "read_file_state": {},
+            "read_state_ref": task.read_state_ref,
             "definitions": definitions_for_child(task.spawn.tools, agents.ctx.definitions),
         }
     )
@@ -188,6 +189,7 @@ async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: Mai
         task.run_generation, task.status, task.mode = generation, "running", "background"
         task.end, task.stop_requested, task.tool_use_id = None, False, call.block.id
         task.transcript = None  # the new run's, once it reports; never the old one
+        task.read_state_ref = None
     return _ok(
         call,
         f'Agent "{call.input.to}" was stopped ({previous}); resumed it in the background with '

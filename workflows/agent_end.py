@@ -15,6 +15,8 @@ from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
     from activities.handoff import HandoffInput, HandoffVerdict
+    from activities.read_state import read_state_ref
+    from activities.tools.base import FileStamp
     from activities.transcript_export import ExportInput
     from activities.worktree import WorktreeInfo
 
@@ -69,13 +71,16 @@ def is_sub_agent(inp: AgentInput) -> bool:
     )
 
 
-async def export_output_file(inp: AgentInput, result: AgentResult) -> str | None:
-    """Write a sub-agent's output file (R29); None if this is no sub-agent, or on failure:
-    an audit file must never turn a finished agent into a failed one."""
+async def export_output_file(
+    inp: AgentInput, result: AgentResult, read_state: dict[str, FileStamp]
+) -> AgentResult:
+    """`result` with the sub-agent's output file (R29) written and its read state stored
+    (R66); unchanged if this is no sub-agent, or on failure: an audit file must never turn
+    a finished agent into a failed one."""
     if not is_sub_agent(inp) or not versions.patched("transcript-export"):
-        return None
+        return result
     try:
-        return await run_host_step(
+        path = await run_host_step(
             inp.config,
             "transcript.export",
             ExportInput(
@@ -87,6 +92,7 @@ async def export_output_file(inp: AgentInput, result: AgentResult) -> str | None
                 workspace_root=inp.worktree.repo_root if inp.worktree else inp.workspace.root,
                 worktree_path=result.worktree_path,
                 parent_agent_id=inp.lineage.parent_agent_id,
+                read_state=read_state,
             ),
             host_queue=inp.workspace.host_queue,
             result_type=str,
@@ -96,7 +102,10 @@ async def export_output_file(inp: AgentInput, result: AgentResult) -> str | None
         if is_cancelled_exception(e):
             raise
         workflow.logger.warning("output file not written: %s", e.cause)
-        return None
+        return result
+    return result.model_copy(
+        update={"output_file": path, "read_state_ref": read_state_ref(read_state)}
+    )
 
 
 SYNC_END_BY_RESULT = "sync-end-by-result"
@@ -160,6 +169,7 @@ async def tell_parent(
         worktree_branch=result.worktree_branch,
         handoff_warning=result.handoff_warning,
         output_file=result.output_file,
+        read_state_ref=result.read_state_ref,
         continues=continues,
     )
     try:

@@ -40,6 +40,7 @@ def end_from_result(task: ChildTask, generation: int, result: AgentResult) -> Ag
         handoff_warning=result.handoff_warning,
         error=result.error,
         output_file=result.output_file,
+        read_state_ref=result.read_state_ref,
     )
 
 

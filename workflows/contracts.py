@@ -130,6 +130,8 @@ class AgentInput(Contract):
     """Continue this conversation instead of starting a new one (resume chain, R66)."""
     read_file_state: dict[str, FileStamp] = Field(default_factory=dict)
     """A copy of the parent's: what this agent may edit without reading first (R27)."""
+    read_state_ref: str | None = None
+    """A resumed run's: the stamps its previous run ended with (a blob), loaded at start."""
     permission_mode: str | None = None
     worktree: WorktreeInfo | None = None
     """The worktree this agent works in; cleaned up (or kept, if changed) when it ends."""
@@ -284,6 +286,8 @@ class AgentNotification(Contract):
     transcript: TranscriptRef = TranscriptRef()
     output_file: str | None = None
     """The agent's conversation as JSONL (R29), for people; the parent must not read it."""
+    read_state_ref: str | None = None
+    """The agent's read-file stamps at its end (a blob), for a run that resumes it (R66)."""
     tool_use_id: str | None = None
     worktree_path: str | None = None
     worktree_branch: str | None = None
@@ -310,6 +314,8 @@ class AgentResult(Contract):
     worktree_branch: str | None = None
     handoff_warning: str | None = None
     output_file: str | None = None
+    read_state_ref: str | None = None
+    """The agent's read-file stamps at its end (a blob), for a run that resumes it (R66)."""
     unstarted_workers: list[str] = Field(default_factory=list)
     """A coordinator's workers that were queued for their files when it ended, and so never
     ran."""

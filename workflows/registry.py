@@ -58,6 +58,8 @@ class ChildTask(BaseModel):
     spawn: AgentInput
     """The input it was started with, kept to resume it (R66)."""
     transcript: TranscriptRef | None = None
+    read_state_ref: str | None = None
+    """The ended generation's read-file stamps (a blob), handed to the run that resumes it."""
 
     def summary(self) -> ChildSummary:
         return ChildSummary(
@@ -142,7 +144,7 @@ class ChildRegistry(BaseModel):
         status = "killed" if task.stop_requested else end.status
         task.end = end.model_copy(update={"status": status})
         task.status = status
-        task.transcript = end.transcript
+        task.transcript, task.read_state_ref = end.transcript, end.read_state_ref
         if task.mode == "sync":
             return False
         task.notified.append(task.run_generation)

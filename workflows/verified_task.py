@@ -297,6 +297,7 @@ class VerifiedTaskWorkflow:
             update={
                 "prompt": "",
                 "resume_from": end.transcript,
+                "read_state_ref": end.read_state_ref,
                 "run_generation": generation,
             }
         )

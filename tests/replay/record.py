@@ -47,6 +47,7 @@ from tests.replay.scenarios_subagents import (
     late_mail_settles,
     late_mail_stopped,
     parallel_sync,
+    resume_read_state,
     shared_timers,
     spawn_limit,
     subagents_resume,
@@ -131,6 +132,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # Killed during Bash: the run kills the command on the host too (patched kill-on-host).
     "agent_killed_v2": killed,
     "subagents_taskstop_v2": subagents_taskstop,
+    # A resumed helper starts with the read stamps its first run ended with.
+    "subagents_resume_read_state": resume_read_state,
 }
 
 
@@ -157,6 +160,7 @@ CHILDREN = {
     "verified_task_v3": ["implementer", "verify-1", "verify-2"],
     "fork_join_v2": ["fork-1"],
     "subagents_taskstop_v2": ["sleeper"],
+    "subagents_resume_read_state": ["helper"],
 }
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).

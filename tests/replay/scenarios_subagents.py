@@ -126,6 +126,41 @@ async def subagents_resume(client: Client, tmp: Path) -> WorkflowHandle:
     )
 
 
+async def resume_read_state(client: Client, tmp: Path) -> WorkflowHandle:
+    """The helper reads a.txt, ends, and edits it when resumed: its second run starts by
+    loading the first run's read stamps."""
+    edit = {"file_path": "{{cwd}}/a.txt", "old_string": "a", "new_string": "b"}
+    return await scripted(
+        client,
+        tmp,
+        {
+            "agents": [
+                kid(
+                    "helper",
+                    {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}},
+                    {"text": "first"},
+                    {"tool_use": {"name": "Edit", "input": edit}},
+                    {"text": "second"},
+                ),
+                {
+                    "name": "parent",
+                    "after_last": "repeat_last",
+                    "turns": [
+                        {"tool_use": spawn("helper", False)},
+                        {
+                            "tool_use": {
+                                "name": "SendMessage",
+                                "input": {"to": "helper", "message": "edit it"},
+                            }
+                        },
+                        {"text": "waiting"},
+                    ],
+                },
+            ]
+        },
+    )
+
+
 async def spawn_limit(client: Client, tmp: Path) -> WorkflowHandle:
     from agents.config import AgentSettings
     from tests.workflows.test_bad_output import RUNAWAY

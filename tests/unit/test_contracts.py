@@ -31,6 +31,7 @@ PERMANENT_ACTIVITIES = {
     "agents.describe_agents",
     "transcript.append",
     "transcript.export",
+    "resume.read_state",
 }
 
 

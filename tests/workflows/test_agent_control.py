@@ -143,6 +143,71 @@ async def test_send_message_resumes_a_finished_child_in_the_same_workflow_id(cli
     assert len(notes) == 1 and "second answer, building on 42" in notes[0]
 
 
+async def test_a_resumed_agent_may_edit_what_it_read_before_it_stopped(client, git_repo):
+    """A resumed run keeps the file stamps of the run it continues: an Edit of a file that
+    run read goes through without reading it again; a file it never read still needs a Read."""
+    app = "{{cwd}}/src/app.py"
+    script = {
+        "agents": [
+            {
+                "name": "helper",
+                "match": {"agent_name": "helper"},
+                "turns": [
+                    {"tool_use": {"name": "Read", "input": {"file_path": app}}},
+                    {"text": "read both"},
+                    {
+                        "tool_use": [
+                            {
+                                "name": "Edit",
+                                "input": {
+                                    "file_path": app,
+                                    "old_string": "hello",
+                                    "new_string": "hello again",
+                                },
+                            },
+                            {
+                                "name": "Edit",
+                                "input": {
+                                    "file_path": "{{cwd}}/README.md",
+                                    "old_string": "sample",
+                                    "new_string": "example",
+                                },
+                            },
+                        ]
+                    },
+                    {"text": "edited"},
+                ],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("helper", "read src/app.py", False)},
+                    {
+                        "tool_use": {
+                            "name": "SendMessage",
+                            "input": {"to": "helper", "message": "now change it"},
+                        }
+                    },
+                    {"text": "Waiting for helper."},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await handle.result()
+    assert (git_repo / "src/app.py").read_text() == "def greet():\n    return 'hello again'\n"
+    assert (git_repo / "README.md").read_text() == "# sample\n"  # never read by the helper
+    last = [r for r in model.log if r["agent"] == "helper"][-1]["body"]["messages"][-1]
+    results = [b for b in last["content"] if b["type"] == "tool_result"]
+    assert len(results) == 2
+    edited, refused = sorted(results, key=lambda b: bool(b.get("is_error")))
+    assert not edited.get("is_error"), edited
+    assert refused.get("is_error") and "has not been read" in str(refused["content"]), refused
+
+
 async def test_send_message_reaches_a_running_child_at_its_next_turn(client, git_repo):
     script = {
         "agents": [

@@ -75,7 +75,8 @@ SCRIPT = {
                 read_app(),
                 edit_app("'hello'", "'hey'"),  # the first attempt is wrong
                 {"text": "IMPL-1: greet() now returns 'hey'."},
-                read_app(),  # after the verifier's findings
+                # After the verifier's findings, no new Read: the implementer goes on with
+                # what it had read (and written) in its first round.
                 edit_app("'hey'", "'hi'"),
                 {"text": "IMPL-2: greet() now returns 'hi'; the test passes."},
             ],
