@@ -43,7 +43,7 @@ from activities.read_state import load_read_state
 from activities.resume import AgentControl, append, repair
 from activities.sandbox import writer_policy
 from activities.scratchpad import create_scratchpad
-from activities.snapshot import changed_files, remove_snapshot, snapshot
+from activities.snapshot import changed_files, head_commit, remove_snapshot, snapshot
 from activities.team_control import TeamControl
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
 from activities.tools import KILL_ACTIVITIES
@@ -87,6 +87,7 @@ HOST_ACTIVITIES = [
     snapshot,
     remove_snapshot,
     changed_files,
+    head_commit,
 ]
 
 

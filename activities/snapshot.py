@@ -133,19 +133,45 @@ def remove_snapshot_at(dest: Path) -> None:
     _owner_file(dest).unlink(missing_ok=True)
 
 
+class ChangedSince(BaseModel):
+    """Which files of `root` differ from commit `base` (None: from HEAD)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    root: str
+    base: str | None = None
+
+
+@activity.defn(name="workspace.head")
+async def head_commit(root: str) -> str | None:
+    """HEAD's commit id; None outside git or before the first commit."""
+    return await run_blocking(_head, root)
+
+
+def _head(root: str) -> str | None:
+    head = ["rev-parse", "--verify", "-q", "HEAD"]
+    done = read_git(root, *head, timeout=workspace.GIT_READ_TIMEOUT_S)
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode().strip() or None
+
+
 @activity.defn(name="workspace.changed_files")
-async def changed_files(root: str) -> list[str]:
-    """Paths (relative) that differ from HEAD, untracked ones included; [] outside git."""
-    return await run_blocking(_changed, root)
+async def changed_files(req: ChangedSince | str) -> list[str]:
+    """Paths (relative) that differ from `req.base` (a bare root: from HEAD), committed since
+    or not, untracked ones included; [] outside git."""
+    if isinstance(req, str):  # as runs recorded before `workspace.head` ask
+        req = ChangedSince(root=req)
+    return await run_blocking(_changed, req.root, req.base)
 
 
-def _changed(root: str) -> list[str]:
+def _changed(root: str, base: str | None = None) -> list[str]:
     # A timeout raises: the activity is retried, never told "nothing changed".
     status = ["status", "--porcelain", "--untracked-files=all", "-z"]
     done = read_git(root, *status, timeout=workspace.GIT_READ_TIMEOUT_S)
     if done.returncode != 0:
         return []
-    paths = []
+    paths = _since(root, base) if base else []
     entries = done.stdout.decode(errors="replace").split("\0")
     skip = False
     for entry in entries:
@@ -156,3 +182,13 @@ def _changed(root: str) -> list[str]:
         paths.append(path)
         skip = "R" in status or "C" in status  # the next entry is the old name
     return sorted(set(paths))
+
+
+def _since(root: str, base: str) -> list[str]:
+    """Tracked paths whose content now differs from `base`'s: what the agent committed too
+    (the status alone shows only what it left uncommitted)."""
+    diff = ["diff", "--name-only", "--no-renames", "-z", base, "--"]
+    done = read_git(root, *diff, timeout=workspace.GIT_READ_TIMEOUT_S)
+    if done.returncode != 0:  # `base` is gone (history rewritten): the status still counts
+        return []
+    return [p for p in done.stdout.decode(errors="replace").split("\0") if p]

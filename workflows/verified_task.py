@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ChildWorkflowError, is_cancelled_exception
+from temporalio.exceptions import ActivityError, ChildWorkflowError, is_cancelled_exception
 from temporalio.workflow import ParentClosePolicy
 
 from agents.builtin.verification import effective_verdict, parse_verification_report
@@ -29,7 +29,14 @@ from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
     from activities.resume import AgentControl, AgentRunState, ResumeRequest
-    from activities.snapshot import SnapshotRequest, changed_files, remove_snapshot, snapshot
+    from activities.snapshot import (
+        ChangedSince,
+        SnapshotRequest,
+        changed_files,
+        head_commit,
+        remove_snapshot,
+        snapshot,
+    )
 
 from workflows import search_attributes as sa
 from workflows.child_agents import child_failure, run_agent_child
@@ -55,6 +62,10 @@ from workflows.turns import sum_usages
 PARTIAL_ENDS_THE_TASK = "partial-ends-the-task"
 """Patch id: a PARTIAL verdict ends the task (R89); it had been sent back to the implementer
 as if it were a FAIL, round after round."""
+BASE_COMMIT = "verified-base-commit"
+"""Patch id: the task records HEAD before the implementer starts, and each round's changed
+files are those that differ from it; they were those that differ from HEAD, so a commit of
+the implementer's hid its changes from the verifier's list."""
 AGENT_ID = "verified-task"
 """How the implementer knows this workflow (its parent link's agent id)."""
 HOST_OPTIONS = {
@@ -78,6 +89,8 @@ class VerifiedTaskWorkflow:
         mail reached the implementer as it ended and a further run answered it."""
         self._rounds: list[VerificationRound] = []
         self._marks = sa.PatternMarks()
+        self._base: str | None = None
+        """HEAD before the implementer started (None outside git, or in runs before it)."""
 
     @workflow.run
     async def run(self, inp: VerifiedTaskInput) -> VerifiedTaskResult:
@@ -94,6 +107,7 @@ class VerifiedTaskWorkflow:
         self._liveness = timedelta(seconds=inp.config.agents.liveness_check_s)
         implementer = self._implementer_input(inp)
         impl_id = f"{info.workflow_id}/implementer"
+        self._base = await self._head(inp)
         await workflow.start_child_workflow(
             "AgentWorkflow",
             implementer,
@@ -142,6 +156,24 @@ class VerifiedTaskWorkflow:
         status = "partial" if last.verdict == "PARTIAL" else "failed"
         message = f"no PASS after {len(self._rounds)} round(s); last VERDICT: {last.verdict}"
         return self._result(status, message, usages)
+
+    async def _head(self, inp: VerifiedTaskInput) -> str | None:
+        """HEAD as the task starts; None outside git, or if git cannot tell (the rounds then
+        list what differs from HEAD, as before)."""
+        if not versions.patched(BASE_COMMIT):
+            return None
+        try:
+            return await workflow.execute_activity(
+                head_commit,
+                inp.workspace.root,
+                task_queue=inp.workspace.host_queue,
+                **HOST_OPTIONS,
+            )
+        except ActivityError as e:
+            if is_cancelled_exception(e):
+                raise
+            workflow.logger.warning("HEAD unknown, changed files are from HEAD: %s", e.cause)
+            return None
 
     def _implementer_input(self, inp: VerifiedTaskInput) -> AgentInput:
         info = workflow.info()
@@ -217,7 +249,10 @@ class VerifiedTaskWorkflow:
         workflow.set_current_details(f"round {round_no}: a fresh verifier checks the work")
         host = inp.workspace.host_queue
         changed = await workflow.execute_activity(
-            changed_files, inp.workspace.root, task_queue=host, **HOST_OPTIONS
+            changed_files,
+            ChangedSince(root=inp.workspace.root, base=self._base),
+            task_queue=host,
+            **HOST_OPTIONS,
         )
         copy = await workflow.execute_activity(
             snapshot,

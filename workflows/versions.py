@@ -62,6 +62,7 @@ AFTER_BASELINE = frozenset(
         "partial-ends-the-task",
         "pipeline-checked-pass",
         "shared-child-timers",
+        "verified-base-commit",
     }
 )
 """Patch ids added since, asked one by one."""

@@ -72,3 +72,40 @@ async def test_a_cancelled_snapshot_stops_copying(
         assert len(copied) == 10  # the file in flight, and nothing after it
     finally:
         remove_snapshot_at(snapshot_path(name))
+
+
+def _git(repo: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@x", *args], cwd=repo, check=True
+    )
+
+
+async def test_changed_files_since_a_base_include_what_was_committed(tmp_path):
+    from activities.snapshot import ChangedSince, changed_files, head_commit
+
+    repo = make_git_repo(tmp_path / "repo", {"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"})
+    base = await head_commit(str(repo))
+    assert base and len(base) == 40
+    (repo / "a.txt").write_text("A\n")
+    _git(repo, "commit", "-qam", "a")
+    _git(repo, "mv", "b.txt", "moved.txt")
+    _git(repo, "commit", "-qm", "move")
+    (repo / "c.txt").write_text("C\n")  # left uncommitted
+    (repo / "new.txt").write_text("new\n")  # untracked
+    since = await changed_files(ChangedSince(root=str(repo), base=base))
+    assert since == ["a.txt", "b.txt", "c.txt", "moved.txt", "new.txt"]
+    # From HEAD (what a bare root asks, as runs recorded before): the commits are hidden.
+    assert await changed_files(str(repo)) == ["c.txt", "new.txt"]
+    # A base that is gone (history rewritten) leaves the status.
+    gone = ChangedSince(root=str(repo), base="0" * 40)
+    assert await changed_files(gone) == ["c.txt", "new.txt"]
+
+
+async def test_no_head_outside_git_or_before_the_first_commit(tmp_path):
+    from activities.snapshot import head_commit
+
+    assert await head_commit(str(tmp_path)) is None
+    _git(tmp_path, "init", "-q")
+    assert await head_commit(str(tmp_path)) is None

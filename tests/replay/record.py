@@ -132,6 +132,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # Killed during Bash: the run kills the command on the host too (patched kill-on-host).
     "agent_killed_v2": killed,
     "subagents_taskstop_v2": subagents_taskstop,
+    # The task records HEAD before the implementer starts (patched verified-base-commit), and
+    # the resumed implementer starts with its read stamps.
+    "verified_task_v4": verified_task,
     # A resumed helper starts with the read stamps its first run ended with.
     "subagents_resume_read_state": resume_read_state,
 }
@@ -161,6 +164,7 @@ CHILDREN = {
     "fork_join_v2": ["fork-1"],
     "subagents_taskstop_v2": ["sleeper"],
     "subagents_resume_read_state": ["helper"],
+    "verified_task_v4": ["implementer", "verify-1", "verify-2"],
 }
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).

@@ -30,7 +30,7 @@ DETERMINISTIC = [
     "pipeline",
     "plan_approved",
     "plan_rejected",
-    "verified_task_v2",
+    "verified_task_v4",
     "fork_join",
 ]
 

@@ -251,3 +251,36 @@ async def test_a_partial_verdict_ends_the_task_with_the_report(client, tmp_path)
     assert result.status == "partial", result.message
     assert [r.verdict for r in result.rounds] == ["PARTIAL"]
     assert [e.run_generation for e in await implementer_ends(client, wf_id)] == [1]
+
+
+async def test_the_verifier_is_told_of_files_the_implementer_committed(client, tmp_path):
+    """The round's changed files are those that differ from HEAD as the task started: a
+    commit of the implementer's does not hide its change from the verifier."""
+    repo = task_repo(tmp_path / "repo")
+    commit = "cd {{cwd}} && git -c user.name=i -c user.email=i@x commit -qam 'greet: hi' && echo C"
+    script = {
+        "agents": [
+            verifier(1, "PASS", "OK"),
+            {
+                "name": "implementer",
+                "match": {"agent_name": "implementer"},
+                "turns": [
+                    read_app(),
+                    edit_app("'hello'", "'hi'"),
+                    {"tool_use": {"name": "Bash", "input": {"command": commit}}},
+                    {"text": "IMPL-1: committed greet() returning 'hi'."},
+                ],
+            },
+        ]
+    }
+    wf_id = f"vt-{uuid.uuid4().hex[:8]}"
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            result = await run_verified(client, queues, repo, wf_id)
+    assert result.status == "passed", result.message
+    assert git_status(repo) == ""  # committed: HEAD alone would show no change
+    assert result.rounds[0].changed_files == ["src/app.py"]
+    first_ask = next(
+        r for r in model.log if r["headers"].get("x-outlast-agent-type") == "verification"
+    )
+    assert "src/app.py" in json.dumps(first_ask["body"]["messages"][0])
