@@ -30,7 +30,8 @@ def _nothing() -> None:
 class Hold(Interceptor):
     """Holds external signals named `signal` (those whose arguments pass `when`), or starts of
     child workflows whose id ends with `child_suffix`, for `seconds`; `on_hold` runs as each
-    hold begins (in the worker's process: a test can wait for it)."""
+    hold begins (in the worker's process: a test can wait for it). `after_start`: a child's
+    start is held once the child has started, before the parent hears of it."""
 
     def __init__(
         self,
@@ -40,9 +41,10 @@ class Hold(Interceptor):
         child_suffix: str | None = None,
         when: Callable[[Sequence[Any]], bool] = _always,
         on_hold: Callable[[], None] = _nothing,
+        after_start: bool = False,
     ) -> None:
         self.seconds, self.signal, self.child_suffix = seconds, signal, child_suffix
-        self.when, self.on_hold = when, on_hold
+        self.when, self.on_hold, self.after_start = when, on_hold, after_start
 
     def workflow_interceptor_class(
         self, input: WorkflowInterceptorClassInput
@@ -72,6 +74,10 @@ class _Outbound(WorkflowOutboundInterceptor):
 
     async def start_child_workflow(self, input: StartChildWorkflowInput) -> Any:
         suffix = self._hold.child_suffix
-        if suffix is not None and input.id.endswith(suffix):
+        held = suffix is not None and input.id.endswith(suffix)
+        if held and not self._hold.after_start:
             await self._hold.wait()
-        return await super().start_child_workflow(input)
+        handle = await super().start_child_workflow(input)
+        if held and self._hold.after_start:
+            await self._hold.wait()
+        return handle

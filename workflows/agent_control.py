@@ -34,6 +34,10 @@ END_STOPS_CHILDREN = "end-stops-children"
 """Patch id: an agent that is killed, fails, is stopped or spends its turns stops the
 background sub-agents it leaves running (R92). Started with ABANDON (so a continue-as-new
 keeps them), they had gone on working, editing the checkout, for a parent that was gone."""
+END_WAITS_FOR_STARTS = "end-waits-for-starts"
+"""Patch id: an agent that ends with a sub-agent's start under way (a coordinator's queued
+worker leaving the queue) waits until it is registered and stops it with the others; it
+ended first, and the worker, started all the same, ran on for no one."""
 
 RESUME_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=30),
@@ -83,6 +87,9 @@ async def stop_background_children(agents: SubAgents) -> list[str]:
     ends for good, and name them (for its result); each cancels its own in turn, so the
     whole tree goes. Sync children are not here: a cancelled wait cancels its child
     (`SubAgents`), and no other end leaves one running."""
+    # Asked only when a start is under way, so other agents record no marker.
+    if agents.starting() and versions.patched(END_WAITS_FOR_STARTS):
+        await workflow.wait_condition(lambda: not agents.starting())
     running = [t for t in agents.registry.running() if t.mode == "background"]
     # Asked only when there is something to stop, so other agents record no marker.
     if not running or not versions.patched(END_STOPS_CHILDREN):

@@ -158,6 +158,11 @@ class SubAgents:
         self.phases = PhaseGate(registry)
         self._timers = ChildTimers()
 
+    def starting(self) -> set[str]:
+        """Sub-agents whose child workflow is being started: not in the registry yet, so out
+        of reach of a stop until they are."""
+        return self._launching | self.phases.starting
+
     def open_children(self) -> bool:
         """A child this run started whose workflow (its whole chain of runs) has not closed,
         though it may have told its end."""

@@ -55,6 +55,7 @@ AFTER_BASELINE = frozenset(
         "definition-isolation",
         "definition-plan-async",
         "end-stops-children",
+        "end-waits-for-starts",
         "kill-on-host",
         "max-turns-keeps-ended",
         "name-reuse-own-id",

@@ -121,6 +121,7 @@ def test_the_agent_fields_an_agent_is_not_offered():
     assert agent_fields_hidden(base.model_copy(update={"team": team})) == [
         "run_in_background",
         "name",
+        "mode",
     ]
 
 

@@ -354,7 +354,7 @@ async def test_teammates_run_only_synchronous_helpers(client, git_repo):
         assert refused["is_error"] and "only run synchronous sub-agents" in json.dumps(refused)
     # Not offered in the first place (R73): the calls above are what a model sends anyway.
     (agent_tool,) = [t for t in a_calls[0]["body"]["tools"] if t["name"] == "Agent"]
-    assert not {"run_in_background", "name"} & set(agent_tool["input_schema"]["properties"])
+    assert not {"run_in_background", "name", "mode"} & set(agent_tool["input_schema"]["properties"])
 
 
 async def test_a_teammate_in_plan_mode_asks_the_lead(client, git_repo):
