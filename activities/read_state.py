@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 from temporalio import activity
 
 from activities.errors import StoreMissing
@@ -39,10 +39,11 @@ def store_read_state(stamps: Mapping[str, FileStamp]) -> str | None:
 
 @activity.defn(name="resume.read_state")
 async def load_read_state(ref: str) -> dict[str, FileStamp]:
-    """The stamps stored under `ref`; none when the blob is gone (a pruned store): the
-    resumed agent then reads files again before editing them, as a new one would."""
+    """The stamps stored under `ref`; none when the blob is gone (a pruned store) or cannot
+    be read: the resumed agent then reads files again before editing them, as a new one
+    would, where failing would fail the resume over a convenience."""
     try:
         return _STAMPS.validate_json(default_store().get(ref))
-    except StoreMissing:
-        activity.logger.warning("read state %s is not in the store; resuming without it", ref)
+    except (StoreMissing, ValidationError, OSError) as e:
+        activity.logger.warning("read state %s not loaded (%s); resuming without it", ref, e)
         return {}

@@ -144,16 +144,21 @@ class ChangedSince(BaseModel):
 
 @activity.defn(name="workspace.head")
 async def head_commit(root: str) -> str | None:
-    """HEAD's commit id; None outside git or before the first commit."""
+    """HEAD's commit id, the empty tree's before the first commit (so a first commit counts
+    as a change too); None outside git."""
     return await run_blocking(_head, root)
 
 
 def _head(root: str) -> str | None:
-    head = ["rev-parse", "--verify", "-q", "HEAD"]
-    done = read_git(root, *head, timeout=workspace.GIT_READ_TIMEOUT_S)
-    if done.returncode != 0:
+    def git(*args: str) -> str | None:
+        done = read_git(root, *args, timeout=workspace.GIT_READ_TIMEOUT_S)
+        return (done.stdout.decode().strip() or None) if done.returncode == 0 else None
+
+    if head := git("rev-parse", "--verify", "-q", "HEAD"):
+        return head
+    if git("rev-parse", "--git-dir") is None:
         return None
-    return done.stdout.decode().strip() or None
+    return git("hash-object", "-t", "tree", "/dev/null")
 
 
 @activity.defn(name="workspace.changed_files")
@@ -187,7 +192,7 @@ def _changed(root: str, base: str | None = None) -> list[str]:
 def _since(root: str, base: str) -> list[str]:
     """Tracked paths whose content now differs from `base`'s: what the agent committed too
     (the status alone shows only what it left uncommitted)."""
-    diff = ["diff", "--name-only", "--no-renames", "-z", base, "--"]
+    diff = ["diff", "--name-only", "--no-renames", "--no-relative", "-z", base, "--"]
     done = read_git(root, *diff, timeout=workspace.GIT_READ_TIMEOUT_S)
     if done.returncode != 0:  # `base` is gone (history rewritten): the status still counts
         return []

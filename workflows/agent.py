@@ -51,7 +51,14 @@ from workflows.agent_end import (
     stopped_before_mail,
     tell_parent,
 )
-from workflows.agent_loop import LoopHooks, LoopSetup, LoopState, WorkflowTool, run_agent_loop
+from workflows.agent_loop import (
+    LoopHooks,
+    LoopSetup,
+    LoopState,
+    WorkflowTool,
+    run_agent_loop,
+    seen_read_state,
+)
 from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare, prepare_fork
 from workflows.carry import SEEN_MAIL_KEPT, AgentCarry, should_continue_as_new
 from workflows.child_endings import settle_children
@@ -466,7 +473,7 @@ class AgentWorkflow:
             # The last report: what it sent in its final turn counts for the team's quiet test.
             me = inp.name or self._agent_id
             await report_to_team(inp.team, me, self._team_counts, True, text)
-        result = await export_output_file(inp, result, self._state.read_state)
+        result = await export_output_file(inp, result, seen_read_state(self._state))
         if status == "completed" and self._mail_continues(inp, loop_end):
             # Mail is waiting: this run goes on as its next generation to answer it, and one
             # signal says so with this end (the parent must not finish in between).

@@ -70,6 +70,8 @@ class LoopState(BaseModel):
     turns: int = 0
     usage: AgentUsage = AgentUsage()
     read_state: dict[str, FileStamp] = Field(default_factory=dict)
+    unseen_stamps: list[str] = Field(default_factory=list)
+    """Files stamped by tools whose results the model has not been sent yet (`pending`)."""
     cwd: str = ""
     last_text: str = ""
     round_tool_use_ids: list[str] = Field(default_factory=list)
@@ -89,6 +91,13 @@ class LoopState(BaseModel):
     """tool_use_id -> blob of that result's content, for the next model request (issue 9)."""
     model_calls: ModelCalls = Field(default_factory=ModelCalls)
     """What decides the next model call's mode under `model.local_activity: auto`."""
+
+
+def seen_read_state(state: LoopState) -> dict[str, FileStamp]:
+    """The stamps of what the model has seen: a run that ends between its tools and its next
+    model call leaves results a resume never shows it (the repair drops their calls), so the
+    files those tools stamped must be read again before they are edited."""
+    return {p: s for p, s in state.read_state.items() if p not in state.unseen_stamps}
 
 
 @dataclass
@@ -231,6 +240,7 @@ async def _run_activity_tool(
         if isinstance(out, ToolResultBlock):
             return out  # the activity failed: an error result
     state.read_state.update(out.stamps)
+    state.unseen_stamps.extend(p for p in out.stamps if p not in state.unseen_stamps)
     if out.content_ref:
         state.result_refs[call.block.id] = out.content_ref
     if out.cwd:
@@ -374,6 +384,7 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
         state.transcript = response.transcript
         state.pending = []
         state.result_refs = {}
+        state.unseen_stamps = []
         if text := response.message.text():
             state.last_text = text
         uses = len(response.message.tool_uses())

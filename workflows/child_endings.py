@@ -54,6 +54,8 @@ def end_from_failure(task: ChildTask, generation: int, error: BaseException) -> 
         description=task.description,
         error=message,
         transcript=task.transcript or task.spawn.resume_from or TranscriptRef(),
+        # The stamps go with the conversation they were read in.
+        read_state_ref=task.read_state_ref if task.transcript else task.spawn.read_state_ref,
     )
 
 
@@ -150,5 +152,6 @@ async def check_liveness(registry: ChildRegistry) -> None:
                 description=task.description,
                 error=state.error,
                 transcript=task.transcript or TranscriptRef(),
+                read_state_ref=task.read_state_ref,
             )
         registry.record_end(end)

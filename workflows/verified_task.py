@@ -248,11 +248,11 @@ class VerifiedTaskWorkflow:
         verifier_id = f"{info.workflow_id}/verify-{round_no}"
         workflow.set_current_details(f"round {round_no}: a fresh verifier checks the work")
         host = inp.workspace.host_queue
+        # A bare root without a base, as before: a host worker not yet deployed with
+        # `ChangedSince` still reads it.
+        since = ChangedSince(root=inp.workspace.root, base=self._base) if self._base else None
         changed = await workflow.execute_activity(
-            changed_files,
-            ChangedSince(root=inp.workspace.root, base=self._base),
-            task_queue=host,
-            **HOST_OPTIONS,
+            changed_files, since or inp.workspace.root, task_queue=host, **HOST_OPTIONS
         )
         copy = await workflow.execute_activity(
             snapshot,

@@ -28,3 +28,8 @@ def test_no_stamps_store_nothing():
 
 def test_a_missing_blob_resumes_without_stamps():
     assert asyncio.run(load_read_state("0" * 64)) == {}
+
+
+def test_an_unreadable_blob_resumes_without_stamps():
+    ref = default_store().put(b"not the stamps")
+    assert asyncio.run(load_read_state(ref)) == {}

@@ -103,9 +103,15 @@ async def test_changed_files_since_a_base_include_what_was_committed(tmp_path):
     assert await changed_files(gone) == ["c.txt", "new.txt"]
 
 
-async def test_no_head_outside_git_or_before_the_first_commit(tmp_path):
-    from activities.snapshot import head_commit
+async def test_no_base_outside_git_and_the_empty_tree_before_the_first_commit(tmp_path):
+    from activities.snapshot import ChangedSince, changed_files, head_commit
 
     assert await head_commit(str(tmp_path)) is None
     _git(tmp_path, "init", "-q")
-    assert await head_commit(str(tmp_path)) is None
+    base = await head_commit(str(tmp_path))
+    assert base == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's empty tree
+    (tmp_path / "a.txt").write_text("a\n")
+    _git(tmp_path, "add", "a.txt")
+    _git(tmp_path, "commit", "-qm", "first")
+    # The first commit is a change like any other.
+    assert await changed_files(ChangedSince(root=str(tmp_path), base=base)) == ["a.txt"]

@@ -90,3 +90,14 @@ def test_consecutive_user_messages_merge():
     assert len(merged) == 1 and len(merged[0].content) == 2
     a = Message(role="assistant", content=[TextBlock(text="x")])
     assert len(merge_user_messages([Message.user_text("1"), a, Message.user_text("2")])) == 3
+
+
+def test_stamps_of_results_the_model_has_not_seen_stay_behind():
+    from activities.tools.base import FileStamp
+    from workflows.agent_loop import LoopState, seen_read_state
+
+    stamp = FileStamp(sha256="0" * 64, mtime_ns=1, size=1)
+    state = LoopState(
+        read_state={"/r/seen": stamp, "/r/unseen": stamp}, unseen_stamps=["/r/unseen"]
+    )
+    assert seen_read_state(state) == {"/r/seen": stamp}

@@ -208,6 +208,57 @@ async def test_a_resumed_agent_may_edit_what_it_read_before_it_stopped(client, g
     assert refused.get("is_error") and "has not been read" in str(refused["content"]), refused
 
 
+async def test_a_read_whose_result_the_agent_never_saw_does_not_carry_to_its_resume(
+    client, git_repo
+):
+    """An agent that spends its turns right after a Read ends before the result is sent to
+    the model; its resume drops that call (R66), so the file counts as unread there."""
+    agents = git_repo / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reader.md").write_text(
+        "---\nname: reader\ndescription: reads\nmaxTurns: 1\n---\nYou read files.\n"
+    )
+    app = "{{cwd}}/src/app.py"
+    edit = {"file_path": app, "old_string": "hello", "new_string": "hello again"}
+    script = {
+        "agents": [
+            {
+                "name": "helper",
+                "match": {"agent_name": "helper"},
+                "turns": [
+                    {"text": "Reading.", "tool_use": {"name": "Read", "input": {"file_path": app}}},
+                    {"tool_use": {"name": "Edit", "input": edit}},
+                ],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("helper", "read app.py", False, subagent_type="reader")},
+                    {
+                        "tool_use": {
+                            "name": "SendMessage",
+                            "input": {"to": "helper", "message": "now change it"},
+                        }
+                    },
+                    {"text": "Waiting for helper."},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await handle.result()
+            helper = client.get_workflow_handle(f"{handle.id}/helper")
+            names = [
+                e.activity_task_scheduled_event_attributes.activity_type.name
+                async for e in helper.fetch_history_events()
+            ]
+    assert "tool.edit" in names  # the resumed run tried, and was refused
+    assert (git_repo / "src/app.py").read_text() == "def greet():\n    return 'hello'\n"
+
+
 async def test_send_message_reaches_a_running_child_at_its_next_turn(client, git_repo):
     script = {
         "agents": [
