@@ -23,6 +23,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import yaml
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 
@@ -30,7 +31,6 @@ from activities.model_http import close_clients
 from agents.config import ModelCallMode, ModelSettings, OutlastConfig
 from outlast.client import connect
 from outlast.devserver import DevServer
-from outlast.scripted_model.process import scripted_model_process  # noqa: F401 (re-exported)
 from worker import build_workers
 from workflows.contracts import AgentInput, AgentResult, Workspace
 
@@ -82,6 +82,28 @@ def dev_server(
         proc = server.start(detach=False)
         try:
             yield server
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def scripted_model_process(script: dict[str, Any]) -> Iterator[str]:
+    """`python -m outlast.scripted_model` in its own process (it must not share the GIL with
+    the worker being measured); yields its base URL."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "script.yaml"
+        path.write_text(yaml.safe_dump(script))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "outlast.scripted_model", "--script", str(path), "--port", "0"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            line = proc.stdout.readline().strip()
+            if "listening on" not in line:
+                raise RuntimeError(f"scripted model did not start: {line!r}")
+            yield line.rsplit(" ", 1)[-1]
         finally:
             proc.terminate()
             proc.wait(timeout=10)

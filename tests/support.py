@@ -27,7 +27,6 @@ from activities.store import default_store
 from agents.config import ModelSettings, OutlastConfig, ToolSettings
 from agents.messages import Message, TextBlock, ToolResultBlock
 from outlast.scripted_model import ScriptedModelServer, load_script
-from outlast.scripted_model.process import scripted_model_process
 from worker import HOST_ACTIVITIES, build_workers
 from workflows.contracts import AgentInput, AgentResult, Workspace
 
@@ -107,32 +106,18 @@ async def running_workers(
 def scripted_model(script: dict[str, Any], **kwargs: Any) -> Iterator[ScriptedModelServer]:
     """A scripted model server, with this process's model env pointing at it."""
     server = ScriptedModelServer(load_script(script), **kwargs)
-    with server, _model_env(server.url):
-        yield server
-
-
-@contextlib.contextmanager
-def scripted_model_apart(script: dict[str, Any]) -> Iterator[str]:
-    """The scripted model in a process of its own (no request log), with this process's
-    model env pointing at it: for conversations long enough that the server's work, in this
-    process, would slow the worker beside it. Yields its URL."""
-    with scripted_model_process(script) as url, _model_env(url):
-        yield url
-
-
-@contextlib.contextmanager
-def _model_env(url: str) -> Iterator[None]:
     saved = {k: os.environ.get(k) for k in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")}
-    os.environ["ANTHROPIC_BASE_URL"] = url
-    os.environ["ANTHROPIC_API_KEY"] = "test-key"
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    with server:
+        os.environ["ANTHROPIC_BASE_URL"] = server.url
+        os.environ["ANTHROPIC_API_KEY"] = "test-key"
+        try:
+            yield server
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
 
 
 async def heartbeat_for(seconds: float) -> None:

@@ -24,7 +24,6 @@ from tests.support import (
     local_dev_server,
     running_workers,
     scripted_model,
-    scripted_model_apart,
     start,
 )
 
@@ -67,9 +66,7 @@ LOOP = {
 async def test_a_thousand_turns_span_several_runs(small_server, git_repo):
     client = await connect(small_server.address)
     config = fast_config(agents=AgentSettings(hard_max_turns=1000))
-    # The model apart: its requests grow to 2,000 messages, and answering them in this
-    # process took the GIL from the worker for ~40% of the run.
-    with scripted_model_apart(LOOP):
+    with scripted_model(LOOP) as model:
         async with running_workers(client, cached=100) as queues:
             inp = agent_input(
                 "loop for a long time", git_repo, queues, config=config, max_turns=1000
@@ -77,6 +74,7 @@ async def test_a_thousand_turns_span_several_runs(small_server, git_repo):
             handle = await start(client, inp, queues)
             result = await asyncio.wait_for(handle.result(), timeout=800)
     assert result.status == "completed" and result.max_turns_reached and result.turns == 1000
+    assert len(model.log) == 1000
     runs = await listed(
         client,
         f'WorkflowId = "{handle.id}"',
@@ -95,20 +93,13 @@ async def test_a_thousand_turns_span_several_runs(small_server, git_repo):
         (got,) = [b for b in answer.content if isinstance(b, ToolResultBlock)]
         assert got.tool_use_id == use.id
     assert result.usage.tool_uses == 1000
-    model_calls, attempts = 0, set()
     for run in runs:
         assert run.history_length < 2500
-        run_handle = client.get_workflow_handle(handle.id, run_id=run.run_id)
-        events = [e async for e in run_handle.fetch_history_events()]
         # Reliability row 10: however long the conversation, no event carries a payload near
         # the server's limits (the transcript travels by reference).
-        biggest = max(e.ByteSize() for e in events)
+        run_handle = client.get_workflow_handle(handle.id, run_id=run.run_id)
+        biggest = max([e.ByteSize() async for e in run_handle.fetch_history_events()])
         assert biggest < 512 * 1024, biggest
-        scheduled = [e.activity_task_scheduled_event_attributes for e in events]
-        model_calls += sum(s.activity_type.name == "llm.call_model" for s in scheduled)
-        attempts |= {e.activity_task_started_event_attributes.attempt for e in events}
-    # One model request a turn: 1,000 calls, each answered at its first attempt.
-    assert model_calls == 1000 and attempts == {0, 1}
 
 
 async def test_children_survive_the_parents_continue_as_new(client, git_repo):
