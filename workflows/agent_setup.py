@@ -128,6 +128,8 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
         if resolved.allowed_agent_types is None or d.agent_type in resolved.allowed_agent_types
     ]
     hidden = agent_fields_hidden(inp)
+    # R15: Explore and Plan go without CLAUDE.md and git status unless slim context is off.
+    slim = definition.omit_claude_md and inp.config.agents.slim_subagent_context
     rendered = await run_host_step(
         inp.config,
         "prompt.render_context",
@@ -136,8 +138,8 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
             tool_names=tools,
             workspace_root=inp.workspace.root,
             cwd=inp.workspace.root,
-            include_claude_md=not definition.omit_claude_md,
-            include_git_status=not definition.omit_claude_md,
+            include_claude_md=not slim,
+            include_git_status=not slim,
             # R84: the critical reminder goes with every turn instead (LoopHooks.ephemeral).
             critical_system_reminder=None,
             agent_tool_description=(

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from tests.support import activity_attempts, agent_input, running_workers, scripted_model, start
+from agents.config import AgentSettings
+from tests.support import (
+    activity_attempts,
+    agent_input,
+    fast_config,
+    running_workers,
+    scripted_model,
+    start,
+)
 from workflows.contracts import TranscriptView
 
 READ_THEN_ANSWER = {
@@ -48,3 +56,16 @@ async def test_agent_reads_and_answers(client, git_repo):
     second = model.log[1]
     assert second["outcome"] == "completed" and second["message_count"] == 3
     assert second["usage"]["cache_read_input_tokens"] > 0
+
+
+async def test_a_read_only_built_in_keeps_claude_md_when_slim_context_is_off(client, git_repo):
+    """R15 gates Explore's and Plan's slim context on `agents.slim_subagent_context`."""
+    (git_repo / "CLAUDE.md").write_text("House rules MARKER-4410")
+    script = {"agents": [{"name": "main", "turns": [{"text": "Looked."}]}]}
+    config = fast_config(agents=AgentSettings(slim_subagent_context=False))
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = agent_input("look", git_repo, queues, agent_type="Explore", config=config)
+            await (await start(client, inp, queues)).result()
+    system = str(model.log[0]["body"]["system"])
+    assert "MARKER-4410" in system and "Current branch" in system
