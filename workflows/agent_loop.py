@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 from temporalio import workflow
@@ -91,6 +91,14 @@ class LoopState(BaseModel):
     """tool_use_id -> blob of that result's content, for the next model request (issue 9)."""
     model_calls: ModelCalls = Field(default_factory=ModelCalls)
     """What decides the next model call's mode under `model.local_activity: auto`."""
+
+
+def tool_options(call: ValidCall, config: OutlastConfig) -> dict[str, Any]:
+    """A tool request's fields from the config, beyond its context and input (only those
+    that differ from the tool's default, so a call's input stays as small as it was)."""
+    if call.block.name == "Glob" and config.tools.glob_sort == "mtime_desc":
+        return {"newest_first": True}
+    return {}
 
 
 def seen_read_state(state: LoopState) -> dict[str, FileStamp]:
@@ -230,7 +238,7 @@ async def _run_activity_tool(
     summary = tool_summary(
         setup.label, state.turns, call.block.name, call.input, setup.workspace.root
     )
-    request = spec.request_model(input=call.input, ctx=ctx)
+    request = spec.request_model(input=call.input, ctx=ctx, **tool_options(call, setup.config))
     out = None
     local = setup.config.tools.local_tools and call.block.name in LOCAL_TOOLS
     if local and versions.patched(LOCAL_READ_TOOLS_PATCH):

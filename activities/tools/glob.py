@@ -63,6 +63,8 @@ class GlobInput(BaseModel):
 
 class GlobRequest(ToolRequest):
     input: GlobInput
+    newest_first: bool = False
+    """`tools.glob_sort: mtime_desc` (spec T5 fixes oldest first as the default)."""
 
 
 def split_pattern(pattern: str) -> tuple[str | None, str]:
@@ -146,14 +148,16 @@ def matching(paths: list[str], root: str, pattern: re.Pattern[str]) -> list[str]
     return [p for p in paths if pattern.match(p.removeprefix(prefix))]
 
 
-def oldest_first(paths: list[str]) -> list[str]:
-    """Paths by modification time, oldest first, ties by path (blocking: stats every file)."""
+def by_mtime(paths: list[str], newest_first: bool = False) -> list[str]:
+    """Paths by modification time, oldest (or newest) first, ties by path (blocking: stats
+    every file)."""
 
     def key(p: str) -> tuple[int, str]:
         try:
-            return (os.stat(p).st_mtime_ns, p)
+            mtime = os.stat(p).st_mtime_ns
         except OSError:  # deleted since rg listed it
-            return (0, p)
+            mtime = 0
+        return (-mtime if newest_first else mtime, p)
 
     return sorted(paths, key=key)
 
@@ -192,7 +196,8 @@ async def _glob_files(req: GlobRequest) -> ToolOutput:
     if result.returncode == 2 and not result.lines:
         return _error(f"Listing {root} failed: {result.stderr}")
     found = matching(result.lines, str(root), regex)
-    return ToolOutput(content=format_paths(await run_blocking(oldest_first, found)))
+    ordered = await run_blocking(by_mtime, found, req.newest_first)
+    return ToolOutput(content=format_paths(ordered))
 
 
 @activity.defn(name="tool.glob")

@@ -38,9 +38,13 @@ def put(root: Path, name: str, text: str = "", mtime: int | None = None) -> Path
     return path
 
 
-async def glob(root: Path, pattern: str, path: str | None = None) -> ToolOutput:
+async def glob(
+    root: Path, pattern: str, path: str | None = None, newest_first: bool = False
+) -> ToolOutput:
     ctx = ToolContext(workspace_root=str(root), cwd=str(root))
-    req = GlobRequest(ctx=ctx, input=GlobInput(pattern=pattern, path=path))
+    req = GlobRequest(
+        ctx=ctx, input=GlobInput(pattern=pattern, path=path), newest_first=newest_first
+    )
     return await ActivityEnvironment().run(glob_files, req)
 
 
@@ -63,6 +67,16 @@ async def test_glob_caps_at_100_oldest_first(ws: Path) -> None:
     assert lines[-1] == TRUNCATED_NOTE
     expected = [str(ws / f"src/f{i:03}.py") for i in range(149, 49, -1)]
     assert lines[:-1] == expected
+
+
+async def test_glob_sorts_newest_first_when_configured(ws: Path) -> None:
+    """`tools.glob_sort: mtime_desc` (T5 makes the direction configurable); ties by path."""
+    for i, name in enumerate(("old.py", "mid.py", "new.py")):
+        put(ws, name, mtime=1_700_000_000 + i * 10)
+    put(ws, "also_new.py", mtime=1_700_000_020)
+    out = await glob(ws, "*.py", newest_first=True)
+    names = ["also_new.py", "new.py", "mid.py", "old.py"]
+    assert out.content.split("\n") == [str(ws / n) for n in names]
 
 
 async def test_glob_ties_in_mtime_are_ordered_by_path(ws: Path) -> None:

@@ -101,3 +101,15 @@ def test_stamps_of_results_the_model_has_not_seen_stay_behind():
         read_state={"/r/seen": stamp, "/r/unseen": stamp}, unseen_stamps=["/r/unseen"]
     )
     assert seen_read_state(state) == {"/r/seen": stamp}
+
+
+def test_the_glob_sort_setting_reaches_glob_calls_only():
+    from activities.tools.glob import GlobInput
+    from agents.config import OutlastConfig, ToolSettings
+    from workflows.agent_loop import tool_options
+
+    desc = OutlastConfig(tools=ToolSettings(glob_sort="mtime_desc"))
+    glob = ValidCall(use(0, "Glob"), GlobInput(pattern="*"))
+    assert tool_options(glob, desc) == {"newest_first": True}
+    assert tool_options(glob, OutlastConfig()) == {}  # the default adds nothing to the input
+    assert tool_options(ValidCall(use(1, "Read"), ReadIn(file_path="/a")), desc) == {}
