@@ -174,6 +174,10 @@ class AgentWorkflow:
             end = await self._work(inp)
             if end == "continue_as_new":
                 await self._continue_as_new(inp)
+            if end in ("stopped", "max_turns"):
+                # The other ends wait for every background child's notification first. Inside
+                # the try: a kill while it waits for a start must still end the agent.
+                self._stopped = await stop_background_children(self._subagents)
         except BaseException as e:
             if is_cancelled_exception(e):
                 self._stopped = await stop_background_children(self._subagents)
@@ -182,9 +186,6 @@ class AgentWorkflow:
                 self._stopped = await stop_background_children(self._subagents)
                 await self._end(inp, "failed", error=e.message)
             raise
-        if end in ("stopped", "max_turns"):
-            # The other ends wait for every background child's notification first.
-            self._stopped = await stop_background_children(self._subagents)
         result = await self._end(inp, "completed", loop_end=end)
         if self._mailbox and inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):
             # A teammate ends only when its team does: what arrived since stays unread.
@@ -383,7 +384,8 @@ class AgentWorkflow:
             model=prepared.model,
             permission_mode=prepared.permission_mode,
             allowed_agent_types=prepared.allowed_agent_types,
-            read_state=lambda: self._state.read_state,
+            # What the model has seen: a fork's placeholders stand in for this round's results.
+            read_state=lambda: seen_read_state(self._state),
             parent=inp.parent,
             request=prepared.request,
             tools=prepared.tools,

@@ -39,6 +39,10 @@ END_WAITS_FOR_STARTS = "end-waits-for-starts"
 worker leaving the queue) waits until it is registered and stops it with the others; it
 ended first, and the worker, started all the same, ran on for no one."""
 
+START_WAIT = timedelta(minutes=3)
+"""How long an ending agent waits for a sub-agent's start under way (a worktree's creation
+takes up to two minutes an attempt)."""
+
 RESUME_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=30),
     "retry_policy": RetryPolicy(maximum_attempts=5),
@@ -87,9 +91,15 @@ async def stop_background_children(agents: SubAgents) -> list[str]:
     ends for good, and name them (for its result); each cancels its own in turn, so the
     whole tree goes. Sync children are not here: a cancelled wait cancels its child
     (`SubAgents`), and no other end leaves one running."""
+    agents.phases.closing = True
     # Asked only when a start is under way, so other agents record no marker.
     if agents.starting() and versions.patched(END_WAITS_FOR_STARTS):
-        await workflow.wait_condition(lambda: not agents.starting())
+        try:
+            # Bounded: a start held up by a worktree whose host is gone must not hold the
+            # end up for good.
+            await workflow.wait_condition(lambda: not agents.starting(), timeout=START_WAIT)
+        except TimeoutError:
+            workflow.logger.warning("ending with starts still under way: %s", agents.starting())
     running = [t for t in agents.registry.running() if t.mode == "background"]
     # Asked only when there is something to stop, so other agents record no marker.
     if not running or not versions.patched(END_STOPS_CHILDREN):

@@ -53,10 +53,20 @@ def end_from_failure(task: ChildTask, generation: int, error: BaseException) -> 
         status="killed" if is_cancelled_exception(error) else "failed",
         description=task.description,
         error=message,
-        transcript=task.transcript or task.spawn.resume_from or TranscriptRef(),
-        # The stamps go with the conversation they were read in.
-        read_state_ref=task.read_state_ref if task.transcript else task.spawn.read_state_ref,
+        transcript=last_transcript(task),
+        read_state_ref=last_read_state(task),
     )
+
+
+def last_transcript(task: ChildTask) -> TranscriptRef:
+    """For an end the child never reported: the conversation last known, its own or the one
+    its run resumed."""
+    return task.transcript or task.spawn.resume_from or TranscriptRef()
+
+
+def last_read_state(task: ChildTask) -> str | None:
+    """The stamps that go with `last_transcript`'s conversation."""
+    return task.read_state_ref if task.transcript else task.spawn.read_state_ref
 
 
 async def end_from_handle(task: ChildTask, generation: int, handle) -> AgentNotification:
@@ -151,7 +161,7 @@ async def check_liveness(registry: ChildRegistry) -> None:
                 status="killed" if state.status == "CANCELED" else "failed",
                 description=task.description,
                 error=state.error,
-                transcript=task.transcript or TranscriptRef(),
-                read_state_ref=task.read_state_ref,
+                transcript=last_transcript(task),
+                read_state_ref=last_read_state(task),
             )
         registry.record_end(end)

@@ -30,6 +30,9 @@ with workflow.unsafe.imports_passed_through():
 
 
 QUEUED_START_OUTSTANDING = "queued-start-outstanding"
+END_FREEZES_QUEUE = "end-freezes-queue"
+"""Patch id: a queued worker whose files come free while its agent is ending stays queued
+(and is reported unstarted); it started, after the end had listed what to stop."""
 STOP_STARTING_WORKER = "stop-starting-worker"
 """Patch id: TaskStop of a queued worker that is starting stops it once it has started (first
 release: "No task found", and the worker ran)."""
@@ -48,6 +51,8 @@ class PhaseGate:
         self.stop_at_start: set[str] = set()
         """Starting workers that TaskStop reached before their child workflow was registered:
         each is stopped as soon as it is."""
+        self.closing = False
+        """The agent is ending: no queued worker starts any more."""
 
     @property
     def table(self) -> ClaimTable:
@@ -152,6 +157,9 @@ class PhaseGate:
         await workflow.wait_condition(lambda: not queued() or may_start())
         if not queued():
             return  # stopped before it started
+        # Asked only by a worker whose files came free as its agent ends.
+        if self.closing and versions.patched(END_FREEZES_QUEUE):
+            return  # left queued: the end reports it unstarted
         self.table.waiting = [c for c in self.table.waiting if c.agent_id != claim.agent_id]
         self.hold(claim)
         workflow.logger.info("queued worker %s starts: its files are free", claim.agent_id)

@@ -54,6 +54,7 @@ AFTER_BASELINE = frozenset(
     {
         "definition-isolation",
         "definition-plan-async",
+        "end-freezes-queue",
         "end-stops-children",
         "end-waits-for-starts",
         "kill-on-host",
