@@ -100,6 +100,19 @@ async def subagents_taskstop(client: Client, tmp: Path) -> WorkflowHandle:
     )
 
 
+def resuming_parent(message: str) -> dict:
+    """A parent that starts `helper` sync, then resumes it with `message`."""
+    return {
+        "name": "parent",
+        "after_last": "repeat_last",
+        "turns": [
+            {"tool_use": spawn("helper", False)},
+            {"tool_use": {"name": "SendMessage", "input": {"to": "helper", "message": message}}},
+            {"text": "waiting"},
+        ],
+    }
+
+
 async def subagents_resume(client: Client, tmp: Path) -> WorkflowHandle:
     return await scripted(
         client,
@@ -107,20 +120,7 @@ async def subagents_resume(client: Client, tmp: Path) -> WorkflowHandle:
         {
             "agents": [
                 kid("helper", {"text": "first"}, {"text": "second"}),
-                {
-                    "name": "parent",
-                    "after_last": "repeat_last",
-                    "turns": [
-                        {"tool_use": spawn("helper", False)},
-                        {
-                            "tool_use": {
-                                "name": "SendMessage",
-                                "input": {"to": "helper", "message": "more"},
-                            }
-                        },
-                        {"text": "waiting"},
-                    ],
-                },
+                resuming_parent("more"),
             ]
         },
     )
@@ -142,20 +142,7 @@ async def resume_read_state(client: Client, tmp: Path) -> WorkflowHandle:
                     {"tool_use": {"name": "Edit", "input": edit}},
                     {"text": "second"},
                 ),
-                {
-                    "name": "parent",
-                    "after_last": "repeat_last",
-                    "turns": [
-                        {"tool_use": spawn("helper", False)},
-                        {
-                            "tool_use": {
-                                "name": "SendMessage",
-                                "input": {"to": "helper", "message": "edit it"},
-                            }
-                        },
-                        {"text": "waiting"},
-                    ],
-                },
+                resuming_parent("edit it"),
             ]
         },
     )

@@ -38,6 +38,19 @@ async def wait_status(handle, predicate, timeout: float = 30) -> AgentStatus:
     raise AssertionError("status never matched")
 
 
+def resuming_parent(first: dict, message: str) -> dict:
+    """A parent that makes the Agent call `first`, then sends `helper` `message`."""
+    return {
+        "name": "parent",
+        "after_last": "repeat_last",
+        "turns": [
+            {"tool_use": first},
+            {"tool_use": {"name": "SendMessage", "input": {"to": "helper", "message": message}}},
+            {"text": "Waiting for helper."},
+        ],
+    }
+
+
 async def test_task_stop_kills_the_child_tree_and_notifies_killed(client, git_repo):
     sleeps = [f"sleep {marker(1101)}", f"sleep {marker(1102)}"]
     script = {
@@ -106,20 +119,7 @@ async def test_send_message_resumes_a_finished_child_in_the_same_workflow_id(cli
                     {"text": "second answer, building on 42"},
                 ],
             },
-            {
-                "name": "parent",
-                "after_last": "repeat_last",
-                "turns": [
-                    {"tool_use": spawn("helper", "what is the answer?", False)},
-                    {
-                        "tool_use": {
-                            "name": "SendMessage",
-                            "input": {"to": "helper", "message": "and then?"},
-                        }
-                    },
-                    {"text": "Waiting for helper."},
-                ],
-            },
+            resuming_parent(spawn("helper", "what is the answer?", False), "and then?"),
         ]
     }
     with scripted_model(script, log_bodies=True) as model:
@@ -178,20 +178,7 @@ async def test_a_resumed_agent_may_edit_what_it_read_before_it_stopped(client, g
                     {"text": "edited"},
                 ],
             },
-            {
-                "name": "parent",
-                "after_last": "repeat_last",
-                "turns": [
-                    {"tool_use": spawn("helper", "read src/app.py", False)},
-                    {
-                        "tool_use": {
-                            "name": "SendMessage",
-                            "input": {"to": "helper", "message": "now change it"},
-                        }
-                    },
-                    {"text": "Waiting for helper."},
-                ],
-            },
+            resuming_parent(spawn("helper", "read src/app.py", False), "now change it"),
         ]
     }
     with scripted_model(script, log_bodies=True) as model:
@@ -230,20 +217,9 @@ async def test_a_read_whose_result_the_agent_never_saw_does_not_carry_to_its_res
                     {"tool_use": {"name": "Edit", "input": edit}},
                 ],
             },
-            {
-                "name": "parent",
-                "after_last": "repeat_last",
-                "turns": [
-                    {"tool_use": spawn("helper", "read app.py", False, subagent_type="reader")},
-                    {
-                        "tool_use": {
-                            "name": "SendMessage",
-                            "input": {"to": "helper", "message": "now change it"},
-                        }
-                    },
-                    {"text": "Waiting for helper."},
-                ],
-            },
+            resuming_parent(
+                spawn("helper", "read app.py", False, subagent_type="reader"), "now change it"
+            ),
         ]
     }
     with scripted_model(script):

@@ -29,6 +29,14 @@ SLOW_START = Hold(3, child_suffix="/queued")
 still starting."""
 
 
+SPAWN_BOTH = {
+    "tool_use": [
+        worker("holder", "implementation", "Edit README.md.", ["README.md"]),
+        worker("queued", "implementation", "Edit it too.", ["README.md"]),
+    ]
+}
+"""Both edit README.md: `queued` waits for `holder`."""
+
 SCRIPT = {
     "agents": [
         {
@@ -45,12 +53,7 @@ SCRIPT = {
             "name": "coordinator",
             "match": {"agent_type": "coordinator"},
             "turns": [
-                {
-                    "tool_use": [
-                        worker("holder", "implementation", "Edit README.md.", ["README.md"]),
-                        worker("queued", "implementation", "Edit it too.", ["README.md"]),
-                    ]
-                },
+                SPAWN_BOTH,
                 {"text": "Waiting."},  # long before the holder ends (1.5 s)
                 # Holder's notification: its files are free and `queued` starts.
                 {"tool_use": {"name": "TaskStop", "input": {"task_id": "queued"}}},
@@ -92,12 +95,7 @@ KILL_SCRIPT = {
             "name": "coordinator",
             "match": {"agent_type": "coordinator"},
             "turns": [
-                {
-                    "tool_use": [
-                        worker("holder", "implementation", "Edit README.md.", ["README.md"]),
-                        worker("queued", "implementation", "Edit it too.", ["README.md"]),
-                    ]
-                },
+                SPAWN_BOTH,
                 {"text": "Waiting."},
             ],
             "after_last": "repeat_last",
