@@ -115,6 +115,16 @@ count. It went on as its next generation, which carried the spent turns, ended a
 went on again: a new run every moment, each telling its parent another would follow."""
 
 
+SCRATCHPAD_BY_FEATURE = "scratchpad-by-feature"
+"""Patch id: a coordinator gets a scratchpad only with `features.scratchpad` (R63, default
+off, as Claude Code's `tengu_scratch`); the first releases made one whatever the setting."""
+
+
+def _wants_scratchpad(inp: AgentInput) -> bool:
+    # Asked only with the feature off, where the answer decides whether one is made.
+    return inp.config.features.scratchpad or not versions.patched(SCRATCHPAD_BY_FEATURE)
+
+
 @workflow.defn(name="AgentWorkflow")
 class AgentWorkflow:
     @workflow.init
@@ -163,7 +173,7 @@ class AgentWorkflow:
         inp = inp.model_copy(update={"lineage": lineage})
         self._agent_id, self._agent_type = lineage.agent_id, inp.agent_type
         self._background = self._background or inp.background
-        if inp.mode == "coordinator" and inp.scratchpad is None:
+        if inp.mode == "coordinator" and inp.scratchpad is None and _wants_scratchpad(inp):
             inp = inp.model_copy(update={"scratchpad": await create_session_scratchpad(inp)})
         # Agents of the first release recorded no search attributes; they replay without.
         self._upserts = inp.config.search_attributes and versions.patched("search-attributes")

@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 
 from agents.builtin.coordinator import COORDINATOR_TOOLS
+from agents.config import Features
 from tests.support import fast_config, listed, running_workers, scripted_model, tool_results
 from workflows.contracts import AgentResult, Workspace
 from workflows.pattern_contracts import CoordinatorInput
@@ -185,7 +186,7 @@ async def run_coordinator(client, queues, repo: Path, wf_id: str):
     inp = CoordinatorInput(
         task="Make greet() shorter, carefully.",
         workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
-        config=fast_config(),
+        config=fast_config(features=Features(scratchpad=True)),
     )
     handle = await client.start_workflow(
         "CoordinatorWorkflow", inp, id=wf_id, task_queue=queues.task_queue, result_type=AgentResult
@@ -388,3 +389,34 @@ async def test_coordinator_continues_as_new_as_a_coordinator(client, git_repo):
     runs = await listed(client, f'WorkflowId = "{wf_id}"', until=lambda rows: len(rows) >= 3)
     assert len(runs) >= 3
     assert {r.workflow_type for r in runs} == {"CoordinatorWorkflow"}
+
+
+async def test_a_coordinator_has_a_scratchpad_only_with_the_feature(client, git_repo):
+    """R63: `features.scratchpad` (default off, as `tengu_scratch`) decides whether a
+    coordinator's session gets a scratchpad, and whether its prompt names one."""
+    script = {
+        "agents": [
+            {"name": "c", "match": {"agent_type": "coordinator"}, "turns": [{"text": "Done."}]}
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = CoordinatorInput(
+                task="Nothing to do.",
+                workspace=Workspace(root=str(git_repo), host_queue=queues.host_queue),
+                config=fast_config(),
+            )
+            handle = await client.start_workflow(
+                "CoordinatorWorkflow",
+                inp,
+                id=f"coord-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=AgentResult,
+            )
+            assert (await handle.result()).final_text == "Done."
+            names = [
+                e.activity_task_scheduled_event_attributes.activity_type.name
+                async for e in handle.fetch_history_events()
+            ]
+    assert "workspace.create_scratchpad" not in names
+    assert "Scratchpad directory" not in json.dumps(model.log[0]["body"]["system"])
