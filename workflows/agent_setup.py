@@ -95,12 +95,12 @@ def agent_fields_hidden(inp: AgentInput) -> list[str]:
     """The `Agent` tool fields this agent is not offered: `run_in_background` when background
     tasks are disabled (R16: such a call runs sync), both it and `name` for a teammate (R73:
     its sub-agents are its own sync helpers; it was offered them and refused at the call),
-    and `mode` for a teammate too (a sync helper that plans first would wait for its
-    approval while the teammate waits for it: refused at the call)."""
+    and `mode` for both (a sync child that plans first would wait for its approval while
+    the parent waits for it: refused at the call)."""
     if inp.team is not None:
         return ["run_in_background", "name", "mode"]
     if inp.config.agents.background_tasks_disabled:
-        return ["run_in_background"]
+        return ["run_in_background", "mode"]
     return []
 
 

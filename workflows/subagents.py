@@ -85,6 +85,9 @@ DEFINITION_PLAN_ASYNC = "definition-plan-async"
 """Patch id: a child whose definition makes it plan first runs in the background, as one
 launched with `mode: plan` does; run sync, its approval request and its parent waited on
 each other for good."""
+PLAN_NEEDS_BACKGROUND = "plan-needs-background"
+"""Patch id: with background tasks disabled, a child that plans first is refused with a
+sentence, as a teammate's is; it ran in the background all the same."""
 ONE_AGENT_PER_NAME = "one-agent-per-name"
 """Patch id: a launch with the name of an agent still starting or running is refused at
 launch time too (the same batch, a coordinator's queued worker)."""
@@ -206,11 +209,16 @@ class SubAgents:
         if ctx.coordinator and (problem := self.phases.problem(inp, ctx.workspace.root)):
             return error_result(call.block, problem)
         plans = inp.mode == "plan" or self._plans_by_definition(resolved)
-        if ctx.team is not None and plans:
+        if plans and (ctx.team is not None or self._only_sync(ctx.config)):
+            why = (
+                "A teammate's sub-agents run synchronously"
+                if ctx.team is not None
+                else "Background tasks are disabled, so sub-agents run synchronously"
+            )
             return error_result(
                 call.block,
-                "A teammate's sub-agents run synchronously, so one that plans first would wait "
-                "for your approval while you wait for it: "
+                f"{why}, so one that plans first would wait for your approval while you wait "
+                "for it: "
                 + (
                     "leave out mode."
                     if inp.mode == "plan"
@@ -300,6 +308,12 @@ class SubAgents:
         if name and self.registry.find(name) is not None and versions.patched(NAME_REUSE_OWN_ID):
             return f"{base}.{agent_id}"
         return base
+
+    @staticmethod
+    def _only_sync(config: OutlastConfig) -> bool:
+        """Background tasks are disabled (R16): a child that plans first cannot run. Its
+        plan needed a background run, which it got regardless until this was patched."""
+        return config.agents.background_tasks_disabled and versions.patched(PLAN_NEEDS_BACKGROUND)
 
     def _plans_by_definition(self, resolved: AgentDefinition) -> bool:
         """Whether the child starts in plan mode by its definition (R23: `permissionMode:

@@ -63,6 +63,7 @@ AFTER_BASELINE = frozenset(
         "one-agent-per-name",
         "partial-ends-the-task",
         "pipeline-checked-pass",
+        "plan-needs-background",
         "scratchpad-by-feature",
         "shared-child-timers",
         "verified-base-commit",

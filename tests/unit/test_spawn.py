@@ -116,7 +116,7 @@ def test_the_agent_fields_an_agent_is_not_offered():
     off = base.model_copy(
         update={"config": OutlastConfig(agents=AgentSettings(background_tasks_disabled=True))}
     )
-    assert agent_fields_hidden(off) == ["run_in_background"]
+    assert agent_fields_hidden(off) == ["run_in_background", "mode"]
     team = TeamLink(workflow_id="team-t", team_name="t", members=["a", "b"], lead="a")
     assert agent_fields_hidden(base.model_copy(update={"team": team})) == [
         "run_in_background",

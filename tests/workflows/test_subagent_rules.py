@@ -72,6 +72,27 @@ async def test_bad_agent_calls_are_errors_and_start_nothing(client, git_repo):
     assert await started_children(handle) == 0
 
 
+async def test_with_background_tasks_off_a_child_that_plans_first_is_refused(client, git_repo):
+    """R16: no background tasks, so sub-agents run sync; one that plans first would wait for
+    its parent's approval while the parent waits for it. It ran in the background anyway."""
+    config = fast_config(agents=AgentSettings(background_tasks_disabled=True))
+    script = {
+        "agents": [
+            {"name": "parent", "turns": [{"tool_use": agent_call(mode="plan")}, {"text": "ok"}]}
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues, config=config), queues)
+            result = await handle.result()
+    (refused,) = tool_results(result)
+    assert refused.is_error and "Background tasks are disabled" in refused.content
+    assert "leave out mode" in refused.content
+    assert await started_children(handle) == 0
+    (agent_tool,) = [t for t in model.log[0]["body"]["tools"] if t["name"] == "Agent"]
+    assert not {"mode", "run_in_background"} & set(agent_tool["input_schema"]["properties"])
+
+
 async def test_subagents_cannot_nest_by_default_and_depth_is_enforced(client, git_repo):
     nested = OutlastConfig(
         model=FAST_MODEL, agents=AgentSettings(allow_nested_agents=True, max_depth=1)
