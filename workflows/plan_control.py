@@ -195,7 +195,10 @@ class PlanControl:
             return
         self.show(f"plan {pending.request_id} waits for {self.approver.name}'s approval")
         request = plan_approval_request_text(pending.request_id, pending.plan, pending.plan_file)
-        mail = MailMessage(text=request, sender=self.sender, id=f"{pending.request_id}-ask")
+        # The approver drops a mail id it has seen, from anyone: request ids count per agent
+        # (and restart in a resumed run), so the id names this run too.
+        mail_id = f"{workflow.info().run_id}:{pending.request_id}-ask"
+        mail = MailMessage(text=request, sender=self.sender, id=mail_id)
         try:
             await signal_workflow(self.approver.workflow_id, "send_message", mail)
         except ApplicationError:

@@ -374,3 +374,79 @@ async def test_a_sub_agent_whose_definition_plans_asks_its_parent_and_goes_on(cl
     assert (git_repo / "x.txt").read_text() == "x\n"
     (launch,) = [r for r in tool_results(result) if "Async agent launched" in r.content]
     assert not launch.is_error and '"careful work"' in launch.content
+
+
+def careful_child(name: str, plan: str) -> dict:
+    write = {"name": "Write", "input": {"file_path": "{{plan_file}}", "content": plan}}
+    return {
+        "name": name,
+        "match": {"agent_name": name},
+        "turns": [
+            {"tool_use": write},
+            {"tool_use": {"name": "ExitPlanMode", "input": {}}},
+            {"text": f"{name} done"},
+        ],
+    }
+
+
+def approve(name: str, plan: str, *, lacks: tuple[str, ...] = ()) -> dict:
+    answer = {"type": "plan_approval_response", "request_id": "plan-1", "approve": True}
+    return {
+        "name": f"approve-{name}",
+        "match": {
+            "conversation_contains": [plan],
+            "conversation_lacks": [f"Message queued for delivery to {name}", *lacks],
+        },
+        "after_last": "repeat_last",
+        "turns": [{"tool_use": {"name": "SendMessage", "input": {"to": name, "message": answer}}}],
+    }
+
+
+async def test_a_second_agent_s_plan_request_reaches_the_same_approver(client, git_repo):
+    """R79: every agent numbers its plan requests from 1, and the approver drops a message
+    id it has seen: the second child's request was dropped as the first's, and it waited
+    for an answer for good."""
+    spawn = {"description": "careful", "prompt": "plan", "mode": "plan"}
+    script = {
+        "agents": [
+            careful_child("c1", "PLAN-ONE"),
+            careful_child("c2", "PLAN-TWO"),
+            approve("c1", "PLAN-ONE", lacks=("c1 done",)),
+            {
+                "name": "spawn-c2",
+                "match": {
+                    "conversation_contains": ["c1 done"],
+                    "conversation_lacks": ['"careful two"'],
+                },
+                "after_last": "repeat_last",
+                "turns": [
+                    {
+                        "tool_use": {
+                            "name": "Agent",
+                            "input": {**spawn, "description": "careful two", "name": "c2"},
+                        }
+                    }
+                ],
+            },
+            approve("c2", "PLAN-TWO"),
+            {
+                "name": "done",
+                "match": {"conversation_contains": ["c2 done"]},
+                "after_last": "repeat_last",
+                "turns": [{"text": "both done"}],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": {"name": "Agent", "input": {**spawn, "name": "c1"}}},
+                    {"text": "waiting"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+    assert result.status == "completed" and result.final_text == "both done"
