@@ -6,6 +6,7 @@ Plans live outside the checkout, in `$OUTLAST_HOME/plans/<slug>.md` (Claude Code
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -35,16 +36,26 @@ def plans_dir() -> Path:
     return state_dir() / "plans"
 
 
+NAME_ATTEMPTS = 10
+"""R76: names tried before settling for a random one, to avoid another agent's plan."""
+
+
 @activity.defn(name="plan.prepare_plan_file")
 async def prepare_plan_file(req: PlanFileRequest) -> str:
-    """The plan file's absolute path; its directory exists afterwards."""
+    """The plan file's absolute path, a name no file has yet (another agent's plan would be
+    this agent's at ExitPlanMode); its directory exists afterwards."""
     return await run_blocking(_prepare, req.slug)
 
 
 def _prepare(slug: str) -> str:
     directory = plans_dir()
     directory.mkdir(parents=True, exist_ok=True)
-    return str(directory.resolve() / f"{slug}.md")
+    names = [f"{slug}.md", *(f"{slug}-{n}.md" for n in range(2, NAME_ATTEMPTS + 1))]
+    for name in names:
+        path = directory.resolve() / name
+        if not path.exists() and not path.is_symlink():
+            return str(path)
+    return str(directory.resolve() / f"{slug}-{uuid.uuid4().hex[:12]}.md")
 
 
 @activity.defn(name="plan.read_plan")

@@ -21,6 +21,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError
 
+from agents.canonical import sha256_hex
 from agents.messages import ToolResultBlock
 from agents.paths import normalize_path
 from agents.permissions import PLAN_MODE, plan_mode_denial
@@ -112,9 +113,12 @@ class PlanControl:
         state = self._state()
         if state.plan_file is None:
             slug = plan_slug(workflow.random().getrandbits(PLAN_SLUG_BITS))
+            # The id's hash, not its end: every agent named "reviewer" ended in "reviewer",
+            # in one plans directory for every session.
+            agent = sha256_hex(workflow.info().workflow_id.encode())[:10]
             state.plan_file = await workflow.execute_activity(
                 prepare_plan_file,
-                PlanFileRequest(slug=f"{slug}-{workflow.info().workflow_id[-8:]}"),
+                PlanFileRequest(slug=f"{slug}-{agent}"),
                 task_queue=workspace.host_queue,
                 **PLAN_OPTIONS,
             )

@@ -1,6 +1,7 @@
 """Plan mode (R75-R80): reminder texts and cadence, slugs, tool results, approval messages."""
 
 import json
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -280,3 +281,18 @@ def test_a_shutdown_answer_sent_as_an_object_is_read_as_its_json():
     sent = SendMessageInput.model_validate({"to": "team", "message": answer})
     read = parse_shutdown_response(sent.text, ["shutdown-1"])
     assert not isinstance(read, str) and read.approve
+
+
+def test_a_plan_file_name_another_plan_has_is_not_taken(tmp_path, monkeypatch):
+    """R76: up to 10 names avoid an existing file, then a random one."""
+    from activities import plan_file
+
+    monkeypatch.setattr(plan_file, "plans_dir", lambda: tmp_path)
+    first = plan_file._prepare("brave-quiet-river-abc")
+    assert first == str(tmp_path.resolve() / "brave-quiet-river-abc.md")
+    Path(first).write_text("another agent's plan")
+    assert plan_file._prepare("brave-quiet-river-abc").endswith("brave-quiet-river-abc-2.md")
+    for n in range(2, 11):
+        (tmp_path / f"brave-quiet-river-abc-{n}.md").write_text("taken")
+    last = Path(plan_file._prepare("brave-quiet-river-abc"))
+    assert not last.exists() and last.name.startswith("brave-quiet-river-abc-")
