@@ -126,7 +126,7 @@ async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolR
             await signal_workflow(parent.workflow_id, "send_message", mail)
         except ApplicationError:
             return error_result(call.block, f"{inp.to} has ended; nobody is there to read it.")
-        return _ok(call, f"Message sent to {inp.to}.")
+        return _ok(call, f"Message queued for delivery to {inp.to} at its next tool round.")
     task = agents.registry.find(inp.to)
     if task is None:
         known = ", ".join(t.name or t.agent_id for t in agents.registry.tasks.values()) or "none"
@@ -145,6 +145,7 @@ async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolR
 async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: MailMessage):
     """R66: a new run of the same workflow id continues the stopped agent's conversation."""
     previous = task.status
+    output = task.end.output_file if task.end is not None else None
     if task.transcript is None:
         return error_result(
             call.block,
@@ -210,5 +211,7 @@ async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: Mai
     return _ok(
         call,
         f'Agent "{call.input.to}" was stopped ({previous}); resumed it in the background with '
-        "your message. You'll be notified when it finishes.",
+        "your message. You'll be notified when it finishes."
+        # R64: its output file (the same path for every run of the agent).
+        + (f" Output: {output}" if output else ""),
     )

@@ -120,7 +120,7 @@ async def send_to_peers(
         delivered.append(target)
     if not delivered:
         return error_result(call.block, f"{', '.join(gone)} has left the team; nobody read it.")
-    text = f"Message sent to {', '.join(delivered)}; it is read at their next turn."
+    text = f"Message queued for delivery to {', '.join(delivered)} at its next tool round."
     if gone:
         text += f" Not delivered to {', '.join(gone)}: they have left the team."
     return ToolResultBlock(tool_use_id=call.block.id, content=text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 import pytest
@@ -138,7 +139,7 @@ async def test_send_message_resumes_a_finished_child_in_the_same_workflow_id(cli
     assert resumed[1]["content"][0]["text"] == "first answer: 42"
     assert "and then?" in str(resumed[-1]["content"])
     sent = [r for r in tool_results(result) if "resumed it in the background" in r.content]
-    assert len(sent) == 1
+    assert len(sent) == 1 and re.search(r"Output: /\S+/agent-\w+\.jsonl$", sent[0].content)
     notes = [t for t in user_texts(result) if t.startswith("<task-notification>")]
     assert len(notes) == 1 and "second answer, building on 42" in notes[0]
 

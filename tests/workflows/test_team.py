@@ -371,7 +371,7 @@ async def test_a_teammate_in_plan_mode_asks_the_lead(client, git_repo):
                 {"tool_use": send("b", approval)},
                 contains=['"plan_approval_request"'],
                 # Not the answer's type: the request as the lead reads it names it too.
-                lacks=["Message sent to b"],
+                lacks=["Message queued for delivery to b"],
             ),
             member("a", "idle", {"text": "a idle"}),
             {
