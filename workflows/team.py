@@ -71,6 +71,8 @@ class TeamWorkflow:
         self._ended: dict[str, MemberOutcome] = {}
         self._forwarded: dict[str, int] = {}
         self._shutdown: StopRequest | None = None
+        self._ending = False
+        """The team has decided to end: members are being stopped."""
         self._asked: dict[str, str] = {}
         """Shutdown request id -> member asked."""
         self._answers: dict[str, ShutdownAnswer] = {}
@@ -122,6 +124,8 @@ class TeamWorkflow:
                 or (inp.end_when_quiet and quiet(self._reports, self._live(), self._forwarded))
             )
         )
+        # From here no member reads mail again: refuse it rather than report it sent.
+        self._ending = True
         for name in self._live():
             try:
                 await signal_workflow(
@@ -271,8 +275,8 @@ class TeamWorkflow:
         names = [m.name for m in self._inp.members()]
         if mail.to != "*" and mail.to not in names:
             raise ValueError(f"no member named {mail.to}; members: {', '.join(names)}")
-        if self._shutdown is not None:
-            raise ValueError("the team is shutting down")
+        if self._shutdown is not None or self._ending:
+            raise ValueError("the team is ending: its members read no more mail")
 
     @workflow.update(name="task_create")
     def task_create(self, request: TaskCreateRequest) -> TeamTask:
