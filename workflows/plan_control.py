@@ -42,6 +42,7 @@ from agents.plan_mode import (
 with workflow.unsafe.imports_passed_through():
     from activities.plan_file import PlanFileRequest, PlanText, prepare_plan_file, read_plan
 
+from workflows import versions
 from workflows.agent_loop import LoopState
 from workflows.contracts import (
     AgentInput,
@@ -53,6 +54,10 @@ from workflows.contracts import (
 )
 from workflows.signals import signal_workflow
 from workflows.turns import ValidCall, error_result
+
+PLAN_REREAD_ON_APPROVAL = "plan-reread-on-approval"
+"""Patch id: an approved plan is read again, so edits made while it waited reach the agent
+as the plan "(edited by user)"; the agent was given the text it had asked with."""
 
 PLAN_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=30),
@@ -184,9 +189,22 @@ class PlanControl:
         if decision.approve:
             state.mode = decision.target_mode or state.pre_plan_mode or "default"
             state.plan_exited = True
-            text = approved_plan_result(pending.plan, pending.plan_file)
+            plan, edited = await self._approved_text(pending, workspace)
+            text = approved_plan_result(plan, pending.plan_file, edited)
             return ToolResultBlock(tool_use_id=call.block.id, content=text)
         return error_result(call.block, rejected_plan_result(decision.feedback))
+
+    async def _approved_text(self, pending: PendingPlan, workspace: Workspace) -> tuple[str, bool]:
+        """The plan as approved, and whether it was edited: the person may have changed the
+        file while it waited (R79, "edited by user"); the agent carries out what they read."""
+        if not versions.patched(PLAN_REREAD_ON_APPROVAL):
+            return pending.plan, False
+        now: PlanText = await workflow.execute_activity(
+            read_plan, pending.plan_file, task_queue=workspace.host_queue, **PLAN_OPTIONS
+        )
+        if not (now.text or "").strip() or now.text == pending.plan:
+            return pending.plan, False
+        return now.text or "", True
 
     async def _ask(self, pending: PendingPlan) -> None:
         if self.approver.workflow_id is None:

@@ -64,6 +64,7 @@ AFTER_BASELINE = frozenset(
         "partial-ends-the-task",
         "pipeline-checked-pass",
         "plan-needs-background",
+        "plan-reread-on-approval",
         "scratchpad-by-feature",
         "shared-child-timers",
         "verified-base-commit",

@@ -88,6 +88,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # After members sent a final report and a refused request became a failed update.
     "team_shutdown_v2": team_shutdown,
     "plan_approved": plan_approved,
+    # After an approved plan is read again (patched plan-reread-on-approval).
+    "plan_approved_v2": plan_approved,
     "plan_rejected": plan_rejected,
     "verified_task": verified_task,
     # After the implementer's liveness checks and explicit cancellation came in.

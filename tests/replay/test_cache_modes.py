@@ -28,7 +28,7 @@ DETERMINISTIC = [
     "agent_tool_errors",
     "subagents_resume",
     "pipeline",
-    "plan_approved",
+    "plan_approved_v2",
     "plan_rejected",
     "verified_task_v4",
     "fork_join",

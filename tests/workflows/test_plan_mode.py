@@ -450,3 +450,24 @@ async def test_a_second_agent_s_plan_request_reaches_the_same_approver(client, g
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             result = await asyncio.wait_for(handle.result(), timeout=60)
     assert result.status == "completed" and result.final_text == "both done"
+
+
+async def test_a_plan_edited_while_it_waits_is_the_plan_approved(client, git_repo):
+    """R79: the person may change the plan file before approving; the agent is given the
+    plan they approved, marked "(edited by user)", not the text it asked with."""
+    from pathlib import Path
+
+    from workflows.contracts import PlanDecision
+
+    with scripted_model(APPROVED, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("add X", git_repo, queues), queues)
+            view = await wait_for_pending(handle)
+            Path(view.pending.plan_file).write_text("# Plan\n- create src/x.py, EDITED-BY-ME\n")
+            await handle.signal("approve_plan", PlanDecision(approve=True))
+            result = await handle.result()
+    assert result.status == "completed"
+    (result_block,) = json.loads(requests_text(model.log)[4])[-1]["content"][:1]
+    approved = json.dumps(result_block)
+    assert "## Approved Plan (edited by user)" in approved and "EDITED-BY-ME" in approved
+    assert "create src/x.py with X = 1" not in approved
