@@ -177,13 +177,16 @@ async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: Mai
             "definitions": definitions_for_child(task.spawn.tools, agents.ctx.definitions),
         }
     )
+    # R76: a planning agent's helpers only read, a resumed one too (for this run only: the
+    # kept input, for later resumes, keeps what it was launched with).
+    run = spawn.model_copy(update={"write_scope": []}) if agents.ctx.planning() else spawn
     try:
         started: ResumeResult = await workflow.execute_activity_method(
             AgentControl.resume_agent,
             ResumeRequest(
                 workflow_id=task.workflow_id,
                 task_queue=workflow.info().task_queue,
-                input=spawn.model_dump(mode="json"),
+                input=run.model_dump(mode="json"),
                 message=mail.model_dump(mode="json"),
                 known_run_id=task.run_id,
             ),

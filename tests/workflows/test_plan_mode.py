@@ -471,3 +471,44 @@ async def test_a_plan_edited_while_it_waits_is_the_plan_approved(client, git_rep
     approved = json.dumps(result_block)
     assert "## Approved Plan (edited by user)" in approved and "EDITED-BY-ME" in approved
     assert "create src/x.py with X = 1" not in approved
+
+
+async def test_a_planning_agent_resumes_a_helper_only_to_read(client, git_repo):
+    """R76: while planning, a stopped helper that SendMessage resumes runs as the helpers a
+    planning agent launches do: it reads, and writes nothing. It was resumed with the write
+    access it had been launched with before the planning began."""
+    write = {"name": "Write", "input": {"file_path": "{{cwd}}/x.txt", "content": "x\n"}}
+    spawn = {"description": "helper", "prompt": "look", "name": "helper"}
+    script = {
+        "agents": [
+            {
+                "name": "helper",
+                "match": {"agent_name": "helper"},
+                "turns": [{"text": "first"}, {"tool_use": write}, {"text": "tried"}],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": {"name": "Agent", "input": spawn}},
+                    {"tool_use": {"name": "EnterPlanMode", "input": {}}},
+                    {
+                        "tool_use": {
+                            "name": "SendMessage",
+                            "input": {"to": "helper", "message": "write x.txt"},
+                        }
+                    },
+                    {"text": "waiting"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await asyncio.wait_for(handle.result(), timeout=60)
+    assert not (git_repo / "x.txt").exists()
+    helper = [r for r in model.log if r["agent"] == "helper"]
+    assert len(helper) == 3  # it tried the Write, and was told no
+    (answer,) = json.loads(json.dumps(helper[2]["body"]["messages"][-1]["content"]))[:1]
+    assert answer["type"] == "tool_result" and answer.get("is_error")
