@@ -52,6 +52,28 @@ def shutdown_request_id(text: str) -> str | None:
     return request_id if isinstance(request_id, str) and request_id else None
 
 
+def with_request_id(text: str, request_id: str) -> str | None:
+    """`text` with `request_id` filled in if it is a shutdown request that has none (the spec
+    has the asker give only `reason`; the answer must echo an id), else None."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("type") != "shutdown_request":
+        return None
+    if isinstance(data.get("request_id"), str) and data["request_id"]:
+        return None
+    return json.dumps({**data, "request_id": request_id}, ensure_ascii=False)
+
+
+def is_shutdown_response(text: str) -> bool:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(data, dict) and data.get("type") == "shutdown_response"
+
+
 def parse_shutdown_response(text: str, open_requests: list[str]) -> ShutdownResponseMessage | str:
     """The teammate's answer, or what is wrong with it (for an `is_error` tool result)."""
     usage = (

@@ -18,18 +18,29 @@ from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_
 
 from agents.control_tools import SendMessageInput
 from agents.messages import ToolResultBlock
-from agents.team_protocol import parse_shutdown_response, shutdown_request_id
+from agents.team_protocol import (
+    TEAM_ADDRESS,
+    is_shutdown_response,
+    parse_shutdown_response,
+    shutdown_request_id,
+    with_request_id,
+)
 from agents.team_tasks import TASK_CREATE_TOOL, TASK_GET_TOOL, TASK_LIST_TOOL, TASK_UPDATE_TOOL
 
 with workflow.unsafe.imports_passed_through():
     from activities.team_control import TeamControl, TeamTaskCall, TeamTaskReply
 
+from workflows import versions
 from workflows.contracts import MailMessage, TeamLink
 from workflows.pattern_contracts import MemberReport, ShutdownAnswer
 from workflows.signals import signal_workflow
 from workflows.turns import ValidCall, error_result
 
 TEAM_MAIL_PREFIX = "team:"
+PEER_SHUTDOWN_ANSWERED = "peer-shutdown-answered"
+"""Patch id: a teammate's answer to a shutdown request another teammate sent (the lead,
+mostly) reaches that teammate, and an answer sent to it by name counts as the answer. The
+team alone heard answers, and ignored ids it had not issued."""
 TEAM_TOOL_OPS = {
     "create": TASK_CREATE_TOOL,
     "get": TASK_GET_TOOL,
@@ -49,12 +60,26 @@ class TeamCounters(BaseModel):
     sent_to: dict[str, int] = Field(default_factory=dict)
     received: int = 0
     shutdown_requests: list[str] = Field(default_factory=list)
+    shutdown_askers: dict[str, str] = Field(default_factory=dict)
+    """Open requests a teammate sent (request id -> its name); the others are the team's."""
 
 
 def on_team_mail(counters: TeamCounters, message: MailMessage) -> None:
     counters.received += 1
     if request_id := shutdown_request_id(message.text):
         counters.shutdown_requests.append(request_id)
+        if message.sender != TEAM_ADDRESS:
+            counters.shutdown_askers[request_id] = message.sender
+
+
+def answers_a_peer(counters: TeamCounters, text: str) -> bool:
+    """A shutdown_response sent by name to a teammate that asked: the answer, as if sent to
+    "team". Asked only while a teammate's request is open."""
+    return (
+        bool(counters.shutdown_askers)
+        and is_shutdown_response(text)
+        and versions.patched(PEER_SHUTDOWN_ANSWERED)
+    )
 
 
 async def answer_shutdown(
@@ -76,6 +101,19 @@ async def answer_shutdown(
     except ApplicationError:
         workflow.logger.info("team %s ended before %s answered", team.workflow_id, me)
     counters.shutdown_requests.remove(answer.request_id)
+    asker = counters.shutdown_askers.pop(answer.request_id, None)
+    if asker is not None and versions.patched(PEER_SHUTDOWN_ANSWERED):
+        # R72: the responder echoes the id to whoever asked (the lead, mostly).
+        mail = MailMessage(
+            text=call.input.text,
+            sender=me,
+            id=f"{TEAM_MAIL_PREFIX}{workflow.info().workflow_id}:{call.block.id}",
+        )
+        try:
+            await signal_workflow(member_workflow_id(team, asker), "send_message", mail)
+            counters.sent_to[asker] = counters.sent_to.get(asker, 0) + 1
+        except ApplicationError:
+            workflow.logger.info("%s left the team before %s answered", asker, me)
     text = (
         "Shutdown approved: you stop when this turn ends."
         if answer.approve
@@ -103,8 +141,10 @@ async def send_to_peers(
     if inp.to == me:
         return error_result(call.block, "That is you; send the message to a teammate.")
     targets = [m for m in team.members if m != me] if inp.to == "*" else [inp.to]
+    # A shutdown request needs an id its answer can echo (R72); the asker gives a reason only.
+    asked = with_request_id(inp.text, f"shutdown-{me}-{call.block.id}")
     mail = MailMessage(
-        text=inp.text,
+        text=asked or inp.text,
         sender=me,
         summary=inp.summary,
         id=f"{TEAM_MAIL_PREFIX}{workflow.info().workflow_id}:{call.block.id}",

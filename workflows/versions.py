@@ -62,6 +62,7 @@ AFTER_BASELINE = frozenset(
         "name-reuse-own-id",
         "one-agent-per-name",
         "partial-ends-the-task",
+        "peer-shutdown-answered",
         "pipeline-checked-pass",
         "plan-needs-background",
         "plan-reread-on-approval",

@@ -416,3 +416,43 @@ async def test_a_teammate_in_plan_mode_asks_the_lead(client, git_repo):
     assert "PLAN-B: add x" in a_saw and "plan_approval_request" in a_saw
     b_saw = last_request(model.log, "b")
     assert "User has approved your plan" in b_saw and "PLAN-B: add x" in b_saw
+
+
+async def test_a_teammate_s_shutdown_answer_reaches_the_teammate_that_asked(client, git_repo):
+    """R68/R72: the lead asks a teammate to shut down with SendMessage; the teammate's
+    answer (to "team", as the request tells it) echoes the id back to the lead, and an
+    approval stops it. The team alone heard answers, and ignored ids it had not issued."""
+    ask = json.dumps({"type": "shutdown_request", "request_id": "sd-1", "reason": "PLEASE-STOP"})
+    answer = json.dumps({"type": "shutdown_response", "request_id": "sd-1", "approve": True})
+    script = {
+        "agents": [
+            member("a", "heard", {"text": "A-HEARD"}, contains=['"shutdown_response"']),
+            member("a", "ask", {"tool_use": send("b", ask)}, lacks=["PLEASE-STOP"]),
+            member("a", "wait", {"text": "a waiting"}),
+            member(
+                "b",
+                "answer",
+                {"tool_use": send("team", answer)},
+                contains=["PLEASE-STOP"],
+                lacks=["Shutdown approved"],
+            ),
+            member("b", "idle", {"text": "b idle"}),
+            member("c", "idle", {"text": "c idle"}),
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            result = await (await start_team(client, queues, git_repo)).result()
+    assert result.status == "completed" and result.lead_text == "A-HEARD"
+    b_calls = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "b"]
+    assert len(b_calls) == 2  # it stopped after approving: no turn after that one
+
+
+def test_a_shutdown_request_without_an_id_gets_one():
+    from agents.team_protocol import shutdown_request_id, with_request_id
+
+    filled = with_request_id(json.dumps({"type": "shutdown_request", "reason": "r"}), "sd-9")
+    assert filled is not None and shutdown_request_id(filled) == "sd-9"
+    given = json.dumps({"type": "shutdown_request", "request_id": "mine"})
+    assert with_request_id(given, "sd-9") is None  # kept as the asker wrote it
+    assert with_request_id("plain words", "sd-9") is None
