@@ -66,12 +66,16 @@ def with_request_id(text: str, request_id: str) -> str | None:
     return json.dumps({**data, "request_id": request_id}, ensure_ascii=False)
 
 
-def is_shutdown_response(text: str) -> bool:
+def response_request_id(text: str) -> str | None:
+    """The request id `text` answers if it is a shutdown response, else None."""
     try:
         data = json.loads(text)
     except ValueError:
-        return False
-    return isinstance(data, dict) and data.get("type") == "shutdown_response"
+        return None
+    if not isinstance(data, dict) or data.get("type") != "shutdown_response":
+        return None
+    request_id = data.get("request_id")
+    return request_id if isinstance(request_id, str) else None
 
 
 def parse_shutdown_response(text: str, open_requests: list[str]) -> ShutdownResponseMessage | str:

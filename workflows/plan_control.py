@@ -19,7 +19,7 @@ from datetime import timedelta
 from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 from agents.canonical import sha256_hex
 from agents.messages import ToolResultBlock
@@ -199,9 +199,16 @@ class PlanControl:
         file while it waited (R79, "edited by user"); the agent carries out what they read."""
         if not versions.patched(PLAN_REREAD_ON_APPROVAL):
             return pending.plan, False
-        now: PlanText = await workflow.execute_activity(
-            read_plan, pending.plan_file, task_queue=workspace.host_queue, **PLAN_OPTIONS
-        )
+        try:
+            now: PlanText = await workflow.execute_activity(
+                read_plan, pending.plan_file, task_queue=workspace.host_queue, **PLAN_OPTIONS
+            )
+        except ActivityError as e:
+            if is_cancelled_exception(e):
+                raise
+            # Approved all the same: the text it asked with, rather than a failed agent.
+            workflow.logger.warning("plan not read again at approval: %s", e.cause)
+            return pending.plan, False
         if not (now.text or "").strip() or now.text == pending.plan:
             return pending.plan, False
         return now.text or "", True

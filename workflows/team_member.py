@@ -20,8 +20,8 @@ from agents.control_tools import SendMessageInput
 from agents.messages import ToolResultBlock
 from agents.team_protocol import (
     TEAM_ADDRESS,
-    is_shutdown_response,
     parse_shutdown_response,
+    response_request_id,
     shutdown_request_id,
     with_request_id,
 )
@@ -73,12 +73,10 @@ def on_team_mail(counters: TeamCounters, message: MailMessage) -> None:
 
 
 def answers_a_peer(counters: TeamCounters, text: str) -> bool:
-    """A shutdown_response sent by name to a teammate that asked: the answer, as if sent to
-    "team". Asked only while a teammate's request is open."""
-    return (
-        bool(counters.shutdown_askers)
-        and is_shutdown_response(text)
-        and versions.patched(PEER_SHUTDOWN_ANSWERED)
+    """A shutdown_response to a teammate's open request, sent by name: the answer, as if
+    sent to "team" (one that answers another request is mail like any other)."""
+    return response_request_id(text) in counters.shutdown_askers and versions.patched(
+        PEER_SHUTDOWN_ANSWERED
     )
 
 
