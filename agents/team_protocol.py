@@ -40,42 +40,37 @@ def shutdown_request_text(request_id: str, reason: str) -> str:
     )
 
 
-def shutdown_request_id(text: str) -> str | None:
-    """The request id if `text` is a shutdown request, else None."""
+def _protocol(text: str, kind: str) -> dict | None:
+    """`text` as a protocol message of type `kind`, or None."""
     try:
         data = json.loads(text)
     except ValueError:
         return None
-    if not isinstance(data, dict) or data.get("type") != "shutdown_request":
-        return None
-    request_id = data.get("request_id")
+    return data if isinstance(data, dict) and data.get("type") == kind else None
+
+
+def _request_id(data: dict | None) -> str | None:
+    request_id = (data or {}).get("request_id")
     return request_id if isinstance(request_id, str) and request_id else None
+
+
+def shutdown_request_id(text: str) -> str | None:
+    """The request id if `text` is a shutdown request, else None."""
+    return _request_id(_protocol(text, "shutdown_request"))
 
 
 def with_request_id(text: str, request_id: str) -> str | None:
     """`text` with `request_id` filled in if it is a shutdown request that has none (the spec
     has the asker give only `reason`; the answer must echo an id), else None."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or data.get("type") != "shutdown_request":
-        return None
-    if isinstance(data.get("request_id"), str) and data["request_id"]:
+    data = _protocol(text, "shutdown_request")
+    if data is None or _request_id(data) is not None:
         return None
     return json.dumps({**data, "request_id": request_id}, ensure_ascii=False)
 
 
 def response_request_id(text: str) -> str | None:
     """The request id `text` answers if it is a shutdown response, else None."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or data.get("type") != "shutdown_response":
-        return None
-    request_id = data.get("request_id")
-    return request_id if isinstance(request_id, str) else None
+    return _request_id(_protocol(text, "shutdown_response"))
 
 
 def parse_shutdown_response(text: str, open_requests: list[str]) -> ShutdownResponseMessage | str:
