@@ -182,15 +182,21 @@ def coordinator_script() -> dict:
     }
 
 
-async def run_coordinator(client, queues, repo: Path, wf_id: str):
+async def start_coordinator(client, queues, repo: Path, wf_id: str, config=None, task=None):
+    """A CoordinatorWorkflow on `repo`; `config`: the tests' own by default, with a
+    scratchpad (R63)."""
     inp = CoordinatorInput(
-        task="Make greet() shorter, carefully.",
+        task=task or "Make greet() shorter, carefully.",
         workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
-        config=fast_config(features=Features(scratchpad=True)),
+        config=config or fast_config(features=Features(scratchpad=True)),
     )
-    handle = await client.start_workflow(
+    return await client.start_workflow(
         "CoordinatorWorkflow", inp, id=wf_id, task_queue=queues.task_queue, result_type=AgentResult
     )
+
+
+async def run_coordinator(client, queues, repo: Path, wf_id: str):
+    handle = await start_coordinator(client, queues, repo, wf_id)
     return handle, await handle.result()
 
 
@@ -401,17 +407,9 @@ async def test_a_coordinator_has_a_scratchpad_only_with_the_feature(client, git_
     }
     with scripted_model(script, log_bodies=True) as model:
         async with running_workers(client) as queues:
-            inp = CoordinatorInput(
-                task="Nothing to do.",
-                workspace=Workspace(root=str(git_repo), host_queue=queues.host_queue),
-                config=fast_config(),
-            )
-            handle = await client.start_workflow(
-                "CoordinatorWorkflow",
-                inp,
-                id=f"coord-{uuid.uuid4().hex[:8]}",
-                task_queue=queues.task_queue,
-                result_type=AgentResult,
+            wf_id = f"coord-{uuid.uuid4().hex[:8]}"
+            handle = await start_coordinator(
+                client, queues, git_repo, wf_id, config=fast_config(), task="Nothing to do."
             )
             assert (await handle.result()).final_text == "Done."
             names = [

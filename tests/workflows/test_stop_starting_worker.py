@@ -20,9 +20,7 @@ from tests.support import (
     tool_results,
     wait_for,
 )
-from tests.workflows.test_coordinator import run_coordinator, worker
-from workflows.contracts import Workspace
-from workflows.pattern_contracts import CoordinatorInput
+from tests.workflows.test_coordinator import run_coordinator, start_coordinator, worker
 
 SLOW_START = Hold(3, child_suffix="/queued")
 """The child workflow `queued` starts 3 s late: the coordinator's next turn comes while it is
@@ -113,14 +111,7 @@ async def test_a_killed_coordinator_stops_a_worker_that_was_starting(client, git
     wf_id = f"coord-{uuid.uuid4().hex[:8]}"
     with scripted_model(KILL_SCRIPT):
         async with running_workers(client, interceptors=[unheard]) as queues:
-            inp = CoordinatorInput(
-                task="Make greet() shorter, carefully.",
-                workspace=Workspace(root=str(git_repo), host_queue=queues.host_queue),
-                config=fast_config(),
-            )
-            handle = await client.start_workflow(
-                "CoordinatorWorkflow", inp, id=wf_id, task_queue=queues.task_queue
-            )
+            handle = await start_coordinator(client, queues, git_repo, wf_id, config=fast_config())
             await wait_for(held.is_set)  # the holder is done: `queued` started, unheard of
             await handle.cancel()
             with pytest.raises(WorkflowFailureError):
