@@ -47,6 +47,7 @@ from activities.snapshot import changed_files, head_commit, remove_snapshot, sna
 from activities.team_control import TeamControl
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
 from activities.tools import KILL_ACTIVITIES
+from activities.tools.bash_background import BACKGROUND_ACTIVITIES
 from activities.tools.process_groups import settle_kills
 from activities.transcript_export import export_transcript
 from activities.worktree import cleanup_worktree, create_worktree
@@ -57,6 +58,7 @@ from workflows.contracts import TASK_QUEUE, host_task_queue
 from workflows.coordinator import CoordinatorWorkflow
 from workflows.fork_join import ForkJoinWorkflow
 from workflows.pipeline import PipelineWorkflow
+from workflows.shell_task import ShellTaskWorkflow
 from workflows.team import TeamWorkflow
 from workflows.verified_task import VerifiedTaskWorkflow
 
@@ -67,11 +69,13 @@ WORKFLOWS = [
     PipelineWorkflow,
     TeamWorkflow,
     VerifiedTaskWorkflow,
+    ShellTaskWorkflow,
 ]
 MODEL_ACTIVITIES = [call_model]
 HOST_ACTIVITIES = [
     *TOOL_ACTIVITIES,
     *KILL_ACTIVITIES,
+    *BACKGROUND_ACTIVITIES,
     render_context,
     load_definitions,
     create_worktree,

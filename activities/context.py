@@ -208,10 +208,23 @@ def tool_definitions(
         else {
             "name": n,
             "description": TOOLS[n].description,
-            "input_schema": json.loads(_schema_of(TOOLS[n].input_model)),
+            "input_schema": _without(
+                json.loads(_schema_of(TOOLS[n].input_model)),
+                # Bash runs in the background where an agent may (T4, R16, R73).
+                BACKGROUND_FIELD if n == "Bash" and BACKGROUND_FIELD in agent_fields_hidden else "",
+            ),
         }
         for n in names
     ]
+
+
+BACKGROUND_FIELD = "run_in_background"
+
+
+def _without(schema: dict, field: str) -> dict:
+    if field:
+        schema.get("properties", {}).pop(field, None)
+    return schema
 
 
 @activity.defn(name="prompt.render_context")

@@ -69,6 +69,7 @@ you are notified when it finishes again. Plain text you write is never seen by o
 this tool is the only way to reach them."""
 
 TASK_STOP_DESCRIPTION = """\
-Stop a running background agent by its agent ID (or name). Use it when an agent is going the \
-wrong way or is no longer needed. Its notification will say it was stopped; a stopped agent \
-can be continued later with SendMessage."""
+Stop a running background agent by its agent ID (or name), or a background Bash command by \
+its ID. Use it when an agent is going the wrong way or is no longer needed, or a command (a \
+server, a watcher) has done its job. Its notification will say it was stopped; a stopped \
+agent can be continued later with SendMessage."""

@@ -59,7 +59,14 @@ from workflows.agent_loop import (
     run_agent_loop,
     seen_read_state,
 )
-from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare, prepare_fork
+from workflows.agent_setup import (
+    SETUP_OPTIONS,
+    Prepared,
+    agent_fields_hidden,
+    lineage_of,
+    prepare,
+    prepare_fork,
+)
 from workflows.carry import SEEN_MAIL_KEPT, AgentCarry, should_continue_as_new
 from workflows.child_endings import settle_children
 from workflows.contracts import (
@@ -81,6 +88,8 @@ from workflows.details import render_details
 from workflows.phases import create_session_scratchpad
 from workflows.plan_control import PlanControl, plan_approver
 from workflows.registry import ChildRegistry
+from workflows.shell_task import launch as launch_shell
+from workflows.shells import ShellEnd
 from workflows.subagents import ParentContext, SubAgents
 from workflows.team_member import (
     TEAM_TOOL_OPS,
@@ -449,7 +458,27 @@ class AgentWorkflow:
             extra_roots=(inp.scratchpad,) if inp.scratchpad else (),
             write_scope=tuple(inp.write_scope) if inp.write_scope is not None else None,
             label=inp.name or prepared.definition.agent_type,
+            # Offered where a background agent is (R16, R73): a teammate's or a run's with
+            # background tasks disabled is refused by the Bash tool itself.
+            background_bash=None
+            if agent_fields_hidden(inp)
+            else functools.partial(self._background_bash, inp),
         )
+
+    async def _background_bash(self, inp: AgentInput, call, ctx) -> ToolResultBlock:
+        def found_task_dir(path: str) -> None:
+            self._state.task_dir = path
+
+        result = await launch_shell(
+            self._registry,
+            call,
+            ctx,
+            inp.workspace.host_queue,
+            inp.config.tools.heartbeat_timeout_s,
+            found_task_dir,
+        )
+        self._refresh_details()
+        return result
 
     async def _end(
         self, inp: AgentInput, status: str, *, error: str | None = None, loop_end: str = ""
@@ -611,6 +640,12 @@ class AgentWorkflow:
         self._subagents.on_notification(end)
         self._refresh_details()
 
+    @workflow.signal(name="shell_notification")
+    def shell_notification(self, end: ShellEnd) -> None:
+        """A background command ended (sent by its `ShellTaskWorkflow`)."""
+        self._registry.record_shell_end(end)
+        self._refresh_details()
+
     @workflow.signal(name="set_backgrounded")
     def set_backgrounded(self) -> None:
         """This agent's parent stopped waiting for it: it now runs in the background."""
@@ -661,7 +696,8 @@ class AgentWorkflow:
 
     @workflow.query(name="tasks")
     def tasks(self) -> list[ChildSummary]:
-        return [t.summary() for t in self._registry.tasks.values()]
+        agents = [t.summary() for t in self._registry.tasks.values()]
+        return agents + [t.summary() for t in self._registry.shells.shells.values()]
 
     @workflow.query(name="transcript")
     def transcript(self) -> TranscriptView:

@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
 from workflows.contracts import MailMessage, ParentLink
 from workflows.phases import STOP_STARTING_WORKER
 from workflows.registry import ChildTask
+from workflows.shell_task import stop_shell, stop_shells
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.subagents import SubAgents
 from workflows.turns import ValidCall, error_result
@@ -55,6 +56,19 @@ def _ok(call: ValidCall, text: str) -> ToolResultBlock:
 
 async def task_stop(agents: SubAgents, call: ValidCall) -> ToolResultBlock:
     inp: TaskStopInput = call.input  # type: ignore[assignment]
+    if (shell := agents.registry.shells.find(inp.target)) is not None:
+        if shell.status != "running":
+            return _ok(
+                call,
+                f"Background command {shell.shell_id} is not running (status: {shell.status}); "
+                "nothing to stop.",
+            )
+        await stop_shell(shell)
+        return _ok(
+            call,
+            f'Stopped background command {shell.shell_id} ("{shell.description}"). Its '
+            f"notification will follow; its output so far is in {shell.output_file}",
+        )
     if queued := agents.phases.cancel(inp.target):
         return _ok(
             call,
@@ -87,9 +101,9 @@ async def task_stop(agents: SubAgents, call: ValidCall) -> ToolResultBlock:
 
 
 async def stop_background_children(agents: SubAgents) -> list[str]:
-    """Cancel every background sub-agent still running, as TaskStop would, before the agent
-    ends for good, and name them (for its result); each cancels its own in turn, so the
-    whole tree goes. Sync children are not here: a cancelled wait cancels its child
+    """Cancel every background sub-agent and command still running, as TaskStop would, before
+    the agent ends for good, and name them (for its result); each cancels its own in turn,
+    so the whole tree goes. Sync children are not here: a cancelled wait cancels its child
     (`SubAgents`), and no other end leaves one running."""
     agents.phases.closing = True
     # Asked only when a start is under way, so other agents record no marker.
@@ -100,10 +114,12 @@ async def stop_background_children(agents: SubAgents) -> list[str]:
             await workflow.wait_condition(lambda: not agents.starting(), timeout=START_WAIT)
         except TimeoutError:
             workflow.logger.warning("ending with starts still under way: %s", agents.starting())
+    # Background commands exist only in runs that know to stop them (`bash-background`).
+    shells = await stop_shells(agents.registry)
     running = [t for t in agents.registry.running() if t.mode == "background"]
     # Asked only when there is something to stop, so other agents record no marker.
     if not running or not versions.patched(END_STOPS_CHILDREN):
-        return []
+        return shells
     for task in running:
         task.stop_requested = True
     cancels = [cancel_workflow(t.workflow_id) for t in running]
@@ -112,7 +128,7 @@ async def stop_background_children(agents: SubAgents) -> list[str]:
     for task, failed in zip(running, outcomes, strict=True):
         if isinstance(failed, Exception):
             workflow.logger.warning("could not stop %s: %s", task.workflow_id, failed)
-    return [t.name or t.agent_id for t in running]
+    return [*shells, *(t.name or t.agent_id for t in running)]
 
 
 async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolResultBlock:

@@ -91,6 +91,8 @@ class LoopState(BaseModel):
     """tool_use_id -> blob of that result's content, for the next model request (issue 9)."""
     model_calls: ModelCalls = Field(default_factory=ModelCalls)
     """What decides the next model call's mode under `model.local_activity: auto`."""
+    task_dir: str = ""
+    """Where its background commands' output files are, once it has launched one."""
 
 
 def tool_options(call: ValidCall, config: OutlastConfig) -> dict[str, Any]:
@@ -129,6 +131,8 @@ class LoopSetup:
     """Directories besides the workspace its tools may use (a coordinator's scratchpad)."""
     label: str = "agent"
     """How its activities' summaries name the agent (its name, else its type)."""
+    background_bash: Callable[[ValidCall, ToolContext], Awaitable[ToolResultBlock]] | None = None
+    """Launches a Bash call with `run_in_background` (None: not offered; the tool refuses)."""
 
 
 @dataclass
@@ -161,7 +165,10 @@ class LoopHooks:
 LOCAL_READ_TOOLS_PATCH = "local-read-tools"
 """Read, Glob and Grep run as local activities on the workspace's host (issue 9)."""
 KILL_ON_HOST = "kill-on-host"
-"""A killed run also kills its running Bash command on the host (`_killable`)."""
+"""A killed run also kills its running Bash command on the host (`killable`)."""
+BASH_BACKGROUND = "bash-background"
+"""Bash with `run_in_background` starts a `ShellTaskWorkflow` (the first releases refused it
+in the Bash activity)."""
 LOCAL_TOOL_TIMEOUT = timedelta(seconds=30)
 """Longer than this, the call is run again as a regular activity, which can heartbeat."""
 
@@ -215,14 +222,12 @@ async def _call_model(setup: LoopSetup, state: LoopState, ephemeral: list[str]) 
         ) from e
 
 
-async def _run_activity_tool(
-    setup: LoopSetup, state: LoopState, call: ValidCall
-) -> ToolResultBlock:
-    spec = TOOLS[call.block.name]
+def tool_context(setup: LoopSetup, state: LoopState, call: ValidCall) -> ToolContext:
+    """Where and as whom this agent's tool call runs, now."""
     file_path = getattr(call.input, "file_path", None)
     stamp = state.read_state.get(normalize_path(state.cwd, file_path)) if file_path else None
     planning = state.mode == "plan"
-    ctx = ToolContext(
+    return ToolContext(
         workspace_root=setup.workspace.root,
         cwd=state.cwd,
         agent_id=setup.agent_id,
@@ -232,9 +237,17 @@ async def _run_activity_tool(
         plan_file=state.plan_file,
         plan_mode=planning,
         read_stamp=stamp,
-        extra_roots=setup.extra_roots,
+        # Its background commands' output files are read where they are written.
+        extra_roots=(*setup.extra_roots, state.task_dir) if state.task_dir else setup.extra_roots,
         write_scope=setup.write_scope,
     )
+
+
+async def _run_activity_tool(
+    setup: LoopSetup, state: LoopState, call: ValidCall
+) -> ToolResultBlock:
+    spec = TOOLS[call.block.name]
+    ctx = tool_context(setup, state, call)
     summary = tool_summary(
         setup.label, state.turns, call.block.name, call.input, setup.workspace.root
     )
@@ -275,7 +288,7 @@ async def _run_on_host(
         )
         if spec.kill is None:
             return await handle
-        return await _killable(handle, spec.kill, setup.workspace.host_queue, heartbeat_timeout)
+        return await killable(handle, spec.kill, setup.workspace.host_queue, heartbeat_timeout)
     except ActivityError as e:
         if is_cancelled_exception(e):
             raise
@@ -283,7 +296,7 @@ async def _run_on_host(
         return error_result(call.block, f"{call.block.name} could not run: {cause}")
 
 
-async def _killable(
+async def killable(
     handle: workflow.ActivityHandle[ToolOutput],
     kill: Callable[[KillRequest], Awaitable[int]],
     host_queue: str,
@@ -352,6 +365,14 @@ async def _run_one(setup: LoopSetup, state: LoopState, item: ValidCall | ToolRes
     tool = setup.workflow_tools.get(item.block.name)
     if tool is not None:
         return await tool.run(item)
+    if (
+        item.block.name == "Bash"
+        and setup.background_bash is not None
+        and getattr(item.input, "run_in_background", False)
+        # Asked only for such a call: before it, the activity refused it.
+        and versions.patched(BASH_BACKGROUND)
+    ):
+        return await setup.background_bash(item, tool_context(setup, state, item))
     return await _run_activity_tool(setup, state, item)
 
 

@@ -23,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows.contracts import AgentNotification, AgentResult
 from workflows.registry import ChildRegistry, ChildTask
+from workflows.shells import ShellEnd
 
 
 def end_from_result(task: ChildTask, generation: int, result: AgentResult) -> AgentNotification:
@@ -134,7 +135,9 @@ async def settle_children(
 
 
 async def check_liveness(registry: ChildRegistry) -> None:
-    """Record the end of any background child whose run closed without telling us."""
+    """Record the end of any background child or command whose run closed without telling
+    us."""
+    await _check_shells(registry)
     waiting = [
         t
         for t in registry.tasks.values()
@@ -165,3 +168,29 @@ async def check_liveness(registry: ChildRegistry) -> None:
                 read_state_ref=last_read_state(task),
             )
         registry.record_end(end)
+
+
+async def _check_shells(registry: ChildRegistry) -> None:
+    waiting = [t for t in registry.shells.running() if not t.notified]
+    if not waiting:
+        return
+    states: list[AgentRunState] = await workflow.execute_activity_method(
+        AgentControl.describe_agents,
+        [t.workflow_id for t in waiting],
+        start_to_close_timeout=timedelta(seconds=60),
+        retry_policy=RetryPolicy(maximum_attempts=3),
+    )
+    for task, state in zip(waiting, states, strict=True):
+        if state.status == "RUNNING":
+            continue
+        if state.result is not None:
+            end = ShellEnd.model_validate(state.result)
+        else:
+            end = ShellEnd(
+                shell_id=task.shell_id,
+                status="killed" if state.status == "CANCELED" else "failed",
+                error=None if state.status == "CANCELED" else state.error or state.status,
+                output_file=task.output_file,
+                tool_use_id=task.tool_use_id,
+            )
+        registry.record_shell_end(end)

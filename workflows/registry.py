@@ -19,6 +19,7 @@ from agents.notifications import (
 )
 from agents.transcript import TranscriptRef
 from workflows.contracts import AgentInput, AgentNotification, AgentUsage, ChildSummary
+from workflows.shells import ShellEnd, ShellTable
 
 TaskState = Literal["running", "completed", "failed", "killed"]
 
@@ -83,6 +84,8 @@ class ChildRegistry(BaseModel):
     """Formatted `<task-notification>` texts waiting for the next turn boundary."""
     claims: ClaimTable = Field(default_factory=ClaimTable)
     """A coordinator's workers' declared files, and spawns waiting for them (R59)."""
+    shells: ShellTable = Field(default_factory=ShellTable)
+    """Its background commands (Bash `run_in_background`); their ends queue here too."""
 
     def add(self, task: ChildTask) -> None:
         self.tasks[task.agent_id] = task
@@ -100,11 +103,18 @@ class ChildRegistry(BaseModel):
         return [t for t in self.tasks.values() if t.status == "running"]
 
     def outstanding(self) -> bool:
-        """A background child whose end the parent has not been told about yet."""
-        return any(
+        """A background child or command whose end the parent has not been told about yet."""
+        return self.shells.outstanding() or any(
             t.mode == "background" and t.run_generation not in t.notified
             for t in self.tasks.values()
         )
+
+    def record_shell_end(self, end: ShellEnd) -> bool:
+        """Note how a background command ended; True if that queued a notification."""
+        text = self.shells.record_end(end)
+        if text is not None:
+            self.queue.append(text)
+        return text is not None
 
     def record_end(self, end: AgentNotification) -> bool:
         """Note how a child's run ended; True if that queued a notification.

@@ -56,6 +56,7 @@ AFTER_BASELINE = frozenset(
         "definition-plan-async",
         "end-freezes-queue",
         "end-stops-children",
+        "bash-background",
         "end-waits-for-starts",
         "kill-on-host",
         "max-turns-keeps-ended",

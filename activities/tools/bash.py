@@ -16,6 +16,7 @@ import os
 import shlex
 import tempfile
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -94,7 +95,11 @@ them with && in one call. Do not separate commands with newlines.
 - Keep the working directory stable: prefer absolute paths over cd.
 - Git: never force-push, never skip hooks (--no-verify), never change git config; create new \
 commits rather than amending, and only commit when the user asks.
-- Commands never get interactive input; use non-interactive flags (e.g. git commit -m).\
+- Commands never get interactive input; use non-interactive flags (e.g. git commit -m).
+- Where run_in_background is offered, use it for commands that take long and whose output you \
+do not need before your next step (builds, test suites, servers). It runs until it exits (or \
+its own timeout, if you give one) or TaskStop stops it; a notification tells you when it has \
+ended. Do not poll it with sleep: read its output file with Read when you need it.\
 """
 
 
@@ -121,8 +126,8 @@ class BashInput(BaseModel):
     )
     run_in_background: bool = Field(
         default=False,
-        description="Set to true to run this command in the background. Not supported yet: "
-        "leave it unset.",
+        description="Set to true to run this command in the background: the call returns at "
+        "once with the task's ID and output file, and you are notified when it ends.",
     )
     dangerouslyDisableSandbox: bool = Field(  # Claude Code's spelling, not snake_case
         default=False,
@@ -137,6 +142,10 @@ class BashRequest(ToolRequest):
 
 
 NOT_RUN_KILLED = "Command not run: this agent is being killed"
+BACKGROUND_REFUSED = (
+    "run_in_background is not available to this agent (background tasks are disabled, or it "
+    "is a teammate): run the command without it."
+)
 
 
 def child_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -210,10 +219,11 @@ async def run_command(
     argv: list[str],
     cwd: Path,
     output: Path,
-    timeout_s: float,
+    timeout_s: float | None,
     on_start: Callable[[int], None] = lambda pgid: None,
 ) -> int | None:
-    """Run `argv` in its own process group; its exit status, or None if it timed out.
+    """Run `argv` in its own process group; its exit status, or None if it timed out
+    (`timeout_s`; None: never).
 
     Whatever the outcome, cancellation included, no process of the group survives (after a
     second cancel, the kill goes on by itself; a worker waits for it before it exits).
@@ -299,24 +309,36 @@ def _compose(output: str, status: int | None, timeout_ms: int, note: str) -> Too
     return ToolOutput(content=content or "(no output)", is_error=is_error)
 
 
-async def _run_bash(req: BashRequest) -> ToolOutput:
-    """Run a shell command in the workspace; see DESCRIPTION for the model-facing contract."""
-    inp, ctx = req.input, req.ctx
-    if inp.run_in_background:
-        return ToolOutput(content="run_in_background is not supported yet", is_error=True)
-    rerun_note = ""
-    if activity.info().attempt > 1:
-        # Whatever the record says, the model hears that the command ran before: an attempt
-        # may also have finished and died before reporting.
-        state, leftover = bash_runs.previous_run()
-        if leftover is not None:
-            await kill_group(leftover)
-        rerun_note = {
-            "running": bash_runs.RERUN_NOTE,
-            "ended": bash_runs.RERUN_ENDED_NOTE,
-        }.get(state, bash_runs.RERUN_ELSEWHERE_NOTE)
-    cwd, start_note = start_dir(ctx)
-    timeout_ms = inp.timeout or DEFAULT_TIMEOUT_MS
+async def clear_earlier_attempt() -> str:
+    """On a retry, kill what the earlier attempt of this activity left running on this host,
+    and the note that tells the model the command ran before ("" on a first attempt)."""
+    if activity.info().attempt == 1:
+        return ""
+    # Whatever the record says, the model hears that the command ran before: an attempt
+    # may also have finished and died before reporting.
+    state, leftover = bash_runs.previous_run()
+    if leftover is not None:
+        await kill_group(leftover)
+    return {
+        "running": bash_runs.RERUN_NOTE,
+        "ended": bash_runs.RERUN_ENDED_NOTE,
+    }.get(state, bash_runs.RERUN_ELSEWHERE_NOTE)
+
+
+@dataclass(frozen=True)
+class NotRun:
+    """Why a command did not start: a sandbox refusal, or its run being killed."""
+
+    reason: str
+    killed: bool = False
+
+
+async def run_recorded(
+    ctx: ToolContext, script: str, scratch: str, cwd: Path, output: Path, timeout_s: float | None
+) -> int | None | NotRun:
+    """Run `script` in the agent's sandbox, recorded on the host (`bash_runs`) for the
+    retry and the kill that may follow: its exit status, None if it timed out (`timeout_s`;
+    None: never), or why it did not run."""
     late_kills: list[asyncio.Task[None]] = []
 
     def started(pgid: int) -> None:
@@ -325,35 +347,48 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
         if bash_runs.kill_requested():
             late_kills.append(asyncio.create_task(kill_when_set_up(pgid)))
 
+    # In a thread: a worker's first writer call probes bubblewrap, a subprocess that may
+    # take seconds, and the event loop also carries this worker's workflows and heartbeats.
+    argv = await run_blocking(_argv, ctx, script, scratch, cwd)
+    if isinstance(argv, str):
+        return NotRun(argv)
+    if bash_runs.kill_requested():
+        # A worker took this call just before its run was killed: nothing starts. An
+        # earlier attempt's leftovers were killed by then; its record goes with them.
+        bash_runs.forget()
+        return NotRun(NOT_RUN_KILLED, killed=True)
+    try:
+        status = await run_command(argv, cwd, output, timeout_s, on_start=started)
+    finally:
+        for kill in late_kills:
+            kill.cancel()  # run_command has killed the group and reaped it either way
+        # Collected, so that a kill that failed (the same failure run_command's own kill
+        # met) is not logged as an exception nobody retrieved.
+        await asyncio.gather(*late_kills, return_exceptions=True)
+        if ctx.sandbox == "none":  # a cancelled call's too
+            drop_scratch_mountpoint(str(workspace_root(ctx)), scratch)
+    # Kept when the run is cut short (a worker shutting down cancels it): the retry on
+    # another worker then knows the command already ran in part.
+    bash_runs.forget()
+    return status
+
+
+async def _run_bash(req: BashRequest) -> ToolOutput:
+    """Run a shell command in the workspace; see DESCRIPTION for the model-facing contract."""
+    inp, ctx = req.input, req.ctx
+    if inp.run_in_background:
+        return ToolOutput(content=BACKGROUND_REFUSED, is_error=True)
+    rerun_note = await clear_earlier_attempt()
+    cwd, start_note = start_dir(ctx)
+    timeout_ms = inp.timeout or DEFAULT_TIMEOUT_MS
     with tempfile.TemporaryDirectory(prefix="outlast-bash-") as scratch:
         cwd_file, output = Path(scratch, "cwd"), Path(scratch, "output")
-        # In a thread: a worker's first writer call probes bubblewrap, a subprocess that may
-        # take seconds, and the event loop also carries this worker's workflows and heartbeats.
-        argv = await run_blocking(
-            _argv, ctx, wrap_command(inp.command, str(cwd_file)), scratch, cwd
-        )
-        if isinstance(argv, str):
-            return ToolOutput(content=argv, is_error=True)
-        if bash_runs.kill_requested():
-            # A worker took this call just before its run was killed: nothing starts. An
-            # earlier attempt's leftovers were killed above; its record goes with them.
-            bash_runs.forget()
-            note = bash_runs.NOT_RUN_RERUN_NOTE if rerun_note else ""
-            content = "\n".join(part for part in (NOT_RUN_KILLED, note) if part)
+        script = wrap_command(inp.command, str(cwd_file))
+        status = await run_recorded(ctx, script, scratch, cwd, output, timeout_ms / 1000)
+        if isinstance(status, NotRun):
+            note = bash_runs.NOT_RUN_RERUN_NOTE if rerun_note and status.killed else ""
+            content = "\n".join(part for part in (status.reason, note) if part)
             return ToolOutput(content=content, is_error=True)
-        try:
-            status = await run_command(argv, cwd, output, timeout_ms / 1000, on_start=started)
-        finally:
-            for kill in late_kills:
-                kill.cancel()  # run_command has killed the group and reaped it either way
-            # Collected, so that a kill that failed (the same failure run_command's own kill
-            # met) is not logged as an exception nobody retrieved.
-            await asyncio.gather(*late_kills, return_exceptions=True)
-            if ctx.sandbox == "none":  # a cancelled call's too
-                drop_scratch_mountpoint(str(workspace_root(ctx)), scratch)
-        # Kept when the run is cut short (a worker shutting down cancels it): the retry on
-        # another worker then knows the command already ran in part.
-        bash_runs.forget()
         raw, more = read_head(output)
         new_cwd, cwd_note = next_cwd(cwd_file, ctx, cwd)
     notes = (start_note, cwd_note, rerun_note)

@@ -25,6 +25,7 @@ from outlast.scripted_model.script import (
     Script,
     Turn,
     UnknownVariable,
+    background_task_from,
     cwd_from_system,
     plan_file_from,
     render_turn,
@@ -328,4 +329,7 @@ class Responder:
         plan_file = plan_file_from(view.conversation_text)
         if plan_file is not None:
             variables["plan_file"] = plan_file
+        background = background_task_from(view.conversation_text)
+        if background is not None:
+            variables["task_id"], variables["output_file"] = background
         return variables

@@ -37,6 +37,9 @@ _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _WORKING_DIRECTORY = re.compile(r"^\s*Working directory:\s*(\S.*?)\s*$", re.MULTILINE)
 _PLAN_FILE = re.compile(r"^\s*Plan file:\s*(\S.*?)\s*$", re.MULTILINE)
 _SCRATCHPAD = re.compile(r"^\s*Scratchpad directory:\s*(\S.*?)\s*$", re.MULTILINE)
+_BACKGROUND = re.compile(
+    r"Command running in background with ID: (\S+)\. Output is being written to: (\S+)"
+)
 
 
 class ScriptError(Exception):
@@ -247,6 +250,12 @@ def scratchpad_from_system(system_text: str) -> str | None:
 def plan_file_from(conversation_text: str) -> str | None:
     """The path on the last `Plan file: <path>` line of the conversation (plan mode)."""
     found = _PLAN_FILE.findall(conversation_text)
+    return found[-1] if found else None
+
+
+def background_task_from(conversation_text: str) -> tuple[str, str] | None:
+    """The ID and output file of the last background command launched in the conversation."""
+    found = _BACKGROUND.findall(conversation_text)
     return found[-1] if found else None
 
 

@@ -22,6 +22,7 @@ from activities.sandbox import BWRAP_REQUIRED, WRITER_SANDBOX_ENV
 from activities.sandbox_tmp import sandbox_tmp
 from activities.tools.base import ToolContext, ToolOutput
 from activities.tools.bash import (
+    BACKGROUND_REFUSED,
     BashInput,
     BashRequest,
     run_bash,
@@ -254,7 +255,8 @@ async def test_timeout_over_the_maximum_is_a_validation_error() -> None:
 
 async def test_run_in_background_is_refused(ws: Path) -> None:
     out = await bash(ws, "touch made", run_in_background=True)
-    assert out.is_error and out.content == "run_in_background is not supported yet"
+    # Where the workflow does not launch it (a teammate's, or background tasks disabled).
+    assert out.is_error and out.content == BACKGROUND_REFUSED
     assert not (ws / "made").exists()
 
 

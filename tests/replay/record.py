@@ -21,6 +21,7 @@ from temporalio.client import Client, WorkflowHandle
 from outlast.client import connect
 from outlast.devserver import DevServer
 from tests.replay.scenarios_agent import (
+    background_bash,
     continue_as_new,
     demo,
     killed,
@@ -139,6 +140,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "verified_task_v4": verified_task,
     # A resumed helper starts with the read stamps its first run ended with.
     "subagents_resume_read_state": resume_read_state,
+    # Bash with run_in_background: a ShellTaskWorkflow each, one ending, one stopped
+    # (patched bash-background); the shells' histories are kept too (SHELLS).
+    "agent_background_bash": background_bash,
 }
 
 
@@ -168,6 +172,8 @@ CHILDREN = {
     "subagents_resume_read_state": ["helper"],
     "verified_task_v4": ["implementer", "verify-1", "verify-2"],
 }
+# Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.
+SHELLS = {"agent_background_bash"}
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).
 CHAINS = {"agent_continue_as_new"}
@@ -215,6 +221,17 @@ async def _save_runs(client: Client, workflow_id: str, stem: str) -> None:
         (HISTORIES / f"{stem}@run{n}.json").write_text(history.to_json())
 
 
+async def _save_shells(client: Client, parent: WorkflowHandle, stem: str) -> None:
+    """Each `ShellTaskWorkflow` the parent started (their ids end in a random shell id)."""
+    async for event in parent.fetch_history_events():
+        if event.HasField("start_child_workflow_execution_initiated_event_attributes"):
+            started = event.start_child_workflow_execution_initiated_event_attributes
+            if started.workflow_type.name == "ShellTaskWorkflow":
+                shell_id = started.workflow_id.rsplit("/", 1)[1]
+                history = await client.get_workflow_handle(started.workflow_id).fetch_history()
+                (HISTORIES / f"{stem}__{shell_id}.json").write_text(history.to_json())
+
+
 async def record(name: str) -> Path:
     out = HISTORIES / f"{name}.json"
     if out.exists():
@@ -234,6 +251,8 @@ async def record(name: str) -> Path:
                 await _save_runs(client, name, name)
             for child in CHILD_CHAINS.get(name, []):
                 await _save_runs(client, f"{name}/{child}", f"{name}__{child}")
+            if name in SHELLS:
+                await _save_shells(client, handle, name)
             for child in CHILDREN.get(name, []):
                 child_handle = client.get_workflow_handle(f"{name}/{child}")
                 path = HISTORIES / f"{name}__{child}.json"

@@ -185,3 +185,44 @@ async def plan_approved(client: Client, tmp: Path) -> WorkflowHandle:
 
 async def plan_rejected(client: Client, tmp: Path) -> WorkflowHandle:
     return await plan(client, tmp, approve=False)
+
+
+async def background_bash(client: Client, tmp: Path) -> WorkflowHandle:
+    """Two background commands: one runs to its end, one is stopped by TaskStop; the agent
+    waits for both notifications and reads the first's output."""
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [
+                    {
+                        "tool_use": {
+                            "name": "Bash",
+                            "input": {
+                                "command": "echo one && sleep 1 && echo two",
+                                "description": "count",
+                                "run_in_background": True,
+                            },
+                        }
+                    },
+                    {
+                        "tool_use": {
+                            "name": "Bash",
+                            "input": {"command": "sleep 1005", "run_in_background": True},
+                        }
+                    },
+                    {"tool_use": {"name": "TaskStop", "input": {"task_id": "{{task_id}}"}}},
+                    {"text": "waiting for the count"},
+                    {"text": "done"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("count", repo, queues)
+            handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
+            await handle.result()
+    return handle

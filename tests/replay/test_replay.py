@@ -22,6 +22,7 @@ REQUIRED = {
     "PipelineWorkflow",
     "TeamWorkflow",
     "VerifiedTaskWorkflow",
+    "ShellTaskWorkflow",
 }
 
 

@@ -259,5 +259,6 @@ def test_every_workflow_module_is_passed_through():
         "workflows.pipeline",
         "workflows.team",
         "workflows.verified_task",
+        "workflows.shell_task",
     }
     assert "workflows" in worker.PASSTHROUGH

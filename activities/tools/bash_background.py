@@ -1,0 +1,133 @@
+"""Bash with `run_in_background`: a command that runs as a task of its own (T4, R27).
+
+The agent's workflow starts a `ShellTaskWorkflow` for it, which runs `tool.bash_background`
+on the workspace's host and tells the agent when the command has ended. Its output goes to a
+file the agent can Read meanwhile (`tool.bash_launch` makes it, so the launch result can name
+it). Like a foreground command, it runs in the agent's sandbox and in a process group of its
+own, recorded on the host: a retry after a lost worker kills what the first attempt left, and
+a stop kills the whole group at once (`tool.bash_kill`, with the shell workflow's ids).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import activity
+
+from activities.store import state_dir
+from activities.tools.base import ToolContext
+from activities.tools.bash import (
+    MAX_OUTPUT_CHARS,
+    NotRun,
+    clear_earlier_attempt,
+    run_recorded,
+    start_dir,
+)
+from activities.workspace import run_blocking
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class ShellLaunchRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    owner: str
+    """The workflow id of the agent that launches it (its output files share a directory)."""
+    shell_id: str
+
+
+class ShellRunRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    command: str
+    ctx: ToolContext
+    output_file: str
+    timeout_ms: int | None = None
+    """The command's own timeout, if the model gave one; none by default."""
+
+
+class ShellOutcome(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    exit_code: int | None = None
+    """As bash reports it (128 + n for a signal); None when it did not run or timed out."""
+    timed_out: bool = False
+    error: str | None = None
+    """Why it did not run (its sandbox refused it, its agent was being killed)."""
+    note: str = ""
+    """Said of a retried run: the command had already started once."""
+
+
+class OutputRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    output_file: str
+    max_chars: int = MAX_OUTPUT_CHARS
+
+
+def output_dir(owner: str) -> Path:
+    """`<state>/tasks/<owner>/`: a readable name, and a hash so two ids never share one."""
+    digest = hashlib.sha256(owner.encode()).hexdigest()[:12]
+    readable = _UNSAFE.sub("-", owner).strip("-")[-60:] or "agent"
+    return state_dir() / "tasks" / f"{readable}-{digest}"
+
+
+def _launch(req: ShellLaunchRequest) -> str:
+    directory = output_dir(req.owner)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{_UNSAFE.sub('-', req.shell_id)}.output"
+    path.touch()  # readable at once, before the command has written anything
+    return str(path)
+
+
+@activity.defn(name="tool.bash_launch")
+async def launch_shell(req: ShellLaunchRequest) -> str:
+    """Make the background command's output file on this host; its path."""
+    return await run_blocking(_launch, req)
+
+
+@activity.defn(name="tool.bash_background")
+async def run_background(req: ShellRunRequest) -> ShellOutcome:
+    """Run the command until it exits, times out or is cancelled; its output goes to
+    `req.output_file` (rewritten from the start by a retry, whose note says so)."""
+    note = await clear_earlier_attempt()
+    cwd, _ = start_dir(req.ctx)
+    timeout_s = req.timeout_ms / 1000 if req.timeout_ms else None
+    output = Path(req.output_file)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="outlast-bash-") as scratch:
+        status = await run_recorded(req.ctx, req.command, scratch, cwd, output, timeout_s)
+    if isinstance(status, NotRun):
+        return ShellOutcome(error=status.reason, note=note)
+    if status is None:
+        return ShellOutcome(timed_out=True, note=note)
+    return ShellOutcome(exit_code=128 - status if status < 0 else status, note=note)
+
+
+def tail_of(path: Path, max_chars: int) -> str:
+    """The last `max_chars` characters of a text file, with how much came before."""
+    with path.open("rb") as f:
+        size = f.seek(0, 2)
+        start = max(0, size - max_chars * 4)  # enough bytes for max_chars of any UTF-8
+        f.seek(start)
+        text = f.read().decode("utf-8", errors="replace")
+    if start == 0 and len(text) <= max_chars:
+        return text.rstrip("\n")
+    cut = text[-max_chars:]
+    return f"[... earlier output cut: the file is {size} bytes ...]\n{cut.rstrip(chr(10))}"
+
+
+@activity.defn(name="tool.task_output")
+async def read_task_output(req: OutputRequest) -> str:
+    """The end of a background command's output file (the latest output matters most)."""
+    try:
+        return await run_blocking(tail_of, Path(req.output_file), req.max_chars)
+    except FileNotFoundError:
+        return "(its output file is gone)"
+
+
+BACKGROUND_ACTIVITIES = [launch_shell, run_background, read_task_output]

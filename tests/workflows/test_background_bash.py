@@ -1,0 +1,178 @@
+"""Bash with `run_in_background`: a `ShellTaskWorkflow` per command, its notification, its
+output file, TaskStop, and the agent's end stopping what it left running (T4, R27, R67)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
+
+from activities.tools.bash import BACKGROUND_REFUSED
+from agents.config import AgentSettings
+from tests.activities.test_tool_bash import marker
+from tests.support import (
+    agent_input,
+    fast_config,
+    notifications,
+    running_workers,
+    scripted_model,
+    start,
+    tool_results,
+    wait_for,
+)
+from tests.workflows.test_stop_and_kill import processes_with
+from workflows.contracts import ChildSummary
+from workflows.shells import ShellEnd
+
+
+def background(command: str, description: str | None = None) -> dict:
+    inp = {"command": command, "run_in_background": True}
+    if description:
+        inp["description"] = description
+    return {"tool_use": {"name": "Bash", "input": inp}}
+
+
+def shell_id_of(launch: str) -> str:
+    assert launch.startswith("Command running in background with ID: b"), launch
+    return launch.split("ID: ", 1)[1].split(".", 1)[0]
+
+
+async def test_a_background_command_notifies_and_its_output_can_be_read(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    background("echo one && sleep 1 && echo two", "count to two"),
+                    {"text": "waiting for it"},
+                    {"tool_use": {"name": "Read", "input": {"file_path": "{{output_file}}"}}},
+                    {"text": "done"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("count", git_repo, queues), queues)
+            result = await handle.result()
+            tasks = await handle.query("tasks", result_type=list[ChildSummary])
+    assert result.status == "completed" and result.final_text == "done"
+    launch, read = tool_results(result)
+    shell_id = shell_id_of(launch.content)
+    assert not launch.is_error and not read.is_error
+    assert "one" in read.content and "two" in read.content
+    (note,) = notifications(result)
+    assert f"<task-id>{shell_id}</task-id>" in note and "<status>completed</status>" in note
+    assert 'Background command "count to two" completed (exit code 0)' in note
+    shell = client.get_workflow_handle(f"{handle.id}/{shell_id}", result_type=ShellEnd)
+    end = await shell.result()
+    assert end.status == "completed" and end.exit_code == 0
+    assert [(t.agent_id, t.agent_type, t.status) for t in tasks] == [
+        (shell_id, "shell", "completed")
+    ]
+
+
+async def test_a_failing_command_is_reported_failed_with_its_exit_code(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [background("echo broken; exit 3"), {"text": "over"}],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("fail", git_repo, queues), queues)
+            result = await handle.result()
+    (note,) = notifications(result)
+    assert "<status>failed</status>" in note
+    assert 'Background command "echo broken; exit 3" failed with exit code 3' in note
+
+
+async def test_task_stop_kills_a_background_command(client, git_repo):
+    mark = marker(1101)
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [
+                    background(f"sleep {mark}", "sleep long"),
+                    {"tool_use": {"name": "TaskStop", "input": {"task_id": "{{task_id}}"}}},
+                    {"text": "stopped it"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("stop it", git_repo, queues), queues)
+            await wait_for(lambda: processes_with(f"sleep {mark}"), interval=0.05)
+            result = await handle.result()
+    assert processes_with(f"sleep {mark}") == []
+    launch, stopped = tool_results(result)
+    shell_id = shell_id_of(launch.content)
+    assert stopped.content.startswith(f'Stopped background command {shell_id} ("sleep long")')
+    (note,) = notifications(result)
+    assert (
+        "<status>killed</status>" in note and 'Background command "sleep long" was stopped' in note
+    )
+    shell = client.get_workflow_handle(f"{handle.id}/{shell_id}")
+    assert (await shell.describe()).status == WorkflowExecutionStatus.CANCELED
+
+
+async def test_killing_the_agent_kills_its_background_commands(client, git_repo):
+    mark = marker(1102)
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [background(f"sleep {mark}"), {"text": "waiting for it"}],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("sleep", git_repo, queues), queues)
+            await wait_for(lambda: processes_with(f"sleep {mark}"), interval=0.05)
+            await handle.cancel()
+            cancelled_at = time.monotonic()
+            with pytest.raises(WorkflowFailureError):
+                await handle.result()
+            while processes_with(f"sleep {mark}") and time.monotonic() - cancelled_at < 10:
+                await asyncio.sleep(0.05)
+            (stopped,) = await handle.query("tasks", result_type=list[ChildSummary])
+            shell = client.get_workflow_handle(stopped.workflow_id)
+            for _ in range(100):
+                status = (await shell.describe()).status
+                if status != WorkflowExecutionStatus.RUNNING:
+                    break
+                await asyncio.sleep(0.1)
+    assert processes_with(f"sleep {mark}") == []
+    assert status == WorkflowExecutionStatus.CANCELED
+
+
+async def test_with_background_tasks_disabled_bash_refuses_it(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [background("echo hi"), {"text": "ran nothing"}],
+            }
+        ]
+    }
+    config = fast_config(agents=AgentSettings(background_tasks_disabled=True))
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = agent_input("no", git_repo, queues, config=config)
+            result = await (await start(client, inp, queues)).result()
+    (refused,) = tool_results(result)
+    assert refused.is_error and refused.content == BACKGROUND_REFUSED
+    (bash,) = [t for t in model.log[0]["body"]["tools"] if t["name"] == "Bash"]
+    assert "command" in bash["input_schema"]["properties"]
+    assert "run_in_background" not in bash["input_schema"]["properties"]

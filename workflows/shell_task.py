@@ -1,0 +1,233 @@
+"""Background commands as durable tasks (design.md: Bash `run_in_background` is a child
+workflow `ShellTaskWorkflow` wrapping one long heartbeating activity).
+
+The agent launches one per call (`launch`): its output file is made on the host first, so the
+call's result can name it; the command then runs in a workflow of its own, visible in the Web
+UI, stopped by cancellation (TaskStop, the agent's end), which kills its process group on the
+host at once. It tells the agent's workflow id how it ended (signal `shell_notification`), so
+an agent that continued as new still hears of it; the run that launched it also watches the
+handle, in case the shell workflow could not tell (terminated).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    ChildWorkflowError,
+    is_cancelled_exception,
+)
+from temporalio.workflow import ActivityCancellationType, ParentClosePolicy
+
+from agents.messages import ToolResultBlock
+
+with workflow.unsafe.imports_passed_through():
+    from activities.tools.base import ToolContext
+    from activities.tools.bash import BashInput, kill_bash_runs
+    from activities.tools.bash_background import (
+        ShellLaunchRequest,
+        ShellOutcome,
+        ShellRunRequest,
+        launch_shell,
+        run_background,
+    )
+
+from workflows.agent_loop import killable
+from workflows.registry import ChildRegistry
+from workflows.shells import (
+    ShellEnd,
+    ShellTask,
+    ShellTaskInput,
+    launch_text,
+    shell_description,
+    status_of,
+)
+from workflows.signals import cancel_workflow, signal_workflow
+from workflows.turns import ValidCall, error_result
+
+RUN_LIMIT = timedelta(days=7)
+"""The longest a background command without a timeout of its own may run (a server an agent
+left running is stopped by the agent's end long before)."""
+KILL_ROOM = timedelta(seconds=30)
+"""Beyond a command's own timeout: time to kill it and report."""
+LAUNCH_OPTIONS = {
+    "start_to_close_timeout": timedelta(seconds=30),
+    "retry_policy": RetryPolicy(maximum_attempts=5),
+}
+RUN_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=2)
+"""As a foreground command's: one more attempt after a lost worker, which kills what the
+first left and says so."""
+
+
+@workflow.defn(name="ShellTaskWorkflow")
+class ShellTaskWorkflow:
+    @workflow.run
+    async def run(self, inp: ShellTaskInput) -> ShellEnd:
+        heartbeat = timedelta(seconds=inp.heartbeat_timeout_s)
+        limit = timedelta(milliseconds=inp.timeout_ms) + KILL_ROOM if inp.timeout_ms else RUN_LIMIT
+        handle = workflow.start_activity(
+            run_background,
+            ShellRunRequest(
+                command=inp.command,
+                ctx=ToolContext.model_validate(inp.ctx),
+                output_file=inp.output_file,
+                timeout_ms=inp.timeout_ms,
+            ),
+            task_queue=inp.host_queue,
+            summary=f"Bash (background): {inp.description}",
+            start_to_close_timeout=limit,
+            heartbeat_timeout=heartbeat,
+            retry_policy=RUN_RETRY,
+            # A stop must not report done while the command's processes still run.
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        )
+        try:
+            outcome = await killable(handle, kill_bash_runs, inp.host_queue, heartbeat)
+        except BaseException as e:
+            if is_cancelled_exception(e):
+                await _tell(inp, _end(inp, status="killed"))
+                raise
+            if isinstance(e, ActivityError):
+                cause = e.cause.message if isinstance(e.cause, ApplicationError) else str(e.cause)
+                end = _end(inp, status="failed", error=f"it could not run: {cause}")
+                await _tell(inp, end)
+                return end
+            raise
+        end = _end(
+            inp,
+            status=status_of(outcome.exit_code, outcome.timed_out, outcome.error),
+            outcome=outcome,
+        )
+        await _tell(inp, end)
+        return end
+
+
+def _end(
+    inp: ShellTaskInput,
+    *,
+    status: str,
+    outcome: ShellOutcome | None = None,
+    error: str | None = None,
+) -> ShellEnd:
+    outcome = outcome or ShellOutcome(error=error)
+    return ShellEnd(
+        shell_id=inp.shell_id,
+        status=status,  # type: ignore[arg-type]
+        exit_code=outcome.exit_code,
+        timed_out=outcome.timed_out,
+        timeout_ms=inp.timeout_ms,
+        error=outcome.error,
+        note=outcome.note,
+        output_file=inp.output_file,
+        tool_use_id=inp.tool_use_id,
+    )
+
+
+async def _tell(inp: ShellTaskInput, end: ShellEnd) -> None:
+    try:
+        await signal_workflow(inp.parent_workflow_id, "shell_notification", end)
+    except ApplicationError:
+        # The agent has closed (it stops its commands before it ends, so this one was
+        # stopped as it ended); the result stays on this workflow for anyone who looks.
+        workflow.logger.info("%s: its agent has closed; not told", inp.shell_id)
+
+
+async def launch(
+    registry: ChildRegistry,
+    call: ValidCall,
+    ctx: ToolContext,
+    host_queue: str,
+    heartbeat_timeout_s: float,
+    on_task_dir: Callable[[str], None],
+) -> ToolResultBlock:
+    """Start a `ShellTaskWorkflow` for the call; the result that names its ID and output."""
+    inp: BashInput = call.input  # type: ignore[assignment]
+    owner = workflow.info().workflow_id
+    shell_id = registry.shells.new_id(workflow.random().getrandbits)
+    try:
+        output_file: str = await workflow.execute_activity(
+            launch_shell,
+            ShellLaunchRequest(owner=owner, shell_id=shell_id),
+            task_queue=host_queue,
+            summary=f"output file for {shell_id}",
+            **LAUNCH_OPTIONS,
+        )
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        return error_result(call.block, f"Bash could not start it in the background: {e.cause}")
+    on_task_dir(output_dir_of(output_file))
+    description = shell_description(inp.description, inp.command)
+    workflow_id = f"{owner}/{shell_id}"
+    handle = await workflow.start_child_workflow(
+        ShellTaskWorkflow.run,
+        ShellTaskInput(
+            shell_id=shell_id,
+            command=inp.command,
+            description=description,
+            ctx=ctx.model_dump(mode="json"),
+            output_file=output_file,
+            host_queue=host_queue,
+            parent_workflow_id=owner,
+            tool_use_id=call.block.id,
+            timeout_ms=inp.timeout,
+            heartbeat_timeout_s=heartbeat_timeout_s,
+        ),
+        id=workflow_id,
+        # It outlives a continue-as-new; the agent's end stops it (`stop_shells`).
+        parent_close_policy=ParentClosePolicy.ABANDON,
+        static_summary=f"Bash (background): {description}",
+    )
+    registry.shells.add(
+        ShellTask(
+            shell_id=shell_id,
+            description=description,
+            workflow_id=workflow_id,
+            output_file=output_file,
+            tool_use_id=call.block.id,
+        )
+    )
+
+    async def watch() -> None:
+        try:
+            end = await handle
+        except ChildWorkflowError as e:
+            killed = is_cancelled_exception(e)
+            cause = getattr(e.cause, "message", None) or str(e.cause or e)
+            end = ShellEnd(
+                shell_id=shell_id,
+                status="killed" if killed else "failed",
+                error=None if killed else cause,
+                output_file=output_file,
+                tool_use_id=call.block.id,
+            )
+        registry.record_shell_end(end)
+
+    asyncio.create_task(watch())
+    return ToolResultBlock(tool_use_id=call.block.id, content=launch_text(shell_id, output_file))
+
+
+def output_dir_of(output_file: str) -> str:
+    """The directory of an output file (a path string: no filesystem call)."""
+    return output_file.rsplit("/", 1)[0]
+
+
+async def stop_shell(task: ShellTask) -> None:
+    task.stop_requested = True
+    await cancel_workflow(task.workflow_id)
+
+
+async def stop_shells(registry: ChildRegistry) -> list[str]:
+    """Stop every background command still running (an agent's end, R477); their IDs."""
+    running = registry.shells.running()
+    outcomes = await asyncio.gather(*(stop_shell(t) for t in running), return_exceptions=True)
+    for task, failed in zip(running, outcomes, strict=True):
+        if isinstance(failed, Exception):
+            workflow.logger.warning("could not stop %s: %s", task.workflow_id, failed)
+    return [t.shell_id for t in running]

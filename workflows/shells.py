@@ -1,0 +1,168 @@
+"""An agent's background commands (Bash `run_in_background`, T4, R27): their contracts, the
+table the agent keeps of them, and what its model reads about them.
+
+Pure state and strings, no Temporal calls. The table rides in the agent's `ChildRegistry`,
+so a continued run still knows its commands, and their ends queue beside its sub-agents'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agents.notifications import TaskNotification, format_task_notification
+from workflows.contracts import ChildSummary, Contract
+
+ShellStatus = Literal["running", "completed", "failed", "killed"]
+DESCRIPTION_CHARS = 80
+"""A command named by its text (no description given) is cut to this many characters."""
+
+
+class ShellTaskInput(Contract):
+    """`ShellTaskWorkflow`'s input: one command, where and as whom it runs, and whom to tell."""
+
+    shell_id: str
+    command: str
+    description: str
+    ctx: dict
+    """The agent's `ToolContext` for the call, as JSON (the agent's sandbox and cwd)."""
+    output_file: str
+    host_queue: str
+    parent_workflow_id: str
+    tool_use_id: str
+    timeout_ms: int | None = None
+    heartbeat_timeout_s: float = 30.0
+
+
+class ShellEnd(Contract):
+    """How a background command ended: `ShellTaskWorkflow`'s result and its signal."""
+
+    shell_id: str
+    status: Literal["completed", "failed", "killed"]
+    exit_code: int | None = None
+    timed_out: bool = False
+    timeout_ms: int | None = None
+    error: str | None = None
+    note: str = ""
+    output_file: str = ""
+    tool_use_id: str | None = None
+
+
+class ShellTask(BaseModel):
+    shell_id: str
+    description: str
+    workflow_id: str
+    output_file: str
+    tool_use_id: str
+    status: ShellStatus = "running"
+    exit_code: int | None = None
+    notified: bool = False
+    """Its end has been queued for the model (R37: once)."""
+    stop_requested: bool = False
+
+    def summary(self) -> ChildSummary:
+        """As the `tasks` query lists it, beside the sub-agents."""
+        return ChildSummary(
+            agent_id=self.shell_id,
+            name=None,
+            agent_type="shell",
+            description=self.description,
+            workflow_id=self.workflow_id,
+            status=self.status,
+            mode="background",
+            run_generation=1,
+        )
+
+
+class ShellTable(BaseModel):
+    shells: dict[str, ShellTask] = Field(default_factory=dict)
+
+    def new_id(self, getrandbits: Callable[[int], int]) -> str:
+        """`b` and 8 hex digits (Claude Code names shell tasks `b…`, agents `a…`), drawn
+        from the workflow's random, unique in this table."""
+        while True:
+            shell_id = f"b{getrandbits(32):08x}"
+            if shell_id not in self.shells:
+                return shell_id
+
+    def add(self, task: ShellTask) -> None:
+        self.shells[task.shell_id] = task
+
+    def find(self, target: str) -> ShellTask | None:
+        return self.shells.get(target.strip())
+
+    def running(self) -> list[ShellTask]:
+        return [t for t in self.shells.values() if t.status == "running"]
+
+    def outstanding(self) -> bool:
+        """A command whose end the model has not been told about yet."""
+        return any(not t.notified for t in self.shells.values())
+
+    def record_end(self, end: ShellEnd) -> str | None:
+        """Note how a command ended; the notification to queue, or None if it was known
+        already (the workflow's signal and the handle watcher both report) or unknown. A
+        command stopped by TaskStop is reported stopped whatever it exited with."""
+        task = self.shells.get(end.shell_id)
+        if task is None or task.notified:
+            return None
+        if task.stop_requested:
+            end = end.model_copy(update={"status": "killed"})
+        task.status, task.exit_code, task.notified = end.status, end.exit_code, True
+        return shell_notification_text(task, end)
+
+
+def shell_description(description: str | None, command: str) -> str:
+    """What names the command to the model and in the Web UI."""
+    if description and description.strip():
+        return description.strip()
+    one_line = " ".join(command.split())
+    if len(one_line) <= DESCRIPTION_CHARS:
+        return one_line
+    return one_line[: DESCRIPTION_CHARS - 3] + "..."
+
+
+def launch_text(shell_id: str, output_file: str) -> str:
+    """The immediate tool result (Claude Code's wording, and how to get the result)."""
+    return (
+        f"Command running in background with ID: {shell_id}. Output is being written to: "
+        f"{output_file}\nYou will be notified when it ends. Do not sleep or poll for it; "
+        "Read the output file when you need it. TaskStop stops it."
+    )
+
+
+def end_summary(description: str, end: ShellEnd) -> str:
+    name = f'Background command "{description}"'
+    if end.status == "killed":
+        return f"{name} was stopped"
+    if end.error:
+        return f"{name} did not run: {end.error}"
+    if end.timed_out:
+        return f"{name} timed out after {end.timeout_ms}ms"
+    if end.status == "completed":
+        return f"{name} completed (exit code {end.exit_code})"
+    return f"{name} failed with exit code {end.exit_code}"
+
+
+def shell_notification_text(task: ShellTask, end: ShellEnd) -> str:
+    notification = format_task_notification(
+        TaskNotification(
+            task_id=task.shell_id,
+            tool_use_id=end.tool_use_id or task.tool_use_id,
+            status=end.status,
+            summary=end_summary(task.description, end),
+            output_file=task.output_file,
+        )
+    )
+    parts = [notification, f"Read the output file to retrieve the result: {task.output_file}"]
+    if end.note:
+        parts.append(end.note)
+    return "\n".join(parts)
+
+
+def status_of(exit_code: int | None, timed_out: bool, error: str | None) -> ShellStatus:
+    """A command's end from its outcome: completed only with exit code 0."""
+    if error is None and not timed_out and exit_code == 0:
+        return "completed"
+    return "failed"
