@@ -28,9 +28,12 @@ from agents.canonical import canonical_bytes
 from agents.control_tools import (
     SEND_MESSAGE_DESCRIPTION,
     SEND_MESSAGE_TOOL,
+    TASK_OUTPUT_DESCRIPTION,
+    TASK_OUTPUT_TOOL,
     TASK_STOP_DESCRIPTION,
     TASK_STOP_TOOL,
     SendMessageInput,
+    TaskOutputInput,
     TaskStopInput,
 )
 from agents.plan_mode import (
@@ -48,6 +51,7 @@ WORKFLOW_TOOLS: dict[str, tuple[type, str]] = {
     AGENT_TOOL: (AgentToolInput, ""),
     SEND_MESSAGE_TOOL: (SendMessageInput, SEND_MESSAGE_DESCRIPTION),
     TASK_STOP_TOOL: (TaskStopInput, TASK_STOP_DESCRIPTION),
+    TASK_OUTPUT_TOOL: (TaskOutputInput, TASK_OUTPUT_DESCRIPTION),
     ENTER_PLAN_MODE_TOOL: (EnterPlanModeInput, ENTER_PLAN_MODE_DESCRIPTION),
     EXIT_PLAN_MODE_TOOL: (ExitPlanModeInput, EXIT_PLAN_MODE_DESCRIPTION),
     **{name: (model, TEAM_TOOL_DESCRIPTIONS[name]) for name, model in TEAM_TOOL_INPUTS.items()},

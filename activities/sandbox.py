@@ -57,6 +57,7 @@ def bwrap_command(
     argv: Sequence[str],
     writable: Sequence[str] = (),
     tmp: str | None = None,
+    readable: Sequence[str] = (),
 ) -> list[str]:
     """The command line that runs `argv` read-only and offline.
 
@@ -70,6 +71,8 @@ def bwrap_command(
             coordinator's scratchpad, shared by its workers).
         tmp: A directory mounted as `/tmp`, kept from call to call (the verifier's, R81);
             None: a fresh, empty `/tmp` for each call.
+        readable: Directories to show read-only even where the sandbox's own `/tmp` would
+            hide them (the agent's background commands' output).
 
     Returns:
         The full argument list, bubblewrap first.
@@ -80,6 +83,7 @@ def bwrap_command(
         workspace=["--ro-bind", workspace, workspace],
         scratch=scratch,
         writable=writable,
+        readable=readable,
         offline=True,
         cwd=cwd,
         argv=argv,
@@ -94,6 +98,7 @@ def _sandboxed(
     scratch: str,
     writable: Sequence[str],
     offline: bool,
+    readable: Sequence[str] = (),
     cwd: str,
     argv: Sequence[str],
 ) -> list[str]:
@@ -110,6 +115,7 @@ def _sandboxed(
         *workspace,
         "--bind", scratch, scratch,
         *(arg for path in writable for arg in ("--bind", path, path)),
+        *(arg for path in readable for arg in ("--ro-bind", path, path)),
         *(["--unshare-net"] if offline else []),
         "--unshare-pid",
         # Killing bwrap's process group must take the whole sandbox down: its children live
@@ -220,6 +226,7 @@ def writer_bwrap_command(
     cwd: str,
     argv: Sequence[str],
     writable: Sequence[str] = (),
+    readable: Sequence[str] = (),
 ) -> list[str]:
     """The command line that runs `argv` with only the workspace (and scratch dirs) writable.
 
@@ -230,6 +237,7 @@ def writer_bwrap_command(
         cwd: The directory the command starts in.
         argv: The command to run inside the sandbox.
         writable: Further directories the command may write (a coordinator's scratchpad).
+        readable: Directories shown read-only (see `bwrap_command`).
     """
     return _sandboxed(
         bwrap,
@@ -237,6 +245,7 @@ def writer_bwrap_command(
         workspace=["--bind", workspace, workspace, *git_protection(Path(workspace))],
         scratch=scratch,
         writable=writable,
+        readable=readable,
         offline=False,
         cwd=cwd,
         argv=argv,

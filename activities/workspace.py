@@ -97,6 +97,13 @@ class OutsideWriteScope(WorkspaceEscape):
         Exception.__init__(self, message)
 
 
+def _only_readable(ctx: ToolContext, resolved: Path) -> bool:
+    """Inside one of `ctx.read_roots` and none of the directories the agent may change."""
+    if any(resolved.is_relative_to(Path(extra).resolve()) for extra in ctx.extra_roots):
+        return False
+    return any(resolved.is_relative_to(Path(r).resolve()) for r in ctx.read_roots)
+
+
 def resolve_for_write(ctx: ToolContext, path: str) -> Path:
     """`resolve_in_workspace`, and inside the agent's write scope if it has one.
 
@@ -107,6 +114,8 @@ def resolve_for_write(ctx: ToolContext, path: str) -> Path:
         return _plan_file_only(ctx, path)
     resolved = resolve_in_workspace(ctx, path)
     root = workspace_root(ctx)
+    if not resolved.is_relative_to(root) and _only_readable(ctx, resolved):
+        raise WorkspaceEscape(resolved, root)
     inside = resolved.relative_to(root).parts if resolved.is_relative_to(root) else ()
     # Any `.git` (a submodule's, a worktree's `.git` file, `.GIT` on a case-insensitive disk):
     # repointing one makes the worker's own git commands run what it points at.
@@ -174,6 +183,8 @@ def resolve_in_workspace(ctx: ToolContext, path: str) -> Path:
     if resolved.is_relative_to(root):
         return resolved
     if any(resolved.is_relative_to(Path(extra).resolve()) for extra in ctx.extra_roots):
+        return resolved
+    if _only_readable(ctx, resolved):
         return resolved
     if ctx.plan_file and resolved == Path(ctx.plan_file).resolve():
         return resolved  # an agent that planned reads its plan, in plan mode or after

@@ -16,7 +16,14 @@ from temporalio.exceptions import FailureError, is_cancelled_exception
 
 from agents.agent_tool import AGENT_TOOL, AgentToolInput, CoordinatorAgentInput
 from agents.builtin.fork import fork_message
-from agents.control_tools import SEND_MESSAGE_TOOL, TASK_STOP_TOOL, SendMessageInput, TaskStopInput
+from agents.control_tools import (
+    SEND_MESSAGE_TOOL,
+    TASK_OUTPUT_TOOL,
+    TASK_STOP_TOOL,
+    SendMessageInput,
+    TaskOutputInput,
+    TaskStopInput,
+)
 from agents.messages import Message, ToolResultBlock
 from agents.notifications import (
     mail_text,
@@ -41,7 +48,12 @@ with workflow.unsafe.imports_passed_through():
     from activities.resume import repair
 
 from workflows import search_attributes as sa
-from workflows.agent_control import send_message, stop_background_children, task_stop
+from workflows.agent_control import (
+    send_message,
+    stop_background_children,
+    task_output,
+    task_stop,
+)
 from workflows.agent_end import (
     SYNC_END_BY_RESULT,
     export_output_file,
@@ -89,6 +101,7 @@ from workflows.phases import create_session_scratchpad
 from workflows.plan_control import PlanControl, plan_approver
 from workflows.registry import ChildRegistry
 from workflows.shell_task import launch as launch_shell
+from workflows.shell_task import stop_shells
 from workflows.shells import ShellEnd
 from workflows.subagents import ParentContext, SubAgents
 from workflows.team_member import (
@@ -431,6 +444,9 @@ class AgentWorkflow:
             TASK_STOP_TOOL: WorkflowTool(
                 TaskStopInput, functools.partial(task_stop, self._subagents)
             ),
+            TASK_OUTPUT_TOOL: WorkflowTool(
+                TaskOutputInput, functools.partial(task_output, self._subagents)
+            ),
             ENTER_PLAN_MODE_TOOL: WorkflowTool(
                 EnterPlanModeInput, functools.partial(self._plans.enter, inp.workspace)
             ),
@@ -474,7 +490,8 @@ class AgentWorkflow:
             call,
             ctx,
             inp.workspace.host_queue,
-            inp.config.tools.heartbeat_timeout_s,
+            inp.config,
+            TASK_STOP_TOOL in (self._prepared.tools if self._prepared else []),
             found_task_dir,
         )
         self._refresh_details()
@@ -568,14 +585,28 @@ class AgentWorkflow:
         past its own reporting, cannot send its notification."""
         ctx = self._subagents.ctx
         interval = timedelta(seconds=ctx.config.agents.liveness_check_s if ctx else 120)
+        # Its background commands get this long after the turn's end (a server it left
+        # running must not hold the agent for good); only runs that have them look.
+        shells_until = workflow.now() + timedelta(
+            seconds=ctx.config.agents.background_command_wait_s if ctx else 600
+        )
         while True:
+            shells = [t for t in self._registry.shells.running() if not t.stop_requested]
+            timeout = min(interval, shells_until - workflow.now()) if shells else interval
             try:
+                if timeout <= timedelta(0):
+                    raise TimeoutError
                 await workflow.wait_condition(
                     lambda: self._has_input() or not self._outstanding() or self._stop is not None,
-                    timeout=interval,
+                    timeout=timeout,
                 )
                 return
             except TimeoutError:
+                if shells and workflow.now() >= shells_until:
+                    wait_s = ctx.config.agents.background_command_wait_s if ctx else 600
+                    reason = f"still running {wait_s:g} s after the turn had ended"
+                    await stop_shells(self._registry, reason)
+                    continue  # their notifications start the next turn
                 await self._subagents.check_liveness()
 
     async def _team_send(self, team: TeamLink, me: str, fallback, call) -> ToolResultBlock:

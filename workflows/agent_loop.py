@@ -237,9 +237,10 @@ def tool_context(setup: LoopSetup, state: LoopState, call: ValidCall) -> ToolCon
         plan_file=state.plan_file,
         plan_mode=planning,
         read_stamp=stamp,
-        # Its background commands' output files are read where they are written.
-        extra_roots=(*setup.extra_roots, state.task_dir) if state.task_dir else setup.extra_roots,
+        extra_roots=setup.extra_roots,
         write_scope=setup.write_scope,
+        # Its background commands' output files are read where they are written.
+        read_roots=(state.task_dir,) if state.task_dir else (),
     )
 
 

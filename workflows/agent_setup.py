@@ -14,6 +14,7 @@ from agents.builtin.coordinator import DEFINITION as COORDINATOR_DEFINITION
 from agents.builtin.coordinator import WORKER_DEFINITION, worker_tools, worker_tools_context
 from agents.builtin.fork import DEFINITION as FORK_DEFINITION
 from agents.builtin.teammate import teammate_system_prompt
+from agents.control_tools import TASK_OUTPUT_TOOL
 from agents.definition import AgentDefinition, DefinitionSet
 from agents.spawn import fork_enabled, new_agent_id, not_found_message
 from agents.team_tasks import TEAM_TOOLS
@@ -117,6 +118,9 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
     else:
         resolved = resolve_agent_tools(definition, BASE_TOOLS)
     tools = inp.tools if inp.tools is not None else resolved.tools
+    if agent_fields_hidden(inp):
+        # No background task to ask about where none can be started (R16, R73).
+        tools = [t for t in tools if t != TASK_OUTPUT_TOOL]
     unknown = [t for t in tools if t not in TOOLS and t not in BASE_TOOLS and t not in TEAM_TOOLS]
     if unknown:
         raise InvalidAgentInput(f"Unknown tools requested: {', '.join(unknown)}")

@@ -12,6 +12,7 @@ handle, in case the shell workflow could not tell (terminated).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -21,13 +22,16 @@ from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
     ChildWorkflowError,
+    WorkflowAlreadyStartedError,
     is_cancelled_exception,
 )
 from temporalio.workflow import ActivityCancellationType, ParentClosePolicy
 
+from agents.config import OutlastConfig
 from agents.messages import ToolResultBlock
 
 with workflow.unsafe.imports_passed_through():
+    from activities.resume import AgentControl
     from activities.tools.base import ToolContext
     from activities.tools.bash import BashInput, kill_bash_runs
     from activities.tools.bash_background import (
@@ -81,23 +85,46 @@ class ShellTaskWorkflow:
             ),
             task_queue=inp.host_queue,
             summary=f"Bash (background): {inp.description}",
-            start_to_close_timeout=limit,
+            # Across attempts: a retry after a lost worker does not get a limit of its own.
+            schedule_to_close_timeout=limit,
             heartbeat_timeout=heartbeat,
             retry_policy=RUN_RETRY,
             # A stop must not report done while the command's processes still run.
             cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         )
+        run = asyncio.ensure_future(killable(handle, kill_bash_runs, inp.host_queue, heartbeat))
+        orphaned = False
         try:
-            outcome = await killable(handle, kill_bash_runs, inp.host_queue, heartbeat)
+            while not run.done():
+                try:
+                    await workflow.wait_condition(
+                        run.done,
+                        timeout=timedelta(seconds=inp.parent_check_s),
+                        timeout_summary="is its agent still running?",
+                    )
+                except TimeoutError:
+                    if not await _parent_running(inp):
+                        # Its agent ended without stopping it (terminated): nobody is left to
+                        # hear of it, or to stop it.
+                        orphaned = True
+                        run.cancel()
+                        break
+            outcome = await run
         except BaseException as e:
-            if is_cancelled_exception(e):
-                await _tell(inp, _end(inp, status="killed"))
+            if not is_cancelled_exception(e):
+                if isinstance(e, ActivityError):
+                    cause = e.cause.message if isinstance(e.cause, ApplicationError) else e.cause
+                    end = _end(inp, status="failed", error=f"it could not run: {cause}")
+                    await _tell(inp, end)
+                    return end
                 raise
-            if isinstance(e, ActivityError):
-                cause = e.cause.message if isinstance(e.cause, ApplicationError) else str(e.cause)
-                end = _end(inp, status="failed", error=f"it could not run: {cause}")
-                await _tell(inp, end)
-                return end
+            if not run.done():
+                run.cancel()  # this workflow was cancelled: the command goes with it
+            with contextlib.suppress(BaseException):
+                await run
+            if orphaned:
+                return _end(inp, status="killed", error="its agent had ended")
+            await _tell(inp, _end(inp, status="killed"))
             raise
         end = _end(
             inp,
@@ -106,6 +133,23 @@ class ShellTaskWorkflow:
         )
         await _tell(inp, end)
         return end
+
+
+async def _parent_running(inp: ShellTaskInput) -> bool:
+    """Whether the agent that launched it still runs (any run of its workflow id); True when
+    that cannot be told now (the check is tried again later)."""
+    try:
+        (state,) = await workflow.execute_activity_method(
+            AgentControl.describe_agents,
+            [inp.parent_workflow_id],
+            start_to_close_timeout=timedelta(seconds=60),
+            retry_policy=RetryPolicy(maximum_attempts=3),
+        )
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        return True
+    return state.status == "RUNNING"
 
 
 def _end(
@@ -143,7 +187,8 @@ async def launch(
     call: ValidCall,
     ctx: ToolContext,
     host_queue: str,
-    heartbeat_timeout_s: float,
+    config: OutlastConfig,
+    can_stop: bool,
     on_task_dir: Callable[[str], None],
 ) -> ToolResultBlock:
     """Start a `ShellTaskWorkflow` for the call; the result that names its ID and output."""
@@ -165,34 +210,39 @@ async def launch(
     on_task_dir(output_dir_of(output_file))
     description = shell_description(inp.description, inp.command)
     workflow_id = f"{owner}/{shell_id}"
-    handle = await workflow.start_child_workflow(
-        ShellTaskWorkflow.run,
-        ShellTaskInput(
-            shell_id=shell_id,
-            command=inp.command,
-            description=description,
-            ctx=ctx.model_dump(mode="json"),
-            output_file=output_file,
-            host_queue=host_queue,
-            parent_workflow_id=owner,
-            tool_use_id=call.block.id,
-            timeout_ms=inp.timeout,
-            heartbeat_timeout_s=heartbeat_timeout_s,
-        ),
-        id=workflow_id,
-        # It outlives a continue-as-new; the agent's end stops it (`stop_shells`).
-        parent_close_policy=ParentClosePolicy.ABANDON,
-        static_summary=f"Bash (background): {description}",
+    task = ShellTask(
+        shell_id=shell_id,
+        description=description,
+        workflow_id=workflow_id,
+        output_file=output_file,
+        tool_use_id=call.block.id,
     )
-    registry.shells.add(
-        ShellTask(
-            shell_id=shell_id,
-            description=description,
-            workflow_id=workflow_id,
-            output_file=output_file,
-            tool_use_id=call.block.id,
+    # In the table before it starts: a kill of the agent meanwhile stops it with the others.
+    registry.shells.add(task)
+    try:
+        handle = await workflow.start_child_workflow(
+            ShellTaskWorkflow.run,
+            ShellTaskInput(
+                shell_id=shell_id,
+                command=inp.command,
+                description=description,
+                ctx=ctx.model_dump(mode="json"),
+                output_file=output_file,
+                host_queue=host_queue,
+                parent_workflow_id=owner,
+                tool_use_id=call.block.id,
+                timeout_ms=inp.timeout,
+                heartbeat_timeout_s=config.tools.heartbeat_timeout_s,
+                parent_check_s=config.agents.liveness_check_s,
+            ),
+            id=workflow_id,
+            # It outlives a continue-as-new; the agent's end stops it (`stop_shells`).
+            parent_close_policy=ParentClosePolicy.ABANDON,
+            static_summary=f"Bash (background): {description}",
         )
-    )
+    except WorkflowAlreadyStartedError:
+        registry.shells.forget(shell_id)
+        return error_result(call.block, f"A task with workflow id {workflow_id} already runs.")
 
     async def watch() -> None:
         try:
@@ -210,7 +260,10 @@ async def launch(
         registry.record_shell_end(end)
 
     asyncio.create_task(watch())
-    return ToolResultBlock(tool_use_id=call.block.id, content=launch_text(shell_id, output_file))
+    wait_s = config.agents.background_command_wait_s
+    return ToolResultBlock(
+        tool_use_id=call.block.id, content=launch_text(shell_id, output_file, can_stop, wait_s)
+    )
 
 
 def output_dir_of(output_file: str) -> str:
@@ -218,15 +271,16 @@ def output_dir_of(output_file: str) -> str:
     return output_file.rsplit("/", 1)[0]
 
 
-async def stop_shell(task: ShellTask) -> None:
-    task.stop_requested = True
+async def stop_shell(task: ShellTask, reason: str = "") -> None:
+    task.stop_requested, task.stop_reason = True, reason
     await cancel_workflow(task.workflow_id)
 
 
-async def stop_shells(registry: ChildRegistry) -> list[str]:
+async def stop_shells(registry: ChildRegistry, reason: str = "") -> list[str]:
     """Stop every background command still running (an agent's end, R477); their IDs."""
     running = registry.shells.running()
-    outcomes = await asyncio.gather(*(stop_shell(t) for t in running), return_exceptions=True)
+    stops = (stop_shell(t, reason) for t in running)
+    outcomes = await asyncio.gather(*stops, return_exceptions=True)
     for task, failed in zip(running, outcomes, strict=True):
         if isinstance(failed, Exception):
             workflow.logger.warning("could not stop %s: %s", task.workflow_id, failed)

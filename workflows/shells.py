@@ -34,6 +34,8 @@ class ShellTaskInput(Contract):
     tool_use_id: str
     timeout_ms: int | None = None
     heartbeat_timeout_s: float = 30.0
+    parent_check_s: float = 120.0
+    """How often it checks that its agent still runs (it stops itself once it does not)."""
 
 
 class ShellEnd(Contract):
@@ -61,6 +63,8 @@ class ShellTask(BaseModel):
     notified: bool = False
     """Its end has been queued for the model (R37: once)."""
     stop_requested: bool = False
+    stop_reason: str = ""
+    """Why it was stopped, when not by TaskStop (its agent's idle wait ran out)."""
 
     def summary(self) -> ChildSummary:
         """As the `tasks` query lists it, beside the sub-agents."""
@@ -89,6 +93,10 @@ class ShellTable(BaseModel):
 
     def add(self, task: ShellTask) -> None:
         self.shells[task.shell_id] = task
+
+    def forget(self, shell_id: str) -> None:
+        """A command that never started (its start was refused)."""
+        self.shells = {k: v for k, v in self.shells.items() if k != shell_id}
 
     def find(self, target: str) -> ShellTask | None:
         return self.shells.get(target.strip())
@@ -123,12 +131,14 @@ def shell_description(description: str | None, command: str) -> str:
     return one_line[: DESCRIPTION_CHARS - 3] + "..."
 
 
-def launch_text(shell_id: str, output_file: str) -> str:
+def launch_text(shell_id: str, output_file: str, can_stop: bool, wait_s: float) -> str:
     """The immediate tool result (Claude Code's wording, and how to get the result)."""
+    stop = "TaskStop stops it; " if can_stop else ""
     return (
         f"Command running in background with ID: {shell_id}. Output is being written to: "
         f"{output_file}\nYou will be notified when it ends. Do not sleep or poll for it; "
-        "Read the output file when you need it. TaskStop stops it."
+        f"Read the output file when you need it. {stop}if it is still running {wait_s:g} s "
+        "after your turn has ended, it is stopped."
     )
 
 
@@ -151,7 +161,8 @@ def shell_notification_text(task: ShellTask, end: ShellEnd) -> str:
             task_id=task.shell_id,
             tool_use_id=end.tool_use_id or task.tool_use_id,
             status=end.status,
-            summary=end_summary(task.description, end),
+            summary=end_summary(task.description, end)
+            + (f": {task.stop_reason}" if end.status == "killed" and task.stop_reason else ""),
             output_file=task.output_file,
         )
     )

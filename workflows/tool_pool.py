@@ -6,9 +6,12 @@ from __future__ import annotations
 from agents.agent_tool import AGENT_TOOL, AGENT_TOOL_ALIASES, AgentToolInput
 from agents.control_tools import (
     SEND_MESSAGE_TOOL,
+    TASK_OUTPUT_ALIASES,
+    TASK_OUTPUT_TOOL,
     TASK_STOP_ALIASES,
     TASK_STOP_TOOL,
     SendMessageInput,
+    TaskOutputInput,
     TaskStopInput,
 )
 from agents.plan_mode import (
@@ -28,6 +31,7 @@ BASE_TOOLS: list[str] = [
     "Write",
     SEND_MESSAGE_TOOL,
     TASK_STOP_TOOL,
+    TASK_OUTPUT_TOOL,
     ENTER_PLAN_MODE_TOOL,
     EXIT_PLAN_MODE_TOOL,
 ]
@@ -35,10 +39,12 @@ WORKFLOW_TOOL_INPUTS = {
     AGENT_TOOL: AgentToolInput,
     SEND_MESSAGE_TOOL: SendMessageInput,
     TASK_STOP_TOOL: TaskStopInput,
+    TASK_OUTPUT_TOOL: TaskOutputInput,
     ENTER_PLAN_MODE_TOOL: EnterPlanModeInput,
     EXIT_PLAN_MODE_TOOL: ExitPlanModeInput,
 }
 ALIASES = {
     **{alias: AGENT_TOOL for alias in AGENT_TOOL_ALIASES},
     **{alias: TASK_STOP_TOOL for alias in TASK_STOP_ALIASES},
+    **{alias: TASK_OUTPUT_TOOL for alias in TASK_OUTPUT_ALIASES},
 }

@@ -63,6 +63,9 @@ class ToolContext(BaseModel):
     extra_roots: tuple[str, ...] = ()
     """Directories outside the workspace the agent may also use (a coordinator's
     scratchpad, R63)."""
+    read_roots: tuple[str, ...] = ()
+    """Directories outside the workspace the agent may read but not change (its background
+    commands' output files)."""
 
 
 class ToolOutput(BaseModel):

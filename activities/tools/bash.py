@@ -99,7 +99,9 @@ commits rather than amending, and only commit when the user asks.
 - Where run_in_background is offered, use it for commands that take long and whose output you \
 do not need before your next step (builds, test suites, servers). It runs until it exits (or \
 its own timeout, if you give one) or TaskStop stops it; a notification tells you when it has \
-ended. Do not poll it with sleep: read its output file with Read when you need it.\
+ended. Do not poll it with sleep: read its output file with Read when you need it. Your turn's \
+end waits for your background commands to end: stop one that never does (a server) with \
+TaskStop when you are done with it.\
 """
 
 
@@ -251,10 +253,11 @@ def _argv(ctx: ToolContext, script: str, scratch: str, cwd: Path) -> list[str] |
     """The command line in the agent's sandbox, or why it cannot run."""
     root = str(workspace_root(ctx))
     writable = [str(Path(p).resolve()) for p in ctx.extra_roots if Path(p).is_dir()]
+    readable = [str(Path(p).resolve()) for p in ctx.read_roots if Path(p).is_dir()]
     if ctx.sandbox == "none":
         # dangerouslyDisableSandbox is accepted but never lifts a sandbox: a model that can
         # switch it off (a prompt injection, say) would make it worth nothing.
-        return _writer_argv(root, scratch, cwd, script, writable)
+        return _writer_argv(root, scratch, cwd, script, writable, readable)
     bwrap = find_bwrap()
     if bwrap is None:
         return BWRAP_REQUIRED
@@ -266,18 +269,19 @@ def _argv(ctx: ToolContext, script: str, scratch: str, cwd: Path) -> list[str] |
             tmp = sandbox_tmp(root)
         except HostTmpRefused as e:
             return f"Bash is unavailable: {e.message} Use Read, Glob and Grep instead."
-    return bwrap_command(bwrap, root, scratch, str(cwd), ["bash", "-c", script], writable, tmp)
+    argv = ["bash", "-c", script]
+    return bwrap_command(bwrap, root, scratch, str(cwd), argv, writable, tmp, readable)
 
 
 def _writer_argv(
-    root: str, scratch: str, cwd: Path, script: str, writable: list[str]
+    root: str, scratch: str, cwd: Path, script: str, writable: list[str], readable: list[str]
 ) -> list[str] | str:
     policy = writer_policy()
     bwrap = None if policy == "off" else working_bwrap()
     if bwrap is not None:
         try:
             return writer_bwrap_command(
-                bwrap, root, scratch, str(cwd), ["bash", "-c", script], writable
+                bwrap, root, scratch, str(cwd), ["bash", "-c", script], writable, readable
             )
         except HostTmpRefused as e:
             return f"Bash is unavailable: {e.message} Use Read, Write, Edit, Glob and Grep instead."

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import tempfile
+import time
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -76,9 +77,25 @@ def output_dir(owner: str) -> Path:
     return state_dir() / "tasks" / f"{readable}-{digest}"
 
 
+OUTPUT_TTL_S = 7 * 24 * 3600.0
+"""How long an output file is kept after its last write: its agent and anyone looking into
+what it did have had it long enough."""
+
+
+def _prune(tasks: Path) -> None:
+    cutoff = time.time() - OUTPUT_TTL_S
+    for path in tasks.glob("*/*.output"):
+        try:
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+        except OSError:
+            continue  # gone meanwhile
+
+
 def _launch(req: ShellLaunchRequest) -> str:
     directory = output_dir(req.owner)
     directory.mkdir(parents=True, exist_ok=True)
+    _prune(directory.parent)
     path = directory / f"{_UNSAFE.sub('-', req.shell_id)}.output"
     path.touch()  # readable at once, before the command has written anything
     return str(path)
@@ -90,6 +107,13 @@ async def launch_shell(req: ShellLaunchRequest) -> str:
     return await run_blocking(_launch, req)
 
 
+def _fresh_output(output: Path) -> None:
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if output.is_symlink():
+        # Written by the worker, outside any sandbox: never through a link someone put there.
+        output.unlink()
+
+
 @activity.defn(name="tool.bash_background")
 async def run_background(req: ShellRunRequest) -> ShellOutcome:
     """Run the command until it exits, times out or is cancelled; its output goes to
@@ -98,7 +122,7 @@ async def run_background(req: ShellRunRequest) -> ShellOutcome:
     cwd, _ = start_dir(req.ctx)
     timeout_s = req.timeout_ms / 1000 if req.timeout_ms else None
     output = Path(req.output_file)
-    output.parent.mkdir(parents=True, exist_ok=True)
+    await run_blocking(_fresh_output, output)
     with tempfile.TemporaryDirectory(prefix="outlast-bash-") as scratch:
         status = await run_recorded(req.ctx, req.command, scratch, cwd, output, timeout_s)
     if isinstance(status, NotRun):

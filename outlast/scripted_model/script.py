@@ -38,7 +38,7 @@ _WORKING_DIRECTORY = re.compile(r"^\s*Working directory:\s*(\S.*?)\s*$", re.MULT
 _PLAN_FILE = re.compile(r"^\s*Plan file:\s*(\S.*?)\s*$", re.MULTILINE)
 _SCRATCHPAD = re.compile(r"^\s*Scratchpad directory:\s*(\S.*?)\s*$", re.MULTILINE)
 _BACKGROUND = re.compile(
-    r"Command running in background with ID: (\S+)\. Output is being written to: (\S+)"
+    r"Command running in background with ID: (\S+)\. Output is being written to: ([^\n]*\S)"
 )
 
 

@@ -48,6 +48,12 @@ async def test_a_background_command_notifies_and_its_output_can_be_read(client, 
                     background("echo one && sleep 1 && echo two", "count to two"),
                     {"text": "waiting for it"},
                     {"tool_use": {"name": "Read", "input": {"file_path": "{{output_file}}"}}},
+                    {
+                        "tool_use": {
+                            "name": "Write",
+                            "input": {"file_path": "{{output_file}}", "content": "forged"},
+                        }
+                    },
                     {"text": "done"},
                 ],
             }
@@ -59,10 +65,12 @@ async def test_a_background_command_notifies_and_its_output_can_be_read(client, 
             result = await handle.result()
             tasks = await handle.query("tasks", result_type=list[ChildSummary])
     assert result.status == "completed" and result.final_text == "done"
-    launch, read = tool_results(result)
+    launch, read, write = tool_results(result)
     shell_id = shell_id_of(launch.content)
     assert not launch.is_error and not read.is_error
     assert "one" in read.content and "two" in read.content
+    # Its output file is for reading: the agent cannot forge it.
+    assert write.is_error and "outside the workspace" in write.content
     (note,) = notifications(result)
     assert f"<task-id>{shell_id}</task-id>" in note and "<status>completed</status>" in note
     assert 'Background command "count to two" completed (exit code 0)' in note
@@ -101,7 +109,17 @@ async def test_task_stop_kills_a_background_command(client, git_repo):
                 "name": "main",
                 "after_last": "repeat_last",
                 "turns": [
-                    background(f"sleep {mark}", "sleep long"),
+                    background(f"echo started && sleep {mark}", "sleep long"),
+                    # Stopped once it runs (a stop before its start is another test's).
+                    {
+                        "tool_use": {
+                            "name": "Bash",
+                            "input": {
+                                "command": "until grep -q started {{output_file}}; "
+                                "do sleep 0.05; done"
+                            },
+                        }
+                    },
                     {"tool_use": {"name": "TaskStop", "input": {"task_id": "{{task_id}}"}}},
                     {"text": "stopped it"},
                 ],
@@ -111,10 +129,10 @@ async def test_task_stop_kills_a_background_command(client, git_repo):
     with scripted_model(script):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("stop it", git_repo, queues), queues)
-            await wait_for(lambda: processes_with(f"sleep {mark}"), interval=0.05)
             result = await handle.result()
     assert processes_with(f"sleep {mark}") == []
-    launch, stopped = tool_results(result)
+    launch, running, stopped = tool_results(result)
+    assert not running.is_error, running.content
     shell_id = shell_id_of(launch.content)
     assert stopped.content.startswith(f'Stopped background command {shell_id} ("sleep long")')
     (note,) = notifications(result)
@@ -176,3 +194,89 @@ async def test_with_background_tasks_disabled_bash_refuses_it(client, git_repo):
     (bash,) = [t for t in model.log[0]["body"]["tools"] if t["name"] == "Bash"]
     assert "command" in bash["input_schema"]["properties"]
     assert "run_in_background" not in bash["input_schema"]["properties"]
+
+
+async def test_task_output_peeks_and_waits(client, git_repo):
+    def task_output(**kw) -> dict:
+        return {"tool_use": {"name": "TaskOutput", "input": {"task_id": "{{task_id}}", **kw}}}
+
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [
+                    background("echo start && sleep 2 && echo end", "slow count"),
+                    task_output(block=False),
+                    task_output(timeout=20000),
+                    {"tool_use": {"name": "TaskOutput", "input": {"task_id": "b-none"}}},
+                    {"text": "done"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("count", git_repo, queues), queues)
+            result = await handle.result()
+    launch, peek, waited, unknown = tool_results(result)
+    shell_id = shell_id_of(launch.content)
+    assert f"<task_id>{shell_id}</task_id>" in peek.content
+    assert "<task_type>local_bash</task_type>\n<status>running</status>" in peek.content
+    assert "<retrieval_status>success</retrieval_status>" in waited.content
+    assert "<status>completed</status>\n<exit_code>0</exit_code>" in waited.content
+    assert "<output>\nstart\nend\n</output>" in waited.content
+    assert unknown.is_error and "No task found with ID: b-none" in unknown.content
+    # The notification still comes (the model may not have asked).
+    (note,) = notifications(result)
+    assert "<status>completed</status>" in note
+
+
+async def test_a_command_left_running_after_the_turn_is_stopped_in_time(client, git_repo):
+    mark = marker(1103)
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [background(f"sleep {mark}", "serve"), {"text": "left it running"}],
+            }
+        ]
+    }
+    config = fast_config(agents=AgentSettings(background_command_wait_s=2))
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("serve", git_repo, queues, config=config)
+            result = await (await start(client, inp, queues)).result()
+    assert processes_with(f"sleep {mark}") == []
+    assert result.status == "completed" and result.turns == 3
+    (note,) = notifications(result)
+    assert "<status>killed</status>" in note
+    assert 'Background command "serve" was stopped: still running 2 s after the turn had ended' in (
+        note
+    )
+
+
+async def test_a_command_whose_agent_was_terminated_stops_itself(client, git_repo):
+    mark = marker(1104)
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [background(f"sleep {mark}"), {"text": "waiting for it"}],
+            }
+        ]
+    }
+    config = fast_config(agents=AgentSettings(liveness_check_s=1))
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(
+                client, agent_input("sleep", git_repo, queues, config=config), queues
+            )
+            await wait_for(lambda: processes_with(f"sleep {mark}"), interval=0.05)
+            (shell,) = await handle.query("tasks", result_type=list[ChildSummary])
+            # Terminated: the agent runs no code, so it cannot stop its commands.
+            await handle.terminate("operator")
+            end = await client.get_workflow_handle(shell.workflow_id, result_type=ShellEnd).result()
+    assert processes_with(f"sleep {mark}") == []
+    assert end.status == "killed" and end.error == "its agent had ended"
