@@ -114,7 +114,8 @@ def resolve_for_write(ctx: ToolContext, path: str) -> Path:
         return _plan_file_only(ctx, path)
     resolved = resolve_in_workspace(ctx, path)
     root = workspace_root(ctx)
-    if not resolved.is_relative_to(root) and _only_readable(ctx, resolved):
+    if any(resolved.is_relative_to(Path(r).resolve()) for r in ctx.read_roots):
+        # Wherever it lies (a state directory inside the checkout too): never written.
         raise WorkspaceEscape(resolved, root)
     inside = resolved.relative_to(root).parts if resolved.is_relative_to(root) else ()
     # Any `.git` (a submodule's, a worktree's `.git` file, `.GIT` on a case-insensitive disk):

@@ -50,9 +50,10 @@ class AgentSettings(_Section):
     liveness_check_s: float = Field(default=120, gt=0)
     """While waiting for background sub-agents, check this often that they still run (a
     terminated one cannot report its end)."""
-    background_command_wait_s: float = Field(default=600, gt=0)
+    background_command_wait_s: float = Field(default=3600, gt=0)
     """How long an agent whose turn has ended waits for its background commands to end
-    before it stops them (a server it left running must not hold it for good)."""
+    before it stops them (a server it left running must not hold it for good; a test suite
+    of most of an hour still reports)."""
     handoff_check: bool = True
     """Scan every sub-agent result for injected instructions before the parent sees it (R42)."""
 

@@ -89,11 +89,13 @@ def format_task_output(
     status: str,
     output: str,
     exit_code: int | None = None,
-    waited_out: bool = False,
+    retrieval: str = "success",
 ) -> str:
-    """TaskOutput's answer: what the task is, how it stands, and its output so far."""
+    """TaskOutput's answer: what the task is, how it stands, and its output so far.
+    `retrieval`: `success` (it has ended), `timeout` (waited, still running) or `not_ready`
+    (not waited for, still running)."""
     parts = [
-        f"<retrieval_status>{'timeout' if waited_out else 'success'}</retrieval_status>",
+        f"<retrieval_status>{retrieval}</retrieval_status>",
         f"<task_id>{task_id}</task_id>",
         f"<task_type>{task_type}</task_type>",
         f"<status>{status}</status>",

@@ -48,12 +48,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.resume import repair
 
 from workflows import search_attributes as sa
-from workflows.agent_control import (
-    send_message,
-    stop_background_children,
-    task_output,
-    task_stop,
-)
+from workflows.agent_control import send_message, stop_background_children, task_stop
 from workflows.agent_end import (
     SYNC_END_BY_RESULT,
     export_output_file,
@@ -104,6 +99,7 @@ from workflows.shell_task import launch as launch_shell
 from workflows.shell_task import stop_shells
 from workflows.shells import ShellEnd
 from workflows.subagents import ParentContext, SubAgents
+from workflows.task_output import task_output
 from workflows.team_member import (
     TEAM_TOOL_OPS,
     TeamCounters,
@@ -445,7 +441,8 @@ class AgentWorkflow:
                 TaskStopInput, functools.partial(task_stop, self._subagents)
             ),
             TASK_OUTPUT_TOOL: WorkflowTool(
-                TaskOutputInput, functools.partial(task_output, self._subagents)
+                TaskOutputInput,
+                functools.partial(task_output, self._registry, inp.workspace.host_queue),
             ),
             ENTER_PLAN_MODE_TOOL: WorkflowTool(
                 EnterPlanModeInput, functools.partial(self._plans.enter, inp.workspace)
@@ -588,7 +585,7 @@ class AgentWorkflow:
         # Its background commands get this long after the turn's end (a server it left
         # running must not hold the agent for good); only runs that have them look.
         shells_until = workflow.now() + timedelta(
-            seconds=ctx.config.agents.background_command_wait_s if ctx else 600
+            seconds=ctx.config.agents.background_command_wait_s if ctx else 3600
         )
         while True:
             shells = [t for t in self._registry.shells.running() if not t.stop_requested]
@@ -603,7 +600,7 @@ class AgentWorkflow:
                 return
             except TimeoutError:
                 if shells and workflow.now() >= shells_until:
-                    wait_s = ctx.config.agents.background_command_wait_s if ctx else 600
+                    wait_s = ctx.config.agents.background_command_wait_s if ctx else 3600
                     reason = f"still running {wait_s:g} s after the turn had ended"
                     await stop_shells(self._registry, reason)
                     continue  # their notifications start the next turn

@@ -15,19 +15,13 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
-from agents.control_tools import (
-    SendMessageInput,
-    TaskOutputInput,
-    TaskStopInput,
-    format_task_output,
-)
+from agents.control_tools import SendMessageInput, TaskStopInput
 from agents.messages import ToolResultBlock
 from agents.spawn import definitions_for_child
 from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
     from activities.resume import AgentControl, ResumeRequest, ResumeResult
-    from activities.tools.bash_background import OutputRequest, read_task_output
 
 from workflows.contracts import MailMessage, ParentLink
 from workflows.phases import STOP_STARTING_WORKER
@@ -103,47 +97,6 @@ async def task_stop(agents: SubAgents, call: ValidCall) -> ToolResultBlock:
         call,
         f'Stopped agent {task.agent_id} ("{task.description}"). Its notification will follow; '
         "you can continue it later with SendMessage.",
-    )
-
-
-async def task_output(agents: SubAgents, call: ValidCall) -> ToolResultBlock:
-    """T11: a background task's output, after waiting for its end if asked to."""
-    inp: TaskOutputInput = call.input  # type: ignore[assignment]
-    target = inp.task_id.strip()
-    shell = agents.registry.shells.find(target)
-    task = agents.registry.find(target) if shell is None else None
-    if shell is None and task is None:
-        return error_result(call.block, f"No task found with ID: {target}")
-    entry = shell or task
-    waited_out = False
-    if inp.block and inp.timeout > 0 and entry.status == "running":
-        try:
-            await workflow.wait_condition(
-                lambda: entry.status != "running",
-                timeout=timedelta(milliseconds=inp.timeout),
-                timeout_summary=f"TaskOutput waits for {target}",
-            )
-        except TimeoutError:
-            waited_out = True
-    if shell is not None:
-        output: str = await workflow.execute_activity(
-            read_task_output,
-            OutputRequest(output_file=shell.output_file),
-            task_queue=agents.ctx.workspace.host_queue,
-            summary=f"output of {shell.shell_id}",
-            **RESUME_OPTIONS,
-        )
-        text = format_task_output(
-            shell.shell_id, "local_bash", shell.status, output, shell.exit_code, waited_out
-        )
-        return _ok(call, text)
-    assert task is not None
-    result = task.end.final_text if task.end is not None else ""
-    if not result and task.status != "running":
-        result = "(its result is in its <task-notification>)"
-    return _ok(
-        call,
-        format_task_output(task.agent_id, "local_agent", task.status, result, None, waited_out),
     )
 
 

@@ -134,6 +134,16 @@ async def settle_children(
     return True
 
 
+async def describe_runs(workflow_ids: list[str]) -> list[AgentRunState]:
+    """How the current run of each workflow id stands, from Temporal's own view."""
+    return await workflow.execute_activity_method(
+        AgentControl.describe_agents,
+        workflow_ids,
+        start_to_close_timeout=timedelta(seconds=60),
+        retry_policy=RetryPolicy(maximum_attempts=3),
+    )
+
+
 async def check_liveness(registry: ChildRegistry) -> None:
     """Record the end of any background child or command whose run closed without telling
     us."""
@@ -145,12 +155,7 @@ async def check_liveness(registry: ChildRegistry) -> None:
     ]
     if not waiting:
         return
-    states: list[AgentRunState] = await workflow.execute_activity_method(
-        AgentControl.describe_agents,
-        [t.workflow_id for t in waiting],
-        start_to_close_timeout=timedelta(seconds=60),
-        retry_policy=RetryPolicy(maximum_attempts=3),
-    )
+    states = await describe_runs([t.workflow_id for t in waiting])
     for task, state in zip(waiting, states, strict=True):
         if state.status == "RUNNING":
             continue
@@ -174,12 +179,7 @@ async def _check_shells(registry: ChildRegistry) -> None:
     waiting = [t for t in registry.shells.running() if not t.notified]
     if not waiting:
         return
-    states: list[AgentRunState] = await workflow.execute_activity_method(
-        AgentControl.describe_agents,
-        [t.workflow_id for t in waiting],
-        start_to_close_timeout=timedelta(seconds=60),
-        retry_policy=RetryPolicy(maximum_attempts=3),
-    )
+    states = await describe_runs([t.workflow_id for t in waiting])
     for task, state in zip(waiting, states, strict=True):
         if state.status == "RUNNING":
             continue

@@ -31,7 +31,6 @@ from agents.config import OutlastConfig
 from agents.messages import ToolResultBlock
 
 with workflow.unsafe.imports_passed_through():
-    from activities.resume import AgentControl
     from activities.tools.base import ToolContext
     from activities.tools.bash import BashInput, kill_bash_runs
     from activities.tools.bash_background import (
@@ -43,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from workflows.agent_loop import killable
+from workflows.child_endings import describe_runs
 from workflows.registry import ChildRegistry
 from workflows.shells import (
     ShellEnd,
@@ -58,6 +58,8 @@ from workflows.turns import ValidCall, error_result
 RUN_LIMIT = timedelta(days=7)
 """The longest a background command without a timeout of its own may run (a server an agent
 left running is stopped by the agent's end long before)."""
+PARENT_CHECK_MAX = timedelta(minutes=30)
+"""The longest between two checks that its agent still runs (~11 events each)."""
 KILL_ROOM = timedelta(seconds=30)
 """Beyond a command's own timeout: time to kill it and report."""
 LAUNCH_OPTIONS = {
@@ -93,16 +95,17 @@ class ShellTaskWorkflow:
             cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         )
         run = asyncio.ensure_future(killable(handle, kill_bash_runs, inp.host_queue, heartbeat))
-        orphaned = False
+        orphaned, check = False, timedelta(seconds=inp.parent_check_s)
         try:
             while not run.done():
                 try:
                     await workflow.wait_condition(
-                        run.done,
-                        timeout=timedelta(seconds=inp.parent_check_s),
-                        timeout_summary="is its agent still running?",
+                        run.done, timeout=check, timeout_summary="is its agent still running?"
                     )
                 except TimeoutError:
+                    # Less often as it goes on: a command of days stays far below the
+                    # history's event limit.
+                    check = min(check * 2, PARENT_CHECK_MAX)
                     if not await _parent_running(inp):
                         # Its agent ended without stopping it (terminated): nobody is left to
                         # hear of it, or to stop it.
@@ -139,12 +142,7 @@ async def _parent_running(inp: ShellTaskInput) -> bool:
     """Whether the agent that launched it still runs (any run of its workflow id); True when
     that cannot be told now (the check is tried again later)."""
     try:
-        (state,) = await workflow.execute_activity_method(
-            AgentControl.describe_agents,
-            [inp.parent_workflow_id],
-            start_to_close_timeout=timedelta(seconds=60),
-            retry_policy=RetryPolicy(maximum_attempts=3),
-        )
+        (state,) = await describe_runs([inp.parent_workflow_id])
     except ActivityError as e:
         if is_cancelled_exception(e):
             raise
@@ -278,7 +276,8 @@ async def stop_shell(task: ShellTask, reason: str = "") -> None:
 
 async def stop_shells(registry: ChildRegistry, reason: str = "") -> list[str]:
     """Stop every background command still running (an agent's end, R477); their IDs."""
-    running = registry.shells.running()
+    # One stopped already keeps the reason it was stopped for.
+    running = [t for t in registry.shells.running() if not t.stop_requested]
     stops = (stop_shell(t, reason) for t in running)
     outcomes = await asyncio.gather(*stops, return_exceptions=True)
     for task, failed in zip(running, outcomes, strict=True):

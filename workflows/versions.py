@@ -69,6 +69,7 @@ AFTER_BASELINE = frozenset(
         "plan-reread-on-approval",
         "scratchpad-by-feature",
         "shared-child-timers",
+        "task-output",
         "verified-base-commit",
     }
 )

@@ -94,6 +94,9 @@ def _prune(tasks: Path) -> None:
 
 def _launch(req: ShellLaunchRequest) -> str:
     directory = output_dir(req.owner)
+    if directory.is_symlink():
+        # Its agent reads whatever this names: never somewhere a link made it point.
+        directory.unlink()
     directory.mkdir(parents=True, exist_ok=True)
     _prune(directory.parent)
     path = directory / f"{_UNSAFE.sub('-', req.shell_id)}.output"

@@ -10,14 +10,17 @@ import pytest
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
 from activities.tools.bash import BACKGROUND_REFUSED
-from agents.config import AgentSettings
+from agents.config import AgentSettings, ToolSettings
+from outlast.client import connect
 from tests.activities.test_tool_bash import marker
 from tests.support import (
     agent_input,
+    crashable_worker,
     fast_config,
     notifications,
     running_workers,
     scripted_model,
+    spawn,
     start,
     tool_results,
     wait_for,
@@ -102,7 +105,7 @@ async def test_a_failing_command_is_reported_failed_with_its_exit_code(client, g
 
 
 async def test_task_stop_kills_a_background_command(client, git_repo):
-    mark = marker(1101)
+    mark = marker(1201)
     script = {
         "agents": [
             {
@@ -144,7 +147,7 @@ async def test_task_stop_kills_a_background_command(client, git_repo):
 
 
 async def test_killing_the_agent_kills_its_background_commands(client, git_repo):
-    mark = marker(1102)
+    mark = marker(1202)
     script = {
         "agents": [
             {
@@ -222,6 +225,7 @@ async def test_task_output_peeks_and_waits(client, git_repo):
     launch, peek, waited, unknown = tool_results(result)
     shell_id = shell_id_of(launch.content)
     assert f"<task_id>{shell_id}</task_id>" in peek.content
+    assert "<retrieval_status>not_ready</retrieval_status>" in peek.content
     assert "<task_type>local_bash</task_type>\n<status>running</status>" in peek.content
     assert "<retrieval_status>success</retrieval_status>" in waited.content
     assert "<status>completed</status>\n<exit_code>0</exit_code>" in waited.content
@@ -233,7 +237,7 @@ async def test_task_output_peeks_and_waits(client, git_repo):
 
 
 async def test_a_command_left_running_after_the_turn_is_stopped_in_time(client, git_repo):
-    mark = marker(1103)
+    mark = marker(1203)
     script = {
         "agents": [
             {
@@ -258,7 +262,7 @@ async def test_a_command_left_running_after_the_turn_is_stopped_in_time(client, 
 
 
 async def test_a_command_whose_agent_was_terminated_stops_itself(client, git_repo):
-    mark = marker(1104)
+    mark = marker(1204)
     script = {
         "agents": [
             {
@@ -280,3 +284,76 @@ async def test_a_command_whose_agent_was_terminated_stops_itself(client, git_rep
             end = await client.get_workflow_handle(shell.workflow_id, result_type=ShellEnd).result()
     assert processes_with(f"sleep {mark}") == []
     assert end.status == "killed" and end.error == "its agent had ended"
+
+
+async def test_a_worker_killed_under_a_background_command_reruns_it_and_says_so(
+    dev_server, git_repo
+):
+    mark = marker(1205)
+    # The first run sleeps (and is interrupted); the run after the crash finds `second`.
+    command = (
+        "echo start >> runs.log; "
+        f"if [ ! -f second ]; then touch second; sleep {mark}; fi; "
+        "echo end >> runs.log"
+    )
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [background(command, "run twice"), {"text": "waiting for it"}],
+            }
+        ]
+    }
+    config = fast_config(tools=ToolSettings(heartbeat_timeout_s=10, local_tools=False))
+    with (
+        scripted_model(script) as model,
+        crashable_worker(dev_server.address, model.url) as w,
+    ):
+        client = await connect(dev_server.address)
+        handle = await start(
+            client, agent_input("run", git_repo, w.queues, config=config), w.queues
+        )
+        await wait_for(lambda: bool(processes_with(f"sleep {mark}", exact=True)), timeout=30)
+        w.crash()
+        result = await asyncio.wait_for(handle.result(), timeout=90)
+    assert result.status == "completed"
+    assert processes_with(f"sleep {mark}") == []
+    assert (git_repo / "runs.log").read_text() == "start\nstart\nend\n"
+    (note,) = notifications(result)
+    assert 'Background command "run twice" completed (exit code 0)' in note
+    assert "had already started once" in note
+
+
+async def test_task_output_gives_a_background_agent_s_result(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "helper",
+                "match": {"agent_name": "helper"},
+                "turns": [{"delay_ms": 500, "text": "the answer is 42"}],
+            },
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("helper", "find the answer", True)},
+                    {
+                        "tool_use": {
+                            "name": "TaskOutput",
+                            "input": {"task_id": "helper", "timeout": 20000},
+                        }
+                    },
+                    {"text": "done"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("ask", git_repo, queues), queues)
+            result = await handle.result()
+    _, output = tool_results(result)
+    assert "<retrieval_status>success</retrieval_status>" in output.content
+    assert "<task_type>local_agent</task_type>\n<status>completed</status>" in output.content
+    assert "the answer is 42" in output.content
