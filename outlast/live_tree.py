@@ -9,7 +9,7 @@ import asyncio
 from rich.console import Console
 from rich.live import Live
 from rich.tree import Tree
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from workflows.contracts import AgentStatus, ChildSummary
@@ -62,8 +62,8 @@ async def _query(client: Client, workflow_id: str) -> AgentStatus | None:
         return await client.get_workflow_handle(workflow_id).query(
             "status", result_type=AgentStatus
         )
-    except RPCError:
-        return None  # not picked up yet, or between tasks
+    except (RPCError, WorkflowQueryFailedError):
+        return None  # not picked up yet, between tasks, or not an agent
 
 
 async def follow_live(client: Client, handle: WorkflowHandle, console: Console, poll_s: float):
@@ -73,7 +73,10 @@ async def follow_live(client: Client, handle: WorkflowHandle, console: Console, 
         while not result_task.done():
             status = await _query(client, handle.id)
             if status is not None:
-                running = [c for c in status.children if c.status == "running"]
+                # A background command has no `status` of its own to ask.
+                running = [
+                    c for c in status.children if c.status == "running" and c.agent_type != "shell"
+                ]
                 kids = {}
                 for c in running[:MAX_CHILD_QUERIES]:
                     if (own := await _query(client, c.workflow_id)) is not None:

@@ -104,10 +104,7 @@ def _as_blocks(content: Any) -> list[Any]:
 
 def cacheable_items(body: Mapping[str, Any]) -> Iterator[tuple[str, str | None, Any]]:
     """(kind, role, block) in the order the API caches them: tools, system, messages."""
-    for tool in body.get("tools") or []:
-        yield "tool", None, tool
-    for block in _as_blocks(body.get("system")):
-        yield "system", None, block
+    yield from _head_items(body)
     for message in body.get("messages") or []:
         for block in _as_blocks(message.get("content")):
             yield "message", message.get("role"), block
@@ -126,39 +123,140 @@ def count_breakpoints(body: Mapping[str, Any]) -> int:
     return sum(_cache_controls(block) for _, _, block in cacheable_items(body))
 
 
-def layout(body: Mapping[str, Any]) -> PromptLayout:
-    """Token total and breakpoint prefixes of a (validated) request."""
-    # One running hash over the items, one canonical JSON line each: the hash at a
-    # breakpoint covers the whole prefix, roles included, without re-hashing it per breakpoint.
-    running = hashlib.sha256()
-    total = 0
-    boundaries: list[Boundary] = []
-    positions: list[int] = []
-    # Each block is serialized once, for its tokens and its line: a 1,000-turn conversation's
-    # request has ~4,000 blocks, and this runs on every request.
-    heads: dict[tuple[str, str | None], bytes] = {}
-    for kind, role, block in cacheable_items(body):
+class _Hashing:
+    """A layout being built: the running hash over the items, one canonical JSON line each
+    (the hash at a breakpoint covers the whole prefix, roles included, without re-hashing
+    it per breakpoint), and what is known of each block so far."""
+
+    def __init__(self) -> None:
+        self.running = hashlib.sha256()
+        self.total = 0
+        self.boundaries: list[Boundary] = []
+        self.positions: list[int] = []
+        self.heads: dict[tuple[str, str | None], bytes] = {}
+
+    def add(self, kind: str, role: str | None, block: Any) -> None:
+        # Each block is serialized once, for its tokens and its line: a 1,000-turn
+        # conversation's request has ~4,000 blocks, and this runs on every request.
         marked = has_cache_control(block)
         text = canonical_json(strip_cache_control(block) if marked else block).encode()
-        total += math.ceil(len(text) / 4)  # estimate_tokens
+        self.total += math.ceil(len(text) / 4)  # estimate_tokens
         # The bytes of canonical_json([kind, role, stripped]):
-        head = heads.get((kind, role))
+        head = self.heads.get((kind, role))
         if head is None:
-            head = heads[(kind, role)] = b"[%s,%s," % (
+            head = self.heads[(kind, role)] = b"[%s,%s," % (
                 canonical_json(kind).encode(),
                 canonical_json(role).encode(),
             )
-        running.update(b"%s%s]\n" % (head, text))
-        boundaries.append(Boundary(running.hexdigest(), total))
+        self.running.update(b"%s%s]\n" % (head, text))
+        self.boundaries.append(Boundary(self.running.hexdigest(), self.total))
         if marked:
-            positions.append(len(boundaries) - 1)
-    # Built as they are (no validation pass over ~4,000 boundaries of a long conversation).
-    return PromptLayout.model_construct(
-        total_tokens=total,
-        breakpoints=[Breakpoint(**boundaries[i]._asdict()) for i in positions],
-        boundaries=boundaries,
-        breakpoint_positions=positions,
-    )
+            self.positions.append(len(self.boundaries) - 1)
+
+    def mark(self) -> _Mark:
+        return _Mark(self.running.copy(), self.total, len(self.boundaries), len(self.positions))
+
+    def resume(self, mark: _Mark, boundaries: list[Boundary], positions: list[int]) -> None:
+        self.running = mark.running.copy()
+        self.total = mark.total
+        self.boundaries = boundaries[: mark.boundaries]
+        self.positions = positions[: mark.positions]
+
+    def result(self) -> PromptLayout:
+        # Built as they are (no validation pass over ~4,000 boundaries of a long conversation).
+        return PromptLayout.model_construct(
+            total_tokens=self.total,
+            breakpoints=[Breakpoint(**self.boundaries[i]._asdict()) for i in self.positions],
+            boundaries=self.boundaries,
+            breakpoint_positions=self.positions,
+        )
+
+
+class _Mark(NamedTuple):
+    running: Any  # a sha256 object, never updated once marked (copied to go on)
+    total: int
+    boundaries: int
+    positions: int
+
+
+def _head_items(body: Mapping[str, Any]) -> Iterator[tuple[str, str | None, Any]]:
+    for tool in body.get("tools") or []:
+        yield "tool", None, tool
+    for block in _as_blocks(body.get("system")):
+        yield "system", None, block
+
+
+def layout(body: Mapping[str, Any]) -> PromptLayout:
+    """Token total and breakpoint prefixes of a (validated) request."""
+    hashing = _Hashing()
+    for kind, role, block in cacheable_items(body):
+        hashing.add(kind, role, block)
+    return hashing.result()
+
+
+class _Remembered(NamedTuple):
+    tools: Any
+    system: Any
+    messages: list[Any]
+    marks: list[_Mark]
+    """After the head (tools and system), then after each message."""
+    layout: PromptLayout
+
+
+class Layouts:
+    """`layout`, extended from the conversation's last request where it starts the same: each
+    request repeats the whole conversation, and laying out all of it again made a 1,000-turn
+    conversation's requests cost time that grew with every turn. Thread-safe."""
+
+    KEPT = 64
+    """Conversations remembered (the most recent)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: dict[str, _Remembered] = {}
+
+    def last_messages(self, key: str) -> list[Any] | None:
+        """The messages of the conversation's last request laid out (a valid one)."""
+        with self._lock:
+            before = self._last.get(key)
+        return before.messages if before is not None else None
+
+    def layout(self, key: str, body: Mapping[str, Any]) -> PromptLayout:
+        """The same as `layout(body)`; `key` names the conversation."""
+        with self._lock:
+            before = self._last.get(key)
+        messages = list(body.get("messages") or [])
+        tools, system = body.get("tools"), body.get("system")
+        hashing, marks, start = _Hashing(), [], 0
+        if before is not None and before.tools == tools and before.system == system:
+            start = common_prefix(before.messages, messages)
+            marks = before.marks[: start + 1]
+            hashing.resume(marks[-1], before.layout.boundaries, before.layout.breakpoint_positions)
+        else:
+            for kind, role, block in _head_items(body):
+                hashing.add(kind, role, block)
+            marks = [hashing.mark()]
+        for message in messages[start:]:
+            for block in _as_blocks(message.get("content")):
+                hashing.add("message", message.get("role"), block)
+            marks.append(hashing.mark())
+        result = hashing.result()
+        with self._lock:
+            self._last.pop(key, None)
+            self._last[key] = _Remembered(tools, system, messages, marks, result)
+            while len(self._last) > self.KEPT:
+                self._last.pop(next(iter(self._last)))
+        return result
+
+
+def common_prefix(before: list[Any], now: list[Any]) -> int:
+    """How many leading messages are equal (a moved `cache_control` makes one differ)."""
+    n = 0
+    for old, new in zip(before, now, strict=False):
+        if old != new:
+            break
+        n += 1
+    return n
 
 
 def output_tokens(content: list[dict[str, Any]]) -> int:

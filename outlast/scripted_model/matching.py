@@ -7,6 +7,7 @@ turn and tool ids. The HTTP side (holding, writing, logging) lives in `server.py
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
@@ -16,7 +17,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from outlast.scripted_model.cache import CacheTable, PromptLayout, Usage, canonical_json, layout
+from outlast.scripted_model.cache import (
+    CacheTable,
+    Layouts,
+    PromptLayout,
+    Usage,
+)
 from outlast.scripted_model.cache import output_tokens as estimate_output
 from outlast.scripted_model.script import (
     EXHAUSTED_TEXT,
@@ -30,6 +36,7 @@ from outlast.scripted_model.script import (
     plan_file_from,
     render_turn,
     scratchpad_from_system,
+    variables_named,
 )
 from outlast.scripted_model.wire import (
     Answer,
@@ -52,9 +59,14 @@ class RequestView(BaseModel):
     last_user_text: str
     headers: dict[str, str]
     turn_index: int
-    conversation_text: str = ""
-    """Every message's text, tool results and tool_use inputs (as JSON), for
-    `conversation_contains` / `conversation_lacks`."""
+    messages: list[Any] = []
+
+    @functools.cached_property
+    def conversation_text(self) -> str:
+        """Every message's text, tool results and tool_use inputs (as JSON), for
+        `conversation_contains` / `conversation_lacks` and the variables read from the
+        conversation. Built on first use: a 1,000-turn request's is megabytes."""
+        return "\n".join(_all_text(m.get("content")) for m in self.messages)
 
     @classmethod
     def from_request(cls, body: Mapping[str, Any], headers: Mapping[str, str]) -> RequestView:
@@ -66,14 +78,33 @@ class RequestView(BaseModel):
             last_user_text=content_text(users[-1]["content"]) if users else "",
             headers={name.lower(): value for name, value in headers.items()},
             turn_index=sum(1 for m in messages if m.get("role") == "assistant"),
-            conversation_text="\n".join(_all_text(m.get("content")) for m in messages),
+            messages=messages,
         )
 
     @property
     def conversation_key(self) -> str:
         """Identifies a conversation across its turns: its system prompt and first prompt."""
-        canonical = json.dumps([self.system_text, self.first_user_text], ensure_ascii=False)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return _key(self.system_text, self.first_user_text)
+
+
+def _key(system: str, first_user: str) -> str:
+    canonical = json.dumps([system, first_user], ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def conversation_key(body: Any) -> str:
+    """`RequestView.conversation_key` of a request not validated yet (any JSON at all)."""
+    if not isinstance(body, dict):
+        return ""
+    messages = body.get("messages")
+    users = [
+        m
+        for m in (messages if isinstance(messages, list) else [])
+        if isinstance(m, dict) and m.get("role") == "user"
+    ]
+    return _key(
+        system_text(body.get("system")), content_text(users[0].get("content")) if users else ""
+    )
 
 
 def system_text(system: Any) -> str:
@@ -251,6 +282,7 @@ class Responder:
         self.variables = dict(variables or {})
         self._attempts = AttemptCounter()
         self._cache = CacheTable(script.min_cache_tokens)
+        self._layouts = Layouts()
 
     def plan(self, raw: bytes, headers: dict[str, str], record: RequestFacts) -> Plan:
         """Decide the answer to a `POST /v1/messages` body."""
@@ -258,18 +290,19 @@ class Responder:
             body = json.loads(raw)
         except ValueError:
             return invalid(record, "request body is not valid JSON")
-        record.request_sha256 = sha256_hex(canonical_json(body).encode())
+        record.request_sha256 = sha256_hex(raw)
         record.body = body
+        key = conversation_key(body)
         try:
-            validate_request(body)
+            validate_request(body, self._layouts.last_messages(key))
         except InvalidRequest as exc:
             return invalid(record, str(exc))
-        prompt = layout(body)
+        view = RequestView.from_request(body, headers)
+        prompt = self._layouts.layout(key, body)
         record.stream = body.get("stream", False)
         record.message_count = len(body["messages"])
         record.prefix_hashes = [b.prefix_hash for b in prompt.breakpoints]
         record.tools = [t["name"] for t in body.get("tools") or []]
-        view = RequestView.from_request(body, headers)
         agent = select_agent(self.script, view)
         if agent is None:
             return invalid(record, no_match_message(self.script))
@@ -292,7 +325,7 @@ class Responder:
             return failure(record, scripted, latency)
         delay = latency + scripted.delay_ms / 1000
         try:
-            turn = render_turn(scripted, self._variables_for(view))
+            turn = render_turn(scripted, self._variables_for(view, scripted.model_dump_json()))
         except UnknownVariable as exc:
             message = exc.describe(agent.name, view.turn_index)
             return failure(record, ErrorSpec(status=500, type="api_error", message=message), delay)
@@ -318,7 +351,10 @@ class Responder:
             usage=self._cache.account_and_commit(prompt, estimate_output(content)),
         )
 
-    def _variables_for(self, view: RequestView) -> dict[str, str]:
+    def _variables_for(self, view: RequestView, turn_json: str) -> dict[str, str]:
+        """The variables for a turn (`turn_json`: the turn as JSON; those read from the whole
+        conversation are looked for only when the turn names them)."""
+        named = variables_named(turn_json)
         variables = dict(self.variables)
         cwd = cwd_from_system(view.system_text)
         if cwd is not None:
@@ -326,10 +362,12 @@ class Responder:
         scratchpad = scratchpad_from_system(view.system_text)
         if scratchpad is not None:
             variables["scratchpad"] = scratchpad
-        plan_file = plan_file_from(view.conversation_text)
-        if plan_file is not None:
-            variables["plan_file"] = plan_file
-        background = background_task_from(view.conversation_text)
-        if background is not None:
-            variables["task_id"], variables["output_file"] = background
+        if "plan_file" in named:
+            plan_file = plan_file_from(view.conversation_text)
+            if plan_file is not None:
+                variables["plan_file"] = plan_file
+        if named & {"task_id", "output_file"}:
+            background = background_task_from(view.conversation_text)
+            if background is not None:
+                variables["task_id"], variables["output_file"] = background
         return variables

@@ -253,6 +253,11 @@ def plan_file_from(conversation_text: str) -> str | None:
     return found[-1] if found else None
 
 
+def variables_named(text: str) -> set[str]:
+    """The names of the `{{NAME}}` placeholders in `text`."""
+    return {m.group(1) for m in _VARIABLE.finditer(text)}
+
+
 def background_task_from(conversation_text: str) -> tuple[str, str] | None:
     """The ID and output file of the last background command launched in the conversation."""
     found = _BACKGROUND.findall(conversation_text)

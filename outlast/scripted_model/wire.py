@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from outlast.scripted_model.cache import Usage, count_breakpoints
+from outlast.scripted_model.cache import Usage, common_prefix, count_breakpoints
 from outlast.scripted_model.script import ErrorSpec, Turn
 
 MAX_BREAKPOINTS = 4
@@ -193,8 +193,15 @@ def message_events(answer: Answer) -> Iterator[bytes]:
     yield sse("message_stop", {"type": "message_stop"})
 
 
-def validate_request(body: Any) -> None:
+def validate_request(body: Any, known_valid: list[Any] | None = None) -> None:
     """Check a Messages request the way the API does.
+
+    Args:
+        body: The parsed request.
+        known_valid: The messages of an earlier valid request of the same conversation:
+            those this one starts with are not looked at again (a 1,000-turn conversation
+            repeats 2,000 messages with every request), but for the last of them, whose
+            pairing with the next may have changed.
 
     Raises:
         InvalidRequest: with the API-style message naming the offending field.
@@ -203,11 +210,11 @@ def validate_request(body: Any) -> None:
         raise InvalidRequest("request body must be a JSON object")
     _validate_top_level(body)
     messages = body["messages"]
-    for i, message in enumerate(messages):
-        _validate_message(i, message, is_last=i == len(messages) - 1)
-    _validate_roles(messages)
-    for i in range(len(messages)):
-        _validate_tool_pairing(messages, i)
+    first = max(0, common_prefix(known_valid, messages) - 1) if known_valid else 0
+    for i in range(first, len(messages)):
+        _validate_message(i, messages[i], is_last=i == len(messages) - 1)
+    _validate_roles(messages, max(1, first))
+    _validate_tool_pairings(messages, first)
     found = count_breakpoints(body)
     if found > MAX_BREAKPOINTS:
         raise InvalidRequest(
@@ -257,10 +264,10 @@ def _validate_message(i: int, message: Any, is_last: bool) -> None:
         )
 
 
-def _validate_roles(messages: list[dict[str, Any]]) -> None:
+def _validate_roles(messages: list[dict[str, Any]], start: int) -> None:
     if messages[0]["role"] != "user":
         raise InvalidRequest("messages.0.role: the first message must use the `user` role")
-    for i in range(1, len(messages)):
+    for i in range(start, len(messages)):
         if messages[i]["role"] == messages[i - 1]["role"]:
             raise InvalidRequest(
                 f"messages.{i}: roles must alternate between `user` and `assistant`, "
@@ -268,39 +275,44 @@ def _validate_roles(messages: list[dict[str, Any]]) -> None:
             )
 
 
-def _blocks_of(message: dict[str, Any], kind: str) -> list[tuple[int, dict[str, Any]]]:
+def _tool_blocks(message: dict[str, Any]) -> tuple[list[Any], list[tuple[int, Any]]]:
+    """A message's `tool_use` ids, and its `tool_result` blocks' positions and ids."""
     content = message["content"]
-    if not isinstance(content, list):
-        return []
-    return [(j, b) for j, b in enumerate(content) if b.get("type") == kind]
+    uses: list[Any] = []
+    results: list[tuple[int, Any]] = []
+    if isinstance(content, list):
+        for j, block in enumerate(content):
+            kind = block.get("type")
+            if kind == "tool_use":
+                uses.append(block.get("id"))
+            elif kind == "tool_result":
+                results.append((j, block.get("tool_use_id")))
+    return uses, results
 
 
-def _validate_tool_pairing(messages: list[dict[str, Any]], i: int) -> None:
-    message = messages[i]
-    if message["role"] == "assistant":
-        ids = [b.get("id") for _, b in _blocks_of(message, "tool_use")]
-        if len(set(ids)) != len(ids):
-            raise InvalidRequest(f"messages.{i}: `tool_use` ids must be unique")
-        following = messages[i + 1] if i + 1 < len(messages) else None
-        answered = (
-            {b.get("tool_use_id") for _, b in _blocks_of(following, "tool_result")}
-            if following
-            else set()
-        )
-        missing = [tid for tid in ids if tid not in answered]
-        if missing:
-            raise InvalidRequest(
-                f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
-                f"immediately after: {', '.join(map(str, missing))}. Each `tool_use` block must "
-                "have a corresponding `tool_result` block in the next message."
-            )
-        return
-    previous = messages[i - 1] if i > 0 else None
-    offered = {b.get("id") for _, b in _blocks_of(previous, "tool_use")} if previous else set()
-    for j, block in _blocks_of(message, "tool_result"):
-        if block.get("tool_use_id") not in offered:
-            raise InvalidRequest(
-                f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` "
-                f"blocks: {block.get('tool_use_id')}. Each `tool_result` block must have a "
-                "corresponding `tool_use` block in the previous message."
-            )
+def _validate_tool_pairings(messages: list[dict[str, Any]], start: int) -> None:
+    # Each message's blocks are looked at once: a 1,000-turn request has 2,000 messages.
+    blocks = {i: _tool_blocks(messages[i]) for i in range(max(0, start - 1), len(messages))}
+    for i in range(start, len(messages)):
+        message = messages[i]
+        if message["role"] == "assistant":
+            ids = blocks[i][0]
+            if len(set(ids)) != len(ids):
+                raise InvalidRequest(f"messages.{i}: `tool_use` ids must be unique")
+            answered = {tid for _, tid in blocks[i + 1][1]} if i + 1 < len(messages) else set()
+            missing = [tid for tid in ids if tid not in answered]
+            if missing:
+                raise InvalidRequest(
+                    f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
+                    f"immediately after: {', '.join(map(str, missing))}. Each `tool_use` block "
+                    "must have a corresponding `tool_result` block in the next message."
+                )
+            continue
+        offered = set(blocks[i - 1][0]) if i > 0 else set()
+        for j, tid in blocks[i][1]:
+            if tid not in offered:
+                raise InvalidRequest(
+                    f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` "
+                    f"blocks: {tid}. Each `tool_result` block must have a "
+                    "corresponding `tool_use` block in the previous message."
+                )

@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any
 
-from outlast.scripted_model.cache import layout
+from outlast.scripted_model.cache import Layouts, layout
 from tests.scripted_model.conftest import ClientFn, ServeFn, user
 
 CACHED = {"type": "ephemeral"}
@@ -159,3 +159,25 @@ def test_string_content_equals_one_text_block() -> None:
         {"system": [text("s")], "messages": [{"role": "user", "content": [text("hi")]}]}
     )
     assert as_string.total_tokens == as_block.total_tokens == tokens(text("s")) + tokens(text("hi"))
+
+
+def test_a_layout_extended_from_the_last_request_equals_one_made_afresh() -> None:
+    """Each request repeats the conversation with the breakpoint moved to its new end, and
+    sometimes a different history (a retry, a repaired transcript): `Layouts` extends its last
+    layout where the messages are the same and redoes the rest."""
+    layouts = Layouts()
+    conversation: list[dict[str, Any]] = [{"role": "user", "content": [text("start")]}]
+    bodies = []
+    for turn in range(6):
+        messages = json.loads(json.dumps(conversation))
+        messages[-1]["content"][-1]["cache_control"] = CACHED
+        bodies.append({"tools": TOOLS, "system": SYSTEM, "messages": messages})
+        conversation += [
+            {"role": "assistant", "content": [text(f"answer {turn}")]},
+            {"role": "user", "content": [text(f"more {turn}"), text("x" * turn)]},
+        ]
+    changed = json.loads(json.dumps(bodies[4]))
+    changed["messages"][3]["content"][0]["text"] = "a different answer"
+    other_system = {**bodies[5], "system": "another system prompt"}
+    for body in [*bodies, changed, bodies[5], other_system, bodies[2]]:
+        assert layouts.layout("one conversation", body) == layout(body)

@@ -145,3 +145,22 @@ def test_other_endpoints(serve: ServeFn) -> None:
         conn.close()
     status, answer = raw_post(server, "/v1/complete", b"{}")
     assert status == 404 and answer["type"] == "error"
+
+
+def test_what_a_known_valid_request_began_with_is_not_checked_again_but_the_rest_is() -> None:
+    """A conversation's next request repeats the last one: only what changed is looked at, the
+    pairing of the last repeated message with the next included."""
+    from outlast.scripted_model.wire import InvalidRequest, validate_request
+
+    first = [user("go"), tool_use(), tool_result()]
+    valid = {"model": "m", "max_tokens": 10, "messages": first}
+    validate_request(valid)
+    unanswered = [*first, tool_use("toolu_bbbbbbbbbbbbbbbbbbbbbbbb"), user("no result")]
+    with pytest.raises(InvalidRequest, match="without `tool_result`"):
+        validate_request({**valid, "messages": unanswered}, first)
+    # An earlier message changed: the prefix it no longer shares is checked in full.
+    stray = [user("go"), tool_use(), tool_result("toolu_cccccccccccccccccccccccc")]
+    with pytest.raises(InvalidRequest, match="messages.1: `tool_use` ids were found without"):
+        validate_request({**valid, "messages": stray}, first)
+    longer = [*first, {"role": "assistant", "content": "done"}, user("more")]
+    validate_request({**valid, "messages": longer}, first)
