@@ -104,7 +104,7 @@ from workflows.team_member import (
     TEAM_TOOL_OPS,
     TeamCounters,
     answer_shutdown,
-    answers_a_peer,
+    answers_a_request,
     is_peer_address,
     is_team_mail,
     on_team_mail,
@@ -607,7 +607,7 @@ class AgentWorkflow:
                 await self._subagents.check_liveness()
 
     async def _team_send(self, team: TeamLink, me: str, fallback, call) -> ToolResultBlock:
-        if call.input.to == TEAM_ADDRESS or answers_a_peer(self._team_counts, call.input.text):
+        if call.input.to == TEAM_ADDRESS or answers_a_request(self._team_counts, call.input.text):
             result, approved = await answer_shutdown(team, me, self._team_counts, call)
             if approved:
                 self._stop = StopRequest(reason="shutdown request approved")

@@ -93,6 +93,10 @@ ONE_AGENT_PER_NAME = "one-agent-per-name"
 launch time too (the same batch, a coordinator's queued worker)."""
 NAME_REUSE_OWN_ID = "name-reuse-own-id"
 """Patch id: a child named like an ended one gets a workflow id of its own."""
+FORK_SYNC_WHEN_DISABLED = "fork-sync-when-disabled"
+"""Patch id: with background tasks disabled a fork runs sync, as every other child does
+(R18: the seed's `&& !isBackgroundTasksDisabled` covers the fork experiment's force-async
+too); it ran in the background regardless."""
 DEFINITION_ISOLATION = "definition-isolation"
 """Patch id: an agent definition's `isolation: worktree` applies when the call names none
 (R5); it had been read and ignored, so such an agent edited the main checkout."""
@@ -235,7 +239,7 @@ class SubAgents:
             )
         agent_id = new_agent_id(workflow.random().getrandbits(64))
         is_async = ctx.team is None and (
-            forking
+            (forking and self._forks_run_async(ctx.config))
             # A child that plans first asks this agent to approve: it cannot wait for it.
             or plans
             or should_run_async(inp.run_in_background, resolved, ctx.config)
@@ -308,6 +312,13 @@ class SubAgents:
         if name and self.registry.find(name) is not None and versions.patched(NAME_REUSE_OWN_ID):
             return f"{base}.{agent_id}"
         return base
+
+    @staticmethod
+    def _forks_run_async(config: OutlastConfig) -> bool:
+        """R18: a fork runs in the background unless background tasks are disabled."""
+        # Asked only where the answer changes what runs, so no other fork records a marker.
+        disabled = config.agents.background_tasks_disabled
+        return not (disabled and versions.patched(FORK_SYNC_WHEN_DISABLED))
 
     @staticmethod
     def _only_sync(config: OutlastConfig) -> bool:

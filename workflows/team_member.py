@@ -41,6 +41,9 @@ PEER_SHUTDOWN_ANSWERED = "peer-shutdown-answered"
 """Patch id: a teammate's answer to a shutdown request another teammate sent (the lead,
 mostly) reaches that teammate, and an answer sent to it by name counts as the answer. The
 team alone heard answers, and ignored ids it had not issued."""
+TEAM_ANSWER_BY_NAME = "team-answer-by-name"
+"""Patch id: an answer to the team's own shutdown request sent to a teammate by name (not to
+"team") counts as the answer; it went to that teammate as mail, and the request waited."""
 TEAM_TOOL_OPS = {
     "create": TASK_CREATE_TOOL,
     "get": TASK_GET_TOOL,
@@ -72,12 +75,14 @@ def on_team_mail(counters: TeamCounters, message: MailMessage) -> None:
             counters.shutdown_askers[request_id] = message.sender
 
 
-def answers_a_peer(counters: TeamCounters, text: str) -> bool:
-    """A shutdown_response to a teammate's open request, sent by name: the answer, as if
-    sent to "team" (one that answers another request is mail like any other)."""
-    return response_request_id(text) in counters.shutdown_askers and versions.patched(
-        PEER_SHUTDOWN_ANSWERED
-    )
+def answers_a_request(counters: TeamCounters, text: str) -> bool:
+    """A shutdown_response to an open request, sent by name: the answer, as if sent to
+    "team" (one that answers no open request is mail like any other)."""
+    request_id = response_request_id(text)
+    if request_id in counters.shutdown_askers:
+        return versions.patched(PEER_SHUTDOWN_ANSWERED)
+    # The team's own request (no teammate asked it); asked only for such an answer.
+    return request_id in counters.shutdown_requests and versions.patched(TEAM_ANSWER_BY_NAME)
 
 
 async def answer_shutdown(

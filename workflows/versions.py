@@ -58,6 +58,7 @@ AFTER_BASELINE = frozenset(
         "end-stops-children",
         "bash-background",
         "end-waits-for-starts",
+        "fork-sync-when-disabled",
         "kill-on-host",
         "max-turns-keeps-ended",
         "name-reuse-own-id",
@@ -70,6 +71,7 @@ AFTER_BASELINE = frozenset(
         "scratchpad-by-feature",
         "shared-child-timers",
         "task-output",
+        "team-answer-by-name",
         "verified-base-commit",
     }
 )

@@ -26,7 +26,7 @@ from tests.support import (
     wait_for,
 )
 from tests.workflows.test_stop_and_kill import processes_with
-from workflows.contracts import ChildSummary
+from workflows.contracts import AgentStatus, ChildSummary
 from workflows.shells import ShellEnd
 
 
@@ -315,6 +315,13 @@ async def test_a_worker_killed_under_a_background_command_reruns_it_and_says_so(
             client, agent_input("run", git_repo, w.queues, config=config), w.queues
         )
         await wait_for(lambda: bool(processes_with(f"sleep {mark}", exact=True)), timeout=30)
+        # Crashed while the agent waits, not while its worker holds one of its workflow
+        # tasks: that would add the task's timeout, 10 s, to the test and test nothing more.
+        for _ in range(300):
+            status = await handle.query("status", result_type=AgentStatus)
+            if status.state == "waiting":
+                break
+            await asyncio.sleep(0.1)
         w.crash()
         result = await asyncio.wait_for(handle.result(), timeout=90)
     assert result.status == "completed"

@@ -217,3 +217,50 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
             result = await handle.result()
     assert [f.status for f in result.forks] == ["completed", "killed", "completed"]
     assert result.forks[1].final_text == ""
+
+
+async def test_with_background_tasks_disabled_a_fork_runs_sync(client, git_repo):
+    """R18: the fork experiment makes children async only while background tasks are on."""
+    from agents.config import AgentSettings
+    from tests.support import agent_input, start, tool_results
+
+    config = fast_config(
+        features=Features(fork_subagent=True),
+        agents=AgentSettings(background_tasks_disabled=True),
+    )
+    script = {
+        "agents": [
+            {
+                "name": "forked",
+                "match": {"last_user_contains": "Fork directive:"},
+                # Its first turn is the parent's, in the conversation it inherits.
+                "turns": [{"text": "unused"}, {"text": "Scope: the half\nResult: FORK-DONE"}],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {
+                        "tool_use": {
+                            "name": "Agent",
+                            "input": {"description": "half one", "prompt": "do half one"},
+                        }
+                    },
+                    {"text": "done"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues, config=config), queues)
+            result: AgentResult = await handle.result()
+    (answer,) = tool_results(result)
+    assert "FORK-DONE" in answer.content and "Async agent launched" not in answer.content
+    notes = [
+        t.text
+        for m in transcripts.load(default_store(), result.transcript)
+        for t in m.content
+        if isinstance(t, TextBlock) and t.text.startswith("<task-notification>")
+    ]
+    assert notes == []

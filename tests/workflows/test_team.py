@@ -456,3 +456,48 @@ def test_a_shutdown_request_without_an_id_gets_one():
     given = json.dumps({"type": "shutdown_request", "request_id": "mine"})
     assert with_request_id(given, "sd-9") is None  # kept as the asker wrote it
     assert with_request_id("plain words", "sd-9") is None
+
+
+async def test_an_answer_to_the_team_s_request_sent_by_name_still_answers_it(client, git_repo):
+    """The team asks b to shut down; b's model sends its answer to a teammate by name instead
+    of to "team": it is the answer all the same (it went to that teammate as mail, and the
+    request waited for an answer that never came)."""
+    answer = json.dumps(
+        {"type": "shutdown_response", "request_id": "shutdown-b-1", "approve": True}
+    )
+    script = {
+        "agents": [
+            member(
+                "b",
+                "answer",
+                {"tool_use": send("a", answer)},
+                contains=['"shutdown_request"'],
+                lacks=["shutdown_response"],
+            ),
+            member("a", "idle", {"text": "a idle"}),
+            member("b", "idle", {"text": "b idle"}),
+            member("c", "idle", {"text": "c idle"}),
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = team_input(git_repo, queues).model_copy(update={"end_when_quiet": False})
+            handle = await client.start_workflow(
+                "TeamWorkflow",
+                inp,
+                id=f"team-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=TeamResult,
+            )
+            await wait_for_states(handle, {"a": "idle", "b": "idle", "c": "idle"})
+            outcome = await asyncio.wait_for(
+                handle.execute_update(
+                    "request_shutdown", ShutdownAsk(name="b"), result_type=ShutdownOutcome
+                ),
+                timeout=30,
+            )
+            await wait_for_states(handle, {"b": "ended"})
+            await handle.signal("shutdown", StopRequest(reason="done"))
+            await handle.result()
+    assert outcome.answered and outcome.approve
+    assert "shutdown_response" not in last_request(model.log, "a")
