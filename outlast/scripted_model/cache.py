@@ -250,7 +250,9 @@ class Layouts:
 
 
 def common_prefix(before: list[Any], now: list[Any]) -> int:
-    """How many leading messages are equal (a moved `cache_control` makes one differ)."""
+    """How many leading messages are equal (a moved `cache_control` makes one differ). By
+    Python's equality, for which `1 == 1.0 == True`: a conversation whose repeated messages
+    change only so would keep the earlier hash; requests that went through JSON never do."""
     n = 0
     for old, new in zip(before, now, strict=False):
         if old != new:

@@ -325,7 +325,7 @@ class Responder:
             return failure(record, scripted, latency)
         delay = latency + scripted.delay_ms / 1000
         try:
-            turn = render_turn(scripted, self._variables_for(view, scripted.model_dump_json()))
+            turn = render_turn(scripted, self._variables_for(view, scripted.model_dump()))
         except UnknownVariable as exc:
             message = exc.describe(agent.name, view.turn_index)
             return failure(record, ErrorSpec(status=500, type="api_error", message=message), delay)
@@ -351,10 +351,10 @@ class Responder:
             usage=self._cache.account_and_commit(prompt, estimate_output(content)),
         )
 
-    def _variables_for(self, view: RequestView, turn_json: str) -> dict[str, str]:
-        """The variables for a turn (`turn_json`: the turn as JSON; those read from the whole
+    def _variables_for(self, view: RequestView, turn: dict[str, Any]) -> dict[str, str]:
+        """The variables for a turn (`turn`: its fields; those read from the whole
         conversation are looked for only when the turn names them)."""
-        named = variables_named(turn_json)
+        named = variables_named(turn)
         variables = dict(self.variables)
         cwd = cwd_from_system(view.system_text)
         if cwd is not None:

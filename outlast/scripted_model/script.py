@@ -253,9 +253,16 @@ def plan_file_from(conversation_text: str) -> str | None:
     return found[-1] if found else None
 
 
-def variables_named(text: str) -> set[str]:
-    """The names of the `{{NAME}}` placeholders in `text`."""
-    return {m.group(1) for m in _VARIABLE.finditer(text)}
+def variables_named(value: Any) -> set[str]:
+    """The names of the `{{NAME}}` placeholders in every string nested in `value` (as
+    `substitute` finds them)."""
+    if isinstance(value, str):
+        return {m.group(1) for m in _VARIABLE.finditer(value)}
+    if isinstance(value, list):
+        return set().union(*(variables_named(item) for item in value))
+    if isinstance(value, dict):
+        return set().union(*(variables_named(item) for item in value.values()))
+    return set()
 
 
 def background_task_from(conversation_text: str) -> tuple[str, str] | None:

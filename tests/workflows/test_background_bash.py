@@ -305,7 +305,7 @@ async def test_a_worker_killed_under_a_background_command_reruns_it_and_says_so(
             }
         ]
     }
-    config = fast_config(tools=ToolSettings(heartbeat_timeout_s=10, local_tools=False))
+    config = fast_config(tools=ToolSettings(heartbeat_timeout_s=5, local_tools=False))
     with (
         scripted_model(script) as model,
         crashable_worker(dev_server.address, model.url) as w,
