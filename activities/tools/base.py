@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MAX_TOOL_RESULT_CHARS = 100_000
 """No tool result the model sees is longer (about 25,000 tokens, Read's own limit). Tools cut
@@ -63,9 +63,10 @@ class ToolContext(BaseModel):
     extra_roots: tuple[str, ...] = ()
     """Directories outside the workspace the agent may also use (a coordinator's
     scratchpad, R63)."""
-    read_roots: tuple[str, ...] = ()
+    read_roots: tuple[str, ...] = Field(default=(), exclude_if=lambda roots: not roots)
     """Directories outside the workspace the agent may read but not change (its background
-    commands' output files)."""
+    commands' output files). Left out of the payload when empty: every tool call carries a
+    context, and history keeps each one."""
 
 
 class ToolOutput(BaseModel):
