@@ -442,7 +442,7 @@ class AgentWorkflow:
             ),
             TASK_OUTPUT_TOOL: WorkflowTool(
                 TaskOutputInput,
-                functools.partial(task_output, self._registry, inp.workspace.host_queue),
+                functools.partial(task_output, self._registry, inp.workspace.host_queue, stopping),
             ),
             ENTER_PLAN_MODE_TOOL: WorkflowTool(
                 EnterPlanModeInput, functools.partial(self._plans.enter, inp.workspace)

@@ -4,6 +4,7 @@ can be started."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
@@ -23,6 +24,9 @@ from workflows.turns import ValidCall, error_result
 TASK_OUTPUT = "task-output"
 """Patch id: `TaskOutput` is carried out (before it, the tool did not exist: a call of it was
 answered as an unknown tool)."""
+STOP_ENDS_WAIT = "task-output-stop"
+"""Patch id: `outlast stop` ends a blocking wait (before it, the agent's last turn waited out
+the call's timeout, up to 10 minutes, for a task that had not ended)."""
 READ_OPTIONS = {
     # Bounded as a whole: a host that is gone must not hold the agent's turn.
     "schedule_to_close_timeout": timedelta(minutes=2),
@@ -31,7 +35,12 @@ READ_OPTIONS = {
 }
 
 
-async def task_output(registry: ChildRegistry, host_queue: str, call: ValidCall) -> ToolResultBlock:
+async def task_output(
+    registry: ChildRegistry,
+    host_queue: str,
+    stop_requested: Callable[[], bool],
+    call: ValidCall,
+) -> ToolResultBlock:
     inp: TaskOutputInput = call.input  # type: ignore[assignment]
     if not versions.patched(TASK_OUTPUT):
         return error_result(call.block, f"No such tool available: {call.block.name}")
@@ -43,8 +52,12 @@ async def task_output(registry: ChildRegistry, host_queue: str, call: ValidCall)
     entry = shell or task
     if inp.block and inp.timeout > 0 and entry.status == "running":
         try:
+            # Asked only when a stop comes during the wait, so no other call records a marker.
             await workflow.wait_condition(
-                lambda: entry.status != "running",
+                lambda: (
+                    entry.status != "running"
+                    or (stop_requested() and versions.patched(STOP_ENDS_WAIT))
+                ),
                 timeout=timedelta(milliseconds=inp.timeout),
                 timeout_summary=f"TaskOutput waits for {target}",
             )

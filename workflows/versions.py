@@ -71,6 +71,7 @@ AFTER_BASELINE = frozenset(
         "scratchpad-by-feature",
         "shared-child-timers",
         "task-output",
+        "task-output-stop",
         "team-answer-by-name",
         "verified-base-commit",
     }

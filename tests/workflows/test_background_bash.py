@@ -7,6 +7,7 @@ import asyncio
 import time
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
 from activities.tools.bash import BACKGROUND_REFUSED
@@ -234,6 +235,50 @@ async def test_task_output_peeks_and_waits(client, git_repo):
     # The notification still comes (the model may not have asked).
     (note,) = notifications(result)
     assert "<status>completed</status>" in note
+
+
+async def test_a_stop_ends_a_blocking_task_output_wait(client, git_repo):
+    """`outlast stop` ends the turn that waits on TaskOutput; it does not wait out the call's
+    timeout (two minutes here) for a command that has not ended."""
+    mark = marker(1206)
+    wait = {"task_id": "{{task_id}}", "timeout": 120_000}
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    background(f"sleep {mark}", "long job"),
+                    {"tool_use": {"name": "TaskOutput", "input": wait}},
+                    {"text": "never reached: the stop ends the run"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("wait", git_repo, queues), queues)
+
+            async def waiting() -> bool:
+                async for e in handle.fetch_history_events():
+                    if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED:
+                        return True
+                return False
+
+            deadline = time.monotonic() + 30
+            while not await waiting():
+                assert time.monotonic() < deadline, "TaskOutput never started waiting"
+                await asyncio.sleep(0.1)
+            await handle.signal("stop")
+            stopped_at = time.monotonic()
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+            took = time.monotonic() - stopped_at
+            kinds = [e.event_type async for e in handle.fetch_history_events()]
+    assert took < 30, took
+    assert result.stopped and result.turns == 2
+    assert EventType.EVENT_TYPE_TIMER_CANCELED in kinds
+    assert EventType.EVENT_TYPE_TIMER_FIRED not in kinds
+    assert len(result.stopped_children) == 1
+    await wait_for(lambda: not processes_with(f"sleep {mark}"), timeout=10)
 
 
 async def test_a_command_left_running_after_the_turn_is_stopped_in_time(client, git_repo):
