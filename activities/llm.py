@@ -16,7 +16,6 @@ import functools
 import json
 import logging
 import time
-import weakref
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -34,15 +33,14 @@ from activities.errors import (
     ModelUnavailable,
     OutlastError,
 )
+from activities.model_body import encode, messages_json, request_body, wire_system, wire_tools
 from activities.model_http import BROKEN_STREAM, model_client
 from activities.model_stream import Accumulator, StreamedMessage
 from activities.store import BlobStore, default_store
 from agents.messages import (
-    ContentBlock,
     Message,
     ToolResultBlock,
     Usage,
-    merge_user_messages,
 )
 from agents.transcript import TranscriptRef
 
@@ -59,7 +57,6 @@ _RETRYABLE_STATUS = {408, 409, 429, 529}
 # Error types the API uses for conditions that pass; decisive when an error arrives inside a
 # stream, where the HTTP status is already 200.
 _RETRYABLE_TYPES = {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
-_CACHE = {"type": "ephemeral"}
 
 
 class AgentTag(BaseModel):
@@ -114,67 +111,7 @@ class ModelResponse(BaseModel):
     how the agent's next call runs (workflows/model_call.py)."""
 
 
-# --- wire format ------------------------------------------------------------------------
-
-
-_wired: dict[int, tuple[weakref.ref[ContentBlock], dict[str, Any]]] = {}
-"""The wire form of each live block, by identity, for as long as the block lives. The
-transcript cache hands a conversation's calls the same (frozen) block objects, and dumping
-every block again on every call was a quarter of a 1,000-turn agent's worker time. The
-dicts are shared between calls, so nothing may change them: `wire_messages` copies the
-blocks it marks, and the SDK copies a request before it touches it."""
-
-
-def _wire_block(block: ContentBlock) -> dict[str, Any]:
-    key = id(block)
-    hit = _wired.get(key)
-    if hit is not None and hit[0]() is block:
-        return hit[1]
-    data = block.model_dump(mode="json")
-    if data.get("type") == "tool_result" and not data["is_error"]:
-        del data["is_error"]
-    _wired[key] = (weakref.ref(block, lambda _, key=key: _wired.pop(key, None)), data)
-    return data
-
-
-def wire_messages(messages: list[Message], shared_prefix: bool = False) -> list[dict[str, Any]]:
-    """Messages as the API takes them, with a cache breakpoint on the last block.
-
-    The breakpoint on the newest block lets the next turn read everything before it from the
-    prompt cache; `shared_prefix` adds one on the block before it (see ModelRequest).
-    """
-    wire = [
-        {"role": m.role, "content": [_wire_block(b) for b in m.content]}
-        for m in merge_user_messages(messages)
-    ]
-    last = wire[-1]["content"] if wire else []
-    if last:
-        last[-1] = {**last[-1], "cache_control": _CACHE}
-        if shared_prefix and len(last) > 1:
-            last[-2] = {**last[-2], "cache_control": _CACHE}
-    return wire
-
-
-def with_ephemeral(wire: list[dict[str, Any]], texts: list[str]) -> list[dict[str, Any]]:
-    """`texts` after the last (user) message's cached blocks: they change nothing the next
-    turn reads from the cache."""
-    if texts and wire and wire[-1]["role"] == "user":
-        wire[-1]["content"].extend({"type": "text", "text": t} for t in texts)
-    return wire
-
-
-def wire_system(blocks: list[str]) -> list[dict[str, Any]]:
-    system = [{"type": "text", "text": text} for text in blocks if text]
-    if system:
-        system[-1]["cache_control"] = _CACHE
-    return system
-
-
-def wire_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    tools = [dict(t) for t in tools]
-    if tools:
-        tools[-1]["cache_control"] = _CACHE
-    return tools
+# --- wire format: activities/model_body.py ----------------------------------------------
 
 
 # --- error classification ---------------------------------------------------------------
@@ -276,9 +213,29 @@ async def _heartbeat_forever() -> None:
         activity.heartbeat()
 
 
-def _params(
-    req: ModelRequest, messages: list[Message], timeout: anthropic.Timeout
-) -> dict[str, Any]:
+@functools.lru_cache(maxsize=256)
+def _system_json(ref: str) -> str:
+    return encode(wire_system(_load_json(ref)))
+
+
+@functools.lru_cache(maxsize=256)
+def _tools_json(ref: str) -> str:
+    return encode(wire_tools(_load_json(ref)))
+
+
+def _body(req: ModelRequest, messages: list[Message]) -> bytes:
+    thinking = req.thinking_budget
+    return request_body(
+        model=req.model,
+        max_tokens=req.max_tokens,
+        messages=messages_json(messages, req.shared_prefix_breakpoint, req.ephemeral),
+        system=_system_json(req.system_ref),
+        tools=_tools_json(req.tools_ref) if req.tools_ref else None,
+        thinking={"type": "enabled", "budget_tokens": thinking} if thinking else None,
+    )
+
+
+def _options(req: ModelRequest, timeout: anthropic.Timeout) -> dict[str, Any]:
     headers = {
         "x-outlast-agent-id": req.agent.agent_id,
         "x-outlast-agent-type": req.agent.agent_type,
@@ -289,30 +246,26 @@ def _params(
     # the global propagators, which would send baggage to the API, and which OTEL_PROPAGATORS
     # can name without installing (importing them would then fail the worker).
     TRACE_CONTEXT.inject(headers)
-    params: dict[str, Any] = {
-        "model": req.model,
-        "max_tokens": req.max_tokens,
-        "system": wire_system(_load_json(req.system_ref)),
-        "messages": with_ephemeral(
-            wire_messages(messages, req.shared_prefix_breakpoint), req.ephemeral
-        ),
-        "timeout": timeout,
-        "extra_headers": headers,
-    }
-    if req.tools_ref:
-        params["tools"] = wire_tools(_load_json(req.tools_ref))
-    if req.thinking_budget:
-        params["thinking"] = {"type": "enabled", "budget_tokens": req.thinking_budget}
-    return params
+    return {"headers": headers, "timeout": timeout}
 
 
-async def _stream(params: dict[str, Any]) -> tuple[StreamedMessage, str | None]:
-    """The streamed answer and the API's request id. The raw events are accumulated here, not
-    by the SDK's MessageStream, which raises on a tool input that is not JSON."""
+async def _stream(body: bytes, options: dict[str, Any]) -> tuple[StreamedMessage, str | None]:
+    """The streamed answer and the API's request id. The body goes as the bytes it is (see
+    activities/model_body.py); the response is the SDK's, as `messages.create` would get it.
+    The raw events are accumulated here, not by the SDK's MessageStream, which raises on a
+    tool input that is not JSON."""
     acc = Accumulator()
     request_id = None
     try:
-        async with await model_client().messages.create(**params, stream=True) as stream:
+        stream = await model_client().post(
+            "/v1/messages",
+            cast_to=anthropic.types.Message,
+            content=body,
+            options=options,  # type: ignore[arg-type]
+            stream=True,
+            stream_cls=anthropic.AsyncStream[anthropic.types.RawMessageStreamEvent],
+        )
+        async with stream:
             request_id = stream.response.headers.get("request-id")
             async for event in stream:  # _heartbeat_forever beats meanwhile
                 acc.feed(event)
@@ -389,7 +342,7 @@ async def call_model(req: ModelRequest) -> ModelResponse:
         timeout + slack, connect=min(CONNECT_TIMEOUT_S, timeout) + slack
     )
     try:
-        final, request_id = await _stream(_params(req, messages, http_timeout))
+        final, request_id = await _stream(_body(req, messages), _options(req, http_timeout))
     except asyncio.CancelledError:
         details = activity.cancellation_details()
         if info.is_local and details is not None and details.timed_out:

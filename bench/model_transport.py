@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from activities.context import environment_block, tool_definitions  # noqa: E402
-from activities.llm import wire_messages, wire_system, wire_tools  # noqa: E402
+from activities.model_body import wire_messages, wire_system, wire_tools  # noqa: E402
 from activities.model_http import HTTP_BACKEND_ENV, HTTP_BACKENDS, sdk_client  # noqa: E402
 from activities.tools import TOOLS  # noqa: E402
 from agents.builtin.general_purpose import PROMPT  # noqa: E402

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from activities.context import environment_block, tool_definitions  # noqa: E402
-from activities.llm import wire_messages, wire_system, wire_tools  # noqa: E402
+from activities.model_body import wire_messages, wire_system, wire_tools  # noqa: E402
 from activities.model_http import sdk_client  # noqa: E402
 from activities.tools import TOOLS  # noqa: E402
 from activities.tools.base import ToolContext  # noqa: E402
