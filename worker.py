@@ -110,6 +110,10 @@ HEARTBEAT_THROTTLE = timedelta(seconds=1)
 # heartbeats only need to show the worker is alive: every one sent is a server request and a
 # billed action, and a long streamed answer would otherwise send one a second.
 MODEL_HEARTBEAT_THROTTLE = timedelta(seconds=10)
+# A workflow task waits this long for the worker that has the run cached before any worker
+# may take it (and replay the history). The SDK's default, 10 s, was each run's stall after
+# a worker crash (the dead worker's sticky queue is never polled again); 5 s is Go's default.
+STICKY_TIMEOUT = timedelta(seconds=5)
 
 
 def host_id() -> str:
@@ -220,6 +224,7 @@ def build_workers(
         workflow_runner=sandbox_runner(client.data_converter),
         **{
             "max_cached_workflows": max_cached_workflows,
+            "sticky_queue_schedule_to_start_timeout": STICKY_TIMEOUT,
             "max_heartbeat_throttle_interval": MODEL_HEARTBEAT_THROTTLE,
             "default_heartbeat_throttle_interval": MODEL_HEARTBEAT_THROTTLE,
             **main_options,

@@ -102,11 +102,18 @@ class ModelSettings(_Section):
     """`local_activity: auto`: a previous call shorter than this makes the next one local."""
 
 
+BACKGROUND_OUTPUT_CAP = 5 * 1024**3
+"""Claude Code's cap on a background command's output file (`MAX_TASK_OUTPUT_BYTES`)."""
+
+
 class ToolSettings(_Section):
     glob_sort: Literal["mtime_asc", "mtime_desc"] = "mtime_asc"
     heartbeat_timeout_s: float = Field(default=30, ge=5)
     """How soon a tool whose worker died is retried (or, for Bash, re-run after its
     leftover processes are killed)."""
+    background_output_max_bytes: int = Field(default=BACKGROUND_OUTPUT_CAP, ge=1024)
+    """A background command whose output file grows past this is killed (Claude Code's cap,
+    5 GB): a command that writes without end must not fill the host's disk."""
     local_tools: bool = True
     """Run Read, Glob and Grep, and an agent's prompt rendering, handoff check and transcript
     export, as local activities when the workflow's worker is the workspace's host

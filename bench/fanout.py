@@ -205,6 +205,17 @@ def stop_profiler(proc: subprocess.Popen | None) -> None:
         proc.wait(timeout=60)
 
 
+async def task_timeouts(client: Client) -> tuple[int, int]:
+    """Workflow tasks that timed out in every run on the server, and how many runs."""
+    timed_out = runs = 0
+    async for wf in client.list_workflows():
+        runs += 1
+        handle = client.get_workflow_handle(wf.id, run_id=wf.run_id)
+        async for event in handle.fetch_history_events():
+            timed_out += event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT
+    return timed_out, runs
+
+
 def mb(kb: int) -> float:
     return kb / 1024
 
@@ -273,6 +284,11 @@ async def main(
                     f"wall_s={big[0].wall_s:.2f} max_in_flight={big[0].max_overlap} "
                     f"worker_cpu_s={big_cpu:.2f} server_cpu_s={big_srv:.2f}"
                 )
+            timed_out, runs_seen = await task_timeouts(client)
+            print(
+                f"workflow tasks timed out: {timed_out} in {runs_seen} runs (a sticky worker "
+                "that did not take its task in time, or a task that ran over its timeout)"
+            )
     print(f"fanout_{agents}x{turns}_s={wall:.2f} peak_rss_mb={peak:.0f}")
 
 

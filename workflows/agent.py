@@ -95,8 +95,8 @@ from workflows.details import render_details
 from workflows.phases import create_session_scratchpad
 from workflows.plan_control import PlanControl, plan_approver
 from workflows.registry import ChildRegistry
+from workflows.shell_task import TurnEndDeadline
 from workflows.shell_task import launch as launch_shell
-from workflows.shell_task import stop_shells
 from workflows.shells import ShellEnd
 from workflows.subagents import ParentContext, SubAgents
 from workflows.task_output import task_output
@@ -582,14 +582,10 @@ class AgentWorkflow:
         past its own reporting, cannot send its notification."""
         ctx = self._subagents.ctx
         interval = timedelta(seconds=ctx.config.agents.liveness_check_s if ctx else 120)
-        # Its background commands get this long after the turn's end (a server it left
-        # running must not hold the agent for good); only runs that have them look.
-        shells_until = workflow.now() + timedelta(
-            seconds=ctx.config.agents.background_command_wait_s if ctx else 3600
-        )
+        wait_s = ctx.config.agents.background_command_wait_s if ctx else 3600
+        shells = TurnEndDeadline(self._registry, wait_s)
         while True:
-            shells = [t for t in self._registry.shells.running() if not t.stop_requested]
-            timeout = min(interval, shells_until - workflow.now()) if shells else interval
+            timeout = shells.next_wait(interval)
             try:
                 if timeout <= timedelta(0):
                     raise TimeoutError
@@ -599,12 +595,8 @@ class AgentWorkflow:
                 )
                 return
             except TimeoutError:
-                if shells and workflow.now() >= shells_until:
-                    wait_s = ctx.config.agents.background_command_wait_s if ctx else 3600
-                    reason = f"still running {wait_s:g} s after the turn had ended"
-                    await stop_shells(self._registry, reason)
-                    continue  # their notifications start the next turn
-                await self._subagents.check_liveness()
+                if not await shells.stop_due():
+                    await self._subagents.check_liveness()
 
     async def _team_send(self, team: TeamLink, me: str, fallback, call) -> ToolResultBlock:
         if call.input.to == TEAM_ADDRESS or answers_a_request(self._team_counts, call.input.text):

@@ -37,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
         ShellLaunchRequest,
         ShellOutcome,
         ShellRunRequest,
+        capped_text,
         launch_shell,
         run_background,
     )
@@ -84,6 +85,7 @@ class ShellTaskWorkflow:
                 ctx=ToolContext.model_validate(inp.ctx),
                 output_file=inp.output_file,
                 timeout_ms=inp.timeout_ms,
+                max_output_bytes=inp.max_output_bytes,
             ),
             task_queue=inp.host_queue,
             summary=f"Bash (background): {inp.description}",
@@ -129,11 +131,13 @@ class ShellTaskWorkflow:
                 return _end(inp, status="killed", error="its agent had ended")
             await _tell(inp, _end(inp, status="killed"))
             raise
-        end = _end(
-            inp,
-            status=status_of(outcome.exit_code, outcome.timed_out, outcome.error),
-            outcome=outcome,
-        )
+        if outcome.output_capped:
+            # Only a run on this code can report it, so older histories never come here.
+            end = _end(inp, status="killed", outcome=outcome)
+            end = end.model_copy(update={"stop_reason": capped_text(inp.max_output_bytes)})
+        else:
+            status = status_of(outcome.exit_code, outcome.timed_out, outcome.error)
+            end = _end(inp, status=status, outcome=outcome)
         await _tell(inp, end)
         return end
 
@@ -232,6 +236,7 @@ async def launch(
                 timeout_ms=inp.timeout,
                 heartbeat_timeout_s=config.tools.heartbeat_timeout_s,
                 parent_check_s=config.agents.liveness_check_s,
+                max_output_bytes=config.tools.background_output_max_bytes,
             ),
             id=workflow_id,
             # It outlives a continue-as-new; the agent's end stops it (`stop_shells`).
@@ -284,3 +289,30 @@ async def stop_shells(registry: ChildRegistry, reason: str = "") -> list[str]:
         if isinstance(failed, Exception):
             workflow.logger.warning("could not stop %s: %s", task.workflow_id, failed)
     return [t.shell_id for t in running]
+
+
+class TurnEndDeadline:
+    """How long an agent whose turn has ended waits for its background commands: at most
+    `wait_s` from the end of the turn, then they are stopped (a server it left running must
+    not hold the agent for good). Only an agent that has commands running looks at it."""
+
+    def __init__(self, registry: ChildRegistry, wait_s: float) -> None:
+        self._registry = registry
+        self._wait_s = wait_s
+        self._until = workflow.now() + timedelta(seconds=wait_s)
+        self._shells = False
+
+    def next_wait(self, interval: timedelta) -> timedelta:
+        """`interval`, or less when commands are running that are due to be stopped sooner."""
+        self._shells = any(not t.stop_requested for t in self._registry.shells.running())
+        return min(interval, self._until - workflow.now()) if self._shells else interval
+
+    async def stop_due(self) -> bool:
+        """After a wait that `next_wait` timed: stops the commands if their time is up (their
+        notifications start the next turn); whether it did."""
+        if not (self._shells and workflow.now() >= self._until):
+            return False
+        await stop_shells(
+            self._registry, f"still running {self._wait_s:g} s after the turn had ended"
+        )
+        return True

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agents.config import BACKGROUND_OUTPUT_CAP
 from agents.notifications import TaskNotification, format_task_notification
 from workflows.contracts import ChildSummary, Contract
 
@@ -36,6 +37,8 @@ class ShellTaskInput(Contract):
     heartbeat_timeout_s: float = 30.0
     parent_check_s: float = 120.0
     """How often it checks that its agent still runs (it stops itself once it does not)."""
+    max_output_bytes: int = BACKGROUND_OUTPUT_CAP
+    """`tools.background_output_max_bytes`: past this size of its output file it is killed."""
 
 
 class ShellEnd(Contract):
@@ -50,6 +53,9 @@ class ShellEnd(Contract):
     note: str = ""
     output_file: str = ""
     tool_use_id: str | None = None
+    stop_reason: str = ""
+    """Why its own run stopped it (its output outgrew the cap); TaskStop's and its agent's
+    stops keep theirs on the task."""
 
 
 class ShellTask(BaseModel):
@@ -155,6 +161,12 @@ def end_summary(description: str, end: ShellEnd) -> str:
     return f"{name} failed with exit code {end.exit_code}"
 
 
+def stop_reason(task: ShellTask, end: ShellEnd) -> str:
+    if end.status != "killed":
+        return ""
+    return task.stop_reason or end.stop_reason
+
+
 def shell_notification_text(task: ShellTask, end: ShellEnd) -> str:
     notification = format_task_notification(
         TaskNotification(
@@ -162,7 +174,7 @@ def shell_notification_text(task: ShellTask, end: ShellEnd) -> str:
             tool_use_id=end.tool_use_id or task.tool_use_id,
             status=end.status,
             summary=end_summary(task.description, end)
-            + (f": {task.stop_reason}" if end.status == "killed" and task.stop_reason else ""),
+            + (f": {reason}" if (reason := stop_reason(task, end)) else ""),
             output_file=task.output_file,
         )
     )

@@ -10,6 +10,7 @@ the workflow keeps it in its state and passes it back as `ctx.cwd`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
@@ -217,15 +218,47 @@ def next_cwd(cwd_file: Path, ctx: ToolContext, started_in: Path) -> tuple[str | 
     return reported, ""
 
 
+SIZE_CHECK_S = 1.0
+"""How often a command with an output cap has its output file's size looked at (a stat)."""
+
+
+class OutputCapped(Exception):
+    """The command was killed: its output file had grown past its cap."""
+
+
+async def _outgrows(output: Path, max_bytes: int) -> None:
+    """Returns once `output` is larger than `max_bytes`."""
+    while True:
+        await asyncio.sleep(SIZE_CHECK_S)
+        with contextlib.suppress(FileNotFoundError):
+            # One stat of a local file a second: cheaper inline than a thread hop.
+            if output.stat().st_size > max_bytes:  # noqa: ASYNC240
+                return
+
+
+async def _exit_or_cap(proc: asyncio.subprocess.Process, output: Path, max_bytes: int) -> None:
+    exited = asyncio.ensure_future(proc.wait())
+    capped = asyncio.ensure_future(_outgrows(output, max_bytes))
+    try:
+        await asyncio.wait({exited, capped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        exited.cancel()
+        capped.cancel()
+    if not exited.done() or exited.cancelled():
+        raise OutputCapped
+
+
 async def run_command(
     argv: list[str],
     cwd: Path,
     output: Path,
     timeout_s: float | None,
     on_start: Callable[[int], None] = lambda pgid: None,
+    max_output_bytes: int | None = None,
 ) -> int | None:
     """Run `argv` in its own process group; its exit status, or None if it timed out
-    (`timeout_s`; None: never).
+    (`timeout_s`; None: never). With `max_output_bytes`, `OutputCapped` once `output` grows
+    past it.
 
     Whatever the outcome, cancellation included, no process of the group survives (after a
     second cancel, the kill goes on by itself; a worker waits for it before it exits).
@@ -236,7 +269,10 @@ async def run_command(
     try:
         on_start(proc.pid)
         async with asyncio.timeout(timeout_s), heartbeating():
-            await proc.wait()
+            if max_output_bytes is None:
+                await proc.wait()
+            else:
+                await _exit_or_cap(proc, output, max_output_bytes)
     except TimeoutError:
         return None
     finally:
@@ -338,11 +374,17 @@ class NotRun:
 
 
 async def run_recorded(
-    ctx: ToolContext, script: str, scratch: str, cwd: Path, output: Path, timeout_s: float | None
+    ctx: ToolContext,
+    script: str,
+    scratch: str,
+    cwd: Path,
+    output: Path,
+    timeout_s: float | None,
+    max_output_bytes: int | None = None,
 ) -> int | None | NotRun:
     """Run `script` in the agent's sandbox, recorded on the host (`bash_runs`) for the
     retry and the kill that may follow: its exit status, None if it timed out (`timeout_s`;
-    None: never), or why it did not run."""
+    None: never), or why it did not run (`OutputCapped` as `run_command` raises it)."""
     late_kills: list[asyncio.Task[None]] = []
 
     def started(pgid: int) -> None:
@@ -362,7 +404,12 @@ async def run_recorded(
         bash_runs.forget()
         return NotRun(NOT_RUN_KILLED, killed=True)
     try:
-        status = await run_command(argv, cwd, output, timeout_s, on_start=started)
+        status = await run_command(
+            argv, cwd, output, timeout_s, on_start=started, max_output_bytes=max_output_bytes
+        )
+    except OutputCapped:
+        bash_runs.forget()  # killed and reaped: nothing is left for a retry to kill
+        raise
     finally:
         for kill in late_kills:
             kill.cancel()  # run_command has killed the group and reaped it either way

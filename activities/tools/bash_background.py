@@ -24,11 +24,13 @@ from activities.tools.base import ToolContext
 from activities.tools.bash import (
     MAX_OUTPUT_CHARS,
     NotRun,
+    OutputCapped,
     clear_earlier_attempt,
     run_recorded,
     start_dir,
 )
 from activities.workspace import run_blocking
+from agents.config import BACKGROUND_OUTPUT_CAP
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -41,6 +43,18 @@ class ShellLaunchRequest(BaseModel):
     shell_id: str
 
 
+def size_text(n: int) -> str:
+    """`5GB`, `64MB`, `1536KB` or `1000 bytes`: as Claude Code names its cap."""
+    for unit, size in (("GB", 1024**3), ("MB", 1024**2), ("KB", 1024)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return f"{n} bytes"
+
+
+def capped_text(max_bytes: int) -> str:
+    return f"its output file exceeded {size_text(max_bytes)}"
+
+
 class ShellRunRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -49,6 +63,8 @@ class ShellRunRequest(BaseModel):
     output_file: str
     timeout_ms: int | None = None
     """The command's own timeout, if the model gave one; none by default."""
+    max_output_bytes: int = BACKGROUND_OUTPUT_CAP
+    """Past this size of its output file the command is killed."""
 
 
 class ShellOutcome(BaseModel):
@@ -61,6 +77,8 @@ class ShellOutcome(BaseModel):
     """Why it did not run (its sandbox refused it, its agent was being killed)."""
     note: str = ""
     """Said of a retried run: the command had already started once."""
+    output_capped: bool = False
+    """It was killed: its output file had grown past `max_output_bytes`."""
 
 
 class OutputRequest(BaseModel):
@@ -110,6 +128,11 @@ async def launch_shell(req: ShellLaunchRequest) -> str:
     return await run_blocking(_launch, req)
 
 
+def _append(output: Path, text: str) -> None:
+    with output.open("a", encoding="utf-8") as f:
+        f.write(text)
+
+
 def _fresh_output(output: Path) -> None:
     output.parent.mkdir(parents=True, exist_ok=True)
     if output.is_symlink():
@@ -127,7 +150,15 @@ async def run_background(req: ShellRunRequest) -> ShellOutcome:
     output = Path(req.output_file)
     await run_blocking(_fresh_output, output)
     with tempfile.TemporaryDirectory(prefix="outlast-bash-") as scratch:
-        status = await run_recorded(req.ctx, req.command, scratch, cwd, output, timeout_s)
+        try:
+            status = await run_recorded(
+                req.ctx, req.command, scratch, cwd, output, timeout_s, req.max_output_bytes
+            )
+        except OutputCapped:
+            # Said at the end of the file too, where a Read of its last lines looks.
+            line = f"\nBackground command killed: {capped_text(req.max_output_bytes)}\n"
+            await run_blocking(_append, output, line)
+            return ShellOutcome(output_capped=True, note=note)
     if isinstance(status, NotRun):
         return ShellOutcome(error=status.reason, note=note)
     if status is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from activities.tools.bash_background import size_text
 from workflows.registry import ChildRegistry
 from workflows.shells import (
     ShellEnd,
@@ -107,3 +108,27 @@ def test_ids_are_unique_in_the_table():
     draws = iter([7, 7, 8])
     assert table.new_id(lambda bits: next(draws)) == "b00000008"
     assert table.new_id(rng.getrandbits).startswith("b") and len(table.new_id(rng.getrandbits)) == 9
+
+
+def test_a_stop_says_why_the_stopper_s_reason_first():
+    capped = ShellEnd(
+        shell_id="b00000001", status="killed", stop_reason="its output file exceeded 5GB"
+    )
+    text = table_with().record_end(capped)
+    assert 'Background command "run tests" was stopped: its output file exceeded 5GB' in text
+    table = table_with()
+    table.find("b00000001").stop_reason = "still running 3600 s after the turn had ended"
+    text = table.record_end(capped)
+    assert "was stopped: still running 3600 s after the turn had ended<" in text
+    # A reason of its run's own is said only of a stop.
+    done = ShellEnd(shell_id="b00000001", status="completed", exit_code=0, stop_reason="x")
+    assert "completed (exit code 0)<" in table_with().record_end(done)
+
+
+def test_the_cap_is_named_as_claude_code_names_it():
+    assert [size_text(n) for n in (5 * 1024**3, 1024**2, 1536 * 1024, 1000)] == [
+        "5GB",
+        "1MB",
+        "1536KB",
+        "1000 bytes",
+    ]

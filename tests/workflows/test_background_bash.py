@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import pytest
 from temporalio.api.enums.v1 import EventType
@@ -279,6 +280,42 @@ async def test_a_stop_ends_a_blocking_task_output_wait(client, git_repo):
     assert EventType.EVENT_TYPE_TIMER_FIRED not in kinds
     assert len(result.stopped_children) == 1
     await wait_for(lambda: not processes_with(f"sleep {mark}"), timeout=10)
+
+
+async def test_a_command_whose_output_outgrows_the_cap_is_killed(client, git_repo):
+    """A command that writes without end is killed once its output file passes
+    `tools.background_output_max_bytes` (Claude Code's 5 GB by default): it must not fill
+    the host's disk. The notification and the file's last line say why."""
+    mark = marker(1207)
+    # ~1.3 MB a second, past the 1 MB cap in about a second.
+    command = (
+        f": {mark}; while true; do head -c 65536 /dev/zero | tr '\\0' x; echo; sleep 0.05; done"
+    )
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [background(command, "flood"), {"text": "waiting for it"}],
+            }
+        ]
+    }
+    config = fast_config(tools=ToolSettings(background_output_max_bytes=1024 * 1024))
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("flood", git_repo, queues, config=config)
+            result = await asyncio.wait_for((await start(client, inp, queues)).result(), 60)
+    (note,) = notifications(result)
+    assert "<status>killed</status>" in note
+    assert 'Background command "flood" was stopped: its output file exceeded 1MB' in note
+    assert processes_with(mark) == []
+    launch = tool_results(result)[0].content
+    output = Path(launch.split("Output is being written to: ", 1)[1].split("\n", 1)[0])
+    assert 1024 * 1024 < output.stat().st_size < 64 * 1024 * 1024
+    with output.open("rb") as f:
+        f.seek(-200, 2)
+        tail = f.read().decode()
+    assert tail.endswith("\nBackground command killed: its output file exceeded 1MB\n")
 
 
 async def test_a_command_left_running_after_the_turn_is_stopped_in_time(client, git_repo):
