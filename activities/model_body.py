@@ -5,8 +5,9 @@ request body (`copy_tree`) and encodes it whole each time: on a 1,000-turn agent
 over a quarter of the worker's samples (py-spy, 2026-12-03), growing with the conversation.
 The transcript cache hands a conversation's calls the same frozen block objects, so each
 block is encoded once, while it lives, and a call joins the strings. The bytes are the SDK's
-own for the same params: its encoder's settings, its key order (`tests/unit/test_model_body.py`
-holds the two to each other).
+own for the same params: its encoder's settings, its key order
+(`tests/activities/test_model_body.py` holds the two to each other). The price is memory: a
+block's JSON is kept beside the block, as long as the transcript cache keeps the block.
 """
 
 from __future__ import annotations

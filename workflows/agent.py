@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import FailureError, is_cancelled_exception
@@ -98,6 +99,7 @@ from workflows.registry import ChildRegistry
 from workflows.shell_task import TurnEndDeadline
 from workflows.shell_task import launch as launch_shell
 from workflows.shells import ShellEnd
+from workflows.signal_input import Refusals
 from workflows.subagents import ParentContext, SubAgents
 from workflows.task_output import task_output
 from workflows.team_member import (
@@ -162,6 +164,7 @@ class AgentWorkflow:
         self._background = False
         self._mailbox: list[MailMessage] = []
         self._seen_mail: list[str] = []
+        self._refusals = Refusals()
         """Ids of recent mail, oldest first: a retried send is dropped (bounded)."""
         self._registry = ChildRegistry()
         self._subagents = SubAgents(self._registry, on_change=self._refresh_details)
@@ -636,14 +639,26 @@ class AgentWorkflow:
 
     # --- signals and queries ---------------------------------------------------------------
 
+    # The signals people send take plain JSON and check it (workflows/signal_input.py): one
+    # that does not fit is refused in the status query and the details, not dropped unseen.
+
     @workflow.signal(name="stop")
-    def stop(self, request: StopRequest | None = None) -> None:
+    def stop(self, request: Any = None) -> None:
         """End after the current turn: the model is not called again."""
-        self._stop = request or StopRequest()
+        if request is None:
+            self._stop = StopRequest()
+        elif (checked := self._refusals.checked("stop", StopRequest, request)) is not None:
+            self._stop = checked
+        else:
+            self._refresh_details()
 
     @workflow.signal(name="send_message")
-    def send_message(self, message: MailMessage) -> None:
+    def send_message(self, raw: Any) -> None:
         """Queue a message for the next turn boundary (R65); a repeated id is dropped."""
+        message = self._refusals.checked("send_message", MailMessage, raw)
+        if message is None:
+            self._refresh_details()
+            return
         if message.id is not None:
             if message.id in self._seen_mail:
                 return
@@ -674,9 +689,13 @@ class AgentWorkflow:
             workflow.upsert_search_attributes([sa.IS_BACKGROUND.value_set(True)])
 
     @workflow.signal(name="background")
-    def background(self, request: BackgroundRequest | None = None) -> None:
+    def background(self, request: Any = None) -> None:
         """Move a running sync sub-agent (or all of them) to the background (R22)."""
-        self._subagents.on_background(request or BackgroundRequest())
+        checked = self._refusals.checked("background", BackgroundRequest, request or {})
+        if checked is None:
+            self._refresh_details()
+            return
+        self._subagents.on_background(checked)
 
     @workflow.query(name="status")
     def status(self) -> AgentStatus:
@@ -694,21 +713,26 @@ class AgentWorkflow:
             children=self.tasks(),
             pending_notifications=len(self._registry.queue),
             mailbox=len(self._mailbox),
+            refused_signals=self._refusals.texts,
         )
 
     @workflow.signal(name="approve_plan")
-    def approve_plan(self, decision: PlanDecision | None = None) -> None:
+    def approve_plan(self, decision: Any = None) -> None:
         """Approve the plan waiting at ExitPlanMode (R79); nothing waits: nothing changes."""
-        decision = (decision or PlanDecision()).model_copy(update={"approve": True})
-        if not self._plans.decide(decision):
-            workflow.logger.info("approve_plan ignored: no plan waits for it")
+        self._plan_decision("approve_plan", decision, approve=True)
 
     @workflow.signal(name="reject_plan")
-    def reject_plan(self, decision: PlanDecision | None = None) -> None:
+    def reject_plan(self, decision: Any = None) -> None:
         """Send the plan back with feedback; the agent stays in plan mode and revises it."""
-        decision = (decision or PlanDecision()).model_copy(update={"approve": False})
-        if not self._plans.decide(decision):
-            workflow.logger.info("reject_plan ignored: no plan waits for it")
+        self._plan_decision("reject_plan", decision, approve=False)
+
+    def _plan_decision(self, signal: str, raw: Any, approve: bool) -> None:
+        checked = self._refusals.checked(signal, PlanDecision, raw or {})
+        if checked is None:
+            self._refresh_details()
+            return
+        if not self._plans.decide(checked.model_copy(update={"approve": approve})):
+            workflow.logger.info("%s ignored: no plan waits for it", signal)
 
     @workflow.query(name="plan")
     def plan(self) -> PlanView:

@@ -207,6 +207,8 @@ class AgentStatus(Contract):
     children: list[ChildSummary] = Field(default_factory=list)
     pending_notifications: int = 0
     mailbox: int = 0
+    refused_signals: list[str] = Field(default_factory=list)
+    """The latest signals whose input did not fit, and why (workflows/signal_input.py)."""
 
 
 class TranscriptView(Contract):

@@ -36,6 +36,9 @@ def render_details(status: AgentStatus, plan_note: str | None = None) -> str:
         lines.append(" · ".join(flags))
     if status.children:
         lines += ["", _children_table(status.children)]
+    if status.refused_signals:
+        lines += ["", "Refused signals (their input did not fit):"]
+        lines += [f"- {text}" for text in status.refused_signals]
     if plan_note:
         # What waits for a person comes first: it is what the reader has to act on.
         lines = [plan_note, "", "---", "", *lines]

@@ -107,6 +107,8 @@ class PipelineView(Contract):
     current: str | None = None
     awaiting_approval: str | None = None
     stop_requested: bool = False
+    refused_signals: list[str] = Field(default_factory=list)
+    """The latest signals whose input did not fit, and why (workflows/signal_input.py)."""
 
 
 class TeammateSpec(Contract):
@@ -238,6 +240,8 @@ class TeamView(Contract):
     members: list[MemberView]
     tasks: list[TeamTask]
     shutting_down: bool = False
+    refused_signals: list[str] = Field(default_factory=list)
+    """The latest signals whose input did not fit, and why (workflows/signal_input.py)."""
 
 
 class ShutdownAsk(Contract):

@@ -9,6 +9,8 @@ with feedback.
 
 from __future__ import annotations
 
+from typing import Any
+
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
@@ -25,6 +27,7 @@ from workflows.pattern_contracts import (
     StageDecision,
     StageOutcome,
 )
+from workflows.signal_input import Refusals
 from workflows.turns import sum_usages
 
 MAX_ATTEMPTS = 3
@@ -53,6 +56,7 @@ class PipelineWorkflow:
         self._decision: StageDecision | None = None
         self._stop: StopRequest | None = None
         self._marks = sa.PatternMarks()
+        self._refusals = Refusals()
 
     @workflow.run
     async def run(self, inp: PipelineInput) -> PipelineResult:
@@ -196,9 +200,12 @@ class PipelineWorkflow:
             )
 
     @workflow.signal(name="stop")
-    def stop(self, request: StopRequest | None = None) -> None:
-        """End after the running stage; no further stage starts."""
-        self._stop = request or StopRequest()
+    def stop(self, request: Any = None) -> None:
+        """End after the running stage; no further stage starts. Its input is checked as
+        workflows/signal_input.py says."""
+        checked = self._refusals.checked("stop", StopRequest, request or {})
+        if checked is not None:
+            self._stop = checked
 
     @workflow.query(name="pipeline")
     def pipeline(self) -> PipelineView:
@@ -207,6 +214,7 @@ class PipelineWorkflow:
             current=self._current,
             awaiting_approval=self._awaiting,
             stop_requested=self._stop is not None,
+            refused_signals=self._refusals.texts,
         )
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
@@ -43,6 +44,7 @@ from workflows.pattern_contracts import (
     TeamResult,
     TeamView,
 )
+from workflows.signal_input import Refusals
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.team_member import TEAM_MAIL_PREFIX
 
@@ -77,6 +79,7 @@ class TeamWorkflow:
         """Shutdown request id -> member asked."""
         self._answers: dict[str, ShutdownAnswer] = {}
         self._marks = sa.PatternMarks()
+        self._refusals = Refusals()
 
     @workflow.run
     async def run(self, inp: TeamInput) -> TeamResult:
@@ -189,10 +192,18 @@ class TeamWorkflow:
         if report.name in [m.name for m in self._inp.members()]:
             self._reports[report.name] = report
 
+    # The signals people send check their input (workflows/signal_input.py).
+
     @workflow.signal(name="shutdown")
-    def shutdown(self, request: StopRequest | None = None) -> None:
+    def shutdown(self, request: Any = None) -> None:
         """End the team gracefully: every member finishes its current turn and stops."""
-        self._shutdown = request or StopRequest(reason="shutdown requested")
+        checked = self._refusals.checked(
+            "shutdown",
+            StopRequest,
+            request if request is not None else {"reason": "shutdown requested"},
+        )
+        if checked is not None:
+            self._shutdown = checked
 
     @workflow.update(name="request_shutdown")
     async def request_shutdown(self, ask: ShutdownAsk) -> ShutdownOutcome:
@@ -242,9 +253,10 @@ class TeamWorkflow:
             self._answers[answer.request_id] = answer
 
     @workflow.signal(name="kill_member")
-    async def kill_member(self, member: MemberRef) -> None:
+    async def kill_member(self, raw: Any) -> None:
         """Stop one member at once (R67, R68 kill): Temporal cancellation; it still cleans up."""
-        if member.name in self._live():
+        member = self._refusals.checked("kill_member", MemberRef, raw)
+        if member is not None and member.name in self._live():
             await cancel_workflow(f"{workflow.info().workflow_id}/{member.name}")
 
     def _check_member(self, name: str) -> None:
@@ -332,4 +344,5 @@ class TeamWorkflow:
             members=members,
             tasks=sorted_tasks(self._tasks),
             shutting_down=self._shutdown is not None,
+            refused_signals=self._refusals.texts,
         )

@@ -230,7 +230,8 @@ async def _outgrows(output: Path, max_bytes: int) -> None:
     """Returns once `output` is larger than `max_bytes`."""
     while True:
         await asyncio.sleep(SIZE_CHECK_S)
-        with contextlib.suppress(FileNotFoundError):
+        # A file that cannot be looked at now (gone, a stale mount) is looked at again.
+        with contextlib.suppress(OSError):
             # One stat of a local file a second: cheaper inline than a thread hop.
             if output.stat().st_size > max_bytes:  # noqa: ASYNC240
                 return

@@ -10,6 +10,7 @@ a stop kills the whole group at once (`tool.bash_kill`, with the shell workflow'
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import tempfile
@@ -129,7 +130,9 @@ async def launch_shell(req: ShellLaunchRequest) -> str:
 
 
 def _append(output: Path, text: str) -> None:
-    with output.open("a", encoding="utf-8") as f:
+    # Best effort: a full disk (what a runaway writer leads to) must not fail the activity,
+    # whose retry would run the command again.
+    with contextlib.suppress(OSError), output.open("a", encoding="utf-8") as f:
         f.write(text)
 
 

@@ -62,3 +62,11 @@ def test_pending_plan_and_flags():
     )
     assert "mode plan · stop requested" in text
     assert text.startswith("## Plan awaiting approval\n")
+
+
+def test_refused_signals_are_listed():
+    refused = ["signal `send_message` refused: text: Field required"]
+    text = render_details(status(refused_signals=refused))
+    assert (
+        "Refused signals (their input did not fit):\n- signal `send_message` refused: text" in text
+    )

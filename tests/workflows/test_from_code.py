@@ -8,6 +8,7 @@ import json
 import uuid
 
 import pytest
+import temporalio.api.sdk.v1
 from temporalio.client import WorkflowFailureError
 
 from outlast.api import start_task
@@ -194,3 +195,69 @@ async def test_a_malformed_start_input_fails_the_workflow_with_the_reason(
     assert "invalid CoordinatorInput" in cause.message
     assert "task: Input should be a valid string" in cause.message
     assert "workspace.host_queue: Field required" in cause.message
+
+
+async def test_a_signal_whose_input_does_not_fit_is_refused_where_people_look(
+    client, dev_server, git_repo
+):
+    """Temporal drops a signal whose input does not decode, with a line in the worker's log
+    only; the signals people send are checked by their handlers and refused in the status
+    query and the details. A good signal after a bad one is carried out as ever."""
+    script = {
+        "agents": [
+            {
+                "name": "read",
+                "match": {"conversation_contains": ["FITTING-TEXT"]},
+                "after_last": "repeat_last",
+                "turns": [{"text": "got it"}],
+            },
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [{"tool_use": {"name": "Bash", "input": {"command": "sleep 0.5"}}}],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            wf_id = f"signals-{uuid.uuid4().hex[:8]}"
+            workspace = {"root": str(git_repo), "host_queue": queues.host_queue}
+            inp = json.dumps({"prompt": "go", "workspace": workspace})
+            await start_with_cli(dev_server.address, "AgentWorkflow", queues.task_queue, wf_id, inp)
+            handle = client.get_workflow_handle(wf_id, result_type=AgentResult)
+            for name, bad in (
+                ("send_message", {"txt": "hi"}),
+                ("stop", {"reason": 5}),
+                ("approve_plan", "yes"),
+            ):
+                await temporal(
+                    dev_server.address,
+                    *("workflow", "signal", "--workflow-id", wf_id, "--name", name),
+                    *("--input", json.dumps(bad)),
+                )
+            for _ in range(100):
+                status = await handle.query("status", result_type=AgentStatus)
+                if len(status.refused_signals) == 3:
+                    break
+                await asyncio.sleep(0.1)
+            assert status.refused_signals == [
+                "signal `send_message` refused: text: Field required",
+                "signal `stop` refused: reason: Input should be a valid string",
+                "signal `approve_plan` refused: input: Input should be a valid dictionary or "
+                "instance of PlanDecision",
+            ]
+            assert not status.stop_requested
+            metadata = await handle.query(
+                "__temporal_workflow_metadata", result_type=temporalio.api.sdk.v1.WorkflowMetadata
+            )
+            assert "- signal `send_message` refused: text: Field required" in (
+                metadata.current_details
+            )
+            await temporal(
+                dev_server.address,
+                *("workflow", "signal", "--workflow-id", wf_id, "--name", "send_message"),
+                *("--input", json.dumps({"text": "FITTING-TEXT"})),
+            )
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert result.status == "completed" and not result.stopped
+    assert result.final_text == "got it"

@@ -243,9 +243,12 @@ SHUTDOWN_SCRIPT = {
 }
 
 
-async def run_shutdown_scenario(client, queues: Queues, repo, wf_id: str):
+async def run_shutdown_scenario(
+    client, queues: Queues, repo, wf_id: str, bad_signals: bool = False
+):
     """A standing team: b approves a shutdown request, a declines one, c is killed, then the
-    `shutdown` signal ends the team."""
+    `shutdown` signal ends the team. With `bad_signals`, a `kill_member` and a `shutdown`
+    whose input does not fit come first: both refused, in the `team` query."""
     inp = team_input(repo, queues).model_copy(update={"end_when_quiet": False})
     handle = await client.start_workflow(
         "TeamWorkflow", inp, id=wf_id, task_queue=queues.task_queue, result_type=TeamResult
@@ -266,6 +269,20 @@ async def run_shutdown_scenario(client, queues: Queues, repo, wf_id: str):
     )
     assert declined.answered and not declined.approve
     assert declined.reason == "still reviewing"
+    if bad_signals:
+        await handle.signal("kill_member", {"nmae": "c"})
+        await handle.signal("shutdown", {"reason": ["not", "a", "string"]})
+        for _ in range(50):
+            view = await handle.query("team", result_type=TeamView)
+            if len(view.refused_signals) == 2:
+                break
+            await asyncio.sleep(0.1)
+        assert view.refused_signals == [
+            "signal `kill_member` refused: name: Field required",
+            "signal `shutdown` refused: reason: Input should be a valid string",
+        ]
+        assert not view.shutting_down
+        assert {m.name: m.state for m in view.members}["c"] == "idle"
     await handle.signal("kill_member", MemberRef(name="c"))
     await wait_for_states(handle, {"c": "ended"})
     await handle.signal("shutdown", StopRequest(reason="done for today"))
@@ -278,7 +295,7 @@ async def test_terminate_asks_and_kill_cancels(client, git_repo):
     with scripted_model(SHUTDOWN_SCRIPT, log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle, result = await run_shutdown_scenario(
-                client, queues, git_repo, f"team-{uuid.uuid4().hex[:8]}"
+                client, queues, git_repo, f"team-{uuid.uuid4().hex[:8]}", bad_signals=True
             )
     assert result.status == "stopped"
     outcomes = {m.name: m.status for m in result.members}
