@@ -164,8 +164,9 @@ class AgentWorkflow:
         self._background = False
         self._mailbox: list[MailMessage] = []
         self._seen_mail: list[str] = []
-        self._refusals = Refusals()
         """Ids of recent mail, oldest first: a retried send is dropped (bounded)."""
+        self._refusals = Refusals()
+        """Signals refused this run (not carried by continue-as-new: they are diagnostics)."""
         self._registry = ChildRegistry()
         self._subagents = SubAgents(self._registry, on_change=self._refresh_details)
         self._started = workflow.now()
@@ -653,7 +654,7 @@ class AgentWorkflow:
             self._refresh_details()
 
     @workflow.signal(name="send_message")
-    def send_message(self, raw: Any) -> None:
+    def send_message(self, raw: Any = None) -> None:
         """Queue a message for the next turn boundary (R65); a repeated id is dropped."""
         message = self._refusals.checked("send_message", MailMessage, raw)
         if message is None:
@@ -691,7 +692,9 @@ class AgentWorkflow:
     @workflow.signal(name="background")
     def background(self, request: Any = None) -> None:
         """Move a running sync sub-agent (or all of them) to the background (R22)."""
-        checked = self._refusals.checked("background", BackgroundRequest, request or {})
+        checked = self._refusals.checked(
+            "background", BackgroundRequest, {} if request is None else request
+        )
         if checked is None:
             self._refresh_details()
             return
@@ -727,7 +730,7 @@ class AgentWorkflow:
         self._plan_decision("reject_plan", decision, approve=False)
 
     def _plan_decision(self, signal: str, raw: Any, approve: bool) -> None:
-        checked = self._refusals.checked(signal, PlanDecision, raw or {})
+        checked = self._refusals.checked(signal, PlanDecision, {} if raw is None else raw)
         if checked is None:
             self._refresh_details()
             return

@@ -203,7 +203,7 @@ class PipelineWorkflow:
     def stop(self, request: Any = None) -> None:
         """End after the running stage; no further stage starts. Its input is checked as
         workflows/signal_input.py says."""
-        checked = self._refusals.checked("stop", StopRequest, request or {})
+        checked = self._refusals.checked("stop", StopRequest, {} if request is None else request)
         if checked is not None:
             self._stop = checked
 

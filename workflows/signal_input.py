@@ -9,6 +9,9 @@ JSON instead and check it here. A refusal is logged, and kept (the last few) for
 workflow's `status` query and its details in the Web UI.
 
 No command depends on it, so a handler that checks its input replays as one that did not.
+A missing input is None, and a handler whose input is optional takes None (only None) as its
+default: `false` or `0` is refused as any other input that does not fit, never read as
+"nothing given". A handler whose input is required refuses None as it refuses a bad one.
 """
 
 from __future__ import annotations

@@ -253,7 +253,7 @@ class TeamWorkflow:
             self._answers[answer.request_id] = answer
 
     @workflow.signal(name="kill_member")
-    async def kill_member(self, raw: Any) -> None:
+    async def kill_member(self, raw: Any = None) -> None:
         """Stop one member at once (R67, R68 kill): Temporal cancellation; it still cleans up."""
         member = self._refusals.checked("kill_member", MemberRef, raw)
         if member is not None and member.name in self._live():

@@ -227,24 +227,30 @@ async def test_a_signal_whose_input_does_not_fit_is_refused_where_people_look(
             handle = client.get_workflow_handle(wf_id, result_type=AgentResult)
             for name, bad in (
                 ("send_message", {"txt": "hi"}),
+                ("send_message", None),  # no --input at all
                 ("stop", {"reason": 5}),
                 ("approve_plan", "yes"),
+                ("approve_plan", False),  # not "nothing given"
             ):
+                given = () if bad is None else ("--input", json.dumps(bad))
                 await temporal(
                     dev_server.address,
                     *("workflow", "signal", "--workflow-id", wf_id, "--name", name),
-                    *("--input", json.dumps(bad)),
+                    *given,
                 )
             for _ in range(100):
                 status = await handle.query("status", result_type=AgentStatus)
-                if len(status.refused_signals) == 3:
+                if len(status.refused_signals) == 5:
                     break
                 await asyncio.sleep(0.1)
+            plan = "input: Input should be a valid dictionary or instance of PlanDecision"
             assert status.refused_signals == [
                 "signal `send_message` refused: text: Field required",
+                "signal `send_message` refused: input: Input should be a valid dictionary or "
+                "instance of MailMessage",
                 "signal `stop` refused: reason: Input should be a valid string",
-                "signal `approve_plan` refused: input: Input should be a valid dictionary or "
-                "instance of PlanDecision",
+                f"signal `approve_plan` refused: {plan}",
+                f"signal `approve_plan` refused: {plan}",
             ]
             assert not status.stop_requested
             metadata = await handle.query(
