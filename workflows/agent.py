@@ -644,19 +644,18 @@ class AgentWorkflow:
     # that does not fit is refused in the status query and the details, not dropped unseen.
 
     @workflow.signal(name="stop")
-    def stop(self, request: Any = None) -> None:
+    def stop(self, request: Any = None, *extra: Any) -> None:
         """End after the current turn: the model is not called again."""
-        if request is None:
-            self._stop = StopRequest()
-        elif (checked := self._refusals.checked("stop", StopRequest, request)) is not None:
-            self._stop = checked
-        else:
+        checked = self._refusals.checked("stop", StopRequest, request, extra, default={})
+        if checked is None:
             self._refresh_details()
+            return
+        self._stop = checked
 
     @workflow.signal(name="send_message")
-    def send_message(self, raw: Any = None) -> None:
+    def send_message(self, raw: Any = None, *extra: Any) -> None:
         """Queue a message for the next turn boundary (R65); a repeated id is dropped."""
-        message = self._refusals.checked("send_message", MailMessage, raw)
+        message = self._refusals.checked("send_message", MailMessage, raw, extra)
         if message is None:
             self._refresh_details()
             return
@@ -690,10 +689,10 @@ class AgentWorkflow:
             workflow.upsert_search_attributes([sa.IS_BACKGROUND.value_set(True)])
 
     @workflow.signal(name="background")
-    def background(self, request: Any = None) -> None:
+    def background(self, request: Any = None, *extra: Any) -> None:
         """Move a running sync sub-agent (or all of them) to the background (R22)."""
         checked = self._refusals.checked(
-            "background", BackgroundRequest, {} if request is None else request
+            "background", BackgroundRequest, request, extra, default={}
         )
         if checked is None:
             self._refresh_details()
@@ -720,17 +719,17 @@ class AgentWorkflow:
         )
 
     @workflow.signal(name="approve_plan")
-    def approve_plan(self, decision: Any = None) -> None:
+    def approve_plan(self, decision: Any = None, *extra: Any) -> None:
         """Approve the plan waiting at ExitPlanMode (R79); nothing waits: nothing changes."""
-        self._plan_decision("approve_plan", decision, approve=True)
+        self._plan_decision("approve_plan", decision, extra, approve=True)
 
     @workflow.signal(name="reject_plan")
-    def reject_plan(self, decision: Any = None) -> None:
+    def reject_plan(self, decision: Any = None, *extra: Any) -> None:
         """Send the plan back with feedback; the agent stays in plan mode and revises it."""
-        self._plan_decision("reject_plan", decision, approve=False)
+        self._plan_decision("reject_plan", decision, extra, approve=False)
 
-    def _plan_decision(self, signal: str, raw: Any, approve: bool) -> None:
-        checked = self._refusals.checked(signal, PlanDecision, {} if raw is None else raw)
+    def _plan_decision(self, signal: str, raw: Any, extra: tuple, approve: bool) -> None:
+        checked = self._refusals.checked(signal, PlanDecision, raw, extra, default={})
         if checked is None:
             self._refresh_details()
             return

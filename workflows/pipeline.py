@@ -200,10 +200,10 @@ class PipelineWorkflow:
             )
 
     @workflow.signal(name="stop")
-    def stop(self, request: Any = None) -> None:
+    def stop(self, request: Any = None, *extra: Any) -> None:
         """End after the running stage; no further stage starts. Its input is checked as
         workflows/signal_input.py says."""
-        checked = self._refusals.checked("stop", StopRequest, {} if request is None else request)
+        checked = self._refusals.checked("stop", StopRequest, request, extra, default={})
         if checked is not None:
             self._stop = checked
 

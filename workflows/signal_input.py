@@ -11,11 +11,14 @@ workflow's `status` query and its details in the Web UI.
 No command depends on it, so a handler that checks its input replays as one that did not.
 A missing input is None, and a handler whose input is optional takes None (only None) as its
 default: `false` or `0` is refused as any other input that does not fit, never read as
-"nothing given". A handler whose input is required refuses None as it refuses a bad one.
+"nothing given". A handler whose input is required refuses None as it refuses a bad one. The
+handlers also take `*extra` inputs, which Temporal would otherwise pass as arguments the
+handler does not have, failing the workflow task on every attempt.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -45,17 +48,34 @@ def check(signal: str, model: type[M], value: Any) -> M | str:
 class Refusals:
     """The signals a workflow refused, newest last."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: Callable[[str], object] | None = None) -> None:
         self.texts: list[str] = []
+        self._log = log
+        """Where a refusal is logged; the workflow's logger by default."""
 
     def keep(self, text: str) -> None:
         self.texts = [*self.texts[-(KEPT - 1) :], text]
 
-    def checked(self, signal: str, model: type[M], value: Any) -> M | None:
-        """`value` as `model`, or None once it is refused (logged and kept)."""
-        result = check(signal, model, value)
+    def checked(
+        self,
+        signal: str,
+        model: type[M],
+        value: Any,
+        extra: tuple[Any, ...] = (),
+        default: dict[str, Any] | None = None,
+    ) -> M | None:
+        """`value` as `model`, or None once it is refused (logged and kept). `extra`: any
+        further inputs the signal came with (one is taken); `default`: what a missing input
+        (None) stands for, where the input is optional."""
+        if extra:
+            given = 1 + len(extra)
+            result: M | str = f"signal `{signal}` refused: it takes one input, {given} were given"
+        else:
+            result = check(
+                signal, model, default if value is None and default is not None else value
+            )
         if isinstance(result, str):
-            workflow.logger.warning(result)
+            (self._log or workflow.logger.warning)(result)
             self.keep(result)
             return None
         return result

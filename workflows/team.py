@@ -195,12 +195,10 @@ class TeamWorkflow:
     # The signals people send check their input (workflows/signal_input.py).
 
     @workflow.signal(name="shutdown")
-    def shutdown(self, request: Any = None) -> None:
+    def shutdown(self, request: Any = None, *extra: Any) -> None:
         """End the team gracefully: every member finishes its current turn and stops."""
         checked = self._refusals.checked(
-            "shutdown",
-            StopRequest,
-            request if request is not None else {"reason": "shutdown requested"},
+            "shutdown", StopRequest, request, extra, default={"reason": "shutdown requested"}
         )
         if checked is not None:
             self._shutdown = checked
@@ -253,9 +251,9 @@ class TeamWorkflow:
             self._answers[answer.request_id] = answer
 
     @workflow.signal(name="kill_member")
-    async def kill_member(self, raw: Any = None) -> None:
+    async def kill_member(self, raw: Any = None, *extra: Any) -> None:
         """Stop one member at once (R67, R68 kill): Temporal cancellation; it still cleans up."""
-        member = self._refusals.checked("kill_member", MemberRef, raw)
+        member = self._refusals.checked("kill_member", MemberRef, raw, extra)
         if member is not None and member.name in self._live():
             await cancel_workflow(f"{workflow.info().workflow_id}/{member.name}")
 

@@ -21,3 +21,14 @@ def test_only_the_latest_refusals_are_kept():
     for n in range(KEPT + 3):
         refusals.keep(f"s{n}")
     assert refusals.texts == [f"s{n}" for n in range(3, KEPT + 3)]
+
+
+def test_a_missing_input_is_the_default_and_more_than_one_is_refused():
+    logged: list[str] = []
+    refusals = Refusals(log=logged.append)
+    assert refusals.checked("stop", StopRequest, None, default={}) == StopRequest()
+    assert refusals.checked("stop", StopRequest, False, default={}) is None
+    assert refusals.checked("send_message", MailMessage, None) is None
+    assert refusals.checked("stop", StopRequest, {}, ({}, {})) is None
+    assert refusals.texts[-1] == "signal `stop` refused: it takes one input, 3 were given"
+    assert logged == refusals.texts and len(logged) == 3

@@ -225,14 +225,14 @@ async def test_a_signal_whose_input_does_not_fit_is_refused_where_people_look(
             inp = json.dumps({"prompt": "go", "workspace": workspace})
             await start_with_cli(dev_server.address, "AgentWorkflow", queues.task_queue, wf_id, inp)
             handle = client.get_workflow_handle(wf_id, result_type=AgentResult)
-            for name, bad in (
-                ("send_message", {"txt": "hi"}),
-                ("send_message", None),  # no --input at all
-                ("stop", {"reason": 5}),
-                ("approve_plan", "yes"),
-                ("approve_plan", False),  # not "nothing given"
+            for name, inputs in (
+                ("send_message", [{"txt": "hi"}]),
+                ("send_message", []),  # no --input at all
+                ("stop", [{"reason": 5}]),
+                ("stop", [{}, {}]),
+                ("approve_plan", [False]),  # not "nothing given"
             ):
-                given = () if bad is None else ("--input", json.dumps(bad))
+                given = [arg for i in inputs for arg in ("--input", json.dumps(i))]
                 await temporal(
                     dev_server.address,
                     *("workflow", "signal", "--workflow-id", wf_id, "--name", name),
@@ -244,12 +244,13 @@ async def test_a_signal_whose_input_does_not_fit_is_refused_where_people_look(
                     break
                 await asyncio.sleep(0.1)
             plan = "input: Input should be a valid dictionary or instance of PlanDecision"
+            assert not status.stop_requested
             assert status.refused_signals == [
                 "signal `send_message` refused: text: Field required",
                 "signal `send_message` refused: input: Input should be a valid dictionary or "
                 "instance of MailMessage",
                 "signal `stop` refused: reason: Input should be a valid string",
-                f"signal `approve_plan` refused: {plan}",
+                "signal `stop` refused: it takes one input, 2 were given",
                 f"signal `approve_plan` refused: {plan}",
             ]
             assert not status.stop_requested
