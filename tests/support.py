@@ -307,6 +307,9 @@ class CrashableWorker:
             "OUTLAST_HOST_ID": host,
             "ANTHROPIC_BASE_URL": model_url,
             "ANTHROPIC_API_KEY": "test-key",
+            # A test's worker reaps nothing: the worktrees and snapshots its reaper would go
+            # through are the other tests' (tests of the reaper call `reap` themselves).
+            "OUTLAST_REAP_INTERVAL_S": "0",
             **(env or {}),
         }
         self._procs: list[subprocess.Popen] = []
