@@ -26,7 +26,12 @@ async def reaped_by_path(client) -> dict[Path, Reaped]:
     return {Path(r.worktree_path).resolve(): r for r in await reap(client)}
 
 
-async def test_the_reaper_removes_snapshots_of_closed_verifications_only(client, tmp_path):
+async def test_the_reaper_removes_snapshots_of_closed_verifications_only(
+    client, tmp_path, monkeypatch
+):
+    # A state directory of its own: the reaper goes through every record in it, and the
+    # session's holds the snapshots of every earlier test (it took 30 s in a full run).
+    monkeypatch.setenv("OUTLAST_HOME", str(tmp_path / "state"))
     root = make_git_repo(tmp_path / "repo", {"README.md": "# r\n"})
     # A workflow no worker serves stays running: the owner of a verification in progress.
     running = await client.start_workflow(
