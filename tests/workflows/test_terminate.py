@@ -71,9 +71,15 @@ def worktree_of(repo, name_mark: str) -> Path | None:
     return None
 
 
-async def test_the_reaper_cleans_up_worktrees_of_terminated_runs(client, git_repo):
+async def test_the_reaper_cleans_up_worktrees_of_terminated_runs(
+    client, git_repo, tmp_path, monkeypatch
+):
     """A terminated agent never cleans up its worktree. The reaper removes an unchanged one
     with its branch, keeps one with changes (the run's work), and leaves a running agent's."""
+    # Its own state directory: the session's (shared by every test) holds the worktree and
+    # snapshot records of earlier tests, and reaping them all made this test 6x slower.
+    # The agent's activities run in this process, so they record here as well.
+    monkeypatch.setenv("OUTLAST_HOME", str(tmp_path / "state"))
     mark = f"1238.{random.randint(10**6, 10**7)}"
 
     def child(name: str, before: str) -> dict:
