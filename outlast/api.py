@@ -33,6 +33,12 @@ from workflows.contracts import (
 from workflows.pattern_contracts import PipelineView, TeamMail, TeamView
 
 AGENT_PATTERNS = ("single", "coordinator")
+NO_GRACEFUL_STOP = ("fork-join", "verified")
+"""Patterns whose workflow has no `stop` signal: one sent would never be handled."""
+
+
+class NotSupported(ValueError):
+    """An operation the task's pattern does not have; nothing was sent."""
 
 
 @dataclass
@@ -63,14 +69,26 @@ class Task:
         return await self.handle.query("forks")
 
     async def send(self, text: str, to: str = "lead") -> None:
-        """A message for the agent's next turn (for a team: to member `to`)."""
+        """A message for the agent's next turn (for a team: to member `to`).
+
+        Raises:
+            NotSupported: the pattern has no mailbox (nothing was sent)."""
+        if self.pattern not in (*AGENT_PATTERNS, "team"):
+            raise NotSupported(
+                f"a {self.pattern} task takes no messages; they go to agents and teams"
+            )
         if self.pattern == "team":
             await self.handle.execute_update("message_member", TeamMail(to=to, text=text))
         else:
             await self.handle.signal("send_message", MailMessage(text=text))
 
     async def stop(self, reason: str = "") -> None:
-        """Graceful: finish the current turn (or stage), then end."""
+        """Graceful: finish the current turn (or stage), then end.
+
+        Raises:
+            NotSupported: the pattern has no graceful stop (nothing was sent)."""
+        if self.pattern in NO_GRACEFUL_STOP:
+            raise NotSupported(f"a {self.pattern} task has no graceful stop; use kill()")
         name = "shutdown" if self.pattern == "team" else "stop"
         await self.handle.signal(name, StopRequest(reason=reason))
 

@@ -9,6 +9,7 @@ up to its own directive, so forks 2..N read that whole prefix from the prompt ca
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError, is_cancelled_exception
@@ -41,6 +42,7 @@ from workflows.contracts import (
 )
 from workflows.model_call import call_the_model
 from workflows.registry import figures
+from workflows.signal_input import Refusals
 from workflows.signals import cancel_workflow
 from workflows.turns import add_usage, sum_usages
 
@@ -70,6 +72,7 @@ class ForkJoinWorkflow:
         """index -> (agent id, workflow id) of every fork started."""
         self._directives: list[str] = []
         self._marks = sa.PatternMarks()
+        self._refusals = Refusals()
 
     @workflow.run
     async def run(self, inp: ForkJoinInput) -> ForkJoinResult:
@@ -232,21 +235,58 @@ class ForkJoinWorkflow:
         )
 
     @workflow.signal(name="task_stop")
-    async def task_stop(self, request: TaskStopInput) -> None:
+    async def task_stop(self, request: Any = None, *extra: Any) -> None:
         """Stop one fork: by index (`3`, `fork-3`), agent id or workflow id. Its outcome is
-        reported `killed`; the others go on."""
-        target = request.target
-        for i, (agent_id, workflow_id) in self._children.items():
-            if target in (agent_id, workflow_id, str(i + 1), f"fork-{i + 1}"):
-                if i not in self._outcomes:
-                    await cancel_workflow(workflow_id)
-                return
-        workflow.logger.warning("task_stop: no fork %s", target)
+        reported `killed`; the others go on. An input that does not fit, or names no running
+        fork, is refused (workflows/signal_input.py) and listed by `refused_signals`."""
+        checked = self._refusals.checked("task_stop", TaskStopInput, request, extra)
+        if checked is None:
+            return
+        found = fork_named(self._children, checked.target)
+        if found is None:
+            self._refuse(no_fork_text(checked.target, len(self._directives), len(self._children)))
+        elif found in self._outcomes:
+            ended = self._outcomes[found].status
+            self._refuse(f"signal `task_stop` refused: fork {found + 1} has already {ended}")
+        else:
+            await cancel_workflow(self._children[found][1])
+
+    def _refuse(self, text: str) -> None:
+        workflow.logger.warning(text)
+        self._refusals.keep(text)
 
     @workflow.query(name="forks")
     def forks(self) -> list[ForkOutcome]:
         """Finished forks' outcomes so far, by index."""
         return [self._outcomes[i] for i in sorted(self._outcomes)]
+
+    @workflow.query(name="refused_signals")
+    def refused_signals(self) -> list[str]:
+        """The latest `task_stop` signals refused, newest last, each saying why."""
+        return self._refusals.texts
+
+
+def fork_named(children: dict[int, tuple[str, str]], target: str) -> int | None:
+    """The index of the started fork `target` names: its number (`3`, `fork-3`), agent id
+    or workflow id."""
+    for i, (agent_id, workflow_id) in children.items():
+        if target in (agent_id, workflow_id, str(i + 1), f"fork-{i + 1}"):
+            return i
+    return None
+
+
+def no_fork_text(target: str, directives: int, started: int) -> str:
+    """Why a `task_stop` naming no started fork is refused."""
+    if started < directives:
+        # The forks start one after another when the shared conversation is ready.
+        return (
+            f"signal `task_stop` refused: no started fork is `{target}`; "
+            f"{started} of {directives} forks have started, try again when yours has"
+        )
+    return (
+        f"signal `task_stop` refused: no fork is `{target}`; name one by its number "
+        f"(1-{directives} or fork-1..fork-{directives}), agent id or workflow id"
+    )
 
 
 def _validate(inp: ForkJoinInput) -> None:

@@ -32,3 +32,21 @@ def test_a_missing_input_is_the_default_and_more_than_one_is_refused():
     assert refusals.checked("stop", StopRequest, {}, ({}, {})) is None
     assert refusals.texts[-1] == "signal `stop` refused: it takes one input, 3 were given"
     assert logged == refusals.texts and len(logged) == 3
+
+
+def test_a_fork_is_named_by_number_agent_id_or_workflow_id():
+    from workflows.fork_join import fork_named
+
+    children = {0: ("a1", "fj/fork-1"), 1: ("a2", "fj/fork-2")}
+    assert [fork_named(children, t) for t in ("2", "fork-2", "a2", "fj/fork-2")] == [1] * 4
+    assert fork_named(children, "3") is None and fork_named(children, "fork-02") is None
+
+
+def test_a_stop_for_a_fork_not_started_yet_says_to_try_again():
+    from workflows.fork_join import no_fork_text
+
+    assert no_fork_text("fork-3", 3, 1) == (
+        "signal `task_stop` refused: no started fork is `fork-3`; "
+        "1 of 3 forks have started, try again when yours has"
+    )
+    assert "no fork is `fork-4`" in no_fork_text("fork-4", 3, 3)

@@ -213,8 +213,19 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
                 if len(await handle.query("forks", result_type=list[ForkOutcome])) == 2:
                     break
                 await asyncio.sleep(0.1)
+            # Signals that cannot stop a fork are refused where the sender can read why.
+            await handle.signal("task_stop", {"taskid": "fork-2"})
+            await handle.signal("task_stop", TaskStopInput(task_id="fork-9"))
+            await handle.signal("task_stop", TaskStopInput(task_id="1"))
+            refused = await handle.query("refused_signals", result_type=list[str])
             await handle.signal("task_stop", TaskStopInput(task_id="fork-2"))
             result = await handle.result()
+    assert refused == [
+        "signal `task_stop` refused: taskid: Extra inputs are not permitted",
+        "signal `task_stop` refused: no fork is `fork-9`; name one by its number "
+        "(1-3 or fork-1..fork-3), agent id or workflow id",
+        "signal `task_stop` refused: fork 1 has already completed",
+    ]
     assert [f.status for f in result.forks] == ["completed", "killed", "completed"]
     assert result.forks[1].final_text == ""
 

@@ -11,7 +11,7 @@ import pytest
 import temporalio.api.sdk.v1
 from temporalio.client import WorkflowFailureError
 
-from outlast.api import start_task
+from outlast.api import NotSupported, Task, start_task
 from outlast.devserver import temporal_binary
 from tests.support import Queues, running_workers, scripted_model
 from tests.workflows.test_plan_mode import APPROVED, wait_for_pending
@@ -268,3 +268,16 @@ async def test_a_signal_whose_input_does_not_fit_is_refused_where_people_look(
             result = await asyncio.wait_for(handle.result(), 60)
     assert result.status == "completed" and not result.stopped
     assert result.final_text == "got it"
+
+
+@pytest.mark.parametrize("pattern", ["fork-join", "verified", "pipeline"])
+async def test_what_a_pattern_cannot_do_is_refused_before_anything_is_sent(client, pattern):
+    """A fork-join or verified task has no graceful stop, and only agents and teams take
+    messages: a signal their workflow has no handler for would be kept unread. The handle
+    names no workflow, so anything sent would fail with `not found` instead."""
+    task = Task(handle=client.get_workflow_handle(f"none-{uuid.uuid4().hex}"), pattern=pattern)
+    with pytest.raises(NotSupported, match=f"a {pattern} task takes no messages"):
+        await task.send("hi")
+    if pattern != "pipeline":
+        with pytest.raises(NotSupported, match="has no graceful stop; use kill"):
+            await task.stop()
