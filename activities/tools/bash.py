@@ -1,8 +1,9 @@
 """Bash: run a shell command in the workspace; nothing it starts outlives the call.
 
 The command runs in its own process group (session), so a timeout, a cancellation or a normal
-exit can kill everything it started, including `cmd &` children. Output goes to a file rather
-than a pipe: a backgrounded child holding the pipe open would otherwise keep the read waiting.
+exit can kill everything it started, including `cmd &` children (bash_process.py), inside the
+agent's sandbox (bash_sandbox.py); each run is recorded on the host for the retry and the kill
+that may follow (bash_runs.py). This module holds the tool: its input, the run, its output.
 The shell's working directory survives between calls through a file the wrapper writes on exit;
 the workflow keeps it in its state and passes it back as `ctx.cwd`.
 """
@@ -10,31 +11,15 @@ the workflow keeps it in its state and passes it back as `ctx.cwd`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
-import logging
-import os
 import shlex
 import tempfile
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
 
-from activities.host_tmp import HostTmpRefused
-from activities.sandbox import (
-    BWRAP_REQUIRED,
-    WRITER_BWRAP_REQUIRED,
-    WRITER_SANDBOX_ENV,
-    bwrap_command,
-    find_bwrap,
-    working_bwrap,
-    writer_bwrap_command,
-    writer_policy,
-)
-from activities.sandbox_tmp import drop_scratch_mountpoint, sandbox_tmp
+from activities.sandbox_tmp import drop_scratch_mountpoint
 from activities.tools import bash_runs
 from activities.tools.base import (
     KillRequest,
@@ -44,37 +29,21 @@ from activities.tools.base import (
     no_nul,
     with_content_ref,
 )
-from activities.tools.process_groups import (
-    kill_even_if_cancelled,
-    kill_group,
-    kill_when_set_up,
-    spawn_in_own_session,
-)
+from activities.tools.bash_process import OutputCapped, run_command
+from activities.tools.bash_sandbox import sandbox_argv
+from activities.tools.process_groups import kill_group, kill_when_set_up
 from activities.workspace import (
     WorkspaceEscape,
-    heartbeating,
     resolve_in_workspace,
     run_blocking,
     workspace_root,
 )
-
-log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
 # Enough bytes to hold MAX_OUTPUT_CHARS of any UTF-8 text and to measure what is cut.
 _OUTPUT_READ_BYTES = 8 * 1024 * 1024
-_SECRET_PREFIXES = ("ANTHROPIC_",)
-_SECRET_SUFFIXES = (
-    "_API_KEY",
-    "_TOKEN",
-    "_SECRET",
-    "_SECRET_KEY",
-    "_SECRET_ACCESS_KEY",
-    "_PASSWORD",
-)
-
 DESCRIPTION = """\
 Runs a bash command and returns its output. The working directory persists between calls; \
 shell state (variables, functions, aliases) does not.
@@ -151,20 +120,6 @@ BACKGROUND_REFUSED = (
 )
 
 
-def child_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The worker's environment minus its secrets, set up for a shell nobody can type into."""
-    out = {
-        name: value
-        for name, value in env.items()
-        if not name.upper().startswith(_SECRET_PREFIXES)
-        and not name.upper().endswith(_SECRET_SUFFIXES)
-    }
-    out["GIT_TERMINAL_PROMPT"] = "0"  # a credential prompt would hang until the timeout
-    out["PAGER"] = "cat"  # likewise `less` waiting for a keypress
-    out["GIT_EDITOR"] = "true"  # and `git commit` without -m opening an editor
-    return out
-
-
 def wrap_command(command: str, cwd_file: str) -> str:
     """The script bash runs: the command, with `pwd -P` written to `cwd_file` on any exit."""
     on_exit = "pwd -P >| " + shlex.quote(cwd_file)
@@ -216,126 +171,6 @@ def next_cwd(cwd_file: Path, ctx: ToolContext, started_in: Path) -> tuple[str | 
     if not Path(reported).is_relative_to(workspace_root(ctx)):
         return ctx.workspace_root, f"Shell cwd was reset to {ctx.workspace_root}"
     return reported, ""
-
-
-SIZE_CHECK_S = 1.0
-"""How often a command with an output cap has its output file's size looked at (a stat)."""
-
-
-class OutputCapped(Exception):
-    """The command was killed: its output file had grown past its cap."""
-
-
-async def _outgrows(output: Path, max_bytes: int) -> None:
-    """Returns once `output` is larger than `max_bytes`."""
-    while True:
-        await asyncio.sleep(SIZE_CHECK_S)
-        # A file that cannot be looked at now (gone, a stale mount) is looked at again.
-        with contextlib.suppress(OSError):
-            # One stat of a local file a second: cheaper inline than a thread hop.
-            if output.stat().st_size > max_bytes:  # noqa: ASYNC240
-                return
-
-
-async def _exit_or_cap(proc: asyncio.subprocess.Process, output: Path, max_bytes: int) -> None:
-    exited = asyncio.ensure_future(proc.wait())
-    capped = asyncio.ensure_future(_outgrows(output, max_bytes))
-    try:
-        await asyncio.wait({exited, capped}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        exited.cancel()
-        capped.cancel()
-    if not exited.done() or exited.cancelled():
-        raise OutputCapped
-
-
-async def run_command(
-    argv: list[str],
-    cwd: Path,
-    output: Path,
-    timeout_s: float | None,
-    on_start: Callable[[int], None] = lambda pgid: None,
-    max_output_bytes: int | None = None,
-) -> int | None:
-    """Run `argv` in its own process group; its exit status, or None if it timed out
-    (`timeout_s`; None: never). With `max_output_bytes`, `OutputCapped` once `output` grows
-    past it.
-
-    Whatever the outcome, cancellation included, no process of the group survives (after a
-    second cancel, the kill goes on by itself; a worker waits for it before it exits).
-    `on_start` gets the group's id as soon as it exists.
-    """
-    with output.open("wb") as out:
-        proc = await spawn_in_own_session(argv, cwd, out, child_env(os.environ))
-    try:
-        on_start(proc.pid)
-        async with asyncio.timeout(timeout_s), heartbeating():
-            if max_output_bytes is None:
-                await proc.wait()
-            else:
-                await _exit_or_cap(proc, output, max_output_bytes)
-    except TimeoutError:
-        return None
-    finally:
-        # Runs on cancellation too (the CancelledError propagates after it), and after a
-        # normal exit to reap `cmd &` leftovers that would otherwise outlive the call. A
-        # timeout or cancel in the sandbox's first milliseconds waits for its set-up, or the
-        # command would go on running outside the group.
-        await kill_even_if_cancelled(proc.pid)
-        await proc.wait()
-    return proc.returncode
-
-
-def _argv(ctx: ToolContext, script: str, scratch: str, cwd: Path) -> list[str] | str:
-    """The command line in the agent's sandbox, or why it cannot run."""
-    root = str(workspace_root(ctx))
-    writable = [str(Path(p).resolve()) for p in ctx.extra_roots if Path(p).is_dir()]
-    readable = [str(Path(p).resolve()) for p in ctx.read_roots if Path(p).is_dir()]
-    if ctx.sandbox == "none":
-        # dangerouslyDisableSandbox is accepted but never lifts a sandbox: a model that can
-        # switch it off (a prompt injection, say) would make it worth nothing.
-        return _writer_argv(root, scratch, cwd, script, writable, readable)
-    bwrap = find_bwrap()
-    if bwrap is None:
-        return BWRAP_REQUIRED
-    tmp = None
-    if ctx.sandbox == "copy":
-        writable.append(root)  # bound after the read-only mount, so it wins
-        # R81: the verifier may write test scripts to /tmp, and run them in its next call.
-        try:
-            tmp = sandbox_tmp(root)
-        except HostTmpRefused as e:
-            return f"Bash is unavailable: {e.message} Use Read, Glob and Grep instead."
-    argv = ["bash", "-c", script]
-    return bwrap_command(bwrap, root, scratch, str(cwd), argv, writable, tmp, readable)
-
-
-def _writer_argv(
-    root: str, scratch: str, cwd: Path, script: str, writable: list[str], readable: list[str]
-) -> list[str] | str:
-    policy = writer_policy()
-    bwrap = None if policy == "off" else working_bwrap()
-    if bwrap is not None:
-        try:
-            return writer_bwrap_command(
-                bwrap, root, scratch, str(cwd), ["bash", "-c", script], writable, readable
-            )
-        except HostTmpRefused as e:
-            return f"Bash is unavailable: {e.message} Use Read, Write, Edit, Glob and Grep instead."
-    if policy == "bwrap":
-        return WRITER_BWRAP_REQUIRED
-    if policy == "auto":
-        _warn_unsandboxed()
-    return ["bash", "-c", script]
-
-
-@functools.cache
-def _warn_unsandboxed() -> None:
-    log.warning(
-        "writers' Bash commands run unsandboxed: bubblewrap does not work on this worker "
-        "(set %s=bwrap to refuse them instead)",
-        WRITER_SANDBOX_ENV,
-    )
 
 
 def _compose(output: str, status: int | None, timeout_ms: int, note: str) -> ToolOutput:
@@ -396,7 +231,7 @@ async def run_recorded(
 
     # In a thread: a worker's first writer call probes bubblewrap, a subprocess that may
     # take seconds, and the event loop also carries this worker's workflows and heartbeats.
-    argv = await run_blocking(_argv, ctx, script, scratch, cwd)
+    argv = await run_blocking(sandbox_argv, ctx, script, scratch, cwd)
     if isinstance(argv, str):
         return NotRun(argv)
     if bash_runs.kill_requested():

@@ -25,11 +25,11 @@ from activities.tools.base import ToolContext
 from activities.tools.bash import (
     MAX_OUTPUT_CHARS,
     NotRun,
-    OutputCapped,
     clear_earlier_attempt,
     run_recorded,
     start_dir,
 )
+from activities.tools.bash_process import OutputCapped
 from activities.workspace import run_blocking
 from agents.config import BACKGROUND_OUTPUT_CAP
 

@@ -125,13 +125,13 @@ async def test_a_killed_runs_retry_kills_the_first_attempts_leftover_and_runs_no
 async def test_a_kill_during_the_sandbox_probe_stops_the_command_before_it_starts(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_argv = bash_tool._argv
+    real_argv = bash_tool.sandbox_argv
 
     def kill_arrives_meanwhile(*args: object) -> list[str] | str:
         bash_runs.mark_killed("wf-probe", "run-1")  # the probe can take seconds
         return real_argv(*args)
 
-    monkeypatch.setattr(bash_tool, "_argv", kill_arrives_meanwhile)
+    monkeypatch.setattr(bash_tool, "sandbox_argv", kill_arrives_meanwhile)
     out = await _Info("wf-probe", "5").env.run(run_bash, request(ws, "touch made"))
     assert out.is_error and out.content == NOT_RUN_KILLED
     assert not (ws / "made").exists()
