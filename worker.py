@@ -98,7 +98,13 @@ HOST_ACTIVITIES = [
 def model_activities(client: Client) -> list:
     """Main-queue activities: the model call, and those that need a Temporal client."""
     control, team = AgentControl(client), TeamControl(client)
-    return [*MODEL_ACTIVITIES, control.resume_agent, control.describe_agents, team.task_op]
+    return [
+        *MODEL_ACTIVITIES,
+        control.resume_agent,
+        control.describe_agents,
+        team.task_op,
+        team.add_member,
+    ]
 
 
 # Tools pace their own heartbeats (activities/workspace.heartbeat_interval: every 5 s, or a

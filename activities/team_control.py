@@ -1,8 +1,10 @@
-"""A teammate's task-list tools, carried out against its team's workflow (R69, T19).
+"""A teammate's task-list tools, and the lead's spawning of a teammate, carried out against
+its team's workflow (R69, T19).
 
 A workflow cannot call another workflow's update, so a teammate's TaskCreate / TaskUpdate
-run here, as an activity with a Temporal client. The update id is the teammate's tool_use
-id: a retried activity gets the first call's outcome instead of creating a second task.
+and the lead's `Agent({name, ...})` run here, as activities with a Temporal client. The
+update id is the caller's tool_use id: a retried activity gets the first call's outcome
+instead of creating a second task (or member).
 """
 
 from __future__ import annotations
@@ -24,6 +26,19 @@ class TeamTaskCall(BaseModel):
     op: Literal["create", "get", "list", "update"]
     args: dict[str, Any]
     """The tool's input, as the model gave it (validated)."""
+    caller: str
+    update_id: str
+
+
+class AddMemberCall(BaseModel):
+    """The lead's `Agent({name, ...})` call in a team, as the team's `add_member` update
+    takes it (R69)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    team_workflow_id: str
+    spec: dict[str, Any]
+    """The new member's `TeammateSpec`, as JSON."""
     caller: str
     update_id: str
 
@@ -72,3 +87,24 @@ class TeamControl:
             raise
         verb = "Created" if call.op == "create" else "Updated"
         return TeamTaskReply(ok=True, text=f"{verb} task #{task.id}: {task_text(task)}")
+
+    @activity.defn(name="team.add_member")
+    async def add_member(self, call: AddMemberCall) -> TeamTaskReply:
+        """Start a teammate through the team's `add_member` update: what the team answered,
+        or why it refused (a name in use, the team ending, too many members working)."""
+        handle = self._client.get_workflow_handle(call.team_workflow_id)
+        try:
+            text = await handle.execute_update(
+                "add_member",
+                {"spec": call.spec, "caller": call.caller},
+                id=call.update_id,
+                result_type=str,
+            )
+        except WorkflowUpdateFailedError as e:
+            cause = e.cause
+            return TeamTaskReply(ok=False, text=getattr(cause, "message", None) or str(cause))
+        except RPCError as e:
+            if e.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
+                return TeamTaskReply(ok=False, text=f"The team has ended ({e.message}).")
+            raise
+        return TeamTaskReply(ok=True, text=text)

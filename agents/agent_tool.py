@@ -101,11 +101,15 @@ do not sleep, poll or guess its result in the meantime."""
 
 
 def agent_tool_description(
-    definitions: Sequence[AgentDefinition], forking: bool = False, background: bool = True
+    definitions: Sequence[AgentDefinition],
+    forking: bool = False,
+    background: bool = True,
+    team: str | None = None,
 ) -> str:
     """`forking`: omitting `subagent_type` forks (R13), and the text says so, where it had
     said both that general-purpose is used and, in the fork's entry, that omitting it forks.
-    `background`: whether the agent is offered `run_in_background` (R16, R73)."""
+    `background`: whether the agent is offered `run_in_background` (R16, R73). `team`: the
+    team the agent leads, whose teammates it spawns by name (R69)."""
     return f"""\
 Launch a new agent to handle a complex, multi-step task autonomously. Each agent type has \
 its own tools and instructions.
@@ -123,7 +127,17 @@ user. Relay what matters in your own words.{_BACKGROUND_NOTE if background else 
 - The prompt must say exactly what to do and what to report back: the agent starts with no \
 knowledge of this conversation{" (a fork excepted)" if forking else ""}.
 - Clearly say whether the agent should write code or only research.
-- To continue an agent that finished, use SendMessage with its agent ID or name."""
+- To continue an agent that finished, use SendMessage with its agent ID or name.{
+        _team_note(team) if team else ""
+    }"""
+
+
+def _team_note(team: str) -> str:
+    return f"""
+- You lead the team "{team}". Giving `name` spawns a new teammate instead: it joins the \
+team, shares its task list, works on its own from your prompt (set subagent_type, model, and \
+mode "plan" if it must plan first) and talks through SendMessage. Without `name` the agent is \
+a synchronous helper of your own."""
 
 
 class CoordinatorAgentInput(AgentToolInput):

@@ -93,6 +93,7 @@ from workflows.contracts import (
     Workspace,
 )
 from workflows.details import render_details
+from workflows.pattern_contracts import TeamMembers
 from workflows.phases import create_session_scratchpad
 from workflows.plan_control import PlanControl, plan_approver
 from workflows.registry import ChildRegistry
@@ -367,8 +368,10 @@ class AgentWorkflow:
             base=self._base,
             team_counts=self._team_counts,
         )
+        # The team as it is now (`team_members`), for the next run's SendMessage.
+        update = {"carry": carry.model_dump(mode="json"), "team": self._team}
         workflow.continue_as_new(
-            self._next_run_input(inp.model_copy(update={"carry": carry.model_dump(mode="json")})),
+            self._next_run_input(inp.model_copy(update=update)),
             memo=workflow.memo(),
         )
 
@@ -429,13 +432,14 @@ class AgentWorkflow:
             coordinator=inp.mode == "coordinator",
             scratchpad=inp.scratchpad,
             team=inp.team,
+            name=inp.name,
             write_scope=inp.write_scope,
             planning=lambda: self._state.mode == "plan",
         )
         sender = inp.name or self._agent_id
         send = functools.partial(send_message, self._subagents, sender=sender)
         if inp.team is not None:
-            send = functools.partial(self._team_send, inp.team, sender, send)
+            send = functools.partial(self._team_send, sender, send)
         agent_input = CoordinatorAgentInput if inp.mode == "coordinator" else AgentToolInput
         stopping = lambda: self._stop is not None  # noqa: E731
         available = {
@@ -602,7 +606,10 @@ class AgentWorkflow:
                 if not await shells.stop_due():
                     await self._subagents.check_liveness()
 
-    async def _team_send(self, team: TeamLink, me: str, fallback, call) -> ToolResultBlock:
+    async def _team_send(self, me: str, fallback, call) -> ToolResultBlock:
+        # The team as it is now: a teammate the lead added since this run began is in it.
+        team = self._team
+        assert team is not None
         if call.input.to == TEAM_ADDRESS or answers_a_request(self._team_counts, call.input.text):
             result, approved = await answer_shutdown(team, me, self._team_counts, call)
             if approved:
@@ -680,6 +687,13 @@ class AgentWorkflow:
         """A background command ended (sent by its `ShellTaskWorkflow`)."""
         self._registry.record_shell_end(end)
         self._refresh_details()
+
+    @workflow.signal(name="team_members")
+    def team_members(self, members: TeamMembers) -> None:
+        """A teammate joined this agent's team (sent by the team, R69): SendMessage reaches
+        it by name, and `*` includes it."""
+        if self._team is not None:
+            self._team = self._team.model_copy(update={"members": members.members})
 
     @workflow.signal(name="set_backgrounded")
     def set_backgrounded(self) -> None:

@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
 from workflows.contracts import AgentInput, Lineage
 from workflows.host_steps import run_host_step
 from workflows.search_attributes import pattern_of
+from workflows.team_spawn import leads
 from workflows.tool_pool import BASE_TOOLS
 
 SETUP_OPTIONS = {
@@ -97,8 +98,11 @@ def agent_fields_hidden(inp: AgentInput) -> list[str]:
     tasks are disabled (R16: such a call runs sync), both it and `name` for a teammate (R73:
     its sub-agents are its own sync helpers; it was offered them and refused at the call),
     and `mode` for both (a sync child that plans first would wait for its approval while
-    the parent waits for it: refused at the call)."""
+    the parent waits for it: refused at the call). A team's lead keeps `name` and `mode`: a
+    named call spawns a teammate, who may plan first (R69)."""
     if inp.team is not None:
+        if leads(inp.team, inp.name):
+            return ["run_in_background"]
         return ["run_in_background", "name", "mode"]
     if inp.config.agents.background_tasks_disabled:
         return ["run_in_background", "mode"]
@@ -151,6 +155,9 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
                     spawnable,
                     forking=fork_enabled(inp.config),
                     background="run_in_background" not in hidden,
+                    team=inp.team.team_name
+                    if inp.team is not None and leads(inp.team, inp.name)
+                    else None,
                 )
                 if "Agent" in tools
                 else ""

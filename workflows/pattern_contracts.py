@@ -276,6 +276,22 @@ class MemberRef(Contract):
     name: str
 
 
+class AddMemberRequest(Contract):
+    """Input of a team's `add_member` update: a teammate the lead spawns with
+    `Agent({name, ...})` (R69)."""
+
+    spec: TeammateSpec
+    caller: str
+    """The member asking: only the lead adds teammates."""
+
+
+class TeamMembers(Contract):
+    """Payload of a member's `team_members` signal: every member's name, now that one
+    joined, so SendMessage reaches the newcomer (and `*` includes it)."""
+
+    members: list[str]
+
+
 class VerifiedTaskInput(Contract):
     """Input of `VerifiedTaskWorkflow` (R85, R89): implement, verify with a fresh verifier,
     send the findings back, repeat up to `max_rounds`."""

@@ -72,6 +72,7 @@ from workflows.child_timers import ChildTimers
 from workflows.phases import PhaseGate, phase_capabilities
 from workflows.registry import ChildRegistry, ChildTask, delivered_text, figures
 from workflows.signals import cancel_workflow, signal_workflow
+from workflows.team_spawn import TEAM_SPAWN, leads, spawn_teammate
 from workflows.tool_pool import BASE_TOOLS
 from workflows.turns import ValidCall, error_result
 from workflows.worktrees import create_worktree
@@ -146,6 +147,8 @@ class ParentContext:
     """The spawning agent is in plan mode now: its helpers may read, nothing more (R76)."""
     scratchpad: str | None = None
     team: TeamLink | None = None
+    name: str | None = None
+    """The spawning agent's own name (a team's lead spawns teammates by name, R69)."""
 
 
 class SubAgents:
@@ -194,6 +197,8 @@ class SubAgents:
         ctx = self.ctx
         assert ctx is not None, "SubAgents used before the agent was set up"
         inp: AgentToolInput = call.input  # type: ignore[assignment]
+        if inp.name and leads(ctx.team, ctx.name) and versions.patched(TEAM_SPAWN):
+            return await self._spawn_teammate(ctx, call, inp)
         resolved = resolve_agent_type(
             inp.subagent_type, ctx.definitions, ctx.config, ctx.allowed_agent_types
         )
@@ -265,6 +270,22 @@ class SubAgents:
         if result.is_error:
             self.phases.release(agent_id)  # nothing started: its files are not in use
         return result
+
+    async def _spawn_teammate(
+        self, ctx: ParentContext, call: ValidCall, inp: AgentToolInput
+    ) -> ToolResultBlock:
+        """The lead's named call: a new member of its team (R69), not a sub-agent of its own.
+        A teammate is a general-purpose agent unless the call names a type."""
+        assert ctx.team is not None and ctx.name
+        resolved = resolve_agent_type(
+            inp.subagent_type or "general-purpose",
+            ctx.definitions,
+            ctx.config,
+            ctx.allowed_agent_types,
+        )
+        if isinstance(resolved, str):
+            return error_result(call.block, resolved)
+        return await spawn_teammate(ctx.team, ctx.name, call, resolved.agent_type)
 
     async def _launch_named(
         self,

@@ -16,6 +16,7 @@ signal ends it the same way at once; cancelling the team kills its members.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import timedelta
 from typing import Any
 
@@ -30,6 +31,7 @@ from workflows import versions
 from workflows.child_agents import child_failure
 from workflows.contracts import AgentInput, AgentResult, Lineage, MailMessage, StopRequest, TeamLink
 from workflows.pattern_contracts import (
+    AddMemberRequest,
     MemberOutcome,
     MemberRef,
     MemberReport,
@@ -41,12 +43,15 @@ from workflows.pattern_contracts import (
     TaskUpdateRequest,
     TeamInput,
     TeamMail,
+    TeammateSpec,
+    TeamMembers,
     TeamResult,
     TeamView,
 )
 from workflows.signal_input import Refusals
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.team_member import TEAM_MAIL_PREFIX
+from workflows.team_spawn import add_member_problem, name_taken_text, spawned_text
 
 
 def quiet(reports: dict[str, MemberReport], live: list[str], forwarded: dict[str, int]) -> bool:
@@ -65,6 +70,11 @@ class TeamWorkflow:
     @workflow.init
     def __init__(self, inp: TeamInput) -> None:
         self._inp = inp
+        self._members: list[TeammateSpec] = inp.members()
+        """The lead, the teammates it started with, and those the lead added (R69)."""
+        self._watchers: list[asyncio.Task[None]] = []
+        self._adding = 0
+        """`add_member` updates between their check and their member's watcher."""
         self._tasks: dict[str, TeamTask] = {}
         for spec in inp.tasks:
             task = create_task(self._tasks, spec, inp.lead.name)
@@ -84,41 +94,8 @@ class TeamWorkflow:
     @workflow.run
     async def run(self, inp: TeamInput) -> TeamResult:
         self._marks.start(inp.config.search_attributes, "team")
-        info = workflow.info()
-        link = TeamLink(
-            workflow_id=info.workflow_id,
-            team_name=inp.team_name,
-            members=[m.name for m in inp.members()],
-            lead=inp.lead.name,
-        )
-        watchers = []
         for spec in inp.members():
-            child = AgentInput(
-                prompt=spec.prompt,
-                workspace=inp.workspace,
-                agent_type=spec.agent_type,
-                model=spec.model or inp.model,
-                config=inp.config,
-                name=spec.name,
-                description=f"{inp.team_name}: {spec.name}",
-                team=link,
-                permission_mode="plan" if spec.plan_mode_required else None,
-                lineage=Lineage(
-                    session_id=info.workflow_id,
-                    parent_workflow_id=info.workflow_id,
-                    pattern="team",
-                ),
-            )
-            handle = await workflow.start_child_workflow(
-                "AgentWorkflow",
-                child,
-                id=f"{info.workflow_id}/{spec.name}",
-                result_type=AgentResult,
-                # Cancelling the team kills its members, who still clean up (never terminate).
-                parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
-                static_summary=f"{spec.agent_type}: {spec.name} of team {inp.team_name}",
-            )
-            watchers.append(asyncio.create_task(self._watch(spec.name, spec.agent_type, handle)))
+            self._watchers.append(await self._start_member(spec))
         self._details()
         await workflow.wait_condition(
             lambda: (
@@ -130,19 +107,13 @@ class TeamWorkflow:
         # From here no member reads mail again: refuse it rather than report it sent.
         self._ending = True
         for name in self._live():
-            try:
-                await signal_workflow(
-                    f"{info.workflow_id}/{name}",
-                    "stop",
-                    StopRequest(
-                        reason="the team is done"
-                        if self._shutdown is None
-                        else self._shutdown.reason
-                    ),
-                )
-            except ApplicationError:
-                pass  # it ended meanwhile; its watcher records how
-        await asyncio.gather(*watchers)
+            await self._stop_member(name)
+        # A member the lead added as the team began to end is stopped by its update.
+        while True:
+            await asyncio.gather(*self._watchers)
+            await workflow.wait_condition(lambda: self._adding == 0)
+            if all(w.done() for w in self._watchers):
+                break
         await workflow.wait_condition(workflow.all_handlers_finished)
         lead = self._ended.get(inp.lead.name)
         status = "stopped" if self._shutdown is not None else "completed"
@@ -151,10 +122,59 @@ class TeamWorkflow:
             team_name=inp.team_name,
             status=status,
             lead_text=lead.final_text if lead else "",
-            members=[self._ended[m.name] for m in inp.members()],
+            members=[self._ended[m.name] for m in self._members],
             tasks=sorted_tasks(self._tasks),
             messages=sum(sum(r.sent_to.values()) for r in self._reports.values()),
         )
+
+    def _link(self) -> TeamLink:
+        info = workflow.info()
+        return TeamLink(
+            workflow_id=info.workflow_id,
+            team_name=self._inp.team_name,
+            members=[m.name for m in self._members],
+            lead=self._inp.lead.name,
+        )
+
+    def _member_id(self, name: str) -> str:
+        return f"{workflow.info().workflow_id}/{name}"
+
+    async def _start_member(self, spec: TeammateSpec) -> asyncio.Task[None]:
+        """Start one member's `AgentWorkflow`; the task that records how it ends."""
+        inp, info = self._inp, workflow.info()
+        child = AgentInput(
+            prompt=spec.prompt,
+            workspace=inp.workspace,
+            agent_type=spec.agent_type,
+            model=spec.model or inp.model,
+            config=inp.config,
+            name=spec.name,
+            description=f"{inp.team_name}: {spec.name}",
+            team=self._link(),
+            permission_mode="plan" if spec.plan_mode_required else None,
+            lineage=Lineage(
+                session_id=info.workflow_id,
+                parent_workflow_id=info.workflow_id,
+                pattern="team",
+            ),
+        )
+        handle = await workflow.start_child_workflow(
+            "AgentWorkflow",
+            child,
+            id=self._member_id(spec.name),
+            result_type=AgentResult,
+            # Cancelling the team kills its members, who still clean up (never terminate).
+            parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+            static_summary=f"{spec.agent_type}: {spec.name} of team {inp.team_name}",
+        )
+        return asyncio.create_task(self._watch(spec.name, spec.agent_type, handle))
+
+    async def _stop_member(self, name: str) -> None:
+        reason = "the team is done" if self._shutdown is None else self._shutdown.reason
+        try:
+            await signal_workflow(self._member_id(name), "stop", StopRequest(reason=reason))
+        except ApplicationError:
+            pass  # it ended meanwhile; its watcher records how
 
     async def _watch(self, name: str, agent_type: str, handle) -> None:
         base = {"name": name, "agent_type": agent_type, "workflow_id": handle.id}
@@ -175,7 +195,7 @@ class TeamWorkflow:
         self._details()
 
     def _live(self) -> list[str]:
-        return [m.name for m in self._inp.members() if m.name not in self._ended]
+        return [m.name for m in self._members if m.name not in self._ended]
 
     def _details(self) -> None:
         done = sum(1 for t in self._tasks.values() if t.status == "completed")
@@ -189,7 +209,7 @@ class TeamWorkflow:
     @workflow.signal(name="member_state")
     def member_state(self, report: MemberReport) -> None:
         """A member went idle or woke up (sent by the member itself)."""
-        if report.name in [m.name for m in self._inp.members()]:
+        if report.name in [m.name for m in self._members]:
             self._reports[report.name] = report
 
     # The signals people send check their input (workflows/signal_input.py).
@@ -258,7 +278,7 @@ class TeamWorkflow:
             await cancel_workflow(f"{workflow.info().workflow_id}/{member.name}")
 
     def _check_member(self, name: str) -> None:
-        names = [m.name for m in self._inp.members()]
+        names = [m.name for m in self._members]
         if name not in names:
             raise ValueError(f"no member named {name}; members: {', '.join(names)}")
 
@@ -272,6 +292,55 @@ class TeamWorkflow:
             MailMessage(text=text, sender=sender, id=f"{TEAM_MAIL_PREFIX}fwd:{name}:{n}"),
         )
 
+    @workflow.update(name="add_member")
+    async def add_member(self, request: AddMemberRequest) -> str:
+        """A teammate the lead spawns with `Agent({name, ...})` (R69): every live member
+        learns its name first (so a message to it, or to `*`, reaches it), then it starts as
+        the first members did."""
+        spec = request.spec
+        if spec.name in [m.name for m in self._members]:
+            # Two adds of one name in one workflow task both pass the validator.
+            raise ApplicationError(name_taken_text(spec.name), type="NameTaken")
+        self._adding += 1
+        # Listed before any await: the team is not quiet while its newest member starts.
+        self._members.append(spec)
+        self._details()
+        try:
+            names = TeamMembers(members=[m.name for m in self._members])
+            for name in self._live():
+                if name != spec.name:
+                    with contextlib.suppress(ApplicationError):  # it ended meanwhile
+                        await signal_workflow(self._member_id(name), "team_members", names)
+            try:
+                self._watchers.append(await self._start_member(spec))
+            except Exception as e:
+                self._ended[spec.name] = MemberOutcome(
+                    name=spec.name,
+                    agent_type=spec.agent_type,
+                    workflow_id=self._member_id(spec.name),
+                    status="failed",
+                    error=f"could not start: {e}",
+                )
+                raise ApplicationError(f"{spec.name} could not start: {e}") from None
+            if self._ending:
+                await self._stop_member(spec.name)  # the team began to end meanwhile
+        finally:
+            self._adding -= 1
+        return spawned_text(spec, self._inp.team_name, self._member_id(spec.name))
+
+    @add_member.validator
+    def _check_add(self, request: AddMemberRequest) -> None:
+        problem = add_member_problem(
+            request,
+            lead=self._inp.lead.name,
+            names=[m.name for m in self._members],
+            live=len(self._live()),
+            limit=self._inp.config.agents.max_concurrent,
+            ending=self._shutdown is not None or self._ending,
+        )
+        if problem:
+            raise ValueError(problem)
+
     @workflow.update(name="message_member")
     async def message_member(self, mail: TeamMail) -> str:
         """A message from outside the team to one member (or `*`: all of them)."""
@@ -282,7 +351,7 @@ class TeamWorkflow:
 
     @message_member.validator
     def _check_mail(self, mail: TeamMail) -> None:
-        names = [m.name for m in self._inp.members()]
+        names = [m.name for m in self._members]
         if mail.to != "*" and mail.to not in names:
             raise ValueError(f"no member named {mail.to}; members: {', '.join(names)}")
         if self._shutdown is not None or self._ending:
@@ -319,7 +388,7 @@ class TeamWorkflow:
     @workflow.query(name="team")
     def team(self) -> TeamView:
         members = []
-        for spec in self._inp.members():
+        for spec in self._members:
             report = self._reports.get(spec.name)
             if spec.name in self._ended:
                 state = "ended"

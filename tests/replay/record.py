@@ -38,6 +38,7 @@ from tests.replay.scenarios_patterns import (
     stop_starting,
     team,
     team_shutdown,
+    team_spawn,
     verified_late_mail,
     verified_task,
 )
@@ -143,6 +144,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # Bash with run_in_background: a ShellTaskWorkflow each, one ending, one stopped
     # (patched bash-background); the shells' histories are kept too (SHELLS).
     "agent_background_bash": background_bash,
+    # The lead spawns a teammate by name (patched team-spawn): the team adds a member, tells
+    # the others its name, and the newcomer's own history is kept (CHILDREN).
+    "team_spawn": team_spawn,
 }
 
 
@@ -171,6 +175,7 @@ CHILDREN = {
     "subagents_taskstop_v2": ["sleeper"],
     "subagents_resume_read_state": ["helper"],
     "verified_task_v4": ["implementer", "verify-1", "verify-2"],
+    "team_spawn": ["a", "b", "d"],
 }
 # Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.
 SHELLS = {"agent_background_bash"}

@@ -91,6 +91,17 @@ async def team(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def team_spawn(client: Client, tmp: Path) -> WorkflowHandle:
+    from tests.workflows.test_team import spawn_script, start_team
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(spawn_script()):
+        async with running_workers(client) as queues:
+            handle = await start_team(client, queues, repo, os.environ["OUTLAST_RECORDING"])
+            await handle.result()
+    return handle
+
+
 async def team_shutdown(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_team import SHUTDOWN_SCRIPT, run_shutdown_scenario
 

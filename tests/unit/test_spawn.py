@@ -118,11 +118,14 @@ def test_the_agent_fields_an_agent_is_not_offered():
     )
     assert agent_fields_hidden(off) == ["run_in_background", "mode"]
     team = TeamLink(workflow_id="team-t", team_name="t", members=["a", "b"], lead="a")
-    assert agent_fields_hidden(base.model_copy(update={"team": team})) == [
+    assert agent_fields_hidden(base.model_copy(update={"team": team, "name": "b"})) == [
         "run_in_background",
         "name",
         "mode",
     ]
+    # The lead spawns teammates by name, and they may plan first (R69).
+    lead = base.model_copy(update={"team": team, "name": "a"})
+    assert agent_fields_hidden(lead) == ["run_in_background"]
 
 
 def test_the_agent_tool_says_what_omitting_the_type_does():

@@ -329,7 +329,7 @@ async def wait_for_states(handle, wanted: dict[str, str], timeout: float = 30) -
 
 async def test_teammates_run_only_synchronous_helpers(client, git_repo):
     """R73: a teammate's Agent call runs a sync sub-agent; background or named ones are
-    refused (they would be new team members)."""
+    refused (they would be new team members, which only the lead spawns)."""
     helper = {
         "description": "find greet",
         "prompt": "Where is greet()?",
@@ -343,8 +343,8 @@ async def test_teammates_run_only_synchronous_helpers(client, git_repo):
                 "turns": [{"text": "HELPER-SAYS: src/app.py"}],
             },
             {
-                "name": "a",
-                "match": {"agent_name": "a"},
+                "name": "b",
+                "match": {"agent_name": "b"},
                 "turns": [
                     {
                         "tool_use": [
@@ -353,10 +353,10 @@ async def test_teammates_run_only_synchronous_helpers(client, git_repo):
                             {"name": "Agent", "input": {**helper, "name": "newbie"}},
                         ]
                     },
-                    {"text": "a done"},
+                    {"text": "b done"},
                 ],
             },
-            member("b", "idle", {"text": "b idle"}),
+            member("a", "idle", {"text": "a idle"}),
             member("c", "idle", {"text": "c idle"}),
         ]
     }
@@ -364,14 +364,87 @@ async def test_teammates_run_only_synchronous_helpers(client, git_repo):
         async with running_workers(client) as queues:
             result = await (await start_team(client, queues, git_repo)).result()
     assert result.status == "completed"
-    a_calls = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "a"]
-    results = a_calls[1]["body"]["messages"][-1]["content"]
+    assert [m.name for m in result.members] == ["a", "b", "c"]
+    b_calls = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "b"]
+    results = b_calls[1]["body"]["messages"][-1]["content"]
     assert "HELPER-SAYS: src/app.py" in json.dumps(results[0]) and not results[0].get("is_error")
     for refused in results[1:]:
         assert refused["is_error"] and "only run synchronous sub-agents" in json.dumps(refused)
     # Not offered in the first place (R73): the calls above are what a model sends anyway.
-    (agent_tool,) = [t for t in a_calls[0]["body"]["tools"] if t["name"] == "Agent"]
+    (agent_tool,) = [t for t in b_calls[0]["body"]["tools"] if t["name"] == "Agent"]
     assert not {"run_in_background", "name", "mode"} & set(agent_tool["input_schema"]["properties"])
+
+
+def spawn_script() -> dict:
+    """The lead spawns d (and is refused a name in use and another team); d greets the lead
+    and b; b, an older member, answers the newcomer by name."""
+    newcomer = {"description": "greeter", "prompt": "Greet the lead and b.", "name": "d"}
+    return {
+        "agents": [
+            member("a", "done", {"text": "A-HEARD-D"}, contains=["HELLO-A-FROM-D"]),
+            member(
+                "a",
+                "spawn",
+                {
+                    "tool_use": [
+                        {"name": "Agent", "input": newcomer},
+                        {"name": "Agent", "input": {**newcomer, "name": "b"}},
+                        {"name": "Agent", "input": {**newcomer, "name": "e", "team_name": "x"}},
+                    ]
+                },
+                lacks=["greeter"],  # once: then its calls are in the conversation
+            ),
+            member("a", "wait", {"text": "Waiting for d."}),
+            member(
+                "d",
+                "greet",
+                {"tool_use": [send("a", "HELLO-A-FROM-D"), send("b", "HELLO-B-FROM-D")]},
+                lacks=["Message queued"],
+            ),
+            member("d", "idle", {"text": "D idle."}),
+            member(
+                "b",
+                "answer",
+                {"tool_use": send("d", "WELCOME-D-FROM-B")},
+                contains=["HELLO-B-FROM-D"],
+                lacks=["WELCOME-D-FROM-B"],
+            ),
+            member("b", "idle", {"text": "B idle."}),
+            member("c", "idle", {"text": "C idle."}),
+        ]
+    }
+
+
+async def test_the_lead_spawns_a_teammate_by_name(client, git_repo):
+    """R69: the lead's `Agent({name, ...})` adds a member to its team (a teammate's is
+    refused, above). The newcomer talks to the lead and to an older member, who reaches it
+    by name; the team ends quiet with it in its result."""
+    with scripted_model(spawn_script(), log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start_team(client, queues, git_repo)
+            result = await handle.result()
+    assert result.status == "completed", result
+    assert [(m.name, m.status) for m in result.members] == [
+        ("a", "completed"),
+        ("b", "completed"),
+        ("c", "completed"),
+        ("d", "completed"),
+    ]
+    assert result.members[3].workflow_id == f"{handle.id}/d"
+    assert result.lead_text == "A-HEARD-D"
+    assert result.messages == 3  # d to a and b, b to d: each received once
+    assert last_request(model.log, "d").count("WELCOME-D-FROM-B") == 1
+    a_calls = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "a"]
+    spawned, taken, other_team = a_calls[1]["body"]["messages"][2]["content"]
+    assert "Spawned teammate 'd' (general-purpose) in team 'trio'" in json.dumps(spawned)
+    assert not spawned.get("is_error")
+    assert taken["is_error"] and "already has a member named 'b'" in json.dumps(taken)
+    assert other_team["is_error"] and "You lead team 'trio'" in json.dumps(other_team)
+    # The lead is offered what spawning takes; its own helpers still run synchronously.
+    (agent_tool,) = [t for t in a_calls[0]["body"]["tools"] if t["name"] == "Agent"]
+    fields = set(agent_tool["input_schema"]["properties"])
+    assert {"name", "mode"} <= fields and "run_in_background" not in fields
+    assert 'You lead the team "trio"' in agent_tool["description"]
 
 
 async def test_a_teammate_in_plan_mode_asks_the_lead(client, git_repo):
