@@ -50,6 +50,17 @@ class TeamTaskReply(BaseModel):
     text: str
 
 
+def _refused(e: WorkflowUpdateFailedError | RPCError) -> TeamTaskReply:
+    """Why the team did not do it: its refusal, or its end. Any other RPC error is raised
+    again, for the activity's retry."""
+    if isinstance(e, WorkflowUpdateFailedError):
+        cause = e.cause
+        return TeamTaskReply(ok=False, text=getattr(cause, "message", None) or str(cause))
+    if e.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
+        return TeamTaskReply(ok=False, text=f"The team has ended ({e.message}).")
+    raise e
+
+
 class TeamControl:
     def __init__(self, client: Client) -> None:
         self._client = client
@@ -78,13 +89,8 @@ class TeamControl:
                 id=call.update_id,
                 result_type=TeamTask,
             )
-        except WorkflowUpdateFailedError as e:
-            cause = e.cause
-            return TeamTaskReply(ok=False, text=getattr(cause, "message", None) or str(cause))
-        except RPCError as e:
-            if e.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
-                return TeamTaskReply(ok=False, text=f"The team has ended ({e.message}).")
-            raise
+        except (WorkflowUpdateFailedError, RPCError) as e:
+            return _refused(e)
         verb = "Created" if call.op == "create" else "Updated"
         return TeamTaskReply(ok=True, text=f"{verb} task #{task.id}: {task_text(task)}")
 
@@ -100,11 +106,6 @@ class TeamControl:
                 id=call.update_id,
                 result_type=str,
             )
-        except WorkflowUpdateFailedError as e:
-            cause = e.cause
-            return TeamTaskReply(ok=False, text=getattr(cause, "message", None) or str(cause))
-        except RPCError as e:
-            if e.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.FAILED_PRECONDITION):
-                return TeamTaskReply(ok=False, text=f"The team has ended ({e.message}).")
-            raise
+        except (WorkflowUpdateFailedError, RPCError) as e:
+            return _refused(e)
         return TeamTaskReply(ok=True, text=text)

@@ -10,6 +10,7 @@ counts to tell "all idle, nothing in flight" from "idle, but a message is on its
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from pydantic import BaseModel, Field
 from temporalio import workflow
@@ -171,22 +172,27 @@ async def send_to_peers(
 
 async def task_tool(team: TeamLink, me: str, op: str, call: ValidCall) -> ToolResultBlock:
     """TaskCreate / TaskGet / TaskList / TaskUpdate against the team's workflow."""
+    task_call = TeamTaskCall(
+        team_workflow_id=team.workflow_id,
+        op=op,  # type: ignore[arg-type]
+        args=call.input.model_dump(mode="json"),
+        caller=me,
+        update_id=f"{workflow.info().workflow_id}:{call.block.id}",
+    )
+    return await team_reply(call, "The task list", TeamControl.task_op, task_call)
+
+
+async def team_reply(call: ValidCall, what: str, method: Any, arg: BaseModel) -> ToolResultBlock:
+    """The tool result a `TeamControl` activity answers: the team's reply, or (the activity
+    failed) that `what` could not be reached."""
     try:
         reply: TeamTaskReply = await workflow.execute_activity_method(
-            TeamControl.task_op,
-            TeamTaskCall(
-                team_workflow_id=team.workflow_id,
-                op=op,  # type: ignore[arg-type]
-                args=call.input.model_dump(mode="json"),
-                caller=me,
-                update_id=f"{workflow.info().workflow_id}:{call.block.id}",
-            ),
-            **TASK_OP_OPTIONS,
+            method, arg, **TASK_OP_OPTIONS
         )
     except ActivityError as e:
         if is_cancelled_exception(e):
             raise
-        return error_result(call.block, f"The task list could not be reached: {e.cause or e}")
+        return error_result(call.block, f"{what} could not be reached: {e.cause or e}")
     return ToolResultBlock(tool_use_id=call.block.id, content=reply.text, is_error=not reply.ok)
 
 

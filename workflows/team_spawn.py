@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 from agents.agent_tool import AgentToolInput
 from agents.messages import ToolResultBlock
 from workflows.contracts import TeamLink
 from workflows.pattern_contracts import AddMemberRequest, TeammateSpec
 from workflows.signal_input import why
-from workflows.team_member import TASK_OP_OPTIONS
+from workflows.team_member import team_reply
 from workflows.turns import ValidCall, error_result
 
 with workflow.unsafe.imports_passed_through():
@@ -111,20 +110,11 @@ async def spawn_teammate(
     spec = teammate_spec(inp, agent_type) if problem is None else problem
     if isinstance(spec, str):
         return error_result(call.block, spec)
-    try:
-        reply = await workflow.execute_activity_method(
-            TeamControl.add_member,
-            AddMemberCall(
-                team_workflow_id=team.workflow_id,
-                spec=spec.model_dump(mode="json"),
-                caller=me,
-                # A retried activity gets the first call's outcome: one member, not two.
-                update_id=f"{workflow.info().workflow_id}:{call.block.id}",
-            ),
-            **TASK_OP_OPTIONS,
-        )
-    except ActivityError as e:
-        if is_cancelled_exception(e):
-            raise
-        return error_result(call.block, f"The team could not be reached: {e.cause or e}")
-    return ToolResultBlock(tool_use_id=call.block.id, content=reply.text, is_error=not reply.ok)
+    add = AddMemberCall(
+        team_workflow_id=team.workflow_id,
+        spec=spec.model_dump(mode="json"),
+        caller=me,
+        # A retried activity gets the first call's outcome: one member, not two.
+        update_id=f"{workflow.info().workflow_id}:{call.block.id}",
+    )
+    return await team_reply(call, "The team", TeamControl.add_member, add)

@@ -81,21 +81,22 @@ async def pipeline(client: Client, tmp: Path) -> WorkflowHandle:
 
 
 async def team(client: Client, tmp: Path) -> WorkflowHandle:
-    from tests.workflows.test_team import start_team, team_script
+    from tests.workflows.test_team import team_script
 
-    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
-    with scripted_model(team_script()):
-        async with running_workers(client) as queues:
-            handle = await start_team(client, queues, repo, os.environ["OUTLAST_RECORDING"])
-            await handle.result()
-    return handle
+    return await _run_team(client, tmp, team_script())
 
 
 async def team_spawn(client: Client, tmp: Path) -> WorkflowHandle:
-    from tests.workflows.test_team import spawn_script, start_team
+    from tests.workflows.test_team import spawn_script
+
+    return await _run_team(client, tmp, spawn_script())
+
+
+async def _run_team(client: Client, tmp: Path, script: dict) -> WorkflowHandle:
+    from tests.workflows.test_team import start_team
 
     repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
-    with scripted_model(spawn_script()):
+    with scripted_model(script):
         async with running_workers(client) as queues:
             handle = await start_team(client, queues, repo, os.environ["OUTLAST_RECORDING"])
             await handle.result()
