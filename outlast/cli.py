@@ -134,7 +134,9 @@ def run(
     model: str = typer.Option(None, help="Model alias (sonnet, opus, haiku) or model id."),
     max_turns: int = typer.Option(None, min=1, help="Stop after this many model calls."),
     teammate: list[str] = typer.Option(
-        [], help="team: a teammate as name=prompt or name:type=prompt (repeat)."
+        [],
+        help="team: a teammate as name=prompt or name:type=prompt (repeat); without any, "
+        "the lead spawns its own with the Agent tool.",
     ),
     team_task: list[str] = typer.Option([], help="team: a task for the shared list (repeat)."),
     fork: list[str] = typer.Option([], help="fork-join: one fork's directive (repeat)."),

@@ -158,11 +158,7 @@ def build_pattern_input(args: PatternArgs) -> Any:
             description=description,
         )
     if args.pattern == "team":
-        if not args.teammates:
-            raise StartError(
-                "--pattern team needs at least one --teammate name=prompt (the task goes to "
-                "the lead)."
-            )
+        # With no --teammate the lead starts alone and spawns its teammates itself (R69).
         members = [parse_teammate(t) for t in args.teammates]
         known = local_definitions(Path(workspace.root), config)
         for m in [*members]:

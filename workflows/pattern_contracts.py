@@ -141,7 +141,9 @@ class TeamInput(Contract):
     workspace: Workspace
     lead: TeammateSpec
     """The lead gets the user's task as its prompt."""
-    teammates: list[TeammateSpec] = Field(min_length=1)
+    teammates: list[TeammateSpec] = Field(default_factory=list)
+    """The teammates it starts with; the lead spawns more with `Agent({name, ...})` (R69),
+    or all of them when this is empty."""
     tasks: list[TaskCreateInput] = Field(default_factory=list)
     """The task list to start with."""
     end_when_quiet: bool = True

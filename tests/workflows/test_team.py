@@ -447,6 +447,49 @@ async def test_the_lead_spawns_a_teammate_by_name(client, git_repo):
     assert 'You lead the team "trio"' in agent_tool["description"]
 
 
+async def test_a_lead_started_alone_spawns_its_team(client, git_repo):
+    """Claude Code's way to make a team: the lead starts with the task only and spawns its
+    teammates (R69). Started from code with no teammate, as `outlast run --pattern team`
+    without `--teammate` starts it."""
+    from outlast.api import start_task
+
+    writer = {"description": "writer", "prompt": "Write w.txt, then tell me.", "name": "w"}
+    script = {
+        "agents": [
+            member("lead", "done", {"text": "LEAD-DONE"}, contains=["W-WROTE-IT"]),
+            member(
+                "lead", "spawn", {"tool_use": {"name": "Agent", "input": writer}}, lacks=["writer"]
+            ),
+            member("lead", "wait", {"text": "Waiting for w."}),
+            {
+                "name": "w",
+                "match": {"agent_name": "w"},
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": "echo w > w.txt"}}},
+                    {"tool_use": send("lead", "W-WROTE-IT")},
+                    {"text": "W idle."},
+                ],
+            },
+        ]
+    }
+    host = f"alone-{uuid.uuid4().hex[:6]}"
+    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
+    with scripted_model(script):
+        async with running_workers(client, queues=queues):
+            task = await start_task(
+                client, "Get w.txt written.", git_repo, pattern="team",
+                task_queue=queues.task_queue, host_id=host, config=fast_config(),
+            )  # fmt: skip
+            result = await task.result()
+    assert result.status == "completed", result
+    assert [(m.name, m.status) for m in result.members] == [
+        ("lead", "completed"),
+        ("w", "completed"),
+    ]
+    assert result.lead_text == "LEAD-DONE" and (git_repo / "w.txt").read_text() == "w\n"
+
+
 async def test_a_teammate_in_plan_mode_asks_the_lead(client, git_repo):
     """R79: a teammate that must plan first sends its plan to the lead, not to a person, and
     goes on once the lead approves through SendMessage."""
