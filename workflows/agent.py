@@ -115,6 +115,7 @@ from workflows.team_member import (
     task_tool,
 )
 from workflows.team_member import report as report_to_team
+from workflows.team_spawn import merged_names
 from workflows.tool_pool import ALIASES
 from workflows.worktrees import create_worktree
 
@@ -693,7 +694,11 @@ class AgentWorkflow:
         """A teammate joined this agent's team (sent by the team, R69): SendMessage reaches
         it by name, and `*` includes it."""
         if self._team is not None:
-            self._team = self._team.model_copy(update={"members": members.members})
+            # Merged, not replaced: two adds' lists may arrive in either order, and a name
+            # is never dropped (a member that ended keeps its name).
+            self._team = self._team.model_copy(
+                update={"members": merged_names(self._team.members, members.members)}
+            )
 
     @workflow.signal(name="set_backgrounded")
     def set_backgrounded(self) -> None:

@@ -229,7 +229,12 @@ class SubAgents:
                 f"{why}, so one that plans first would wait for your approval while you wait "
                 "for it: "
                 + (
-                    "leave out mode."
+                    "leave out mode"
+                    + (
+                        " (or give a name: the teammate it spawns may plan first)."
+                        if leads(ctx.team, ctx.name)
+                        else "."
+                    )
                     if inp.mode == "plan"
                     else f"{resolved.agent_type} plans first (permissionMode: plan); choose "
                     "another subagent_type."

@@ -21,7 +21,11 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError, ChildWorkflowError
+from temporalio.exceptions import (
+    ApplicationError,
+    ChildWorkflowError,
+    WorkflowAlreadyStartedError,
+)
 from temporalio.workflow import ParentClosePolicy
 
 from agents.team_protocol import shutdown_request_text
@@ -75,6 +79,8 @@ class TeamWorkflow:
         self._watchers: list[asyncio.Task[None]] = []
         self._adding = 0
         """`add_member` updates between their check and their member's watcher."""
+        self._starting: set[str] = set()
+        """Members the lead added whose workflow has not started yet."""
         self._tasks: dict[str, TeamTask] = {}
         for spec in inp.tasks:
             task = create_task(self._tasks, spec, inp.lead.name)
@@ -106,14 +112,17 @@ class TeamWorkflow:
         )
         # From here no member reads mail again: refuse it rather than report it sent.
         self._ending = True
-        for name in self._live():
-            await self._stop_member(name)
-        # A member the lead added as the team began to end is stopped by its update.
+        stopped: list[str] = []
         while True:
+            # A member the lead added as the team began to end is stopped once it has started.
+            late = [n for n in self._live() if n not in stopped and n not in self._starting]
+            for name in late:
+                await self._stop_member(name)
+            stopped += late
             await asyncio.gather(*self._watchers)
-            await workflow.wait_condition(lambda: self._adding == 0)
-            if all(w.done() for w in self._watchers):
+            if self._adding == 0 and all(w.done() for w in self._watchers):
                 break
+            await workflow.wait_condition(lambda: self._adding == 0)
         await workflow.wait_condition(workflow.all_handlers_finished)
         lead = self._ended.get(inp.lead.name)
         status = "stopped" if self._shutdown is not None else "completed"
@@ -304,32 +313,53 @@ class TeamWorkflow:
         self._adding += 1
         # Listed before any await: the team is not quiet while its newest member starts.
         self._members.append(spec)
+        self._starting.add(spec.name)
         self._details()
         try:
-            names = TeamMembers(members=[m.name for m in self._members])
-            for name in self._live():
-                if name != spec.name:
-                    with contextlib.suppress(ApplicationError):  # it ended meanwhile
-                        await signal_workflow(self._member_id(name), "team_members", names)
+            # Every other member, ended or not: which of them have ended is set by their
+            # watchers, which a handler may run before on a replay without cache; a signal
+            # to an ended one fails, in history, the same way each time.
+            await self._tell_members(spec.name)
             try:
                 self._watchers.append(await self._start_member(spec))
-            except Exception as e:
+            except WorkflowAlreadyStartedError:
                 self._ended[spec.name] = MemberOutcome(
                     name=spec.name,
                     agent_type=spec.agent_type,
                     workflow_id=self._member_id(spec.name),
                     status="failed",
-                    error=f"could not start: {e}",
+                    error="could not start: its workflow id is in use",
                 )
-                raise ApplicationError(f"{spec.name} could not start: {e}") from None
-            if self._ending:
-                await self._stop_member(spec.name)  # the team began to end meanwhile
+                raise ApplicationError(
+                    f"{spec.name} could not start: workflow {self._member_id(spec.name)} "
+                    "exists already. The name stays taken: choose another.",
+                    type="MemberNotStarted",
+                ) from None
+            finally:
+                self._starting.discard(spec.name)
+            if self._members[-1].name != spec.name:
+                # Another member was added while this one started: its link lacks that one.
+                await self._tell(spec.name)
         finally:
             self._adding -= 1
         return spawned_text(spec, self._inp.team_name, self._member_id(spec.name))
 
+    async def _tell_members(self, newcomer: str) -> None:
+        for m in self._members:
+            if m.name != newcomer:
+                await self._tell(m.name)
+
+    async def _tell(self, name: str) -> None:
+        """Send `name` every member's name (it merges them into the ones it knows)."""
+        names = TeamMembers(members=[m.name for m in self._members])
+        with contextlib.suppress(ApplicationError):  # ended, or not started yet
+            await signal_workflow(self._member_id(name), "team_members", names)
+
     @add_member.validator
     def _check_add(self, request: AddMemberRequest) -> None:
+        # Adds in one workflow task each pass this check before any of their handlers runs,
+        # so such a batch may go past the limit by its size - 1: a handler cannot count the
+        # members running again (which have ended is not for a handler to read).
         problem = add_member_problem(
             request,
             lead=self._inp.lead.name,

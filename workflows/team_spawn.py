@@ -73,9 +73,9 @@ def add_member_problem(
         return name_taken_text(request.spec.name)
     if live >= limit:
         return (
-            f"{live} members are working, the most a team runs at once "
-            f"(agents.max_concurrent = {limit}): wait for one to finish, or give the work "
-            "to a teammate you have."
+            f"The team has {live} members running, the most it runs at once "
+            f"(agents.max_concurrent = {limit}): wait for one to end, or give the work to a "
+            "teammate you have."
         )
     return None
 
@@ -85,6 +85,11 @@ def name_taken_text(name: str) -> str:
         f"The team already has a member named '{name}': message it with "
         f'SendMessage({{to: "{name}"}}), or choose another name.'
     )
+
+
+def merged_names(known: list[str], told: list[str]) -> list[str]:
+    """The members an agent knows after being told `told`: none dropped, order kept."""
+    return [*known, *(n for n in told if n not in known)]
 
 
 def spawned_text(spec: TeammateSpec, team_name: str, workflow_id: str) -> str:

@@ -55,9 +55,8 @@ def test_unknown_pattern_names_the_choices(tmp_path):
     assert out.exit_code == 2 and "choose one of single, coordinator, pipeline" in out.output
 
 
-def test_team_needs_teammates_written_as_name_equals_prompt(tmp_path):
-    out = run("run", "fix it", "--repo", str(tmp_path), "--pattern", "team")
-    assert out.exit_code == 2 and "--teammate name=prompt" in out.output
+def test_teammates_are_written_as_name_equals_prompt(tmp_path):
+    # None at all is a team whose lead spawns its own (R69).
     out = run("run", "fix it", "--repo", str(tmp_path), "--pattern", "team", "--teammate", "bob")
     assert out.exit_code == 2 and "name=prompt" in out.output
     out = run(

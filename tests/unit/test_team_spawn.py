@@ -6,6 +6,7 @@ from workflows.pattern_contracts import AddMemberRequest, TeammateSpec
 from workflows.team_spawn import (
     add_member_problem,
     leads,
+    merged_names,
     spawn_problem,
     spawned_text,
     teammate_spec,
@@ -62,6 +63,12 @@ def test_the_team_refuses_what_it_cannot_add():
     # A member that has ended keeps its name: its workflow id is taken.
     assert "already has a member named 'b'" in (problem(name="b", live=1) or "")
     assert problem(live=3) == (
-        "3 members are working, the most a team runs at once (agents.max_concurrent = 3): "
-        "wait for one to finish, or give the work to a teammate you have."
+        "The team has 3 members running, the most it runs at once (agents.max_concurrent = 3): "
+        "wait for one to end, or give the work to a teammate you have."
     )
+
+
+def test_a_member_told_of_a_newcomer_keeps_every_name_it_knew():
+    # Two adds' lists may arrive in either order: the later one must not drop a name.
+    assert merged_names(["a", "b", "d"], ["a", "b", "e"]) == ["a", "b", "d", "e"]
+    assert merged_names(["a", "b", "d", "e"], ["a", "b", "d"]) == ["a", "b", "d", "e"]

@@ -490,6 +490,53 @@ async def test_a_lead_started_alone_spawns_its_team(client, git_repo):
     assert result.lead_text == "LEAD-DONE" and (git_repo / "w.txt").read_text() == "w\n"
 
 
+async def test_a_lead_in_plan_mode_spawns_no_teammate(client, git_repo):
+    """R76: a planning agent may launch only read-only agents, and a teammate is no
+    exception: a general-purpose one would change files the lead may not yet."""
+    script = {
+        "agents": [
+            {
+                "name": "a",
+                "match": {"agent_name": "a"},
+                "after_last": "repeat_last",
+                "turns": [
+                    {
+                        "tool_use": {
+                            "name": "Agent",
+                            "input": {"description": "w", "prompt": "Edit app.py", "name": "w"},
+                        }
+                    },
+                    {"text": "A idle."},
+                ],
+            },
+            member("b", "idle", {"text": "B idle."}),
+        ]
+    }
+    inp = TeamInput(
+        team_name="duo",
+        workspace=Workspace(root=str(git_repo), host_queue="unset"),
+        lead=TeammateSpec(name="a", prompt="Plan the change.", plan_mode_required=True),
+        teammates=[TeammateSpec(name="b", prompt="Wait.")],
+        config=fast_config(),
+    )
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = inp.model_copy(
+                update={"workspace": Workspace(root=str(git_repo), host_queue=queues.host_queue)}
+            )
+            handle = await client.start_workflow(
+                "TeamWorkflow", inp, id=f"team-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue, result_type=TeamResult,
+            )  # fmt: skip
+            result = await handle.result()
+    assert [m.name for m in result.members] == ["a", "b"]
+    a_calls = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "a"]
+    (refused,) = a_calls[1]["body"]["messages"][2]["content"]
+    assert refused["is_error"] and "Plan mode is active: only read-only agents" in json.dumps(
+        refused
+    )
+
+
 async def test_a_teammate_in_plan_mode_asks_the_lead(client, git_repo):
     """R79: a teammate that must plan first sends its plan to the lead, not to a person, and
     goes on once the lead approves through SendMessage."""
