@@ -74,13 +74,12 @@ SCENARIOS: dict[str, Scenario] = {
         script="team.yaml",
         task=(
             "You lead a team fixing the failing tests of this repository. Ask the reviewer "
-            "what the tests of mean() check; the fixer takes the task on the shared list. "
-            "Report to the user when the task is completed."
+            "what the tests of mean() check, and spawn a fixer to take the task on the shared "
+            "list. Report to the user when the task is completed."
         ),
+        # The fixer is not here: the lead spawns it with the Agent tool (R69).
         teammates=(
             "reviewer=Answer your teammates' questions about this repository's code and tests.",
-            "fixer=Take the open task from the team's task list: claim it, do it, run the "
-            "tests, mark it completed and tell the lead what you changed.",
         ),
         team_tasks=("Fix mean() in calc.py",),
     ),

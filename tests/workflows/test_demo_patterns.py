@@ -85,6 +85,8 @@ async def test_team_demo_fixes_the_sample(demo_home):
     agents = {r["agent"] for r in log}
     assert {"lead-ask", "lead-done", "reviewer-read", "reviewer-answer", "fixer"} <= agents
     assert "task #1 Fix mean() in calc.py: completed (fixer)" in out
+    # The team started with the lead and the reviewer; the lead spawned the fixer (R69).
+    assert "fixer (general-purpose): completed" in out
 
 
 async def test_fork_join_demo_audits_without_fixing(demo_home):
