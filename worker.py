@@ -52,6 +52,7 @@ from activities.tools.process_groups import settle_kills
 from activities.transcript_export import export_transcript
 from activities.worktree import cleanup_worktree, create_worktree
 from outlast import workflow_runner
+from outlast.build_id import code_build_id
 from outlast.telemetry import GenAISpans
 from workflows.agent import AgentWorkflow
 from workflows.contracts import TASK_QUEUE, host_task_queue
@@ -189,6 +190,14 @@ def check_worker_options(options: Mapping[str, Any], which: str) -> None:
         raise ValueError(f"{which}: temporalio.worker.Worker takes no {noun} {', '.join(unknown)}")
 
 
+def build_id_option(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Outlast's short build id (outlast/build_id.py), unless the options name a worker
+    deployment, which carries its own (Temporal refuses both)."""
+    if "deployment_config" in options or "use_worker_versioning" in options:
+        return {}
+    return {"build_id": code_build_id()}
+
+
 def build_workers(
     client: Client,
     *,
@@ -229,6 +238,7 @@ def build_workers(
         ],
         workflow_runner=sandbox_runner(client.data_converter),
         **{
+            **build_id_option(main_options),
             "max_cached_workflows": max_cached_workflows,
             "sticky_queue_schedule_to_start_timeout": STICKY_TIMEOUT,
             "max_heartbeat_throttle_interval": MODEL_HEARTBEAT_THROTTLE,
@@ -244,6 +254,7 @@ def build_workers(
         **{
             # temporalio refuses a tuner beside any max_concurrent_*: a tuner sets the slots.
             **({} if "tuner" in tool_options else {"max_concurrent_activities": 64}),
+            **build_id_option(tool_options),
             "max_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
             "default_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
             **tool_options,

@@ -67,7 +67,8 @@ class AgentTag(BaseModel):
 
     agent_id: str = ""
     agent_type: str = ""
-    name: str = ""
+    name: str = Field(default="", exclude_if=lambda v: not v)
+    """Left out of the payload when empty (an unnamed agent), as in `ModelRequest`."""
 
 
 class ModelRequest(BaseModel):
@@ -85,12 +86,14 @@ class ModelRequest(BaseModel):
     append_refs: dict[str, str] = Field(default_factory=dict)
     """tool_use_id -> the blob holding that tool_result's content, which `append` carries
     empty: the tool's own activity already recorded it in history (issue 9)."""
-    thinking_budget: int | None = None
+    # The fields below are left out of the payload at their defaults, as most calls have
+    # them: the activity's input is kept in history on every turn (issue 9).
+    thinking_budget: int | None = Field(default=None, exclude_if=lambda v: v is None)
     agent: AgentTag = AgentTag()
-    shared_prefix_breakpoint: bool = False
+    shared_prefix_breakpoint: bool = Field(default=False, exclude_if=lambda v: not v)
     """Also mark the block before the last one: a fork's shared prefix ends there, and its
     siblings read it from the cache only if some request wrote it at that exact point."""
-    ephemeral: list[str] = Field(default_factory=list)
+    ephemeral: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     """Text blocks sent after the cache breakpoint of this call only, never recorded: a
     reminder that must be on every turn (R84) without piling up in the conversation."""
 

@@ -70,15 +70,18 @@ class ToolContext(BaseModel):
 
 
 class ToolOutput(BaseModel):
+    """A tool activity's result, kept in history once per call: its fields are left out of
+    the payload at their defaults (issue 9)."""
+
     model_config = ConfigDict(frozen=True)
 
     content: str
-    is_error: bool = False
-    stamps: dict[str, FileStamp] = {}
+    is_error: bool = Field(default=False, exclude_if=lambda v: not v)
+    stamps: dict[str, FileStamp] = Field(default={}, exclude_if=lambda v: not v)
     """Normalised absolute path -> stamp after this call (Read, Write, Edit)."""
-    cwd: str | None = None
+    cwd: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """Bash: the shell's working directory after the command, if it changed."""
-    content_ref: str | None = None
+    content_ref: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """The blob holding `content`, when it is long: the next model request refers to it
     instead of carrying it again, so history holds a tool's output once (issue 9)."""
 
