@@ -447,6 +447,52 @@ async def test_the_lead_spawns_a_teammate_by_name(client, git_repo):
     assert 'You lead the team "trio"' in agent_tool["description"]
 
 
+async def test_two_teammates_spawned_at_once_reach_each_other(client, git_repo):
+    """Two named Agent calls in one response: two adds run at once, and each newcomer can
+    message the other by name, and every older member can message both."""
+    d = {"description": "d", "prompt": "Greet e.", "name": "d"}
+    e = {"description": "e", "prompt": "Wait for d.", "name": "e"}
+    script = {
+        "agents": [
+            member("a", "done", {"text": "A-DONE"}, contains=["E-HEARD-D", "B-HEARD-E"]),
+            member("a", "spawn", {"tool_use": [agent_call(d), agent_call(e)]}, lacks=["Greet e."]),
+            member("a", "wait", {"text": "Waiting."}),
+            member("d", "greet", {"tool_use": send("e", "HI-E-FROM-D")}, lacks=["Message queued"]),
+            member("d", "idle", {"text": "D idle."}),
+            member(
+                "e",
+                "answer",
+                {"tool_use": [send("a", "E-HEARD-D"), send("b", "HI-B-FROM-E")]},
+                contains=["HI-E-FROM-D"],
+                lacks=["Message queued"],
+            ),  # fmt: skip
+            member("e", "idle", {"text": "E idle."}),
+            member(
+                "b",
+                "answer",
+                {"tool_use": send("a", "B-HEARD-E")},
+                contains=["HI-B-FROM-E"],
+                lacks=["Message queued"],
+            ),  # fmt: skip
+            member("b", "idle", {"text": "B idle."}),
+            member("c", "idle", {"text": "C idle."}),
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            result = await (await start_team(client, queues, git_repo)).result()
+    assert result.status == "completed", result
+    assert [(m.name, m.status) for m in result.members][3:] == [
+        ("d", "completed"),
+        ("e", "completed"),
+    ]
+    assert result.lead_text == "A-DONE" and result.messages == 4
+
+
+def agent_call(fields: dict) -> dict:
+    return {"name": "Agent", "input": fields}
+
+
 async def test_a_lead_started_alone_spawns_its_team(client, git_repo):
     """Claude Code's way to make a team: the lead starts with the task only and spawns its
     teammates (R69). Started from code with no teammate, as `outlast run --pattern team`
