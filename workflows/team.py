@@ -54,6 +54,7 @@ from workflows.pattern_contracts import (
 )
 from workflows.signal_input import Refusals
 from workflows.signals import cancel_workflow, signal_workflow
+from workflows.team_details import render_team_details
 from workflows.team_member import TEAM_MAIL_PREFIX
 from workflows.team_spawn import add_member_problem, name_taken_text, spawned_text
 
@@ -207,11 +208,7 @@ class TeamWorkflow:
         return [m.name for m in self._members if m.name not in self._ended]
 
     def _details(self) -> None:
-        done = sum(1 for t in self._tasks.values() if t.status == "completed")
-        workflow.set_current_details(
-            f"team **{self._inp.team_name}**: {len(self._live())} members active, "
-            f"tasks {done}/{len(self._tasks)} completed"
-        )
+        workflow.set_current_details(render_team_details(self.team()))
 
     # --- signals, updates, queries ---------------------------------------------------------
 
@@ -220,6 +217,7 @@ class TeamWorkflow:
         """A member went idle or woke up (sent by the member itself)."""
         if report.name in [m.name for m in self._members]:
             self._reports[report.name] = report
+            self._details()
 
     # The signals people send check their input (workflows/signal_input.py).
 
@@ -231,6 +229,7 @@ class TeamWorkflow:
         )
         if checked is not None:
             self._shutdown = checked
+        self._details()
 
     @workflow.update(name="request_shutdown")
     async def request_shutdown(self, ask: ShutdownAsk) -> ShutdownOutcome:
@@ -283,6 +282,7 @@ class TeamWorkflow:
     async def kill_member(self, raw: Any = None, *extra: Any) -> None:
         """Stop one member at once (R67, R68 kill): Temporal cancellation; it still cleans up."""
         member = self._refusals.checked("kill_member", MemberRef, raw, extra)
+        self._details()
         if member is not None and member.name in self._live():
             await cancel_workflow(f"{workflow.info().workflow_id}/{member.name}")
 

@@ -19,6 +19,7 @@ from tests.support import (
     running_workers,
     scripted_model,
 )
+from tests.workflows.test_visibility import current_details
 from workflows.contracts import AgentResult, StopRequest, Workspace
 from workflows.pattern_contracts import (
     MemberRef,
@@ -423,6 +424,7 @@ async def test_the_lead_spawns_a_teammate_by_name(client, git_repo):
         async with running_workers(client) as queues:
             handle = await start_team(client, queues, git_repo)
             result = await handle.result()
+            details = await current_details(client, handle.id)
     assert result.status == "completed", result
     assert [(m.name, m.status) for m in result.members] == [
         ("a", "completed"),
@@ -430,6 +432,8 @@ async def test_the_lead_spawns_a_teammate_by_name(client, git_repo):
         ("c", "completed"),
         ("d", "completed"),
     ]
+    # The Web UI's details list every member, the one the lead added too.
+    assert "- `d` (general-purpose): ended, 1 received, 2 sent" in details, details
     assert result.members[3].workflow_id == f"{handle.id}/d"
     assert result.lead_text == "A-HEARD-D"
     assert result.messages == 3  # d to a and b, b to d: each received once
