@@ -192,10 +192,12 @@ def check_worker_options(options: Mapping[str, Any], which: str) -> None:
 
 def build_id_option(options: Mapping[str, Any]) -> dict[str, Any]:
     """Outlast's short build id (outlast/build_id.py), unless the options name a worker
-    deployment, which carries its own (Temporal refuses both)."""
-    if "deployment_config" in options or "use_worker_versioning" in options:
+    deployment, which carries its own (Temporal refuses both), or there is none (the SDK's
+    default then)."""
+    build_id = code_build_id()
+    if "deployment_config" in options or build_id is None:
         return {}
-    return {"build_id": code_build_id()}
+    return {"build_id": build_id}
 
 
 def build_workers(

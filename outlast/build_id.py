@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 from importlib import metadata
 from pathlib import Path
 
@@ -30,21 +31,31 @@ LENGTH = 12
 
 
 @functools.cache
-def code_build_id() -> str:
-    """Outlast's build id, computed once per process."""
+def code_build_id() -> str | None:
+    """Outlast's build id, computed once per process; None where its sources are not files
+    (a zip or frozen install): the SDK's default then."""
     return build_id_of(Path(__file__).resolve().parents[1], sdk_versions())
 
 
 def sdk_versions() -> dict[str, str]:
-    return {name: metadata.version(name) for name in SDKS}
+    versions = {}
+    for name in SDKS:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:  # a bundle without the distribution's metadata
+            versions[name] = str(getattr(importlib.import_module(name), "__version__", "?"))
+    return versions
 
 
-def build_id_of(root: Path, versions: dict[str, str]) -> str:
+def build_id_of(root: Path, versions: dict[str, str]) -> str | None:
     """The build id of the sources under `root` (Outlast's packages and `worker.py`) with
-    these SDK versions."""
+    these SDK versions; None if there are none."""
     digest = hashlib.sha256()
     files = [root / "worker.py", *(p for pkg in PACKAGES for p in (root / pkg).rglob("*.py"))]
-    for path in sorted(f for f in files if f.is_file()):
+    sources = sorted(f for f in files if f.is_file())
+    if not sources:
+        return None
+    for path in sources:
         # The path too: moving code between modules changes what the sandbox loads.
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")

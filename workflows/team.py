@@ -117,10 +117,13 @@ class TeamWorkflow:
         while True:
             # A member the lead added as the team began to end is stopped once it has started.
             late = [n for n in self._live() if n not in stopped and n not in self._starting]
+            # Taken with `late`: a member whose start completes during the stops below has
+            # not been stopped, and waiting for it now would wait for ever.
+            stoppable = list(self._watchers)
             for name in late:
                 await self._stop_member(name)
             stopped += late
-            await asyncio.gather(*self._watchers)
+            await asyncio.gather(*stoppable)
             if self._adding == 0 and all(w.done() for w in self._watchers):
                 break
             await workflow.wait_condition(lambda: self._adding == 0)
@@ -315,6 +318,7 @@ class TeamWorkflow:
         self._members.append(spec)
         self._starting.add(spec.name)
         self._details()
+        started = False
         try:
             # Every other member, ended or not: which of them have ended is set by their
             # watchers, which a handler may run before on a replay without cache; a signal
@@ -323,25 +327,29 @@ class TeamWorkflow:
             try:
                 self._watchers.append(await self._start_member(spec))
             except WorkflowAlreadyStartedError:
-                self._ended[spec.name] = MemberOutcome(
-                    name=spec.name,
-                    agent_type=spec.agent_type,
-                    workflow_id=self._member_id(spec.name),
-                    status="failed",
-                    error="could not start: its workflow id is in use",
-                )
                 raise ApplicationError(
                     f"{spec.name} could not start: workflow {self._member_id(spec.name)} "
                     "exists already. The name stays taken: choose another.",
                     type="MemberNotStarted",
                 ) from None
-            finally:
-                self._starting.discard(spec.name)
+            started = True
             if self._members[-1].name != spec.name:
                 # Another member was added while this one started: its link lacks that one.
                 await self._tell(spec.name)
         finally:
+            self._starting.discard(spec.name)
             self._adding -= 1
+            if not started:
+                # Listed as a member, so it must have an outcome: the team's result has one
+                # for each.
+                self._ended[spec.name] = MemberOutcome(
+                    name=spec.name,
+                    agent_type=spec.agent_type,
+                    workflow_id=self._member_id(spec.name),
+                    status="failed",
+                    error="could not start",
+                )
+                self._details()
         return spawned_text(spec, self._inp.team_name, self._member_id(spec.name))
 
     async def _tell_members(self, newcomer: str) -> None:

@@ -29,6 +29,8 @@ def test_the_id_changes_with_the_code_and_the_sdks_only(tmp_path):
     assert changed != first
     (root / "workflows" / "agent.py").rename(root / "workflows" / "moved.py")
     assert build_id_of(root, VERSIONS) != changed
+    # No source files (a zip or frozen install): no id of Outlast's, the SDK's default then.
+    assert build_id_of(tmp_path / "nothing", VERSIONS) is None
 
 
 def test_a_worker_deployment_brings_its_own_id():

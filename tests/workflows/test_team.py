@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import uuid
 
 import pytest
@@ -12,12 +13,14 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
 
 from agents.builtin.teammate import COMMUNICATION
 from agents.team_tasks import TaskCreateInput
+from tests.interceptors import Hold
 from tests.support import (
     Queues,
     crashable_worker,
     fast_config,
     running_workers,
     scripted_model,
+    wait_for,
 )
 from tests.workflows.test_visibility import current_details
 from workflows.contracts import AgentResult, StopRequest, Workspace
@@ -491,6 +494,25 @@ async def test_two_teammates_spawned_at_once_reach_each_other(client, git_repo):
         ("e", "completed"),
     ]
     assert result.lead_text == "A-DONE" and result.messages == 4
+
+
+async def test_a_shutdown_while_a_teammate_starts_stops_it_too(client, git_repo):
+    """The team begins to end while the member the lead added is still starting: it is
+    stopped once started, and the team ends (it waited for ever for that member)."""
+    held = threading.Event()
+    # d's start ends while the team is still sending its stops, each held for 2 s.
+    slow_d = Hold(1, child_suffix="/d", on_hold=held.set)
+    slow_stops = Hold(2, signal="stop")
+    with scripted_model(spawn_script()):
+        async with running_workers(client, interceptors=[slow_d, slow_stops]) as queues:
+            handle = await start_team(client, queues, git_repo)
+            await wait_for(held.is_set)
+            await handle.signal("shutdown", StopRequest(reason="enough"))
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+    assert result.status == "stopped"
+    assert [m.name for m in result.members] == ["a", "b", "c", "d"]
+    d = await client.get_workflow_handle(f"{handle.id}/d").describe()
+    assert d.status == WorkflowExecutionStatus.COMPLETED
 
 
 def agent_call(fields: dict) -> dict:
