@@ -87,7 +87,7 @@ async def team(client: Client, tmp: Path) -> WorkflowHandle:
 
 
 async def team_spawn(client: Client, tmp: Path) -> WorkflowHandle:
-    from tests.workflows.test_team import spawn_script
+    from tests.workflows.test_team_spawn import spawn_script
 
     return await _run_team(client, tmp, spawn_script())
 
