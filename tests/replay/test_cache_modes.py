@@ -85,6 +85,8 @@ TIMING_DEPENDENT = [
     "coordinator",
     "team",
     "team_shutdown_v2",
+    # The lead adds a member: the team's add_member update, replayed task by task too.
+    "team_spawn",
     "subagents_sync_async_v2",
     "subagents_spawn_limit",
 ]
