@@ -72,7 +72,13 @@ from workflows.child_timers import ChildTimers
 from workflows.phases import PhaseGate, phase_capabilities
 from workflows.registry import ChildRegistry, ChildTask, delivered_text, figures
 from workflows.signals import cancel_workflow, signal_workflow
-from workflows.team_spawn import TEAM_SPAWN, leads, spawn_teammate
+from workflows.team_spawn import (
+    TEAM_NAME_NEEDS_TEAM,
+    TEAM_SPAWN,
+    leads,
+    no_team_text,
+    spawn_teammate,
+)
 from workflows.tool_pool import BASE_TOOLS
 from workflows.turns import ValidCall, error_result
 from workflows.worktrees import create_worktree
@@ -199,6 +205,9 @@ class SubAgents:
         inp: AgentToolInput = call.input  # type: ignore[assignment]
         if inp.name and leads(ctx.team, ctx.name) and versions.patched(TEAM_SPAWN):
             return await self._spawn_teammate(ctx, call, inp)
+        # Asked only for such a call, so no other spawn records a marker.
+        if inp.team_name and ctx.team is None and versions.patched(TEAM_NAME_NEEDS_TEAM):
+            return error_result(call.block, no_team_text(inp.team_name))
         resolved = resolve_agent_type(
             inp.subagent_type, ctx.definitions, ctx.config, ctx.allowed_agent_types
         )

@@ -30,6 +30,18 @@ TEAM_SPAWN = "team-spawn"
 only run synchronous sub-agents"), so a team had only the members it started with."""
 
 
+TEAM_NAME_NEEDS_TEAM = "team-name-needs-team"
+"""Patch id: an `Agent` call naming a team from an agent in none is refused. It started a
+sub-agent, `team_name` ignored: the model believed it had a teammate."""
+
+
+def no_team_text(team_name: str) -> str:
+    return (
+        f"There is no team '{team_name}' here: you are not in a team (a team is started as "
+        "one, `outlast run --pattern team`). Leave out team_name to start a sub-agent."
+    )
+
+
 def leads(team: TeamLink | None, me: str | None) -> bool:
     """Whether the agent named `me` leads `team`."""
     return team is not None and bool(me) and team.lead == me

@@ -46,6 +46,7 @@ async def test_bad_agent_calls_are_errors_and_start_nothing(client, git_repo):
                             agent_call(subagent_type="Plan"),
                             {"name": "Agent", "input": {"prompt": "no description"}},
                             agent_call(isolation="remote"),
+                            agent_call(team_name="ghost"),  # this agent is in no team
                         ]
                     },
                     {"text": "all refused"},
@@ -58,7 +59,7 @@ async def test_bad_agent_calls_are_errors_and_start_nothing(client, git_repo):
             handle = await start(client, agent_input("go", git_repo, queues, config=config), queues)
             result = await handle.result()
     results = tool_results(result)
-    assert [r.is_error for r in results] == [True] * 6
+    assert [r.is_error for r in results] == [True] * 7
     texts = [r.content for r in results]
     assert "reserved for the main conversation" in texts[0]
     assert "must start with a letter or digit" in texts[1]
@@ -69,6 +70,7 @@ async def test_bad_agent_calls_are_errors_and_start_nothing(client, git_repo):
     assert "Agent type 'Plan' has been denied by permission rule 'Agent(Plan)'" in texts[3]
     assert "`description` is missing" in texts[4]
     assert "isolation" in texts[5]
+    assert "There is no team 'ghost' here: you are not in a team" in texts[6]
     assert await started_children(handle) == 0
 
 
