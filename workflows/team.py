@@ -58,6 +58,10 @@ from workflows.team_details import render_team_details
 from workflows.team_member import TEAM_MAIL_PREFIX
 from workflows.team_spawn import add_member_problem, name_taken_text, spawned_text
 
+ALL_MEMBERS = "team-handlers-all-members"
+"""Patch: `message_member` to `*` and `kill_member` pick their members from every member, not
+from the live ones (which their watchers record: not for a handler to read)."""
+
 
 def quiet(reports: dict[str, MemberReport], live: list[str], forwarded: dict[str, int]) -> bool:
     """Every live member idle, and every team message to one of them received."""
@@ -89,12 +93,17 @@ class TeamWorkflow:
         self._reports: dict[str, MemberReport] = {}
         self._ended: dict[str, MemberOutcome] = {}
         self._forwarded: dict[str, int] = {}
+        """Mail from outside the team per member, sent or in flight."""
+        self._mail_ids: dict[str, int] = {}
+        """Ids of that mail, per member (one that never arrived keeps its number)."""
         self._shutdown: StopRequest | None = None
         self._ending = False
         """The team has decided to end: members are being stopped."""
         self._asked: dict[str, str] = {}
         """Shutdown request id -> member asked."""
         self._answers: dict[str, ShutdownAnswer] = {}
+        self._kills: set[str] = set()
+        """Members a `kill_member` named (one still starting is cancelled once it has)."""
         self._marks = sa.PatternMarks()
         self._refusals = Refusals()
 
@@ -103,6 +112,7 @@ class TeamWorkflow:
         self._marks.start(inp.config.search_attributes, "team")
         for spec in inp.members():
             self._watchers.append(await self._start_member(spec))
+            await self._kill_if_asked(spec.name)
         self._details()
         await workflow.wait_condition(
             lambda: (
@@ -285,9 +295,31 @@ class TeamWorkflow:
     async def kill_member(self, raw: Any = None, *extra: Any) -> None:
         """Stop one member at once (R67, R68 kill): Temporal cancellation; it still cleans up."""
         member = self._refusals.checked("kill_member", MemberRef, raw, extra)
-        self._details()
-        if member is not None and member.name in self._live():
+        if member is not None and versions.patched(ALL_MEMBERS):
+            names = [m.name for m in self._members]
+            if member.name not in names:
+                self._refusals.keep(
+                    f"signal `kill_member` refused: no member named {member.name}; "
+                    f"members: {', '.join(names)}"
+                )
+            else:
+                self._kills.add(member.name)
+                # Whether it has ended is for its watcher to record, which this handler may
+                # run before on a replay without cache; cancelling an ended one does nothing.
+                if member.name not in self._starting:
+                    await self._cancel_member(member.name)
+        elif member is not None and member.name in self._live():
             await cancel_workflow(f"{workflow.info().workflow_id}/{member.name}")
+        self._details()
+
+    async def _kill_if_asked(self, name: str) -> None:
+        """A kill that came while `name` was starting, applied now that it has."""
+        if name in self._kills:
+            await self._cancel_member(name)
+
+    async def _cancel_member(self, name: str) -> None:
+        with contextlib.suppress(ApplicationError):  # it has closed (or never started)
+            await cancel_workflow(self._member_id(name))
 
     def _check_member(self, name: str) -> None:
         names = [m.name for m in self._members]
@@ -295,14 +327,26 @@ class TeamWorkflow:
             raise ValueError(f"no member named {name}; members: {', '.join(names)}")
 
     async def _forward(self, name: str, text: str, sender: str) -> None:
-        """Mail from outside the team, counted so the team knows it is still in flight."""
+        """Mail from outside the team, counted so the team knows it is still in flight.
+
+        Raises:
+            ApplicationError: `name` has ended or not started yet: the mail is not counted.
+        """
         self._forwarded[name] = self._forwarded.get(name, 0) + 1
-        n = self._forwarded[name]
-        await signal_workflow(
-            f"{workflow.info().workflow_id}/{name}",
-            "send_message",
-            MailMessage(text=text, sender=sender, id=f"{TEAM_MAIL_PREFIX}fwd:{name}:{n}"),
-        )
+        self._mail_ids[name] = self._mail_ids.get(name, 0) + 1
+        n = self._mail_ids[name]
+        try:
+            await signal_workflow(
+                f"{workflow.info().workflow_id}/{name}",
+                "send_message",
+                MailMessage(text=text, sender=sender, id=f"{TEAM_MAIL_PREFIX}fwd:{name}:{n}"),
+            )
+        except ApplicationError:
+            if versions.patched(ALL_MEMBERS):
+                # Never received: counted, it would keep a member that starts later from
+                # ever being quiet, and the team from ending.
+                self._forwarded[name] -= 1
+            raise
 
     @workflow.update(name="add_member")
     async def add_member(self, request: AddMemberRequest) -> str:
@@ -333,6 +377,7 @@ class TeamWorkflow:
                     type="MemberNotStarted",
                 ) from None
             started = True
+            await self._kill_if_asked(spec.name)
             if self._members[-1].name != spec.name:
                 # Another member was added while this one started: its link lacks that one.
                 await self._tell(spec.name)
@@ -382,10 +427,33 @@ class TeamWorkflow:
     @workflow.update(name="message_member")
     async def message_member(self, mail: TeamMail) -> str:
         """A message from outside the team to one member (or `*`: all of them)."""
-        targets = self._live() if mail.to == "*" else [mail.to]
-        for name in targets:
-            await self._forward(name, mail.text, mail.sender)
-        return f"Message sent to {', '.join(targets)}."
+        if not versions.patched(ALL_MEMBERS):
+            targets = self._live() if mail.to == "*" else [mail.to]
+            for name in targets:
+                await self._forward(name, mail.text, mail.sender)
+            return f"Message sent to {', '.join(targets)}."
+        if mail.to != "*":
+            try:
+                await self._forward(mail.to, mail.text, mail.sender)
+            except ApplicationError:
+                raise ApplicationError(
+                    f"{mail.to} {self._unreachable(mail.to)}", type="MemberEnded"
+                ) from None
+            return f"Message sent to {mail.to}."
+        # Every member, not the live ones: which have ended is for their watchers to record,
+        # which this handler may run before on a replay without cache. An ended member (or one
+        # still starting) refuses the signal, in history, the same way each time.
+        reached = []
+        for m in list(self._members):
+            with contextlib.suppress(ApplicationError):
+                await self._forward(m.name, mail.text, mail.sender)
+                reached.append(m.name)
+        if not reached:
+            raise ApplicationError("no member is running to read it", type="MemberEnded")
+        return f"Message sent to {', '.join(reached)}."
+
+    def _unreachable(self, name: str) -> str:
+        return "is still starting: try again" if name in self._starting else "has already ended"
 
     @message_member.validator
     def _check_mail(self, mail: TeamMail) -> None:

@@ -73,6 +73,7 @@ AFTER_BASELINE = frozenset(
         "task-output",
         "task-output-stop",
         "team-answer-by-name",
+        "team-handlers-all-members",
         "team-name-needs-team",
         "team-spawn",
         "verified-base-commit",

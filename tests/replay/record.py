@@ -39,6 +39,7 @@ from tests.replay.scenarios_patterns import (
     team,
     team_shutdown,
     team_spawn,
+    team_steered,
     verified_late_mail,
     verified_task,
 )
@@ -147,6 +148,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # The lead spawns a teammate by name (patched team-spawn): the team adds a member, tells
     # the others its name, and the newcomer's own history is kept (CHILDREN).
     "team_spawn": team_spawn,
+    # Mail to `*` and kills after a member has ended, chosen from every member (patched
+    # team-handlers-all-members).
+    "team_shutdown_v4": team_steered,
 }
 
 
@@ -176,6 +180,7 @@ CHILDREN = {
     "subagents_resume_read_state": ["helper"],
     "verified_task_v4": ["implementer", "verify-1", "verify-2"],
     "team_spawn": ["a", "b", "d"],
+    "team_shutdown_v4": ["b"],
 }
 # Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.
 SHELLS = {"agent_background_bash"}

@@ -115,6 +115,20 @@ async def team_shutdown(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def team_steered(client: Client, tmp: Path) -> WorkflowHandle:
+    """`team_shutdown` with mail and kills after b has ended (patched
+    team-handlers-all-members)."""
+    from tests.workflows.test_team import SHUTDOWN_SCRIPT, run_shutdown_scenario
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(SHUTDOWN_SCRIPT):
+        async with running_workers(client) as queues:
+            handle, _ = await run_shutdown_scenario(
+                client, queues, repo, os.environ["OUTLAST_RECORDING"], after_b=True
+            )
+    return handle
+
+
 async def verified_task(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_verified_task import APP, SCRIPT, TEST, run_verified
 

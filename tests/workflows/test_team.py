@@ -25,6 +25,7 @@ from workflows.pattern_contracts import (
     ShutdownAsk,
     ShutdownOutcome,
     TeamInput,
+    TeamMail,
     TeammateSpec,
     TeamResult,
     TeamView,
@@ -244,11 +245,13 @@ SHUTDOWN_SCRIPT = {
 
 
 async def run_shutdown_scenario(
-    client, queues: Queues, repo, wf_id: str, bad_signals: bool = False
+    client, queues: Queues, repo, wf_id: str, bad_signals: bool = False, after_b: bool = False
 ):
     """A standing team: b approves a shutdown request, a declines one, c is killed, then the
     `shutdown` signal ends the team. With `bad_signals`, a `kill_member` and a `shutdown`
-    whose input does not fit come first: both refused, in the `team` query."""
+    whose input does not fit come first: both refused, in the `team` query. With `after_b`,
+    mail and kills after b has ended: mail to `*` reaches a and c, mail to b is refused, a
+    kill of b changes nothing and one of a name not in the team is refused."""
     inp = team_input(repo, queues).model_copy(update={"end_when_quiet": False})
     handle = await client.start_workflow(
         "TeamWorkflow", inp, id=wf_id, task_queue=queues.task_queue, result_type=TeamResult
@@ -283,6 +286,24 @@ async def run_shutdown_scenario(
         ]
         assert not view.shutting_down
         assert {m.name: m.state for m in view.members}["c"] == "idle"
+    if after_b:
+        sent = await handle.execute_update(
+            "message_member", TeamMail(to="*", text="Status, anyone?"), result_type=str
+        )
+        assert sent == "Message sent to a, c."
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update("message_member", TeamMail(to="b", text="Still there?"))
+        assert refused.value.cause.message == "b has already ended"
+        await handle.signal("kill_member", MemberRef(name="b"))
+        await handle.signal("kill_member", MemberRef(name="zed"))
+        unknown = "signal `kill_member` refused: no member named zed; members: a, b, c"
+        for _ in range(50):
+            view = await handle.query("team", result_type=TeamView)
+            if view.refused_signals[-1:] == [unknown]:
+                break
+            await asyncio.sleep(0.1)
+        assert view.refused_signals[-1:] == [unknown]
+        await wait_for_states(handle, {"a": "idle", "c": "idle"})
     await handle.signal("kill_member", MemberRef(name="c"))
     await wait_for_states(handle, {"c": "ended"})
     await handle.signal("shutdown", StopRequest(reason="done for today"))
@@ -295,7 +316,12 @@ async def test_terminate_asks_and_kill_cancels(client, git_repo):
     with scripted_model(SHUTDOWN_SCRIPT, log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle, result = await run_shutdown_scenario(
-                client, queues, git_repo, f"team-{uuid.uuid4().hex[:8]}", bad_signals=True
+                client,
+                queues,
+                git_repo,
+                f"team-{uuid.uuid4().hex[:8]}",
+                bad_signals=True,
+                after_b=True,
             )
     assert result.status == "stopped"
     outcomes = {m.name: m.status for m in result.members}
