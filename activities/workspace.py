@@ -62,6 +62,32 @@ class InvalidToolPath(WorkspaceEscape):
         )
 
 
+class UnresolvablePath(WorkspaceEscape):
+    """A path whose symlinks cannot be followed to an end (a loop, or a name too long)."""
+
+    def __init__(self, path: Path, root: Path, error: Exception) -> None:
+        self.path, self.root = path, root
+        why = (
+            "a symbolic link in it leads back to itself"
+            if isinstance(error, RuntimeError)
+            else (getattr(error, "strerror", None) or str(error))
+        )
+        Exception.__init__(self, f"Path {path} cannot be resolved: {why}.")
+
+
+def resolved_path(path: Path, root: Path) -> Path:
+    """`path` with every existing symlink resolved.
+
+    Raises:
+        UnresolvablePath: A symlink loop (Python 3.11 raises RuntimeError for one) or an OS
+            error such as a name too long.
+    """
+    try:
+        return path.resolve(strict=False)
+    except (RuntimeError, OSError) as e:
+        raise UnresolvablePath(path, root, e) from None
+
+
 class GitMetadataWrite(WorkspaceEscape):
     """A write into the repository's `.git` directory: hooks and config there run code on the
     next git command, so tools never write them."""
@@ -151,8 +177,8 @@ def _plan_file_only(ctx: ToolContext, path: str) -> Path:
     requested = Path(os.path.normpath(Path(ctx.cwd, path)))
     if requested != plan:
         raise PlanModeWrite(requested, str(plan), "is not the plan file")
-    resolved = requested.resolve(strict=False)
-    if resolved != plan.resolve(strict=False) or (plan.is_symlink()):
+    resolved = resolved_path(requested, plan.parent)
+    if resolved != resolved_path(plan, plan.parent) or (plan.is_symlink()):
         raise PlanModeWrite(requested, str(plan), "is a link to another file")
     return resolved
 
@@ -174,13 +200,13 @@ def resolve_in_workspace(ctx: ToolContext, path: str) -> Path:
 
     Raises:
         WorkspaceEscape: The resolved path is neither inside the workspace nor inside one
-            of `ctx.extra_roots`.
+            of `ctx.extra_roots`; or it cannot be resolved (`UnresolvablePath`).
     """
     if "\x00" in path:
         raise InvalidToolPath(path, workspace_root(ctx))
     candidate = Path(ctx.cwd, path)  # an absolute `path` replaces ctx.cwd
-    resolved = candidate.resolve(strict=False)
     root = workspace_root(ctx)
+    resolved = resolved_path(candidate, root)
     if resolved.is_relative_to(root):
         return resolved
     if any(resolved.is_relative_to(Path(extra).resolve()) for extra in ctx.extra_roots):

@@ -16,6 +16,7 @@ from temporalio import activity
 from activities.beneath import read_bytes
 from activities.tools.base import FileStamp, ToolOutput, ToolRequest
 from activities.tools.write import MODIFIED, NOT_READ, snippet
+from activities.tools.write_ledger import WriteLedger
 from activities.workspace import (
     WorkspaceEscape,
     atomic_write,
@@ -201,9 +202,11 @@ def _updated(key: str, inp: EditInput, text: str, at: int, inserted: str) -> str
     )
 
 
-def _create(key: str, path: Path, inp: EditInput) -> ToolOutput:
-    stamp = atomic_write(path, inp.new_string.encode("utf-8"))
-    return ToolOutput(content=f"File created successfully at: {key}", stamps={key: stamp})
+def _create(key: str, path: Path, inp: EditInput, ledger: WriteLedger | None) -> ToolOutput:
+    data, content = inp.new_string.encode("utf-8"), f"File created successfully at: {key}"
+    if ledger:
+        ledger.note(data, content)
+    return ToolOutput(content=content, stamps={key: atomic_write(path, data)})
 
 
 def plan_edit(
@@ -238,8 +241,9 @@ def plan_edit(
     return apply_edit(work, inp.old_string, inp.new_string, inp.replace_all)
 
 
-def edit_sync(req: EditRequest) -> ToolOutput:
-    """The Edit tool without the activity wrapper (blocking; runs in a thread)."""
+def edit_sync(req: EditRequest, ledger: WriteLedger | None = None) -> ToolOutput:
+    """The Edit tool without the activity wrapper (blocking; runs in a thread). `ledger`:
+    where the activity notes its write, and a retry of it finds that it was made."""
     inp, ctx = req.input, req.ctx
     if inp.old_string == inp.new_string:
         return _error(NO_CHANGES)
@@ -252,9 +256,11 @@ def edit_sync(req: EditRequest) -> ToolOutput:
         return _error(f"{key} is a directory; Edit needs a file path.")
     if not path.exists():
         if inp.old_string == "":
-            return _create(key, path, inp)
+            return _create(key, path, inp, ledger)
         return _error(f"File does not exist. {key}")
     raw, st = read_bytes(path)
+    if ledger and (done := ledger.answer(raw)) is not None:
+        return ToolOutput(content=done, stamps={key: stamp_of_bytes(raw, st)})
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -266,20 +272,22 @@ def edit_sync(req: EditRequest) -> ToolOutput:
     plan = plan_edit(work, raw, crlf, inp, ctx.read_stamp)
     if isinstance(plan, str):
         return _error(plan)
+    content = _updated(key, inp, plan.text, plan.at, plan.inserted)
     if plan.write:
-        stamp = atomic_write(path, _to_disk(plan.text, crlf))
+        data = _to_disk(plan.text, crlf)
+        if ledger:
+            ledger.note(data, content)
+        stamp = atomic_write(path, data)
     else:
         stamp = stamp_of_bytes(raw, st)
-    return ToolOutput(
-        content=_updated(key, inp, plan.text, plan.at, plan.inserted), stamps={key: stamp}
-    )
+    return ToolOutput(content=content, stamps={key: stamp})
 
 
 @activity.defn(name="tool.edit")
 async def edit_file(req: EditRequest) -> ToolOutput:
     """Replace a string in a workspace file; see DESCRIPTION for the model-facing contract."""
     try:
-        return await run_blocking(edit_sync, req)
+        return await run_blocking(edit_sync, req, WriteLedger.for_activity())
     except OSError as e:  # no permission, a file where a directory should be: model-fixable
         return ToolOutput(
             content=f"Cannot edit {req.input.file_path}: {e.strerror or e}", is_error=True

@@ -135,11 +135,17 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
     """A case-insensitive regex for `pattern`, matched against paths relative to the search dir.
 
     Raises:
-        ValueError: The pattern's braces are unbalanced.
+        ValueError: The pattern's braces are unbalanced, or a bracket expression is not one
+            (`[z-a]`, `[!]`).
     """
     anchored = "/" in pattern.rstrip("/")
     body = _translate(pattern.strip("/"))
-    return re.compile(("" if anchored else "(?:.*/)?") + body + r"\Z", re.IGNORECASE | re.DOTALL)
+    try:
+        return re.compile(
+            ("" if anchored else "(?:.*/)?") + body + r"\Z", re.IGNORECASE | re.DOTALL
+        )
+    except re.error as e:  # not a ValueError: it would fail the activity
+        raise ValueError(f"bad bracket expression ({e.msg})") from None
 
 
 def matching(paths: list[str], root: str, pattern: re.Pattern[str]) -> list[str]:
@@ -186,8 +192,12 @@ async def _glob_files(req: GlobRequest) -> ToolOutput:
         return _error(str(e))
     except ValueError as e:
         return _error(f"Invalid glob pattern {inp.pattern!r}: {e}")
-    if not root.is_dir():
-        state = "is not a directory" if root.exists() else "does not exist"
+    try:
+        is_dir, exists = root.is_dir(), root.exists()
+    except OSError as e:  # a name too long, a directory it may not enter
+        return _error(f"Path {where} cannot be searched: {e.strerror or e}.")
+    if not is_dir:
+        state = "is not a directory" if exists else "does not exist"
         return _error(f"Path {where} {state}; Glob's path must be an existing directory.")
     excludes = [arg for vcs in VCS_DIRS for arg in ("--glob", f"!{vcs}")]
     result = await run_rg(["--no-config", "--files", "--hidden", *excludes, "--", str(root)])

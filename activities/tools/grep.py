@@ -291,11 +291,18 @@ def newest_first(paths: list[str]) -> list[str]:
     return sorted(paths, key=key)
 
 
+def _count_of(line: str) -> int:
+    """The count at the end of a `path:count` line; 0 for the rest of a file name that had a
+    newline in it (rg prints the name as it is)."""
+    count = line.rpartition(":")[2]
+    return int(count) if count.isdigit() else 0
+
+
 def format_counts(lines: list[str], inp: GrepInput) -> str:
     """Count mode: `path:count` per file, then the totals over every file that matched."""
     if not lines:
         return "No matches found"
-    total = sum(int(line.rpartition(":")[2] or 0) for line in lines)
+    total = sum(_count_of(line) for line in lines)
     shown, note = page(lines, inp.head_limit, inp.offset)
     return (
         "\n".join(shown)
@@ -324,7 +331,14 @@ async def _grep_files(req: GrepRequest) -> ToolOutput:
         target = resolve_in_workspace(ctx, inp.path or ctx.cwd)
     except WorkspaceEscape as e:
         return ToolOutput(content=str(e), is_error=True)
-    if not target.exists():
+    try:
+        exists = target.exists()
+    except OSError as e:  # a name too long, a directory it may not enter
+        return ToolOutput(
+            content=f"Path {inp.path or ctx.cwd} cannot be searched: {e.strerror or e}.",
+            is_error=True,
+        )
+    if not exists:
         return ToolOutput(content=f"Path does not exist: {inp.path or ctx.cwd}", is_error=True)
     # Content mode needs only the lines of the requested page, plus one to know there are more.
     wanted = (

@@ -8,6 +8,7 @@ from temporalio import activity
 from activities.beneath import read_bytes
 from activities.tools.base import FileStamp, ToolOutput, ToolRequest
 from activities.tools.read import format_numbered
+from activities.tools.write_ledger import WriteLedger
 from activities.workspace import (
     WorkspaceEscape,
     atomic_write,
@@ -106,8 +107,9 @@ def _error(message: str) -> ToolOutput:
     return ToolOutput(content=message, is_error=True)
 
 
-def write_sync(req: WriteRequest) -> ToolOutput:
-    """The Write tool without the activity wrapper (blocking; runs in a thread)."""
+def write_sync(req: WriteRequest, ledger: WriteLedger | None = None) -> ToolOutput:
+    """The Write tool without the activity wrapper (blocking; runs in a thread). `ledger`:
+    where the activity notes its write, and a retry of it finds that it was made."""
     inp, ctx = req.input, req.ctx
     key = normalize_path(ctx.cwd, inp.file_path)
     try:
@@ -118,26 +120,32 @@ def write_sync(req: WriteRequest) -> ToolOutput:
         return _error(f"{key} is a directory; Write needs a file path.")
     data = inp.content.encode("utf-8")
     if not path.exists():
-        stamp = atomic_write(path, data)
-        return ToolOutput(content=f"File created successfully at: {key}", stamps={key: stamp})
+        created = f"File created successfully at: {key}"
+        if ledger:
+            ledger.note(data, created)
+        return ToolOutput(content=created, stamps={key: atomic_write(path, data)})
     current, st = read_bytes(path)
-    if current == data:
-        # Already the requested content: most likely this activity is a retry of an attempt
-        # that wrote the file and then lost its result. Writing it again changes nothing.
-        stamp = stamp_of_bytes(current, st)
-    elif (problem := unchanged_since_read(ctx.read_stamp, current)) is not None:
+    if ledger and (done := ledger.answer(current)) is not None:
+        return ToolOutput(content=done, stamps={key: stamp_of_bytes(current, st)})
+    if current != data and (problem := unchanged_since_read(ctx.read_stamp, current)):
         return _error(problem)
+    content = updated_message(key, current.decode("utf-8", errors="replace"), inp.content)
+    if current == data:
+        # Already the requested content (a retry with no ledger, or a write of what the file
+        # holds): writing it again changes nothing.
+        stamp = stamp_of_bytes(current, st)
     else:
+        if ledger:
+            ledger.note(data, content)
         stamp = atomic_write(path, data)
-    old_text = current.decode("utf-8", errors="replace")
-    return ToolOutput(content=updated_message(key, old_text, inp.content), stamps={key: stamp})
+    return ToolOutput(content=content, stamps={key: stamp})
 
 
 @activity.defn(name="tool.write")
 async def write_file(req: WriteRequest) -> ToolOutput:
     """Create or overwrite a file in the workspace; see DESCRIPTION for the model contract."""
     try:
-        return await run_blocking(write_sync, req)
+        return await run_blocking(write_sync, req, WriteLedger.for_activity())
     except OSError as e:  # no permission, a file where a directory should be: model-fixable
         return ToolOutput(
             content=f"Cannot write {req.input.file_path}: {e.strerror or e}", is_error=True

@@ -84,6 +84,41 @@ async def test_odd_paths_are_refused_as_tool_errors(ws: Path, path: str) -> None
     assert everything(ws) == before
 
 
+@pytest.mark.parametrize("path", ["loop", "loop/x.txt", "a", "a/b/c", "long" * 80])
+async def test_a_symlink_loop_or_an_overlong_name_is_a_tool_error(ws: Path, path: str) -> None:
+    # Python 3.11 resolves a looping link with RuntimeError, which no tool caught: every call
+    # on such a path failed its activity, retried, and told the model nothing it could fix.
+    (ws / "loop").symlink_to("loop")
+    (ws / "a").symlink_to("b")
+    (ws / "b").symlink_to("a")
+    before = everything(ws)
+    c = ctx(ws)
+    outs = [
+        await run(read_file, ReadRequest(ctx=c, input=ReadInput(file_path=path))),
+        await run(write_file, WriteRequest(ctx=c, input=WriteInput(file_path=path, content="x"))),
+        await run(
+            edit_file,
+            EditRequest(ctx=c, input=EditInput(file_path=path, old_string="a", new_string="b")),
+        ),
+        await run(glob_files, GlobRequest(ctx=c, input=GlobInput(pattern="*", path=path))),
+        await run(grep_files, GrepRequest(ctx=c, input=GrepInput(pattern="x", path=path))),
+    ]
+    for out in outs:
+        assert out.is_error, out
+        assert path[:40] in out.content, out
+    if "/" in path or path == "loop":
+        assert all("cannot be resolved" in o.content for o in outs), outs
+    assert everything(ws) == before
+
+
+async def test_a_shell_whose_directory_became_a_loop_starts_at_the_root(ws: Path) -> None:
+    (ws / "loop").symlink_to("loop")
+    c = ctx(ws).model_copy(update={"cwd": str(ws / "loop")})
+    out = await run(run_bash, BashRequest(ctx=c, input=BashInput(command="pwd")))
+    assert not out.is_error, out
+    assert out.content == f"{ws}\nShell cwd was reset to {ws}"
+
+
 @pytest.mark.parametrize(
     "model, field",
     [(GrepInput, "pattern"), (GlobInput, "pattern"), (BashInput, "command")],

@@ -152,6 +152,23 @@ async def test_glob_skips_nested_git_dirs_and_rejects_unbalanced_braces(ws: Path
     assert bad.is_error and "unbalanced braces" in bad.content
 
 
+@pytest.mark.parametrize("pattern", ["[z-a]", "[!]", "[^]"])
+async def test_glob_bad_brackets_are_a_tool_error(ws: Path, pattern: str) -> None:
+    # re.error is no ValueError: it failed the activity.
+    bad = await glob(ws, pattern)
+    assert bad.is_error and bad.content.startswith(f"Invalid glob pattern {pattern!r}"), bad
+
+
+async def test_glob_and_grep_on_a_name_too_long_are_tool_errors(ws: Path) -> None:
+    name = "a" * 300
+    assert (await glob(ws, "*", path=name)).content == (
+        f"Path {name} cannot be searched: File name too long."
+    )
+    assert (await grep(ws, pattern="x", path=name)).content == (
+        f"Path {name} cannot be searched: File name too long."
+    )
+
+
 def test_split_pattern() -> None:
     assert split_pattern("src/**/*.ts") == (None, "src/**/*.ts")
     assert split_pattern("/repo/src/**/*.ts") == ("/repo/src", "/**/*.ts")
@@ -197,6 +214,13 @@ async def test_grep_count_mode(ws: Path) -> None:
     assert out.content == (
         f"{ws / 'a.txt'}:3\n{ws / 'b.txt'}:1\n\nFound 4 total occurrences across 2 files."
     )
+
+
+async def test_grep_count_mode_with_a_newline_in_a_file_name(ws: Path) -> None:
+    put(ws, "x\nfoo", "hit\nhit\n")
+    out = await grep(ws, pattern="hit", output_mode="count")
+    assert not out.is_error
+    assert "Found 2 total occurrences" in out.content, out.content
 
 
 async def test_grep_case_insensitive_flag(ws: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import subprocess
@@ -242,6 +243,79 @@ async def test_edit_with_empty_old_string_creates_a_file(ws: Path) -> None:
     assert not retry.is_error
     other = await edit(ws, path, None, old_string="", new_string="different\n")
     assert other.is_error and "already exists" in other.content
+
+
+def attempts(n: int, activity_id: str = "edit-1") -> ActivityEnvironment:
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(env.info, activity_id=activity_id, attempt=n)
+    return env
+
+
+@pytest.mark.parametrize(
+    ("before", "fields", "after"),
+    [
+        # Curly quotes matched and kept: the new text on disk is not new_string.
+        ("say \u201chello\u201d\n", {"old_string": '"hello"', "new_string": '"bye"'},
+         "say \u201cbye\u201d\n"),
+        # The new text was in the file before: undoing a replace_all cannot tell which.
+        ("x = foo\ny = bar\n", {"old_string": "foo", "new_string": "bar", "replace_all": True},
+         "x = bar\ny = bar\n"),
+        # A deletion leaves nothing to undo.
+        ("keep\ndrop me\nkeep\n", {"old_string": "drop me\n", "new_string": ""},
+         "keep\nkeep\n"),
+        # A creation with CRLF in the new text.
+        (None, {"old_string": "", "new_string": "a\r\nb\r\n"}, "a\r\nb\r\n"),
+    ],
+)  # fmt: skip
+async def test_an_edit_retried_after_it_wrote_answers_as_it_did(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, before, fields, after
+) -> None:
+    """The worker died after the write, before reporting: the retry (attempt 2 of the same
+    activity) finds its write noted on the host and gives the first attempt's answer. Each
+    case here got an error from the undo check alone."""
+    monkeypatch.setenv("OUTLAST_HOME", str(tmp_path / "state"))
+    path = ws / "f.txt"
+    stamp = None
+    if before is not None:
+        path.write_bytes(before.encode())
+        stamp = await read_stamp(ws, path)
+    req = EditRequest(ctx=ctx(ws, stamp), input=EditInput(file_path=str(path), **fields))
+    first = await attempts(1).run(edit_file, req)
+    retry = await attempts(2).run(edit_file, req)
+    assert not first.is_error, first.content
+    assert path.read_bytes() == after.encode()
+    assert retry == first
+    # Another activity with the same input is a new edit, not a retry of this one.
+    again = await attempts(2, activity_id="edit-2").run(edit_file, req)
+    assert again.is_error
+
+
+async def test_a_write_retried_after_it_created_says_created(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OUTLAST_HOME", str(tmp_path / "state"))
+    path = ws / "new.txt"
+    req = WriteRequest(ctx=ctx(ws), input=WriteInput(file_path=str(path), content="hi\n"))
+    first = await attempts(1).run(write_file, req)
+    retry = await attempts(2).run(write_file, req)
+    assert retry == first and first.content == f"File created successfully at: {path}"
+
+
+async def test_a_retry_after_another_change_is_no_retry(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OUTLAST_HOME", str(tmp_path / "state"))
+    path = ws / "a.py"
+    path.write_text("x = 1\ny = 2\n")
+    stamp = await read_stamp(ws, path)
+    req = EditRequest(
+        ctx=ctx(ws, stamp),
+        input=EditInput(file_path=str(path), old_string="y = 2", new_string="y = 3"),
+    )
+    await attempts(1).run(edit_file, req)
+    path.write_text("x = 100\ny = 3\n")  # changed after the first attempt wrote
+    retry = await attempts(2).run(edit_file, req)
+    assert retry.is_error and retry.content == MODIFIED
 
 
 async def test_edit_missing_file(ws: Path) -> None:
