@@ -13,6 +13,8 @@ from agents.paths import normalize_path
 from agents.tool_filter import WRITE_TOOLS
 
 PLAN_MODE = "plan"
+RESUME_MODES = ("default", "acceptEdits", "bypassPermissions", "dontAsk", "auto")
+"""Modes a plan approval may continue in (not `plan`: that is what approval ends)."""
 READ_ONLY_AGENT_TYPES = frozenset({"Explore", "Plan"})
 """The sub-agents a planning agent may still launch (R76); whatever their definition says,
 they run with no write access and a read-only shell (see SubAgents)."""

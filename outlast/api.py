@@ -21,6 +21,7 @@ from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
 
+from agents.permissions import RESUME_MODES
 from outlast.patterns import PatternArgs, build_pattern_input, start_pattern
 from workflows.contracts import (
     TASK_QUEUE,
@@ -72,7 +73,10 @@ class Task:
         """A message for the agent's next turn (for a team: to member `to`).
 
         Raises:
-            NotSupported: the pattern has no mailbox (nothing was sent)."""
+            NotSupported: the pattern has no mailbox (nothing was sent).
+            ValueError: `text` is empty (nothing was sent)."""
+        if not text.strip():
+            raise ValueError("an empty message: give the text to send")
         if self.pattern not in (*AGENT_PATTERNS, "team"):
             raise NotSupported(
                 f"a {self.pattern} task takes no messages; they go to agents and teams"
@@ -100,7 +104,14 @@ class Task:
         return await self.handle.query("plan", result_type=PlanView)
 
     async def approve_plan(self, target_mode: str | None = None) -> bool:
-        """Approve the pending plan; False (nothing sent) if no plan is waiting."""
+        """Approve the pending plan; False (nothing sent) if no plan is waiting.
+
+        Raises:
+            ValueError: `target_mode` is not a mode a plan's approval continues in."""
+        if target_mode is not None and target_mode not in RESUME_MODES:
+            raise ValueError(
+                f"target_mode {target_mode!r}: choose one of {', '.join(RESUME_MODES)}"
+            )
         return await self._decide_plan(True, "", target_mode)
 
     async def reject_plan(self, feedback: str) -> bool:

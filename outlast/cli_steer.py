@@ -14,6 +14,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from agents.permissions import RESUME_MODES
 from outlast.cli_base import app, connect_or_fail, console, fail
 from outlast.inspect import STATUSES, NotFound, agent_tree, list_rows, tree_lines
 from outlast.patterns import WORKFLOW_TYPES
@@ -21,8 +22,6 @@ from workflows.contracts import MailMessage, PlanDecision, PlanView, StopRequest
 from workflows.pattern_contracts import StageDecision, TeamMail
 
 UPDATE_TIMEOUT = timedelta(seconds=30)
-RESUME_MODES = ("default", "acceptEdits", "bypassPermissions", "dontAsk", "auto")
-"""Modes a plan approval may continue in (not `plan`: that is what approval ends)."""
 
 
 @app.command()

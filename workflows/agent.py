@@ -31,6 +31,7 @@ from agents.notifications import (
     system_reminder,
     wrap_notification_for_mixed_turn,
 )
+from agents.permissions import PLAN_MODE, RESUME_MODES
 from agents.plan_mode import (
     ENTER_PLAN_MODE_TOOL,
     EXIT_PLAN_MODE_TOOL,
@@ -100,7 +101,7 @@ from workflows.registry import ChildRegistry
 from workflows.shell_task import TurnEndDeadline
 from workflows.shell_task import launch as launch_shell
 from workflows.shells import ShellEnd
-from workflows.signal_input import Refusals
+from workflows.signal_input import UNKNOWN_FIELDS, Refusals
 from workflows.subagents import ParentContext, SubAgents
 from workflows.task_output import task_output
 from workflows.team_member import (
@@ -654,7 +655,9 @@ class AgentWorkflow:
     @workflow.signal(name="stop")
     def stop(self, request: Any = None, *extra: Any) -> None:
         """End after the current turn: the model is not called again."""
-        checked = self._refusals.checked("stop", StopRequest, request, extra, default={})
+        checked = self._refusals.checked(
+            "stop", StopRequest, request, extra, default={}, strict=False
+        )
         if checked is None:
             self._refresh_details()
             return
@@ -663,7 +666,7 @@ class AgentWorkflow:
     @workflow.signal(name="send_message")
     def send_message(self, raw: Any = None, *extra: Any) -> None:
         """Queue a message for the next turn boundary (R65); a repeated id is dropped."""
-        message = self._refusals.checked("send_message", MailMessage, raw, extra)
+        message = self._refusals.checked("send_message", MailMessage, raw, extra, strict=False)
         if message is None:
             self._refresh_details()
             return
@@ -677,23 +680,35 @@ class AgentWorkflow:
             return  # the lead's answer to the plan waiting at ExitPlanMode (R79)
         self._mailbox.append(message)
 
+    # The signals below are Outlast's own, but anyone can send them: they check their input
+    # too, since one that does not fit the handler's arguments fails every workflow task.
+
     @workflow.signal(name="agent_notification")
-    def agent_notification(self, end: AgentNotification) -> None:
+    def agent_notification(self, raw: Any = None, *extra: Any) -> None:
         """A sub-agent's run ended (sent by the sub-agent itself)."""
-        self._subagents.on_notification(end)
+        end = self._refusals.checked(
+            "agent_notification", AgentNotification, raw, extra, strict=False
+        )
+        if end is not None:
+            self._subagents.on_notification(end)
         self._refresh_details()
 
     @workflow.signal(name="shell_notification")
-    def shell_notification(self, end: ShellEnd) -> None:
+    def shell_notification(self, raw: Any = None, *extra: Any) -> None:
         """A background command ended (sent by its `ShellTaskWorkflow`)."""
-        self._registry.record_shell_end(end)
+        end = self._refusals.checked("shell_notification", ShellEnd, raw, extra, strict=False)
+        if end is not None:
+            self._registry.record_shell_end(end)
         self._refresh_details()
 
     @workflow.signal(name="team_members")
-    def team_members(self, members: TeamMembers) -> None:
+    def team_members(self, raw: Any = None, *extra: Any) -> None:
         """A teammate joined this agent's team (sent by the team, R69): SendMessage reaches
         it by name, and `*` includes it."""
-        if self._team is not None:
+        members = self._refusals.checked("team_members", TeamMembers, raw, extra, strict=False)
+        if members is None:
+            self._refresh_details()
+        elif self._team is not None:
             # Merged, not replaced: two adds' lists may arrive in either order, and a name
             # is never dropped (a member that ended keeps its name).
             self._team = self._team.model_copy(
@@ -701,7 +716,7 @@ class AgentWorkflow:
             )
 
     @workflow.signal(name="set_backgrounded")
-    def set_backgrounded(self) -> None:
+    def set_backgrounded(self, *ignored: Any) -> None:
         """This agent's parent stopped waiting for it: it now runs in the background."""
         self._background = True
         if self._upserts:
@@ -752,8 +767,19 @@ class AgentWorkflow:
         if checked is None:
             self._refresh_details()
             return
-        if not self._plans.decide(checked.model_copy(update={"approve": approve})):
-            workflow.logger.info("%s ignored: no plan waits for it", signal)
+        mode = checked.target_mode
+        if (
+            approve
+            and mode not in (None, PLAN_MODE, *RESUME_MODES)
+            and versions.patched(UNKNOWN_FIELDS)
+        ):
+            why: str | None = f"target_mode {mode} is no mode: one of {', '.join(RESUME_MODES)}"
+        else:
+            why = self._plans.decide(checked.model_copy(update={"approve": approve}))
+        if why is not None:
+            self._refusals.keep(f"signal `{signal}` refused: {why}")
+            workflow.logger.info("signal %s refused: %s", signal, why)
+            self._refresh_details()
 
     @workflow.query(name="plan")
     def plan(self) -> PlanView:

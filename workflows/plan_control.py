@@ -237,17 +237,19 @@ class PlanControl:
 
     # --- decisions ----------------------------------------------------------------------
 
-    def decide(self, decision: PlanDecision) -> bool:
-        """Apply a person's decision; False (changing nothing) if no plan waits, it was
+    def decide(self, decision: PlanDecision) -> str | None:
+        """Apply a person's decision; or, changing nothing, why not: no plan waits, it was
         decided already, or the decision names another request."""
-        if self.pending is None or self.decision is not None:
-            return False
+        if self.pending is None:
+            return "no plan is waiting for approval"
+        if self.decision is not None:
+            return f"plan {self.pending.request_id} is decided already"
         if decision.request_id not in (None, self.pending.request_id):
-            return False
+            return f"the plan waiting is {self.pending.request_id}, not {decision.request_id}"
         if decision.approve and decision.target_mode == PLAN_MODE:
-            return False  # approving into plan mode would approve nothing
+            return "approving into plan mode would approve nothing"
         self.decision = decision
-        return True
+        return None
 
     def lead_answer(self, message: MailMessage) -> bool:
         """True if `message` is the lead's answer to the pending plan (consumed here)."""

@@ -14,6 +14,13 @@ default: `false` or `0` is refused as any other input that does not fit, never r
 "nothing given". A handler whose input is required refuses None as it refuses a bad one. The
 handlers also take `*extra` inputs, which Temporal would otherwise pass as arguments the
 handler does not have, failing the workflow task on every attempt.
+
+A field the input's model does not have is refused too (patched `signal-unknown-fields`):
+pydantic would drop it, so `background {"agentid": "a1"}` moved every sync sub-agent to the
+background and `reject_plan {"feedbak": "..."}` sent the plan back with no feedback. Inputs
+that Outlast's own workflows send as well (`stop`, `send_message`) are lenient about it, so
+that a field added in a later release does not lose a message on the way to a worker of this
+one during a deploy.
 """
 
 from __future__ import annotations
@@ -24,7 +31,12 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from temporalio import workflow
 
+from workflows import versions
+
 M = TypeVar("M", bound=BaseModel)
+
+UNKNOWN_FIELDS = "signal-unknown-fields"
+"""Patch: an input with a field its model does not have is refused (it was dropped)."""
 
 KEPT = 5
 """Refusals kept: the latest, which say what the sender has to fix."""
@@ -34,6 +46,19 @@ def why(error: ValidationError) -> str:
     """Each problem as `field: message`, on one line."""
     return "; ".join(
         f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in error.errors()
+    )
+
+
+def unknown_fields(signal: str, model: type[M], value: Any) -> str | None:
+    """The sentence that refuses fields `model` does not have, if `value` has any."""
+    if not isinstance(value, dict):
+        return None
+    unknown = sorted(str(k) for k in value if k not in model.model_fields)
+    if not unknown:
+        return None
+    return (
+        f"signal `{signal}` refused: unknown field{'s' if len(unknown) > 1 else ''} "
+        f"{', '.join(unknown)}; its fields are {', '.join(model.model_fields)}"
     )
 
 
@@ -48,10 +73,21 @@ def check(signal: str, model: type[M], value: Any) -> M | str:
 class Refusals:
     """The signals a workflow refused, newest last."""
 
-    def __init__(self, log: Callable[[str], object] | None = None) -> None:
+    def __init__(
+        self,
+        log: Callable[[str], object] | None = None,
+        patched: Callable[[str], bool] | None = None,
+    ) -> None:
         self.texts: list[str] = []
         self._log = log
         """Where a refusal is logged; the workflow's logger by default."""
+        self._patched = patched
+        """Stands in for `versions.patched` outside a workflow (unit tests)."""
+
+    def _refuses_unknown_fields(self) -> bool:
+        if self._patched is not None:
+            return self._patched(UNKNOWN_FIELDS)
+        return versions.patched(UNKNOWN_FIELDS)
 
     def keep(self, text: str) -> None:
         self.texts = [*self.texts[-(KEPT - 1) :], text]
@@ -63,13 +99,18 @@ class Refusals:
         value: Any,
         extra: tuple[Any, ...] = (),
         default: dict[str, Any] | None = None,
+        strict: bool = True,
     ) -> M | None:
         """`value` as `model`, or None once it is refused (logged and kept). `extra`: any
         further inputs the signal came with (one is taken); `default`: what a missing input
-        (None) stands for, where the input is optional."""
+        (None) stands for, where the input is optional; `strict`: a field `model` does not
+        have is refused (not for inputs Outlast's own workflows send, see above)."""
+        unknown = unknown_fields(signal, model, value) if strict else None
         if extra:
             given = 1 + len(extra)
             result: M | str = f"signal `{signal}` refused: it takes one input, {given} were given"
+        elif unknown is not None and self._refuses_unknown_fields():
+            result = unknown
         else:
             result = check(
                 signal, model, default if value is None and default is not None else value

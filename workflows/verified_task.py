@@ -14,12 +14,19 @@ The implementer reports the end of each of its runs by signalling this workflow
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ChildWorkflowError, is_cancelled_exception
-from temporalio.workflow import ParentClosePolicy
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    ChildWorkflowError,
+    is_cancelled_exception,
+)
+from temporalio.workflow import ActivityCancellationType, ParentClosePolicy
 
 from agents.builtin.verification import effective_verdict, parse_verification_report
 from agents.canonical import sha256_hex
@@ -56,6 +63,7 @@ from workflows.pattern_contracts import (
     VerifiedTaskInput,
     VerifiedTaskResult,
 )
+from workflows.signal_input import Refusals
 from workflows.signals import cancel_workflow
 from workflows.turns import sum_usages
 
@@ -77,6 +85,11 @@ RESUME_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=30),
     "retry_policy": RetryPolicy(maximum_attempts=5),
 }
+CANCEL_REACHES_IMPLEMENTER = "verified-cancel-reaches-implementer"
+"""Patch: a cancel that lands during an activity (an `ActivityError`, not a `CancelledError`)
+also cancels the implementer, which from round 2 is no child of ours; one before the
+implementer exists still ends the task cancelled; the resume activity is waited for, so the
+run it starts cannot begin after the cancel was sent."""
 
 
 @workflow.defn(name="VerifiedTaskWorkflow")
@@ -89,6 +102,7 @@ class VerifiedTaskWorkflow:
         mail reached the implementer as it ended and a further run answered it."""
         self._rounds: list[VerificationRound] = []
         self._marks = sa.PatternMarks()
+        self._refusals = Refusals()
         self._base: str | None = None
         """HEAD before the implementer started (None outside git, or in runs before it)."""
 
@@ -97,9 +111,16 @@ class VerifiedTaskWorkflow:
         self._marks.start(inp.config.search_attributes, "verified")
         try:
             return await self._rounds_until_verdict(inp)
-        except asyncio.CancelledError:
+        except BaseException as e:
+            if not is_cancelled_exception(e):
+                raise
             # From round 2 the implementer is a resumed run, not our child: cancel it by id.
-            await cancel_workflow(f"{workflow.info().workflow_id}/implementer")
+            impl_id = f"{workflow.info().workflow_id}/implementer"
+            if versions.patched(CANCEL_REACHES_IMPLEMENTER):
+                with contextlib.suppress(ApplicationError):  # not started yet
+                    await cancel_workflow(impl_id)
+            elif isinstance(e, asyncio.CancelledError):
+                await cancel_workflow(impl_id)
             raise
 
     async def _rounds_until_verdict(self, inp: VerifiedTaskInput) -> VerifiedTaskResult:
@@ -346,6 +367,11 @@ class VerifiedTaskWorkflow:
                 message=message.model_dump(mode="json"),
             ),
             **RESUME_OPTIONS,
+            **(
+                {"cancellation_type": ActivityCancellationType.WAIT_CANCELLATION_COMPLETED}
+                if versions.patched(CANCEL_REACHES_IMPLEMENTER)
+                else {}
+            ),
         )
 
     def _result(self, status: str, message: str, usages=()) -> VerifiedTaskResult:
@@ -361,9 +387,15 @@ class VerifiedTaskWorkflow:
         )
 
     @workflow.signal(name="agent_notification")
-    def agent_notification(self, end: AgentNotification) -> None:
+    def agent_notification(self, raw: Any = None, *extra: Any) -> None:
         """The implementer's run ended (one notification per run, keyed by generation)."""
-        self._ends.setdefault(end.run_generation, end)
+        # Checked here (signal_input.py): an input that does not fit the arguments would fail
+        # every workflow task.
+        end = self._refusals.checked(
+            "agent_notification", AgentNotification, raw, extra, strict=False
+        )
+        if end is not None:
+            self._ends.setdefault(end.run_generation, end)
 
     @workflow.query(name="rounds")
     def rounds(self) -> list[VerificationRound]:

@@ -70,6 +70,7 @@ AFTER_BASELINE = frozenset(
         "plan-reread-on-approval",
         "scratchpad-by-feature",
         "shared-child-timers",
+        "signal-unknown-fields",
         "task-output",
         "task-output-stop",
         "team-answer-by-name",
@@ -77,6 +78,7 @@ AFTER_BASELINE = frozenset(
         "team-name-needs-team",
         "team-spawn",
         "verified-base-commit",
+        "verified-cancel-reaches-implementer",
     }
 )
 """Patch ids added since, asked one by one."""

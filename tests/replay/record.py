@@ -151,6 +151,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # Mail to `*` and kills after a member has ended, chosen from every member (patched
     # team-handlers-all-members).
     "team_shutdown_v4": team_steered,
+    # The resume of the implementer is waited for when cancelled (patched
+    # verified-cancel-reaches-implementer).
+    "verified_task_v5": verified_task,
 }
 
 
@@ -181,6 +184,7 @@ CHILDREN = {
     "verified_task_v4": ["implementer", "verify-1", "verify-2"],
     "team_spawn": ["a", "b", "d"],
     "team_shutdown_v4": ["b"],
+    "verified_task_v5": ["implementer", "verify-1", "verify-2"],
 }
 # Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.
 SHELLS = {"agent_background_bash"}

@@ -50,3 +50,21 @@ def test_a_stop_for_a_fork_not_started_yet_says_to_try_again():
         "1 of 3 forks have started, try again when yours has"
     )
     assert "no fork is `fork-4`" in no_fork_text("fork-4", 3, 3)
+
+
+def test_a_field_the_input_does_not_have_is_refused_unless_lenient_or_unpatched():
+    from workflows.contracts import BackgroundRequest
+
+    refusals = Refusals(log=lambda _: None, patched=lambda _: True)
+    assert refusals.checked("background", BackgroundRequest, {"agentid": "a1"}) is None
+    assert refusals.texts == [
+        "signal `background` refused: unknown field agentid; its fields are agent_id"
+    ]
+    # Inputs Outlast's own workflows send as well take a field from a later release.
+    mail = refusals.checked("send_message", MailMessage, {"text": "hi", "x": 1}, strict=False)
+    assert mail == MailMessage(text="hi")
+    # A history recorded before the patch replays as it ran: the field is dropped.
+    before = Refusals(log=lambda _: None, patched=lambda _: False)
+    assert before.checked("background", BackgroundRequest, {"agentid": "a1"}) == (
+        BackgroundRequest()
+    )
