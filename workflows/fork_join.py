@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.resume import AppendInput, append
 
 from workflows import search_attributes as sa
+from workflows import versions
 from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare
 from workflows.contracts import (
     AgentInput,
@@ -64,12 +65,21 @@ def outcome_text(o: ForkOutcome) -> str:
     )
 
 
+STOP_STARTING_FORK = "fork-stop-when-started"
+"""Patch: a `task_stop` for a fork whose start is in flight is applied once it has started
+(the cancel of a workflow not there yet failed the whole fork-join)."""
+
+
 @workflow.defn(name="ForkJoinWorkflow")
 class ForkJoinWorkflow:
     def __init__(self) -> None:
         self._outcomes: dict[int, ForkOutcome] = {}
         self._children: dict[int, tuple[str, str]] = {}
-        """index -> (agent id, workflow id) of every fork started."""
+        """index -> (agent id, workflow id) of every fork started (or starting)."""
+        self._started: set[int] = set()
+        """Forks whose start has completed."""
+        self._stop_on_start: set[int] = set()
+        """Forks a `task_stop` named while their start was in flight."""
         self._directives: list[str] = []
         self._marks = sa.PatternMarks()
         self._refusals = Refusals()
@@ -167,7 +177,7 @@ class ForkJoinWorkflow:
                 directive=inp.directives[i],
             ),
         )
-        return await workflow.start_child_workflow(
+        handle = await workflow.start_child_workflow(
             "AgentWorkflow",
             child,
             id=workflow_id,
@@ -176,6 +186,10 @@ class ForkJoinWorkflow:
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             static_summary=f"fork {i + 1}: {inp.directives[i][:80]}",
         )
+        self._started.add(i)
+        if i in self._stop_on_start:
+            await cancel_workflow(workflow_id)
+        return handle
 
     async def _join(self, i: int, handle) -> ForkOutcome:
         agent_id, workflow_id = self._children[i]
@@ -248,6 +262,8 @@ class ForkJoinWorkflow:
         elif found in self._outcomes:
             ended = self._outcomes[found].status
             self._refuse(f"signal `task_stop` refused: fork {found + 1} has already {ended}")
+        elif found not in self._started and versions.patched(STOP_STARTING_FORK):
+            self._stop_on_start.add(found)  # cancelled by `_start_fork` once started
         else:
             await cancel_workflow(self._children[found][1])
 

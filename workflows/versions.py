@@ -59,6 +59,7 @@ AFTER_BASELINE = frozenset(
         "bash-background",
         "end-waits-for-starts",
         "fork-sync-when-disabled",
+        "fork-stop-when-started",
         "kill-on-host",
         "max-turns-keeps-ended",
         "name-reuse-own-id",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import threading
 import uuid
 
 from activities import transcripts
@@ -14,7 +15,8 @@ from agents.config import Features
 from agents.control_tools import TaskStopInput
 from agents.messages import TextBlock, ToolResultBlock
 from outlast.scripted_model.cache import estimate_tokens
-from tests.support import fast_config, running_workers, scripted_model
+from tests.interceptors import Hold
+from tests.support import fast_config, running_workers, scripted_model, wait_for
 from workflows.contracts import (
     AgentInput,
     AgentResult,
@@ -221,13 +223,27 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
             await handle.signal("task_stop", TaskStopInput(task_id="fork-2"))
             result = await handle.result()
     assert refused == [
-        "signal `task_stop` refused: taskid: Extra inputs are not permitted",
+        "signal `task_stop` refused: unknown field taskid; its fields are task_id, shell_id",
         "signal `task_stop` refused: no fork is `fork-9`; name one by its number "
         "(1-3 or fork-1..fork-3), agent id or workflow id",
         "signal `task_stop` refused: fork 1 has already completed",
     ]
     assert [f.status for f in result.forks] == ["completed", "killed", "completed"]
     assert result.forks[1].final_text == ""
+
+
+async def test_task_stop_of_a_fork_still_starting_kills_it_once_started(client, git_repo):
+    """The stop is kept until the fork's start completes (a cancel sent before it failed the
+    whole fork-join, every fork's work lost)."""
+    held = threading.Event()
+    with scripted_model(fork_script(3)):
+        hold = Hold(2, child_suffix="/fork-2", on_hold=held.set)
+        async with running_workers(client, interceptors=[hold]) as queues:
+            handle = await start_fork_join(client, queues, git_repo, 3)
+            await wait_for(held.is_set)
+            await handle.signal("task_stop", TaskStopInput(task_id="fork-2"))
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert [f.status for f in result.forks] == ["completed", "killed", "completed"]
 
 
 async def test_with_background_tasks_disabled_a_fork_runs_sync(client, git_repo):
