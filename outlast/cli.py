@@ -16,21 +16,21 @@ from activities.store import state_dir
 from outlast import cli_steer  # noqa: F401 - registers approve, reject, ls, show, ...
 from outlast.cli_base import app, connect_or_fail, console
 from outlast.cli_base import fail as _fail
-from outlast.client import connect
 from outlast.devserver import DevServer, DevServerError
+from outlast.inspect import PATTERN_OF_TYPE
 from outlast.patterns import (
+    RESULT_TYPES,
     PatternArgs,
     build_pattern_input,
     follow_pattern,
     print_pattern_result,
     start_pattern,
+    succeeded,
 )
-from outlast.progress import follow, print_result
 from outlast.reaper import reap, reap_interval
 from outlast.runner import StartError, env_config, start_agent
 from outlast.search_setup import missing_search_attributes, register_search_attributes
 from outlast.telemetry import configure_tracing, flush_tracing
-from workflows.contracts import AgentResult
 from workflows.search_attributes import ALL
 
 
@@ -63,16 +63,16 @@ def _server(port: int = 7233, ui_port: int = 8233) -> DevServer:
 async def _client_for_run(embedded: DevServer) -> tuple[object, str | None]:
     """Connect to `$TEMPORAL_ADDRESS`, or to the embedded server (started if needed)."""
     if os.environ.get("TEMPORAL_ADDRESS"):
-        return await connect(), None
+        return await connect_or_fail(), None
     if embedded.ensure_running():
         console.print(f"[dim]started the embedded Temporal dev server on {embedded.address}[/]")
-    return await connect(embedded.address), embedded.ui_url
+    return await connect_or_fail(embedded.address), embedded.ui_url
 
 
 @app.command()
 def dev(
-    port: int = typer.Option(7233, help="gRPC port of the dev server."),
-    ui_port: int = typer.Option(8233, help="Web UI port."),
+    port: int = typer.Option(7233, min=1, max=65535, help="gRPC port of the dev server."),
+    ui_port: int = typer.Option(8233, min=1, max=65535, help="Web UI port."),
 ) -> None:
     """Run the embedded Temporal dev server (SQLite under .outlast/) and a worker."""
     server = _server(port, ui_port)
@@ -81,10 +81,13 @@ def dev(
     _checked_worker_module()
 
     async def _main() -> None:
-        proc = server.start(detach=False)
+        try:
+            proc = server.start(detach=False)
+        except DevServerError as e:
+            _fail(str(e))
         console.print(f"Temporal dev server on {server.address}, Web UI {server.ui_url}")
         try:
-            client = await connect(server.address)
+            client = await connect_or_fail(server.address)
             w = _worker_module()
             console.print(f"worker serving task queues outlast and outlast-host-{w.host_id()}")
             await w.serve_until_stopped(w.build_workers(client), reap_every=_reap_every())
@@ -111,7 +114,7 @@ def worker() -> None:
     _checked_worker_module()
 
     async def _main() -> None:
-        client = await connect()
+        client = await connect_or_fail()
         w = _worker_module()
         console.print(f"worker serving task queues outlast and outlast-host-{w.host_id()}")
         # As `python -m worker`: a SIGTERM cancels running tools, so their commands are
@@ -188,12 +191,16 @@ def run(
         _fail(str(e))
     if not no_worker:
         _checked_worker_module(or_else="or pass --no-worker and run workers elsewhere")
-    asyncio.run(_run_and_follow(inp, workflow_id, with_worker=not no_worker, pattern=pattern))
+    code = asyncio.run(
+        _run_and_follow(inp, workflow_id, with_worker=not no_worker, pattern=pattern)
+    )
+    raise typer.Exit(code)
 
 
 async def _run_and_follow(
     inp, workflow_id: str | None, *, with_worker: bool, pattern: str = "single"
-) -> None:
+) -> int:
+    """The exit code: 0 once the task succeeded (or the user detached), 1 if it did not."""
     try:
         client, ui = await _client_for_run(_server())
     except DevServerError as e:
@@ -222,7 +229,7 @@ async def _run_and_follow(
         )
         if with_worker:
             console.print("[yellow]it needs a worker to make progress: run `outlast worker`[/]")
-        result = None
+        return 0
     finally:
         for w in workers:
             await w.shutdown()
@@ -230,6 +237,7 @@ async def _run_and_follow(
             await serving
     if result is not None:
         print_pattern_result(pattern, result, console)
+    return 0 if succeeded(result) else 1
 
 
 def _announce(workflow_id: str, ui: str | None) -> None:
@@ -242,19 +250,26 @@ def _announce(workflow_id: str, ui: str | None) -> None:
 def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow.")) -> None:
     """Follow a running (or finished) agent."""
 
-    async def _main() -> None:
-        client = await connect()
-        handle = client.get_workflow_handle(workflow_id, result_type=AgentResult)
+    async def _main() -> int:
+        client = await connect_or_fail()
         try:
-            await handle.describe()
+            desc = await client.get_workflow_handle(workflow_id).describe()
         except Exception as e:  # noqa: BLE001 - any lookup failure is the user's answer
             _fail(f"no workflow {workflow_id}: {e}")
-        result = await follow(handle, console, client)
+        pattern = PATTERN_OF_TYPE.get(desc.workflow_type)
+        if pattern is None:
+            _fail(f"{workflow_id} is a {desc.workflow_type}, not one of Outlast's tasks.")
+        handle = client.get_workflow_handle(workflow_id, result_type=RESULT_TYPES[pattern])
+        result = await follow_pattern(handle, pattern, console, client)
         if result is not None:
-            print_result(result, console)
+            print_pattern_result(pattern, result, console)
+        return 0 if succeeded(result) else 1
 
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_main())
+    try:
+        code = asyncio.run(_main())
+    except KeyboardInterrupt:
+        return  # detached: the workflow goes on
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -371,7 +386,7 @@ def search_attributes(
     """Check (or register: prefer `outlast setup`) Outlast's search attributes."""
 
     async def _main() -> None:
-        client = await connect()
+        client = await connect_or_fail()
         if register:
             added = await register_search_attributes(client)
             console.print(f"registered: {', '.join(added)}" if added else "all registered already")

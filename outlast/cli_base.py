@@ -24,9 +24,14 @@ def fail(message: str) -> None:
     raise typer.Exit(2)
 
 
-async def connect_or_fail() -> Client:
+async def connect_or_fail(address: str | None = None) -> Client:
+    """A client, or a one-sentence refusal: the server cannot be reached, or the payload
+    settings (`OUTLAST_PAYLOAD_KEY`, `OUTLAST_PAYLOAD_STORE`) do not make sense."""
     try:
-        return await connect()
+        return await connect(address)
     except RuntimeError as e:
-        address = os.environ.get("TEMPORAL_ADDRESS", "localhost:7233")
-        fail(f"cannot reach Temporal at {address}: {e}; start it with `outlast dev`.")
+        where = address or os.environ.get("TEMPORAL_ADDRESS", "localhost:7233")
+        fail(f"cannot reach Temporal at {where}: {e}; start it with `outlast dev`.")
+    except ValueError as e:  # the data converter's settings (PayloadKeyError is one)
+        fail(str(e))
+    raise AssertionError("unreachable")  # fail() raises

@@ -185,3 +185,24 @@ def test_model_call_wins_over_the_environment_for_every_pattern(monkeypatch, tmp
     assert seen[1].model.local_activity is True
     out = run(*argv, env={"OUTLAST_MODEL_CALL": ""})
     assert seen[2].model.local_activity is False
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "said"),
+    [
+        (("attach", "x"), {}, "cannot reach Temporal at 127.0.0.1:9"),
+        (("search-attributes",), {}, "cannot reach Temporal at 127.0.0.1:9"),
+        (("ls",), {"OUTLAST_PAYLOAD_KEY": "notbase64!!"}, "OUTLAST_PAYLOAD_KEY is not base64"),
+        (("attach", "x"), {"OUTLAST_PAYLOAD_STORE": "bogus"}, "OUTLAST_PAYLOAD_STORE"),
+    ],
+)
+def test_no_server_or_bad_payload_settings_is_one_sentence_not_a_traceback(args, env, said):
+    out = run(*args, env=env)
+    assert out.exit_code == 2, out.output
+    assert out.output.startswith("error: ") and said in out.output, out.output
+    assert "Traceback" not in out.output
+
+
+def test_dev_refuses_a_port_out_of_range():
+    out = run("dev", "--port", "99999")
+    assert out.exit_code == 2 and "65535" in out.output

@@ -89,3 +89,18 @@ async def test_model_call_picks_how_the_run_calls_the_model(dev_server, client, 
             local.append(la[0])
     assert "llm.call_model" not in regular
     assert local.count("llm.call_model") == 2
+
+
+def test_a_run_that_fails_exits_non_zero(dev_server, git_repo, state_root):
+    """A script or CI job reads the exit code: a task that did not succeed is not a 0."""
+    script = {"agents": [{"name": "main", "turns": [{"error": {"status": 400}}]}]}
+    with scripted_model(script) as model:
+        done = subprocess.run(
+            [sys.executable, "-m", "outlast.cli", "run", "Say hi.", "--repo", str(git_repo)],
+            env=cli_env(dev_server, model),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "invalid_request_error" in done.stdout, done.stdout
