@@ -146,7 +146,9 @@ def run(
     approve: bool = typer.Option(
         False, "--approve", help="pipeline: wait for `outlast approve` after each stage."
     ),
-    max_rounds: int = typer.Option(3, min=1, max=10, help="verified: verification rounds."),
+    max_rounds: int = typer.Option(
+        None, min=1, max=10, help="verified: verification rounds (default 3)."
+    ),
     plan: bool = typer.Option(
         False, "--plan", help="Start in plan mode: the agent plans, `outlast approve` lets it act."
     ),

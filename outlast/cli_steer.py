@@ -22,6 +22,8 @@ from workflows.contracts import MailMessage, PlanDecision, PlanView, StopRequest
 from workflows.pattern_contracts import StageDecision, TeamMail
 
 UPDATE_TIMEOUT = timedelta(seconds=30)
+STOPPABLE = ("AgentWorkflow", "CoordinatorWorkflow", "PipelineWorkflow", "TeamWorkflow")
+"""The workflow types with a graceful stop (`stop`, a team's `shutdown`)."""
 
 
 @app.command()
@@ -58,6 +60,8 @@ async def _decide(
         fail("--rerun is for a pipeline stage: name the stage.")
     if mode is not None and mode not in RESUME_MODES:
         fail(f"--mode {mode}: choose one of {', '.join(RESUME_MODES)}.")
+    if mode is not None and stage is not None:
+        fail("--mode is the mode an approved plan continues in; a pipeline stage has none.")
     # A closed workflow has nothing waiting; asking it would wait ~30 s for a worker to
     # answer the query of a run that no worker holds any more.
     waiting = "a plan" if stage is None else f"stage {stage}"
@@ -160,7 +164,8 @@ def stop(
     async def _main() -> None:
         handle, workflow_type = await _running(workflow_id)
         name = "shutdown" if workflow_type == "TeamWorkflow" else "stop"
-        if workflow_type in ("ForkJoinWorkflow", "VerifiedTaskWorkflow"):
+        if workflow_type not in STOPPABLE:
+            # Anything else has no handler for it: Temporal would keep the signal unread.
             fail(f"{workflow_id} is a {workflow_type}, which has no graceful stop; use kill.")
         await handle.signal(name, StopRequest(reason=reason))
         console.print(f"asked {workflow_id} to stop after its current turn")
@@ -184,7 +189,7 @@ def kill(workflow_id: str = typer.Argument(..., help="The workflow to kill.")) -
 def send(
     workflow_id: str = typer.Argument(..., help="The agent (or team) to message."),
     text: str = typer.Argument(..., help="The message; read at the agent's next turn."),
-    to: str = typer.Option("lead", help="For a team: the member to message."),
+    to: str = typer.Option(None, help="For a team: the member to message (default: lead)."),
 ) -> None:
     """Send a message to a running agent (or to a member of a team)."""
     if not text.strip():
@@ -192,10 +197,14 @@ def send(
 
     async def _main() -> None:
         handle, workflow_type = await _running(workflow_id)
+        if to is not None and workflow_type != "TeamWorkflow":
+            fail(f"--to names a team's member; {workflow_id} is a {workflow_type}.")
         if workflow_type == "TeamWorkflow":
             try:
                 await handle.execute_update(
-                    "message_member", TeamMail(to=to, text=text), rpc_timeout=UPDATE_TIMEOUT
+                    "message_member",
+                    TeamMail(to=to or "lead", text=text),
+                    rpc_timeout=UPDATE_TIMEOUT,
                 )
             except WorkflowUpdateFailedError as e:
                 fail(str(getattr(e.cause, "message", None) or e.cause))

@@ -83,7 +83,8 @@ class PatternArgs:
     """`name=prompt` or `name:agent_type=prompt`."""
     team_tasks: list[str] = field(default_factory=list)
     forks: list[str] = field(default_factory=list)
-    max_rounds: int = 3
+    max_rounds: int | None = None
+    """verified: rounds (its input's default, 3, when None)."""
     plan_first: bool = False
     """single: start in plan mode (the plan waits for `outlast approve`)."""
     config: OutlastConfig | None = None
@@ -117,12 +118,60 @@ def _first_error(e: ValidationError) -> str:
     return str(err.get("ctx", {}).get("error") or err["msg"])
 
 
+OPTION_PATTERNS: dict[str, tuple[str, ...]] = {
+    "max_turns": ("single", "coordinator"),
+    "approve": ("pipeline",),
+    "teammates": ("team",),
+    "team_tasks": ("team",),
+    "forks": ("fork-join",),
+    "max_rounds": ("verified",),
+}
+"""Options that mean something to some patterns only, and the patterns they are for."""
+OPTION_FLAGS = {
+    "max_turns": "--max-turns",
+    "approve": "--approve",
+    "teammates": "--teammate",
+    "team_tasks": "--team-task",
+    "forks": "--fork",
+    "max_rounds": "--max-rounds",
+}
+
+
+def foreign_option(args: PatternArgs) -> str | None:
+    """Why an option given is refused: it is for another pattern (it would be ignored)."""
+    for name, patterns in OPTION_PATTERNS.items():
+        if args.pattern not in patterns and getattr(args, name) not in (None, False, []):
+            return (
+                f"{OPTION_FLAGS[name]} is for --pattern {' or '.join(patterns)}, not "
+                f"{args.pattern}: it would be ignored."
+            )
+    return None
+
+
 def build_pattern_input(args: PatternArgs) -> Any:
     """The workflow input for `args.pattern`, or StartError naming the problem."""
     if args.pattern not in PATTERNS:
         raise StartError(f"--pattern {args.pattern}: choose one of {', '.join(PATTERNS)}.")
     if not args.task.strip():
         raise StartError("The task is empty: say what the agents should do.")
+    if (problem := foreign_option(args)) is not None:
+        raise StartError(problem)
+    try:
+        return _pattern_input(args)
+    except ValidationError as e:  # a value out of range, from code that skipped the CLI
+        raise StartError(f"{args.pattern}: {_first_error(e)}") from None
+
+
+def _known_agent_type(agent_type: str, config: OutlastConfig, root: str, flag: str) -> None:
+    known = local_definitions(Path(root), config)
+    if known.get(agent_type) is None:
+        raise StartError(
+            f"{flag}: agent type '{agent_type}' not found. Available agents: "
+            f"{', '.join(known.names())}"
+        )
+
+
+def _pattern_input(args: PatternArgs) -> Any:
     config = args.config or env_config()
     if args.pattern == "single":
         return build_input(
@@ -136,7 +185,9 @@ def build_pattern_input(args: PatternArgs) -> Any:
             plan_first=args.plan_first,
         )
     if args.plan_first:
-        raise StartError("--plan starts a single agent in plan mode; drop --pattern or --plan.")
+        raise StartError(
+            f"--plan starts a single agent in plan mode, not a {args.pattern}: drop --plan."
+        )
     workspace = _workspace(args.repo, args.host_id)
     description = args.task.strip().splitlines()[0][:80]
     if args.pattern == "coordinator":
@@ -157,16 +208,13 @@ def build_pattern_input(args: PatternArgs) -> Any:
             approve_between=args.approve,
             description=description,
         )
+    if args.pattern in ("team", "verified", "fork-join"):
+        _known_agent_type(args.agent_type, config, workspace.root, f"--agent {args.agent_type}")
     if args.pattern == "team":
         # With no --teammate the lead starts alone and spawns its teammates itself (R69).
         members = [parse_teammate(t) for t in args.teammates]
-        known = local_definitions(Path(workspace.root), config)
         for m in [*members]:
-            if known.get(m.agent_type) is None:
-                raise StartError(
-                    f"--teammate {m.name}: agent type '{m.agent_type}' not found. Available "
-                    f"agents: {', '.join(known.names())}"
-                )
+            _known_agent_type(m.agent_type, config, workspace.root, f"--teammate {m.name}")
             if m.name == "lead":
                 raise StartError("--teammate lead: the lead (who gets the task) is named 'lead'")
         if any(not t.strip() for t in args.team_tasks):
@@ -190,7 +238,7 @@ def build_pattern_input(args: PatternArgs) -> Any:
             implementer_type=args.agent_type,
             model=args.model,
             config=config,
-            max_rounds=args.max_rounds,
+            **({} if args.max_rounds is None else {"max_rounds": args.max_rounds}),
             description=description,
         )
     if not args.forks:

@@ -206,3 +206,40 @@ def test_no_server_or_bad_payload_settings_is_one_sentence_not_a_traceback(args,
 def test_dev_refuses_a_port_out_of_range():
     out = run("dev", "--port", "99999")
     assert out.exit_code == 2 and "65535" in out.output
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--max-turns", "2", "--pattern", "pipeline"), "--max-turns is for --pattern single or"),
+        (("--approve",), "--approve is for --pattern pipeline, not single"),
+        (("--fork", "a", "--pattern", "team"), "--fork is for --pattern fork-join, not team"),
+        (("--teammate", "b=help", "--pattern", "verified"), "--teammate is for --pattern team"),
+        (("--team-task", "x"), "--team-task is for --pattern team, not single"),
+        (("--max-rounds", "2", "--pattern", "fork-join", "--fork", "a"), "--max-rounds is for"),
+        (("--agent", "Wizard", "--pattern", "verified"), "--agent Wizard: agent type 'Wizard'"),
+        (("--agent", "Wizard", "--pattern", "team"), "--agent Wizard: agent type 'Wizard'"),
+        (
+            ("--agent", "Wizard", "--pattern", "fork-join", "--fork", "a"),
+            "--agent Wizard: agent type 'Wizard'",
+        ),
+    ],
+)
+def test_an_option_the_pattern_would_ignore_or_could_not_run_is_refused(tmp_path, args, said):
+    out = run("run", "fix it", "--repo", str(tmp_path), *args)
+    assert out.exit_code == 2, out.output
+    assert said in out.output, out.output
+
+
+def test_start_task_refuses_a_value_out_of_range_with_a_start_error(tmp_path):
+    from outlast.patterns import PatternArgs, build_pattern_input
+
+    with pytest.raises(StartError, match="verified: Input should be less than or equal to 10"):
+        build_pattern_input(
+            PatternArgs(pattern="verified", task="t", repo=tmp_path, host_id="h", max_rounds=11)
+        )
+
+
+def test_steering_options_that_would_be_ignored_are_refused():
+    out = run("approve", "wf-1", "build", "--mode", "acceptEdits")
+    assert out.exit_code == 2 and "a pipeline stage has none" in out.output

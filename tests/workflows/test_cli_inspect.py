@@ -131,3 +131,23 @@ async def test_mistakes_are_refused_with_a_sentence(client, dev_server, git_repo
         assert handle.id in out or "not running" in out or "nothing" in out, (command, out)
     described = await handle.describe()
     assert described.raw_description.workflow_execution_info.history_length == events_before
+
+
+async def test_steering_a_workflow_that_cannot_take_it_is_refused(client, dev_server):
+    """A stop to a workflow with no graceful stop (a background command's, or not Outlast's)
+    would sit unread in its history, and `--to` means nothing to a lone agent: both are
+    refused, and nothing is sent."""
+    other = await client.start_workflow(
+        "ShellTaskWorkflow", id=f"shell-{uuid.uuid4().hex[:8]}", task_queue="nobody-polls"
+    )
+    code, out = await cli(dev_server.address, "stop", other.id)
+    assert code == 2 and "is a ShellTaskWorkflow, which has no graceful stop" in out, out
+    agent = await client.start_workflow(
+        "AgentWorkflow", id=f"lone-{uuid.uuid4().hex[:8]}", task_queue="nobody-polls"
+    )
+    code, out = await cli(dev_server.address, "send", agent.id, "hi", "--to", "bob")
+    assert code == 2 and "--to names a team's member" in out, out
+    for handle in (other, agent):
+        described = await handle.describe()
+        assert described.raw_description.workflow_execution_info.history_length == 2
+        await handle.terminate("test done")
