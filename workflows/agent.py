@@ -731,7 +731,13 @@ class AgentWorkflow:
         if checked is None:
             self._refresh_details()
             return
-        self._subagents.on_background(checked)
+        if not self._subagents.on_background(checked):
+            # Said where the sender looks; nothing waits for it (it is not kept for later).
+            named = f" named {checked.agent_id}" if checked.agent_id else ""
+            self._refusals.keep(
+                f"signal `background` refused: no synchronous sub-agent{named} is running"
+            )
+            self._refresh_details()
 
     @workflow.query(name="status")
     def status(self) -> AgentStatus:

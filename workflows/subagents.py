@@ -192,10 +192,14 @@ class SubAgents:
                 "notification from %s not queued (sync or duplicate)", end.agent_id
             )
 
-    def on_background(self, request: BackgroundRequest) -> None:
+    def on_background(self, request: BackgroundRequest) -> bool:
+        """Mark the sync sub-agents `request` names to be backgrounded; False if none is."""
+        found = False
         for task in self.registry.running():
             if task.mode == "sync" and request.agent_id in (None, task.agent_id, task.name):
                 task.background_requested = True
+                found = True
+        return found
 
     # --- the Agent tool ----------------------------------------------------------------
 

@@ -327,6 +327,14 @@ async def test_a_misspelt_field_and_outlasts_own_signals_are_refused_not_dropped
                 "dictionary or instance of AgentNotification",
                 "signal `team_members` refused: it takes one input, 2 were given",
             ]
+            await handle.signal("background", {"agent_id": "nobody"})
+            nobody = "signal `background` refused: no synchronous sub-agent named nobody is running"
+            for _ in range(100):
+                status = await handle.query("status", result_type=AgentStatus)
+                if status.refused_signals[-1] == nobody:
+                    break
+                await asyncio.sleep(0.1)
+            assert status.refused_signals[-1] == nobody
             await temporal(
                 dev_server.address,
                 *("workflow", "signal", "--workflow-id", wf_id, "--name", "send_message"),
