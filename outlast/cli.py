@@ -93,6 +93,7 @@ def dev(
             await w.serve_until_stopped(w.build_workers(client), reap_every=_reap_every())
         finally:
             proc.terminate()
+            server.pid_file.unlink(missing_ok=True)
 
     _stop_on_sigterm()  # until the worker serves, and handles SIGTERM and Ctrl-C itself
     with contextlib.suppress(KeyboardInterrupt):

@@ -164,6 +164,10 @@ class DevServer:
             pid = int(self.pid_file.read_text())
         except (FileNotFoundError, ValueError):
             return False
+        if not _is_temporal(pid):
+            # The server this file named has gone and its pid may be another process's now.
+            self.pid_file.unlink(missing_ok=True)
+            return False
         try:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
@@ -171,3 +175,14 @@ class DevServer:
         finally:
             self.pid_file.unlink(missing_ok=True)
         return True
+
+
+def _is_temporal(pid: int) -> bool:
+    """Whether `pid` is a `temporal server start-dev` process."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"start-dev" in argv and any(
+        Path(a.decode(errors="replace")).name == "temporal" for a in argv
+    )

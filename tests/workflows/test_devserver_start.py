@@ -29,3 +29,23 @@ def test_a_start_interrupted_before_ready_stops_the_server(tmp_path, monkeypatch
         assert proc.wait(timeout=10) is not None
     finally:
         proc.kill()
+
+
+def test_server_stop_kills_only_the_dev_server_its_pid_file_names(tmp_path) -> None:
+    """The pid file outlives its server (a crash, a reboot): a recycled pid is not killed."""
+    server = DevServer(
+        state_dir=tmp_path, host="127.0.0.1", port=free_port(), headless=True, persist=False
+    )
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        server.pid_file.write_text(str(bystander.pid))
+        assert server.stop() is False
+        assert bystander.poll() is None and not server.pid_file.exists()
+    finally:
+        bystander.kill()
+    proc = server.start(detach=True)
+    try:
+        assert server.stop() is True
+        assert proc.wait(timeout=30) is not None
+    finally:
+        proc.kill()
