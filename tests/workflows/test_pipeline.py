@@ -8,11 +8,11 @@ import json
 import uuid
 
 import pytest
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateStage
 
 from agents.pipeline import PipelineStage
 from tests.support import fast_config, running_workers, scripted_model
-from workflows.contracts import Workspace
+from workflows.contracts import StopRequest, Workspace
 from workflows.pattern_contracts import PipelineInput, PipelineResult, PipelineView, StageDecision
 
 TASK = "Make greet() say hi."
@@ -205,3 +205,43 @@ async def wait_for_approval(handle, stage: str, after: int = 0) -> PipelineView:
             return view
         await asyncio.sleep(0.1)
     raise AssertionError(f"stage {stage} never waited for approval")
+
+
+async def test_a_stop_with_a_rerun_decided_ahead_starts_no_stage(client, git_repo):
+    """A re-run decided while the approval stage still runs is held; a `stop` meanwhile
+    wins: `stop` promises that no further stage starts. (The wait for a decision resumes
+    before the held update's handler, so it sees the stop and no decision.)"""
+    stages = [
+        PipelineStage(name="look", agent_type="Explore", instructions="Look.", approval=True),
+        PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
+    ]
+    script = {
+        "agents": [
+            {
+                "name": "look",
+                "match": {"agent_type": "Explore"},
+                "turns": [{"delay_ms": 2000, "text": "LOOK"}],
+                "after_last": "repeat_last",
+            },
+            stage_agent("Plan", "PLAN-OUT", read=False),
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(
+                client, queues, pipeline_input(git_repo, queues, stages=stages)
+            )
+            for _ in range(100):
+                view = await handle.query("pipeline", result_type=PipelineView)
+                if view.current == "look":
+                    break
+                await asyncio.sleep(0.1)
+            rerun = StageDecision(stage="look", approve=False, rerun=True, feedback="again")
+            held = await handle.start_update(
+                "decide_stage", rerun, wait_for_stage=WorkflowUpdateStage.ACCEPTED
+            )
+            await handle.signal("stop", StopRequest(reason="enough"))
+            result = await asyncio.wait_for(handle.result(), 60)
+            await held.result()
+    assert result.status == "stopped", result
+    assert [(s.name, s.attempt) for s in result.stages] == [("look", 1)]
