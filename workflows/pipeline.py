@@ -39,6 +39,11 @@ PIPELINE_CHECKED_PASS = "pipeline-checked-pass"
 as it does a verified task; the stage's claimed PASS had let the pipeline go on."""
 
 
+STOP_BEATS_RERUN = "pipeline-stop-beats-rerun"
+"""Patch: a `stop` that came with (or before) a re-run decision ends the pipeline instead of
+starting the stage again."""
+
+
 @workflow.defn(name="PipelineWorkflow")
 class PipelineWorkflow:
     @workflow.init
@@ -89,6 +94,9 @@ class PipelineWorkflow:
                     return self._result("stopped", stage.name, f"stopped at stage {stage.name}")
                 if decision.approve:
                     break
+                if decision.rerun and self._stop is not None and versions.patched(STOP_BEATS_RERUN):
+                    # `stop` promises no further stage starts; a re-run would be one.
+                    return self._result("stopped", stage.name, f"stopped at stage {stage.name}")
                 if not decision.rerun or attempt >= MAX_ATTEMPTS:
                     self._stages[-1] = outcome.model_copy(update={"status": "rejected"})
                     reason = f": {decision.feedback}" if decision.feedback else ""

@@ -209,8 +209,10 @@ async def wait_for_approval(handle, stage: str, after: int = 0) -> PipelineView:
 
 async def test_a_stop_with_a_rerun_decided_ahead_starts_no_stage(client, git_repo):
     """A re-run decided while the approval stage still runs is held; a `stop` meanwhile
-    wins: `stop` promises that no further stage starts. (The wait for a decision resumes
-    before the held update's handler, so it sees the stop and no decision.)"""
+    wins: `stop` promises that no further stage starts. Without the fix the re-run started
+    one when the stop reached the pipeline as the stage ended (the held update's handler
+    resumes first and sets the decision); with the stop in earlier, the wait for a decision
+    saw it first. So this fails without the fix only in some timings (it did under load)."""
     stages = [
         PipelineStage(name="look", agent_type="Explore", instructions="Look.", approval=True),
         PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
