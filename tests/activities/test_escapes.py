@@ -55,6 +55,20 @@ def everything(root: Path) -> dict[str, str]:
     return {**snapshot(root), **{f"../{k}": v for k, v in sibling.items()}}
 
 
+async def every_file_tool(c: ToolContext, path: str) -> list:
+    """Read, Write, Edit, Glob and Grep, each given `path`."""
+    return [
+        await run(read_file, ReadRequest(ctx=c, input=ReadInput(file_path=path))),
+        await run(write_file, WriteRequest(ctx=c, input=WriteInput(file_path=path, content="x"))),
+        await run(
+            edit_file,
+            EditRequest(ctx=c, input=EditInput(file_path=path, old_string="a", new_string="b")),
+        ),
+        await run(glob_files, GlobRequest(ctx=c, input=GlobInput(pattern="*", path=path))),
+        await run(grep_files, GrepRequest(ctx=c, input=GrepInput(pattern="SECRET", path=path))),
+    ]
+
+
 ODD_PATHS = [
     "bad\x00name.txt",
     "../ws-evil/secret.txt",
@@ -68,16 +82,7 @@ async def test_odd_paths_are_refused_as_tool_errors(ws: Path, path: str) -> None
     path = path.format(sibling=ws.parent / "ws-evil")
     before = everything(ws)
     c = ctx(ws)
-    outs = [
-        await run(read_file, ReadRequest(ctx=c, input=ReadInput(file_path=path))),
-        await run(write_file, WriteRequest(ctx=c, input=WriteInput(file_path=path, content="x"))),
-        await run(
-            edit_file,
-            EditRequest(ctx=c, input=EditInput(file_path=path, old_string="a", new_string="b")),
-        ),
-        await run(glob_files, GlobRequest(ctx=c, input=GlobInput(pattern="*", path=path))),
-        await run(grep_files, GrepRequest(ctx=c, input=GrepInput(pattern="SECRET", path=path))),
-    ]
+    outs = await every_file_tool(c, path)
     for out in outs:
         assert out.is_error, out
         assert "SIBLING-SECRET" not in out.content
@@ -93,16 +98,7 @@ async def test_a_symlink_loop_or_an_overlong_name_is_a_tool_error(ws: Path, path
     (ws / "b").symlink_to("a")
     before = everything(ws)
     c = ctx(ws)
-    outs = [
-        await run(read_file, ReadRequest(ctx=c, input=ReadInput(file_path=path))),
-        await run(write_file, WriteRequest(ctx=c, input=WriteInput(file_path=path, content="x"))),
-        await run(
-            edit_file,
-            EditRequest(ctx=c, input=EditInput(file_path=path, old_string="a", new_string="b")),
-        ),
-        await run(glob_files, GlobRequest(ctx=c, input=GlobInput(pattern="*", path=path))),
-        await run(grep_files, GrepRequest(ctx=c, input=GrepInput(pattern="x", path=path))),
-    ]
+    outs = await every_file_tool(c, path)
     for out in outs:
         assert out.is_error, out
         assert path[:40] in out.content, out

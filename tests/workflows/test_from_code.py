@@ -197,34 +197,52 @@ async def test_a_malformed_start_input_fails_the_workflow_with_the_reason(
     assert "workspace.host_queue: Field required" in cause.message
 
 
+BUSY_UNTIL_FITTING = {
+    "agents": [
+        {
+            "name": "read",
+            "match": {"conversation_contains": ["FITTING-TEXT"]},
+            "after_last": "repeat_last",
+            "turns": [{"text": "got it"}],
+        },
+        {
+            "name": "main",
+            "after_last": "repeat_last",
+            "turns": [{"tool_use": {"name": "Bash", "input": {"command": "sleep 0.5"}}}],
+        },
+    ]
+}
+"""An agent that runs short commands until a message with FITTING-TEXT comes, then ends."""
+
+
+async def start_busy_agent(client, dev_server, git_repo, queues):
+    """BUSY_UNTIL_FITTING's agent, started with the `temporal` CLI and plain JSON."""
+    wf_id = f"signals-{uuid.uuid4().hex[:8]}"
+    workspace = {"root": str(git_repo), "host_queue": queues.host_queue}
+    inp = json.dumps({"prompt": "go", "workspace": workspace})
+    await start_with_cli(dev_server.address, "AgentWorkflow", queues.task_queue, wf_id, inp)
+    return client.get_workflow_handle(wf_id, result_type=AgentResult)
+
+
+async def signal_with_cli(dev_server, workflow_id: str, name: str, inputs: list) -> None:
+    """`temporal workflow signal`, with an `--input` per item of `inputs` (none: no input)."""
+    given = [arg for i in inputs for arg in ("--input", json.dumps(i))]
+    await temporal(
+        dev_server.address,
+        *("workflow", "signal", "--workflow-id", workflow_id, "--name", name),
+        *given,
+    )
+
+
 async def test_a_signal_whose_input_does_not_fit_is_refused_where_people_look(
     client, dev_server, git_repo
 ):
     """Temporal drops a signal whose input does not decode, with a line in the worker's log
     only; the signals people send are checked by their handlers and refused in the status
     query and the details. A good signal after a bad one is carried out as ever."""
-    script = {
-        "agents": [
-            {
-                "name": "read",
-                "match": {"conversation_contains": ["FITTING-TEXT"]},
-                "after_last": "repeat_last",
-                "turns": [{"text": "got it"}],
-            },
-            {
-                "name": "main",
-                "after_last": "repeat_last",
-                "turns": [{"tool_use": {"name": "Bash", "input": {"command": "sleep 0.5"}}}],
-            },
-        ]
-    }
-    with scripted_model(script):
+    with scripted_model(BUSY_UNTIL_FITTING):
         async with running_workers(client) as queues:
-            wf_id = f"signals-{uuid.uuid4().hex[:8]}"
-            workspace = {"root": str(git_repo), "host_queue": queues.host_queue}
-            inp = json.dumps({"prompt": "go", "workspace": workspace})
-            await start_with_cli(dev_server.address, "AgentWorkflow", queues.task_queue, wf_id, inp)
-            handle = client.get_workflow_handle(wf_id, result_type=AgentResult)
+            handle = await start_busy_agent(client, dev_server, git_repo, queues)
             for name, inputs in (
                 ("send_message", [{"txt": "hi"}]),
                 ("send_message", []),  # no --input at all
@@ -232,12 +250,7 @@ async def test_a_signal_whose_input_does_not_fit_is_refused_where_people_look(
                 ("stop", [{}, {}]),
                 ("approve_plan", [False]),  # not "nothing given"
             ):
-                given = [arg for i in inputs for arg in ("--input", json.dumps(i))]
-                await temporal(
-                    dev_server.address,
-                    *("workflow", "signal", "--workflow-id", wf_id, "--name", name),
-                    *given,
-                )
+                await signal_with_cli(dev_server, handle.id, name, inputs)
             for _ in range(100):
                 status = await handle.query("status", result_type=AgentStatus)
                 if len(status.refused_signals) == 5:
@@ -260,11 +273,7 @@ async def test_a_signal_whose_input_does_not_fit_is_refused_where_people_look(
             assert "- signal `send_message` refused: text: Field required" in (
                 metadata.current_details
             )
-            await temporal(
-                dev_server.address,
-                *("workflow", "signal", "--workflow-id", wf_id, "--name", "send_message"),
-                *("--input", json.dumps({"text": "FITTING-TEXT"})),
-            )
+            await signal_with_cli(dev_server, handle.id, "send_message", [{"text": "FITTING-TEXT"}])
             result = await asyncio.wait_for(handle.result(), 60)
     assert result.status == "completed" and not result.stopped
     assert result.final_text == "got it"
@@ -277,28 +286,9 @@ async def test_a_misspelt_field_and_outlasts_own_signals_are_refused_not_dropped
     sync sub-agent to the background, `feedbak` sent a plan back with no feedback); a plan
     decision with no plan waiting says so; the signals Outlast's workflows send each other
     refuse an input that does not fit rather than failing every workflow task."""
-    script = {
-        "agents": [
-            {
-                "name": "read",
-                "match": {"conversation_contains": ["FITTING-TEXT"]},
-                "after_last": "repeat_last",
-                "turns": [{"text": "got it"}],
-            },
-            {
-                "name": "main",
-                "after_last": "repeat_last",
-                "turns": [{"tool_use": {"name": "Bash", "input": {"command": "sleep 0.5"}}}],
-            },
-        ]
-    }
-    with scripted_model(script):
+    with scripted_model(BUSY_UNTIL_FITTING):
         async with running_workers(client) as queues:
-            wf_id = f"signals-{uuid.uuid4().hex[:8]}"
-            workspace = {"root": str(git_repo), "host_queue": queues.host_queue}
-            inp = json.dumps({"prompt": "go", "workspace": workspace})
-            await start_with_cli(dev_server.address, "AgentWorkflow", queues.task_queue, wf_id, inp)
-            handle = client.get_workflow_handle(wf_id, result_type=AgentResult)
+            handle = await start_busy_agent(client, dev_server, git_repo, queues)
             for name, inputs in (
                 ("background", [{"agentid": "a1"}]),
                 ("reject_plan", [{"feedbak": "use X", "request": "p1"}]),
@@ -307,12 +297,7 @@ async def test_a_misspelt_field_and_outlasts_own_signals_are_refused_not_dropped
                 ("team_members", [{"members": ["x"]}, {}]),
                 ("set_backgrounded", [{"extra": 1}]),  # takes none: ignored, not a failure
             ):
-                given = [arg for i in inputs for arg in ("--input", json.dumps(i))]
-                await temporal(
-                    dev_server.address,
-                    *("workflow", "signal", "--workflow-id", wf_id, "--name", name),
-                    *given,
-                )
+                await signal_with_cli(dev_server, handle.id, name, inputs)
             for _ in range(100):
                 status = await handle.query("status", result_type=AgentStatus)
                 if len(status.refused_signals) == 5:
@@ -335,11 +320,8 @@ async def test_a_misspelt_field_and_outlasts_own_signals_are_refused_not_dropped
                     break
                 await asyncio.sleep(0.1)
             assert status.refused_signals[-1] == nobody
-            await temporal(
-                dev_server.address,
-                *("workflow", "signal", "--workflow-id", wf_id, "--name", "send_message"),
-                *("--input", json.dumps({"text": "FITTING-TEXT", "later_field": 1})),
-            )
+            fitting = {"text": "FITTING-TEXT", "later_field": 1}
+            await signal_with_cli(dev_server, handle.id, "send_message", [fitting])
             result = await asyncio.wait_for(handle.result(), 60)
     # send_message stays lenient: Outlast's own workflows send it, maybe from a later release.
     assert result.status == "completed" and result.final_text == "got it"
