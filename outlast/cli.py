@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import typer
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from activities.store import state_dir
@@ -217,10 +218,16 @@ async def _run_and_follow(
         inp = inp.model_copy(
             update={"config": inp.config.model_copy(update={"search_attributes": False})}
         )
-    if pattern == "single":
-        handle = await start_agent(client, inp, workflow_id=workflow_id)
-    else:
-        handle = await start_pattern(client, pattern, inp, workflow_id=workflow_id)
+    try:
+        if pattern == "single":
+            handle = await start_agent(client, inp, workflow_id=workflow_id)
+        else:
+            handle = await start_pattern(client, pattern, inp, workflow_id=workflow_id)
+    except WorkflowAlreadyStartedError:
+        _fail(
+            f"--id {workflow_id}: a workflow with that id is running; follow it with "
+            f"`outlast attach {workflow_id}`, or choose another id."
+        )
     _announce(handle.id, ui)
     workers = _worker_module().build_workers(client) if with_worker else []
     serving = asyncio.gather(*(w.run() for w in workers))

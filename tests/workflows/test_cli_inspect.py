@@ -151,3 +151,17 @@ async def test_steering_a_workflow_that_cannot_take_it_is_refused(client, dev_se
         described = await handle.describe()
         assert described.raw_description.workflow_execution_info.history_length == 2
         await handle.terminate("test done")
+
+
+async def test_run_with_the_id_of_a_running_workflow_says_to_attach(client, dev_server, git_repo):
+    running = await client.start_workflow(
+        "AgentWorkflow", id=f"taken-{uuid.uuid4().hex[:8]}", task_queue="nobody-polls"
+    )
+    try:
+        code, out = await cli(
+            dev_server.address, "run", "t", "--repo", str(git_repo), "--id", running.id,
+            "--no-worker",
+        )  # fmt: skip
+        assert code == 2 and f"outlast attach {running.id}" in out and "Traceback" not in out
+    finally:
+        await running.terminate("test done")
