@@ -248,7 +248,7 @@ def _umask() -> int:
     return 0o022
 
 
-def atomic_write(path: Path, data: bytes) -> FileStamp:
+def atomic_write(path: Path, data: bytes, *, create: bool = False) -> FileStamp:
     """Replace `path` with `data` so readers see the old or the new file, never a torn one.
 
     The parent directories are created. An existing file keeps its permission bits; a new one
@@ -258,18 +258,20 @@ def atomic_write(path: Path, data: bytes) -> FileStamp:
 
     Args:
         path: Absolute, with every link resolved (as `resolve_in_workspace` returns it).
+        create: The file must not exist: one that appeared since the caller looked is left
+            as it is (FileExistsError), not replaced unread.
 
     Returns:
         The stamp of the written file.
     """
     parent = open_dir(path.parent, create=True)
     try:
-        return _write_in(parent, path.name, data)
+        return _write_in(parent, path.name, data, create)
     finally:
         os.close(parent)
 
 
-def _write_in(parent: int, name: str, data: bytes) -> FileStamp:
+def _write_in(parent: int, name: str, data: bytes, create: bool = False) -> FileStamp:
     try:
         mode = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode & 0o7777
     except FileNotFoundError:
@@ -282,7 +284,12 @@ def _write_in(parent: int, name: str, data: bytes) -> FileStamp:
             f.flush()
             os.fchmod(f.fileno(), mode)
             os.fsync(f.fileno())
-        os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        if create:
+            # A link fails where the name exists; a rename would replace it.
+            os.link(tmp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
+            os.unlink(tmp, dir_fd=parent)
+        else:
+            os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=parent)

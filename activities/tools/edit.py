@@ -206,7 +206,11 @@ def _create(key: str, path: Path, inp: EditInput, ledger: WriteLedger | None) ->
     data, content = inp.new_string.encode("utf-8"), f"File created successfully at: {key}"
     if ledger:
         ledger.note(data, content)
-    return ToolOutput(content=content, stamps={key: atomic_write(path, data)})
+    try:
+        stamp = atomic_write(path, data, create=True)
+    except FileExistsError:  # made by something else since the check
+        return _error("Cannot create new file - file already exists.")
+    return ToolOutput(content=content, stamps={key: stamp})
 
 
 def plan_edit(

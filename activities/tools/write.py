@@ -123,7 +123,11 @@ def write_sync(req: WriteRequest, ledger: WriteLedger | None = None) -> ToolOutp
         created = f"File created successfully at: {key}"
         if ledger:
             ledger.note(data, created)
-        return ToolOutput(content=created, stamps={key: atomic_write(path, data)})
+        try:
+            stamp = atomic_write(path, data, create=True)
+        except FileExistsError:  # made by something else since the check above
+            return _error(NOT_READ)
+        return ToolOutput(content=created, stamps={key: stamp})
     current, st = read_bytes(path)
     if ledger and (done := ledger.answer(current)) is not None:
         return ToolOutput(content=done, stamps={key: stamp_of_bytes(current, st)})

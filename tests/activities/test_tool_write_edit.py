@@ -330,3 +330,20 @@ async def test_edit_keeps_crlf_line_endings(ws: Path) -> None:
     out = await edit(ws, path, stamp, old_string="one\ntwo", new_string="1\n2")
     assert not out.is_error, out.content
     assert path.read_bytes() == b"1\r\n2\r\nthree\r\n"
+
+
+async def test_a_file_made_after_the_check_is_not_replaced_unread(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process creates the file between Write's look and its write (here: the look
+    is made to miss it): the write refuses, as for any file the agent has not read."""
+    path = ws / "late.txt"
+    path.write_text("theirs\n")
+    real_exists = Path.exists
+    monkeypatch.setattr(Path, "exists", lambda p: False if p == path else real_exists(p))
+    out = await write(ws, path, "mine\n", None)
+    assert out.is_error and out.content == NOT_READ
+    created = await edit(ws, path, None, old_string="", new_string="mine\n")
+    assert created.is_error and "already exists" in created.content
+    assert path.read_text() == "theirs\n"
+    assert [p.name for p in ws.iterdir() if p.name.endswith(".tmp")] == []
