@@ -21,6 +21,9 @@ from agents.paths import normalize_path
 MAX_LINES = 2000
 MAX_LINE_CHARS = 2000
 MAX_FILE_BYTES = 256 * 1024
+MAX_SLICE_FILE_BYTES = 1024**3
+"""Read with offset or limit still hashes the whole file (for the stamp Write and Edit check)
+and walks it line by line: a bigger file would run past the activity's time and be retried."""
 MAX_TOKENS = 25_000
 BINARY_SNIFF_BYTES = 8192
 
@@ -140,6 +143,12 @@ def _precheck(path: Path, key: str, cwd: str, whole_file: bool) -> ToolOutput | 
     if not path.is_file():
         return _error(f"{key} is not a regular file; only regular files can be read.")
     size = path.stat().st_size
+    if not whole_file and size > MAX_SLICE_FILE_BYTES:
+        return _error(
+            f"File content ({format_size(size)}) exceeds the maximum size Read handles even "
+            "with offset and limit (1GB). Search it with Grep, or take the lines you need "
+            "with Bash (sed -n '100,200p', head, tail)."
+        )
     if whole_file and size > MAX_FILE_BYTES:
         return _error(
             f"File content ({format_size(size)}) exceeds maximum allowed size (256KB). Use "

@@ -143,6 +143,15 @@ async def test_whole_file_over_256kb_is_refused_but_a_range_is_not(ws: Path) -> 
     assert [n for n, _ in numbered(ranged.content)] == [3000, 3001, 3002, 3003, 3004]
 
 
+async def test_a_range_of_a_file_over_1gb_is_refused_with_what_to_use(ws: Path) -> None:
+    path = ws / "giant.log"
+    with path.open("wb") as f:
+        f.truncate(1024**3 + 1)  # sparse: no gigabyte written
+    out = await read(ws, str(path), offset=1, limit=10)
+    assert out.is_error and out.content.startswith("File content (1GB) exceeds the maximum size")
+    assert "Grep" in out.content and "sed -n" in out.content
+
+
 async def test_too_many_tokens_is_refused(ws: Path) -> None:
     path = ws / "dense.txt"
     path.write_text(("z" * 999 + "\n") * 150)  # 150 KB of text: ~37500 tokens
