@@ -285,9 +285,7 @@ def _write_in(parent: int, name: str, data: bytes, create: bool = False) -> File
             os.fchmod(f.fileno(), mode)
             os.fsync(f.fileno())
         if create:
-            # A link fails where the name exists; a rename would replace it.
-            os.link(tmp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
-            os.unlink(tmp, dir_fd=parent)
+            _put_new(parent, tmp, name)
         else:
             os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
     except BaseException:
@@ -302,6 +300,29 @@ def _write_in(parent: int, name: str, data: bytes, create: bool = False) -> File
     finally:
         os.close(dir_fd)
     return stamp_of_bytes(data, os.stat(name, dir_fd=parent, follow_symlinks=False))
+
+
+NO_HARD_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV})
+"""What `link` fails with where a filesystem has no hard links (vfat, exFAT, some FUSE and
+network mounts)."""
+
+
+def _put_new(parent: int, tmp: str, name: str) -> None:
+    """Move `tmp` to `name`, which must not exist (FileExistsError): a hard link fails where
+    the name exists, where a rename would replace it."""
+    try:
+        os.link(tmp, name, src_dir_fd=parent, dst_dir_fd=parent, follow_symlinks=False)
+    except OSError as e:
+        if e.errno not in NO_HARD_LINKS:
+            raise
+        # No hard links here: a look just before the rename is the best this filesystem allows.
+        try:
+            os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            os.replace(tmp, name, src_dir_fd=parent, dst_dir_fd=parent)
+            return
+        raise FileExistsError(errno.EEXIST, "File exists", name) from None
+    os.unlink(tmp, dir_fd=parent)
 
 
 def _create_temp(parent: int, name: str) -> str:

@@ -378,4 +378,10 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
 
 
 def succeeded(result: Any) -> bool:
-    return result is not None and getattr(result, "status", "completed") in ("completed", "passed")
+    """The task did what it was asked: completed (or passed), not stopped or failed part way;
+    for a fork-join, every fork completed."""
+    if result is None or getattr(result, "stopped", False):
+        return False
+    if isinstance(result, ForkJoinResult):
+        return all(f.status == "completed" for f in result.forks)
+    return getattr(result, "status", "completed") in ("completed", "passed")

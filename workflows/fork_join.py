@@ -9,10 +9,11 @@ up to its own directive, so forks 2..N read that whole prefix from the prompt ca
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ChildWorkflowError, is_cancelled_exception
+from temporalio.exceptions import ApplicationError, ChildWorkflowError, is_cancelled_exception
 from temporalio.workflow import ParentClosePolicy
 
 from agents.builtin.fork import DEFINITION as FORK_DEFINITION
@@ -188,7 +189,8 @@ class ForkJoinWorkflow:
         )
         self._started.add(i)
         if i in self._stop_on_start:
-            await cancel_workflow(workflow_id)
+            with contextlib.suppress(ApplicationError):  # it has closed already
+                await cancel_workflow(workflow_id)
         return handle
 
     async def _join(self, i: int, handle) -> ForkOutcome:

@@ -103,7 +103,11 @@ class TeamWorkflow:
         """Shutdown request id -> member asked."""
         self._answers: dict[str, ShutdownAnswer] = {}
         self._kills: set[str] = set()
-        """Members a `kill_member` named (one still starting is cancelled once it has)."""
+        """Members a `kill_member` named (one not started yet is cancelled once it has)."""
+        self._started: set[str] = set()
+        """Members whose workflow has started (set as each start returns)."""
+        self._not_started: set[str] = set()
+        """Members the lead added whose start failed: their ids may be another's workflow."""
         self._marks = sa.PatternMarks()
         self._refusals = Refusals()
 
@@ -112,6 +116,7 @@ class TeamWorkflow:
         self._marks.start(inp.config.search_attributes, "team")
         for spec in inp.members():
             self._watchers.append(await self._start_member(spec))
+            self._started.add(spec.name)
             await self._kill_if_asked(spec.name)
         self._details()
         await workflow.wait_condition(
@@ -302,11 +307,11 @@ class TeamWorkflow:
                     f"signal `kill_member` refused: no member named {member.name}; "
                     f"members: {', '.join(names)}"
                 )
-            else:
+            elif member.name not in self._not_started:
                 self._kills.add(member.name)
                 # Whether it has ended is for its watcher to record, which this handler may
                 # run before on a replay without cache; cancelling an ended one does nothing.
-                if member.name not in self._starting:
+                if member.name in self._started:
                     await self._cancel_member(member.name)
         elif member is not None and member.name in self._live():
             await cancel_workflow(f"{workflow.info().workflow_id}/{member.name}")
@@ -377,6 +382,7 @@ class TeamWorkflow:
                     type="MemberNotStarted",
                 ) from None
             started = True
+            self._started.add(spec.name)
             await self._kill_if_asked(spec.name)
             if self._members[-1].name != spec.name:
                 # Another member was added while this one started: its link lacks that one.
@@ -385,6 +391,7 @@ class TeamWorkflow:
             self._starting.discard(spec.name)
             self._adding -= 1
             if not started:
+                self._not_started.add(spec.name)
                 # Listed as a member, so it must have an outcome: the team's result has one
                 # for each.
                 self._ended[spec.name] = MemberOutcome(
@@ -432,6 +439,8 @@ class TeamWorkflow:
             for name in targets:
                 await self._forward(name, mail.text, mail.sender)
             return f"Message sent to {', '.join(targets)}."
+        if mail.to in self._not_started:
+            raise ApplicationError(f"{mail.to} could not start", type="MemberEnded")
         if mail.to != "*":
             try:
                 await self._forward(mail.to, mail.text, mail.sender)
@@ -444,7 +453,7 @@ class TeamWorkflow:
         # which this handler may run before on a replay without cache. An ended member (or one
         # still starting) refuses the signal, in history, the same way each time.
         reached = []
-        for m in list(self._members):
+        for m in [m for m in self._members if m.name not in self._not_started]:
             with contextlib.suppress(ApplicationError):
                 await self._forward(m.name, mail.text, mail.sender)
                 reached.append(m.name)

@@ -26,7 +26,7 @@ from temporalio.exceptions import (
     ChildWorkflowError,
     is_cancelled_exception,
 )
-from temporalio.workflow import ActivityCancellationType, ParentClosePolicy
+from temporalio.workflow import ParentClosePolicy
 
 from agents.builtin.verification import effective_verdict, parse_verification_report
 from agents.canonical import sha256_hex
@@ -88,7 +88,7 @@ RESUME_OPTIONS = {
 CANCEL_REACHES_IMPLEMENTER = "verified-cancel-reaches-implementer"
 """Patch: a cancel that lands during an activity (an `ActivityError`, not a `CancelledError`)
 also cancels the implementer, which from round 2 is no child of ours; one before the
-implementer exists still ends the task cancelled; the resume activity is waited for, so the
+implementer exists still ends the task cancelled; a resume in flight is waited for, so the
 run it starts cannot begin after the cancel was sent."""
 
 
@@ -358,7 +358,7 @@ class VerifiedTaskWorkflow:
             }
         )
         message = MailMessage(text=text, sender="verifier", id=f"findings-{verdict_round.round}")
-        await workflow.execute_activity_method(
+        resume = workflow.execute_activity_method(
             AgentControl.resume_agent,
             ResumeRequest(
                 workflow_id=impl_id,
@@ -367,12 +367,20 @@ class VerifiedTaskWorkflow:
                 message=message.model_dump(mode="json"),
             ),
             **RESUME_OPTIONS,
-            **(
-                {"cancellation_type": ActivityCancellationType.WAIT_CANCELLATION_COMPLETED}
-                if versions.patched(CANCEL_REACHES_IMPLEMENTER)
-                else {}
-            ),
         )
+        if not versions.patched(CANCEL_REACHES_IMPLEMENTER):
+            await resume
+            return
+        # Shielded: a cancel now must not leave a resume in flight that starts the new run
+        # after `run` has cancelled the implementer (the activity does not heartbeat, so it
+        # would not hear of the cancel anyway). It is waited for, and the cancel goes on.
+        started = asyncio.ensure_future(resume)
+        try:
+            await asyncio.shield(started)
+        except asyncio.CancelledError:
+            with contextlib.suppress(ActivityError):
+                await started
+            raise
 
     def _result(self, status: str, message: str, usages=()) -> VerifiedTaskResult:
         workflow.set_current_details(f"verified task {status}: {message}")

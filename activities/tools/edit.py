@@ -208,7 +208,10 @@ def _create(key: str, path: Path, inp: EditInput, ledger: WriteLedger | None) ->
         ledger.note(data, content)
     try:
         stamp = atomic_write(path, data, create=True)
-    except FileExistsError:  # made by something else since the check
+    except FileExistsError:  # made since the check: by an earlier attempt still running?
+        current, st = read_bytes(path)
+        if ledger and ledger.answer(current) is not None:
+            return ToolOutput(content=content, stamps={key: stamp_of_bytes(current, st)})
         return _error("Cannot create new file - file already exists.")
     return ToolOutput(content=content, stamps={key: stamp})
 

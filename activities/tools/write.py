@@ -125,7 +125,10 @@ def write_sync(req: WriteRequest, ledger: WriteLedger | None = None) -> ToolOutp
             ledger.note(data, created)
         try:
             stamp = atomic_write(path, data, create=True)
-        except FileExistsError:  # made by something else since the check above
+        except FileExistsError:  # made since the check: by an earlier attempt still running?
+            current, st = read_bytes(path)
+            if ledger and ledger.answer(current) is not None:
+                return ToolOutput(content=created, stamps={key: stamp_of_bytes(current, st)})
             return _error(NOT_READ)
         return ToolOutput(content=created, stamps={key: stamp})
     current, st = read_bytes(path)

@@ -73,7 +73,7 @@ def _prune(directory: Path) -> None:
     if now - _last_prune < PRUNE_EVERY_S:
         return
     _last_prune = now
-    for path in directory.glob("*.json"):
+    for path in [*directory.glob("*.json"), *directory.glob("*.tmp")]:
         try:
             if path.stat().st_mtime < now - RECORD_TTL_S:
                 path.unlink()

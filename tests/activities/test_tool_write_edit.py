@@ -347,3 +347,23 @@ async def test_a_file_made_after_the_check_is_not_replaced_unread(
     assert created.is_error and "already exists" in created.content
     assert path.read_text() == "theirs\n"
     assert [p.name for p in ws.iterdir() if p.name.endswith(".tmp")] == []
+
+
+async def test_creating_a_file_where_the_filesystem_has_no_hard_links(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vfat, exFAT and some network mounts refuse `link`: a create falls back to a look and
+    a rename instead of failing every Write of a new file."""
+    import errno as errno_
+
+    def no_links(*args, **kwargs):
+        raise OSError(errno_.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    path = ws / "new.txt"
+    out = await write(ws, path, "hi\n", None)
+    assert not out.is_error, out.content
+    assert path.read_text() == "hi\n"
+    again = await edit(ws, ws / "other.txt", None, old_string="", new_string="x\n")
+    assert not again.is_error and (ws / "other.txt").read_text() == "x\n"
+    assert [p.name for p in ws.iterdir() if p.name.endswith(".tmp")] == []

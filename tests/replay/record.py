@@ -29,11 +29,13 @@ from tests.replay.scenarios_agent import (
     model_local,
     plan_approved,
     plan_rejected,
+    signal_fields,
     tool_errors,
 )
 from tests.replay.scenarios_patterns import (
     coordinator,
     fork_join,
+    fork_stop_starting,
     pipeline,
     stop_starting,
     team,
@@ -154,6 +156,11 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # The resume of the implementer is waited for when cancelled (patched
     # verified-cancel-reaches-implementer).
     "verified_task_v5": verified_task,
+    # A task_stop for a fork still starting, applied once it has (patched
+    # fork-stop-when-started); with fork 2's start held (INTERCEPTED).
+    "fork_join_stop_starting": fork_stop_starting,
+    # Signals with a field their input does not have, refused (patched signal-unknown-fields).
+    "agent_signal_fields": signal_fields,
 }
 
 
@@ -203,6 +210,8 @@ CHILD_CHAINS = {
 
 def intercepted(name: str) -> list:
     """The interceptors scenario `name` ran with: its histories replay with them too."""
+    from tests.interceptors import Hold
+    from tests.workflows.test_fork_join import SLOW_FORK_2_S
     from tests.workflows.test_late_mail import (
         HOLD_CONTINUING_END,
         HOLD_CONTINUING_END_LONG,
@@ -217,6 +226,7 @@ def intercepted(name: str) -> list:
         "subagents_late_mail_settles": [HOLD_PLAIN_END, HOLD_CONTINUING_END_LONG],
         "subagents_late_mail_stopped": [HOLD_CONTINUING_END],
         "coordinator_stop_starting": [SLOW_START],
+        "fork_join_stop_starting": [Hold(SLOW_FORK_2_S, child_suffix="/fork-2")],
     }.get(name, [])
 
 

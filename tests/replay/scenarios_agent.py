@@ -226,3 +226,26 @@ async def background_bash(client: Client, tmp: Path) -> WorkflowHandle:
             handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
             await handle.result()
     return handle
+
+
+async def signal_fields(client: Client, tmp: Path) -> WorkflowHandle:
+    """Signals with a field their input does not have, refused (patched signal-unknown-fields),
+    then a fitting message that ends the agent."""
+    from tests.workflows.test_from_code import BUSY_UNTIL_FITTING
+    from workflows.contracts import AgentStatus
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model(BUSY_UNTIL_FITTING):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", repo, queues)
+            handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
+            await handle.signal("background", {"agentid": "a1"})
+            await handle.signal("reject_plan", {"feedbak": "use X"})
+            for _ in range(100):
+                status = await handle.query("status", result_type=AgentStatus)
+                if len(status.refused_signals) == 2:
+                    break
+                await asyncio.sleep(0.1)
+            await handle.signal("send_message", {"text": "FITTING-TEXT", "later_field": 1})
+            await handle.result()
+    return handle

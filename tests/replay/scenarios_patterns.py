@@ -115,6 +115,15 @@ async def team_shutdown(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def fork_stop_starting(client: Client, tmp: Path) -> WorkflowHandle:
+    """A `task_stop` for a fork whose start is held (patched fork-stop-when-started)."""
+    from tests.workflows.test_fork_join import stop_as_fork_2_starts
+
+    repo = make_git_repo(tmp / "repo", {"README.md": "# sample\n"})
+    handle, _ = await stop_as_fork_2_starts(client, repo, os.environ["OUTLAST_RECORDING"])
+    return handle
+
+
 async def team_steered(client: Client, tmp: Path) -> WorkflowHandle:
     """`team_shutdown` with mail and kills after b has ended (patched
     team-handlers-all-members)."""

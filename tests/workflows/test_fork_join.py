@@ -58,7 +58,7 @@ def without_directive(body: dict) -> dict:
     return trimmed
 
 
-async def start_fork_join(client, queues, repo, n: int, **kw):
+async def start_fork_join(client, queues, repo, n: int, wf_id: str | None = None, **kw):
     inp = ForkJoinInput(
         workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
         directives=[f"DIRECTIVE-{i}: check part {i}" for i in range(n)],
@@ -69,7 +69,7 @@ async def start_fork_join(client, queues, repo, n: int, **kw):
     return await client.start_workflow(
         "ForkJoinWorkflow",
         inp,
-        id=f"fj-{uuid.uuid4().hex[:8]}",
+        id=wf_id or f"fj-{uuid.uuid4().hex[:8]}",
         task_queue=queues.task_queue,
         result_type=ForkJoinResult,
     )
@@ -232,17 +232,26 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
     assert result.forks[1].final_text == ""
 
 
+SLOW_FORK_2_S = 4
+"""How long fork 2's start is held: a `task_stop` for it lands meanwhile."""
+
+
+async def stop_as_fork_2_starts(client, repo, wf_id: str | None = None):
+    """A fork-join of 3 whose `task_stop fork-2` comes while fork 2's start is held."""
+    held = threading.Event()
+    with scripted_model(fork_script(3)):
+        hold = Hold(SLOW_FORK_2_S, child_suffix="/fork-2", on_hold=held.set)
+        async with running_workers(client, interceptors=[hold]) as queues:
+            handle = await start_fork_join(client, queues, repo, 3, wf_id=wf_id)
+            await wait_for(held.is_set)
+            await handle.signal("task_stop", TaskStopInput(task_id="fork-2"))
+            return handle, await asyncio.wait_for(handle.result(), 60)
+
+
 async def test_task_stop_of_a_fork_still_starting_kills_it_once_started(client, git_repo):
     """The stop is kept until the fork's start completes (a cancel sent before it failed the
     whole fork-join, every fork's work lost)."""
-    held = threading.Event()
-    with scripted_model(fork_script(3)):
-        hold = Hold(2, child_suffix="/fork-2", on_hold=held.set)
-        async with running_workers(client, interceptors=[hold]) as queues:
-            handle = await start_fork_join(client, queues, git_repo, 3)
-            await wait_for(held.is_set)
-            await handle.signal("task_stop", TaskStopInput(task_id="fork-2"))
-            result = await asyncio.wait_for(handle.result(), 60)
+    _, result = await stop_as_fork_2_starts(client, git_repo)
     assert [f.status for f in result.forks] == ["completed", "killed", "completed"]
 
 

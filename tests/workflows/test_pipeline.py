@@ -222,7 +222,7 @@ async def test_a_stop_with_a_rerun_decided_ahead_starts_no_stage(client, git_rep
             {
                 "name": "look",
                 "match": {"agent_type": "Explore"},
-                "turns": [{"delay_ms": 2000, "text": "LOOK"}],
+                "turns": [{"delay_ms": 5000, "text": "LOOK"}],
                 "after_last": "repeat_last",
             },
             stage_agent("Plan", "PLAN-OUT", read=False),

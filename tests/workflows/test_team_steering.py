@@ -21,7 +21,7 @@ async def test_mail_to_everyone_while_a_member_starts_lets_the_team_end(client, 
     held = threading.Event()
     with scripted_model(spawn_script(), log_bodies=True) as model:
         async with running_workers(
-            client, interceptors=[Hold(2, child_suffix="/d", on_hold=held.set)]
+            client, interceptors=[Hold(4, child_suffix="/d", on_hold=held.set)]
         ) as queues:
             handle = await start_team(client, queues, git_repo)
             await wait_for(held.is_set)
@@ -47,7 +47,7 @@ async def test_a_kill_while_the_member_starts_stops_it_once_started(client, git_
     held = threading.Event()
     with scripted_model(spawn_script()):
         async with running_workers(
-            client, interceptors=[Hold(2, child_suffix="/d", on_hold=held.set)]
+            client, interceptors=[Hold(4, child_suffix="/d", on_hold=held.set)]
         ) as queues:
             handle = await start_team(client, queues, git_repo)
             await wait_for(held.is_set)

@@ -81,9 +81,12 @@ async def test_a_cancel_during_a_liveness_check_stops_the_resumed_implementer(cl
             async def poll_rounds() -> None:
                 rounds[:] = await handle.query("rounds")
 
-            while len(rounds) < 1:
+            for _ in range(300):
                 await poll_rounds()
+                if rounds:
+                    break
                 await asyncio.sleep(0.2)
+            assert rounds, "round 1 never ended"
             slow.armed.set()
             await wait_for(slow.held.is_set, timeout=30)
             await handle.cancel()
@@ -91,7 +94,7 @@ async def test_a_cancel_during_a_liveness_check_stops_the_resumed_implementer(cl
                 await handle.result()
             assert isinstance(ended.value.cause, CancelledError)
             implementer = client.get_workflow_handle(f"{wf_id}/implementer")
-            for _ in range(100):
+            for _ in range(300):
                 desc = await implementer.describe()
                 if desc.status != WorkflowExecutionStatus.RUNNING:
                     break
