@@ -209,7 +209,10 @@ async def _run_and_follow(
         client, ui = await _client_for_run(_server())
     except DevServerError as e:
         _fail(str(e))
-    missing = await missing_search_attributes(client)
+    try:
+        missing = await missing_search_attributes(client)
+    except RPCError as e:  # a namespace that does not exist, no permission to list
+        _fail(f"the server refused: {e.message}")
     if missing:
         console.print(
             f"[yellow]this namespace lacks Outlast's search attributes ({', '.join(missing)}); "
@@ -228,6 +231,8 @@ async def _run_and_follow(
             f"--id {workflow_id}: a workflow with that id is running; follow it with "
             f"`outlast attach {workflow_id}`, or choose another id."
         )
+    except RPCError as e:  # a namespace that does not exist, no permission to start
+        _fail(f"the server refused to start the workflow: {e.message}")
     _announce(handle.id, ui)
     workers = _worker_module().build_workers(client) if with_worker else []
     serving = asyncio.gather(*(w.run() for w in workers))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sys
 import uuid
 
 from tests.support import (
@@ -165,3 +167,15 @@ async def test_run_with_the_id_of_a_running_workflow_says_to_attach(client, dev_
         assert code == 2 and f"outlast attach {running.id}" in out and "Traceback" not in out
     finally:
         await running.terminate("test done")
+
+
+async def test_run_in_a_namespace_that_does_not_exist_is_one_sentence(dev_server, git_repo):
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "outlast.cli", "run", "t", "--repo", str(git_repo), "--no-worker",
+        env={**os.environ, "TEMPORAL_ADDRESS": dev_server.address,
+             "TEMPORAL_NAMESPACE": "no-such-namespace", "COLUMNS": "200"},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out = (await proc.communicate())[0].decode()
+    assert proc.returncode == 2 and out.startswith("error: ") and "Traceback" not in out, out
+    assert "no-such-namespace" in out, out
