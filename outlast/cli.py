@@ -237,7 +237,15 @@ async def _run_and_follow(
     workers = _worker_module().build_workers(client) if with_worker else []
     serving = asyncio.gather(*(w.run() for w in workers))
     try:
-        result = await follow_pattern(handle, pattern, console, client)
+        result = await _follow_while_serving(
+            follow_pattern(handle, pattern, console, client), serving if workers else None
+        )
+    except WorkerStopped as e:
+        console.print(
+            f"[red]the worker stopped: {e}[/]\nthe workflow goes on: run `outlast worker`, "
+            f"then follow it with `outlast attach {handle.id}`"
+        )
+        return 1
     except (KeyboardInterrupt, asyncio.CancelledError):
         console.print(
             f"\ndetached; the workflow goes on. Follow it with: outlast attach {handle.id}"
@@ -253,6 +261,29 @@ async def _run_and_follow(
     if result is not None:
         print_pattern_result(pattern, result, console)
     return 0 if succeeded(result) else 1
+
+
+class WorkerStopped(Exception):
+    """The in-process worker ended before the workflow did: nothing would make progress."""
+
+
+async def _follow_while_serving(follow, serving: asyncio.Future | None):
+    """What `follow` returns; WorkerStopped if the worker ends first (it failed)."""
+    following = asyncio.ensure_future(follow)
+    if serving is None:
+        return await following
+    try:
+        await asyncio.wait({following, serving}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        following.cancel()
+        raise
+    if following.done():
+        return following.result()
+    following.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await following
+    error = serving.exception() if not serving.cancelled() else None
+    raise WorkerStopped(str(error) if error else "it ended")
 
 
 def _announce(workflow_id: str, ui: str | None) -> None:

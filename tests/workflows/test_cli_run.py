@@ -104,3 +104,36 @@ def test_a_run_that_fails_exits_non_zero(dev_server, git_repo, state_root):
         )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "invalid_request_error" in done.stdout, done.stdout
+
+
+def test_a_worker_that_stops_ends_the_follow_with_what_to_do(dev_server, git_repo, monkeypatch):
+    """The in-process worker fails (here: one whose poller gives up at once): `run` says so
+    and how to go on, and exits 1; it polled the workflow for ever, saying nothing."""
+    from temporalio.client import Client
+    from typer.testing import CliRunner
+
+    from outlast import cli
+
+    class Broken:
+        async def run(self) -> None:
+            raise RuntimeError("poller failed: permission denied")
+
+        async def shutdown(self) -> None:
+            return None
+
+    monkeypatch.setattr(cli._worker_module(), "build_workers", lambda client: [Broken()])
+    wf_id = "cli-run-broken-worker"
+    out = CliRunner().invoke(
+        cli.app,
+        ["run", "Say hi.", "--repo", str(git_repo), "--id", wf_id],
+        env={"TEMPORAL_ADDRESS": dev_server.address, "ANTHROPIC_API_KEY": "k", "COLUMNS": "200"},
+    )
+
+    async def terminate() -> None:  # no worker of another test should ever run it
+        client = await Client.connect(dev_server.address)
+        await client.get_workflow_handle(wf_id).terminate("test done")
+
+    asyncio.run(terminate())
+    assert out.exit_code == 1, out.output
+    assert "the worker stopped: poller failed: permission denied" in out.output
+    assert f"outlast attach {wf_id}" in out.output
