@@ -69,11 +69,12 @@ class Task:
             return await self.handle.query("rounds")
         return await self.handle.query("forks")
 
-    async def send(self, text: str, to: str = "lead") -> None:
-        """A message for the agent's next turn (for a team: to member `to`).
+    async def send(self, text: str, to: str | None = None) -> None:
+        """A message for the agent's next turn (for a team: to member `to`, default the lead).
 
         Raises:
-            NotSupported: the pattern has no mailbox (nothing was sent).
+            NotSupported: the pattern has no mailbox, or `to` is given to no team (nothing
+                was sent).
             ValueError: `text` is empty (nothing was sent)."""
         if not text.strip():
             raise ValueError("an empty message: give the text to send")
@@ -81,8 +82,10 @@ class Task:
             raise NotSupported(
                 f"a {self.pattern} task takes no messages; they go to agents and teams"
             )
+        if to is not None and self.pattern != "team":
+            raise NotSupported(f"`to` names a team's member; this is a {self.pattern} task")
         if self.pattern == "team":
-            await self.handle.execute_update("message_member", TeamMail(to=to, text=text))
+            await self.handle.execute_update("message_member", TeamMail(to=to or "lead", text=text))
         else:
             await self.handle.signal("send_message", MailMessage(text=text))
 

@@ -135,7 +135,9 @@ def run(
         "single",
         help="single | coordinator | pipeline | team | fork-join | verified: which workflow runs.",
     ),
-    agent: str = typer.Option("general-purpose", help="Agent type (built-in or .claude/agents)."),
+    agent: str = typer.Option(
+        None, help="Agent type (built-in or .claude/agents; default general-purpose)."
+    ),
     model: str = typer.Option(None, help="Model alias (sonnet, opus, haiku) or model id."),
     max_turns: int = typer.Option(None, min=1, help="Stop after this many model calls."),
     teammate: list[str] = typer.Option(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,9 @@ class PatternArgs:
     task: str
     repo: str | os.PathLike[str]
     host_id: str
-    agent_type: str = "general-purpose"
+    agent_type: str | None = None
+    """The agent (single), lead (team), implementer (verified) or forks' type; None is
+    general-purpose. A coordinator and a pipeline's stages have their own."""
     model: str | None = None
     max_turns: int | None = None
     approve: bool = False
@@ -119,6 +121,7 @@ def _first_error(e: ValidationError) -> str:
 
 
 OPTION_PATTERNS: dict[str, tuple[str, ...]] = {
+    "agent_type": ("single", "team", "verified", "fork-join"),
     "max_turns": ("single", "coordinator"),
     "approve": ("pipeline",),
     "teammates": ("team",),
@@ -128,6 +131,7 @@ OPTION_PATTERNS: dict[str, tuple[str, ...]] = {
 }
 """Options that mean something to some patterns only, and the patterns they are for."""
 OPTION_FLAGS = {
+    "agent_type": "--agent",
     "max_turns": "--max-turns",
     "approve": "--approve",
     "teammates": "--teammate",
@@ -156,6 +160,8 @@ def build_pattern_input(args: PatternArgs) -> Any:
         raise StartError("The task is empty: say what the agents should do.")
     if (problem := foreign_option(args)) is not None:
         raise StartError(problem)
+    if args.agent_type is None:
+        args = replace(args, agent_type="general-purpose")
     try:
         return _pattern_input(args)
     except ValidationError as e:  # a value out of range, from code that skipped the CLI

@@ -243,3 +243,11 @@ def test_start_task_refuses_a_value_out_of_range_with_a_start_error(tmp_path):
 def test_steering_options_that_would_be_ignored_are_refused():
     out = run("approve", "wf-1", "build", "--mode", "acceptEdits")
     assert out.exit_code == 2 and "a pipeline stage has none" in out.output
+
+
+def test_agent_is_refused_where_the_pattern_picks_its_own_agents(tmp_path):
+    out = run("run", "fix it", "--repo", str(tmp_path), "--pattern", "pipeline", "--agent", "Plan")
+    assert out.exit_code == 2
+    assert "--agent is for --pattern single or team or verified or fork-join, not pipeline" in (
+        out.output
+    )

@@ -338,3 +338,16 @@ async def test_what_a_pattern_cannot_do_is_refused_before_anything_is_sent(clien
     if pattern != "pipeline":
         with pytest.raises(NotSupported, match="has no graceful stop; use kill"):
             await task.stop()
+
+
+async def test_the_api_refuses_what_would_be_dropped_before_anything_is_sent(client):
+    """`to` means something to a team only; an empty message and a mode a plan's approval
+    cannot continue in are refused too. The handle names no workflow: anything sent would
+    fail with `not found` instead."""
+    task = Task(handle=client.get_workflow_handle(f"none-{uuid.uuid4().hex}"), pattern="single")
+    with pytest.raises(NotSupported, match="`to` names a team's member; this is a single task"):
+        await task.send("hi", to="bob")
+    with pytest.raises(ValueError, match="an empty message"):
+        await task.send("  ")
+    with pytest.raises(ValueError, match="target_mode 'plan': choose one of default"):
+        await task.approve_plan("plan")
