@@ -171,6 +171,11 @@ def run(
     the workflow goes on."""
     try:
         config = env_config(model_call)
+        if pattern == "single" and config.features.coordinator_mode and agent is not None:
+            raise StartError(
+                f"--agent {agent}: CLAUDE_CODE_COORDINATOR_MODE is on, so this runs as a "
+                "coordinator, which picks its own workers; drop --agent or unset it."
+            )
         if pattern == "single" and config.features.coordinator_mode:
             # R55: in coordinator mode the main agent is a coordinator.
             console.print("[dim]CLAUDE_CODE_COORDINATOR_MODE is on: running as a coordinator[/]")
@@ -277,7 +282,11 @@ async def _follow_while_serving(follow, serving: asyncio.Future | None):
     try:
         await asyncio.wait({following, serving}, return_when=asyncio.FIRST_COMPLETED)
     except BaseException:
+        # Ctrl-C: the follow (a live display on a terminal) closes before "detached" prints.
         following.cancel()
+        await asyncio.wait({following})
+        if not following.cancelled():
+            following.exception()  # read, so no "never retrieved" warning
         raise
     if following.done():
         return following.result()

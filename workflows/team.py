@@ -462,7 +462,7 @@ class TeamWorkflow:
         return f"Message sent to {', '.join(reached)}."
 
     def _unreachable(self, name: str) -> str:
-        return "is still starting: try again" if name in self._starting else "has already ended"
+        return "has already ended" if name in self._started else "is still starting: try again"
 
     @message_member.validator
     def _check_mail(self, mail: TeamMail) -> None:

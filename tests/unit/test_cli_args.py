@@ -251,3 +251,11 @@ def test_agent_is_refused_where_the_pattern_picks_its_own_agents(tmp_path):
     assert "--agent is for --pattern single or team or verified or fork-join, not pipeline" in (
         out.output
     )
+
+
+def test_agent_in_coordinator_mode_names_the_setting(tmp_path):
+    out = run(
+        "run", "fix it", "--repo", str(tmp_path), "--agent", "Plan",
+        env={"CLAUDE_CODE_COORDINATOR_MODE": "1"},
+    )  # fmt: skip
+    assert out.exit_code == 2 and "CLAUDE_CODE_COORDINATOR_MODE is on" in out.output, out.output
