@@ -15,7 +15,7 @@ from temporalio import activity
 
 from activities.beneath import read_bytes
 from activities.tools.base import FileStamp, ToolOutput, ToolRequest
-from activities.tools.write import MODIFIED, NOT_READ, snippet
+from activities.tools.write import MODIFIED, NOT_READ, create_file, snippet
 from activities.tools.write_ledger import WriteLedger
 from activities.workspace import (
     WorkspaceEscape,
@@ -28,6 +28,7 @@ from activities.workspace import (
 from agents.paths import normalize_path
 
 # Undoing a short new_string that occurs very often would hash the file once per occurrence.
+ALREADY_EXISTS = "Cannot create new file - file already exists."
 MAX_UNDO_CANDIDATES = 200
 
 NO_CHANGES = "No changes to make: old_string and new_string are exactly the same."
@@ -203,17 +204,8 @@ def _updated(key: str, inp: EditInput, text: str, at: int, inserted: str) -> str
 
 
 def _create(key: str, path: Path, inp: EditInput, ledger: WriteLedger | None) -> ToolOutput:
-    data, content = inp.new_string.encode("utf-8"), f"File created successfully at: {key}"
-    if ledger:
-        ledger.note(data, content)
-    try:
-        stamp = atomic_write(path, data, create=True)
-    except FileExistsError:  # made since the check: by an earlier attempt still running?
-        current, st = read_bytes(path)
-        if ledger and ledger.answer(current) is not None:
-            return ToolOutput(content=content, stamps={key: stamp_of_bytes(current, st)})
-        return _error("Cannot create new file - file already exists.")
-    return ToolOutput(content=content, stamps={key: stamp})
+    data = inp.new_string.encode("utf-8")
+    return create_file(key, path, data, ledger, exists=ALREADY_EXISTS)
 
 
 def plan_edit(
@@ -235,7 +227,7 @@ def plan_edit(
     if inp.old_string == "" and work.strip():
         if work == inp.new_string:  # a retried creation
             return Applied(text=work, at=0, inserted=work, write=False)
-        return "Cannot create new file - file already exists."
+        return ALREADY_EXISTS
     if read_stamp is None:
         return NOT_READ
     if sha256_hex(raw) != read_stamp.sha256:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
@@ -107,6 +109,24 @@ def _error(message: str) -> ToolOutput:
     return ToolOutput(content=message, is_error=True)
 
 
+def create_file(
+    key: str, path: Path, data: bytes, ledger: WriteLedger | None, exists: str
+) -> ToolOutput:
+    """Write or Edit making a new file. `exists`: the error if a file was made at `path` since
+    the caller looked (unless it is an earlier attempt's write of `data`, still running)."""
+    created = f"File created successfully at: {key}"
+    if ledger:
+        ledger.note(data, created)
+    try:
+        stamp = atomic_write(path, data, create=True)
+    except FileExistsError:
+        current, st = read_bytes(path)
+        if ledger and ledger.answer(current) is not None:
+            return ToolOutput(content=created, stamps={key: stamp_of_bytes(current, st)})
+        return _error(exists)
+    return ToolOutput(content=created, stamps={key: stamp})
+
+
 def write_sync(req: WriteRequest, ledger: WriteLedger | None = None) -> ToolOutput:
     """The Write tool without the activity wrapper (blocking; runs in a thread). `ledger`:
     where the activity notes its write, and a retry of it finds that it was made."""
@@ -120,17 +140,7 @@ def write_sync(req: WriteRequest, ledger: WriteLedger | None = None) -> ToolOutp
         return _error(f"{key} is a directory; Write needs a file path.")
     data = inp.content.encode("utf-8")
     if not path.exists():
-        created = f"File created successfully at: {key}"
-        if ledger:
-            ledger.note(data, created)
-        try:
-            stamp = atomic_write(path, data, create=True)
-        except FileExistsError:  # made since the check: by an earlier attempt still running?
-            current, st = read_bytes(path)
-            if ledger and ledger.answer(current) is not None:
-                return ToolOutput(content=created, stamps={key: stamp_of_bytes(current, st)})
-            return _error(NOT_READ)
-        return ToolOutput(content=created, stamps={key: stamp})
+        return create_file(key, path, data, ledger, exists=NOT_READ)
     current, st = read_bytes(path)
     if ledger and (done := ledger.answer(current)) is not None:
         return ToolOutput(content=done, stamps={key: stamp_of_bytes(current, st)})
