@@ -28,6 +28,7 @@ from outlast.patterns import (
     start_pattern,
     succeeded,
 )
+from outlast.progress import WorkerStopped, follow_while_serving
 from outlast.reaper import reap, reap_interval
 from outlast.runner import StartError, env_config, start_agent
 from outlast.search_setup import missing_search_attributes, register_search_attributes
@@ -244,7 +245,7 @@ async def _run_and_follow(
     workers = _worker_module().build_workers(client) if with_worker else []
     serving = asyncio.gather(*(w.run() for w in workers))
     try:
-        result = await _follow_while_serving(
+        result = await follow_while_serving(
             follow_pattern(handle, pattern, console, client), serving if workers else None
         )
     except WorkerStopped as e:
@@ -268,33 +269,6 @@ async def _run_and_follow(
     if result is not None:
         print_pattern_result(pattern, result, console)
     return 0 if succeeded(result) else 1
-
-
-class WorkerStopped(Exception):
-    """The in-process worker ended before the workflow did: nothing would make progress."""
-
-
-async def _follow_while_serving(follow, serving: asyncio.Future | None):
-    """What `follow` returns; WorkerStopped if the worker ends first (it failed)."""
-    following = asyncio.ensure_future(follow)
-    if serving is None:
-        return await following
-    try:
-        await asyncio.wait({following, serving}, return_when=asyncio.FIRST_COMPLETED)
-    except BaseException:
-        # Ctrl-C: the follow (a live display on a terminal) closes before "detached" prints.
-        following.cancel()
-        await asyncio.wait({following})
-        if not following.cancelled():
-            following.exception()  # read, so no "never retrieved" warning
-        raise
-    if following.done():
-        return following.result()
-    following.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await following
-    error = serving.exception() if not serving.cancelled() else None
-    raise WorkerStopped(str(error) if error else "it ended")
 
 
 def _announce(workflow_id: str, ui: str | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from rich.console import Console
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
@@ -95,3 +96,30 @@ def print_result(result: AgentResult, console: Console) -> None:
         )
     if result.final_text:
         console.print(result.final_text)
+
+
+class WorkerStopped(Exception):
+    """The in-process worker ended before the workflow did: nothing would make progress."""
+
+
+async def follow_while_serving(follow, serving: asyncio.Future | None):
+    """What `follow` returns; WorkerStopped if the worker ends first (it failed)."""
+    following = asyncio.ensure_future(follow)
+    if serving is None:
+        return await following
+    try:
+        await asyncio.wait({following, serving}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        # Ctrl-C: the follow (a live display on a terminal) closes before "detached" prints.
+        following.cancel()
+        await asyncio.wait({following})
+        if not following.cancelled():
+            following.exception()  # read, so no "never retrieved" warning
+        raise
+    if following.done():
+        return following.result()
+    following.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await following
+    error = serving.exception() if not serving.cancelled() else None
+    raise WorkerStopped(str(error) if error else "it ended")
