@@ -11,6 +11,7 @@ typed error.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import functools
 import json
@@ -37,7 +38,10 @@ from activities.model_body import encode, messages_json, request_body, wire_syst
 from activities.model_http import BROKEN_STREAM, model_client
 from activities.model_stream import Accumulator, StreamedMessage
 from activities.store import BlobStore, default_store
+from activities.tools.base import ImageRef
 from agents.messages import (
+    ImageBlock,
+    ImageSource,
     Message,
     ToolResultBlock,
     Usage,
@@ -88,6 +92,9 @@ class ModelRequest(BaseModel):
     empty: the tool's own activity already recorded it in history (issue 9)."""
     # The fields below are left out of the payload at their defaults, as most calls have
     # them: the activity's input is kept in history on every turn (issue 9).
+    append_images: dict[str, ImageRef] = Field(default_factory=dict, exclude_if=lambda v: not v)
+    """tool_use_id -> the image that tool_result shows the model, in place of the text
+    `append` carries for it (a Read of an image file)."""
     thinking_budget: int | None = Field(default=None, exclude_if=lambda v: v is None)
     agent: AgentTag = AgentTag()
     shared_prefix_breakpoint: bool = Field(default=False, exclude_if=lambda v: not v)
@@ -314,17 +321,30 @@ def _local_timeout(limit_s: float, attempt: int) -> LocalModelCallTimedOut:
     return LocalModelCallTimedOut(f"Model call ran past its {limit_s:g} s local-activity limit")
 
 
-def resolve_refs(message: Message, refs: dict[str, str], store: BlobStore) -> Message:
-    """`message` with every tool_result named in `refs` filled in from the store."""
-    if not refs or isinstance(message.content, str):
+def resolve_refs(
+    message: Message,
+    refs: dict[str, str],
+    store: BlobStore,
+    images: dict[str, ImageRef] | None = None,
+) -> Message:
+    """`message` with every tool_result named in `refs` filled in from the store, and every
+    one named in `images` made that image."""
+    images = images or {}
+    if not (refs or images) or isinstance(message.content, str):
         return message
-    blocks = [
-        b.model_copy(update={"content": store.get(refs[b.tool_use_id]).decode("utf-8")})
-        if isinstance(b, ToolResultBlock) and b.tool_use_id in refs
-        else b
-        for b in message.content
-    ]
-    return message.model_copy(update={"content": blocks})
+
+    def filled(b):
+        if not isinstance(b, ToolResultBlock):
+            return b
+        if (image := images.get(b.tool_use_id)) is not None:
+            data = base64.b64encode(store.get(image.ref)).decode("ascii")
+            block = ImageBlock(source=ImageSource(media_type=image.media_type, data=data))
+            return b.model_copy(update={"content": [block]})
+        if b.tool_use_id in refs:
+            return b.model_copy(update={"content": store.get(refs[b.tool_use_id]).decode("utf-8")})
+        return b
+
+    return message.model_copy(update={"content": [filled(b) for b in message.content]})
 
 
 @activity.defn(name="llm.call_model")
@@ -332,7 +352,7 @@ async def call_model(req: ModelRequest) -> ModelResponse:
     """One model turn: load the conversation, stream the answer, record both in the store."""
     began = time.monotonic()
     store = default_store()
-    append = [resolve_refs(m, req.append_refs, store) for m in req.append]
+    append = [resolve_refs(m, req.append_refs, store, req.append_images) for m in req.append]
     messages = list(transcripts.load(store, req.transcript)) + append
     info = activity.info()
     timeout = info.start_to_close_timeout.total_seconds() if info.start_to_close_timeout else 600

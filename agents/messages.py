@@ -45,12 +45,36 @@ class ToolUseBlock(_Frozen):
     input: dict[str, Any] = Field(default_factory=dict)
 
 
+IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+"""The image formats the Messages API takes."""
+
+
+class ImageSource(_Frozen):
+    type: Literal["base64"] = "base64"
+    media_type: Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
+    data: str
+
+
+class ImageBlock(_Frozen):
+    """An image inside a tool result (a Read of a PNG). Only activities build one, from the
+    blob store: image bytes never pass through a workflow, so never through history."""
+
+    type: Literal["image"] = "image"
+    source: ImageSource
+
+
+ToolResultPart = Annotated[TextBlock | ImageBlock, Field(discriminator="type")]
+
+
 class ToolResultBlock(_Frozen):
-    """A tool's answer. `is_error` results are how the model learns it must fix its call."""
+    """A tool's answer. `is_error` results are how the model learns it must fix its call.
+
+    `content` is text everywhere but in the stored conversation, where a Read of an image has
+    its image in place of the text the workflow kept (`activities/llm.resolve_refs`)."""
 
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
-    content: str
+    content: str | list[ToolResultPart]
     is_error: bool = False
 
 

@@ -37,7 +37,7 @@ with workflow.unsafe.imports_passed_through():
         local_activity_name,
     )
     from activities.tools import TOOLS
-    from activities.tools.base import FileStamp, KillRequest, ToolContext, ToolOutput
+    from activities.tools.base import FileStamp, ImageRef, KillRequest, ToolContext, ToolOutput
 
 from workflows.contracts import AgentUsage, Workspace
 from workflows.model_call import ModelCalls, call_the_model
@@ -89,6 +89,8 @@ class LoopState(BaseModel):
     plan_requests: int = 0
     result_refs: dict[str, str] = Field(default_factory=dict)
     """tool_use_id -> blob of that result's content, for the next model request (issue 9)."""
+    result_images: dict[str, ImageRef] = Field(default_factory=dict)
+    """tool_use_id -> the image that result shows the model, for the next model request."""
     model_calls: ModelCalls = Field(default_factory=ModelCalls)
     """What decides the next model call's mode under `model.local_activity: auto`."""
     task_dir: str = ""
@@ -196,6 +198,7 @@ async def _call_model(setup: LoopSetup, state: LoopState, ephemeral: list[str]) 
             "transcript": state.transcript,
             "append": append,
             "append_refs": refs,
+            "append_images": dict(state.result_images),
             "ephemeral": ephemeral,
         }
     )
@@ -265,6 +268,8 @@ async def _run_activity_tool(
     state.unseen_stamps.extend(p for p in out.stamps if p not in state.unseen_stamps)
     if out.content_ref:
         state.result_refs[call.block.id] = out.content_ref
+    if out.image is not None and not out.is_error:
+        state.result_images[call.block.id] = out.image
     if out.cwd:
         state.cwd = out.cwd
     return ToolResultBlock(tool_use_id=call.block.id, content=out.content, is_error=out.is_error)
@@ -414,6 +419,7 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
         state.transcript = response.transcript
         state.pending = []
         state.result_refs = {}
+        state.result_images = {}
         state.unseen_stamps = []
         if text := response.message.text():
             state.last_text = text

@@ -69,6 +69,16 @@ class ToolContext(BaseModel):
     context, and history keeps each one."""
 
 
+class ImageRef(BaseModel):
+    """An image a tool put in the blob store for the model to see (a Read of a PNG)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ref: str
+    """The blob holding the image's bytes."""
+    media_type: Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
+
+
 class ToolOutput(BaseModel):
     """A tool activity's result, kept in history once per call: its fields are left out of
     the payload at their defaults (issue 9)."""
@@ -84,6 +94,9 @@ class ToolOutput(BaseModel):
     content_ref: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """The blob holding `content`, when it is long: the next model request refers to it
     instead of carrying it again, so history holds a tool's output once (issue 9)."""
+    image: ImageRef | None = Field(default=None, exclude_if=lambda v: v is None)
+    """An image the model sees in place of `content`, which then only describes it (for
+    history and the Web UI, which never carry the image's bytes)."""
 
     @field_validator("content")
     @classmethod

@@ -1,4 +1,5 @@
-"""Read: a text file shown the way `cat -n` prints it, and the stamp that licenses edits."""
+"""Read: a text file shown the way `cat -n` prints it (an image as an image, a notebook as its
+cells), and the stamp that licenses edits."""
 
 from __future__ import annotations
 
@@ -14,7 +15,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
 from activities.beneath import open_file
-from activities.tools.base import FileStamp, ToolOutput, ToolRequest, with_content_ref
+from activities.tools.base import FileStamp, ImageRef, ToolOutput, ToolRequest, with_content_ref
+from activities.tools.images import (
+    MAX_IMAGE_BYTES,
+    NotAnImage,
+    check_image,
+    describe,
+    is_image_name,
+)
+from activities.tools.notebook import NotANotebook, render_notebook
 from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
 from agents.paths import normalize_path
 
@@ -26,6 +35,8 @@ MAX_SLICE_FILE_BYTES = 1024**3
 and walks it line by line: a bigger file would run past the activity's time and be retried."""
 MAX_TOKENS = 25_000
 BINARY_SNIFF_BYTES = 8192
+MAX_NOTEBOOK_BYTES = 16 * 1024**2
+"""A notebook's outputs (plots as base64) make its file far bigger than the text shown."""
 
 DESCRIPTION = """\
 Reads a file from the local filesystem and returns its text with line numbers. Any file in \
@@ -41,7 +52,11 @@ when the file is too large to read at once; otherwise read the whole file.
 - The result is in `cat -n` form: spaces, the line number, a tab, then the line. Everything \
 after the tab is the file's content; the number and the tab are not part of the file.
 - Only files can be read, not directories. To list a directory, run `ls` with the Bash tool.
-- Only text files can be read; binary files are rejected.
+- Images (PNG, JPEG, GIF, WebP) are shown to you as images: you see them, as the \
+multimodal model you are. Offset and limit do not apply to them.
+- Jupyter notebooks (.ipynb) are shown whole: every cell with its outputs (images among \
+the outputs are named, not shown).
+- Other binary files are rejected.
 - When several files may be useful, read them all in one response with parallel tool calls.
 - An existing but empty file returns a warning instead of content.
 - A file must be read before it can be changed with Edit or overwritten with Write.\
@@ -132,8 +147,8 @@ def _error(message: str) -> ToolOutput:
     return ToolOutput(content=message, is_error=True)
 
 
-def _precheck(path: Path, key: str, cwd: str, whole_file: bool) -> ToolOutput | None:
-    """The error for a path that cannot be read as text, or None."""
+def _not_a_file(path: Path, key: str, cwd: str) -> ToolOutput | None:
+    """The error for a path that is not a regular file, or None."""
     if path.is_dir():
         return _error(
             f"{key} is a directory, not a file. To list a directory, run `ls` with the Bash tool."
@@ -141,7 +156,16 @@ def _precheck(path: Path, key: str, cwd: str, whole_file: bool) -> ToolOutput | 
     if not path.exists():
         return _error(f"File does not exist. {key}\nNote: your current working directory is {cwd}.")
     if not path.is_file():
-        return _error(f"{key} is not a regular file; only regular files can be read.")
+        return _not_regular(key)
+    return None
+
+
+def _not_regular(key: str) -> ToolOutput:
+    return _error(f"{key} is not a regular file; only regular files can be read.")
+
+
+def _too_big(path: Path, whole_file: bool) -> ToolOutput | None:
+    """The error for a text file too big to read this way, or None."""
     size = path.stat().st_size
     if not whole_file and size > MAX_SLICE_FILE_BYTES:
         return _error(
@@ -173,15 +197,22 @@ def read_sync(req: ReadRequest) -> ToolOutput:
         path = resolve_in_workspace(ctx, inp.file_path)
     except WorkspaceEscape as e:
         return _error(str(e))
+    if (problem := _not_a_file(path, key, ctx.cwd)) is not None:
+        return problem
+    # Offset and limit count lines: an image or a notebook is always read whole.
+    if is_image_name(path.name):
+        return _read_image(path, key)
+    if path.suffix.lower() == ".ipynb":
+        return _read_notebook(path, key)
     whole_file = inp.offset is None and inp.limit is None
-    if (problem := _precheck(path, key, ctx.cwd, whole_file)) is not None:
+    if (problem := _too_big(path, whole_file)) is not None:
         return problem
     start = max(inp.offset or 1, 1) - 1
     # The checks above read metadata only; the content comes from a descriptor opened with
     # no link followed, so a link swapped in after the check is refused, not read (R13).
     with os.fdopen(open_file(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return _error(f"{key} is not a regular file; only regular files can be read.")
+            return _not_regular(key)
         if looks_binary(f):
             return _binary(key)
         got = read_slice(f, start, inp.limit or MAX_LINES)
@@ -199,17 +230,98 @@ def read_sync(req: ReadRequest) -> ToolOutput:
             stamps=stamps,
         )
     content = format_numbered(got.lines, start + 1)
-    # Counted on what the model would get, line numbers included (4 characters a token,
-    # rounded up): counted on the lines alone, 2000 lines of 45 characters passed, and the
-    # result's cap (MAX_TOOL_RESULT_CHARS, the same 25,000 tokens) cut lines from its middle.
+    return _too_many_tokens(content) or ToolOutput(content=content, stamps=stamps)
+
+
+def _too_many_tokens(content: str) -> ToolOutput | None:
+    """The error for content over MAX_TOKENS, or None.
+
+    Counted on what the model would get, line numbers included (4 characters a token,
+    rounded up): counted on the lines alone, 2000 lines of 45 characters passed, and the
+    result's cap (MAX_TOOL_RESULT_CHARS, the same 25,000 tokens) cut lines from its middle."""
     tokens = -(-len(content) // 4)
-    if tokens > MAX_TOKENS:
+    if tokens <= MAX_TOKENS:
+        return None
+    return _error(
+        f"File content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_TOKENS}). Use "
+        "offset and limit parameters to read specific portions of the file, or search for "
+        "specific content instead of reading the whole file."
+    )
+
+
+@dataclass(frozen=True)
+class WholeFile:
+    """A kind of file Read takes whole, with no offset or limit."""
+
+    what: str
+    limit: int
+    hint: str
+
+
+IMAGE = WholeFile(
+    "An image",
+    MAX_IMAGE_BYTES,
+    " (5 MB once base64-encoded, the most the model takes). Make a smaller copy with Bash and "
+    "read that.",
+)
+NOTEBOOK = WholeFile(
+    "A notebook", MAX_NOTEBOOK_BYTES, ". Print the cells you need with Bash: jq '.cells[N]'."
+)
+
+
+def _read_whole(path: Path, key: str, kind: WholeFile) -> tuple[bytes, FileStamp] | ToolOutput:
+    """The bytes of a file Read takes whole and its stamp, or the error."""
+    with os.fdopen(open_file(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return _not_regular(key)
+        data = f.read(kind.limit + 1)
+    if len(data) > kind.limit:
         return _error(
-            f"File content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_TOKENS}). Use "
-            "offset and limit parameters to read specific portions of the file, or search for "
-            "specific content instead of reading the whole file."
+            f"{key} is {max(len(data), st.st_size)} bytes. {kind.what} can be read up to "
+            f"{kind.limit} bytes{kind.hint}"
         )
-    return ToolOutput(content=content, stamps=stamps)
+    stamp = FileStamp(
+        sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data)
+    )
+    return data, stamp
+
+
+def _read_image(path: Path, key: str) -> ToolOutput:
+    """The image for the model to see; its bytes go to the blob store, never to history."""
+    got = _read_whole(path, key, IMAGE)
+    if isinstance(got, ToolOutput):
+        return got
+    data, stamp = got
+    try:
+        media_type, size = check_image(data, key)
+    except NotAnImage as e:
+        return _error(str(e))
+    from activities.store import default_store  # the store is for activities, not workflows
+
+    return ToolOutput(
+        content=describe(key, media_type, size, len(data)),
+        stamps={key: stamp},
+        image=ImageRef(ref=default_store().put(data), media_type=media_type),
+    )
+
+
+def _read_notebook(path: Path, key: str) -> ToolOutput:
+    got = _read_whole(path, key, NOTEBOOK)
+    if isinstance(got, ToolOutput):
+        return got
+    data, stamp = got
+    try:
+        content = render_notebook(data, key)
+    except NotANotebook as e:
+        return _error(str(e))
+    if not content:
+        return ToolOutput(
+            content="<system-reminder>Warning: the notebook exists but has no cells."
+            "</system-reminder>",
+            stamps={key: stamp},
+        )
+    return _too_many_tokens(content) or ToolOutput(content=content, stamps={key: stamp})
 
 
 @activity.defn(name="tool.read")

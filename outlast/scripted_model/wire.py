@@ -7,6 +7,7 @@ way it would fail in production.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
@@ -257,10 +258,55 @@ def _validate_message(i: int, message: Any, is_last: bool) -> None:
     for j, block in enumerate(content if isinstance(content, list) else []):
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             raise InvalidRequest(f"messages.{i}.content.{j}: a content block needs a `type`")
+        _validate_images(f"messages.{i}.content.{j}", block)
     if not content and not (is_last and message["role"] == "assistant"):
         raise InvalidRequest(
             f"messages.{i}: all messages must have non-empty content except for the "
             "optional final assistant message"
+        )
+
+
+IMAGE_SIGNATURES = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/webp": (b"RIFF",),
+}
+MAX_IMAGE_BASE64_BYTES = 5 * 1024 * 1024
+
+
+def _validate_images(where: str, block: dict[str, Any]) -> None:
+    """An image block, or a tool_result's, as the API checks them: a known media type, valid
+    base64, bytes that are what the media type says, at most 5 MB."""
+    if block["type"] == "tool_result" and isinstance(block.get("content"), list):
+        for k, part in enumerate(block["content"]):
+            if isinstance(part, dict) and part.get("type") == "image":
+                _validate_images(f"{where}.tool_result.content.{k}", part)
+        return
+    if block["type"] != "image":
+        return
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("type") != "base64":
+        raise InvalidRequest(f"{where}.image.source: only `base64` sources are served here")
+    at = f"{where}.image.source.base64"
+    media_type = source.get("media_type")
+    if media_type not in IMAGE_SIGNATURES:
+        raise InvalidRequest(
+            f"{at}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or "
+            "'image/webp'"
+        )
+    data = source.get("data")
+    if not isinstance(data, str) or len(data) > MAX_IMAGE_BASE64_BYTES:
+        raise InvalidRequest(f"{at}: image exceeds 5 MB maximum")
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except ValueError:
+        raise InvalidRequest(f"{at}.data: invalid base64 data") from None
+    if not raw.startswith(IMAGE_SIGNATURES[media_type]) or (
+        media_type == "image/webp" and raw[8:12] != b"WEBP"
+    ):
+        raise InvalidRequest(
+            f"{at}.data: Image does not match the provided media type {media_type}"
         )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -10,7 +11,9 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
+from activities.store import default_store
 from activities.tools.base import ToolContext, ToolOutput
+from activities.tools.images import MAX_IMAGE_BYTES
 from activities.tools.read import ReadInput, ReadRequest, format_size, read_file
 
 HERE = Path(__file__).resolve().parent
@@ -210,3 +213,81 @@ def test_format_size() -> None:
     assert format_size(900) == "900 bytes"
     assert format_size(300 * 1024) == "300KB"
     assert format_size(1536 * 1024) == "1.5MB"
+
+
+IMAGES = HERE / "images"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "name", "media_type"),
+    [("red.png", "shot.PNG", "image/png"), ("red.jpg", "photo.jpeg", "image/jpeg")],
+)
+async def test_an_image_goes_to_the_store_and_its_description_to_history(
+    ws: Path, fixture: str, name: str, media_type: str
+) -> None:
+    data = (IMAGES / fixture).read_bytes()
+    path = ws / name
+    path.write_bytes(data)
+    out = await read(ws, str(path), offset=3, limit=1)  # lines mean nothing to an image
+    assert not out.is_error
+    assert out.content == f"[image: {path}, {media_type[6:].upper()} 37x21, {len(data)} bytes]"
+    assert out.image is not None and out.image.media_type == media_type
+    assert default_store().get(out.image.ref) == data
+    assert out.stamps[str(path)].sha256 == hashlib.sha256(data).hexdigest()
+    assert out.content_ref is None
+
+
+async def test_a_file_named_like_an_image_that_is_not_one_is_an_error(ws: Path) -> None:
+    (ws / "notes.png").write_text("not an image at all\n")
+    out = await read(ws, str(ws / "notes.png"))
+    assert out.is_error and out.image is None
+    assert "is not a PNG, JPEG, GIF or WebP image" in out.content
+
+
+async def test_an_image_over_the_model_s_limit_is_refused(ws: Path) -> None:
+    path = ws / "huge.png"
+    path.write_bytes((IMAGES / "red.png").read_bytes() + bytes(MAX_IMAGE_BYTES))
+    out = await read(ws, str(path))
+    assert out.is_error and out.image is None
+    assert out.content == (
+        f"{path} is {MAX_IMAGE_BYTES + 103} bytes. An image can be read up to {MAX_IMAGE_BYTES} "
+        "bytes (5 MB once base64-encoded, the most the model takes). Make a smaller copy with "
+        "Bash and read that."
+    )
+
+
+async def test_a_binary_file_with_an_image_s_bytes_but_no_image_name_stays_binary(
+    ws: Path,
+) -> None:
+    (ws / "red.dat").write_bytes((IMAGES / "red.png").read_bytes())
+    out = await read(ws, str(ws / "red.dat"))
+    assert out.is_error and "binary" in out.content
+
+
+async def test_a_notebook_is_its_cells_and_outputs_with_a_stamp(ws: Path) -> None:
+    book = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": "a1",
+                "source": "print('hi')",
+                "outputs": [{"output_type": "stream", "name": "stdout", "text": "hi\n"}],
+            },
+        ],
+        "metadata": {},
+    }
+    path = ws / "analysis.ipynb"
+    path.write_text(json.dumps(book))
+    out = await read(ws, str(path))
+    assert not out.is_error
+    assert out.content == '<cell id="a1">print(\'hi\')</cell id="a1">\nhi\n'
+    assert out.stamps[str(path)].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+async def test_a_broken_notebook_or_one_without_cells_says_so(ws: Path) -> None:
+    (ws / "broken.ipynb").write_text("{")
+    out = await read(ws, str(ws / "broken.ipynb"))
+    assert out.is_error and "is not a valid notebook" in out.content
+    (ws / "empty.ipynb").write_text('{"cells": []}')
+    out = await read(ws, str(ws / "empty.ipynb"))
+    assert not out.is_error and "has no cells" in out.content

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -90,6 +92,48 @@ async def test_valid_tool_round_trip_passes(serve: ServeFn, client_for: ClientFn
     client = client_for(serve(SCRIPT))
     message = await client.messages.create(**request([user("hi"), tool_use(), tool_result()]))
     assert message.content[0].text == "b"
+
+
+PNG = (Path(__file__).resolve().parents[1] / "activities" / "images" / "red.png").read_bytes()
+
+
+def image_result(media_type: str, data: str) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": media_type, "data": data}
+    block = {
+        "type": "tool_result",
+        "tool_use_id": TOOL_ID,
+        "content": [{"type": "image", "source": source}],
+    }
+    return {"role": "user", "content": [block]}
+
+
+async def test_an_image_in_a_tool_result_passes(serve: ServeFn, client_for: ClientFn) -> None:
+    client = client_for(serve(SCRIPT))
+    result = image_result("image/png", base64.b64encode(PNG).decode())
+    message = await client.messages.create(**request([user("hi"), tool_use(), result]))
+    assert message.content[0].text == "b"
+
+
+@pytest.mark.parametrize(
+    ("media_type", "data", "expected"),
+    [
+        (
+            "image/jpeg",
+            base64.b64encode(PNG).decode(),
+            "Image does not match the provided media type image/jpeg",
+        ),
+        ("image/bmp", base64.b64encode(PNG).decode(), "media_type: Input should be"),
+        ("image/png", "not base64!", "invalid base64 data"),
+    ],
+)
+async def test_an_image_the_api_would_refuse_is_refused(
+    serve: ServeFn, client_for: ClientFn, media_type: str, data: str, expected: str
+) -> None:
+    client = client_for(serve(SCRIPT))
+    result = image_result(media_type, data)
+    message = await rejected(client, **request([user("hi"), tool_use(), result]))
+    assert "messages.2.content.0.tool_result.content.0.image.source.base64" in message
+    assert expected in message
 
 
 def raw_post(server: ScriptedModelServer, path: str, body: bytes) -> tuple[int, dict[str, Any]]:

@@ -1,0 +1,81 @@
+"""A Jupyter notebook as Read shows it: every cell with its outputs, as Claude Code's Read does.
+
+Each cell is `<cell id="…">` + its type (when not code) + its source + `</cell id="…">`,
+followed by its outputs as text. Images among the outputs are named, not shown: a Read
+result carries at most its one image (a Read of an image file).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+MAX_CELL_OUTPUT_CHARS = 10_000
+"""A cell whose outputs are longer is shown without them, with the command that prints them."""
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class NotANotebook(ValueError):
+    """The file is not a notebook Read can show; the message is for the model."""
+
+
+def _text(value: Any) -> str:
+    """nbformat keeps multi-line strings as lists of lines."""
+    if isinstance(value, list):
+        return "".join(str(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def _output_text(output: dict[str, Any]) -> str:
+    kind = output.get("output_type")
+    if kind == "stream":
+        return _text(output.get("text"))
+    if kind == "error":
+        trace = "\n".join(_text(line) for line in output.get("traceback") or [])
+        head = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+        return _ANSI.sub("", f"{head}\n{trace}" if trace else head)
+    if kind in ("execute_result", "display_data"):
+        data = output.get("data") or {}
+        parts = [_text(data["text/plain"])] if "text/plain" in data else []
+        parts += [f"[{mime} output not shown]" for mime in data if mime.startswith("image/")]
+        return "\n".join(parts)
+    return ""
+
+
+def _cell(index: int, cell: dict[str, Any], language: str, path: str) -> str:
+    cell_id = cell.get("id") or f"cell-{index}"
+    kind = cell.get("cell_type", "code")
+    meta = "" if kind == "code" else f"<cell_type>{kind}</cell_type>"
+    if kind == "code" and language != "python":
+        meta += f"<language>{language}</language>"
+    shown = f'<cell id="{cell_id}">{meta}{_text(cell.get("source"))}</cell id="{cell_id}">'
+    outputs = [
+        t for o in cell.get("outputs") or [] if isinstance(o, dict) if (t := _output_text(o))
+    ]
+    text = "\n".join(outputs)
+    if len(text) > MAX_CELL_OUTPUT_CHARS:
+        text = (
+            f"[outputs of {len(text)} characters not shown; print them with Bash: "
+            f"jq '.cells[{index}].outputs' {path}]"
+        )
+    return f"{shown}\n{text}" if text else shown
+
+
+def render_notebook(raw: bytes, path: str) -> str:
+    """The notebook's cells and outputs as text, or NotANotebook."""
+    try:
+        book = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise NotANotebook(
+            f"{path} is not a valid notebook: its JSON does not parse ({e})."
+        ) from None
+    if not isinstance(book, dict) or not isinstance(book.get("cells"), list):
+        raise NotANotebook(f"{path} is not a valid notebook: it has no list of `cells`.")
+    meta = book.get("metadata") if isinstance(book.get("metadata"), dict) else {}
+    info = meta.get("language_info")
+    language = str((info.get("name") if isinstance(info, dict) else None) or "python")
+    # Numbered as in the file: the jq command for a long output names the cell by index.
+    cells = [(i, c) for i, c in enumerate(book["cells"]) if isinstance(c, dict)]
+    return "\n".join(_cell(i, c, language, path) for i, c in cells)

@@ -1,0 +1,70 @@
+"""A Read of an image: the model sees the image, on every later turn too; history never holds
+its bytes, only what the Web UI shows for it."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from agents.messages import ImageBlock
+from tests.support import agent_input, running_workers, scripted_model, start, tool_results
+
+IMAGES = Path(__file__).resolve().parents[1] / "activities" / "images"
+
+SCRIPT = {
+    "agents": [
+        {
+            "name": "main",
+            "turns": [
+                {
+                    "text": "Looking at both.",
+                    "tool_use": [
+                        {"name": "Read", "input": {"file_path": "{{cwd}}/shot.png"}},
+                        {"name": "Read", "input": {"file_path": "{{cwd}}/notes.txt"}},
+                    ],
+                },
+                {"text": "And the list.", "tool_use": {"name": "Glob", "input": {"pattern": "*"}}},
+                {"text": "A red image with a blue line."},
+            ],
+        }
+    ]
+}
+
+
+def image_parts(body: dict) -> list[dict]:
+    """The image blocks inside the tool results of a request's messages."""
+    return [
+        part
+        for m in body["messages"]
+        if isinstance(m["content"], list)
+        for block in m["content"]
+        if block.get("type") == "tool_result" and isinstance(block.get("content"), list)
+        for part in block["content"]
+        if part.get("type") == "image"
+    ]
+
+
+async def test_the_model_sees_the_image_and_history_only_its_description(client, git_repo):
+    png = (IMAGES / "red.png").read_bytes()
+    (git_repo / "shot.png").write_bytes(png)
+    (git_repo / "notes.txt").write_text("a note\n")
+    with scripted_model(SCRIPT, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(
+                client, agent_input("What is in shot.png?", git_repo, queues), queues
+            )
+            result = await handle.result()
+            history = await handle.fetch_history()
+    assert result.status == "completed" and result.final_text == "A red image with a blue line."
+    data = base64.b64encode(png).decode()
+    sent = {"type": "base64", "media_type": "image/png", "data": data}
+    # The turn after the Read and the one after that (from the stored conversation).
+    assert [p["source"] for p in image_parts(model.log[1]["body"])] == [sent]
+    assert [p["source"] for p in image_parts(model.log[2]["body"])] == [sent]
+    texts = [b.content for b in tool_results(result) if isinstance(b.content, str)]
+    assert any("a note" in t for t in texts)
+    [stored] = [b for b in tool_results(result) if isinstance(b.content, list)]
+    assert stored.content == [ImageBlock.model_validate({"type": "image", "source": sent})]
+    events = b"".join(e.SerializeToString() for e in history.events)
+    assert data.encode() not in events and png not in events
+    assert f"[image: {git_repo / 'shot.png'}, PNG 37x21, {len(png)} bytes]".encode() in events
