@@ -37,12 +37,14 @@ from activities.errors import (
 from activities.model_body import encode, messages_json, request_body, wire_system, wire_tools
 from activities.model_http import BROKEN_STREAM, model_client
 from activities.model_stream import Accumulator, StreamedMessage
+from activities.request_images import within_image_limits
 from activities.store import BlobStore, default_store
 from activities.tools.base import ImageRef
 from agents.messages import (
     ImageBlock,
     ImageSource,
     Message,
+    TextBlock,
     ToolResultBlock,
     Usage,
 )
@@ -238,7 +240,9 @@ def _body(req: ModelRequest, messages: list[Message]) -> bytes:
     return request_body(
         model=req.model,
         max_tokens=req.max_tokens,
-        messages=messages_json(messages, req.shared_prefix_breakpoint, req.ephemeral),
+        messages=messages_json(
+            within_image_limits(messages), req.shared_prefix_breakpoint, req.ephemeral
+        ),
         system=_system_json(req.system_ref),
         tools=_tools_json(req.tools_ref) if req.tools_ref else None,
         thinking={"type": "enabled", "budget_tokens": thinking} if thinking else None,
@@ -339,7 +343,9 @@ def resolve_refs(
         if (image := images.get(b.tool_use_id)) is not None:
             data = base64.b64encode(store.get(image.ref)).decode("ascii")
             block = ImageBlock(source=ImageSource(media_type=image.media_type, data=data))
-            return b.model_copy(update={"content": [block]})
+            # The text stays beside the image: it names the file, and it is what is left
+            # when the request has more images than it may carry (request_images.py).
+            return b.model_copy(update={"content": [TextBlock(text=b.content), block]})
         if b.tool_use_id in refs:
             return b.model_copy(update={"content": store.get(refs[b.tool_use_id]).decode("utf-8")})
         return b

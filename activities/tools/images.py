@@ -1,27 +1,48 @@
-"""What Read needs to know of an image file: its format and size, from its own bytes.
+"""What Read sends the model for an image file: the image, decoded to prove it whole and
+scaled to what the model takes, as Claude Code's Read does.
 
-The model gets an image as an image block, whose media type must match the bytes (the API
-refuses a JPEG sent as `image/png`), so the format is read from the file's signature, not
-its name; the name only decides that Read treats the file as an image at all, as Claude
-Code's Read does.
+A broken image must fail here, as a tool error the model can act on: sent on, the API would
+refuse it, and refuse every later request of the conversation with it. The format is read
+from the file's signature, not its name (the API refuses a JPEG sent as `image/png`); the
+name only decides that Read treats the file as an image at all.
 """
 
 from __future__ import annotations
 
-import struct
+import io
+from dataclasses import dataclass
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
 
 MAX_IMAGE_BYTES = 3_932_160
-"""3.75 MB: base64 makes it 5 MB, the most the Messages API takes for one image."""
-MAX_IMAGE_SIDE = 8000
-"""Pixels; the API refuses an image wider or taller than this."""
+"""3.75 MB sent: base64 makes it 5 MB, the most the Messages API takes for one image."""
+MAX_SIDE = 2000
+"""Pixels, as Claude Code scales to: the API takes 8000 a side, but only 2000 once a request
+holds more than 20 images, and scales anything over 1568 down itself anyway."""
+MAX_FILE_BYTES = 64 * 1024**2
+"""The largest file Read opens as an image (before scaling)."""
+MAX_PIXELS = 100_000_000
+"""Refused before decoding: a small file can claim a huge image (a decompression bomb)."""
 
 _NAMES = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WebP"}
 
 
 class NotAnImage(ValueError):
     """The file cannot go to the model as an image; the message says why, for the model."""
+
+
+@dataclass(frozen=True)
+class PreparedImage:
+    data: bytes
+    """What the model gets: the file's bytes, or the scaled copy."""
+    media_type: str
+    size: tuple[int, int]
+    original_size: tuple[int, int]
+    original_media_type: str
+
+    @property
+    def scaled(self) -> bool:
+        return self.size != self.original_size or self.media_type != self.original_media_type
 
 
 def is_image_name(name: str) -> bool:
@@ -42,80 +63,85 @@ def media_type_of(data: bytes) -> str | None:
     return None
 
 
-def dimensions(data: bytes, media_type: str) -> tuple[int, int] | None:
-    """(width, height) from the image's header, or None when the header is cut short or
-    unknown (the API then judges the image itself)."""
-    try:
-        if media_type == "image/png":
-            return struct.unpack(">II", data[16:24])
-        if media_type == "image/gif":
-            return struct.unpack("<HH", data[6:10])
-        if media_type == "image/webp":
-            return _webp_dimensions(data)
-        if media_type == "image/jpeg":
-            return _jpeg_dimensions(data)
-    except struct.error:
-        return None
-    return None
-
-
-def _webp_dimensions(data: bytes) -> tuple[int, int] | None:
-    chunk = data[12:16]
-    if chunk == b"VP8X":
-        w = int.from_bytes(data[24:27], "little") + 1
-        h = int.from_bytes(data[27:30], "little") + 1
-        return w, h
-    if chunk == b"VP8L":
-        bits = int.from_bytes(data[21:25], "little")
-        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
-    if chunk == b"VP8 ":
-        w, h = struct.unpack("<HH", data[26:30])
-        return w & 0x3FFF, h & 0x3FFF
-    return None
-
-
-_JPEG_FRAMES = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
-"""Start-of-frame markers (the others in the range are tables), whose segment holds the size."""
-
-
-def _jpeg_dimensions(data: bytes) -> tuple[int, int] | None:
-    i = 2
-    while i + 4 <= len(data):
-        if data[i] != 0xFF:
-            return None
-        marker = data[i + 1]
-        if marker == 0xFF:  # fill byte before a marker
-            i += 1
-            continue
-        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:  # no length follows
-            i += 2
-            continue
-        (length,) = struct.unpack(">H", data[i + 2 : i + 4])
-        if marker in _JPEG_FRAMES:
-            h, w = struct.unpack(">HH", data[i + 5 : i + 9])
-            return w, h
-        i += 2 + length
-    return None
-
-
-def check_image(data: bytes, name: str) -> tuple[str, tuple[int, int] | None]:
-    """The image's media type and dimensions, or NotAnImage saying what the model can do."""
+def prepare_image(data: bytes, name: str) -> PreparedImage:
+    """The image as the model gets it, or NotAnImage saying what is wrong with it."""
     media_type = media_type_of(data)
     if media_type is None:
         raise NotAnImage(
             f"{name} is not a PNG, JPEG, GIF or WebP image (its bytes do not start like one), "
             "so it cannot be shown as an image. Inspect it with Bash (`file`, `xxd | head`)."
         )
-    size = dimensions(data, media_type)
-    if size is not None and max(size) > MAX_IMAGE_SIDE:
+    # Imported here: Pillow costs a worker memory only once it reads an image.
+    from PIL import Image, UnidentifiedImageError
+
+    # The pixel count is checked below, before decoding, with a message for the model;
+    # Pillow's own check would refuse at open with one about attacks.
+    Image.MAX_IMAGE_PIXELS = None
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            width, height = im.size
+            if width * height > MAX_PIXELS:
+                raise NotAnImage(
+                    f"{name} claims {width}x{height} pixels, more than Read decodes "
+                    f"({MAX_PIXELS:,} pixels)."
+                )
+            im.load()  # a truncated or corrupt image fails here, not at the API
+            original = PreparedImage(data, media_type, im.size, im.size, media_type)
+            if max(im.size) <= MAX_SIDE and len(data) <= MAX_IMAGE_BYTES:
+                return original
+            return _scaled(im, original)
+    except (OSError, SyntaxError, ValueError) as e:
+        if isinstance(e, NotAnImage):
+            raise
+        why = "" if isinstance(e, UnidentifiedImageError) else f" ({e})"
         raise NotAnImage(
-            f"{name} is {size[0]}x{size[1]} pixels; the model takes images up to "
-            f"{MAX_IMAGE_SIDE} pixels on a side. Make a smaller copy with Bash and read that."
-        )
-    return media_type, size
+            f"{name} starts like a {_NAMES[media_type]} image but does not decode{why}: it "
+            "may be cut short or corrupt. Inspect it with Bash (`file`)."
+        ) from None
 
 
-def describe(name: str, media_type: str, size: tuple[int, int] | None, length: int) -> str:
-    """What history and the Web UI show for an image the model sees (they never carry it)."""
-    shape = f" {size[0]}x{size[1]}" if size else ""
-    return f"[image: {name}, {_NAMES[media_type]}{shape}, {length} bytes]"
+def _scaled(im, original: PreparedImage) -> PreparedImage:
+    """`im` within MAX_SIDE and MAX_IMAGE_BYTES: its own format if that fits, else JPEG at
+    falling quality."""
+    from PIL import Image
+
+    im.thumbnail((MAX_SIDE, MAX_SIDE), Image.Resampling.LANCZOS)
+    tries: list[tuple[str, str, dict]] = []
+    if original.media_type in ("image/png", "image/gif", "image/webp"):
+        tries.append(("image/png", "PNG", {"optimize": True}))
+    tries += [("image/jpeg", "JPEG", {"quality": q}) for q in (85, 70, 50, 35)]
+    for media_type, fmt, options in tries:
+        frame = _opaque(im) if fmt == "JPEG" else im
+        buf = io.BytesIO()
+        frame.save(buf, fmt, **options)
+        if buf.tell() <= MAX_IMAGE_BYTES:
+            return PreparedImage(
+                buf.getvalue(), media_type, im.size, original.size, original.media_type
+            )
+    raise NotAnImage(
+        "the image stays over 3.75 MB even scaled to "
+        f"{im.size[0]}x{im.size[1]} and compressed as JPEG; it cannot be shown to the model."
+    )
+
+
+def _opaque(im):
+    """RGB for JPEG: a transparent image on white (as a viewer shows it), not on black."""
+    from PIL import Image
+
+    if im.mode in ("RGBA", "LA") or (im.mode == "P" and "transparency" in im.info):
+        rgba = im.convert("RGBA")
+        flat = Image.new("RGB", rgba.size, "white")
+        flat.paste(rgba, mask=rgba.getchannel("A"))
+        return flat
+    return im.convert("RGB")
+
+
+def describe(name: str, image: PreparedImage, file_bytes: int) -> str:
+    """What history, the Web UI and the model read beside the image (history and the Web UI
+    never carry the image itself)."""
+    w, h = image.original_size
+    text = f"[image: {name}, {_NAMES[image.original_media_type]} {w}x{h}, {file_bytes} bytes"
+    if image.scaled:
+        sw, sh = image.size
+        text += f"; shown as {_NAMES[image.media_type]} {sw}x{sh}, {len(image.data)} bytes"
+    return text + "]"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from typing import Any
 
 MAX_CELL_OUTPUT_CHARS = 10_000
@@ -30,8 +31,9 @@ def _text(value: Any) -> str:
 
 def _output_text(output: dict[str, Any]) -> str:
     kind = output.get("output_type")
+    # Colour codes (a traceback's, a progress bar's) mean nothing to the model.
     if kind == "stream":
-        return _text(output.get("text"))
+        return _ANSI.sub("", _text(output.get("text")))
     if kind == "error":
         trace = "\n".join(_text(line) for line in output.get("traceback") or [])
         head = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
@@ -58,7 +60,7 @@ def _cell(index: int, cell: dict[str, Any], language: str, path: str) -> str:
     if len(text) > MAX_CELL_OUTPUT_CHARS:
         text = (
             f"[outputs of {len(text)} characters not shown; print them with Bash: "
-            f"jq '.cells[{index}].outputs' {path}]"
+            f"jq '.cells[{index}].outputs' {shlex.quote(path)}]"
         )
     return f"{shown}\n{text}" if text else shown
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,13 +17,8 @@ from temporalio import activity
 
 from activities.beneath import open_file
 from activities.tools.base import FileStamp, ImageRef, ToolOutput, ToolRequest, with_content_ref
-from activities.tools.images import (
-    MAX_IMAGE_BYTES,
-    NotAnImage,
-    check_image,
-    describe,
-    is_image_name,
-)
+from activities.tools.images import MAX_FILE_BYTES as MAX_IMAGE_FILE_BYTES
+from activities.tools.images import NotAnImage, describe, is_image_name, prepare_image
 from activities.tools.notebook import NotANotebook, render_notebook
 from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
 from agents.paths import normalize_path
@@ -53,7 +49,8 @@ when the file is too large to read at once; otherwise read the whole file.
 after the tab is the file's content; the number and the tab are not part of the file.
 - Only files can be read, not directories. To list a directory, run `ls` with the Bash tool.
 - Images (PNG, JPEG, GIF, WebP) are shown to you as images: you see them, as the \
-multimodal model you are. Offset and limit do not apply to them.
+multimodal model you are (a large one scaled to 2000 pixels on its longer side). Offset and \
+limit do not apply to them.
 - Jupyter notebooks (.ipynb) are shown whole: every cell with its outputs (images among \
 the outputs are named, not shown).
 - Other binary files are rejected.
@@ -260,9 +257,9 @@ class WholeFile:
 
 IMAGE = WholeFile(
     "An image",
-    MAX_IMAGE_BYTES,
-    " (5 MB once base64-encoded, the most the model takes). Make a smaller copy with Bash and "
-    "read that.",
+    MAX_IMAGE_FILE_BYTES,
+    " (one that big is scaled down to what the model takes; this one is past that too). "
+    "Ask for a smaller image.",
 )
 NOTEBOOK = WholeFile(
     "A notebook", MAX_NOTEBOOK_BYTES, ". Print the cells you need with Bash: jq '.cells[N]'."
@@ -294,15 +291,15 @@ def _read_image(path: Path, key: str) -> ToolOutput:
         return got
     data, stamp = got
     try:
-        media_type, size = check_image(data, key)
+        image = prepare_image(data, key)
     except NotAnImage as e:
         return _error(str(e))
     from activities.store import default_store  # the store is for activities, not workflows
 
     return ToolOutput(
-        content=describe(key, media_type, size, len(data)),
+        content=describe(key, image, len(data)),
         stamps={key: stamp},
-        image=ImageRef(ref=default_store().put(data), media_type=media_type),
+        image=ImageRef(ref=default_store().put(image.data), media_type=image.media_type),
     )
 
 
@@ -321,7 +318,14 @@ def _read_notebook(path: Path, key: str) -> ToolOutput:
             "</system-reminder>",
             stamps={key: stamp},
         )
-    return _too_many_tokens(content) or ToolOutput(content=content, stamps={key: stamp})
+    tokens = -(-len(content) // 4)
+    if tokens > MAX_TOKENS:
+        # Offset and limit do not apply to a notebook: the way to less is fewer cells.
+        return _error(
+            f"Notebook content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_TOKENS}). "
+            f"Print the cells you need with Bash: jq '.cells[N]' {shlex.quote(key)}."
+        )
+    return ToolOutput(content=content, stamps={key: stamp})
 
 
 @activity.defn(name="tool.read")

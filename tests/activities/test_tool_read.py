@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -13,7 +14,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.store import default_store
 from activities.tools.base import ToolContext, ToolOutput
-from activities.tools.images import MAX_IMAGE_BYTES
+from activities.tools.images import MAX_FILE_BYTES
 from activities.tools.read import ReadInput, ReadRequest, format_size, read_file
 
 HERE = Path(__file__).resolve().parent
@@ -244,16 +245,25 @@ async def test_a_file_named_like_an_image_that_is_not_one_is_an_error(ws: Path) 
     assert "is not a PNG, JPEG, GIF or WebP image" in out.content
 
 
-async def test_an_image_over_the_model_s_limit_is_refused(ws: Path) -> None:
+async def test_an_image_file_past_what_read_opens_is_refused(ws: Path) -> None:
     path = ws / "huge.png"
-    path.write_bytes((IMAGES / "red.png").read_bytes() + bytes(MAX_IMAGE_BYTES))
+    path.write_bytes((IMAGES / "red.png").read_bytes())
+    os.truncate(path, MAX_FILE_BYTES + 1)  # sparse: no 64 MB written
     out = await read(ws, str(path))
     assert out.is_error and out.image is None
     assert out.content == (
-        f"{path} is {MAX_IMAGE_BYTES + 103} bytes. An image can be read up to {MAX_IMAGE_BYTES} "
-        "bytes (5 MB once base64-encoded, the most the model takes). Make a smaller copy with "
-        "Bash and read that."
+        f"{path} is {MAX_FILE_BYTES + 1} bytes. An image can be read up to {MAX_FILE_BYTES} "
+        "bytes (one that big is scaled down to what the model takes; this one is past that "
+        "too). Ask for a smaller image."
     )
+
+
+async def test_a_broken_image_is_an_error_not_a_request_the_api_refuses(ws: Path) -> None:
+    path = ws / "cut.jpg"
+    path.write_bytes((IMAGES / "red.jpg").read_bytes()[:300])
+    out = await read(ws, str(path))
+    assert out.is_error and out.image is None
+    assert "starts like a JPEG image but does not decode" in out.content
 
 
 async def test_a_binary_file_with_an_image_s_bytes_but_no_image_name_stays_binary(

@@ -181,3 +181,18 @@ def test_a_layout_extended_from_the_last_request_equals_one_made_afresh() -> Non
     other_system = {**bodies[5], "system": "another system prompt"}
     for body in [*bodies, changed, bodies[5], other_system, bodies[2]]:
         assert layouts.layout("one conversation", body) == layout(body)
+
+
+def test_an_image_counts_a_fixed_number_of_tokens_not_its_base64() -> None:
+    from outlast.scripted_model.cache import IMAGE_TOKENS, estimate_tokens
+
+    def result(data: str) -> dict:
+        image = {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": data},
+        }
+        return {"type": "tool_result", "tool_use_id": "t", "content": [image]}
+
+    small, big = estimate_tokens(result("AAAA")), estimate_tokens(result("A" * 4_000_000))
+    assert small == big and IMAGE_TOKENS < small < IMAGE_TOKENS + 100
+    assert estimate_tokens({"type": "text", "text": "abcd"}) == 8  # 29 bytes of JSON, as before

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from agents.messages import ImageBlock
+from agents.messages import ImageBlock, TextBlock
 from tests.support import agent_input, running_workers, scripted_model, start, tool_results
 
 IMAGES = Path(__file__).resolve().parents[1] / "activities" / "images"
@@ -63,8 +63,12 @@ async def test_the_model_sees_the_image_and_history_only_its_description(client,
     assert [p["source"] for p in image_parts(model.log[2]["body"])] == [sent]
     texts = [b.content for b in tool_results(result) if isinstance(b.content, str)]
     assert any("a note" in t for t in texts)
+    described = f"[image: {git_repo / 'shot.png'}, PNG 37x21, {len(png)} bytes]"
     [stored] = [b for b in tool_results(result) if isinstance(b.content, list)]
-    assert stored.content == [ImageBlock.model_validate({"type": "image", "source": sent})]
+    assert stored.content == [
+        TextBlock(text=described),
+        ImageBlock.model_validate({"type": "image", "source": sent}),
+    ]
     events = b"".join(e.SerializeToString() for e in history.events)
     assert data.encode() not in events and png not in events
-    assert f"[image: {git_repo / 'shot.png'}, PNG 37x21, {len(png)} bytes]".encode() in events
+    assert described.encode() in events
