@@ -31,7 +31,7 @@ from workflows.contracts import (
     PlanView,
     StopRequest,
 )
-from workflows.pattern_contracts import PipelineView, TeamMail, TeamView
+from workflows.pattern_contracts import PipelineView, StageDecision, TeamMail, TeamView
 
 AGENT_PATTERNS = ("single", "coordinator")
 NO_GRACEFUL_STOP = ("fork-join", "verified")
@@ -119,6 +119,33 @@ class Task:
 
     async def reject_plan(self, feedback: str) -> bool:
         return await self._decide_plan(False, feedback, None)
+
+    async def decide_stage(
+        self,
+        stage: str,
+        approve: bool,
+        *,
+        feedback: str = "",
+        rerun: bool = False,
+        attempt: int | None = None,
+    ) -> str:
+        """Approve or reject a pipeline stage waiting for approval (or re-run it with
+        `feedback`); the answer says what the pipeline did. With `attempt`
+        (`PipelineView.awaiting_attempt`) only that attempt is decided on.
+
+        Raises:
+            NotSupported: this is not a pipeline (nothing was sent).
+            ValueError: `rerun` with `approve` (nothing was sent).
+            WorkflowUpdateFailedError: the pipeline refused it; the cause says why (no such
+                stage waits, that attempt does not, it was decided already)."""
+        if self.pattern != "pipeline":
+            raise NotSupported(f"a {self.pattern} task has no stages; approve_plan() decides plans")
+        if rerun and approve:
+            raise ValueError("rerun is a rejection's: pass approve=False with rerun=True")
+        decision = StageDecision(
+            stage=stage, approve=approve, feedback=feedback, rerun=rerun, attempt=attempt
+        )
+        return await self.handle.execute_update("decide_stage", decision, result_type=str)
 
     async def _decide_plan(self, approve: bool, feedback: str, mode: str | None) -> bool:
         pending = (await self.plan()).pending

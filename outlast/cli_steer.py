@@ -22,6 +22,10 @@ from workflows.contracts import MailMessage, PlanDecision, PlanView, StopRequest
 from workflows.pattern_contracts import StageDecision, TeamMail
 
 UPDATE_TIMEOUT = timedelta(seconds=30)
+ATTEMPT_HELP = (
+    "Pipeline: decide only if this attempt of the stage is the one waiting (a re-run is the "
+    "next attempt), so a decision on output you read cannot land on a re-run you did not."
+)
 STOPPABLE = ("AgentWorkflow", "CoordinatorWorkflow", "PipelineWorkflow", "TeamWorkflow")
 """The workflow types with a graceful stop (`stop`, a team's `shutdown`)."""
 
@@ -31,9 +35,14 @@ def approve(
     workflow_id: str = typer.Argument(..., help="The agent (or pipeline) waiting for approval."),
     stage: str = typer.Argument(None, help="For a pipeline: the stage waiting for approval."),
     mode: str = typer.Option(None, help="Plan approval: the permission mode to continue in."),
+    attempt: int = typer.Option(None, min=1, help=ATTEMPT_HELP),
 ) -> None:
     """Approve the plan an agent waits with at ExitPlanMode (or a pipeline stage)."""
-    asyncio.run(_decide(workflow_id, stage, approve=True, feedback="", rerun=False, mode=mode))
+    asyncio.run(
+        _decide(
+            workflow_id, stage, approve=True, feedback="", rerun=False, mode=mode, attempt=attempt
+        )
+    )
 
 
 @app.command()
@@ -42,9 +51,12 @@ def reject(
     stage: str = typer.Argument(None, help="For a pipeline: the stage waiting for approval."),
     feedback: str = typer.Option("", help="What to change; the agent (or stage) reads it."),
     rerun: bool = typer.Option(False, "--rerun", help="Pipeline: run the stage again."),
+    attempt: int = typer.Option(None, min=1, help=ATTEMPT_HELP),
 ) -> None:
     """Send a plan back with feedback (the agent keeps planning), or reject a pipeline stage."""
-    asyncio.run(_decide(workflow_id, stage, approve=False, feedback=feedback, rerun=rerun))
+    asyncio.run(
+        _decide(workflow_id, stage, approve=False, feedback=feedback, rerun=rerun, attempt=attempt)
+    )
 
 
 async def _decide(
@@ -55,9 +67,12 @@ async def _decide(
     feedback: str,
     rerun: bool,
     mode: str | None = None,
+    attempt: int | None = None,
 ) -> None:
     if rerun and stage is None:
         fail("--rerun is for a pipeline stage: name the stage.")
+    if attempt is not None and stage is None:
+        fail("--attempt is for a pipeline stage: name the stage.")
     if mode is not None and mode not in RESUME_MODES:
         fail(f"--mode {mode}: choose one of {', '.join(RESUME_MODES)}.")
     if mode is not None and stage is not None:
@@ -67,7 +82,9 @@ async def _decide(
     waiting = "a plan" if stage is None else f"stage {stage}"
     handle, _ = await _running(workflow_id, f"; nothing in it waits for a decision on {waiting}")
     if stage is not None:
-        decision = StageDecision(stage=stage, approve=approve, rerun=rerun, feedback=feedback)
+        decision = StageDecision(
+            stage=stage, approve=approve, rerun=rerun, feedback=feedback, attempt=attempt
+        )
         try:
             answer = await handle.execute_update(
                 "decide_stage", decision, result_type=str, rpc_timeout=UPDATE_TIMEOUT

@@ -317,11 +317,14 @@ async def _progress(handle: WorkflowHandle, pattern: str) -> list[tuple[str, str
         if view.current:
             lines.append((f"stage:{view.current}:run", f"stage {view.current}: running"))
         if view.awaiting_approval:
+            stage, attempt = view.awaiting_approval, view.awaiting_attempt or 1
+            # Keyed by attempt too: a re-run's wait is news, though its line reads the same.
             lines.append(
                 (
-                    f"approve:{view.awaiting_approval}",
-                    f"stage {view.awaiting_approval} waits for approval: outlast approve "
-                    f"{handle.id} {view.awaiting_approval} (or --reject)",
+                    f"approve:{stage}:{attempt}",
+                    f"stage {stage} (attempt {attempt}) waits for approval: outlast approve "
+                    f"{handle.id} {stage} --attempt {attempt} (or outlast reject {handle.id} "
+                    f"{stage} --attempt {attempt} --feedback '...' [--rerun])",
                 )
             )
         return lines

@@ -98,6 +98,10 @@ class StageDecision(Contract):
     feedback: str = ""
     rerun: bool = False
     """With `approve: false`: run the stage again with `feedback`, instead of ending."""
+    attempt: int | None = None
+    """The attempt decided on (`PipelineView.awaiting_attempt`). When given, it must be the
+    one waiting, so a decision taken on an earlier attempt's output cannot pass for the
+    re-run's; None decides whichever attempt waits (or finishes next)."""
 
 
 class PipelineView(Contract):
@@ -106,6 +110,8 @@ class PipelineView(Contract):
     stages: list[StageOutcome]
     current: str | None = None
     awaiting_approval: str | None = None
+    awaiting_attempt: int | None = None
+    """The attempt of `awaiting_approval` that waits (1, then 2 after a re-run, ...)."""
     stop_requested: bool = False
     refused_signals: list[str] = Field(default_factory=list)
     """The latest signals whose input did not fit, and why (workflows/signal_input.py)."""

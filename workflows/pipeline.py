@@ -58,7 +58,10 @@ class PipelineWorkflow:
         self._stages: list[StageOutcome] = []
         self._current: str | None = None
         self._awaiting: str | None = None
+        self._awaiting_attempt: int | None = None
         self._decision: StageDecision | None = None
+        self._effect: tuple[str, int, str] | None = None
+        """(stage, attempt, what its decision did): the `decide_stage` update's answer."""
         self._stop: StopRequest | None = None
         self._marks = sa.PatternMarks()
         self._refusals = Refusals()
@@ -89,20 +92,24 @@ class PipelineWorkflow:
                 )
                 if not needs_approval:
                     break
-                decision = await self._await_decision(stage.name)
+                decision = await self._await_decision(stage.name, attempt)
                 if decision is None:
                     return self._result("stopped", stage.name, f"stopped at stage {stage.name}")
                 if decision.approve:
+                    self._effect = (stage.name, attempt, "approved")
                     break
                 if decision.rerun and self._stop is not None and versions.patched(STOP_BEATS_RERUN):
                     # `stop` promises no further stage starts; a re-run would be one.
+                    self._effect = (stage.name, attempt, "not re-run: the pipeline was stopped")
                     return self._result("stopped", stage.name, f"stopped at stage {stage.name}")
                 if not decision.rerun or attempt >= MAX_ATTEMPTS:
+                    self._effect = (stage.name, attempt, rejection(decision.rerun, attempt))
                     self._stages[-1] = outcome.model_copy(update={"status": "rejected"})
                     reason = f": {decision.feedback}" if decision.feedback else ""
                     return self._result(
                         "rejected", stage.name, f"stage {stage.name} rejected{reason}"
                     )
+                self._effect = (stage.name, attempt, f"re-run (attempt {attempt + 1})")
                 feedback, attempt = decision.feedback, attempt + 1
             previous = (stage.name, outcome.final_text)
         return self._result("completed", None, "all stages completed")
@@ -155,13 +162,14 @@ class PipelineWorkflow:
             usage=result.usage,
         )
 
-    async def _await_decision(self, stage: str) -> StageDecision | None:
-        self._awaiting, self._decision = stage, None
+    async def _await_decision(self, stage: str, attempt: int) -> StageDecision | None:
+        self._awaiting, self._awaiting_attempt, self._decision = stage, attempt, None
         workflow.set_current_details(
             f"stage **{stage}** finished: waiting for approval (update `decide_stage`)"
         )
         await workflow.wait_condition(lambda: self._decision is not None or self._stop is not None)
         decision, self._awaiting, self._decision = self._decision, None, None
+        self._awaiting_attempt = None
         return decision
 
     def _elapsed_ms(self) -> int:
@@ -193,11 +201,21 @@ class PipelineWorkflow:
                 f"stage {decision.stage} is not waiting for approval (waiting: {waiting})",
                 type="NotAwaiting",
             )
+        attempt = self._awaiting_attempt or 1
+        if decision.attempt is not None and decision.attempt != attempt:
+            raise ApplicationError(
+                f"stage {decision.stage} attempt {decision.attempt} is not waiting for "
+                f"approval (waiting: attempt {attempt})",
+                type="NotAwaiting",
+            )
         if self._decision is not None:
             raise ApplicationError(f"stage {decision.stage} is already decided", type="Decided")
         self._decision = decision
-        verb = "approved" if decision.approve else ("re-run" if decision.rerun else "rejected")
-        return f"stage {decision.stage} {verb}"
+        # Answered with what the pipeline did, which a `stop` or the re-run limit may change.
+        done = (decision.stage, attempt)
+        await workflow.wait_condition(lambda: self._effect is not None and self._effect[:2] == done)
+        assert self._effect is not None
+        return f"stage {decision.stage} {self._effect[2]}"
 
     @decide_stage.validator
     def _check_decision(self, decision: StageDecision) -> None:
@@ -221,9 +239,17 @@ class PipelineWorkflow:
             stages=self._stages,
             current=self._current,
             awaiting_approval=self._awaiting,
+            awaiting_attempt=self._awaiting_attempt,
             stop_requested=self._stop is not None,
             refused_signals=self._refusals.texts,
         )
+
+
+def rejection(rerun_asked: bool, attempt: int) -> str:
+    """What a decision that ends the pipeline as rejected did."""
+    if rerun_asked:
+        return f"rejected: not re-run, it ran {attempt} times already (at most {MAX_ATTEMPTS})"
+    return "rejected"
 
 
 def stage_verdict(report_text: str) -> tuple[str | None, str]:

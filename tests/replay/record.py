@@ -37,6 +37,7 @@ from tests.replay.scenarios_patterns import (
     fork_join,
     fork_stop_starting,
     pipeline,
+    pipeline_approval,
     stop_starting,
     team,
     team_shutdown,
@@ -161,6 +162,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "fork_join_stop_starting": fork_stop_starting,
     # Signals with a field their input does not have, refused (patched signal-unknown-fields).
     "agent_signal_fields": signal_fields,
+    # A stage re-run, a late decision on its first attempt refused, its second approved
+    # (StageDecision.attempt; decide_stage answers with what the pipeline did).
+    "pipeline_approval": pipeline_approval,
 }
 
 
@@ -192,6 +196,7 @@ CHILDREN = {
     "team_spawn": ["a", "b", "d"],
     "team_shutdown_v4": ["b"],
     "verified_task_v5": ["implementer", "verify-1", "verify-2"],
+    "pipeline_approval": ["look-2"],
 }
 # Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.
 SHELLS = {"agent_background_bash"}

@@ -80,6 +80,32 @@ async def pipeline(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def pipeline_approval(client: Client, tmp: Path) -> WorkflowHandle:
+    """A stage re-run on feedback, a late decision on its first attempt refused, the second
+    approved (decisions name their attempt; the answer says what the pipeline did)."""
+    from tests.workflows.test_pipeline import (
+        APPROVAL_SCRIPT,
+        APPROVAL_STAGES,
+        pipeline_input,
+        steer_approvals,
+    )
+    from workflows.pattern_contracts import PipelineResult
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(APPROVAL_SCRIPT):
+        async with running_workers(client) as queues:
+            handle = await client.start_workflow(
+                "PipelineWorkflow",
+                pipeline_input(repo, queues, stages=APPROVAL_STAGES),
+                id=os.environ["OUTLAST_RECORDING"],
+                task_queue=queues.task_queue,
+                result_type=PipelineResult,
+            )
+            await steer_approvals(handle)
+            await handle.result()
+    return handle
+
+
 async def team(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_team import team_script
 

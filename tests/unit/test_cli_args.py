@@ -121,6 +121,14 @@ def test_rerun_is_for_a_named_pipeline_stage():
     assert out.exit_code == 2 and "--rerun is for a pipeline stage" in out.output
 
 
+@pytest.mark.parametrize("command", ["approve", "reject"])
+def test_attempt_is_for_a_named_pipeline_stage_and_counts_from_one(command):
+    out = run(command, "pipe-1", "--attempt", "2")
+    assert out.exit_code == 2 and "--attempt is for a pipeline stage" in out.output
+    out = run(command, "pipe-1", "plan", "--attempt", "0")
+    assert out.exit_code == 2 and "greater than or equal to 1" in out.output
+
+
 def test_team_arguments_name_the_option_at_fault(tmp_path):
     base = ("run", "fix it", "--repo", str(tmp_path), "--pattern", "team")
     out = run(*base, "--teammate", "b:Wizard=look")

@@ -155,42 +155,60 @@ async def test_a_pass_with_no_check_run_ends_the_pipeline_as_a_fail(client, git_
     assert result.stages[-1].verdict == "FAIL"
 
 
-async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(client, git_repo):
-    stages = [
-        PipelineStage(name="look", agent_type="Explore", instructions="Look.", approval=True),
-        PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
+APPROVAL_STAGES = [
+    PipelineStage(name="look", agent_type="Explore", instructions="Look.", approval=True),
+    PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
+]
+APPROVAL_SCRIPT = {
+    "agents": [
+        {
+            "name": "look-again",
+            "match": {"agent_type": "Explore", "prompt_contains": "more detail"},
+            "turns": [{"text": "LOOK-2"}],
+        },
+        stage_agent("Explore", "LOOK-1", read=False),
+        stage_agent("Plan", "PLAN-OUT", read=False),
     ]
-    script = {
-        "agents": [
-            {
-                "name": "look-again",
-                "match": {"agent_type": "Explore", "prompt_contains": "more detail"},
-                "turns": [{"text": "LOOK-2"}],
-            },
-            stage_agent("Explore", "LOOK-1", read=False),
-            stage_agent("Plan", "PLAN-OUT", read=False),
-        ]
-    }
-    with scripted_model(script, log_bodies=True) as model:
+}
+
+
+async def steer_approvals(handle) -> None:
+    """Wrong stages refused, a re-run of `look`, a late decision on its first attempt
+    refused, then its second approved (also the replay corpus's `pipeline_approval`)."""
+    view = await wait_for_approval(handle, "look")
+    assert view.stages[-1].final_text == "LOOK-1"
+    for wrong in ("plan", "nonesuch"):
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update("decide_stage", StageDecision(stage=wrong, approve=True))
+        assert wrong in str(refused.value.cause), refused.value.cause
+    assert view.awaiting_attempt == 1
+    answer = await handle.execute_update(
+        "decide_stage",
+        StageDecision(stage="look", approve=False, rerun=True, feedback="more detail"),
+        result_type=str,
+    )
+    assert answer == "stage look re-run (attempt 2)"
+    view = await wait_for_approval(handle, "look", after=1)
+    assert view.stages[-1].final_text == "LOOK-2" and view.awaiting_attempt == 2
+    # A decision taken on attempt 1's output does not land on attempt 2.
+    with pytest.raises(WorkflowUpdateFailedError) as late:
+        await handle.execute_update(
+            "decide_stage", StageDecision(stage="look", approve=True, attempt=1)
+        )
+    assert "attempt 1 is not waiting for approval (waiting: attempt 2)" in str(late.value.cause)
+    answer = await handle.execute_update(
+        "decide_stage", StageDecision(stage="look", approve=True, attempt=2), result_type=str
+    )
+    assert answer == "stage look approved"
+
+
+async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(client, git_repo):
+    with scripted_model(APPROVAL_SCRIPT, log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle = await start_pipeline(
-                client, queues, pipeline_input(git_repo, queues, stages=stages)
+                client, queues, pipeline_input(git_repo, queues, stages=APPROVAL_STAGES)
             )
-            view = await wait_for_approval(handle, "look")
-            assert view.stages[-1].final_text == "LOOK-1"
-            for wrong in ("plan", "nonesuch"):
-                with pytest.raises(WorkflowUpdateFailedError) as refused:
-                    await handle.execute_update(
-                        "decide_stage", StageDecision(stage=wrong, approve=True)
-                    )
-                assert wrong in str(refused.value.cause), refused.value.cause
-            await handle.execute_update(
-                "decide_stage",
-                StageDecision(stage="look", approve=False, rerun=True, feedback="more detail"),
-            )
-            view = await wait_for_approval(handle, "look", after=1)
-            assert view.stages[-1].final_text == "LOOK-2"
-            await handle.execute_update("decide_stage", StageDecision(stage="look", approve=True))
+            await steer_approvals(handle)
             result = await handle.result()
     assert result.status == "completed"
     assert [(s.name, s.attempt) for s in result.stages] == [("look", 1), ("look", 2), ("plan", 1)]
@@ -244,6 +262,14 @@ async def test_a_stop_with_a_rerun_decided_ahead_starts_no_stage(client, git_rep
             )
             await handle.signal("stop", StopRequest(reason="enough"))
             result = await asyncio.wait_for(handle.result(), 60)
-            await held.result()
+            try:
+                answer = await held.result()
+            except WorkflowUpdateFailedError as e:  # the wait for a decision saw the stop first
+                answer = str(e.cause)
     assert result.status == "stopped", result
+    # Never "re-run": the answer says what the pipeline did.
+    assert answer in (
+        "stage look not re-run: the pipeline was stopped",
+        "stage look is not waiting for approval (waiting: none)",
+    ), answer
     assert [(s.name, s.attempt) for s in result.stages] == [("look", 1)]
