@@ -28,12 +28,19 @@ def _images(block: object) -> list[ImageBlock]:
 def within_image_limits(messages: list[Message]) -> list[Message]:
     """`messages` with the images beyond the newest that fit replaced by a note; the very
     list (and its blocks) when all fit, so their encoded JSON is reused."""
+    # Called on every model call, over the whole conversation (2,000 messages at turn
+    # 1,000): a plain loop with class checks, not comprehensions.
     count = size = 0
     for i in range(len(messages) - 1, -1, -1):
         content = messages[i].content
-        found = [x for b in content for x in _images(b)] if isinstance(content, list) else []
-        count += len(found)
-        size += sum(len(image.source.data) for image in found)
+        if content.__class__ is not list:
+            continue
+        for block in content:
+            if block.__class__ is ToolResultBlock and block.content.__class__ is list:
+                for part in block.content:
+                    if part.__class__ is ImageBlock:
+                        count += 1
+                        size += len(part.source.data)
         if count > MAX_REQUEST_IMAGES or size > MAX_REQUEST_IMAGE_BYTES:
             # Whole messages give way: one turn's results stay together.
             return [_without_images(m) for m in messages[: i + 1]] + messages[i + 1 :]
