@@ -3,10 +3,11 @@
 Every image a Read showed stays in the conversation and goes with every later request, while
 the API refuses a request over 32 MB (or with more than 100 images): a conversation that
 kept them all would, a few screenshots on, have every call refused. So the oldest give way,
-in the request only (the stored conversation keeps them); the text beside each image, which
-names it, stays in its place. Which ones give way depends only on the conversation, so a
-conversation's requests drop them in the same order and the prompt cache misses once per
-image dropped.
+in the request only (the stored conversation keeps them), each replaced by a note; the text
+beside it, which names the image, stays. Which ones give way depends only on the
+conversation, and only grows as it grows: its requests stay a prefix of one another but at
+the calls where more images give way, and there the prompt cache misses from the oldest of
+them on. So they give way ten at a time, not one per new image.
 """
 
 from __future__ import annotations
@@ -14,48 +15,61 @@ from __future__ import annotations
 from agents.messages import ImageBlock, Message, TextBlock, ToolResultBlock
 
 MAX_REQUEST_IMAGES = 20
+GIVE_WAY_STEP = 10
 MAX_REQUEST_IMAGE_BYTES = 20 * 1024**2
 """Base64 characters of all images together: 12 MB of the 32 MB stay for everything else."""
 GAVE_WAY = TextBlock(text="[image no longer shown: newer images took its place]")
 
 
-def _images(block: object) -> list[ImageBlock]:
-    if isinstance(block, ToolResultBlock) and isinstance(block.content, list):
-        return [p for p in block.content if isinstance(p, ImageBlock)]
-    return []
-
-
 def within_image_limits(messages: list[Message]) -> list[Message]:
-    """`messages` with the images beyond the newest that fit replaced by a note; the very
-    list (and its blocks) when all fit, so their encoded JSON is reused."""
+    """`messages` with the oldest images beyond the limits replaced by a note; the very list
+    (and its messages) when all fit, so their encoded JSON is reused."""
     # Called on every model call, over the whole conversation (2,000 messages at turn
     # 1,000): a plain loop with class checks, not comprehensions.
-    count = size = 0
-    for i in range(len(messages) - 1, -1, -1):
-        content = messages[i].content
+    sizes: list[tuple[int, int]] = []  # (message index, base64 length), oldest first
+    for i, message in enumerate(messages):
+        content = message.content
         if content.__class__ is not list:
             continue
         for block in content:
             if block.__class__ is ToolResultBlock and block.content.__class__ is list:
                 for part in block.content:
                     if part.__class__ is ImageBlock:
-                        count += 1
-                        size += len(part.source.data)
-        if count > MAX_REQUEST_IMAGES or size > MAX_REQUEST_IMAGE_BYTES:
-            # Whole messages give way: one turn's results stay together.
-            return [_without_images(m) for m in messages[: i + 1]] + messages[i + 1 :]
-    return messages
+                        sizes.append((i, len(part.source.data)))
+    drop = images_to_drop([size for _, size in sizes])
+    if not drop:
+        return messages
+    counts: dict[int, int] = {}
+    for i, _ in sizes[:drop]:
+        counts[i] = counts.get(i, 0) + 1
+    return [_without_images(m, counts[i]) if i in counts else m for i, m in enumerate(messages)]
 
 
-def _without_images(message: Message) -> Message:
-    if isinstance(message.content, str) or not any(_images(b) for b in message.content):
-        return message
-    blocks = [
-        b.model_copy(
-            update={"content": [GAVE_WAY if isinstance(p, ImageBlock) else p for p in b.content]}
-        )
-        if _images(b)
-        else b
-        for b in message.content
-    ]
+def images_to_drop(sizes: list[int]) -> int:
+    """How many of the oldest images (their base64 lengths, oldest first) give way."""
+    drop = 0
+    if len(sizes) > MAX_REQUEST_IMAGES:
+        over = len(sizes) - MAX_REQUEST_IMAGES
+        drop = -(-over // GIVE_WAY_STEP) * GIVE_WAY_STEP
+    kept = sum(sizes[drop:])
+    while kept > MAX_REQUEST_IMAGE_BYTES:
+        kept -= sizes[drop]
+        drop += 1
+    return drop
+
+
+def _without_images(message: Message, count: int) -> Message:
+    """`message` with its first `count` images replaced by the note."""
+    blocks = []
+    for block in message.content:
+        if isinstance(block, ToolResultBlock) and isinstance(block.content, list) and count:
+            parts = []
+            for part in block.content:
+                if isinstance(part, ImageBlock) and count:
+                    parts.append(GAVE_WAY)
+                    count -= 1
+                else:
+                    parts.append(part)
+            block = block.model_copy(update={"content": parts})
+        blocks.append(block)
     return message.model_copy(update={"content": blocks})

@@ -21,8 +21,9 @@ MAX_SIDE = 2000
 holds more than 20 images, and scales anything over 1568 down itself anyway."""
 MAX_FILE_BYTES = 64 * 1024**2
 """The largest file Read opens as an image (before scaling)."""
-MAX_PIXELS = 100_000_000
-"""Refused before decoding: a small file can claim a huge image (a decompression bomb)."""
+MAX_PIXELS = 40_000_000
+"""Refused before decoding: a small file can claim a huge image (a decompression bomb), and
+40 megapixels of RGBA are 160 MB already, for each Read running at once."""
 
 _NAMES = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WebP"}
 
@@ -72,24 +73,29 @@ def prepare_image(data: bytes, name: str) -> PreparedImage:
             "so it cannot be shown as an image. Inspect it with Bash (`file`, `xxd | head`)."
         )
     # Imported here: Pillow costs a worker memory only once it reads an image.
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image, ImageOps, UnidentifiedImageError
 
-    # The pixel count is checked below, before decoding, with a message for the model;
-    # Pillow's own check would refuse at open with one about attacks.
-    Image.MAX_IMAGE_PIXELS = None
     try:
-        with Image.open(io.BytesIO(data)) as im:
+        # The format named: Pillow loads its other plugins lazily, racing another thread's
+        # Read, and a valid image could then read as undecodable.
+        with Image.open(io.BytesIO(data), formats=[_PIL_FORMATS[media_type]]) as im:
             width, height = im.size
             if width * height > MAX_PIXELS:
-                raise NotAnImage(
-                    f"{name} claims {width}x{height} pixels, more than Read decodes "
-                    f"({MAX_PIXELS:,} pixels)."
-                )
+                raise NotAnImage(_too_many_pixels(name, f"{width}x{height} pixels, more"))
+            if media_type == "image/jpeg":
+                im.draft("RGB", (MAX_SIDE, MAX_SIDE))  # decode at a fraction of the size
             im.load()  # a truncated or corrupt image fails here, not at the API
-            original = PreparedImage(data, media_type, im.size, im.size, media_type)
-            if max(im.size) <= MAX_SIDE and len(data) <= MAX_IMAGE_BYTES:
+            upright = ImageOps.exif_transpose(im)  # a photo's rotation, which scaling drops
+            rotated = upright.size != im.size or _orientation(im) not in (None, 1)
+            original_size = upright.size if rotated else (width, height)
+            original = PreparedImage(data, media_type, original_size, original_size, media_type)
+            if not rotated and max(original_size) <= MAX_SIDE and len(data) <= MAX_IMAGE_BYTES:
                 return original
-            return _scaled(im, original)
+            return _scaled(upright, original)
+    except Image.DecompressionBombError:
+        raise NotAnImage(_too_many_pixels(name, "more pixels")) from None  # Pillow's own check
+    except MemoryError:
+        raise NotAnImage(f"{name} is too large to decode in memory.") from None
     except (OSError, SyntaxError, ValueError) as e:
         if isinstance(e, NotAnImage):
             raise
@@ -100,11 +106,26 @@ def prepare_image(data: bytes, name: str) -> PreparedImage:
         ) from None
 
 
+_PIL_FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WEBP"}
+
+
+def _too_many_pixels(name: str, claim: str) -> str:
+    return f"{name} claims {claim} than Read decodes ({MAX_PIXELS:,} pixels)."
+
+
+def _orientation(im) -> int | None:
+    try:
+        return im.getexif().get(0x0112)
+    except Exception:  # a broken EXIF block: the image itself decoded, so show it as it is
+        return None
+
+
 def _scaled(im, original: PreparedImage) -> PreparedImage:
     """`im` within MAX_SIDE and MAX_IMAGE_BYTES: its own format if that fits, else JPEG at
     falling quality."""
     from PIL import Image
 
+    im = _smoothable(im)
     im.thumbnail((MAX_SIDE, MAX_SIDE), Image.Resampling.LANCZOS)
     tries: list[tuple[str, str, dict]] = []
     if original.media_type in ("image/png", "image/gif", "image/webp"):
@@ -122,6 +143,18 @@ def _scaled(im, original: PreparedImage) -> PreparedImage:
         "the image stays over 3.75 MB even scaled to "
         f"{im.size[0]}x{im.size[1]} and compressed as JPEG; it cannot be shown to the model."
     )
+
+
+def _smoothable(im):
+    """A mode Pillow scales smoothly: it scales palette and 1-bit images by nearest
+    neighbour, which drops a screenshot's thin lines; 16-bit grey it cannot flatten."""
+    if im.mode in ("P", "PA"):
+        return im.convert("RGBA")
+    if im.mode == "1":
+        return im.convert("L")
+    if im.mode.startswith("I") or im.mode == "F":
+        return im.convert("I").point(lambda v: v * (1 / 256)).convert("L")
+    return im
 
 
 def _opaque(im):

@@ -96,12 +96,53 @@ def test_text_named_like_an_image_is_refused_with_what_to_do() -> None:
         prepare_image(b"", "empty.png")
 
 
-def test_an_image_claiming_too_many_pixels_is_not_decoded() -> None:
+def claiming(width: int, height: int) -> bytes:
+    """red.png with another size in its header (and the header's checksum fixed)."""
     data = bytearray((IMAGES / "red.png").read_bytes())
-    data[16:24] = (50_000).to_bytes(4, "big") * 2  # the IHDR's width and height
-    data[29:33] = zlib.crc32(bytes(data[12:29])).to_bytes(4, "big")  # and its checksum
-    with pytest.raises(NotAnImage, match=r"claims 50000x50000 pixels, more than Read decodes"):
-        prepare_image(bytes(data), "bomb.png")
+    data[16:24] = width.to_bytes(4, "big") + height.to_bytes(4, "big")
+    data[29:33] = zlib.crc32(bytes(data[12:29])).to_bytes(4, "big")
+    return bytes(data)
+
+
+def test_an_image_claiming_too_many_pixels_is_not_decoded() -> None:
+    with pytest.raises(NotAnImage) as refused:
+        prepare_image(claiming(8000, 6000), "big.png")
+    assert str(refused.value) == (
+        "big.png claims 8000x6000 pixels, more than Read decodes (40,000,000 pixels)."
+    )
+    with pytest.raises(NotAnImage) as refused:  # past Pillow's own limit, refused at open
+        prepare_image(claiming(50_000, 50_000), "bomb.png")
+    assert (
+        str(refused.value) == "bomb.png claims more pixels than Read decodes (40,000,000 pixels)."
+    )
+
+
+def test_a_photo_is_turned_upright_as_its_exif_says() -> None:
+    photo = Image.new("RGB", (300, 100), (200, 10, 10))
+    exif = Image.Exif()
+    exif[0x0112] = 6  # rotated: shown upright, it is 100 wide and 300 tall
+    data = encoded(photo, "JPEG", exif=exif)
+    image = prepare_image(data, "photo.jpg")
+    assert image.size == image.original_size == (100, 300) and image.media_type == "image/jpeg"
+    assert Image.open(io.BytesIO(image.data)).size == (100, 300)
+
+
+def test_a_palette_screenshot_is_scaled_smoothly_and_keeps_its_format() -> None:
+    shot = Image.new("P", (4000, 400), 0)
+    shot.putpalette([255, 255, 255, 0, 0, 0] + [0] * 762)
+    for x in range(0, 4000, 2):
+        shot.putpixel((x, 200), 1)  # a hairline of dots that nearest-neighbour would drop
+    image = prepare_image(encoded(shot, "PNG"), "shot.png")
+    assert image.size == (2000, 200) and image.media_type == "image/png"
+    scaled = Image.open(io.BytesIO(image.data)).convert("L")
+    assert min(scaled.getpixel((x, 100)) for x in range(2000)) < 200  # the line is still there
+
+
+def test_sixteen_bit_grey_keeps_its_shade_when_scaled() -> None:
+    grey = Image.new("I;16", (2400, 1600), 40_000)
+    image = prepare_image(encoded(grey, "PNG"), "depth.png")
+    assert image.size == (2000, 1333)
+    assert Image.open(io.BytesIO(image.data)).convert("L").getpixel((9, 9)) == 40_000 // 256
 
 
 def test_image_names_by_suffix_in_any_case() -> None:

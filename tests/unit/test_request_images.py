@@ -3,39 +3,43 @@
 from __future__ import annotations
 
 from activities import request_images
-from activities.request_images import GAVE_WAY, within_image_limits
+from activities.request_images import GAVE_WAY, images_to_drop, within_image_limits
 from agents.messages import ImageBlock, ImageSource, Message, TextBlock, ToolResultBlock
 
 
-def image_turn(n: int, size: int = 8) -> list[Message]:
-    """One Read of an image: the assistant's call and the user's result."""
-    use = {"type": "tool_use", "id": f"toolu_{n}", "name": "Read", "input": {}}
+def image_turn(first: int, images: int = 1, size: int = 8) -> list[Message]:
+    """One turn Reading `images` images: the assistant's calls and the user's results."""
+    ids = [f"toolu_{first + k}" for k in range(images)]
+    uses = [{"type": "tool_use", "id": i, "name": "Read", "input": {}} for i in ids]
     image = ImageBlock(source=ImageSource(media_type="image/png", data="A" * size))
-    result = ToolResultBlock(
-        tool_use_id=f"toolu_{n}", content=[TextBlock(text=f"[image {n}]"), image]
-    )
+    results = [
+        ToolResultBlock(tool_use_id=i, content=[TextBlock(text=f"[image {first + k}]"), image])
+        for k, i in enumerate(ids)
+    ]
     return [
-        Message.model_validate({"role": "assistant", "content": [use]}),
-        Message(role="user", content=[result]),
+        Message.model_validate({"role": "assistant", "content": uses}),
+        Message(role="user", content=results),
     ]
 
 
 def conversation(turns: int, size: int = 8) -> list[Message]:
     messages = [Message.user_text("look")]
     for n in range(turns):
-        messages += image_turn(n, size)
+        messages += image_turn(n, size=size)
     return messages
 
 
-def shown(messages: list[Message]) -> list[str]:
-    """Per image result: its text, and whether its image is still there."""
-    out = []
+def shown(messages: list[Message]) -> str:
+    """One character per image result, oldest first: + shown, - gave way."""
+    marks = ""
     for m in messages:
         for b in m.content:
             if isinstance(b, ToolResultBlock) and isinstance(b.content, list):
                 text, part = b.content
-                out.append(f"{text.text}{'+' if isinstance(part, ImageBlock) else '-'}")
-    return out
+                assert text.text.startswith("[image ")
+                marks += "+" if isinstance(part, ImageBlock) else "-"
+                assert part == GAVE_WAY or isinstance(part, ImageBlock)
+    return marks
 
 
 def test_a_conversation_within_the_limits_is_the_very_same_list() -> None:
@@ -43,21 +47,34 @@ def test_a_conversation_within_the_limits_is_the_very_same_list() -> None:
     assert within_image_limits(messages) is messages
 
 
-def test_past_the_count_the_oldest_images_give_way_and_their_text_stays(monkeypatch) -> None:
-    monkeypatch.setattr(request_images, "MAX_REQUEST_IMAGES", 2)
-    messages = conversation(4)
+def test_past_the_count_the_oldest_give_way_ten_at_a_time() -> None:
+    assert [images_to_drop([1] * n) for n in (20, 21, 29, 30, 31, 45)] == [0, 10, 10, 10, 20, 30]
+    messages = conversation(21)
     out = within_image_limits(messages)
-    assert shown(out) == ["[image 0]-", "[image 1]-", "[image 2]+", "[image 3]+"]
-    gave_way = [b.content[1] for m in out[:5] for b in m.content if isinstance(b, ToolResultBlock)]
-    assert gave_way == [GAVE_WAY, GAVE_WAY]
-    assert out[-2:] == messages[-2:] and out[-1] is messages[-1]
-    assert len(out) == len(messages) and [m.role for m in out] == [m.role for m in messages]
+    assert shown(out) == "-" * 10 + "+" * 11
+    # Image k's result is message 2k + 2: from the 11th image's on, the very same messages.
+    assert all(a is b for a, b in zip(out[21:], messages[21:], strict=True))
+    assert [m.role for m in out] == [m.role for m in messages]
 
 
-def test_past_the_bytes_the_oldest_images_give_way(monkeypatch) -> None:
+def test_as_the_conversation_grows_the_requests_stay_prefixes_between_steps() -> None:
+    """The prompt cache holds only if a request starts with the one before it."""
+    previous = within_image_limits(conversation(21))
+    for turns in range(22, 31):
+        now = within_image_limits(conversation(turns))
+        assert now[: len(previous)] == previous
+        previous = now
+
+
+def test_past_the_bytes_the_oldest_give_way_one_by_one(monkeypatch) -> None:
     monkeypatch.setattr(request_images, "MAX_REQUEST_IMAGE_BYTES", 25)
-    out = within_image_limits(conversation(4, size=10))
-    assert shown(out) == ["[image 0]-", "[image 1]-", "[image 2]+", "[image 3]+"]
+    assert shown(within_image_limits(conversation(4, size=10))) == "--++"
+
+
+def test_one_turn_with_many_images_keeps_its_newest() -> None:
+    """Whole messages do not give way: the turn just read keeps what fits."""
+    messages = [Message.user_text("look"), *image_turn(0, images=25)]
+    assert shown(within_image_limits(messages)) == "-" * 10 + "+" * 15
 
 
 def test_messages_without_images_are_left_alone() -> None:
