@@ -39,6 +39,10 @@ PIPELINE_CHECKED_PASS = "pipeline-checked-pass"
 as it does a verified task; the stage's claimed PASS had let the pipeline go on."""
 
 
+DECISION_EFFECT = "pipeline-decision-effect"
+"""Patch: `decide_stage` answers once the pipeline has acted on the decision, with what it
+did; before, it answered at once, so its completion came before the stage's next command."""
+
 STOP_BEATS_RERUN = "pipeline-stop-beats-rerun"
 """Patch: a `stop` that came with (or before) a re-run decision ends the pipeline instead of
 starting the stage again."""
@@ -59,6 +63,7 @@ class PipelineWorkflow:
         self._current: str | None = None
         self._awaiting: str | None = None
         self._awaiting_attempt: int | None = None
+        self._running_attempt: int | None = None
         self._decision: StageDecision | None = None
         self._effect: tuple[str, int, str] | None = None
         """(stage, attempt, what its decision did): the `decide_stage` update's answer."""
@@ -118,7 +123,7 @@ class PipelineWorkflow:
         self, inp: PipelineInput, stage: PipelineStage, prompt: str, attempt: int
     ) -> StageOutcome:
         info = workflow.info()
-        self._current = stage.name
+        self._current, self._running_attempt = stage.name, attempt
         workflow.set_current_details(f"stage **{stage.name}** ({stage.agent_type}) running")
         suffix = f"-{attempt}" if attempt > 1 else ""
         child_id = f"{info.workflow_id}/{stage.name}{suffix}"
@@ -194,28 +199,55 @@ class PipelineWorkflow:
         that is still running is held until it finishes (approving ahead)."""
         # Checked here, not in the validator: an update reaching a worker that does not have
         # this workflow cached is validated before the replay has caught up with its state.
-        await workflow.wait_condition(lambda: self._awaiting is not None or self._done)
-        if self._done or decision.stage != self._awaiting:
-            waiting = self._awaiting or "none"
+        # Checked once waited: the handler may start before the run has caught up with the
+        # activation that brought the update (a worker without the workflow cached).
+        await workflow.wait_condition(
+            lambda: self._awaiting is not None or self._done or self._other_attempt(decision)
+        )
+        if self._done:
             raise ApplicationError(
-                f"stage {decision.stage} is not waiting for approval (waiting: {waiting})",
+                f"stage {decision.stage} is not waiting for approval: the pipeline has ended",
                 type="NotAwaiting",
             )
-        attempt = self._awaiting_attempt or 1
-        if decision.attempt is not None and decision.attempt != attempt:
+        self._refuse_other_attempt(decision)
+        if decision.stage != self._awaiting:
             raise ApplicationError(
-                f"stage {decision.stage} attempt {decision.attempt} is not waiting for "
-                f"approval (waiting: attempt {attempt})",
+                f"stage {decision.stage} is not waiting for approval (waiting: {self._awaiting})",
                 type="NotAwaiting",
             )
         if self._decision is not None:
             raise ApplicationError(f"stage {decision.stage} is already decided", type="Decided")
         self._decision = decision
+        attempt = self._awaiting_attempt or 1
+        if not versions.patched(DECISION_EFFECT):
+            verb = "approved" if decision.approve else ("re-run" if decision.rerun else "rejected")
+            return f"stage {decision.stage} {verb}"
         # Answered with what the pipeline did, which a `stop` or the re-run limit may change.
         done = (decision.stage, attempt)
         await workflow.wait_condition(lambda: self._effect is not None and self._effect[:2] == done)
         assert self._effect is not None
         return f"stage {decision.stage} {self._effect[2]}"
+
+    def _current_attempt(self, stage: str) -> int | None:
+        if stage == self._awaiting:
+            return self._awaiting_attempt
+        if stage == self._current:
+            return self._running_attempt
+        return None
+
+    def _other_attempt(self, decision: StageDecision) -> bool:
+        """The decision names an attempt other than the one of its stage that runs or
+        waits: refused at once, not held until that attempt ends (a CLI would time out)."""
+        current = self._current_attempt(decision.stage)
+        return decision.attempt is not None and current is not None and decision.attempt != current
+
+    def _refuse_other_attempt(self, decision: StageDecision) -> None:
+        if self._other_attempt(decision):
+            raise ApplicationError(
+                f"stage {decision.stage} attempt {decision.attempt} is not the one to decide on: "
+                f"attempt {self._current_attempt(decision.stage)} is",
+                type="NotAwaiting",
+            )
 
     @decide_stage.validator
     def _check_decision(self, decision: StageDecision) -> None:

@@ -67,6 +67,7 @@ AFTER_BASELINE = frozenset(
         "partial-ends-the-task",
         "peer-shutdown-answered",
         "pipeline-checked-pass",
+        "pipeline-decision-effect",
         "pipeline-stop-beats-rerun",
         "plan-needs-background",
         "plan-reread-on-approval",

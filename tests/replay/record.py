@@ -163,7 +163,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # Signals with a field their input does not have, refused (patched signal-unknown-fields).
     "agent_signal_fields": signal_fields,
     # A stage re-run, a late decision on its first attempt refused, its second approved
-    # (StageDecision.attempt; decide_stage answers with what the pipeline did).
+    # (StageDecision.attempt; decide_stage answers with what the pipeline did, patched
+    # pipeline-decision-effect). `pipeline_approval_v0` is the same without `attempt`,
+    # recorded on 3e76ba8, before that patch: its scenario lives in that commit only.
     "pipeline_approval": pipeline_approval,
 }
 

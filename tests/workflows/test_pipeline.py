@@ -195,7 +195,7 @@ async def steer_approvals(handle) -> None:
         await handle.execute_update(
             "decide_stage", StageDecision(stage="look", approve=True, attempt=1)
         )
-    assert "attempt 1 is not waiting for approval (waiting: attempt 2)" in str(late.value.cause)
+    assert "stage look attempt 1 is not the one to decide on: attempt 2 is" in str(late.value.cause)
     answer = await handle.execute_update(
         "decide_stage", StageDecision(stage="look", approve=True, attempt=2), result_type=str
     )
@@ -256,6 +256,17 @@ async def test_a_stop_with_a_rerun_decided_ahead_starts_no_stage(client, git_rep
                 if view.current == "look":
                     break
                 await asyncio.sleep(0.1)
+            # An attempt that has not run is refused at once, not held until attempt 1 ends.
+            with pytest.raises(WorkflowUpdateFailedError) as ahead:
+                await asyncio.wait_for(
+                    handle.execute_update(
+                        "decide_stage", StageDecision(stage="look", approve=True, attempt=2)
+                    ),
+                    10,
+                )
+            assert "stage look attempt 2 is not the one to decide on: attempt 1 is" in str(
+                ahead.value.cause
+            )
             rerun = StageDecision(stage="look", approve=False, rerun=True, feedback="again")
             held = await handle.start_update(
                 "decide_stage", rerun, wait_for_stage=WorkflowUpdateStage.ACCEPTED
@@ -270,6 +281,6 @@ async def test_a_stop_with_a_rerun_decided_ahead_starts_no_stage(client, git_rep
     # Never "re-run": the answer says what the pipeline did.
     assert answer in (
         "stage look not re-run: the pipeline was stopped",
-        "stage look is not waiting for approval (waiting: none)",
+        "stage look is not waiting for approval: the pipeline has ended",
     ), answer
     assert [(s.name, s.attempt) for s in result.stages] == [("look", 1)]
