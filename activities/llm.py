@@ -94,9 +94,11 @@ class ModelRequest(BaseModel):
     empty: the tool's own activity already recorded it in history (issue 9)."""
     # The fields below are left out of the payload at their defaults, as most calls have
     # them: the activity's input is kept in history on every turn (issue 9).
-    append_images: dict[str, ImageRef] = Field(default_factory=dict, exclude_if=lambda v: not v)
-    """tool_use_id -> the image that tool_result shows the model, in place of the text
-    `append` carries for it (a Read of an image file)."""
+    append_images: dict[str, tuple[ImageRef, ...]] = Field(
+        default_factory=dict, exclude_if=lambda v: not v
+    )
+    """tool_use_id -> the images that tool_result shows the model after the text `append`
+    carries for it (a Read of an image file, a notebook's plots)."""
     thinking_budget: int | None = Field(default=None, exclude_if=lambda v: v is None)
     agent: AgentTag = AgentTag()
     shared_prefix_breakpoint: bool = Field(default=False, exclude_if=lambda v: not v)
@@ -329,7 +331,7 @@ def resolve_refs(
     message: Message,
     refs: dict[str, str],
     store: BlobStore,
-    images: dict[str, ImageRef] | None = None,
+    images: dict[str, tuple[ImageRef, ...]] | None = None,
 ) -> Message:
     """`message` with every tool_result named in `refs` filled in from the store, and every
     one named in `images` made that image."""
@@ -340,17 +342,21 @@ def resolve_refs(
     def filled(b):
         if not isinstance(b, ToolResultBlock):
             return b
-        if (image := images.get(b.tool_use_id)) is not None:
-            data = base64.b64encode(store.get(image.ref)).decode("ascii")
-            block = ImageBlock(source=ImageSource(media_type=image.media_type, data=data))
-            # The text stays beside the image: it names the file, and it is what is left
-            # when the request has more images than it may carry (request_images.py).
-            return b.model_copy(update={"content": [TextBlock(text=b.content), block]})
+        if shown := images.get(b.tool_use_id):
+            # The text stays before the images: it names them, and it is what is left when
+            # the request has more images than it may carry (request_images.py).
+            parts = [TextBlock(text=b.content), *(_image_block(i, store) for i in shown)]
+            return b.model_copy(update={"content": parts})
         if b.tool_use_id in refs:
             return b.model_copy(update={"content": store.get(refs[b.tool_use_id]).decode("utf-8")})
         return b
 
     return message.model_copy(update={"content": [filled(b) for b in message.content]})
+
+
+def _image_block(image: ImageRef, store: BlobStore) -> ImageBlock:
+    data = base64.b64encode(store.get(image.ref)).decode("ascii")
+    return ImageBlock(source=ImageSource(media_type=image.media_type, data=data))
 
 
 @activity.defn(name="llm.call_model")

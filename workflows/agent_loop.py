@@ -89,8 +89,8 @@ class LoopState(BaseModel):
     plan_requests: int = 0
     result_refs: dict[str, str] = Field(default_factory=dict)
     """tool_use_id -> blob of that result's content, for the next model request (issue 9)."""
-    result_images: dict[str, ImageRef] = Field(default_factory=dict)
-    """tool_use_id -> the image that result shows the model, for the next model request."""
+    result_images: dict[str, tuple[ImageRef, ...]] = Field(default_factory=dict)
+    """tool_use_id -> the images that result shows the model, for the next model request."""
     model_calls: ModelCalls = Field(default_factory=ModelCalls)
     """What decides the next model call's mode under `model.local_activity: auto`."""
     task_dir: str = ""
@@ -268,8 +268,8 @@ async def _run_activity_tool(
     state.unseen_stamps.extend(p for p in out.stamps if p not in state.unseen_stamps)
     if out.content_ref:
         state.result_refs[call.block.id] = out.content_ref
-    if out.image is not None and not out.is_error:
-        state.result_images[call.block.id] = out.image
+    if out.images and not out.is_error:
+        state.result_images[call.block.id] = out.images
     if out.cwd:
         state.cwd = out.cwd
     return ToolResultBlock(tool_use_id=call.block.id, content=out.content, is_error=out.is_error)

@@ -94,9 +94,9 @@ class ToolOutput(BaseModel):
     content_ref: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """The blob holding `content`, when it is long: the next model request refers to it
     instead of carrying it again, so history holds a tool's output once (issue 9)."""
-    image: ImageRef | None = Field(default=None, exclude_if=lambda v: v is None)
-    """An image the model sees in place of `content`, which then only describes it (for
-    history and the Web UI, which never carry the image's bytes)."""
+    images: tuple[ImageRef, ...] = Field(default=(), exclude_if=lambda v: not v)
+    """Images the model sees after `content`, which names them (history and the Web UI never
+    carry their bytes): a Read of an image file, a notebook's plots."""
 
     @field_validator("content")
     @classmethod

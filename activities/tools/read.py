@@ -18,7 +18,13 @@ from temporalio import activity
 from activities.beneath import open_file
 from activities.tools.base import FileStamp, ImageRef, ToolOutput, ToolRequest, with_content_ref
 from activities.tools.images import MAX_FILE_BYTES as MAX_IMAGE_FILE_BYTES
-from activities.tools.images import NotAnImage, describe, is_image_name, prepare_image
+from activities.tools.images import (
+    NotAnImage,
+    PreparedImage,
+    describe,
+    is_image_name,
+    prepare_image,
+)
 from activities.tools.notebook import NotANotebook, render_notebook
 from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
 from agents.paths import normalize_path
@@ -51,8 +57,8 @@ after the tab is the file's content; the number and the tab are not part of the 
 - Images (PNG, JPEG, GIF, WebP) are shown to you as images: you see them, as the \
 multimodal model you are (a large one scaled to 2000 pixels on its longer side). Offset and \
 limit do not apply to them.
-- Jupyter notebooks (.ipynb) are shown whole: every cell with its outputs (images among \
-the outputs are named, not shown).
+- Jupyter notebooks (.ipynb) are shown whole: every cell with its outputs, and up to 10 of \
+their PNG and JPEG plots as images after the cells.
 - Other binary files are rejected.
 - When several files may be useful, read them all in one response with parallel tool calls.
 - An existing but empty file returns a warning instead of content.
@@ -294,13 +300,15 @@ def _read_image(path: Path, key: str) -> ToolOutput:
         image = prepare_image(data, key)
     except NotAnImage as e:
         return _error(str(e))
+    return ToolOutput(
+        content=describe(key, image, len(data)), stamps={key: stamp}, images=(_stored(image),)
+    )
+
+
+def _stored(image: PreparedImage) -> ImageRef:
     from activities.store import default_store  # the store is for activities, not workflows
 
-    return ToolOutput(
-        content=describe(key, image, len(data)),
-        stamps={key: stamp},
-        image=ImageRef(ref=default_store().put(image.data), media_type=image.media_type),
-    )
+    return ImageRef(ref=default_store().put(image.data), media_type=image.media_type)
 
 
 def _read_notebook(path: Path, key: str) -> ToolOutput:
@@ -309,23 +317,33 @@ def _read_notebook(path: Path, key: str) -> ToolOutput:
         return got
     data, stamp = got
     try:
-        content = render_notebook(data, key)
+        rendered = render_notebook(data, key)
     except NotANotebook as e:
         return _error(str(e))
-    if not content:
+    if not rendered.text:
         return ToolOutput(
             content="<system-reminder>Warning: the notebook exists but has no cells."
             "</system-reminder>",
             stamps={key: stamp},
         )
-    tokens = -(-len(content) // 4)
+    tokens = -(-len(rendered.text) // 4)
     if tokens > MAX_TOKENS:
         # Offset and limit do not apply to a notebook: the way to less is fewer cells.
         return _error(
             f"Notebook content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_TOKENS}). "
             f"Print the cells you need with Bash: jq '.cells[N]' {shlex.quote(key)}."
         )
-    return ToolOutput(content=content, stamps={key: stamp})
+    images, shown, notes = [], [], []
+    for n, raw in enumerate(rendered.images, 1):
+        try:
+            images.append(_stored(prepare_image(raw, f"image {n}")))
+            shown.append(str(n))
+        except NotAnImage as e:
+            notes.append(f"[{e}]")
+    if notes:  # the images that follow are no longer simply 1, 2, 3...
+        notes.append(f"[the images after the cells, in order: {', '.join(shown) or 'none'}]")
+    content = "\n".join([rendered.text, *notes])
+    return ToolOutput(content=content, stamps={key: stamp}, images=tuple(images))
 
 
 @activity.defn(name="tool.read")

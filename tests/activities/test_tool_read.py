@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -232,8 +233,8 @@ async def test_an_image_goes_to_the_store_and_its_description_to_history(
     out = await read(ws, str(path), offset=3, limit=1)  # lines mean nothing to an image
     assert not out.is_error
     assert out.content == f"[image: {path}, {media_type[6:].upper()} 37x21, {len(data)} bytes]"
-    assert out.image is not None and out.image.media_type == media_type
-    assert default_store().get(out.image.ref) == data
+    [image] = out.images
+    assert image.media_type == media_type and default_store().get(image.ref) == data
     assert out.stamps[str(path)].sha256 == hashlib.sha256(data).hexdigest()
     assert out.content_ref is None
 
@@ -241,7 +242,7 @@ async def test_an_image_goes_to_the_store_and_its_description_to_history(
 async def test_a_file_named_like_an_image_that_is_not_one_is_an_error(ws: Path) -> None:
     (ws / "notes.png").write_text("not an image at all\n")
     out = await read(ws, str(ws / "notes.png"))
-    assert out.is_error and out.image is None
+    assert out.is_error and not out.images
     assert "is not a PNG, JPEG, GIF or WebP image" in out.content
 
 
@@ -250,7 +251,7 @@ async def test_an_image_file_past_what_read_opens_is_refused(ws: Path) -> None:
     path.write_bytes((IMAGES / "red.png").read_bytes())
     os.truncate(path, MAX_FILE_BYTES + 1)  # sparse: no 64 MB written
     out = await read(ws, str(path))
-    assert out.is_error and out.image is None
+    assert out.is_error and not out.images
     assert out.content == (
         f"{path} is {MAX_FILE_BYTES + 1} bytes. An image can be read up to {MAX_FILE_BYTES} "
         "bytes (one that big is scaled down to what the model takes; this one is past that "
@@ -262,7 +263,7 @@ async def test_a_broken_image_is_an_error_not_a_request_the_api_refuses(ws: Path
     path = ws / "cut.jpg"
     path.write_bytes((IMAGES / "red.jpg").read_bytes()[:300])
     out = await read(ws, str(path))
-    assert out.is_error and out.image is None
+    assert out.is_error and not out.images
     assert "starts like a JPEG image but does not decode" in out.content
 
 
@@ -301,3 +302,21 @@ async def test_a_broken_notebook_or_one_without_cells_says_so(ws: Path) -> None:
     (ws / "empty.ipynb").write_text('{"cells": []}')
     out = await read(ws, str(ws / "empty.ipynb"))
     assert not out.is_error and "has no cells" in out.content
+
+
+async def test_a_notebook_s_plots_are_shown_after_its_cells(ws: Path) -> None:
+    png = (IMAGES / "red.png").read_bytes()
+    plot = {"output_type": "display_data", "data": {"image/png": base64.b64encode(png).decode()}}
+    broken = {"output_type": "display_data", "data": {"image/png": "aGVsbG8="}}  # "hello"
+    book = {
+        "cells": [{"cell_type": "code", "id": "p", "source": "plot()", "outputs": [broken, plot]}]
+    }
+    path = ws / "plots.ipynb"
+    path.write_text(json.dumps(book))
+    out = await read(ws, str(path))
+    assert not out.is_error
+    [image] = out.images
+    assert image.media_type == "image/png" and default_store().get(image.ref) == png
+    assert "[image/png output: image 2, shown after the cells]" in out.content
+    assert "[image 1 is not a PNG, JPEG, GIF or WebP image" in out.content
+    assert out.content.endswith("[the images after the cells, in order: 2]")

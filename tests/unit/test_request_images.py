@@ -80,3 +80,24 @@ def test_one_turn_with_many_images_keeps_its_newest() -> None:
 def test_messages_without_images_are_left_alone() -> None:
     messages = [Message.user_text("hi"), Message.user_text("there")]
     assert within_image_limits(messages) is messages
+
+
+def test_a_result_with_images_gets_them_after_its_text(tmp_path) -> None:
+    from activities.llm import resolve_refs
+    from activities.store import LocalBlobStore
+    from activities.tools.base import ImageRef
+
+    store = LocalBlobStore(tmp_path)
+    refs = tuple(
+        ImageRef(ref=store.put(data), media_type="image/png") for data in (b"\x89PNG1", b"\x89PNG2")
+    )
+    plain = ToolResultBlock(tool_use_id="t2", content="text only")
+    message = Message(
+        role="user", content=[ToolResultBlock(tool_use_id="t1", content="[2]"), plain]
+    )
+    out = resolve_refs(message, {}, store, {"t1": refs})
+    first, second = out.content
+    assert second == plain
+    assert [p.type for p in first.content] == ["text", "image", "image"]
+    assert first.content[0] == TextBlock(text="[2]")
+    assert [p.source.data for p in first.content[1:]] == ["iVBORzE=", "iVBORzI="]
