@@ -342,14 +342,15 @@ def resolve_refs(
     def filled(b):
         if not isinstance(b, ToolResultBlock):
             return b
+        text = b.content
+        if b.tool_use_id in refs:  # sent empty: the tool's own activity recorded it
+            text = store.get(refs[b.tool_use_id]).decode("utf-8")
         if shown := images.get(b.tool_use_id):
             # The text stays before the images: it names them, and it is what is left when
             # the request has more images than it may carry (request_images.py).
-            parts = [TextBlock(text=b.content), *(_image_block(i, store) for i in shown)]
+            parts = [TextBlock(text=text), *(_image_block(i, store) for i in shown)]
             return b.model_copy(update={"content": parts})
-        if b.tool_use_id in refs:
-            return b.model_copy(update={"content": store.get(refs[b.tool_use_id]).decode("utf-8")})
-        return b
+        return b.model_copy(update={"content": text}) if text is not b.content else b
 
     return message.model_copy(update={"content": [filled(b) for b in message.content]})
 

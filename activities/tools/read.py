@@ -326,13 +326,6 @@ def _read_notebook(path: Path, key: str) -> ToolOutput:
             "</system-reminder>",
             stamps={key: stamp},
         )
-    tokens = -(-len(rendered.text) // 4)
-    if tokens > MAX_TOKENS:
-        # Offset and limit do not apply to a notebook: the way to less is fewer cells.
-        return _error(
-            f"Notebook content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_TOKENS}). "
-            f"Print the cells you need with Bash: jq '.cells[N]' {shlex.quote(key)}."
-        )
     images, shown, notes = [], [], []
     for n, raw in enumerate(rendered.images, 1):
         try:
@@ -343,6 +336,13 @@ def _read_notebook(path: Path, key: str) -> ToolOutput:
     if notes:  # the images that follow are no longer simply 1, 2, 3...
         notes.append(f"[the images after the cells, in order: {', '.join(shown) or 'none'}]")
     content = "\n".join([rendered.text, *notes])
+    tokens = -(-len(content) // 4)
+    if tokens > MAX_TOKENS:
+        # Offset and limit do not apply to a notebook: the way to less is fewer cells.
+        return _error(
+            f"Notebook content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_TOKENS}). "
+            f"Print the cells you need with Bash: jq '.cells[N]' {shlex.quote(key)}."
+        )
     return ToolOutput(content=content, stamps={key: stamp}, images=tuple(images))
 
 

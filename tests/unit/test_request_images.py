@@ -101,3 +101,19 @@ def test_a_result_with_images_gets_them_after_its_text(tmp_path) -> None:
     assert [p.type for p in first.content] == ["text", "image", "image"]
     assert first.content[0] == TextBlock(text="[2]")
     assert [p.source.data for p in first.content[1:]] == ["iVBORzE=", "iVBORzI="]
+
+
+def test_a_long_result_sent_by_reference_keeps_its_text_before_its_images(tmp_path) -> None:
+    """A result of 512 characters or more goes to the model activity empty, its text in the
+    store: with images too, the text must still come back (a notebook with plots)."""
+    from activities.llm import resolve_refs
+    from activities.store import LocalBlobStore
+    from activities.tools.base import ImageRef
+
+    store = LocalBlobStore(tmp_path)
+    text = "<cell>" + "x" * 600
+    image = ImageRef(ref=store.put(b"\x89PNG"), media_type="image/png")
+    message = Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content="")])
+    out = resolve_refs(message, {"t1": store.put(text.encode())}, store, {"t1": (image,)})
+    [block] = out.content
+    assert block.content[0] == TextBlock(text=text) and block.content[1].type == "image"

@@ -4,6 +4,7 @@ its bytes, only what the Web UI shows for it."""
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 
 from agents.messages import ImageBlock, TextBlock
@@ -72,3 +73,39 @@ async def test_the_model_sees_the_image_and_history_only_its_description(client,
     events = b"".join(e.SerializeToString() for e in history.events)
     assert data.encode() not in events and png not in events
     assert described.encode() in events
+
+
+async def test_a_long_notebook_with_a_plot_reaches_the_model_whole(client, git_repo):
+    """Its text is long enough to go by reference, and its plot goes after it."""
+    png = (IMAGES / "red.png").read_bytes()
+    plot = {"output_type": "display_data", "data": {"image/png": base64.b64encode(png).decode()}}
+    source = "".join(f"print('line {i}')\n" for i in range(60))
+    book = {"cells": [{"cell_type": "code", "id": "c", "source": source, "outputs": [plot]}]}
+    (git_repo / "plots.ipynb").write_text(json.dumps(book))
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/plots.ipynb"}}},
+                    {"text": "One red plot."},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = agent_input("What does plots.ipynb plot?", git_repo, queues)
+            result = await (await start(client, inp, queues)).result()
+    assert result.status == "completed"
+    [block] = [
+        b
+        for m in model.log[1]["body"]["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
+    text, image = block["content"]
+    assert len(source) > 512 and "print('line 59')" in text["text"]
+    assert "[image/png output: image 1, shown after the cells]" in text["text"]
+    assert image["source"]["data"] == base64.b64encode(png).decode()
