@@ -11,7 +11,6 @@ typed error.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import functools
 import json
@@ -38,14 +37,11 @@ from activities.model_body import encode, messages_json, request_body, wire_syst
 from activities.model_http import BROKEN_STREAM, model_client
 from activities.model_stream import Accumulator, StreamedMessage
 from activities.request_images import within_image_limits
-from activities.store import BlobStore, default_store
+from activities.result_refs import resolve_refs
+from activities.store import default_store
 from activities.tools.base import ImageRef
 from agents.messages import (
-    ImageBlock,
-    ImageSource,
     Message,
-    TextBlock,
-    ToolResultBlock,
     Usage,
 )
 from agents.transcript import TranscriptRef
@@ -325,39 +321,6 @@ def _local_timeout(limit_s: float, attempt: int) -> LocalModelCallTimedOut:
         else "",
     )
     return LocalModelCallTimedOut(f"Model call ran past its {limit_s:g} s local-activity limit")
-
-
-def resolve_refs(
-    message: Message,
-    refs: dict[str, str],
-    store: BlobStore,
-    images: dict[str, tuple[ImageRef, ...]] | None = None,
-) -> Message:
-    """`message` with every tool_result named in `refs` filled in from the store, and every
-    one named in `images` made that image."""
-    images = images or {}
-    if not (refs or images) or isinstance(message.content, str):
-        return message
-
-    def filled(b):
-        if not isinstance(b, ToolResultBlock):
-            return b
-        text = b.content
-        if b.tool_use_id in refs:  # sent empty: the tool's own activity recorded it
-            text = store.get(refs[b.tool_use_id]).decode("utf-8")
-        if shown := images.get(b.tool_use_id):
-            # The text stays before the images: it names them, and it is what is left when
-            # the request has more images than it may carry (request_images.py).
-            parts = [TextBlock(text=text), *(_image_block(i, store) for i in shown)]
-            return b.model_copy(update={"content": parts})
-        return b.model_copy(update={"content": text}) if text is not b.content else b
-
-    return message.model_copy(update={"content": [filled(b) for b in message.content]})
-
-
-def _image_block(image: ImageRef, store: BlobStore) -> ImageBlock:
-    data = base64.b64encode(store.get(image.ref)).decode("ascii")
-    return ImageBlock(source=ImageSource(media_type=image.media_type, data=data))
 
 
 @activity.defn(name="llm.call_model")

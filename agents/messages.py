@@ -70,7 +70,7 @@ class ToolResultBlock(_Frozen):
     """A tool's answer. `is_error` results are how the model learns it must fix its call.
 
     `content` is text everywhere but in the stored conversation, where a Read of an image has
-    its image in place of the text the workflow kept (`activities/llm.resolve_refs`)."""
+    its images after the text the workflow kept (`activities/result_refs.resolve_refs`)."""
 
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str

@@ -236,8 +236,14 @@ def read_sync(req: ReadRequest) -> ToolOutput:
     return _too_many_tokens(content) or ToolOutput(content=content, stamps=stamps)
 
 
-def _too_many_tokens(content: str) -> ToolOutput | None:
-    """The error for content over MAX_TOKENS, or None.
+READ_LESS = (
+    "Use offset and limit parameters to read specific portions of the file, or search for "
+    "specific content instead of reading the whole file."
+)
+
+
+def _too_many_tokens(content: str, read_less: str = READ_LESS) -> ToolOutput | None:
+    """The error for content over MAX_TOKENS, saying how to read less, or None.
 
     Counted on what the model would get, line numbers included (4 characters a token,
     rounded up): counted on the lines alone, 2000 lines of 45 characters passed, and the
@@ -246,9 +252,8 @@ def _too_many_tokens(content: str) -> ToolOutput | None:
     if tokens <= MAX_TOKENS:
         return None
     return _error(
-        f"File content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_TOKENS}). Use "
-        "offset and limit parameters to read specific portions of the file, or search for "
-        "specific content instead of reading the whole file."
+        f"File content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_TOKENS}). "
+        + read_less
     )
 
 
@@ -336,14 +341,11 @@ def _read_notebook(path: Path, key: str) -> ToolOutput:
     if notes:  # the images that follow are no longer simply 1, 2, 3...
         notes.append(f"[the images after the cells, in order: {', '.join(shown) or 'none'}]")
     content = "\n".join([rendered.text, *notes])
-    tokens = -(-len(content) // 4)
-    if tokens > MAX_TOKENS:
-        # Offset and limit do not apply to a notebook: the way to less is fewer cells.
-        return _error(
-            f"Notebook content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_TOKENS}). "
-            f"Print the cells you need with Bash: jq '.cells[N]' {shlex.quote(key)}."
-        )
-    return ToolOutput(content=content, stamps={key: stamp}, images=tuple(images))
+    # Offset and limit do not apply to a notebook: the way to less is fewer cells.
+    fewer_cells = f"Print the cells you need with Bash: jq '.cells[N]' {shlex.quote(key)}."
+    return _too_many_tokens(content, fewer_cells) or ToolOutput(
+        content=content, stamps={key: stamp}, images=tuple(images)
+    )
 
 
 @activity.defn(name="tool.read")

@@ -83,7 +83,7 @@ def test_messages_without_images_are_left_alone() -> None:
 
 
 def test_a_result_with_images_gets_them_after_its_text(tmp_path) -> None:
-    from activities.llm import resolve_refs
+    from activities.result_refs import resolve_refs
     from activities.store import LocalBlobStore
     from activities.tools.base import ImageRef
 
@@ -106,7 +106,7 @@ def test_a_result_with_images_gets_them_after_its_text(tmp_path) -> None:
 def test_a_long_result_sent_by_reference_keeps_its_text_before_its_images(tmp_path) -> None:
     """A result of 512 characters or more goes to the model activity empty, its text in the
     store: with images too, the text must still come back (a notebook with plots)."""
-    from activities.llm import resolve_refs
+    from activities.result_refs import resolve_refs
     from activities.store import LocalBlobStore
     from activities.tools.base import ImageRef
 

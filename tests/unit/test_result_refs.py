@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from activities.llm import resolve_refs
+from activities.result_refs import resolve_refs
 from activities.store import LocalBlobStore
 from activities.tools.base import STORE_OUTPUT_FROM_CHARS, ToolOutput, with_content_ref
 from agents.messages import Message, TextBlock, ToolResultBlock
