@@ -45,6 +45,7 @@ from agents.plan_mode import (
     ExitPlanModeInput,
 )
 from agents.team_tasks import TEAM_TOOL_DESCRIPTIONS, TEAM_TOOL_INPUTS
+from agents.todos import TODO_WRITE_DESCRIPTION, TODO_WRITE_TOOL, TodoWriteInput
 
 # Tools the workflow carries out itself: the model sees them like any other.
 WORKFLOW_TOOLS: dict[str, tuple[type, str]] = {
@@ -54,6 +55,7 @@ WORKFLOW_TOOLS: dict[str, tuple[type, str]] = {
     TASK_OUTPUT_TOOL: (TaskOutputInput, TASK_OUTPUT_DESCRIPTION),
     ENTER_PLAN_MODE_TOOL: (EnterPlanModeInput, ENTER_PLAN_MODE_DESCRIPTION),
     EXIT_PLAN_MODE_TOOL: (ExitPlanModeInput, EXIT_PLAN_MODE_DESCRIPTION),
+    TODO_WRITE_TOOL: (TodoWriteInput, TODO_WRITE_DESCRIPTION),
     **{name: (model, TEAM_TOOL_DESCRIPTIONS[name]) for name, model in TEAM_TOOL_INPUTS.items()},
 }
 

@@ -8,10 +8,12 @@ import asyncio
 
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.tree import Tree
 from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
+from agents.todos import MAX_SHOWN, TodoItem
 from workflows.contracts import AgentStatus, ChildSummary
 
 MAX_CHILD_QUERIES = 8
@@ -40,9 +42,26 @@ def status_tree(status: AgentStatus, kids: dict[str, AgentStatus]) -> Tree:
         f"[bold]{status.agent_type}[/] {doing(status)} "
         f"[dim]· {u.total_tokens:,} tokens · {u.tool_uses} tool uses[/]"
     )
+    if status.todos:
+        _add_todos(root, status.todos)
     for child in status.children:
         root.add(_child_line(child, kids.get(child.workflow_id)))
     return root
+
+
+def _add_todos(root: Tree, todos: list[TodoItem]) -> None:
+    """The agent's todo list as Claude Code shows it: done, the one in progress, to do."""
+    done = sum(t.status == "completed" for t in todos)
+    branch = root.add(f"[dim]todos ({done} of {len(todos)} done)[/]")
+    for item in todos[:MAX_SHOWN]:
+        if item.status == "in_progress":
+            branch.add(f"[bold cyan]▸ {escape(item.active_form)}[/]")
+        elif item.status == "completed":
+            branch.add(f"[green]✓[/] [dim]{escape(item.content)}[/]")
+        else:
+            branch.add(f"☐ {escape(item.content)}")
+    if len(todos) > MAX_SHOWN:
+        branch.add(f"[dim]… {len(todos) - MAX_SHOWN} more[/]")
 
 
 def _child_line(child: ChildSummary, own: AgentStatus | None) -> str:

@@ -6,9 +6,11 @@ import asyncio
 import contextlib
 
 from rich.console import Console
+from rich.markup import escape
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
+from agents.todos import in_progress
 from outlast.live_tree import doing, follow_live
 from workflows.contracts import AgentResult, AgentStatus
 
@@ -35,6 +37,7 @@ async def follow(
     result_task = asyncio.create_task(handle.result())
     last = ""
     last_text = ""
+    last_todo: str | None = None
     children: dict[str, str] = {}
     while not result_task.done():
         status = await _status(handle)
@@ -44,6 +47,13 @@ async def follow(
             if status.last_text and status.last_text != last_text:
                 last_text = status.last_text
                 console.print(f"[dim]{status.agent_type}:[/] {_one_line(last_text)}")
+            todo = in_progress(status.todos)
+            if todo is not None and todo != last_todo:
+                done = sum(t.status == "completed" for t in status.todos)
+                console.print(
+                    f"  [cyan]todo[/] {escape(todo)} [dim]({done} of {len(status.todos)} done)[/]"
+                )
+            last_todo = todo
             if line != last:
                 last = line
                 console.print(f"[cyan]>[/] {line}  [dim]tokens {status.usage.total_tokens}[/]")

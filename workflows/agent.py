@@ -41,6 +41,7 @@ from agents.plan_mode import (
 )
 from agents.team_protocol import TEAM_ADDRESS
 from agents.team_tasks import TEAM_TOOL_INPUTS
+from agents.todos import TODO_WRITE_TOOL, TodoWriteInput
 from agents.worktree_slug import agent_worktree_slug
 from workflows import versions
 
@@ -117,6 +118,7 @@ from workflows.team_member import (
 )
 from workflows.team_member import report as report_to_team
 from workflows.team_spawn import merged_names
+from workflows.todo_tool import todo_write
 from workflows.tool_pool import ALIASES
 from workflows.worktrees import create_worktree
 
@@ -461,6 +463,10 @@ class AgentWorkflow:
                 ExitPlanModeInput,
                 lambda call: self._plans.exit(inp.workspace, call, stopping),
             ),
+            TODO_WRITE_TOOL: WorkflowTool(
+                TodoWriteInput,
+                functools.partial(todo_write, lambda: self._state, self._refresh_details),
+            ),
         }
         if inp.team is not None:
             for op, name in TEAM_TOOL_OPS.items():
@@ -508,6 +514,7 @@ class AgentWorkflow:
         self, inp: AgentInput, status: str, *, error: str | None = None, loop_end: str = ""
     ) -> AgentResult:
         self._phase = "finished"
+        self._state.todos = []  # an ended agent's list is done with (R44)
         self._refresh_details()
         text = self._state.last_text
         unstarted = [c.label or c.agent_id for c in self._subagents.phases.drop_waiting()]
@@ -756,6 +763,7 @@ class AgentWorkflow:
             pending_notifications=len(self._registry.queue),
             mailbox=len(self._mailbox),
             refused_signals=self._refusals.texts,
+            todos=self._state.todos,
         )
 
     @workflow.signal(name="approve_plan")

@@ -25,6 +25,7 @@ from agents.activity_summaries import model_summary, tool_summary
 from agents.config import OutlastConfig
 from agents.messages import Message, ToolResultBlock, merge_user_messages
 from agents.paths import normalize_path
+from agents.todos import TodoItem
 from agents.transcript import TranscriptRef
 from workflows import versions
 
@@ -95,6 +96,8 @@ class LoopState(BaseModel):
     """What decides the next model call's mode under `model.local_activity: auto`."""
     task_dir: str = ""
     """Where its background commands' output files are, once it has launched one."""
+    todos: list[TodoItem] = Field(default_factory=list)
+    """The agent's todo list, as its last TodoWrite left it (T7)."""
 
 
 def tool_options(call: ValidCall, config: OutlastConfig) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from temporalio import workflow
 from agents.config import OutlastConfig
 from agents.definition import AgentDefinition, DefinitionSet
 from agents.messages import Message, Usage
+from agents.todos import TodoItem
 from agents.transcript import TranscriptRef
 
 with workflow.unsafe.imports_passed_through():
@@ -209,6 +210,8 @@ class AgentStatus(Contract):
     mailbox: int = 0
     refused_signals: list[str] = Field(default_factory=list)
     """The latest signals whose input did not fit, and why (workflows/signal_input.py)."""
+    todos: list[TodoItem] = Field(default_factory=list)
+    """The agent's todo list (TodoWrite, T7); empty once it has ended."""
 
 
 class TranscriptView(Contract):

@@ -1,12 +1,15 @@
 """The markdown an agent workflow keeps as its *current details* (Temporal UI, `temporal
-workflow describe`): what it is doing now, what it has spent, its children, a waiting plan.
+workflow describe`): what it is doing now, what it has spent, its todo list, its children, a
+waiting plan.
 
 Pure: built from the `status` answer, so the UI and `outlast show` never disagree. Ids, types,
-counts and the children's short descriptions only; never a prompt or file contents.
+counts, the children's short descriptions and the todo items the model wrote for people to
+read; never a prompt or file contents.
 """
 
 from __future__ import annotations
 
+from agents.todos import render_todos
 from workflows.contracts import AgentStatus, ChildSummary
 
 MAX_CHILDREN = 20
@@ -34,6 +37,8 @@ def render_details(status: AgentStatus, plan_note: str | None = None) -> str:
     flags = _flags(status)
     if flags:
         lines.append(" · ".join(flags))
+    if status.todos:
+        lines += ["", render_todos(status.todos)]
     if status.children:
         lines += ["", _children_table(status.children)]
     if status.refused_signals:

@@ -20,6 +20,7 @@ from agents.plan_mode import (
     EnterPlanModeInput,
     ExitPlanModeInput,
 )
+from agents.todos import TODO_WRITE_TOOL, TodoWriteInput
 
 BASE_TOOLS: list[str] = [
     AGENT_TOOL,
@@ -34,6 +35,7 @@ BASE_TOOLS: list[str] = [
     TASK_OUTPUT_TOOL,
     ENTER_PLAN_MODE_TOOL,
     EXIT_PLAN_MODE_TOOL,
+    TODO_WRITE_TOOL,
 ]
 WORKFLOW_TOOL_INPUTS = {
     AGENT_TOOL: AgentToolInput,
@@ -42,6 +44,7 @@ WORKFLOW_TOOL_INPUTS = {
     TASK_OUTPUT_TOOL: TaskOutputInput,
     ENTER_PLAN_MODE_TOOL: EnterPlanModeInput,
     EXIT_PLAN_MODE_TOOL: ExitPlanModeInput,
+    TODO_WRITE_TOOL: TodoWriteInput,
 }
 ALIASES = {
     **{alias: AGENT_TOOL for alias in AGENT_TOOL_ALIASES},

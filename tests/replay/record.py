@@ -30,6 +30,7 @@ from tests.replay.scenarios_agent import (
     plan_approved,
     plan_rejected,
     signal_fields,
+    todos,
     tool_errors,
 )
 from tests.replay.scenarios_patterns import (
@@ -73,6 +74,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_demo_v2": demo,
     "agent_killed": killed,
     "agent_tool_errors": tool_errors,
+    # TodoWrite, carried out by the workflow (T7).
+    "agent_todos": todos,
     "subagents_sync_async": subagents_sync_async,
     # The same scenario after output files, late-mail handling and liveness checks came in.
     "subagents_sync_async_v2": subagents_sync_async,

@@ -249,3 +249,24 @@ async def signal_fields(client: Client, tmp: Path) -> WorkflowHandle:
             await handle.signal("send_message", {"text": "FITTING-TEXT", "later_field": 1})
             await handle.result()
     return handle
+
+
+async def todos(client: Client, tmp: Path) -> WorkflowHandle:
+    """TodoWrite (T7): a list, a call that does not fit, the list updated beside a Read in
+    one turn, then every item completed."""
+
+    def todo(content: str, status: str) -> dict:
+        return {"content": content, "status": status, "activeForm": content + "ing"}
+
+    def write(*items: dict) -> dict:
+        return {"name": "TodoWrite", "input": {"todos": list(items)}}
+
+    read = {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}
+    turns = [
+        {"tool_use": write(todo("Read", "in_progress"), todo("Answer", "pending"))},
+        {"tool_use": {"name": "TodoWrite", "input": {"todos": [{"content": "x"}]}}},
+        {"tool_use": [read, write(todo("Read", "completed"), todo("Answer", "in_progress"))]},
+        {"tool_use": write(todo("Read", "completed"), todo("Answer", "completed"))},
+        {"text": "done"},
+    ]
+    return await scripted(client, tmp, {"agents": [{"name": "main", "turns": turns}]})

@@ -1,4 +1,5 @@
 from agents.messages import Usage
+from agents.todos import TodoItem
 from workflows.contracts import AgentStatus, AgentUsage, ChildSummary
 from workflows.details import MAX_CHILDREN, render_details
 
@@ -70,3 +71,14 @@ def test_refused_signals_are_listed():
     assert (
         "Refused signals (their input did not fit):\n- signal `send_message` refused: text" in text
     )
+
+
+def test_the_todo_list_follows_the_counters():
+    todos = [
+        TodoItem(content="Run tests", status="in_progress", activeForm="Running tests"),
+        TodoItem(content="Fix it", status="pending", activeForm="Fixing it"),
+    ]
+    lines = render_details(status(todos=todos)).splitlines()
+    at = lines.index("**Todos** (0 of 2 done)")
+    assert lines[at + 2 : at + 4] == ["- [ ] **Running tests** (in progress)", "- [ ] Fix it"]
+    assert "Todos" not in render_details(status())

@@ -1,5 +1,6 @@
 from rich.console import Console
 
+from agents.todos import TodoItem
 from outlast.live_tree import status_tree
 from tests.unit.test_details import child, status
 
@@ -23,3 +24,15 @@ def test_tree_shows_the_agent_and_each_child_with_its_own_progress():
 def test_a_running_child_without_its_status_shows_no_progress():
     text = render(status_tree(status(children=[child(1)]), {}))
     assert text.splitlines()[1].endswith("(worker, background)")
+
+
+def test_the_todo_list_shows_under_the_agent_before_its_children():
+    todos = [
+        TodoItem(content="Read [it]", status="completed", activeForm="Reading"),
+        TodoItem(content="Test", status="in_progress", activeForm="Testing [x]"),
+        TodoItem(content="Fix", status="pending", activeForm="Fixing"),
+    ]
+    lines = render(status_tree(status(todos=todos, children=[child(1)]), {})).splitlines()
+    assert "todos (1 of 3 done)" in lines[1]
+    assert "✓ Read [it]" in lines[2] and "▸ Testing [x]" in lines[3] and "☐ Fix" in lines[4]
+    assert "task 1" in lines[5]

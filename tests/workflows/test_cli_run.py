@@ -11,13 +11,21 @@ from temporalio.api.enums.v1 import EventType
 
 from tests.support import local_activity, scripted_model
 
+LOOK = {"content": "Find greet", "status": "in_progress", "activeForm": "Finding greet"}
 SCRIPT = {
     "agents": [
         {
             "name": "main",
             "turns": [
-                {"text": "Looking.", "tool_use": {"name": "Grep", "input": {"pattern": "hello"}}},
-                {"text": "greet() says hello."},
+                {
+                    "text": "Looking.",
+                    "tool_use": [
+                        {"name": "TodoWrite", "input": {"todos": [LOOK]}},
+                        {"name": "Grep", "input": {"pattern": "hello"}},
+                    ],
+                },
+                # Held long enough for the follow's polls to see the todo list.
+                {"delay_ms": 1500, "text": "greet() says hello."},
             ],
         }
     ]
@@ -60,6 +68,7 @@ def test_run_starts_follows_and_prints_the_answer(dev_server, git_repo, state_ro
     assert "workflow cli-run-1" in done.stdout
     assert "completed after 2 turns" in done.stdout
     assert "greet() says hello." in done.stdout
+    assert "todo Finding greet (0 of 1 done)" in done.stdout
 
 
 async def test_model_call_picks_how_the_run_calls_the_model(dev_server, client, git_repo):
