@@ -1,7 +1,7 @@
 """A model request's new tool results filled in from the blob store.
 
 The workflow sends a long result empty, with the blob its tool's activity stored it in, and
-an image only as a reference: history keeps each once, in the tool's own event (issue 9).
+an image or a PDF only as a reference: history keeps each once, in the tool's own event (issue 9).
 The model activity puts them back before the call, and what it puts back is what the stored
 conversation keeps.
 """
@@ -12,7 +12,15 @@ import base64
 
 from activities.store import BlobStore
 from activities.tools.base import ImageRef
-from agents.messages import ImageBlock, ImageSource, Message, TextBlock, ToolResultBlock
+from agents.messages import (
+    DocumentBlock,
+    DocumentSource,
+    ImageBlock,
+    ImageSource,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+)
 
 
 def resolve_refs(
@@ -43,6 +51,8 @@ def resolve_refs(
     return message.model_copy(update={"content": [filled(b) for b in message.content]})
 
 
-def _image_block(image: ImageRef, store: BlobStore) -> ImageBlock:
+def _image_block(image: ImageRef, store: BlobStore) -> ImageBlock | DocumentBlock:
     data = base64.b64encode(store.get(image.ref)).decode("ascii")
+    if image.is_document:
+        return DocumentBlock(source=DocumentSource(data=data))
     return ImageBlock(source=ImageSource(media_type=image.media_type, data=data))

@@ -63,14 +63,29 @@ class ImageBlock(_Frozen):
     source: ImageSource
 
 
-ToolResultPart = Annotated[TextBlock | ImageBlock, Field(discriminator="type")]
+class DocumentSource(_Frozen):
+    type: Literal["base64"] = "base64"
+    media_type: Literal["application/pdf"] = "application/pdf"
+    data: str
+
+
+class DocumentBlock(_Frozen):
+    """A PDF inside a tool result (a Read of a PDF); built, like an image, by activities
+    only."""
+
+    type: Literal["document"] = "document"
+    source: DocumentSource
+
+
+ToolResultPart = Annotated[TextBlock | ImageBlock | DocumentBlock, Field(discriminator="type")]
 
 
 class ToolResultBlock(_Frozen):
     """A tool's answer. `is_error` results are how the model learns it must fix its call.
 
-    `content` is text everywhere but in the stored conversation, where a Read of an image has
-    its images after the text the workflow kept (`activities/result_refs.resolve_refs`)."""
+    `content` is text everywhere but in the stored conversation, where a Read of an image (or
+    a PDF) has its images (or document) after the text the workflow kept
+    (`activities/result_refs.resolve_refs`)."""
 
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str

@@ -7,6 +7,7 @@ UI), and dropped when the agent ends (R44). Only the contract and pure helpers l
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -98,8 +99,14 @@ def in_progress(todos: list[TodoItem]) -> str | None:
 
 
 def _flat(text: str, width: int) -> str:
+    """One line of model-written text as plain markdown text: cut to `width`, and its
+    markdown characters escaped, so an item cannot bold, link or break the list."""
     flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    flat = flat if len(flat) <= width else flat[: width - 1] + "…"
+    return _MARKDOWN.sub(r"\\\1", flat)
+
+
+_MARKDOWN = re.compile(r"([\\`*_\[\]()<>#|~!])")
 
 
 TODO_WRITE_DESCRIPTION = """\

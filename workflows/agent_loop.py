@@ -42,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows.contracts import AgentUsage, Workspace
 from workflows.model_call import ModelCalls, call_the_model
+from workflows.new_calls import gate_new_calls
 from workflows.turns import (
     ValidCall,
     add_usage,
@@ -388,7 +389,9 @@ async def _run_one(setup: LoopSetup, state: LoopState, item: ValidCall | ToolRes
 async def _run_tools(
     setup: LoopSetup, state: LoopState, response: ModelResponse, hooks: LoopHooks
 ) -> list[ToolResultBlock]:
-    planned = plan_calls(response.message, response.stop_reason, _input_models(setup))
+    planned = gate_new_calls(
+        plan_calls(response.message, response.stop_reason, _input_models(setup))
+    )
     results: list[ToolResultBlock] = []
     for batch in batch_calls(planned, _concurrency_safe(setup)):
         # The policy is asked per batch, as it runs: an EnterPlanMode earlier in the same

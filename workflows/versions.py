@@ -71,6 +71,7 @@ AFTER_BASELINE = frozenset(
         "pipeline-stop-beats-rerun",
         "plan-needs-background",
         "plan-reread-on-approval",
+        "read-pages",
         "scratchpad-by-feature",
         "shared-child-timers",
         "signal-unknown-fields",
@@ -80,6 +81,7 @@ AFTER_BASELINE = frozenset(
         "team-handlers-all-members",
         "team-name-needs-team",
         "team-spawn",
+        "todo-write",
         "verified-base-commit",
         "verified-cancel-reaches-implementer",
     }

@@ -70,13 +70,19 @@ class ToolContext(BaseModel):
 
 
 class ImageRef(BaseModel):
-    """An image a tool put in the blob store for the model to see (a Read of a PNG)."""
+    """An image a tool put in the blob store for the model to see (a Read of a PNG), or a PDF
+    (`application/pdf`, shown as a document). The name stays from when images were all there
+    was: it names no payload field, but `images` below and the fields that carry these do."""
 
     model_config = ConfigDict(frozen=True)
 
     ref: str
-    """The blob holding the image's bytes."""
-    media_type: Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
+    """The blob holding the file's bytes."""
+    media_type: Literal["image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"]
+
+    @property
+    def is_document(self) -> bool:
+        return self.media_type == "application/pdf"
 
 
 class ToolOutput(BaseModel):
@@ -95,8 +101,8 @@ class ToolOutput(BaseModel):
     """The blob holding `content`, when it is long: the next model request refers to it
     instead of carrying it again, so history holds a tool's output once (issue 9)."""
     images: tuple[ImageRef, ...] = Field(default=(), exclude_if=lambda v: not v)
-    """Images the model sees after `content`, which names them (history and the Web UI never
-    carry their bytes): a Read of an image file, a notebook's plots."""
+    """Images (and PDFs) the model sees after `content`, which names them (history and the
+    Web UI never carry their bytes): a Read of an image file or a PDF, a notebook's plots."""
 
     @field_validator("content")
     @classmethod

@@ -26,6 +26,9 @@ from activities.tools.images import (
     prepare_image,
 )
 from activities.tools.notebook import NotANotebook, render_notebook
+from activities.tools.pdf import MAX_FILE_BYTES as MAX_PDF_FILE_BYTES
+from activities.tools.pdf import NotReadable, is_pdf_name, prepare_pdf
+from activities.tools.pdf import describe as describe_pdf
 from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
 from agents.paths import normalize_path
 
@@ -57,6 +60,9 @@ after the tab is the file's content; the number and the tab are not part of the 
 - Images (PNG, JPEG, GIF, WebP) are shown to you as images: you see them, as the \
 multimodal model you are (a large one scaled to 2000 pixels on its longer side). Offset and \
 limit do not apply to them.
+- PDF files (.pdf) are shown to you as documents (their text and their pages as images). A \
+PDF of more than 10 pages must be read in parts with the pages parameter ("1-5", "3"), at \
+most 20 pages a call.
 - Jupyter notebooks (.ipynb) are shown whole: every cell with its outputs, and up to 10 of \
 their PNG and JPEG plots as images after the cells.
 - Other binary files are rejected.
@@ -81,6 +87,11 @@ class ReadInput(BaseModel):
         ge=1,
         description="The number of lines to read. Only provide if the file is too large to read "
         "at once",
+    )
+    pages: str | None = Field(
+        default=None,
+        description='Page range for PDF files (e.g. "1-5", "3", "10-20"). Only applicable to '
+        "PDF files. Maximum 20 pages per request.",
     )
 
 
@@ -203,6 +214,10 @@ def read_sync(req: ReadRequest) -> ToolOutput:
     if (problem := _not_a_file(path, key, ctx.cwd)) is not None:
         return problem
     # Offset and limit count lines: an image or a notebook is always read whole.
+    if inp.pages is not None and not is_pdf_name(path.name):
+        return _error(f"The pages parameter applies only to PDF files; {key} is not one.")
+    if is_pdf_name(path.name):
+        return _read_pdf(path, key, inp.pages)
     if is_image_name(path.name):
         return _read_image(path, key)
     if path.suffix.lower() == ".ipynb":
@@ -272,6 +287,9 @@ IMAGE = WholeFile(
     " (one that big is scaled down to what the model takes; this one is past that too). "
     "Ask for a smaller image.",
 )
+PDF = WholeFile(
+    "A PDF", MAX_PDF_FILE_BYTES, ". Extract what you need with Bash (pdftotext, qpdf --pages)."
+)
 NOTEBOOK = WholeFile(
     "A notebook", MAX_NOTEBOOK_BYTES, ". Print the cells you need with Bash: jq '.cells[N]'."
 )
@@ -307,6 +325,25 @@ def _read_image(path: Path, key: str) -> ToolOutput:
         return _error(str(e))
     return ToolOutput(
         content=describe(key, image, len(data)), stamps={key: stamp}, images=(_stored(image),)
+    )
+
+
+def _read_pdf(path: Path, key: str, pages: str | None) -> ToolOutput:
+    """The PDF, or the pages asked for, as a document for the model; like an image, its bytes
+    go to the blob store, and history gets a description."""
+    got = _read_whole(path, key, PDF)
+    if isinstance(got, ToolOutput):
+        return got
+    data, stamp = got
+    try:
+        pdf = prepare_pdf(data, key, pages)
+    except NotReadable as e:
+        return _error(str(e))
+    from activities.store import default_store  # the store is for activities, not workflows
+
+    document = ImageRef(ref=default_store().put(pdf.data), media_type="application/pdf")
+    return ToolOutput(
+        content=describe_pdf(key, pdf, len(data)), stamps={key: stamp}, images=(document,)
     )
 
 

@@ -77,18 +77,26 @@ IMAGE_TOKENS = 1600
 keeps (1568 pixels on the long side). Its base64 counted as text would be ~1,000x that."""
 
 
+DOCUMENT_TOKENS = 3000
+"""What a PDF counts, whatever its length: the API charges ~1,500-3,000 a page (its text and
+its image); a flat figure keeps the estimate from decoding every PDF on every request."""
+
+
 def estimate_tokens(block: Any) -> int:
-    """ceil(bytes of the block's canonical JSON, `cache_control` removed and each image's
-    data left empty, / 4), plus IMAGE_TOKENS per image."""
-    bare, images = _without_image_data(strip_cache_control(block))
-    return math.ceil(len(canonical_json(bare).encode()) / 4) + images * IMAGE_TOKENS
+    """ceil(bytes of the block's canonical JSON, `cache_control` removed and each image's or
+    PDF's data left empty, / 4), plus IMAGE_TOKENS per image and DOCUMENT_TOKENS per PDF."""
+    bare, weight = _without_image_data(strip_cache_control(block))
+    return math.ceil(len(canonical_json(bare).encode()) / 4) + weight
 
 
 def _without_image_data(block: Any) -> tuple[Any, int]:
+    """The block with its images' and PDFs' data left empty, and the tokens they count."""
     if not isinstance(block, dict):
         return block, 0
-    if block.get("type") == "image" and isinstance(block.get("source"), dict):
-        return {**block, "source": {**block["source"], "data": ""}}, 1
+    kind = block.get("type")
+    if kind in ("image", "document") and isinstance(block.get("source"), dict):
+        tokens = IMAGE_TOKENS if kind == "image" else DOCUMENT_TOKENS
+        return {**block, "source": {**block["source"], "data": ""}}, tokens
     if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
         parts = [_without_image_data(b) for b in block["content"]]
         return {**block, "content": [p for p, _ in parts]}, sum(n for _, n in parts)

@@ -280,8 +280,11 @@ def _validate_images(where: str, block: dict[str, Any]) -> None:
     base64, bytes that are what the media type says, at most 5 MB."""
     if block["type"] == "tool_result" and isinstance(block.get("content"), list):
         for k, part in enumerate(block["content"]):
-            if isinstance(part, dict) and part.get("type") == "image":
+            if isinstance(part, dict) and part.get("type") in ("image", "document"):
                 _validate_images(f"{where}.tool_result.content.{k}", part)
+        return
+    if block["type"] == "document":
+        _validate_document(where, block)
         return
     if block["type"] != "image":
         return
@@ -308,6 +311,28 @@ def _validate_images(where: str, block: dict[str, Any]) -> None:
         raise InvalidRequest(
             f"{at}.data: Image does not match the provided media type {media_type}"
         )
+
+
+MAX_DOCUMENT_BASE64_BYTES = 32 * 1024 * 1024
+
+
+def _validate_document(where: str, block: dict[str, Any]) -> None:
+    """A PDF document block as the API checks it (only `base64` sources are served here)."""
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("type") != "base64":
+        raise InvalidRequest(f"{where}.document.source: only `base64` sources are served here")
+    at = f"{where}.document.source.base64"
+    if source.get("media_type") != "application/pdf":
+        raise InvalidRequest(f"{at}.media_type: Input should be 'application/pdf'")
+    data = source.get("data")
+    if not isinstance(data, str) or len(data) > MAX_DOCUMENT_BASE64_BYTES:
+        raise InvalidRequest(f"{at}: document exceeds 32 MB maximum")
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except ValueError:
+        raise InvalidRequest(f"{at}.data: invalid base64 data") from None
+    if b"%PDF-" not in raw[:1024]:
+        raise InvalidRequest(f"{at}.data: The PDF specified was not valid.")
 
 
 def _validate_roles(messages: list[dict[str, Any]], start: int) -> None:

@@ -29,7 +29,7 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
-async def read(root: Path, file_path: str, cwd: Path | None = None, **kw: int) -> ToolOutput:
+async def read(root: Path, file_path: str, cwd: Path | None = None, **kw: int | str) -> ToolOutput:
     ctx = ToolContext(workspace_root=str(root), cwd=str(cwd or root))
     req = ReadRequest(ctx=ctx, input=ReadInput(file_path=file_path, **kw))
     return await ActivityEnvironment().run(read_file, req)

@@ -27,6 +27,7 @@ from tests.replay.scenarios_agent import (
     killed,
     model_auto,
     model_local,
+    new_calls,
     plan_approved,
     plan_rejected,
     signal_fields,
@@ -76,6 +77,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_tool_errors": tool_errors,
     # TodoWrite, carried out by the workflow (T7).
     "agent_todos": todos,
+    # TodoWrite and Read with `pages` beside Reads in one turn (patched todo-write and
+    # read-pages); `agent_new_calls_v0` is the same scenario recorded on a832e70, before both.
+    "agent_new_calls": new_calls,
     "subagents_sync_async": subagents_sync_async,
     # The same scenario after output files, late-mail handling and liveness checks came in.
     "subagents_sync_async_v2": subagents_sync_async,

@@ -270,3 +270,43 @@ async def todos(client: Client, tmp: Path) -> WorkflowHandle:
         {"text": "done"},
     ]
     return await scripted(client, tmp, {"agents": [{"name": "main", "turns": turns}]})
+
+
+async def new_calls(client: Client, tmp: Path) -> WorkflowHandle:
+    """Calls only a later release takes (workflows/new_calls.py), beside Reads in one turn:
+    TodoWrite, and Read with `pages`. Recorded before them (`agent_new_calls_v0`, on
+    a832e70, where both were refused and so ran as batches of their own) and after."""
+    import io
+
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    for _ in range(3):
+        writer.add_blank_page(width=100, height=100)
+    pdf = io.BytesIO()
+    writer.write(pdf)
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n", "b.txt": "b\n"})
+    (repo / "doc.pdf").write_bytes(pdf.getvalue())
+    todo = {"content": "Read", "status": "in_progress", "activeForm": "Reading"}
+
+    def read(name: str, **extra: str) -> dict:
+        return {"name": "Read", "input": {"file_path": "{{cwd}}/" + name, **extra}}
+
+    turns = [
+        {
+            "tool_use": [
+                read("a.txt"),
+                {"name": "TodoWrite", "input": {"todos": [todo]}},
+                read("b.txt"),
+            ]
+        },
+        {"tool_use": [read("a.txt"), read("doc.pdf", pages="1-2"), read("b.txt")]},
+        {"text": "done"},
+    ]
+    script = {"agents": [{"name": "main", "turns": turns}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", repo, queues)
+            handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
+            await handle.result()
+    return handle

@@ -136,6 +136,42 @@ async def test_an_image_the_api_would_refuse_is_refused(
     assert expected in message
 
 
+def document_result(media_type: str, data: str) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": media_type, "data": data}
+    block = {
+        "type": "tool_result",
+        "tool_use_id": TOOL_ID,
+        "content": [{"type": "text", "text": "[pdf]"}, {"type": "document", "source": source}],
+    }
+    return {"role": "user", "content": [block]}
+
+
+PDF = b"%PDF-1.3\n%fake but headed\n"
+
+
+@pytest.mark.parametrize(
+    ("media_type", "data", "expected"),
+    [
+        ("application/pdf", base64.b64encode(PDF).decode(), None),
+        ("application/pdf", base64.b64encode(PNG).decode(), "The PDF specified was not valid"),
+        ("text/plain", base64.b64encode(PDF).decode(), "Input should be 'application/pdf'"),
+        ("application/pdf", "not base64!", "invalid base64 data"),
+    ],
+)
+async def test_a_pdf_document_in_a_tool_result_is_checked_as_the_api_does(
+    serve: ServeFn, client_for: ClientFn, media_type: str, data: str, expected: str | None
+) -> None:
+    client = client_for(serve(SCRIPT))
+    result = document_result(media_type, data)
+    if expected is None:
+        message = await client.messages.create(**request([user("hi"), tool_use(), result]))
+        assert message.content[0].text == "b"
+        return
+    message = await rejected(client, **request([user("hi"), tool_use(), result]))
+    assert "messages.2.content.0.tool_result.content.1.document.source" in message
+    assert expected in message
+
+
 def raw_post(server: ScriptedModelServer, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
     parts = urlsplit(server.url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5)

@@ -77,6 +77,38 @@ def test_one_turn_with_many_images_keeps_its_newest() -> None:
     assert shown(within_image_limits(messages)) == "-" * 10 + "+" * 15
 
 
+def test_pdfs_count_on_their_own_and_give_way_with_the_oldest_images() -> None:
+    """At most five PDFs (20 pages each: the API's 100 pages): the sixth sends the oldest
+    away, with the images older than it; images past twenty still go ten at a time."""
+    pdf, image = True, False
+    assert images_to_drop([1] * 5, [pdf] * 5) == 0
+    assert images_to_drop([1] * 6, [pdf] * 6) == 1
+    assert images_to_drop([1] * 10, [image] * 4 + [pdf] * 6) == 5
+    assert images_to_drop([1] * 26, [pdf] + [image] * 25) == 10
+    assert images_to_drop([1] * 21, [image] * 21) == images_to_drop([1] * 21) == 10
+
+
+def test_a_pdf_that_gives_way_leaves_a_note_of_its_own() -> None:
+    from activities.request_images import DOCUMENT_GAVE_WAY
+    from agents.messages import DocumentBlock, DocumentSource
+
+    def pdf_turn(n: int) -> list[Message]:
+        use = {"type": "tool_use", "id": f"toolu_{n}", "name": "Read", "input": {}}
+        doc = DocumentBlock(source=DocumentSource(data="JVBERi0="))
+        result = ToolResultBlock(tool_use_id=f"toolu_{n}", content=[TextBlock(text="[pdf]"), doc])
+        return [
+            Message.model_validate({"role": "assistant", "content": [use]}),
+            Message(role="user", content=[result]),
+        ]
+
+    messages = [Message.user_text("read")]
+    for n in range(6):
+        messages += pdf_turn(n)
+    out = within_image_limits(messages)
+    parts = [b.content[1] for m in out for b in m.content if isinstance(b, ToolResultBlock)]
+    assert parts[0] == DOCUMENT_GAVE_WAY and all(p.type == "document" for p in parts[1:])
+
+
 def test_messages_without_images_are_left_alone() -> None:
     messages = [Message.user_text("hi"), Message.user_text("there")]
     assert within_image_limits(messages) is messages

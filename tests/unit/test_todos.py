@@ -66,6 +66,12 @@ def test_the_checklist_shows_progress_and_the_item_in_progress_by_its_active_for
     assert render_todos([]) == ""
 
 
+def test_model_written_markdown_is_shown_as_text():
+    todos = write(item("Fix **all** [docs](http://x) # | `rm`", "in_progress")).todos
+    [line] = render_todos(todos).splitlines()[2:]
+    assert line == (r"- [ ] **Fix \*\*all\*\* \[docs\]\(http://x\) \# \| \`rm\`ing** (in progress)")
+
+
 def test_a_long_list_is_cut_and_a_long_item_shortened_on_one_line():
     todos = write(*[item(f"step {i}") for i in range(MAX_SHOWN + 5)], item("a\nb " * 60)).todos
     lines = render_todos(todos).splitlines()
@@ -81,3 +87,11 @@ def test_the_list_survives_continue_as_new_through_the_data_converter():
     (payload,) = converter.to_payloads([LoopState(todos=todos)])
     (back,) = converter.from_payloads([payload], [LoopState])
     assert back.todos == todos and isinstance(back.todos[0], TodoItem)
+
+
+def test_the_list_survives_the_carry_s_json_dump_too():
+    """AgentWorkflow hands its state on as `model_dump(mode="json")`, by field name."""
+    todos = write(item("Run", "in_progress")).todos
+    dumped = LoopState(todos=todos).model_dump(mode="json")
+    assert dumped["todos"][0]["active_form"] == "Runing"
+    assert LoopState.model_validate(dumped).todos == todos

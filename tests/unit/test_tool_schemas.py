@@ -27,7 +27,7 @@ ACTIVITY_NAMES = {
 }
 
 FIELDS = {
-    "Read": ({"file_path", "offset", "limit"}, ["file_path"]),
+    "Read": ({"file_path", "offset", "limit", "pages"}, ["file_path"]),
     "Write": ({"file_path", "content"}, ["file_path", "content"]),
     "Edit": (
         {"file_path", "old_string", "new_string", "replace_all"},

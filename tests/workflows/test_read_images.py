@@ -109,3 +109,53 @@ async def test_a_long_notebook_with_a_plot_reaches_the_model_whole(client, git_r
     assert len(source) > 512 and "print('line 59')" in text["text"]
     assert "[image/png output: image 1, shown after the cells]" in text["text"]
     assert image["source"]["data"] == base64.b64encode(png).decode()
+
+
+async def test_the_model_reads_the_pages_of_a_pdf_asked_for_and_history_only_their_name(
+    client, git_repo
+):
+    from tests.activities.test_read_pdf import make_pdf, widths
+
+    pdf = make_pdf(12)
+    (git_repo / "spec.pdf").write_bytes(pdf)
+    read = {"name": "Read", "input": {"file_path": "{{cwd}}/spec.pdf"}}
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"text": "Reading it.", "tool_use": read},
+                    {
+                        "text": "Too long; pages.",
+                        "tool_use": {**read, "input": {**read["input"], "pages": "2-3"}},
+                    },
+                    {"text": "Two blank pages."},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("Read spec.pdf", git_repo, queues), queues)
+            result = await handle.result()
+            history = await handle.fetch_history()
+    assert result.status == "completed"
+    refused, shown = tool_results(result)
+    assert refused.is_error and "has 12 pages" in refused.content
+    described = f"[pdf: {git_repo / 'spec.pdf'}, 12 pages, {len(pdf)} bytes; shown: pages 2-3]"
+    assert shown.content[0] == TextBlock(text=described)
+    [document] = [
+        part
+        for m in model.log[2]["body"]["messages"]
+        if isinstance(m["content"], list)
+        for block in m["content"]
+        if block.get("type") == "tool_result" and isinstance(block.get("content"), list)
+        for part in block["content"]
+        if part.get("type") == "document"
+    ]
+    assert document["source"]["media_type"] == "application/pdf"
+    sent = base64.b64decode(document["source"]["data"])
+    assert widths(sent) == [102, 103]
+    events = b"".join(e.SerializeToString() for e in history.events)
+    assert sent not in events and document["source"]["data"].encode() not in events
+    assert described.encode() in events

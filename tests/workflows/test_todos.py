@@ -114,7 +114,9 @@ async def test_a_finished_list_is_not_kept(client, git_repo):
     with scripted_model(script) as _:
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
-            await status_when(handle, lambda s: s.turn >= 2 and s.todos == [])
+            # Held in its third call (the agent has not ended, which would empty it too).
+            held = await status_when(handle, lambda s: s.turn >= 2 and s.state == "calling_model")
+            assert held.todos == []
             result = await asyncio.wait_for(handle.result(), timeout=60)
     assert result.status == "completed"
     assert [r.is_error for r in tool_results(result)] == [False, False]

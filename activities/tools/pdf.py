@@ -1,0 +1,128 @@
+"""A PDF for the model to read (spec T1 `pages`): the whole file when it is short, else the
+pages asked for, cut out as a PDF of their own. The model gets it as a `document` block,
+which the API reads as text and page images; history and the Web UI get a description.
+
+`pypdf` is imported on the first PDF read only: a worker that never reads one does not pay
+for it (issue 9's memory budget).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass
+
+MAX_PAGES_WHOLE = 10
+"""A PDF longer than this must be read with `pages` (T1)."""
+MAX_PAGES_PER_READ = 20
+MAX_FILE_BYTES = 100 * 1024**2
+"""What Read opens at all: a bigger PDF is read with Bash (pdftotext, qpdf)."""
+MAX_SENT_BYTES = 10 * 1024**2
+"""The PDF the model gets: ~13.4 MB of base64, inside a request's 32 MB beside images."""
+MEDIA_TYPE = "application/pdf"
+
+_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+
+
+class NotReadable(Exception):
+    """Why this PDF, or these pages of it, cannot be shown: said to the model."""
+
+
+@dataclass(frozen=True)
+class PreparedPdf:
+    data: bytes
+    """The PDF the model gets: the file itself, or the pages asked for."""
+    total_pages: int
+    first: int
+    last: int
+    """The pages shown, 1-based, inclusive."""
+
+    @property
+    def whole(self) -> bool:
+        return self.first == 1 and self.last == self.total_pages
+
+
+def is_pdf_name(name: str) -> bool:
+    return name.lower().endswith(".pdf")
+
+
+def parse_pages(pages: str) -> tuple[int, int]:
+    """`"3"` or `"10-20"` as (first, last), 1-based; NotReadable for anything else."""
+    match = _RANGE.match(pages)
+    if not match:
+        raise NotReadable(
+            f'Invalid pages parameter "{pages}": give one page ("3") or a range ("1-5").'
+        )
+    first = int(match.group(1))
+    last = int(match.group(2) or first)
+    if first < 1 or last < first:
+        raise NotReadable(
+            f'Invalid pages parameter "{pages}": pages count from 1, and a range runs from a '
+            'lower page to a higher one ("1-5").'
+        )
+    if last - first + 1 > MAX_PAGES_PER_READ:
+        raise NotReadable(
+            f'pages "{pages}" is {last - first + 1} pages: at most {MAX_PAGES_PER_READ} can '
+            f'be read at once ("{first}-{first + MAX_PAGES_PER_READ - 1}").'
+        )
+    return first, last
+
+
+def prepare_pdf(data: bytes, key: str, pages: str | None) -> PreparedPdf:
+    """The PDF to show for a Read of `key` with `pages` (None: the whole file)."""
+    if b"%PDF-" not in data[:1024]:  # where PDF readers look for the header
+        raise NotReadable(f"{key} is named like a PDF but is not one (no %PDF- header).")
+    wanted = parse_pages(pages) if pages is not None else None
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise NotReadable(f"{key} is encrypted with a password; it cannot be read.")
+        total = len(reader.pages)
+    except (PdfReadError, ValueError, KeyError, TypeError) as e:
+        raise NotReadable(f"{key} could not be read as a PDF: {e}") from None
+    if total == 0:
+        raise NotReadable(f"{key} has no pages.")
+    if wanted is None:
+        if total > MAX_PAGES_WHOLE:
+            raise NotReadable(
+                f"{key} has {total} pages: a PDF of more than {MAX_PAGES_WHOLE} pages is read "
+                f'in parts with the pages parameter (such as "1-{MAX_PAGES_PER_READ}"), at '
+                f"most {MAX_PAGES_PER_READ} pages a call."
+            )
+        wanted = (1, total)
+    first, last = wanted
+    if first > total:
+        raise NotReadable(f"{key} has {total} pages; there is no page {first}.")
+    last = min(last, total)
+    if (first, last) == (1, total) and not reader.is_encrypted:
+        shown = data
+    else:
+        writer = PdfWriter()
+        try:
+            for n in range(first - 1, last):
+                writer.add_page(reader.pages[n])
+            out = io.BytesIO()
+            writer.write(out)
+        except (PdfReadError, ValueError, KeyError, TypeError) as e:
+            raise NotReadable(f"pages {first}-{last} of {key} could not be read: {e}") from None
+        shown = out.getvalue()
+    if len(shown) > MAX_SENT_BYTES:
+        raise NotReadable(
+            f"pages {first}-{last} of {key} come to {len(shown)} bytes, more than the "
+            f"{MAX_SENT_BYTES} a read can show: ask for fewer pages, or extract the text "
+            "with Bash (pdftotext)."
+        )
+    return PreparedPdf(data=shown, total_pages=total, first=first, last=last)
+
+
+def describe(key: str, pdf: PreparedPdf, size: int) -> str:
+    """What history, the Web UI and the model's text part say about the document."""
+    pages = "page" if pdf.total_pages == 1 else "pages"
+    text = f"[pdf: {key}, {pdf.total_pages} {pages}, {size} bytes"
+    if not pdf.whole:
+        span = str(pdf.first) if pdf.first == pdf.last else f"{pdf.first}-{pdf.last}"
+        text += f"; shown: {'page' if pdf.first == pdf.last else 'pages'} {span}"
+    return text + "]"

@@ -1,0 +1,45 @@
+"""Tool calls only this release takes, refused as the release before refused them when a run
+that release recorded is replayed.
+
+Which calls are valid decides how a turn's calls are batched (an invalid one is a batch of
+its own, workflows/turns.py), and so which activities each workflow task schedules: a model
+that called `TodoWrite`, or Read with `pages`, before either existed got an error back, and
+its run must replay that way. Each id is asked only when such a call comes, so a run that
+never makes one records no marker.
+"""
+
+from __future__ import annotations
+
+from workflows import versions
+from workflows.turns import ValidCall, error_result
+
+TODO_WRITE = "todo-write"
+"""Patch id: `TodoWrite` is a tool (T7); before, "No such tool available"."""
+READ_PAGES = "read-pages"
+"""Patch id: Read takes `pages` for a PDF (T1); before, an unexpected parameter."""
+
+
+def _refusal(call: ValidCall) -> str | None:
+    """What the release before answered a call it did not take, when the run is not past
+    the patch that takes it; None otherwise."""
+    if call.block.name == "TodoWrite":
+        if not versions.patched(TODO_WRITE):
+            return "Error: No such tool available: TodoWrite"
+    elif call.block.name == "Read" and "pages" in call.block.input:
+        if not versions.patched(READ_PAGES):
+            return (
+                "InputValidationError: Read failed due to the following issue:\n"
+                "An unexpected parameter `pages` was provided"
+            )
+    return None
+
+
+def gate_new_calls(planned: list) -> list:
+    """`planned` (plan_calls' list) with each call this release newly takes refused, unless
+    the run is past its patch."""
+    return [
+        error_result(item.block, why)
+        if isinstance(item, ValidCall) and (why := _refusal(item)) is not None
+        else item
+        for item in planned
+    ]
