@@ -44,6 +44,11 @@ from agents.plan_mode import (
     EnterPlanModeInput,
     ExitPlanModeInput,
 )
+from agents.questions import (
+    ASK_USER_QUESTION_DESCRIPTION,
+    ASK_USER_QUESTION_TOOL,
+    AskUserQuestionInput,
+)
 from agents.team_tasks import TEAM_TOOL_DESCRIPTIONS, TEAM_TOOL_INPUTS
 from agents.todos import TODO_WRITE_DESCRIPTION, TODO_WRITE_TOOL, TodoWriteInput
 
@@ -56,6 +61,7 @@ WORKFLOW_TOOLS: dict[str, tuple[type, str]] = {
     ENTER_PLAN_MODE_TOOL: (EnterPlanModeInput, ENTER_PLAN_MODE_DESCRIPTION),
     EXIT_PLAN_MODE_TOOL: (ExitPlanModeInput, EXIT_PLAN_MODE_DESCRIPTION),
     TODO_WRITE_TOOL: (TodoWriteInput, TODO_WRITE_DESCRIPTION),
+    ASK_USER_QUESTION_TOOL: (AskUserQuestionInput, ASK_USER_QUESTION_DESCRIPTION),
     **{name: (model, TEAM_TOOL_DESCRIPTIONS[name]) for name, model in TEAM_TOOL_INPUTS.items()},
 }
 

@@ -7,10 +7,11 @@ UI), and dropped when the agent ends (R44). Only the contract and pure helpers l
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from agents.markdown import escape_markdown
 
 TODO_WRITE_TOOL = "TodoWrite"
 MAX_TODOS = 100
@@ -103,10 +104,7 @@ def _flat(text: str, width: int) -> str:
     markdown characters escaped, so an item cannot bold, link or break the list."""
     flat = " ".join(text.split())
     flat = flat if len(flat) <= width else flat[: width - 1] + "…"
-    return _MARKDOWN.sub(r"\\\1", flat)
-
-
-_MARKDOWN = re.compile(r"([\\`*_\[\]()<>#|~!])")
+    return escape_markdown(flat)
 
 
 TODO_WRITE_DESCRIPTION = """\

@@ -22,11 +22,13 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 
 from agents.permissions import RESUME_MODES
+from agents.questions import QuestionAnswers
 from outlast.patterns import PatternArgs, build_pattern_input, start_pattern
 from workflows.contracts import (
     TASK_QUEUE,
     AgentStatus,
     MailMessage,
+    PendingQuestion,
     PlanDecision,
     PlanView,
     StopRequest,
@@ -146,6 +148,24 @@ class Task:
             stage=stage, approve=approve, feedback=feedback, rerun=rerun, attempt=attempt
         )
         return await self.handle.execute_update("decide_stage", decision, result_type=str)
+
+    async def question(self) -> PendingQuestion | None:
+        """The questions the agent waits with at AskUserQuestion, or None."""
+        return await self.handle.query("question", result_type=PendingQuestion | None)
+
+    async def answer(self, answers: dict[str, str], request_id: str | None = None) -> str:
+        """Answer the waiting questions: question text -> a choice's label (several joined
+        by ", " where more than one may be picked) or your own words. Returns the request id
+        answered.
+
+        Raises:
+            NotSupported: this is not a single agent's task (nothing was sent).
+            WorkflowUpdateFailedError: the agent refused it; the cause says why (no question
+                waits, one is left unanswered, an answer names a question not asked)."""
+        if self.pattern != "single":
+            raise NotSupported(f"a {self.pattern} task asks no questions of its own")
+        payload = QuestionAnswers(request_id=request_id, answers=answers)
+        return await self.handle.execute_update("answer_question", payload, result_type=str)
 
     async def _decide_plan(self, approve: bool, feedback: str, mode: str | None) -> bool:
         pending = (await self.plan()).pending

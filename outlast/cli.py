@@ -14,7 +14,10 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
 from activities.store import state_dir
-from outlast import cli_steer  # noqa: F401 - registers approve, reject, ls, show, ...
+from outlast import (
+    cli_answer,  # noqa: F401 - registers answer
+    cli_steer,  # noqa: F401 - registers approve, reject, ls, show, ...
+)
 from outlast.cli_base import app, connect_or_fail, console
 from outlast.cli_base import fail as _fail
 from outlast.devserver import DevServer, DevServerError

@@ -14,6 +14,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from agents.todos import MAX_SHOWN, TodoItem
+from outlast.question_view import question_lines, waiting_question
 from workflows.contracts import AgentStatus, ChildSummary
 
 MAX_CHILD_QUERIES = 8
@@ -35,13 +36,20 @@ def doing(status: AgentStatus) -> str:
     return status.state
 
 
-def status_tree(status: AgentStatus, kids: dict[str, AgentStatus]) -> Tree:
-    """The tree for one redraw; `kids` holds the running sub-agents' own statuses by id."""
+def status_tree(
+    status: AgentStatus, kids: dict[str, AgentStatus], question: list[str] | None = None
+) -> Tree:
+    """The tree for one redraw; `kids` holds the running sub-agents' own statuses by id,
+    `question` the lines of the questions the agent waits with, if any."""
     u = status.usage
     root = Tree(
         f"[bold]{status.agent_type}[/] {doing(status)} "
         f"[dim]· {u.total_tokens:,} tokens · {u.tool_uses} tool uses[/]"
     )
+    if question:
+        branch = root.add(f"[bold yellow]? {escape(question[0])}[/]")
+        for line in question[1:]:
+            branch.add(escape(line))
     if status.todos:
         _add_todos(root, status.todos)
     for child in status.children:
@@ -100,7 +108,10 @@ async def follow_live(client: Client, handle: WorkflowHandle, console: Console, 
                 for c in running[:MAX_CHILD_QUERIES]:
                     if (own := await _query(client, c.workflow_id)) is not None:
                         kids[c.workflow_id] = own
-                live.update(status_tree(status, kids))
+                question = None
+                if status.state == "waiting" and (pending := await waiting_question(handle)):
+                    question = question_lines(handle.id, pending)
+                live.update(status_tree(status, kids, question))
             await asyncio.wait({result_task}, timeout=poll_s)
         # The last frame shows how it ended, not the poll before the end.
         if (final := await _query(client, handle.id)) is not None:

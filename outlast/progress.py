@@ -7,11 +7,17 @@ import contextlib
 
 from rich.console import Console
 from rich.markup import escape
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
 from temporalio.service import RPCError
 
 from agents.todos import in_progress
 from outlast.live_tree import doing, follow_live
+from outlast.question_view import question_lines, waiting_question
 from workflows.contracts import AgentResult, AgentStatus
 
 POLL_S = 0.2
@@ -38,6 +44,7 @@ async def follow(
     last = ""
     last_text = ""
     last_todo: str | None = None
+    asked: set[str] = set()
     children: dict[str, str] = {}
     while not result_task.done():
         status = await _status(handle)
@@ -54,6 +61,11 @@ async def follow(
                     f"  [cyan]todo[/] {escape(todo)} [dim]({done} of {len(status.todos)} done)[/]"
                 )
             last_todo = todo
+            if status.state == "waiting" and (pending := await waiting_question(handle)):
+                if pending.request_id not in asked:
+                    asked.add(pending.request_id)
+                    for text in question_lines(handle.id, pending):
+                        console.print(text, markup=False, highlight=False)
             if line != last:
                 last = line
                 console.print(f"[cyan]>[/] {line}  [dim]tokens {status.usage.total_tokens}[/]")

@@ -39,6 +39,7 @@ from agents.plan_mode import (
     ExitPlanModeInput,
     as_the_approver_reads_it,
 )
+from agents.questions import ASK_USER_QUESTION_TOOL, AskUserQuestionInput, QuestionAnswers
 from agents.team_protocol import TEAM_ADDRESS
 from agents.team_tasks import TEAM_TOOL_INPUTS
 from agents.todos import TODO_WRITE_TOOL, TodoWriteInput
@@ -87,6 +88,7 @@ from workflows.contracts import (
     BackgroundRequest,
     ChildSummary,
     MailMessage,
+    PendingQuestion,
     PlanDecision,
     PlanView,
     StopRequest,
@@ -98,6 +100,7 @@ from workflows.details import render_details
 from workflows.pattern_contracts import TeamMembers
 from workflows.phases import create_session_scratchpad
 from workflows.plan_control import PlanControl, plan_approver
+from workflows.question_control import QuestionControl
 from workflows.registry import ChildRegistry
 from workflows.shell_task import TurnEndDeadline
 from workflows.shell_task import launch as launch_shell
@@ -191,6 +194,7 @@ class AgentWorkflow:
         self._carry = AgentCarry.model_validate(inp.carry) if inp.carry else None
         self._prepared: Prepared | None = None
         self._plans = PlanControl(lambda: self._state)
+        self._questions = QuestionControl(lambda: self._state)
         if self._carry is not None:
             self._restore(self._carry)
 
@@ -283,6 +287,7 @@ class AgentWorkflow:
         self._plans.approver = plan_approver(inp)
         self._plans.sender = inp.name or self._agent_id
         self._plans.show = self._show_details
+        self._questions.show = self._show_details
         reminder = prepared.definition.critical_system_reminder
         budget = inp.config.agents
         run_start_turns = self._state.turns
@@ -462,6 +467,9 @@ class AgentWorkflow:
             EXIT_PLAN_MODE_TOOL: WorkflowTool(
                 ExitPlanModeInput,
                 lambda call: self._plans.exit(inp.workspace, call, stopping),
+            ),
+            ASK_USER_QUESTION_TOOL: WorkflowTool(
+                AskUserQuestionInput, lambda call: self._questions.ask(call, stopping)
             ),
             TODO_WRITE_TOOL: WorkflowTool(
                 TodoWriteInput,
@@ -798,6 +806,20 @@ class AgentWorkflow:
     @workflow.query(name="plan")
     def plan(self) -> PlanView:
         return self._plans.view()
+
+    @workflow.update(name="answer_question")
+    def answer_question(self, answers: QuestionAnswers) -> str:
+        """The user's answers to the questions waiting at AskUserQuestion (T16); returns
+        the request id they answered."""
+        return self._questions.answer(answers)
+
+    @answer_question.validator
+    def _answer_fits(self, answers: QuestionAnswers) -> None:
+        self._questions.check(answers)
+
+    @workflow.query(name="question")
+    def question(self) -> PendingQuestion | None:
+        return self._questions.pending
 
     @workflow.query(name="tasks")
     def tasks(self) -> list[ChildSummary]:

@@ -99,6 +99,8 @@ class LoopState(BaseModel):
     """Where its background commands' output files are, once it has launched one."""
     todos: list[TodoItem] = Field(default_factory=list)
     """The agent's todo list, as its last TodoWrite left it (T7)."""
+    questions_asked: int = 0
+    """AskUserQuestion calls so far: the next one's request id (T16)."""
 
 
 def tool_options(call: ValidCall, config: OutlastConfig) -> dict[str, Any]:
@@ -185,8 +187,9 @@ def _input_models(setup: LoopSetup) -> dict[str, type[BaseModel]]:
     return models
 
 
-MODE_TOOLS = frozenset({"EnterPlanMode", "ExitPlanMode"})
-"""They change what the calls after them may do: each runs alone, in order."""
+MODE_TOOLS = frozenset({"EnterPlanMode", "ExitPlanMode", "AskUserQuestion"})
+"""They change what the calls after them may do, or wait for a person whose answer may
+change them: each runs alone, in order."""
 
 
 def _concurrency_safe(setup: LoopSetup) -> Callable[[str], bool]:

@@ -17,6 +17,7 @@ from temporalio import workflow
 from agents.config import OutlastConfig
 from agents.definition import AgentDefinition, DefinitionSet
 from agents.messages import Message, Usage
+from agents.questions import Question
 from agents.todos import TodoItem
 from agents.transcript import TranscriptRef
 
@@ -231,6 +232,15 @@ class PendingPlan(Contract):
     plan_file: str
     approver: str = "the user"
     requested_at: datetime | None = None
+
+
+class PendingQuestion(Contract):
+    """Questions waiting for the user's answers at AskUserQuestion (T16): the `question`
+    query; answered with the `answer_question` update."""
+
+    request_id: str
+    questions: list[Question]
+    asked_at: datetime | None = None
 
 
 class PlanDecision(Contract):

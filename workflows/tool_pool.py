@@ -20,6 +20,7 @@ from agents.plan_mode import (
     EnterPlanModeInput,
     ExitPlanModeInput,
 )
+from agents.questions import ASK_USER_QUESTION_TOOL, AskUserQuestionInput
 from agents.todos import TODO_WRITE_TOOL, TodoWriteInput
 
 BASE_TOOLS: list[str] = [
@@ -36,6 +37,7 @@ BASE_TOOLS: list[str] = [
     ENTER_PLAN_MODE_TOOL,
     EXIT_PLAN_MODE_TOOL,
     TODO_WRITE_TOOL,
+    ASK_USER_QUESTION_TOOL,
 ]
 WORKFLOW_TOOL_INPUTS = {
     AGENT_TOOL: AgentToolInput,
@@ -45,6 +47,7 @@ WORKFLOW_TOOL_INPUTS = {
     ENTER_PLAN_MODE_TOOL: EnterPlanModeInput,
     EXIT_PLAN_MODE_TOOL: ExitPlanModeInput,
     TODO_WRITE_TOOL: TodoWriteInput,
+    ASK_USER_QUESTION_TOOL: AskUserQuestionInput,
 }
 ALIASES = {
     **{alias: AGENT_TOOL for alias in AGENT_TOOL_ALIASES},

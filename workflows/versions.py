@@ -52,6 +52,7 @@ to it)."""
 
 AFTER_BASELINE = frozenset(
     {
+        "ask-user-question",
         "definition-isolation",
         "definition-plan-async",
         "end-freezes-queue",

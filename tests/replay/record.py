@@ -30,6 +30,7 @@ from tests.replay.scenarios_agent import (
     new_calls,
     plan_approved,
     plan_rejected,
+    question,
     signal_fields,
     todos,
     tool_errors,
@@ -80,6 +81,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # TodoWrite and Read with `pages` beside Reads in one turn (patched todo-write and
     # read-pages); `agent_new_calls_v0` is the same scenario recorded on a832e70, before both.
     "agent_new_calls": new_calls,
+    # AskUserQuestion answered by the update (patched ask-user-question); `agent_question_v0`
+    # is the same scenario recorded on a832e70, before it.
+    "agent_question": question,
     "subagents_sync_async": subagents_sync_async,
     # The same scenario after output files, late-mail handling and liveness checks came in.
     "subagents_sync_async_v2": subagents_sync_async,

@@ -310,3 +310,42 @@ async def new_calls(client: Client, tmp: Path) -> WorkflowHandle:
             handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
             await handle.result()
     return handle
+
+
+async def question(client: Client, tmp: Path) -> WorkflowHandle:
+    """AskUserQuestion between two Reads of one turn, answered by the update (patched
+    ask-user-question). `agent_question_v0` is the same on a832e70, where it was refused."""
+    from temporalio.client import WorkflowQueryFailedError
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n", "b.txt": "b\n"})
+    ask = {
+        "question": "Which file matters?",
+        "header": "File",
+        "options": [{"label": "a", "description": "a.txt"}, {"label": "b", "description": "b.txt"}],
+    }
+
+    def read(name: str) -> dict:
+        return {"name": "Read", "input": {"file_path": "{{cwd}}/" + name}}
+
+    call = {"name": "AskUserQuestion", "input": {"questions": [ask]}}
+    turns = [{"tool_use": [read("a.txt"), call, read("b.txt")]}, {"text": "done"}]
+    with scripted_model({"agents": [{"name": "main", "turns": turns}]}):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", repo, queues)
+            handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
+            result = asyncio.ensure_future(handle.result())
+            while not result.done():
+                try:
+                    pending = await handle.query("question")
+                except WorkflowQueryFailedError:  # a release without the query: nothing asks
+                    break
+                if pending:
+                    answers = {
+                        "request_id": pending["request_id"],
+                        "answers": {ask["question"]: "b"},
+                    }
+                    await handle.execute_update("answer_question", answers)
+                    break
+                await asyncio.sleep(0.1)
+            await result
+    return handle

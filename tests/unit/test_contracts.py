@@ -74,7 +74,8 @@ def test_workflow_signal_and_query_names_are_permanent():
     assert {"stop", "send_message", "agent_notification", "set_backgrounded", "background"} <= set(
         defn.signals
     )
-    assert {"status", "transcript", "tasks"} <= set(defn.queries)
+    assert {"status", "transcript", "tasks", "plan", "question"} <= set(defn.queries)
+    assert {"answer_question"} <= set(defn.updates)
 
 
 def _imports(package: str) -> set[str]:

@@ -36,3 +36,11 @@ def test_the_todo_list_shows_under_the_agent_before_its_children():
     assert "todos (1 of 3 done)" in lines[1]
     assert "✓ Read [it]" in lines[2] and "▸ Testing [x]" in lines[3] and "☐ Fix" in lines[4]
     assert "task 1" in lines[5]
+
+
+def test_the_questions_an_agent_waits_with_come_first():
+    lines = ["question-1 waits for your answer:", "1. DB: Which [one]?", "   1) A: a"]
+    tree = status_tree(status(state="waiting", children=[child(1)]), {}, lines)
+    out = render(tree).splitlines()
+    assert "? question-1 waits for your answer:" in out[1]
+    assert "1. DB: Which [one]?" in out[2] and "task 1" in out[4]

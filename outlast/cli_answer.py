@@ -1,0 +1,78 @@
+"""`outlast answer`: the user's answers to the questions an agent waits with at
+AskUserQuestion (T16), sent as the `answer_question` update, which refuses what does not fit
+before anything is recorded."""
+
+from __future__ import annotations
+
+import asyncio
+
+import typer
+from temporalio.client import (
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
+from temporalio.service import RPCError
+
+from agents.questions import QuestionAnswers, choose
+from outlast.cli_base import app, console, fail
+from outlast.cli_steer import UPDATE_TIMEOUT, _running
+from outlast.question_view import question_lines
+from workflows.contracts import PendingQuestion
+
+
+@app.command()
+def answer(
+    workflow_id: str = typer.Argument(..., help="The agent waiting for answers."),
+    choices: list[str] = typer.Argument(
+        None,
+        help="One per question, in order: a choice's number, numbers joined by commas where "
+        "more than one may be picked (1,3), or your own words. None: show the questions.",
+    ),
+) -> None:
+    """Answer the questions an agent asks with AskUserQuestion (or show them)."""
+    asyncio.run(_answer(workflow_id, choices or []))
+
+
+async def _answer(workflow_id: str, choices: list[str]) -> None:
+    handle, _ = await _running(workflow_id, "; no question waits in it")
+    try:
+        pending = await handle.query("question", result_type=PendingQuestion | None)
+    except RPCError as e:
+        fail(f"{workflow_id}: {e.message}")
+    except WorkflowQueryFailedError as e:
+        fail(f"{workflow_id} asks no questions ({e}): only an agent does.")
+    if pending is None:
+        fail(f"no question is waiting for an answer in {workflow_id}.")
+    if not choices:
+        _show(workflow_id, pending)
+        return
+    questions = pending.questions
+    if len(choices) != len(questions):
+        fail(
+            f"{len(questions)} question(s) wait and {len(choices)} answer(s) were given: one "
+            f"per question, in order (`outlast answer {workflow_id}` shows them)."
+        )
+    try:
+        answers = {q.question: choose(q, c) for q, c in zip(questions, choices, strict=True)}
+    except ValueError as e:
+        fail(str(e))
+    payload = QuestionAnswers(request_id=pending.request_id, answers=answers)
+    try:
+        done = await handle.execute_update(
+            "answer_question", payload, result_type=str, rpc_timeout=UPDATE_TIMEOUT
+        )
+    except WorkflowUpdateFailedError as e:
+        fail(str(getattr(e.cause, "message", None) or e.cause or e))
+    except WorkflowUpdateRPCTimeoutOrCancelledError:
+        fail(f"{workflow_id} did not answer in time: is a worker running (`outlast worker`)?")
+    except RPCError as e:
+        fail(f"{workflow_id}: {e.message}")
+    for q in questions:
+        console.print(f"[bold]{q.header}[/]: {answers[q.question]}", markup=True, highlight=False)
+    console.print(f"{done} of {workflow_id} answered")
+
+
+def _show(workflow_id: str, pending: PendingQuestion) -> None:
+    for line in question_lines(workflow_id, pending):
+        console.print(line, markup=False, highlight=False)

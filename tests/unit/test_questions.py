@@ -1,0 +1,99 @@
+import pytest
+from pydantic import ValidationError
+
+from agents.questions import (
+    AskUserQuestionInput,
+    Question,
+    QuestionAnswers,
+    answers_result,
+    check_answers,
+    choose,
+    render_questions,
+)
+from agents.tool_filter import filter_tools_for_agent
+from workflows.tool_pool import BASE_TOOLS
+from workflows.turns import describe_validation_error
+
+
+def option(label: str) -> dict:
+    return {"label": label, "description": f"about {label}"}
+
+
+def question(text: str = "Which one?", *labels: str, many: bool = False) -> dict:
+    return {
+        "question": text,
+        "header": "Pick",
+        "options": [option(x) for x in labels or ("A", "B")],
+        "multiSelect": many,
+    }
+
+
+def asked(*questions: dict) -> list[Question]:
+    return AskUserQuestionInput.model_validate({"questions": list(questions)}).questions
+
+
+@pytest.mark.parametrize(
+    ("questions", "expected"),
+    [
+        ([], "`questions` is invalid: List should have at least 1 item"),
+        ([question(f"Q{i}?") for i in range(5)], "at most 4 items"),
+        ([question("Q?", "only")], "`questions.0.options` is invalid"),
+        ([question("Q?", "A", "a")], "needs a label of its own"),
+        ([question("Same?"), question("Same?")], "must be asked once"),
+        ([{**question(), "header": "A header far too long"}], "`questions.0.header` is invalid"),
+        ([{**question(), "multi": True}], "unexpected parameter `questions.0.multi`"),
+    ],
+)
+def test_questions_that_do_not_fit_say_what_to_fix(questions, expected):
+    with pytest.raises(ValidationError) as bad:
+        AskUserQuestionInput.model_validate({"questions": questions})
+    assert expected in describe_validation_error("AskUserQuestion", bad.value)
+
+
+def test_every_question_needs_an_answer_and_nothing_else_is_taken():
+    qs = asked(question("One?"), question("Two?"))
+    assert check_answers(qs, QuestionAnswers(answers={"One?": "A", "Two?": "my own"})) is None
+    assert "'Two?' has no answer" in check_answers(qs, QuestionAnswers(answers={"One?": "A"}))
+    blank = QuestionAnswers(answers={"One?": "A", "Two?": "  "})
+    assert "'Two?' has no answer" in check_answers(qs, blank)
+    stray = QuestionAnswers(answers={"One?": "A", "Two?": "B", "Three?": "C"})
+    assert "no question 'Three?' was asked" in check_answers(qs, stray)
+
+
+def test_a_person_picks_by_number_or_says_it_in_their_own_words():
+    one, many = asked(question("One?", "A", "B", "C"), question("Many?", "X", "Y", "Z", many=True))
+    assert choose(one, "2") == "B" and choose(one, " my way ") == "my way"
+    assert choose(many, "1, 3") == "X, Z" and choose(many, "4") == "4"  # no 4th: own words
+    with pytest.raises(ValueError, match="takes one choice"):
+        choose(one, "1,2")
+    with pytest.raises(ValueError, match="needs an answer"):
+        choose(one, " ")
+
+
+def test_the_model_reads_each_answer_beside_its_question_in_the_order_asked():
+    qs = asked(question("One?"), question("Two?"))
+    text = answers_result(qs, {"Two?": "B", "One?": "A "})
+    assert text == (
+        'User has answered your questions: "One?"="A", "Two?"="B". You can now continue with '
+        "the user's answers in mind."
+    )
+
+
+def test_the_questions_render_as_numbered_choices_with_model_text_escaped():
+    [q] = asked(question("Use `rm -rf`?", "**Yes**", "No", many=True))
+    assert render_questions([q]).splitlines() == [
+        r"1. **Pick**: Use \`rm -rf\`? (pick one or more)",
+        r"   1) \*\*Yes\*\*: about \*\*Yes\*\*",
+        "   2) No: about No",
+    ]
+
+
+def test_only_a_top_level_agent_may_ask_a_person():
+    """Layer 1 (R30): no sub-agent, built-in or custom, sync or async, gets it."""
+    for is_built_in in (True, False):
+        for is_async in (True, False):
+            tools = filter_tools_for_agent(
+                BASE_TOOLS, is_built_in=is_built_in, is_async=is_async, permission_mode=None
+            )
+            assert "AskUserQuestion" not in tools and "TodoWrite" in tools
+    assert "AskUserQuestion" in BASE_TOOLS

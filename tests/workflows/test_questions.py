@@ -1,0 +1,133 @@
+"""AskUserQuestion (T16): the agent waits, durably, for the user's answers; the
+`answer_question` update refuses answers that do not fit before anything is recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowUpdateFailedError
+
+from agents.questions import QuestionAnswers, answers_result
+from tests.support import agent_input, running_workers, scripted_model, start, tool_results
+from tests.workflows.test_visibility import current_details
+from workflows.contracts import PendingQuestion, StopRequest
+
+DB = {
+    "question": "Which database should the service use?",
+    "header": "Database",
+    "options": [
+        {"label": "Postgres (Recommended)", "description": "Relational, already deployed."},
+        {"label": "SQLite", "description": "A file; no server."},
+    ],
+}
+CHECKS = {
+    "question": "Which checks should run before merging?",
+    "header": "Checks",
+    "multiSelect": True,
+    "options": [
+        {"label": "Unit tests", "description": "Fast."},
+        {"label": "Lint", "description": "ruff."},
+        {"label": "Integration", "description": "Slow, needs a server."},
+    ],
+}
+ASK = {
+    "agents": [
+        {
+            "name": "main",
+            "turns": [
+                {
+                    "text": "Two things to settle first.",
+                    "tool_use": {"name": "AskUserQuestion", "input": {"questions": [DB, CHECKS]}},
+                },
+                {"text": "Going with that."},
+            ],
+        }
+    ]
+}
+
+
+async def waiting_question(handle, timeout: float = 30) -> PendingQuestion:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while (pending := await handle.query("question", result_type=PendingQuestion | None)) is None:
+        assert asyncio.get_running_loop().time() < deadline, "no question came"
+        await asyncio.sleep(0.1)
+    return pending
+
+
+async def refused(handle, answers: dict[str, str], request_id: str | None = None) -> str:
+    with pytest.raises(WorkflowUpdateFailedError) as failed:
+        await handle.execute_update(
+            "answer_question", QuestionAnswers(request_id=request_id, answers=answers)
+        )
+    return failed.value.cause.message
+
+
+async def test_the_agent_waits_for_the_answers_and_refuses_what_does_not_fit(
+    client, dev_server, git_repo
+):
+    with scripted_model(ASK, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("set it up", git_repo, queues), queues)
+            pending = await waiting_question(handle)
+            assert pending.request_id == "question-1"
+            assert [q.header for q in pending.questions] == ["Database", "Checks"]
+            details = await current_details(client, handle.id)
+            assert "## Questions waiting for an answer (question-1)" in details
+            assert "2. **Checks**: Which checks should run before merging? (pick one or more)" in (
+                details
+            )
+            assert f"outlast answer {handle.id}" in details
+            # Refused, each with its reason, and the questions go on waiting.
+            only_db = {DB["question"]: "SQLite"}
+            assert "has no answer" in await refused(handle, only_db)
+            stray = {**only_db, CHECKS["question"]: "Lint", "Which cloud?": "none"}
+            assert "no question 'Which cloud?' was asked" in await refused(handle, stray)
+            full = {DB["question"]: "SQLite", CHECKS["question"]: "Lint"}
+            assert "not question-9" in await refused(handle, full, request_id="question-9")
+            # The CLI answers by choice numbers, as a person types them.
+            env = {**os.environ, "TEMPORAL_ADDRESS": dev_server.address, "COLUMNS": "200"}
+            cli = [sys.executable, "-m", "outlast.cli", "answer", handle.id]
+            shown = await asyncio.to_thread(
+                subprocess.run, cli, env=env, capture_output=True, text=True, timeout=60
+            )
+            assert shown.returncode == 0, shown.stdout + shown.stderr
+            assert "   2) SQLite: A file; no server." in shown.stdout
+            wrong = await asyncio.to_thread(
+                subprocess.run, [*cli, "1,2", "1"], env=env, capture_output=True, text=True
+            )
+            assert wrong.returncode == 2 and "'Database' takes one choice" in wrong.stdout
+            done = await asyncio.to_thread(
+                subprocess.run, [*cli, "2", "1,3"], env=env, capture_output=True, text=True
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert "question-1 of" in done.stdout and "answered" in done.stdout
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+            history = [e async for e in handle.fetch_history_events()]
+    assert result.status == "completed" and result.final_text == "Going with that."
+    [answered] = tool_results(result)
+    chosen = {DB["question"]: "SQLite", CHECKS["question"]: "Unit tests, Integration"}
+    assert answered.content == answers_result(pending.questions, chosen)
+    assert not answered.is_error
+    last = model.log[-1]["body"]["messages"][-1]["content"][0]
+    assert last["content"] == answered.content
+    # Only the answer that fitted was recorded: refused updates leave no event.
+    accepted = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED
+    assert sum(e.event_type == accepted for e in history) == 1
+
+
+async def test_a_stop_ends_the_wait(client, git_repo):
+    with scripted_model(ASK) as _:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("set it up", git_repo, queues), queues)
+            await waiting_question(handle)
+            await handle.signal("stop", StopRequest(reason="no time"))
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+            left = await handle.query("question", result_type=PendingQuestion | None)
+    # The stop ends the run at the turn's end: the model is not called again to read it.
+    assert result.stopped and result.status == "completed" and result.turns == 1
+    assert left is None
