@@ -234,7 +234,7 @@ async def _call_model(setup: LoopSetup, state: LoopState, ephemeral: list[str]) 
 
 def tool_context(setup: LoopSetup, state: LoopState, call: ValidCall) -> ToolContext:
     """Where and as whom this agent's tool call runs, now."""
-    file_path = getattr(call.input, "file_path", None)
+    file_path = getattr(call.input, "file_path", None) or getattr(call.input, "notebook_path", None)
     stamp = state.read_state.get(normalize_path(state.cwd, file_path)) if file_path else None
     planning = state.mode == "plan"
     return ToolContext(

@@ -3,10 +3,10 @@ that release recorded is replayed.
 
 Which calls are valid decides how a turn's calls are batched (an invalid one is a batch of
 its own, workflows/turns.py; so is AskUserQuestion, which waits for a person), and so which
-activities each workflow task schedules: a model that called `TodoWrite`, AskUserQuestion
-or Read with `pages` before they existed got an error back, and its run must replay that
-way. Each id is asked only when such a call comes, so a run that never makes one records no
-marker.
+activities each workflow task schedules: a model that called `TodoWrite`, AskUserQuestion,
+NotebookEdit or Read with `pages` before they existed got an error back, and its run must
+replay that way. Each id is asked only when such a call comes, so a run that never makes one
+records no marker.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ TODO_WRITE = "todo-write"
 """Patch id: `TodoWrite` is a tool (T7); before, "No such tool available"."""
 READ_PAGES = "read-pages"
 """Patch id: Read takes `pages` for a PDF (T1); before, an unexpected parameter."""
+NOTEBOOK_EDIT = "notebook-edit"
+"""Patch id: `NotebookEdit` is a tool (T14); before, "No such tool available"."""
 ASK_USER_QUESTION = "ask-user-question"
 """Patch id: `AskUserQuestion` is a tool (T16); before, "No such tool available"."""
 
@@ -28,6 +30,9 @@ def _refusal(call: ValidCall) -> str | None:
     if call.block.name == "TodoWrite":
         if not versions.patched(TODO_WRITE):
             return "Error: No such tool available: TodoWrite"
+    elif call.block.name == "NotebookEdit":
+        if not versions.patched(NOTEBOOK_EDIT):
+            return "Error: No such tool available: NotebookEdit"
     elif call.block.name == "AskUserQuestion":
         if not versions.patched(ASK_USER_QUESTION):
             return "Error: No such tool available: AskUserQuestion"

@@ -38,6 +38,7 @@ BASE_TOOLS: list[str] = [
     EXIT_PLAN_MODE_TOOL,
     TODO_WRITE_TOOL,
     ASK_USER_QUESTION_TOOL,
+    "NotebookEdit",
 ]
 WORKFLOW_TOOL_INPUTS = {
     AGENT_TOOL: AgentToolInput,

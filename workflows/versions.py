@@ -64,6 +64,7 @@ AFTER_BASELINE = frozenset(
         "kill-on-host",
         "max-turns-keeps-ended",
         "name-reuse-own-id",
+        "notebook-edit",
         "one-agent-per-name",
         "partial-ends-the-task",
         "peer-shutdown-answered",

@@ -14,12 +14,12 @@ from typing import Any
 from pydantic import BaseModel
 from temporalio.common import RetryPolicy
 
-from activities.tools import bash, edit, glob, grep, read, write
+from activities.tools import bash, edit, glob, grep, notebook_edit, read, write
 from activities.tools.base import KillRequest, ToolContext, ToolOutput, ToolRequest
 
 HEARTBEAT_TIMEOUT = timedelta(seconds=30)
-# Read, Glob and Grep change nothing, and Write and Edit detect an attempt that already
-# happened, so retrying them after a worker crash is safe.
+# Read, Glob and Grep change nothing, and Write, Edit and NotebookEdit detect an attempt that
+# already happened, so retrying them after a worker crash is safe.
 IDEMPOTENT_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     backoff_coefficient=2.0,
@@ -139,6 +139,16 @@ TOOLS: dict[str, ToolSpec] = {
             input_model=edit.EditInput,
             request_model=edit.EditRequest,
             activity=edit.edit_file,
+            read_only=False,
+            start_to_close=_fixed(timedelta(minutes=2)),
+            retry_policy=IDEMPOTENT_RETRY,
+        ),
+        ToolSpec(
+            name="NotebookEdit",
+            description=notebook_edit.DESCRIPTION,
+            input_model=notebook_edit.NotebookEditInput,
+            request_model=notebook_edit.NotebookEditRequest,
+            activity=notebook_edit.notebook_edit,
             read_only=False,
             start_to_close=_fixed(timedelta(minutes=2)),
             retry_policy=IDEMPOTENT_RETRY,

@@ -28,6 +28,7 @@ from tests.replay.scenarios_agent import (
     model_auto,
     model_local,
     new_calls,
+    notebook_edit,
     plan_approved,
     plan_rejected,
     question,
@@ -84,6 +85,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # AskUserQuestion answered by the update (patched ask-user-question); `agent_question_v0`
     # is the same scenario recorded on a832e70, before it.
     "agent_question": question,
+    # NotebookEdit after a Read (patched notebook-edit); `agent_notebook_edit_v0` is the same
+    # scenario recorded on a832e70, before it.
+    "agent_notebook_edit": notebook_edit,
     "subagents_sync_async": subagents_sync_async,
     # The same scenario after output files, late-mail handling and liveness checks came in.
     "subagents_sync_async_v2": subagents_sync_async,

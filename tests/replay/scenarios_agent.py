@@ -95,10 +95,12 @@ async def tool_errors(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
-async def scripted(client: Client, tmp: Path, script: dict, config=None) -> WorkflowHandle:
+async def scripted(
+    client: Client, tmp: Path, script: dict, config=None, repo: Path | None = None
+) -> WorkflowHandle:
     """Runs under workflow id = the history's name: replay needs the original id, since
     child workflow ids are derived from it."""
-    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    repo = repo or make_git_repo(tmp / "repo", {"a.txt": "a\n"})
     with scripted_model(script):
         async with running_workers(client) as queues:
             kw = {"config": config} if config else {}
@@ -349,3 +351,21 @@ async def question(client: Client, tmp: Path) -> WorkflowHandle:
                 await asyncio.sleep(0.1)
             await result
     return handle
+
+
+async def notebook_edit(client: Client, tmp: Path) -> WorkflowHandle:
+    """NotebookEdit after a Read (patched notebook-edit); `agent_notebook_edit_v0` is the
+    same on a832e70, where it was refused as no such tool."""
+    import json
+
+    cells = [{"cell_type": "code", "id": "c1", "metadata": {}, "outputs": [], "source": ["1"]}]
+    nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    repo = make_git_repo(tmp / "repo", {"nb.ipynb": json.dumps(nb)})
+    path = "{{cwd}}/nb.ipynb"
+    change = {"notebook_path": path, "cell_id": "c1", "new_source": "2"}
+    turns = [
+        {"tool_use": {"name": "Read", "input": {"file_path": path}}},
+        {"tool_use": {"name": "NotebookEdit", "input": change}},
+        {"text": "done"},
+    ]
+    return await scripted(client, tmp, {"agents": [{"name": "main", "turns": turns}]}, repo=repo)

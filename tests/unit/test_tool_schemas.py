@@ -21,6 +21,7 @@ ACTIVITY_NAMES = {
     "Read": "tool.read",
     "Write": "tool.write",
     "Edit": "tool.edit",
+    "NotebookEdit": "tool.notebook_edit",
     "Glob": "tool.glob",
     "Grep": "tool.grep",
     "Bash": "tool.bash",
@@ -32,6 +33,10 @@ FIELDS = {
     "Edit": (
         {"file_path", "old_string", "new_string", "replace_all"},
         ["file_path", "old_string", "new_string"],
+    ),
+    "NotebookEdit": (
+        {"notebook_path", "cell_id", "new_source", "cell_type", "edit_mode"},
+        ["notebook_path", "new_source"],
     ),
     "Glob": ({"pattern", "path"}, ["pattern"]),
     "Grep": (
@@ -64,6 +69,7 @@ MINIMAL_INPUTS: dict[str, dict[str, Any]] = {
     "Read": {"file_path": "/w/a"},
     "Write": {"file_path": "/w/a", "content": ""},
     "Edit": {"file_path": "/w/a", "old_string": "a", "new_string": "b"},
+    "NotebookEdit": {"notebook_path": "/w/a.ipynb", "cell_id": "c", "new_source": "x"},
     "Glob": {"pattern": "*"},
     "Grep": {"pattern": "x"},
 }
