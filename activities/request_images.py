@@ -15,8 +15,10 @@ from __future__ import annotations
 from agents.messages import DocumentBlock, ImageBlock, Message, TextBlock, ToolResultBlock
 
 MAX_REQUEST_IMAGES = 20
-MAX_REQUEST_DOCUMENTS = 5
-"""PDFs of at most 20 pages each (a Read's limit): the API takes 100 pages a request."""
+MAX_REQUEST_DOCUMENTS = 2
+"""PDFs of at most 20 pages each (a Read's limit), so at most 40 pages: ~1,500-3,000 tokens a
+page, 60-120k tokens, what a 200k context can carry beside the conversation (the API's own
+limit, 100 pages, would not fit in it)."""
 GIVE_WAY_STEP = 10
 MAX_REQUEST_IMAGE_BYTES = 20 * 1024**2
 """Base64 characters of all images and PDFs together: 12 MB of the 32 MB stay for everything
@@ -58,7 +60,7 @@ def images_to_drop(sizes: list[int], documents: list[bool] | None = None) -> int
     documents = documents or [False] * len(sizes)
     drop = max(
         _prefix_leaving(documents, False, MAX_REQUEST_IMAGES, GIVE_WAY_STEP),
-        # A PDF past the fifth is rare: it costs one cache miss each, not ten attachments.
+        # A PDF past the second costs one cache miss each, not ten attachments.
         _prefix_leaving(documents, True, MAX_REQUEST_DOCUMENTS, 1),
     )
     kept = sum(sizes[drop:])

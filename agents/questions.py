@@ -99,7 +99,8 @@ class QuestionAnswers(BaseModel):
 
 def check_answers(questions: list[Question], answers: QuestionAnswers) -> str | None:
     """Why `answers` do not answer `questions`, or None: every question needs a non-empty
-    answer, and nothing may answer a question that was not asked."""
+    answer of at most MAX_TEXT characters (it is kept in history), and nothing may answer a
+    question that was not asked."""
     asked = [q.question for q in questions]
     unknown = [text for text in answers.answers if text not in asked]
     if unknown:
@@ -109,6 +110,9 @@ def check_answers(questions: list[Question], answers: QuestionAnswers) -> str | 
     missing = [q for q in asked if not answers.answers.get(q, "").strip()]
     if missing:
         return f"question {missing[0]!r} has no answer; every question needs one"
+    long = [q for q in asked if len(answers.answers[q]) > MAX_TEXT]
+    if long:
+        return f"the answer to {long[0]!r} is over {MAX_TEXT} characters; say it shorter"
     return None
 
 
@@ -142,6 +146,10 @@ def render_questions(questions: list[Question]) -> str:
         lines.append(f"{n}. **{_md(q.header)}**: {_md(q.question)}{many}")
         for k, option in enumerate(q.options, 1):
             lines.append(f"   {k}) {_md(option.label)}: {_md(option.description)}")
+            if option.preview:
+                # Shown as written, in a fence it cannot close (a preview is often code).
+                body = option.preview.replace("~~~", "~ ~ ~")
+                lines += ["", "   ~~~", *(f"   {row}" for row in body.splitlines()), "   ~~~"]
     return "\n".join(lines)
 
 

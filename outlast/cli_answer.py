@@ -17,7 +17,7 @@ from temporalio.service import RPCError
 from agents.questions import QuestionAnswers, choose
 from outlast.cli_base import app, console, fail
 from outlast.cli_steer import UPDATE_TIMEOUT, _running
-from outlast.question_view import question_lines
+from outlast.question_view import plain, question_lines
 from workflows.contracts import PendingQuestion
 
 
@@ -69,7 +69,7 @@ async def _answer(workflow_id: str, choices: list[str]) -> None:
     except RPCError as e:
         fail(f"{workflow_id}: {e.message}")
     for q in questions:
-        console.print(f"[bold]{q.header}[/]: {answers[q.question]}", markup=True, highlight=False)
+        console.print(f"{plain(q.header)}: {plain(answers[q.question])}", markup=False)
     console.print(f"{done} of {workflow_id} answered")
 
 

@@ -14,7 +14,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from agents.todos import MAX_SHOWN, TodoItem
-from outlast.question_view import question_lines, waiting_question
+from outlast.question_view import plain, question_lines, waiting_question
 from workflows.contracts import AgentStatus, ChildSummary
 
 MAX_CHILD_QUERIES = 8
@@ -63,11 +63,11 @@ def _add_todos(root: Tree, todos: list[TodoItem]) -> None:
     branch = root.add(f"[dim]todos ({done} of {len(todos)} done)[/]")
     for item in todos[:MAX_SHOWN]:
         if item.status == "in_progress":
-            branch.add(f"[bold cyan]▸ {escape(item.active_form)}[/]")
+            branch.add(f"[bold cyan]▸ {escape(plain(item.active_form))}[/]")
         elif item.status == "completed":
-            branch.add(f"[green]✓[/] [dim]{escape(item.content)}[/]")
+            branch.add(f"[green]✓[/] [dim]{escape(plain(item.content))}[/]")
         else:
-            branch.add(f"☐ {escape(item.content)}")
+            branch.add(f"☐ {escape(plain(item.content))}")
     if len(todos) > MAX_SHOWN:
         branch.add(f"[dim]… {len(todos) - MAX_SHOWN} more[/]")
 

@@ -17,7 +17,7 @@ from temporalio.service import RPCError
 
 from agents.todos import in_progress
 from outlast.live_tree import doing, follow_live
-from outlast.question_view import question_lines, waiting_question
+from outlast.question_view import plain, question_lines, waiting_question
 from workflows.contracts import AgentResult, AgentStatus
 
 POLL_S = 0.2
@@ -53,13 +53,12 @@ async def follow(
             line = doing(status)
             if status.last_text and status.last_text != last_text:
                 last_text = status.last_text
-                console.print(f"[dim]{status.agent_type}:[/] {_one_line(last_text)}")
+                console.print(f"[dim]{status.agent_type}:[/] {escape(plain(_one_line(last_text)))}")
             todo = in_progress(status.todos)
             if todo is not None and todo != last_todo:
                 done = sum(t.status == "completed" for t in status.todos)
-                console.print(
-                    f"  [cyan]todo[/] {escape(todo)} [dim]({done} of {len(status.todos)} done)[/]"
-                )
+                of = f"({done} of {len(status.todos)} done)"
+                console.print(f"  [cyan]todo[/] {escape(plain(todo))} [dim]{of}[/]")
             last_todo = todo
             if status.state == "waiting" and (pending := await waiting_question(handle)):
                 if pending.request_id not in asked:

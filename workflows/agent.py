@@ -77,6 +77,7 @@ from workflows.agent_setup import (
     lineage_of,
     prepare,
     prepare_fork,
+    user_facing,
 )
 from workflows.carry import SEEN_MAIL_KEPT, AgentCarry, should_continue_as_new
 from workflows.child_endings import settle_children
@@ -100,7 +101,7 @@ from workflows.details import render_details
 from workflows.pattern_contracts import TeamMembers
 from workflows.phases import create_session_scratchpad
 from workflows.plan_control import PlanControl, plan_approver
-from workflows.question_control import QuestionControl
+from workflows.question_control import QuestionControl, refuse_question
 from workflows.registry import ChildRegistry
 from workflows.shell_task import TurnEndDeadline
 from workflows.shell_task import launch as launch_shell
@@ -469,7 +470,10 @@ class AgentWorkflow:
                 lambda call: self._plans.exit(inp.workspace, call, stopping),
             ),
             ASK_USER_QUESTION_TOOL: WorkflowTool(
-                AskUserQuestionInput, lambda call: self._questions.ask(call, stopping)
+                AskUserQuestionInput,
+                (lambda call: self._questions.ask(call, stopping))
+                if user_facing(inp)
+                else refuse_question,
             ),
             TODO_WRITE_TOOL: WorkflowTool(
                 TodoWriteInput,

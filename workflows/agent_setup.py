@@ -16,6 +16,7 @@ from agents.builtin.fork import DEFINITION as FORK_DEFINITION
 from agents.builtin.teammate import teammate_system_prompt
 from agents.control_tools import TASK_OUTPUT_TOOL
 from agents.definition import AgentDefinition, DefinitionSet
+from agents.questions import ASK_USER_QUESTION_TOOL
 from agents.spawn import fork_enabled, new_agent_id, not_found_message
 from agents.team_tasks import TEAM_TOOLS
 from agents.tool_filter import (
@@ -109,6 +110,18 @@ def agent_fields_hidden(inp: AgentInput) -> list[str]:
     return []
 
 
+def user_facing(inp: AgentInput) -> bool:
+    """Whether a person started this agent to talk to: no parent agent or pattern workflow
+    above it, not a fork, not a teammate. Only such an agent may ask them questions."""
+    return (
+        inp.parent is None
+        and inp.fork is None
+        and inp.team is None
+        and inp.lineage.depth == 0
+        and inp.lineage.parent_workflow_id is None
+    )
+
+
 async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
     definitions = await load_definition_set(inp)
     if inp.mode == "coordinator":
@@ -122,6 +135,10 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
     else:
         resolved = resolve_agent_tools(definition, BASE_TOOLS)
     tools = inp.tools if inp.tools is not None else resolved.tools
+    if not user_facing(inp):
+        # R30: only the agent a person talks to may ask them (a pattern's stage, a verified
+        # task's implementer, a sub-agent started with a given tool list: none is).
+        tools = [t for t in tools if t != ASK_USER_QUESTION_TOOL]
     if agent_fields_hidden(inp):
         # No background task to ask about where none can be started (R16, R73).
         tools = [t for t in tools if t != TASK_OUTPUT_TOOL]

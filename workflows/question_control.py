@@ -29,6 +29,19 @@ from workflows.turns import ValidCall, error_result
 STOPPED = "The user did not answer: the agent was stopped while the questions waited."
 
 
+NOT_YOURS = (
+    "AskUserQuestion is for the agent the user talks to; as a sub-agent you cannot reach the "
+    "user. Decide on the most reasonable choice yourself and say what you chose and why in "
+    "your final answer, or report the open question there."
+)
+
+
+async def refuse_question(call: ValidCall) -> ToolResultBlock:
+    """A fork inherits its parent's tool list, AskUserQuestion included (its prompt bytes
+    are its parent's): the call is refused, with what to do instead (R30)."""
+    return error_result(call.block, NOT_YOURS)
+
+
 class QuestionControl:
     def __init__(self, state: Callable[[], LoopState]) -> None:
         self._state = state

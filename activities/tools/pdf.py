@@ -2,21 +2,32 @@
 pages asked for, cut out as a PDF of their own. The model gets it as a `document` block,
 which the API reads as text and page images; history and the Web UI get a description.
 
-`pypdf` is imported on the first PDF read only: a worker that never reads one does not pay
-for it (issue 9's memory budget).
+The parsing runs in a child process (`prepare_pdf`), so `pypdf` is never imported by the
+worker itself (issue 9's memory budget), and a crafted file cannot stall it.
 """
 
 from __future__ import annotations
 
 import io
+import json
+import os
 import re
+import resource
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 MAX_PAGES_WHOLE = 10
 """A PDF longer than this must be read with `pages` (T1)."""
 MAX_PAGES_PER_READ = 20
-MAX_FILE_BYTES = 100 * 1024**2
+MAX_FILE_BYTES = 64 * 1024**2
 """What Read opens at all: a bigger PDF is read with Bash (pdftotext, qpdf)."""
+CHILD_TIMEOUT_S = 20
+"""Below a local activity attempt's time, so a PDF too slow to parse is an answer to the
+model, not an attempt that fails and is tried again."""
+CHILD_MEMORY_BYTES = 2 * 1024**3
+CHILD_COMMAND = [sys.executable, "-m", "activities.tools.pdf_child"]
 MAX_SENT_BYTES = 10 * 1024**2
 """The PDF the model gets: ~13.4 MB of base64, inside a request's 32 MB beside images."""
 MEDIA_TYPE = "application/pdf"
@@ -69,19 +80,71 @@ def parse_pages(pages: str) -> tuple[int, int]:
 
 
 def prepare_pdf(data: bytes, key: str, pages: str | None) -> PreparedPdf:
-    """The PDF to show for a Read of `key` with `pages` (None: the whole file)."""
+    """The PDF to show for a Read of `key` with `pages` (None: the whole file).
+
+    The file is parsed in a child process with a time and memory limit: pypdf is pure
+    Python, a thread running it cannot be stopped, and a crafted PDF can keep it busy for
+    good or make it take all the memory there is, stalling every tool of the worker."""
     if b"%PDF-" not in data[:1024]:  # where PDF readers look for the header
         raise NotReadable(f"{key} is named like a PDF but is not one (no %PDF- header).")
+    if pages is not None:
+        parse_pages(pages)  # refused here, without a process for it
+    header = json.dumps({"key": key, "pages": pages}).encode() + b"\n"
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    try:
+        done = subprocess.run(
+            CHILD_COMMAND,
+            input=header + data,
+            capture_output=True,
+            timeout=CHILD_TIMEOUT_S,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        raise NotReadable(
+            f"{key} took more than {CHILD_TIMEOUT_S} seconds to read as a PDF; extract what "
+            "you need with Bash (pdftotext, qpdf --pages)."
+        ) from None
+    head, _, body = done.stdout.partition(b"\n")
+    try:
+        answer = json.loads(head)
+    except ValueError:
+        why = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no answer"]
+        raise NotReadable(
+            f"{key} could not be read as a PDF (the reader stopped: {why[0][:300]})."
+        ) from None
+    if "error" in answer:
+        raise NotReadable(answer["error"])
+    return PreparedPdf(
+        data=body, total_pages=answer["total"], first=answer["first"], last=answer["last"]
+    )
+
+
+def child_limits() -> None:
+    """Set by the child on itself, before it reads the file (a `preexec_fn` is not safe in a
+    worker's threaded process): at most CHILD_MEMORY_BYTES of address space and a CPU budget
+    a little over the wall-clock timeout."""
+    resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY_BYTES, CHILD_MEMORY_BYTES))
+    cpu = CHILD_TIMEOUT_S + 5
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+
+
+def cut_pdf(data: bytes, key: str, pages: str | None) -> PreparedPdf:
+    """What the child process does (activities/tools/pdf_child.py): count the pages and
+    write the ones asked for as a PDF of their own, through pypdf (so a file pypdf had to
+    repair reaches the model repaired, and never a file the API would refuse in every later
+    request of the conversation)."""
     wanted = parse_pages(pages) if pages is not None else None
     from pypdf import PdfReader, PdfWriter
-    from pypdf.errors import PdfReadError
 
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise NotReadable(f"{key} is encrypted with a password; it cannot be read.")
         total = len(reader.pages)
-    except (PdfReadError, ValueError, KeyError, TypeError) as e:
+    except NotReadable:
+        raise
+    except Exception as e:  # noqa: BLE001 - any parser failure is this file's, not ours
         raise NotReadable(f"{key} could not be read as a PDF: {e}") from None
     if total == 0:
         raise NotReadable(f"{key} has no pages.")
@@ -97,18 +160,16 @@ def prepare_pdf(data: bytes, key: str, pages: str | None) -> PreparedPdf:
     if first > total:
         raise NotReadable(f"{key} has {total} pages; there is no page {first}.")
     last = min(last, total)
-    if (first, last) == (1, total) and not reader.is_encrypted:
-        shown = data
-    else:
+    try:
         writer = PdfWriter()
-        try:
-            for n in range(first - 1, last):
-                writer.add_page(reader.pages[n])
-            out = io.BytesIO()
-            writer.write(out)
-        except (PdfReadError, ValueError, KeyError, TypeError) as e:
-            raise NotReadable(f"pages {first}-{last} of {key} could not be read: {e}") from None
-        shown = out.getvalue()
+        # `append` leaves out annotations: a link on one page would bring the page it points
+        # to, and so a whole book, into a cut of one page.
+        writer.append(reader, pages=list(range(first - 1, last)), import_outline=False)
+        out = io.BytesIO()
+        writer.write(out)
+    except Exception as e:  # noqa: BLE001
+        raise NotReadable(f"pages {first}-{last} of {key} could not be read: {e}") from None
+    shown = out.getvalue()
     if len(shown) > MAX_SENT_BYTES:
         raise NotReadable(
             f"pages {first}-{last} of {key} come to {len(shown)} bytes, more than the "

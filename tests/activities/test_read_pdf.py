@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,8 @@ async def test_a_short_pdf_goes_to_the_store_whole_and_its_description_to_histor
     assert out.content == f"[pdf: {path}, 3 pages, {len(data)} bytes]"
     [document] = out.images
     assert document.media_type == "application/pdf" and document.is_document
-    assert default_store().get(document.ref) == data
+    # Written again through the reader, so what the API gets is what pypdf could read.
+    assert widths(default_store().get(document.ref)) == [101, 102, 103]
     assert out.stamps[str(path)].sha256 == hashlib.sha256(data).hexdigest()
 
 
@@ -123,3 +125,51 @@ async def test_a_pdf_past_what_read_opens_is_refused(ws: Path):
     os.truncate(path, MAX_FILE_BYTES + 1)  # sparse
     out = await read(ws, str(path))
     assert out.is_error and f"A PDF can be read up to {MAX_FILE_BYTES} bytes" in out.content
+
+
+def linked_pdf() -> bytes:
+    """Two pages; the first links to the second, which holds 2.7 MB."""
+    from pypdf.annotations import Link
+    from pypdf.generic import DecodedStreamObject, NameObject
+
+    writer = PdfWriter()
+    for n in range(2):
+        writer.add_blank_page(width=101 + n, height=200)
+    filler = DecodedStreamObject()
+    filler.set_data(b"% filler\n" * 300_000)
+    writer.pages[1][NameObject("/Contents")] = writer._add_object(filler)
+    writer.add_annotation(page_number=0, annotation=Link(rect=(0, 0, 50, 50), target_page_index=1))
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+async def test_a_page_cut_out_does_not_bring_the_pages_it_links_to(ws: Path):
+    path = ws / "linked.pdf"
+    path.write_bytes(linked_pdf())
+    out = await read(ws, str(path), pages="1")
+    sent = default_store().get(out.images[0].ref)
+    assert widths(sent) == [101] and len(sent) < 10_000
+
+
+async def test_a_pdf_too_slow_to_parse_is_an_answer_not_a_stalled_worker(ws: Path, monkeypatch):
+    from activities.tools import pdf
+
+    monkeypatch.setattr(pdf, "CHILD_TIMEOUT_S", 0.001)
+    path = ws / "slow.pdf"
+    path.write_bytes(make_pdf(2))
+    out = await read(ws, str(path))
+    assert out.is_error and "took more than 0.001 seconds to read as a PDF" in out.content
+
+
+async def test_a_parser_crash_in_the_child_is_an_answer_too(ws: Path, monkeypatch):
+    from activities.tools import pdf
+
+    # A child killed by its memory limit (or any crash) ends without its answer line.
+    crash = "import sys; sys.stderr.write('MemoryError\\n'); sys.exit(1)"
+    monkeypatch.setattr(pdf, "CHILD_COMMAND", [sys.executable, "-c", crash])
+    path = ws / "any.pdf"
+    path.write_bytes(make_pdf(2))
+    out = await read(ws, str(path))
+    assert out.is_error
+    assert "could not be read as a PDF (the reader stopped: MemoryError)" in out.content

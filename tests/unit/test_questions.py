@@ -97,3 +97,44 @@ def test_only_a_top_level_agent_may_ask_a_person():
             )
             assert "AskUserQuestion" not in tools and "TodoWrite" in tools
     assert "AskUserQuestion" in BASE_TOOLS
+
+
+def test_a_preview_shows_under_its_choice_as_written_and_cannot_break_out():
+    q = question("Layout?", "Grid", "List")
+    q["options"][0]["preview"] = "a | b\n~~~\n**c**"
+    [parsed] = asked(q)
+    lines = render_questions([parsed]).splitlines()
+    at = lines.index("   1) Grid: about Grid")
+    assert lines[at + 1 : at + 7] == ["", "   ~~~", "   a | b", "   ~ ~ ~", "   **c**", "   ~~~"]
+
+
+def test_the_terminal_gets_the_model_s_text_without_escape_sequences():
+    from outlast.question_view import question_lines
+    from workflows.contracts import PendingQuestion
+
+    q = question("Pick\x1b]8;;http://x\x07 one?", "A\x1b[2J", "B")
+    q["options"][0]["preview"] = "line 1\nline 2"
+    pending = PendingQuestion(request_id="question-1", questions=asked(q))
+    lines = question_lines("wf", pending)
+    assert "\x1b" not in "".join(lines)
+    assert lines[1] == "1. Pick: Pick ]8;;http://x  one?"
+    assert lines[2] == "   1) A [2J: about A [2J"
+    assert lines[3:5] == ["        | line 1", "        | line 2"]
+
+
+def test_only_an_agent_a_person_started_is_user_facing():
+    """Pattern agents and forks skip the layer-1 filter (their tools come from their pattern
+    or their parent): `user_facing` is what keeps AskUserQuestion from them."""
+    from workflows.agent_setup import user_facing
+    from workflows.contracts import AgentInput, Lineage, ParentLink, Workspace
+
+    base = AgentInput(prompt="x", workspace=Workspace(root="/w", host_queue="h"))
+    assert user_facing(base)
+    stage = Lineage(parent_workflow_id="pipe-1", pattern="pipeline")
+    implementer = ParentLink(workflow_id="verified-1", agent_id="a")
+    for other in (
+        {"lineage": stage},
+        {"parent": implementer},
+        {"lineage": Lineage(depth=1)},
+    ):
+        assert not user_facing(base.model_copy(update=other)), other

@@ -78,12 +78,12 @@ def test_one_turn_with_many_images_keeps_its_newest() -> None:
 
 
 def test_pdfs_count_on_their_own_and_give_way_with_the_oldest_images() -> None:
-    """At most five PDFs (20 pages each: the API's 100 pages): the sixth sends the oldest
-    away, with the images older than it; images past twenty still go ten at a time."""
+    """At most two PDFs (20 pages each): the third sends the oldest away, with the images
+    older than it; images past twenty still go ten at a time."""
     pdf, image = True, False
-    assert images_to_drop([1] * 5, [pdf] * 5) == 0
-    assert images_to_drop([1] * 6, [pdf] * 6) == 1
-    assert images_to_drop([1] * 10, [image] * 4 + [pdf] * 6) == 5
+    assert images_to_drop([1] * 2, [pdf] * 2) == 0
+    assert images_to_drop([1] * 3, [pdf] * 3) == 1
+    assert images_to_drop([1] * 7, [image] * 4 + [pdf] * 3) == 5
     assert images_to_drop([1] * 26, [pdf] + [image] * 25) == 10
     assert images_to_drop([1] * 21, [image] * 21) == images_to_drop([1] * 21) == 10
 
@@ -102,7 +102,7 @@ def test_a_pdf_that_gives_way_leaves_a_note_of_its_own() -> None:
         ]
 
     messages = [Message.user_text("read")]
-    for n in range(6):
+    for n in range(3):
         messages += pdf_turn(n)
     out = within_image_limits(messages)
     parts = [b.content[1] for m in out for b in m.content if isinstance(b, ToolResultBlock)]

@@ -13,9 +13,16 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowUpdateFailedError
 
 from agents.questions import QuestionAnswers, answers_result
-from tests.support import agent_input, running_workers, scripted_model, start, tool_results
+from tests.support import (
+    agent_input,
+    running_workers,
+    scripted_model,
+    spawn,
+    start,
+    tool_results,
+)
 from tests.workflows.test_visibility import current_details
-from workflows.contracts import PendingQuestion, StopRequest
+from workflows.contracts import AgentResult, PendingQuestion, StopRequest
 
 DB = {
     "question": "Which database should the service use?",
@@ -131,3 +138,41 @@ async def test_a_stop_ends_the_wait(client, git_repo):
     # The stop ends the run at the turn's end: the model is not called again to read it.
     assert result.stopped and result.status == "completed" and result.turns == 1
     assert left is None
+
+
+async def test_a_sub_agent_is_not_offered_the_question_and_its_call_is_refused(client, git_repo):
+    ask = {"name": "AskUserQuestion", "input": {"questions": [DB]}}
+    script = {
+        "agents": [
+            {
+                "name": "helper",
+                "match": {"agent_name": "helper"},
+                "turns": [{"tool_use": ask}, {"text": "chose Postgres myself"}],
+            },
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": spawn("helper", "pick a database", background=False)},
+                    {"text": "done"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+            child = client.get_workflow_handle(f"{handle.id}/helper", result_type=AgentResult)
+            child_result = await child.result()
+    assert result.status == "completed" and child_result.status == "completed"
+    [refused] = tool_results(child_result)
+    assert refused.is_error and "No such tool available: AskUserQuestion" in refused.content
+    helper_tools = {
+        t["name"]
+        for entry in model.log
+        if entry["agent"] == "helper"
+        for t in entry["body"]["tools"]
+    }
+    assert helper_tools and "AskUserQuestion" not in helper_tools
+    main_tools = {t["name"] for t in model.log[0]["body"]["tools"]}
+    assert "AskUserQuestion" in main_tools
