@@ -176,3 +176,23 @@ async def test_a_sub_agent_is_not_offered_the_question_and_its_call_is_refused(c
     assert helper_tools and "AskUserQuestion" not in helper_tools
     main_tools = {t["name"] for t in model.log[0]["body"]["tools"]}
     assert "AskUserQuestion" in main_tools
+
+
+async def test_the_wait_outlives_its_workers(client, git_repo):
+    """A deploy while the user thinks: the workers go away, new ones come, the questions
+    are still there and the answer still lands."""
+    with scripted_model(ASK) as _:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("set it up", git_repo, queues), queues)
+            await waiting_question(handle)
+        async with running_workers(client, queues=queues):
+            pending = await waiting_question(handle)
+            assert pending.request_id == "question-1"
+            answers = {DB["question"]: "Postgres (Recommended)", CHECKS["question"]: "Lint"}
+            done = await handle.execute_update(
+                "answer_question", QuestionAnswers(answers=answers), result_type=str
+            )
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+    assert done == "question-1" and result.status == "completed"
+    [answered] = tool_results(result)
+    assert '"Which database should the service use?"="Postgres (Recommended)"' in answered.content
