@@ -7,16 +7,12 @@ from __future__ import annotations
 import asyncio
 
 import typer
-from temporalio.client import (
-    WorkflowQueryFailedError,
-    WorkflowUpdateFailedError,
-    WorkflowUpdateRPCTimeoutOrCancelledError,
-)
+from temporalio.client import WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from agents.questions import QuestionAnswers, choose
 from outlast.cli_base import app, console, fail
-from outlast.cli_steer import UPDATE_TIMEOUT, _running
+from outlast.cli_steer import run_update, running_workflow
 from outlast.question_view import plain, question_lines
 from workflows.contracts import PendingQuestion
 
@@ -35,7 +31,7 @@ def answer(
 
 
 async def _answer(workflow_id: str, choices: list[str]) -> None:
-    handle, _ = await _running(workflow_id, "; no question waits in it")
+    handle, _ = await running_workflow(workflow_id, "; no question waits in it")
     try:
         pending = await handle.query("question", result_type=PendingQuestion | None)
     except RPCError as e:
@@ -58,16 +54,7 @@ async def _answer(workflow_id: str, choices: list[str]) -> None:
     except ValueError as e:
         fail(str(e))
     payload = QuestionAnswers(request_id=pending.request_id, answers=answers)
-    try:
-        done = await handle.execute_update(
-            "answer_question", payload, result_type=str, rpc_timeout=UPDATE_TIMEOUT
-        )
-    except WorkflowUpdateFailedError as e:
-        fail(str(getattr(e.cause, "message", None) or e.cause or e))
-    except WorkflowUpdateRPCTimeoutOrCancelledError:
-        fail(f"{workflow_id} did not answer in time: is a worker running (`outlast worker`)?")
-    except RPCError as e:
-        fail(f"{workflow_id}: {e.message}")
+    done = await run_update(handle, workflow_id, "answer_question", payload)
     for q in questions:
         console.print(f"{plain(q.header)}: {plain(answers[q.question])}", markup=False)
     console.print(f"{done} of {workflow_id} answered")

@@ -80,22 +80,14 @@ async def _decide(
     # A closed workflow has nothing waiting; asking it would wait ~30 s for a worker to
     # answer the query of a run that no worker holds any more.
     waiting = "a plan" if stage is None else f"stage {stage}"
-    handle, _ = await _running(workflow_id, f"; nothing in it waits for a decision on {waiting}")
+    handle, _ = await running_workflow(
+        workflow_id, f"; nothing in it waits for a decision on {waiting}"
+    )
     if stage is not None:
         decision = StageDecision(
             stage=stage, approve=approve, rerun=rerun, feedback=feedback, attempt=attempt
         )
-        try:
-            answer = await handle.execute_update(
-                "decide_stage", decision, result_type=str, rpc_timeout=UPDATE_TIMEOUT
-            )
-        except WorkflowUpdateFailedError as e:
-            fail(str(getattr(e.cause, "message", None) or e.cause or e))
-        except WorkflowUpdateRPCTimeoutOrCancelledError:
-            fail(f"{workflow_id} did not answer in time: is a worker running (`outlast worker`)?")
-        except RPCError as e:
-            fail(f"{workflow_id}: {e.message}")
-        console.print(answer)
+        console.print(await run_update(handle, workflow_id, "decide_stage", decision))
         return
     try:
         view = await handle.query("plan", result_type=PlanView)
@@ -179,7 +171,7 @@ def stop(
     members theirs) and ends. `outlast kill` stops at once."""
 
     async def _main() -> None:
-        handle, workflow_type = await _running(workflow_id)
+        handle, workflow_type = await running_workflow(workflow_id)
         name = "shutdown" if workflow_type == "TeamWorkflow" else "stop"
         if workflow_type not in STOPPABLE:
             # Anything else has no handler for it: Temporal would keep the signal unread.
@@ -195,7 +187,7 @@ def kill(workflow_id: str = typer.Argument(..., help="The workflow to kill.")) -
     """Cancel at once: running tools are killed, cleanup still runs."""
 
     async def _main() -> None:
-        handle, _ = await _running(workflow_id)
+        handle, _ = await running_workflow(workflow_id)
         await handle.cancel()
         console.print(f"cancelled {workflow_id}")
 
@@ -213,7 +205,7 @@ def send(
         fail("the message is empty.")
 
     async def _main() -> None:
-        handle, workflow_type = await _running(workflow_id)
+        handle, workflow_type = await running_workflow(workflow_id)
         if to is not None and workflow_type != "TeamWorkflow":
             fail(f"--to names a team's member; {workflow_id} is a {workflow_type}.")
         if workflow_type == "TeamWorkflow":
@@ -236,12 +228,28 @@ def send(
     asyncio.run(_main())
 
 
+async def run_update(handle, workflow_id: str, name: str, payload: object) -> str:
+    """The update's answer, or a one-sentence refusal: what the workflow's validator said,
+    or that no worker answered in time."""
+    try:
+        return await handle.execute_update(
+            name, payload, result_type=str, rpc_timeout=UPDATE_TIMEOUT
+        )
+    except WorkflowUpdateFailedError as e:
+        fail(str(getattr(e.cause, "message", None) or e.cause or e))
+    except WorkflowUpdateRPCTimeoutOrCancelledError:
+        fail(f"{workflow_id} did not answer in time: is a worker running (`outlast worker`)?")
+    except RPCError as e:
+        fail(f"{workflow_id}: {e.message}")
+    raise AssertionError("fail() exits")
+
+
 def _check_id(workflow_id: str) -> None:
     if not workflow_id.strip():
         fail("the workflow id is empty; `outlast ls` lists the workflows there are.")
 
 
-async def _running(workflow_id: str, closed_note: str = ""):
+async def running_workflow(workflow_id: str, closed_note: str = ""):
     """The handle and type of a running workflow, or a clear refusal (`closed_note` added to
     the one for a closed workflow)."""
     _check_id(workflow_id)

@@ -16,12 +16,11 @@ from temporalio import activity
 from activities.beneath import read_bytes
 from activities.tools.base import FileStamp, ToolOutput, ToolRequest
 from activities.tools.write import MODIFIED, NOT_READ, create_file, snippet
-from activities.tools.write_ledger import WriteLedger
+from activities.tools.write_ledger import WriteLedger, run_writing
 from activities.workspace import (
     WorkspaceEscape,
     atomic_write,
     resolve_for_write,
-    run_blocking,
     sha256_hex,
     stamp_of_bytes,
 )
@@ -285,9 +284,4 @@ def edit_sync(req: EditRequest, ledger: WriteLedger | None = None) -> ToolOutput
 @activity.defn(name="tool.edit")
 async def edit_file(req: EditRequest) -> ToolOutput:
     """Replace a string in a workspace file; see DESCRIPTION for the model-facing contract."""
-    try:
-        return await run_blocking(edit_sync, req, WriteLedger.for_activity())
-    except OSError as e:  # no permission, a file where a directory should be: model-fixable
-        return ToolOutput(
-            content=f"Cannot edit {req.input.file_path}: {e.strerror or e}", is_error=True
-        )
+    return await run_writing(edit_sync, req, "edit", req.input.file_path)

@@ -19,12 +19,11 @@ from temporalio import activity
 from activities.beneath import read_bytes
 from activities.tools.base import ToolOutput, ToolRequest
 from activities.tools.write import MODIFIED, NOT_READ
-from activities.tools.write_ledger import WriteLedger
+from activities.tools.write_ledger import WriteLedger, run_writing
 from activities.workspace import (
     WorkspaceEscape,
     atomic_write,
     resolve_for_write,
-    run_blocking,
     sha256_hex,
     stamp_of_bytes,
 )
@@ -181,9 +180,4 @@ def notebook_edit_sync(req: NotebookEditRequest, ledger: WriteLedger | None = No
 @activity.defn(name="tool.notebook_edit")
 async def notebook_edit(req: NotebookEditRequest) -> ToolOutput:
     """Edit one cell of a workspace notebook; see DESCRIPTION for the model-facing contract."""
-    try:
-        return await run_blocking(notebook_edit_sync, req, WriteLedger.for_activity())
-    except OSError as e:  # no permission, a file where a directory should be: model-fixable
-        return ToolOutput(
-            content=f"Cannot edit {req.input.notebook_path}: {e.strerror or e}", is_error=True
-        )
+    return await run_writing(notebook_edit_sync, req, "edit", req.input.notebook_path)

@@ -10,12 +10,11 @@ from temporalio import activity
 from activities.beneath import read_bytes
 from activities.tools.base import FileStamp, ToolOutput, ToolRequest
 from activities.tools.read import format_numbered
-from activities.tools.write_ledger import WriteLedger
+from activities.tools.write_ledger import WriteLedger, run_writing
 from activities.workspace import (
     WorkspaceEscape,
     atomic_write,
     resolve_for_write,
-    run_blocking,
     sha256_hex,
     stamp_of_bytes,
 )
@@ -161,9 +160,4 @@ def write_sync(req: WriteRequest, ledger: WriteLedger | None = None) -> ToolOutp
 @activity.defn(name="tool.write")
 async def write_file(req: WriteRequest) -> ToolOutput:
     """Create or overwrite a file in the workspace; see DESCRIPTION for the model contract."""
-    try:
-        return await run_blocking(write_sync, req, WriteLedger.for_activity())
-    except OSError as e:  # no permission, a file where a directory should be: model-fixable
-        return ToolOutput(
-            content=f"Cannot write {req.input.file_path}: {e.strerror or e}", is_error=True
-        )
+    return await run_writing(write_sync, req, "write", req.input.file_path)

@@ -16,12 +16,16 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from temporalio import activity
 
 from activities.store import state_dir
+from activities.tools.base import ToolOutput
+from activities.workspace import run_blocking
 
 RECORD_TTL_S = 24 * 3600.0
 """How long a record is kept: a retry comes within the activity's timeouts (minutes)."""
@@ -79,3 +83,14 @@ def _prune(directory: Path) -> None:
                 path.unlink()
         except OSError:
             continue  # gone meanwhile
+
+
+async def run_writing(
+    sync: Callable[[Any, WriteLedger], ToolOutput], req: Any, verb: str, path: str
+) -> ToolOutput:
+    """A writing tool's activity: `sync` in a thread with this activity's ledger; an OSError
+    (no permission, a file where a directory should be) is an answer the model can act on."""
+    try:
+        return await run_blocking(sync, req, WriteLedger.for_activity())
+    except OSError as e:
+        return ToolOutput(content=f"Cannot {verb} {path}: {e.strerror or e}", is_error=True)
