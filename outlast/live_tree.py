@@ -14,7 +14,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from agents.todos import MAX_SHOWN, TodoItem
-from outlast.question_view import plain, question_lines, waiting_question
+from outlast.question_view import plain, prompt_answers, question_lines, waiting_question
 from workflows.contracts import AgentStatus, ChildSummary
 
 MAX_CHILD_QUERIES = 8
@@ -93,9 +93,14 @@ async def _query(client: Client, workflow_id: str) -> AgentStatus | None:
         return None  # not picked up yet, between tasks, or not an agent
 
 
-async def follow_live(client: Client, handle: WorkflowHandle, console: Console, poll_s: float):
-    """Redraw the tree until the workflow closes; returns the task awaiting its result."""
+async def follow_live(
+    client: Client, handle: WorkflowHandle, console: Console, poll_s: float, ask: bool = False
+):
+    """Redraw the tree until the workflow closes; returns the task awaiting its result.
+    `ask`: put the agent's questions to the person at the terminal (stdin is one), each
+    request once."""
     result_task = asyncio.create_task(handle.result())
+    asked: set[str] = set()
     with Live(console=console, refresh_per_second=8, transient=False) as live:
         while not result_task.done():
             status = await _query(client, handle.id)
@@ -110,6 +115,12 @@ async def follow_live(client: Client, handle: WorkflowHandle, console: Console, 
                         kids[c.workflow_id] = own
                 question = None
                 if status.state == "waiting" and (pending := await waiting_question(handle)):
+                    if ask and pending.request_id not in asked:
+                        asked.add(pending.request_id)
+                        live.stop()  # the prompt needs the terminal to itself
+                        await prompt_answers(handle, pending, console)
+                        live.start()
+                        continue
                     question = question_lines(handle.id, pending)
                 live.update(status_tree(status, kids, question))
             await asyncio.wait({result_task}, timeout=poll_s)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 
 from rich.console import Console
 from rich.markup import escape
@@ -39,7 +40,9 @@ async def follow(
     On a terminal (and given the client, to ask sub-agents too) a live tree redrawn in place;
     otherwise, as in a log or a pipe, one line per change."""
     if client is not None and console.is_terminal:
-        return await outcome(await follow_live(client, handle, console, POLL_S), handle, console)
+        ask = sys.stdin.isatty()
+        followed = await follow_live(client, handle, console, POLL_S, ask=ask)
+        return await outcome(followed, handle, console)
     result_task = asyncio.create_task(handle.result())
     last = ""
     last_text = ""

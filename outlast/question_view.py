@@ -3,11 +3,14 @@ run`'s progress and live tree, and `outlast answer` without answers."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
-from temporalio.client import WorkflowHandle, WorkflowQueryFailedError
+from rich.text import Text
+from temporalio.client import WorkflowHandle, WorkflowQueryFailedError, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
+from agents.questions import QuestionAnswers, choose
 from workflows.contracts import PendingQuestion
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
@@ -41,3 +44,46 @@ def question_lines(workflow_id: str, pending: PendingQuestion) -> list[str]:
     choices = " ".join("<choice>" for _ in pending.questions)
     lines.append(f"answer with: outlast answer {workflow_id} {choices}")
     return lines
+
+
+async def prompt_answers(handle: WorkflowHandle, pending: PendingQuestion, console) -> None:
+    """Ask the person at the terminal (`outlast run` or `attach` on a TTY), one question at a
+    time, and send what they answer; an answer the agent refuses is said and asked again.
+    End of input leaves the questions waiting, with how to answer them later."""
+    for line in question_lines(handle.id, pending)[:-1]:
+        console.print(line, markup=False, highlight=False)
+    while True:
+        answers: dict[str, str] = {}
+        for n, q in enumerate(pending.questions, 1):
+            while q.question not in answers:
+                try:
+                    typed = await asyncio.to_thread(
+                        console.input, Text(f"answer {n} ({plain(q.header)}): ")
+                    )
+                except EOFError:
+                    console.print(
+                        f"left waiting: answer with `outlast answer {handle.id}`", markup=False
+                    )
+                    return
+                try:
+                    answers[q.question] = choose(q, typed)
+                except ValueError as e:
+                    console.print(
+                        f"{e}; a choice's number, numbers like 1,3, or your own words", markup=False
+                    )
+        try:
+            await handle.execute_update(
+                "answer_question",
+                QuestionAnswers(request_id=pending.request_id, answers=answers),
+                result_type=str,
+            )
+        except WorkflowUpdateFailedError as e:
+            why = getattr(e.cause, "message", None) or str(e)
+            gone = ("no question is waiting", "answered already", f"not {pending.request_id}")
+            if any(text in why for text in gone):  # answered elsewhere meanwhile
+                console.print(f"not sent: {why}", markup=False)
+                return
+            console.print(f"refused: {why}", markup=False)
+            continue
+        console.print(f"{pending.request_id} answered", markup=False)
+        return

@@ -7,6 +7,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from temporalio.api.enums.v1 import EventType
@@ -196,3 +197,57 @@ async def test_the_wait_outlives_its_workers(client, git_repo):
     assert done == "question-1" and result.status == "completed"
     [answered] = tool_results(result)
     assert '"Which database should the service use?"="Postgres (Recommended)"' in answered.content
+
+
+def test_outlast_run_on_a_terminal_asks_the_person_and_sends_the_answers(
+    dev_server, git_repo, tmp_path
+):
+    """A pseudo-terminal: `outlast run` draws its live tree, stops it for the questions,
+    takes a wrong answer, asks again, and the agent goes on with what was typed."""
+    import pty
+    import select
+
+    from tests.workflows.test_cli_run import cli_env
+
+    with scripted_model(ASK, log_bodies=True) as model:
+        env = cli_env(dev_server, model, TERM="xterm", COLUMNS="120", LINES="40")
+        controller, terminal = pty.openpty()
+        argv = [sys.executable, "-m", "outlast.cli", "run", "set it up", "--repo", str(git_repo)]
+        proc = subprocess.Popen(
+            [*argv, "--id", "cli-ask-1"],
+            stdin=terminal,
+            stdout=terminal,
+            stderr=terminal,
+            env=env,
+            close_fds=True,
+        )
+        os.close(terminal)
+        seen = b""
+
+        def until(text: bytes, timeout: float = 60, after: int = 0) -> None:
+            """Read the terminal until `text` shows (after byte `after` of what it showed)."""
+            nonlocal seen
+            deadline = time.monotonic() + timeout
+            while text not in seen[after:]:
+                assert time.monotonic() < deadline, seen.decode(errors="replace")[-2000:]
+                ready, _, _ = select.select([controller], [], [], 0.5)
+                if ready:
+                    try:
+                        seen += os.read(controller, 65536)
+                    except OSError:  # the process closed the terminal
+                        break
+
+        until(b"answer 1 (Database): ")
+        os.write(controller, b"1,2\n")  # one choice only: asked again
+        until(b"takes one choice")
+        until(b"answer 1 (Database): ", 5, after=seen.index(b"takes one choice"))
+        os.write(controller, b"2\n")
+        until(b"answer 2 (Checks): ")
+        os.write(controller, b"my own: lint only\n")
+        until(b"question-1 answered")
+        assert proc.wait(timeout=60) == 0, seen.decode(errors="replace")[-2000:]
+        until(b"Going with that.", 5)
+        os.close(controller)
+    last = model.log[-1]["body"]["messages"][-1]["content"][0]["content"]
+    assert '"Which database should the service use?"="SQLite"' in last
+    assert '"Which checks should run before merging?"="my own: lint only"' in last
