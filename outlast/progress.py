@@ -18,7 +18,7 @@ from temporalio.service import RPCError
 
 from agents.todos import in_progress
 from outlast.live_tree import doing, follow_live
-from outlast.question_view import plain, question_lines, waiting_question
+from outlast.question_view import plain, question_lines, terminal_text, waiting_question
 from workflows.contracts import AgentResult, AgentStatus
 
 POLL_S = 0.2
@@ -81,7 +81,8 @@ async def outcome(result_task: asyncio.Task, handle: WorkflowHandle, console: Co
         return result_task.result()
     except WorkflowFailureError as e:
         cause = e.cause
-        console.print(f"[red]workflow failed:[/] {getattr(cause, 'message', None) or cause}")
+        why = terminal_text(str(getattr(cause, "message", None) or cause))
+        console.print(f"[red]workflow failed:[/] {escape(why)}")
         desc = await handle.describe()
         if desc.status == WorkflowExecutionStatus.CANCELED:
             console.print("[yellow]it was killed (cancelled)[/]")
@@ -119,7 +120,8 @@ def print_result(result: AgentResult, console: Console) -> None:
             "read[/]: `outlast send` them again to a new run, or resume the agent."
         )
     if result.final_text:
-        console.print(result.final_text)
+        # The model's text, shown as written: no markup, no escape sequences.
+        console.print(terminal_text(result.final_text), markup=False, highlight=False)
 
 
 class WorkerStopped(Exception):

@@ -5,21 +5,35 @@ from __future__ import annotations
 
 import asyncio
 import re
+from datetime import timedelta
 
 from rich.text import Text
-from temporalio.client import WorkflowHandle, WorkflowQueryFailedError, WorkflowUpdateFailedError
+from temporalio.client import (
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
 from temporalio.service import RPCError
 
 from agents.questions import QuestionAnswers, choose
 from workflows.contracts import PendingQuestion
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+_BIDI = "\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_BIDI}]+")
+_CONTROL_BUT_LINES = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]+")
 
 
 def plain(text: str) -> str:
     """Model-written text for a terminal: one line, no escape sequences (an ESC could move
-    the cursor, retitle the window or make a link)."""
+    the cursor, retitle the window or make a link) and no bidi overrides (which reorder what
+    is shown)."""
     return _CONTROL.sub(" ", text).strip()
+
+
+def terminal_text(text: str) -> str:
+    """The same for text of several lines (an agent's answer): its newlines and tabs kept."""
+    return _CONTROL_BUT_LINES.sub(" ", text)
 
 
 async def waiting_question(handle: WorkflowHandle) -> PendingQuestion | None:
@@ -76,7 +90,15 @@ async def prompt_answers(handle: WorkflowHandle, pending: PendingQuestion, conso
                 "answer_question",
                 QuestionAnswers(request_id=pending.request_id, answers=answers),
                 result_type=str,
+                rpc_timeout=timedelta(seconds=30),
             )
+        except (RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as e:
+            console.print(
+                f"not sent ({getattr(e, 'message', e) or 'no worker answered in time'}): answer "
+                f"with `outlast answer {handle.id}`",
+                markup=False,
+            )
+            return
         except WorkflowUpdateFailedError as e:
             why = getattr(e.cause, "message", None) or str(e)
             gone = ("no question is waiting", "answered already", f"not {pending.request_id}")

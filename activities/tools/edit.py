@@ -246,6 +246,9 @@ def edit_sync(req: EditRequest, ledger: WriteLedger | None = None) -> ToolOutput
     if inp.old_string == inp.new_string:
         return _error(NO_CHANGES)
     key = normalize_path(ctx.cwd, inp.file_path)
+    if key.endswith(".ipynb"):
+        # Read shows a notebook's cells, not its JSON: a string from that view would break it.
+        return _error("File is a Jupyter Notebook. Use the NotebookEdit to edit this file.")
     try:
         path = resolve_for_write(ctx, inp.file_path)
     except WorkspaceEscape as e:

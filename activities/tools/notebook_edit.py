@@ -97,18 +97,24 @@ def _source(text: str) -> list[str]:
 
 def _new_id(notebook: dict[str, Any], at: int, source: str) -> str | None:
     """An id for an inserted cell where the format has ids (nbformat 4.5+): from its place and
-    source, so a retried attempt writes the same bytes."""
-    if (notebook.get("nbformat"), notebook.get("nbformat_minor", 0)) < (4, 5):
+    source, so a retried attempt writes the same bytes; never one a cell already has."""
+    version = (notebook.get("nbformat"), notebook.get("nbformat_minor", 0))
+    if not all(isinstance(v, int) for v in version) or version < (4, 5):
         return None
-    return hashlib.sha256(f"{at}\0{source}".encode()).hexdigest()[:8]
+    taken = {c.get("id") for c in notebook["cells"]}
+    for salt in range(1000):
+        cell_id = hashlib.sha256(f"{at}\0{salt}\0{source}".encode()).hexdigest()[:8]
+        if cell_id not in taken:
+            return cell_id
+    raise ValueError("could not find a free cell id")  # 1,000 8-hex-digit clashes: never
 
 
 def apply_notebook_edit(notebook: dict[str, Any], inp: NotebookEditInput) -> str:
     """Make the edit in `notebook` (in place); the answer for the model. Raises ValueError with
     the model-facing message when the edit cannot be made."""
     cells = notebook.get("cells")
-    if not isinstance(cells, list):
-        raise ValueError("The notebook has no cell list; it is not a notebook Read can show.")
+    if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+        raise ValueError("The notebook has no list of cells; it is not a notebook Read can show.")
     at = None if inp.cell_id is None else find_cell(cells, inp.cell_id)
     if inp.cell_id is not None and at is None:
         shown = ", ".join(c.get("id") or f"cell-{n}" for n, c in enumerate(cells[:20]))
@@ -116,17 +122,22 @@ def apply_notebook_edit(notebook: dict[str, Any], inp: NotebookEditInput) -> str
     if inp.edit_mode == "delete":
         assert at is not None
         del cells[at]
-        return f"Deleted cell {inp.cell_id}"
+        return f"Deleted cell {inp.cell_id}" + _moved(cells, at)
     if inp.edit_mode == "insert":
         place = 0 if at is None else at + 1
-        cell: dict[str, Any] = {"cell_type": inp.cell_type, "metadata": {}}
+        cell: dict[str, Any] = {"cell_type": inp.cell_type}
+        if inp.cell_type == "code":
+            cell["execution_count"] = None
         if (cell_id := _new_id(notebook, place, inp.new_source)) is not None:
             cell["id"] = cell_id
-        cell["source"] = _source(inp.new_source)
+        cell["metadata"] = {}
         if inp.cell_type == "code":
-            cell.update(execution_count=None, outputs=[])
+            cell["outputs"] = []
+        cell["source"] = _source(inp.new_source)  # keys in nbformat's (sorted) order
         cells.insert(place, cell)
-        return f"Inserted cell {cell_id or f'cell-{place}'} with {inp.new_source}"
+        return f"Inserted cell {cell_id or f'cell-{place}'} with {inp.new_source}" + _moved(
+            cells, place + 1
+        )
     assert at is not None
     cell = cells[at]
     cell["source"] = _source(inp.new_source)
@@ -134,11 +145,22 @@ def apply_notebook_edit(notebook: dict[str, Any], inp: NotebookEditInput) -> str
     if kind == "code":
         # Its outputs were of the old source: stale, so gone, as Jupyter does on an edit.
         cell.update(cell_type="code", execution_count=None, outputs=[])
+        cell.pop("attachments", None)  # a markdown cell's; nbformat refuses them on code
     else:
         cell["cell_type"] = kind
         cell.pop("outputs", None)
         cell.pop("execution_count", None)
     return f"Updated cell {inp.cell_id} with {inp.new_source}"
+
+
+def _moved(cells: list[dict[str, Any]], at: int) -> str:
+    """For cells named by their place (no ids), the note that those after `at` moved."""
+    if all(c.get("id") for c in cells[at:]) or at >= len(cells):
+        return ""
+    return (
+        f"\nCells without ids are named by their place: those from cell-{at} on have moved. "
+        "Read the notebook again before editing them by name."
+    )
 
 
 def notebook_edit_sync(req: NotebookEditRequest, ledger: WriteLedger | None = None) -> ToolOutput:
@@ -170,8 +192,12 @@ def notebook_edit_sync(req: NotebookEditRequest, ledger: WriteLedger | None = No
         content = apply_notebook_edit(notebook, inp)
     except ValueError as e:
         return _error(str(e))
-    # nbformat's own layout: one-space indent, non-ASCII kept, a final newline.
-    data = (json.dumps(notebook, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    # nbformat's own layout: one-space indent, non-ASCII kept, a final newline; a lone
+    # surrogate (it happens in captured outputs) cannot be UTF-8, so then all is escaped.
+    try:
+        data = (json.dumps(notebook, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        data = (json.dumps(notebook, indent=1) + "\n").encode("utf-8")
     if ledger:
         ledger.note(data, content)
     return ToolOutput(content=content, stamps={key: atomic_write(path, data)})

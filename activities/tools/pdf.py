@@ -2,81 +2,53 @@
 pages asked for, cut out as a PDF of their own. The model gets it as a `document` block,
 which the API reads as text and page images; history and the Web UI get a description.
 
-The parsing runs in a child process (`prepare_pdf`), so `pypdf` is never imported by the
-worker itself (issue 9's memory budget), and a crafted file cannot stall it.
+The parsing runs in a child process (`activities/pdf_pages.py`) with a time and memory limit,
+so `pypdf` is never imported by the worker itself (issue 9's memory budget), and a crafted
+file cannot stall or exhaust it.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import os
-import re
-import resource
 import subprocess
 import sys
-from dataclasses import dataclass
+import threading
 from pathlib import Path
 
-MAX_PAGES_WHOLE = 10
-"""A PDF longer than this must be read with `pages` (T1)."""
-MAX_PAGES_PER_READ = 20
+from activities.pdf_pages import (
+    CHILD_TIMEOUT_S,
+    MAX_PAGES_PER_READ,
+    MAX_PAGES_WHOLE,
+    MAX_SENT_BYTES,
+    NotReadable,
+    PreparedPdf,
+    parse_pages,
+)
+
+__all__ = [
+    "MAX_PAGES_PER_READ",
+    "MAX_PAGES_WHOLE",
+    "MAX_SENT_BYTES",
+    "NotReadable",
+    "PreparedPdf",
+    "describe",
+    "is_pdf_name",
+    "prepare_pdf",
+]
+
 MAX_FILE_BYTES = 64 * 1024**2
 """What Read opens at all: a bigger PDF is read with Bash (pdftotext, qpdf)."""
-CHILD_TIMEOUT_S = 20
-"""Below a local activity attempt's time, so a PDF too slow to parse is an answer to the
-model, not an attempt that fails and is tried again."""
-CHILD_MEMORY_BYTES = 2 * 1024**3
-CHILD_COMMAND = [sys.executable, "-m", "activities.tools.pdf_child"]
-MAX_SENT_BYTES = 10 * 1024**2
-"""The PDF the model gets: ~13.4 MB of base64, inside a request's 32 MB beside images."""
 MEDIA_TYPE = "application/pdf"
-
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
-
-
-class NotReadable(Exception):
-    """Why this PDF, or these pages of it, cannot be shown: said to the model."""
-
-
-@dataclass(frozen=True)
-class PreparedPdf:
-    data: bytes
-    """The PDF the model gets: the file itself, or the pages asked for."""
-    total_pages: int
-    first: int
-    last: int
-    """The pages shown, 1-based, inclusive."""
-
-    @property
-    def whole(self) -> bool:
-        return self.first == 1 and self.last == self.total_pages
+ROOT = str(Path(__file__).resolve().parents[2])
+CHILD_COMMAND = [sys.executable, "-P", "-m", "activities.pdf_pages"]
+"""`-P`, `cwd` and `PYTHONPATH` at the project root: the child imports Outlast's module and
+the standard library, never a `json.py` an agent wrote where the worker runs."""
+CHILDREN = threading.BoundedSemaphore(2)
+"""PDF children at once per worker: each may take up to its memory limit."""
 
 
 def is_pdf_name(name: str) -> bool:
     return name.lower().endswith(".pdf")
-
-
-def parse_pages(pages: str) -> tuple[int, int]:
-    """`"3"` or `"10-20"` as (first, last), 1-based; NotReadable for anything else."""
-    match = _RANGE.match(pages)
-    if not match:
-        raise NotReadable(
-            f'Invalid pages parameter "{pages}": give one page ("3") or a range ("1-5").'
-        )
-    first = int(match.group(1))
-    last = int(match.group(2) or first)
-    if first < 1 or last < first:
-        raise NotReadable(
-            f'Invalid pages parameter "{pages}": pages count from 1, and a range runs from a '
-            'lower page to a higher one ("1-5").'
-        )
-    if last - first + 1 > MAX_PAGES_PER_READ:
-        raise NotReadable(
-            f'pages "{pages}" is {last - first + 1} pages: at most {MAX_PAGES_PER_READ} can '
-            f'be read at once ("{first}-{first + MAX_PAGES_PER_READ - 1}").'
-        )
-    return first, last
 
 
 def prepare_pdf(data: bytes, key: str, pages: str | None) -> PreparedPdf:
@@ -90,16 +62,18 @@ def prepare_pdf(data: bytes, key: str, pages: str | None) -> PreparedPdf:
     if pages is not None:
         parse_pages(pages)  # refused here, without a process for it
     header = json.dumps({"key": key, "pages": pages}).encode() + b"\n"
-    root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    # Nothing of the worker's environment (its API keys) but where Python finds its modules.
+    env = {"PYTHONPATH": ROOT, "PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"}
     try:
-        done = subprocess.run(
-            CHILD_COMMAND,
-            input=header + data,
-            capture_output=True,
-            timeout=CHILD_TIMEOUT_S,
-            env=env,
-        )
+        with CHILDREN:
+            done = subprocess.run(
+                CHILD_COMMAND,
+                input=header + data,
+                capture_output=True,
+                timeout=CHILD_TIMEOUT_S,
+                env=env,
+                cwd=ROOT,
+            )
     except subprocess.TimeoutExpired:
         raise NotReadable(
             f"{key} took more than {CHILD_TIMEOUT_S} seconds to read as a PDF; extract what "
@@ -115,68 +89,12 @@ def prepare_pdf(data: bytes, key: str, pages: str | None) -> PreparedPdf:
         ) from None
     if "error" in answer:
         raise NotReadable(answer["error"])
+    if done.returncode != 0 or len(body) != answer.get("length"):
+        # Killed part-way through writing (its memory or CPU limit): no PDF cut short is sent.
+        raise NotReadable(f"{key} could not be read as a PDF (the reader was stopped).")
     return PreparedPdf(
         data=body, total_pages=answer["total"], first=answer["first"], last=answer["last"]
     )
-
-
-def child_limits() -> None:
-    """Set by the child on itself, before it reads the file (a `preexec_fn` is not safe in a
-    worker's threaded process): at most CHILD_MEMORY_BYTES of address space and a CPU budget
-    a little over the wall-clock timeout."""
-    resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY_BYTES, CHILD_MEMORY_BYTES))
-    cpu = CHILD_TIMEOUT_S + 5
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-
-
-def cut_pdf(data: bytes, key: str, pages: str | None) -> PreparedPdf:
-    """What the child process does (activities/tools/pdf_child.py): count the pages and
-    write the ones asked for as a PDF of their own, through pypdf (so a file pypdf had to
-    repair reaches the model repaired, and never a file the API would refuse in every later
-    request of the conversation)."""
-    wanted = parse_pages(pages) if pages is not None else None
-    from pypdf import PdfReader, PdfWriter
-
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise NotReadable(f"{key} is encrypted with a password; it cannot be read.")
-        total = len(reader.pages)
-    except NotReadable:
-        raise
-    except Exception as e:  # noqa: BLE001 - any parser failure is this file's, not ours
-        raise NotReadable(f"{key} could not be read as a PDF: {e}") from None
-    if total == 0:
-        raise NotReadable(f"{key} has no pages.")
-    if wanted is None:
-        if total > MAX_PAGES_WHOLE:
-            raise NotReadable(
-                f"{key} has {total} pages: a PDF of more than {MAX_PAGES_WHOLE} pages is read "
-                f'in parts with the pages parameter (such as "1-{MAX_PAGES_PER_READ}"), at '
-                f"most {MAX_PAGES_PER_READ} pages a call."
-            )
-        wanted = (1, total)
-    first, last = wanted
-    if first > total:
-        raise NotReadable(f"{key} has {total} pages; there is no page {first}.")
-    last = min(last, total)
-    try:
-        writer = PdfWriter()
-        # `append` leaves out annotations: a link on one page would bring the page it points
-        # to, and so a whole book, into a cut of one page.
-        writer.append(reader, pages=list(range(first - 1, last)), import_outline=False)
-        out = io.BytesIO()
-        writer.write(out)
-    except Exception as e:  # noqa: BLE001
-        raise NotReadable(f"pages {first}-{last} of {key} could not be read: {e}") from None
-    shown = out.getvalue()
-    if len(shown) > MAX_SENT_BYTES:
-        raise NotReadable(
-            f"pages {first}-{last} of {key} come to {len(shown)} bytes, more than the "
-            f"{MAX_SENT_BYTES} a read can show: ask for fewer pages, or extract the text "
-            "with Bash (pdftotext)."
-        )
-    return PreparedPdf(data=shown, total_pages=total, first=first, last=last)
 
 
 def describe(key: str, pdf: PreparedPdf, size: int) -> str:

@@ -168,3 +168,54 @@ def test_an_input_that_does_not_fit_says_what_to_fix(fields: dict, expected: str
             {"notebook_path": "/w/a.ipynb", "new_source": "", **fields}
         )
     assert expected in describe_validation_error("NotebookEdit", bad.value)
+
+
+async def test_inserted_cells_never_share_an_id_and_edits_stay_within_the_format(ws: Path):
+    nb = notebook()
+    nb["cells"][0]["attachments"] = {"a.png": {"image/png": "iVBORw=="}}
+    path = ws / "nb.ipynb"
+    path.write_text(json.dumps(nb))
+    stamp = await read_stamp(ws, path)
+    for _ in range(2):  # the same empty cell at the same place, twice
+        out = await edit(ws, path, stamp, new_source="", edit_mode="insert", cell_type="code")
+        assert not out.is_error
+        stamp = out.stamps[str(path)]
+    ids = [c["id"] for c in json.loads(path.read_text())["cells"]]
+    assert len(set(ids)) == len(ids) == 4
+    first = json.loads(path.read_text())["cells"][0]
+    assert list(first) == sorted(first)  # nbformat's key order: its next save changes nothing
+    out = await edit(ws, path, stamp, cell_id="intro", new_source="x = 1", cell_type="code")
+    assert not out.is_error
+    intro = json.loads(path.read_text())["cells"][2]
+    assert intro["cell_type"] == "code" and "attachments" not in intro
+
+
+async def test_a_place_named_cell_s_neighbours_are_said_to_have_moved(ws: Path):
+    path = ws / "old.ipynb"
+    path.write_text(json.dumps(notebook(minor=4, ids=False)))
+    stamp = await read_stamp(ws, path)
+    out = await edit(ws, path, stamp, cell_id="cell-0", new_source="", edit_mode="delete")
+    assert out.content.startswith("Deleted cell cell-0\nCells without ids are named by their place")
+
+
+async def test_what_edit_would_break_and_what_the_file_holds_are_answers(ws: Path):
+    from activities.tools.edit import EditInput, EditRequest, edit_file
+
+    path = ws / "nb.ipynb"
+    path.write_text(json.dumps(notebook()))
+    stamp = await read_stamp(ws, path)
+    ctx = ToolContext(workspace_root=str(ws), cwd=str(ws), read_stamp=stamp)
+    req = EditRequest(ctx=ctx, input=EditInput(file_path=str(path), old_string="2", new_string="3"))
+    refused = await ActivityEnvironment().run(edit_file, req)
+    assert refused.is_error and "Use the NotebookEdit" in refused.content
+    weird = {"cells": [["not a cell"]], "nbformat": 4}
+    path.write_text(json.dumps(weird))
+    stamp = await read_stamp(ws, path)
+    out = await edit(ws, path, stamp, new_source="x", edit_mode="insert", cell_type="code")
+    assert out.is_error and "no list of cells" in out.content
+    surrogate = notebook()
+    surrogate["cells"][1]["outputs"][0]["text"] = ["\udcff\n"]
+    path.write_text(json.dumps(surrogate))  # escaped in the file, a lone surrogate in Python
+    stamp = await read_stamp(ws, path)
+    out = await edit(ws, path, stamp, cell_id="intro", new_source="# T")
+    assert not out.is_error and "\\udcff" in path.read_text()

@@ -173,3 +173,20 @@ async def test_a_parser_crash_in_the_child_is_an_answer_too(ws: Path, monkeypatc
     out = await read(ws, str(path))
     assert out.is_error
     assert "could not be read as a PDF (the reader stopped: MemoryError)" in out.content
+
+
+async def test_the_child_imports_nothing_from_where_the_worker_runs(ws: Path, monkeypatch):
+    """An agent may write `json.py` into the directory the worker runs in; the PDF reader's
+    process must not run it (nor see the worker's environment)."""
+    marker = ws / "ran"
+    (ws / "json.py").write_text(f"open({str(marker)!r}, 'w').write('x')\nraise SystemExit(9)\n")
+    (ws / "activities").mkdir()
+    (ws / "activities" / "__init__.py").write_text("raise SystemExit(9)\n")
+    monkeypatch.chdir(ws)
+    monkeypatch.setenv("PYTHONPATH", str(ws))
+    path = ws / "paper.pdf"
+    path.write_bytes(make_pdf(2))
+    out = await read(ws, str(path))
+    assert not out.is_error, out.content
+    assert widths(default_store().get(out.images[0].ref)) == [101, 102]
+    assert not marker.exists()

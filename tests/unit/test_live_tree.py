@@ -44,3 +44,22 @@ def test_the_questions_an_agent_waits_with_come_first():
     out = render(tree).splitlines()
     assert "? question-1 waits for your answer:" in out[1]
     assert "1. DB: Which [one]?" in out[2] and "task 1" in out[4]
+
+
+def test_an_agent_s_answer_is_printed_as_written():
+    from outlast.progress import print_result
+    from workflows.contracts import AgentResult, AgentUsage
+
+    console = Console(record=True, width=140, color_system=None)
+    text = "x = a[i] [/] done\n\x1b]8;;http://evil\x07link\x1b]8;;\x07\tend"
+    result = AgentResult(
+        status="completed",
+        agent_id="a1",
+        agent_type="general-purpose",
+        final_text=text,
+        usage=AgentUsage(),
+        turns=1,
+    )
+    print_result(result, console)
+    out = console.export_text()
+    assert "x = a[i] [/] done" in out and "\x1b" not in out and "link" in out and "end" in out
