@@ -80,7 +80,7 @@ def child_limits() -> None:
 
 
 def cut_pdf(data: bytes, key: str, pages: str | None) -> PreparedPdf:
-    """What the child process does (activities/tools/pdf_child.py): count the pages and
+    """What the child process does (`main`): count the pages and
     write the ones asked for as a PDF of their own, through pypdf (so a file pypdf had to
     repair reaches the model repaired, and never a file the API would refuse in every later
     request of the conversation)."""

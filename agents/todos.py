@@ -81,8 +81,7 @@ def render_todos(todos: list[TodoItem], width: int = 100) -> str:
     progress by its active form."""
     if not todos:
         return ""
-    done = sum(t.status == "completed" for t in todos)
-    lines = [f"**Todos** ({done} of {len(todos)} done)", ""]
+    lines = [f"**Todos** ({done_of(todos)})", ""]
     for item in todos[:MAX_SHOWN]:
         if item.status == "in_progress":
             lines.append(f"- [ ] **{_flat(item.active_form, width)}** (in progress)")
@@ -92,6 +91,11 @@ def render_todos(todos: list[TodoItem], width: int = 100) -> str:
     if len(todos) > MAX_SHOWN:
         lines.append(f"- … {len(todos) - MAX_SHOWN} more")
     return "\n".join(lines)
+
+
+def done_of(todos: list[TodoItem]) -> str:
+    """How far the list is: `2 of 5 done`."""
+    return f"{sum(t.status == 'completed' for t in todos)} of {len(todos)} done"
 
 
 def in_progress(todos: list[TodoItem]) -> str | None:

@@ -13,7 +13,7 @@ from temporalio.service import RPCError
 from agents.questions import QuestionAnswers, choose
 from outlast.cli_base import app, console, fail
 from outlast.cli_steer import run_update, running_workflow
-from outlast.question_view import plain, question_lines
+from outlast.question_view import plain, print_question
 from workflows.contracts import PendingQuestion
 
 
@@ -41,7 +41,7 @@ async def _answer(workflow_id: str, choices: list[str]) -> None:
     if pending is None:
         fail(f"no question is waiting for an answer in {workflow_id}.")
     if not choices:
-        _show(workflow_id, pending)
+        print_question(console, workflow_id, pending)
         return
     questions = pending.questions
     if len(choices) != len(questions):
@@ -58,8 +58,3 @@ async def _answer(workflow_id: str, choices: list[str]) -> None:
     for q in questions:
         console.print(f"{plain(q.header)}: {plain(answers[q.question])}", markup=False)
     console.print(f"{done} of {workflow_id} answered")
-
-
-def _show(workflow_id: str, pending: PendingQuestion) -> None:
-    for line in question_lines(workflow_id, pending):
-        console.print(line, markup=False, highlight=False)

@@ -13,7 +13,7 @@ from rich.tree import Tree
 from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
-from agents.todos import MAX_SHOWN, TodoItem
+from agents.todos import MAX_SHOWN, TodoItem, done_of
 from outlast.question_view import plain, prompt_answers, question_lines, waiting_question
 from workflows.contracts import AgentStatus, ChildSummary
 
@@ -59,8 +59,7 @@ def status_tree(
 
 def _add_todos(root: Tree, todos: list[TodoItem]) -> None:
     """The agent's todo list as Claude Code shows it: done, the one in progress, to do."""
-    done = sum(t.status == "completed" for t in todos)
-    branch = root.add(f"[dim]todos ({done} of {len(todos)} done)[/]")
+    branch = root.add(f"[dim]todos ({done_of(todos)})[/]")
     for item in todos[:MAX_SHOWN]:
         if item.status == "in_progress":
             branch.add(f"[bold cyan]▸ {escape(plain(item.active_form))}[/]")

@@ -16,9 +16,9 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
-from agents.todos import in_progress
+from agents.todos import done_of, in_progress
 from outlast.live_tree import doing, follow_live
-from outlast.question_view import plain, question_lines, terminal_text, waiting_question
+from outlast.question_view import plain, print_question, terminal_text, waiting_question
 from workflows.contracts import AgentResult, AgentStatus
 
 POLL_S = 0.2
@@ -59,15 +59,14 @@ async def follow(
                 console.print(f"[dim]{status.agent_type}:[/] {escape(plain(_one_line(last_text)))}")
             todo = in_progress(status.todos)
             if todo is not None and todo != last_todo:
-                done = sum(t.status == "completed" for t in status.todos)
-                of = f"({done} of {len(status.todos)} done)"
-                console.print(f"  [cyan]todo[/] {escape(plain(todo))} [dim]{of}[/]")
+                console.print(
+                    f"  [cyan]todo[/] {escape(plain(todo))} [dim]({done_of(status.todos)})[/]"
+                )
             last_todo = todo
             if status.state == "waiting" and (pending := await waiting_question(handle)):
                 if pending.request_id not in asked:
                     asked.add(pending.request_id)
-                    for text in question_lines(handle.id, pending):
-                        console.print(text, markup=False, highlight=False)
+                    print_question(console, handle.id, pending)
             if line != last:
                 last = line
                 console.print(f"[cyan]>[/] {line}  [dim]tokens {status.usage.total_tokens}[/]")

@@ -60,12 +60,20 @@ def question_lines(workflow_id: str, pending: PendingQuestion) -> list[str]:
     return lines
 
 
+def print_question(
+    console, workflow_id: str, pending: PendingQuestion, how_to_answer: bool = True
+) -> None:
+    """The question lines on a terminal, as text (never markup)."""
+    lines = question_lines(workflow_id, pending)
+    for line in lines if how_to_answer else lines[:-1]:
+        console.print(line, markup=False, highlight=False)
+
+
 async def prompt_answers(handle: WorkflowHandle, pending: PendingQuestion, console) -> None:
     """Ask the person at the terminal (`outlast run` or `attach` on a TTY), one question at a
     time, and send what they answer; an answer the agent refuses is said and asked again.
     End of input leaves the questions waiting, with how to answer them later."""
-    for line in question_lines(handle.id, pending)[:-1]:
-        console.print(line, markup=False, highlight=False)
+    print_question(console, handle.id, pending, how_to_answer=False)
     while True:
         answers: dict[str, str] = {}
         for n, q in enumerate(pending.questions, 1):

@@ -11,8 +11,9 @@ records no marker.
 
 from __future__ import annotations
 
+from agents.messages import ToolResultBlock
 from workflows import versions
-from workflows.turns import ValidCall, error_result
+from workflows.turns import ValidCall, check_call, error_result
 
 TODO_WRITE = "todo-write"
 """Patch id: `TodoWrite` is a tool (T7); before, "No such tool available"."""
@@ -24,23 +25,25 @@ ASK_USER_QUESTION = "ask-user-question"
 """Patch id: `AskUserQuestion` is a tool (T16); before, "No such tool available"."""
 
 
-def _refusal(call: ValidCall) -> str | None:
+def _as_before(call: ValidCall) -> ToolResultBlock | None:
     """What the release before answered a call it did not take, when the run is not past
     the patch that takes it; None otherwise."""
-    if call.block.name == "TodoWrite":
+    name = call.block.name
+    if name == "TodoWrite":
         if not versions.patched(TODO_WRITE):
-            return "Error: No such tool available: TodoWrite"
-    elif call.block.name == "NotebookEdit":
+            return check_call(call.block, {})  # no such tool, as check_call says it
+    elif name == "NotebookEdit":
         if not versions.patched(NOTEBOOK_EDIT):
-            return "Error: No such tool available: NotebookEdit"
-    elif call.block.name == "AskUserQuestion":
+            return check_call(call.block, {})
+    elif name == "AskUserQuestion":
         if not versions.patched(ASK_USER_QUESTION):
-            return "Error: No such tool available: AskUserQuestion"
-    elif call.block.name == "Read" and "pages" in call.block.input:
+            return check_call(call.block, {})
+    elif name == "Read" and "pages" in call.block.input:
         if not versions.patched(READ_PAGES):
-            return (
+            return error_result(
+                call.block,
                 "InputValidationError: Read failed due to the following issue:\n"
-                "An unexpected parameter `pages` was provided"
+                "An unexpected parameter `pages` was provided",
             )
     return None
 
@@ -49,8 +52,6 @@ def gate_new_calls(planned: list) -> list:
     """`planned` (plan_calls' list) with each call this release newly takes refused, unless
     the run is past its patch."""
     return [
-        error_result(item.block, why)
-        if isinstance(item, ValidCall) and (why := _refusal(item)) is not None
-        else item
+        before if isinstance(item, ValidCall) and (before := _as_before(item)) is not None else item
         for item in planned
     ]

@@ -20,13 +20,13 @@ from activities.tools.base import FileStamp, ImageRef, ToolOutput, ToolRequest, 
 from activities.tools.images import MAX_FILE_BYTES as MAX_IMAGE_FILE_BYTES
 from activities.tools.images import (
     NotAnImage,
-    PreparedImage,
     describe,
     is_image_name,
     prepare_image,
 )
 from activities.tools.notebook import NotANotebook, render_notebook
 from activities.tools.pdf import MAX_FILE_BYTES as MAX_PDF_FILE_BYTES
+from activities.tools.pdf import MEDIA_TYPE as PDF_MEDIA_TYPE
 from activities.tools.pdf import NotReadable, is_pdf_name, prepare_pdf
 from activities.tools.pdf import describe as describe_pdf
 from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
@@ -324,7 +324,9 @@ def _read_image(path: Path, key: str) -> ToolOutput:
     except NotAnImage as e:
         return _error(str(e))
     return ToolOutput(
-        content=describe(key, image, len(data)), stamps={key: stamp}, images=(_stored(image),)
+        content=describe(key, image, len(data)),
+        stamps={key: stamp},
+        images=(_stored(image.data, image.media_type),),
     )
 
 
@@ -339,18 +341,17 @@ def _read_pdf(path: Path, key: str, pages: str | None) -> ToolOutput:
         pdf = prepare_pdf(data, key, pages)
     except NotReadable as e:
         return _error(str(e))
-    from activities.store import default_store  # the store is for activities, not workflows
-
-    document = ImageRef(ref=default_store().put(pdf.data), media_type="application/pdf")
+    document = _stored(pdf.data, PDF_MEDIA_TYPE)
     return ToolOutput(
         content=describe_pdf(key, pdf, len(data)), stamps={key: stamp}, images=(document,)
     )
 
 
-def _stored(image: PreparedImage) -> ImageRef:
+def _stored(data: bytes, media_type: str) -> ImageRef:
+    """The bytes the model is to see, put in the blob store, as the reference history keeps."""
     from activities.store import default_store  # the store is for activities, not workflows
 
-    return ImageRef(ref=default_store().put(image.data), media_type=image.media_type)
+    return ImageRef(ref=default_store().put(data), media_type=media_type)
 
 
 def _read_notebook(path: Path, key: str) -> ToolOutput:
@@ -371,7 +372,8 @@ def _read_notebook(path: Path, key: str) -> ToolOutput:
     images, shown, notes = [], [], []
     for n, raw in enumerate(rendered.images, 1):
         try:
-            images.append(_stored(prepare_image(raw, f"image {n}")))
+            image = prepare_image(raw, f"image {n}")
+            images.append(_stored(image.data, image.media_type))
             shown.append(str(n))
         except NotAnImage as e:
             notes.append(f"[{e}]")
