@@ -51,6 +51,14 @@ from agents.questions import (
 )
 from agents.team_tasks import TEAM_TOOL_DESCRIPTIONS, TEAM_TOOL_INPUTS
 from agents.todos import TODO_WRITE_DESCRIPTION, TODO_WRITE_TOOL, TodoWriteInput
+from agents.worktree_tools import (
+    ENTER_WORKTREE_DESCRIPTION,
+    ENTER_WORKTREE_TOOL,
+    EXIT_WORKTREE_DESCRIPTION,
+    EXIT_WORKTREE_TOOL,
+    EnterWorktreeInput,
+    ExitWorktreeInput,
+)
 
 # Tools the workflow carries out itself: the model sees them like any other.
 WORKFLOW_TOOLS: dict[str, tuple[type, str]] = {
@@ -62,6 +70,8 @@ WORKFLOW_TOOLS: dict[str, tuple[type, str]] = {
     EXIT_PLAN_MODE_TOOL: (ExitPlanModeInput, EXIT_PLAN_MODE_DESCRIPTION),
     TODO_WRITE_TOOL: (TodoWriteInput, TODO_WRITE_DESCRIPTION),
     ASK_USER_QUESTION_TOOL: (AskUserQuestionInput, ASK_USER_QUESTION_DESCRIPTION),
+    ENTER_WORKTREE_TOOL: (EnterWorktreeInput, ENTER_WORKTREE_DESCRIPTION),
+    EXIT_WORKTREE_TOOL: (ExitWorktreeInput, EXIT_WORKTREE_DESCRIPTION),
     **{name: (model, TEAM_TOOL_DESCRIPTIONS[name]) for name, model in TEAM_TOOL_INPUTS.items()},
 }
 

@@ -31,9 +31,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Literal, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
 from activities import worktree_owners
@@ -156,10 +156,19 @@ class WorktreeInfo(BaseModel):
     existed: bool = False
 
 
+CleanupAction = Literal["cleanup", "keep", "remove", "discard"]
+
+
 class CleanupWorktreeInput(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     info: WorktreeInfo
+    # Left out when it is the default: an agent's end schedules what it always did.
+    action: CleanupAction = Field(default="cleanup", exclude_if=lambda v: v == "cleanup")
+    """`cleanup`, an agent's end: remove it if nothing changed, keep it otherwise. The rest
+    are ExitWorktree's (T18): `keep` leaves it and its branch as they are; `remove` removes
+    both unless something in them would be lost (uncommitted files, commits on no other
+    branch), and then refuses; `discard` removes both whatever they hold."""
 
 
 class WorktreeCleanup(BaseModel):
@@ -168,6 +177,11 @@ class WorktreeCleanup(BaseModel):
     kept: bool
     reason: str
     """Why it was kept (what changed), or what was removed."""
+    refused: bool = Field(default=False, exclude_if=lambda v: not v)
+    """`remove` or `discard` did nothing (something would be lost, or the worktree is not
+    one to remove); the worktree still has its owner (the reaper's record stays)."""
+    unsaved: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
+    """What `remove` refused to lose: uncommitted files, commits on no other branch."""
 
 
 @dataclass(frozen=True)
@@ -411,6 +425,12 @@ def _changes(repo: _Repo, path: Path, base: str) -> list[str]:
         since = f"{base}..HEAD"
         count = int(_git(path, "rev-list", "--count", since, deadline=repo.deadline, reads=True))
         found.append(f"{count} new commit{'s' * (count != 1)}" if count else "HEAD moved")
+    return found + _uncommitted(repo, path)
+
+
+def _uncommitted(repo: _Repo, path: Path) -> list[str]:
+    """The worktree's modified and untracked files, counted (the links we made aside)."""
+    found = []
     # Without optional locks: a status would otherwise rewrite the index and fail a commit
     # running meanwhile (activities/workspace.NO_OPTIONAL_LOCKS).
     args = ["status", "--porcelain", "--untracked-files=all"]
@@ -448,9 +468,54 @@ def _cleanup(repo: _Repo, info: WorktreeInfo) -> WorktreeCleanup:
     return WorktreeCleanup(kept=False, reason="no changes; worktree and branch removed")
 
 
+def _unsaved(repo: _Repo, path: Path | None, branch: str, base: str) -> list[str]:
+    """What removing the worktree (`path`, None if it is gone) would lose: uncommitted files,
+    and commits since its base that are on no other branch (merged ones are kept by the
+    branch they were merged into)."""
+    found = _uncommitted(repo, path) if path is not None else []
+    heads = (["HEAD"] if path is not None else []) + (
+        [f"refs/heads/{branch}"] if _branch_tip(repo, branch) is not None else []
+    )
+    if heads:
+        # `--exclude` before `--branches` leaves this branch out of "the other branches".
+        args = ["rev-list", "--count", *heads, "--not", f"--exclude={branch}", "--branches", base]
+        where = path if path is not None else repo.top
+        count = int(_git(where, *args, deadline=repo.deadline, reads=True))
+        if count:
+            found.insert(0, f"{count} commit{'s' * (count != 1)} on no other branch")
+    return found
+
+
+def _remove(repo: _Repo, info: WorktreeInfo, discard: bool) -> WorktreeCleanup:
+    """ExitWorktree's removal; runs under the repository lock."""
+    path, branch = Path(info.worktree_path), info.worktree_branch
+    base = _read_base(repo, branch)
+    entry = _registered(repo).get(path)
+    if entry is not None and "locked" in entry:
+        why = f"worktree is locked {entry['locked']}".strip()
+        return WorktreeCleanup(kept=True, refused=True, reason=why)
+    if base is None and (entry is not None or _branch_tip(repo, branch) is not None):
+        why = "it was not created by Outlast (no recorded base)"
+        return WorktreeCleanup(kept=True, refused=True, reason=why)
+    if not discard and base is not None:
+        present = path if entry is not None and path.is_dir() else None
+        lost = _unsaved(repo, present, branch, base)
+        if lost:
+            why = "it has " + ", ".join(lost)
+            return WorktreeCleanup(kept=True, refused=True, reason=why, unsaved=lost)
+    if entry is not None:
+        repo.git("worktree", "remove", "--force", str(path))
+    if _branch_tip(repo, branch) is not None:
+        repo.git("branch", "-D", branch)
+    _base_file(repo, branch).unlink(missing_ok=True)
+    return WorktreeCleanup(kept=False, reason="worktree and branch removed")
+
+
 @activity.defn(name="workspace.cleanup_worktree")
 async def cleanup_worktree(inp: CleanupWorktreeInput) -> WorktreeCleanup:
     """Remove an agent's worktree and branch if it changed nothing; otherwise keep both.
+    ExitWorktree's actions (`inp.action`) keep it, or remove it if nothing would be lost, or
+    whatever it holds.
 
     Idempotent: a worktree that is already gone reports `kept=False`.
 
@@ -462,6 +527,9 @@ async def cleanup_worktree(inp: CleanupWorktreeInput) -> WorktreeCleanup:
     # `is_relative_to` is lexical, so `..` parts must be refused separately.
     if ".." in path.parts or path == home or not path.is_relative_to(home):
         raise WorktreeRefused(f"{info.worktree_path} is not a worktree under {home}")
+    if inp.action == "keep":
+        worktree_owners.forget(info.worktree_path)  # kept on purpose: not the reaper's
+        return WorktreeCleanup(kept=True, reason="kept, as asked")
     async with heartbeating():
         try:
             repo = await asyncio.to_thread(_locate, info.repo_root, _deadline())
@@ -470,7 +538,13 @@ async def cleanup_worktree(inp: CleanupWorktreeInput) -> WorktreeCleanup:
             await run_blocking(_drop_sandbox_tmp_if_gone, path)
             reason = f"{info.repo_root} is no longer a git repository"
             return WorktreeCleanup(kept=False, reason=reason)
-    outcome = await _serialised(repo, lambda: _cleanup(repo, info))
+    if inp.action == "cleanup":
+        outcome = await _serialised(repo, lambda: _cleanup(repo, info))
+    else:
+        discard = inp.action == "discard"
+        outcome = await _serialised(repo, lambda: _remove(repo, info, discard))
+        if outcome.refused:
+            return outcome
     # Removed or kept, the owner has decided; the reaper has nothing left to do.
     worktree_owners.forget(info.worktree_path)
     await run_blocking(_drop_sandbox_tmp_if_gone, path)

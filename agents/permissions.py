@@ -44,4 +44,11 @@ def plan_mode_denial(tool: str, tool_input: BaseModel, plan_file: str, cwd: str)
         return None
     if tool == "EnterPlanMode":
         return "You are already in plan mode."
+    if tool == "EnterWorktree":
+        return "Plan mode is active: a worktree is a new branch and directory; not now."
+    if tool == "ExitWorktree" and getattr(tool_input, "action", None) == "remove":
+        return (
+            "Plan mode is active: removing the worktree waits until the plan is approved; "
+            'action "keep" leaves it now.'
+        )
     return None

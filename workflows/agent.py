@@ -44,6 +44,12 @@ from agents.team_protocol import TEAM_ADDRESS
 from agents.team_tasks import TEAM_TOOL_INPUTS
 from agents.todos import TODO_WRITE_TOOL, TodoWriteInput
 from agents.worktree_slug import agent_worktree_slug
+from agents.worktree_tools import (
+    ENTER_WORKTREE_TOOL,
+    EXIT_WORKTREE_TOOL,
+    EnterWorktreeInput,
+    ExitWorktreeInput,
+)
 from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
@@ -124,6 +130,7 @@ from workflows.team_member import report as report_to_team
 from workflows.team_spawn import merged_names
 from workflows.todo_tool import todo_write
 from workflows.tool_pool import ALIASES
+from workflows.worktree_session import WorktreeSession, session_workspace, worktree_refusal
 from workflows.worktrees import create_worktree
 
 TEAM_MEMBER_ENDINGS = "team-member-endings"
@@ -196,6 +203,7 @@ class AgentWorkflow:
         self._prepared: Prepared | None = None
         self._plans = PlanControl(lambda: self._state)
         self._questions = QuestionControl(lambda: self._state)
+        self._home = inp.workspace
         if self._carry is not None:
             self._restore(self._carry)
 
@@ -426,7 +434,8 @@ class AgentWorkflow:
             lineage=inp.lineage,
             config=inp.config,
             definitions=prepared.definitions,
-            workspace=inp.workspace,
+            # Its worktree once it has entered one (T18): sub-agents work where it does.
+            workspace=session_workspace(inp.workspace, self._state.worktree),
             model=prepared.model,
             permission_mode=prepared.permission_mode,
             allowed_agent_types=prepared.allowed_agent_types,
@@ -452,6 +461,16 @@ class AgentWorkflow:
             send = functools.partial(self._team_send, sender, send)
         agent_input = CoordinatorAgentInput if inp.mode == "coordinator" else AgentToolInput
         stopping = lambda: self._stop is not None  # noqa: E731
+        worktrees = WorktreeSession(
+            lambda: self._state,
+            inp.workspace,
+            self._worktree_moved,
+            worktree_refusal(
+                pinned=inp.worktree.worktree_path if inp.worktree else None,
+                scoped=inp.write_scope is not None,
+                read_only=prepared.sandbox == "read_only",
+            ),
+        )
         available = {
             AGENT_TOOL: WorkflowTool(agent_input, self._subagents.agent_tool),
             SEND_MESSAGE_TOOL: WorkflowTool(SendMessageInput, send),
@@ -479,6 +498,8 @@ class AgentWorkflow:
                 TodoWriteInput,
                 functools.partial(todo_write, lambda: self._state, self._refresh_details),
             ),
+            ENTER_WORKTREE_TOOL: WorkflowTool(EnterWorktreeInput, worktrees.enter),
+            EXIT_WORKTREE_TOOL: WorkflowTool(ExitWorktreeInput, worktrees.exit),
         }
         if inp.team is not None:
             for op, name in TEAM_TOOL_OPS.items():
@@ -537,6 +558,11 @@ class AgentWorkflow:
             checked = self._handoff_checked
             warning = self._handoff if checked else await handoff_warning(inp, text)
         worktree = await release_worktree(inp.worktree, inp.workspace.host_queue)
+        if (entered := self._state.worktree) is not None:
+            # Still in the worktree it entered (T18): removed if unchanged, kept otherwise,
+            # and the session back where it was, for a generation that may follow.
+            worktree = await release_worktree(entered.info, inp.workspace.host_queue)
+            self._state.cwd, self._state.worktree = entered.return_cwd, None
         result = AgentResult(
             status=status,  # type: ignore[arg-type]
             agent_id=self._agent_id,
@@ -639,6 +665,11 @@ class AgentWorkflow:
         if is_peer_address(team, call.input.to):
             return await send_to_peers(team, me, self._team_counts, call)
         return await fallback(call)
+
+    def _worktree_moved(self) -> None:
+        if self._subagents.ctx is not None:
+            self._subagents.ctx.workspace = session_workspace(self._home, self._state.worktree)
+        self._refresh_details()
 
     def _show_details(self, plan_note: str) -> None:
         self._phase = "waiting"
@@ -776,6 +807,7 @@ class AgentWorkflow:
             mailbox=len(self._mailbox),
             refused_signals=self._refusals.texts,
             todos=self._state.todos,
+            worktree=self._state.worktree.info if self._state.worktree else None,
         )
 
     @workflow.signal(name="approve_plan")

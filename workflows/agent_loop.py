@@ -51,6 +51,7 @@ from workflows.turns import (
     error_result,
     plan_calls,
 )
+from workflows.worktree_session import EnteredWorktree
 
 LoopEnd = Literal["end_turn", "max_turns", "stopped", "continue_as_new"]
 
@@ -101,6 +102,8 @@ class LoopState(BaseModel):
     """The agent's todo list, as its last TodoWrite left it (T7)."""
     questions_asked: int = 0
     """AskUserQuestion calls so far: the next one's request id (T16)."""
+    worktree: EnteredWorktree | None = None
+    """The worktree EnterWorktree moved the session into, until ExitWorktree (T18)."""
 
 
 def tool_options(call: ValidCall, config: OutlastConfig) -> dict[str, Any]:
@@ -187,9 +190,11 @@ def _input_models(setup: LoopSetup) -> dict[str, type[BaseModel]]:
     return models
 
 
-MODE_TOOLS = frozenset({"EnterPlanMode", "ExitPlanMode", "AskUserQuestion"})
-"""They change what the calls after them may do, or wait for a person whose answer may
-change them: each runs alone, in order."""
+MODE_TOOLS = frozenset(
+    {"EnterPlanMode", "ExitPlanMode", "AskUserQuestion", "EnterWorktree", "ExitWorktree"}
+)
+"""They change what the calls after them may do (or where they run), or wait for a person
+whose answer may change them: each runs alone, in order."""
 
 
 def _concurrency_safe(setup: LoopSetup) -> Callable[[str], bool]:

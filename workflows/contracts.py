@@ -213,6 +213,8 @@ class AgentStatus(Contract):
     """The latest signals whose input did not fit, and why (workflows/signal_input.py)."""
     todos: list[TodoItem] = Field(default_factory=list)
     """The agent's todo list (TodoWrite, T7); empty once it has ended."""
+    worktree: WorktreeInfo | None = None
+    """The worktree its session works in since EnterWorktree (T18), until ExitWorktree."""
 
 
 class TranscriptView(Contract):

@@ -35,6 +35,9 @@ def render_details(status: AgentStatus, plan_note: str | None = None) -> str:
         f"model `{status.model or '?'}`"
     )
     flags = _flags(status)
+    if status.worktree is not None:
+        w = status.worktree
+        flags.append(f"in worktree `{w.worktree_path}` (branch `{w.worktree_branch}`)")
     if flags:
         lines.append(" · ".join(flags))
     if status.todos:

@@ -4,9 +4,9 @@ that release recorded is replayed.
 Which calls are valid decides how a turn's calls are batched (an invalid one is a batch of
 its own, workflows/turns.py; so is AskUserQuestion, which waits for a person), and so which
 activities each workflow task schedules: a model that called `TodoWrite`, AskUserQuestion,
-NotebookEdit or Read with `pages` before they existed got an error back, and its run must
-replay that way. Each id is asked only when such a call comes, so a run that never makes one
-records no marker.
+NotebookEdit, EnterWorktree, ExitWorktree or Read with `pages` before they existed got an
+error back, and its run must replay that way. Each id is asked only when such a call comes,
+so a run that never makes one records no marker.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ NOTEBOOK_EDIT = "notebook-edit"
 """Patch id: `NotebookEdit` is a tool (T14); before, "No such tool available"."""
 ASK_USER_QUESTION = "ask-user-question"
 """Patch id: `AskUserQuestion` is a tool (T16); before, "No such tool available"."""
+WORKTREE_TOOLS = "worktree-tools"
+"""Patch id: `EnterWorktree` and `ExitWorktree` are tools (T18); before, "No such tool
+available"."""
 
 
 def _as_before(call: ValidCall) -> ToolResultBlock | None:
@@ -37,6 +40,9 @@ def _as_before(call: ValidCall) -> ToolResultBlock | None:
             return check_call(call.block, {})
     elif name == "AskUserQuestion":
         if not versions.patched(ASK_USER_QUESTION):
+            return check_call(call.block, {})
+    elif name in ("EnterWorktree", "ExitWorktree"):
+        if not versions.patched(WORKTREE_TOOLS):
             return check_call(call.block, {})
     elif name == "Read" and "pages" in call.block.input:
         if not versions.patched(READ_PAGES):

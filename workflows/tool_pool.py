@@ -22,6 +22,12 @@ from agents.plan_mode import (
 )
 from agents.questions import ASK_USER_QUESTION_TOOL, AskUserQuestionInput
 from agents.todos import TODO_WRITE_TOOL, TodoWriteInput
+from agents.worktree_tools import (
+    ENTER_WORKTREE_TOOL,
+    EXIT_WORKTREE_TOOL,
+    EnterWorktreeInput,
+    ExitWorktreeInput,
+)
 
 BASE_TOOLS: list[str] = [
     AGENT_TOOL,
@@ -39,6 +45,8 @@ BASE_TOOLS: list[str] = [
     TODO_WRITE_TOOL,
     ASK_USER_QUESTION_TOOL,
     "NotebookEdit",
+    ENTER_WORKTREE_TOOL,
+    EXIT_WORKTREE_TOOL,
 ]
 WORKFLOW_TOOL_INPUTS = {
     AGENT_TOOL: AgentToolInput,
@@ -49,6 +57,8 @@ WORKFLOW_TOOL_INPUTS = {
     EXIT_PLAN_MODE_TOOL: ExitPlanModeInput,
     TODO_WRITE_TOOL: TodoWriteInput,
     ASK_USER_QUESTION_TOOL: AskUserQuestionInput,
+    ENTER_WORKTREE_TOOL: EnterWorktreeInput,
+    EXIT_WORKTREE_TOOL: ExitWorktreeInput,
 }
 ALIASES = {
     **{alias: AGENT_TOOL for alias in AGENT_TOOL_ALIASES},

@@ -78,6 +78,7 @@ AFTER_BASELINE = frozenset(
         "shared-child-timers",
         "signal-unknown-fields",
         "task-output",
+        "worktree-tools",
         "task-output-stop",
         "team-answer-by-name",
         "team-handlers-all-members",

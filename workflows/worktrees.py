@@ -13,6 +13,7 @@ from agents.worktree_slug import InvalidWorktreeSlug, validate_worktree_slug
 with workflow.unsafe.imports_passed_through():
     from activities.errors import NON_RETRYABLE
     from activities.worktree import (
+        CleanupAction,
         CleanupWorktreeInput,
         CreateWorktreeInput,
         WorktreeCleanup,
@@ -61,13 +62,16 @@ async def create_worktree(
         return f"Could not create the worktree: {_cause(e)}"
 
 
-async def cleanup(info: WorktreeInfo, host_queue: str) -> WorktreeCleanup | None:
-    """Remove the worktree if the agent changed nothing; None if cleanup itself failed (the
-    worktree is then simply kept: losing work is worse than leaving a directory)."""
+async def cleanup(
+    info: WorktreeInfo, host_queue: str, action: CleanupAction = "cleanup"
+) -> WorktreeCleanup | None:
+    """Remove the worktree if the agent changed nothing (or as `action` says, for
+    ExitWorktree); None if cleanup itself failed (the worktree is then simply kept: losing
+    work is worse than leaving a directory)."""
     try:
         return await workflow.execute_activity(
             cleanup_worktree,
-            CleanupWorktreeInput(info=info),
+            CleanupWorktreeInput(info=info, action=action),
             task_queue=host_queue,
             **WORKTREE_OPTIONS,
         )

@@ -13,7 +13,7 @@ import pytest
 from temporalio.activity import _Definition
 from temporalio.testing import ActivityEnvironment
 
-from activities import workspace
+from activities import workspace, worktree_owners
 from activities.worktree import (
     BASES_DIR,
     LOCK_FILE,
@@ -363,3 +363,107 @@ async def test_hostile_slugs_never_reach_git_as_options(
             if arg.startswith("-"):
                 assert not any(slug in arg for slug in HOSTILE_SLUGS), argv
     assert not list(repo.rglob("PWNED")) and not (repo.parent / "x").exists()
+
+
+# ExitWorktree's actions (T18): keep, remove only what loses nothing, discard.
+
+
+async def leave(info: WorktreeInfo, action: str) -> WorktreeCleanup:
+    inp = CleanupWorktreeInput(info=info, action=action)  # type: ignore[arg-type]
+    return await ActivityEnvironment().run(cleanup_worktree, inp)
+
+
+def owned(info: WorktreeInfo) -> bool:
+    return any(o.worktree_path == info.worktree_path for o in worktree_owners.recorded())
+
+
+def commit_in(path: Path, name: str) -> None:
+    (path / name).write_text(f"{name}\n")
+    git(path, "add", name)
+    git(path, "commit", "-qm", name)
+
+
+async def test_the_default_action_is_not_in_the_payload(repo: Path) -> None:
+    info = await create(repo, "agent-payload")
+    # An agent's end schedules the same input as before ExitWorktree existed.
+    assert "action" not in CleanupWorktreeInput(info=info).model_dump()
+    assert "refused" not in WorktreeCleanup(kept=False, reason="x").model_dump()
+
+
+async def test_keep_leaves_it_and_drops_the_reapers_record(repo: Path) -> None:
+    info = await ActivityEnvironment().run(
+        create_worktree,
+        CreateWorktreeInput(repo_root=str(repo), slug="kept", owner_workflow_id="wf-1"),
+    )
+    assert owned(info)
+    result = await leave(info, "keep")
+    assert result.kept is True and not result.refused
+    assert Path(info.worktree_path).is_dir() and "worktree-kept" in branches(repo)
+    assert not owned(info)  # kept on purpose: the reaper must not remove it later
+
+
+async def test_remove_of_an_unchanged_worktree_removes_it_and_its_branch(repo: Path) -> None:
+    info = await create(repo, "plain")
+    result = await leave(info, "remove")
+    assert result == WorktreeCleanup(kept=False, reason="worktree and branch removed")
+    assert worktree_paths(repo) == [str(repo)] and "worktree-plain" not in branches(repo)
+
+
+async def test_remove_refuses_uncommitted_files_and_unmerged_commits(repo: Path) -> None:
+    info = await create(repo, "busy")
+    path = Path(info.worktree_path)
+    commit_in(path, "one.py")
+    commit_in(path, "two.py")
+    (path / "README.md").write_text("changed\n")
+    (path / "scratch.txt").write_text("new\n")
+    result = await leave(info, "remove")
+    assert result.refused and result.kept
+    assert result.unsaved == ["2 commits on no other branch", "1 modified file", "1 untracked file"]
+    assert path.is_dir() and (path / "scratch.txt").exists()
+    assert "worktree-busy" in branches(repo)
+
+
+async def test_remove_takes_a_worktree_whose_commits_were_merged(repo: Path) -> None:
+    info = await create(repo, "merged")
+    commit_in(Path(info.worktree_path), "feature.py")
+    main = git(repo, "branch", "--show-current")
+    git(repo, "merge", "-q", "--ff-only", "worktree-merged")
+    assert git(repo, "branch", "--show-current") == main
+    result = await leave(info, "remove")
+    assert result.kept is False, result
+    assert "worktree-merged" not in branches(repo)
+    assert (repo / "feature.py").exists()  # the merged work stays on the main branch
+
+
+async def test_discard_removes_it_whatever_it_holds(repo: Path) -> None:
+    info = await create(repo, "throwaway")
+    path = Path(info.worktree_path)
+    commit_in(path, "experiment.py")
+    (path / "README.md").write_text("changed\n")
+    result = await leave(info, "discard")
+    assert result.kept is False and not result.refused
+    assert not path.exists() and "worktree-throwaway" not in branches(repo)
+    assert not owned(info)
+
+
+async def test_remove_refuses_one_outlast_did_not_create(repo: Path) -> None:
+    path = repo / ".claude" / "worktrees" / "by-hand"
+    git(repo, "worktree", "add", "-q", "-b", "worktree-by-hand", str(path), "HEAD")
+    info = await create(repo, "by-hand")
+    for action in ("remove", "discard"):
+        result = await leave(info, action)
+        assert result.refused and "not created by Outlast" in result.reason
+        assert result.unsaved == []
+    assert path.is_dir() and "worktree-by-hand" in branches(repo)
+
+
+async def test_remove_of_a_branch_left_without_its_directory_checks_the_branch(
+    repo: Path,
+) -> None:
+    info = await create(repo, "gone")
+    commit_in(Path(info.worktree_path), "kept.py")
+    git(repo, "worktree", "remove", "--force", info.worktree_path)
+    result = await leave(info, "remove")
+    assert result.refused and result.unsaved == ["1 commit on no other branch"]
+    assert (await leave(info, "discard")).kept is False
+    assert "worktree-gone" not in branches(repo)

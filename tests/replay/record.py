@@ -35,6 +35,7 @@ from tests.replay.scenarios_agent import (
     signal_fields,
     todos,
     tool_errors,
+    worktree_session,
 )
 from tests.replay.scenarios_patterns import (
     coordinator,
@@ -88,6 +89,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # NotebookEdit after a Read (patched notebook-edit); `agent_notebook_edit_v0` is the same
     # scenario recorded on a832e70, before it.
     "agent_notebook_edit": notebook_edit,
+    # EnterWorktree and ExitWorktree (patched worktree-tools); `agent_worktree_session_v0` is
+    # the same scenario recorded on 58e72f0, before them.
+    "agent_worktree_session": worktree_session,
     "subagents_sync_async": subagents_sync_async,
     # The same scenario after output files, late-mail handling and liveness checks came in.
     "subagents_sync_async_v2": subagents_sync_async,

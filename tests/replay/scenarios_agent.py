@@ -369,3 +369,19 @@ async def notebook_edit(client: Client, tmp: Path) -> WorkflowHandle:
         {"text": "done"},
     ]
     return await scripted(client, tmp, {"agents": [{"name": "main", "turns": turns}]}, repo=repo)
+
+
+async def worktree_session(client: Client, tmp: Path) -> WorkflowHandle:
+    """EnterWorktree between two Reads of one turn, a write in the worktree, a refused
+    removal and a keep (patched worktree-tools); `agent_worktree_session_v0` is the same on
+    58e72f0, where both tools were refused as no such tool."""
+    read = {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}
+    enter = {"name": "EnterWorktree", "input": {"name": "wt"}}
+    turns = [
+        {"tool_use": [read, enter, read]},
+        {"tool_use": {"name": "Bash", "input": {"command": "echo hi > f.txt"}}},
+        {"tool_use": {"name": "ExitWorktree", "input": {"action": "remove"}}},
+        {"tool_use": {"name": "ExitWorktree", "input": {"action": "keep"}}},
+        {"text": "done"},
+    ]
+    return await scripted(client, tmp, {"agents": [{"name": "main", "turns": turns}]})

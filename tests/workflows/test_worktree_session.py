@@ -1,0 +1,165 @@
+"""EnterWorktree and ExitWorktree (T18): the session moves into a worktree of its own and back,
+across continue-as-new, with its sub-agents; what is left at its end is cleaned up or kept."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+from agents.config import AgentSettings
+from agents.worktree_tools import NOT_IN_WORKTREE_TEXT
+from tests.support import (
+    agent_input,
+    fast_config,
+    running_workers,
+    scripted_model,
+    spawn,
+    start,
+    tool_results,
+)
+from tests.workflows.test_todos import status_when
+from tests.workflows.test_visibility import current_details
+
+
+def branches(repo: Path) -> set[str]:
+    out = subprocess.run(
+        ["git", "branch", "--format=%(refname:short)"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return set(out.split())
+
+
+def remove(discard: bool = False) -> dict:
+    return {"name": "ExitWorktree", "input": {"action": "remove", "discard_changes": discard}}
+
+
+SESSION = {
+    "agents": [
+        {
+            "name": "helper",
+            "match": {"agent_name": "helper"},
+            "turns": [
+                {"tool_use": {"name": "Bash", "input": {"command": "touch from-helper.txt"}}},
+                {"text": "left a file where I was started"},
+            ],
+        },
+        {
+            "name": "main",
+            "turns": [
+                {"tool_use": {"name": "EnterWorktree", "input": {"name": "feat"}}},
+                {"tool_use": {"name": "Bash", "input": {"command": "pwd && echo hi > note.txt"}}},
+                {"tool_use": spawn("helper", "leave a file", False)},
+                {"delay_ms": 3000, "tool_use": remove()},
+                {"tool_use": remove(discard=True)},
+                {"tool_use": {"name": "Bash", "input": {"command": "pwd"}}},
+                {"text": "Back where I started."},
+            ],
+        },
+    ]
+}
+
+
+async def test_a_session_works_in_its_worktree_and_leaves_it(client, git_repo):
+    # Two turns a run: the worktree is carried by continue-as-new, twice over.
+    config = fast_config(agents=AgentSettings(turns_per_run=2))
+    worktree = git_repo / ".claude" / "worktrees" / "feat"
+    with scripted_model(SESSION):
+        async with running_workers(client) as queues:
+            inp = agent_input("work in a worktree", git_repo, queues, config=config)
+            handle = await start(client, inp, queues)
+            # Held in the model call of its fourth turn, in the worktree, in a later run.
+            held = await status_when(handle, lambda s: s.turn >= 3 and s.state == "calling_model")
+            assert held.worktree is not None and held.worktree.worktree_path == str(worktree)
+            details = await current_details(client, handle.id)
+            assert f"in worktree `{worktree}` (branch `worktree-feat`)" in details
+            result = await asyncio.wait_for(handle.result(), timeout=90)
+            final = await handle.query("status")
+            runs = [r async for r in client.list_workflows(f'WorkflowId = "{handle.id}"')]
+    assert len(runs) >= 3, runs
+    assert result.status == "completed", result.error
+    entered, pwd, helper, refused, removed, back = tool_results(result)
+    assert entered.content.startswith(f"Created a worktree at {worktree} on branch worktree-feat")
+    assert pwd.content.strip().startswith(str(worktree)), pwd.content
+    assert not helper.is_error, helper.content
+    # The helper, launched from inside, worked there too: its file is the second one.
+    assert refused.is_error and "2 untracked files" in refused.content, refused.content
+    assert "discard_changes: true" in refused.content
+    assert not removed.is_error and "discarding their changes" in removed.content
+    assert back.content.strip().startswith(str(git_repo)) and ".claude" not in back.content
+    assert not worktree.exists() and "worktree-feat" not in branches(git_repo)
+    assert not (git_repo / "from-helper.txt").exists() and not (git_repo / "note.txt").exists()
+    assert final["worktree"] is None
+    assert result.worktree_path is None
+
+
+# In the writer's sandbox (bubblewrap where it runs): the worktree's git metadata is the main
+# checkout's, so a commit there works as it does in the checkout.
+COMMIT = (
+    "echo x > made.txt && git add made.txt && "
+    "git -c user.name=t -c user.email=t@t commit -qm 'made it' && git log --oneline -1"
+)
+
+
+async def test_what_a_session_leaves_in_a_worktree_is_kept_at_its_end(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "ExitWorktree", "input": {"action": "keep"}}},
+                    {"tool_use": {"name": "EnterWorktree", "input": {}}},
+                    {"tool_use": {"name": "EnterWorktree", "input": {"name": "second"}}},
+                    {"tool_use": {"name": "Bash", "input": {"command": COMMIT}}},
+                    {"text": "Made a file in the worktree."},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+    assert result.status == "completed", result.error
+    noop, entered, again, made = tool_results(result)
+    assert noop.content == NOT_IN_WORKTREE_TEXT and not noop.is_error
+    assert not entered.is_error and ".claude/worktrees/session-" in entered.content
+    assert again.is_error and "already working in the worktree" in again.content
+    assert not made.is_error and "made it" in made.content, made.content
+    # Ended inside it with a change: kept, and the result says where.
+    assert result.worktree_path is not None and "/.claude/worktrees/session-" in (
+        result.worktree_path
+    )
+    assert (Path(result.worktree_path) / "made.txt").read_text() == "x\n"
+    assert result.worktree_branch in branches(git_repo)
+    assert not (git_repo / "made.txt").exists()
+    assert not (git_repo / ".claude" / "worktrees" / "second").exists()
+
+
+async def test_an_unchanged_worktree_goes_with_the_session(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "EnterWorktree", "input": {"name": "idle"}}},
+                    {"tool_use": {"name": "EnterWorktree", "input": {"name": "../escape"}}},
+                    {"text": "Nothing to do after all."},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+    assert result.status == "completed", result.error
+    entered, refused = tool_results(result)
+    assert not entered.is_error
+    assert refused.is_error and "already working" in refused.content
+    assert result.worktree_path is None
+    assert not (git_repo / ".claude" / "worktrees" / "idle").exists()
+    assert "worktree-idle" not in branches(git_repo)
