@@ -50,6 +50,7 @@ from activities.tools import KILL_ACTIVITIES
 from activities.tools.bash_background import BACKGROUND_ACTIVITIES
 from activities.tools.process_groups import settle_kills
 from activities.transcript_export import export_transcript
+from activities.web_fetch import web_fetch
 from activities.worktree import cleanup_worktree, create_worktree
 from outlast import workflow_runner
 from outlast.build_id import code_build_id
@@ -72,7 +73,7 @@ WORKFLOWS = [
     VerifiedTaskWorkflow,
     ShellTaskWorkflow,
 ]
-MODEL_ACTIVITIES = [call_model]
+MODEL_ACTIVITIES = [call_model, web_fetch]
 HOST_ACTIVITIES = [
     *TOOL_ACTIVITIES,
     *KILL_ACTIVITIES,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import platform
 import subprocess
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from temporalio import activity
 
 from activities.store import default_store
 from activities.tools import TOOLS, clean_schema
+from activities.tools.skill import skill_infos
 from activities.workspace import read_git
 from agents.agent_tool import AGENT_TOOL, AgentToolInput, CoordinatorAgentInput
 from agents.canonical import canonical_bytes
@@ -49,8 +51,10 @@ from agents.questions import (
     ASK_USER_QUESTION_TOOL,
     AskUserQuestionInput,
 )
+from agents.skills import listing
 from agents.team_tasks import TEAM_TOOL_DESCRIPTIONS, TEAM_TOOL_INPUTS
 from agents.todos import TODO_WRITE_DESCRIPTION, TODO_WRITE_TOOL, TodoWriteInput
+from agents.web_fetch import WEB_FETCH_DESCRIPTION, WEB_FETCH_TOOL, WebFetchInput
 from agents.worktree_tools import (
     ENTER_WORKTREE_DESCRIPTION,
     ENTER_WORKTREE_TOOL,
@@ -59,6 +63,8 @@ from agents.worktree_tools import (
     EnterWorktreeInput,
     ExitWorktreeInput,
 )
+
+log = logging.getLogger(__name__)
 
 # Tools the workflow carries out itself: the model sees them like any other.
 WORKFLOW_TOOLS: dict[str, tuple[type, str]] = {
@@ -72,6 +78,7 @@ WORKFLOW_TOOLS: dict[str, tuple[type, str]] = {
     ASK_USER_QUESTION_TOOL: (AskUserQuestionInput, ASK_USER_QUESTION_DESCRIPTION),
     ENTER_WORKTREE_TOOL: (EnterWorktreeInput, ENTER_WORKTREE_DESCRIPTION),
     EXIT_WORKTREE_TOOL: (ExitWorktreeInput, EXIT_WORKTREE_DESCRIPTION),
+    WEB_FETCH_TOOL: (WebFetchInput, WEB_FETCH_DESCRIPTION),
     **{name: (model, TEAM_TOOL_DESCRIPTIONS[name]) for name, model in TEAM_TOOL_INPUTS.items()},
 }
 
@@ -223,13 +230,17 @@ def tool_definitions(
     agent_description: str = "",
     coordinator: bool = False,
     agent_fields_hidden: Sequence[str] = (),
+    skills: str = "",
 ) -> list[dict]:
+    """`skills`: the Skill tool's listing of the skills there are (agents/skills.listing)."""
     return [
         _workflow_tool(n, agent_description, coordinator, agent_fields_hidden)
         if n in WORKFLOW_TOOLS
         else {
             "name": n,
-            "description": TOOLS[n].description,
+            "description": f"{TOOLS[n].description}\n{skills}"
+            if n == "Skill"
+            else (TOOLS[n].description),
             "input_schema": _without(
                 json.loads(_schema_of(TOOLS[n].input_model)),
                 # Bash runs in the background where an agent may (T4, R16, R73).
@@ -278,6 +289,7 @@ def _render(req: RenderContextInput) -> RenderedContext:
                     req.agent_tool_description,
                     req.coordinator,
                     req.agent_fields_hidden,
+                    _skills_listing(req) if "Skill" in req.tool_names else "",
                 )
             )
         )
@@ -287,6 +299,14 @@ def _render(req: RenderContextInput) -> RenderedContext:
     return RenderedContext(
         system_ref=system_ref, tools_ref=tools_ref, claude_md_included=claude_md is not None
     )
+
+
+def _skills_listing(req: RenderContextInput) -> str:
+    try:
+        return listing(skill_infos(req.workspace_root))
+    except Exception:  # noqa: BLE001 - a listing is never worth an agent that cannot start
+        log.exception("could not list the skills of %s", req.workspace_root)
+        return listing([])
 
 
 def load_system(ref: str) -> list[str]:

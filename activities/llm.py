@@ -295,6 +295,25 @@ async def _stream(body: bytes, options: dict[str, Any]) -> tuple[StreamedMessage
     return acc.message(), request_id
 
 
+async def complete_text(model: str, max_tokens: int, prompt: str, headers: dict[str, str]) -> str:
+    """One user prompt, the model's text back: a tool's own small-model question (WebFetch's
+    about a page). Not streamed, and with the errors of a model turn: an outage is retried
+    by the calling activity's policy, a refused request is not."""
+    try:
+        message = await model_client().messages.create(
+            model=model,
+            max_tokens=max_tokens,
+            messages=[{"role": "user", "content": prompt}],
+            extra_headers=headers,
+            timeout=120,
+        )
+    except anthropic.APIStatusError as e:
+        raise _from_sdk_error(e) from None
+    except anthropic.APIConnectionError as e:
+        raise ModelConnectionFailed(f"Model API connection failed: {e}") from None
+    return "".join(block.text for block in message.content if block.type == "text").strip()
+
+
 LOCAL_TRY_LIMIT = timedelta(seconds=5)
 """Under `model.local_activity: auto`, the longest a local call may run before it is given up
 and sent again as a regular activity (workflows/model_call.py): below the ~8 s after which a

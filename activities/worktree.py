@@ -140,6 +140,9 @@ class CreateWorktreeInput(BaseModel):
     owner_workflow_id: str | None = None
     """The workflow that cleans the worktree up when it ends (the reaper's record); None: the
     calling workflow. A parent creates its child's worktree before the child starts."""
+    exclusive: bool = Field(default=False, exclude_if=lambda v: not v)
+    """EnterWorktree's (T18): a worktree or branch of that name that is not the owner's
+    already (a retry of its own creation) is refused, not taken over."""
 
 
 class WorktreeInfo(BaseModel):
@@ -300,6 +303,14 @@ def _base_file(repo: _Repo, branch: str) -> Path:
     return repo.common / BASES_DIR / branch
 
 
+def _outlast_branches(repo: _Repo) -> list[str]:
+    """The branches of worktrees Outlast made and has not removed (their base records)."""
+    try:
+        return [p.name for p in (repo.common / BASES_DIR).iterdir() if p.is_file()]
+    except FileNotFoundError:
+        return []
+
+
 def _read_base(repo: _Repo, branch: str) -> str | None:
     try:
         return _base_file(repo, branch).read_text().strip() or None
@@ -342,10 +353,31 @@ def _info(repo: _Repo, path: Path, branch: str, head: str, existed: bool) -> Wor
     )
 
 
-def _create(repo: _Repo, inp: CreateWorktreeInput) -> WorktreeInfo:
+def _create(repo: _Repo, inp: CreateWorktreeInput, owner: str = "") -> WorktreeInfo:
     """Create (or find) the worktree; runs under the repository lock."""
     path, branch = _worktree_path(repo, inp.slug), worktree_branch(inp.slug)
     entry = _registered(repo).get(path)
+    if inp.exclusive:
+        if entry is not None or _branch_tip(repo, branch) is not None:
+            record = worktree_owners.owner_of(str(path))
+            if record is None or record.workflow_id != owner:
+                raise WorktreeRefused(
+                    f"A worktree named {inp.slug} already exists ({path}, branch {branch}) "
+                    "and is not this session's: choose another name.",
+                    slug=inp.slug,
+                )
+        elif owner:
+            # Its owner before any change: a retry after a crash half-way finds it its own,
+            # and the reaper can find what a crash left.
+            base = _head_commit(repo)
+            record = WorktreeOwner(
+                workflow_id=owner,
+                repo_root=str(repo.top),
+                worktree_path=str(path),
+                worktree_branch=branch,
+                head_commit=base,
+            )
+            worktree_owners.remember(record)
     if entry is not None and path.is_dir() and entry.get("locked") != _ADD_IN_PROGRESS:
         _link_dirs(repo.top, path, inp.symlink_dirs)  # a crash may have come before the links
         head = _read_base(repo, branch) or entry.get("HEAD", "")
@@ -398,15 +430,13 @@ async def create_worktree(inp: CreateWorktreeInput) -> WorktreeInfo:
     deadline = _deadline()
     async with heartbeating():
         repo = await asyncio.to_thread(_prepare, inp, deadline)
-    info = await _serialised(repo, lambda: _create(repo, inp))
+    owner = inp.owner_workflow_id or (activity.info().workflow_id if activity.in_activity() else "")
+    info = await _serialised(repo, lambda: _create(repo, inp, owner))
     if activity.in_activity():
         # Before the workflow hears of it: a run terminated from here on leaves a record the
         # reaper can act on.
         worktree_owners.remember(
-            WorktreeOwner(
-                workflow_id=inp.owner_workflow_id or activity.info().workflow_id,
-                **info.model_dump(exclude={"existed"}),
-            )
+            WorktreeOwner(workflow_id=owner, **info.model_dump(exclude={"existed"}))
         )
     return info
 
@@ -443,11 +473,20 @@ def _uncommitted(repo: _Repo, path: Path) -> list[str]:
     return found
 
 
+def _nested(registered: dict[Path, dict[str, str]], path: Path) -> list[str]:
+    """Worktrees inside `path` (a sub-agent's, made from a session in a worktree): removing
+    `path` with `--force` would delete them, work and all."""
+    return sorted(str(p) for p in registered if p != path and p.is_relative_to(path))
+
+
 def _cleanup(repo: _Repo, info: WorktreeInfo) -> WorktreeCleanup:
     """Remove the worktree and its branch if nothing changed; runs under the repository lock."""
     path, branch = Path(info.worktree_path), info.worktree_branch
     base = _read_base(repo, branch)
-    entry = _registered(repo).get(path)
+    registered = _registered(repo)
+    entry = registered.get(path)
+    if nested := _nested(registered, path):
+        return WorktreeCleanup(kept=True, reason=f"worktree holds other worktrees: {nested[0]}")
     if entry is not None and "locked" in entry:
         return WorktreeCleanup(kept=True, reason=f"worktree is locked {entry['locked']}".strip())
     if entry is not None and path.is_dir():
@@ -477,8 +516,11 @@ def _unsaved(repo: _Repo, path: Path | None, branch: str, base: str) -> list[str
         [f"refs/heads/{branch}"] if _branch_tip(repo, branch) is not None else []
     )
     if heads:
-        # `--exclude` before `--branches` leaves this branch out of "the other branches".
-        args = ["rev-list", "--count", *heads, "--not", f"--exclude={branch}", "--branches", base]
+        # `--exclude` before `--branches` leaves this branch, and the other worktrees' own
+        # branches (temporary: each goes with its worktree), out of "the other branches".
+        temporary = {branch, *_outlast_branches(repo)}
+        excludes = [f"--exclude={b}" for b in sorted(temporary)]
+        args = ["rev-list", "--count", *heads, "--not", *excludes, "--branches", base]
         where = path if path is not None else repo.top
         count = int(_git(where, *args, deadline=repo.deadline, reads=True))
         if count:
@@ -490,7 +532,11 @@ def _remove(repo: _Repo, info: WorktreeInfo, discard: bool) -> WorktreeCleanup:
     """ExitWorktree's removal; runs under the repository lock."""
     path, branch = Path(info.worktree_path), info.worktree_branch
     base = _read_base(repo, branch)
-    entry = _registered(repo).get(path)
+    registered = _registered(repo)
+    entry = registered.get(path)
+    if nested := _nested(registered, path):
+        why = f"it holds other worktrees ({', '.join(nested)}), which would go with it"
+        return WorktreeCleanup(kept=True, refused=True, reason=why)
     if entry is not None and "locked" in entry:
         why = f"worktree is locked {entry['locked']}".strip()
         return WorktreeCleanup(kept=True, refused=True, reason=why)

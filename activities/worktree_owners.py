@@ -44,6 +44,14 @@ def remember(owner: WorktreeOwner) -> None:
     atomic_write(_path(owner.worktree_path), owner.model_dump_json().encode())
 
 
+def owner_of(worktree_path: str) -> WorktreeOwner | None:
+    """The recorded owner of the worktree at that path, if there is a readable record."""
+    try:
+        return WorktreeOwner.model_validate_json(_path(worktree_path).read_bytes())
+    except (OSError, ValidationError, json.JSONDecodeError):
+        return None
+
+
 def forget(worktree_path: str) -> None:
     _path(worktree_path).unlink(missing_ok=True)
 

@@ -8,7 +8,16 @@ from typing import Any
 
 ARG_WIDTH = 60
 
-_ARG_FIELDS = ("file_path", "notebook_path", "pattern", "command", "path", "url", "query")
+_ARG_FIELDS = (
+    "file_path",
+    "notebook_path",
+    "pattern",
+    "command",
+    "path",
+    "url",
+    "query",
+    "skill",
+)
 """Where each tool keeps its identifying argument, in order of preference."""
 
 

@@ -114,6 +114,11 @@ class ToolSettings(_Section):
     background_output_max_bytes: int = Field(default=BACKGROUND_OUTPUT_CAP, ge=1024)
     """A background command whose output file grows past this is killed (Claude Code's cap,
     5 GB): a command that writes without end must not fill the host's disk."""
+    web_fetch_model: str = "haiku"
+    """The small, fast model WebFetch asks about a page (an alias or a model id)."""
+    web_fetch_private_hosts: bool = False
+    """Let WebFetch fetch addresses on the worker's machine or a private network (a local
+    development server); off, an agent cannot reach what only the worker can."""
     local_tools: bool = True
     """Run Read, Glob and Grep, and an agent's prompt rendering, handoff check and transcript
     export, as local activities when the workflow's worker is the workspace's host

@@ -43,6 +43,7 @@ from agents.questions import ASK_USER_QUESTION_TOOL, AskUserQuestionInput, Quest
 from agents.team_protocol import TEAM_ADDRESS
 from agents.team_tasks import TEAM_TOOL_INPUTS
 from agents.todos import TODO_WRITE_TOOL, TodoWriteInput
+from agents.web_fetch import WEB_FETCH_TOOL, WebFetchInput
 from agents.worktree_slug import agent_worktree_slug
 from agents.worktree_tools import (
     ENTER_WORKTREE_TOOL,
@@ -130,7 +131,8 @@ from workflows.team_member import report as report_to_team
 from workflows.team_spawn import merged_names
 from workflows.todo_tool import todo_write
 from workflows.tool_pool import ALIASES
-from workflows.worktree_session import WorktreeSession, session_workspace, worktree_refusal
+from workflows.web_fetch_tool import web_fetch
+from workflows.worktree_session import left_note, session_workspace, worktree_session
 from workflows.worktrees import create_worktree
 
 TEAM_MEMBER_ENDINGS = "team-member-endings"
@@ -461,15 +463,8 @@ class AgentWorkflow:
             send = functools.partial(self._team_send, sender, send)
         agent_input = CoordinatorAgentInput if inp.mode == "coordinator" else AgentToolInput
         stopping = lambda: self._stop is not None  # noqa: E731
-        worktrees = WorktreeSession(
-            lambda: self._state,
-            inp.workspace,
-            self._worktree_moved,
-            worktree_refusal(
-                pinned=inp.worktree.worktree_path if inp.worktree else None,
-                scoped=inp.write_scope is not None,
-                read_only=prepared.sandbox == "read_only",
-            ),
+        worktrees = worktree_session(
+            inp, prepared.sandbox, lambda: self._state, self._worktree_moved, self._registry
         )
         available = {
             AGENT_TOOL: WorkflowTool(agent_input, self._subagents.agent_tool),
@@ -499,6 +494,16 @@ class AgentWorkflow:
                 functools.partial(todo_write, lambda: self._state, self._refresh_details),
             ),
             ENTER_WORKTREE_TOOL: WorkflowTool(EnterWorktreeInput, worktrees.enter),
+            WEB_FETCH_TOOL: WorkflowTool(
+                WebFetchInput,
+                functools.partial(
+                    web_fetch,
+                    inp.config,
+                    self._agent_id,
+                    inp.name or prepared.definition.agent_type,
+                    lambda: self._state.turns,
+                ),
+            ),
             EXIT_WORKTREE_TOOL: WorkflowTool(ExitWorktreeInput, worktrees.exit),
         }
         if inp.team is not None:
@@ -563,6 +568,9 @@ class AgentWorkflow:
             # and the session back where it was, for a generation that may follow.
             worktree = await release_worktree(entered.info, inp.workspace.host_queue)
             self._state.cwd, self._state.worktree = entered.return_cwd, None
+            # Read only by a next generation (mail that came after the answer).
+            note = left_note(entered, kept=bool(worktree))
+            self._state.pending.append(Message.user_text(system_reminder(note)))
         result = AgentResult(
             status=status,  # type: ignore[arg-type]
             agent_id=self._agent_id,

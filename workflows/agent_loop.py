@@ -243,7 +243,11 @@ def tool_context(setup: LoopSetup, state: LoopState, call: ValidCall) -> ToolCon
     stamp = state.read_state.get(normalize_path(state.cwd, file_path)) if file_path else None
     planning = state.mode == "plan"
     return ToolContext(
-        workspace_root=setup.workspace.root,
+        # In a worktree session its tools are held to the worktree (a `cd ..` cannot leave
+        # it), as an agent started in one is to its own.
+        workspace_root=state.worktree.info.worktree_path
+        if state.worktree
+        else setup.workspace.root,
         cwd=state.cwd,
         agent_id=setup.agent_id,
         # R76: in plan mode the shell is read-only whatever the agent's tools, and the only

@@ -4,9 +4,9 @@ that release recorded is replayed.
 Which calls are valid decides how a turn's calls are batched (an invalid one is a batch of
 its own, workflows/turns.py; so is AskUserQuestion, which waits for a person), and so which
 activities each workflow task schedules: a model that called `TodoWrite`, AskUserQuestion,
-NotebookEdit, EnterWorktree, ExitWorktree or Read with `pages` before they existed got an
-error back, and its run must replay that way. Each id is asked only when such a call comes,
-so a run that never makes one records no marker.
+NotebookEdit, Skill, WebFetch, EnterWorktree, ExitWorktree or Read with `pages` before they
+existed got an error back, and its run must replay that way. Each id is asked only when such
+a call comes, so a run that never makes one records no marker.
 """
 
 from __future__ import annotations
@@ -23,6 +23,10 @@ NOTEBOOK_EDIT = "notebook-edit"
 """Patch id: `NotebookEdit` is a tool (T14); before, "No such tool available"."""
 ASK_USER_QUESTION = "ask-user-question"
 """Patch id: `AskUserQuestion` is a tool (T16); before, "No such tool available"."""
+WEB_FETCH = "web-fetch"
+"""Patch id: `WebFetch` is a tool (T15); before, "No such tool available"."""
+SKILL_TOOL = "skill-tool"
+"""Patch id: `Skill` is a tool (T17); before, "No such tool available"."""
 WORKTREE_TOOLS = "worktree-tools"
 """Patch id: `EnterWorktree` and `ExitWorktree` are tools (T18); before, "No such tool
 available"."""
@@ -40,6 +44,12 @@ def _as_before(call: ValidCall) -> ToolResultBlock | None:
             return check_call(call.block, {})
     elif name == "AskUserQuestion":
         if not versions.patched(ASK_USER_QUESTION):
+            return check_call(call.block, {})
+    elif name == "WebFetch":
+        if not versions.patched(WEB_FETCH):
+            return check_call(call.block, {})
+    elif name == "Skill":
+        if not versions.patched(SKILL_TOOL):
             return check_call(call.block, {})
     elif name in ("EnterWorktree", "ExitWorktree"):
         if not versions.patched(WORKTREE_TOOLS):

@@ -123,7 +123,8 @@ WORKER_TYPE = WORKER_DEFINITION.agent_type
 
 @dataclass
 class ParentContext:
-    """What the spawning agent knows about itself; fixed for its run."""
+    """What the spawning agent knows about itself; fixed for its run, but for `workspace`,
+    which follows it into a worktree it enters (EnterWorktree)."""
 
     workflow_id: str
     agent_id: str

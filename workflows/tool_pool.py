@@ -22,6 +22,7 @@ from agents.plan_mode import (
 )
 from agents.questions import ASK_USER_QUESTION_TOOL, AskUserQuestionInput
 from agents.todos import TODO_WRITE_TOOL, TodoWriteInput
+from agents.web_fetch import WEB_FETCH_TOOL, WebFetchInput
 from agents.worktree_tools import (
     ENTER_WORKTREE_TOOL,
     EXIT_WORKTREE_TOOL,
@@ -47,6 +48,8 @@ BASE_TOOLS: list[str] = [
     "NotebookEdit",
     ENTER_WORKTREE_TOOL,
     EXIT_WORKTREE_TOOL,
+    "Skill",
+    WEB_FETCH_TOOL,
 ]
 WORKFLOW_TOOL_INPUTS = {
     AGENT_TOOL: AgentToolInput,
@@ -59,6 +62,7 @@ WORKFLOW_TOOL_INPUTS = {
     ASK_USER_QUESTION_TOOL: AskUserQuestionInput,
     ENTER_WORKTREE_TOOL: EnterWorktreeInput,
     EXIT_WORKTREE_TOOL: ExitWorktreeInput,
+    WEB_FETCH_TOOL: WebFetchInput,
 }
 ALIASES = {
     **{alias: AGENT_TOOL for alias in AGENT_TOOL_ALIASES},

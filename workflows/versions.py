@@ -77,8 +77,8 @@ AFTER_BASELINE = frozenset(
         "scratchpad-by-feature",
         "shared-child-timers",
         "signal-unknown-fields",
+        "skill-tool",
         "task-output",
-        "worktree-tools",
         "task-output-stop",
         "team-answer-by-name",
         "team-handlers-all-members",
@@ -87,6 +87,8 @@ AFTER_BASELINE = frozenset(
         "todo-write",
         "verified-base-commit",
         "verified-cancel-reaches-implementer",
+        "web-fetch",
+        "worktree-tools",
     }
 )
 """Patch ids added since, asked one by one."""

@@ -10,6 +10,8 @@ so it is in the reaper's records from its creation until its owner decides its f
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import PurePosixPath
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
@@ -37,6 +39,10 @@ with workflow.unsafe.imports_passed_through():
     from activities.worktree import WorktreeInfo
 
 READ_ONLY_TEXT = "You are a read-only agent: a worktree is a new branch and directory; not for you."
+EXIT_FAILED_TEXT = (
+    "ExitWorktree failed on the workspace's host; nothing changed and you are still in the "
+    "worktree. Try again later."
+)
 
 
 class EnteredWorktree(BaseModel):
@@ -69,11 +75,14 @@ class WorktreeSession:
         home: Workspace,
         on_change: Callable[[], None],
         refusal: str | None = None,
+        working_inside: Callable[[str], list[str]] = lambda path: [],
     ) -> None:
         self._state = state
         self._home = home
         self._on_change = on_change
         self._refusal = refusal
+        self._working_inside = working_inside
+        """The sub-agents still running in a directory (whose workspace is inside it)."""
 
     async def enter(self, call: ValidCall) -> ToolResultBlock:
         inp: EnterWorktreeInput = call.input  # type: ignore[assignment]
@@ -83,7 +92,9 @@ class WorktreeSession:
         if self._refusal is not None:
             return error_result(call.block, self._refusal)
         name = inp.name or random_worktree_name(workflow.uuid4().hex)
-        made = await create_worktree(self._home, name)
+        # Never another session's (or an earlier one's kept) worktree: only what this session
+        # made is its to remove.
+        made = await create_worktree(self._home, name, exclusive=True)
         if isinstance(made, str):
             return error_result(call.block, made)
         state.worktree = EnteredWorktree(info=made, return_cwd=state.cwd)
@@ -100,9 +111,17 @@ class WorktreeSession:
             return ToolResultBlock(tool_use_id=call.block.id, content=NOT_IN_WORKTREE_TEXT)
         info = entered.info
         action = "keep" if inp.action == "keep" else "discard" if inp.discard_changes else "remove"
+        if action != "keep" and (busy := self._working_inside(info.worktree_path)):
+            why = f"sub-agents still work in it: {', '.join(busy)}; stop them or wait for them"
+            return error_result(call.block, could_not_remove_text(info.worktree_path, why))
         outcome = await cleanup(info, self._home.host_queue, action)
         if outcome is None:
-            return error_result(call.block, could_not_remove_text(info.worktree_path, "failed"))
+            # The activity failed for good: the session stays where it is, as it was.
+            return error_result(call.block, EXIT_FAILED_TEXT)
+        if action != "keep" and outcome.kept and not outcome.refused:
+            # A host worker of a release before ExitWorktree ran its end-of-agent cleanup.
+            why = outcome.reason or "the host kept it"
+            return error_result(call.block, could_not_remove_text(info.worktree_path, why))
         if outcome.refused:
             if outcome.unsaved:
                 text = refused_removal_text(info.worktree_path, ", ".join(outcome.unsaved))
@@ -126,11 +145,59 @@ class WorktreeSession:
 
 
 def worktree_refusal(pinned: str | None, scoped: bool, read_only: bool) -> str | None:
-    """Why an agent may not enter a worktree at all, or None."""
+    """Why an agent may not enter a worktree at all, or None. `pinned`: the worktree it was
+    started in (its own, or its parent session's)."""
     if pinned is not None:
         return pinned_text(pinned)
-    if scoped:
-        return SCOPED_TEXT
     if read_only:
         return READ_ONLY_TEXT
+    if scoped:
+        return SCOPED_TEXT
     return None
+
+
+def worktree_of(root: str) -> str | None:
+    """`root` if it lies in a `.claude/worktrees/` directory: a worktree already."""
+    parts = PurePosixPath(root).parts
+    inside = any(parts[i : i + 2] == (".claude", "worktrees") for i in range(len(parts) - 2))
+    return root if inside else None
+
+
+def within(root: str, directory: str) -> bool:
+    return PurePosixPath(root).is_relative_to(PurePosixPath(directory))
+
+
+def left_note(entered: EnteredWorktree, kept: bool) -> str:
+    """For a next generation (late mail): its last worktree session ended with its answer."""
+    info = entered.info
+    fate = f"kept at {info.worktree_path} (branch {info.worktree_branch})" if kept else "removed"
+    return (
+        f"Your worktree session ended with your last answer: the worktree was {fate}. You are "
+        f"back in {entered.return_cwd}; call EnterWorktree again to work in a worktree."
+    )
+
+
+def worktree_session(
+    inp: Any,
+    sandbox: str,
+    state: Callable,
+    on_change: Callable[[], None],
+    registry: Any,
+) -> WorktreeSession:
+    """An agent's EnterWorktree / ExitWorktree, with who it is deciding what it may do: an
+    agent started in a worktree (its own, or a session's it was launched from), a read-only
+    one or a coordinator's worker with a write scope may not enter one; a worktree its
+    running sub-agents work in is not removed from under them."""
+    pinned = inp.worktree.worktree_path if inp.worktree else worktree_of(inp.workspace.root)
+    refusal = worktree_refusal(
+        pinned=pinned, scoped=inp.write_scope is not None, read_only=sandbox == "read_only"
+    )
+    return WorktreeSession(
+        state,
+        inp.workspace,
+        on_change,
+        refusal,
+        lambda path: [
+            t.name or t.agent_id for t in registry.running() if within(t.spawn.workspace.root, path)
+        ],
+    )

@@ -39,11 +39,12 @@ def _cause(error: ActivityError) -> str:
 
 
 async def create_worktree(
-    workspace: Workspace, slug: str, owner: str | None = None
+    workspace: Workspace, slug: str, owner: str | None = None, exclusive: bool = False
 ) -> WorktreeInfo | str:
     """The worktree, or a message for the model; nothing is created for a bad slug.
 
     `owner`: the workflow that will clean it up (a child about to start), if not this one.
+    `exclusive`: one of that name that is not this workflow's is refused (EnterWorktree).
     """
     try:
         validate_worktree_slug(slug)
@@ -52,7 +53,9 @@ async def create_worktree(
     try:
         return await workflow.execute_activity(
             create_worktree_activity,
-            CreateWorktreeInput(repo_root=workspace.root, slug=slug, owner_workflow_id=owner),
+            CreateWorktreeInput(
+                repo_root=workspace.root, slug=slug, owner_workflow_id=owner, exclusive=exclusive
+            ),
             task_queue=workspace.host_queue,
             **WORKTREE_OPTIONS,
         )

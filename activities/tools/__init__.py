@@ -14,12 +14,12 @@ from typing import Any
 from pydantic import BaseModel
 from temporalio.common import RetryPolicy
 
-from activities.tools import bash, edit, glob, grep, notebook_edit, read, write
+from activities.tools import bash, edit, glob, grep, notebook_edit, read, skill, write
 from activities.tools.base import KillRequest, ToolContext, ToolOutput, ToolRequest
 
 HEARTBEAT_TIMEOUT = timedelta(seconds=30)
-# Read, Glob and Grep change nothing, and Write, Edit and NotebookEdit detect an attempt that
-# already happened, so retrying them after a worker crash is safe.
+# Read, Glob, Grep and Skill change nothing, and Write, Edit and NotebookEdit detect an attempt
+# that already happened, so retrying them after a worker crash is safe.
 IDEMPOTENT_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     backoff_coefficient=2.0,
@@ -171,6 +171,16 @@ TOOLS: dict[str, ToolSpec] = {
             activity=grep.grep_files,
             read_only=True,
             start_to_close=_fixed(timedelta(seconds=grep.RG_TIMEOUT_S + 60)),
+            retry_policy=IDEMPOTENT_RETRY,
+        ),
+        ToolSpec(
+            name="Skill",
+            description=skill.DESCRIPTION,
+            input_model=skill.SkillInput,
+            request_model=skill.SkillRequest,
+            activity=skill.run_skill,
+            read_only=True,
+            start_to_close=_fixed(timedelta(minutes=1)),
             retry_policy=IDEMPOTENT_RETRY,
         ),
         ToolSpec(

@@ -14,6 +14,7 @@ from temporalio.activity import _Definition
 from temporalio.testing import ActivityEnvironment
 
 from activities import workspace, worktree_owners
+from activities import worktree as worktree_module
 from activities.worktree import (
     BASES_DIR,
     LOCK_FILE,
@@ -467,3 +468,71 @@ async def test_remove_of_a_branch_left_without_its_directory_checks_the_branch(
     assert result.refused and result.unsaved == ["1 commit on no other branch"]
     assert (await leave(info, "discard")).kept is False
     assert "worktree-gone" not in branches(repo)
+
+
+async def test_an_exclusive_creation_takes_only_its_own(repo: Path) -> None:
+    def exclusive(owner: str) -> CreateWorktreeInput:
+        return CreateWorktreeInput(
+            repo_root=str(repo), slug="mine", owner_workflow_id=owner, exclusive=True
+        )
+
+    env = ActivityEnvironment()
+    info = await env.run(create_worktree, exclusive("wf-a"))
+    again = await env.run(create_worktree, exclusive("wf-a"))  # a retry of its own
+    assert again.existed and again.worktree_path == info.worktree_path
+    with pytest.raises(WorktreeRefused, match="already exists .* not this session's"):
+        await env.run(create_worktree, exclusive("wf-b"))
+    await leave(info, "keep")  # kept: nobody's now, not even its creator's
+    with pytest.raises(WorktreeRefused, match="already exists"):
+        await env.run(create_worktree, exclusive("wf-a"))
+    assert "exclusive" not in CreateWorktreeInput(repo_root="/r", slug="s").model_dump()
+
+
+async def test_a_worktree_holding_another_is_neither_cleaned_up_nor_removed(repo: Path) -> None:
+    outer = await create(repo, "outer")
+    inner = await create(Path(outer.worktree_path), "inner")  # made from inside it
+    assert Path(inner.worktree_path).is_relative_to(outer.worktree_path)
+    (Path(inner.worktree_path) / "work.txt").write_text("unsaved\n")
+    cleaned = await cleanup(outer)
+    assert cleaned.kept and "holds other worktrees" in cleaned.reason
+    for action in ("remove", "discard"):
+        refused = await leave(outer, action)
+        assert refused.refused and "would go with it" in refused.reason
+    assert (Path(inner.worktree_path) / "work.txt").read_text() == "unsaved\n"
+
+
+async def test_another_worktrees_branch_does_not_hold_a_commit_for_removal(repo: Path) -> None:
+    outer = await create(repo, "holder")
+    commit_in(Path(outer.worktree_path), "only-here.py")
+    tip = git(Path(outer.worktree_path), "rev-parse", "HEAD")
+    # Another worktree's branch comes to hold the same commit; it is as temporary as this
+    # one's (it goes with its worktree), so the commit is still on no other branch.
+    sibling = await create(repo, "sibling")
+    git(Path(sibling.worktree_path), "reset", "-q", "--hard", tip)
+    result = await leave(outer, "remove")
+    assert result.refused and result.unsaved == ["1 commit on no other branch"], result
+    git(repo, "branch", "made-by-hand", tip)  # a branch of the user's does hold it
+    assert (await leave(outer, "remove")).kept is False
+    assert git(repo, "rev-parse", "made-by-hand") == tip
+
+
+async def test_an_exclusive_creation_that_failed_half_way_is_its_own_on_retry(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inp = CreateWorktreeInput(
+        repo_root=str(repo), slug="retried", owner_workflow_id="wf-r", exclusive=True
+    )
+    real_add = worktree_module._add
+
+    def add_then_crash(*args: object) -> None:
+        real_add(*args)  # type: ignore[arg-type]
+        raise OSError("worker lost mid-creation")
+
+    monkeypatch.setattr(worktree_module, "_add", add_then_crash)
+    with pytest.raises(OSError):
+        await ActivityEnvironment().run(create_worktree, inp)
+    # Owned already (the reaper can find it), and the retry takes it as its own.
+    assert worktree_owners.owner_of(str(repo / ".claude/worktrees/retried")) is not None
+    monkeypatch.setattr(worktree_module, "_add", real_add)
+    info = await ActivityEnvironment().run(create_worktree, inp)
+    assert info.existed and Path(info.worktree_path).is_dir()

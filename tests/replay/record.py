@@ -33,8 +33,10 @@ from tests.replay.scenarios_agent import (
     plan_rejected,
     question,
     signal_fields,
+    skill,
     todos,
     tool_errors,
+    web_fetch,
     worktree_session,
 )
 from tests.replay.scenarios_patterns import (
@@ -92,6 +94,12 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # EnterWorktree and ExitWorktree (patched worktree-tools); `agent_worktree_session_v0` is
     # the same scenario recorded on 58e72f0, before them.
     "agent_worktree_session": worktree_session,
+    # Skill between two Reads (patched skill-tool); `agent_skill_v0` is the same scenario
+    # recorded on 58e72f0, before it.
+    "agent_skill": skill,
+    # WebFetch between two Reads (patched web-fetch); `agent_web_fetch_v0` is the same
+    # scenario recorded on 58e72f0, before it.
+    "agent_web_fetch": web_fetch,
     "subagents_sync_async": subagents_sync_async,
     # The same scenario after output files, late-mail handling and liveness checks came in.
     "subagents_sync_async_v2": subagents_sync_async,

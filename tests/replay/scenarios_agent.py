@@ -385,3 +385,61 @@ async def worktree_session(client: Client, tmp: Path) -> WorkflowHandle:
         {"text": "done"},
     ]
     return await scripted(client, tmp, {"agents": [{"name": "main", "turns": turns}]})
+
+
+async def skill(client: Client, tmp: Path) -> WorkflowHandle:
+    """A Skill call between two Reads of one turn (patched skill-tool): read-only, so the
+    three run as one batch; `agent_skill_v0` is the same on 58e72f0, where Skill was refused
+    as no such tool and ran alone."""
+    skill_md = "---\ndescription: Review a pull request\n---\nReview PR $ARGUMENTS.\n"
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n", ".claude/skills/review/SKILL.md": skill_md})
+    read = {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}
+    call = {"name": "Skill", "input": {"skill": "review", "args": "7"}}
+    turns = [{"tool_use": [read, call, read]}, {"text": "done"}]
+    return await scripted(client, tmp, {"agents": [{"name": "main", "turns": turns}]}, repo=repo)
+
+
+async def web_fetch(client: Client, tmp: Path) -> WorkflowHandle:
+    """A WebFetch between two Reads of one turn (patched web-fetch): the three run as one
+    batch; `agent_web_fetch_v0` is the same on 58e72f0, where WebFetch was refused as no
+    such tool and ran alone. The page is served by a local server for the recording."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from tests.support import fast_config
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            body = b"<html><body><h1>Notes</h1><p>2.0 adds docs.</p></body></html>"
+            self.send_response(200)
+            self.send_header("content-type", "text/html")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/notes"
+    read = {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}
+    fetch = {"name": "WebFetch", "input": {"url": url, "prompt": "What is new?"}}
+    script = {
+        "agents": [
+            {
+                "name": "reader",
+                "match": {"agent_type": "web-fetch"},
+                "turns": [{"text": "2.0 adds docs."}],
+            },
+            {"name": "main", "turns": [{"tool_use": [read, fetch, read]}, {"text": "done"}]},
+        ]
+    }
+    config = fast_config()
+    tools = config.tools.model_copy(update={"web_fetch_private_hosts": True})
+    config = config.model_copy(update={"tools": tools})
+    try:
+        return await scripted(client, tmp, script, config=config)
+    finally:
+        server.shutdown()
+        server.server_close()

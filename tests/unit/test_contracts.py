@@ -23,6 +23,8 @@ PERMANENT_ACTIVITIES = {
     "tool.grep",
     "tool.bash",
     "tool.bash_kill",
+    "tool.skill",
+    "tool.web_fetch",
     "workspace.create_worktree",
     "workspace.cleanup_worktree",
     "workspace.snapshot",
@@ -130,5 +132,8 @@ def test_agents_package_imports_only_stdlib_pydantic_yaml():
         "json",
         "posixpath",
         "dataclasses",
+        "ipaddress",
+        "shlex",
+        "urllib",
     }
     assert _imports("agents") <= allowed

@@ -24,6 +24,7 @@ ACTIVITY_NAMES = {
     "NotebookEdit": "tool.notebook_edit",
     "Glob": "tool.glob",
     "Grep": "tool.grep",
+    "Skill": "tool.skill",
     "Bash": "tool.bash",
 }
 
@@ -39,6 +40,7 @@ FIELDS = {
         ["notebook_path", "new_source"],
     ),
     "Glob": ({"pattern", "path"}, ["pattern"]),
+    "Skill": ({"skill", "args"}, ["skill"]),
     "Grep": (
         {
             "pattern",
@@ -129,7 +131,7 @@ def test_descriptions_carry_the_usage_rules() -> None:
 
 
 def test_read_only_flags() -> None:
-    assert {n for n, s in TOOLS.items() if s.read_only} == {"Read", "Glob", "Grep"}
+    assert {n for n, s in TOOLS.items() if s.read_only} == {"Read", "Glob", "Grep", "Skill"}
 
 
 def test_grep_aliases_validate_by_alias_and_by_name() -> None:

@@ -18,7 +18,10 @@ from workflows.tool_pool import BASE_TOOLS, WORKFLOW_TOOL_INPUTS
 from workflows.worktree_session import (
     READ_ONLY_TEXT,
     EnteredWorktree,
+    left_note,
     session_workspace,
+    within,
+    worktree_of,
     worktree_refusal,
 )
 
@@ -51,7 +54,7 @@ def test_a_generated_name_is_a_valid_slug():
 
 
 def test_both_are_offered_and_each_runs_alone():
-    assert BASE_TOOLS[-2:] == ["EnterWorktree", "ExitWorktree"]
+    assert {"EnterWorktree", "ExitWorktree", "Skill", "WebFetch"} <= set(BASE_TOOLS)
     assert {"EnterWorktree", "ExitWorktree"} <= set(WORKFLOW_TOOL_INPUTS)
     assert {"EnterWorktree", "ExitWorktree"} <= MODE_TOOLS
 
@@ -71,6 +74,22 @@ def test_who_may_not_enter_one():
     assert "nest" in (worktree_refusal("/r/.claude/worktrees/agent-1", False, False) or "")
     assert "limited to the files" in (worktree_refusal(None, True, False) or "")
     assert worktree_refusal(None, False, True) == READ_ONLY_TEXT
+    # A plan-mode helper's write scope is empty: it is read-only first of all.
+    assert worktree_refusal(None, True, True) == READ_ONLY_TEXT
+
+
+def test_a_workspace_in_a_worktree_is_known_by_its_path():
+    assert worktree_of("/r/.claude/worktrees/feat") == "/r/.claude/worktrees/feat"
+    assert worktree_of("/r/.claude/worktrees/a/b") == "/r/.claude/worktrees/a/b"
+    assert worktree_of("/r") is None and worktree_of("/r/.claude/worktrees") is None
+    assert within("/r/.claude/worktrees/w/sub", "/r/.claude/worktrees/w")
+    assert not within("/r/.claude/worktrees/w2", "/r/.claude/worktrees/w")
+
+
+def test_a_next_generation_is_told_where_it_is():
+    entered = EnteredWorktree.model_validate({"info": INFO, "return_cwd": "/r"})
+    assert "kept at /r/.claude/worktrees/w (branch worktree-w)" in left_note(entered, True)
+    assert "was removed. You are back in /r" in left_note(entered, False)
 
 
 def test_sub_agents_work_where_the_session_is():

@@ -113,6 +113,7 @@ async def test_what_a_session_leaves_in_a_worktree_is_kept_at_its_end(client, gi
                     {"tool_use": {"name": "ExitWorktree", "input": {"action": "keep"}}},
                     {"tool_use": {"name": "EnterWorktree", "input": {}}},
                     {"tool_use": {"name": "EnterWorktree", "input": {"name": "second"}}},
+                    {"tool_use": {"name": "Bash", "input": {"command": "cd /"}}},
                     {"tool_use": {"name": "Bash", "input": {"command": COMMIT}}},
                     {"text": "Made a file in the worktree."},
                 ],
@@ -124,10 +125,11 @@ async def test_what_a_session_leaves_in_a_worktree_is_kept_at_its_end(client, gi
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             result = await asyncio.wait_for(handle.result(), timeout=60)
     assert result.status == "completed", result.error
-    noop, entered, again, made = tool_results(result)
+    noop, entered, again, _, made = tool_results(result)
     assert noop.content == NOT_IN_WORKTREE_TEXT and not noop.is_error
     assert not entered.is_error and ".claude/worktrees/session-" in entered.content
     assert again.is_error and "already working in the worktree" in again.content
+    # `cd /` did not take it out of the worktree: the commit is made there.
     assert not made.is_error and "made it" in made.content, made.content
     # Ended inside it with a change: kept, and the result says where.
     assert result.worktree_path is not None and "/.claude/worktrees/session-" in (
@@ -139,14 +141,21 @@ async def test_what_a_session_leaves_in_a_worktree_is_kept_at_its_end(client, gi
     assert not (git_repo / ".claude" / "worktrees" / "second").exists()
 
 
-async def test_an_unchanged_worktree_goes_with_the_session(client, git_repo):
+async def test_a_kept_worktree_is_not_taken_again_and_an_unchanged_one_goes(client, git_repo):
+    def enter(name: str) -> dict:
+        return {"tool_use": {"name": "EnterWorktree", "input": {"name": name}}}
+
     script = {
         "agents": [
             {
                 "name": "main",
                 "turns": [
-                    {"tool_use": {"name": "EnterWorktree", "input": {"name": "idle"}}},
-                    {"tool_use": {"name": "EnterWorktree", "input": {"name": "../escape"}}},
+                    enter("idle"),
+                    enter("../escape"),
+                    {"tool_use": {"name": "ExitWorktree", "input": {"action": "keep"}}},
+                    enter("idle"),
+                    enter("../escape"),
+                    enter("fresh"),
                     {"text": "Nothing to do after all."},
                 ],
             }
@@ -157,9 +166,17 @@ async def test_an_unchanged_worktree_goes_with_the_session(client, git_repo):
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             result = await asyncio.wait_for(handle.result(), timeout=60)
     assert result.status == "completed", result.error
-    entered, refused = tool_results(result)
+    entered, in_one, kept, taken, bad_name, fresh = tool_results(result)
     assert not entered.is_error
-    assert refused.is_error and "already working" in refused.content
+    assert in_one.is_error and "already working in the worktree" in in_one.content
+    assert not kept.is_error and "kept at" in kept.content
+    # Kept on purpose, so no longer this session's: not entered (nor removed) again.
+    assert taken.is_error and "already exists" in taken.content, taken.content
+    assert bad_name.is_error and "Invalid worktree name" in bad_name.content
+    assert not fresh.is_error
+    assert (git_repo / ".claude" / "worktrees" / "idle").is_dir()
+    assert "worktree-idle" in branches(git_repo)
+    # Ended inside "fresh", unchanged: removed with its branch; nothing to report.
     assert result.worktree_path is None
-    assert not (git_repo / ".claude" / "worktrees" / "idle").exists()
-    assert "worktree-idle" not in branches(git_repo)
+    assert not (git_repo / ".claude" / "worktrees" / "fresh").exists()
+    assert "worktree-fresh" not in branches(git_repo)

@@ -1,0 +1,64 @@
+"""WebFetch (T15) in an agent: the page is fetched and read by the small model on the
+workflow's queue; the agent gets the answer, and history never holds the page."""
+
+from __future__ import annotations
+
+import asyncio
+
+from agents.web_fetch import WEB_FETCH_AGENT_TYPE
+from tests.activities.test_web_fetch import HTML, PAGE, site
+from tests.support import (
+    agent_input,
+    fast_config,
+    running_workers,
+    scripted_model,
+    start,
+    tool_results,
+)
+
+
+async def test_an_agent_fetches_a_page_and_gets_the_small_models_answer(client, git_repo):
+    with site({"/notes": (200, HTML, PAGE)}) as base:
+        url = f"{base}/notes"
+        script = {
+            "agents": [
+                {
+                    "name": "reader",
+                    "match": {"agent_type": WEB_FETCH_AGENT_TYPE},
+                    "turns": [{"text": "Version 2.0 adds docs."}],
+                },
+                {
+                    "name": "main",
+                    "turns": [
+                        {
+                            "tool_use": [
+                                {
+                                    "name": "WebFetch",
+                                    "input": {"url": url, "prompt": "What's new?"},
+                                },
+                                {"name": "WebFetch", "input": {"url": "notaurl", "prompt": "x"}},
+                            ]
+                        },
+                        {"text": "2.0 adds docs."},
+                    ],
+                },
+            ]
+        }
+        config = fast_config()
+        tools = config.tools.model_copy(update={"web_fetch_private_hosts": True})
+        config = config.model_copy(update={"tools": tools})
+        with scripted_model(script, log_bodies=True) as model:
+            async with running_workers(client) as queues:
+                inp = agent_input("what is new in 2.0?", git_repo, queues, config=config)
+                handle = await start(client, inp, queues)
+                result = await asyncio.wait_for(handle.result(), timeout=60)
+    assert result.status == "completed", result.error
+    answer, invalid = tool_results(result)
+    assert answer.content == "Version 2.0 adds docs." and not answer.is_error
+    assert invalid.is_error and "fully-formed" in invalid.content
+    summarizer = [e for e in model.log if e["headers"].get("x-outlast-agent-type") == "web-fetch"]
+    assert len(summarizer) == 1 and summarizer[0]["body"]["model"] == "claude-haiku-5-5"
+    events = [e async for e in handle.fetch_history_events()]
+    history = b"".join(e.SerializeToString() for e in events)
+    assert b"Release notes" not in history  # the page stayed in the activity
+    assert b"Version 2.0 adds docs." in history

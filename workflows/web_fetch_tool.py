@@ -1,0 +1,63 @@
+"""`WebFetch` as the workflow carries it out (T15): one activity on the workflow's own queue,
+where the model calls run, so a page is fetched and read by the small model there and only
+the answer reaches history."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
+
+from agents.activity_summaries import tool_summary
+from agents.config import OutlastConfig
+from agents.messages import ToolResultBlock
+from agents.web_fetch import WebFetchInput
+from workflows.turns import ValidCall, error_result
+
+with workflow.unsafe.imports_passed_through():
+    from activities.errors import NON_RETRYABLE
+    from activities.web_fetch import WebFetchRequest
+    from activities.web_fetch import web_fetch as web_fetch_activity
+
+WEB_FETCH_OPTIONS = {
+    "start_to_close_timeout": timedelta(minutes=4),
+    "heartbeat_timeout": timedelta(seconds=30),
+    # A GET and a model call: safe to run again. An outage gets a few tries, not hours: the
+    # agent can go on without the page.
+    "retry_policy": RetryPolicy(
+        initial_interval=timedelta(seconds=1),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(seconds=30),
+        maximum_attempts=4,
+        non_retryable_error_types=NON_RETRYABLE,
+    ),
+}
+
+
+async def web_fetch(
+    config: OutlastConfig, agent_id: str, label: str, turns: Callable[[], int], call: ValidCall
+) -> ToolResultBlock:
+    inp: WebFetchInput = call.input  # type: ignore[assignment]
+    request = WebFetchRequest(
+        input=inp,
+        model=config.resolve_model(config.tools.web_fetch_model),
+        allow_private=config.tools.web_fetch_private_hosts,
+        agent_id=agent_id,
+    )
+    try:
+        out = await workflow.execute_activity(
+            web_fetch_activity,
+            request,
+            task_queue=workflow.info().task_queue,
+            summary=tool_summary(label, turns(), call.block.name, call.input),
+            **WEB_FETCH_OPTIONS,
+        )
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        cause = e.cause.message if isinstance(e.cause, ApplicationError) else str(e.cause)
+        return error_result(call.block, f"WebFetch failed: {cause}")
+    return ToolResultBlock(tool_use_id=call.block.id, content=out.content, is_error=out.is_error)
