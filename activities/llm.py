@@ -295,23 +295,35 @@ async def _stream(body: bytes, options: dict[str, Any]) -> tuple[StreamedMessage
     return acc.message(), request_id
 
 
-async def complete_text(model: str, max_tokens: int, prompt: str, headers: dict[str, str]) -> str:
-    """One user prompt, the model's text back: a tool's own small-model question (WebFetch's
-    about a page). Not streamed, and with the errors of a model turn: an outage is retried
-    by the calling activity's policy, a refused request is not."""
+async def complete_text(
+    model: str, max_tokens: int, prompt: str, headers: dict[str, str]
+) -> tuple[str, Usage]:
+    """One user prompt, the model's text back with its tokens: a tool's own small-model
+    question (WebFetch's about a page). Not streamed, and with the errors of a model turn:
+    an outage is retried by the calling activity's policy, a refused request is not."""
+    headers = dict(headers)
+    TRACE_CONTEXT.inject(headers)
     try:
         message = await model_client().messages.create(
             model=model,
             max_tokens=max_tokens,
             messages=[{"role": "user", "content": prompt}],
             extra_headers=headers,
-            timeout=120,
+            timeout=anthropic.Timeout(120, connect=CONNECT_TIMEOUT_S),
         )
     except anthropic.APIStatusError as e:
         raise _from_sdk_error(e) from None
     except anthropic.APIConnectionError as e:
         raise ModelConnectionFailed(f"Model API connection failed: {e}") from None
-    return "".join(block.text for block in message.content if block.type == "text").strip()
+    text = "".join(block.text for block in message.content if block.type == "text").strip()
+    u = message.usage
+    usage = Usage(
+        input_tokens=u.input_tokens,
+        output_tokens=u.output_tokens,
+        cache_creation_input_tokens=u.cache_creation_input_tokens or 0,
+        cache_read_input_tokens=u.cache_read_input_tokens or 0,
+    )
+    return text, usage
 
 
 LOCAL_TRY_LIMIT = timedelta(seconds=5)

@@ -42,18 +42,40 @@ class WebFetchInput(BaseModel):
             raise ValueError("must be a fully-formed http(s) URL, e.g. https://example.com/page")
         if parts.username or parts.password:
             raise ValueError("must not carry a user name or password")
+        try:
+            parts.port  # noqa: B018 - it raises for a port that is not one
+        except ValueError:
+            raise ValueError("has a port that is not a number from 0 to 65535") from None
         return value.strip()
 
 
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _embedded_v4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries (mapped, 6to4, Teredo, NAT64, compatible)."""
+    if address.ipv4_mapped or address.sixtofour:
+        return address.ipv4_mapped or address.sixtofour
+    if address.teredo:
+        return address.teredo[1]
+    if address in _NAT64 or int(address) >> 32 == 0:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
 def is_local_host(host: str) -> bool:
-    """A name or address that means this machine or a private network: not the public web."""
+    """A name or address that means this machine or a private network: not the public web.
+    A one-label name (`devbox`, a compose service's `api`) is an intranet's."""
     host = host.strip("[]").lower().rstrip(".")
     if host in ("localhost",) or host.endswith((".localhost", ".local", ".internal")):
         return True
     try:
-        address = ipaddress.ip_address(host)
+        address = ipaddress.ip_address(host.split("%")[0])
     except ValueError:
-        return False
+        return "." not in host
+    if isinstance(address, ipaddress.IPv6Address) and (v4 := _embedded_v4(address)):
+        if not v4.is_global:
+            return True
     return not address.is_global
 
 
@@ -67,13 +89,15 @@ def upgraded(url: str) -> str:
 
 
 def same_site(url: str, target: str) -> bool:
-    """Whether a redirect from `url` to `target` stays on the same host (`www.` aside), which
-    is followed; another host's is reported to the model instead."""
+    """Whether a redirect from `url` to `target` stays on the same host (`www.` aside) and
+    does not fall from https to http, which is followed; any other is reported to the model
+    instead."""
 
     def bare(u: str) -> str:
         return (urlsplit(u).hostname or "").lower().removeprefix("www.")
 
-    return bare(url) == bare(target)
+    downgrade = urlsplit(url).scheme == "https" and urlsplit(target).scheme != "https"
+    return bare(url) == bare(target) and not downgrade
 
 
 def redirect_text(url: str, target: str, status: int) -> str:

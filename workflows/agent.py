@@ -501,7 +501,7 @@ class AgentWorkflow:
                     inp.config,
                     self._agent_id,
                     inp.name or prepared.definition.agent_type,
-                    lambda: self._state.turns,
+                    lambda: self._state,
                 ),
             ),
             EXIT_WORKTREE_TOOL: WorkflowTool(ExitWorktreeInput, worktrees.exit),

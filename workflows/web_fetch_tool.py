@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -24,6 +25,8 @@ with workflow.unsafe.imports_passed_through():
 
 WEB_FETCH_OPTIONS = {
     "start_to_close_timeout": timedelta(minutes=4),
+    # A rate limit's retry-after may be hours: past this the agent goes on without the page.
+    "schedule_to_close_timeout": timedelta(minutes=10),
     "heartbeat_timeout": timedelta(seconds=30),
     # A GET and a model call: safe to run again. An outage gets a few tries, not hours: the
     # agent can go on without the page.
@@ -38,21 +41,28 @@ WEB_FETCH_OPTIONS = {
 
 
 async def web_fetch(
-    config: OutlastConfig, agent_id: str, label: str, turns: Callable[[], int], call: ValidCall
+    config: OutlastConfig,
+    agent_id: str,
+    label: str,
+    state: Callable[[], Any],
+    call: ValidCall,
 ) -> ToolResultBlock:
+    """`state`: the agent's loop state (its turn for the summary; its usage, which the small
+    model's tokens join)."""
     inp: WebFetchInput = call.input  # type: ignore[assignment]
     request = WebFetchRequest(
         input=inp,
         model=config.resolve_model(config.tools.web_fetch_model),
         allow_private=config.tools.web_fetch_private_hosts,
         agent_id=agent_id,
+        agent_name=label,
     )
     try:
         out = await workflow.execute_activity(
             web_fetch_activity,
             request,
             task_queue=workflow.info().task_queue,
-            summary=tool_summary(label, turns(), call.block.name, call.input),
+            summary=tool_summary(label, state().turns, call.block.name, call.input),
             **WEB_FETCH_OPTIONS,
         )
     except ActivityError as e:
@@ -60,4 +70,9 @@ async def web_fetch(
             raise
         cause = e.cause.message if isinstance(e.cause, ApplicationError) else str(e.cause)
         return error_result(call.block, f"WebFetch failed: {cause}")
+    if out.usage is not None:
+        current = state()
+        current.usage = current.usage.model_copy(
+            update={"tokens": current.usage.tokens + out.usage}
+        )
     return ToolResultBlock(tool_use_id=call.block.id, content=out.content, is_error=out.is_error)
