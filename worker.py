@@ -51,6 +51,7 @@ from activities.tools.bash_background import BACKGROUND_ACTIVITIES
 from activities.tools.process_groups import settle_kills
 from activities.transcript_export import export_transcript
 from activities.web_fetch import web_fetch
+from activities.web_search import web_search
 from activities.worktree import cleanup_worktree, create_worktree
 from outlast import workflow_runner
 from outlast.build_id import code_build_id
@@ -73,7 +74,7 @@ WORKFLOWS = [
     VerifiedTaskWorkflow,
     ShellTaskWorkflow,
 ]
-MODEL_ACTIVITIES = [call_model, web_fetch]
+MODEL_ACTIVITIES = [call_model, web_fetch, web_search]
 HOST_ACTIVITIES = [
     *TOOL_ACTIVITIES,
     *KILL_ACTIVITIES,

@@ -55,6 +55,7 @@ from agents.skills import listing
 from agents.team_tasks import TEAM_TOOL_DESCRIPTIONS, TEAM_TOOL_INPUTS
 from agents.todos import TODO_WRITE_DESCRIPTION, TODO_WRITE_TOOL, TodoWriteInput
 from agents.web_fetch import WEB_FETCH_DESCRIPTION, WEB_FETCH_TOOL, WebFetchInput
+from agents.web_search import WEB_SEARCH_DESCRIPTION, WEB_SEARCH_TOOL, WebSearchInput
 from agents.worktree_tools import (
     ENTER_WORKTREE_DESCRIPTION,
     ENTER_WORKTREE_TOOL,
@@ -79,6 +80,7 @@ WORKFLOW_TOOLS: dict[str, tuple[type, str]] = {
     ENTER_WORKTREE_TOOL: (EnterWorktreeInput, ENTER_WORKTREE_DESCRIPTION),
     EXIT_WORKTREE_TOOL: (ExitWorktreeInput, EXIT_WORKTREE_DESCRIPTION),
     WEB_FETCH_TOOL: (WebFetchInput, WEB_FETCH_DESCRIPTION),
+    WEB_SEARCH_TOOL: (WebSearchInput, WEB_SEARCH_DESCRIPTION),
     **{name: (model, TEAM_TOOL_DESCRIPTIONS[name]) for name, model in TEAM_TOOL_INPUTS.items()},
 }
 

@@ -295,12 +295,17 @@ async def _stream(body: bytes, options: dict[str, Any]) -> tuple[StreamedMessage
     return acc.message(), request_id
 
 
-async def complete_text(
-    model: str, max_tokens: int, prompt: str, headers: dict[str, str]
-) -> tuple[str, Usage]:
-    """One user prompt, the model's text back with its tokens: a tool's own small-model
-    question (WebFetch's about a page). Not streamed, and with the errors of a model turn:
-    an outage is retried by the calling activity's policy, a refused request is not."""
+async def ask_once(
+    model: str,
+    max_tokens: int,
+    prompt: str,
+    headers: dict[str, str],
+    tools: list[dict[str, Any]] | None = None,
+) -> tuple[list[dict[str, Any]], Usage]:
+    """One user prompt, the answer's content blocks (as JSON) and tokens back: a tool's own
+    question to a model (WebFetch's about a page, WebSearch's with the API's search tool).
+    Not streamed, and with the errors of a model turn: an outage is retried by the calling
+    activity's policy, a refused request is not."""
     headers = dict(headers)
     TRACE_CONTEXT.inject(headers)
     try:
@@ -310,12 +315,12 @@ async def complete_text(
             messages=[{"role": "user", "content": prompt}],
             extra_headers=headers,
             timeout=anthropic.Timeout(120, connect=CONNECT_TIMEOUT_S),
+            **({"tools": tools} if tools else {}),  # type: ignore[arg-type]
         )
     except anthropic.APIStatusError as e:
         raise _from_sdk_error(e) from None
     except anthropic.APIConnectionError as e:
         raise ModelConnectionFailed(f"Model API connection failed: {e}") from None
-    text = "".join(block.text for block in message.content if block.type == "text").strip()
     u = message.usage
     usage = Usage(
         input_tokens=u.input_tokens,
@@ -323,7 +328,11 @@ async def complete_text(
         cache_creation_input_tokens=u.cache_creation_input_tokens or 0,
         cache_read_input_tokens=u.cache_read_input_tokens or 0,
     )
-    return text, usage
+    return [block.model_dump(mode="json") for block in message.content], usage
+
+
+def text_of(blocks: list[dict[str, Any]]) -> str:
+    return "".join(b.get("text", "") for b in blocks if b.get("type") == "text").strip()
 
 
 LOCAL_TRY_LIMIT = timedelta(seconds=5)

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
 from activities.errors import OutlastError
-from activities.llm import complete_text
+from activities.llm import ask_once, text_of
 from activities.workspace import heartbeating
 from agents.messages import Usage
 from agents.web_fetch import (
@@ -73,7 +73,7 @@ class WebFetchRequest(BaseModel):
     agent_name: str = ""
 
 
-class WebFetchOutput(BaseModel):
+class WebToolOutput(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     content: str
@@ -241,12 +241,12 @@ async def _ask(req: WebFetchRequest, markdown: str) -> tuple[str, Usage]:
         "x-outlast-agent-name": req.agent_name,
     }
     prompt = summarizer_prompt(markdown, req.input.prompt)
-    text, usage = await complete_text(req.model, req.max_tokens, prompt, headers)
-    return text or "(The model gave no answer about the page.)", usage
+    blocks, usage = await ask_once(req.model, req.max_tokens, prompt, headers)
+    return text_of(blocks) or "(The model gave no answer about the page.)", usage
 
 
 @activity.defn(name="tool.web_fetch")
-async def web_fetch(req: WebFetchRequest) -> WebFetchOutput:
+async def web_fetch(req: WebFetchRequest) -> WebToolOutput:
     """The small model's answer to the prompt about the page at the URL."""
     url = upgraded(req.input.url)
     # Keyed by the policy too: a page a private-hosts run fetched is not another run's.
@@ -258,6 +258,6 @@ async def web_fetch(req: WebFetchRequest) -> WebFetchOutput:
                 markdown = await _fetch(url, req.allow_private)
                 _remember(key, markdown)
         except _Answer as answer:
-            return WebFetchOutput(content=answer.text, is_error=answer.is_error)
+            return WebToolOutput(content=answer.text, is_error=answer.is_error)
         text, usage = await _ask(req, markdown)
-        return WebFetchOutput(content=text, usage=usage)
+        return WebToolOutput(content=text, usage=usage)

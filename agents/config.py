@@ -116,6 +116,8 @@ class ToolSettings(_Section):
     5 GB): a command that writes without end must not fill the host's disk."""
     web_fetch_model: str = "haiku"
     """The small, fast model WebFetch asks about a page (an alias or a model id)."""
+    web_search_model: str | None = None
+    """The model WebSearch asks with the API's search tool; None: the agent's own."""
     web_fetch_private_hosts: bool = False
     """Let WebFetch fetch addresses on the worker's machine or a private network (a local
     development server); off, an agent cannot reach what only the worker can."""

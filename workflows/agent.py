@@ -44,6 +44,7 @@ from agents.team_protocol import TEAM_ADDRESS
 from agents.team_tasks import TEAM_TOOL_INPUTS
 from agents.todos import TODO_WRITE_TOOL, TodoWriteInput
 from agents.web_fetch import WEB_FETCH_TOOL, WebFetchInput
+from agents.web_search import WEB_SEARCH_TOOL, WebSearchInput
 from agents.worktree_slug import agent_worktree_slug
 from agents.worktree_tools import (
     ENTER_WORKTREE_TOOL,
@@ -131,7 +132,7 @@ from workflows.team_member import report as report_to_team
 from workflows.team_spawn import merged_names
 from workflows.todo_tool import todo_write
 from workflows.tool_pool import ALIASES
-from workflows.web_fetch_tool import web_fetch
+from workflows.web_tools import web_fetch, web_search
 from workflows.worktree_session import left_note, session_workspace, worktree_session
 from workflows.worktrees import create_worktree
 
@@ -505,6 +506,17 @@ class AgentWorkflow:
                 ),
             ),
             EXIT_WORKTREE_TOOL: WorkflowTool(ExitWorktreeInput, worktrees.exit),
+            WEB_SEARCH_TOOL: WorkflowTool(
+                WebSearchInput,
+                functools.partial(
+                    web_search,
+                    inp.config,
+                    prepared.model,
+                    self._agent_id,
+                    inp.name or prepared.definition.agent_type,
+                    lambda: self._state,
+                ),
+            ),
         }
         if inp.team is not None:
             for op, name in TEAM_TOOL_OPS.items():

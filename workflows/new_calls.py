@@ -4,9 +4,9 @@ that release recorded is replayed.
 Which calls are valid decides how a turn's calls are batched (an invalid one is a batch of
 its own, workflows/turns.py; so is AskUserQuestion, which waits for a person), and so which
 activities each workflow task schedules: a model that called `TodoWrite`, AskUserQuestion,
-NotebookEdit, Skill, WebFetch, EnterWorktree, ExitWorktree or Read with `pages` before they
-existed got an error back, and its run must replay that way. Each id is asked only when such
-a call comes, so a run that never makes one records no marker.
+NotebookEdit, Skill, WebFetch, WebSearch, EnterWorktree, ExitWorktree or Read with `pages`
+before they existed got an error back, and its run must replay that way. Each id is asked
+only when such a call comes, so a run that never makes one records no marker.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ NOTEBOOK_EDIT = "notebook-edit"
 """Patch id: `NotebookEdit` is a tool (T14); before, "No such tool available"."""
 ASK_USER_QUESTION = "ask-user-question"
 """Patch id: `AskUserQuestion` is a tool (T16); before, "No such tool available"."""
+WEB_SEARCH = "web-search"
+"""Patch id: `WebSearch` is a tool (T15); before, "No such tool available"."""
 WEB_FETCH = "web-fetch"
 """Patch id: `WebFetch` is a tool (T15); before, "No such tool available"."""
 SKILL_TOOL = "skill-tool"
@@ -44,6 +46,9 @@ def _as_before(call: ValidCall) -> ToolResultBlock | None:
             return check_call(call.block, {})
     elif name == "AskUserQuestion":
         if not versions.patched(ASK_USER_QUESTION):
+            return check_call(call.block, {})
+    elif name == "WebSearch":
+        if not versions.patched(WEB_SEARCH):
             return check_call(call.block, {})
     elif name == "WebFetch":
         if not versions.patched(WEB_FETCH):

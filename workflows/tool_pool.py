@@ -23,6 +23,7 @@ from agents.plan_mode import (
 from agents.questions import ASK_USER_QUESTION_TOOL, AskUserQuestionInput
 from agents.todos import TODO_WRITE_TOOL, TodoWriteInput
 from agents.web_fetch import WEB_FETCH_TOOL, WebFetchInput
+from agents.web_search import WEB_SEARCH_TOOL, WebSearchInput
 from agents.worktree_tools import (
     ENTER_WORKTREE_TOOL,
     EXIT_WORKTREE_TOOL,
@@ -50,6 +51,7 @@ BASE_TOOLS: list[str] = [
     EXIT_WORKTREE_TOOL,
     "Skill",
     WEB_FETCH_TOOL,
+    WEB_SEARCH_TOOL,
 ]
 WORKFLOW_TOOL_INPUTS = {
     AGENT_TOOL: AgentToolInput,
@@ -63,6 +65,7 @@ WORKFLOW_TOOL_INPUTS = {
     ENTER_WORKTREE_TOOL: EnterWorktreeInput,
     EXIT_WORKTREE_TOOL: ExitWorktreeInput,
     WEB_FETCH_TOOL: WebFetchInput,
+    WEB_SEARCH_TOOL: WebSearchInput,
 }
 ALIASES = {
     **{alias: AGENT_TOOL for alias in AGENT_TOOL_ALIASES},

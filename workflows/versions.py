@@ -88,6 +88,7 @@ AFTER_BASELINE = frozenset(
         "verified-base-commit",
         "verified-cancel-reaches-implementer",
         "web-fetch",
+        "web-search",
         "worktree-tools",
     }
 )

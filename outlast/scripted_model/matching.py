@@ -43,6 +43,7 @@ from outlast.scripted_model.wire import (
     InvalidRequest,
     content_blocks,
     message_id,
+    offers_web_search,
     validate_request,
 )
 
@@ -331,6 +332,10 @@ class Responder:
             return failure(record, ErrorSpec(status=500, type="api_error", message=message), delay)
         if turn.error is not None:
             return failure(record, turn.error, delay)
+        if turn.web_search is not None and not offers_web_search(body):
+            message = "web_search was answered, but the request offers no web_search tool"
+            spec = ErrorSpec(status=400, type="invalid_request_error", message=message)
+            return failure(record, spec, delay)
         plan = Plan(status=200, record=record, stream=record.stream, delay_s=delay)
         plan.answer = self._answer(turn, body, view, prompt)
         plan.prompt = prompt

@@ -103,11 +103,28 @@ class ToolUseSpec(_Frozen):
     hold text that does not parse."""
 
 
+class SearchResultSpec(_Frozen):
+    title: str
+    url: str
+    page_age: str | None = None
+
+
+class WebSearchSpec(_Frozen):
+    """A search the API's server-side `web_search` tool made, answered in the same response:
+    a `server_tool_use` block and its `web_search_tool_result` (the `results`, or an
+    `error` code such as `too_many_requests`). The request must offer that tool."""
+
+    query: str
+    results: list[SearchResultSpec] = Field(default_factory=list)
+    error: str | None = None
+
+
 class Turn(_Frozen):
     """One scripted assistant answer (or error) for one turn index."""
 
     text: str | None = None
     thinking: str | None = None
+    web_search: WebSearchSpec | None = None
     tool_use: list[ToolUseSpec] = Field(default_factory=list)
     fail: list[ErrorSpec] = Field(default_factory=list)
     delay_ms: int = Field(default=0, ge=0)
@@ -121,10 +138,16 @@ class Turn(_Frozen):
 
     @model_validator(mode="after")
     def _answer_is_consistent(self) -> Turn:
-        content = self.text is not None or self.thinking is not None or bool(self.tool_use)
+        content = (
+            self.text is not None
+            or self.thinking is not None
+            or bool(self.tool_use)
+            or self.web_search is not None
+        )
         if self.error is not None and (content or self.stop_reason is not None):
             raise ValueError(
-                "a turn with `error` cannot also have text, thinking, tool_use or stop_reason"
+                "a turn with `error` cannot also have text, thinking, web_search, tool_use or "
+                "stop_reason"
             )
         if self.error is None and not content:
             raise ValueError("a turn needs at least one of text, thinking, tool_use or error")

@@ -94,6 +94,8 @@ def content_blocks(turn: Turn, conversation_key: str, turn_index: int) -> list[d
     if turn.thinking is not None:
         signature = _digest(conversation_key, turn_index, "signature", turn.thinking)
         blocks.append({"type": "thinking", "thinking": turn.thinking, "signature": signature})
+    if turn.web_search is not None:
+        blocks += web_search_blocks(turn, conversation_key, turn_index)
     if turn.text is not None:
         blocks.append({"type": "text", "text": turn.text})
     for i, tool in enumerate(turn.tool_use):
@@ -103,6 +105,40 @@ def content_blocks(turn: Turn, conversation_key: str, turn_index: int) -> list[d
             block |= {"input": {}, RAW_INPUT: tool.raw_input}
         blocks.append(block)
     return blocks
+
+
+def web_search_blocks(turn: Turn, conversation_key: str, turn_index: int) -> list[dict[str, Any]]:
+    """The API's blocks for a search its own tool made: the call, then its result."""
+    search = turn.web_search
+    assert search is not None
+    call_id = "srvtoolu_" + _digest(conversation_key, turn_index, "web_search")[:24]
+    result: Any
+    if search.error is not None:
+        result = {"type": "web_search_tool_result_error", "error_code": search.error}
+    else:
+        result = [
+            {
+                "type": "web_search_result",
+                "title": hit.title,
+                "url": hit.url,
+                "encrypted_content": _digest(hit.url, hit.title),
+                "page_age": hit.page_age,
+            }
+            for hit in search.results
+        ]
+    return [
+        {
+            "type": "server_tool_use",
+            "id": call_id,
+            "name": "web_search",
+            "input": {"query": search.query},
+        },
+        {"type": "web_search_tool_result", "tool_use_id": call_id, "content": result},
+    ]
+
+
+def offers_web_search(body: dict[str, Any]) -> bool:
+    return any(str(t.get("type", "")).startswith("web_search_") for t in body.get("tools") or [])
 
 
 def _last_tool_index(content: list[dict[str, Any]]) -> int:
@@ -145,7 +181,7 @@ def _block_events(index: int, block: dict[str, Any], cut: bool) -> Iterator[byte
     start.pop(RAW_INPUT, None)
     if kind == "thinking":
         start.update(thinking="", signature="")
-    elif kind == "tool_use":
+    elif kind in ("tool_use", "server_tool_use"):
         start["input"] = {}
     yield sse(
         "content_block_start",
@@ -167,6 +203,8 @@ def _deltas(block: dict[str, Any], cut: bool) -> list[dict[str, Any]]:
             {"type": "thinking_delta", "thinking": t} for t in split_chunks(block["thinking"])
         ]
         return deltas + [{"type": "signature_delta", "signature": block["signature"]}]
+    if kind == "web_search_tool_result":
+        return []  # it comes whole, in its content_block_start
     raw = block.get(RAW_INPUT) or json.dumps(block["input"], ensure_ascii=False)
     if cut:
         # Stop half-way through the JSON, as when max_tokens hits while the model writes it.

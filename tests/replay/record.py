@@ -37,6 +37,7 @@ from tests.replay.scenarios_agent import (
     todos,
     tool_errors,
     web_fetch,
+    web_search,
     worktree_session,
 )
 from tests.replay.scenarios_patterns import (
@@ -100,6 +101,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # WebFetch between two Reads (patched web-fetch); `agent_web_fetch_v0` is the same
     # scenario recorded on 58e72f0, before it.
     "agent_web_fetch": web_fetch,
+    # WebSearch between two Reads (patched web-search); `agent_web_search_v0` is the same
+    # scenario recorded on 58e72f0, before it.
+    "agent_web_search": web_search,
     "subagents_sync_async": subagents_sync_async,
     # The same scenario after output files, late-mail handling and liveness checks came in.
     "subagents_sync_async_v2": subagents_sync_async,

@@ -443,3 +443,24 @@ async def web_fetch(client: Client, tmp: Path) -> WorkflowHandle:
     finally:
         server.shutdown()
         server.server_close()
+
+
+async def web_search(client: Client, tmp: Path) -> WorkflowHandle:
+    """A WebSearch between two Reads of one turn (patched web-search): the three run as one
+    batch; `agent_web_search_v0` is the same on 58e72f0 (without the search's own scripted
+    answer, which that release's scripted model could not give), where WebSearch was refused
+    as no such tool and ran alone."""
+    read = {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}
+    search = {"name": "WebSearch", "input": {"query": "temporal docs"}}
+    hits = [{"title": "Temporal docs", "url": "https://docs.temporal.io/"}]
+    script = {
+        "agents": [
+            {
+                "name": "search",
+                "match": {"agent_type": "web-search"},
+                "turns": [{"web_search": {"query": "temporal", "results": hits}, "text": "Docs."}],
+            },
+            {"name": "main", "turns": [{"tool_use": [read, search, read]}, {"text": "done"}]},
+        ]
+    }
+    return await scripted(client, tmp, script)

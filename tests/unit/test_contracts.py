@@ -25,6 +25,7 @@ PERMANENT_ACTIVITIES = {
     "tool.bash_kill",
     "tool.skill",
     "tool.web_fetch",
+    "tool.web_search",
     "workspace.create_worktree",
     "workspace.cleanup_worktree",
     "workspace.snapshot",

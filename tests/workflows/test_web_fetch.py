@@ -62,3 +62,35 @@ async def test_an_agent_fetches_a_page_and_gets_the_small_models_answer(client, 
     history = b"".join(e.SerializeToString() for e in events)
     assert b"Release notes" not in history  # the page stayed in the activity
     assert b"Version 2.0 adds docs." in history
+
+
+async def test_an_agent_searches_and_the_searchs_tokens_count_in_its_usage(client, git_repo):
+    hits = [{"title": "Temporal docs", "url": "https://docs.temporal.io/"}]
+    script = {
+        "agents": [
+            {
+                "name": "search",
+                "match": {"agent_type": "web-search"},
+                "turns": [{"web_search": {"query": "temporal", "results": hits}, "text": "Docs."}],
+            },
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "WebSearch", "input": {"query": "temporal docs"}}},
+                    {"text": "See [Temporal docs](https://docs.temporal.io/)."},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("find the docs", git_repo, queues), queues)
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+    assert result.status == "completed", result.error
+    (found,) = tool_results(result)
+    assert not found.is_error and '"url": "https://docs.temporal.io/"' in found.content
+    calls = {e["agent"]: e for e in model.log}
+    # The agent's own model searched (no tools.web_search_model set).
+    assert calls["search"]["body"]["model"] == calls["main"]["body"]["model"]
+    spent = [e["usage"] for e in model.log]
+    assert result.usage.tokens.output_tokens == sum(u["output_tokens"] for u in spent)

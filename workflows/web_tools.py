@@ -1,6 +1,6 @@
-"""`WebFetch` as the workflow carries it out (T15): one activity on the workflow's own queue,
-where the model calls run, so a page is fetched and read by the small model there and only
-the answer reaches history."""
+"""`WebFetch` and `WebSearch` as the workflow carries them out (T15): each one activity on the
+workflow's own queue, where the model calls run, so a page or a search is read by a model
+there and only its answer reaches history. The model's tokens join the agent's usage."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from pydantic import BaseModel
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
@@ -16,14 +17,17 @@ from agents.activity_summaries import tool_summary
 from agents.config import OutlastConfig
 from agents.messages import ToolResultBlock
 from agents.web_fetch import WebFetchInput
+from agents.web_search import WebSearchInput
 from workflows.turns import ValidCall, error_result
 
 with workflow.unsafe.imports_passed_through():
     from activities.errors import NON_RETRYABLE
     from activities.web_fetch import WebFetchRequest
     from activities.web_fetch import web_fetch as web_fetch_activity
+    from activities.web_search import WebSearchRequest
+    from activities.web_search import web_search as web_search_activity
 
-WEB_FETCH_OPTIONS = {
+WEB_TOOL_OPTIONS = {
     "start_to_close_timeout": timedelta(minutes=4),
     # A rate limit's retry-after may be hours: past this the agent goes on without the page.
     "schedule_to_close_timeout": timedelta(minutes=10),
@@ -38,6 +42,30 @@ WEB_FETCH_OPTIONS = {
         non_retryable_error_types=NON_RETRYABLE,
     ),
 }
+
+
+async def _run(
+    activity_fn: Any, request: BaseModel, label: str, state: Callable[[], Any], call: ValidCall
+) -> ToolResultBlock:
+    try:
+        out = await workflow.execute_activity(
+            activity_fn,
+            request,
+            task_queue=workflow.info().task_queue,
+            summary=tool_summary(label, state().turns, call.block.name, call.input),
+            **WEB_TOOL_OPTIONS,
+        )
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        cause = e.cause.message if isinstance(e.cause, ApplicationError) else str(e.cause)
+        return error_result(call.block, f"{call.block.name} failed: {cause}")
+    if out.usage is not None:
+        current = state()
+        current.usage = current.usage.model_copy(
+            update={"tokens": current.usage.tokens + out.usage}
+        )
+    return ToolResultBlock(tool_use_id=call.block.id, content=out.content, is_error=out.is_error)
 
 
 async def web_fetch(
@@ -57,22 +85,24 @@ async def web_fetch(
         agent_id=agent_id,
         agent_name=label,
     )
-    try:
-        out = await workflow.execute_activity(
-            web_fetch_activity,
-            request,
-            task_queue=workflow.info().task_queue,
-            summary=tool_summary(label, state().turns, call.block.name, call.input),
-            **WEB_FETCH_OPTIONS,
-        )
-    except ActivityError as e:
-        if is_cancelled_exception(e):
-            raise
-        cause = e.cause.message if isinstance(e.cause, ApplicationError) else str(e.cause)
-        return error_result(call.block, f"WebFetch failed: {cause}")
-    if out.usage is not None:
-        current = state()
-        current.usage = current.usage.model_copy(
-            update={"tokens": current.usage.tokens + out.usage}
-        )
-    return ToolResultBlock(tool_use_id=call.block.id, content=out.content, is_error=out.is_error)
+    return await _run(web_fetch_activity, request, label, state, call)
+
+
+async def web_search(
+    config: OutlastConfig,
+    model: str,
+    agent_id: str,
+    label: str,
+    state: Callable[[], Any],
+    call: ValidCall,
+) -> ToolResultBlock:
+    """`model`: the agent's own, unless `tools.web_search_model` names another."""
+    inp: WebSearchInput = call.input  # type: ignore[assignment]
+    chosen = config.tools.web_search_model
+    request = WebSearchRequest(
+        input=inp,
+        model=config.resolve_model(chosen) if chosen else model,
+        agent_id=agent_id,
+        agent_name=label,
+    )
+    return await _run(web_search_activity, request, label, state, call)
