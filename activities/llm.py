@@ -295,26 +295,36 @@ async def _stream(body: bytes, options: dict[str, Any]) -> tuple[StreamedMessage
     return acc.message(), request_id
 
 
+class OneAnswer(BaseModel):
+    """A tool's own model call's answer: its blocks as JSON (no null fields, so they can be
+    sent back as they are), tokens and stop reason."""
+
+    blocks: list[dict[str, Any]]
+    usage: Usage
+    stop_reason: str | None = None
+
+
 async def ask_once(
     model: str,
     max_tokens: int,
-    prompt: str,
+    messages: list[dict[str, Any]],
     headers: dict[str, str],
     tools: list[dict[str, Any]] | None = None,
-) -> tuple[list[dict[str, Any]], Usage]:
-    """One user prompt, the answer's content blocks (as JSON) and tokens back: a tool's own
-    question to a model (WebFetch's about a page, WebSearch's with the API's search tool).
-    Not streamed, and with the errors of a model turn: an outage is retried by the calling
-    activity's policy, a refused request is not."""
+    timeout_s: float = 120,
+) -> OneAnswer:
+    """One request outside an agent's conversation: a tool's own question to a model
+    (WebFetch's about a page, WebSearch's with the API's search tool). Not streamed, and with
+    the errors of a model turn: an outage is retried by the calling activity's policy, a
+    refused request is not."""
     headers = dict(headers)
     TRACE_CONTEXT.inject(headers)
     try:
         message = await model_client().messages.create(
             model=model,
             max_tokens=max_tokens,
-            messages=[{"role": "user", "content": prompt}],
+            messages=messages,  # type: ignore[arg-type]
             extra_headers=headers,
-            timeout=anthropic.Timeout(120, connect=CONNECT_TIMEOUT_S),
+            timeout=anthropic.Timeout(timeout_s, connect=CONNECT_TIMEOUT_S),
             **({"tools": tools} if tools else {}),  # type: ignore[arg-type]
         )
     except anthropic.APIStatusError as e:
@@ -328,7 +338,8 @@ async def ask_once(
         cache_creation_input_tokens=u.cache_creation_input_tokens or 0,
         cache_read_input_tokens=u.cache_read_input_tokens or 0,
     )
-    return [block.model_dump(mode="json") for block in message.content], usage
+    blocks = [b.model_dump(mode="json", exclude_none=True) for b in message.content]
+    return OneAnswer(blocks=blocks, usage=usage, stop_reason=message.stop_reason)
 
 
 def text_of(blocks: list[dict[str, Any]]) -> str:

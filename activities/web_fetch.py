@@ -241,8 +241,10 @@ async def _ask(req: WebFetchRequest, markdown: str) -> tuple[str, Usage]:
         "x-outlast-agent-name": req.agent_name,
     }
     prompt = summarizer_prompt(markdown, req.input.prompt)
-    blocks, usage = await ask_once(req.model, req.max_tokens, prompt, headers)
-    return text_of(blocks) or "(The model gave no answer about the page.)", usage
+    answer = await ask_once(
+        req.model, req.max_tokens, [{"role": "user", "content": prompt}], headers
+    )
+    return text_of(answer.blocks) or "(The model gave no answer about the page.)", answer.usage
 
 
 @activity.defn(name="tool.web_fetch")

@@ -1,32 +1,34 @@
-"""The `WebSearch` activity (spec T15): one model call with the API's server-side
-`web_search` tool; the results' titles and links, and what the model wrote about them, are
-the tool's result.
+"""The `WebSearch` activity (spec T15): a model call with the API's server-side `web_search`
+tool; the results' titles and links, and what the model wrote about them, in their order,
+are the tool's result.
 
-Runs on the workflow's own queue, where the model calls run. A search the API reports as
-failed (`web_search_tool_result_error`: too many requests, a query too long, ...) is an
-`is_error` answer the agent can act on; a model outage is a failure Temporal retries.
+Runs on the workflow's own queue, where the model calls run. A turn the API pauses in its
+searches (`pause_turn`) is sent back to be continued, a few times. A search the API reports
+as failed is part of the result; only an answer with nothing found and nothing written is an
+`is_error` one. A model outage is a failure Temporal retries.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
-from activities.llm import ask_once, text_of
+from activities.llm import ask_once
 from activities.web_fetch import WebToolOutput
 from activities.workspace import heartbeating
+from agents.messages import Usage
 from agents.web_search import (
     WEB_SEARCH_AGENT_TYPE,
-    SearchHit,
     WebSearchInput,
-    no_results_text,
     results_text,
-    search_error_text,
     search_prompt,
     server_tool,
 )
+
+MAX_CONTINUATIONS = 3
+"""`pause_turn` answers sent back to be continued before the result is taken as it is."""
+CALL_TIMEOUT_S = 200.0
+"""Up to 8 searches and a summary: longer than a plain call, inside the 4-minute attempt."""
 
 
 class WebSearchRequest(BaseModel):
@@ -39,23 +41,6 @@ class WebSearchRequest(BaseModel):
     agent_name: str = ""
 
 
-def read_results(blocks: list[dict[str, Any]]) -> tuple[list[SearchHit], str | None]:
-    """The hits of every search the answer holds, and the first error code, if any."""
-    hits: list[SearchHit] = []
-    error = None
-    for block in blocks:
-        if block.get("type") != "web_search_tool_result":
-            continue
-        content = block.get("content")
-        if isinstance(content, dict):  # web_search_tool_result_error
-            error = error or str(content.get("error_code") or "unknown error")
-            continue
-        for item in content or []:
-            if isinstance(item, dict) and item.get("type") == "web_search_result":
-                hits.append(SearchHit(title=str(item.get("title", "")), url=str(item["url"])))
-    return hits, error
-
-
 @activity.defn(name="tool.web_search")
 async def web_search(req: WebSearchRequest) -> WebToolOutput:
     """The search results for the query, formatted for the agent to cite."""
@@ -64,18 +49,24 @@ async def web_search(req: WebSearchRequest) -> WebToolOutput:
         "x-outlast-agent-id": req.agent_id,
         "x-outlast-agent-name": req.agent_name,
     }
+    messages: list[dict] = [{"role": "user", "content": search_prompt(req.input.query)}]
+    blocks: list[dict] = []
+    usage = Usage()
     async with heartbeating():
-        blocks, usage = await ask_once(
-            req.model,
-            req.max_tokens,
-            search_prompt(req.input.query),
-            headers,
-            tools=[server_tool(req.input)],
-        )
-    hits, error = read_results(blocks)
-    if error is not None and not hits:
-        return WebToolOutput(content=search_error_text(error), is_error=True, usage=usage)
-    if not hits:
-        return WebToolOutput(content=no_results_text(req.input.query), usage=usage)
-    text = results_text(req.input.query, hits, text_of(blocks))
-    return WebToolOutput(content=text, usage=usage)
+        for _ in range(1 + MAX_CONTINUATIONS):
+            answer = await ask_once(
+                req.model,
+                req.max_tokens,
+                messages,
+                headers,
+                tools=[server_tool(req.input)],
+                timeout_s=CALL_TIMEOUT_S,
+            )
+            blocks += answer.blocks
+            usage = usage + answer.usage
+            if answer.stop_reason != "pause_turn":
+                break
+            # The API paused its own tool's turn: the same turn, sent back, goes on.
+            messages = [messages[0], {"role": "assistant", "content": blocks}]
+    text, is_error = results_text(req.input.query, blocks)
+    return WebToolOutput(content=text, is_error=is_error, usage=usage)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 WEB_SEARCH_TOOL = "WebSearch"
 WEB_SEARCH_AGENT_TYPE = "web-search"
@@ -31,6 +31,31 @@ class WebSearchInput(BaseModel):
     blocked_domains: list[str] | None = Field(
         default=None, max_length=50, description="Never include search results from these domains"
     )
+
+    @field_validator("query")
+    @classmethod
+    def _words(cls, value: str) -> str:
+        if len(value.strip()) < 2:
+            raise ValueError("must have at least 2 characters besides spaces")
+        return value.strip()
+
+    @field_validator("allowed_domains", "blocked_domains")
+    @classmethod
+    def _domains(cls, value: list[str] | None) -> list[str] | None:
+        """Domain names as the API takes them: `https://Docs.Python.org/` is
+        `docs.python.org`; a path or a space is refused; empty entries go."""
+        if value is None:
+            return None
+        names = []
+        for raw in value:
+            name = raw.strip().lower().removeprefix("https://").removeprefix("http://")
+            name = name.rstrip("/")
+            if not name:
+                continue
+            if "/" in name or " " in name:
+                raise ValueError(f"{raw!r} is not a domain name (e.g. example.com)")
+            names.append(name)
+        return names
 
     @model_validator(mode="after")
     def _one_list(self) -> WebSearchInput:
@@ -60,26 +85,52 @@ def search_prompt(query: str) -> str:
     return f"Perform a web search for the query: {query}"
 
 
-def results_text(query: str, hits: list[SearchHit], text: str) -> str:
-    """What the agent gets: the links, what the model made of them, and the reminder to cite
-    them (Claude Code's shape)."""
-    links = json.dumps([h.model_dump() for h in hits], ensure_ascii=False)
-    parts = [f'Web search results for query: "{query}"', f"Links: {links}"]
-    if text:
-        parts.append(text)
-    parts.append(
-        "REMINDER: You MUST include the sources above in your response to the user using "
-        "markdown hyperlinks."
+def results_text(query: str, blocks: list[dict]) -> tuple[str, bool]:
+    """The agent's result from the answer's blocks, in their order (Claude Code's layout):
+    each run of text as one part (its blocks joined as they are: citations split sentences),
+    each search as its `Links:` (or "No links found.", or its error). Also whether it is an
+    error: nothing was found and nothing written, and a search failed."""
+    parts: list[str] = []
+    run: list[str] = []
+    found = failed = False
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "text":
+            run.append(str(block.get("text", "")))
+            continue
+        if run:
+            parts.append("".join(run).strip())
+            run = []
+        if kind != "web_search_tool_result":
+            continue
+        content = block.get("content")
+        if isinstance(content, dict):  # web_search_tool_result_error
+            failed = True
+            parts.append(f"Web search error: {content.get('error_code') or 'unknown error'}")
+            continue
+        hits = [
+            SearchHit(title=str(item.get("title", "")), url=str(item["url"]))
+            for item in content or []
+            if isinstance(item, dict) and item.get("type") == "web_search_result"
+        ]
+        if hits:
+            found = True
+            links = json.dumps([h.model_dump() for h in hits], ensure_ascii=False)
+            parts.append(f"Links: {links}")
+        else:
+            parts.append("No links found.")
+    if run:
+        parts.append("".join(run).strip())
+    wrote = any(p and not p.startswith(("Links: ", "No links", "Web search error")) for p in parts)
+    text = "\n\n".join(
+        [
+            f'Web search results for query: "{query}"',
+            *[p for p in parts if p],
+            "REMINDER: You MUST include the sources above in your response to the user using "
+            "markdown hyperlinks.",
+        ]
     )
-    return "\n\n".join(parts)
-
-
-def no_results_text(query: str) -> str:
-    return f'Web search results for query: "{query}"\n\nNo results found.'
-
-
-def search_error_text(code: str) -> str:
-    return f"Web search failed: {code}. Try again later, or with another query."
+    return text, failed and not found and not wrote
 
 
 WEB_SEARCH_DESCRIPTION = """\

@@ -34,12 +34,16 @@ def request(**kw) -> WebSearchRequest:
 
 def test_the_input_is_checked():
     with pytest.raises(ValidationError):
-        WebSearchInput(query="x")
+        WebSearchInput(query=" x ")
     with pytest.raises(ValidationError, match="not both"):
         WebSearchInput(query="abc", allowed_domains=["a.org"], blocked_domains=["b.org"])
+    inp = WebSearchInput(query=" q q ", allowed_domains=["https://Docs.Python.org/", " ", "a.io"])
+    assert inp.query == "q q" and inp.allowed_domains == ["docs.python.org", "a.io"]
+    with pytest.raises(ValidationError, match="not a domain name"):
+        WebSearchInput(query="abc", blocked_domains=["example.com/path"])
 
 
-async def test_the_hits_and_the_models_words_come_back_with_the_reminder():
+async def test_the_hits_and_the_models_words_come_back_in_order_with_the_reminder():
     turn = {
         "web_search": {"query": "temporal python sdk", "results": HITS},
         "text": "The SDK is temporalio.",
@@ -61,15 +65,37 @@ async def test_the_hits_and_the_models_words_come_back_with_the_reminder():
     }
 
 
-async def test_a_failed_search_and_an_empty_one_are_answers():
-    failed = {"web_search": {"query": "q", "error": "too_many_requests"}, "text": "Sorry."}
-    empty = {"web_search": {"query": "q", "results": []}, "text": "Nothing."}
-    with scripted_model(searcher(failed)):
+async def test_a_paused_turn_is_sent_back_and_goes_on():
+    paused = {"web_search": {"query": "first", "results": HITS[:1]}, "stop_reason": "pause_turn"}
+    rest = {"web_search": {"query": "second", "results": HITS[1:]}, "text": "Both found."}
+    with scripted_model(searcher(paused, rest), log_bodies=True) as model:
         out = await ActivityEnvironment().run(web_search, request())
-    assert out.is_error and "too_many_requests" in out.content
+    assert not out.is_error
+    assert out.content.count("Links: ") == 2 and "Both found." in out.content
+    second = model.log[1]["body"]["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant"]
+    assert [b["type"] for b in second[1]["content"]] == [
+        "server_tool_use",
+        "web_search_tool_result",
+    ]
+    assert out.usage is not None
+    assert out.usage.output_tokens == sum(e["usage"]["output_tokens"] for e in model.log)
+
+
+async def test_a_failed_search_is_said_and_only_an_empty_answer_is_an_error():
+    failed_but_wrote = {"web_search": {"query": "q", "error": "too_many_requests"}, "text": "Hm."}
+    with scripted_model(searcher(failed_but_wrote)):
+        out = await ActivityEnvironment().run(web_search, request())
+    assert not out.is_error and "Web search error: too_many_requests" in out.content
+    assert out.content.split("\n\n")[2] == "Hm."
+    failed = {"web_search": {"query": "q", "error": "max_uses_exceeded"}, "stop_reason": "end_turn"}
+    with scripted_model(searcher(failed)):
+        bare = await ActivityEnvironment().run(web_search, request())
+    assert bare.is_error and "max_uses_exceeded" in bare.content
+    empty = {"web_search": {"query": "q", "results": []}, "text": "Nothing."}
     with scripted_model(searcher(empty)):
         none = await ActivityEnvironment().run(web_search, request())
-    assert not none.is_error and none.content.endswith("No results found.")
+    assert not none.is_error and "No links found." in none.content
 
 
 async def test_a_search_the_request_did_not_offer_is_refused_like_the_api_would():
