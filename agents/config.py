@@ -116,6 +116,10 @@ class ToolSettings(_Section):
     5 GB): a command that writes without end must not fill the host's disk."""
     web_fetch_model: str = "haiku"
     """The small, fast model WebFetch asks about a page (an alias or a model id)."""
+    disabled: list[str] = Field(default_factory=list)
+    """Tools no agent is offered, e.g. `[WebSearch]` behind a gateway without the API's web
+    search, or `[WebFetch, WebSearch]` on hosts without the internet. A name that is no tool
+    fails the agent at its start, with the names there are."""
     web_search_model: str | None = None
     """The model WebSearch asks with the API's search tool; None: the agent's own."""
     web_fetch_private_hosts: bool = False

@@ -14,6 +14,7 @@ from agents.builtin.coordinator import DEFINITION as COORDINATOR_DEFINITION
 from agents.builtin.coordinator import WORKER_DEFINITION, worker_tools, worker_tools_context
 from agents.builtin.fork import DEFINITION as FORK_DEFINITION
 from agents.builtin.teammate import teammate_system_prompt
+from agents.config import OutlastConfig
 from agents.control_tools import TASK_OUTPUT_TOOL
 from agents.definition import AgentDefinition, DefinitionSet
 from agents.questions import ASK_USER_QUESTION_TOOL
@@ -122,6 +123,20 @@ def user_facing(inp: AgentInput) -> bool:
     )
 
 
+def without_disabled(tools: list[str], config: OutlastConfig) -> list[str]:
+    """`tools` without those the operator turned off (`tools.disabled`)."""
+    disabled = config.tools.disabled
+    if not disabled:
+        return tools
+    known = {*BASE_TOOLS, *TOOLS, *TEAM_TOOLS}
+    if unknown := sorted(set(disabled) - known):
+        raise InvalidAgentInput(
+            f"tools.disabled names no tool: {', '.join(unknown)} "
+            f"(the tools are {', '.join(sorted(known))})"
+        )
+    return [t for t in tools if t not in disabled]
+
+
 async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
     definitions = await load_definition_set(inp)
     if inp.mode == "coordinator":
@@ -145,6 +160,7 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
     unknown = [t for t in tools if t not in TOOLS and t not in BASE_TOOLS and t not in TEAM_TOOLS]
     if unknown:
         raise InvalidAgentInput(f"Unknown tools requested: {', '.join(unknown)}")
+    tools = without_disabled(tools, inp.config)
     mode = inp.permission_mode or definition.permission_mode or "default"
     model = inp.config.resolve_model(inp.model or definition.model)
     spawnable = [
@@ -246,7 +262,7 @@ def coordinator_definition(inp: AgentInput, definitions: DefinitionSet) -> Agent
     scratchpad is."""
     worker = definitions.get(WORKER_DEFINITION.agent_type) or WORKER_DEFINITION
     pool = filter_tools_for_agent(
-        BASE_TOOLS,
+        without_disabled(BASE_TOOLS, inp.config),
         is_built_in=worker.is_built_in,
         is_async=True,
         permission_mode=worker.permission_mode or "acceptEdits",

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+from temporalio.client import WorkflowFailureError
+
 from agents.web_fetch import WEB_FETCH_AGENT_TYPE
 from tests.activities.test_web_fetch import HTML, PAGE, site
 from tests.support import (
@@ -94,3 +97,38 @@ async def test_an_agent_searches_and_the_searchs_tokens_count_in_its_usage(clien
     assert calls["search"]["body"]["model"] == calls["main"]["body"]["model"]
     spent = [e["usage"] for e in model.log]
     assert result.usage.tokens.output_tokens == sum(u["output_tokens"] for u in spent)
+
+
+async def test_tools_an_operator_disabled_are_not_offered_and_a_typo_is_refused(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "WebSearch", "input": {"query": "anything"}}},
+                    {"text": "No web here."},
+                ],
+            }
+        ]
+    }
+    config = fast_config()
+    off = config.model_copy(
+        update={"tools": config.tools.model_copy(update={"disabled": ["WebSearch", "WebFetch"]})}
+    )
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(
+                client, agent_input("search", git_repo, queues, config=off), queues
+            )
+            result = await asyncio.wait_for(handle.result(), timeout=60)
+            typo = config.model_copy(
+                update={"tools": config.tools.model_copy(update={"disabled": ["WebSerch"]})}
+            )
+            bad = await start(client, agent_input("x", git_repo, queues, config=typo), queues)
+            with pytest.raises(WorkflowFailureError) as failed:
+                await asyncio.wait_for(bad.result(), timeout=60)
+    (refused,) = tool_results(result)
+    assert refused.is_error and "No such tool available" in refused.content
+    offered = {t["name"] for t in model.log[0]["body"]["tools"]}
+    assert "WebSearch" not in offered and "WebFetch" not in offered and "Read" in offered
+    assert "tools.disabled names no tool: WebSerch" in str(failed.value.cause)
