@@ -58,3 +58,13 @@ def agent_worktree_slug(agent_id: str) -> str:
 def worktree_branch(slug: str) -> str:
     """The branch a worktree is created on; `/` is flattened so nested names stay one ref level."""
     return WORKTREE_BRANCH_PREFIX + slug.replace("/", "+")
+
+
+def checkout_of(path: str) -> str | None:
+    """The checkout whose `.claude/worktrees/` `path` lies in (the nearest, for a worktree
+    made from inside another), or None: `path` is in no worktree."""
+    parts = path.rstrip("/").split("/")
+    for i in range(len(parts) - 3, 0, -1):  # a name below `worktrees`, not itself
+        if parts[i : i + 2] == [".claude", "worktrees"]:
+            return "/".join(parts[:i]) or "/"
+    return None

@@ -464,6 +464,7 @@ class AgentWorkflow:
             send = functools.partial(self._team_send, sender, send)
         agent_input = CoordinatorAgentInput if inp.mode == "coordinator" else AgentToolInput
         stopping = lambda: self._stop is not None  # noqa: E731
+        label = inp.name or prepared.definition.agent_type
         worktrees = worktree_session(
             inp, prepared.sandbox, lambda: self._state, self._worktree_moved, self._registry
         )
@@ -501,7 +502,7 @@ class AgentWorkflow:
                     web_fetch,
                     inp.config,
                     self._agent_id,
-                    inp.name or prepared.definition.agent_type,
+                    label,
                     lambda: self._state,
                 ),
             ),
@@ -513,7 +514,7 @@ class AgentWorkflow:
                     inp.config,
                     prepared.model,
                     self._agent_id,
-                    inp.name or prepared.definition.agent_type,
+                    label,
                     lambda: self._state,
                 ),
             ),
@@ -536,7 +537,7 @@ class AgentWorkflow:
             workflow_tools=tools,
             extra_roots=(inp.scratchpad,) if inp.scratchpad else (),
             write_scope=tuple(inp.write_scope) if inp.write_scope is not None else None,
-            label=inp.name or prepared.definition.agent_type,
+            label=label,
             # Offered where a background agent is (R16, R73): a teammate's or a run's with
             # background tasks disabled is refused by the Bash tool itself.
             background_bash=None

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 
 from agents.messages import ToolResultBlock
+from agents.worktree_slug import checkout_of
 from agents.worktree_tools import (
     NOT_IN_WORKTREE_TEXT,
     SCOPED_TEXT,
@@ -158,9 +159,7 @@ def worktree_refusal(pinned: str | None, scoped: bool, read_only: bool) -> str |
 
 def worktree_of(root: str) -> str | None:
     """`root` if it lies in a `.claude/worktrees/` directory: a worktree already."""
-    parts = PurePosixPath(root).parts
-    inside = any(parts[i : i + 2] == (".claude", "worktrees") for i in range(len(parts) - 2))
-    return root if inside else None
+    return root if checkout_of(root) is not None else None
 
 
 def within(root: str, directory: str) -> bool:

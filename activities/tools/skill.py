@@ -30,6 +30,7 @@ from agents.skills import (
     parse_skill,
     unknown_skill_text,
 )
+from agents.worktree_slug import checkout_of
 
 log = logging.getLogger(__name__)
 DESCRIPTION = SKILL_DESCRIPTION
@@ -46,16 +47,6 @@ def _home() -> Path | None:
         return None
 
 
-def main_checkout(root: str) -> str | None:
-    """The checkout a worktree at `root` belongs to (`<checkout>/.claude/worktrees/...`), so
-    an agent in a worktree also finds the skills not committed there."""
-    parts = Path(root).parts
-    for i in range(len(parts) - 2, 0, -1):
-        if parts[i : i + 2] == (".claude", "worktrees"):
-            return str(Path(*parts[:i]))
-    return None
-
-
 def _skills_dirs(workspace_root: str, home: Path | None) -> list[tuple[Path, Path, SkillSource]]:
     """(directory, what its files must resolve inside, source), the one that wins a name
     first. A user's skill may be a link to anywhere (installers make them); a project's must
@@ -64,7 +55,8 @@ def _skills_dirs(workspace_root: str, home: Path | None) -> list[tuple[Path, Pat
     if home is not None:
         user = home / ".claude" / "skills"
         places.append((user, Path("/"), "user"))
-    for root in (workspace_root, main_checkout(workspace_root)):
+    # An agent in a worktree also finds its checkout's skills, those not committed too.
+    for root in (workspace_root, checkout_of(workspace_root)):
         if root is not None:
             places.append((Path(root) / ".claude" / "skills", Path(root), "project"))
     return places
