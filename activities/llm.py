@@ -35,7 +35,7 @@ from activities.errors import (
 )
 from activities.model_body import encode, messages_json, request_body, wire_system, wire_tools
 from activities.model_http import BROKEN_STREAM, model_client
-from activities.model_stream import Accumulator, StreamedMessage
+from activities.model_stream import Accumulator, StreamedMessage, usage_of
 from activities.request_images import within_image_limits
 from activities.result_refs import resolve_refs
 from activities.store import default_store
@@ -331,15 +331,8 @@ async def ask_once(
         raise _from_sdk_error(e) from None
     except anthropic.APIConnectionError as e:
         raise ModelConnectionFailed(f"Model API connection failed: {e}") from None
-    u = message.usage
-    usage = Usage(
-        input_tokens=u.input_tokens,
-        output_tokens=u.output_tokens,
-        cache_creation_input_tokens=u.cache_creation_input_tokens or 0,
-        cache_read_input_tokens=u.cache_read_input_tokens or 0,
-    )
     blocks = [b.model_dump(mode="json", exclude_none=True) for b in message.content]
-    return OneAnswer(blocks=blocks, usage=usage, stop_reason=message.stop_reason)
+    return OneAnswer(blocks=blocks, usage=usage_of(message.usage), stop_reason=message.stop_reason)
 
 
 def text_of(blocks: list[dict[str, Any]]) -> str:

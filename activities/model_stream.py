@@ -69,14 +69,14 @@ class Accumulator:
         kind = event.type
         if kind == "message_start":
             self._msg.id, self._msg.model = event.message.id, event.message.model
-            self._msg.usage = _usage(event.message.usage, Usage())
+            self._msg.usage = usage_of(event.message.usage)
         elif kind == "content_block_start":
             self._blocks[event.index] = {**event.content_block.to_dict(), "_json": ""}
         elif kind == "content_block_delta":
             _apply_delta(self._blocks[event.index], event.delta)
         elif kind == "message_delta":
             self._msg.stop_reason = event.delta.stop_reason or self._msg.stop_reason
-            self._msg.usage = _usage(event.usage, self._msg.usage)
+            self._msg.usage = usage_of(event.usage, self._msg.usage)
         elif kind == "message_stop":
             self.complete = True
 
@@ -117,11 +117,12 @@ def _block(raw: dict[str, Any]) -> ContentBlock | None:
     return None
 
 
-def _usage(wire: Any, before: Usage) -> Usage:
-    """`before` with every count the event carries; message_delta repeats only some of them."""
+def usage_of(wire: Any, before: Usage = Usage()) -> Usage:
+    """`before` with every count the SDK's usage carries; message_delta repeats only some of
+    them, and the server-side tools' calls come in a nested object when there were any."""
 
-    def pick(name: str) -> int:
-        value = getattr(wire, name, None)
+    def pick(name: str, source: Any = wire) -> int:
+        value = getattr(source, name, None)
         return value if value is not None else getattr(before, name)
 
     return Usage(
@@ -129,4 +130,5 @@ def _usage(wire: Any, before: Usage) -> Usage:
         output_tokens=pick("output_tokens"),
         cache_creation_input_tokens=pick("cache_creation_input_tokens"),
         cache_read_input_tokens=pick("cache_read_input_tokens"),
+        web_search_requests=pick("web_search_requests", getattr(wire, "server_tool_use", None)),
     )

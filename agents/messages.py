@@ -134,6 +134,9 @@ class Usage(_Frozen):
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    # Billed per search, apart from tokens (WebSearch's calls); left out of a payload while
+    # zero, as in nearly every model turn's recorded result.
+    web_search_requests: int = Field(default=0, exclude_if=lambda v: not v)
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -143,6 +146,7 @@ class Usage(_Frozen):
                 self.cache_creation_input_tokens + other.cache_creation_input_tokens
             ),
             cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+            web_search_requests=self.web_search_requests + other.web_search_requests,
         )
 
     @property

@@ -110,6 +110,7 @@ def print_result(result: AgentResult, console: Console) -> None:
     console.print(
         f"[green]{result.status}[/] after {result.turns} turns, {u.tool_uses} tool uses, "
         f"{u.total_tokens} tokens, {u.duration_ms / 1000:.1f}s"
+        + (f", {u.tokens.web_search_requests} web searches" if u.tokens.web_search_requests else "")
         + (" (max turns reached)" if result.max_turns_reached else "")
         + (" (stopped)" if result.stopped else "")
     )

@@ -45,17 +45,24 @@ def model_span_attributes(request: Any, response: Any | None) -> dict[str, Any]:
         attrs["gen_ai.request.max_tokens"] = request.max_tokens
     if response is None:
         return attrs
-    usage = response.usage
-    attrs |= {
+    attrs |= usage_attributes(response.usage) | {
         "gen_ai.response.model": response.model,
-        "gen_ai.usage.input_tokens": usage.input_tokens,
-        "gen_ai.usage.output_tokens": usage.output_tokens,
-        "gen_ai.usage.cache_read.input_tokens": usage.cache_read_input_tokens,
-        "gen_ai.usage.cache_creation.input_tokens": usage.cache_creation_input_tokens,
         "gen_ai.response.finish_reasons": [response.stop_reason or "unknown"],
     }
     if response.request_id:
         attrs["gen_ai.response.id"] = response.request_id
+    return attrs
+
+
+def usage_attributes(usage: Any) -> dict[str, Any]:
+    attrs = {
+        "gen_ai.usage.input_tokens": usage.input_tokens,
+        "gen_ai.usage.output_tokens": usage.output_tokens,
+        "gen_ai.usage.cache_read.input_tokens": usage.cache_read_input_tokens,
+        "gen_ai.usage.cache_creation.input_tokens": usage.cache_creation_input_tokens,
+    }
+    if getattr(usage, "web_search_requests", 0):
+        attrs["outlast.usage.web_search_requests"] = usage.web_search_requests
     return attrs
 
 
@@ -71,12 +78,18 @@ def tool_span_attributes(tool: str, request: Any, output: Any | None) -> dict[st
         attrs["outlast.agent_id"] = ctx.agent_id
     if output is not None:
         attrs["outlast.tool.is_error"] = bool(getattr(output, "is_error", False))
+        # A tool that asks a model itself (WebFetch, WebSearch): its tokens, so that summing
+        # a trace's GenAI usage counts every model call of the task.
+        if getattr(output, "usage", None) is not None:
+            attrs |= usage_attributes(output.usage)
     return attrs
 
 
 def tool_name(activity_type: str) -> str:
-    """`tool.bash` (or `tool.read.local`) -> `Bash` (`Read`): the name the model uses."""
-    return activity_type.removeprefix(TOOL_PREFIX).removesuffix(".local").capitalize()
+    """`tool.bash` (or `tool.read.local`) -> `Bash` (`Read`), `tool.web_fetch` -> `WebFetch`:
+    the name the model uses; a helper of a tool (`tool.bash_kill`) gets one in that style."""
+    words = activity_type.removeprefix(TOOL_PREFIX).removesuffix(".local").split("_")
+    return "".join(w.capitalize() for w in words)
 
 
 class GenAISpans(Interceptor):

@@ -24,6 +24,11 @@ _DOING = {
 }
 
 
+def _searches(n: int) -> str:
+    # Billed per search, so shown once there is one.
+    return f"{n:,} web search{'es' if n != 1 else ''} · " if n else ""
+
+
 def render_details(status: AgentStatus, plan_note: str | None = None) -> str:
     head = f"**{status.agent_type}** `{status.agent_id}`"
     lines = [f"{head} · turn {_turn(status)} · {_doing(status)}"]
@@ -32,7 +37,7 @@ def render_details(status: AgentStatus, plan_note: str | None = None) -> str:
         f"tokens {status.usage.total_tokens:,} (input {t.input_tokens:,} · output "
         f"{t.output_tokens:,} · cache read {t.cache_read_input_tokens:,} · cache write "
         f"{t.cache_creation_input_tokens:,}) · {status.usage.tool_uses} tool uses · "
-        f"model `{status.model or '?'}`"
+        f"{_searches(t.web_search_requests)}model `{status.model or '?'}`"
     )
     flags = _flags(status)
     if status.worktree is not None:

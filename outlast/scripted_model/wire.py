@@ -159,8 +159,19 @@ def message_json(answer: Answer) -> dict[str, Any]:
         "content": content,
         "stop_reason": answer.stop_reason,
         "stop_sequence": None,
-        "usage": answer.usage.model_dump(),
+        "usage": answer.usage.model_dump() | server_tool_usage(answer.content),
     }
+
+
+def server_tool_usage(content: list[dict[str, Any]]) -> dict[str, Any]:
+    """The API's count of its own tools' calls, in a response that made any (they are billed
+    per call, apart from tokens)."""
+    searches = sum(
+        1 for b in content if b["type"] == "server_tool_use" and b.get("name") == "web_search"
+    )
+    if not searches:
+        return {}
+    return {"server_tool_use": {"web_search_requests": searches, "web_fetch_requests": 0}}
 
 
 def sse(event: str, data: Mapping[str, Any]) -> bytes:
@@ -227,7 +238,7 @@ def message_events(answer: Answer) -> Iterator[bytes]:
             yield sse("ping", {"type": "ping"})
         yield from events
     delta = {"stop_reason": answer.stop_reason, "stop_sequence": None}
-    usage = {"output_tokens": answer.usage.output_tokens}
+    usage = {"output_tokens": answer.usage.output_tokens} | server_tool_usage(answer.content)
     yield sse("message_delta", {"type": "message_delta", "delta": delta, "usage": usage})
     yield sse("message_stop", {"type": "message_stop"})
 

@@ -80,6 +80,8 @@ async def test_a_paused_turn_is_sent_back_and_goes_on():
     ]
     assert out.usage is not None
     assert out.usage.output_tokens == sum(e["usage"]["output_tokens"] for e in model.log)
+    # Searches are billed per call: both answers' counts are summed.
+    assert out.usage.web_search_requests == 2
 
 
 async def test_a_failed_search_is_said_and_only_an_empty_answer_is_an_error():
@@ -126,3 +128,4 @@ async def test_the_streamed_answer_carries_the_search_blocks_too():
     assert kinds == ["server_tool_use", "web_search_tool_result", "text"]
     assert message.content[0].input == {"query": "q"}
     assert message.content[1].content[0].url == HITS[0]["url"]
+    assert message.usage.server_tool_use.web_search_requests == 1

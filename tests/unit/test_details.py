@@ -39,6 +39,14 @@ def test_details_show_turn_tool_tokens_and_cache_reads():
     assert text.splitlines()[0] == "**coordinator** `a1` · turn 3 · running `Agent`, `SendMessage`"
     assert "tokens 1,500" in text and "cache read 7,000" in text and "4 tool uses" in text
     assert "Sub-agents" not in text
+    assert "web search" not in text
+
+
+def test_web_searches_are_counted_apart_from_tokens():
+    usage = AgentUsage(total_tokens=10, tool_uses=1, tokens=Usage(web_search_requests=3))
+    assert "· 3 web searches ·" in render_details(status(usage=usage))
+    one = AgentUsage(total_tokens=10, tool_uses=1, tokens=Usage(web_search_requests=1))
+    assert "· 1 web search ·" in render_details(status(usage=one))
 
 
 def test_a_model_call_belongs_to_the_turn_it_starts():

@@ -8,7 +8,10 @@ import sys
 import time
 from pathlib import Path
 
+import temporalio.activity
+
 from activities.llm import ModelResponse
+from activities.tools import TOOLS
 from agents.messages import Message, Usage
 from outlast.telemetry import (
     FLUSH_LIMIT_S,
@@ -44,6 +47,19 @@ def test_model_attributes_follow_genai_conventions():
     assert "gen_ai.usage.input_tokens" not in model_span_attributes(_Req(), None)
 
 
+def activity_defn_name(fn) -> str:
+    return temporalio.activity._Definition.must_from_callable(fn).name
+
+
+def test_a_tools_span_has_the_name_the_model_calls_it_by():
+    assert tool_name("tool.read.local") == "Read"
+    assert tool_name("tool.web_fetch") == "WebFetch" and tool_name("tool.web_search") == "WebSearch"
+    assert tool_name("tool.notebook_edit") == "NotebookEdit"
+    assert tool_name("tool.task_output") == "TaskOutput"
+    for name, spec in TOOLS.items():
+        assert tool_name(activity_defn_name(spec.activity)) == name
+
+
 def test_tool_attributes_carry_no_input():
     class Ctx:
         agent_id = "a1"
@@ -63,6 +79,16 @@ def test_tool_attributes_carry_no_input():
         "outlast.agent_id": "a1",
         "outlast.tool.is_error": True,
     }
+
+
+def test_a_tool_that_asks_a_model_reports_its_tokens_and_searches():
+    class Out:
+        is_error = False
+        usage = Usage(input_tokens=7, output_tokens=3, web_search_requests=2)
+
+    a = tool_span_attributes("WebSearch", object(), Out())
+    assert a["gen_ai.usage.input_tokens"] == 7 and a["gen_ai.usage.output_tokens"] == 3
+    assert a["outlast.usage.web_search_requests"] == 2
 
 
 def run(env: dict) -> subprocess.CompletedProcess:

@@ -97,6 +97,7 @@ async def test_an_agent_searches_and_the_searchs_tokens_count_in_its_usage(clien
     assert calls["search"]["body"]["model"] == calls["main"]["body"]["model"]
     spent = [e["usage"] for e in model.log]
     assert result.usage.tokens.output_tokens == sum(u["output_tokens"] for u in spent)
+    assert result.usage.tokens.web_search_requests == 1
 
 
 async def test_tools_an_operator_disabled_are_not_offered_and_a_typo_is_refused(client, git_repo):
