@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
+from activities.small_files import SmallFileError, read_small_file
 from agents.builtin import builtin_definitions
 from agents.config import OutlastConfig
 from agents.definition import (
@@ -34,16 +35,38 @@ class LoadDefinitionsInput(BaseModel):
     config: OutlastConfig = OutlastConfig()
 
 
+MAX_DEFINITION_BYTES = 256 * 1024
+"""A larger file is reported, not read: its body would be a system prompt of 60,000 tokens."""
+MAX_DEFINITION_FILES = 500
+"""Files read per directory; more are reported, not read."""
+
+
 def scan(directory: Path, source: Source) -> tuple[list[AgentDefinition], list[str]]:
+    """The definitions under `directory`, and a line for each file that cannot be used: a
+    FIFO, a device, a link to nowhere, an unreadable or oversized file is one such file, never
+    a failed activity that would stop every agent of the run."""
     found: list[AgentDefinition] = []
     errors: list[str] = []
     if not directory.is_dir():
         return found, errors
-    for path in sorted(directory.rglob("*.md")):
+    try:
+        paths = sorted(directory.rglob("*.md"))
+    except OSError as e:
+        return found, [f"{directory}: cannot be listed: {e}"]
+    if len(paths) > MAX_DEFINITION_FILES:
+        errors.append(
+            f"{directory}: {len(paths)} files, only the first {MAX_DEFINITION_FILES} were read"
+        )
+    for path in paths[:MAX_DEFINITION_FILES]:
+        if path.is_dir():
+            continue
         try:
-            found.append(parse_agent_markdown(path.read_text(errors="replace"), source, str(path)))
+            text = read_small_file(path, MAX_DEFINITION_BYTES).decode("utf-8", errors="replace")
+            found.append(parse_agent_markdown(text, source, str(path)))
         except DefinitionError as e:
             errors.append(str(e))
+        except (SmallFileError, OSError) as e:
+            errors.append(f"{path}: cannot be read: {e}")
     return found, errors
 
 

@@ -99,6 +99,20 @@ def _name_list(value: Any) -> Any:
     return value
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """Safe YAML without aliases: with `*name` a value stands for another, so a few hundred
+    bytes can stand for gigabytes once the definition is written out as JSON into history
+    (a definition's `hooks` take any value). Frontmatter has no use for them."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not allowed in frontmatter", mark
+            )
+        return super().compose_node(parent, index)
+
+
 def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     """The YAML mapping between the leading `---` lines, and the body after it."""
     lines = text.splitlines(keepends=True)
@@ -107,7 +121,7 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
     for i in range(1, len(lines)):
         if lines[i].strip() == "---":
             try:
-                meta = yaml.safe_load("".join(lines[1:i])) or {}
+                meta = yaml.load("".join(lines[1:i]), Loader=_NoAliasLoader) or {}
             except yaml.YAMLError as e:
                 raise DefinitionError(f"frontmatter is not valid YAML: {e}") from None
             if not isinstance(meta, dict):

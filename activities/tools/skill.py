@@ -9,12 +9,11 @@ symlink to elsewhere) is not used, nor a user skill resolving outside `~/.claude
 from __future__ import annotations
 
 import logging
-import os
-import stat
 from pathlib import Path
 
 from temporalio import activity
 
+from activities.small_files import SmallFileError, read_small_file
 from activities.tools.base import ToolContext, ToolOutput, ToolRequest, with_content_ref
 from activities.workspace import run_blocking
 from agents.skills import (
@@ -63,21 +62,11 @@ def _skills_dirs(workspace_root: str, home: Path | None) -> list[tuple[Path, Pat
 
 
 def _read(path: Path, within: Path) -> str:
-    """The file's text: a regular file inside `within`, opened once (no swap between the
-    checks and the read), never blocking on a FIFO, at most MAX_SKILL_BYTES."""
-    resolved = path.resolve(strict=True)  # FileNotFoundError: no SKILL.md here
-    if not resolved.is_relative_to(within.resolve()):
-        raise SkillFileError(f"{path} resolves outside {within}")
-    fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    """The SKILL.md's text: a regular file inside `within`, at most MAX_SKILL_BYTES."""
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SkillFileError(f"{path} is not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(MAX_SKILL_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_SKILL_BYTES:
-        raise SkillFileError(f"{path} is over {MAX_SKILL_BYTES // 1024} KB")
+        data = read_small_file(path, MAX_SKILL_BYTES, within)
+    except SmallFileError as e:
+        raise SkillFileError(str(e)) from None
     return data.decode("utf-8")
 
 

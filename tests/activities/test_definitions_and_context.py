@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 
 from temporalio.testing import ActivityEnvironment
 
 from activities.context import RenderContextInput, render_context
-from activities.definitions import LoadDefinitionsInput, load_definitions
+from activities.definitions import MAX_DEFINITION_BYTES, LoadDefinitionsInput, load_definitions
 from activities.store import default_store
 
 
@@ -30,6 +32,29 @@ async def test_project_definition_beats_user_and_bad_files_are_reported(git_repo
     assert loaded.get("reviewer").source == "projectSettings"
     assert {"general-purpose", "Explore", "Plan", "reviewer"} <= set(loaded.names())
     assert len(loaded.errors) == 1 and "broken.md" in loaded.errors[0]
+
+
+async def test_files_that_cannot_be_read_are_reported_and_the_rest_load(git_repo, tmp_path):
+    agents = git_repo / ".claude" / "agents"
+    write_agent(agents, "good", "fine", "GOOD PROMPT")
+    os.mkfifo(agents / "fifo.md")  # would block a plain read forever
+    (agents / "dangling.md").symlink_to(tmp_path / "nowhere.md")
+    (agents / "dir.md").mkdir()
+    big = "---\nname: big\ndescription: d\n---\n" + "x" * MAX_DEFINITION_BYTES
+    (agents / "big.md").write_text(big)
+    loaded = await asyncio.wait_for(
+        ActivityEnvironment().run(
+            load_definitions,
+            LoadDefinitionsInput(workspace_root=str(git_repo), user_home=str(tmp_path / "h")),
+        ),
+        timeout=30,
+    )
+    assert loaded.get("good").system_prompt == "GOOD PROMPT"
+    problems = sorted(loaded.errors)
+    assert len(problems) == 3, problems
+    assert "big.md" in problems[0] and "over 256 KB" in problems[0]
+    assert "dangling.md" in problems[1] and "fifo.md" in problems[2]
+    assert "not a regular file" in problems[2]
 
 
 async def render(repo, **kw) -> list[str]:

@@ -44,6 +44,7 @@ def test_comma_separated_tools_and_max_turns():
         ("---\nname: a\ndescription: b\nmaxTurns: 0\n---\n", "max_turns"),
         ("---\nname: a\ndescription: b\npermissionMode: sudo\n---\n", "permission_mode"),
         ("---\n: [\n---\n", "not valid YAML"),
+        ("---\nname: a\ndescription: &d b\nhooks: {x: *d}\n---\n", "aliases"),
     ],
 )
 def test_bad_files_name_the_file_and_the_problem(text, problem):
@@ -51,6 +52,16 @@ def test_bad_files_name_the_file_and_the_problem(text, problem):
         parse_agent_markdown(text, "projectSettings", "/repo/.claude/agents/bad.md")
     assert "/repo/.claude/agents/bad.md" in str(e.value)
     assert problem in str(e.value)
+
+
+def test_an_alias_bomb_is_refused_before_it_expands():
+    # 9 levels of 10 aliases: ~500 bytes standing for 10**9 strings once written as JSON.
+    levels = ['a0: &a0 ["lol"]'] + [
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 10)
+    ]
+    text = "---\nname: bomb\ndescription: d\n" + "\n".join(levels) + "\nhooks: {h: *a9}\n---\nx"
+    with pytest.raises(DefinitionError, match="aliases"):
+        parse_agent_markdown(text, "projectSettings", "/repo/.claude/agents/bomb.md")
 
 
 def test_project_beats_user_beats_builtin():
