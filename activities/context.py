@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
+from activities.small_files import read_head
 from activities.store import default_store
 from activities.tools import TOOLS, clean_schema
 from activities.tools.skill import skill_infos
@@ -186,8 +187,10 @@ def git_status_block(cwd: str, snapshot: GitSnapshot | None) -> str | None:
 def claude_md_block(root: str) -> str | None:
     parts = []
     for candidate in (Path(root) / "CLAUDE.md", Path(root) / ".claude" / "CLAUDE.md"):
-        if candidate.is_file():
-            text = candidate.read_text(errors="replace")[:CLAUDE_MD_MAX_CHARS]
+        # 4 bytes a character at most: the cut below is the one that counts.
+        head = read_head(candidate, 4 * CLAUDE_MD_MAX_CHARS)
+        if head is not None:
+            text = head.decode("utf-8", errors="replace")[:CLAUDE_MD_MAX_CHARS]
             parts.append(f"Contents of {candidate} (project instructions):\n\n{text}")
     if not parts:
         return None

@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
+from activities.small_files import read_head
 from activities.store import state_dir
 from activities.workspace import run_blocking
 
@@ -65,6 +66,7 @@ async def read_plan(path: str) -> PlanText:
 
 def _read(path: str) -> PlanText:
     plan = Path(path)
-    if plan.is_symlink() or not plan.is_file():
+    head = None if plan.is_symlink() else read_head(plan, 4 * PLAN_MAX_CHARS)
+    if head is None:
         return PlanText(path=path, text=None)
-    return PlanText(path=path, text=plan.read_text(errors="replace")[:PLAN_MAX_CHARS])
+    return PlanText(path=path, text=head.decode("utf-8", errors="replace")[:PLAN_MAX_CHARS])

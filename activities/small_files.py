@@ -1,6 +1,7 @@
 """Reading a small file a user or a repository supplies to configure agents (an agent
-definition, a SKILL.md): a regular file, opened once, so nothing can be swapped in between the
-checks and the read; never blocking on a FIFO or reading a device; never more than a limit."""
+definition, a SKILL.md, CLAUDE.md): a regular file, opened once, so nothing can be swapped in
+between the checks and the read; never blocking on a FIFO or reading a device; never more than
+a limit."""
 
 from __future__ import annotations
 
@@ -11,6 +12,26 @@ from pathlib import Path
 
 class SmallFileError(ValueError):
     """The file cannot be used; the message names it and says why."""
+
+
+def _open_regular(path: Path) -> int:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise SmallFileError(f"{path} is not a regular file")
+    return fd
+
+
+def read_head(path: Path, limit: int) -> bytes | None:
+    """Up to `limit` bytes from the start of the regular file `path` (a link is followed);
+    None when there is no such regular file. For files whose head is all that is used (a
+    CLAUDE.md of a gigabyte is cut, not read whole and then cut)."""
+    try:
+        fd = _open_regular(path.resolve(strict=True))
+    except (OSError, SmallFileError):
+        return None
+    with os.fdopen(fd, "rb") as f:
+        return f.read(limit)
 
 
 def read_small_file(path: Path, limit: int, within: Path | None = None) -> bytes:
@@ -29,14 +50,9 @@ def read_small_file(path: Path, limit: int, within: Path | None = None) -> bytes
     resolved = path.resolve(strict=True)
     if within is not None and not resolved.is_relative_to(within.resolve()):
         raise SmallFileError(f"{path} resolves outside {within}")
-    fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise SmallFileError(f"{path} is not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(limit + 1)
-    finally:
-        os.close(fd)
+    fd = _open_regular(resolved)
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(limit + 1)
     if len(data) > limit:
         raise SmallFileError(f"{path} is over {limit // 1024} KB")
     return data

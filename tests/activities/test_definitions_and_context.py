@@ -8,7 +8,12 @@ import os
 
 from temporalio.testing import ActivityEnvironment
 
-from activities.context import RenderContextInput, render_context
+from activities.context import (
+    CLAUDE_MD_MAX_CHARS,
+    RenderContextInput,
+    claude_md_block,
+    render_context,
+)
 from activities.definitions import MAX_DEFINITION_BYTES, LoadDefinitionsInput, load_definitions
 from activities.store import default_store
 
@@ -55,6 +60,21 @@ async def test_files_that_cannot_be_read_are_reported_and_the_rest_load(git_repo
     assert "big.md" in problems[0] and "over 256 KB" in problems[0]
     assert "dangling.md" in problems[1] and "fifo.md" in problems[2]
     assert "not a regular file" in problems[2]
+
+
+def test_claude_md_is_read_only_as_far_as_it_is_used(tmp_path):
+    (tmp_path / "CLAUDE.md").write_text("é" * (CLAUDE_MD_MAX_CHARS + 10))
+    (tmp_path / ".claude").mkdir()
+    os.mkfifo(tmp_path / ".claude" / "CLAUDE.md")  # not a file: passed over, never blocks
+    block = claude_md_block(str(tmp_path))
+    assert block is not None and block.count("é") == CLAUDE_MD_MAX_CHARS
+    assert ".claude/CLAUDE.md" not in block
+    big = tmp_path / "big"
+    big.mkdir()
+    with (big / "CLAUDE.md").open("wb") as f:
+        f.truncate(2 * 1024**3)  # 2 GB, sparse: reading it whole would take that much memory
+    block = claude_md_block(str(big))
+    assert block is not None and len(block) < CLAUDE_MD_MAX_CHARS + 1000
 
 
 async def render(repo, **kw) -> list[str]:
