@@ -105,12 +105,16 @@ def _one_line(text: str, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
+def _searches(n: int) -> str:
+    return f", {n} web search{'es' if n != 1 else ''}" if n else ""
+
+
 def print_result(result: AgentResult, console: Console) -> None:
     u = result.usage
     console.print(
         f"[green]{result.status}[/] after {result.turns} turns, {u.tool_uses} tool uses, "
         f"{u.total_tokens} tokens, {u.duration_ms / 1000:.1f}s"
-        + (f", {u.tokens.web_search_requests} web searches" if u.tokens.web_search_requests else "")
+        + _searches(u.tokens.web_search_requests)
         + (" (max turns reached)" if result.max_turns_reached else "")
         + (" (stopped)" if result.stopped else "")
     )

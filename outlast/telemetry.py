@@ -76,6 +76,12 @@ def tool_span_attributes(tool: str, request: Any, output: Any | None) -> dict[st
     ctx = getattr(request, "ctx", None)
     if ctx is not None and getattr(ctx, "agent_id", None):
         attrs["outlast.agent_id"] = ctx.agent_id
+    if output is not None and hasattr(output, "output"):
+        # A local run's result (activities/local_tools.py): None when this worker is not the
+        # workspace's host, and the tool runs again as a regular activity, with a span of its own.
+        output = output.output
+        if output is None:
+            attrs["outlast.tool.passed_on"] = True
     if output is not None:
         attrs["outlast.tool.is_error"] = bool(getattr(output, "is_error", False))
         # A tool that asks a model itself (WebFetch, WebSearch): its tokens, so that summing

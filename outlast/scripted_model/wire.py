@@ -165,9 +165,20 @@ def message_json(answer: Answer) -> dict[str, Any]:
 
 def server_tool_usage(content: list[dict[str, Any]]) -> dict[str, Any]:
     """The API's count of its own tools' calls, in a response that made any (they are billed
-    per call, apart from tokens)."""
+    per call, apart from tokens; a search that failed is not)."""
+    failed = {
+        b["tool_use_id"]
+        for b in content
+        if b["type"] == "web_search_tool_result"
+        and isinstance(b["content"], dict)
+        and b["content"].get("type") == "web_search_tool_result_error"
+    }
     searches = sum(
-        1 for b in content if b["type"] == "server_tool_use" and b.get("name") == "web_search"
+        1
+        for b in content
+        if b["type"] == "server_tool_use"
+        and b.get("name") == "web_search"
+        and b["id"] not in failed
     )
     if not searches:
         return {}

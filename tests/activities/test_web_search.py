@@ -89,6 +89,7 @@ async def test_a_failed_search_is_said_and_only_an_empty_answer_is_an_error():
     with scripted_model(searcher(failed_but_wrote)):
         out = await ActivityEnvironment().run(web_search, request())
     assert not out.is_error and "Web search error: too_many_requests" in out.content
+    assert out.usage is not None and out.usage.web_search_requests == 0  # not billed
     assert out.content.split("\n\n")[2] == "Hm."
     failed = {"web_search": {"query": "q", "error": "max_uses_exceeded"}, "stop_reason": "end_turn"}
     with scripted_model(searcher(failed)):

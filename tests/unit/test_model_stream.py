@@ -12,6 +12,7 @@ from anthropic.types import (
     RawMessageDeltaEvent,
     RawMessageStartEvent,
     RawMessageStopEvent,
+    ServerToolUsage,
     TextBlock,
     TextDelta,
     ToolUseBlock,
@@ -20,7 +21,7 @@ from anthropic.types import Message as WireMessage
 from anthropic.types import Usage as WireUsage
 from anthropic.types.raw_message_delta_event import Delta
 
-from activities.model_stream import Accumulator, parse_tool_input
+from activities.model_stream import Accumulator, parse_tool_input, usage_of
 from agents.messages import INVALID_TOOL_INPUT
 from agents.messages import TextBlock as OurText
 from agents.messages import ToolUseBlock as OurToolUse
@@ -75,6 +76,18 @@ def test_text_tools_usage_and_stop_reason_are_kept():
         OurToolUse(id="t1", name="Read", input={"file_path": "/a"}),
         OurToolUse(id="t2", name="Read", input={}),
     ]
+
+
+def test_server_tool_searches_are_counted_and_kept_when_a_delta_omits_them():
+    searched = MessageDeltaUsage(
+        output_tokens=5,
+        server_tool_use=ServerToolUsage(web_search_requests=2, web_fetch_requests=0),
+    )
+    after = usage_of(searched)
+    assert after.web_search_requests == 2 and after.output_tokens == 5
+    later = usage_of(MessageDeltaUsage(output_tokens=9), after)
+    assert later.web_search_requests == 2 and later.output_tokens == 9
+    assert usage_of(MessageDeltaUsage(output_tokens=1)).web_search_requests == 0
 
 
 def test_tool_inputs():

@@ -11,7 +11,9 @@ from pathlib import Path
 import temporalio.activity
 
 from activities.llm import ModelResponse
+from activities.local_tools import LocalToolResult
 from activities.tools import TOOLS
+from activities.tools.base import ToolOutput
 from agents.messages import Message, Usage
 from outlast.telemetry import (
     FLUSH_LIMIT_S,
@@ -89,6 +91,14 @@ def test_a_tool_that_asks_a_model_reports_its_tokens_and_searches():
     a = tool_span_attributes("WebSearch", object(), Out())
     assert a["gen_ai.usage.input_tokens"] == 7 and a["gen_ai.usage.output_tokens"] == 3
     assert a["outlast.usage.web_search_requests"] == 2
+
+
+def test_a_local_runs_span_reads_the_output_inside_its_result():
+    failed = LocalToolResult(output=ToolOutput(content="no such file", is_error=True))
+    assert tool_span_attributes("Read", object(), failed)["outlast.tool.is_error"] is True
+    elsewhere = tool_span_attributes("Read", object(), LocalToolResult(output=None))
+    assert elsewhere["outlast.tool.passed_on"] is True
+    assert "outlast.tool.is_error" not in elsewhere
 
 
 def run(env: dict) -> subprocess.CompletedProcess:
