@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
-from activities.small_files import read_head
+from activities.small_files import read_head, text_of
 from activities.store import default_store
 from activities.tools import TOOLS, clean_schema
 from activities.tools.skill import skill_infos
@@ -190,7 +190,7 @@ def claude_md_block(root: str) -> str | None:
         # 4 bytes a character at most: the cut below is the one that counts.
         head = read_head(candidate, 4 * CLAUDE_MD_MAX_CHARS)
         if head is not None:
-            text = head.decode("utf-8", errors="replace")[:CLAUDE_MD_MAX_CHARS]
+            text = text_of(head)[:CLAUDE_MD_MAX_CHARS]
             parts.append(f"Contents of {candidate} (project instructions):\n\n{text}")
     if not parts:
         return None

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
-from activities.small_files import SmallFileError, read_small_file
+from activities.small_files import SmallFileError, read_small_file, text_of
 from agents.builtin import builtin_definitions
 from agents.config import OutlastConfig
 from agents.definition import (
@@ -61,7 +61,7 @@ def scan(directory: Path, source: Source) -> tuple[list[AgentDefinition], list[s
         if path.is_dir():
             continue
         try:
-            text = read_small_file(path, MAX_DEFINITION_BYTES).decode("utf-8", errors="replace")
+            text = text_of(read_small_file(path, MAX_DEFINITION_BYTES))
             found.append(parse_agent_markdown(text, source, str(path)))
         except DefinitionError as e:
             errors.append(str(e))

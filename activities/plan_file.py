@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
-from activities.small_files import read_head
+from activities.small_files import read_head, text_of
 from activities.store import state_dir
 from activities.workspace import run_blocking
 
@@ -69,4 +69,4 @@ def _read(path: str) -> PlanText:
     head = None if plan.is_symlink() else read_head(plan, 4 * PLAN_MAX_CHARS)
     if head is None:
         return PlanText(path=path, text=None)
-    return PlanText(path=path, text=head.decode("utf-8", errors="replace")[:PLAN_MAX_CHARS])
+    return PlanText(path=path, text=text_of(head)[:PLAN_MAX_CHARS])

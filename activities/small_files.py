@@ -14,12 +14,28 @@ class SmallFileError(ValueError):
     """The file cannot be used; the message names it and says why."""
 
 
+def _resolved(path: Path) -> Path:
+    # Not Path.resolve: before Python 3.13 it raises RuntimeError on a link loop, not OSError.
+    return Path(os.path.realpath(path, strict=True))
+
+
 def _open_regular(path: Path) -> int:
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        os.close(fd)
+        raise
+    if not regular:
         os.close(fd)
         raise SmallFileError(f"{path} is not a regular file")
     return fd
+
+
+def text_of(data: bytes) -> str:
+    """UTF-8 text with newlines as Python's text files read them (a CRLF file is not carried
+    into a prompt with its carriage returns); a byte that is no UTF-8 becomes U+FFFD."""
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
 def read_head(path: Path, limit: int) -> bytes | None:
@@ -27,7 +43,7 @@ def read_head(path: Path, limit: int) -> bytes | None:
     None when there is no such regular file. For files whose head is all that is used (a
     CLAUDE.md of a gigabyte is cut, not read whole and then cut)."""
     try:
-        fd = _open_regular(path.resolve(strict=True))
+        fd = _open_regular(_resolved(path))
     except (OSError, SmallFileError):
         return None
     with os.fdopen(fd, "rb") as f:
@@ -47,7 +63,7 @@ def read_small_file(path: Path, limit: int, within: Path | None = None) -> bytes
         SmallFileError: it resolves outside `within`, is not a regular file, or is too big.
         OSError: it cannot be opened or read (permissions, a link loop).
     """
-    resolved = path.resolve(strict=True)
+    resolved = _resolved(path)
     if within is not None and not resolved.is_relative_to(within.resolve()):
         raise SmallFileError(f"{path} resolves outside {within}")
     fd = _open_regular(resolved)

@@ -45,6 +45,8 @@ async def test_files_that_cannot_be_read_are_reported_and_the_rest_load(git_repo
     os.mkfifo(agents / "fifo.md")  # would block a plain read forever
     (agents / "dangling.md").symlink_to(tmp_path / "nowhere.md")
     (agents / "dir.md").mkdir()
+    (agents / "loop.md").symlink_to(agents / "loop.md")
+    (agents / "crlf.md").write_bytes(b"---\r\nname: crlf\r\ndescription: d\r\n---\r\nA\r\nB\r\n")
     big = "---\nname: big\ndescription: d\n---\n" + "x" * MAX_DEFINITION_BYTES
     (agents / "big.md").write_text(big)
     loaded = await asyncio.wait_for(
@@ -55,11 +57,13 @@ async def test_files_that_cannot_be_read_are_reported_and_the_rest_load(git_repo
         timeout=30,
     )
     assert loaded.get("good").system_prompt == "GOOD PROMPT"
+    assert loaded.get("crlf").system_prompt == "A\nB"
     problems = sorted(loaded.errors)
-    assert len(problems) == 3, problems
+    assert len(problems) == 4, problems
     assert "big.md" in problems[0] and "over 256 KB" in problems[0]
     assert "dangling.md" in problems[1] and "fifo.md" in problems[2]
     assert "not a regular file" in problems[2]
+    assert "loop.md" in problems[3]
 
 
 def test_claude_md_is_read_only_as_far_as_it_is_used(tmp_path):
@@ -69,6 +73,14 @@ def test_claude_md_is_read_only_as_far_as_it_is_used(tmp_path):
     block = claude_md_block(str(tmp_path))
     assert block is not None and block.count("é") == CLAUDE_MD_MAX_CHARS
     assert ".claude/CLAUDE.md" not in block
+    looped = tmp_path / "looped"
+    looped.mkdir()
+    (looped / "CLAUDE.md").symlink_to(looped / "CLAUDE.md")
+    assert claude_md_block(str(looped)) is None
+    crlf = tmp_path / "crlf"
+    crlf.mkdir()
+    (crlf / "CLAUDE.md").write_bytes(b"one\r\ntwo\r\n")
+    assert "one\ntwo" in (claude_md_block(str(crlf)) or "")
     big = tmp_path / "big"
     big.mkdir()
     with (big / "CLAUDE.md").open("wb") as f:
