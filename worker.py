@@ -53,7 +53,7 @@ from activities.transcript_export import export_transcript
 from activities.web_fetch import web_fetch
 from activities.web_search import web_search
 from activities.worktree import cleanup_worktree, create_worktree
-from outlast import workflow_runner
+from outlast import payload_visits, workflow_runner
 from outlast.build_id import code_build_id
 from outlast.telemetry import GenAISpans
 from workflows.agent import AgentWorkflow
@@ -224,6 +224,8 @@ def build_workers(
     check_worker_options(main_options, "main_options")
     check_worker_options(tool_options, "tool_options")
     check_environment()
+    if os.environ.get("OUTLAST_PAYLOAD_VISITS") != "full":
+        payload_visits.install()
     # Temporal's TracingInterceptor comes from the client; this adds the GenAI spans.
     common = {"interceptors": [GenAISpans(tracer), *interceptors]}
     tool_queue = host_queue or host_task_queue(host_id())

@@ -1,0 +1,99 @@
+"""The one-walk payload encoding of outlast/payload_visits.py gives what the SDK's three walks
+give, with Outlast's own converters (claim-check on, codec on or off), on real protos."""
+
+from __future__ import annotations
+
+import inspect
+
+import temporalio.bridge.worker as bridge_worker
+from temporalio.api.common.v1 import Payload
+from temporalio.bridge.proto.activity_result import ActivityResolution, Success
+from temporalio.bridge.proto.workflow_activation import (
+    ResolveActivity,
+    WorkflowActivation,
+    WorkflowActivationJob,
+)
+from temporalio.bridge.proto.workflow_commands import ScheduleActivity, WorkflowCommand
+from temporalio.bridge.proto.workflow_completion import (
+    Success as CompletionSuccess,
+)
+from temporalio.bridge.proto.workflow_completion import (
+    WorkflowActivationCompletion,
+)
+
+from outlast import payload_visits
+from outlast.client import data_converter
+from outlast.codec import new_key
+
+
+def payloads(converter) -> list[Payload]:
+    return converter.payload_converter.to_payloads(["small", "x" * 5000])
+
+
+def completion(args: list[Payload]) -> WorkflowActivationCompletion:
+    command = WorkflowCommand(
+        schedule_activity=ScheduleActivity(
+            seq=1, activity_id="1", activity_type="t", arguments=args
+        )
+    )
+    return WorkflowActivationCompletion(
+        run_id="r", successful=CompletionSuccess(commands=[command])
+    )
+
+
+def activation(result: Payload) -> WorkflowActivation:
+    resolved = ActivityResolution(completed=Success(result=result))
+    job = WorkflowActivationJob(resolve_activity=ResolveActivity(seq=1, result=resolved))
+    return WorkflowActivation(run_id="r", jobs=[job])
+
+
+async def round_trip(converter) -> tuple[WorkflowActivationCompletion, list[Payload]]:
+    """A completion encoded, then each of its arguments decoded as an activity result."""
+    done = completion(payloads(converter))
+    # Called as the SDK calls them (its worker passes all but the first by keyword).
+    await bridge_worker.encode_completion(
+        done, data_converter=converter, encode_headers=True, storage_concurrency_limit=4
+    )
+    back = []
+    for arg in done.successful.commands[0].schedule_activity.arguments:
+        act = activation(arg)
+        await bridge_worker.decode_activation(
+            act, data_converter=converter, decode_headers=True, storage_concurrency_limit=4
+        )
+        back.append(act.jobs[0].resolve_activity.result.completed.result)
+    return done, back
+
+
+async def test_one_walk_gives_what_three_give_with_and_without_a_codec(tmp_path):
+    env = {"OUTLAST_STORE_DIR": str(tmp_path), "OUTLAST_PAYLOAD_THRESHOLD": "1000"}
+    for extra in ({}, {"OUTLAST_PAYLOAD_KEY": new_key()}):
+        converter = await data_converter(env | extra)
+        payload_visits.uninstall()
+        try:
+            sdk_done, sdk_back = await round_trip(converter)
+            assert payload_visits.install()
+            ours_done, ours_back = await round_trip(converter)
+        finally:
+            payload_visits.install()
+        sent = ours_done.successful.commands[0].schedule_activity.arguments
+        if not extra:  # (encryption takes a fresh nonce each time)
+            assert list(sent) == list(sdk_done.successful.commands[0].schedule_activity.arguments)
+        assert ours_back == sdk_back
+        assert converter.payload_converter.from_payloads(ours_back) == ["small", "x" * 5000]
+        # The large one went to the claim-check store, not into the command.
+        assert sum(p.ByteSize() for p in sent) < 2000
+        if extra:
+            assert sent[0].metadata["encoding"] == b"binary/encrypted", sent
+
+
+async def test_the_sdk_functions_are_the_ones_it_was_written_for():
+    # Fails when a temporalio upgrade changes them: then install() leaves the SDK alone.
+    payload_visits.uninstall()
+    assert payload_visits.install()
+    assert bridge_worker.decode_activation.__module__ == payload_visits.__name__
+    for name, params in payload_visits.EXPECTED.items():
+        ours = inspect.signature(getattr(bridge_worker, name)).parameters
+        assert list(ours) == params  # the keywords the SDK's worker passes
+    payload_visits.uninstall()
+    assert bridge_worker.decode_activation.__module__ == "temporalio.bridge.worker"
+    assert payload_visits.install()
