@@ -9,11 +9,15 @@ work to do (Outlast's claim-check of large payloads, activities/payload_store.py
 were ~12% of the worker's busy time in a 20-agent fan-out (bench/RESULTS.md, "What is left").
 
 `install()` replaces the SDK's two functions with ones that, for a converter without a codec,
-make only the external-storage walk (none without external storage either), exactly as the
-SDK makes it; with a codec (`OUTLAST_PAYLOAD_KEY`, outlast/codec.py) the SDK's own run. What a
-skipped walk would still have done: refuse, with TMPRL1105/1106, a codec-encoded storage
-reference reaching a worker without the codec, a misconfiguration the external-storage walk
-then fails on anyway.
+make only the external-storage walk, exactly as the SDK makes it (on the way out not even that
+without external storage: it would change nothing); with a codec (`OUTLAST_PAYLOAD_KEY`,
+outlast/codec.py) the SDK's own run. On the way in the external-storage walk always runs, so a
+claim-check reference reaching a worker without a store is still refused (TMPRL1105). What a
+skipped walk would still have done: refuse (TMPRL1106) a codec-encoded storage reference
+reaching a worker without the codec; the payload converter then fails on it instead, less
+clearly. temporalio 1.35 writes no such references. A data converter that changes payloads in
+the SDK's private `_decode_payload_sequence` and siblings without a `payload_codec` would be
+skipped too; Outlast's does not, and `OUTLAST_PAYLOAD_VISITS=full` is there for one that does.
 
 The SDK calls both functions through their module (`temporalio.bridge.worker`), which is what
 is replaced. `install` checks that the functions and the pieces it uses are the ones it was
@@ -24,6 +28,7 @@ new temporalio changes them. `OUTLAST_PAYLOAD_VISITS=full` keeps the SDK's walks
 from __future__ import annotations
 
 import inspect
+from inspect import Parameter
 from typing import Any
 
 import temporalio.bridge.worker as bridge_worker
@@ -50,12 +55,17 @@ WALKS = {
 }
 """The converter method of the one walk that has work to do without a codec."""
 _ORIGINAL: dict[str, Any] = {}
+POSITIONAL_OR_KEYWORD = Parameter.POSITIONAL_OR_KEYWORD
+
+
+def parameters(fn: Any) -> list[tuple[str, Any]]:
+    return [(p.name, p.kind) for p in inspect.signature(fn).parameters.values()]
 
 
 def _usable() -> bool:
     for name, params in EXPECTED.items():
         fn = getattr(bridge_worker, name, None)
-        if fn is None or list(inspect.signature(fn).parameters) != params:
+        if fn is None or parameters(fn) != [(n, POSITIONAL_OR_KEYWORD) for n in params]:
             return False
     visitor = getattr(bridge_worker, "CommandAwarePayloadVisitor", None)
     if visitor is None or not hasattr(bridge_worker, "_Visitor"):
@@ -71,8 +81,8 @@ async def _external_walk(
 ) -> StorageOperationMetrics:
     """The SDK's external-storage walk, as it makes it (the middle of its three)."""
     metrics = StorageOperationMetrics()
-    if converter.external_storage is None:
-        return metrics
+    if converter.external_storage is None and method == WALKS["encode_completion"]:
+        return metrics  # storing needs a store; retrieving without one refuses a reference
     with metrics.track():
         await bridge_worker.CommandAwarePayloadVisitor(
             skip_search_attributes=True, skip_headers=not headers, concurrency_limit=limit
@@ -81,7 +91,8 @@ async def _external_walk(
 
 
 def _one_walk(name: str, original: Any) -> Any:
-    # The SDK passes every argument but the first by keyword: the names are theirs.
+    # The SDK's worker passes the first two arguments by position and the rest by keyword:
+    # the names are theirs.
     if name == "decode_activation":
 
         async def decode_activation(

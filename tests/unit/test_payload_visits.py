@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
 import temporalio.bridge.worker as bridge_worker
 from temporalio.api.common.v1 import Payload
 from temporalio.bridge.proto.activity_result import ActivityResolution, Success
@@ -47,21 +48,37 @@ def activation(result: Payload) -> WorkflowActivation:
     return WorkflowActivation(run_id="r", jobs=[job])
 
 
-async def round_trip(converter) -> tuple[WorkflowActivationCompletion, list[Payload]]:
-    """A completion encoded, then each of its arguments decoded as an activity result."""
+@pytest.fixture(autouse=True)
+def as_it_was():
+    """Each test leaves the SDK's functions as it found them (later tests run either way)."""
+    installed = bool(payload_visits._ORIGINAL)
+    yield
+    if installed:
+        payload_visits.install()
+    else:
+        payload_visits.uninstall()
+
+
+async def decode(act: WorkflowActivation, converter):
+    # As the SDK's worker calls them: the first two by position, the rest by keyword.
+    return await bridge_worker.decode_activation(
+        act, converter, decode_headers=True, storage_concurrency_limit=4
+    )
+
+
+async def round_trip(converter) -> tuple[WorkflowActivationCompletion, list[Payload], int]:
+    """A completion encoded, then each of its arguments decoded as an activity result; and
+    how many payloads went to the store."""
     done = completion(payloads(converter))
-    # Called as the SDK calls them (its worker passes all but the first by keyword).
-    await bridge_worker.encode_completion(
-        done, data_converter=converter, encode_headers=True, storage_concurrency_limit=4
+    stored = await bridge_worker.encode_completion(
+        done, converter, encode_headers=True, storage_concurrency_limit=4
     )
     back = []
     for arg in done.successful.commands[0].schedule_activity.arguments:
         act = activation(arg)
-        await bridge_worker.decode_activation(
-            act, data_converter=converter, decode_headers=True, storage_concurrency_limit=4
-        )
+        await decode(act, converter)
         back.append(act.jobs[0].resolve_activity.result.completed.result)
-    return done, back
+    return done, back, stored.payload_count
 
 
 async def test_one_walk_gives_what_three_give_with_and_without_a_codec(tmp_path):
@@ -69,12 +86,10 @@ async def test_one_walk_gives_what_three_give_with_and_without_a_codec(tmp_path)
     for extra in ({}, {"OUTLAST_PAYLOAD_KEY": new_key()}):
         converter = await data_converter(env | extra)
         payload_visits.uninstall()
-        try:
-            sdk_done, sdk_back = await round_trip(converter)
-            assert payload_visits.install()
-            ours_done, ours_back = await round_trip(converter)
-        finally:
-            payload_visits.install()
+        sdk_done, sdk_back, sdk_stored = await round_trip(converter)
+        assert payload_visits.install()
+        ours_done, ours_back, ours_stored = await round_trip(converter)
+        assert ours_stored == sdk_stored == 1
         sent = ours_done.successful.commands[0].schedule_activity.arguments
         if not extra:  # (encryption takes a fresh nonce each time)
             assert list(sent) == list(sdk_done.successful.commands[0].schedule_activity.arguments)
@@ -86,14 +101,37 @@ async def test_one_walk_gives_what_three_give_with_and_without_a_codec(tmp_path)
             assert sent[0].metadata["encoding"] == b"binary/encrypted", sent
 
 
+async def test_without_a_store_a_reference_is_still_refused(tmp_path):
+    stored = await data_converter(
+        {"OUTLAST_STORE_DIR": str(tmp_path), "OUTLAST_PAYLOAD_THRESHOLD": "1000"}
+    )
+    done, _, _ = await round_trip(stored)
+    reference = done.successful.commands[0].schedule_activity.arguments[1]
+    storeless = await data_converter({"OUTLAST_PAYLOAD_STORE": "off"})
+    for walks in (payload_visits.uninstall, payload_visits.install):
+        walks()
+        with pytest.raises(RuntimeError, match="TMPRL1105"):
+            await decode(activation(reference), storeless)
+    # Plain payloads pass a store-less converter untouched, with nothing walked on the way out.
+    plain = completion(payloads(storeless))
+    before = plain.SerializeToString()
+    await bridge_worker.encode_completion(
+        plain, storeless, encode_headers=True, storage_concurrency_limit=4
+    )
+    assert plain.SerializeToString() == before
+
+
 async def test_the_sdk_functions_are_the_ones_it_was_written_for():
     # Fails when a temporalio upgrade changes them: then install() leaves the SDK alone.
     payload_visits.uninstall()
     assert payload_visits.install()
     assert bridge_worker.decode_activation.__module__ == payload_visits.__name__
-    for name, params in payload_visits.EXPECTED.items():
-        ours = inspect.signature(getattr(bridge_worker, name)).parameters
-        assert list(ours) == params  # the keywords the SDK's worker passes
     payload_visits.uninstall()
     assert bridge_worker.decode_activation.__module__ == "temporalio.bridge.worker"
+    for name, params in payload_visits.EXPECTED.items():
+        sdk = payload_visits.parameters(getattr(bridge_worker, name))
+        assert sdk == [(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in params]
     assert payload_visits.install()
+    for name in payload_visits.EXPECTED:
+        ours = payload_visits.parameters(getattr(bridge_worker, name))
+        assert ours == payload_visits.parameters(payload_visits._ORIGINAL[name])
