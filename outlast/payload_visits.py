@@ -9,8 +9,10 @@ work to do (Outlast's claim-check of large payloads, activities/payload_store.py
 were ~12% of the worker's busy time in a 20-agent fan-out (bench/RESULTS.md, "What is left").
 
 `install()` replaces the SDK's two functions with ones that, for a converter without a codec,
-make only the external-storage walk, exactly as the SDK makes it (on the way out not even that
-without external storage: it would change nothing); with a codec (`OUTLAST_PAYLOAD_KEY`,
+make only the external-storage walk, exactly as the SDK makes it, and that only where it can
+change something: on the way out when the completion is at least the store's threshold in size
+(a smaller one holds no payload the store would take), on the way in when the activation's
+bytes hold a storage reference's marks (most hold none). With a codec (`OUTLAST_PAYLOAD_KEY`,
 outlast/codec.py) the SDK's own run. On the way in the external-storage walk always runs, so a
 claim-check reference reaching a worker without a store is still refused (TMPRL1105). What a
 skipped walk would still have done: refuse (TMPRL1106) a codec-encoded storage reference
@@ -33,7 +35,13 @@ from typing import Any
 
 import temporalio.bridge.worker as bridge_worker
 from temporalio.converter import DataConverter
-from temporalio.converter._extstore import StorageOperationMetrics
+from temporalio.converter._extstore import (
+    _REFERENCE_ENCODING,
+    _REFERENCE_MARKER_KEY,
+    _REFERENCE_MESSAGE_TYPE,
+    ExternalStorage,
+    StorageOperationMetrics,
+)
 
 EXPECTED = {
     "decode_activation": [
@@ -54,6 +62,9 @@ WALKS = {
     "encode_completion": "_external_store_payload_sequence",
 }
 """The converter method of the one walk that has work to do without a codec."""
+REFERENCE_MARKS = (_REFERENCE_ENCODING, _REFERENCE_MESSAGE_TYPE, _REFERENCE_MARKER_KEY.encode())
+"""Bytes every storage reference payload carries in its metadata (temporalio's own test for
+one, `_is_reference_payload` / `_has_reference_marker`, looks for these)."""
 _ORIGINAL: dict[str, Any] = {}
 POSITIONAL_OR_KEYWORD = Parameter.POSITIONAL_OR_KEYWORD
 
@@ -73,16 +84,37 @@ def _usable() -> bool:
     wanted = {"skip_search_attributes", "skip_headers", "concurrency_limit"}
     if not wanted <= set(inspect.signature(visitor).parameters):
         return False
+    if not hasattr(ExternalStorage, "payload_size_threshold"):
+        return False
     return all(hasattr(DataConverter, method) for method in WALKS.values())
+
+
+def _nothing_to_store(completion: Any, converter: DataConverter) -> bool:
+    """No payload of the completion can go to the store: the store takes a payload only from
+    its threshold up (`ExternalStorage._select_driver`), and none is larger than the whole."""
+    storage = converter.external_storage
+    return storage is None or completion.ByteSize() < storage.payload_size_threshold
+
+
+def _no_reference(activation: Any) -> bool:
+    """No payload of the activation is a storage reference, marked or not: the bytes that make
+    one (its encoding, its message type, the marker's key) appear nowhere in it. Searching the
+    serialised activation is far cheaper than visiting its payloads one by one in Python."""
+    data = activation.SerializeToString()
+    return not any(mark in data for mark in REFERENCE_MARKS)
 
 
 async def _external_walk(
     target: Any, converter: DataConverter, headers: bool, limit: int, method: str
 ) -> StorageOperationMetrics:
-    """The SDK's external-storage walk, as it makes it (the middle of its three)."""
+    """The SDK's external-storage walk, as it makes it (the middle of its three), unless it
+    cannot change anything."""
     metrics = StorageOperationMetrics()
-    if converter.external_storage is None and method == WALKS["encode_completion"]:
-        return metrics  # storing needs a store; retrieving without one refuses a reference
+    if method == WALKS["encode_completion"]:
+        if _nothing_to_store(target, converter):
+            return metrics
+    elif _no_reference(target):
+        return metrics  # (with a reference and no store, the walk refuses it: TMPRL1105)
     with metrics.track():
         await bridge_worker.CommandAwarePayloadVisitor(
             skip_search_attributes=True, skip_headers=not headers, concurrency_limit=limit

@@ -101,6 +101,25 @@ async def test_one_walk_gives_what_three_give_with_and_without_a_codec(tmp_path)
             assert sent[0].metadata["encoding"] == b"binary/encrypted", sent
 
 
+async def test_small_completions_and_activations_without_references_are_left_alone(tmp_path):
+    converter = await data_converter(
+        {"OUTLAST_STORE_DIR": str(tmp_path), "OUTLAST_PAYLOAD_THRESHOLD": "1000"}
+    )
+    small = converter.payload_converter.to_payloads(["a" * 400, "b" * 400])  # 800 < 1000
+    done = completion(small)
+    before = done.SerializeToString()
+    stored = await bridge_worker.encode_completion(
+        done, converter, encode_headers=True, storage_concurrency_limit=4
+    )
+    assert stored.payload_count == 0 and done.SerializeToString() == before
+    # One payload over the threshold in a completion: stored, as the SDK's walk stores it.
+    big = completion(converter.payload_converter.to_payloads(["c" * 1200]))
+    stored = await bridge_worker.encode_completion(
+        big, converter, encode_headers=True, storage_concurrency_limit=4
+    )
+    assert stored.payload_count == 1
+
+
 async def test_without_a_store_a_reference_is_still_refused(tmp_path):
     stored = await data_converter(
         {"OUTLAST_STORE_DIR": str(tmp_path), "OUTLAST_PAYLOAD_THRESHOLD": "1000"}
