@@ -13,8 +13,9 @@ make only the external-storage walk, exactly as the SDK makes it, and that only 
 change something: on the way out when the completion is at least the store's threshold in size
 (a smaller one holds no payload the store would take), on the way in when the activation's
 bytes hold a storage reference's marks (most hold none). With a codec (`OUTLAST_PAYLOAD_KEY`,
-outlast/codec.py) the SDK's own run. On the way in the external-storage walk always runs, so a
-claim-check reference reaching a worker without a store is still refused (TMPRL1105). What a
+outlast/codec.py) the SDK's own run. On the way in the walk runs whenever the activation holds
+a reference's marks, with or without a store, so a claim-check reference reaching a worker
+without one is still refused (TMPRL1105). What a
 skipped walk would still have done: refuse (TMPRL1106) a codec-encoded storage reference
 reaching a worker without the codec; the payload converter then fails on it instead, less
 clearly. temporalio 1.35 writes no such references. A data converter that changes payloads in
