@@ -20,6 +20,7 @@ from agents.todos import done_of, in_progress
 from outlast.live_tree import doing, follow_live
 from outlast.question_view import plain, print_question, terminal_text, waiting_question
 from workflows.contracts import AgentResult, AgentStatus
+from workflows.details import web_searches
 
 POLL_S = 0.2
 
@@ -105,16 +106,12 @@ def _one_line(text: str, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
-def _searches(n: int) -> str:
-    return f", {n} web search{'es' if n != 1 else ''}" if n else ""
-
-
 def print_result(result: AgentResult, console: Console) -> None:
     u = result.usage
     console.print(
         f"[green]{result.status}[/] after {result.turns} turns, {u.tool_uses} tool uses, "
         f"{u.total_tokens} tokens, {u.duration_ms / 1000:.1f}s"
-        + _searches(u.tokens.web_search_requests)
+        + (f", {web_searches(n)}" if (n := u.tokens.web_search_requests) else "")
         + (" (max turns reached)" if result.max_turns_reached else "")
         + (" (stopped)" if result.stopped else "")
     )

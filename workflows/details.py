@@ -24,9 +24,10 @@ _DOING = {
 }
 
 
-def _searches(n: int) -> str:
-    # Billed per search, so shown once there is one.
-    return f"{n:,} web search{'es' if n != 1 else ''} · " if n else ""
+def web_searches(n: int) -> str:
+    """`3 web searches`, or nothing for none: billed per search, so shown once there is one
+    (here and on `outlast run`'s summary line)."""
+    return f"{n:,} web search{'es' if n != 1 else ''}" if n else ""
 
 
 def render_details(status: AgentStatus, plan_note: str | None = None) -> str:
@@ -37,7 +38,8 @@ def render_details(status: AgentStatus, plan_note: str | None = None) -> str:
         f"tokens {status.usage.total_tokens:,} (input {t.input_tokens:,} · output "
         f"{t.output_tokens:,} · cache read {t.cache_read_input_tokens:,} · cache write "
         f"{t.cache_creation_input_tokens:,}) · {status.usage.tool_uses} tool uses · "
-        f"{_searches(t.web_search_requests)}model `{status.model or '?'}`"
+        f"{web_searches(t.web_search_requests) + ' · ' if t.web_search_requests else ''}"
+        f"model `{status.model or '?'}`"
     )
     flags = _flags(status)
     if status.worktree is not None:

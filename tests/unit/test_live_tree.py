@@ -63,3 +63,25 @@ def test_an_agent_s_answer_is_printed_as_written():
     print_result(result, console)
     out = console.export_text()
     assert "x = a[i] [/] done" in out and "\x1b" not in out and "link" in out and "end" in out
+
+
+def test_the_summary_line_counts_web_searches():
+    from agents.messages import Usage
+    from outlast.progress import print_result
+    from workflows.contracts import AgentResult, AgentUsage
+
+    for n, said in ((0, None), (1, ", 1 web search"), (2, ", 2 web searches")):
+        console = Console(record=True, width=140, color_system=None)
+        usage = AgentUsage(tokens=Usage(web_search_requests=n))
+        result = AgentResult(
+            status="completed",
+            agent_id="a1",
+            agent_type="general-purpose",
+            final_text="",
+            usage=usage,
+            turns=1,
+        )
+        print_result(result, console)
+        out = console.export_text()
+        assert ("web search" in out) == (said is not None)
+        assert said is None or said in out
