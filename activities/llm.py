@@ -268,6 +268,7 @@ async def _stream(body: bytes, options: dict[str, Any]) -> tuple[StreamedMessage
     tool input that is not JSON."""
     acc = Accumulator()
     request_id = None
+    answering = False  # the response has begun: a break from here on is mid-response
     try:
         stream = await model_client().post(
             "/v1/messages",
@@ -277,18 +278,20 @@ async def _stream(body: bytes, options: dict[str, Any]) -> tuple[StreamedMessage
             stream=True,
             stream_cls=anthropic.AsyncStream[anthropic.types.RawMessageStreamEvent],
         )
+        answering = True
         async with stream:
             request_id = stream.response.headers.get("request-id")
             async for event in stream:  # _heartbeat_forever beats meanwhile
                 acc.feed(event)
     except anthropic.APIStatusError as e:
         raise _from_sdk_error(e) from None
-    except anthropic.APIConnectionError as e:
-        raise ModelConnectionFailed(f"Model API connection failed: {e}") from None
-    except BROKEN_STREAM as e:  # the SDK passes a break mid-response on as the HTTP library's
+    except (anthropic.APIConnectionError, *BROKEN_STREAM) as e:
+        if not answering:
+            raise ModelConnectionFailed(f"Model API connection failed: {e}") from None
         if not acc.complete:  # after message_stop the answer is whole, and a retry is paid for
+            cause = (e.__cause__ or e) if isinstance(e, anthropic.APIConnectionError) else e
             raise ModelConnectionFailed(
-                f"Model API connection broke mid-response: {type(e).__name__}: {e}"
+                f"Model API connection broke mid-response: {type(cause).__name__}: {cause}"
             ) from None
     if not acc.complete:  # a body that ended cleanly but early, as a proxy may end it
         raise ModelConnectionFailed("Model API response ended before its message_stop event")
