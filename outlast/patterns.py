@@ -16,12 +16,14 @@ from typing import Any
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
 from agents.config import OutlastConfig
 from agents.team_tasks import TaskCreateInput
-from outlast.progress import follow, outcome, print_result
+from outlast.progress import follow, outcome, print_result, print_text, usage_text
+from outlast.question_view import plain
 from outlast.runner import StartError, build_input, env_config, local_definitions
 from outlast.start_metadata import start_metadata, task_text
 from workflows.contracts import (
@@ -46,6 +48,7 @@ from workflows.pattern_contracts import (
     VerifiedTaskInput,
     VerifiedTaskResult,
 )
+from workflows.turns import sum_usages
 
 PATTERNS = ("single", "coordinator", "pipeline", "team", "fork-join", "verified")
 WORKFLOW_TYPES = {
@@ -301,7 +304,8 @@ async def follow_pattern(
             for key, line in await _progress(handle, pattern):
                 if seen.get(key) != line:
                     seen[key] = line
-                    console.print(f"[cyan]>[/] {line}")
+                    # Names and subjects a model wrote are shown as written, not as markup.
+                    console.print(f"[cyan]>[/] {escape(plain(line))}")
         except RPCError:
             pass  # no worker has picked it up yet
         await asyncio.wait({result_task}, timeout=POLL_S)
@@ -352,38 +356,59 @@ async def _progress(handle: WorkflowHandle, pattern: str) -> list[tuple[str, str
 
 
 def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
+    """The result's summary: how it ended, each part's line, the usage added up, then the
+    text it ended with. What a model or a person wrote (stage and member names, task
+    subjects, texts) is shown as written, never read as markup."""
     if isinstance(result, AgentResult):
         print_result(result, console)
-    elif isinstance(result, PipelineResult):
-        colour = "green" if result.status == "completed" else "red"
-        console.print(f"[{colour}]{result.status}[/]: {result.message}")
+        return
+
+    def line(text: str, style: str | None = None) -> None:
+        indent = text[: len(text) - len(text.lstrip(" "))]
+        console.print(indent + plain(text), style=style, markup=False, highlight=False)
+
+    if isinstance(result, PipelineResult):
+        line(f"{result.status}: {result.message}", _colour(result.status == "completed"))
         for s in result.stages:
             verdict = f", VERDICT: {s.verdict}" if s.verdict else ""
-            console.print(f"  {s.name} ({s.agent_type}, attempt {s.attempt}): {s.status}{verdict}")
-        if result.final_text:
-            console.print(result.final_text)
+            line(f"  {s.name} ({s.agent_type}, attempt {s.attempt}): {s.status}{verdict}")
+        line(f"  {_count(len(result.stages), 'stage run')}, {usage_text(result.usage)}")
+        final = result.final_text
     elif isinstance(result, TeamResult):
-        console.print(f"[green]{result.status}[/]: {result.messages} messages inside the team")
+        line(f"{result.status}: {result.messages} messages inside the team", "green")
         for m in result.members:
-            console.print(f"  {m.name} ({m.agent_type}): {m.status}")
+            line(f"  {m.name} ({m.agent_type}): {m.status}")
         for t in result.tasks:
             owner = f" ({t.owner})" if t.owner else ""
-            console.print(f"  task #{t.id} {t.subject}: {t.status}{owner}")
-        if result.lead_text:
-            console.print(result.lead_text)
+            line(f"  task #{t.id} {t.subject}: {t.status}{owner}")
+        # The members' own totals: the team's time is its members' overlapping time.
+        usage = sum_usages([m.usage for m in result.members], 0)
+        line(f"  {_count(len(result.members), 'member')}, {usage_text(usage)}")
+        final = result.lead_text
     elif isinstance(result, VerifiedTaskResult):
-        colour = "green" if result.status == "passed" else "red"
-        console.print(f"[{colour}]{result.status}[/]: {result.message}")
+        line(f"{result.status}: {result.message}", _colour(result.status == "passed"))
         for r in result.rounds:
             ran = sum(1 for c in r.checks if c.result != "skip")
-            console.print(f"  round {r.round}: VERDICT: {r.verdict} ({ran} checks run)")
-        if result.final_text:
-            console.print(result.final_text)
+            line(f"  round {r.round}: VERDICT: {r.verdict} ({ran} checks run)")
+        line(f"  {_count(len(result.rounds), 'round')}, {usage_text(result.usage)}")
+        final = result.final_text
     elif isinstance(result, ForkJoinResult):
         for f in result.forks:
-            console.print(f"  fork {f.index}: {f.status}")
-        if result.synthesis:
-            console.print(result.synthesis)
+            line(f"  fork {f.index}: {f.status}")
+        line(f"  {_count(len(result.forks), 'fork')}, {usage_text(result.usage)}")
+        final = result.synthesis
+    else:
+        return
+    if final:
+        print_text(final, console)
+
+
+def _colour(good: bool) -> str:
+    return "green" if good else "red"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def succeeded(result: Any) -> bool:

@@ -19,7 +19,7 @@ from temporalio.service import RPCError
 from agents.todos import done_of, in_progress
 from outlast.live_tree import doing, follow_live
 from outlast.question_view import plain, print_question, terminal_text, waiting_question
-from workflows.contracts import AgentResult, AgentStatus
+from workflows.contracts import AgentResult, AgentStatus, AgentUsage
 from workflows.details import web_searches
 
 POLL_S = 0.2
@@ -106,12 +106,24 @@ def _one_line(text: str, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
-def print_result(result: AgentResult, console: Console) -> None:
-    u = result.usage
-    console.print(
-        f"[green]{result.status}[/] after {result.turns} turns, {u.tool_uses} tool uses, "
-        f"{u.total_tokens} tokens, {u.duration_ms / 1000:.1f}s"
+def usage_text(u: AgentUsage) -> str:
+    """Tool uses, tokens, time and web searches, as the summary lines give them; the time
+    only when known (a verified task's rounds add up no time of their own)."""
+    return (
+        f"{u.tool_uses} tool uses, {u.total_tokens} tokens"
+        + (f", {u.duration_ms / 1000:.1f}s" if u.duration_ms else "")
         + (f", {web_searches(n)}" if (n := u.tokens.web_search_requests) else "")
+    )
+
+
+def print_text(text: str, console: Console) -> None:
+    """Model-written text as written: no markup (`a[i]` stays), no escape sequences."""
+    console.print(terminal_text(text), markup=False, highlight=False)
+
+
+def print_result(result: AgentResult, console: Console) -> None:
+    console.print(
+        f"[green]{result.status}[/] after {result.turns} turns, {usage_text(result.usage)}"
         + (" (max turns reached)" if result.max_turns_reached else "")
         + (" (stopped)" if result.stopped else "")
     )
@@ -121,8 +133,7 @@ def print_result(result: AgentResult, console: Console) -> None:
             "read[/]: `outlast send` them again to a new run, or resume the agent."
         )
     if result.final_text:
-        # The model's text, shown as written: no markup, no escape sequences.
-        console.print(terminal_text(result.final_text), markup=False, highlight=False)
+        print_text(result.final_text, console)
 
 
 class WorkerStopped(Exception):

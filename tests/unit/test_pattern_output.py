@@ -1,0 +1,101 @@
+"""What `outlast run` prints when a pattern ends: the usage added up, and what a model wrote
+shown as written (rich would read `a[i]` and `[bold]` as markup and drop them)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from agents.messages import Usage
+from agents.team_tasks import TeamTask
+from outlast.patterns import print_pattern_result
+from workflows.contracts import AgentUsage, ForkJoinResult, ForkOutcome
+from workflows.pattern_contracts import (
+    MemberOutcome,
+    PipelineResult,
+    StageOutcome,
+    TeamResult,
+    VerificationRound,
+    VerifiedTaskResult,
+)
+
+MODEL_TEXT = "x = a[i] [bold]y[/] done\x1b]8;;http://evil\x07link"
+SHOWN = "x = a[i] [bold]y[/] done"
+
+
+def printed(result, pattern: str) -> str:
+    console = Console(record=True, width=200, color_system=None)
+    print_pattern_result(pattern, result, console)
+    return console.export_text()
+
+
+def usage(tokens: int, tools: int, ms: int = 0, searches: int = 0) -> AgentUsage:
+    return AgentUsage(
+        total_tokens=tokens,
+        tool_uses=tools,
+        duration_ms=ms,
+        tokens=Usage(web_search_requests=searches),
+    )
+
+
+def test_a_pipeline_prints_its_stages_usage_and_last_text_as_written():
+    stage = StageOutcome(
+        name="build[x]",
+        agent_type="general-purpose",
+        workflow_id="w",
+        status="completed",
+        usage=usage(100, 3),
+    )
+    result = PipelineResult(
+        status="completed",
+        stages=[stage, stage.model_copy(update={"name": "check"})],
+        message="every stage completed",
+        final_text=MODEL_TEXT,
+        usage=usage(200, 6, 4500, searches=1),
+    )
+    out = printed(result, "pipeline")
+    assert "\n  build[x] (general-purpose, attempt 1): completed\n" in out
+    assert "2 stage runs, 6 tool uses, 200 tokens, 4.5s, 1 web search" in out
+    assert SHOWN in out and "\x1b" not in out and "link" in out
+
+
+def test_a_team_adds_up_its_members_usage_and_shows_task_subjects_as_written():
+    members = [
+        MemberOutcome(
+            name=n, agent_type="general-purpose", workflow_id=n, status="completed", usage=u
+        )
+        for n, u in (("lead", usage(50, 2, 1000)), ("dev", usage(70, 5, 3000, searches=2)))
+    ]
+    task = TeamTask(id="1", subject="fix a[i] in [red]parser[/]", status="completed", owner="dev")
+    result = TeamResult(
+        team_name="t", status="completed", lead_text=MODEL_TEXT, members=members, tasks=[task]
+    )
+    out = printed(result, "team")
+    assert "task #1 fix a[i] in [red]parser[/]: completed (dev)" in out
+    # Members work at once: their times do not add up to the team's, so none is shown.
+    assert "\n  2 members, 7 tool uses, 120 tokens, 2 web searches\n" in out
+    assert SHOWN in out
+
+
+def test_a_verified_task_and_a_fork_join_print_their_usage():
+    verified = VerifiedTaskResult(
+        status="passed",
+        rounds=[VerificationRound(round=1, implementer_status="completed", verdict="PASS")],
+        message="a verifier said PASS in round 1",
+        final_text=MODEL_TEXT,
+        usage=usage(300, 9),
+    )
+    out = printed(verified, "verified")
+    assert "round 1: VERDICT: PASS (0 checks run)" in out
+    assert "1 round, 9 tool uses, 300 tokens" in out and "0.0s" not in out
+    assert SHOWN in out
+    forks = ForkJoinResult(
+        forks=[
+            ForkOutcome(index=i, directive="d", agent_id="a", workflow_id="w", status="completed")
+            for i in range(2)
+        ],
+        synthesis=MODEL_TEXT,
+        usage=usage(400, 4, 2000),
+    )
+    out = printed(forks, "fork-join")
+    assert "fork 1: completed" in out and "2 forks, 4 tool uses, 400 tokens, 2.0s" in out
+    assert SHOWN in out
