@@ -290,8 +290,10 @@ async def _stream(body: bytes, options: dict[str, Any]) -> tuple[StreamedMessage
             raise ModelConnectionFailed(f"Model API connection failed: {e}") from None
         if not acc.complete:  # after message_stop the answer is whole, and a retry is paid for
             cause = (e.__cause__ or e) if isinstance(e, anthropic.APIConnectionError) else e
+            # A read timeout's own text can be empty; the SDK's says what timed out.
+            detail = str(cause) or str(e)
             raise ModelConnectionFailed(
-                f"Model API connection broke mid-response: {type(cause).__name__}: {cause}"
+                f"Model API connection broke mid-response: {type(cause).__name__}: {detail}"
             ) from None
     if not acc.complete:  # a body that ended cleanly but early, as a proxy may end it
         raise ModelConnectionFailed("Model API response ended before its message_stop event")

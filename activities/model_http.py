@@ -34,8 +34,9 @@ HTTP_BACKENDS = ("aiohttp", "httpx")
 BROKEN_STREAM = (httpx2.TransportError,)
 """What a streamed answer raises when its connection breaks, times out between events or ends
 early, on either backend (aiohttp's errors arrive mapped to these), with anthropic before 2.17:
-those wrap them in `APIConnectionError` only before the response, 2.17 and later in the body
-too. httpx2 is the SDK's HTTP library."""
+those wrap them in `APIConnectionError` only before the response. 2.17 and later wrap any
+error reading the body too (`APITimeoutError` for a timeout). httpx2 is the SDK's HTTP
+library."""
 
 
 def http_backend(environ: Mapping[str, str] = os.environ) -> str:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
@@ -253,8 +254,8 @@ async def _run_and_follow(
         )
     except WorkerStopped as e:
         console.print(
-            f"[red]the worker stopped: {e}[/]\nthe workflow goes on: run `outlast worker`, "
-            f"then follow it with `outlast attach {handle.id}`"
+            f"[red]the worker stopped: {escape(str(e))}[/]\nthe workflow goes on: run "
+            f"`outlast worker`, then follow it with `outlast attach {handle.id}`"
         )
         return 1
     except (KeyboardInterrupt, asyncio.CancelledError):
@@ -408,7 +409,8 @@ def reap_command(
                 continue
             verb = "removed" if item.removed else "kept"
             owner = ", ".join(filter(None, [item.workflow_id, item.owner_status.lower()]))
-            console.print(f"{verb} {item.worktree_path} ({owner}): {item.reason}")
+            line = f"{verb} {item.worktree_path} ({owner}): {item.reason}"
+            console.print(line, markup=False, highlight=False)
 
     asyncio.run(_main())
 

@@ -7,9 +7,11 @@ import os
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from temporalio.client import Client
 
 from outlast.client import connect
+from outlast.question_view import terminal_text
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -20,7 +22,8 @@ console = Console(soft_wrap=True)  # paths and ids must stay copyable
 
 
 def fail(message: str) -> None:
-    console.print(f"[red]error:[/] {message}")
+    # Messages quote what a person typed, a model wrote or a server said: text, not markup.
+    console.print(f"[red]error:[/] {escape(terminal_text(message))}")
     raise typer.Exit(2)
 
 

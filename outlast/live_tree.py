@@ -43,7 +43,7 @@ def status_tree(
     `question` the lines of the questions the agent waits with, if any."""
     u = status.usage
     root = Tree(
-        f"[bold]{status.agent_type}[/] {doing(status)} "
+        f"[bold]{escape(plain(status.agent_type))}[/] {escape(doing(status))} "
         f"[dim]· {u.total_tokens:,} tokens · {u.tool_uses} tool uses[/]"
     )
     if question:
@@ -72,10 +72,12 @@ def _add_todos(root: Tree, todos: list[TodoItem]) -> None:
 
 
 def _child_line(child: ChildSummary, own: AgentStatus | None) -> str:
-    label = child.name or child.description or child.agent_id
-    line = f"{_MARK.get(child.status, '?')} {label} [dim]({child.agent_type}, {child.mode})[/]"
+    # A description is the model's (a background shell's is its command line: `[a-z]+`).
+    label = escape(plain(child.name or child.description or child.agent_id))
+    kind = escape(plain(child.agent_type))
+    line = f"{_MARK.get(child.status, '?')} {label} [dim]({kind}, {child.mode})[/]"
     if child.status == "running" and own is not None:
-        line += f" {doing(own)} [dim]· {own.usage.total_tokens:,} tokens[/]"
+        line += f" {escape(doing(own))} [dim]· {own.usage.total_tokens:,} tokens[/]"
     elif child.status != "running":
         line += f" {child.status}"
     if child.status == "running" and child.mode == "sync" and child.background_hint:

@@ -375,13 +375,15 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
         line(f"  {_count(len(result.stages), 'stage run')}, {usage_text(result.usage)}")
         final = result.final_text
     elif isinstance(result, TeamResult):
-        line(f"{result.status}: {result.messages} messages inside the team", "green")
+        colour = "green" if result.status == "completed" else "yellow"
+        line(f"{result.status}: {result.messages} messages inside the team", colour)
         for m in result.members:
             line(f"  {m.name} ({m.agent_type}): {m.status}")
         for t in result.tasks:
             owner = f" ({t.owner})" if t.owner else ""
             line(f"  task #{t.id} {t.subject}: {t.status}{owner}")
-        # The members' own totals: the team's time is its members' overlapping time.
+        # The members' own totals (a member that failed reports none): the team's time is
+        # its members' overlapping time, so none is shown.
         usage = sum_usages([m.usage for m in result.members], 0)
         line(f"  {_count(len(result.members), 'member')}, {usage_text(usage)}")
         final = result.lead_text
@@ -395,7 +397,8 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
     elif isinstance(result, ForkJoinResult):
         for f in result.forks:
             line(f"  fork {f.index}: {f.status}")
-        line(f"  {_count(len(result.forks), 'fork')}, {usage_text(result.usage)}")
+        also = " and the synthesis" if result.synthesis else ""
+        line(f"  {_count(len(result.forks), 'fork')}{also}, {usage_text(result.usage)}")
         final = result.synthesis
     else:
         return

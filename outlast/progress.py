@@ -57,7 +57,8 @@ async def follow(
             line = doing(status)
             if status.last_text and status.last_text != last_text:
                 last_text = status.last_text
-                console.print(f"[dim]{status.agent_type}:[/] {escape(plain(_one_line(last_text)))}")
+                kind = escape(plain(status.agent_type))
+                console.print(f"[dim]{kind}:[/] {escape(plain(_one_line(last_text)))}")
             todo = in_progress(status.todos)
             if todo is not None and todo != last_todo:
                 console.print(
@@ -70,7 +71,8 @@ async def follow(
                     print_question(console, handle.id, pending)
             if line != last:
                 last = line
-                console.print(f"[cyan]>[/] {line}  [dim]tokens {status.usage.total_tokens}[/]")
+                tokens = status.usage.total_tokens
+                console.print(f"[cyan]>[/] {escape(line)}  [dim]tokens {tokens}[/]")
         await asyncio.wait({result_task}, timeout=POLL_S)
     return await outcome(result_task, handle, console)
 
@@ -97,8 +99,8 @@ def _print_children(status: AgentStatus, seen: dict[str, str], console: Console)
             state += " (signal `background` to stop waiting for it)"
         if seen.get(child.agent_id) != state:
             seen[child.agent_id] = state
-            label = child.name or child.agent_id
-            console.print(f"  [magenta]sub-agent[/] {label} ({child.agent_type}): {state}")
+            label = escape(plain(f"{child.name or child.agent_id} ({child.agent_type})"))
+            console.print(f"  [magenta]sub-agent[/] {label}: {state}")
 
 
 def _one_line(text: str, width: int = 160) -> str:

@@ -165,7 +165,8 @@ async def _call_through(port: int, refs, monkeypatch):
 
 async def test_a_stream_that_breaks_mid_response_is_a_retryable_connection_error(refs, monkeypatch):
     """A server that starts the answer, then drops the connection: on either backend the SDK
-    passes on the HTTP library's own error, which the activity types like a refused call."""
+    passes on the HTTP library's own error (anthropic 2.17 and later wrapped in
+    `APIConnectionError`), which the activity types like a refused call."""
     first_event = streamed_answer("x").split(b"\n\n", 1)[0] + b"\n\n"
 
     async def answer_then_drop(head: bytes, writer: asyncio.StreamWriter) -> None:

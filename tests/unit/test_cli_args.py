@@ -267,3 +267,12 @@ def test_agent_in_coordinator_mode_names_the_setting(tmp_path):
         env={"CLAUDE_CODE_COORDINATOR_MODE": "1"},
     )  # fmt: skip
     assert out.exit_code == 2 and "CLAUDE_CODE_COORDINATOR_MODE is on" in out.output, out.output
+
+
+def test_a_refusal_quoting_markup_like_text_prints_it_as_written(tmp_path):
+    """`fail` messages quote what a person typed or a model wrote: `[/]` stays text (rich
+    would raise on it), an escape sequence does not reach the terminal."""
+    out = run("run", "fix it", "--repo", str(tmp_path), "--agent", "a[/]b[bold]\x1b[2J")
+    assert out.exit_code == 2, out.output
+    assert "Agent type 'a[/]b[bold] [2J' not found" in out.output, out.output
+    assert "\x1b" not in out.output

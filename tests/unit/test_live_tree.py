@@ -85,3 +85,17 @@ def test_the_summary_line_counts_web_searches():
         out = console.export_text()
         assert ("web search" in out) == (said is not None)
         assert said is None or said in out
+
+
+def test_what_a_model_or_a_definition_wrote_is_shown_as_written():
+    """A background shell's line is its command, a sub-agent's its description: `[a-z]` is
+    not a style, and a stray `[/]` made rich raise in the middle of the live redraw."""
+    shell = child(1).model_copy(
+        update={"description": "grep -E '[a-z]+' x && sed 's/[/]/_/g' y\x1b[2J"}
+    )
+    own = status(agent_id="c1", agent_type="[bold]w[/]", state="calling_model", turn=1)
+    top = status(agent_type="lead[/x]", children=[shell])
+    lines = render(status_tree(top, {shell.workflow_id: own})).splitlines()
+    assert lines[0].startswith("lead[/x] turn 3")
+    assert "grep -E '[a-z]+' x && sed 's/[/]/_/g' y [2J (worker, background)" in lines[1]
+    assert "\x1b" not in "".join(lines)

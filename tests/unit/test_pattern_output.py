@@ -97,5 +97,6 @@ def test_a_verified_task_and_a_fork_join_print_their_usage():
         usage=usage(400, 4, 2000),
     )
     out = printed(forks, "fork-join")
-    assert "fork 1: completed" in out and "2 forks, 4 tool uses, 400 tokens, 2.0s" in out
+    assert "fork 1: completed" in out
+    assert "2 forks and the synthesis, 4 tool uses, 400 tokens, 2.0s" in out
     assert SHOWN in out
