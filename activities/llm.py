@@ -276,7 +276,8 @@ async def _stream(body: bytes, options: dict[str, Any]) -> tuple[StreamedMessage
             content=body,
             options=options,  # type: ignore[arg-type]
             stream=True,
-            stream_cls=anthropic.AsyncStream[anthropic.types.RawMessageStreamEvent],
+            # Each event as its JSON object: see activities/model_stream.Accumulator.
+            stream_cls=anthropic.AsyncStream[object],
         )
         answering = True
         async with stream:

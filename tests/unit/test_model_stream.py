@@ -29,6 +29,13 @@ from workflows.turns import INVALID_JSON_MESSAGE, check_call
 
 
 def events(*tool_json: str):
+    """The events as the activity reads them: each the JSON object the API sent (built here
+    from the SDK's types, so that their shape is the API's)."""
+    for event in typed_events(*tool_json):
+        yield event.to_dict()
+
+
+def typed_events(*tool_json: str):
     start = WireMessage(
         id="msg_1", type="message", role="assistant", model="m", content=[],
         stop_reason=None, stop_sequence=None,
@@ -65,7 +72,7 @@ def test_text_tools_usage_and_stop_reason_are_kept():
     for event in events('{"file_path": "/a"}', ""):
         acc.feed(event)
     assert not acc.complete  # no message_stop yet: the stream may have been cut
-    acc.feed(RawMessageStopEvent(type="message_stop"))
+    acc.feed(RawMessageStopEvent(type="message_stop").to_dict())
     assert acc.complete
     msg = acc.message()
     assert (msg.id, msg.model, msg.stop_reason) == ("msg_1", "m", "tool_use")
@@ -88,6 +95,11 @@ def test_server_tool_searches_are_counted_and_kept_when_a_delta_omits_them():
     later = usage_of(MessageDeltaUsage(output_tokens=9), after)
     assert later.web_search_requests == 2 and later.output_tokens == 9
     assert usage_of(MessageDeltaUsage(output_tokens=1)).web_search_requests == 0
+    # The same from a streamed event's JSON, where an absent count is null or left out.
+    wire = {"output_tokens": 5, "input_tokens": None, "server_tool_use": {"web_search_requests": 2}}
+    after = usage_of(wire, usage_of({"input_tokens": 7}))
+    assert (after.input_tokens, after.output_tokens, after.web_search_requests) == (7, 5, 2)
+    assert usage_of({"output_tokens": 9}, after).web_search_requests == 2
 
 
 def test_tool_inputs():
@@ -108,3 +120,41 @@ def test_a_bad_input_is_an_error_result_the_model_can_fix():
     result = check_call(block, {"Read": object})  # type: ignore[dict-item]
     assert result.is_error and INVALID_JSON_MESSAGE in result.content
     assert 'began: {"file_path"' in result.content
+
+
+def test_thinking_and_its_signature_are_kept_and_blocks_not_kept_are_left_out():
+    """Thinking must go back to the API as it came (with its signature, or redacted); a
+    server tool's blocks (web search) are the API's own and are not part of the message."""
+    acc = Accumulator()
+    wire = [
+        {"type": "message_start", "message": {"id": "m", "model": "x", "usage": {}}},
+        {"type": "content_block_start", "index": 0,
+         "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "thinking_delta", "thinking": "Let me "}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "thinking_delta", "thinking": "see."}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "signature_delta", "signature": "sig=="}},
+        {"type": "content_block_start", "index": 1,
+         "content_block": {"type": "redacted_thinking", "data": "opaque"}},
+        {"type": "content_block_start", "index": 2,
+         "content_block": {"type": "server_tool_use", "id": "s", "name": "web_search",
+                           "input": {}}},
+        {"type": "content_block_start", "index": 3, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 3,
+         "delta": {"type": "citations_delta", "citation": {"type": "x"}}},
+        {"type": "ping"},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+         "usage": {"output_tokens": 3}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    for event in wire:
+        acc.feed(event)
+    msg = acc.message()
+    assert acc.complete and msg.stop_reason == "end_turn" and msg.usage.output_tokens == 3
+    assert [b.model_dump() for b in msg.content] == [
+        {"type": "thinking", "thinking": "Let me see.", "signature": "sig=="},
+        {"type": "redacted_thinking", "data": "opaque"},
+        {"type": "text", "text": ""},
+    ]
