@@ -7,6 +7,7 @@ does not take every other agent down with it.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -72,6 +73,12 @@ def scan(directory: Path, source: Source) -> tuple[list[AgentDefinition], list[s
 
 @activity.defn(name="agents.load_definitions")
 async def load_definitions(req: LoadDefinitionsInput) -> DefinitionSet:
+    # In a thread: up to 500 files a directory, each read and its YAML parsed, would hold
+    # the worker's event loop, and with it every workflow task and heartbeat on the worker.
+    return await asyncio.to_thread(_load, req)
+
+
+def _load(req: LoadDefinitionsInput) -> DefinitionSet:
     home = Path(req.user_home) if req.user_home else Path.home()
     user, user_errors = scan(home / ".claude" / "agents", "userSettings")
     project, project_errors = scan(

@@ -66,6 +66,30 @@ async def test_files_that_cannot_be_read_are_reported_and_the_rest_load(git_repo
     assert "loop.md" in problems[3]
 
 
+async def test_the_scan_runs_off_the_worker_s_event_loop(git_repo, tmp_path, monkeypatch):
+    """Up to 500 files a directory are read and parsed: on the event loop that would hold
+    every workflow task and heartbeat of the worker meanwhile."""
+    import threading
+
+    import activities.definitions as definitions
+
+    write_agent(git_repo / ".claude" / "agents", "good", "fine", "GOOD PROMPT")
+    threads = []
+    real_scan = definitions.scan
+
+    def scan(directory, source):
+        threads.append(threading.get_ident())
+        return real_scan(directory, source)
+
+    monkeypatch.setattr(definitions, "scan", scan)
+    loaded = await ActivityEnvironment().run(
+        load_definitions,
+        LoadDefinitionsInput(workspace_root=str(git_repo), user_home=str(tmp_path / "h")),
+    )
+    assert loaded.get("good").system_prompt == "GOOD PROMPT"
+    assert len(threads) == 2 and threading.get_ident() not in threads
+
+
 def test_claude_md_is_read_only_as_far_as_it_is_used(tmp_path):
     (tmp_path / "CLAUDE.md").write_text("é" * (CLAUDE_MD_MAX_CHARS + 10))
     (tmp_path / ".claude").mkdir()
