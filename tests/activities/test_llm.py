@@ -195,6 +195,27 @@ async def test_a_break_after_message_stop_keeps_the_whole_answer(refs, monkeypat
     assert out.message.content[0].text == "all of it" and out.stop_reason == "end_turn"
 
 
+async def test_an_error_event_mid_stream_is_a_retryable_unavailable_model(refs, monkeypatch):
+    """The API may end an accepted stream with an `error` event (overloaded_error) instead
+    of the answer: the model is busy, not the request bad, so it is retried."""
+    first_event = streamed_answer("x").split(b"\n\n", 1)[0] + b"\n\n"
+    error = (
+        b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", '
+        b'"message": "Overloaded"}}\n\n'
+    )
+
+    async def answer_then_error(head: bytes, writer: asyncio.StreamWriter) -> None:
+        body = chunk(first_event) + chunk(error) + b"0\r\n\r\n"
+        writer.write(SSE_HEAD + b"transfer-encoding: chunked\r\n\r\n" + body)
+        await writer.drain()
+        writer.close()
+
+    async with raw_server(answer_then_error) as port:
+        with pytest.raises(ModelUnavailable, match="overloaded_error") as raised:
+            await _call_through(port, refs, monkeypatch)
+    assert not raised.value.non_retryable
+
+
 async def test_a_stream_that_ends_cleanly_before_message_stop_is_a_connection_error(
     refs, monkeypatch
 ):
