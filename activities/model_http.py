@@ -190,7 +190,8 @@ def sdk_client(**options: Any) -> anthropic.AsyncAnthropic:
     call and every token twice. Off, the SDK also skips building its span's attributes on
     every call (1.6% of a fan-out worker's samples, even with nothing exported), and its
     `ANTHROPIC_OPEN_TELEMETRY_*` variables, one of which puts prompts into spans, are not
-    read."""
+    read. Were it turned on, its spans would lack the answer's model, id and usage: it reads
+    them from typed stream events, and `llm.call_model` takes each event as JSON."""
     http = _KeepAliveAioHttpClient() if http_backend() == "aiohttp" else None
     return anthropic.AsyncAnthropic(
         max_retries=0, http_client=http, **{"open_telemetry": False, **options}

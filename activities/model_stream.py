@@ -60,8 +60,8 @@ class StreamedMessage:
 class Accumulator:
     """Feed it the stream's events in order, each as its JSON object (the SDK's stream
     yields them so when asked for `object`: building its typed event for each, only to read
-    a few fields, cost a fifth of the call's CPU in the worker, 1.86 against 1.46 ms per
-    call, bench/RESULTS.md); `message()` at the end."""
+    a few fields, cost a fifth of the call's CPU in the worker: 2.13 against 1.71 ms per
+    call, bench/stream_events.py); `message()` at the end."""
 
     _msg: StreamedMessage = field(default_factory=StreamedMessage)
     _blocks: dict[int, dict[str, Any]] = field(default_factory=dict)

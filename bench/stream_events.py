@@ -5,8 +5,10 @@ event's parsed JSON and `activities/model_stream.Accumulator` reads it, instead 
 typed event (`RawMessageStreamEvent`) per SSE event only to read a few of its fields. Each
 call here is the 6th-turn request of bench/model_transport.py (the general-purpose system
 prompt, Outlast's tools, 5 earlier Read turns), on the worker's transport, to the scripted
-model in its own process; the answer is a text and one Read. Both ways build the whole
-message; the two take turns, block by block. CPU is this process's only.
+model in its own process; the answer is a text and one Read. The JSON way builds the whole
+message (`Accumulator`); the typed way only the blocks, as the old accumulator began, so the
+ratio errs against the JSON way. The two take turns, block by block. CPU is this process's
+only.
 
     python bench/stream_events.py [--calls 100] [--rounds 6]
 

@@ -158,3 +158,19 @@ def test_thinking_and_its_signature_are_kept_and_blocks_not_kept_are_left_out():
         {"type": "redacted_thinking", "data": "opaque"},
         {"type": "text", "text": ""},
     ]
+
+
+def test_usage_left_out_or_null_keeps_what_came_before():
+    """`message_start` may carry no usage and `message_delta` a null or no `usage`: the
+    counts so far stand."""
+    acc = Accumulator()
+    for event in (
+        {"type": "message_start", "message": {"id": "m", "model": "x", "usage": None}},
+        {"type": "message_delta", "delta": {"stop_reason": None}, "usage": {"output_tokens": 4}},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": None},
+        {"type": "message_delta", "delta": {"stop_reason": None}},
+        {"type": "message_stop"},
+    ):
+        acc.feed(event)
+    msg = acc.message()
+    assert (msg.stop_reason, msg.usage.output_tokens, msg.usage.input_tokens) == ("end_turn", 4, 0)
