@@ -23,12 +23,12 @@ from outlast.cli_base import app, connect_or_fail, console
 from outlast.cli_base import fail as _fail
 from outlast.devserver import DevServer, DevServerError
 from outlast.inspect import PATTERN_OF_TYPE
+from outlast.pattern_output import print_pattern_result
 from outlast.patterns import (
     RESULT_TYPES,
     PatternArgs,
     build_pattern_input,
     follow_pattern,
-    print_pattern_result,
     start_pattern,
     succeeded,
 )

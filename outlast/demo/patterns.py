@@ -26,11 +26,11 @@ from activities.store import state_dir
 from outlast.client import connect
 from outlast.demo import HERE, make_sample_repo, tests_pass
 from outlast.devserver import DevServer, temporal_binary
+from outlast.pattern_output import print_pattern_result
 from outlast.patterns import (
     PatternArgs,
     build_pattern_input,
     follow_pattern,
-    print_pattern_result,
     start_pattern,
     succeeded,
 )

@@ -7,7 +7,7 @@ from rich.console import Console
 
 from agents.messages import Usage
 from agents.team_tasks import TeamTask
-from outlast.patterns import print_pattern_result
+from outlast.pattern_output import print_pattern_result
 from workflows.contracts import AgentUsage, ForkJoinResult, ForkOutcome
 from workflows.pattern_contracts import (
     MemberOutcome,

@@ -1,0 +1,73 @@
+"""What `outlast run` prints when a pattern's workflow ends: how it ended, a line for each
+part (stage, member, task, round, fork), the usage added up, and the text it ended with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from outlast.progress import print_result, print_text, usage_text
+from outlast.question_view import plain
+from workflows.contracts import AgentResult, ForkJoinResult
+from workflows.pattern_contracts import PipelineResult, TeamResult, VerifiedTaskResult
+from workflows.turns import sum_usages
+
+
+def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
+    """The result's summary: how it ended, each part's line, the usage added up, then the
+    text it ended with. What a model or a person wrote (stage and member names, task
+    subjects, texts) is shown as written, never read as markup."""
+    if isinstance(result, AgentResult):
+        print_result(result, console)
+        return
+
+    def line(text: str, style: str | None = None) -> None:
+        indent = text[: len(text) - len(text.lstrip(" "))]
+        console.print(indent + plain(text), style=style, markup=False, highlight=False)
+
+    if isinstance(result, PipelineResult):
+        line(f"{result.status}: {result.message}", _colour(result.status == "completed"))
+        for s in result.stages:
+            verdict = f", VERDICT: {s.verdict}" if s.verdict else ""
+            line(f"  {s.name} ({s.agent_type}, attempt {s.attempt}): {s.status}{verdict}")
+        line(f"  {_count(len(result.stages), 'stage run')}, {usage_text(result.usage)}")
+        final = result.final_text
+    elif isinstance(result, TeamResult):
+        colour = "green" if result.status == "completed" else "yellow"
+        line(f"{result.status}: {result.messages} messages inside the team", colour)
+        for m in result.members:
+            line(f"  {m.name} ({m.agent_type}): {m.status}")
+        for t in result.tasks:
+            owner = f" ({t.owner})" if t.owner else ""
+            line(f"  task #{t.id} {t.subject}: {t.status}{owner}")
+        # The members' own totals (a member that failed reports none): the team's time is
+        # its members' overlapping time, so none is shown.
+        usage = sum_usages([m.usage for m in result.members], 0)
+        line(f"  {_count(len(result.members), 'member')}, {usage_text(usage)}")
+        final = result.lead_text
+    elif isinstance(result, VerifiedTaskResult):
+        line(f"{result.status}: {result.message}", _colour(result.status == "passed"))
+        for r in result.rounds:
+            ran = sum(1 for c in r.checks if c.result != "skip")
+            line(f"  round {r.round}: VERDICT: {r.verdict} ({ran} checks run)")
+        line(f"  {_count(len(result.rounds), 'round')}, {usage_text(result.usage)}")
+        final = result.final_text
+    elif isinstance(result, ForkJoinResult):
+        for f in result.forks:
+            line(f"  fork {f.index}: {f.status}")
+        also = " and the synthesis" if result.synthesis else ""
+        line(f"  {_count(len(result.forks), 'fork')}{also}, {usage_text(result.usage)}")
+        final = result.synthesis
+    else:
+        return
+    if final:
+        print_text(final, console)
+
+
+def _colour(good: bool) -> str:
+    return "green" if good else "red"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
