@@ -16,6 +16,7 @@ from temporalio.service import RPCError
 from agents.todos import MAX_SHOWN, TodoItem, done_of
 from outlast.question_view import plain, prompt_answers, question_lines, waiting_question
 from workflows.contracts import AgentStatus, ChildSummary
+from workflows.details import tool_uses
 
 MAX_CHILD_QUERIES = 8
 """Running sub-agents asked for their own status per redraw (the rest show their state)."""
@@ -44,7 +45,7 @@ def status_tree(
     u = status.usage
     root = Tree(
         f"[bold]{escape(plain(status.agent_type))}[/] {escape(doing(status))} "
-        f"[dim]· {u.total_tokens:,} tokens · {u.tool_uses} tool uses[/]"
+        f"[dim]· {u.total_tokens:,} tokens · {tool_uses(u.tool_uses)}[/]"
     )
     if question:
         branch = root.add(f"[bold yellow]? {escape(question[0])}[/]")

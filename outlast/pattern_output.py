@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
-from outlast.progress import print_result, print_text, usage_text
+from outlast.progress import count, print_result, print_text, usage_text
 from outlast.question_view import plain
 from workflows.contracts import AgentResult, ForkJoinResult
 from workflows.pattern_contracts import PipelineResult, TeamResult, VerifiedTaskResult
@@ -31,7 +31,7 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
         for s in result.stages:
             verdict = f", VERDICT: {s.verdict}" if s.verdict else ""
             line(f"  {s.name} ({s.agent_type}, attempt {s.attempt}): {s.status}{verdict}")
-        line(f"  {_count(len(result.stages), 'stage run')}, {usage_text(result.usage)}")
+        line(f"  {count(len(result.stages), 'stage run')}, {usage_text(result.usage)}")
         final = result.final_text
     elif isinstance(result, TeamResult):
         colour = "green" if result.status == "completed" else "yellow"
@@ -44,20 +44,20 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
         # The members' own totals (a member that failed reports none): the team's time is
         # its members' overlapping time, so none is shown.
         usage = sum_usages([m.usage for m in result.members], 0)
-        line(f"  {_count(len(result.members), 'member')}, {usage_text(usage)}")
+        line(f"  {count(len(result.members), 'member')}, {usage_text(usage)}")
         final = result.lead_text
     elif isinstance(result, VerifiedTaskResult):
         line(f"{result.status}: {result.message}", _colour(result.status == "passed"))
         for r in result.rounds:
             ran = sum(1 for c in r.checks if c.result != "skip")
             line(f"  round {r.round}: VERDICT: {r.verdict} ({ran} checks run)")
-        line(f"  {_count(len(result.rounds), 'round')}, {usage_text(result.usage)}")
+        line(f"  {count(len(result.rounds), 'round')}, {usage_text(result.usage)}")
         final = result.final_text
     elif isinstance(result, ForkJoinResult):
         for f in result.forks:
             line(f"  fork {f.index}: {f.status}")
         also = " and the synthesis" if result.synthesis else ""
-        line(f"  {_count(len(result.forks), 'fork')}{also}, {usage_text(result.usage)}")
+        line(f"  {count(len(result.forks), 'fork')}{also}, {usage_text(result.usage)}")
         final = result.synthesis
     else:
         return
@@ -67,7 +67,3 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
 
 def _colour(good: bool) -> str:
     return "green" if good else "red"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")

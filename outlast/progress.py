@@ -20,7 +20,7 @@ from agents.todos import done_of, in_progress
 from outlast.live_tree import doing, follow_live
 from outlast.question_view import plain, print_question, terminal_text, waiting_question
 from workflows.contracts import AgentResult, AgentStatus, AgentUsage
-from workflows.details import web_searches
+from workflows.details import tool_uses, web_searches
 
 POLL_S = 0.2
 
@@ -108,11 +108,16 @@ def _one_line(text: str, width: int = 160) -> str:
     return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
+def count(n: int, noun: str) -> str:
+    """`1 turn`, `2 turns`: the nouns counted here all take an `s`."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def usage_text(u: AgentUsage) -> str:
     """Tool uses, tokens, time and web searches, as the summary lines give them; the time
     only when known (a verified task's rounds add up no time of their own)."""
     return (
-        f"{u.tool_uses} tool uses, {u.total_tokens} tokens"
+        f"{tool_uses(u.tool_uses)}, {u.total_tokens} tokens"
         + (f", {u.duration_ms / 1000:.1f}s" if u.duration_ms else "")
         + (f", {web_searches(n)}" if (n := u.tokens.web_search_requests) else "")
     )
@@ -125,7 +130,7 @@ def print_text(text: str, console: Console) -> None:
 
 def print_result(result: AgentResult, console: Console) -> None:
     console.print(
-        f"[green]{result.status}[/] after {result.turns} turns, {usage_text(result.usage)}"
+        f"[green]{result.status}[/] after {count(result.turns, 'turn')}, {usage_text(result.usage)}"
         + (" (max turns reached)" if result.max_turns_reached else "")
         + (" (stopped)" if result.stopped else "")
     )

@@ -30,6 +30,11 @@ def web_searches(n: int) -> str:
     return f"{n:,} web search{'es' if n != 1 else ''}" if n else ""
 
 
+def tool_uses(n: int) -> str:
+    """`1 tool use`, `3 tool uses` (also `0 tool uses`: unlike a search, always shown)."""
+    return f"{n:,} tool use{'s' if n != 1 else ''}"
+
+
 def render_details(status: AgentStatus, plan_note: str | None = None) -> str:
     head = f"**{status.agent_type}** `{status.agent_id}`"
     lines = [f"{head} · turn {_turn(status)} · {_doing(status)}"]
@@ -37,7 +42,7 @@ def render_details(status: AgentStatus, plan_note: str | None = None) -> str:
     lines.append(
         f"tokens {status.usage.total_tokens:,} (input {t.input_tokens:,} · output "
         f"{t.output_tokens:,} · cache read {t.cache_read_input_tokens:,} · cache write "
-        f"{t.cache_creation_input_tokens:,}) · {status.usage.tool_uses} tool uses · "
+        f"{t.cache_creation_input_tokens:,}) · {tool_uses(status.usage.tool_uses)} · "
         f"{web_searches(t.web_search_requests) + ' · ' if t.web_search_requests else ''}"
         f"model `{status.model or '?'}`"
     )

@@ -1,5 +1,7 @@
 from agents.messages import Usage
 from agents.todos import TodoItem
+from outlast.live_tree import status_tree
+from outlast.progress import count, usage_text
 from workflows.contracts import AgentStatus, AgentUsage, ChildSummary
 from workflows.details import MAX_CHILDREN, render_details
 
@@ -47,6 +49,15 @@ def test_web_searches_are_counted_apart_from_tokens():
     assert "· 3 web searches ·" in render_details(status(usage=usage))
     one = AgentUsage(total_tokens=10, tool_uses=1, tokens=Usage(web_search_requests=1))
     assert "· 1 web search ·" in render_details(status(usage=one))
+
+
+def test_one_tool_use_is_singular_everywhere_it_is_counted():
+    one = AgentUsage(total_tokens=10, tool_uses=1)
+    assert "· 1 tool use ·" in render_details(status(usage=one))
+    assert usage_text(one) == "1 tool use, 10 tokens"
+    assert "· 1 tool use" in status_tree(status(usage=one), {}).label
+    assert usage_text(AgentUsage(tool_uses=1234)) == "1,234 tool uses, 0 tokens"
+    assert count(1, "turn") == "1 turn" and count(0, "turn") == "0 turns"
 
 
 def test_a_model_call_belongs_to_the_turn_it_starts():

@@ -76,7 +76,7 @@ async def test_pipeline_demo_fixes_the_sample(demo_home):
     assert_scripted_cleanly("pipeline", log)
     assert [r["agent"] for r in log if r["turn"] == 0] == ["explore", "plan", "implement", "verify"]
     assert "VERDICT: PASS" in out and "sample tests now pass" in out
-    assert re.search(r"4 stage runs, \d+ tool uses, [1-9]\d* tokens, \d+\.\ds", out), out
+    assert re.search(r"4 stage runs, \d+ tool uses?, [1-9]\d* tokens, \d+\.\ds", out), out
 
 
 async def test_team_demo_fixes_the_sample(demo_home):
@@ -89,7 +89,7 @@ async def test_team_demo_fixes_the_sample(demo_home):
     assert "task #1 Fix mean() in calc.py: completed (fixer)" in out
     # The team started with the lead and the reviewer; the lead spawned the fixer (R69).
     assert "fixer (general-purpose): completed" in out
-    assert re.search(r"3 members, \d+ tool uses, [1-9]\d* tokens", out), out
+    assert re.search(r"3 members, \d+ tool uses?, [1-9]\d* tokens", out), out
 
 
 async def test_fork_join_demo_audits_without_fixing(demo_home):
@@ -100,7 +100,7 @@ async def test_fork_join_demo_audits_without_fixing(demo_home):
     assert {"fork-calc", "fork-tests", "synthesis"} <= {r["agent"] for r in log}
     assert "fork 0: completed" in out and "fork 1: completed" in out
     assert "the sample stays unfixed" in out
-    usage = r"2 forks and the synthesis, \d+ tool uses, [1-9]\d* tokens, \d+\.\ds"
+    usage = r"2 forks and the synthesis, \d+ tool uses?, [1-9]\d* tokens, \d+\.\ds"
     assert re.search(usage, out), out
 
 
@@ -117,7 +117,7 @@ async def test_verified_demo(demo_home):
     ]
     assert "round 1: VERDICT: FAIL" in out and "round 2: VERDICT: PASS" in out
     assert "passed: round 2: VERDICT: PASS" in out and "sample tests now pass" in out
-    assert re.search(r"2 rounds, \d+ tool uses, [1-9]\d* tokens", out), out
+    assert re.search(r"2 rounds, \d+ tool uses?, [1-9]\d* tokens", out), out
     # The verifiers ran in their copies: the implementer's checkout has only its own edit.
     assert "calc.py | 2 +-" in out
 
