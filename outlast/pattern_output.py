@@ -41,8 +41,8 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
         for t in result.tasks:
             owner = f" ({t.owner})" if t.owner else ""
             line(f"  task #{t.id} {t.subject}: {t.status}{owner}")
-        # The members' own totals (a member that failed reports none): the team's time is
-        # its members' overlapping time, so none is shown.
+        # The members' own totals (a killed or failed member's from its last report): the
+        # team's time is its members' overlapping time, so none is shown.
         usage = sum_usages([m.usage for m in result.members], 0)
         line(f"  {count(len(result.members), 'member')}, {usage_text(usage)}")
         final = result.lead_text

@@ -604,7 +604,7 @@ class AgentWorkflow:
         if inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):
             # The last report: what it sent in its final turn counts for the team's quiet test.
             me = inp.name or self._agent_id
-            await report_to_team(inp.team, me, self._team_counts, True, text)
+            await report_to_team(inp.team, me, self._team_counts, True, text, result.usage)
         result = await export_output_file(inp, result, seen_read_state(self._state))
         if status == "completed" and self._mail_continues(inp, loop_end):
             # Mail is waiting: this run goes on as its next generation to answer it, and one

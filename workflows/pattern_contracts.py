@@ -189,6 +189,9 @@ class MemberReport(Contract):
     received: int = 0
     """Team messages this member has received (from members or the team)."""
     last_text: str = ""
+    usage: AgentUsage | None = None
+    """In a member's last report only: what it spent, so a member killed or failed, whose
+    child workflow returns no result, still counts in the team's totals."""
 
 
 class TeamMail(Contract):

@@ -33,7 +33,15 @@ from agents.team_tasks import TaskRuleError, TeamTask, create_task, sorted_tasks
 from workflows import search_attributes as sa
 from workflows import versions
 from workflows.child_agents import child_failure
-from workflows.contracts import AgentInput, AgentResult, Lineage, MailMessage, StopRequest, TeamLink
+from workflows.contracts import (
+    AgentInput,
+    AgentResult,
+    AgentUsage,
+    Lineage,
+    MailMessage,
+    StopRequest,
+    TeamLink,
+)
 from workflows.pattern_contracts import (
     AddMemberRequest,
     MemberOutcome,
@@ -218,7 +226,9 @@ class TeamWorkflow:
         except ChildWorkflowError as e:
             # A member that failed or was killed does not take the team down (R71).
             status, error = child_failure(e)
-            outcome = MemberOutcome(**base, status=status, error=error)
+            last = self._reports.get(name)
+            usage = last.usage if last is not None and last.usage is not None else AgentUsage()
+            outcome = MemberOutcome(**base, status=status, error=error, usage=usage)
         self._ended[name] = outcome
         self._details()
 

@@ -32,7 +32,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.team_control import TeamControl, TeamTaskCall, TeamTaskReply
 
 from workflows import versions
-from workflows.contracts import MailMessage, TeamLink
+from workflows.contracts import AgentUsage, MailMessage, TeamLink
 from workflows.pattern_contracts import MemberReport, ShutdownAnswer
 from workflows.signals import signal_workflow
 from workflows.turns import ValidCall, error_result
@@ -196,14 +196,23 @@ async def team_reply(call: ValidCall, what: str, method: Any, arg: BaseModel) ->
     return ToolResultBlock(tool_use_id=call.block.id, content=reply.text, is_error=not reply.ok)
 
 
-async def report(team: TeamLink, me: str, counters: TeamCounters, idle: bool, text: str) -> None:
-    """Tell the team this member is idle (or working again); a team that has ended is fine."""
+async def report(
+    team: TeamLink,
+    me: str,
+    counters: TeamCounters,
+    idle: bool,
+    text: str,
+    usage: AgentUsage | None = None,
+) -> None:
+    """Tell the team this member is idle (or working again), with its `usage` at its end; a
+    team that has ended is fine."""
     state = MemberReport(
         name=me,
         idle=idle,
         sent_to=dict(counters.sent_to),
         received=counters.received,
         last_text=text[-2000:],
+        usage=usage,
     )
     try:
         await signal_workflow(team.workflow_id, "member_state", state)

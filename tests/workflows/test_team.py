@@ -326,6 +326,9 @@ async def test_terminate_asks_and_kill_cancels(client, git_repo):
     assert result.status == "stopped"
     outcomes = {m.name: m.status for m in result.members}
     assert outcomes == {"a": "completed", "b": "completed", "c": "killed"}
+    # The killed member's work counts in the team's totals, from its last report.
+    spent = {m.name: m.usage for m in result.members}
+    assert spent["c"].total_tokens > 0 and spent["c"].tokens.output_tokens > 0, spent["c"]
     desc = await client.get_workflow_handle(f"{handle.id}/c").describe()
     assert desc.status == WorkflowExecutionStatus.CANCELED
     desc = await client.get_workflow_handle(f"{handle.id}/b").describe()
