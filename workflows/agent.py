@@ -820,6 +820,7 @@ class AgentWorkflow:
             turn=self._state.turns,
             usage=self._state.usage,
             current_tools=self._current_tools,
+            mode=self._state.mode or "default",
             stop_requested=self._stop is not None,
             last_text=self._state.last_text,
             background=self._background,

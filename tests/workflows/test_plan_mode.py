@@ -12,7 +12,7 @@ import uuid
 import temporalio.api.sdk.v1
 
 from tests.support import agent_input, running_workers, scripted_model, start, tool_results
-from workflows.contracts import PlanView
+from workflows.contracts import AgentStatus, PlanView
 
 WRITE_CODE = {"name": "Write", "input": {"file_path": "{{cwd}}/src/x.py", "content": "X = 1\n"}}
 WRITE_PLAN = {
@@ -81,6 +81,9 @@ async def test_plan_then_approve_then_edit(client, dev_server, git_repo):
             handle = await start(client, agent_input("add X", git_repo, queues), queues)
             view = await wait_for_pending(handle)
             assert view.mode == "plan" and view.pre_plan_mode == "default"
+            # The `status` query says so too (and the Web UI's details, from it).
+            status = await handle.query("status", result_type=AgentStatus)
+            assert status.mode == "plan"
             assert "create src/x.py" in view.pending.plan
             assert not (git_repo / "src/x.py").exists()
             # What the Web UI shows as the workflow's current details: the plan, in markdown.
@@ -97,7 +100,8 @@ async def test_plan_then_approve_then_edit(client, dev_server, git_repo):
             assert code == 0, out
             result = await handle.result()
             view = await handle.query("plan", result_type=PlanView)
-    assert view.mode == "default" and view.pending is None
+            ended = await handle.query("status", result_type=AgentStatus)
+    assert view.mode == "default" and view.pending is None and ended.mode == "default"
     assert result.status == "completed" and result.final_text == "implemented the plan"
     assert (git_repo / "src/x.py").read_text() == "X = 1\n"
     texts = requests_text(model.log)
