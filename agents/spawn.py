@@ -18,8 +18,15 @@ def new_agent_id(bits: int) -> str:
     return f"a{bits & (2**64 - 1):016x}"
 
 
-def not_found_message(agent_type: str, available: Sequence[str]) -> str:
-    return f"Agent type '{agent_type}' not found. Available agents: {', '.join(available)}"
+def not_found_message(
+    agent_type: str, available: Sequence[str], skipped: Sequence[str] = ()
+) -> str:
+    """R13's wording; with the definition files that failed to load, since the one asked
+    for may be among them (a YAML error in its frontmatter, say)."""
+    text = f"Agent type '{agent_type}' not found. Available agents: {', '.join(available)}"
+    if skipped:
+        text += f". Agent definitions that could not be loaded: {'; '.join(skipped)}"
+    return text
 
 
 def fork_enabled(config: OutlastConfig) -> bool:
@@ -52,7 +59,7 @@ def resolve_agent_type(
         )
     found = definitions.get(requested)
     if found is None:
-        return not_found_message(requested, definitions.names())
+        return not_found_message(requested, definitions.names(), definitions.errors)
     return found
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -47,6 +48,17 @@ def _worker_module():
     import worker
 
     return worker
+
+
+def _worker_logs_on_this_terminal() -> None:
+    """What the in-process worker logs (a skipped agent definition, a retried call), as one
+    `worker WARNING: ...` line each, without the dict of workflow or activity context the SDK
+    appends to every message (`outlast show` and the Web UI have that)."""
+    from temporalio import activity, workflow
+
+    workflow.logger.workflow_info_on_message = False
+    activity.logger.activity_info_on_message = False
+    logging.basicConfig(level=logging.WARNING, format="worker %(levelname)s: %(message)s")
 
 
 def _checked_worker_module(or_else: str = ""):
@@ -246,6 +258,8 @@ async def _run_and_follow(
     except RPCError as e:  # a namespace that does not exist, no permission to start
         _fail(f"the server refused to start the workflow: {e.message}")
     _announce(handle.id, ui)
+    if with_worker:
+        _worker_logs_on_this_terminal()
     workers = _worker_module().build_workers(client) if with_worker else []
     serving = asyncio.gather(*(w.run() for w in workers))
     try:

@@ -21,10 +21,11 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
 from agents.config import OutlastConfig
+from agents.spawn import not_found_message
 from agents.team_tasks import TaskCreateInput
 from outlast.progress import follow, outcome
 from outlast.question_view import plain
-from outlast.runner import StartError, build_input, env_config, local_definitions
+from outlast.runner import StartError, build_input, env_config, local_definitions, repo_root
 from outlast.start_metadata import start_metadata, task_text
 from workflows.contracts import (
     TASK_QUEUE,
@@ -95,10 +96,7 @@ class PatternArgs:
 
 
 def _workspace(repo: str | os.PathLike[str], host_id: str) -> Workspace:
-    root = Path(repo).expanduser()
-    if not root.is_dir():
-        raise StartError(f"--repo {repo}: no such directory.")
-    return Workspace(root=str(root.resolve()), host_queue=host_task_queue(host_id))
+    return Workspace(root=str(repo_root(repo)), host_queue=host_task_queue(host_id))
 
 
 def parse_teammate(spec: str) -> TeammateSpec:
@@ -173,10 +171,8 @@ def build_pattern_input(args: PatternArgs) -> Any:
 def _known_agent_type(agent_type: str, config: OutlastConfig, root: str, flag: str) -> None:
     known = local_definitions(Path(root), config)
     if known.get(agent_type) is None:
-        raise StartError(
-            f"{flag}: agent type '{agent_type}' not found. Available agents: "
-            f"{', '.join(known.names())}"
-        )
+        found = not_found_message(agent_type, known.names(), known.errors)
+        raise StartError(f"{flag}: {found[0].lower()}{found[1:]}")
 
 
 def _pattern_input(args: PatternArgs) -> Any:

@@ -12,6 +12,7 @@ from activities.definitions import scan
 from agents.builtin import builtin_definitions
 from agents.config import ConfigError, OutlastConfig, from_env, parse_model_call
 from agents.definition import DefinitionSet
+from agents.spawn import not_found_message
 from outlast.start_metadata import start_metadata
 from workflows.contracts import TASK_QUEUE, AgentInput, AgentResult, Workspace, host_task_queue
 
@@ -46,6 +47,15 @@ def local_definitions(repo: Path, config: OutlastConfig) -> DefinitionSet:
     )
 
 
+def repo_root(repo: str | os.PathLike[str]) -> Path:
+    """`--repo` as an absolute directory, or StartError saying what it is instead."""
+    root = Path(repo).expanduser()
+    if not root.is_dir():
+        what = "not a directory" if root.exists() else "no such directory"
+        raise StartError(f"--repo {repo}: {what}.")
+    return root.resolve()
+
+
 def build_input(
     task: str,
     repo: str | os.PathLike[str],
@@ -60,17 +70,11 @@ def build_input(
     """The workflow input for one top-level agent, or StartError naming the problem."""
     if not task.strip():
         raise StartError("The task is empty: say what the agent should do.")
-    root = Path(repo).expanduser()
-    if not root.is_dir():
-        raise StartError(f"--repo {repo}: no such directory.")
-    root = root.resolve()
+    root = repo_root(repo)
     config = config or env_config()
     definitions = local_definitions(root, config)
     if definitions.get(agent_type) is None:
-        raise StartError(
-            f"Agent type '{agent_type}' not found. Available agents: "
-            f"{', '.join(definitions.names())}"
-        )
+        raise StartError(not_found_message(agent_type, definitions.names(), definitions.errors))
     return AgentInput(
         prompt=task,
         workspace=Workspace(root=str(root), host_queue=host_task_queue(host_id)),

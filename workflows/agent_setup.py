@@ -144,7 +144,9 @@ async def prepare(inp: AgentInput, lineage: Lineage) -> Prepared:
     else:
         definition = inp.definition or definitions.get(inp.agent_type)
     if definition is None:
-        raise AgentTypeNotFound(not_found_message(inp.agent_type, definitions.names()))
+        raise AgentTypeNotFound(
+            not_found_message(inp.agent_type, definitions.names(), definitions.errors)
+        )
     if inp.team is not None:
         definition, resolved = teammate_setup(inp, definition)
     else:

@@ -22,10 +22,29 @@ def test_missing_repo(tmp_path):
     assert out.exit_code == 2 and "no such directory" in out.output
 
 
+def test_a_repo_that_is_a_file(tmp_path):
+    (tmp_path / "f").write_text("x")
+    for extra in ((), ("--pattern", "pipeline")):
+        out = run("run", "fix it", "--repo", str(tmp_path / "f"), *extra)
+        assert out.exit_code == 2 and "not a directory" in out.output, out.output
+
+
 def test_unknown_agent_lists_the_available_ones(tmp_path):
     out = run("run", "fix it", "--repo", str(tmp_path), "--agent", "Wizard")
     assert out.exit_code == 2
     assert "Agent type 'Wizard' not found" in out.output and "Explore" in out.output
+
+
+def test_an_agent_whose_file_does_not_load_says_why(tmp_path):
+    agents = tmp_path / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "broken.md").write_text("---\nname: broken\ndescription: [unclosed\n---\nHi\n")
+    for extra in ((), ("--pattern", "team")):
+        out = run("run", "fix it", "--repo", str(tmp_path), "--agent", "broken", *extra)
+        assert out.exit_code == 2
+        text = " ".join(out.output.split())
+        assert "'broken' not found" in text and "could not be loaded" in text, text
+        assert "broken.md" in text and "YAML" in text, text
 
 
 def test_empty_task(tmp_path):

@@ -40,6 +40,12 @@ def test_type_resolution():
     assert resolve_agent_type("Nope", DEFS, OutlastConfig()).startswith(
         "Agent type 'Nope' not found"
     )
+    # A definition file that failed to load may be the one asked for: the error says so.
+    skipped = DEFS.model_copy(update={"errors": [".claude/agents/nope.md: not valid YAML"]})
+    assert resolve_agent_type("Nope", skipped, OutlastConfig()) == (
+        "Agent type 'Nope' not found. Available agents: general-purpose, Explore, Plan. "
+        "Agent definitions that could not be loaded: .claude/agents/nope.md: not valid YAML"
+    )
     deny = OutlastConfig(agents=AgentSettings(deny_rules=["Agent(Explore)"]))
     assert "denied by permission rule 'Agent(Explore)'" in resolve_agent_type("Explore", DEFS, deny)
     assert "denied" in resolve_agent_type("Plan", DEFS, OutlastConfig(), allowed_types=["Explore"])

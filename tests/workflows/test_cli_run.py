@@ -45,6 +45,10 @@ def cli_env(dev_server, model, **extra: str) -> dict[str, str]:
 
 
 def test_run_starts_follows_and_prints_the_answer(dev_server, git_repo, state_root):
+    # A definition file that does not load: the in-process worker's warning is one line.
+    agents = git_repo / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "broken.md").write_text("---\nname: broken\ndescription: [unclosed\n---\nHi\n")
     with scripted_model(SCRIPT) as model:
         env = cli_env(dev_server, model)
         done = subprocess.run(
@@ -69,6 +73,9 @@ def test_run_starts_follows_and_prints_the_answer(dev_server, git_repo, state_ro
     assert "completed after 2 turns" in done.stdout
     assert "greet() says hello." in done.stdout
     assert "todo Finding greet (0 of 1 done)" in done.stdout
+    warnings = [line for line in done.stderr.splitlines() if "broken.md" in line]
+    assert warnings and warnings[0].startswith("worker WARNING: agent definition skipped: ")
+    assert "'attempt'" not in done.stderr and "workflow_id" not in done.stderr, done.stderr
 
 
 async def test_model_call_picks_how_the_run_calls_the_model(dev_server, client, git_repo):
