@@ -129,7 +129,14 @@ def choose(question: Question, picked: str) -> str:
     """An answer from how a person typed it at a prompt: option numbers ("2", or "1,3" for a
     multi-select question) become their labels; anything else is their own words."""
     parts = [p.strip() for p in picked.split(",")]
-    if parts and all(p.isdigit() and 1 <= int(p) <= len(question.options) for p in parts):
+    if parts and all(p.isdigit() for p in parts):
+        # Only numbers: choices, never words (a mistyped 5 of 4 choices is not an answer).
+        count = len(question.options)
+        if wrong := [p for p in parts if not 1 <= int(p) <= count]:
+            raise ValueError(
+                f"{question.header!r} has choices 1 to {count}, not {', '.join(wrong)} (an "
+                "answer of your own needs more than numbers)"
+            )
         if len(parts) > 1 and not question.multi_select:
             raise ValueError(f"{question.header!r} takes one choice, not {picked!r}")
         return ", ".join(question.options[int(p) - 1].label for p in parts)

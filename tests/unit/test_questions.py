@@ -63,7 +63,12 @@ def test_every_question_needs_an_answer_and_nothing_else_is_taken():
 def test_a_person_picks_by_number_or_says_it_in_their_own_words():
     one, many = asked(question("One?", "A", "B", "C"), question("Many?", "X", "Y", "Z", many=True))
     assert choose(one, "2") == "B" and choose(one, " my way ") == "my way"
-    assert choose(many, "1, 3") == "X, Z" and choose(many, "4") == "4"  # no 4th: own words
+    assert choose(many, "1, 3") == "X, Z" and choose(many, "4 at most") == "4 at most"
+    # Only numbers are choices: one that is not (a typo, most likely) is refused, not sent.
+    with pytest.raises(ValueError, match="'Pick' has choices 1 to 3, not 4 "):
+        choose(many, "4")
+    with pytest.raises(ValueError, match="not 0, 7"):
+        choose(many, "0,2,7")
     with pytest.raises(ValueError, match="takes one choice"):
         choose(one, "1,2")
     with pytest.raises(ValueError, match="needs an answer"):
