@@ -13,14 +13,14 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.store import state_dir
 from outlast import (
     cli_answer,  # noqa: F401 - registers answer
     cli_steer,  # noqa: F401 - registers approve, reject, ls, show, ...
 )
-from outlast.cli_base import app, connect_or_fail, console
+from outlast.cli_base import app, connect_or_fail, console, no_worker_note, server_said
 from outlast.cli_base import fail as _fail
 from outlast.devserver import DevServer, DevServerError
 from outlast.inspect import PATTERN_OF_TYPE
@@ -303,11 +303,15 @@ def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow."
         client = await connect_or_fail()
         try:
             desc = await client.get_workflow_handle(workflow_id).describe()
-        except Exception as e:  # noqa: BLE001 - any lookup failure is the user's answer
-            _fail(f"no workflow {workflow_id}: {e}")
+        except RPCError as e:
+            if e.status == RPCStatusCode.NOT_FOUND:
+                _fail(f"no workflow {workflow_id}; `outlast ls` lists the workflows there are.")
+            _fail(server_said(workflow_id, e))
         pattern = PATTERN_OF_TYPE.get(desc.workflow_type)
         if pattern is None:
             _fail(f"{workflow_id} is a {desc.workflow_type}, not one of Outlast's tasks.")
+        if note := await no_worker_note(client, desc):
+            console.print(f"[yellow]{escape(note)}[/]")
         handle = client.get_workflow_handle(workflow_id, result_type=RESULT_TYPES[pattern])
         result = await follow_pattern(handle, pattern, console, client)
         if result is not None:

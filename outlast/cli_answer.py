@@ -11,7 +11,7 @@ from temporalio.client import WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from agents.questions import QuestionAnswers, choose
-from outlast.cli_base import app, console, fail
+from outlast.cli_base import app, console, fail, server_said
 from outlast.cli_steer import run_update, running_workflow
 from outlast.question_view import plain, print_question
 from workflows.contracts import PendingQuestion
@@ -31,11 +31,11 @@ def answer(
 
 
 async def _answer(workflow_id: str, choices: list[str]) -> None:
-    handle, _ = await running_workflow(workflow_id, "; no question waits in it")
+    handle, _ = await running_workflow(workflow_id, "; no question waits in it", asks=True)
     try:
         pending = await handle.query("question", result_type=PendingQuestion | None)
     except RPCError as e:
-        fail(f"{workflow_id}: {e.message}")
+        fail(server_said(workflow_id, e))
     except WorkflowQueryFailedError as e:
         fail(f"{workflow_id} asks no questions ({e}): only an agent does.")
     if pending is None:

@@ -8,7 +8,11 @@ import os
 import typer
 from rich.console import Console
 from rich.markup import escape
-from temporalio.client import Client
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client, WorkflowExecutionDescription, WorkflowExecutionStatus
+from temporalio.service import RPCError
 
 from outlast.client import connect
 from outlast.question_view import terminal_text
@@ -34,7 +38,44 @@ async def connect_or_fail(address: str | None = None) -> Client:
         return await connect(address)
     except RuntimeError as e:
         where = address or os.environ.get("TEMPORAL_ADDRESS", "localhost:7233")
-        fail(f"cannot reach Temporal at {where}: {e}; start it with `outlast dev`.")
+        # The embedded server is Outlast's to start; another one, its operator's.
+        hint = "start it with `outlast dev`" if where == "localhost:7233" else "is it running?"
+        fail(f"cannot reach Temporal at {where}: {e}; {hint}")
     except ValueError as e:  # the data converter's settings (PayloadKeyError is one)
         fail(str(e))
     raise AssertionError("unreachable")  # fail() raises
+
+
+NO_WORKER = "no poller seen"
+"""What the server says when no worker has polled a workflow's task queue lately."""
+
+
+def server_said(workflow_id: str, error: RPCError) -> str:
+    """A server's refusal about a workflow, with what to do when it is that no worker runs."""
+    text = f"{workflow_id}: {error.message}"
+    if NO_WORKER in error.message:
+        text += "; start one with `outlast worker` (or `outlast dev`), then try again"
+    return text
+
+
+async def no_worker_note(client: Client, desc: WorkflowExecutionDescription) -> str | None:
+    """For a running workflow whose task queue no worker has polled lately, a note saying
+    that it waits for one; None when a worker polls it (or the server cannot say)."""
+    if desc.status != WorkflowExecutionStatus.RUNNING:
+        return None
+    try:
+        queue = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace,
+                task_queue=TaskQueue(name=desc.task_queue),
+                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            )
+        )
+    except RPCError:
+        return None
+    if queue.pollers:
+        return None
+    return (
+        f"no worker polls {desc.task_queue}, the task queue of {desc.id}: it waits until one "
+        "does. Start one with `outlast worker` (or `outlast dev`)."
+    )

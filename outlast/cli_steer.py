@@ -7,6 +7,7 @@ import asyncio
 from datetime import timedelta
 
 import typer
+from rich.markup import escape
 from temporalio.client import (
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
@@ -15,7 +16,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from agents.permissions import RESUME_MODES
-from outlast.cli_base import app, connect_or_fail, console, fail
+from outlast.cli_base import app, connect_or_fail, console, fail, no_worker_note, server_said
 from outlast.inspect import STATUSES, NotFound, agent_tree, list_rows, tree_lines
 from outlast.patterns import WORKFLOW_TYPES
 from workflows.contracts import MailMessage, PlanDecision, PlanView, StopRequest
@@ -81,7 +82,7 @@ async def _decide(
     # answer the query of a run that no worker holds any more.
     waiting = "a plan" if stage is None else f"stage {stage}"
     handle, _ = await running_workflow(
-        workflow_id, f"; nothing in it waits for a decision on {waiting}"
+        workflow_id, f"; nothing in it waits for a decision on {waiting}", asks=True
     )
     if stage is not None:
         decision = StageDecision(
@@ -92,7 +93,7 @@ async def _decide(
     try:
         view = await handle.query("plan", result_type=PlanView)
     except RPCError as e:
-        fail(f"{workflow_id}: {e.message}")
+        fail(server_said(workflow_id, e))
     except WorkflowQueryFailedError as e:
         fail(f"{workflow_id} has no plan to decide on ({e}); for a pipeline, name the stage.")
     if view.pending is None:
@@ -152,7 +153,7 @@ def show(
         except NotFound as e:
             fail(f"{e}; `outlast ls` lists the workflows there are.")
         except RPCError as e:
-            fail(f"{workflow_id}: {e.message}")
+            fail(server_said(workflow_id, e))
         if as_json:
             print(tree.model_dump_json())
             return
@@ -240,7 +241,7 @@ async def run_update(handle, workflow_id: str, name: str, payload: object) -> st
     except WorkflowUpdateRPCTimeoutOrCancelledError:
         fail(f"{workflow_id} did not answer in time: is a worker running (`outlast worker`)?")
     except RPCError as e:
-        fail(f"{workflow_id}: {e.message}")
+        fail(server_said(workflow_id, e))
     raise AssertionError("fail() exits")
 
 
@@ -249,9 +250,11 @@ def _check_id(workflow_id: str) -> None:
         fail("the workflow id is empty; `outlast ls` lists the workflows there are.")
 
 
-async def running_workflow(workflow_id: str, closed_note: str = ""):
+async def running_workflow(workflow_id: str, closed_note: str = "", *, asks: bool = False):
     """The handle and type of a running workflow, or a clear refusal (`closed_note` added to
-    the one for a closed workflow)."""
+    the one for a closed workflow). With no worker polling its task queue: refused when the
+    command `asks` the workflow (a query or an update waits for a worker's answer); said,
+    and done anyway, for a signal or a cancel, which the workflow reads once one runs."""
     _check_id(workflow_id)
     client = await connect_or_fail()
     handle = client.get_workflow_handle(workflow_id)
@@ -260,8 +263,12 @@ async def running_workflow(workflow_id: str, closed_note: str = ""):
     except RPCError as e:
         if e.status == RPCStatusCode.NOT_FOUND:
             fail(f"no workflow {workflow_id}; `outlast ls` lists the workflows there are.")
-        fail(f"{workflow_id}: {e.message}")
+        fail(server_said(workflow_id, e))
     if desc.status is None or desc.status.name != "RUNNING":
         state = desc.status.name.lower() if desc.status else "unknown"
         fail(f"{workflow_id} is not running ({state}){closed_note}.")
+    if note := await no_worker_note(client, desc):
+        if asks:
+            fail(f"{note} Then try again.")
+        console.print(f"[yellow]{escape(note)}[/]")
     return handle, desc.workflow_type

@@ -295,3 +295,15 @@ def test_a_refusal_quoting_markup_like_text_prints_it_as_written(tmp_path):
     assert out.exit_code == 2, out.output
     assert "Agent type 'a[/]b[bold] [2J' not found" in out.output, out.output
     assert "\x1b" not in out.output
+
+
+def test_a_server_that_saw_no_worker_is_answered_with_what_to_run():
+    from temporalio.service import RPCError, RPCStatusCode
+
+    from outlast.cli_base import server_said
+
+    bare = RPCError("no poller seen for task queue recently, worker may be down", 9, b"")
+    said = server_said("wf-1", bare)
+    assert said.startswith("wf-1: no poller seen") and "`outlast worker`" in said
+    other = RPCError("namespace not found", RPCStatusCode.NOT_FOUND, b"")
+    assert server_said("wf-1", other) == "wf-1: namespace not found"

@@ -1,0 +1,62 @@
+"""A workflow no worker serves: the commands that need one say so and what to run, rather
+than hang or pass the server's words on bare."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import uuid
+
+from tests.support import Queues, agent_input, start
+
+
+async def outlast(address: str, *args: str, wait_for: str | None = None) -> tuple[int | None, str]:
+    """The real CLI in a subprocess; with `wait_for`, stopped once that text is out (a
+    follow that would wait for the worker forever), its exit code then None."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "outlast.cli",
+        *args,
+        env={**os.environ, "TEMPORAL_ADDRESS": address, "COLUMNS": "200"},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    if wait_for is None:
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+        return proc.returncode, out.decode()
+    seen = ""
+    try:
+        async with asyncio.timeout(60):
+            while wait_for not in " ".join(seen.split()):
+                line = await proc.stdout.readline()
+                if not line:
+                    break
+                seen += line.decode()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+    return None, seen
+
+
+async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git_repo):
+    nobody = f"nobody-{uuid.uuid4().hex[:8]}"
+    queues = Queues(task_queue=nobody, host_queue=f"{nobody}-host")
+    handle = await start(client, agent_input("anything", git_repo, queues), queues)
+    _, out = await outlast(dev_server.address, "attach", handle.id, wait_for="`outlast worker`")
+    flat = " ".join(out.split())
+    assert f"no worker polls {nobody}, the task queue of {handle.id}" in flat, out
+    # A query or an update would wait for an answer no worker gives: refused at once.
+    for args in (("answer", handle.id), ("approve", handle.id)):
+        code, out = await outlast(dev_server.address, *args)
+        flat = " ".join(out.split())
+        assert code == 2 and f"no worker polls {nobody}" in flat, out
+        assert "Start one with `outlast worker` (or `outlast dev`). Then try again." in flat, out
+    # A message is kept for when one runs: sent, and said so.
+    code, out = await outlast(dev_server.address, "send", handle.id, "later, then")
+    assert code == 0 and f"no worker polls {nobody}" in out and "message sent" in out, out
+    code, out = await outlast(dev_server.address, "attach", "no-such-workflow")
+    assert code == 2 and "no workflow no-such-workflow; `outlast ls`" in out, out
+    await handle.terminate("test over")
