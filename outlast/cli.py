@@ -454,7 +454,18 @@ def search_attributes(
 @app.command("server-stop")
 def server_stop() -> None:
     """Stop the embedded dev server started in the background by `run` or `demo`."""
-    console.print("stopped" if _server().stop() else "no embedded server was running")
+    server = _server()
+    if server.stop():
+        console.print("stopped")
+    elif server.running():
+        # Its pid is in the state directory it was started with (OUTLAST_HOME, ./.outlast).
+        _fail(
+            f"something listens on {server.address}, but no embedded server was started with "
+            f"the state in {server.state_dir}: run `outlast server-stop` where it was started, "
+            "or with its OUTLAST_HOME."
+        )
+    else:
+        console.print("no embedded server was running")
 
 
 def main() -> None:

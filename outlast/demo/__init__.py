@@ -94,10 +94,22 @@ def _report(console, result, repo: Path, workflow_id: str, ui, server, keep_serv
     diff = subprocess.run(["git", "diff", "--stat"], cwd=repo, capture_output=True, text=True)
     console.print(f"\nsample tests now {'[green]pass[/]' if passed else '[red]fail[/]'}")
     console.print(diff.stdout.rstrip())
-    console.print(f"\nworkflow id: {workflow_id}")
-    if not keep_server and server.stop():
-        console.print("stopped the embedded dev server; `outlast dev` brings it back, history kept")
-    if ui:
-        console.print(f"Web UI:      {ui}/namespaces/default/workflows/{workflow_id}")
-    console.print(f"history:     {temporal_binary()} workflow show -w {workflow_id}")
+    where_to_look(console, workflow_id, ui, server, keep_server)
     return result is not None and result.status == "completed" and passed
+
+
+def where_to_look(
+    console: Console, workflow_id: str, ui: str | None, server: DevServer, keep_server: bool
+) -> None:
+    """The run's id, and where to look at it: the Web UI while the embedded server runs
+    (and how to stop that server, which outlives the demo), the history with the CLI."""
+    console.print(f"\nworkflow id: {workflow_id}")
+    if ui and not keep_server and server.stop():
+        console.print("stopped the embedded dev server; `outlast dev` brings it back, history kept")
+    elif ui:
+        console.print(f"Web UI:      {ui}/namespaces/default/workflows/{workflow_id}")
+        console.print(
+            f"the embedded dev server keeps running on {server.address} for that: "
+            "`outlast server-stop` stops it"
+        )
+    console.print(f"history:     {temporal_binary()} workflow show -w {workflow_id}")

@@ -24,8 +24,8 @@ from temporalio.client import Client, WorkflowHandle
 
 from activities.store import state_dir
 from outlast.client import connect
-from outlast.demo import HERE, make_sample_repo, tests_pass
-from outlast.devserver import DevServer, temporal_binary
+from outlast.demo import HERE, make_sample_repo, tests_pass, where_to_look
+from outlast.devserver import DevServer
 from outlast.pattern_output import print_pattern_result
 from outlast.patterns import (
     PatternArgs,
@@ -146,7 +146,7 @@ async def run_pattern_demo(
         console.print(f"workflow [bold]{handle.id}[/] ({pattern})")
         result = await _follow_with_workers(client, handle, pattern, console)
     ok = _report(console, pattern, result, repo, scenario)
-    _where(console, handle.id, ui, server, keep_server)
+    where_to_look(console, handle.id, ui, server, keep_server)
     return ok
 
 
@@ -220,14 +220,3 @@ def _report(console: Console, pattern: str, result: Any, repo: Path, scenario: S
             "the demo succeeds when every fork and the synthesis complete"
         )
     return completed_run(result) and (passed or not scenario.fixes)
-
-
-def _where(
-    console: Console, workflow_id: str, ui: str | None, server: DevServer, keep_server: bool
-) -> None:
-    console.print(f"\nworkflow id: {workflow_id}")
-    if not keep_server and server.stop():
-        console.print("stopped the embedded dev server; `outlast dev` brings it back, history kept")
-    if ui:
-        console.print(f"Web UI:      {ui}/namespaces/default/workflows/{workflow_id}")
-    console.print(f"history:     {temporal_binary()} workflow show -w {workflow_id}")
