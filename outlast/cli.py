@@ -421,11 +421,14 @@ def reap_command(
 
     async def _main() -> None:
         client = await connect_or_fail()
-        for item in await reap(client, dry_run=dry_run):
+        items = await reap(client, dry_run=dry_run)
+        if not items and not as_json:
+            console.print("nothing to clean up")
+        for item in items:
             if as_json:
                 print(item.model_dump_json())
                 continue
-            verb = "removed" if item.removed else "kept"
+            verb = "would clean up" if dry_run else "removed" if item.removed else "kept"
             owner = ", ".join(filter(None, [item.workflow_id, item.owner_status.lower()]))
             line = f"{verb} {item.worktree_path} ({owner}): {item.reason}"
             console.print(line, markup=False, highlight=False)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -129,6 +131,19 @@ async def test_the_reaper_cleans_up_worktrees_of_terminated_runs(
             dirty = worktree_of(git_repo, "dirty-work.txt")
             alive = worktree_of(git_repo, "alive-work.txt")
             (clean,) = {Path(p) for p in worktrees} - {dirty, alive}
+            # `outlast reap --dry-run` as a person runs it: what would go, and nothing goes.
+            dry = await asyncio.to_thread(
+                subprocess.run,
+                [sys.executable, "-m", "outlast.cli", "reap", "--dry-run"],
+                env={**os.environ, "TEMPORAL_ADDRESS": client.service_client.config.target_host},
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert dry.returncode == 0, dry.stdout + dry.stderr
+            for path in (clean, dirty):
+                assert f"would clean up {path} ({handle.id}/" in dry.stdout, dry.stdout
+            assert clean.exists() and "kept" not in dry.stdout and "removed" not in dry.stdout
             reaped = {r.worktree_path: r for r in await reap(client)}
             await client.get_workflow_handle(f"{handle.id}/alive").terminate()
             with contextlib.suppress(RPCError):  # it may have ended with its child
