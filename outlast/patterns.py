@@ -8,16 +8,18 @@ the workflow by name, and follows it by polling its query.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import uuid
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from agents.config import OutlastConfig
@@ -68,6 +70,9 @@ RESULT_TYPES: dict[str, type] = {
     "verified": VerifiedTaskResult,
 }
 POLL_S = 0.3
+LAST_POLL_S = 3.0
+"""The poll after the result: a closed workflow's query replays it on a worker, and one that
+has none left fails it; neither may hold up the result."""
 
 
 @dataclass
@@ -294,22 +299,30 @@ async def follow_pattern(
         return await follow(handle, console, client)
     result_task = asyncio.create_task(handle.result())
     seen: dict[str, str] = {}
-    while not result_task.done():
+    while True:
+        done = result_task.done()
         try:
-            for key, line in await _progress(handle, pattern):
+            for key, line in await _progress(handle, pattern, LAST_POLL_S if done else None):
                 if seen.get(key) != line:
                     seen[key] = line
                     # Names and subjects a model wrote are shown as written, not as markup.
                     console.print(f"[cyan]>[/] {escape(plain(line))}")
-        except RPCError:
-            pass  # no worker has picked it up yet
+        except (RPCError, WorkflowQueryFailedError):
+            pass  # no worker has picked it up yet (or, at the end, none is left to answer)
+        if done:
+            # That last poll gave what changed since the one before: the last stage's end.
+            return await outcome(result_task, handle, console)
         await asyncio.wait({result_task}, timeout=POLL_S)
-    return await outcome(result_task, handle, console)
 
 
-async def _progress(handle: WorkflowHandle, pattern: str) -> list[tuple[str, str]]:
+async def _progress(
+    handle: WorkflowHandle, pattern: str, timeout_s: float | None = None
+) -> list[tuple[str, str]]:
+    query = functools.partial(
+        handle.query, rpc_timeout=timedelta(seconds=timeout_s) if timeout_s else None
+    )
     if pattern == "pipeline":
-        view = await handle.query("pipeline", result_type=PipelineView)
+        view = await query("pipeline", result_type=PipelineView)
         lines = [
             (f"stage:{s.name}:{s.attempt}", f"stage {s.name}: {s.status}") for s in view.stages
         ]
@@ -328,7 +341,7 @@ async def _progress(handle: WorkflowHandle, pattern: str) -> list[tuple[str, str
             )
         return lines
     if pattern == "team":
-        view = await handle.query("team", result_type=TeamView)
+        view = await query("team", result_type=TeamView)
         lines = [
             (f"member:{m.name}", f"{m.name} ({m.agent_type}): {m.state}") for m in view.members
         ]
@@ -341,13 +354,13 @@ async def _progress(handle: WorkflowHandle, pattern: str) -> list[tuple[str, str
         ]
         return lines
     if pattern == "verified":
-        rounds = await handle.query("rounds", result_type=list[VerificationRound])
+        rounds = await query("rounds", result_type=list[VerificationRound])
         return [
             (f"round:{r.round}", f"round {r.round}: VERDICT: {r.verdict} {r.verdict_reason}")
             for r in rounds
         ]
-    forks = await handle.query("forks", result_type=list[ForkOutcome])
-    return [(f"fork:{f.index}", f"fork {f.index}: {f.status}") for f in forks]
+    forks = await query("forks", result_type=list[ForkOutcome])
+    return [(f"fork:{f.index}", f"fork {f.index + 1}: {f.status}") for f in forks]
 
 
 def succeeded(result: Any) -> bool:

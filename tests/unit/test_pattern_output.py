@@ -97,6 +97,7 @@ def test_a_verified_task_and_a_fork_join_print_their_usage():
         usage=usage(400, 4, 2000),
     )
     out = printed(forks, "fork-join")
-    assert "fork 1: completed" in out
+    # Numbered from 1, as the forks' workflow ids (`.../fork-1`) and `task_stop` number them.
+    assert "fork 1: completed" in out and "fork 2: completed" in out and "fork 0" not in out
     assert "2 forks and the synthesis, 4 tool uses, 400 tokens, 2.0s" in out
     assert SHOWN in out

@@ -76,6 +76,8 @@ async def test_pipeline_demo_fixes_the_sample(demo_home):
     assert_scripted_cleanly("pipeline", log)
     assert [r["agent"] for r in log if r["turn"] == 0] == ["explore", "plan", "implement", "verify"]
     assert "VERDICT: PASS" in out and "sample tests now pass" in out
+    # The progress lines end with the last stage's end, before the result's summary.
+    assert "> stage verify: completed" in out, out
     assert re.search(r"4 stage runs, \d+ tool uses?, [1-9]\d* tokens, \d+\.\ds", out), out
 
 
@@ -98,7 +100,7 @@ async def test_fork_join_demo_audits_without_fixing(demo_home):
     assert not sample_tests_pass(repo)  # a read-only audit
     assert_scripted_cleanly("fork-join", log)
     assert {"fork-calc", "fork-tests", "synthesis"} <= {r["agent"] for r in log}
-    assert "fork 0: completed" in out and "fork 1: completed" in out
+    assert "fork 1: completed" in out and "fork 2: completed" in out
     assert "the sample stays unfixed" in out
     usage = r"2 forks and the synthesis, \d+ tool uses?, [1-9]\d* tokens, \d+\.\ds"
     assert re.search(usage, out), out
