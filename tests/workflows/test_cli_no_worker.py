@@ -59,4 +59,7 @@ async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git
     assert code == 0 and f"no worker polls {nobody}" in out and "message sent" in out, out
     code, out = await outlast(dev_server.address, "attach", "no-such-workflow")
     assert code == 2 and "no workflow no-such-workflow; `outlast ls`" in out, out
-    await handle.terminate("test over")
+    await handle.terminate(reason="test over")
+    # Attached after the end: how it ended, once.
+    code, out = await outlast(dev_server.address, "attach", handle.id)
+    assert code == 1 and "terminated: test over" in out and "failed" not in out, out
