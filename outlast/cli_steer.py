@@ -108,7 +108,7 @@ async def _decide(
 
 @app.command("ls")
 def ls(
-    status: str = typer.Option(None, help=f"Only these: {', '.join(STATUSES)}."),
+    status: str = typer.Option(None, help=f"Only this status, one of {', '.join(STATUSES)}."),
     pattern: str = typer.Option(None, help=f"Only this pattern: {', '.join(WORKFLOW_TYPES)}."),
     all_: bool = typer.Option(False, "--all", help="Include sub-agents and pattern members."),
     limit: int = typer.Option(50, min=1, help="At most this many."),

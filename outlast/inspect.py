@@ -10,6 +10,7 @@ from temporalio.client import Client, WorkflowExecution
 from temporalio.service import RPCError, RPCStatusCode
 
 from outlast.patterns import WORKFLOW_TYPES
+from workflows.search_attributes import SESSION_ID
 
 PATTERN_OF_TYPE = {v: k for k, v in WORKFLOW_TYPES.items()}
 STATUSES = ("running", "completed", "failed", "canceled", "terminated", "timed_out")
@@ -77,11 +78,23 @@ async def list_rows(
     include_children: bool = False,
     limit: int = 50,
 ) -> list[Row]:
-    rows = []
+    rows: list[Row] = []
     query = list_query(status, pattern, include_children)
-    async for w in client.list_workflows(query, limit=limit):
+    async for w in client.list_workflows(query):
+        if not include_children and not _session_root(w):
+            continue
         rows.append(_row(w))
+        if len(rows) == limit:
+            break
     return rows
+
+
+def _session_root(w: WorkflowExecution) -> bool:
+    """Whether the workflow began its own session, rather than going on in another's: a
+    resumed sub-agent or pattern member (a verified task's implementer from its second round)
+    runs as a workflow of its own, which no server parent link ties to its session."""
+    session = w.typed_search_attributes.get(SESSION_ID)
+    return session is None or session == w.id
 
 
 async def agent_tree(client: Client, workflow_id: str, depth: int = 0) -> Node:

@@ -11,6 +11,7 @@ from pathlib import Path
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 
+from outlast.inspect import list_rows
 from tests.conftest import make_git_repo
 from tests.support import fast_config, running_workers, scripted_model
 from tests.workflows.test_agent_control import wait_status
@@ -152,6 +153,11 @@ async def test_fail_then_fix_then_pass(client, tmp_path):
     assert first.probes_found
     assert "IMPL-2" in second.implementer_text and result.final_text == second.implementer_text
     assert first.verifier_workflow_id != second.verifier_workflow_id  # a fresh verifier
+    # `outlast ls` lists the task, not its implementer's resumed run (no child of anything).
+    top = {r.workflow_id for r in await list_rows(client, limit=10_000)}
+    assert wf_id in top and f"{wf_id}/implementer" not in top
+    every = {r.workflow_id for r in await list_rows(client, include_children=True, limit=10_000)}
+    assert f"{wf_id}/implementer" in every
     # The verifier really ran the tests, in its copy: round 1 saw the failure, round 2 OK.
     bash_results = []
     for r in model.log:
