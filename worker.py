@@ -44,6 +44,7 @@ from activities.resume import AgentControl, append, repair
 from activities.sandbox import writer_policy
 from activities.scratchpad import create_scratchpad
 from activities.snapshot import changed_files, head_commit, remove_snapshot, snapshot
+from activities.store import make_state_dir
 from activities.team_control import TeamControl
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
 from activities.tools import KILL_ACTIVITIES
@@ -224,6 +225,7 @@ def build_workers(
     check_worker_options(main_options, "main_options")
     check_worker_options(tool_options, "tool_options")
     check_environment()
+    make_state_dir()
     if os.environ.get("OUTLAST_PAYLOAD_VISITS") != "full":
         payload_visits.install()
     # Temporal's TracingInterceptor comes from the client; this adds the GenAI spans.

@@ -70,6 +70,18 @@ def state_dir() -> Path:
     return Path(os.environ.get("OUTLAST_HOME") or Path.cwd() / ".outlast").absolute()
 
 
+def make_state_dir(root: Path | None = None) -> Path:
+    """The state directory (`root`, else `state_dir()`), created if need be, with a
+    `.gitignore` of `*` in it when new: by default it is `./.outlast`, often inside the very
+    checkout an agent works on, whose `git status` (and the agent's commits) must not pick up
+    conversations and the server's database."""
+    root = root or state_dir()
+    if not root.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        (root / ".gitignore").write_text("# Outlast's state: not for version control.\n*\n")
+    return root
+
+
 def default_store() -> LocalBlobStore:
     root = os.environ.get("OUTLAST_STORE_DIR") or state_dir() / "store"
     return LocalBlobStore(root)

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from activities.store import make_state_dir
 from workflows.search_attributes import cli_registrations
 
 # The dev server throttles each shard's transfer-queue reader to 20 polls/s by default,
@@ -108,7 +109,7 @@ class DevServer:
 
     def start(self, *, detach: bool) -> subprocess.Popen:
         """Start the server; with `detach` it survives this process (own session, log file)."""
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        make_state_dir(self.state_dir)
         log = open(self.state_dir / "temporal.log", "ab")  # noqa: SIM115 - owned by the child
         proc = subprocess.Popen(
             self.command(),
