@@ -3,16 +3,19 @@ agent tree behind `outlast show`. Plain data (pydantic), so `--json` prints exac
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from pydantic import BaseModel
-from temporalio.client import Client, WorkflowExecution
+from temporalio.client import Client, WorkflowExecution, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from outlast.patterns import WORKFLOW_TYPES
+from workflows.contracts import AgentStatus
 from workflows.search_attributes import SESSION_ID
 
 PATTERN_OF_TYPE = {v: k for k, v in WORKFLOW_TYPES.items()}
+AGENT_TYPES = ("AgentWorkflow", "CoordinatorWorkflow")
+STATUS_TIMEOUT_S = 3.0
 STATUSES = ("running", "completed", "failed", "canceled", "terminated", "timed_out")
 
 
@@ -35,7 +38,8 @@ class Node(BaseModel):
     duration_ms: int | None = None
     verdict: str | None = None
     outcome: str | None = None
-    """The result's own status (completed/failed/killed, passed, ...), once closed."""
+    """The result's own status (completed/failed/killed, passed, ...), once closed; what a
+    running agent is doing (its `status` query's state)."""
     children: list[Node] = []
 
 
@@ -109,12 +113,30 @@ async def agent_tree(client: Client, workflow_id: str, depth: int = 0) -> Node:
     node = Node(row=_row(desc))
     if desc.status is not None and desc.status.name == "COMPLETED":
         _fill_from_result(node, await handle.result(follow_runs=False))
+    elif desc.status is not None and desc.status.name == "RUNNING":
+        await _fill_from_status(node, handle, desc.workflow_type)
     if depth < 6:
         query = f'ParentWorkflowId = "{workflow_id}"'
         kids = [w async for w in client.list_workflows(query, limit=100)]
         for kid in sorted(kids, key=lambda w: w.start_time):
             node.children.append(await agent_tree(client, kid.id, depth + 1))
     return node
+
+
+async def _fill_from_status(node: Node, handle: WorkflowHandle, workflow_type: str) -> None:
+    """A running agent's figures so far, from its `status` query; none when no worker
+    answers within a few seconds (the tree is still shown)."""
+    if workflow_type not in AGENT_TYPES:
+        return
+    try:
+        status = await handle.query(
+            "status", result_type=AgentStatus, rpc_timeout=timedelta(seconds=STATUS_TIMEOUT_S)
+        )
+    except (RPCError, WorkflowQueryFailedError):
+        return
+    node.agent_type, node.turns = status.agent_type, status.turn
+    node.tokens, node.tool_uses = status.usage.total_tokens, status.usage.tool_uses
+    node.outcome = status.state
 
 
 def _fill_from_result(node: Node, result: object) -> None:

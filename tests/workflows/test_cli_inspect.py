@@ -78,6 +78,12 @@ async def test_send_and_stop_reach_a_running_agent(client, dev_server, git_repo)
             assert code == 0, out
             # Stop once the model has read the message (a stop first would leave it unread).
             await wait_for(lambda: any("PLEASE-ALSO-CHECK" in json.dumps(r) for r in model.log))
+            # `show` on a running agent: its figures so far, from its status query.
+            code, out = await cli(dev_server.address, "show", handle.id, "--json")
+            tree = json.loads(out)
+            assert code == 0 and tree["row"]["status"] == "running", out
+            assert tree["turns"] >= 1 and tree["tokens"] > 0, out
+            assert tree["outcome"] in ("calling_model", "running_tools"), out
             code, out = await cli(dev_server.address, "stop", handle.id, "--reason", "enough")
             assert code == 0, out
             result = await asyncio.wait_for(handle.result(), 60)
