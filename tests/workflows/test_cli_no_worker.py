@@ -9,27 +9,22 @@ import sys
 import uuid
 
 from tests.support import Queues, agent_input, start
+from tests.workflows.test_plan_mode import cli
 
 
-async def outlast(address: str, *args: str, wait_for: str | None = None) -> tuple[int | None, str]:
-    """The real CLI in a subprocess; with `wait_for`, stopped once that text is out (a
-    follow that would wait for the worker forever), its exit code then None."""
+async def followed_until(address: str, text: str, *args: str) -> str:
+    """The real CLI's output up to `text` (a follow that would wait for a worker forever),
+    then the process is stopped."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "outlast.cli",
-        *args,
+        *[sys.executable, "-m", "outlast.cli", *args],
         env={**os.environ, "TEMPORAL_ADDRESS": address, "COLUMNS": "200"},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
-    if wait_for is None:
-        out, _ = await asyncio.wait_for(proc.communicate(), 60)
-        return proc.returncode, out.decode()
     seen = ""
     try:
         async with asyncio.timeout(60):
-            while wait_for not in " ".join(seen.split()):
+            while text not in " ".join(seen.split()):
                 line = await proc.stdout.readline()
                 if not line:
                     break
@@ -38,28 +33,28 @@ async def outlast(address: str, *args: str, wait_for: str | None = None) -> tupl
         if proc.returncode is None:
             proc.kill()
         await proc.wait()
-    return None, seen
+    return seen
 
 
 async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git_repo):
     nobody = f"nobody-{uuid.uuid4().hex[:8]}"
     queues = Queues(task_queue=nobody, host_queue=f"{nobody}-host")
     handle = await start(client, agent_input("anything", git_repo, queues), queues)
-    _, out = await outlast(dev_server.address, "attach", handle.id, wait_for="`outlast worker`")
+    _, out = await cli(dev_server.address, "attach", handle.id, wait_for="`outlast worker`")
     flat = " ".join(out.split())
     assert f"no worker polls {nobody}, the task queue of {handle.id}" in flat, out
     # A query or an update would wait for an answer no worker gives: refused at once.
     for args in (("answer", handle.id), ("approve", handle.id)):
-        code, out = await outlast(dev_server.address, *args)
+        code, out = await cli(dev_server.address, *args)
         flat = " ".join(out.split())
         assert code == 2 and f"no worker polls {nobody}" in flat, out
         assert "Start one with `outlast worker` (or `outlast dev`). Then try again." in flat, out
     # A message is kept for when one runs: sent, and said so.
-    code, out = await outlast(dev_server.address, "send", handle.id, "later, then")
+    code, out = await cli(dev_server.address, "send", handle.id, "later, then")
     assert code == 0 and f"no worker polls {nobody}" in out and "message sent" in out, out
-    code, out = await outlast(dev_server.address, "attach", "no-such-workflow")
+    code, out = await cli(dev_server.address, "attach", "no-such-workflow")
     assert code == 2 and "no workflow no-such-workflow; `outlast ls`" in out, out
     await handle.terminate(reason="test over")
     # Attached after the end: how it ended, once.
-    code, out = await outlast(dev_server.address, "attach", handle.id)
+    code, out = await cli(dev_server.address, "attach", handle.id)
     assert code == 1 and "terminated: test over" in out and "failed" not in out, out
