@@ -40,7 +40,7 @@ async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git
     nobody = f"nobody-{uuid.uuid4().hex[:8]}"
     queues = Queues(task_queue=nobody, host_queue=f"{nobody}-host")
     handle = await start(client, agent_input("anything", git_repo, queues), queues)
-    _, out = await cli(dev_server.address, "attach", handle.id, wait_for="`outlast worker`")
+    out = await followed_until(dev_server.address, "`outlast worker`", "attach", handle.id)
     flat = " ".join(out.split())
     assert f"no worker polls {nobody}, the task queue of {handle.id}" in flat, out
     # A query or an update would wait for an answer no worker gives: refused at once.
