@@ -9,6 +9,7 @@ from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError, is_cancelled_exception
 from temporalio.workflow import ParentClosePolicy
 
+from workflows import search_attributes as sa
 from workflows.contracts import AgentInput, AgentResult
 
 
@@ -26,6 +27,7 @@ async def run_agent_child(child: AgentInput, workflow_id: str, summary: str) -> 
         result_type=AgentResult,
         parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
         static_summary=summary,
+        search_attributes=sa.for_child(child),
     )
 
 

@@ -51,6 +51,7 @@ from agents.spawn import (
 from agents.tool_filter import filter_tools_for_agent, resolve_agent_tools
 from agents.transcript import TranscriptRef
 from agents.worktree_slug import agent_worktree_slug
+from workflows import search_attributes as sa
 from workflows import versions
 from workflows.contracts import (
     AgentInput,
@@ -409,6 +410,7 @@ class SubAgents:
                 # The short description only: no prompt text in the memo (visibility lists it).
                 memo={"description": inp.description},
                 static_summary=f"{resolved.agent_type}: {inp.description}",
+                search_attributes=sa.for_child(child),
             )
         except WorkflowAlreadyStartedError:
             return error_result(

@@ -202,6 +202,7 @@ class TeamWorkflow:
             # Cancelling the team kills its members, who still clean up (never terminate).
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             static_summary=f"{spec.agent_type}: {spec.name} of team {inp.team_name}",
+            search_attributes=sa.for_child(child),
         )
         return asyncio.create_task(self._watch(spec.name, spec.agent_type, handle))
 

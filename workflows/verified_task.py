@@ -137,6 +137,7 @@ class VerifiedTaskWorkflow:
             # Resumed by id in later rounds; a cancelled task cancels it explicitly (run).
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             static_summary=f"{inp.implementer_type}: implementer",
+            search_attributes=sa.for_child(implementer),
         )
         usages = []
         for round_no in range(1, inp.max_rounds + 1):

@@ -71,6 +71,17 @@ async def test_coordinator_session_in_the_ui(demo_home, client):  # noqa: F811
     worker = by_type["worker"][0]
     assert worker.typed_search_attributes.get(sa.AGENT_DEPTH) == 1
     assert worker.typed_search_attributes.get(sa.PARENT_AGENT_ID)
+    # The coordinator started each worker with them: the worker upserts only its end.
+    events = (await client.get_workflow_handle(worker.id).fetch_history()).events
+    started = events[0].workflow_execution_started_event_attributes.search_attributes
+    assert {"AgentType", "AgentId", "SessionId", "Pattern"} <= set(started.indexed_fields)
+    upserts = [
+        e.upsert_workflow_search_attributes_event_attributes.search_attributes
+        for e in events
+        if e.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES
+    ]
+    upserted = [key for attrs in upserts for key in attrs.indexed_fields]
+    assert "AgentType" not in upserted and "AgentStatus" in upserted, upserted
 
     desc = await client.get_workflow_handle(wid).describe()
     assert (await desc.static_summary()).startswith("coordinator: ")
