@@ -166,10 +166,11 @@ def sandbox_runner(data_converter: DataConverter | None = None) -> SandboxedWork
 def check_environment() -> None:
     """Refuse a mistyped worker setting here, with its sentence (ValueError or RuntimeError),
     not at each Bash or model call: OUTLAST_WRITER_SANDBOX, OUTLAST_MODEL_HTTP (and aiohttp
-    being usable), ANTHROPIC_BASE_URL."""
+    being usable), ANTHROPIC_BASE_URL, a state directory that cannot be made."""
     writer_policy()
     check_http_backend()
     check_base_url()
+    make_state_dir()
 
 
 WIRED_OPTIONS = frozenset(
@@ -225,7 +226,6 @@ def build_workers(
     check_worker_options(main_options, "main_options")
     check_worker_options(tool_options, "tool_options")
     check_environment()
-    make_state_dir()
     if os.environ.get("OUTLAST_PAYLOAD_VISITS") != "full":
         payload_visits.install()
     # Temporal's TracingInterceptor comes from the client; this adds the GenAI spans.

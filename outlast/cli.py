@@ -428,9 +428,13 @@ def reap_command(
             if as_json:
                 print(item.model_dump_json())
                 continue
-            verb = "would clean up" if dry_run else "removed" if item.removed else "kept"
             owner = ", ".join(filter(None, [item.workflow_id, item.owner_status.lower()]))
-            line = f"{verb} {item.worktree_path} ({owner}): {item.reason}"
+            if dry_run:
+                # Whether it would be removed or kept (work in it) shows only when it is done.
+                line = f"would clean up {item.worktree_path} ({owner})"
+            else:
+                verb = "removed" if item.removed else "kept"
+                line = f"{verb} {item.worktree_path} ({owner}): {item.reason}"
             console.print(line, markup=False, highlight=False)
 
     asyncio.run(_main())
@@ -462,10 +466,12 @@ def server_stop() -> None:
         console.print("stopped")
     elif server.running():
         # Its pid is in the state directory it was started with (OUTLAST_HOME, ./.outlast).
-        _fail(
-            f"something listens on {server.address}, but no embedded server was started with "
-            f"the state in {server.state_dir}: run `outlast server-stop` where it was started, "
-            "or with its OUTLAST_HOME."
+        # Nothing of this directory's is left running: not an error for a cleanup script.
+        console.print(
+            f"no embedded server was started with the state in {server.state_dir}, but "
+            f"something listens on {server.address}: if it is an `outlast` server, run "
+            "`outlast server-stop` where it was started, or with its OUTLAST_HOME.",
+            markup=False,
         )
     else:
         console.print("no embedded server was running")

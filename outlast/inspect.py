@@ -3,6 +3,7 @@ agent tree behind `outlast show`. Plain data (pydantic), so `--json` prints exac
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel
@@ -101,8 +102,15 @@ def _session_root(w: WorkflowExecution) -> bool:
     return session is None or session == w.id
 
 
-async def agent_tree(client: Client, workflow_id: str, depth: int = 0) -> Node:
-    """The workflow and, below it, every child it started (by the server's parent link)."""
+async def agent_tree(
+    client: Client, workflow_id: str, depth: int = 0, queries_until: float | None = None
+) -> Node:
+    """The workflow and, below it, every child it started (by the server's parent link).
+    Running agents are asked for their figures until `queries_until` (the event loop's
+    clock; STATUS_TIMEOUT_S from now by default), however many there are: a worker that
+    does not answer costs the tree that long once, not once per agent."""
+    if queries_until is None:
+        queries_until = asyncio.get_running_loop().time() + STATUS_TIMEOUT_S
     handle = client.get_workflow_handle(workflow_id)
     try:
         desc = await handle.describe()
@@ -114,23 +122,26 @@ async def agent_tree(client: Client, workflow_id: str, depth: int = 0) -> Node:
     if desc.status is not None and desc.status.name == "COMPLETED":
         _fill_from_result(node, await handle.result(follow_runs=False))
     elif desc.status is not None and desc.status.name == "RUNNING":
-        await _fill_from_status(node, handle, desc.workflow_type)
+        await _fill_from_status(node, handle, desc.workflow_type, queries_until)
     if depth < 6:
         query = f'ParentWorkflowId = "{workflow_id}"'
         kids = [w async for w in client.list_workflows(query, limit=100)]
         for kid in sorted(kids, key=lambda w: w.start_time):
-            node.children.append(await agent_tree(client, kid.id, depth + 1))
+            node.children.append(await agent_tree(client, kid.id, depth + 1, queries_until))
     return node
 
 
-async def _fill_from_status(node: Node, handle: WorkflowHandle, workflow_type: str) -> None:
+async def _fill_from_status(
+    node: Node, handle: WorkflowHandle, workflow_type: str, until: float
+) -> None:
     """A running agent's figures so far, from its `status` query; none when no worker
-    answers within a few seconds (the tree is still shown)."""
-    if workflow_type not in AGENT_TYPES:
+    answers before `until` (the tree is still shown)."""
+    left = until - asyncio.get_running_loop().time()
+    if workflow_type not in AGENT_TYPES or left < 0.1:
         return
     try:
         status = await handle.query(
-            "status", result_type=AgentStatus, rpc_timeout=timedelta(seconds=STATUS_TIMEOUT_S)
+            "status", result_type=AgentStatus, rpc_timeout=timedelta(seconds=left)
         )
     except (RPCError, WorkflowQueryFailedError):
         return

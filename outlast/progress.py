@@ -84,25 +84,28 @@ async def outcome(result_task: asyncio.Task, handle: WorkflowHandle, console: Co
         return result_task.result()
     except WorkflowFailureError as e:
         cause = e.cause
-        why = escape(terminal_text(str(getattr(cause, "message", None) or cause)))
+        why = terminal_text(str(getattr(cause, "message", None) or cause))
         status = (await handle.describe()).status
         if status == WorkflowExecutionStatus.CANCELED:
             console.print("[yellow]killed[/] (the workflow was cancelled)")
         elif status == WorkflowExecutionStatus.TERMINATED:
             console.print(f"[red]terminated:[/] {escape(await _terminate_reason(handle) or why)}")
         else:
-            console.print(f"[red]workflow failed:[/] {why}")
+            console.print(f"[red]workflow failed:[/] {escape(why)}")
         return None
 
 
 async def _terminate_reason(handle: WorkflowHandle) -> str:
     """The reason given with `terminate`, which the failure does not carry ("terminated by
     user via frontend" is all it says)."""
-    async for event in handle.fetch_history_events(
-        event_filter_type=WorkflowHistoryEventFilterType.CLOSE_EVENT
-    ):
-        reason = event.workflow_execution_terminated_event_attributes.reason
-        return terminal_text(reason) if reason else ""
+    try:
+        async for event in handle.fetch_history_events(
+            event_filter_type=WorkflowHistoryEventFilterType.CLOSE_EVENT
+        ):
+            reason = event.workflow_execution_terminated_event_attributes.reason
+            return terminal_text(reason) if reason else ""
+    except RPCError:
+        pass  # the failure's own words will do
     return ""
 
 

@@ -223,11 +223,11 @@ class AgentWorkflow:
         self._upserts = inp.config.search_attributes and versions.patched("search-attributes")
         if self._upserts:
             current = inp.model_copy(update={"background": self._background})
-            wanted = sa.for_agent(current)
-            # Not when the parent started this run with them (`sa.for_child`). A continued
-            # run always upserts: its histories recorded it before there was a choice.
-            if self._carry is not None or not sa.started_with(wanted):
-                workflow.upsert_search_attributes(wanted)
+            # Not when the parent started this run with them (`sa.child_start`); a continued
+            # or resumed run always does (the same input, started without them).
+            first = self._carry is None and inp.resume_from is None
+            if not (first and inp.attributes_at_start):
+                workflow.upsert_search_attributes(sa.for_agent(current))
         try:
             end = await self._work(inp)
             if end == "continue_as_new":

@@ -20,6 +20,7 @@ async def run_agent_child(child: AgentInput, workflow_id: str, summary: str) -> 
     Raises:
         ChildWorkflowError: the child failed or was cancelled (see `child_failure`).
     """
+    child, attributes = sa.child_start(child)
     return await workflow.execute_child_workflow(
         "AgentWorkflow",
         child,
@@ -27,7 +28,7 @@ async def run_agent_child(child: AgentInput, workflow_id: str, summary: str) -> 
         result_type=AgentResult,
         parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
         static_summary=summary,
-        search_attributes=sa.for_child(child),
+        search_attributes=attributes,
     )
 
 

@@ -130,6 +130,12 @@ class AgentInput(Contract):
     """1 for the first run of this workflow id, +1 for every resume (R66)."""
     resume_from: TranscriptRef | None = None
     """Continue this conversation instead of starting a new one (resume chain, R66)."""
+    attributes_at_start: bool = False
+    """Its parent started this run with its search attributes (`search_attributes.child_start`):
+    the run does not upsert them. A field, not a look at the attributes, so the choice is in
+    the recorded input: an older worker refuses an input with it (unknown field) rather than
+    upsert where a newer one would not, and a later change to the attributes cannot turn a
+    recorded run's choice around."""
     read_file_state: dict[str, FileStamp] = Field(default_factory=dict)
     """A copy of the parent's: what this agent may edit without reading first (R27)."""
     read_state_ref: str | None = None

@@ -178,6 +178,7 @@ class ForkJoinWorkflow:
                 directive=inp.directives[i],
             ),
         )
+        child, attributes = sa.child_start(child)
         handle = await workflow.start_child_workflow(
             "AgentWorkflow",
             child,
@@ -186,7 +187,7 @@ class ForkJoinWorkflow:
             # The join waits for every fork: cancelling the fork-join cancels its forks.
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             static_summary=f"fork {i + 1}: {inp.directives[i][:80]}",
-            search_attributes=sa.for_child(child),
+            search_attributes=attributes,
         )
         self._started.add(i)
         if i in self._stop_on_start:

@@ -93,22 +93,18 @@ def for_agent(inp: AgentInput, status: str = "running") -> TypedSearchAttributes
     return TypedSearchAttributes(pairs)
 
 
-def for_child(child: AgentInput) -> TypedSearchAttributes | None:
-    """What a parent starts a child agent with, so the child need not upsert them: one
-    event and one billed action fewer per child, and the Web UI lists the child by type and
-    lineage before it has run. None when they are not recorded, or when the child completes
-    its lineage itself (a pattern's stage or teammate draws its own ids): it would upsert
-    anyway, and the start would only carry them twice."""
+def child_start(child: AgentInput) -> tuple[AgentInput, TypedSearchAttributes | None]:
+    """The input and search attributes a parent starts a child agent with: its attributes,
+    so that its first run need not upsert them (one event and one billed action fewer per
+    child, and the Web UI lists the child by type and lineage before it has run). Not when
+    they are not recorded, or when the child completes its lineage itself (a pattern's stage
+    or teammate draws its own ids): it upserts then, as before."""
     lineage = child.lineage
     if not (child.config.search_attributes and lineage.agent_id and lineage.chain_id):
-        return None
-    return for_agent(child) if lineage.session_id else None
-
-
-def started_with(wanted: TypedSearchAttributes) -> bool:
-    """Whether this run started with every one of `wanted` already set to its value."""
-    have = workflow.info().typed_search_attributes
-    return all(have.get(pair.key) == pair.value for pair in wanted)
+        return child, None
+    if not lineage.session_id:
+        return child, None
+    return child.model_copy(update={"attributes_at_start": True}), for_agent(child)
 
 
 def pattern_of(inp: AgentInput) -> str:

@@ -400,17 +400,18 @@ class SubAgents:
         child = self._child_input(inp, resolved, agent_id, is_async, workspace, worktree, call)
         if forking:
             child = self._as_fork(child, inp, worktree is not None)
+        start_input, attributes = sa.child_start(child)
         try:
             handle = await workflow.start_child_workflow(
                 "AgentWorkflow",
-                child,
+                start_input,
                 id=workflow_id,
                 result_type=AgentResult,
                 parent_close_policy=ParentClosePolicy.ABANDON,
                 # The short description only: no prompt text in the memo (visibility lists it).
                 memo={"description": inp.description},
                 static_summary=f"{resolved.agent_type}: {inp.description}",
-                search_attributes=sa.for_child(child),
+                search_attributes=attributes,
             )
         except WorkflowAlreadyStartedError:
             return error_result(

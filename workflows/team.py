@@ -194,6 +194,7 @@ class TeamWorkflow:
                 pattern="team",
             ),
         )
+        child, attributes = sa.child_start(child)
         handle = await workflow.start_child_workflow(
             "AgentWorkflow",
             child,
@@ -202,7 +203,7 @@ class TeamWorkflow:
             # Cancelling the team kills its members, who still clean up (never terminate).
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             static_summary=f"{spec.agent_type}: {spec.name} of team {inp.team_name}",
-            search_attributes=sa.for_child(child),
+            search_attributes=attributes,
         )
         return asyncio.create_task(self._watch(spec.name, spec.agent_type, handle))
 

@@ -129,15 +129,16 @@ class VerifiedTaskWorkflow:
         implementer = self._implementer_input(inp)
         impl_id = f"{info.workflow_id}/implementer"
         self._base = await self._head(inp)
+        start_input, attributes = sa.child_start(implementer)
         await workflow.start_child_workflow(
             "AgentWorkflow",
-            implementer,
+            start_input,
             id=impl_id,
             result_type=AgentResult,
             # Resumed by id in later rounds; a cancelled task cancels it explicitly (run).
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             static_summary=f"{inp.implementer_type}: implementer",
-            search_attributes=sa.for_child(implementer),
+            search_attributes=attributes,
         )
         usages = []
         for round_no in range(1, inp.max_rounds + 1):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from activities.store import state_dir
+from activities.store import make_state_dir, state_dir
 from outlast.client import connect
 from outlast.devserver import DevServer, temporal_binary
 from outlast.progress import follow, print_result
@@ -57,7 +57,7 @@ def tests_pass(repo: Path) -> bool:
 
 async def run_demo(console: Console, *, keep_server: bool = True) -> bool:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = state_dir() / "demo" / stamp
+    base = make_state_dir() / "demo" / stamp
     repo = make_sample_repo(base / "repo")
     console.print(f"sample repo: {repo} (tests failing: {not tests_pass(repo)})")
     model = ScriptedModelServer(load_script(HERE / "scenario.yaml"), log_path=base / "model.jsonl")

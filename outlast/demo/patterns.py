@@ -22,7 +22,7 @@ from typing import Any
 from rich.console import Console
 from temporalio.client import Client, WorkflowHandle
 
-from activities.store import state_dir
+from activities.store import make_state_dir, state_dir
 from outlast.client import connect
 from outlast.demo import HERE, make_sample_repo, tests_pass, where_to_look
 from outlast.devserver import DevServer
@@ -131,7 +131,7 @@ async def run_pattern_demo(
     if latency_ms is not None:
         script = script.model_copy(update={"latency_ms": latency_ms})
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = state_dir() / "demo" / f"{stamp}-{pattern}"
+    base = make_state_dir() / "demo" / f"{stamp}-{pattern}"
     repo = make_sample_repo(base / "repo")
     console.print(f"sample repo: {repo} (tests failing: {not tests_pass(repo)})")
     server = DevServer(state_dir=state_dir())

@@ -198,6 +198,11 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # pipeline-decision-effect). `pipeline_approval_v0` is the same without `attempt`,
     # recorded on 3e76ba8, before that patch: its scenario lives in that commit only.
     "pipeline_approval": pipeline_approval,
+    # Children started with their search attributes (AgentInput.attributes_at_start): a
+    # child's first run upserts only its end; the implementer's resumed runs upsert as before.
+    "subagents_sync_async_v6": subagents_sync_async,
+    "fork_join_v3": fork_join,
+    "verified_task_v6": verified_task,
 }
 
 
@@ -230,12 +235,18 @@ CHILDREN = {
     "team_shutdown_v4": ["b"],
     "verified_task_v5": ["implementer", "verify-1", "verify-2"],
     "pipeline_approval": ["look-2"],
+    "subagents_sync_async_v6": ["bg2", "fg"],
+    "fork_join_v3": ["fork-1"],
+    "verified_task_v6": ["verify-1", "verify-2"],
 }
 # Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.
 SHELLS = {"agent_background_bash"}
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).
 CHAINS = {"agent_continue_as_new"}
+# Children resumed by a new run (not a continue-as-new): the run the parent started, as
+# `<parent>__<child>@child.json`, and the latest, as `<parent>__<child>@resumed.json`.
+RESUMED = {"verified_task_v6": ["implementer"]}
 # Children whose every run is kept, as `<parent>__<child>@run<N>.json`.
 CHILD_CHAINS = {
     "subagents_late_mail": ["helper"],
@@ -283,6 +294,20 @@ async def _save_runs(client: Client, workflow_id: str, stem: str) -> None:
         (HISTORIES / f"{stem}@run{n}.json").write_text(history.to_json())
 
 
+async def _save_resumed(client: Client, parent: WorkflowHandle, workflow_id: str, stem: str):
+    """The run of `workflow_id` the parent started (its child run), and the latest run."""
+    first = None
+    async for event in parent.fetch_history_events():
+        if event.HasField("child_workflow_execution_started_event_attributes"):
+            started = event.child_workflow_execution_started_event_attributes.workflow_execution
+            if started.workflow_id == workflow_id:
+                first = started.run_id
+    assert first, f"{workflow_id} was not started by {parent.id}"
+    for suffix, run_id in (("child", first), ("resumed", None)):
+        history = await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
+        (HISTORIES / f"{stem}@{suffix}.json").write_text(history.to_json())
+
+
 async def _save_shells(client: Client, parent: WorkflowHandle, stem: str) -> None:
     """Each `ShellTaskWorkflow` the parent started (their ids end in a random shell id)."""
     async for event in parent.fetch_history_events():
@@ -313,6 +338,8 @@ async def record(name: str) -> Path:
                 await _save_runs(client, name, name)
             for child in CHILD_CHAINS.get(name, []):
                 await _save_runs(client, f"{name}/{child}", f"{name}__{child}")
+            for child in RESUMED.get(name, []):
+                await _save_resumed(client, handle, f"{name}/{child}", f"{name}__{child}")
             if name in SHELLS:
                 await _save_shells(client, handle, name)
             for child in CHILDREN.get(name, []):

@@ -1,4 +1,5 @@
-"""Which search attributes a parent starts a child agent with (`for_child`)."""
+"""What a parent starts a child agent with (`child_start`): its search attributes, and the
+input field that tells the child it need not upsert them."""
 
 from __future__ import annotations
 
@@ -20,15 +21,17 @@ FULL = {"agent_id": "a1", "chain_id": "c1", "session_id": "s1", "depth": 1, "pat
 
 
 def test_a_child_with_its_whole_lineage_starts_with_its_attributes():
-    attrs = sa.for_child(child(**FULL))
-    assert attrs is not None
+    start, attrs = sa.child_start(child(**FULL))
+    assert attrs is not None and start.attributes_at_start
     assert attrs.get(sa.AGENT_ID) == "a1" and attrs.get(sa.AGENT_TYPE) == "worker"
     assert attrs.get(sa.SESSION_ID) == "s1" and attrs.get(sa.AGENT_DEPTH) == 1
     assert attrs == sa.for_agent(child(**FULL))  # what the child would upsert itself
+    assert start.model_copy(update={"attributes_at_start": False}) == child(**FULL)
 
 
 def test_none_where_the_child_draws_its_own_ids_or_none_are_recorded():
     for missing in ("agent_id", "chain_id", "session_id"):
-        assert sa.for_child(child(**{**FULL, missing: ""})) is None, missing
+        bare = child(**{**FULL, missing: ""})
+        assert sa.child_start(bare) == (bare, None), missing
     off = child(**FULL).model_copy(update={"config": OutlastConfig(search_attributes=False)})
-    assert sa.for_child(off) is None
+    assert sa.child_start(off) == (off, None)

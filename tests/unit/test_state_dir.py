@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from activities.store import make_state_dir
 
 
@@ -27,3 +29,9 @@ def test_an_existing_directory_is_left_as_it_is(tmp_path):
     (tmp_path / "mine").mkdir()
     assert make_state_dir(tmp_path / "mine") == tmp_path / "mine"
     assert not (tmp_path / "mine" / ".gitignore").exists()
+
+
+def test_a_state_dir_that_cannot_be_made_says_what_to_set(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(RuntimeError, match="set OUTLAST_HOME to a directory"):
+        make_state_dir(tmp_path / "file" / "state")
