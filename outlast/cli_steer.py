@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import typer
 from rich.markup import escape
@@ -17,7 +17,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from agents.permissions import RESUME_MODES
 from outlast.cli_base import app, connect_or_fail, console, fail, no_worker_note, server_said
-from outlast.inspect import STATUSES, NotFound, agent_tree, list_rows, tree_lines
+from outlast.inspect import STATUSES, NotFound, Row, agent_tree, list_rows, tree_lines
 from outlast.patterns import WORKFLOW_TYPES
 from workflows.contracts import MailMessage, PlanDecision, PlanView, StopRequest
 from workflows.pattern_contracts import StageDecision, TeamMail
@@ -131,11 +131,26 @@ def ls(
             return
         if not rows:
             console.print("no Outlast workflows match")
-        for row in rows:
-            started = row.started.strftime("%Y-%m-%d %H:%M:%S") if row.started else "-"
-            console.print(f"{row.workflow_id}  {row.pattern}  {row.status}  {started}")
+            return
+        for n, line in enumerate(ls_lines(rows)):
+            console.print(line, style="dim" if n == 0 else None, markup=False, highlight=False)
 
     asyncio.run(_main())
+
+
+def ls_lines(rows: list[Row]) -> list[str]:
+    """`outlast ls`'s table: a header, then one aligned line per workflow."""
+    table = [("WORKFLOW ID", "PATTERN", "STATUS", "STARTED (UTC)")] + [
+        (
+            r.workflow_id,
+            r.pattern,
+            r.status,
+            r.started.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if r.started else "-",
+        )
+        for r in rows
+    ]
+    widths = [max(len(cols[i]) for cols in table) for i in range(3)]
+    return ["  ".join([*(cols[i].ljust(widths[i]) for i in range(3)), cols[3]]) for cols in table]
 
 
 @app.command()

@@ -307,3 +307,22 @@ def test_a_server_that_saw_no_worker_is_answered_with_what_to_run():
     assert said.startswith("wf-1: no poller seen") and "`outlast worker`" in said
     other = RPCError("namespace not found", RPCStatusCode.NOT_FOUND, b"")
     assert server_said("wf-1", other) == "wf-1: namespace not found"
+
+
+def test_ls_prints_an_aligned_table_with_a_header():
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from outlast.cli_steer import ls_lines
+    from outlast.inspect import Row
+
+    two_hours_east = timezone(timedelta(hours=2))
+    rows = [
+        Row(workflow_id="a-long-workflow-id", pattern="team", workflow_type="TeamWorkflow",
+            status="running", started=datetime(2026, 12, 4, 12, 0, tzinfo=UTC)),
+        Row(workflow_id="b", pattern="single", workflow_type="AgentWorkflow",
+            status="completed", started=datetime(2026, 12, 4, 14, 30, tzinfo=two_hours_east)),
+    ]  # fmt: skip
+    lines = ls_lines(rows)
+    assert lines[0].split() == ["WORKFLOW", "ID", "PATTERN", "STATUS", "STARTED", "(UTC)"]
+    assert lines[1] == "a-long-workflow-id  team     running    2026-12-04 12:00:00"
+    assert lines[2] == "b                   single   completed  2026-12-04 12:30:00"
