@@ -40,10 +40,20 @@ async def connect_or_fail(address: str | None = None) -> Client:
         where = address or os.environ.get("TEMPORAL_ADDRESS", "localhost:7233")
         # The embedded server is Outlast's to start; another one, its operator's.
         hint = "start it with `outlast dev`" if where == "localhost:7233" else "is it running?"
-        fail(f"cannot reach Temporal at {where}: {e}; {hint}")
+        fail(f"cannot reach Temporal at {where}: {connect_failure(e)}; {hint}")
     except ValueError as e:  # the data converter's settings (PayloadKeyError is one)
         fail(str(e))
     raise AssertionError("unreachable")  # fail() raises
+
+
+def connect_failure(error: Exception) -> str:
+    """The gist of a failed connection, not the Rust transport's debug dump of it."""
+    text = str(error)
+    if "ConnectionRefused" in text or "Connection refused" in text:
+        return "nothing listens there (connection refused)"
+    if "dns error" in text or "failed to lookup address" in text:
+        return "the host name does not resolve"
+    return text
 
 
 NO_WORKER = "no poller seen"

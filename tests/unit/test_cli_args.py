@@ -326,3 +326,13 @@ def test_ls_prints_an_aligned_table_with_a_header():
     assert lines[0].split() == ["WORKFLOW", "ID", "PATTERN", "STATUS", "STARTED", "(UTC)"]
     assert lines[1] == "a-long-workflow-id  team     running    2026-12-04 12:00:00"
     assert lines[2] == "b                   single   completed  2026-12-04 12:30:00"
+
+
+def test_a_refused_connection_is_said_plainly():
+    out = run("ls")  # TEMPORAL_ADDRESS=127.0.0.1:9: nothing listens there
+    assert out.exit_code == 2
+    text = " ".join(out.output.split())
+    assert (
+        "cannot reach Temporal at 127.0.0.1:9: nothing listens there (connection refused)" in text
+    )
+    assert "tonic" not in text and "is it running?" in text
