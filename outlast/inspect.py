@@ -7,7 +7,14 @@ import asyncio
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel
-from temporalio.client import Client, WorkflowExecution, WorkflowHandle, WorkflowQueryFailedError
+from temporalio.client import (
+    Client,
+    WorkflowExecution,
+    WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+)
 from temporalio.service import RPCError, RPCStatusCode
 
 from outlast.patterns import WORKFLOW_TYPES
@@ -41,6 +48,9 @@ class Node(BaseModel):
     outcome: str | None = None
     """The result's own status (completed/failed/killed, passed, ...), once closed; what a
     running agent is doing (its `status` query's state)."""
+    runs: int = 1
+    """Its runs that count: the latest, and each earlier one that completed (a resumed agent
+    runs again under its id); turns, tokens and tool uses add them all up."""
     children: list[Node] = []
 
 
@@ -123,6 +133,8 @@ async def agent_tree(
         _fill_from_result(node, await handle.result(follow_runs=False))
     elif desc.status is not None and desc.status.name == "RUNNING":
         await _fill_from_status(node, handle, desc.workflow_type, queries_until)
+    if desc.workflow_type in AGENT_TYPES:
+        await _add_earlier_runs(client, node, desc)
     if depth < 6:
         query = f'ParentWorkflowId = "{workflow_id}"'
         kids = [w async for w in client.list_workflows(query, limit=100)]
@@ -150,6 +162,29 @@ async def _fill_from_status(
     node.outcome = status.state
 
 
+async def _add_earlier_runs(client: Client, node: Node, desc: WorkflowExecutionDescription):
+    """A resumed agent (SendMessage to an ended sub-agent, a verified task's implementer
+    after a FAIL) runs again under its id as a new workflow run, whose result counts only
+    itself: the earlier runs that completed add their turns, tokens and tool uses (runs that
+    continued as new carry theirs into the next, so they add nothing)."""
+    earlier = [
+        w
+        async for w in client.list_workflows(f'WorkflowId = "{desc.id}"')
+        if w.run_id != desc.run_id and w.status == WorkflowExecutionStatus.COMPLETED
+    ]
+    for run in earlier:
+        result = await client.get_workflow_handle(desc.id, run_id=run.run_id).result(
+            follow_runs=False
+        )
+        if not isinstance(result, dict):
+            continue
+        usage = result.get("usage") or {}
+        node.turns = (node.turns or 0) + (result.get("turns") or 0)
+        node.tokens = (node.tokens or 0) + (usage.get("total_tokens") or 0)
+        node.tool_uses = (node.tool_uses or 0) + (usage.get("tool_uses") or 0)
+        node.runs += 1
+
+
 def _fill_from_result(node: Node, result: object) -> None:
     """From a result decoded without its type (a dict), whatever the pattern's result has."""
     if not isinstance(result, dict):
@@ -172,6 +207,8 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
     facts = [row.pattern if node.agent_type is None else node.agent_type, row.status]
     if node.outcome and node.outcome != row.status:
         facts.append(node.outcome)
+    if node.runs > 1:
+        facts.append(f"{node.runs} runs")
     if node.turns is not None:
         facts.append(f"{node.turns} turns")
     if node.tokens is not None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 
-from outlast.inspect import list_rows
+from outlast.inspect import agent_tree, list_rows
 from tests.conftest import make_git_repo
 from tests.support import fast_config, running_workers, scripted_model
 from tests.workflows.test_agent_control import wait_status
@@ -158,6 +158,13 @@ async def test_fail_then_fix_then_pass(client, tmp_path):
     assert wf_id in top and f"{wf_id}/implementer" not in top
     every = {r.workflow_id for r in await list_rows(client, include_children=True, limit=10_000)}
     assert f"{wf_id}/implementer" in every
+    # `outlast show`: the implementer's line adds up both its runs (the resumed one's result
+    # counts only itself).
+    tree = await agent_tree(client, wf_id)
+    (impl,) = [n for n in tree.children if n.row.workflow_id == f"{wf_id}/implementer"]
+    last = await client.get_workflow_handle(f"{wf_id}/implementer").result()
+    assert impl.runs == 2 and impl.turns > last["turns"], impl
+    assert impl.tokens > last["usage"]["total_tokens"], impl
     # The verifier really ran the tests, in its copy: round 1 saw the failure, round 2 OK.
     bash_results = []
     for r in model.log:
