@@ -76,17 +76,21 @@ def make_state_dir(root: Path | None = None) -> Path:
     checkout an agent works on, whose `git status` (and the agent's commits) must not pick up
     conversations and the server's database."""
     root = root or state_dir()
-    if root.exists():
+    if root.is_dir():
         return root
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        root.mkdir(parents=True)
         (root / ".gitignore").write_text("# Outlast's state: not for version control.\n*\n")
     except OSError as e:
-        raise RuntimeError(
+        raise StateDirError(
             f"cannot make the state directory {root} ({e.strerror or e}): set OUTLAST_HOME "
             "to a directory this user can write"
         ) from None
     return root
+
+
+class StateDirError(RuntimeError):
+    """The state directory cannot be made; the message says what to set."""
 
 
 def default_store() -> LocalBlobStore:

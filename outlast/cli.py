@@ -15,7 +15,7 @@ from rich.markup import escape
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.store import state_dir
+from activities.store import StateDirError, state_dir
 from outlast import (
     cli_answer,  # noqa: F401 - registers answer
     cli_steer,  # noqa: F401 - registers approve, reject, ls, show, ...
@@ -346,10 +346,13 @@ def demo(
         env_config()  # the demo's runs read it; refuse a bad value before any server
     except StartError as e:
         _fail(str(e))
-    if pattern == "single":
-        ok = asyncio.run(run_demo(console, keep_server=keep_server))
-    else:
-        ok = asyncio.run(run_pattern_demo(console, pattern, keep_server=keep_server))
+    try:
+        if pattern == "single":
+            ok = asyncio.run(run_demo(console, keep_server=keep_server))
+        else:
+            ok = asyncio.run(run_pattern_demo(console, pattern, keep_server=keep_server))
+    except (StateDirError, DevServerError) as e:
+        _fail(str(e))
     raise typer.Exit(0 if ok else 1)
 
 

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from activities.store import make_state_dir
+from activities.store import StateDirError, make_state_dir
 from workflows.search_attributes import cli_registrations
 
 # The dev server throttles each shard's transfer-queue reader to 20 polls/s by default,
@@ -109,7 +109,10 @@ class DevServer:
 
     def start(self, *, detach: bool) -> subprocess.Popen:
         """Start the server; with `detach` it survives this process (own session, log file)."""
-        make_state_dir(self.state_dir)
+        try:
+            make_state_dir(self.state_dir)
+        except StateDirError as e:
+            raise DevServerError(str(e)) from None
         log = open(self.state_dir / "temporal.log", "ab")  # noqa: SIM115 - owned by the child
         proc = subprocess.Popen(
             self.command(),

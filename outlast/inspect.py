@@ -18,6 +18,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from outlast.patterns import WORKFLOW_TYPES
+from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus
 from workflows.search_attributes import SESSION_ID
 
@@ -137,8 +138,9 @@ async def agent_tree(
         await _add_earlier_runs(client, node, desc)
     if depth < 6:
         query = f'ParentWorkflowId = "{workflow_id}"'
-        kids = [w async for w in client.list_workflows(query, limit=100)]
-        for kid in sorted(kids, key=lambda w: w.start_time):
+        # Once per child: one that continued as new lists each of its runs.
+        kids = {w.id: w async for w in client.list_workflows(query, limit=100)}
+        for kid in sorted(kids.values(), key=lambda w: w.start_time):
             node.children.append(await agent_tree(client, kid.id, depth + 1, queries_until))
     return node
 
@@ -165,21 +167,29 @@ async def _fill_from_status(
 async def _add_earlier_runs(client: Client, node: Node, desc: WorkflowExecutionDescription):
     """A resumed agent (SendMessage to an ended sub-agent, a verified task's implementer
     after a FAIL) runs again under its id as a new workflow run, whose result counts only
-    itself: the earlier runs that completed add their turns, tokens and tool uses (runs that
-    continued as new carry theirs into the next, so they add nothing)."""
-    earlier = [
-        w
-        async for w in client.list_workflows(f'WorkflowId = "{desc.id}"')
-        if w.run_id != desc.run_id and w.status == WorkflowExecutionStatus.COMPLETED
-    ]
-    for run in earlier:
-        result = await client.get_workflow_handle(desc.id, run_id=run.run_id).result(
-            follow_runs=False
-        )
+    itself: the earlier runs of the same agent (its AgentId) that completed add their
+    turns, tokens and tool uses. Runs that continued as new carry theirs into the next, and
+    another agent that reused the id (`outlast run --id` again) is not this one. Only when
+    the latest run's own figures are known (completed, or answering its status query)."""
+    agent_id = desc.typed_search_attributes.get(sa.AGENT_ID)
+    if node.turns is None or not agent_id:
+        return
+    async for w in client.list_workflows(f'WorkflowId = "{desc.id}"'):
+        if (
+            w.run_id == desc.run_id
+            or w.status != WorkflowExecutionStatus.COMPLETED
+            or w.typed_search_attributes.get(sa.AGENT_ID) != agent_id
+        ):
+            continue
+        try:
+            handle = client.get_workflow_handle(desc.id, run_id=w.run_id)
+            result = await handle.result(follow_runs=False)
+        except Exception:  # noqa: BLE001 - its history expired, or cannot be decoded here
+            continue
         if not isinstance(result, dict):
             continue
         usage = result.get("usage") or {}
-        node.turns = (node.turns or 0) + (result.get("turns") or 0)
+        node.turns += result.get("turns") or 0
         node.tokens = (node.tokens or 0) + (usage.get("total_tokens") or 0)
         node.tool_uses = (node.tool_uses or 0) + (usage.get("tool_uses") or 0)
         node.runs += 1

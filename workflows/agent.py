@@ -155,6 +155,10 @@ count. It went on as its next generation, which carried the spent turns, ended a
 went on again: a new run every moment, each telling its parent another would follow."""
 
 
+ATTRIBUTES_AT_START = "attributes-at-start"
+"""Patch id: a child whose parent started it with its search attributes
+(`AgentInput.attributes_at_start`) does not upsert them; asked only by such a child."""
+
 SCRATCHPAD_BY_FEATURE = "scratchpad-by-feature"
 """Patch id: a coordinator gets a scratchpad only with `features.scratchpad` (R63, default
 off, as Claude Code's `tengu_scratch`); the first releases made one whatever the setting."""
@@ -224,9 +228,12 @@ class AgentWorkflow:
         if self._upserts:
             current = inp.model_copy(update={"background": self._background})
             # Not when the parent started this run with them (`sa.child_start`); a continued
-            # or resumed run always does (the same input, started without them).
+            # or resumed run always does (the same input, started without them). Patched:
+            # an older worker ignores the input's flag and upserts, and one that replays a
+            # run that did not fails on the marker instead, until a newer worker takes it.
             first = self._carry is None and inp.resume_from is None
-            if not (first and inp.attributes_at_start):
+            given = first and inp.attributes_at_start and versions.patched(ATTRIBUTES_AT_START)
+            if not given:
                 workflow.upsert_search_attributes(sa.for_agent(current))
         try:
             end = await self._work(inp)

@@ -132,10 +132,11 @@ class AgentInput(Contract):
     """Continue this conversation instead of starting a new one (resume chain, R66)."""
     attributes_at_start: bool = False
     """Its parent started this run with its search attributes (`search_attributes.child_start`):
-    the run does not upsert them. A field, not a look at the attributes, so the choice is in
-    the recorded input: an older worker refuses an input with it (unknown field) rather than
-    upsert where a newer one would not, and a later change to the attributes cannot turn a
-    recorded run's choice around."""
+    the run does not upsert them (patched `attributes-at-start`). A field, not a look at the
+    attributes, so the choice rests on the recorded input: a later change to the attributes
+    cannot turn a recorded run's choice around. (An older worker ignores the field, as it
+    ignores any it does not know: the patch marker is what keeps such a worker off a run
+    that skipped the upsert.)"""
     read_file_state: dict[str, FileStamp] = Field(default_factory=dict)
     """A copy of the parent's: what this agent may edit without reading first (R27)."""
     read_state_ref: str | None = None

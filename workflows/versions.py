@@ -53,6 +53,7 @@ to it)."""
 AFTER_BASELINE = frozenset(
     {
         "ask-user-question",
+        "attributes-at-start",
         "definition-isolation",
         "definition-plan-async",
         "end-freezes-queue",

@@ -303,9 +303,13 @@ async def _save_resumed(client: Client, parent: WorkflowHandle, workflow_id: str
             if started.workflow_id == workflow_id:
                 first = started.run_id
     assert first, f"{workflow_id} was not started by {parent.id}"
-    for suffix, run_id in (("child", first), ("resumed", None)):
-        history = await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
-        (HISTORIES / f"{stem}@{suffix}.json").write_text(history.to_json())
+    child = await client.get_workflow_handle(workflow_id, run_id=first).fetch_history()
+    latest = await client.get_workflow_handle(workflow_id).fetch_history()
+    started = latest.events[0].workflow_execution_started_event_attributes
+    assert latest.run_id != first, f"{workflow_id} was not resumed"
+    assert not started.continued_execution_run_id, f"{workflow_id}'s latest run is a continued one"
+    (HISTORIES / f"{stem}@child.json").write_text(child.to_json())
+    (HISTORIES / f"{stem}@resumed.json").write_text(latest.to_json())
 
 
 async def _save_shells(client: Client, parent: WorkflowHandle, stem: str) -> None:

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from activities.store import make_state_dir
+from activities.store import StateDirError, make_state_dir
 
 
 def git(repo, *args: str) -> str:
@@ -33,5 +33,6 @@ def test_an_existing_directory_is_left_as_it_is(tmp_path):
 
 def test_a_state_dir_that_cannot_be_made_says_what_to_set(tmp_path):
     (tmp_path / "file").write_text("x")
-    with pytest.raises(RuntimeError, match="set OUTLAST_HOME to a directory"):
-        make_state_dir(tmp_path / "file" / "state")
+    for where in (tmp_path / "file" / "state", tmp_path / "file"):
+        with pytest.raises(StateDirError, match="set OUTLAST_HOME to a directory"):
+            make_state_dir(where)

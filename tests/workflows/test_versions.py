@@ -45,6 +45,10 @@ async def test_a_new_parent_and_sub_agent_record_the_baseline_once_each(client, 
     assert delivered.content.startswith("the answer is 42") and not delivered.is_error
     # Before the baseline the child recorded five (search attributes, host steps, local Read,
     # transcript export, end by result), each with its own upsert.
-    assert await patch_ids(parent) == [BASELINE] and await patch_ids(child) == [BASELINE]
+    # A sub-agent started with its search attributes asks one change after the baseline,
+    # `attributes-at-start` (AFTER_BASELINE), with its own marker and upsert until a later
+    # baseline takes it in.
+    assert await patch_ids(parent) == [BASELINE]
+    assert await patch_ids(child) == [BASELINE, "attributes-at-start"]
     assert await change_version_upserts(parent) == 1
-    assert await change_version_upserts(child) == 1
+    assert await change_version_upserts(child) == 2
