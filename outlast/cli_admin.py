@@ -1,0 +1,108 @@
+"""The `outlast` commands that look after a namespace and a host rather than a task:
+`setup`, `search-attributes`, `reap`, `server-stop`."""
+
+from __future__ import annotations
+
+import asyncio
+
+import typer
+from temporalio.service import RPCError
+
+from activities.store import state_dir
+from outlast.cli_base import app, connect_or_fail, console, fail
+from outlast.devserver import DevServer
+from outlast.reaper import reap
+from outlast.search_setup import missing_search_attributes, register_search_attributes
+from workflows.search_attributes import ALL
+
+
+@app.command()
+def setup() -> None:
+    """Prepare $TEMPORAL_ADDRESS's namespace for Outlast: register its search attributes
+    (the embedded server registers them itself). Safe to run again."""
+
+    async def _main() -> None:
+        client = await connect_or_fail()
+        try:
+            added = await register_search_attributes(client)
+        except RPCError as e:
+            fail(
+                f"could not register search attributes on namespace {client.namespace}: "
+                f"{e.message}. On Temporal Cloud, add them with `tcld namespace "
+                "search-attributes add`; elsewhere the caller needs operator rights."
+            )
+        for key in ALL:
+            mark = "added" if key.name in added else "present"
+            console.print(f"  {key.name} ({key.indexed_value_type.name.title()}): {mark}")
+        console.print(f"namespace {client.namespace} is ready for Outlast")
+
+    asyncio.run(_main())
+
+
+@app.command("reap")
+def reap_command(
+    dry_run: bool = typer.Option(False, "--dry-run", help="Report, change nothing."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per worktree."),
+) -> None:
+    """Clean up this host's worktrees whose agent closed without cleaning up (terminated or
+    timed out): removed if unchanged, kept and listed if they hold work. Also removes the
+    verifiers' workspace snapshots of verifications that closed without removing them, and
+    the sandbox /tmp of every workspace that no longer exists. Workers do this every
+    $OUTLAST_REAP_INTERVAL_S seconds (default 600) on their own."""
+
+    async def _main() -> None:
+        client = await connect_or_fail()
+        items = await reap(client, dry_run=dry_run)
+        if not items and not as_json:
+            console.print("nothing to clean up")
+        for item in items:
+            if as_json:
+                print(item.model_dump_json())
+                continue
+            owner = ", ".join(filter(None, [item.workflow_id, item.owner_status.lower()]))
+            if dry_run:
+                # Whether it would be removed or kept (work in it) shows only when it is done.
+                line = f"would clean up {item.worktree_path} ({owner})"
+            else:
+                verb = "removed" if item.removed else "kept"
+                line = f"{verb} {item.worktree_path} ({owner}): {item.reason}"
+            console.print(line, markup=False, highlight=False)
+
+    asyncio.run(_main())
+
+
+@app.command("search-attributes")
+def search_attributes(
+    register: bool = typer.Option(False, "--register", help="Register the missing ones."),
+) -> None:
+    """Check (or register: prefer `outlast setup`) Outlast's search attributes."""
+
+    async def _main() -> None:
+        client = await connect_or_fail()
+        if register:
+            added = await register_search_attributes(client)
+            console.print(f"registered: {', '.join(added)}" if added else "all registered already")
+            return
+        missing = await missing_search_attributes(client)
+        console.print(f"missing: {', '.join(missing)}" if missing else "all registered")
+
+    asyncio.run(_main())
+
+
+@app.command("server-stop")
+def server_stop() -> None:
+    """Stop the embedded dev server started in the background by `run` or `demo`."""
+    server = DevServer(state_dir=state_dir())
+    if server.stop():
+        console.print("stopped")
+    elif server.running():
+        # Its pid is in the state directory it was started with (OUTLAST_HOME, ./.outlast).
+        # Nothing of this directory's is left running: not an error for a cleanup script.
+        console.print(
+            f"no embedded server was started with the state in {server.state_dir}, but "
+            f"something listens on {server.address}: if it is an `outlast` server, run "
+            "`outlast server-stop` where it was started, or with its OUTLAST_HOME.",
+            markup=False,
+        )
+    else:
+        console.print("no embedded server was running")
