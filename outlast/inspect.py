@@ -20,7 +20,6 @@ from temporalio.service import RPCError, RPCStatusCode
 from outlast.patterns import WORKFLOW_TYPES
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus
-from workflows.search_attributes import SESSION_ID
 
 PATTERN_OF_TYPE = {v: k for k, v in WORKFLOW_TYPES.items()}
 AGENT_TYPES = ("AgentWorkflow", "CoordinatorWorkflow")
@@ -109,7 +108,7 @@ def _session_root(w: WorkflowExecution) -> bool:
     """Whether the workflow began its own session, rather than going on in another's: a
     resumed sub-agent or pattern member (a verified task's implementer from its second round)
     runs as a workflow of its own, which no server parent link ties to its session."""
-    session = w.typed_search_attributes.get(SESSION_ID)
+    session = w.typed_search_attributes.get(sa.SESSION_ID)
     return session is None or session == w.id
 
 
@@ -183,15 +182,15 @@ async def _add_earlier_runs(client: Client, node: Node, desc: WorkflowExecutionD
             continue
         try:
             handle = client.get_workflow_handle(desc.id, run_id=w.run_id)
-            result = await handle.result(follow_runs=False)
+            earlier = Node(row=node.row)
+            _fill_from_result(earlier, await handle.result(follow_runs=False))
         except Exception:  # noqa: BLE001 - its history expired, or cannot be decoded here
             continue
-        if not isinstance(result, dict):
+        if earlier.turns is None:
             continue
-        usage = result.get("usage") or {}
-        node.turns += result.get("turns") or 0
-        node.tokens = (node.tokens or 0) + (usage.get("total_tokens") or 0)
-        node.tool_uses = (node.tool_uses or 0) + (usage.get("tool_uses") or 0)
+        node.turns += earlier.turns
+        node.tokens = (node.tokens or 0) + (earlier.tokens or 0)
+        node.tool_uses = (node.tool_uses or 0) + (earlier.tool_uses or 0)
         node.runs += 1
 
 

@@ -100,9 +100,8 @@ def child_start(child: AgentInput) -> tuple[AgentInput, TypedSearchAttributes | 
     they are not recorded, or when the child completes its lineage itself (a pattern's stage
     or teammate draws its own ids): it upserts then, as before."""
     lineage = child.lineage
-    if not (child.config.search_attributes and lineage.agent_id and lineage.chain_id):
-        return child, None
-    if not lineage.session_id:
+    drawn = lineage.agent_id and lineage.chain_id and lineage.session_id
+    if not (child.config.search_attributes and drawn):
         return child, None
     return child.model_copy(update={"attributes_at_start": True}), for_agent(child)
 

@@ -229,7 +229,7 @@ class TeamWorkflow:
             # A member that failed or was killed does not take the team down (R71).
             status, error = child_failure(e)
             last = self._reports.get(name)
-            usage = last.usage if last is not None and last.usage is not None else AgentUsage()
+            usage = (last.usage if last else None) or AgentUsage()
             outcome = MemberOutcome(**base, status=status, error=error, usage=usage)
         self._ended[name] = outcome
         self._details()
