@@ -9,9 +9,17 @@ ends just as the message is sent.
 
 from __future__ import annotations
 
+import asyncio
+from datetime import timedelta
+
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
-from temporalio.client import Client
+from temporalio.client import (
+    Client,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+    WorkflowQueryRejectedError,
+)
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -81,6 +89,26 @@ class AgentRunState(BaseModel):
     result: dict | None = None
     """A COMPLETED run's result (an AgentResult, as JSON)."""
     error: str | None = None
+    usage: dict | None = None
+    """What a run that ended without a result (failed, killed, terminated) had spent, from
+    its `status` query (an AgentUsage, as JSON); None while it runs, or if the query failed."""
+
+
+SPENT_QUERY_TIMEOUT = timedelta(seconds=5)
+"""How long the `status` query of an ended run may take: the worker replays its history to
+answer, and no worker may be there to."""
+
+
+async def _spent(handle: WorkflowHandle) -> dict | None:
+    """An ended agent's usage, from its `status` query; None if it cannot be read (no worker,
+    or a workflow with no such query)."""
+    try:
+        status = await handle.query("status", rpc_timeout=SPENT_QUERY_TIMEOUT)
+    except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError) as e:
+        activity.logger.warning("no usage for ended run %s: %s", handle.id, e)
+        return None
+    usage = status.get("usage") if isinstance(status, dict) else None
+    return usage if isinstance(usage, dict) else None
 
 
 class AgentControl:
@@ -96,7 +124,7 @@ class AgentControl:
         A child that could not signal its end (terminated by an operator, or failed in a way
         that skipped its own reporting) would otherwise keep its parent waiting forever.
         """
-        return [await self._describe(workflow_id) for workflow_id in workflow_ids]
+        return list(await asyncio.gather(*map(self._describe, workflow_ids)))
 
     async def _describe(self, workflow_id: str) -> AgentRunState:
         handle = self._client.get_workflow_handle(workflow_id)
@@ -110,8 +138,11 @@ class AgentControl:
         if name == "COMPLETED":
             result = await handle.result(follow_runs=False)
             return AgentRunState(workflow_id=workflow_id, status=name, result=result)
-        error = None if name == "RUNNING" else f"the agent's workflow ended {name.lower()}"
-        return AgentRunState(workflow_id=workflow_id, status=name, error=error)
+        if name == "RUNNING":
+            return AgentRunState(workflow_id=workflow_id, status=name)
+        error = f"the agent's workflow ended {name.lower()}"
+        usage = await _spent(handle)
+        return AgentRunState(workflow_id=workflow_id, status=name, error=error, usage=usage)
 
     @activity.defn(name="agents.resume_agent")
     async def resume_agent(self, req: ResumeRequest) -> ResumeResult:

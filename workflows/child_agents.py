@@ -10,7 +10,13 @@ from temporalio.exceptions import ChildWorkflowError, is_cancelled_exception
 from temporalio.workflow import ParentClosePolicy
 
 from workflows import search_attributes as sa
-from workflows.contracts import AgentInput, AgentResult
+from workflows import versions
+from workflows.child_endings import describe_runs
+from workflows.contracts import AgentInput, AgentResult, AgentUsage
+
+ENDED_CHILD_USAGE = "ended-child-usage"
+"""Patch: a pattern reads what a child that ended without a result (failed, killed) spent,
+from its `status` query after the end, so the pattern's totals count it."""
 
 
 async def run_agent_child(child: AgentInput, workflow_id: str, summary: str) -> AgentResult:
@@ -36,3 +42,13 @@ def child_failure(e: ChildWorkflowError) -> tuple[Literal["failed", "killed"], s
     """How a child agent ended without a result, and the reason to show."""
     status: Literal["failed", "killed"] = "killed" if is_cancelled_exception(e) else "failed"
     return status, getattr(e.cause, "message", None) or str(e.cause or e)
+
+
+async def ended_usage(workflow_id: str) -> AgentUsage:
+    """What a child agent that ended without a result had spent; nothing if its `status` query
+    cannot be read (no worker answers it). The failure itself carries no usage: a cancelled
+    workflow records no details."""
+    if not versions.patched(ENDED_CHILD_USAGE):
+        return AgentUsage()
+    [state] = await describe_runs([workflow_id])
+    return AgentUsage.model_validate(state.usage) if state.usage else AgentUsage()

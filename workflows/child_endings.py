@@ -21,7 +21,7 @@ from workflows import versions
 with workflow.unsafe.imports_passed_through():
     from activities.resume import AgentControl, AgentRunState
 
-from workflows.contracts import AgentNotification, AgentResult
+from workflows.contracts import AgentNotification, AgentResult, AgentUsage
 from workflows.registry import ChildRegistry, ChildTask
 from workflows.shells import ShellEnd
 
@@ -169,6 +169,7 @@ async def check_liveness(registry: ChildRegistry) -> None:
                 status="killed" if state.status == "CANCELED" else "failed",
                 description=task.description,
                 error=state.error,
+                usage=AgentUsage.model_validate(state.usage or {}),
                 transcript=last_transcript(task),
                 read_state_ref=last_read_state(task),
             )

@@ -18,7 +18,7 @@ from agents.builtin.verification import effective_verdict, parse_verification_re
 from agents.pipeline import PipelineStage, stage_prompt
 from workflows import search_attributes as sa
 from workflows import versions
-from workflows.child_agents import child_failure, run_agent_child
+from workflows.child_agents import child_failure, ended_usage, run_agent_child
 from workflows.contracts import AgentInput, Lineage, StopRequest
 from workflows.pattern_contracts import (
     PipelineInput,
@@ -149,10 +149,12 @@ class PipelineWorkflow:
                 child, child_id, f"{stage.agent_type}: pipeline stage {stage.name}"
             )
         except ChildWorkflowError as e:
-            status, message = child_failure(e)
-            return StageOutcome(**base, attempt=attempt, status=status, error=message)
+            result, (status, message) = None, child_failure(e)
         finally:
             self._current = None
+        if result is None:
+            usage = await ended_usage(child_id)
+            return StageOutcome(**base, attempt=attempt, status=status, error=message, usage=usage)
         verdict, reason = None, ""
         if stage.agent_type == "verification":
             verdict, reason = stage_verdict(result.final_text)

@@ -46,7 +46,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from workflows import search_attributes as sa
-from workflows.child_agents import child_failure, run_agent_child
+from workflows.child_agents import child_failure, ended_usage, run_agent_child
 from workflows.contracts import (
     AgentInput,
     AgentNotification,
@@ -154,11 +154,11 @@ class VerifiedTaskWorkflow:
                         verdict_reason=f"the implementer {end.status}: {end.error or ''}".strip(),
                     )
                 )
-                return self._result("failed", f"round {round_no}: the implementer {end.status}")
-            verdict_round, verifier = await self._verify(inp, round_no, end)
+                message = f"round {round_no}: the implementer {end.status}"
+                return self._result("failed", message, usages)
+            verdict_round, verifier_usage = await self._verify(inp, round_no, end)
             self._rounds.append(verdict_round)
-            if verifier is not None:
-                usages.append(verifier.usage)
+            usages.append(verifier_usage)
             if verdict_round.verdict == "PASS":
                 return self._result("passed", f"round {round_no}: VERDICT: PASS", usages)
             if (
@@ -262,11 +262,13 @@ class VerifiedTaskWorkflow:
                         run_generation=generation,
                         status="killed" if state.status == "CANCELED" else "failed",
                         error=state.error or f"its workflow ended {state.status.lower()}",
+                        usage=AgentUsage.model_validate(state.usage or {}),
                     )
 
     async def _verify(
         self, inp: VerifiedTaskInput, round_no: int, end: AgentNotification
-    ) -> tuple[VerificationRound, AgentResult | None]:
+    ) -> tuple[VerificationRound, AgentUsage]:
+        """The round's verdict, and what its verifier spent."""
         info = workflow.info()
         verifier_id = f"{info.workflow_id}/verify-{round_no}"
         workflow.set_current_details(f"round {round_no}: a fresh verifier checks the work")
@@ -314,7 +316,7 @@ class VerifiedTaskWorkflow:
                 raise
             _, why = child_failure(e)
             failed = VerificationRound(**base, verdict="FAIL", verdict_reason=f"verifier: {why}")
-            return failed, None
+            return failed, await ended_usage(verifier_id)
         finally:
             await workflow.execute_activity(
                 remove_snapshot, verifier_id, task_queue=host, **HOST_OPTIONS
@@ -331,7 +333,7 @@ class VerifiedTaskWorkflow:
                 probes_found=report.probes_found,
                 report=result.final_text,
             ),
-            result,
+            result.usage,
         )
 
     async def _send_findings(

@@ -57,6 +57,7 @@ AFTER_BASELINE = frozenset(
         "definition-isolation",
         "definition-plan-async",
         "end-freezes-queue",
+        "ended-child-usage",
         "end-stops-children",
         "bash-background",
         "end-waits-for-starts",

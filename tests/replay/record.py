@@ -46,6 +46,7 @@ from tests.replay.scenarios_patterns import (
     fork_stop_starting,
     pipeline,
     pipeline_approval,
+    pipeline_failed_stage,
     stop_starting,
     team,
     team_shutdown,
@@ -203,6 +204,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_sync_async_v6": subagents_sync_async,
     "fork_join_v3": fork_join,
     "verified_task_v6": verified_task,
+    # A stage that failed: the pipeline reads what it spent from its run after the end
+    # (patched ended-child-usage).
+    "pipeline_failed_stage": pipeline_failed_stage,
 }
 
 
@@ -238,6 +242,7 @@ CHILDREN = {
     "subagents_sync_async_v6": ["bg2", "fg"],
     "fork_join_v3": ["fork-1"],
     "verified_task_v6": ["verify-1", "verify-2"],
+    "pipeline_failed_stage": ["plan"],
 }
 # Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.
 SHELLS = {"agent_background_bash"}

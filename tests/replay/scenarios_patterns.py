@@ -80,6 +80,25 @@ async def pipeline(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def pipeline_failed_stage(client: Client, tmp: Path) -> WorkflowHandle:
+    """The plan stage fails after a Read: the pipeline reads what it spent after its end."""
+    from tests.workflows.test_pipeline import FAILING_PLAN, pipeline_input
+    from workflows.pattern_contracts import PipelineResult
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(FAILING_PLAN):
+        async with running_workers(client) as queues:
+            handle = await client.start_workflow(
+                "PipelineWorkflow",
+                pipeline_input(repo, queues, approve_between=False),
+                id=os.environ["OUTLAST_RECORDING"],
+                task_queue=queues.task_queue,
+                result_type=PipelineResult,
+            )
+            await handle.result()
+    return handle
+
+
 async def pipeline_approval(client: Client, tmp: Path) -> WorkflowHandle:
     """A stage re-run on feedback, a late decision on its first attempt refused, the second
     approved (decisions name their attempt; the answer says what the pipeline did)."""

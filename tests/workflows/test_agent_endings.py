@@ -218,6 +218,8 @@ async def test_a_child_terminated_after_continue_as_new_is_reported_failed(clien
     assert len(runs) > 1
     (note,) = notifications(result)
     assert "<status>failed</status>" in note and "terminated" in note
+    # What it spent until then is read from its run after the end (its status query).
+    assert "<tool_uses>1</tool_uses>" in note, note
 
 
 async def test_mail_that_comes_as_the_last_turn_is_spent_is_reported_unread(client, git_repo):

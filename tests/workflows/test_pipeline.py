@@ -62,6 +62,22 @@ def default_script(verdict: str = "VERDICT: PASS") -> dict:
     }
 
 
+FAILING_PLAN = {
+    "agents": [
+        stage_agent("Explore", "EXPLORE-OUT"),
+        {
+            "name": "plan",
+            "match": {"agent_type": "Plan"},
+            "turns": [
+                {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/src/app.py"}}},
+                {"error": {"status": 400, "message": "prompt is too long"}},
+            ],
+        },
+    ]
+}
+"""The plan stage fails for good (a 400) after one Read."""
+
+
 def pipeline_input(repo, queues, **kw) -> PipelineInput:
     return PipelineInput(
         task=TASK,
@@ -121,22 +137,17 @@ async def test_a_failing_stage_ends_the_pipeline_and_is_named(client, git_repo):
     assert result.failed_stage == "verify"
     assert "verify" in result.message and "FAIL" in result.message
 
-    script = {
-        "agents": [
-            stage_agent("Explore", "EXPLORE-OUT"),
-            {
-                "name": "plan",
-                "match": {"agent_type": "Plan"},
-                "turns": [{"error": {"status": 400, "message": "prompt is too long"}}],
-            },
-        ]
-    }
-    with scripted_model(script) as model:
+    with scripted_model(FAILING_PLAN) as model:
         async with running_workers(client) as queues:
             handle = await start_pipeline(client, queues, pipeline_input(git_repo, queues))
             result = await handle.result()
     assert result.status == "failed" and result.failed_stage == "plan"
     assert [s.status for s in result.stages] == ["completed", "failed"]
+    # What the failed stage spent before it failed counts (read from its run after the end).
+    explore, plan = result.stages
+    assert plan.usage.tool_uses == 1 and plan.usage.tokens.output_tokens > 0, plan.usage
+    assert result.usage.tool_uses == explore.usage.tool_uses + 1
+    assert result.usage.total_tokens == explore.usage.total_tokens + plan.usage.total_tokens
     assert "prompt is too long" in result.message
     assert not any(r["headers"]["x-outlast-agent-type"] == "general-purpose" for r in model.log)
 

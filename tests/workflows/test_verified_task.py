@@ -297,3 +297,41 @@ async def test_the_verifier_is_told_of_files_the_implementer_committed(client, t
         r for r in model.log if r["headers"].get("x-outlast-agent-type") == "verification"
     )
     assert "src/app.py" in json.dumps(first_ask["body"]["messages"][0])
+
+
+def failing(name: str, match: dict, first: dict) -> dict:
+    """An agent whose second model call fails for good (a 400), after one tool call."""
+    error = {"error": {"status": 400, "message": "prompt is too long"}}
+    return {"name": name, "match": match, "turns": [first, error]}
+
+
+async def test_what_a_failed_implementer_or_verifier_spent_counts(client, tmp_path):
+    """The task's usage takes in the tokens and tool uses of an agent that failed: the
+    implementer's from its end's notice, a verifier's read from its run after the end."""
+    implementer = SCRIPT["agents"][2]
+    cases = [
+        ([failing("implementer", {"agent_name": "implementer"}, read_app())], 1),
+        ([failing("verifier", {"agent_type": "verification"}, read_app()), implementer], 3),
+    ]
+    for agents, tool_uses in cases:
+        repo = task_repo(tmp_path / f"repo-{tool_uses}")
+        inp = VerifiedTaskInput(
+            task=TASK,
+            workspace=Workspace(root=str(repo), host_queue="set below"),
+            config=fast_config(),
+            max_rounds=1,
+        )
+        with scripted_model({"agents": agents}):
+            async with running_workers(client) as queues:
+                workspace = inp.workspace.model_copy(update={"host_queue": queues.host_queue})
+                result = await client.execute_workflow(
+                    "VerifiedTaskWorkflow",
+                    inp.model_copy(update={"workspace": workspace}),
+                    id=f"vt-{uuid.uuid4().hex[:8]}",
+                    task_queue=queues.task_queue,
+                    result_type=VerifiedTaskResult,
+                )
+        assert result.status == "failed", result.message
+        assert result.usage.tool_uses == tool_uses, result.usage
+        assert result.usage.tokens.output_tokens > 0
+    assert "verifier: Model call failed" in result.rounds[0].verdict_reason
