@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
 from workflows import search_attributes as sa
 from workflows import versions
 from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare
+from workflows.child_agents import ended_usage
 from workflows.contracts import (
     AgentInput,
     AgentResult,
@@ -222,6 +223,7 @@ class ForkJoinWorkflow:
                 workflow_id=workflow_id,
                 status="killed" if killed else "failed",
                 error=None if killed else getattr(e.cause, "message", None) or str(e.cause),
+                usage=await ended_usage(workflow_id),
             )
         self._outcomes[i] = outcome
         return outcome

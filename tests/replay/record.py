@@ -43,6 +43,7 @@ from tests.replay.scenarios_agent import (
 from tests.replay.scenarios_patterns import (
     coordinator,
     fork_join,
+    fork_join_killed_fork,
     fork_stop_starting,
     pipeline,
     pipeline_approval,
@@ -207,6 +208,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A stage that failed: the pipeline reads what it spent from its run after the end
     # (patched ended-child-usage).
     "pipeline_failed_stage": pipeline_failed_stage,
+    # A fork killed by task_stop after a Glob: the join reads what it spent the same way.
+    "fork_join_killed_fork": fork_join_killed_fork,
 }
 
 
@@ -243,6 +246,7 @@ CHILDREN = {
     "fork_join_v3": ["fork-1"],
     "verified_task_v6": ["verify-1", "verify-2"],
     "pipeline_failed_stage": ["plan"],
+    "fork_join_killed_fork": ["fork-2"],
 }
 # Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.
 SHELLS = {"agent_background_bash"}

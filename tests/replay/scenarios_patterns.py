@@ -52,6 +52,26 @@ async def fork_join(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def fork_join_killed_fork(client: Client, tmp: Path) -> WorkflowHandle:
+    """`task_stop` of fork 2 after its Glob: the join reads what it spent after its end."""
+    from agents.control_tools import TaskStopInput
+    from tests.workflows.test_fork_join import (
+        hanging_fork_2_script,
+        start_fork_join,
+        when_fork_2_hangs,
+    )
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model(hanging_fork_2_script()):
+        async with running_workers(client) as queues:
+            wf_id = os.environ["OUTLAST_RECORDING"]
+            handle = await start_fork_join(client, queues, repo, 3, wf_id=wf_id)
+            await when_fork_2_hangs(client, handle)
+            await handle.signal("task_stop", TaskStopInput(task_id="fork-2"))
+            await handle.result()
+    return handle
+
+
 async def coordinator(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_coordinator import coordinator_script, run_coordinator
 

@@ -17,6 +17,7 @@ from agents.messages import TextBlock, ToolResultBlock
 from outlast.scripted_model.cache import estimate_tokens
 from tests.interceptors import Hold
 from tests.support import fast_config, running_workers, scripted_model, wait_for
+from tests.workflows.test_agent_control import wait_status
 from workflows.contracts import (
     AgentInput,
     AgentResult,
@@ -205,16 +206,33 @@ async def _first_child_id(handle) -> str:
     raise AssertionError("no child")
 
 
-async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo):
+def hanging_fork_2_script() -> dict:
+    """Three forks; fork 2 runs a Glob, then its next call hangs. Matched last, on the whole
+    conversation: its second request's last user message is the Glob's result."""
     script = fork_script(3)
-    script["agents"][1]["turns"][1] = {"delay_ms": 30000, "text": "too late"}
-    with scripted_model(script):
+    fork_2 = script["agents"].pop(1)
+    fork_2["match"] = {"conversation_contains": ["DIRECTIVE-1:"]}
+    glob = {"tool_use": {"name": "Glob", "input": {"pattern": "*"}}}
+    fork_2["turns"][1:] = [glob, {"delay_ms": 30000, "text": "too late"}]
+    script["agents"].append(fork_2)
+    return script
+
+
+async def when_fork_2_hangs(client, handle) -> None:
+    """Until forks 1 and 3 have ended and fork 2 waits on its second call."""
+    for _ in range(100):
+        if len(await handle.query("forks", result_type=list[ForkOutcome])) == 2:
+            break
+        await asyncio.sleep(0.1)
+    fork_2 = client.get_workflow_handle(f"{handle.id}/fork-2")
+    await wait_status(fork_2, lambda s: s.usage.tool_uses == 1)
+
+
+async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo):
+    with scripted_model(hanging_fork_2_script()):
         async with running_workers(client) as queues:
             handle = await start_fork_join(client, queues, git_repo, 3)
-            for _ in range(100):
-                if len(await handle.query("forks", result_type=list[ForkOutcome])) == 2:
-                    break
-                await asyncio.sleep(0.1)
+            await when_fork_2_hangs(client, handle)
             # Signals that cannot stop a fork are refused where the sender can read why.
             await handle.signal("task_stop", {"taskid": "fork-2"})
             await handle.signal("task_stop", TaskStopInput(task_id="fork-9"))
@@ -230,6 +248,9 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
     ]
     assert [f.status for f in result.forks] == ["completed", "killed", "completed"]
     assert result.forks[1].final_text == ""
+    # What the killed fork spent (its Glob turn) counts, read from its run after the end.
+    assert result.forks[1].usage.tool_uses == 1
+    assert result.usage.tool_uses == 1
 
 
 SLOW_FORK_2_S = 4
