@@ -9,6 +9,7 @@ with feedback.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from temporalio import workflow
@@ -46,6 +47,11 @@ did; before, it answered at once, so its completion came before the stage's next
 STOP_BEATS_RERUN = "pipeline-stop-beats-rerun"
 """Patch: a `stop` that came with (or before) a re-run decision ends the pipeline instead of
 starting the stage again."""
+
+KILL_CANCELS = "pipeline-kill-cancels"
+"""Patch: a pipeline that is cancelled (killed) while a stage runs ends cancelled, as the
+other patterns do; it used to take its stage's cancellation for a killed stage and complete
+as `failed`."""
 
 
 @workflow.defn(name="PipelineWorkflow")
@@ -149,6 +155,9 @@ class PipelineWorkflow:
                 child, child_id, f"{stage.agent_type}: pipeline stage {stage.name}"
             )
         except ChildWorkflowError as e:
+            # The kill was the pipeline's own (the stage was cancelled with it), not the stage's.
+            if workflow.cancellation_reason() is not None and versions.patched(KILL_CANCELS):
+                raise asyncio.CancelledError("the pipeline was killed") from e
             result, (status, message) = None, child_failure(e)
         finally:
             self._current = None

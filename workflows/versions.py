@@ -72,6 +72,7 @@ AFTER_BASELINE = frozenset(
         "peer-shutdown-answered",
         "pipeline-checked-pass",
         "pipeline-decision-effect",
+        "pipeline-kill-cancels",
         "pipeline-stop-beats-rerun",
         "plan-needs-background",
         "plan-reread-on-approval",

@@ -48,6 +48,7 @@ from tests.replay.scenarios_patterns import (
     pipeline,
     pipeline_approval,
     pipeline_failed_stage,
+    pipeline_killed,
     stop_starting,
     team,
     team_shutdown,
@@ -210,6 +211,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "pipeline_failed_stage": pipeline_failed_stage,
     # A fork killed by task_stop after a Glob: the join reads what it spent the same way.
     "fork_join_killed_fork": fork_join_killed_fork,
+    # Killed while a stage runs: the pipeline ends cancelled (patched pipeline-kill-cancels).
+    "pipeline_killed": pipeline_killed,
 }
 
 

@@ -119,6 +119,16 @@ async def pipeline_failed_stage(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def pipeline_killed(client: Client, tmp: Path) -> WorkflowHandle:
+    """The pipeline killed while its first stage runs a command: it ends cancelled."""
+    from tests.workflows.test_pipeline import kill_while_explore_runs
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    wf_id = os.environ["OUTLAST_RECORDING"]
+    await kill_while_explore_runs(client, repo, pipeline_too=True, wf_id=wf_id)
+    return client.get_workflow_handle(wf_id)
+
+
 async def pipeline_approval(client: Client, tmp: Path) -> WorkflowHandle:
     """A stage re-run on feedback, a late decision on its first attempt refused, the second
     approved (decisions name their attempt; the answer says what the pipeline did)."""

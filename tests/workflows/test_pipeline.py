@@ -8,10 +8,17 @@ import json
 import uuid
 
 import pytest
-from temporalio.client import WorkflowUpdateFailedError, WorkflowUpdateStage
+from temporalio.client import (
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateStage,
+)
+from temporalio.exceptions import CancelledError
 
 from agents.pipeline import PipelineStage
 from tests.support import fast_config, running_workers, scripted_model
+from tests.workflows.test_agent_control import wait_status
 from workflows.contracts import StopRequest, Workspace
 from workflows.pattern_contracts import PipelineInput, PipelineResult, PipelineView, StageDecision
 
@@ -87,11 +94,11 @@ def pipeline_input(repo, queues, **kw) -> PipelineInput:
     )
 
 
-async def start_pipeline(client, queues, inp: PipelineInput):
+async def start_pipeline(client, queues, inp: PipelineInput, wf_id: str | None = None):
     return await client.start_workflow(
         "PipelineWorkflow",
         inp,
-        id=f"pipe-{uuid.uuid4().hex[:8]}",
+        id=wf_id or f"pipe-{uuid.uuid4().hex[:8]}",
         task_queue=queues.task_queue,
         result_type=PipelineResult,
     )
@@ -295,3 +302,47 @@ async def test_a_stop_with_a_rerun_decided_ahead_starts_no_stage(client, git_rep
         "stage look is not waiting for approval: the pipeline has ended",
     ), answer
     assert [(s.name, s.attempt) for s in result.stages] == [("look", 1)]
+
+
+HANGING_EXPLORE = {
+    "agents": [
+        {
+            "name": "explore",
+            "match": {"agent_type": "Explore"},
+            "turns": [
+                {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/src/app.py"}}},
+                {"tool_use": {"name": "Bash", "input": {"command": "sleep 60"}}},
+                {"text": "never"},
+            ],
+        }
+    ]
+}
+"""The first stage reads, then runs a command that outlasts the test."""
+
+
+async def kill_while_explore_runs(client, git_repo, pipeline_too: bool, wf_id=None):
+    """Kill the Explore stage alone, or the whole pipeline, while its command runs."""
+    with scripted_model(HANGING_EXPLORE):
+        async with running_workers(client) as queues:
+            inp = pipeline_input(git_repo, queues)
+            handle = await start_pipeline(client, queues, inp, wf_id)
+            stage = client.get_workflow_handle(f"{handle.id}/explore")
+            await wait_status(stage, lambda s: "Bash" in s.current_tools)
+            await (handle if pipeline_too else stage).cancel()
+            try:
+                return await asyncio.wait_for(handle.result(), 60)
+            except WorkflowFailureError as e:
+                assert (await stage.describe()).status == WorkflowExecutionStatus.CANCELED
+                return e
+
+
+async def test_a_killed_stage_fails_the_pipeline_a_killed_pipeline_ends_cancelled(client, git_repo):
+    result = await kill_while_explore_runs(client, git_repo, pipeline_too=False)
+    assert result.status == "failed" and result.failed_stage == "explore", result
+    (explore,) = result.stages
+    assert explore.status == "killed" and explore.usage.tool_uses == 2, explore
+    assert result.usage.tool_uses == 2
+    # The pipeline's own kill is not taken for its stage's: the pipeline ends cancelled.
+    failure = await kill_while_explore_runs(client, git_repo, pipeline_too=True)
+    assert isinstance(failure, WorkflowFailureError), failure
+    assert isinstance(failure.cause, CancelledError)
