@@ -91,6 +91,13 @@ class ForkJoinWorkflow:
         started = workflow.now()
         _validate(inp)
         self._marks.start(inp.config.search_attributes, "fork-join")
+        try:
+            return await self._fork_and_join(inp, started)
+        except BaseException as e:
+            self._marks.ended_by(e)
+            raise
+
+    async def _fork_and_join(self, inp: ForkJoinInput, started) -> ForkJoinResult:
         self._directives = list(inp.directives)
         lineage = lineage_of(AgentInput(prompt="", workspace=inp.workspace))
         source = await self._source(inp, lineage)

@@ -80,7 +80,11 @@ class PipelineWorkflow:
     @workflow.run
     async def run(self, inp: PipelineInput) -> PipelineResult:
         self._marks.start(inp.config.search_attributes, "pipeline")
-        result = await self._run_stages(inp)
+        try:
+            result = await self._run_stages(inp)
+        except BaseException as e:
+            self._marks.ended_by(e)
+            raise
         self._marks.end(result.status)
         # A decision that came in as the pipeline ended gets its answer (a refusal).
         await workflow.wait_condition(workflow.all_handlers_finished)

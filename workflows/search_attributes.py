@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
+from temporalio.exceptions import FailureError, is_cancelled_exception
 
 from agents.builtin.verification import DEFINITION as VERIFIER
 from agents.builtin.verification import parse_verdict
@@ -128,6 +129,9 @@ def for_pattern(pattern: str, session_id: str, status: str = "running") -> Typed
 PATTERN_ATTRIBUTES = "pattern-attributes"
 """Patch id: pattern workflows of the first release recorded no search attributes."""
 
+PATTERN_END_STATUS = "pattern-end-status"
+"""Patch id: a pattern that is killed or fails sets its status (`PatternMarks.ended_by`)."""
+
 
 class PatternMarks:
     """A pattern workflow's attributes: set when it starts, its status when it ends."""
@@ -147,6 +151,19 @@ class PatternMarks:
         if verdict:
             updates.append(VERIFICATION_VERDICT.value_set(verdict))
         workflow.upsert_search_attributes(updates)
+
+    def ended_by(self, e: BaseException) -> None:
+        """The status of a pattern that ends by `e`: `killed` when it was cancelled, `failed`
+        when it fails; `running` stayed in its search attributes before (patched). Nothing
+        for an exception that fails only the task, or the cache's eviction of the run."""
+        if workflow.cancellation_reason() is not None:
+            status = "killed"
+        elif isinstance(e, FailureError) and not is_cancelled_exception(e):
+            status = "failed"
+        else:
+            return
+        if self.on and versions.patched(PATTERN_END_STATUS):
+            self.end(status)
 
 
 def at_end(status: str, agent_type: str, final_text: str) -> list:

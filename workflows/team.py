@@ -122,6 +122,13 @@ class TeamWorkflow:
     @workflow.run
     async def run(self, inp: TeamInput) -> TeamResult:
         self._marks.start(inp.config.search_attributes, "team")
+        try:
+            return await self._run_team(inp)
+        except BaseException as e:
+            self._marks.ended_by(e)
+            raise
+
+    async def _run_team(self, inp: TeamInput) -> TeamResult:
         for spec in inp.members():
             self._watchers.append(await self._start_member(spec))
             self._started.add(spec.name)

@@ -112,6 +112,7 @@ class VerifiedTaskWorkflow:
         try:
             return await self._rounds_until_verdict(inp)
         except BaseException as e:
+            self._marks.ended_by(e)
             if not is_cancelled_exception(e):
                 raise
             # From round 2 the implementer is a resumed run, not our child: cancel it by id.

@@ -69,6 +69,7 @@ AFTER_BASELINE = frozenset(
         "notebook-edit",
         "one-agent-per-name",
         "partial-ends-the-task",
+        "pattern-end-status",
         "peer-shutdown-answered",
         "pipeline-checked-pass",
         "pipeline-decision-effect",

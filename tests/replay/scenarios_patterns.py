@@ -125,8 +125,8 @@ async def pipeline_killed(client: Client, tmp: Path) -> WorkflowHandle:
 
     repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
     wf_id = os.environ["OUTLAST_RECORDING"]
-    await kill_while_explore_runs(client, repo, pipeline_too=True, wf_id=wf_id)
-    return client.get_workflow_handle(wf_id)
+    handle, _ = await kill_while_explore_runs(client, repo, pipeline_too=True, wf_id=wf_id)
+    return handle
 
 
 async def pipeline_approval(client: Client, tmp: Path) -> WorkflowHandle:

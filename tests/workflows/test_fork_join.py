@@ -8,6 +8,10 @@ import copy
 import threading
 import uuid
 
+import pytest
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.exceptions import CancelledError
+
 from activities import transcripts
 from activities.store import default_store
 from agents.builtin.fork import FORK_PLACEHOLDER_RESULT
@@ -18,6 +22,7 @@ from outlast.scripted_model.cache import estimate_tokens
 from tests.interceptors import Hold
 from tests.support import fast_config, running_workers, scripted_model, wait_for
 from tests.workflows.test_agent_control import wait_status
+from workflows import search_attributes as sa
 from workflows.contracts import (
     AgentInput,
     AgentResult,
@@ -251,6 +256,21 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
     # What the killed fork spent (its Glob turn) counts, read from its run after the end.
     assert result.forks[1].usage.tool_uses == 1
     assert result.usage.tool_uses == 1
+
+
+async def test_a_killed_fork_join_ends_cancelled_and_says_so(client, git_repo):
+    with scripted_model(hanging_fork_2_script()) as model:
+        async with running_workers(client) as queues:
+            handle = await start_fork_join(client, queues, git_repo, 3)
+            await when_fork_2_hangs(client, handle)
+            await handle.cancel()
+            with pytest.raises(WorkflowFailureError) as ended:
+                await asyncio.wait_for(handle.result(), 60)
+    assert isinstance(ended.value.cause, CancelledError)
+    assert "synth" not in [r["agent"] for r in model.log]  # no synthesis after a kill
+    desc = await handle.describe()
+    assert desc.status == WorkflowExecutionStatus.CANCELED
+    assert desc.typed_search_attributes.get(sa.AGENT_STATUS) == "killed"
 
 
 SLOW_FORK_2_S = 4

@@ -19,6 +19,7 @@ from temporalio.exceptions import CancelledError
 from agents.pipeline import PipelineStage
 from tests.support import fast_config, running_workers, scripted_model
 from tests.workflows.test_agent_control import wait_status
+from workflows import search_attributes as sa
 from workflows.contracts import StopRequest, Workspace
 from workflows.pattern_contracts import PipelineInput, PipelineResult, PipelineView, StageDecision
 
@@ -330,19 +331,27 @@ async def kill_while_explore_runs(client, git_repo, pipeline_too: bool, wf_id=No
             await wait_status(stage, lambda s: "Bash" in s.current_tools)
             await (handle if pipeline_too else stage).cancel()
             try:
-                return await asyncio.wait_for(handle.result(), 60)
+                return handle, await asyncio.wait_for(handle.result(), 60)
             except WorkflowFailureError as e:
                 assert (await stage.describe()).status == WorkflowExecutionStatus.CANCELED
-                return e
+                return handle, e
 
 
 async def test_a_killed_stage_fails_the_pipeline_a_killed_pipeline_ends_cancelled(client, git_repo):
-    result = await kill_while_explore_runs(client, git_repo, pipeline_too=False)
+    handle, result = await kill_while_explore_runs(client, git_repo, pipeline_too=False)
     assert result.status == "failed" and result.failed_stage == "explore", result
     (explore,) = result.stages
     assert explore.status == "killed" and explore.usage.tool_uses == 2, explore
     assert result.usage.tool_uses == 2
-    # The pipeline's own kill is not taken for its stage's: the pipeline ends cancelled.
-    failure = await kill_while_explore_runs(client, git_repo, pipeline_too=True)
+    assert await agent_status(handle) == "failed"
+    # The pipeline's own kill is not taken for its stage's: the pipeline ends cancelled, and
+    # says so in its search attributes.
+    handle, failure = await kill_while_explore_runs(client, git_repo, pipeline_too=True)
     assert isinstance(failure, WorkflowFailureError), failure
     assert isinstance(failure.cause, CancelledError)
+    assert await agent_status(handle) == "killed"
+
+
+async def agent_status(handle) -> str | None:
+    """The workflow's `AgentStatus` search attribute, from its own record (no visibility lag)."""
+    return (await handle.describe()).typed_search_attributes.get(sa.AGENT_STATUS)

@@ -8,7 +8,12 @@ import json
 import uuid
 
 import pytest
-from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
+from temporalio.client import (
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowUpdateFailedError,
+)
+from temporalio.exceptions import CancelledError
 
 from agents.builtin.teammate import COMMUNICATION
 from agents.team_tasks import TaskCreateInput
@@ -19,6 +24,7 @@ from tests.support import (
     running_workers,
     scripted_model,
 )
+from workflows import search_attributes as sa
 from workflows.contracts import AgentResult, StopRequest, Workspace
 from workflows.pattern_contracts import (
     MemberRef,
@@ -551,3 +557,19 @@ async def test_an_answer_to_the_team_s_request_sent_by_name_still_answers_it(cli
             await handle.result()
     assert outcome.answered and outcome.approve
     assert "shutdown_response" not in last_request(model.log, "a")
+
+
+async def test_a_killed_team_ends_cancelled_and_says_so(client, git_repo):
+    """A cancel of the team cancels it and its members; its `AgentStatus` says `killed`, not
+    the `running` it was started with."""
+    with scripted_model(team_script(answer_delay_ms=30000)):
+        async with running_workers(client) as queues:
+            handle = await start_team(client, queues, git_repo)
+            await wait_until_b_answers(handle)
+            await handle.cancel()
+            with pytest.raises(WorkflowFailureError) as ended:
+                await asyncio.wait_for(handle.result(), 60)
+    assert isinstance(ended.value.cause, CancelledError)
+    desc = await handle.describe()
+    assert desc.status == WorkflowExecutionStatus.CANCELED
+    assert desc.typed_search_attributes.get(sa.AGENT_STATUS) == "killed"

@@ -19,6 +19,7 @@ from temporalio.worker import (
 from agents.config import AgentSettings
 from tests.support import fast_config, running_workers, scripted_model, wait_for
 from tests.workflows.test_verified_task import SCRIPT, edit_app, task_repo
+from workflows import search_attributes as sa
 from workflows.contracts import Workspace
 from workflows.pattern_contracts import VerifiedTaskInput, VerifiedTaskResult
 
@@ -93,6 +94,8 @@ async def test_a_cancel_during_a_liveness_check_stops_the_resumed_implementer(cl
             with pytest.raises(WorkflowFailureError) as ended:
                 await handle.result()
             assert isinstance(ended.value.cause, CancelledError)
+            task = (await handle.describe()).typed_search_attributes
+            assert task.get(sa.AGENT_STATUS) == "killed"
             implementer = client.get_workflow_handle(f"{wf_id}/implementer")
             for _ in range(300):
                 desc = await implementer.describe()
