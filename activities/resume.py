@@ -14,12 +14,7 @@ from datetime import timedelta
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
-from temporalio.client import (
-    Client,
-    WorkflowHandle,
-    WorkflowQueryFailedError,
-    WorkflowQueryRejectedError,
-)
+from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -90,8 +85,9 @@ class AgentRunState(BaseModel):
     """A COMPLETED run's result (an AgentResult, as JSON)."""
     error: str | None = None
     usage: dict | None = None
-    """What a run that ended without a result (failed, killed, terminated) had spent, from
-    its `status` query (an AgentUsage, as JSON); None while it runs, or if the query failed."""
+    """What an agent's run that ended without a result (failed, killed, terminated) had
+    spent, from its `status` query (an AgentUsage, as JSON; this module may not import
+    workflows); None for any other run, or if the query failed."""
 
 
 SPENT_QUERY_TIMEOUT = timedelta(seconds=5)
@@ -99,12 +95,16 @@ SPENT_QUERY_TIMEOUT = timedelta(seconds=5)
 answer, and no worker may be there to."""
 
 
+AGENT_TYPES = ("AgentWorkflow", "CoordinatorWorkflow")
+"""The workflow types with a `status` query that reports usage."""
+
+
 async def _spent(handle: WorkflowHandle) -> dict | None:
-    """An ended agent's usage, from its `status` query; None if it cannot be read (no worker,
-    or a workflow with no such query)."""
+    """An ended agent's usage, from its `status` query; None if it cannot be read (no worker
+    answers in time, or the query fails on replay)."""
     try:
         status = await handle.query("status", rpc_timeout=SPENT_QUERY_TIMEOUT)
-    except (RPCError, WorkflowQueryFailedError, WorkflowQueryRejectedError) as e:
+    except (RPCError, WorkflowQueryFailedError) as e:
         activity.logger.warning("no usage for ended run %s: %s", handle.id, e)
         return None
     usage = status.get("usage") if isinstance(status, dict) else None
@@ -129,19 +129,23 @@ class AgentControl:
     async def _describe(self, workflow_id: str) -> AgentRunState:
         handle = self._client.get_workflow_handle(workflow_id)
         try:
-            status = (await handle.describe()).status
+            desc = await handle.describe()
         except RPCError as e:
             if e.status == RPCStatusCode.NOT_FOUND:
                 return AgentRunState(workflow_id=workflow_id, status="NOT_FOUND", error=str(e))
             raise
-        name = status.name if status else "UNKNOWN"
+        name = desc.status.name if desc.status else "UNKNOWN"
         if name == "COMPLETED":
             result = await handle.result(follow_runs=False)
             return AgentRunState(workflow_id=workflow_id, status=name, result=result)
         if name == "RUNNING":
             return AgentRunState(workflow_id=workflow_id, status=name)
         error = f"the agent's workflow ended {name.lower()}"
-        usage = await _spent(handle)
+        usage = None
+        if desc.workflow_type in AGENT_TYPES:
+            # The run described: a resume under the same id since would answer for itself.
+            run = self._client.get_workflow_handle(workflow_id, run_id=desc.run_id)
+            usage = await _spent(run)
         return AgentRunState(workflow_id=workflow_id, status=name, error=error, usage=usage)
 
     @activity.defn(name="agents.resume_agent")

@@ -5,8 +5,10 @@ Without this, a start from the plain `temporal` CLI (or any client) with, say,
 `{"prompt": 1}` fails the workflow's first task on every attempt: the workflow shows as
 Running forever and nothing says why outside the worker's log. Here the validation errors of
 a workflow input become a non-retryable `InvalidWorkflowInput` failure of that workflow,
-whose message lists them. Not for fields this worker does not know: newer code started it
-(a rolling deploy), so the task is retried until a newer worker takes it. The converter cannot
+whose message lists them. Not for fields this worker does not know inside a model that
+forbids them (the config): newer code started it (a rolling deploy), so the task is retried
+until a newer worker takes it. (An unknown top-level field of the input is no validation
+error: the workflow itself refuses it, see `workflows/client_input.py`.) The converter cannot
 tell a first task from a replay; a code change that made recorded inputs invalid would fail
 those workflows too, which is why the committed replay corpus decodes every recorded input
 with this converter (tests/replay). Anything else that fails to decode (an activity result,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 from temporalio import workflow
-from temporalio.exceptions import ChildWorkflowError, is_cancelled_exception
+from temporalio.exceptions import ActivityError, ChildWorkflowError, is_cancelled_exception
 from temporalio.workflow import ParentClosePolicy
 
 from workflows import search_attributes as sa
@@ -45,10 +45,17 @@ def child_failure(e: ChildWorkflowError) -> tuple[Literal["failed", "killed"], s
 
 
 async def ended_usage(workflow_id: str) -> AgentUsage:
-    """What a child agent that ended without a result had spent; nothing if its `status` query
-    cannot be read (no worker answers it). The failure itself carries no usage: a cancelled
-    workflow records no details."""
-    if not versions.patched(ENDED_CHILD_USAGE):
+    """What a child agent that ended without a result had spent; nothing if it cannot be read
+    (no worker answers its `status` query, Temporal does not answer), and nothing once this
+    workflow is cancelled itself (no result of its own will count it). The failure carries no
+    usage: a cancelled workflow records no details."""
+    if workflow.cancellation_reason() is not None or not versions.patched(ENDED_CHILD_USAGE):
         return AgentUsage()
-    [state] = await describe_runs([workflow_id])
+    try:
+        [state] = await describe_runs([workflow_id])
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        workflow.logger.warning("no usage for %s: %s", workflow_id, e.cause or e)
+        return AgentUsage()
     return AgentUsage.model_validate(state.usage) if state.usage else AgentUsage()

@@ -11,7 +11,7 @@ import re
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from temporalio import workflow
 
 from agents.config import OutlastConfig
@@ -40,6 +40,26 @@ class Contract(BaseModel):
     """Base of every contract: immutable, so a payload cannot change after it is sent."""
 
     model_config = ConfigDict(frozen=True)
+
+
+class ClientInput(Contract):
+    """A workflow's input, which any Temporal client may send as JSON. pydantic would drop a
+    field the model does not have without a word (`{"max_turn": 5}` ran with no turn limit);
+    the names of such fields are kept here, never sent on, so the workflow can refuse its
+    start (`workflows/client_input.py`)."""
+
+    unknown_input_fields: list[str] = Field(default_factory=list, exclude=True, repr=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _keep_unknown_names(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        unknown = sorted(str(k) for k in data if k not in cls.model_fields)
+        if not unknown:
+            return data
+        known = {k: v for k, v in data.items() if k in cls.model_fields}
+        return {**known, "unknown_input_fields": unknown}
 
 
 class Workspace(Contract):
@@ -105,7 +125,7 @@ class TeamLink(Contract):
     """The lead's name: teammates' plans go to it for approval (R79)."""
 
 
-class AgentInput(Contract):
+class AgentInput(ClientInput):
     prompt: str
     """The task, sent as the agent's first user message ("" when resuming: the message that
     resumes the agent arrives as a `send_message` signal)."""
@@ -351,7 +371,7 @@ class AgentResult(Contract):
     read."""
 
 
-class ForkJoinInput(Contract):
+class ForkJoinInput(ClientInput):
     """Input of `ForkJoinWorkflow` (R90): N forks of one conversation, joined.
 
     Start from `context` (a task stated fresh), or from an existing conversation

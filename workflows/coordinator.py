@@ -12,6 +12,7 @@ from temporalio import workflow
 
 from agents.builtin.coordinator import DEFINITION as COORDINATOR
 from workflows.agent import AgentWorkflow
+from workflows.client_input import refuse_unknown_fields
 from workflows.contracts import AgentInput, AgentResult
 from workflows.pattern_contracts import CoordinatorInput
 
@@ -45,6 +46,8 @@ class CoordinatorWorkflow(AgentWorkflow):
 
     @workflow.run
     async def run(self, inp: CoordinatorInput) -> AgentResult:  # type: ignore[override]
+        if inp.agent is None:  # a client's start, not the coordinator's continue-as-new
+            refuse_unknown_fields("CoordinatorWorkflow", inp)
         return await super().run(coordinator_agent_input(inp))
 
     def _next_run_input(self, inp: AgentInput) -> object:

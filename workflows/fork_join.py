@@ -33,6 +33,7 @@ from workflows import search_attributes as sa
 from workflows import versions
 from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare
 from workflows.child_agents import ended_usage
+from workflows.client_input import refuse_unknown_fields
 from workflows.contracts import (
     AgentInput,
     AgentResult,
@@ -88,6 +89,7 @@ class ForkJoinWorkflow:
 
     @workflow.run
     async def run(self, inp: ForkJoinInput) -> ForkJoinResult:
+        refuse_unknown_fields("ForkJoinWorkflow", inp)
         started = workflow.now()
         _validate(inp)
         self._marks.start(inp.config.search_attributes, "fork-join")

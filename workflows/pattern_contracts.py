@@ -17,12 +17,13 @@ from workflows.contracts import (
     TEAM_MEMBER_NAME,
     AgentInput,
     AgentUsage,
+    ClientInput,
     Contract,
     Workspace,
 )
 
 
-class CoordinatorInput(Contract):
+class CoordinatorInput(ClientInput):
     """Input of `CoordinatorWorkflow` (R55): a task for a coordinator that only directs
     workers (Agent, SendMessage, TaskStop) and answers with their synthesized results."""
 
@@ -38,7 +39,7 @@ class CoordinatorInput(Contract):
     """Set only by the coordinator's own continue-as-new: the agent input it carries on."""
 
 
-class PipelineInput(Contract):
+class PipelineInput(ClientInput):
     """Input of `PipelineWorkflow` (R87): stages run one after another, each a child agent
     whose final answer is handed to the next stage's prompt."""
 
@@ -140,7 +141,7 @@ class TeammateSpec(Contract):
         return self
 
 
-class TeamInput(Contract):
+class TeamInput(ClientInput):
     """Input of `TeamWorkflow` (R69): a lead and named teammates sharing a task list."""
 
     team_name: str
@@ -303,7 +304,7 @@ class TeamMembers(Contract):
     members: list[str]
 
 
-class VerifiedTaskInput(Contract):
+class VerifiedTaskInput(ClientInput):
     """Input of `VerifiedTaskWorkflow` (R85, R89): implement, verify with a fresh verifier,
     send the findings back, repeat up to `max_rounds`."""
 

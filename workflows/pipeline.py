@@ -20,6 +20,7 @@ from agents.pipeline import PipelineStage, stage_prompt
 from workflows import search_attributes as sa
 from workflows import versions
 from workflows.child_agents import child_failure, ended_usage, run_agent_child
+from workflows.client_input import refuse_unknown_fields
 from workflows.contracts import AgentInput, Lineage, StopRequest
 from workflows.pattern_contracts import (
     PipelineInput,
@@ -79,15 +80,16 @@ class PipelineWorkflow:
 
     @workflow.run
     async def run(self, inp: PipelineInput) -> PipelineResult:
+        refuse_unknown_fields("PipelineWorkflow", inp)
         self._marks.start(inp.config.search_attributes, "pipeline")
         try:
             result = await self._run_stages(inp)
+            self._marks.end(result.status)
+            # A decision that came in as the pipeline ended gets its answer (a refusal).
+            await workflow.wait_condition(workflow.all_handlers_finished)
         except BaseException as e:
             self._marks.ended_by(e)
             raise
-        self._marks.end(result.status)
-        # A decision that came in as the pipeline ended gets its answer (a refusal).
-        await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 
     async def _run_stages(self, inp: PipelineInput) -> PipelineResult:
@@ -159,15 +161,9 @@ class PipelineWorkflow:
                 child, child_id, f"{stage.agent_type}: pipeline stage {stage.name}"
             )
         except ChildWorkflowError as e:
-            # The kill was the pipeline's own (the stage was cancelled with it), not the stage's.
-            if workflow.cancellation_reason() is not None and versions.patched(KILL_CANCELS):
-                raise asyncio.CancelledError("the pipeline was killed") from e
-            result, (status, message) = None, child_failure(e)
+            return await self._failed_stage(e, base, attempt)
         finally:
             self._current = None
-        if result is None:
-            usage = await ended_usage(child_id)
-            return StageOutcome(**base, attempt=attempt, status=status, error=message, usage=usage)
         verdict, reason = None, ""
         if stage.agent_type == "verification":
             verdict, reason = stage_verdict(result.final_text)
@@ -181,6 +177,15 @@ class PipelineWorkflow:
             verdict_reason=reason,
             usage=result.usage,
         )
+
+    async def _failed_stage(self, e: ChildWorkflowError, base: dict, attempt: int) -> StageOutcome:
+        """A stage that ended without a result, with what it spent (read after its end)."""
+        if workflow.cancellation_reason() is not None and versions.patched(KILL_CANCELS):
+            # The pipeline was killed: whatever ended the stage, the pipeline ends cancelled.
+            raise asyncio.CancelledError("the pipeline was killed") from e
+        status, message = child_failure(e)
+        usage = await ended_usage(base["workflow_id"])
+        return StageOutcome(**base, attempt=attempt, status=status, error=message, usage=usage)
 
     async def _await_decision(self, stage: str, attempt: int) -> StageDecision | None:
         self._awaiting, self._awaiting_attempt, self._decision = stage, attempt, None

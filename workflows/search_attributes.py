@@ -155,7 +155,9 @@ class PatternMarks:
     def ended_by(self, e: BaseException) -> None:
         """The status of a pattern that ends by `e`: `killed` when it was cancelled, `failed`
         when it fails; `running` stayed in its search attributes before (patched). Nothing
-        for an exception that fails only the task, or the cache's eviction of the run."""
+        for an exception that fails only the task, or for the cache's eviction of a run that
+        was not cancelled. (Evicted after its cancel, the run asks for the patch and the SDK
+        raises its eviction error from it: no command is sent during an eviction anyway.)"""
         if workflow.cancellation_reason() is not None:
             status = "killed"
         elif isinstance(e, FailureError) and not is_cancelled_exception(e):

@@ -33,6 +33,7 @@ from agents.team_tasks import TaskRuleError, TeamTask, create_task, sorted_tasks
 from workflows import search_attributes as sa
 from workflows import versions
 from workflows.child_agents import child_failure
+from workflows.client_input import refuse_unknown_fields
 from workflows.contracts import (
     AgentInput,
     AgentResult,
@@ -121,6 +122,7 @@ class TeamWorkflow:
 
     @workflow.run
     async def run(self, inp: TeamInput) -> TeamResult:
+        refuse_unknown_fields("TeamWorkflow", inp)
         self._marks.start(inp.config.search_attributes, "team")
         try:
             return await self._run_team(inp)

@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows import search_attributes as sa
 from workflows.child_agents import child_failure, ended_usage, run_agent_child
+from workflows.client_input import refuse_unknown_fields
 from workflows.contracts import (
     AgentInput,
     AgentNotification,
@@ -108,6 +109,7 @@ class VerifiedTaskWorkflow:
 
     @workflow.run
     async def run(self, inp: VerifiedTaskInput) -> VerifiedTaskResult:
+        refuse_unknown_fields("VerifiedTaskWorkflow", inp)
         self._marks.start(inp.config.search_attributes, "verified")
         try:
             return await self._rounds_until_verdict(inp)
@@ -308,6 +310,7 @@ class VerifiedTaskWorkflow:
             "changed_files": changed,
             "verifier_workflow_id": verifier_id,
         }
+        failure: ChildWorkflowError | None = None
         try:
             result = await run_agent_child(
                 verifier, verifier_id, f"{inp.verifier_type}: round {round_no}"
@@ -315,13 +318,15 @@ class VerifiedTaskWorkflow:
         except ChildWorkflowError as e:
             if is_cancelled_exception(e):
                 raise
-            _, why = child_failure(e)
-            failed = VerificationRound(**base, verdict="FAIL", verdict_reason=f"verifier: {why}")
-            return failed, await ended_usage(verifier_id)
+            failure = e
         finally:
             await workflow.execute_activity(
                 remove_snapshot, verifier_id, task_queue=host, **HOST_OPTIONS
             )
+        if failure is not None:
+            _, why = child_failure(failure)
+            failed = VerificationRound(**base, verdict="FAIL", verdict_reason=f"verifier: {why}")
+            return failed, await ended_usage(verifier_id)
         report = parse_verification_report(result.final_text)
         verdict, reason = effective_verdict(report)
         checks = [VerificationCheck(**c.model_dump()) for c in report.checks]

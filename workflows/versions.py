@@ -62,6 +62,7 @@ AFTER_BASELINE = frozenset(
         "bash-background",
         "end-waits-for-starts",
         "fork-sync-when-disabled",
+        "input-unknown-fields",
         "fork-stop-when-started",
         "kill-on-host",
         "max-turns-keeps-ended",

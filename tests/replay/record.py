@@ -36,6 +36,7 @@ from tests.replay.scenarios_agent import (
     skill,
     todos,
     tool_errors,
+    unknown_field,
     web_fetch,
     web_search,
     worktree_session,
@@ -207,12 +208,16 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "fork_join_v3": fork_join,
     "verified_task_v6": verified_task,
     # A stage that failed: the pipeline reads what it spent from its run after the end
-    # (patched ended-child-usage).
+    # (patched ended-child-usage). `pipeline_failed_stage_v0` and `pipeline_killed_v0` are
+    # the same scenarios recorded on 9128311, before ended-child-usage, pipeline-kill-cancels
+    # and pattern-end-status (the killed pipeline completed `failed` then).
     "pipeline_failed_stage": pipeline_failed_stage,
     # A fork killed by task_stop after a Glob: the join reads what it spent the same way.
     "fork_join_killed_fork": fork_join_killed_fork,
     # Killed while a stage runs: the pipeline ends cancelled (patched pipeline-kill-cancels).
     "pipeline_killed": pipeline_killed,
+    # A client's start with a misspelt field, refused (patched input-unknown-fields).
+    "agent_unknown_field": unknown_field,
 }
 
 

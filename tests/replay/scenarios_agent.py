@@ -253,6 +253,28 @@ async def signal_fields(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def unknown_field(client: Client, tmp: Path) -> WorkflowHandle:
+    """A client's start with a misspelt field (`max_turn`): refused, the workflow failed
+    before its first model call (patched input-unknown-fields)."""
+    from temporalio.client import WorkflowFailureError
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}):
+        async with running_workers(client) as queues:
+            workspace = {"root": str(repo), "host_queue": queues.host_queue}
+            handle = await client.start_workflow(
+                "AgentWorkflow",
+                {"prompt": "go", "workspace": workspace, "max_turn": 1},
+                id=os.environ["OUTLAST_RECORDING"],
+                task_queue=queues.task_queue,
+            )
+            try:
+                await handle.result()
+            except WorkflowFailureError:
+                pass
+    return handle
+
+
 async def todos(client: Client, tmp: Path) -> WorkflowHandle:
     """TodoWrite (T7): a list, a call that does not fit, the list updated beside a Read in
     one turn, then every item completed."""

@@ -197,6 +197,28 @@ async def test_a_malformed_start_input_fails_the_workflow_with_the_reason(
     assert "workspace.host_queue: Field required" in cause.message
 
 
+@pytest.mark.parametrize("kind", ["AgentWorkflow", "PipelineWorkflow"])
+async def test_a_misspelt_start_field_fails_the_workflow_before_any_model_call(
+    client, dev_server, git_repo, kind
+):
+    """pydantic dropped a field the input does not have: `max_turn` ran with no turn limit."""
+    workspace = {"root": str(git_repo), "host_queue": "set below"}
+    first = {"prompt": "go"} if kind == "AgentWorkflow" else {"task": "go"}
+    with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}) as model:
+        async with running_workers(client) as queues:
+            workspace["host_queue"] = queues.host_queue
+            inp = json.dumps({**first, "workspace": workspace, "max_turn": 1})
+            wf_id = f"plain-typo-{uuid.uuid4().hex[:8]}"
+            await start_with_cli(dev_server.address, kind, queues.task_queue, wf_id, inp)
+            with pytest.raises(WorkflowFailureError) as failed:
+                await asyncio.wait_for(client.get_workflow_handle(wf_id).result(), 30)
+    cause = failed.value.cause
+    assert cause.type == "InvalidAgentInput" and cause.non_retryable
+    guess = " (did you mean max_turns?)" if kind == "AgentWorkflow" else ""  # a pipeline has none
+    assert cause.message.startswith(f"{kind} input refused: unknown field max_turn{guess} (mis")
+    assert not model.log
+
+
 BUSY_UNTIL_FITTING = {
     "agents": [
         {

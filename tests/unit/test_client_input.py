@@ -1,0 +1,40 @@
+"""A workflow input's unknown fields are kept by name, never sent on, and refused in one
+sentence (workflows/client_input.py)."""
+
+from workflows.client_input import refusal
+from workflows.contracts import AgentInput
+from workflows.pattern_contracts import PipelineInput
+
+WORKSPACE = {"root": "/repo", "host_queue": "host-1"}
+
+
+def test_unknown_fields_are_kept_by_name_and_not_sent_on():
+    inp = AgentInput.model_validate(
+        {"prompt": "go", "workspace": WORKSPACE, "max_turn": 5, "backgruond": True}
+    )
+    assert inp.unknown_input_fields == ["backgruond", "max_turn"]
+    assert inp.max_turns is None and inp.background is False
+    dumped = inp.model_dump()
+    assert "unknown_input_fields" not in dumped and "max_turn" not in dumped
+    # What is sent on (a child's input, continue-as-new) decodes without them.
+    assert AgentInput.model_validate(dumped).unknown_input_fields == []
+
+
+def test_the_refusal_names_the_unknown_and_the_known_fields():
+    inp = PipelineInput.model_validate({"task": "t", "workspace": WORKSPACE, "stagse": []})
+    text = refusal("PipelineWorkflow", inp)
+    assert text is not None
+    assert text.startswith(
+        "PipelineWorkflow input refused: unknown field stagse (did you mean stages?) (misspelt"
+    )
+    assert "its fields are task, workspace," in text and "stages" in text
+    assert "unknown_input_fields" not in text
+    two = AgentInput.model_validate({"prompt": "", "workspace": WORKSPACE, "zq": 1, "max_turn": 2})
+    text = refusal("AgentWorkflow", two) or ""
+    assert "unknown fields max_turn (did you mean max_turns?), zq (misspelt" in text
+
+
+def test_an_input_without_unknown_fields_has_nothing_to_refuse():
+    built = AgentInput(prompt="go", workspace=WORKSPACE)  # type: ignore[arg-type]
+    assert refusal("AgentWorkflow", built) is None
+    assert built.unknown_input_fields == []
