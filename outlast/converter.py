@@ -18,6 +18,7 @@ task.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, ClassVar, final
 
@@ -27,6 +28,7 @@ from temporalio.contrib.pydantic import PydanticPayloadConverter
 from temporalio.converter import SerializationContext
 from temporalio.exceptions import ApplicationError
 
+from workflows.client_input import fields_of, named_unknown
 from workflows.contracts import AgentInput, ForkJoinInput
 from workflows.pattern_contracts import (
     CoordinatorInput,
@@ -96,11 +98,15 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
         try:
             return super().from_payloads(payloads, type_hints)
         except ValidationError as e:
-            wanted = next((t for t in type_hints or [] if t in WORKFLOW_INPUTS), None)
+            hints = list(type_hints or [])
+            wanted = next((t for t in hints if t in WORKFLOW_INPUTS), None)
             if wanted is None or _newer_schema(e):
                 raise
+            unknown = _unknown_keys(payloads[hints.index(wanted)], wanted)
+            # A misspelt required field (`promt`) is "prompt: Field required": name the key.
+            also = f"; {named_unknown(unknown, fields_of(wanted))}" if unknown else ""
             raise ApplicationError(
-                f"invalid {wanted.__name__}: {_errors(e)}",
+                f"invalid {wanted.__name__}: {_errors(e)}{also}",
                 type="InvalidWorkflowInput",
                 non_retryable=True,
             ) from e
@@ -113,6 +119,15 @@ def _newer_schema(e: ValidationError) -> bool:
     """Fields this worker does not know: the input comes from newer code (a rolling deploy),
     and a worker of that version can run it."""
     return any(err["type"] == "extra_forbidden" for err in e.errors())
+
+
+def _unknown_keys(payload: Payload, model: type) -> list[str]:
+    try:
+        given = json.loads(payload.data)
+    except ValueError:
+        return []
+    known = set(fields_of(model))
+    return sorted(str(k) for k in given if k not in known) if isinstance(given, dict) else []
 
 
 def _errors(e: ValidationError, limit: int = 8) -> str:

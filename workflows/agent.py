@@ -89,7 +89,7 @@ from workflows.agent_setup import (
 )
 from workflows.carry import SEEN_MAIL_KEPT, AgentCarry, should_continue_as_new
 from workflows.child_endings import settle_children
-from workflows.client_input import refuse_unknown_fields
+from workflows.client_input import client_start, refuse_unknown_fields
 from workflows.contracts import (
     AgentInput,
     AgentNotification,
@@ -217,9 +217,8 @@ class AgentWorkflow:
 
     @workflow.run
     async def run(self, inp: AgentInput) -> AgentResult:
-        if self._carry is None and inp.resume_from is None and inp.parent is None:
-            if inp.lineage.parent_workflow_id is None:  # a client's start, not ours
-                refuse_unknown_fields("AgentWorkflow", inp)
+        if self._carry is None and client_start(inp):
+            refuse_unknown_fields("AgentWorkflow", inp)
         self._started = self._carry.started_at if self._carry else workflow.now()
         lineage = lineage_of(inp)
         inp = inp.model_copy(update={"lineage": lineage})

@@ -4,15 +4,23 @@ Any Temporal client can start a workflow (`temporal workflow start --input '{...
 TypeScript client, a script). pydantic drops a field the input's model does not have, so a
 misspelt one ran as if it had not been given: `{"max_turn": 5}` with no turn limit. A run a
 client started now fails at once with the names (`ClientInput.unknown_input_fields`) and the
-fields the input does have, before it spends anything. A client newer than the worker gets
-the same answer for a field the worker does not know yet, rather than a run without it.
-(Fields nested in the config are forbidden by its model: `outlast/converter.py` retries such a
-start's task until a worker that knows them takes it.)
+fields the input does have, before it spends anything. Top-level fields only: a typo inside
+the config or a stage is forbidden by its model, which `outlast/converter.py` takes for a
+newer client's and retries until a worker that knows it takes the task; inside the other
+nested models it is still dropped.
+
+A client newer than the worker gets the same answer for a field it sets that the worker does
+not know yet, rather than a run without it. Outlast's clients send every field, so a field a
+later release adds would reach older workers at its default; one whose default is empty
+(null, false, [], ...) is let through (`ClientInput`), one with any other default is refused:
+deploy the workers before the clients when an input gains such a field.
 
 Only a client's start is checked. Inputs Outlast's own workflows build (children, resumed
 runs, continue-as-new) stay lenient, as the signals they send do (`signal_input.py`): a field
 added in a later release must not fail a child that a worker of this one picks up during a
-deploy. A run with no unknown field asks for no patch, so it records nothing more.
+deploy. A run with no unknown field asks for no patch, so it records nothing more. (A refused
+run whose field a later release adds to the model will not replay on that release: it no
+longer asks for the patch. Closed runs only; Temporal replays them only for a query.)
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import difflib
 from temporalio import workflow
 
 from workflows import versions
-from workflows.contracts import ClientInput
+from workflows.contracts import AgentInput, ClientInput
 
 with workflow.unsafe.imports_passed_through():
     from activities.errors import InvalidAgentInput
@@ -31,18 +39,32 @@ INPUT_UNKNOWN_FIELDS = "input-unknown-fields"
 """Patch: a client's start with an unknown field fails (the field was dropped before)."""
 
 
+def client_start(inp: AgentInput) -> bool:
+    """Whether a client started this agent, not one of Outlast's workflows (a child, a stage,
+    a teammate, a resume). A continued run is told apart by its carry, in the workflow."""
+    return inp.resume_from is None and inp.parent is None and inp.lineage.parent_workflow_id is None
+
+
 def refusal(workflow_type: str, inp: ClientInput) -> str | None:
     """The sentence that refuses `inp`'s unknown fields, if it has any."""
     unknown = inp.unknown_input_fields
     if not unknown:
         return None
-    known = [name for name in type(inp).model_fields if name != "unknown_input_fields"]
-    named = ", ".join(_with_guess(name, known) for name in unknown)
+    known = fields_of(type(inp))
     return (
-        f"{workflow_type} input refused: unknown field{'s' if len(unknown) > 1 else ''} "
-        f"{named} (misspelt, or sent by a client newer than this worker); "
-        f"its fields are {', '.join(known)}"
+        f"{workflow_type} input refused: {named_unknown(unknown, known)} (misspelt, or sent "
+        f"by a client newer than this worker); its fields are {', '.join(known)}"
     )
+
+
+def fields_of(model: type[ClientInput]) -> list[str]:
+    return [name for name in model.model_fields if name != "unknown_input_fields"]
+
+
+def named_unknown(unknown: list[str], known: list[str]) -> str:
+    """`unknown field x (did you mean y?), z`."""
+    named = ", ".join(_with_guess(name, known) for name in unknown)
+    return f"unknown field{'s' if len(unknown) > 1 else ''} {named}"
 
 
 def _with_guess(name: str, known: list[str]) -> str:
@@ -58,4 +80,4 @@ def refuse_unknown_fields(workflow_type: str, inp: ClientInput) -> None:
     """
     text = refusal(workflow_type, inp)
     if text is not None and versions.patched(INPUT_UNKNOWN_FIELDS):
-        raise InvalidAgentInput(text)
+        raise InvalidAgentInput(text, unknown_fields=inp.unknown_input_fields)

@@ -46,7 +46,11 @@ class ClientInput(Contract):
     """A workflow's input, which any Temporal client may send as JSON. pydantic would drop a
     field the model does not have without a word (`{"max_turn": 5}` ran with no turn limit);
     the names of such fields are kept here, never sent on, so the workflow can refuse its
-    start (`workflows/client_input.py`)."""
+    start (`workflows/client_input.py`).
+
+    Not an unknown field whose value is empty (null, false, "", [], {}): that is what a client
+    of a later release sends for a field it added and left at its default (Outlast's clients
+    send every field), and it asks for nothing; it is dropped, as before."""
 
     unknown_input_fields: list[str] = Field(default_factory=list, exclude=True, repr=False)
 
@@ -55,11 +59,16 @@ class ClientInput(Contract):
     def _keep_unknown_names(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        unknown = sorted(str(k) for k in data if k not in cls.model_fields)
-        if not unknown:
+        known = cls.model_fields.keys() - {"unknown_input_fields"}
+        if all(k in known for k in data):
             return data
-        known = {k: v for k, v in data.items() if k in cls.model_fields}
-        return {**known, "unknown_input_fields": unknown}
+        unknown = sorted(str(k) for k, v in data.items() if k not in known and not _empty(v))
+        kept = {k: v for k, v in data.items() if k in known}
+        return {**kept, "unknown_input_fields": unknown}
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value is False or value in ("", [], {})
 
 
 class Workspace(Contract):

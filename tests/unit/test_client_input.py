@@ -21,7 +21,7 @@ def test_unknown_fields_are_kept_by_name_and_not_sent_on():
 
 
 def test_the_refusal_names_the_unknown_and_the_known_fields():
-    inp = PipelineInput.model_validate({"task": "t", "workspace": WORKSPACE, "stagse": []})
+    inp = PipelineInput.model_validate({"task": "t", "workspace": WORKSPACE, "stagse": ["x"]})
     text = refusal("PipelineWorkflow", inp)
     assert text is not None
     assert text.startswith(
@@ -38,3 +38,19 @@ def test_an_input_without_unknown_fields_has_nothing_to_refuse():
     built = AgentInput(prompt="go", workspace=WORKSPACE)  # type: ignore[arg-type]
     assert refusal("AgentWorkflow", built) is None
     assert built.unknown_input_fields == []
+
+
+def test_an_unknown_field_left_empty_is_dropped_as_before():
+    """What a client of a later release sends for a field it added and left at its default
+    (null, false, [], ...) asks for nothing, and is no typo worth refusing a run for."""
+    given = {"prompt": "go", "workspace": WORKSPACE, "new_flag": False, "new_list": []}
+    inp = AgentInput.model_validate({**given, "new_ref": None, "new_text": "", "n": 0})
+    assert inp.unknown_input_fields == ["n"]  # 0 is a value
+    assert AgentInput.model_validate(given).unknown_input_fields == []
+
+
+def test_the_field_that_keeps_the_names_is_no_input_of_its_own():
+    inp = AgentInput.model_validate(
+        {"prompt": "go", "workspace": WORKSPACE, "unknown_input_fields": ["x"]}
+    )
+    assert inp.unknown_input_fields == ["unknown_input_fields"]

@@ -34,6 +34,16 @@ def test_a_workflow_input_of_the_wrong_shape_is_a_non_retryable_failure():
     assert "workspace: Field required" in failed.value.message
 
 
+def test_a_misspelt_required_field_is_named_beside_the_missing_one():
+    with pytest.raises(ApplicationError) as failed:
+        OutlastPayloadConverter().from_payloads(
+            [payload({"promt": "x", "workspace": WORKSPACE})], [AgentInput]
+        )
+    message = failed.value.message
+    assert "prompt: Field required" in message
+    assert message.endswith("; unknown field promt (did you mean prompt?)"), message
+
+
 def test_fields_from_newer_code_keep_the_old_behaviour_so_a_newer_worker_can_take_it():
     newer = {"prompt": "x", "workspace": WORKSPACE, "config": {"tools": {"new_knob": 1}}}
     with pytest.raises(ValidationError):

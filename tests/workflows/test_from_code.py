@@ -216,6 +216,7 @@ async def test_a_misspelt_start_field_fails_the_workflow_before_any_model_call(
     assert cause.type == "InvalidAgentInput" and cause.non_retryable
     guess = " (did you mean max_turns?)" if kind == "AgentWorkflow" else ""  # a pipeline has none
     assert cause.message.startswith(f"{kind} input refused: unknown field max_turn{guess} (mis")
+    assert cause.details == ({"unknown_fields": ["max_turn"]},)  # for a program to read
     assert not model.log
 
 
