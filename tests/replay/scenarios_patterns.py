@@ -83,30 +83,25 @@ async def coordinator(client: Client, tmp: Path) -> WorkflowHandle:
 
 
 async def pipeline(client: Client, tmp: Path) -> WorkflowHandle:
-    from tests.workflows.test_pipeline import default_script, pipeline_input
-    from workflows.pattern_contracts import PipelineResult
+    from tests.workflows.test_pipeline import default_script
 
-    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
-    with scripted_model(default_script()):
-        async with running_workers(client) as queues:
-            handle = await client.start_workflow(
-                "PipelineWorkflow",
-                pipeline_input(repo, queues, approve_between=False),
-                id=os.environ["OUTLAST_RECORDING"],
-                task_queue=queues.task_queue,
-                result_type=PipelineResult,
-            )
-            await handle.result()
-    return handle
+    return await _run_pipeline(client, tmp, default_script())
 
 
 async def pipeline_failed_stage(client: Client, tmp: Path) -> WorkflowHandle:
     """The plan stage fails after a Read: the pipeline reads what it spent after its end."""
-    from tests.workflows.test_pipeline import FAILING_PLAN, pipeline_input
+    from tests.workflows.test_pipeline import FAILING_PLAN
+
+    return await _run_pipeline(client, tmp, FAILING_PLAN)
+
+
+async def _run_pipeline(client: Client, tmp: Path, script: dict) -> WorkflowHandle:
+    """The default pipeline, with no approvals, to its end."""
+    from tests.workflows.test_pipeline import pipeline_input
     from workflows.pattern_contracts import PipelineResult
 
     repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
-    with scripted_model(FAILING_PLAN):
+    with scripted_model(script):
         async with running_workers(client) as queues:
             handle = await client.start_workflow(
                 "PipelineWorkflow",
