@@ -53,7 +53,8 @@ from activities.tools.process_groups import settle_kills
 from activities.transcript_export import export_transcript
 from activities.web_fetch import web_fetch
 from activities.web_search import web_search
-from activities.worktree import cleanup_worktree, create_worktree
+from activities.worktree import create_worktree
+from activities.worktree_cleanup import cleanup_worktree
 from outlast import payload_visits, workflow_runner
 from outlast.build_id import code_build_id
 from outlast.telemetry import GenAISpans

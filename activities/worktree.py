@@ -1,4 +1,5 @@
-"""Git worktrees for `isolation: worktree` agents (spec R51-R53).
+"""Git worktrees for `isolation: worktree` agents (spec R51-R53): the activities' contracts,
+and creating one (`worktree_cleanup.py` removes them, `worktree_git.py` runs their git).
 
 An agent's worktree lives at `<toplevel>/.claude/worktrees/<slug>` on branch
 `worktree-<slug>` (`/` flattened to `+`), created from HEAD. Both activities are idempotent
@@ -11,40 +12,35 @@ The commit a worktree was created from (its base) is recorded in
 between the two steps still leaves a record a retry can trust. Cleanup removes only
 worktrees with such a record and no changes since their base; anything else (including
 worktrees Claude Code itself made under the same directory) is kept.
-
-Every git call is an argument list, nothing goes through a shell, and an attempt's git
-commands are killed, with the hooks they started, once the attempt has run `GIT_TIMEOUT_S`: a
-hung one would hold the repository's lock, and every other agent's worktree with it, for as
-long as the worker lives.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import fcntl
 import logging
 import os
-import subprocess
-import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar, cast
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
 from activities import worktree_owners
 from activities.errors import OutlastError
-from activities.sandbox_tmp import remove_sandbox_tmp
-from activities.workspace import (
-    NO_OPTIONAL_LOCKS,
-    atomic_write,
-    heartbeating,
-    run_blocking,
-    run_git,
+from activities.workspace import atomic_write, heartbeating
+from activities.worktree_git import (
+    GitFailed,
+    GitHung,
+    Repo,
+    attempt_deadline,
+    base_file,
+    branch_tip,
+    git,
+    read_base,
+    registered,
+    serialised,
 )
 from activities.worktree_owners import WorktreeOwner
 from agents.worktree_slug import (
@@ -55,68 +51,15 @@ from agents.worktree_slug import (
 )
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 WORKTREES_DIR = Path(".claude", "worktrees")
-LOCK_FILE = "outlast-worktree.lock"
-BASES_DIR = "outlast-worktrees"
 # What `git worktree add` writes into `locked` while it runs; left behind if it was killed.
-# Git runs with LC_ALL=C (`_C_LOCALE`), so the text is never translated.
+# Git runs with LC_ALL=C (`worktree_git.C_LOCALE`), so the text is never translated.
 _ADD_IN_PROGRESS = "initializing"
-_C_LOCALE = {"LC_ALL": "C", "LANGUAGE": "C"}
 
-GIT_TIMEOUT_S = 100.0
-"""How long one attempt's git may run, from the attempt's start (waiting for the lock
-included): a hung command (a post-checkout hook that waits, an LFS filter asking for
-credentials, a stuck filesystem) is killed at that point, below the activities' 2-minute
-limit (`workflows.worktrees.WORKTREE_OPTIONS`), so the lock is free before the attempt's
-retry asks for it."""
 
 UNDO_S = 10.0
 """How long removing what a failed `git worktree add` left may take, past `GIT_TIMEOUT_S`."""
-
-
-class GitFailed(Exception):
-    """A git command exited non-zero. Where that answers a question (no such branch, not a
-    repository) it is caught; elsewhere the activity fails and is retried (a lock another git
-    held, a hook that failed once), where a `WorktreeRefused` is not."""
-
-    def __init__(self, args: tuple[str, ...], status: int, stderr: bytes):
-        text = stderr.decode(errors="replace").strip()
-        super().__init__(f"git {' '.join(args)} failed ({status}): {text}")
-
-
-class GitHung(Exception):
-    """A git command ran past its attempt's `GIT_TIMEOUT_S` and was killed. Never taken for
-    an answer (a stuck filesystem is not "not a repository"): the attempt fails and is
-    retried."""
-
-
-def _deadline() -> float:
-    """When the git of an attempt starting now must be done (`time.monotonic()`)."""
-    return time.monotonic() + GIT_TIMEOUT_S
-
-
-def _git(cwd: Path, *args: str, deadline: float, reads: bool = False) -> str:
-    """`git <args>` in `cwd`, its output less the final newline; `reads`: without optional
-    locks (`NO_OPTIONAL_LOCKS`).
-
-    Raises:
-        GitFailed: It exited non-zero.
-        GitHung: It was still running at `deadline` and was killed, with what it started.
-    """
-    env = {**_C_LOCALE, **NO_OPTIONAL_LOCKS} if reads else _C_LOCALE
-    try:
-        done = run_git(str(cwd), *args, timeout=max(deadline - time.monotonic(), 0.1), env=env)
-    except subprocess.TimeoutExpired:
-        raise GitHung(
-            f"git {' '.join(args)} killed, with what it started: the attempt's git has run "
-            f"{GIT_TIMEOUT_S:g} s"
-        ) from None
-    if done.returncode != 0:
-        raise GitFailed(args, done.returncode, done.stderr)
-    out = done.stdout.decode(errors="surrogateescape")
-    return out[:-1] if out.endswith("\n") else out
 
 
 class WorktreeRefused(OutlastError):
@@ -187,17 +130,6 @@ class WorktreeCleanup(BaseModel):
     """What `remove` refused to lose: uncommitted files, commits on no other branch."""
 
 
-@dataclass(frozen=True)
-class _Repo:
-    top: Path
-    common: Path
-    deadline: float
-    """The attempt's (`_deadline`): every git command it runs ends by then."""
-
-    def git(self, *args: str) -> str:
-        return _git(self.top, *args, deadline=self.deadline)
-
-
 def _check_request(inp: CreateWorktreeInput) -> None:
     """The pure checks, before anything touches the disk or runs git."""
     try:
@@ -210,7 +142,7 @@ def _check_request(inp: CreateWorktreeInput) -> None:
             raise WorktreeRefused(f"Invalid symlink_dirs entry {name!r}: must be one plain name")
 
 
-def _locate(repo_root: str, deadline: float) -> _Repo:
+def locate(repo_root: str, deadline: float) -> Repo:
     """The toplevel and common dir of the work tree containing `repo_root`.
 
     Raises:
@@ -225,7 +157,7 @@ def _locate(repo_root: str, deadline: float) -> _Repo:
         raise refused
     try:
         # Fails in a bare repository too: it has no toplevel.
-        top, common = _git(
+        top, common = git(
             Path(repo_root),
             "rev-parse",
             "--path-format=absolute",
@@ -235,18 +167,18 @@ def _locate(repo_root: str, deadline: float) -> _Repo:
         ).splitlines()
     except (ValueError, GitFailed):
         raise refused from None
-    return _Repo(top=Path(top), common=Path(common).resolve(), deadline=deadline)
+    return Repo(top=Path(top), common=Path(common).resolve(), deadline=deadline)
 
 
-def _prepare(inp: CreateWorktreeInput, deadline: float) -> _Repo:
+def _prepare(inp: CreateWorktreeInput, deadline: float) -> Repo:
     """The checks that need git but change nothing; the repository they found."""
-    repo = _locate(inp.repo_root, deadline)
+    repo = locate(inp.repo_root, deadline)
     _check_branch_name(repo, worktree_branch(inp.slug))
     _worktree_path(repo, inp.slug)
     return repo
 
 
-def _worktree_path(repo: _Repo, slug: str) -> Path:
+def _worktree_path(repo: Repo, slug: str) -> Path:
     path = repo.top / WORKTREES_DIR / slug
     # A committed `.claude` symlink must not move worktrees out of the repository.
     if not path.resolve().is_relative_to(repo.top.resolve()):
@@ -254,7 +186,7 @@ def _worktree_path(repo: _Repo, slug: str) -> Path:
     return path
 
 
-def _check_branch_name(repo: _Repo, branch: str) -> None:
+def _check_branch_name(repo: Repo, branch: str) -> None:
     try:
         repo.git("check-ref-format", "--branch", branch)
     except GitFailed:
@@ -262,70 +194,7 @@ def _check_branch_name(repo: _Repo, branch: str) -> None:
         raise WorktreeRefused(f"{branch} is not a valid git branch name") from None
 
 
-async def _serialised(repo: _Repo, fn: Callable[[], T]) -> T:
-    """Run `fn` in a thread holding the repository's worktree lock, heartbeating meanwhile.
-
-    If the activity is cancelled while the thread still waits for the lock, the thread gives
-    up once it gets the lock; if `fn` has already started it runs to completion, which is
-    safe because both operations are idempotent. The lock is always released by the thread
-    that took it, whatever happens to the awaiting coroutine.
-    """
-    abandoned = threading.Event()
-
-    def locked() -> T | None:
-        fd = os.open(repo.common / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            return None if abandoned.is_set() else fn()
-        finally:
-            os.close(fd)  # releases the flock
-
-    try:
-        async with heartbeating():
-            result = await asyncio.to_thread(locked)
-    except asyncio.CancelledError:
-        abandoned.set()
-        raise
-    return cast(T, result)  # None only when abandoned, and then CancelledError was raised
-
-
-def _registered(repo: _Repo) -> dict[Path, dict[str, str]]:
-    """`git worktree list --porcelain` as path -> attributes (`HEAD`, `branch`, `locked`...)."""
-    found: dict[Path, dict[str, str]] = {}
-    for block in repo.git("worktree", "list", "--porcelain").split("\n\n"):
-        attrs = dict((line.split(" ", 1) + [""])[:2] for line in block.splitlines() if line)
-        if "worktree" in attrs:
-            found[Path(attrs["worktree"])] = attrs
-    return found
-
-
-def _base_file(repo: _Repo, branch: str) -> Path:
-    return repo.common / BASES_DIR / branch
-
-
-def _outlast_branches(repo: _Repo) -> list[str]:
-    """The branches of worktrees Outlast made and has not removed (their base records)."""
-    try:
-        return [p.name for p in (repo.common / BASES_DIR).iterdir() if p.is_file()]
-    except FileNotFoundError:
-        return []
-
-
-def _read_base(repo: _Repo, branch: str) -> str | None:
-    try:
-        return _base_file(repo, branch).read_text().strip() or None
-    except FileNotFoundError:
-        return None
-
-
-def _branch_tip(repo: _Repo, branch: str) -> str | None:
-    try:
-        return repo.git("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}")
-    except GitFailed:
-        return None
-
-
-def _head_commit(repo: _Repo) -> str:
+def _head_commit(repo: Repo) -> str:
     try:
         return repo.git("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     except GitFailed:
@@ -343,7 +212,7 @@ def _link_dirs(top: Path, path: Path, names: list[str]) -> None:
             os.symlink(source, link, target_is_directory=True)
 
 
-def _info(repo: _Repo, path: Path, branch: str, head: str, existed: bool) -> WorktreeInfo:
+def _info(repo: Repo, path: Path, branch: str, head: str, existed: bool) -> WorktreeInfo:
     return WorktreeInfo(
         repo_root=str(repo.top),
         worktree_path=str(path),
@@ -353,12 +222,12 @@ def _info(repo: _Repo, path: Path, branch: str, head: str, existed: bool) -> Wor
     )
 
 
-def _create(repo: _Repo, inp: CreateWorktreeInput, owner: str = "") -> WorktreeInfo:
+def _create(repo: Repo, inp: CreateWorktreeInput, owner: str = "") -> WorktreeInfo:
     """Create (or find) the worktree; runs under the repository lock."""
     path, branch = _worktree_path(repo, inp.slug), worktree_branch(inp.slug)
-    entry = _registered(repo).get(path)
+    entry = registered(repo).get(path)
     if inp.exclusive:
-        if entry is not None or _branch_tip(repo, branch) is not None:
+        if entry is not None or branch_tip(repo, branch) is not None:
             record = worktree_owners.owner_of(str(path))
             if record is None or record.workflow_id != owner:
                 raise WorktreeRefused(
@@ -380,26 +249,26 @@ def _create(repo: _Repo, inp: CreateWorktreeInput, owner: str = "") -> WorktreeI
             worktree_owners.remember(record)
     if entry is not None and path.is_dir() and entry.get("locked") != _ADD_IN_PROGRESS:
         _link_dirs(repo.top, path, inp.symlink_dirs)  # a crash may have come before the links
-        head = _read_base(repo, branch) or entry.get("HEAD", "")
+        head = read_base(repo, branch) or entry.get("HEAD", "")
         return _info(repo, path, branch, head, existed=True)
     if entry is not None:
         # Registered but its directory is gone, or an add was killed half-way: drop it.
         repo.git("worktree", "remove", "--force", "--force", str(path))
     elif path.exists() and (not path.is_dir() or any(path.iterdir())):
         raise WorktreeRefused(f"{path} already exists and is not a worktree of {repo.top}")
-    if _branch_tip(repo, branch) is not None:
+    if branch_tip(repo, branch) is not None:
         # The branch outlived its worktree (a crash between the steps): reuse it.
         _add(repo, path, str(path), branch)
-        head = _read_base(repo, branch) or repo.git("rev-parse", f"refs/heads/{branch}")
+        head = read_base(repo, branch) or repo.git("rev-parse", f"refs/heads/{branch}")
     else:
         head = _head_commit(repo)
-        atomic_write(_base_file(repo, branch), f"{head}\n".encode())
+        atomic_write(base_file(repo, branch), f"{head}\n".encode())
         _add(repo, path, "-b", branch, str(path), head)
     _link_dirs(repo.top, path, inp.symlink_dirs)
     return _info(repo, path, branch, head, existed=False)
 
 
-def _add(repo: _Repo, path: Path, *args: str) -> None:
+def _add(repo: Repo, path: Path, *args: str) -> None:
     """`git worktree add <args>` for `path`. One that fails or is killed may leave a
     registered worktree whose checkout or post-checkout hook never finished: it is removed, so
     the retry checks it out afresh and runs the hook again, where it would otherwise take the
@@ -410,7 +279,7 @@ def _add(repo: _Repo, path: Path, *args: str) -> None:
         # With time of its own: a hang has used up the attempt's.
         undo = dataclasses.replace(repo, deadline=time.monotonic() + UNDO_S)
         try:
-            if path in _registered(undo):
+            if path in registered(undo):
                 undo.git("worktree", "remove", "--force", "--force", str(path))
         except (GitFailed, GitHung) as e:  # the next attempt removes it (`_create`)
             log.warning("could not remove the half-made worktree %s: %s", path, e)
@@ -427,11 +296,11 @@ async def create_worktree(inp: CreateWorktreeInput) -> WorktreeInfo:
             path is taken by something that is not a worktree.
     """
     _check_request(inp)
-    deadline = _deadline()
+    deadline = attempt_deadline()
     async with heartbeating():
         repo = await asyncio.to_thread(_prepare, inp, deadline)
     owner = inp.owner_workflow_id or (activity.info().workflow_id if activity.in_activity() else "")
-    info = await _serialised(repo, lambda: _create(repo, inp, owner))
+    info = await serialised(repo, lambda: _create(repo, inp, owner))
     if activity.in_activity():
         # Before the workflow hears of it: a run terminated from here on leaves a record the
         # reaper can act on.
@@ -439,171 +308,3 @@ async def create_worktree(inp: CreateWorktreeInput) -> WorktreeInfo:
             WorktreeOwner(workflow_id=owner, **info.model_dump(exclude={"existed"}))
         )
     return info
-
-
-def _is_our_link(path: Path, top: Path, status_line: str) -> bool:
-    """Whether a porcelain `??` line is one of the symlinks `_link_dirs` made."""
-    name = status_line[3:].rstrip("/")
-    link = path / name
-    return "/" not in name and link.is_symlink() and link.resolve() == (top / name).resolve()
-
-
-def _changes(repo: _Repo, path: Path, base: str) -> list[str]:
-    """What makes the worktree differ from its base: new commits, edits, untracked files."""
-    found = []
-    if _git(path, "rev-parse", "HEAD", deadline=repo.deadline, reads=True) != base:
-        since = f"{base}..HEAD"
-        count = int(_git(path, "rev-list", "--count", since, deadline=repo.deadline, reads=True))
-        found.append(f"{count} new commit{'s' * (count != 1)}" if count else "HEAD moved")
-    return found + _uncommitted(repo, path)
-
-
-def _uncommitted(repo: _Repo, path: Path) -> list[str]:
-    """The worktree's modified and untracked files, counted (the links we made aside)."""
-    found = []
-    # Without optional locks: a status would otherwise rewrite the index and fail a commit
-    # running meanwhile (activities/workspace.NO_OPTIONAL_LOCKS).
-    args = ["status", "--porcelain", "--untracked-files=all"]
-    lines = _git(path, *args, deadline=repo.deadline, reads=True).splitlines()
-    untracked = [ln for ln in lines if ln.startswith("??") and not _is_our_link(path, repo.top, ln)]
-    modified = [ln for ln in lines if ln and not ln.startswith("??")]
-    for what, items in (("modified file", modified), ("untracked file", untracked)):
-        if items:
-            found.append(f"{len(items)} {what}{'s' * (len(items) != 1)}")
-    return found
-
-
-def _nested(registered: dict[Path, dict[str, str]], path: Path) -> list[str]:
-    """Worktrees inside `path` (a sub-agent's, made from a session in a worktree): removing
-    `path` with `--force` would delete them, work and all."""
-    return sorted(str(p) for p in registered if p != path and p.is_relative_to(path))
-
-
-def _cleanup(repo: _Repo, info: WorktreeInfo) -> WorktreeCleanup:
-    """Remove the worktree and its branch if nothing changed; runs under the repository lock."""
-    path, branch = Path(info.worktree_path), info.worktree_branch
-    base = _read_base(repo, branch)
-    registered = _registered(repo)
-    entry = registered.get(path)
-    if nested := _nested(registered, path):
-        return WorktreeCleanup(kept=True, reason=f"worktree holds other worktrees: {nested[0]}")
-    if entry is not None and "locked" in entry:
-        return WorktreeCleanup(kept=True, reason=f"worktree is locked {entry['locked']}".strip())
-    if entry is not None and path.is_dir():
-        if base is None:
-            return WorktreeCleanup(kept=True, reason="not created by Outlast (no recorded base)")
-        changes = _changes(repo, path, base)
-        if changes:
-            return WorktreeCleanup(kept=True, reason="worktree has " + ", ".join(changes))
-    if entry is not None:
-        repo.git("worktree", "remove", "--force", str(path))
-    tip = _branch_tip(repo, branch)
-    if tip is not None:
-        if tip != base:
-            why = "no recorded base" if base is None else "new commits"
-            return WorktreeCleanup(kept=True, reason=f"branch {branch} kept: {why}")
-        repo.git("branch", "-D", branch)
-    _base_file(repo, branch).unlink(missing_ok=True)
-    return WorktreeCleanup(kept=False, reason="no changes; worktree and branch removed")
-
-
-def _unsaved(repo: _Repo, path: Path | None, branch: str, base: str) -> list[str]:
-    """What removing the worktree (`path`, None if it is gone) would lose: uncommitted files,
-    and commits since its base that are on no other branch (merged ones are kept by the
-    branch they were merged into)."""
-    found = _uncommitted(repo, path) if path is not None else []
-    heads = (["HEAD"] if path is not None else []) + (
-        [f"refs/heads/{branch}"] if _branch_tip(repo, branch) is not None else []
-    )
-    if heads:
-        # `--exclude` before `--branches` leaves this branch, and the other worktrees' own
-        # branches (temporary: each goes with its worktree), out of "the other branches".
-        temporary = {branch, *_outlast_branches(repo)}
-        excludes = [f"--exclude={b}" for b in sorted(temporary)]
-        args = ["rev-list", "--count", *heads, "--not", *excludes, "--branches", base]
-        where = path if path is not None else repo.top
-        count = int(_git(where, *args, deadline=repo.deadline, reads=True))
-        if count:
-            found.insert(0, f"{count} commit{'s' * (count != 1)} on no other branch")
-    return found
-
-
-def _remove(repo: _Repo, info: WorktreeInfo, discard: bool) -> WorktreeCleanup:
-    """ExitWorktree's removal; runs under the repository lock."""
-    path, branch = Path(info.worktree_path), info.worktree_branch
-    base = _read_base(repo, branch)
-    registered = _registered(repo)
-    entry = registered.get(path)
-    if nested := _nested(registered, path):
-        why = f"it holds other worktrees ({', '.join(nested)}), which would go with it"
-        return WorktreeCleanup(kept=True, refused=True, reason=why)
-    if entry is not None and "locked" in entry:
-        why = f"worktree is locked {entry['locked']}".strip()
-        return WorktreeCleanup(kept=True, refused=True, reason=why)
-    if base is None and (entry is not None or _branch_tip(repo, branch) is not None):
-        why = "it was not created by Outlast (no recorded base)"
-        return WorktreeCleanup(kept=True, refused=True, reason=why)
-    if not discard and base is not None:
-        present = path if entry is not None and path.is_dir() else None
-        lost = _unsaved(repo, present, branch, base)
-        if lost:
-            why = "it has " + ", ".join(lost)
-            return WorktreeCleanup(kept=True, refused=True, reason=why, unsaved=lost)
-    if entry is not None:
-        repo.git("worktree", "remove", "--force", str(path))
-    if _branch_tip(repo, branch) is not None:
-        repo.git("branch", "-D", branch)
-    _base_file(repo, branch).unlink(missing_ok=True)
-    return WorktreeCleanup(kept=False, reason="worktree and branch removed")
-
-
-@activity.defn(name="workspace.cleanup_worktree")
-async def cleanup_worktree(inp: CleanupWorktreeInput) -> WorktreeCleanup:
-    """Remove an agent's worktree and branch if it changed nothing; otherwise keep both.
-    ExitWorktree's actions (`inp.action`) keep it, or remove it if nothing would be lost, or
-    whatever it holds.
-
-    Idempotent: a worktree that is already gone reports `kept=False`.
-
-    Raises:
-        WorktreeRefused: `info.worktree_path` is not under the repository's worktree directory.
-    """
-    info = inp.info
-    home, path = Path(info.repo_root) / WORKTREES_DIR, Path(info.worktree_path)
-    # `is_relative_to` is lexical, so `..` parts must be refused separately.
-    if ".." in path.parts or path == home or not path.is_relative_to(home):
-        raise WorktreeRefused(f"{info.worktree_path} is not a worktree under {home}")
-    if inp.action == "keep":
-        worktree_owners.forget(info.worktree_path)  # kept on purpose: not the reaper's
-        return WorktreeCleanup(kept=True, reason="kept, as asked")
-    async with heartbeating():
-        try:
-            repo = await asyncio.to_thread(_locate, info.repo_root, _deadline())
-        except WorktreeRefused:
-            worktree_owners.forget(info.worktree_path)
-            await run_blocking(_drop_sandbox_tmp_if_gone, path)
-            reason = f"{info.repo_root} is no longer a git repository"
-            return WorktreeCleanup(kept=False, reason=reason)
-    if inp.action == "cleanup":
-        outcome = await _serialised(repo, lambda: _cleanup(repo, info))
-    else:
-        discard = inp.action == "discard"
-        outcome = await _serialised(repo, lambda: _remove(repo, info, discard))
-        if outcome.refused:
-            return outcome
-    # Removed or kept, the owner has decided; the reaper has nothing left to do.
-    worktree_owners.forget(info.worktree_path)
-    await run_blocking(_drop_sandbox_tmp_if_gone, path)
-    return outcome
-
-
-def _drop_sandbox_tmp_if_gone(path: Path) -> None:
-    """A removed worktree's sandbox /tmp goes with it; a kept one keeps its own. Never fails
-    the cleanup, whose outcome is decided: what is left keeps its record, for the reaper."""
-    try:
-        if path.exists():
-            return
-        for spelling in {str(path), str(path.resolve())}:
-            remove_sandbox_tmp(spelling)
-    except OSError as e:
-        log.warning("left the sandbox /tmp of %s to the reaper: %s", path, e)

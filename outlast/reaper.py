@@ -28,14 +28,9 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities import worktree_owners
 from activities.sandbox_tmp import is_orphaned, recorded_sandbox_tmps, remove_orphaned
 from activities.snapshot import recorded_snapshots, remove_snapshot_at
-from activities.worktree import (
-    CleanupWorktreeInput,
-    GitFailed,
-    GitHung,
-    WorktreeInfo,
-    WorktreeRefused,
-    cleanup_worktree,
-)
+from activities.worktree import CleanupWorktreeInput, WorktreeInfo, WorktreeRefused
+from activities.worktree_cleanup import cleanup_worktree
+from activities.worktree_git import GitFailed, GitHung
 from activities.worktree_owners import WorktreeOwner
 
 log = logging.getLogger(__name__)

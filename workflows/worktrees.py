@@ -18,9 +18,9 @@ with workflow.unsafe.imports_passed_through():
         CreateWorktreeInput,
         WorktreeCleanup,
         WorktreeInfo,
-        cleanup_worktree,
     )
     from activities.worktree import create_worktree as create_worktree_activity
+    from activities.worktree_cleanup import cleanup_worktree
 
 from workflows.contracts import Workspace
 

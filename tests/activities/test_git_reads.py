@@ -22,16 +22,12 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities import workspace, worktree, worktree_owners
+from activities import workspace, worktree_git, worktree_owners
 from activities.context import git_snapshot
 from activities.snapshot import _changed
-from activities.worktree import (
-    CleanupWorktreeInput,
-    CreateWorktreeInput,
-    GitHung,
-    cleanup_worktree,
-    create_worktree,
-)
+from activities.worktree import CleanupWorktreeInput, CreateWorktreeInput, create_worktree
+from activities.worktree_cleanup import cleanup_worktree
+from activities.worktree_git import GitHung
 from outlast.reaper import reap
 from tests.activities.test_tool_bash import live_pids, marker
 from tests.conftest import make_git_repo
@@ -136,7 +132,7 @@ async def test_a_hung_status_fails_a_worktree_s_cleanup_in_time(
     inp = CreateWorktreeInput(repo_root=str(root), slug="hung")
     info = await ActivityEnvironment().run(create_worktree, inp)
     mark = hanging_fsmonitor(root, tmp_path)
-    monkeypatch.setattr(worktree, "GIT_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(worktree_git, "GIT_TIMEOUT_S", 3.0)
     started = time.monotonic()
     with pytest.raises(GitHung, match="git status"):
         await ActivityEnvironment().run(cleanup_worktree, CleanupWorktreeInput(info=info))
@@ -157,7 +153,7 @@ async def test_a_hung_checkout_hook_fails_a_worktree_s_creation_and_frees_the_lo
     hook = root / ".git" / "hooks" / "post-checkout"
     hook.write_text(f"#!/bin/sh\nexec sleep {mark}\n")
     hook.chmod(0o755)
-    monkeypatch.setattr(worktree, "GIT_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(worktree_git, "GIT_TIMEOUT_S", 3.0)
     inp = CreateWorktreeInput(repo_root=str(root), slug="hook")
     started = time.monotonic()
     with pytest.raises(GitHung, match="git worktree add"):
@@ -187,7 +183,7 @@ async def test_a_worktree_whose_git_hangs_does_not_hold_up_the_reaper(
         )
         infos[name] = await ActivityEnvironment().run(create_worktree, inp)
     mark = hanging_fsmonitor(Path(infos["hung"].worktree_path), tmp_path)
-    monkeypatch.setattr(worktree, "GIT_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(worktree_git, "GIT_TIMEOUT_S", 3.0)
     reaped = {Path(r.worktree_path).name: r for r in await reap(client)}
     assert hooks_left(mark) == []
     assert not reaped["hung"].removed and "tried again at the next reap" in reaped["hung"].reason

@@ -20,12 +20,8 @@ from activities.sandbox_tmp import (
     sandbox_tmp,
     sandbox_tmps_dir,
 )
-from activities.worktree import (
-    CleanupWorktreeInput,
-    CreateWorktreeInput,
-    cleanup_worktree,
-    create_worktree,
-)
+from activities.worktree import CleanupWorktreeInput, CreateWorktreeInput, create_worktree
+from activities.worktree_cleanup import cleanup_worktree
 from outlast.reaper import WORKSPACE_GONE, reap
 from tests.activities.test_writer_sandbox import bash
 from tests.conftest import make_git_repo

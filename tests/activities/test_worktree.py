@@ -16,16 +16,15 @@ from temporalio.testing import ActivityEnvironment
 from activities import workspace, worktree_owners
 from activities import worktree as worktree_module
 from activities.worktree import (
-    BASES_DIR,
-    LOCK_FILE,
     CleanupWorktreeInput,
     CreateWorktreeInput,
     WorktreeCleanup,
     WorktreeInfo,
     WorktreeRefused,
-    cleanup_worktree,
     create_worktree,
 )
+from activities.worktree_cleanup import cleanup_worktree
+from activities.worktree_git import BASES_DIR, LOCK_FILE
 from tests.conftest import GIT_ENV, make_git_repo
 
 
