@@ -12,7 +12,6 @@ from temporalio.client import (
     WorkflowExecution,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
-    WorkflowHandle,
     WorkflowQueryFailedError,
 )
 from temporalio.service import RPCError, RPCStatusCode
@@ -131,8 +130,9 @@ async def agent_tree(
     node = Node(row=_row(desc))
     if desc.status is not None and desc.status.name == "COMPLETED":
         _fill_from_result(node, await handle.result(follow_runs=False))
-    elif desc.status is not None and desc.status.name == "RUNNING":
-        await _fill_from_status(node, handle, desc.workflow_type, queries_until)
+    elif desc.status is not None:
+        # Running, or ended with no result (failed, killed, terminated): what it has spent.
+        await _fill_from_status(node, client, desc, queries_until)
     if desc.workflow_type in AGENT_TYPES:
         await _add_earlier_runs(client, node, desc)
     if depth < 6:
@@ -145,22 +145,25 @@ async def agent_tree(
 
 
 async def _fill_from_status(
-    node: Node, handle: WorkflowHandle, workflow_type: str, until: float
+    node: Node, client: Client, desc: WorkflowExecutionDescription, until: float
 ) -> None:
-    """A running agent's figures so far, from its `status` query; none when no worker
-    answers before `until` (the tree is still shown)."""
+    """An agent's figures from its `status` query: a running one's so far, or what one that
+    ended without a result had spent (a worker replays the closed run to answer); none when
+    no worker answers before `until` (the tree is still shown)."""
     left = until - asyncio.get_running_loop().time()
-    if workflow_type not in AGENT_TYPES or left < 0.1:
+    if desc.workflow_type not in AGENT_TYPES or left < 0.1:
         return
     try:
-        status = await handle.query(
+        run = client.get_workflow_handle(desc.id, run_id=desc.run_id)
+        status = await run.query(
             "status", result_type=AgentStatus, rpc_timeout=timedelta(seconds=left)
         )
     except (RPCError, WorkflowQueryFailedError):
         return
     node.agent_type, node.turns = status.agent_type, status.turn
     node.tokens, node.tool_uses = status.usage.total_tokens, status.usage.tool_uses
-    node.outcome = status.state
+    if desc.status == WorkflowExecutionStatus.RUNNING:
+        node.outcome = status.state
 
 
 async def _add_earlier_runs(client: Client, node: Node, desc: WorkflowExecutionDescription):

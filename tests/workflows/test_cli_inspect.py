@@ -185,3 +185,20 @@ async def test_run_in_a_namespace_that_does_not_exist_is_one_sentence(dev_server
     out = (await proc.communicate())[0].decode()
     assert proc.returncode == 2 and out.startswith("error: ") and "Traceback" not in out, out
     assert "no-such-namespace" in out, out
+
+
+async def test_show_counts_what_a_failed_stage_spent(client, dev_server, git_repo):
+    """A stage that failed left no result: `show` reads its figures from its run's `status`
+    query, which a worker answers by replaying the closed run."""
+    from tests.workflows.test_pipeline import FAILING_PLAN, pipeline_input, start_pipeline
+
+    with scripted_model(FAILING_PLAN):
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(client, queues, pipeline_input(git_repo, queues))
+            await handle.result()
+            code, out = await cli(dev_server.address, "show", handle.id, "--json")
+    assert code == 0, out
+    stages = {kid["row"]["workflow_id"]: kid for kid in json.loads(out)["children"]}
+    plan = stages[f"{handle.id}/plan"]
+    assert plan["row"]["status"] == "failed"
+    assert plan["tool_uses"] == 1 and plan["tokens"] > 0 and plan["turns"] == 1, plan
