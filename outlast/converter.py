@@ -29,7 +29,7 @@ from temporalio.converter import SerializationContext
 from temporalio.exceptions import ApplicationError
 
 from workflows.client_input import fields_of, named_unknown
-from workflows.contracts import AgentInput, ForkJoinInput
+from workflows.contracts import AgentInput, ClientInput, ForkJoinInput
 from workflows.pattern_contracts import (
     CoordinatorInput,
     PipelineInput,
@@ -37,7 +37,7 @@ from workflows.pattern_contracts import (
     VerifiedTaskInput,
 )
 
-WORKFLOW_INPUTS: tuple[type, ...] = (
+WORKFLOW_INPUTS: tuple[type[ClientInput], ...] = (
     AgentInput,
     CoordinatorInput,
     ForkJoinInput,
@@ -121,13 +121,12 @@ def _newer_schema(e: ValidationError) -> bool:
     return any(err["type"] == "extra_forbidden" for err in e.errors())
 
 
-def _unknown_keys(payload: Payload, model: type) -> list[str]:
+def _unknown_keys(payload: Payload, model: type[ClientInput]) -> list[str]:
     try:
         given = json.loads(payload.data)
     except ValueError:
         return []
-    known = set(fields_of(model))
-    return sorted(str(k) for k in given if k not in known) if isinstance(given, dict) else []
+    return model.unknown_in(given) if isinstance(given, dict) else []
 
 
 def _errors(e: ValidationError, limit: int = 8) -> str:

@@ -62,9 +62,14 @@ class ClientInput(Contract):
         known = cls.model_fields.keys() - {"unknown_input_fields"}
         if all(k in known for k in data):
             return data
-        unknown = sorted(str(k) for k, v in data.items() if k not in known and not _empty(v))
         kept = {k: v for k, v in data.items() if k in known}
-        return {**kept, "unknown_input_fields": unknown}
+        return {**kept, "unknown_input_fields": cls.unknown_in(data)}
+
+    @classmethod
+    def unknown_in(cls, data: dict) -> list[str]:
+        """The keys of `data` this input does not have, but those whose value is empty."""
+        known = cls.model_fields.keys() - {"unknown_input_fields"}
+        return sorted(str(k) for k, v in data.items() if k not in known and not _empty(v))
 
 
 def _empty(value: Any) -> bool:
