@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from datetime import datetime
 from typing import Any
 
 from temporalio import workflow
@@ -99,7 +100,7 @@ class ForkJoinWorkflow:
             self._marks.ended_by(e)
             raise
 
-    async def _fork_and_join(self, inp: ForkJoinInput, started) -> ForkJoinResult:
+    async def _fork_and_join(self, inp: ForkJoinInput, started: datetime) -> ForkJoinResult:
         self._directives = list(inp.directives)
         lineage = lineage_of(AgentInput(prompt="", workspace=inp.workspace))
         source = await self._source(inp, lineage)
