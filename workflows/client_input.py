@@ -45,14 +45,15 @@ def client_start(inp: AgentInput) -> bool:
     return inp.resume_from is None and inp.parent is None and inp.lineage.parent_workflow_id is None
 
 
-def refusal(workflow_type: str, inp: ClientInput) -> str | None:
-    """The sentence that refuses `inp`'s unknown fields, if it has any."""
+def refusal(what: str, inp: ClientInput) -> str | None:
+    """The sentence that refuses `inp`'s unknown fields, if it has any; `what` names the
+    input (`AgentWorkflow input`, ``update `decide_stage` ``)."""
     unknown = inp.unknown_input_fields
     if not unknown:
         return None
     known = fields_of(type(inp))
     return (
-        f"{workflow_type} input refused: {named_unknown(unknown, known)} (misspelt, or sent "
+        f"{what} refused: {named_unknown(unknown, known)} (misspelt, or sent "
         f"by a client newer than this worker); its fields are {', '.join(known)}"
     )
 
@@ -78,6 +79,17 @@ def refuse_unknown_fields(workflow_type: str, inp: ClientInput) -> None:
     Raises:
         InvalidAgentInput: not retryable, so the workflow fails with the sentence.
     """
-    text = refusal(workflow_type, inp)
+    text = refusal(f"{workflow_type} input", inp)
     if text is not None and versions.patched(INPUT_UNKNOWN_FIELDS):
         raise InvalidAgentInput(text, unknown_fields=inp.unknown_input_fields)
+
+
+def check_update_fields(update: str, inp: ClientInput) -> None:
+    """For an update's validator: refuse an input with unknown fields. A validator runs only
+    when the update comes, never on replay, and a refused update leaves no history: no patch.
+
+    Raises:
+        ValueError: the sentence, as the update's failure.
+    """
+    if (text := refusal(f"update `{update}`", inp)) is not None:
+        raise ValueError(text)

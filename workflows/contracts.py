@@ -43,10 +43,11 @@ class Contract(BaseModel):
 
 
 class ClientInput(Contract):
-    """A workflow's input, which any Temporal client may send as JSON. pydantic would drop a
-    field the model does not have without a word (`{"max_turn": 5}` ran with no turn limit);
-    the names of such fields are kept here, never sent on, so the workflow can refuse its
-    start (`workflows/client_input.py`).
+    """An input any Temporal client may send as JSON: a workflow's start, an update people
+    send. pydantic would drop a field the model does not have without a word (`{"max_turn":
+    5}` ran with no turn limit; `decide_stage` with `"atempt": 1` decided whichever attempt
+    waited); the names of such fields are kept here, never sent on, so the workflow can refuse
+    it (`workflows/client_input.py`).
 
     Not an unknown field whose value is empty (null, false, "", [], {}): that is what a client
     of a later release sends for a field it added and left at its default (Outlast's clients

@@ -89,7 +89,7 @@ class PipelineResult(Contract):
     usage: AgentUsage = AgentUsage()
 
 
-class StageDecision(Contract):
+class StageDecision(ClientInput):
     """A person's decision on a stage waiting for approval (`decide_stage` update)."""
 
     stage: str
@@ -195,7 +195,7 @@ class MemberReport(Contract):
     child workflow returns no result, still counts in the team's totals."""
 
 
-class TeamMail(Contract):
+class TeamMail(ClientInput):
     """Input of a team's `message_member` update: a message from outside the team."""
 
     to: str
@@ -256,7 +256,7 @@ class TeamView(Contract):
     """The latest signals whose input did not fit, and why (workflows/signal_input.py)."""
 
 
-class ShutdownAsk(Contract):
+class ShutdownAsk(ClientInput):
     """Input of a team's `request_shutdown` update: ask one member to stop (R68 terminate)."""
 
     name: str

@@ -20,7 +20,7 @@ from agents.pipeline import PipelineStage, stage_prompt
 from workflows import search_attributes as sa
 from workflows import versions
 from workflows.child_agents import child_failure, ended_usage, run_agent_child
-from workflows.client_input import refuse_unknown_fields
+from workflows.client_input import check_update_fields, refuse_unknown_fields
 from workflows.contracts import AgentInput, Lineage, StopRequest
 from workflows.pattern_contracts import (
     PipelineInput,
@@ -271,6 +271,7 @@ class PipelineWorkflow:
 
     @decide_stage.validator
     def _check_decision(self, decision: StageDecision) -> None:
+        check_update_fields("decide_stage", decision)
         if decision.stage not in self._approval_stages:
             raise ValueError(
                 f"stage {decision.stage} never waits for approval; stages that do: "

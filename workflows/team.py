@@ -33,7 +33,7 @@ from agents.team_tasks import TaskRuleError, TeamTask, create_task, sorted_tasks
 from workflows import search_attributes as sa
 from workflows import versions
 from workflows.child_agents import child_failure
-from workflows.client_input import refuse_unknown_fields
+from workflows.client_input import check_update_fields, refuse_unknown_fields
 from workflows.contracts import (
     AgentInput,
     AgentResult,
@@ -309,6 +309,7 @@ class TeamWorkflow:
 
     @request_shutdown.validator
     def _check_shutdown(self, ask: ShutdownAsk) -> None:
+        check_update_fields("request_shutdown", ask)
         self._check_member(ask.name)
 
     @workflow.signal(name="shutdown_response")
@@ -487,6 +488,7 @@ class TeamWorkflow:
 
     @message_member.validator
     def _check_mail(self, mail: TeamMail) -> None:
+        check_update_fields("message_member", mail)
         names = [m.name for m in self._members]
         if mail.to != "*" and mail.to not in names:
             raise ValueError(f"no member named {mail.to}; members: {', '.join(names)}")

@@ -1,9 +1,11 @@
 """A workflow input's unknown fields are kept by name, never sent on, and refused in one
 sentence (workflows/client_input.py)."""
 
-from workflows.client_input import refusal
+import pytest
+
+from workflows.client_input import check_update_fields, refusal
 from workflows.contracts import AgentInput
-from workflows.pattern_contracts import PipelineInput
+from workflows.pattern_contracts import PipelineInput, StageDecision
 
 WORKSPACE = {"root": "/repo", "host_queue": "host-1"}
 
@@ -22,7 +24,7 @@ def test_unknown_fields_are_kept_by_name_and_not_sent_on():
 
 def test_the_refusal_names_the_unknown_and_the_known_fields():
     inp = PipelineInput.model_validate({"task": "t", "workspace": WORKSPACE, "stagse": ["x"]})
-    text = refusal("PipelineWorkflow", inp)
+    text = refusal("PipelineWorkflow input", inp)
     assert text is not None
     assert text.startswith(
         "PipelineWorkflow input refused: unknown field stagse (did you mean stages?) (misspelt"
@@ -30,13 +32,13 @@ def test_the_refusal_names_the_unknown_and_the_known_fields():
     assert "its fields are task, workspace," in text and "stages" in text
     assert "unknown_input_fields" not in text
     two = AgentInput.model_validate({"prompt": "", "workspace": WORKSPACE, "zq": 1, "max_turn": 2})
-    text = refusal("AgentWorkflow", two) or ""
+    text = refusal("AgentWorkflow input", two) or ""
     assert "unknown fields max_turn (did you mean max_turns?), zq (misspelt" in text
 
 
 def test_an_input_without_unknown_fields_has_nothing_to_refuse():
     built = AgentInput(prompt="go", workspace=WORKSPACE)  # type: ignore[arg-type]
-    assert refusal("AgentWorkflow", built) is None
+    assert refusal("AgentWorkflow input", built) is None
     assert built.unknown_input_fields == []
 
 
@@ -54,3 +56,14 @@ def test_the_field_that_keeps_the_names_is_no_input_of_its_own():
         {"prompt": "go", "workspace": WORKSPACE, "unknown_input_fields": ["x"]}
     )
     assert inp.unknown_input_fields == ["unknown_input_fields"]
+
+
+def test_an_update_with_an_unknown_field_is_refused_in_its_validator():
+    """`"atempt": 1` dropped, a decision would land on whichever attempt waited."""
+    decision = StageDecision.model_validate({"stage": "look", "approve": True, "atempt": 1})
+    with pytest.raises(ValueError) as refused:
+        check_update_fields("decide_stage", decision)
+    assert str(refused.value).startswith(
+        "update `decide_stage` refused: unknown field atempt (did you mean attempt?)"
+    )
+    check_update_fields("decide_stage", StageDecision(stage="look", approve=True))

@@ -227,6 +227,11 @@ async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(client, g
             handle = await start_pipeline(
                 client, queues, pipeline_input(git_repo, queues, stages=APPROVAL_STAGES)
             )
+            # A misspelt field is refused, not dropped (a re-run without its feedback).
+            typo = {"stage": "look", "approve": False, "rerun": True, "feedbak": "x"}
+            with pytest.raises(WorkflowUpdateFailedError) as refused:
+                await handle.execute_update("decide_stage", typo)
+            assert "unknown field feedbak (did you mean feedback?)" in str(refused.value.cause)
             await steer_approvals(handle)
             result = await handle.result()
     assert result.status == "completed"

@@ -279,6 +279,15 @@ async def run_shutdown_scenario(
     assert declined.answered and not declined.approve
     assert declined.reason == "still reviewing"
     if bad_signals:
+        # Updates with a misspelt field are refused too (and leave no history).
+        typos = {
+            "request_shutdown": {"name": "a", "timeout": 5},
+            "message_member": {"to": "a", "text": "hi", "sendr": "me"},
+        }
+        for update, typo in typos.items():
+            with pytest.raises(WorkflowUpdateFailedError) as refused:
+                await handle.execute_update(update, typo)
+            assert f"update `{update}` refused: unknown field" in str(refused.value.cause)
         await handle.signal("kill_member", {"nmae": "c"})
         await handle.signal("shutdown", {"reason": ["not", "a", "string"]})
         for _ in range(50):
