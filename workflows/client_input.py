@@ -4,8 +4,10 @@ Any Temporal client can start a workflow (`temporal workflow start --input '{...
 TypeScript client, a script). pydantic drops a field the input's model does not have, so a
 misspelt one ran as if it had not been given: `{"max_turn": 5}` with no turn limit. A run a
 client started now fails at once with the names (`ClientInput.unknown_input_fields`) and the
-fields the input does have, before it spends anything. Top-level fields only: a typo inside
-the config or a stage is forbidden by its model, which `outlast/converter.py` takes for a
+fields the input does have, before it spends anything. Its own fields, and those of the
+inputs nested in it that are `ClientInput`s too (a team's members: `lead.plan_mode_requird`
+would have let a teammate change things without asking). A typo inside the config, a stage,
+a task or a definition is forbidden by its model, which `outlast/converter.py` takes for a
 newer client's and retries until a worker that knows it takes the task; inside the other
 nested models it is still dropped.
 
@@ -46,16 +48,32 @@ def client_start(inp: AgentInput) -> bool:
 
 
 def refusal(what: str, inp: ClientInput) -> str | None:
-    """The sentence that refuses `inp`'s unknown fields, if it has any; `what` names the
-    input (`AgentWorkflow input`, ``update `decide_stage` ``)."""
-    unknown = inp.unknown_input_fields
-    if not unknown:
+    """The sentence that refuses `inp`'s unknown fields, its own or those of an input nested
+    in it (a team's `lead.plan_mode_requird`), if it has any; `what` names the input
+    (`AgentWorkflow input`, ``update `decide_stage` ``)."""
+    found = unknown_paths(inp)
+    if not found:
         return None
-    known = fields_of(type(inp))
+    named = ", ".join(f"{path}{_with_guess(name, known)}" for path, name, known in found)
     return (
-        f"{what} refused: {named_unknown(unknown, known)} (misspelt, or sent "
-        f"by a client newer than this worker); its fields are {', '.join(known)}"
+        f"{what} refused: unknown field{'s' if len(found) > 1 else ''} {named} (misspelt, or "
+        f"sent by a client newer than this worker); its fields are "
+        f"{', '.join(fields_of(type(inp)))}"
     )
+
+
+def unknown_paths(inp: ClientInput, prefix: str = "") -> list[tuple[str, str, list[str]]]:
+    """Each unknown field of `inp` and of the inputs nested in it: (where, its name, the
+    fields it could have meant)."""
+    known = fields_of(type(inp))
+    found = [(prefix, name, known) for name in inp.unknown_input_fields]
+    for field in known:
+        value = getattr(inp, field)
+        for i, item in enumerate(value if isinstance(value, list) else [value]):
+            if isinstance(item, ClientInput):
+                where = f"{field}[{i}]" if isinstance(value, list) else field
+                found += unknown_paths(item, f"{prefix}{where}.")
+    return found
 
 
 def fields_of(model: type[ClientInput]) -> list[str]:
@@ -81,7 +99,8 @@ def refuse_unknown_fields(workflow_type: str, inp: ClientInput) -> None:
     """
     text = refusal(f"{workflow_type} input", inp)
     if text is not None and versions.patched(INPUT_UNKNOWN_FIELDS):
-        raise InvalidAgentInput(text, unknown_fields=inp.unknown_input_fields)
+        unknown = [f"{path}{name}" for path, name, _ in unknown_paths(inp)]
+        raise InvalidAgentInput(text, unknown_fields=unknown)
 
 
 def check_update_fields(update: str, inp: ClientInput) -> None:

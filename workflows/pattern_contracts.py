@@ -118,7 +118,7 @@ class PipelineView(Contract):
     """The latest signals whose input did not fit, and why (workflows/signal_input.py)."""
 
 
-class TeammateSpec(Contract):
+class TeammateSpec(ClientInput):
     """One member of a `TeamWorkflow`."""
 
     name: str

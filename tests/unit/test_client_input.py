@@ -5,7 +5,7 @@ import pytest
 
 from workflows.client_input import check_update_fields, refusal
 from workflows.contracts import AgentInput
-from workflows.pattern_contracts import PipelineInput, StageDecision
+from workflows.pattern_contracts import PipelineInput, StageDecision, TeamInput
 
 WORKSPACE = {"root": "/repo", "host_queue": "host-1"}
 
@@ -67,3 +67,22 @@ def test_an_update_with_an_unknown_field_is_refused_in_its_validator():
         "update `decide_stage` refused: unknown field atempt (did you mean attempt?)"
     )
     check_update_fields("decide_stage", StageDecision(stage="look", approve=True))
+
+
+def test_a_nested_input_s_unknown_field_is_named_by_its_path():
+    """`plan_mode_requird` dropped, a teammate that must ask before changing anything would
+    have changed things at once."""
+    team = TeamInput.model_validate(
+        {
+            "team_name": "t",
+            "workspace": WORKSPACE,
+            "lead": {"name": "a", "prompt": "lead"},
+            "teammates": [{"name": "b", "prompt": "help", "plan_mode_requird": True}],
+        }
+    )
+    text = refusal("TeamWorkflow input", team) or ""
+    assert text.startswith(
+        "TeamWorkflow input refused: unknown field teammates[0].plan_mode_requird "
+        "(did you mean plan_mode_required?) (misspelt"
+    ), text
+    assert "its fields are team_name, workspace, lead," in text
