@@ -16,12 +16,12 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.resume import AGENT_TYPES
 from outlast.patterns import WORKFLOW_TYPES
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus
 
 PATTERN_OF_TYPE = {v: k for k, v in WORKFLOW_TYPES.items()}
-AGENT_TYPES = ("AgentWorkflow", "CoordinatorWorkflow")
 STATUS_TIMEOUT_S = 3.0
 STATUSES = ("running", "completed", "failed", "canceled", "terminated", "timed_out")
 

@@ -11,7 +11,7 @@ from temporalio.workflow import ParentClosePolicy
 
 from workflows import search_attributes as sa
 from workflows import versions
-from workflows.child_endings import describe_runs
+from workflows.child_endings import describe_runs, spent
 from workflows.contracts import AgentInput, AgentResult, AgentUsage
 
 ENDED_CHILD_USAGE = "ended-child-usage"
@@ -58,4 +58,4 @@ async def ended_usage(workflow_id: str) -> AgentUsage:
             raise
         workflow.logger.warning("no usage for %s: %s", workflow_id, e.cause or e)
         return AgentUsage()
-    return AgentUsage.model_validate(state.usage) if state.usage else AgentUsage()
+    return spent(state)

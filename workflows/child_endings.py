@@ -144,6 +144,12 @@ async def describe_runs(workflow_ids: list[str]) -> list[AgentRunState]:
     )
 
 
+def spent(state: AgentRunState) -> AgentUsage:
+    """What a run that ended without a result had spent, as `describe_runs` read it; nothing
+    when it could not."""
+    return AgentUsage.model_validate(state.usage) if state.usage else AgentUsage()
+
+
 async def check_liveness(registry: ChildRegistry) -> None:
     """Record the end of any background child or command whose run closed without telling
     us."""
@@ -169,7 +175,7 @@ async def check_liveness(registry: ChildRegistry) -> None:
                 status="killed" if state.status == "CANCELED" else "failed",
                 description=task.description,
                 error=state.error,
-                usage=AgentUsage.model_validate(state.usage or {}),
+                usage=spent(state),
                 transcript=last_transcript(task),
                 read_state_ref=last_read_state(task),
             )

@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows import search_attributes as sa
 from workflows.child_agents import child_failure, ended_usage, run_agent_child
+from workflows.child_endings import spent
 from workflows.client_input import refuse_unknown_fields
 from workflows.contracts import (
     AgentInput,
@@ -265,7 +266,7 @@ class VerifiedTaskWorkflow:
                         run_generation=generation,
                         status="killed" if state.status == "CANCELED" else "failed",
                         error=state.error or f"its workflow ended {state.status.lower()}",
-                        usage=AgentUsage.model_validate(state.usage or {}),
+                        usage=spent(state),
                     )
 
     async def _verify(
