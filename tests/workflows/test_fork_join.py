@@ -101,7 +101,10 @@ async def test_fork_join_of_eight_shares_the_prefix(client, git_repo):
     assert all(b == bodies[0] for b in bodies)  # byte-identical up to the directive
     first_user = forks[0]["body"]["messages"][-1]["content"]
     assert [b.get("content") for b in first_user[:-1]] == [FORK_PLACEHOLDER_RESULT] * 8
-    for later in forks[1:]:
+    # The fork the server accounted first writes the cache; `seq` is the order the responses
+    # went out in, which two parallel forks can swap.
+    writer = max(forks, key=lambda r: r["usage"]["cache_creation_input_tokens"])
+    for later in (r for r in forks if r is not writer):
         usage = later["usage"]
         directive = estimate_tokens(later["body"]["messages"][-1]["content"][-1])
         prompt = sum(
@@ -111,7 +114,7 @@ async def test_fork_join_of_eight_shares_the_prefix(client, git_repo):
         # Everything but the directive block is read from the cache.
         assert usage["cache_read_input_tokens"] == prompt - directive
         assert usage["cache_creation_input_tokens"] == directive
-    assert forks[0]["usage"]["cache_creation_input_tokens"] > 10 * directive
+    assert writer["usage"]["cache_creation_input_tokens"] > 10 * directive
     per_agent = [f.usage.tokens.cache_read_input_tokens for f in result.forks]
     assert sum(1 for r in per_agent if r > 0) >= 7
     assert result.synthesis == "All parts are fine."
