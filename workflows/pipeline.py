@@ -54,6 +54,11 @@ KILL_CANCELS = "pipeline-kill-cancels"
 other patterns do; it used to take its stage's cancellation for a killed stage and complete
 as `failed`."""
 
+KILL_ANSWERS = "pipeline-kill-answers-held"
+"""Patch: a decision held when the pipeline is killed is answered with the kill; before, the
+run ended under it and its sender got Temporal's "the Workflow completed before the Update
+completed"."""
+
 
 @workflow.defn(name="PipelineWorkflow")
 class PipelineWorkflow:
@@ -66,6 +71,7 @@ class PipelineWorkflow:
             if s.approval or (inp.approve_between and i < last)
         ]
         self._done = False
+        self._killed = False
         self._stages: list[StageOutcome] = []
         self._current: str | None = None
         self._awaiting: str | None = None
@@ -89,8 +95,18 @@ class PipelineWorkflow:
             await workflow.wait_condition(workflow.all_handlers_finished)
         except BaseException as e:
             self._marks.ended_by(e)
+            await self._answer_held(e)
             raise
         return result
+
+    async def _answer_held(self, e: BaseException) -> None:
+        """A kill answers the decisions it finds held (asked only then, so no other run
+        records the patch)."""
+        if not isinstance(e, asyncio.CancelledError) or workflow.all_handlers_finished():
+            return
+        if versions.patched(KILL_ANSWERS):
+            self._killed = True
+            await workflow.wait_condition(workflow.all_handlers_finished)
 
     async def _run_stages(self, inp: PipelineInput) -> PipelineResult:
         previous: tuple[str, str] | None = None
@@ -222,8 +238,14 @@ class PipelineWorkflow:
         # Checked once waited: the handler may start before the run has caught up with the
         # activation that brought the update (a worker without the workflow cached).
         await workflow.wait_condition(
-            lambda: self._awaiting is not None or self._done or self._other_attempt(decision)
+            lambda: (
+                self._awaiting is not None
+                or self._done
+                or self._killed
+                or self._other_attempt(decision)
+            )
         )
+        self._refuse_if_killed(decision)
         if self._done:
             raise ApplicationError(
                 f"stage {decision.stage} is not waiting for approval: the pipeline has ended",
@@ -244,9 +266,19 @@ class PipelineWorkflow:
             return f"stage {decision.stage} {verb}"
         # Answered with what the pipeline did, which a `stop` or the re-run limit may change.
         done = (decision.stage, attempt)
-        await workflow.wait_condition(lambda: self._effect is not None and self._effect[:2] == done)
+        await workflow.wait_condition(
+            lambda: self._killed or (self._effect is not None and self._effect[:2] == done)
+        )
+        self._refuse_if_killed(decision)
         assert self._effect is not None
         return f"stage {decision.stage} {self._effect[2]}"
+
+    def _refuse_if_killed(self, decision: StageDecision) -> None:
+        if self._killed:
+            raise ApplicationError(
+                f"stage {decision.stage} was not decided: the pipeline was killed",
+                type="NotAwaiting",
+            )
 
     def _current_attempt(self, stage: str) -> int | None:
         if stage == self._awaiting:

@@ -71,6 +71,11 @@ ALL_MEMBERS = "team-handlers-all-members"
 """Patch: `message_member` to `*` and `kill_member` pick their members from every member, not
 from the live ones (which their watchers record: not for a handler to read)."""
 
+KILL_ANSWERS = "team-kill-answers-held"
+"""Patch: a shutdown request waiting for its member's answer when the team is killed is
+answered with the kill; before, the run ended under it and its sender got Temporal's "the
+Workflow completed before the Update completed"."""
+
 
 def quiet(reports: dict[str, MemberReport], live: list[str], forwarded: dict[str, int]) -> bool:
     """Every live member idle, and every team message to one of them received."""
@@ -108,6 +113,8 @@ class TeamWorkflow:
         self._shutdown: StopRequest | None = None
         self._ending = False
         """The team has decided to end: members are being stopped."""
+        self._killed = False
+        """The team was cancelled: held shutdown requests are answered with that."""
         self._asked: dict[str, str] = {}
         """Shutdown request id -> member asked."""
         self._answers: dict[str, ShutdownAnswer] = {}
@@ -128,7 +135,17 @@ class TeamWorkflow:
             return await self._run_team(inp)
         except BaseException as e:
             self._marks.ended_by(e)
+            await self._answer_held(e)
             raise
+
+    async def _answer_held(self, e: BaseException) -> None:
+        """A kill answers the shutdown requests it finds waiting (asked only then, so no
+        other run records the patch)."""
+        if not isinstance(e, asyncio.CancelledError) or workflow.all_handlers_finished():
+            return
+        if versions.patched(KILL_ANSWERS):
+            self._killed = True
+            await workflow.wait_condition(workflow.all_handlers_finished)
 
     async def _run_team(self, inp: TeamInput) -> TeamResult:
         for spec in inp.members():
@@ -291,12 +308,14 @@ class TeamWorkflow:
             raise ApplicationError(f"{ask.name} has already ended", type="MemberEnded") from None
         try:
             await workflow.wait_condition(
-                lambda: request_id in self._answers or ask.name in self._ended,
+                lambda: request_id in self._answers or ask.name in self._ended or self._killed,
                 timeout=timedelta(seconds=ask.timeout_s),
             )
         except TimeoutError:
             pass
         answer = self._answers.get(request_id)
+        if answer is None and self._killed:
+            raise ApplicationError(f"no answer from {ask.name}: the team was killed", type="Killed")
         if answer is None:
             return ShutdownOutcome(request_id=request_id, name=ask.name, answered=False)
         return ShutdownOutcome(

@@ -50,8 +50,10 @@ from tests.replay.scenarios_patterns import (
     pipeline_approval,
     pipeline_failed_stage,
     pipeline_killed,
+    pipeline_killed_held_decision,
     stop_starting,
     team,
+    team_killed_held_shutdown,
     team_shutdown,
     team_spawn,
     team_steered,
@@ -216,6 +218,13 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "fork_join_killed_fork": fork_join_killed_fork,
     # Killed while a stage runs: the pipeline ends cancelled (patched pipeline-kill-cancels).
     "pipeline_killed": pipeline_killed,
+    # Killed with a decision held (approved ahead): the kill answers it (patched
+    # pipeline-kill-answers-held). `pipeline_killed_held_decision_v0` is the same scenario
+    # recorded on 9c46fd8, before that patch (the run ended under the held update).
+    "pipeline_killed_held_decision": pipeline_killed_held_decision,
+    # Killed with a shutdown request waiting for its member: the kill answers it (patched
+    # team-kill-answers-held); `team_killed_held_shutdown_v0` recorded on 9c46fd8, before.
+    "team_killed_held_shutdown": team_killed_held_shutdown,
     # A client's start with a misspelt field, refused (patched input-unknown-fields).
     "agent_unknown_field": unknown_field,
 }

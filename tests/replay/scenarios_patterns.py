@@ -124,6 +124,16 @@ async def pipeline_killed(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def pipeline_killed_held_decision(client: Client, tmp: Path) -> WorkflowHandle:
+    """A decision made ahead is held when the pipeline is killed: the kill answers it."""
+    from tests.workflows.test_pipeline import kill_with_a_decision_held
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    wf_id = os.environ["OUTLAST_RECORDING"]
+    handle, _, _ = await kill_with_a_decision_held(client, repo, wf_id=wf_id)
+    return handle
+
+
 async def pipeline_approval(client: Client, tmp: Path) -> WorkflowHandle:
     """A stage re-run on feedback, a late decision on its first attempt refused, the second
     approved (decisions name their attempt; the answer says what the pipeline did)."""
@@ -147,6 +157,17 @@ async def pipeline_approval(client: Client, tmp: Path) -> WorkflowHandle:
             )
             await steer_approvals(handle)
             await handle.result()
+    return handle
+
+
+async def team_killed_held_shutdown(client: Client, tmp: Path) -> WorkflowHandle:
+    """A shutdown request waits for a member that never answers when the team is killed:
+    the kill answers it."""
+    from tests.workflows.test_team import kill_with_a_shutdown_held
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    wf_id = os.environ["OUTLAST_RECORDING"]
+    handle, _, _ = await kill_with_a_shutdown_held(client, repo, wf_id=wf_id)
     return handle
 
 

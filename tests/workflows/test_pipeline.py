@@ -360,3 +360,39 @@ async def test_a_killed_stage_fails_the_pipeline_a_killed_pipeline_ends_cancelle
 async def agent_status(handle) -> str | None:
     """The workflow's `AgentStatus` search attribute, from its own record (no visibility lag)."""
     return (await handle.describe()).typed_search_attributes.get(sa.AGENT_STATUS)
+
+
+async def kill_with_a_decision_held(client, git_repo, wf_id=None):
+    """Approve the running approval stage ahead (held), then kill the pipeline: the
+    pipeline's failure and the held decision's."""
+    stages = [
+        PipelineStage(name="look", agent_type="Explore", instructions="Look.", approval=True),
+        PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
+    ]
+    with scripted_model(HANGING_EXPLORE):
+        async with running_workers(client) as queues:
+            inp = pipeline_input(git_repo, queues, stages=stages)
+            handle = await start_pipeline(client, queues, inp, wf_id)
+            stage = client.get_workflow_handle(f"{handle.id}/look")
+            await wait_status(stage, lambda s: "Bash" in s.current_tools)
+            held = await handle.start_update(
+                "decide_stage",
+                StageDecision(stage="look", approve=True),
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+            )
+            await handle.cancel()
+            with pytest.raises(WorkflowFailureError) as ended:
+                await asyncio.wait_for(handle.result(), 60)
+            with pytest.raises(WorkflowUpdateFailedError) as answer:
+                await asyncio.wait_for(held.result(), 10)
+    return handle, ended.value, answer.value
+
+
+async def test_a_decision_held_when_the_pipeline_is_killed_is_answered(client, git_repo):
+    """A decision made ahead (the approval stage still runs) is held; a kill meanwhile
+    answers it with the kill, not with Temporal's "the Workflow completed before the Update
+    completed" for an update the run never answered."""
+    handle, ended, answer = await kill_with_a_decision_held(client, git_repo)
+    assert isinstance(ended.cause, CancelledError)
+    assert answer.cause.message == "stage look was not decided: the pipeline was killed"
+    assert await agent_status(handle) == "killed"

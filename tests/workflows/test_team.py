@@ -12,6 +12,7 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowUpdateFailedError,
+    WorkflowUpdateStage,
 )
 from temporalio.exceptions import CancelledError
 
@@ -581,4 +582,39 @@ async def test_a_killed_team_ends_cancelled_and_says_so(client, git_repo):
     assert isinstance(ended.value.cause, CancelledError)
     desc = await handle.describe()
     assert desc.status == WorkflowExecutionStatus.CANCELED
+    assert desc.typed_search_attributes.get(sa.AGENT_STATUS) == "killed"
+
+
+async def kill_with_a_shutdown_held(client, repo, wf_id: str | None = None):
+    """Ask c (which never answers) to stop, then kill the team while the request waits: the
+    team's failure and the request's."""
+    with scripted_model(SHUTDOWN_SCRIPT):
+        async with running_workers(client) as queues:
+            inp = team_input(repo, queues).model_copy(update={"end_when_quiet": False})
+            handle = await client.start_workflow(
+                "TeamWorkflow",
+                inp,
+                id=wf_id or f"team-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=TeamResult,
+            )
+            await wait_for_states(handle, {"a": "idle", "b": "idle", "c": "idle"})
+            held = await handle.start_update(
+                "request_shutdown",
+                ShutdownAsk(name="c", timeout_s=120),
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+            )
+            await handle.cancel()
+            with pytest.raises(WorkflowFailureError) as ended:
+                await asyncio.wait_for(handle.result(), 60)
+            with pytest.raises(WorkflowUpdateFailedError) as answer:
+                await asyncio.wait_for(held.result(), 10)
+    return handle, ended.value, answer.value
+
+
+async def test_a_shutdown_request_held_when_the_team_is_killed_is_answered(client, git_repo):
+    handle, ended, answer = await kill_with_a_shutdown_held(client, git_repo)
+    assert isinstance(ended.cause, CancelledError)
+    assert answer.cause.message == "no answer from c: the team was killed"
+    desc = await handle.describe()
     assert desc.typed_search_attributes.get(sa.AGENT_STATUS) == "killed"
