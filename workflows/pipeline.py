@@ -22,6 +22,7 @@ from workflows import versions
 from workflows.child_agents import child_failure, ended_usage, run_agent_child
 from workflows.client_input import check_update_fields, refuse_unknown_fields
 from workflows.contracts import AgentInput, Lineage, StopRequest
+from workflows.held_handlers import answer_held, ended_text
 from workflows.pattern_contracts import (
     PipelineInput,
     PipelineResult,
@@ -55,9 +56,9 @@ other patterns do; it used to take its stage's cancellation for a killed stage a
 as `failed`."""
 
 KILL_ANSWERS = "pipeline-kill-answers-held"
-"""Patch: a decision held when the pipeline is killed is answered with the kill; before, the
-run ended under it and its sender got Temporal's "the Workflow completed before the Update
-completed"."""
+"""Patch: a decision held when the pipeline is killed (or fails) is answered with that end;
+before, the run ended under it and its sender got Temporal's "the Workflow completed before
+the Update completed" (workflows/held_handlers.py)."""
 
 
 @workflow.defn(name="PipelineWorkflow")
@@ -71,7 +72,8 @@ class PipelineWorkflow:
             if s.approval or (inp.approve_between and i < last)
         ]
         self._done = False
-        self._killed = False
+        self._ended_as: str | None = None
+        """How the pipeline ended under a held decision (`killed`, `failed`): its answer."""
         self._stages: list[StageOutcome] = []
         self._current: str | None = None
         self._awaiting: str | None = None
@@ -95,18 +97,12 @@ class PipelineWorkflow:
             await workflow.wait_condition(workflow.all_handlers_finished)
         except BaseException as e:
             self._marks.ended_by(e)
-            await self._answer_held(e)
+            await answer_held(KILL_ANSWERS, e, self._mark_end)
             raise
         return result
 
-    async def _answer_held(self, e: BaseException) -> None:
-        """A kill answers the decisions it finds held (asked only then, so no other run
-        records the patch)."""
-        if not isinstance(e, asyncio.CancelledError) or workflow.all_handlers_finished():
-            return
-        if versions.patched(KILL_ANSWERS):
-            self._killed = True
-            await workflow.wait_condition(workflow.all_handlers_finished)
+    def _mark_end(self, ending: str) -> None:
+        self._ended_as = ending
 
     async def _run_stages(self, inp: PipelineInput) -> PipelineResult:
         previous: tuple[str, str] | None = None
@@ -241,11 +237,11 @@ class PipelineWorkflow:
             lambda: (
                 self._awaiting is not None
                 or self._done
-                or self._killed
+                or self._ended_as is not None
                 or self._other_attempt(decision)
             )
         )
-        self._refuse_if_killed(decision)
+        self._refuse_if_ended(decision)
         if self._done:
             raise ApplicationError(
                 f"stage {decision.stage} is not waiting for approval: the pipeline has ended",
@@ -267,16 +263,20 @@ class PipelineWorkflow:
         # Answered with what the pipeline did, which a `stop` or the re-run limit may change.
         done = (decision.stage, attempt)
         await workflow.wait_condition(
-            lambda: self._killed or (self._effect is not None and self._effect[:2] == done)
+            lambda: (
+                self._ended_as is not None
+                or (self._effect is not None and self._effect[:2] == done)
+            )
         )
-        self._refuse_if_killed(decision)
+        self._refuse_if_ended(decision)
         assert self._effect is not None
         return f"stage {decision.stage} {self._effect[2]}"
 
-    def _refuse_if_killed(self, decision: StageDecision) -> None:
-        if self._killed:
+    def _refuse_if_ended(self, decision: StageDecision) -> None:
+        if self._ended_as is not None:
             raise ApplicationError(
-                f"stage {decision.stage} was not decided: the pipeline was killed",
+                f"stage {decision.stage} was not decided: the pipeline "
+                f"{ended_text(self._ended_as)}",
                 type="NotAwaiting",
             )
 
@@ -304,6 +304,8 @@ class PipelineWorkflow:
     @decide_stage.validator
     def _check_decision(self, decision: StageDecision) -> None:
         check_update_fields("decide_stage", decision)
+        if self._ended_as is not None:
+            raise ValueError(f"the pipeline {ended_text(self._ended_as)}")
         if decision.stage not in self._approval_stages:
             raise ValueError(
                 f"stage {decision.stage} never waits for approval; stages that do: "

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
-from temporalio.exceptions import FailureError, is_cancelled_exception
 
 from agents.builtin.verification import DEFINITION as VERIFIER
 from agents.builtin.verification import parse_verdict
 from workflows import versions
+from workflows.held_handlers import ending_of
 
 if TYPE_CHECKING:
     from workflows.contracts import AgentInput
@@ -158,11 +158,8 @@ class PatternMarks:
         for an exception that fails only the task, or for the cache's eviction of a run that
         was not cancelled. (Evicted after its cancel, the run asks for the patch and the SDK
         raises its eviction error from it: no command is sent during an eviction anyway.)"""
-        if workflow.cancellation_reason() is not None:
-            status = "killed"
-        elif isinstance(e, FailureError) and not is_cancelled_exception(e):
-            status = "failed"
-        else:
+        status = ending_of(e)
+        if status is None:
             return
         if self.on and versions.patched(PATTERN_END_STATUS):
             self.end(status)

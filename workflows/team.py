@@ -43,6 +43,7 @@ from workflows.contracts import (
     StopRequest,
     TeamLink,
 )
+from workflows.held_handlers import answer_held, ended_text
 from workflows.pattern_contracts import (
     AddMemberRequest,
     MemberOutcome,
@@ -72,9 +73,10 @@ ALL_MEMBERS = "team-handlers-all-members"
 from the live ones (which their watchers record: not for a handler to read)."""
 
 KILL_ANSWERS = "team-kill-answers-held"
-"""Patch: a shutdown request waiting for its member's answer when the team is killed is
-answered with the kill; before, the run ended under it and its sender got Temporal's "the
-Workflow completed before the Update completed"."""
+"""Patch: a team that is killed (or fails) with handlers unfinished lets them finish, and a
+shutdown request waiting for its member's answer is answered with that end; before, the run
+ended under it and its sender got Temporal's "the Workflow completed before the Update
+completed" (workflows/held_handlers.py)."""
 
 
 def quiet(reports: dict[str, MemberReport], live: list[str], forwarded: dict[str, int]) -> bool:
@@ -113,8 +115,8 @@ class TeamWorkflow:
         self._shutdown: StopRequest | None = None
         self._ending = False
         """The team has decided to end: members are being stopped."""
-        self._killed = False
-        """The team was cancelled: held shutdown requests are answered with that."""
+        self._ended_as: str | None = None
+        """How the team ended with handlers unfinished (`killed`, `failed`): their answer."""
         self._asked: dict[str, str] = {}
         """Shutdown request id -> member asked."""
         self._answers: dict[str, ShutdownAnswer] = {}
@@ -135,17 +137,11 @@ class TeamWorkflow:
             return await self._run_team(inp)
         except BaseException as e:
             self._marks.ended_by(e)
-            await self._answer_held(e)
+            await answer_held(KILL_ANSWERS, e, self._mark_end)
             raise
 
-    async def _answer_held(self, e: BaseException) -> None:
-        """A kill answers the shutdown requests it finds waiting (asked only then, so no
-        other run records the patch)."""
-        if not isinstance(e, asyncio.CancelledError) or workflow.all_handlers_finished():
-            return
-        if versions.patched(KILL_ANSWERS):
-            self._killed = True
-            await workflow.wait_condition(workflow.all_handlers_finished)
+    def _mark_end(self, ending: str) -> None:
+        self._ended_as = ending
 
     async def _run_team(self, inp: TeamInput) -> TeamResult:
         for spec in inp.members():
@@ -308,14 +304,21 @@ class TeamWorkflow:
             raise ApplicationError(f"{ask.name} has already ended", type="MemberEnded") from None
         try:
             await workflow.wait_condition(
-                lambda: request_id in self._answers or ask.name in self._ended or self._killed,
+                lambda: (
+                    request_id in self._answers
+                    or ask.name in self._ended
+                    or self._ended_as is not None
+                ),
                 timeout=timedelta(seconds=ask.timeout_s),
             )
         except TimeoutError:
             pass
         answer = self._answers.get(request_id)
-        if answer is None and self._killed:
-            raise ApplicationError(f"no answer from {ask.name}: the team was killed", type="Killed")
+        if answer is None and self._ended_as is not None:
+            raise ApplicationError(
+                f"no answer from {ask.name}: the team {ended_text(self._ended_as)}",
+                type="TeamEnded",
+            )
         if answer is None:
             return ShutdownOutcome(request_id=request_id, name=ask.name, answered=False)
         return ShutdownOutcome(
@@ -329,7 +332,15 @@ class TeamWorkflow:
     @request_shutdown.validator
     def _check_shutdown(self, ask: ShutdownAsk) -> None:
         check_update_fields("request_shutdown", ask)
+        self._refuse_when_ended()
         self._check_member(ask.name)
+
+    def _refuse_when_ended(self) -> None:
+        """In a validator: nothing more once the team has ended with handlers unfinished (it
+        waits for them; one accepted now would add to the wait, or start a member for no
+        one). A refused update leaves no history, so this needs no patch."""
+        if self._ended_as is not None:
+            raise ValueError(f"the team {ended_text(self._ended_as)}")
 
     @workflow.signal(name="shutdown_response")
     def shutdown_response(self, answer: ShutdownAnswer) -> None:
@@ -461,6 +472,7 @@ class TeamWorkflow:
         # Adds in one workflow task each pass this check before any of their handlers runs,
         # so such a batch may go past the limit by its size - 1: a handler cannot count the
         # members running again (which have ended is not for a handler to read).
+        self._refuse_when_ended()
         problem = add_member_problem(
             request,
             lead=self._inp.lead.name,
@@ -508,6 +520,7 @@ class TeamWorkflow:
     @message_member.validator
     def _check_mail(self, mail: TeamMail) -> None:
         check_update_fields("message_member", mail)
+        self._refuse_when_ended()
         names = [m.name for m in self._members]
         if mail.to != "*" and mail.to not in names:
             raise ValueError(f"no member named {mail.to}; members: {', '.join(names)}")

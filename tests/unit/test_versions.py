@@ -29,11 +29,13 @@ WORKFLOW_MODULES = sorted((ROOT / "workflows").glob("*.py"))
 
 
 def asked_patch_ids() -> set[str]:
-    """The ids the workflow code passes to `versions.patched`: literals, or module constants."""
+    """The ids the workflow code passes to `versions.patched`, or to `answer_held`, which
+    asks for its own: literals, or module constants."""
     ids = set()
+    asks = r"(?:versions\.patched|answer_held)\(\s*([A-Z_]+|\"[^\"]+\")"
     for path in WORKFLOW_MODULES:
         module = importlib.import_module(f"workflows.{path.stem}")
-        for arg in re.findall(r"versions\.patched\(\s*([A-Z_]+|\"[^\"]+\")", path.read_text()):
+        for arg in re.findall(asks, path.read_text()):
             ids.add(json.loads(arg) if arg.startswith('"') else getattr(module, arg))
     return ids
 

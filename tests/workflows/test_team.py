@@ -616,5 +616,6 @@ async def test_a_shutdown_request_held_when_the_team_is_killed_is_answered(clien
     handle, ended, answer = await kill_with_a_shutdown_held(client, git_repo)
     assert isinstance(ended.cause, CancelledError)
     assert answer.cause.message == "no answer from c: the team was killed"
+    assert answer.cause.type == "TeamEnded"
     desc = await handle.describe()
     assert desc.typed_search_attributes.get(sa.AGENT_STATUS) == "killed"
