@@ -20,6 +20,7 @@ from outlast.question_view import terminal_text
 app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode="markdown",
     help="The `outlast` command line: run, steer and inspect durable agents on Temporal.",
 )
 console = Console(soft_wrap=True)  # paths and ids must stay copyable
