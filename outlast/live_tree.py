@@ -15,6 +15,7 @@ from temporalio.service import RPCError
 
 from agents.todos import MAX_SHOWN, TodoItem, done_of
 from outlast.question_view import plain, prompt_answers, question_lines, waiting_question
+from outlast.terminal_lines import TerminalLines
 from workflows.contracts import AgentStatus, ChildSummary
 from workflows.details import tool_uses
 
@@ -103,6 +104,7 @@ async def follow_live(
     request once."""
     result_task = asyncio.create_task(handle.result())
     asked: set[str] = set()
+    lines = TerminalLines() if ask else None
     with Live(console=console, refresh_per_second=8, transient=False) as live:
         while not result_task.done():
             status = await _query(client, handle.id)
@@ -117,10 +119,10 @@ async def follow_live(
                         kids[c.workflow_id] = own
                 question = None
                 if status.state == "waiting" and (pending := await waiting_question(handle)):
-                    if ask and pending.request_id not in asked:
+                    if lines is not None and pending.request_id not in asked:
                         asked.add(pending.request_id)
                         live.stop()  # the prompt needs the terminal to itself
-                        await prompt_answers(handle, pending, console)
+                        await prompt_answers(handle, pending, console, lines)
                         live.start()
                         continue
                     question = question_lines(handle.id, pending)

@@ -3,12 +3,12 @@ run`'s progress and live tree, and `outlast answer` without answers."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from datetime import timedelta
 
 from rich.text import Text
 from temporalio.client import (
+    WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
@@ -17,6 +17,7 @@ from temporalio.client import (
 from temporalio.service import RPCError
 
 from agents.questions import QuestionAnswers, choose
+from outlast.terminal_lines import TerminalLines
 from workflows.contracts import PendingQuestion
 
 _BIDI = "\u202a-\u202e\u2066-\u2069"
@@ -45,6 +46,21 @@ async def waiting_question(handle: WorkflowHandle) -> PendingQuestion | None:
         return None
 
 
+async def still_waiting(handle: WorkflowHandle, request_id: str) -> bool:
+    """Whether the agent still waits with request `request_id`; True when that cannot be told
+    (a query that fails on a running workflow: a busy or restarting worker)."""
+    try:
+        pending = await handle.query(
+            "question", result_type=PendingQuestion | None, rpc_timeout=timedelta(seconds=5)
+        )
+    except (RPCError, WorkflowQueryFailedError):
+        try:
+            return (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
+        except RPCError:
+            return True
+    return pending is not None and pending.request_id == request_id
+
+
 def question_lines(workflow_id: str, pending: PendingQuestion) -> list[str]:
     """The questions as a person answers them with `outlast answer`: numbered choices, the
     model's text with its control characters taken out (print them with `markup=False`)."""
@@ -69,22 +85,36 @@ def print_question(
         console.print(line, markup=False, highlight=False)
 
 
-async def prompt_answers(handle: WorkflowHandle, pending: PendingQuestion, console) -> None:
+async def prompt_answers(
+    handle: WorkflowHandle, pending: PendingQuestion, console, lines: TerminalLines
+) -> None:
     """Ask the person at the terminal (`outlast run` or `attach` on a TTY), one question at a
     time, and send what they answer; an answer the agent refuses is said and asked again.
-    End of input leaves the questions waiting, with how to answer them later."""
+    End of input leaves the questions waiting, with how to answer them later; questions
+    answered elsewhere meanwhile (`outlast answer`), or an agent that stopped waiting, end
+    the asking."""
     print_question(console, handle.id, pending, how_to_answer=False)
+
+    def still_asked():
+        return still_waiting(handle, pending.request_id)
+
     while True:
         answers: dict[str, str] = {}
         for n, q in enumerate(pending.questions, 1):
             while q.question not in answers:
+                console.print(Text(f"answer {n} ({plain(q.header)}): "), end="")
                 try:
-                    typed = await asyncio.to_thread(
-                        console.input, Text(f"answer {n} ({plain(q.header)}): ")
-                    )
+                    typed = await lines.read(still_asked)
                 except EOFError:
                     console.print(
                         f"left waiting: answer with `outlast answer {handle.id}`", markup=False
+                    )
+                    return
+                if typed is None:
+                    console.print(
+                        f"\n{pending.request_id} answered elsewhere, or no longer waits: "
+                        "not asked here any more",
+                        markup=False,
                     )
                     return
                 try:

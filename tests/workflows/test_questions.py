@@ -11,7 +11,7 @@ import time
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
 
 from agents.questions import QuestionAnswers, answers_result
 from tests.support import (
@@ -199,22 +199,15 @@ async def test_the_wait_outlives_its_workers(client, git_repo):
     assert '"Which database should the service use?"="Postgres (Recommended)"' in answered.content
 
 
-def test_outlast_run_on_a_terminal_asks_the_person_and_sends_the_answers(
-    dev_server, git_repo, tmp_path
-):
-    """A pseudo-terminal: `outlast run` draws its live tree, stops it for the questions,
-    takes a wrong answer, asks again, and the agent goes on with what was typed."""
-    import pty
-    import select
+class Terminal:
+    """`outlast` run on a pseudo-terminal: what it shows, and what the person types."""
 
-    from tests.workflows.test_cli_run import cli_env
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        import pty
 
-    with scripted_model(ASK, log_bodies=True) as model:
-        env = cli_env(dev_server, model, TERM="xterm", COLUMNS="120", LINES="40")
-        controller, terminal = pty.openpty()
-        argv = [sys.executable, "-m", "outlast.cli", "run", "set it up", "--repo", str(git_repo)]
-        proc = subprocess.Popen(
-            [*argv, "--id", "cli-ask-1"],
+        self.controller, terminal = pty.openpty()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "outlast.cli", *argv],
             stdin=terminal,
             stdout=terminal,
             stderr=terminal,
@@ -222,32 +215,102 @@ def test_outlast_run_on_a_terminal_asks_the_person_and_sends_the_answers(
             close_fds=True,
         )
         os.close(terminal)
-        seen = b""
+        self.seen = b""
 
-        def until(text: bytes, timeout: float = 60, after: int = 0) -> None:
-            """Read the terminal until `text` shows (after byte `after` of what it showed)."""
-            nonlocal seen
-            deadline = time.monotonic() + timeout
-            while text not in seen[after:]:
-                assert time.monotonic() < deadline, seen.decode(errors="replace")[-2000:]
-                ready, _, _ = select.select([controller], [], [], 0.5)
-                if ready:
-                    try:
-                        seen += os.read(controller, 65536)
-                    except OSError:  # the process closed the terminal
-                        break
+    def until(self, text: bytes, timeout: float = 60, after: int = 0) -> None:
+        """Read the terminal until `text` shows (after byte `after` of what it showed)."""
+        import select
 
-        until(b"answer 1 (Database): ")
-        os.write(controller, b"1,2\n")  # one choice only: asked again
-        until(b"takes one choice")
-        until(b"answer 1 (Database): ", 5, after=seen.index(b"takes one choice"))
-        os.write(controller, b"2\n")
-        until(b"answer 2 (Checks): ")
-        os.write(controller, b"my own: lint only\n")
-        until(b"question-1 answered")
-        assert proc.wait(timeout=60) == 0, seen.decode(errors="replace")[-2000:]
-        until(b"Going with that.", 5)
-        os.close(controller)
+        deadline = time.monotonic() + timeout
+        while text not in self.seen[after:]:
+            assert time.monotonic() < deadline, self.shown()
+            ready, _, _ = select.select([self.controller], [], [], 0.5)
+            if ready:
+                try:
+                    self.seen += os.read(self.controller, 65536)
+                except OSError:  # the process closed the terminal
+                    break
+
+    def type(self, text: bytes) -> None:
+        os.write(self.controller, text)
+
+    def shown(self) -> str:
+        return self.seen.decode(errors="replace")[-2000:]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.controller)
+
+
+def ask_on_a_terminal(dev_server, model, git_repo, wf_id: str) -> Terminal:
+    from tests.workflows.test_cli_run import cli_env
+
+    env = cli_env(dev_server, model, TERM="xterm", COLUMNS="120", LINES="40")
+    return Terminal(["run", "set it up", "--repo", str(git_repo), "--id", wf_id], env)
+
+
+def test_outlast_run_on_a_terminal_asks_the_person_and_sends_the_answers(dev_server, git_repo):
+    """A pseudo-terminal: `outlast run` draws its live tree, stops it for the questions,
+    takes a wrong answer, asks again, and the agent goes on with what was typed."""
+    with scripted_model(ASK, log_bodies=True) as model:
+        term = ask_on_a_terminal(dev_server, model, git_repo, "cli-ask-1")
+        try:
+            term.until(b"answer 1 (Database): ")
+            term.type(b"1,2\n")  # one choice only: asked again
+            term.until(b"takes one choice")
+            term.until(b"answer 1 (Database): ", 5, after=term.seen.index(b"takes one choice"))
+            term.type(b"2\n")
+            term.until(b"answer 2 (Checks): ")
+            term.type(b"my own: lint only\n")
+            term.until(b"question-1 answered")
+            assert term.proc.wait(timeout=60) == 0, term.shown()
+            term.until(b"Going with that.", 5)
+        finally:
+            term.close()
     last = model.log[-1]["body"]["messages"][-1]["content"][0]["content"]
     assert '"Which database should the service use?"="SQLite"' in last
     assert '"Which checks should run before merging?"="my own: lint only"' in last
+
+
+async def test_ctrl_c_at_the_question_detaches_at_once(client, dev_server, git_repo):
+    """Ctrl-C while `outlast run` waits for the person's answer detaches, exit 0, as it does
+    anywhere else (the prompt read its line in a thread that Python waits for at exit: the
+    command hung until Enter); the question stays waiting."""
+    import signal
+
+    with scripted_model(ASK) as model:
+        term = ask_on_a_terminal(dev_server, model, git_repo, "cli-ask-2")
+        try:
+            term.until(b"answer 1 (Database): ")
+            term.proc.send_signal(signal.SIGINT)
+            term.until(b"detached", 10)
+            assert term.proc.wait(timeout=10) == 0, term.shown()
+        finally:
+            term.close()
+        # Still waiting (its worker went with the command: nothing answers a query now).
+        handle = client.get_workflow_handle("cli-ask-2")
+        assert (await handle.describe()).status == WorkflowExecutionStatus.RUNNING
+        await handle.terminate("test over")
+
+
+async def test_a_question_answered_elsewhere_is_not_asked_any_more(client, dev_server, git_repo):
+    """`outlast answer` from another terminal (here, the update itself) while `outlast run`
+    asks: the prompt says so and the run is followed to its end."""
+    with scripted_model(ASK) as model:
+        term = ask_on_a_terminal(dev_server, model, git_repo, "cli-ask-3")
+        try:
+            term.until(b"answer 1 (Database): ")
+            await client.get_workflow_handle("cli-ask-3").execute_update(
+                "answer_question",
+                QuestionAnswers(
+                    request_id="question-1",
+                    answers={DB["question"]: "SQLite", CHECKS["question"]: "Lint"},
+                ),
+            )
+            term.until(b"answered elsewhere", 10)
+            assert term.proc.wait(timeout=60) == 0, term.shown()
+            term.until(b"Going with that.", 5)
+        finally:
+            term.close()
