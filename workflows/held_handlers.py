@@ -15,18 +15,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from temporalio import workflow
-from temporalio.exceptions import FailureError, is_cancelled_exception
+from temporalio.exceptions import FailureError
 
 from workflows import versions
 
 
 def ending_of(e: BaseException) -> str | None:
     """How a pattern that ends by `e` ended: `killed` when it was cancelled (whatever was
-    raised then), `failed` when it fails; None for an exception that fails only the task, or
-    the cache's eviction of a run that was not cancelled."""
+    raised then), `failed` when it fails, a child's cancellation that went up included (a
+    run that was not cancelled fails with it); None for an exception that fails only the
+    task, or the cache's eviction of a run that was not cancelled."""
     if workflow.cancellation_reason() is not None:
         return "killed"
-    if isinstance(e, FailureError) and not is_cancelled_exception(e):
+    if isinstance(e, FailureError):
         return "failed"
     return None
 

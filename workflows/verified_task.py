@@ -59,6 +59,7 @@ from workflows.contracts import (
     ParentLink,
     Workspace,
 )
+from workflows.held_handlers import ending_of
 from workflows.pattern_contracts import (
     VerificationCheck,
     VerificationRound,
@@ -92,6 +93,13 @@ CANCEL_REACHES_IMPLEMENTER = "verified-cancel-reaches-implementer"
 also cancels the implementer, which from round 2 is no child of ours; one before the
 implementer exists still ends the task cancelled; a resume in flight is waited for, so the
 run it starts cannot begin after the cancel was sent."""
+VERIFIER_KILL_IS_A_FAIL = "verifier-kill-is-a-fail"
+"""Patch: a verifier killed on its own (`outlast kill <task>/verify-N`, TaskStop) is a FAIL
+round, as a verifier that failed is; its cancellation had gone up and failed the task with no
+result, leaving `AgentStatus` at `running`."""
+FAILED_STOPS_IMPLEMENTER = "verified-failed-stops-implementer"
+"""Patch: a task that fails cancels its implementer, as a killed one does: from round 2 the
+implementer is a resumed run, no child of ours, so nothing else stops it."""
 
 
 @workflow.defn(name="VerifiedTaskWorkflow")
@@ -117,6 +125,10 @@ class VerifiedTaskWorkflow:
         except BaseException as e:
             self._marks.ended_by(e)
             if not is_cancelled_exception(e):
+                # Asked only by a task that fails: the implementer goes with it.
+                if ending_of(e) == "failed" and versions.patched(FAILED_STOPS_IMPLEMENTER):
+                    with contextlib.suppress(ApplicationError):  # not started, or ended
+                        await cancel_workflow(f"{workflow.info().workflow_id}/implementer")
                 raise
             # From round 2 the implementer is a resumed run, not our child: cancel it by id.
             impl_id = f"{workflow.info().workflow_id}/implementer"
@@ -240,7 +252,9 @@ class VerifiedTaskWorkflow:
         while end.continues and versions.patched("verified-follows-late-mail"):
             self._generation += 1
             end = await self._end_of(self._generation, impl_id)
-            spent.append(end.usage)
+            # The run that answers the mail went on from the one before (continue-as-new):
+            # its figures include that one's.
+            spent = [end.usage]
         return end, spent
 
     async def _end_of(self, generation: int, impl_id: str) -> AgentNotification:
@@ -317,7 +331,7 @@ class VerifiedTaskWorkflow:
                 verifier, verifier_id, f"{inp.verifier_type}: round {round_no}"
             )
         except ChildWorkflowError as e:
-            if is_cancelled_exception(e):
+            if is_cancelled_exception(e) and not self._killed_alone():
                 raise
             failure = e
         finally:
@@ -392,6 +406,12 @@ class VerifiedTaskWorkflow:
             with contextlib.suppress(ActivityError):
                 await started
             raise
+
+    @staticmethod
+    def _killed_alone() -> bool:
+        """A child's cancellation with this task not cancelled: it was killed on its own.
+        Asked only then, so no other run records the patch."""
+        return workflow.cancellation_reason() is None and versions.patched(VERIFIER_KILL_IS_A_FAIL)
 
     def _result(self, status: str, message: str, usages=()) -> VerifiedTaskResult:
         workflow.set_current_details(f"verified task {status}: {message}")

@@ -94,6 +94,8 @@ AFTER_BASELINE = frozenset(
         "todo-write",
         "verified-base-commit",
         "verified-cancel-reaches-implementer",
+        "verified-failed-stops-implementer",
+        "verifier-kill-is-a-fail",
         "web-fetch",
         "web-search",
         "worktree-tools",

@@ -57,6 +57,7 @@ from tests.replay.scenarios_patterns import (
     team_shutdown,
     team_spawn,
     team_steered,
+    verified_killed_verifier,
     verified_late_mail,
     verified_task,
 )
@@ -225,6 +226,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # Killed with a shutdown request waiting for its member: the kill answers it (patched
     # team-kill-answers-held); `team_killed_held_shutdown_v0` recorded on 9c46fd8, before.
     "team_killed_held_shutdown": team_killed_held_shutdown,
+    # Round 1's verifier killed on its own: a FAIL round (patched verifier-kill-is-a-fail);
+    # `verified_killed_verifier_v0` recorded on 9c46fd8, where the kill failed the task.
+    "verified_killed_verifier": verified_killed_verifier,
     # A client's start with a misspelt field, refused (patched input-unknown-fields).
     "agent_unknown_field": unknown_field,
 }

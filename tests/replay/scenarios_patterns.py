@@ -3,6 +3,7 @@ team, verified task (tests/replay/record.py runs them)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -253,6 +254,19 @@ async def verified_late_mail(client: Client, tmp: Path) -> WorkflowHandle:
 
     await implementer_mailed_as_it_ends(client, tmp, "verified_late_mail")
     return client.get_workflow_handle("verified_late_mail")
+
+
+async def verified_killed_verifier(client: Client, tmp: Path) -> WorkflowHandle:
+    """Round 1's verifier killed on its own: a FAIL round, and the task goes on."""
+    from temporalio.client import WorkflowFailureError
+
+    from tests.workflows.test_verified_task import kill_the_first_verifier
+
+    name = os.environ["OUTLAST_RECORDING"]
+    # Recorded on older code too (`_v0`), where the kill failed the task.
+    with contextlib.suppress(WorkflowFailureError):
+        await kill_the_first_verifier(client, tmp, name)
+    return client.get_workflow_handle(name)
 
 
 async def stop_starting(client: Client, tmp: Path) -> WorkflowHandle:

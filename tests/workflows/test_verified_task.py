@@ -243,6 +243,9 @@ async def test_a_round_ends_with_the_run_that_answers_late_mail(client, tmp_path
     # went to the run after that one, and round 2 checked its fix.
     assert "MAIL-ANSWERED" in first.implementer_text and first.verdict == "FAIL"
     assert "IMPL-2" in second.implementer_text and second.verdict == "PASS"
+    # The implementer's Read and two Edits, each verifier's Bash: the run that answered the
+    # mail carried the first run's figures on (continue-as-new), which had counted twice.
+    assert result.usage.tool_uses == 3 + 2, result.usage
 
 
 async def test_a_partial_verdict_ends_the_task_with_the_report(client, tmp_path):
@@ -335,3 +338,46 @@ async def test_what_a_failed_implementer_or_verifier_spent_counts(client, tmp_pa
         assert result.usage.tool_uses == tool_uses, result.usage
         assert result.usage.tokens.output_tokens > 0
     assert "verifier: Model call failed" in result.rounds[0].verdict_reason
+
+
+HANGING_VERIFIER = {
+    "agents": [
+        {
+            "name": "verifier-1",
+            "match": {"agent_type": "verification", "prompt_contains": "round 1)"},
+            "turns": [
+                {"tool_use": {"name": "Bash", "input": {"command": "sleep 60"}}},
+                {"text": "never"},
+            ],
+        },
+        verifier(2, "PASS", "OK"),
+        SCRIPT["agents"][2],
+    ]
+}
+"""Round 1's verifier runs a command that outlasts the test."""
+
+
+async def kill_the_first_verifier(client, tmp_path, wf_id: str) -> VerifiedTaskResult:
+    """`outlast kill <task>/verify-1` while it runs its command."""
+    repo = task_repo(tmp_path / "repo")
+    with scripted_model(HANGING_VERIFIER):
+        async with running_workers(client) as queues:
+            handle = await start_verified(client, queues, repo, wf_id)
+            first = client.get_workflow_handle(f"{wf_id}/verify-1")
+            await wait_status(first, lambda s: "Bash" in s.current_tools, timeout=60)
+            await first.cancel()
+            return await handle.result()
+
+
+async def test_a_verifier_killed_on_its_own_is_a_fail_round(client, tmp_path):
+    """A hanging verifier killed by hand is a FAIL round, as a verifier that failed is, and
+    the task goes on; its cancellation had gone up and failed the task with no result, its
+    `AgentStatus` left at `running`."""
+    wf_id = f"vt-{uuid.uuid4().hex[:8]}"
+    result = await kill_the_first_verifier(client, tmp_path, wf_id)
+    assert result.status == "passed", result.message
+    first, second = result.rounds
+    assert first.verdict == "FAIL" and first.verdict_reason.startswith("verifier: "), first
+    assert second.verdict == "PASS"
+    # The implementer's Read and two Edits, and each verifier's Bash (the killed one's too).
+    assert result.usage.tool_uses == 3 + 1 + 1, result.usage
