@@ -174,7 +174,10 @@ def run(
         False, "--plan", help="Start in plan mode: the agent plans, `outlast approve` lets it act."
     ),
     no_worker: bool = typer.Option(
-        False, "--no-worker", help="Only start; a worker elsewhere runs it."
+        False,
+        "--no-worker",
+        help="Start no worker in this process: one elsewhere runs it (this still follows it; "
+        "Ctrl-C detaches).",
     ),
     workflow_id: str = typer.Option(None, "--id", help="Workflow id (default: generated)."),
     model_call: str = typer.Option(
@@ -398,6 +401,13 @@ def main() -> None:
         app()
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except RPCError as e:
+        # A refusal no command words better (no such namespace, no operator rights): one
+        # sentence, as for the others, not a traceback.
+        try:
+            _fail(f"the Temporal server refused: {e.message}")
+        except typer.Exit as exit_:
+            code = exit_.exit_code
     if tracing:
         flush_tracing()
     sys.stdout.flush()

@@ -79,6 +79,9 @@ def list_query(status: str | None, pattern: str | None, include_children: bool) 
     parts = ["WorkflowType IN (" + ", ".join(f"'{t}'" for t in types) + ")"]
     if status is not None:
         parts.append(f"ExecutionStatus = '{status.title().replace('_', '')}'")
+    else:
+        # A run that continued as new is not a task of its own: its latest run is listed.
+        parts.append("ExecutionStatus != 'ContinuedAsNew'")
     if not include_children:
         parts.append("ParentWorkflowId IS NULL")
     return " AND ".join(parts)
@@ -203,6 +206,12 @@ def _fill_from_result(node: Node, result: object) -> None:
         return
     usage = result.get("usage") or {}
     node.outcome = result.get("status")
+    # What `outlast run` reports as the end: a stopped agent, or one out of turns, completed
+    # its workflow but not its task.
+    if result.get("stopped"):
+        node.outcome = "stopped"
+    elif result.get("max_turns_reached"):
+        node.outcome = "max turns reached"
     node.agent_type = result.get("agent_type")
     node.turns = result.get("turns")
     node.tokens = usage.get("total_tokens")

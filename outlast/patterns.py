@@ -364,9 +364,12 @@ async def _progress(
 
 
 def succeeded(result: Any) -> bool:
-    """The task did what it was asked: completed (or passed), not stopped or failed part way;
-    for a fork-join, every fork completed."""
+    """The task did what it was asked: completed (or passed), not stopped, out of turns
+    (Claude Code's `error_max_turns`) or failed part way; for a fork-join, every fork
+    completed."""
     if result is None or getattr(result, "stopped", False):
+        return False
+    if getattr(result, "max_turns_reached", False):
         return False
     if isinstance(result, ForkJoinResult):
         return all(f.status == "completed" for f in result.forks)

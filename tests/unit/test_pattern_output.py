@@ -101,3 +101,24 @@ def test_a_verified_task_and_a_fork_join_print_their_usage():
     assert "fork 1: completed" in out and "fork 2: completed" in out and "fork 0" not in out
     assert "2 forks and the synthesis, 4 tool uses, 400 tokens, 2.0s" in out
     assert SHOWN in out
+
+
+def test_a_task_out_of_turns_or_stopped_did_not_succeed():
+    """`outlast run`'s exit code: 1 for an agent that ran out of turns (Claude Code's
+    `error_max_turns`) as for one that was stopped; 0 only for a completed task."""
+    from outlast.patterns import succeeded
+    from workflows.contracts import AgentResult
+
+    done = AgentResult(
+        status="completed",
+        agent_id="a",
+        agent_type="general-purpose",
+        final_text="done",
+        usage=AgentUsage(),
+        turns=3,
+    )
+    assert succeeded(done)
+    assert not succeeded(done.model_copy(update={"max_turns_reached": True}))
+    assert not succeeded(done.model_copy(update={"stopped": True}))
+    assert not succeeded(done.model_copy(update={"status": "failed"}))
+    assert not succeeded(None)

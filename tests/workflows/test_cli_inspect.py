@@ -11,6 +11,7 @@ import uuid
 
 from tests.support import (
     agent_input,
+    fast_config,
     running_workers,
     scripted_model,
     spawn,
@@ -176,15 +177,23 @@ async def test_run_with_the_id_of_a_running_workflow_says_to_attach(client, dev_
 
 
 async def test_run_in_a_namespace_that_does_not_exist_is_one_sentence(dev_server, git_repo):
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "outlast.cli", "run", "t", "--repo", str(git_repo), "--no-worker",
-        env={**os.environ, "TEMPORAL_ADDRESS": dev_server.address,
-             "TEMPORAL_NAMESPACE": "no-such-namespace", "COLUMNS": "200"},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
-    out = (await proc.communicate())[0].decode()
-    assert proc.returncode == 2 and out.startswith("error: ") and "Traceback" not in out, out
-    assert "no-such-namespace" in out, out
+    """And so is every other command that asks the server: `ls` and `search-attributes`
+    ended in a traceback."""
+    commands = [
+        ["run", "t", "--repo", str(git_repo), "--no-worker"],
+        ["ls"],
+        ["search-attributes"],
+    ]
+    for command in commands:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "outlast.cli", *command,
+            env={**os.environ, "TEMPORAL_ADDRESS": dev_server.address,
+                 "TEMPORAL_NAMESPACE": "no-such-namespace", "COLUMNS": "200"},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )  # fmt: skip
+        out = (await proc.communicate())[0].decode()
+        assert proc.returncode == 2 and out.startswith("error: "), (command, out)
+        assert "Traceback" not in out and "no-such-namespace" in out, (command, out)
 
 
 async def test_show_counts_what_a_failed_stage_spent(client, dev_server, git_repo):
@@ -202,3 +211,36 @@ async def test_show_counts_what_a_failed_stage_spent(client, dev_server, git_rep
     plan = stages[f"{handle.id}/plan"]
     assert plan["row"]["status"] == "failed"
     assert plan["tool_uses"] == 1 and plan["tokens"] > 0 and plan["turns"] == 1, plan
+
+
+async def test_ls_lists_a_continued_agent_once_and_show_says_how_it_ended(
+    client, dev_server, git_repo
+):
+    """An agent that continued as new is one task in `ls` (each run was a row of its own,
+    the earlier ones `continued_as_new`); `show` says an agent out of turns ended so, not
+    just `completed`."""
+    from agents.config import AgentSettings
+
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [{"tool_use": {"name": "Glob", "input": {"pattern": "*"}}}],
+            }
+        ]
+    }
+    wf_id = f"insp-{uuid.uuid4().hex[:8]}"
+    config = fast_config(agents=AgentSettings(turns_per_run=2))
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", git_repo, queues, config=config, max_turns=5)
+            await (await start(client, inp, queues, wf_id)).result()
+    runs = [w async for w in client.list_workflows(f'WorkflowId = "{wf_id}"')]
+    assert len(runs) >= 2, runs  # it did continue as new
+    code, out = await cli(dev_server.address, "ls", "--json", "--limit", "200")
+    assert code == 0, out
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [r["status"] for r in rows if r["workflow_id"] == wf_id] == ["completed"]
+    code, out = await cli(dev_server.address, "show", wf_id)
+    assert code == 0 and "max turns reached" in out, out
