@@ -14,6 +14,7 @@ module only adds types and the checks the CLI makes before starting anything.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from agents.permissions import RESUME_MODES
 from agents.questions import QuestionAnswers
-from outlast.patterns import PatternArgs, build_pattern_input, start_pattern
+from outlast.patterns import PatternArgs, build_pattern_input, fit_to_namespace, start_pattern
 from workflows.contracts import (
     TASK_QUEUE,
     AgentStatus,
@@ -38,6 +39,8 @@ from workflows.pattern_contracts import PipelineView, StageDecision, TeamMail, T
 AGENT_PATTERNS = ("single", "coordinator")
 NO_GRACEFUL_STOP = ("fork-join", "verified")
 """Patterns whose workflow has no `stop` signal: one sent would never be handled."""
+
+logger = logging.getLogger(__name__)
 
 
 class NotSupported(ValueError):
@@ -194,12 +197,21 @@ async def start_task(
 
     Raises:
         StartError: an argument that would start a task doomed to fail, or, without
-            `config`, an environment setting Outlast cannot read (the message says what to
-            fix); nothing was started.
+            `config`, an environment setting Outlast cannot read, or a server that refuses
+            to list the namespace's search attributes (the message says what to fix);
+            nothing was started. A namespace without Outlast's search attributes runs the
+            task without them (logged), as `outlast run` does.
     """
     host = host_id or os.environ.get("OUTLAST_HOST_ID") or socket.gethostname()
     args = PatternArgs(pattern=pattern, task=task, repo=repo, host_id=host, **options)
-    inp = build_pattern_input(args)
+    inp, missing = await fit_to_namespace(client, build_pattern_input(args))
+    if missing:
+        logger.warning(
+            "namespace %s lacks Outlast's search attributes (%s): the task starts without "
+            "them; register them once with `outlast setup`",
+            client.namespace,
+            ", ".join(missing),
+        )
     handle = await start_pattern(
         client, pattern, inp, workflow_id=workflow_id, task_queue=task_queue
     )

@@ -30,6 +30,7 @@ from outlast.patterns import (
     RESULT_TYPES,
     PatternArgs,
     build_pattern_input,
+    fit_to_namespace,
     follow_pattern,
     start_pattern,
     succeeded,
@@ -37,7 +38,6 @@ from outlast.patterns import (
 from outlast.progress import WorkerStopped, follow_while_serving
 from outlast.reaper import reap_interval
 from outlast.runner import StartError, env_config, start_agent
-from outlast.search_setup import missing_search_attributes
 from outlast.telemetry import configure_tracing, flush_tracing
 
 
@@ -237,16 +237,13 @@ async def _run_and_follow(
     except DevServerError as e:
         _fail(str(e))
     try:
-        missing = await missing_search_attributes(client)
-    except RPCError as e:  # a namespace that does not exist, no permission to list
-        _fail(f"the server refused: {e.message}")
+        inp, missing = await fit_to_namespace(client, inp)
+    except StartError as e:  # a namespace that does not exist, no permission to list
+        _fail(str(e))
     if missing:
         console.print(
             f"[yellow]this namespace lacks Outlast's search attributes ({', '.join(missing)}); "
             "starting without them. Register them once with `outlast setup`.[/]"
-        )
-        inp = inp.model_copy(
-            update={"config": inp.config.model_copy(update={"search_attributes": False})}
         )
     try:
         if pattern == "single":

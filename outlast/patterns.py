@@ -28,6 +28,7 @@ from agents.team_tasks import TaskCreateInput
 from outlast.progress import follow, outcome
 from outlast.question_view import plain
 from outlast.runner import StartError, build_input, env_config, local_definitions, repo_root
+from outlast.search_setup import missing_search_attributes
 from outlast.start_metadata import start_metadata, task_text
 from workflows.contracts import (
     TASK_QUEUE,
@@ -361,6 +362,24 @@ async def _progress(
         ]
     forks = await query("forks", result_type=list[ForkOutcome])
     return [(f"fork:{f.index}", f"fork {f.index + 1}: {f.status}") for f in forks]
+
+
+async def fit_to_namespace(client: Client, inp: Any) -> tuple[Any, list[str]]:
+    """`inp` as the namespace can run it, and the search attributes it lacks: without them,
+    every upsert would fail the workflow task and the agents would never run, so the task
+    starts without its attributes (`outlast setup` registers them once).
+
+    Raises:
+        StartError: the server refused to list them (no such namespace, no permission).
+    """
+    try:
+        missing = await missing_search_attributes(client)
+    except RPCError as e:
+        raise StartError(f"the server refused: {e.message}") from None
+    if missing:
+        config = inp.config.model_copy(update={"search_attributes": False})
+        inp = inp.model_copy(update={"config": config})
+    return inp, missing
 
 
 def succeeded(result: Any) -> bool:

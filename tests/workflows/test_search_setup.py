@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -42,6 +43,29 @@ def test_run_without_search_attributes_then_register(bare_server, git_repo):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "lacks Outlast's search attributes" in done.stdout
     assert "hi from a bare server" in done.stdout
+
+
+async def test_start_task_without_search_attributes_runs_without_them(bare_server, git_repo):
+    """`outlast.api.start_task` makes the CLI's check: on a namespace that lacks Outlast's
+    search attributes the task starts without them (its every upsert failed the workflow
+    task: the agent never ran), and says so in the log."""
+    import uuid
+
+    from outlast.api import start_task
+    from tests.support import Queues, running_workers
+
+    client = await connect(bare_server.address)
+    assert await missing_search_attributes(client)
+    host = f"bare-{uuid.uuid4().hex[:6]}"
+    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
+    script = {"agents": [{"name": "main", "turns": [{"text": "hi from the API"}]}]}
+    with scripted_model(script):
+        async with running_workers(client, queues=queues):
+            task = await start_task(
+                client, "say hi", git_repo, task_queue=queues.task_queue, host_id=host
+            )
+            result = await asyncio.wait_for(task.result(), 60)
+    assert result.status == "completed" and result.final_text == "hi from the API"
 
 
 async def test_register_adds_exactly_the_missing_ones(bare_server):
