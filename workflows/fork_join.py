@@ -45,6 +45,7 @@ from workflows.contracts import (
     ForkOutcome,
     Lineage,
 )
+from workflows.held_handlers import answer_held
 from workflows.model_call import call_the_model
 from workflows.registry import figures
 from workflows.signal_input import Refusals
@@ -72,6 +73,9 @@ def outcome_text(o: ForkOutcome) -> str:
 STOP_STARTING_FORK = "fork-stop-when-started"
 """Patch: a `task_stop` for a fork whose start is in flight is applied once it has started
 (the cancel of a workflow not there yet failed the whole fork-join)."""
+END_WAITS_HANDLERS = "fork-join-end-waits-handlers"
+"""Patch: a fork-join that is killed or fails with a `task_stop` handler unfinished lets it
+finish (workflows/held_handlers.py)."""
 
 
 @workflow.defn(name="ForkJoinWorkflow")
@@ -98,6 +102,9 @@ class ForkJoinWorkflow:
             return await self._fork_and_join(inp, started)
         except BaseException as e:
             self._marks.ended_by(e)
+            # A `task_stop` still sending its cancel finishes first (nothing answers it: a
+            # signal; temporalio warns of a run that ends under a handler).
+            await answer_held(END_WAITS_HANDLERS, e, lambda _: None)
             raise
 
     async def _fork_and_join(self, inp: ForkJoinInput, started: datetime) -> ForkJoinResult:

@@ -4,7 +4,8 @@ temporalio ends a run under an update handler that has not finished, and the upd
 gets "the Workflow completed before the Update completed", which says nothing of why. A
 pipeline's `decide_stage` decided ahead (its stage still runs) and a team's `request_shutdown`
 (its member has not answered) wait like that; so the pattern, as it ends, marks how it ended,
-which those handlers wait for too, and lets them answer before the run ends.
+which those handlers wait for too, and lets them answer before the run ends. A fork-join's
+`task_stop` (a signal: nobody waits for an answer) still sending its cancel finishes too.
 
 Every handler of these patterns finishes once marked: a cancelled run cancels only its main
 task, so what a handler awaits (an activity, a signal, a child's start) still completes.

@@ -63,6 +63,7 @@ AFTER_BASELINE = frozenset(
         "end-waits-for-starts",
         "fork-sync-when-disabled",
         "input-unknown-fields",
+        "fork-join-end-waits-handlers",
         "fork-stop-when-started",
         "kill-on-host",
         "max-turns-keeps-ended",
