@@ -55,7 +55,10 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
         final = result.final_text
     elif isinstance(result, ForkJoinResult):
         for f in result.forks:
-            line(f"  fork {f.index + 1}: {f.status}")
+            how = (
+                " (stopped)" if f.stopped else " (max turns reached)" if f.max_turns_reached else ""
+            )
+            line(f"  fork {f.index + 1}: {f.status}{how}")
         also = " and the synthesis" if result.synthesis else ""
         line(f"  {count(len(result.forks), 'fork')}{also}, {usage_text(result.usage)}")
         final = result.synthesis

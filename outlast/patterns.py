@@ -391,5 +391,5 @@ def succeeded(result: Any) -> bool:
     if getattr(result, "max_turns_reached", False):
         return False
     if isinstance(result, ForkJoinResult):
-        return all(f.status == "completed" for f in result.forks)
+        return all(f.finished() for f in result.forks)
     return getattr(result, "status", "completed") in ("completed", "passed")

@@ -423,6 +423,13 @@ class ForkOutcome(Contract):
     final_text: str = ""
     error: str | None = None
     usage: AgentUsage = AgentUsage()
+    stopped: bool = False
+    """Completed by a `stop` (`outlast stop <fork-join>/fork-N`), not by finishing."""
+    max_turns_reached: bool = False
+
+    def finished(self) -> bool:
+        """Whether the fork did its part: completed, not stopped or out of turns."""
+        return self.status == "completed" and not (self.stopped or self.max_turns_reached)
 
 
 class ForkJoinResult(Contract):

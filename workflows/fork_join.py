@@ -230,6 +230,8 @@ class ForkJoinWorkflow:
                     else result.final_text
                 ),
                 usage=result.usage,
+                stopped=result.stopped,
+                max_turns_reached=result.max_turns_reached,
             )
         except ChildWorkflowError as e:
             killed = is_cancelled_exception(e)

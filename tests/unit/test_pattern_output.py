@@ -122,3 +122,21 @@ def test_a_task_out_of_turns_or_stopped_did_not_succeed():
     assert not succeeded(done.model_copy(update={"stopped": True}))
     assert not succeeded(done.model_copy(update={"status": "failed"}))
     assert not succeeded(None)
+
+
+def test_a_fork_join_with_a_fork_stopped_did_not_succeed_and_says_so():
+    """A fork stopped by hand (`outlast stop <fork-join>/fork-2`) completes its workflow
+    but not its part: the fork-join's run exits 1 and shows which fork was stopped."""
+    from outlast.patterns import succeeded
+
+    def fork(i: int, **kw) -> ForkOutcome:
+        return ForkOutcome(
+            index=i, directive="d", agent_id="a", workflow_id="w", status="completed", **kw
+        )
+
+    assert succeeded(ForkJoinResult(forks=[fork(0), fork(1)]))
+    stopped = ForkJoinResult(forks=[fork(0), fork(1, stopped=True)])
+    assert not succeeded(stopped)
+    assert not succeeded(ForkJoinResult(forks=[fork(0, max_turns_reached=True)]))
+    out = printed(stopped, "fork-join")
+    assert "fork 1: completed\n" in out and "fork 2: completed (stopped)" in out

@@ -29,6 +29,7 @@ from workflows.contracts import (
     ForkJoinInput,
     ForkJoinResult,
     ForkOutcome,
+    StopRequest,
     Workspace,
 )
 
@@ -259,6 +260,25 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
     # What the killed fork spent (its Glob turn) counts, read from its run after the end.
     assert result.forks[1].usage.tool_uses == 1
     assert result.usage.tool_uses == 1
+
+
+async def test_a_fork_stopped_by_hand_is_reported_stopped(client, git_repo):
+    """`outlast stop <fork-join>/fork-2` ends that fork after its turn: it completes its
+    workflow but not its part, and the join says so (the outcome dropped `stopped`, so the
+    fork-join looked fully done and `outlast run` exited 0)."""
+    script = hanging_fork_2_script()
+    glob = {"tool_use": {"name": "Glob", "input": {"pattern": "*"}}}
+    script["agents"][-1]["turns"][2:] = [{"delay_ms": 2000, **glob}, {"text": "never"}]
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start_fork_join(client, queues, git_repo, 3)
+            await when_fork_2_hangs(client, handle)
+            fork_2 = client.get_workflow_handle(f"{handle.id}/fork-2")
+            await fork_2.signal("stop", StopRequest(reason="enough"))
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert [f.status for f in result.forks] == ["completed"] * 3
+    assert [f.stopped for f in result.forks] == [False, True, False]
+    assert not result.forks[1].finished()
 
 
 async def test_a_killed_fork_join_ends_cancelled_and_says_so(client, git_repo):
