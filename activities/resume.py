@@ -14,7 +14,12 @@ from datetime import timedelta
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
-from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+)
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -51,6 +56,11 @@ async def append(req: AppendInput) -> TranscriptRef:
     a copy of it in each child's input.
     """
     return transcripts.append(default_store(), req.transcript, req.messages)
+
+
+CLOSING_WAIT_S = 15.0
+"""How long a resume waits for the ended run it follows to close (it closes right after telling
+its parent; the resume activity has 30 s)."""
 
 
 class ResumeRequest(BaseModel):
@@ -150,6 +160,7 @@ class AgentControl:
 
     @activity.defn(name="agents.resume_agent")
     async def resume_agent(self, req: ResumeRequest) -> ResumeResult:
+        before = await self._closed_run(req)
         handle = await self._client.start_workflow(
             "AgentWorkflow",
             req.input,
@@ -160,4 +171,27 @@ class AgentControl:
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         )
         run_id = handle.result_run_id or ""
-        return ResumeResult(run_id=run_id, started=run_id != req.known_run_id)
+        return ResumeResult(run_id=run_id, started=run_id != (before or req.known_run_id))
+
+    async def _closed_run(self, req: ResumeRequest) -> str | None:
+        """The agent's current run once it has closed, if it is the run the parent knows.
+
+        The parent resumes an agent whose end it has: that run is closing, and a message
+        signalled to it now would land in a run that reads no more mail (a killed one never
+        does; the message was lost while the tool said it was queued). So it is waited for,
+        at most CLOSING_WAIT_S, and the message starts the next run. A run the parent does
+        not know (one this activity started on an earlier attempt) is not waited for."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CLOSING_WAIT_S
+        handle = self._client.get_workflow_handle(req.workflow_id)
+        while True:
+            try:
+                desc = await handle.describe()
+            except RPCError as e:
+                if e.status == RPCStatusCode.NOT_FOUND:
+                    return None
+                raise
+            closing = desc.status == WorkflowExecutionStatus.RUNNING
+            if not closing or desc.run_id != req.known_run_id or loop.time() >= deadline:
+                return desc.run_id
+            await asyncio.sleep(0.05)

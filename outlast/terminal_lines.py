@@ -15,7 +15,8 @@ import sys
 
 
 class TerminalLines:
-    """Lines from stdin; text typed after a line that was read waits for the next read."""
+    """Lines from stdin (a terminal: `outlast run` asks only when stdin is one); text typed
+    after a line that was read waits for the next read. One read at a time."""
 
     def __init__(self, fd: int | None = None) -> None:
         self._fd = sys.stdin.fileno() if fd is None else fd
@@ -33,6 +34,8 @@ class TerminalLines:
         while b"\n" not in self._buffer:
             if self._ended:
                 if not self._buffer:
+                    # A terminal's Ctrl-D ends this answer only; a pipe's end is for good.
+                    self._ended = not os.isatty(self._fd)
                     raise EOFError
                 break
             readable = loop.create_future()

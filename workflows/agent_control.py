@@ -44,6 +44,13 @@ START_WAIT = timedelta(minutes=3)
 """How long an ending agent waits for a sub-agent's start under way (a worktree's creation
 takes up to two minutes an attempt)."""
 
+MAIL_AFTER_STOP = "mail-after-stop-resumes"
+"""Patch: SendMessage to an agent that TaskStop is stopping waits for its end and resumes it
+with the message (R66), as after any end; the message went to the ending run, which never
+reads mail again, and the tool said it was queued."""
+STOPPING_WAIT = timedelta(minutes=1)
+"""How long SendMessage waits for a stopped agent's end (its kill reaches tools at once)."""
+
 RESUME_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=30),
     "retry_policy": RetryPolicy(maximum_attempts=5),
@@ -149,12 +156,29 @@ async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolR
         return error_result(
             call.block, f"No agent named or with ID '{inp.to}'. Known agents: {known}"
         )
+    if task.status == "running" and task.stop_requested:
+        # Asked only then: TaskStop has been sent, so the run is ending and reads no more mail.
+        if versions.patched(MAIL_AFTER_STOP):
+            return await _after_its_end(agents, call, task, mail)
     if task.status == "running":
         try:
             await signal_workflow(task.workflow_id, "send_message", mail)
             return _ok(call, f"Message queued for delivery to {inp.to} at its next tool round.")
         except ApplicationError:
             workflow.logger.info("%s ended before the message; resuming it", task.agent_id)
+    return await _resume(agents, call, task, mail)
+
+
+async def _after_its_end(agents: SubAgents, call: ValidCall, task: ChildTask, mail: MailMessage):
+    """A message for an agent being stopped: resumes it once its end is in."""
+    try:
+        await workflow.wait_condition(lambda: task.status != "running", timeout=STOPPING_WAIT)
+    except TimeoutError:
+        return error_result(
+            call.block,
+            f'Agent "{call.input.to}" is being stopped and has not ended yet; send the message '
+            "again once its notification has come (it continues the agent then).",
+        )
     return await _resume(agents, call, task, mail)
 
 

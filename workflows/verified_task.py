@@ -126,7 +126,13 @@ class VerifiedTaskWorkflow:
             self._marks.ended_by(e)
             if not is_cancelled_exception(e):
                 # Asked only by a task that fails: the implementer goes with it.
-                if ending_of(e) == "failed" and versions.patched(FAILED_STOPS_IMPLEMENTER):
+                # Round 1's implementer is our child: the parent close policy cancels it.
+                resumed = self._generation > 1
+                if (
+                    resumed
+                    and ending_of(e) == "failed"
+                    and versions.patched(FAILED_STOPS_IMPLEMENTER)
+                ):
                     with contextlib.suppress(ApplicationError):  # not started, or ended
                         await cancel_workflow(f"{workflow.info().workflow_id}/implementer")
                 raise
@@ -253,8 +259,9 @@ class VerifiedTaskWorkflow:
             self._generation += 1
             end = await self._end_of(self._generation, impl_id)
             # The run that answers the mail went on from the one before (continue-as-new):
-            # its figures include that one's.
-            spent = [end.usage]
+            # its figures include that one's (unless none could be read: keep those).
+            if end.usage != AgentUsage():
+                spent = [end.usage]
         return end, spent
 
     async def _end_of(self, generation: int, impl_id: str) -> AgentNotification:

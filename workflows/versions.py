@@ -66,6 +66,7 @@ AFTER_BASELINE = frozenset(
         "fork-join-end-waits-handlers",
         "fork-stop-when-started",
         "kill-on-host",
+        "mail-after-stop-resumes",
         "max-turns-keeps-ended",
         "name-reuse-own-id",
         "notebook-edit",

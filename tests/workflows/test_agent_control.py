@@ -350,3 +350,55 @@ async def test_an_agent_out_of_turns_stops_the_background_children_it_leaves(cli
             assert result.max_turns_reached and result.stopped_children == ["child"]
             child = client.get_workflow_handle(f"{handle.id}/child")
             assert await wait_closed(child) == WorkflowExecutionStatus.CANCELED
+
+
+STOP_THEN_MAIL = {
+    "agents": [
+        {
+            "name": "sleeper-1",
+            "match": {"agent_name": "sleeper", "conversation_lacks": ["TRY-AGAIN"]},
+            "turns": [
+                {"tool_use": {"name": "Bash", "input": {"command": "sleep 30"}}},
+                {"text": "never"},
+            ],
+        },
+        {
+            "name": "sleeper-2",
+            "match": {"agent_name": "sleeper", "conversation_contains": ["TRY-AGAIN"]},
+            "turns": [{"text": "RESUMED: trying again as told"}],
+        },
+        {
+            "name": "parent",
+            "after_last": "repeat_last",
+            "turns": [
+                {"tool_use": spawn("sleeper", "sleep a lot", True)},
+                {
+                    # The coordinator's move (R61): stop a worker going the wrong way, then
+                    # continue it with corrected instructions, in one response.
+                    "delay_ms": 3000,
+                    "tool_use": [
+                        {"name": "TaskStop", "input": {"task_id": "sleeper"}},
+                        {"name": "SendMessage", "input": {"to": "sleeper", "message": "TRY-AGAIN"}},
+                    ],
+                },
+                {"text": "Waiting for sleeper."},
+            ],
+        },
+    ]
+}
+
+
+async def test_a_message_right_after_task_stop_resumes_the_stopped_agent(client, git_repo):
+    """SendMessage to an agent TaskStop is stopping: it waits for the end and resumes the
+    agent with the message. It went to the ending run, which reads no mail after a kill:
+    the tool said "queued" and the message was lost."""
+    with scripted_model(STOP_THEN_MAIL) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await asyncio.wait_for(handle.result(), 90)
+    sent = [r.content for r in tool_results(result)]
+    assert any("resumed it in the background with your message" in c for c in sent), sent
+    assert [r["agent"] for r in model.log].count("sleeper-2") == 1
+    notes = [t for t in user_texts(result) if t.startswith("<task-notification>")]
+    assert any("<status>killed</status>" in n for n in notes), notes
+    assert any("RESUMED: trying again as told" in n for n in notes), notes

@@ -9,9 +9,12 @@ import os
 import sys
 import uuid
 
+from temporalio.client import WorkflowExecutionStatus
+
 from tests.support import (
     agent_input,
     fast_config,
+    listed,
     running_workers,
     scripted_model,
     spawn,
@@ -236,7 +239,14 @@ async def test_ls_lists_a_continued_agent_once_and_show_says_how_it_ended(
         async with running_workers(client) as queues:
             inp = agent_input("go", git_repo, queues, config=config, max_turns=5)
             await (await start(client, inp, queues, wf_id)).result()
-    runs = [w async for w in client.list_workflows(f'WorkflowId = "{wf_id}"')]
+    # Visibility is written after the fact: until every run is listed closed.
+    runs = await listed(
+        client,
+        f'WorkflowId = "{wf_id}"',
+        until=lambda rows: (
+            len(rows) >= 2 and all(r.status != WorkflowExecutionStatus.RUNNING for r in rows)
+        ),
+    )
     assert len(runs) >= 2, runs  # it did continue as new
     code, out = await cli(dev_server.address, "ls", "--json", "--limit", "200")
     assert code == 0, out

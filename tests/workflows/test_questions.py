@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import time
@@ -218,11 +219,12 @@ class Terminal:
         self.seen = b""
 
     def until(self, text: bytes, timeout: float = 60, after: int = 0) -> None:
-        """Read the terminal until `text` shows (after byte `after` of what it showed)."""
+        """Read the terminal until `text` shows (after byte `after` of what it showed, its
+        colours taken out)."""
         import select
 
         deadline = time.monotonic() + timeout
-        while text not in self.seen[after:]:
+        while text not in self.plain()[after:]:
             assert time.monotonic() < deadline, self.shown()
             ready, _, _ = select.select([self.controller], [], [], 0.5)
             if ready:
@@ -230,6 +232,11 @@ class Terminal:
                     self.seen += os.read(self.controller, 65536)
                 except OSError:  # the process closed the terminal
                     break
+        assert text in self.plain()[after:], self.shown()
+
+    def plain(self) -> bytes:
+        """What the terminal showed without its escape sequences (colours, cursor)."""
+        return re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]", b"", self.seen)
 
     def type(self, text: bytes) -> None:
         os.write(self.controller, text)
@@ -260,7 +267,7 @@ def test_outlast_run_on_a_terminal_asks_the_person_and_sends_the_answers(dev_ser
             term.until(b"answer 1 (Database): ")
             term.type(b"1,2\n")  # one choice only: asked again
             term.until(b"takes one choice")
-            term.until(b"answer 1 (Database): ", 5, after=term.seen.index(b"takes one choice"))
+            term.until(b"answer 1 (Database): ", 5, after=term.plain().index(b"takes one choice"))
             term.type(b"2\n")
             term.until(b"answer 2 (Checks): ")
             term.type(b"my own: lint only\n")
