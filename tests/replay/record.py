@@ -67,6 +67,7 @@ from tests.replay.scenarios_subagents import (
     late_mail_notice,
     late_mail_settles,
     late_mail_stopped,
+    mail_after_stop,
     parallel_sync,
     resume_read_state,
     shared_timers,
@@ -229,6 +230,10 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # Round 1's verifier killed on its own: a FAIL round (patched verifier-kill-is-a-fail);
     # `verified_killed_verifier_v0` recorded on 9c46fd8, where the kill failed the task.
     "verified_killed_verifier": verified_killed_verifier,
+    # TaskStop, then SendMessage to the stopped agent in one response: it is resumed with
+    # the message (patched mail-after-stop-resumes); `subagents_mail_after_stop_v0`
+    # recorded on 9c46fd8, where the message went to the ending run.
+    "subagents_mail_after_stop": mail_after_stop,
     # A client's start with a misspelt field, refused (patched input-unknown-fields).
     "agent_unknown_field": unknown_field,
 }
@@ -239,6 +244,7 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
 CHILDREN = {
     "subagents_late_mail_stopped": ["helper"],
     "subagents_taskstop": ["sleeper"],
+    "subagents_mail_after_stop": ["sleeper"],
     "subagents_resume": ["helper"],
     "fork_join": ["fork-1"],
     "subagents_sync_async_v2": ["bg2", "fg"],

@@ -198,3 +198,11 @@ async def late_mail_stopped(client: Client, tmp: Path) -> WorkflowHandle:
     repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
     parent, _, _ = await stop_after_the_notice(client, repo, "subagents_late_mail_stopped")
     return parent
+
+
+async def mail_after_stop(client: Client, tmp: Path) -> WorkflowHandle:
+    """TaskStop and SendMessage to the same background agent in one response: the message
+    waits for the stopped agent's end and resumes it (patched mail-after-stop-resumes)."""
+    from tests.workflows.test_agent_control import STOP_THEN_MAIL
+
+    return await scripted(client, tmp, STOP_THEN_MAIL)
