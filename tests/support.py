@@ -426,3 +426,22 @@ async def wait_for(predicate, timeout: float = 30, interval: float = 0.1) -> Non
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"not true within {timeout}s: {predicate}")
         await asyncio.sleep(interval)
+
+
+async def kill_with_an_update_held(handle, update: str, arg) -> tuple[Exception, Exception]:
+    """Send `update` and, once the workflow has accepted it (its handler waits), kill the
+    workflow: the workflow's failure and the update's, each as the client gets it."""
+    import pytest
+    from temporalio.client import (
+        WorkflowFailureError,
+        WorkflowUpdateFailedError,
+        WorkflowUpdateStage,
+    )
+
+    held = await handle.start_update(update, arg, wait_for_stage=WorkflowUpdateStage.ACCEPTED)
+    await handle.cancel()
+    with pytest.raises(WorkflowFailureError) as ended:
+        await asyncio.wait_for(handle.result(), 60)
+    with pytest.raises(WorkflowUpdateFailedError) as answer:
+        await asyncio.wait_for(held.result(), 10)
+    return ended.value, answer.value

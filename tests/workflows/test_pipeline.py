@@ -17,7 +17,7 @@ from temporalio.client import (
 from temporalio.exceptions import CancelledError
 
 from agents.pipeline import PipelineStage
-from tests.support import fast_config, running_workers, scripted_model
+from tests.support import fast_config, kill_with_an_update_held, running_workers, scripted_model
 from tests.workflows.test_agent_control import wait_status
 from workflows import search_attributes as sa
 from workflows.contracts import StopRequest, Workspace
@@ -375,17 +375,10 @@ async def kill_with_a_decision_held(client, git_repo, wf_id=None):
             handle = await start_pipeline(client, queues, inp, wf_id)
             stage = client.get_workflow_handle(f"{handle.id}/look")
             await wait_status(stage, lambda s: "Bash" in s.current_tools)
-            held = await handle.start_update(
-                "decide_stage",
-                StageDecision(stage="look", approve=True),
-                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+            ended, answer = await kill_with_an_update_held(
+                handle, "decide_stage", StageDecision(stage="look", approve=True)
             )
-            await handle.cancel()
-            with pytest.raises(WorkflowFailureError) as ended:
-                await asyncio.wait_for(handle.result(), 60)
-            with pytest.raises(WorkflowUpdateFailedError) as answer:
-                await asyncio.wait_for(held.result(), 10)
-    return handle, ended.value, answer.value
+    return handle, ended, answer
 
 
 async def test_a_decision_held_when_the_pipeline_is_killed_is_answered(client, git_repo):

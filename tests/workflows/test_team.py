@@ -12,7 +12,6 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowFailureError,
     WorkflowUpdateFailedError,
-    WorkflowUpdateStage,
 )
 from temporalio.exceptions import CancelledError
 
@@ -22,6 +21,7 @@ from tests.support import (
     Queues,
     crashable_worker,
     fast_config,
+    kill_with_an_update_held,
     running_workers,
     scripted_model,
 )
@@ -599,17 +599,10 @@ async def kill_with_a_shutdown_held(client, repo, wf_id: str | None = None):
                 result_type=TeamResult,
             )
             await wait_for_states(handle, {"a": "idle", "b": "idle", "c": "idle"})
-            held = await handle.start_update(
-                "request_shutdown",
-                ShutdownAsk(name="c", timeout_s=120),
-                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+            ended, answer = await kill_with_an_update_held(
+                handle, "request_shutdown", ShutdownAsk(name="c", timeout_s=120)
             )
-            await handle.cancel()
-            with pytest.raises(WorkflowFailureError) as ended:
-                await asyncio.wait_for(handle.result(), 60)
-            with pytest.raises(WorkflowUpdateFailedError) as answer:
-                await asyncio.wait_for(held.result(), 10)
-    return handle, ended.value, answer.value
+    return handle, ended, answer
 
 
 async def test_a_shutdown_request_held_when_the_team_is_killed_is_answered(client, git_repo):
