@@ -7,6 +7,7 @@ again. It raises only for infrastructure faults, which Temporal retries.
 
 from __future__ import annotations
 
+import logging
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -146,5 +147,11 @@ def with_content_ref(out: ToolOutput) -> ToolOutput:
         return out
     from activities.store import default_store  # the store is for activities, not workflows
 
-    ref = default_store().put(out.content.encode("utf-8"))
+    try:
+        ref = default_store().put(out.content.encode("utf-8"))
+    except OSError as e:
+        # The tool has run (a command may not run twice): its output goes inline instead
+        # of failing the activity, whose retry would run the tool again.
+        logging.getLogger(__name__).warning("tool output kept inline: %s", e)
+        return out
     return out.model_copy(update={"content_ref": ref})

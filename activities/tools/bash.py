@@ -44,6 +44,10 @@ MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
 # Enough bytes to hold MAX_OUTPUT_CHARS of any UTF-8 text and to measure what is cut.
 _OUTPUT_READ_BYTES = 8 * 1024 * 1024
+FOREGROUND_OUTPUT_CAP = 64 * 1024 * 1024
+"""A command whose output passes this is killed: the model reads only its first
+MAX_OUTPUT_CHARS, and a program printing without end would fill the host's disk (or its
+memory, where /tmp is tmpfs) before its timeout."""
 DESCRIPTION = """\
 Runs a bash command and returns its output. The working directory persists between calls; \
 shell state (variables, functions, aliases) does not.
@@ -173,10 +177,18 @@ def next_cwd(cwd_file: Path, ctx: ToolContext, started_in: Path) -> tuple[str | 
     return reported, ""
 
 
-def _compose(output: str, status: int | None, timeout_ms: int, note: str) -> ToolOutput:
-    if status is None:
+CAPPED = "capped"
+"""`run_recorded`'s outcome for a command killed for its output's size."""
+
+
+def _compose(output: str, status: int | str | None, timeout_ms: int, note: str) -> ToolOutput:
+    if status == CAPPED:
+        size = FOREGROUND_OUTPUT_CAP // (1024 * 1024)
+        head, is_error = f"Command killed: its output passed {size} MB (its start below)", True
+    elif status is None:
         head, is_error = f"Command timed out after {timeout_ms}ms", True
     elif status != 0:
+        assert isinstance(status, int)
         code = 128 - status if status < 0 else status  # killed by a signal, as bash reports it
         head, is_error = f"Exit code {code}", True
     else:
@@ -268,10 +280,23 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
     rerun_note = await clear_earlier_attempt()
     cwd, start_note = start_dir(ctx)
     timeout_ms = inp.timeout or DEFAULT_TIMEOUT_MS
-    with tempfile.TemporaryDirectory(prefix="outlast-bash-") as scratch:
+    # A cleanup that fails (files the command left unremovable) must not fail the activity
+    # once the command has run: its retry would run the command again.
+    with tempfile.TemporaryDirectory(prefix="outlast-bash-", ignore_cleanup_errors=True) as scratch:
         cwd_file, output = Path(scratch, "cwd"), Path(scratch, "output")
         script = wrap_command(inp.command, str(cwd_file))
-        status = await run_recorded(ctx, script, scratch, cwd, output, timeout_ms / 1000)
+        try:
+            status = await run_recorded(
+                ctx,
+                script,
+                scratch,
+                cwd,
+                output,
+                timeout_ms / 1000,
+                max_output_bytes=FOREGROUND_OUTPUT_CAP,
+            )
+        except OutputCapped:
+            status = CAPPED
         if isinstance(status, NotRun):
             note = bash_runs.NOT_RUN_RERUN_NOTE if rerun_note and status.killed else ""
             content = "\n".join(part for part in (status.reason, note) if part)

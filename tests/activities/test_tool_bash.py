@@ -316,3 +316,15 @@ async def test_read_only_without_bubblewrap_is_refused(
     assert out.is_error
     assert out.content == BWRAP_REQUIRED
     assert "bubblewrap" in out.content
+
+
+async def test_a_command_whose_output_passes_the_cap_is_killed_and_says_so(ws: Path) -> None:
+    """A program printing without end is killed once its output passes the cap (it went to
+    the worker's /tmp without a bound until the timeout: a disk, or memory, filled); the
+    model gets the start of the output and why it stopped."""
+    started = time.monotonic()
+    out = await bash(ws, "head -c 70000000 /dev/zero | tr '\\0' y; sleep 30; echo never")
+    assert time.monotonic() - started < 15
+    assert out.is_error
+    assert out.content.startswith("Command killed: its output passed 64 MB (its start below)\n")
+    assert "yyyy" in out.content and "never" not in out.content
