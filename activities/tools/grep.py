@@ -19,7 +19,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
 
-from activities.tools.base import ToolOutput, ToolRequest, no_nul, with_content_ref
+from activities.tools.base import (
+    MAX_TOOL_RESULT_CHARS,
+    ToolOutput,
+    ToolRequest,
+    no_nul,
+    with_content_ref,
+)
 from activities.workspace import WorkspaceEscape, heartbeating, resolve_in_workspace, run_blocking
 
 RG_TIMEOUT_S = 60.0
@@ -176,9 +182,16 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
 
 
 async def run_rg(
-    args: Sequence[str], *, max_lines: int | None = None, timeout_s: float = RG_TIMEOUT_S
+    args: Sequence[str],
+    *,
+    max_lines: int | None = None,
+    max_chars: int | None = None,
+    skip: int = 0,
+    timeout_s: float = RG_TIMEOUT_S,
 ) -> RgResult:
-    """Run rg and collect its stdout lines, stopping once `max_lines` are in hand."""
+    """Run rg and collect its stdout lines, stopping once `max_lines` are in hand, or once
+    the lines after the first `skip` pass `max_chars` (more than a tool result can show:
+    millions of lines held in memory for nothing)."""
     proc = await asyncio.create_subprocess_exec(
         rg_binary(),
         *args,
@@ -193,11 +206,15 @@ async def run_rg(
     more = timed_out = False
     try:
         async with asyncio.timeout(timeout_s), heartbeating():
+            chars = 0
             async for raw in proc.stdout:
-                if max_lines is not None and len(lines) >= max_lines:
+                full = max_lines is not None and len(lines) >= max_lines
+                if full or (max_chars is not None and chars > max_chars):
                     more = True
                     break
                 lines.append(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+                if len(lines) > skip:
+                    chars += len(lines[-1]) + 1
             if not more:
                 await proc.wait()
     except TimeoutError:
@@ -344,7 +361,9 @@ async def _grep_files(req: GrepRequest) -> ToolOutput:
     wanted = (
         inp.offset + inp.head_limit if inp.output_mode == "content" and inp.head_limit else None
     )
-    result = await run_rg(rg_args(inp, target), max_lines=wanted)
+    # Without a limit, no more than a result can show (the rest is paged).
+    budget = MAX_TOOL_RESULT_CHARS if inp.output_mode == "content" and not wanted else None
+    result = await run_rg(rg_args(inp, target), max_lines=wanted, max_chars=budget, skip=inp.offset)
     if result.timed_out:
         return ToolOutput(
             content=f"Search timed out after {RG_TIMEOUT_S:.0f}s. Narrow it with path, glob or "

@@ -271,3 +271,17 @@ async def test_grep_unknown_type_and_missing_path_are_errors(ws: Path) -> None:
 def test_split_globs() -> None:
     assert split_globs("*.js,*.ts *.{md,txt}") == ["*.js", "*.ts", "*.{md,txt}"]
     assert split_globs(None) == []
+
+
+async def test_grep_without_a_limit_reads_no_more_than_a_result_shows(ws: Path) -> None:
+    """`head_limit: 0` in content mode on a large tree: rg's output is read only as far as a
+    tool result can show, and the result says there is more (every line was held in memory,
+    for a result cut to 100,000 characters anyway)."""
+    (ws / "big.txt").write_text(("hit " + "x" * 95 + "\n") * 50_000)
+    out = await grep(ws, pattern="hit", output_mode="content", head_limit=0)
+    assert not out.is_error
+    shown = out.content.split("\n\n[Showing results with pagination")[0]
+    assert 99_000 <= len(shown) <= 100_500, len(shown)
+    assert out.content.endswith("[Showing results with pagination = limit: 0, offset: 0]")
+    later = await grep(ws, pattern="hit", output_mode="content", head_limit=0, offset=49_990)
+    assert len(later.content.split("\n\n[Showing")[0].splitlines()) == 10
