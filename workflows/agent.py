@@ -493,7 +493,8 @@ class AgentWorkflow:
                 functools.partial(task_output, self._registry, inp.workspace.host_queue, stopping),
             ),
             ENTER_PLAN_MODE_TOOL: WorkflowTool(
-                EnterPlanModeInput, functools.partial(self._plans.enter, inp.workspace)
+                EnterPlanModeInput,
+                functools.partial(self._plans.enter, inp.workspace, fork=inp.fork is not None),
             ),
             EXIT_PLAN_MODE_TOOL: WorkflowTool(
                 ExitPlanModeInput,

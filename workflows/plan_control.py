@@ -59,6 +59,16 @@ PLAN_REREAD_ON_APPROVAL = "plan-reread-on-approval"
 """Patch id: an approved plan is read again, so edits made while it waited reach the agent
 as the plan "(edited by user)"; the agent was given the text it had asked with."""
 
+FORK_NO_PLAN_MODE = "fork-no-plan-mode"
+"""Patch id: a fork's EnterPlanMode is refused (R30: sub-agents do not enter plan mode; a
+fork has the tool only because it inherits its parent's exact tool list). A fork that
+entered it asked its parent for approval by mail, and a sync fork's parent, waiting for the
+fork, never read it: both waited for ever."""
+FORK_PLAN_MODE_REFUSED = (
+    "EnterPlanMode is not available to a fork: carry out your directive directly (read, "
+    "search and report; the agent that forked you plans and asks for approval)."
+)
+
 PLAN_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=30),
     "retry_policy": RetryPolicy(maximum_attempts=5),
@@ -101,7 +111,12 @@ class PlanControl:
             state.pre_plan_mode = "default"
             await self._ensure_plan_file(workspace)
 
-    async def enter(self, workspace: Workspace, call: ValidCall) -> ToolResultBlock:
+    async def enter(
+        self, workspace: Workspace, call: ValidCall, fork: bool = False
+    ) -> ToolResultBlock:
+        # Asked only by a fork's call, so no other run records the patch.
+        if fork and versions.patched(FORK_NO_PLAN_MODE):
+            return error_result(call.block, FORK_PLAN_MODE_REFUSED)
         state = self._state()
         if state.mode == PLAN_MODE:
             return error_result(call.block, "You are already in plan mode.")

@@ -64,6 +64,7 @@ AFTER_BASELINE = frozenset(
         "fork-sync-when-disabled",
         "input-unknown-fields",
         "fork-join-end-waits-handlers",
+        "fork-no-plan-mode",
         "fork-stop-when-started",
         "kill-on-host",
         "mail-after-stop-resumes",

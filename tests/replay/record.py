@@ -24,6 +24,7 @@ from tests.replay.scenarios_agent import (
     background_bash,
     continue_as_new,
     demo,
+    fork_plan_mode,
     killed,
     model_auto,
     model_local,
@@ -234,6 +235,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # the message (patched mail-after-stop-resumes); `subagents_mail_after_stop_v0`
     # recorded on 9c46fd8, where the message went to the ending run.
     "subagents_mail_after_stop": mail_after_stop,
+    # A fork's EnterPlanMode, refused (patched fork-no-plan-mode); `agent_fork_plan_mode_v0`
+    # recorded on 9c46fd8, where the fork entered plan mode.
+    "agent_fork_plan_mode": fork_plan_mode,
     # A client's start with a misspelt field, refused (patched input-unknown-fields).
     "agent_unknown_field": unknown_field,
 }
@@ -277,6 +281,8 @@ CHILDREN = {
 }
 # Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.
 SHELLS = {"agent_background_bash"}
+# Parents whose every child agent is kept too (a fork's id ends in its random agent id).
+CHILD_AGENTS = {"agent_fork_plan_mode", "agent_fork_plan_mode_v0"}
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).
 CHAINS = {"agent_continue_as_new"}
@@ -348,12 +354,15 @@ async def _save_resumed(client: Client, parent: WorkflowHandle, workflow_id: str
     (HISTORIES / f"{stem}@resumed.json").write_text(latest.to_json())
 
 
-async def _save_shells(client: Client, parent: WorkflowHandle, stem: str) -> None:
-    """Each `ShellTaskWorkflow` the parent started (their ids end in a random shell id)."""
+async def _save_shells(
+    client: Client, parent: WorkflowHandle, stem: str, of_type: str = "ShellTaskWorkflow"
+) -> None:
+    """Each child of `of_type` the parent started (their ids end in a random id: a shell's,
+    a fork's agent id)."""
     async for event in parent.fetch_history_events():
         if event.HasField("start_child_workflow_execution_initiated_event_attributes"):
             started = event.start_child_workflow_execution_initiated_event_attributes
-            if started.workflow_type.name == "ShellTaskWorkflow":
+            if started.workflow_type.name == of_type:
                 shell_id = started.workflow_id.rsplit("/", 1)[1]
                 history = await client.get_workflow_handle(started.workflow_id).fetch_history()
                 (HISTORIES / f"{stem}__{shell_id}.json").write_text(history.to_json())
@@ -382,6 +391,8 @@ async def record(name: str) -> Path:
                 await _save_resumed(client, handle, f"{name}/{child}", f"{name}__{child}")
             if name in SHELLS:
                 await _save_shells(client, handle, name)
+            if name in CHILD_AGENTS:
+                await _save_shells(client, handle, name, "AgentWorkflow")
             for child in CHILDREN.get(name, []):
                 child_handle = client.get_workflow_handle(f"{name}/{child}")
                 path = HISTORIES / f"{name}__{child}.json"

@@ -486,3 +486,12 @@ async def web_search(client: Client, tmp: Path) -> WorkflowHandle:
         ]
     }
     return await scripted(client, tmp, script)
+
+
+async def fork_plan_mode(client: Client, tmp: Path) -> WorkflowHandle:
+    """A fork calls EnterPlanMode: refused (patched fork-no-plan-mode)."""
+    from agents.config import Features
+    from tests.workflows.test_fork_join import FORK_ENTERS_PLAN_MODE
+
+    config = fast_config(features=Features(fork_subagent=True))
+    return await scripted(client, tmp, FORK_ENTERS_PLAN_MODE, config)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import threading
 import uuid
 
@@ -235,6 +236,57 @@ async def when_fork_2_hangs(client, handle) -> None:
         await asyncio.sleep(0.1)
     fork_2 = client.get_workflow_handle(f"{handle.id}/fork-2")
     await wait_status(fork_2, lambda s: s.usage.tool_uses == 1)
+
+
+FORK_ENTERS_PLAN_MODE = {
+    "agents": [
+        {
+            "name": "forked",
+            "match": {"conversation_contains": ["Fork directive:"]},
+            "turns": [
+                {"text": "unused"},
+                {"tool_use": {"name": "EnterPlanMode", "input": {}}},
+                {"text": "Scope: the fork\nResult: looked, did not plan"},
+            ],
+        },
+        {
+            "name": "parent",
+            "after_last": "repeat_last",
+            "turns": [
+                {
+                    "tool_use": {
+                        "name": "Agent",
+                        "input": {"description": "look", "prompt": "look around"},
+                    }
+                },
+                {"text": "done"},
+            ],
+        },
+    ]
+}
+"""A parent forks once; the fork calls EnterPlanMode, then answers."""
+
+
+async def test_a_fork_may_not_enter_plan_mode(client, git_repo):
+    """A fork has EnterPlanMode only because it inherits its parent's exact tools (the
+    prompt cache): its call is refused (R30), and the fork goes on with its directive. It
+    used to enter plan mode and mail its parent for approval."""
+    config = fast_config(features=Features(fork_subagent=True))
+    script = FORK_ENTERS_PLAN_MODE
+    from tests.support import agent_input, start
+
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues, config=config), queues)
+            result: AgentResult = await asyncio.wait_for(handle.result(), 60)
+    assert result.status == "completed"
+    refused = [
+        json.dumps(r["body"]["messages"][-1])
+        for r in model.log
+        if r["agent"] == "forked" and r["turn"] == 2
+    ]
+    assert len(refused) == 1 and "EnterPlanMode is not available to a fork" in refused[0]
+    assert '"is_error": true' in refused[0]
 
 
 async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo):
