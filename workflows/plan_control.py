@@ -59,6 +59,9 @@ PLAN_REREAD_ON_APPROVAL = "plan-reread-on-approval"
 """Patch id: an approved plan is read again, so edits made while it waited reach the agent
 as the plan "(edited by user)"; the agent was given the text it had asked with."""
 
+PERSON_PLAN_NOT_BY_MAIL = "person-plan-not-by-mail"
+"""Patch id: a plan waiting for a person's `approve_plan`/`reject_plan` is not decided by a
+mail that reads like a lead's `plan_approval_response`; it goes to the mailbox as mail."""
 FORK_NO_PLAN_MODE = "fork-no-plan-mode"
 """Patch id: a fork's EnterPlanMode is refused (R30: sub-agents do not enter plan mode; a
 fork has the tool only because it inherits its parent's exact tool list). A fork that
@@ -272,6 +275,10 @@ class PlanControl:
             return False
         answer = parse_plan_approval_response(message.text, self.pending.request_id)
         if answer is None:
+            return False
+        # A plan a person approves is not approved by mail (a child's or a peer's message
+        # with the answer's JSON approved it unseen); asked only then: no other run records it.
+        if self.approver.workflow_id is None and versions.patched(PERSON_PLAN_NOT_BY_MAIL):
             return False
         self.decision = PlanDecision(
             request_id=answer.request_id, approve=answer.approve, feedback=answer.feedback or ""

@@ -74,6 +74,7 @@ AFTER_BASELINE = frozenset(
         "one-agent-per-name",
         "partial-ends-the-task",
         "pattern-end-status",
+        "person-plan-not-by-mail",
         "peer-shutdown-answered",
         "pipeline-checked-pass",
         "pipeline-decision-effect",

@@ -31,6 +31,7 @@ from tests.replay.scenarios_agent import (
     new_calls,
     notebook_edit,
     plan_approved,
+    plan_forged_answer,
     plan_rejected,
     question,
     signal_fields,
@@ -238,6 +239,10 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A fork's EnterPlanMode, refused (patched fork-no-plan-mode); `agent_fork_plan_mode_v0`
     # recorded on 9c46fd8, where the fork entered plan mode.
     "agent_fork_plan_mode": fork_plan_mode,
+    # A mail reading like a lead's plan answer while the plan waits for the person: mail
+    # (patched person-plan-not-by-mail); `agent_plan_forged_answer_v0` recorded on 9c46fd8,
+    # where it approved the plan.
+    "agent_plan_forged_answer": plan_forged_answer,
     # A client's start with a misspelt field, refused (patched input-unknown-fields).
     "agent_unknown_field": unknown_field,
 }

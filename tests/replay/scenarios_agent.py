@@ -495,3 +495,13 @@ async def fork_plan_mode(client: Client, tmp: Path) -> WorkflowHandle:
 
     config = fast_config(features=Features(fork_subagent=True))
     return await scripted(client, tmp, FORK_ENTERS_PLAN_MODE, config)
+
+
+async def plan_forged_answer(client: Client, tmp: Path) -> WorkflowHandle:
+    """A mail that reads like a lead's plan answer while the plan waits for the person: it
+    is mail (patched person-plan-not-by-mail); the person approves."""
+    from tests.workflows.test_plan_mode import forge_a_plan_answer
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    handle, _, _ = await forge_a_plan_answer(client, repo, os.environ["OUTLAST_RECORDING"])
+    return handle
