@@ -270,6 +270,14 @@ def edit_sync(req: EditRequest, ledger: WriteLedger | None = None) -> ToolOutput
     # works on LF text and the file keeps its CRLF endings.
     crlf = uses_crlf(raw)
     work = text.replace("\r\n", "\n") if crlf else text
+    if crlf and inp.old_string:
+        # A model that writes CRLF itself would match nothing, or put "\r\r\n" on disk.
+        inp = inp.model_copy(
+            update={
+                "old_string": inp.old_string.replace("\r\n", "\n"),
+                "new_string": inp.new_string.replace("\r\n", "\n"),
+            }
+        )
     plan = plan_edit(work, raw, crlf, inp, ctx.read_stamp)
     if isinstance(plan, str):
         return _error(plan)

@@ -330,6 +330,11 @@ async def test_edit_keeps_crlf_line_endings(ws: Path) -> None:
     out = await edit(ws, path, stamp, old_string="one\ntwo", new_string="1\n2")
     assert not out.is_error, out.content
     assert path.read_bytes() == b"1\r\n2\r\nthree\r\n"
+    # Strings the model wrote with CRLF itself match, and no "\r\r\n" reaches the disk.
+    stamp = await read_stamp(ws, path)
+    out = await edit(ws, path, stamp, old_string="2\r\nthree", new_string="two\r\n3")
+    assert not out.is_error, out.content
+    assert path.read_bytes() == b"1\r\ntwo\r\n3\r\n"
 
 
 async def test_a_file_made_after_the_check_is_not_replaced_unread(
