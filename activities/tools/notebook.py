@@ -114,5 +114,12 @@ def render_notebook(raw: bytes, path: str) -> Rendered:
     # Numbered as in the file: the jq command for a long output names the cell by index.
     cells = [(i, c) for i, c in enumerate(book["cells"]) if isinstance(c, dict)]
     images: list[bytes] = []
-    text = "\n".join(_cell(i, c, language, path, images) for i, c in cells)
+    try:
+        text = "\n".join(_cell(i, c, language, path, images) for i, c in cells)
+    except (TypeError, AttributeError, KeyError) as e:
+        # A cell or an output of the wrong shape (`data` a list, a number for a string).
+        raise NotANotebook(
+            f"{path} is not a valid notebook: a cell does not have the notebook format's "
+            f"shape ({type(e).__name__}: {e})."
+        ) from None
     return Rendered(text, images)

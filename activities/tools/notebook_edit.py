@@ -85,7 +85,7 @@ def _error(message: str) -> ToolOutput:
 def find_cell(cells: list[dict[str, Any]], cell_id: str) -> int | None:
     """The index of the cell Read names `cell_id`: by its id, or `cell-N` for one without."""
     for n, cell in enumerate(cells):
-        if (cell.get("id") or f"cell-{n}") == cell_id:
+        if str(cell.get("id") or f"cell-{n}") == cell_id:
             return n
     return None
 
@@ -117,7 +117,7 @@ def apply_notebook_edit(notebook: dict[str, Any], inp: NotebookEditInput) -> str
         raise ValueError("The notebook has no list of cells; it is not a notebook Read can show.")
     at = None if inp.cell_id is None else find_cell(cells, inp.cell_id)
     if inp.cell_id is not None and at is None:
-        shown = ", ".join(c.get("id") or f"cell-{n}" for n, c in enumerate(cells[:20]))
+        shown = ", ".join(str(c.get("id") or f"cell-{n}") for n, c in enumerate(cells[:20]))
         raise ValueError(f'Cell with ID "{inp.cell_id}" not found in notebook. Cells: {shown}')
     if inp.edit_mode == "delete":
         assert at is not None

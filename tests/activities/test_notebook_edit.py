@@ -219,3 +219,17 @@ async def test_what_edit_would_break_and_what_the_file_holds_are_answers(ws: Pat
     stamp = await read_stamp(ws, path)
     out = await edit(ws, path, stamp, cell_id="intro", new_source="# T")
     assert not out.is_error and "\\udcff" in path.read_text()
+
+
+async def test_a_cell_id_that_is_a_number_is_named_not_a_crash(ws: Path):
+    """A malformed notebook with numeric cell ids: a cell that is not there is named among
+    the others (joining them failed with a TypeError the tool did not catch)."""
+    path = ws / "nb.ipynb"
+    book = notebook()
+    book["cells"][0]["id"] = 7
+    path.write_text(json.dumps(book))
+    stamp = await read_stamp(ws, path)
+    out = await edit(ws, path, stamp, cell_id="nope", new_source="x")
+    assert out.is_error and 'Cell with ID "nope" not found' in out.content and "7" in out.content
+    found = await edit(ws, path, stamp, cell_id="7", new_source="# seven")
+    assert not found.is_error, found.content

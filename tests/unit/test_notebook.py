@@ -129,3 +129,14 @@ def test_a_cell_whose_outputs_are_too_long_shows_none_of_its_images() -> None:
     rendered = render_notebook(notebook(cells), "n")
     assert rendered.images == [b"ORw"]
     assert "image 1, shown" in rendered.text and "image 2" not in rendered.text
+
+
+def test_a_cell_of_the_wrong_shape_is_not_a_notebook_rather_than_a_crash() -> None:
+    """An output whose `data` is a list, a source that is a number: the Read says the file
+    is not a valid notebook (the activity failed three times, then "Read could not run")."""
+    listed = notebook(
+        [{"cell_type": "code", "source": "x", "outputs": [
+            {"output_type": "display_data", "data": ["image/png"]}]}]
+    )  # fmt: skip
+    with pytest.raises(NotANotebook, match="a cell does not have the notebook format's shape"):
+        render_notebook(listed, "nb.ipynb")
