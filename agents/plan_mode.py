@@ -57,6 +57,7 @@ def plan_mode_reminder(
     *,
     full: bool,
     subagent: bool = False,
+    approver: str | None = None,
     max_explore_agents: int = 3,
     max_plan_agents: int = 1,
 ) -> str:
@@ -68,6 +69,9 @@ def plan_mode_reminder(
         full: The full text with the five-phase workflow, or the sparse one-line version.
         subagent: The variant for a sub-agent running in plan mode: the constraint and the
             plan file only; it takes precedence over `full`.
+        approver: For a sub-agent that asks its lead to approve its plan (a worker or
+            teammate started in plan mode, which keeps ExitPlanMode, R32): the lead's name,
+            and the variant says to call ExitPlanMode once the plan is ready.
         max_explore_agents: How many Explore agents phase 1 may run in parallel.
         max_plan_agents: How many Plan agents phase 2 may run.
     """
@@ -78,6 +82,12 @@ def plan_mode_reminder(
             f"{'' if plan_exists else 'It does not exist yet. '}You may write it only if your "
             "task asks for it; it is the only file you may change. Answer the task you were "
             "given fully, from reading and searching the code."
+            + (
+                f" When your plan is ready, write it to the plan file and call ExitPlanMode: "
+                f"your lead ({approver}) approves it before you change anything."
+                if approver
+                else ""
+            )
         )
     if not full:
         return _wrap(

@@ -168,7 +168,12 @@ class PlanControl:
             return []
         state.plan_attachments += 1
         exists = normalize_path(state.cwd, state.plan_file) in state.read_state
-        return [plan_mode_reminder(state.plan_file, exists, full=due == "full", subagent=subagent)]
+        # A sub-agent that asks its lead (it kept ExitPlanMode) is told to; a helper is not.
+        lead = self.approver.name if subagent and self.approver.workflow_id else None
+        reminder = plan_mode_reminder(
+            state.plan_file, exists, full=due == "full", subagent=subagent, approver=lead
+        )
+        return [reminder]
 
     # --- ExitPlanMode -------------------------------------------------------------------
 

@@ -92,6 +92,14 @@ def test_subagent_reminder_has_no_phases(full):
     assert "Initial understanding" not in text and "ExitPlanMode" not in text
 
 
+def test_a_subagent_that_asks_its_lead_is_told_to_call_exit_plan_mode():
+    """A worker or teammate started in plan mode keeps ExitPlanMode (R32) to ask its lead;
+    without being told, a model answered with its plan and ended, never asking."""
+    text = plan_mode_reminder(PATH, True, full=False, subagent=True, approver="lead")
+    assert "Initial understanding" not in text
+    assert "call ExitPlanMode: your lead (lead) approves it before you change anything" in text
+
+
 def test_exit_and_reentry_reminders():
     exited = plan_exited_reminder(PATH)
     assert is_reminder(exited)

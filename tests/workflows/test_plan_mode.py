@@ -376,6 +376,9 @@ async def test_a_sub_agent_whose_definition_plans_asks_its_parent_and_goes_on(cl
     assert "The sender waits for your decision on this plan" in asked[0]
     assert result.status == "completed" and result.final_text == "done"
     assert (git_repo / "x.txt").read_text() == "x\n"
+    # The planning sub-agent was told to ask its lead with ExitPlanMode.
+    first = next(json.dumps(r["body"]) for r in model.log if r["agent"] == "careful")
+    assert "call ExitPlanMode: your lead (" in first
     (launch,) = [r for r in tool_results(result) if "Async agent launched" in r.content]
     assert not launch.is_error and '"careful work"' in launch.content
 
