@@ -614,6 +614,7 @@ class AgentWorkflow:
             handoff_warning=warning,
             unstarted_workers=unstarted,
             stopped_children=self._stopped,
+            permission_mode=self._state.mode or None,
             **worktree,
         )
         if inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):

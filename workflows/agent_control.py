@@ -201,8 +201,12 @@ async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: Mai
             f"for: {names}. Continue it after they have finished.",
         )
     generation = task.run_generation + 1
+    # It goes on in the mode it ended in: a worker whose plan was approved does not plan
+    # again (launched with `mode: plan`, it would have started over in plan mode).
+    ended_in = task.end.permission_mode if task.end is not None else None
     spawn = task.spawn.model_copy(
         update={
+            "permission_mode": ended_in or task.spawn.permission_mode,
             "prompt": "",
             "resume_from": task.transcript,
             "run_generation": generation,

@@ -171,6 +171,7 @@ async def tell_parent(
         output_file=result.output_file,
         read_state_ref=result.read_state_ref,
         continues=continues,
+        permission_mode=result.permission_mode,
     )
     try:
         await signal_workflow(inp.parent.workflow_id, "agent_notification", end)

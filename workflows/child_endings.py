@@ -42,6 +42,7 @@ def end_from_result(task: ChildTask, generation: int, result: AgentResult) -> Ag
         error=result.error,
         output_file=result.output_file,
         read_state_ref=result.read_state_ref,
+        permission_mode=result.permission_mode,
     )
 
 

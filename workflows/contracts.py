@@ -354,6 +354,9 @@ class AgentNotification(Contract):
     continues: bool = False
     """Mail came in after this run settled its answer: the next generation is answering it,
     and its own end will follow (the parent waits for that one too)."""
+    permission_mode: str | None = None
+    """The mode the agent ended in (after an approved plan, the one it went on in): a run
+    that resumes it goes on in it, not in the mode it was launched with."""
 
 
 class AgentResult(Contract):
@@ -366,6 +369,8 @@ class AgentResult(Contract):
     max_turns_reached: bool = False
     stopped: bool = False
     """Ended by the `stop` signal rather than by the model finishing."""
+    permission_mode: str | None = None
+    """The mode the agent ended in (see AgentNotification.permission_mode)."""
     transcript: TranscriptRef = TranscriptRef()
     error: str | None = None
     run_generation: int = 1

@@ -549,3 +549,62 @@ async def test_a_plan_waiting_for_a_person_is_not_approved_by_mail(client, git_r
     _, view, result = await forge_a_plan_answer(client, git_repo)
     assert view.pending is not None and view.pending.request_id == "plan-1"
     assert result.final_text == "implemented the plan"
+
+
+async def test_a_worker_resumed_after_its_plan_was_approved_does_not_plan_again(client, git_repo):
+    """A sub-agent launched in plan mode, its plan approved, then continued by SendMessage
+    (R66): the resumed run goes on in the mode it ended in. It started over in plan mode, so
+    every edit was refused although its own conversation said the plan was approved."""
+    agents_dir = git_repo / ".claude" / "agents"
+    agents_dir.mkdir(parents=True)
+    (agents_dir / "careful.md").write_text(
+        "---\nname: careful\ndescription: plans first\npermissionMode: plan\n---\nPlan first.\n"
+    )
+    call = {"description": "careful work", "prompt": "add x.txt", "subagent_type": "careful",
+            "name": "careful"}  # fmt: skip
+    approval = {"type": "plan_approval_response", "request_id": "plan-1", "approve": True}
+
+    def write(path: str, text: str) -> dict:
+        return {"tool_use": {"name": "Write", "input": {"file_path": path, "content": text}}}
+
+    def parent(name: str, turn: dict, contains: list[str], lacks: list[str] = ()) -> dict:
+        match = {"conversation_contains": contains, "conversation_lacks": list(lacks)}
+        return {"name": name, "match": match, "after_last": "repeat_last", "turns": [turn]}
+
+    def send(message) -> dict:
+        return {"tool_use": {"name": "SendMessage", "input": {"to": "careful", "message": message}}}
+
+    script = {
+        "agents": [
+            {
+                "name": "careful",
+                "match": {"agent_type": "careful"},
+                "turns": [
+                    write("{{plan_file}}", "PLAN: add x"),
+                    {"tool_use": {"name": "ExitPlanMode", "input": {}}},
+                    write("{{cwd}}/x.txt", "x\n"),
+                    {"text": "CAREFUL-DONE-1"},
+                    write("{{cwd}}/y.txt", "y\n"),
+                    {"text": "CAREFUL-DONE-2"},
+                ],
+            },
+            parent("parent-done", {"text": "done"}, ["resumed it in the background"]),
+            parent("parent-more", send("ALSO-ADD-Y"), ["CAREFUL-DONE-1"]),
+            parent("parent-waits", {"text": "waiting"}, ["Message queued for delivery"]),
+            parent("parent-approves", send(approval), ['"plan_approval_request"']),
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [{"tool_use": {"name": "Agent", "input": call}}, {"text": "waiting"}],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await asyncio.wait_for(handle.result(), timeout=90)
+    assert result.status == "completed", result
+    assert (git_repo / "x.txt").read_text() == "x\n"
+    assert (git_repo / "y.txt").read_text() == "y\n"
+    resumed = [json.dumps(r["body"]) for r in model.log if r["agent"] == "careful"][-1]
+    assert "Plan mode is active" not in resumed.split("ALSO-ADD-Y")[-1]
