@@ -205,7 +205,9 @@ async def _glob_files(req: GlobRequest) -> ToolOutput:
         return _error("Glob timed out. Use a more specific path or pattern.")
     if result.returncode == 2 and not result.lines:
         return _error(f"Listing {root} failed: {result.stderr}")
-    found = matching(result.lines, str(root), regex)
+    # In a thread: a pattern that makes the regex backtrack must not stall the worker's loop
+    # (heartbeats, every other activity on it).
+    found = await run_blocking(matching, result.lines, str(root), regex)
     ordered = await run_blocking(by_mtime, found, req.newest_first)
     return ToolOutput(content=format_paths(ordered))
 
