@@ -21,6 +21,7 @@ from temporalio.client import (
     WorkflowQueryFailedError,
 )
 from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities import transcripts
@@ -171,7 +172,9 @@ class AgentControl:
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         )
         run_id = handle.result_run_id or ""
-        return ResumeResult(run_id=run_id, started=run_id != (before or req.known_run_id))
+        # Against the run the parent knows: on a retry, the run an earlier attempt started is
+        # running, and it is a new run all the same.
+        return ResumeResult(run_id=run_id, started=run_id != (req.known_run_id or before))
 
     async def _closed_run(self, req: ResumeRequest) -> str | None:
         """The agent's current run once it has closed, if it is the run the parent knows.
@@ -179,8 +182,12 @@ class AgentControl:
         The parent resumes an agent whose end it has: that run is closing, and a message
         signalled to it now would land in a run that reads no more mail (a killed one never
         does; the message was lost while the tool said it was queued). So it is waited for,
-        at most CLOSING_WAIT_S, and the message starts the next run. A run the parent does
-        not know (one this activity started on an earlier attempt) is not waited for."""
+        at most CLOSING_WAIT_S an attempt, and the message starts the next run. A run the
+        parent does not know (one this activity started on an earlier attempt) is not waited
+        for.
+
+        Raises:
+            ApplicationError: retryable; the run has not closed by the deadline."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + CLOSING_WAIT_S
         handle = self._client.get_workflow_handle(req.workflow_id)
@@ -192,6 +199,10 @@ class AgentControl:
                     return None
                 raise
             closing = desc.status == WorkflowExecutionStatus.RUNNING
-            if not closing or desc.run_id != req.known_run_id or loop.time() >= deadline:
+            if not closing or desc.run_id != req.known_run_id:
                 return desc.run_id
+            if loop.time() >= deadline:
+                # Retried (a busy worker may be slow to close it): the message must not go to
+                # a run that reads no more mail.
+                raise ApplicationError(f"run {desc.run_id} has ended but not closed yet")
             await asyncio.sleep(0.05)

@@ -312,6 +312,7 @@ class AgentWorkflow:
             await self._plans.start(prepared.permission_mode, inp.workspace)
         self._plans.approver = plan_approver(inp)
         self._plans.sender = inp.name or self._agent_id
+        self._plans.can_exit = EXIT_PLAN_MODE_TOOL in prepared.tools
         self._plans.show = self._show_details
         self._questions.show = self._show_details
         reminder = prepared.definition.critical_system_reminder

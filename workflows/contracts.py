@@ -357,6 +357,8 @@ class AgentNotification(Contract):
     permission_mode: str | None = None
     """The mode the agent ended in (after an approved plan, the one it went on in): a run
     that resumes it goes on in it, not in the mode it was launched with."""
+    run_id: str | None = None
+    """The run that ended (a continue-as-new changes it): a resume waits for it to close."""
 
 
 class AgentResult(Contract):

@@ -102,6 +102,8 @@ class PlanControl:
         self.decision: PlanDecision | None = None
         self.approver = Approver()
         self.sender = ""
+        self.can_exit = True
+        """Whether the agent has ExitPlanMode (a definition's `tools` may leave it out)."""
         self.show: Callable[[str], None] = lambda details: None
 
     # --- entering -----------------------------------------------------------------------
@@ -169,7 +171,8 @@ class PlanControl:
         state.plan_attachments += 1
         exists = normalize_path(state.cwd, state.plan_file) in state.read_state
         # A sub-agent that asks its lead (it kept ExitPlanMode) is told to; a helper is not.
-        lead = self.approver.name if subagent and self.approver.workflow_id else None
+        asks = subagent and self.approver.workflow_id is not None and self.can_exit
+        lead = self.approver.name if asks else None
         reminder = plan_mode_reminder(
             state.plan_file, exists, full=due == "full", subagent=subagent, approver=lead
         )

@@ -153,6 +153,8 @@ class ChildRegistry(BaseModel):
             )
         status = "killed" if task.stop_requested else end.status
         task.end = end.model_copy(update={"status": status})
+        if end.run_id is not None:
+            task.run_id = end.run_id  # a resume waits for this run to close
         task.status = status
         task.transcript, task.read_state_ref = end.transcript, end.read_state_ref
         if task.mode == "sync":

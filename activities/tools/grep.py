@@ -208,13 +208,16 @@ async def run_rg(
         async with asyncio.timeout(timeout_s), heartbeating():
             chars = 0
             async for raw in proc.stdout:
-                full = max_lines is not None and len(lines) >= max_lines
-                if full or (max_chars is not None and chars > max_chars):
+                if max_lines is not None and len(lines) >= max_lines:
                     more = True
                     break
-                lines.append(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
-                if len(lines) > skip:
-                    chars += len(lines[-1]) + 1
+                line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                if max_chars is not None and len(lines) >= skip:
+                    chars += len(line) + 1
+                    if chars > max_chars:  # this line would not fit: the page ends before it
+                        more = True
+                        break
+                lines.append(line)
             if not more:
                 await proc.wait()
     except TimeoutError:
@@ -331,6 +334,12 @@ def format_counts(lines: list[str], inp: GrepInput) -> str:
 async def _format(result: RgResult, inp: GrepInput) -> str:
     if inp.output_mode == "content":
         shown, note = page(result.lines, inp.head_limit, inp.offset, more=result.more)
+        if result.more and not inp.head_limit and shown:
+            # Cut at what a result can show: say where the next page starts.
+            note = (
+                f"\n\n[Showing {len(shown)} lines, as many as one result holds; continue "
+                f"with offset: {inp.offset + len(shown)}]"
+            )
         return "\n".join(shown) + note if shown else "No matches found"
     if inp.output_mode == "count":
         return format_counts(result.lines, inp)
@@ -362,7 +371,8 @@ async def _grep_files(req: GrepRequest) -> ToolOutput:
         inp.offset + inp.head_limit if inp.output_mode == "content" and inp.head_limit else None
     )
     # Without a limit, no more than a result can show (the rest is paged).
-    budget = MAX_TOOL_RESULT_CHARS if inp.output_mode == "content" and not wanted else None
+    # Room kept for the note, so the result's own cap never cuts the page.
+    budget = MAX_TOOL_RESULT_CHARS - 200 if inp.output_mode == "content" and not wanted else None
     result = await run_rg(rg_args(inp, target), max_lines=wanted, max_chars=budget, skip=inp.offset)
     if result.timed_out:
         return ToolOutput(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -521,12 +522,13 @@ async def test_a_planning_agent_resumes_a_helper_only_to_read(client, git_repo):
     assert answer["type"] == "tool_result" and answer.get("is_error")
 
 
-async def forge_a_plan_answer(client, git_repo, wf_id: str | None = None):
+async def forge_a_plan_answer(client, git_repo, wf_id: str | None = None, model=None):
     """A plan waits for the person; a mail that reads like a lead's answer comes first, then
-    the person's approval. What the plan query showed after the mail, and the result."""
+    the person's approval. What the plan query showed after the mail, and the result (with
+    the scripted `model` given, on it)."""
     from workflows.contracts import MailMessage
 
-    with scripted_model(APPROVED):
+    with contextlib.nullcontext(model) if model is not None else scripted_model(APPROVED):
         async with running_workers(client) as queues:
             wf_id = wf_id or f"plan-{uuid.uuid4().hex[:8]}"
             handle = await start(client, agent_input("add X", git_repo, queues), queues, wf_id)
@@ -546,9 +548,13 @@ async def test_a_plan_waiting_for_a_person_is_not_approved_by_mail(client, git_r
     """A top-level plan waits for the person's `approve_plan`: a message that reads like a
     lead's `plan_approval_response` (from a child, a peer or a person's `send_message`) is
     mail, not the decision; it approved the plan unseen."""
-    _, view, result = await forge_a_plan_answer(client, git_repo)
+    with scripted_model(APPROVED, log_bodies=True) as model:
+        _, view, result = await forge_a_plan_answer(client, git_repo, model=model)
     assert view.pending is not None and view.pending.request_id == "plan-1"
     assert result.final_text == "implemented the plan"
+    # Read as mail at the next turn: not taken as the decision (the query alone could have
+    # been answered before the signal was handled).
+    assert any("plan_approval_response" in json.dumps(r["body"]["messages"]) for r in model.log)
 
 
 async def test_a_worker_resumed_after_its_plan_was_approved_does_not_plan_again(client, git_repo):
