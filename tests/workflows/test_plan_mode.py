@@ -299,24 +299,38 @@ async def test_a_planning_agent_launches_only_readers(client, git_repo):
     assert "may only read" in explorer_last
 
 
-async def test_a_sub_agent_whose_definition_plans_asks_its_parent_and_goes_on(client, git_repo):
-    """R23 + R79: a definition with `permissionMode: plan` starts its agent in plan mode, so
-    the agent asks its parent to approve. It runs in the background for that, as one launched
-    with `mode: plan` does: launched sync (the default), the two waited on each other. The
-    parent reads how to answer, and answers with an object (T9)."""
+CAREFUL_CALL = {
+    "description": "careful work",
+    "prompt": "add x.txt",
+    "subagent_type": "careful",
+    "name": "careful",
+}
+"""The parent's Agent call for `careful`, a definition that plans first."""
+PLAN_APPROVED = {"type": "plan_approval_response", "request_id": "plan-1", "approve": True}
+"""A lead's answer, as an object (T9): SendMessage sends it as its JSON."""
+LAUNCHING_PARENT = {
+    "name": "parent",
+    "after_last": "repeat_last",
+    "turns": [{"tool_use": {"name": "Agent", "input": CAREFUL_CALL}}, {"text": "waiting"}],
+}
+
+
+def define_careful(git_repo) -> None:
+    """`.claude/agents/careful.md`: a definition with `permissionMode: plan`."""
     agents_dir = git_repo / ".claude" / "agents"
     agents_dir.mkdir(parents=True)
     (agents_dir / "careful.md").write_text(
         "---\nname: careful\ndescription: plans first\npermissionMode: plan\n---\nPlan first.\n"
     )
-    call = {
-        "description": "careful work",
-        "prompt": "add x.txt",
-        "subagent_type": "careful",
-        "name": "careful",
-    }
-    # As an object (T9): SendMessage sends it as its JSON.
-    approval = {"type": "plan_approval_response", "request_id": "plan-1", "approve": True}
+
+
+async def test_a_sub_agent_whose_definition_plans_asks_its_parent_and_goes_on(client, git_repo):
+    """R23 + R79: a definition with `permissionMode: plan` starts its agent in plan mode, so
+    the agent asks its parent to approve. It runs in the background for that, as one launched
+    with `mode: plan` does: launched sync (the default), the two waited on each other. The
+    parent reads how to answer, and answers with an object (T9)."""
+    define_careful(git_repo)
+    approval = PLAN_APPROVED
     script = {
         "agents": [
             {
@@ -361,11 +375,7 @@ async def test_a_sub_agent_whose_definition_plans_asks_its_parent_and_goes_on(cl
                 "after_last": "repeat_last",
                 "turns": [{"text": "done"}],
             },
-            {
-                "name": "parent",
-                "after_last": "repeat_last",
-                "turns": [{"tool_use": {"name": "Agent", "input": call}}, {"text": "waiting"}],
-            },
+            LAUNCHING_PARENT,
         ]
     }
     with scripted_model(script, log_bodies=True) as model:
@@ -561,14 +571,8 @@ async def test_a_worker_resumed_after_its_plan_was_approved_does_not_plan_again(
     """A sub-agent launched in plan mode, its plan approved, then continued by SendMessage
     (R66): the resumed run goes on in the mode it ended in. It started over in plan mode, so
     every edit was refused although its own conversation said the plan was approved."""
-    agents_dir = git_repo / ".claude" / "agents"
-    agents_dir.mkdir(parents=True)
-    (agents_dir / "careful.md").write_text(
-        "---\nname: careful\ndescription: plans first\npermissionMode: plan\n---\nPlan first.\n"
-    )
-    call = {"description": "careful work", "prompt": "add x.txt", "subagent_type": "careful",
-            "name": "careful"}  # fmt: skip
-    approval = {"type": "plan_approval_response", "request_id": "plan-1", "approve": True}
+    define_careful(git_repo)
+    approval = PLAN_APPROVED
 
     def write(path: str, text: str) -> dict:
         return {"tool_use": {"name": "Write", "input": {"file_path": path, "content": text}}}
@@ -598,11 +602,7 @@ async def test_a_worker_resumed_after_its_plan_was_approved_does_not_plan_again(
             parent("parent-more", send("ALSO-ADD-Y"), ["CAREFUL-DONE-1"]),
             parent("parent-waits", {"text": "waiting"}, ["Message queued for delivery"]),
             parent("parent-approves", send(approval), ['"plan_approval_request"']),
-            {
-                "name": "parent",
-                "after_last": "repeat_last",
-                "turns": [{"tool_use": {"name": "Agent", "input": call}}, {"text": "waiting"}],
-            },
+            LAUNCHING_PARENT,
         ]
     }
     with scripted_model(script, log_bodies=True) as model:
