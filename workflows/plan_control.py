@@ -62,6 +62,9 @@ as the plan "(edited by user)"; the agent was given the text it had asked with."
 PERSON_PLAN_NOT_BY_MAIL = "person-plan-not-by-mail"
 """Patch id: a plan waiting for a person's `approve_plan`/`reject_plan` is not decided by a
 mail that reads like a lead's `plan_approval_response`; it goes to the mailbox as mail."""
+LEAD_ANSWERS_ONLY = "plan-answer-from-lead"
+"""Patch id: a teammate's plan is decided only by its lead's answer; a peer's message that
+reads like one is mail (it approved the plan the lead had not seen)."""
 FORK_NO_PLAN_MODE = "fork-no-plan-mode"
 """Patch id: a fork's EnterPlanMode is refused (R30: sub-agents do not enter plan mode; a
 fork has the tool only because it inherits its parent's exact tool list). A fork that
@@ -83,13 +86,18 @@ class Approver(BaseModel):
 
     workflow_id: str | None = None
     name: str = "the user"
+    sender: str | None = None
+    """The name the lead's mail comes under, where it is known (a team's lead): an answer
+    from anyone else is mail, not the decision."""
 
 
 def plan_approver(inp: AgentInput) -> Approver:
     """A teammate asks its team's lead, a sub-agent its parent, a top-level agent a person."""
     team = inp.team
     if team is not None and team.lead and team.lead != inp.name:
-        return Approver(workflow_id=f"{team.workflow_id}/{team.lead}", name=team.lead)
+        return Approver(
+            workflow_id=f"{team.workflow_id}/{team.lead}", name=team.lead, sender=team.lead
+        )
     if inp.parent is not None:
         return Approver(workflow_id=inp.parent.workflow_id, name=inp.parent.agent_id)
     return Approver()
@@ -288,6 +296,9 @@ class PlanControl:
         # with the answer's JSON approved it unseen); asked only then: no other run records it.
         if self.approver.workflow_id is None and versions.patched(PERSON_PLAN_NOT_BY_MAIL):
             return False
+        lead = self.approver.sender
+        if lead is not None and message.sender != lead and versions.patched(LEAD_ANSWERS_ONLY):
+            return False  # a peer's message: mail (asked only then)
         self.decision = PlanDecision(
             request_id=answer.request_id, approve=answer.approve, feedback=answer.feedback or ""
         )

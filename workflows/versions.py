@@ -82,6 +82,7 @@ AFTER_BASELINE = frozenset(
         "pipeline-kill-cancels",
         "pipeline-stop-beats-rerun",
         "plan-needs-background",
+        "plan-answer-from-lead",
         "plan-reread-on-approval",
         "read-pages",
         "scratchpad-by-feature",

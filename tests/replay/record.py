@@ -56,6 +56,7 @@ from tests.replay.scenarios_patterns import (
     stop_starting,
     team,
     team_killed_held_shutdown,
+    team_peer_plan_answer,
     team_shutdown,
     team_spawn,
     team_steered,
@@ -243,6 +244,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # (patched person-plan-not-by-mail); `agent_plan_forged_answer_v0` recorded on 9c46fd8,
     # where it approved the plan.
     "agent_plan_forged_answer": plan_forged_answer,
+    # A peer's message reading like the lead's answer to b's plan: mail (patched
+    # plan-answer-from-lead, in b); `team_peer_plan_answer_v0` recorded on 9c46fd8.
+    "team_peer_plan_answer": team_peer_plan_answer,
     # A client's start with a misspelt field, refused (patched input-unknown-fields).
     "agent_unknown_field": unknown_field,
 }
@@ -254,6 +258,8 @@ CHILDREN = {
     "subagents_late_mail_stopped": ["helper"],
     "subagents_taskstop": ["sleeper"],
     "subagents_mail_after_stop": ["sleeper"],
+    "team_peer_plan_answer": ["b"],
+    "team_peer_plan_answer_v0": ["b"],
     "subagents_resume": ["helper"],
     "fork_join": ["fork-1"],
     "subagents_sync_async_v2": ["bg2", "fg"],

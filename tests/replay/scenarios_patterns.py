@@ -172,6 +172,15 @@ async def team_killed_held_shutdown(client: Client, tmp: Path) -> WorkflowHandle
     return handle
 
 
+async def team_peer_plan_answer(client: Client, tmp: Path) -> WorkflowHandle:
+    """A peer's message reads like the lead's answer to b's plan: mail; the lead decides."""
+    from tests.workflows.test_team import a_peer_answers_b_s_plan
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    handle, _, _, _ = await a_peer_answers_b_s_plan(client, repo, os.environ["OUTLAST_RECORDING"])
+    return handle
+
+
 async def team(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_team import team_script
 
