@@ -616,6 +616,7 @@ class AgentWorkflow:
             unstarted_workers=unstarted,
             stopped_children=self._stopped,
             permission_mode=self._state.mode or None,
+            run_id=workflow.info().run_id,
             **worktree,
         )
         if inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):

@@ -172,7 +172,7 @@ async def tell_parent(
         read_state_ref=result.read_state_ref,
         continues=continues,
         permission_mode=result.permission_mode,
-        run_id=workflow.info().run_id,
+        run_id=result.run_id or workflow.info().run_id,
     )
     try:
         await signal_workflow(inp.parent.workflow_id, "agent_notification", end)

@@ -373,6 +373,8 @@ class AgentResult(Contract):
     """Ended by the `stop` signal rather than by the model finishing."""
     permission_mode: str | None = None
     """The mode the agent ended in (see AgentNotification.permission_mode)."""
+    run_id: str | None = None
+    """The run that ended (see AgentNotification.run_id)."""
     transcript: TranscriptRef = TranscriptRef()
     error: str | None = None
     run_generation: int = 1
