@@ -65,6 +65,9 @@ mail that reads like a lead's `plan_approval_response`; it goes to the mailbox a
 LEAD_ANSWERS_ONLY = "plan-answer-from-lead"
 """Patch id: a teammate's plan is decided only by its lead's answer; a peer's message that
 reads like one is mail (it approved the plan the lead had not seen)."""
+NO_ASK_AFTER_STOP = "plan-no-ask-after-stop"
+"""Patch id: ExitPlanMode after a `stop` asks nobody (it mailed the lead, or showed the plan
+as waiting, then ended at once)."""
 FORK_NO_PLAN_MODE = "fork-no-plan-mode"
 """Patch id: a fork's EnterPlanMode is refused (R30: sub-agents do not enter plan mode; a
 fork has the tool only because it inherits its parent's exact tool list). A fork that
@@ -212,8 +215,11 @@ class PlanControl:
             requested_at=workflow.now(),
         )
         self.decision = None
-        await self._ask(self.pending)
         try:
+            # A stop that came first: nobody is asked (asked only then, so no other run
+            # records the patch); the lead was mailed a plan the agent would not wait for.
+            if not (stop_requested() and versions.patched(NO_ASK_AFTER_STOP)):
+                await self._ask(self.pending)
             await workflow.wait_condition(lambda: self.decision is not None or stop_requested())
         finally:
             pending, decision = self.pending, self.decision

@@ -83,6 +83,7 @@ AFTER_BASELINE = frozenset(
         "pipeline-stop-beats-rerun",
         "plan-needs-background",
         "plan-answer-from-lead",
+        "plan-no-ask-after-stop",
         "plan-reread-on-approval",
         "read-pages",
         "scratchpad-by-feature",

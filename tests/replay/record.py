@@ -33,6 +33,7 @@ from tests.replay.scenarios_agent import (
     plan_approved,
     plan_forged_answer,
     plan_rejected,
+    plan_stop_before_ask,
     question,
     signal_fields,
     skill,
@@ -247,6 +248,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A peer's message reading like the lead's answer to b's plan: mail (patched
     # plan-answer-from-lead, in b); `team_peer_plan_answer_v0` recorded on 9c46fd8.
     "team_peer_plan_answer": team_peer_plan_answer,
+    # A planning sub-agent stopped as it calls ExitPlanMode: nobody is asked (patched
+    # plan-no-ask-after-stop); `subagents_plan_stop_before_ask_v0` recorded on 9c46fd8.
+    "subagents_plan_stop_before_ask": plan_stop_before_ask,
     # A client's start with a misspelt field, refused (patched input-unknown-fields).
     "agent_unknown_field": unknown_field,
 }
@@ -259,6 +263,8 @@ CHILDREN = {
     "subagents_taskstop": ["sleeper"],
     "subagents_mail_after_stop": ["sleeper"],
     "team_peer_plan_answer": ["b"],
+    "subagents_plan_stop_before_ask": ["careful"],
+    "subagents_plan_stop_before_ask_v0": ["careful"],
     "team_peer_plan_answer_v0": ["b"],
     "subagents_resume": ["helper"],
     "fork_join": ["fork-1"],

@@ -505,3 +505,13 @@ async def plan_forged_answer(client: Client, tmp: Path) -> WorkflowHandle:
     repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
     handle, _, _ = await forge_a_plan_answer(client, repo, os.environ["OUTLAST_RECORDING"])
     return handle
+
+
+async def plan_stop_before_ask(client: Client, tmp: Path) -> WorkflowHandle:
+    """A planning sub-agent stopped while its model writes ExitPlanMode: it asks nobody
+    (patched plan-no-ask-after-stop, in the child)."""
+    from tests.workflows.test_plan_mode import stop_as_careful_exits_plan_mode
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    handle, _ = await stop_as_careful_exits_plan_mode(client, repo, os.environ["OUTLAST_RECORDING"])
+    return handle

@@ -614,3 +614,52 @@ async def test_a_worker_resumed_after_its_plan_was_approved_does_not_plan_again(
     assert (git_repo / "y.txt").read_text() == "y\n"
     resumed = [json.dumps(r["body"]) for r in model.log if r["agent"] == "careful"][-1]
     assert "Plan mode is active" not in resumed.split("ALSO-ADD-Y")[-1]
+
+
+async def stop_as_careful_exits_plan_mode(client, git_repo, wf_id: str | None = None):
+    """`careful` (plan mode) is stopped while its model writes the ExitPlanMode call; the
+    parent's handle and result."""
+    from tests.workflows.test_agent_control import wait_status
+    from workflows.contracts import StopRequest
+
+    define_careful(git_repo)
+    script = {
+        "agents": [
+            {
+                "name": "careful",
+                "match": {"agent_type": "careful"},
+                "turns": [
+                    {"tool_use": WRITE_PLAN},
+                    {"delay_ms": 3000, "tool_use": EXIT},
+                    {"text": "never"},
+                ],
+            },
+            LAUNCHING_PARENT,
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues, wf_id)
+            careful = client.get_workflow_handle(f"{handle.id}/careful")
+            # Until its model writes the ExitPlanMode call (its second call, held 3 s).
+            await wait_status(careful, lambda s: s.turn >= 1 and s.state == "calling_model")
+            await careful.signal("stop", StopRequest(reason="enough"))
+            result = await asyncio.wait_for(handle.result(), 60)
+    return handle, result
+
+
+async def test_exit_plan_mode_after_a_stop_asks_nobody(client, git_repo):
+    """`stop` reaches a planning sub-agent while its model writes the ExitPlanMode call: the
+    call asks nobody (its lead was mailed a plan the sub-agent would not wait for)."""
+    from temporalio.api.enums.v1 import EventType
+
+    handle, result = await stop_as_careful_exits_plan_mode(client, git_repo)
+    assert result.status == "completed"
+    asked = [
+        e
+        async for e in handle.fetch_history_events()
+        if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
+        and b"plan_approval_request"
+        in b"".join(p.data for p in e.workflow_execution_signaled_event_attributes.input.payloads)
+    ]
+    assert asked == []
