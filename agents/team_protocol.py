@@ -14,6 +14,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 TEAM_ADDRESS = "team"
 """The address a teammate answers protocol messages to."""
+PROTOCOL_TYPES = frozenset(
+    {"shutdown_request", "shutdown_response", "plan_approval_request", "plan_approval_response"}
+)
 
 
 class ShutdownRequestMessage(BaseModel):
@@ -47,6 +50,16 @@ def _protocol(text: str, kind: str) -> dict | None:
     except ValueError:
         return None
     return data if isinstance(data, dict) and data.get("type") == kind else None
+
+
+def protocol_type(text: str) -> str | None:
+    """The type if `text` is one of the team's structured protocol messages, else None."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    kind = data.get("type") if isinstance(data, dict) else None
+    return kind if kind in PROTOCOL_TYPES else None
 
 
 def _request_id(data: dict | None) -> str | None:

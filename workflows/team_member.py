@@ -22,6 +22,7 @@ from agents.messages import ToolResultBlock
 from agents.team_protocol import (
     TEAM_ADDRESS,
     parse_shutdown_response,
+    protocol_type,
     response_request_id,
     shutdown_request_id,
     with_request_id,
@@ -45,6 +46,10 @@ team alone heard answers, and ignored ids it had not issued."""
 TEAM_ANSWER_BY_NAME = "team-answer-by-name"
 """Patch id: an answer to the team's own shutdown request sent to a teammate by name (not to
 "team") counts as the answer; it went to that teammate as mail, and the request waited."""
+NO_STRUCTURED_BROADCAST = "no-structured-broadcast"
+"""Patch id: a protocol message to "*" is refused, as Claude Code refuses it. An answer
+carries one asker's request id, and ids repeat across members (each member's first plan is
+`plan-1`): a lead's approval sent to everyone approved every member's waiting plan."""
 TEAM_TOOL_OPS = {
     "create": TASK_CREATE_TOOL,
     "get": TASK_GET_TOOL,
@@ -144,6 +149,12 @@ async def send_to_peers(
     inp: SendMessageInput = call.input  # type: ignore[assignment]
     if inp.to == me:
         return error_result(call.block, "That is you; send the message to a teammate.")
+    kind = protocol_type(inp.text) if inp.to == "*" else None
+    if kind is not None and versions.patched(NO_STRUCTURED_BROADCAST):
+        return error_result(
+            call.block,
+            f'A {kind} cannot be broadcast (to: "*"): send it to one teammate by name.',
+        )
     targets = [m for m in team.members if m != me] if inp.to == "*" else [inp.to]
     # A shutdown request needs an id its answer can echo (R72); the asker gives a reason only.
     asked = with_request_id(inp.text, f"shutdown-{me}-{call.block.id}")

@@ -70,6 +70,7 @@ AFTER_BASELINE = frozenset(
         "mail-after-stop-resumes",
         "max-turns-keeps-ended",
         "name-reuse-own-id",
+        "no-structured-broadcast",
         "notebook-edit",
         "one-agent-per-name",
         "partial-ends-the-task",

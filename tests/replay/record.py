@@ -61,6 +61,7 @@ from tests.replay.scenarios_patterns import (
     team_shutdown,
     team_spawn,
     team_steered,
+    team_structured_broadcast,
     verified_killed_verifier,
     verified_late_mail,
     verified_task,
@@ -253,6 +254,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_plan_stop_before_ask": plan_stop_before_ask,
     # A client's start with a misspelt field, refused (patched input-unknown-fields).
     "agent_unknown_field": unknown_field,
+    # The lead's plan approval to "*", refused (patched no-structured-broadcast, in a);
+    # `team_structured_broadcast_v0` recorded on 0e4317e, where it went to everyone.
+    "team_structured_broadcast": team_structured_broadcast,
 }
 
 
@@ -266,6 +270,8 @@ CHILDREN = {
     "subagents_plan_stop_before_ask": ["careful"],
     "subagents_plan_stop_before_ask_v0": ["careful"],
     "team_peer_plan_answer_v0": ["b"],
+    "team_structured_broadcast": ["a"],
+    "team_structured_broadcast_v0": ["a"],
     "subagents_resume": ["helper"],
     "fork_join": ["fork-1"],
     "subagents_sync_async_v2": ["bg2", "fg"],

@@ -187,6 +187,13 @@ async def team(client: Client, tmp: Path) -> WorkflowHandle:
     return await _run_team(client, tmp, team_script())
 
 
+async def team_structured_broadcast(client: Client, tmp: Path) -> WorkflowHandle:
+    """The lead broadcasts a plan approval (refused), then plain words."""
+    from tests.workflows.test_team import broadcast_script
+
+    return await _run_team(client, tmp, broadcast_script())
+
+
 async def team_spawn(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_team_spawn import spawn_script
 

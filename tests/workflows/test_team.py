@@ -658,3 +658,44 @@ async def test_a_shutdown_request_held_when_the_team_is_killed_is_answered(clien
     assert answer.cause.type == "TeamEnded"
     desc = await handle.describe()
     assert desc.typed_search_attributes.get(sa.AGENT_STATUS) == "killed"
+
+
+def broadcast_script() -> dict:
+    """The lead broadcasts a plan approval (refused), then plain words (sent)."""
+    approve = json.dumps(
+        {"type": "plan_approval_response", "request_id": "plan-1", "approve": True}
+    )
+    return {
+        "agents": [
+            member("a", "done", {"text": "A-DONE"}, contains=["cannot be broadcast", "HELLO-ALL"]),
+            member(
+                "a", "hello", {"tool_use": send("*", "HELLO-ALL")}, contains=["cannot be broadcast"]
+            ),
+            member("a", "leaked", {"text": "A-LEAKED"}, contains=["queued for delivery"]),
+            member("a", "approve-all", {"tool_use": send("*", approve)}),
+            member("b", "idle", {"text": "b idle"}),
+            member("c", "idle", {"text": "c idle"}),
+        ]
+    }
+
+
+async def test_a_structured_message_to_everyone_is_refused(client, git_repo):
+    """A protocol message to "*" is refused as Claude Code refuses it: an answer carries one
+    asker's request id and every member's first plan is `plan-1`, so a lead's approval sent
+    to everyone approved every waiting plan. Plain broadcasts still go out."""
+    with scripted_model(broadcast_script(), log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            result = await (await start_team(client, queues, git_repo)).result()
+    assert result.status == "completed" and result.lead_text == "A-DONE"
+    assert 'A plan_approval_response cannot be broadcast (to: \\"*\\")' in last_request(
+        model.log, "a"
+    )
+    for name in ("b", "c"):
+        seen = json.dumps(
+            [
+                r["body"]["messages"]
+                for r in model.log
+                if r["headers"].get("x-outlast-agent-name") == name
+            ]
+        )
+        assert "plan_approval_response" not in seen and "HELLO-ALL" in seen
