@@ -309,7 +309,7 @@ class AgentWorkflow:
         setup = self._loop_setup(inp, prepared)
         if self._carry is None:
             await self._start_state(inp)
-            await self._plans.start(prepared.permission_mode, inp.workspace)
+            await self._plans.start(prepared.permission_mode, inp.workspace, inp.plan_file)
         self._plans.approver = plan_approver(inp)
         self._plans.sender = inp.name or self._agent_id
         self._plans.can_exit = EXIT_PLAN_MODE_TOOL in prepared.tools
@@ -616,6 +616,7 @@ class AgentWorkflow:
             unstarted_workers=unstarted,
             stopped_children=self._stopped,
             permission_mode=self._state.mode or None,
+            plan_file=self._state.plan_file,
             run_id=workflow.info().run_id,
             **worktree,
         )

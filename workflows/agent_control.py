@@ -207,6 +207,8 @@ async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: Mai
     spawn = task.spawn.model_copy(
         update={
             "permission_mode": ended_in or task.spawn.permission_mode,
+            # Its plan so far is in that file: a new one would make it plan from scratch.
+            "plan_file": task.end.plan_file if task.end is not None else None,
             "prompt": "",
             "resume_from": task.transcript,
             "run_generation": generation,

@@ -172,6 +172,7 @@ async def tell_parent(
         read_state_ref=result.read_state_ref,
         continues=continues,
         permission_mode=result.permission_mode,
+        plan_file=result.plan_file,
         run_id=result.run_id or workflow.info().run_id,
     )
     try:

@@ -43,6 +43,7 @@ def end_from_result(task: ChildTask, generation: int, result: AgentResult) -> Ag
         output_file=result.output_file,
         read_state_ref=result.read_state_ref,
         permission_mode=result.permission_mode,
+        plan_file=result.plan_file,
         run_id=result.run_id,
     )
 

@@ -176,6 +176,8 @@ class AgentInput(ClientInput):
     """A copy of the parent's: what this agent may edit without reading first (R27)."""
     read_state_ref: str | None = None
     """A resumed run's: the stamps its previous run ended with (a blob), loaded at start."""
+    plan_file: str | None = None
+    """A resumed run's: the plan file its previous run had, so it plans on in it."""
     permission_mode: str | None = None
     worktree: WorktreeInfo | None = None
     """The worktree this agent works in; cleaned up (or kept, if changed) when it ends."""
@@ -357,6 +359,8 @@ class AgentNotification(Contract):
     permission_mode: str | None = None
     """The mode the agent ended in (after an approved plan, the one it went on in): a run
     that resumes it goes on in it, not in the mode it was launched with."""
+    plan_file: str | None = None
+    """The agent's plan file, if it had one: a run that resumes it keeps it."""
     run_id: str | None = None
     """The run that ended (a continue-as-new changes it): a resume waits for it to close."""
 
@@ -373,6 +377,8 @@ class AgentResult(Contract):
     """Ended by the `stop` signal rather than by the model finishing."""
     permission_mode: str | None = None
     """The mode the agent ended in (see AgentNotification.permission_mode)."""
+    plan_file: str | None = None
+    """The agent's plan file (see AgentNotification.plan_file)."""
     run_id: str | None = None
     """The run that ended (see AgentNotification.run_id)."""
     transcript: TranscriptRef = TranscriptRef()

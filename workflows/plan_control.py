@@ -73,6 +73,10 @@ FORK_NO_PLAN_MODE = "fork-no-plan-mode"
 fork has the tool only because it inherits its parent's exact tool list). A fork that
 entered it asked its parent for approval by mail, and a sync fork's parent, waiting for the
 fork, never read it: both waited for ever."""
+RESUME_KEEPS_PLAN_FILE = "resume-keeps-plan-file"
+"""Patch id: an agent resumed by SendMessage plans on in the plan file its previous run had.
+It got a new, empty one: stopped while planning, it had to write its plan again, and a plan
+it had written was not the one ExitPlanMode read."""
 FORK_PLAN_MODE_REFUSED = (
     "EnterPlanMode is not available to a fork: carry out your directive directly (read, "
     "search and report; the agent that forked you plans and asks for approval)."
@@ -119,10 +123,14 @@ class PlanControl:
 
     # --- entering -----------------------------------------------------------------------
 
-    async def start(self, mode: str, workspace: Workspace) -> None:
-        """An agent started in plan mode (`permission_mode: plan`) plans from its first turn."""
+    async def start(self, mode: str, workspace: Workspace, plan_file: str | None = None) -> None:
+        """An agent started in plan mode (`permission_mode: plan`) plans from its first turn;
+        a resumed one in the plan file its previous run had (`plan_file`)."""
         state = self._state()
         state.mode = mode
+        # Asked only by a resumed run that had a plan file.
+        if plan_file is not None and versions.patched(RESUME_KEEPS_PLAN_FILE):
+            state.plan_file = plan_file
         if mode == PLAN_MODE:
             state.pre_plan_mode = "default"
             await self._ensure_plan_file(workspace)

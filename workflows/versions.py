@@ -87,6 +87,7 @@ AFTER_BASELINE = frozenset(
         "plan-no-ask-after-stop",
         "plan-reread-on-approval",
         "read-pages",
+        "resume-keeps-plan-file",
         "scratchpad-by-feature",
         "shared-child-timers",
         "signal-unknown-fields",

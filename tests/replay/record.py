@@ -33,6 +33,7 @@ from tests.replay.scenarios_agent import (
     plan_approved,
     plan_forged_answer,
     plan_rejected,
+    plan_resumed,
     plan_stop_before_ask,
     question,
     signal_fields,
@@ -254,6 +255,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_plan_stop_before_ask": plan_stop_before_ask,
     # A client's start with a misspelt field, refused (patched input-unknown-fields).
     "agent_unknown_field": unknown_field,
+    # A planning sub-agent continued by SendMessage keeps its plan file (patched
+    # resume-keeps-plan-file); `subagents_plan_resumed_v0` recorded on 3b67f79.
+    "subagents_plan_resumed": plan_resumed,
     # The lead's plan approval to "*", refused (patched no-structured-broadcast, in a);
     # `team_structured_broadcast_v0` recorded on 0e4317e, where it went to everyone.
     "team_structured_broadcast": team_structured_broadcast,
@@ -311,7 +315,11 @@ CHILD_AGENTS = {"agent_fork_plan_mode", "agent_fork_plan_mode_v0"}
 CHAINS = {"agent_continue_as_new"}
 # Children resumed by a new run (not a continue-as-new): the run the parent started, as
 # `<parent>__<child>@child.json`, and the latest, as `<parent>__<child>@resumed.json`.
-RESUMED = {"verified_task_v6": ["implementer"]}
+RESUMED = {
+    "verified_task_v6": ["implementer"],
+    "subagents_plan_resumed": ["careful"],
+    "subagents_plan_resumed_v0": ["careful"],
+}
 # Children whose every run is kept, as `<parent>__<child>@run<N>.json`.
 CHILD_CHAINS = {
     "subagents_late_mail": ["helper"],

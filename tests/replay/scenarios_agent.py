@@ -515,3 +515,15 @@ async def plan_stop_before_ask(client: Client, tmp: Path) -> WorkflowHandle:
     repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
     handle, _ = await stop_as_careful_exits_plan_mode(client, repo, os.environ["OUTLAST_RECORDING"])
     return handle
+
+
+async def plan_resumed(client: Client, tmp: Path) -> WorkflowHandle:
+    """A planning sub-agent continued by SendMessage plans on in its plan file (patched
+    resume-keeps-plan-file, in the resumed run)."""
+    from tests.workflows.test_plan_mode import continue_a_worker_that_planned
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    handle, _, _ = await continue_a_worker_that_planned(
+        client, repo, os.environ["OUTLAST_RECORDING"]
+    )
+    return handle

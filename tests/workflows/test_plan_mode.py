@@ -616,6 +616,63 @@ async def test_a_worker_resumed_after_its_plan_was_approved_does_not_plan_again(
     assert "Plan mode is active" not in resumed.split("ALSO-ADD-Y")[-1]
 
 
+async def continue_a_worker_that_planned(client, git_repo, wf_id: str | None = None):
+    """`careful` (plan mode) writes its plan and ends its turn with a question, its parent
+    continues it with SendMessage and approves the plan it then asks about; the parent's
+    handle and result, and the model's log."""
+    define_careful(git_repo)
+
+    def parent(name: str, turn: dict, contains: list[str]) -> dict:
+        match = {"conversation_contains": contains}
+        return {"name": name, "match": match, "after_last": "repeat_last", "turns": [turn]}
+
+    def send(message) -> dict:
+        return {"tool_use": {"name": "SendMessage", "input": {"to": "careful", "message": message}}}
+
+    write_plan = {"name": "Write", "input": {"file_path": "{{plan_file}}", "content": "PLAN-V1"}}
+    write_x = {"name": "Write", "input": {"file_path": "{{cwd}}/x.txt", "content": "x\n"}}
+    script = {
+        "agents": [
+            {
+                "name": "careful",
+                "match": {"agent_type": "careful"},
+                "turns": [
+                    {"tool_use": write_plan},
+                    {"text": "PLANNED: shall x.txt hold x?"},
+                    {"tool_use": EXIT},
+                    {"tool_use": write_x},
+                    {"text": "CAREFUL-DONE"},
+                ],
+            },
+            parent("parent-done", {"text": "done"}, ["CAREFUL-DONE"]),
+            parent("parent-waits-2", {"text": "waiting"}, ["Message queued for delivery"]),
+            parent("parent-approves", send(PLAN_APPROVED), ['"plan_approval_request"']),
+            parent("parent-waits-1", {"text": "waiting"}, ["resumed it in the background"]),
+            parent("parent-goes-on", send("Yes, x. GO-ON"), ["PLANNED: shall"]),
+            LAUNCHING_PARENT,
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues, wf_id)
+            result = await asyncio.wait_for(handle.result(), timeout=90)
+    return handle, result, model.log
+
+
+async def test_a_planning_worker_continued_by_send_message_plans_on_in_its_plan_file(
+    client, git_repo
+):
+    """A sub-agent in plan mode ends a turn before it asks (it had a question), and its
+    parent continues it (R66): the resumed run plans on in the plan file it wrote. It got a
+    new, empty one, so ExitPlanMode found no plan and the model had to write it again."""
+    _, result, log = await continue_a_worker_that_planned(client, git_repo)
+    assert result.status == "completed", result
+    asked = [json.dumps(r["body"]) for r in log if r["agent"] != "careful"]
+    request = next((b for b in asked if "plan_approval_request" in b), "(none asked)")
+    assert "PLAN-V1" in request.split("plan_approval_request")[-1], request[-300:]
+    assert (git_repo / "x.txt").read_text() == "x\n"
+
+
 async def stop_as_careful_exits_plan_mode(client, git_repo, wf_id: str | None = None):
     """`careful` (plan mode) is stopped while its model writes the ExitPlanMode call; the
     parent's handle and result."""
