@@ -7,6 +7,7 @@ exactly the content the agent read, the edit is already applied and the retry su
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,11 +78,27 @@ def normalize_quotes(text: str) -> str:
 
 
 def find_actual_string(text: str, old: str) -> str | None:
-    """`old` as it is spelled in `text`: exactly, or with the file's curly quotes."""
+    """`old` as it is spelled in `text`: exactly, with the file's curly quotes, or (a file
+    that mixes line endings) with the file's CRs at the ends of its lines."""
     if old in text:
         return old
     at = normalize_quotes(text).find(normalize_quotes(old))
-    return None if at < 0 else text[at : at + len(old)]
+    if at >= 0:
+        return text[at : at + len(old)]
+    if "\r\n" not in text or "\n" not in old:
+        return None
+    # Read shows lines without their CR, so the model's multi-line string has none.
+    lines = [re.escape(normalize_quotes(line)) for line in old.replace("\r\n", "\n").split("\n")]
+    found = re.search("\r?\n".join(lines), normalize_quotes(text))
+    return None if found is None else text[found.start() : found.end()]
+
+
+def with_line_endings(new: str, actual_old: str) -> str:
+    """`new` ending its lines as the text it replaces does, where that text ends them all in
+    CRLF (a file that mixes endings keeps each part's own)."""
+    if "\n" not in actual_old or actual_old.count("\r\n") != actual_old.count("\n"):
+        return new
+    return new.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
 def _curl(text: str, straight: str, left: str, right: str) -> str:
@@ -141,7 +158,7 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool) -> Applied | st
             "replace all occurrences, set replace_all to true. To replace only one occurrence, "
             f"please provide more context to uniquely identify the instance.\nString: {old}"
         )
-    actual_new = preserve_quote_style(old, actual_old, new)
+    actual_new = with_line_endings(preserve_quote_style(old, actual_old, new), actual_old)
     replaced = text.replace(actual_old, actual_new, -1 if replace_all else 1)
     return Applied(text=replaced, at=text.index(actual_old), inserted=actual_new)
 

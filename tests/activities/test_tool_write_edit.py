@@ -337,6 +337,23 @@ async def test_edit_keeps_crlf_line_endings(ws: Path) -> None:
     assert path.read_bytes() == b"1\r\ntwo\r\n3\r\n"
 
 
+async def test_edit_on_a_file_that_mixes_line_endings(ws: Path) -> None:
+    """Mostly CRLF with one LF line: Read shows the lines without their CR, so the model's
+    multi-line string (LF) matched nothing; it matches now, and each line keeps its own
+    ending (the replacement ends its lines as the text it replaces did)."""
+    path = ws / "mixed.txt"
+    path.write_bytes(b"one\r\ntwo\r\nthree\nfour\r\n")
+    stamp = await read_stamp(ws, path)
+    out = await edit(ws, path, stamp, old_string="one\ntwo", new_string="1\n2\n2b")
+    assert not out.is_error, out.content
+    assert path.read_bytes() == b"1\r\n2\r\n2b\r\nthree\nfour\r\n"
+    assert "\r" not in out.content  # the snippet shows lines as Read does
+    stamp = await read_stamp(ws, path)
+    out = await edit(ws, path, stamp, old_string="2b\nthree\nfour", new_string="3\n4")
+    assert not out.is_error, out.content
+    assert path.read_bytes() == b"1\r\n2\r\n3\n4\r\n"
+
+
 async def test_a_file_made_after_the_check_is_not_replaced_unread(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
