@@ -45,6 +45,7 @@ from agents.messages import (
     Usage,
 )
 from agents.transcript import TranscriptRef
+from agents.transcript_repair import for_the_api
 
 HEARTBEAT_EVERY_S = 2.0
 
@@ -379,7 +380,7 @@ async def call_model(req: ModelRequest) -> ModelResponse:
     began = time.monotonic()
     store = default_store()
     append = [resolve_refs(m, req.append_refs, store, req.append_images) for m in req.append]
-    messages = list(transcripts.load(store, req.transcript)) + append
+    messages = for_the_api([*transcripts.load(store, req.transcript), *append])
     info = activity.info()
     timeout = info.start_to_close_timeout.total_seconds() if info.start_to_close_timeout else 600
     # A local activity lives inside its workflow task and cannot heartbeat.

@@ -43,23 +43,26 @@ def shutdown_request_text(request_id: str, reason: str) -> str:
     )
 
 
-def _protocol(text: str, kind: str) -> dict | None:
-    """`text` as a protocol message of type `kind`, or None."""
+def _json_object(text: str) -> dict | None:
+    """`text` as a JSON object, or None. Deep nesting is None too: json raises
+    RecursionError, which in a workflow fails its task again on every retry."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
-    return data if isinstance(data, dict) and data.get("type") == kind else None
+    return data if isinstance(data, dict) else None
+
+
+def _protocol(text: str, kind: str) -> dict | None:
+    """`text` as a protocol message of type `kind`, or None."""
+    data = _json_object(text)
+    return data if data is not None and data.get("type") == kind else None
 
 
 def protocol_type(text: str) -> str | None:
     """The type if `text` is one of the team's structured protocol messages, else None."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    kind = data.get("type") if isinstance(data, dict) else None
-    return kind if kind in PROTOCOL_TYPES else None
+    kind = (_json_object(text) or {}).get("type")
+    return kind if isinstance(kind, str) and kind in PROTOCOL_TYPES else None
 
 
 def _request_id(data: dict | None) -> str | None:

@@ -34,6 +34,23 @@ def _keep_assistant(message: Message) -> bool:
     return bool(message.content) and not thinking_only and not blank
 
 
+def for_the_api(messages: Sequence[Message]) -> list[Message]:
+    """`messages` as a request may carry them: blank text blocks out of assistant messages,
+    and assistant messages with nothing else left out. The API answers a turn with no content
+    now and then, and refuses it (and a blank text block) in a later request: an agent that
+    got one and went on (mail, a notification) failed its next call."""
+    sent: list[Message] = []
+    for message in messages:
+        if message.role == "assistant":
+            content = [b for b in message.content if not isinstance(b, TextBlock) or b.text.strip()]
+            if not _keep_assistant(Message(role="assistant", content=content)):
+                continue
+            if len(content) != len(message.content):
+                message = Message(role="assistant", content=content)
+        sent.append(message)
+    return sent
+
+
 def repair_transcript(messages: Sequence[Message]) -> list[Message]:
     """`messages` without unresolved tool uses, thinking-only or blank assistant messages,
     and without tool results whose tool use was dropped."""

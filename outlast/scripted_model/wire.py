@@ -96,7 +96,7 @@ def content_blocks(turn: Turn, conversation_key: str, turn_index: int) -> list[d
         blocks.append({"type": "thinking", "thinking": turn.thinking, "signature": signature})
     if turn.web_search is not None:
         blocks += web_search_blocks(turn, conversation_key, turn_index)
-    if turn.text is not None:
+    if turn.text:  # `text: ""` answers as the API now and then does: with no content at all
         blocks.append({"type": "text", "text": turn.text})
     for i, tool in enumerate(turn.tool_use):
         tool_id = tool_use_id(conversation_key, turn_index, i)
@@ -319,6 +319,10 @@ def _validate_message(i: int, message: Any, is_last: bool) -> None:
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             raise InvalidRequest(f"messages.{i}.content.{j}: a content block needs a `type`")
         _validate_images(f"messages.{i}.content.{j}", block)
+        if block["type"] == "text" and not str(block.get("text") or "").strip():
+            raise InvalidRequest(
+                f"messages.{i}.content.{j}: text content blocks must contain non-whitespace text"
+            )
     if not content and not (is_last and message["role"] == "assistant"):
         raise InvalidRequest(
             f"messages.{i}: all messages must have non-empty content except for the "

@@ -20,7 +20,7 @@ from agents.spawn import (
     resolve_child_model,
     should_run_async,
 )
-from agents.transcript_repair import repair_transcript
+from agents.transcript_repair import for_the_api, repair_transcript
 from workflows.agent_setup import agent_fields_hidden
 from workflows.contracts import AgentInput, TeamLink, Workspace
 
@@ -107,6 +107,26 @@ def test_repair_drops_unresolved_tool_uses_and_empty_messages():
     assert fixed[1].content[1] == done
     only_tool = [Message.user_text("task"), Message(role="assistant", content=[use])]
     assert repair_transcript(only_tool) == [Message.user_text("task")]
+
+
+def test_a_request_carries_no_empty_assistant_message_or_blank_text_block():
+    use = ToolUseBlock(id="t1", name="Read", input={})
+    messages = [
+        Message.user_text("task"),
+        Message(role="assistant", content=[]),
+        Message.user_text("mail"),
+        Message(role="assistant", content=[TextBlock(text=" "), use]),
+        Message(role="assistant", content=[ThinkingBlock(thinking="hmm", signature="s")]),
+        Message(role="assistant", content=[TextBlock(text="kept")]),
+    ]
+    sent = for_the_api(messages)
+    assert [m.content for m in sent] == [
+        messages[0].content,
+        messages[2].content,
+        [use],
+        [TextBlock(text="kept")],
+    ]
+    assert sent[-1] is messages[-1]  # unchanged messages are not copied
 
 
 def test_only_a_child_that_may_spawn_carries_the_definitions():

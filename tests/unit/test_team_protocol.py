@@ -35,3 +35,15 @@ def test_a_rejection_needs_a_reason():
     assert "needs a reason" in parse_shutdown_response(answer(approve=False), ["r1"])
     kept = parse_shutdown_response(answer(approve=False, reason="mid-edit"), ["r1"])
     assert isinstance(kept, ShutdownResponseMessage) and kept.reason == "mid-edit"
+
+
+def test_a_message_nested_too_deep_or_oddly_typed_is_plain_mail():
+    """json raises RecursionError on deep nesting; in a workflow that failed the task on every
+    retry (a teammate's message wedged the recipient). An unhashable "type" raised too."""
+    from agents.team_protocol import protocol_type, shutdown_request_id, with_request_id
+
+    deep = "[" * 100_000 + "]" * 100_000
+    assert protocol_type(deep) is None and shutdown_request_id(deep) is None
+    assert with_request_id(deep, "sd-1") is None
+    assert protocol_type('{"type": ["shutdown_request"]}') is None
+    assert protocol_type('{"type": "plan_approval_response"}') == "plan_approval_response"

@@ -50,6 +50,38 @@ async def test_a_tool_call_cut_off_by_max_tokens_is_an_error_and_does_nothing(cl
     assert not (git_repo / "cut.txt").exists()
 
 
+async def test_an_answer_with_no_content_does_not_break_the_next_call(client, git_repo):
+    """The API answers a turn with no content now and then (and a text block may stream
+    empty); it refuses such a message in a later request. An agent that got one while a
+    background sub-agent was out went on at its notification and failed that call."""
+    script = {
+        "agents": [
+            {
+                "name": "helper",
+                "match": {"agent_name": "helper"},
+                "turns": [{"delay_ms": 1500, "text": "HELPED"}],
+            },
+            # Its turns are counted from the conversation, where the empty answer is not.
+            {
+                "name": "main-done",
+                "match": {"conversation_contains": ["HELPED"]},
+                "turns": [{"text": "MAIN-DONE"}],
+                "after_last": "repeat_last",
+            },
+            {
+                "name": "main",
+                "turns": [{"tool_use": spawn("helper", "help", background=True)}, {"text": ""}],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await handle.result()
+    assert result.status == "completed" and result.final_text == "MAIN-DONE", result
+    assert all(r["status"] == 200 for r in model.log), [r["status"] for r in model.log]
+
+
 MALFORMED = {
     "agents": [
         {
