@@ -208,7 +208,10 @@ async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: Mai
         update={
             "permission_mode": ended_in or task.spawn.permission_mode,
             # Its plan so far is in that file: a new one would make it plan from scratch.
-            "plan_file": task.end.plan_file if task.end is not None else None,
+            # An end made up for a run that died tells none: the run before it had it then
+            # (a plan file, once made, is the agent's for good).
+            "plan_file": (task.end.plan_file if task.end is not None else None)
+            or task.spawn.plan_file,
             "prompt": "",
             "resume_from": task.transcript,
             "run_generation": generation,

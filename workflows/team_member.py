@@ -153,7 +153,8 @@ async def send_to_peers(
     if kind is not None and versions.patched(NO_STRUCTURED_BROADCAST):
         return error_result(
             call.block,
-            f'A {kind} cannot be broadcast (to: "*"): send it to one teammate by name.',
+            f'A {kind} cannot be broadcast (to: "*"): send it to the one it is for, by name '
+            '(a shutdown_response to "team" or to the teammate that asked).',
         )
     targets = [m for m in team.members if m != me] if inp.to == "*" else [inp.to]
     # A shutdown request needs an id its answer can echo (R72); the asker gives a reason only.
