@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 
 from activities.store import make_state_dir, state_dir
 from outlast.client import connect
@@ -65,10 +66,11 @@ async def run_demo(console: Console, *, keep_server: bool = True) -> bool:
         os.environ["ANTHROPIC_BASE_URL"] = model.url
         os.environ["ANTHROPIC_API_KEY"] = "demo-key-for-the-scripted-model"
         server = DevServer(state_dir=state_dir())
+        started = False
         if os.environ.get("TEMPORAL_ADDRESS"):
             client, ui = await connect(), None
         else:
-            if server.ensure_running():
+            if started := server.ensure_running():
                 console.print(f"started the embedded Temporal dev server on {server.address}")
             client, ui = await connect(server.address), server.ui_url
         handle = await start_agent(
@@ -80,11 +82,22 @@ async def run_demo(console: Console, *, keep_server: bool = True) -> bool:
         try:
             result = await follow(handle, console, client)
         finally:
+            await end_if_running(handle)
             for w in workers:
                 await w.shutdown()
             with contextlib.suppress(Exception):
                 await serving
-    return _report(console, result, repo, handle.id, ui, server, keep_server)
+    # A server that ran before the demo is someone else's (an `outlast dev`): never stopped.
+    return _report(console, result, repo, handle.id, ui, server, keep_server or not started)
+
+
+async def end_if_running(handle: WorkflowHandle) -> None:
+    """Terminate the demo's run if the demo stops before the run does (Ctrl-C, an error). It
+    would stay in the dev server's database, and the next worker there would carry it on
+    with that worker's model settings, a real model's among them."""
+    with contextlib.suppress(Exception):
+        if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+            await handle.terminate(reason="the demo that started it stopped first")
 
 
 def _report(console, result, repo: Path, workflow_id: str, ui, server, keep_server) -> bool:

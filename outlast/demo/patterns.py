@@ -24,7 +24,7 @@ from temporalio.client import Client, WorkflowHandle
 
 from activities.store import make_state_dir, state_dir
 from outlast.client import connect
-from outlast.demo import HERE, make_sample_repo, tests_pass, where_to_look
+from outlast.demo import HERE, end_if_running, make_sample_repo, tests_pass, where_to_look
 from outlast.devserver import DevServer
 from outlast.pattern_output import print_pattern_result
 from outlast.patterns import (
@@ -138,7 +138,7 @@ async def run_pattern_demo(
     with ScriptedModelServer(script, log_path=base / "model.jsonl") as model:
         os.environ["ANTHROPIC_BASE_URL"] = model.url
         os.environ["ANTHROPIC_API_KEY"] = "demo-key-for-the-scripted-model"
-        client, ui = await _connect(console, server)
+        client, ui, started = await _connect(console, server)
         inp = await _without_missing_attributes(client, _pattern_input(pattern, scenario, repo))
         handle = await start_pattern(
             client, pattern, inp, workflow_id=f"outlast-demo-{pattern}-{stamp}"
@@ -146,7 +146,8 @@ async def run_pattern_demo(
         console.print(f"workflow [bold]{handle.id}[/] ({pattern})")
         result = await _follow_with_workers(client, handle, pattern, console)
     ok = _report(console, pattern, result, repo, scenario)
-    where_to_look(console, handle.id, ui, server, keep_server)
+    # A server that ran before the demo is someone else's (an `outlast dev`): never stopped.
+    where_to_look(console, handle.id, ui, server, keep_server or not started)
     return ok
 
 
@@ -164,13 +165,14 @@ def _pattern_input(pattern: str, scenario: Scenario, repo: Path) -> Any:
     )
 
 
-async def _connect(console: Console, server: DevServer) -> tuple[Client, str | None]:
-    """`$TEMPORAL_ADDRESS`, or the embedded dev server (started if it is not running)."""
+async def _connect(console: Console, server: DevServer) -> tuple[Client, str | None, bool]:
+    """`$TEMPORAL_ADDRESS`, or the embedded dev server (started if it is not running, and
+    then True)."""
     if os.environ.get("TEMPORAL_ADDRESS"):
-        return await connect(), None
-    if server.ensure_running():
+        return await connect(), None, False
+    if started := server.ensure_running():
         console.print(f"started the embedded Temporal dev server on {server.address}")
-    return await connect(server.address), server.ui_url
+    return await connect(server.address), server.ui_url, started
 
 
 async def _without_missing_attributes(client: Client, inp: Any) -> Any:
@@ -189,6 +191,7 @@ async def _follow_with_workers(
     try:
         return await follow_pattern(handle, pattern, console, client)
     finally:
+        await end_if_running(handle)
         for w in workers:
             await w.shutdown()
         with contextlib.suppress(Exception):
