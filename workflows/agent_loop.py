@@ -44,6 +44,7 @@ from workflows.contracts import AgentUsage, Workspace
 from workflows.model_call import ModelCalls, call_the_model
 from workflows.new_calls import gate_new_calls
 from workflows.turns import (
+    CONTEXT_FULL,
     ValidCall,
     add_usage,
     batch_calls,
@@ -180,6 +181,10 @@ KILL_ON_HOST = "kill-on-host"
 BASH_BACKGROUND = "bash-background"
 """Bash with `run_in_background` starts a `ShellTaskWorkflow` (the first releases refused it
 in the Bash activity)."""
+CONTEXT_FULL_CUTS_CALLS = "context-full-cuts-calls"
+"""A response the context window ended (`model_context_window_exceeded`) had its last tool
+call cut off, as max_tokens does: it is refused, not run with what had arrived (a partial
+Bash command ran)."""
 LOCAL_TOOL_TIMEOUT = timedelta(seconds=30)
 """Longer than this, the call is run again as a regular activity, which can heartbeat."""
 
@@ -401,9 +406,11 @@ async def _run_one(setup: LoopSetup, state: LoopState, item: ValidCall | ToolRes
 async def _run_tools(
     setup: LoopSetup, state: LoopState, response: ModelResponse, hooks: LoopHooks
 ) -> list[ToolResultBlock]:
-    planned = gate_new_calls(
-        plan_calls(response.message, response.stop_reason, _input_models(setup))
-    )
+    stop_reason = response.stop_reason
+    # Asked only by such a response: the call it cut off had run with what had arrived.
+    if stop_reason == CONTEXT_FULL and not versions.patched(CONTEXT_FULL_CUTS_CALLS):
+        stop_reason = None
+    planned = gate_new_calls(plan_calls(response.message, stop_reason, _input_models(setup)))
     results: list[ToolResultBlock] = []
     for batch in batch_calls(planned, _concurrency_safe(setup)):
         # The policy is asked per batch, as it runs: an EnterPlanMode earlier in the same

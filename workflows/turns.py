@@ -24,6 +24,12 @@ CUT_OFF_MESSAGE = (
     "incomplete and it was not run. Try again with a smaller input (for example, write a large "
     "file in several steps)."
 )
+CONTEXT_FULL = "model_context_window_exceeded"
+"""The stop reason of a response the context window ended: like max_tokens, mid-output."""
+CONTEXT_FULL_MESSAGE = (
+    "This tool call was cut off because the conversation reached the model's context window, "
+    "so its input is incomplete and it was not run."
+)
 
 
 INVALID_JSON_MESSAGE = (
@@ -65,14 +71,16 @@ def describe_validation_error(tool: str, error: ValidationError) -> str:
 def check_call(
     block: ToolUseBlock,
     input_models: dict[str, type[BaseModel]],
-    cut_off: bool = False,
+    cut_by: str | None = None,
 ) -> ValidCall | ToolResultBlock:
     """A call the agent may run, or the `is_error` result that tells the model what to fix.
 
     `input_models` holds exactly the tools this agent has; anything else is unknown to it.
     """
-    if cut_off:
-        return error_result(block, CUT_OFF_MESSAGE)
+    if cut_by is not None:  # the stop reason that ended the response inside this call
+        return error_result(
+            block, CONTEXT_FULL_MESSAGE if cut_by == CONTEXT_FULL else CUT_OFF_MESSAGE
+        )
     if INVALID_TOOL_INPUT in block.input:
         why = block.input[INVALID_TOOL_INPUT]
         return error_result(block, f"{INVALID_JSON_MESSAGE} ({why})")
@@ -88,11 +96,11 @@ def check_call(
 def plan_calls(
     response: Message, stop_reason: str | None, input_models: dict[str, type[BaseModel]]
 ) -> list[ValidCall | ToolResultBlock]:
-    """One entry per tool_use, in the model's order. When the response hit max_tokens, its
-    last tool_use is the one that was cut off."""
+    """One entry per tool_use, in the model's order. When the response hit max_tokens (or the
+    context window: `stop_reason` CONTEXT_FULL), its last tool_use is the one cut off."""
     uses = response.tool_uses()
-    last = uses[-1].id if uses and stop_reason == "max_tokens" else None
-    return [check_call(b, input_models, cut_off=b.id == last) for b in uses]
+    last = uses[-1].id if uses and stop_reason in ("max_tokens", CONTEXT_FULL) else None
+    return [check_call(b, input_models, stop_reason if b.id == last else None) for b in uses]
 
 
 def batch_calls(

@@ -22,6 +22,7 @@ from outlast.client import connect
 from outlast.devserver import DevServer
 from tests.replay.scenarios_agent import (
     background_bash,
+    context_full,
     continue_as_new,
     demo,
     fork_plan_mode,
@@ -255,6 +256,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_plan_stop_before_ask": plan_stop_before_ask,
     # A client's start with a misspelt field, refused (patched input-unknown-fields).
     "agent_unknown_field": unknown_field,
+    # A tool call the context window cut off, refused (patched context-full-cuts-calls);
+    # `agent_context_full_v0` recorded on 2d7021b, where it ran.
+    "agent_context_full": context_full,
     # A planning sub-agent continued by SendMessage keeps its plan file (patched
     # resume-keeps-plan-file); `subagents_plan_resumed_v0` recorded on 3b67f79.
     "subagents_plan_resumed": plan_resumed,

@@ -527,3 +527,17 @@ async def plan_resumed(client: Client, tmp: Path) -> WorkflowHandle:
         client, repo, os.environ["OUTLAST_RECORDING"]
     )
     return handle
+
+
+async def context_full(client: Client, tmp: Path) -> WorkflowHandle:
+    """A tool call the context window cut off: refused (patched context-full-cuts-calls)."""
+    from tests.workflows.test_bad_output import CONTEXT_FULL
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model(CONTEXT_FULL):
+        async with running_workers(client) as queues:
+            handle = await start(
+                client, agent_input("go", repo, queues), queues, os.environ["OUTLAST_RECORDING"]
+            )
+            await handle.result()
+    return handle

@@ -82,6 +82,36 @@ async def test_an_answer_with_no_content_does_not_break_the_next_call(client, gi
     assert all(r["status"] == 200 for r in model.log), [r["status"] for r in model.log]
 
 
+CONTEXT_FULL = {
+    "agents": [
+        {
+            "name": "main",
+            "turns": [
+                {
+                    "tool_use": {"name": "Bash", "input": {"command": "touch cut.txt"}},
+                    "stop_reason": "model_context_window_exceeded",
+                },
+                {"text": "Out of room."},
+            ],
+        }
+    ]
+}
+
+
+async def test_a_tool_call_cut_off_by_the_context_window_is_an_error_and_does_nothing(
+    client, git_repo
+):
+    """`model_context_window_exceeded` ends a response mid-output as max_tokens does: the
+    cut call ran with the input that had arrived."""
+    with scripted_model(CONTEXT_FULL):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await handle.result()
+    (cut,) = tool_results(result)
+    assert cut.is_error and "context window" in cut.content, cut.content
+    assert not (git_repo / "cut.txt").exists()
+
+
 MALFORMED = {
     "agents": [
         {
