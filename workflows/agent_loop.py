@@ -105,6 +105,8 @@ class LoopState(BaseModel):
     """AskUserQuestion calls so far: the next one's request id (T16)."""
     worktree: EnteredWorktree | None = None
     """The worktree EnterWorktree moved the session into, until ExitWorktree (T18)."""
+    max_tokens_resumes: int = 0
+    """Answers cut off by max_tokens in a row that the model was asked to go on from."""
 
 
 def tool_options(call: ValidCall, config: OutlastConfig) -> dict[str, Any]:
@@ -181,6 +183,16 @@ KILL_ON_HOST = "kill-on-host"
 BASH_BACKGROUND = "bash-background"
 """Bash with `run_in_background` starts a `ShellTaskWorkflow` (the first releases refused it
 in the Bash activity)."""
+MAX_TOKENS_RESUME = "max-tokens-resume"
+"""An answer that max_tokens cut off (no tool call in it) is followed by a request to go on
+from where it stopped, up to MAX_TOKENS_RESUMES times in a row, as Claude Code does. The cut
+answer ended the agent: a parent got half a report as the whole of it."""
+MAX_TOKENS_RESUMES = 3
+RESUME_AFTER_MAX_TOKENS = (
+    "Output token limit hit. Resume directly \u2014 no apology, no recap of what you were "
+    "doing. Pick up mid-thought if that is where the cut happened. Break remaining work into "
+    "smaller pieces."
+)
 CONTEXT_FULL_CUTS_CALLS = "context-full-cuts-calls"
 """A response the context window ended (`model_context_window_exceeded`) had its last tool
 call cut off, as max_tokens does: it is refused, not run with what had arrived (a partial
@@ -426,6 +438,18 @@ async def _run_tools(
     return results
 
 
+def _resume_after_max_tokens(state: LoopState, stop_reason: str | None) -> bool:
+    """Whether the next turn asks the model to go on from an answer max_tokens cut off."""
+    if stop_reason != "max_tokens" or state.max_tokens_resumes >= MAX_TOKENS_RESUMES:
+        return False
+    # Asked only by such an answer.
+    if not versions.patched(MAX_TOKENS_RESUME):
+        return False
+    state.max_tokens_resumes += 1
+    state.pending.append(Message.user_text(RESUME_AFTER_MAX_TOKENS))
+    return True
+
+
 async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -> LoopEnd:
     """Turns until the model ends its turn, `max_turns` model calls are spent, or a stop."""
     while True:
@@ -447,10 +471,15 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
         state.result_images = {}
         state.unseen_stamps = []
         if text := response.message.text():
-            state.last_text = text
+            # Going on after a cut, the answer is the cut text and what follows it.
+            state.last_text = state.last_text + text if state.max_tokens_resumes else text
+        if response.stop_reason != "max_tokens":
+            state.max_tokens_resumes = 0
         uses = len(response.message.tool_uses())
         state.usage = add_usage(state.usage, response.usage, uses, hooks.started_at())
         if uses == 0:
+            if _resume_after_max_tokens(state, response.stop_reason):
+                continue
             if hooks.has_input():
                 continue
             if hooks.outstanding() and hooks.wait_for_input is not None:

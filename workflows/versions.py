@@ -70,6 +70,7 @@ AFTER_BASELINE = frozenset(
         "kill-on-host",
         "mail-after-stop-resumes",
         "max-turns-keeps-ended",
+        "max-tokens-resume",
         "name-reuse-own-id",
         "no-structured-broadcast",
         "notebook-edit",

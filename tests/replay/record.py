@@ -27,6 +27,7 @@ from tests.replay.scenarios_agent import (
     demo,
     fork_plan_mode,
     killed,
+    max_tokens_resume,
     model_auto,
     model_local,
     new_calls,
@@ -259,6 +260,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A tool call the context window cut off, refused (patched context-full-cuts-calls);
     # `agent_context_full_v0` recorded on 2d7021b, where it ran.
     "agent_context_full": context_full,
+    # An answer max_tokens cut off, taken up (patched max-tokens-resume);
+    # `agent_max_tokens_resume_v0` recorded on 6b6fa23, where the agent ended with it.
+    "agent_max_tokens_resume": max_tokens_resume,
     # A planning sub-agent continued by SendMessage keeps its plan file (patched
     # resume-keeps-plan-file); `subagents_plan_resumed_v0` recorded on 3b67f79.
     "subagents_plan_resumed": plan_resumed,

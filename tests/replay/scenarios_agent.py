@@ -541,3 +541,16 @@ async def context_full(client: Client, tmp: Path) -> WorkflowHandle:
             )
             await handle.result()
     return handle
+
+
+async def max_tokens_resume(client: Client, tmp: Path) -> WorkflowHandle:
+    """An answer max_tokens cut off, taken up where it stopped (patched max-tokens-resume)."""
+    cut = {"text": "PART-ONE ", "stop_reason": "max_tokens"}
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model({"agents": [{"name": "main", "turns": [cut, {"text": "PART-TWO"}]}]}):
+        async with running_workers(client) as queues:
+            handle = await start(
+                client, agent_input("go", repo, queues), queues, os.environ["OUTLAST_RECORDING"]
+            )
+            await handle.result()
+    return handle

@@ -3,6 +3,8 @@ error result that does nothing, and spawning past the concurrency limit is refus
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agents.config import AgentSettings
@@ -110,6 +112,26 @@ async def test_a_tool_call_cut_off_by_the_context_window_is_an_error_and_does_no
     (cut,) = tool_results(result)
     assert cut.is_error and "context window" in cut.content, cut.content
     assert not (git_repo / "cut.txt").exists()
+
+
+async def test_an_answer_cut_off_by_max_tokens_is_taken_up_where_it_stopped(client, git_repo):
+    """As Claude Code does: an answer max_tokens cut off (no tool call in it) is followed by
+    a request to go on, three times in a row at most, and the agent's answer is the whole of
+    it. The cut answer ended the agent: a parent got half a report as all of it."""
+    cut = {"text": "PART-ONE ", "stop_reason": "max_tokens"}
+    script = {"agents": [{"name": "main", "turns": [cut, {"text": "PART-TWO"}]}]}
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await handle.result()
+    assert result.final_text == "PART-ONE PART-TWO" and result.turns == 2, result
+    assert "Output token limit hit" in json.dumps(model.log[-1]["body"]["messages"][-1])
+    script = {"agents": [{"name": "main", "turns": [cut], "after_last": "repeat_last"}]}
+    with scripted_model(script) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await handle.result()
+    assert result.turns == 4 and len(model.log) == 4 and result.status == "completed", result
 
 
 MALFORMED = {
