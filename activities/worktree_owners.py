@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import time
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -49,6 +50,14 @@ def owner_of(worktree_path: str) -> WorktreeOwner | None:
     try:
         return WorktreeOwner.model_validate_json(_path(worktree_path).read_bytes())
     except (OSError, ValidationError, json.JSONDecodeError):
+        return None
+
+
+def record_age_s(worktree_path: str) -> float | None:
+    """Seconds since the record was (last) written, or None if there is none."""
+    try:
+        return max(0.0, time.time() - _path(worktree_path).stat().st_mtime)
+    except OSError:
         return None
 
 

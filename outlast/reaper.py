@@ -36,6 +36,10 @@ from activities.worktree_owners import WorktreeOwner
 log = logging.getLogger(__name__)
 
 WORKSPACE_GONE = "WORKSPACE_GONE"
+MIN_RETENTION_S = 24 * 3600.0
+"""Temporal's shortest namespace retention. A closed workflow stays findable at least this
+long, so an owner the server does not know whose record is younger has not started yet (a
+parent makes its child's worktree first), not closed and gone."""
 REAP_INTERVAL_ENV = "OUTLAST_REAP_INTERVAL_S"
 DEFAULT_REAP_INTERVAL_S = 600.0
 
@@ -79,7 +83,7 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
     done = []
     for owner in worktree_owners.recorded():
         status = await owner_status(client, owner.workflow_id)
-        if status is None:
+        if status is None or (status == "NOT_FOUND" and _recent(owner)):
             continue
         if dry_run:
             done.append(_reaped(owner, status, removed=False, reason="would clean up (dry run)"))
@@ -103,6 +107,14 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
                         cleaned.reason)  # fmt: skip
     done += await _reap_snapshots(client, dry_run=dry_run)
     return done + await asyncio.to_thread(_reap_sandbox_tmps, dry_run=dry_run)
+
+
+def _recent(owner: WorktreeOwner) -> bool:
+    """The record is younger than any closed owner could have been gone (a worker restarted
+    between a parent making its child's worktree and starting the child, whose reap then
+    removed the worktree the child was about to start in)."""
+    age = worktree_owners.record_age_s(owner.worktree_path)
+    return age is not None and age < MIN_RETENTION_S
 
 
 async def _reap_snapshots(client: Client, *, dry_run: bool) -> list[Reaped]:

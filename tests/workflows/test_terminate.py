@@ -158,3 +158,37 @@ async def test_the_reaper_cleans_up_worktrees_of_terminated_runs(
     # Nothing is left to reap for the two handled: their records are gone.
     again = {r.worktree_path for r in await reap(client, dry_run=True)}
     assert str(clean) not in again and str(dirty) not in again
+
+
+async def test_the_reaper_leaves_the_worktree_of_an_owner_not_started_yet(
+    client, git_repo, tmp_path, monkeypatch
+):
+    """A parent makes its child's worktree, then starts the child; a worker that restarts in
+    between reaps at once, and the server knows no such workflow yet. That read as "closed
+    and gone past retention", and the worktree the child was about to start in was removed.
+    An unknown owner's worktree goes only once its record is older than any retention."""
+    from activities import worktree_owners
+    from activities.worktree import CreateWorktreeInput, create_worktree
+
+    monkeypatch.setenv("OUTLAST_HOME", str(tmp_path / "state"))
+    owner = f"not-started-{random.randint(10**6, 10**7)}"
+    info = await create_worktree(
+        CreateWorktreeInput(
+            repo_root=str(git_repo),
+            slug=f"agent-a{random.randint(16**6, 16**7 - 1):07x}",
+            owner_workflow_id=owner,
+        )
+    )
+    # As the activity records it (this test calls the function outside an activity).
+    worktree_owners.remember(
+        worktree_owners.WorktreeOwner(workflow_id=owner, **info.model_dump(exclude={"existed"}))
+    )
+    assert [r for r in await reap(client) if r.worktree_path == info.worktree_path] == []
+    assert Path(info.worktree_path).is_dir()
+    record = next((tmp_path / "state").resolve().glob("worktree-owners/*.json"))
+    old = time.time() - 2 * 24 * 3600
+    os.utime(record, (old, old))
+    assert worktree_owners.record_age_s(info.worktree_path) > 24 * 3600
+    (reaped,) = [r for r in await reap(client) if r.worktree_path == info.worktree_path]
+    assert reaped.removed and reaped.owner_status == "NOT_FOUND"
+    assert not Path(info.worktree_path).exists()
