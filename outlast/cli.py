@@ -38,6 +38,7 @@ from outlast.patterns import (
 from outlast.progress import WorkerStopped, follow_while_serving
 from outlast.reaper import reap_interval
 from outlast.runner import StartError, env_config, start_agent
+from outlast.sigterm import Termed, cancel_on_sigterm
 from outlast.telemetry import configure_tracing, flush_tracing
 
 
@@ -262,10 +263,12 @@ async def _run_and_follow(
         _worker_logs_on_this_terminal()
     workers = _worker_module().build_workers(client) if with_worker else []
     serving = asyncio.gather(*(w.run() for w in workers))
+    termed = Termed()
     try:
-        result = await follow_while_serving(
-            follow_pattern(handle, pattern, console, client), serving if workers else None
-        )
+        with cancel_on_sigterm() as termed:
+            result = await follow_while_serving(
+                follow_pattern(handle, pattern, console, client), serving if workers else None
+            )
     except WorkerStopped as e:
         console.print(
             f"[red]the worker stopped: {escape(str(e))}[/]\nthe workflow goes on: run "
@@ -273,17 +276,18 @@ async def _run_and_follow(
         )
         return 1
     except (KeyboardInterrupt, asyncio.CancelledError):
-        console.print(
-            f"\ndetached; the workflow goes on. Follow it with: outlast attach {handle.id}"
-        )
+        how = "stopped (SIGTERM)" if termed.came else "detached"
+        console.print(f"\n{how}; the workflow goes on. Follow it with: outlast attach {handle.id}")
         if with_worker:
             console.print("[yellow]it needs a worker to make progress: run `outlast worker`[/]")
-        return 0
+        return 128 + signal.SIGTERM if termed.came else 0
     finally:
         for w in workers:
             await w.shutdown()
         with contextlib.suppress(Exception):
             await serving
+        if workers:  # a tool cancelled as its command started: let that kill finish
+            await _worker_module().settle_kills(_worker_module().KILLS_GRACE_S)
     if result is not None:
         print_pattern_result(pattern, result, console)
     return 0 if succeeded(result) else 1
@@ -353,6 +357,9 @@ def demo(
             ok = asyncio.run(run_pattern_demo(console, pattern, keep_server=keep_server))
     except (StateDirError, DevServerError) as e:
         _fail(str(e))
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM: its run is ended
+        console.print("\nthe demo stopped before its run ended; the run was terminated")
+        raise typer.Exit(128 + signal.SIGINT) from None
     raise typer.Exit(0 if ok else 1)
 
 

@@ -25,6 +25,7 @@ from outlast.devserver import DevServer, temporal_binary
 from outlast.progress import follow, print_result
 from outlast.runner import build_input, start_agent
 from outlast.scripted_model import ScriptedModelServer, load_script
+from outlast.sigterm import cancel_on_sigterm
 from worker import build_workers, host_id
 
 HERE = Path(__file__).parent
@@ -80,7 +81,8 @@ async def run_demo(console: Console, *, keep_server: bool = True) -> bool:
         workers = build_workers(client)
         serving = asyncio.gather(*(w.run() for w in workers))
         try:
-            result = await follow(handle, console, client)
+            with cancel_on_sigterm():
+                result = await follow(handle, console, client)
         finally:
             await end_if_running(handle)
             for w in workers:

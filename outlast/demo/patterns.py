@@ -36,6 +36,7 @@ from outlast.patterns import (
 )
 from outlast.scripted_model import ScriptedModelServer, load_script
 from outlast.search_setup import missing_search_attributes
+from outlast.sigterm import cancel_on_sigterm
 from worker import build_workers, host_id
 from workflows.pattern_contracts import VerifiedTaskResult
 
@@ -189,7 +190,8 @@ async def _follow_with_workers(
     workers = build_workers(client)
     serving = asyncio.gather(*(w.run() for w in workers))
     try:
-        return await follow_pattern(handle, pattern, console, client)
+        with cancel_on_sigterm():
+            return await follow_pattern(handle, pattern, console, client)
     finally:
         await end_if_running(handle)
         for w in workers:

@@ -153,3 +153,50 @@ def test_a_worker_that_stops_ends_the_follow_with_what_to_do(dev_server, git_rep
     assert out.exit_code == 1, out.output
     assert "the worker stopped: poller failed: permission denied" in out.output
     assert f"outlast attach {wf_id}" in out.output
+
+
+async def test_a_sigterm_stops_run_as_ctrl_c_does(dev_server, client, git_repo):
+    """`outlast run` serves workers in its process: on SIGTERM (a supervisor's stop) they are
+    shut down as `outlast worker` shuts down, so the running Bash command is killed and its
+    tool reported to the server at once, which hands it to the next worker without waiting
+    for a heartbeat to time out. The process ended at once, telling nobody (a command outside
+    the sandbox ran on after it)."""
+    import random
+    import signal
+    import time
+
+    from tests.support import wait_for
+    from tests.workflows.test_terminate import sleepers
+
+    mark = f"1239.{random.randint(10**6, 10**7)}"
+    bash = {"name": "Bash", "input": {"command": f"sleep {mark} & wait"}}
+    script = {"agents": [{"name": "main", "turns": [{"tool_use": bash}, {"text": "done"}]}]}
+    with scripted_model(script) as model:
+        argv = ["run", "Sleep.", "--repo", str(git_repo), "--id", f"cli-term-{mark}"]
+        proc = await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "outlast.cli", *argv],
+            env=cli_env(dev_server, model, OUTLAST_HOST_ID=f"cli-term-{mark}"),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        try:
+            await wait_for(lambda: len(sleepers(mark)) == 1, timeout=60)
+            proc.send_signal(signal.SIGTERM)
+            out, _ = await asyncio.wait_for(proc.communicate(), 30)
+            deadline = time.monotonic() + 5
+            while sleepers(mark) and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            left = sleepers(mark)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+            for pid in sleepers(mark):
+                os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 128 + signal.SIGTERM, out.decode()
+    assert "stopped (SIGTERM); the workflow goes on" in out.decode(), out.decode()
+    assert left == [], "the Bash command outlived the process"
+    handle = client.get_workflow_handle(f"cli-term-{mark}")
+    (bash_tool,) = (await handle.describe()).raw_description.pending_activities
+    await handle.terminate()
+    # Reported as it stopped (a heartbeat timeout would take 30 s): the next attempt is due.
+    assert bash_tool.attempt == 2 and bash_tool.HasField("last_failure"), bash_tool
