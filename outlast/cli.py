@@ -112,7 +112,9 @@ def dev(
             await w.serve_until_stopped(w.build_workers(client), reap_every=_reap_every())
         finally:
             proc.terminate()
-            server.pid_file.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # unless it names another server by now
+                if server.pid_file.read_text() == str(proc.pid):
+                    server.pid_file.unlink()
 
     _stop_on_sigterm()  # until the worker serves, and handles SIGTERM and Ctrl-C itself
     with contextlib.suppress(KeyboardInterrupt):

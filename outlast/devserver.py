@@ -107,8 +107,35 @@ class DevServer:
     def running(self) -> bool:
         return port_open(self.host, self.port)
 
+    def live_elsewhere(self) -> str | None:
+        """The address of a server this state directory's pid file names, alive and serving
+        this directory's database, when that is not this server's address."""
+        try:
+            pid = int(self.pid_file.read_text())
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        except (OSError, ValueError):
+            return None
+        if not _is_temporal(pid) or not self.persist:
+            return None
+        option = dict(zip(argv, argv[1:], strict=False))
+        if option.get("--db-filename") != str(self.state_dir / "temporal.db"):
+            return None
+        address = f"{option.get('--ip', 'localhost')}:{option.get('--port', '7233')}"
+        return None if address == self.address else address
+
     def start(self, *, detach: bool) -> subprocess.Popen:
-        """Start the server; with `detach` it survives this process (own session, log file)."""
+        """Start the server; with `detach` it survives this process (own session, log file).
+
+        Raises:
+            DevServerError: it did not start, or this state directory's server already runs
+                on another port (a second server on one database would corrupt it).
+        """
+        if (other := self.live_elsewhere()) is not None:
+            raise DevServerError(
+                f"the embedded dev server of {self.state_dir} already runs on {other}, and "
+                f"two servers on one database would corrupt it: use that one "
+                f"(TEMPORAL_ADDRESS={other}), or stop it first with `outlast server-stop`."
+            )
         try:
             make_state_dir(self.state_dir)
         except StateDirError as e:

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from outlast.devserver import DevServer
+from outlast.devserver import DevServer, DevServerError
 from tests.support import free_port
 
 
@@ -49,3 +49,21 @@ def test_server_stop_kills_only_the_dev_server_its_pid_file_names(tmp_path) -> N
         assert proc.wait(timeout=30) is not None
     finally:
         proc.kill()
+
+
+def test_a_second_server_on_one_state_directory_is_refused(tmp_path) -> None:
+    """`outlast dev --port 7300` runs; `outlast run` (port 7233, nothing listens there) started
+    a second server on the same SQLite database. It is refused, naming the one that runs."""
+    first = DevServer(state_dir=tmp_path, host="127.0.0.1", port=free_port(), headless=True)
+    proc = first.start(detach=True)
+    try:
+        second = DevServer(state_dir=tmp_path, host="127.0.0.1", port=free_port(), headless=True)
+        with pytest.raises(DevServerError) as refused:
+            second.ensure_running()
+        assert f"already runs on {first.address}" in str(refused.value)
+        assert f"TEMPORAL_ADDRESS={first.address}" in str(refused.value)
+        assert not second.running()
+        assert first.live_elsewhere() is None  # its own address: not "elsewhere"
+    finally:
+        first.stop()
+        proc.wait(timeout=30)
