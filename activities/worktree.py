@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 WORKTREES_DIR = Path(".claude", "worktrees")
 # What `git worktree add` writes into `locked` while it runs; left behind if it was killed.
 # Git runs with LC_ALL=C (`worktree_git.C_LOCALE`), so the text is never translated.
-_ADD_IN_PROGRESS = "initializing"
+ADD_IN_PROGRESS = "initializing"
 
 
 UNDO_S = 10.0
@@ -247,7 +247,7 @@ def _create(repo: Repo, inp: CreateWorktreeInput, owner: str = "") -> WorktreeIn
                 head_commit=base,
             )
             worktree_owners.remember(record)
-    if entry is not None and path.is_dir() and entry.get("locked") != _ADD_IN_PROGRESS:
+    if entry is not None and path.is_dir() and entry.get("locked") != ADD_IN_PROGRESS:
         _link_dirs(repo.top, path, inp.symlink_dirs)  # a crash may have come before the links
         head = read_base(repo, branch) or entry.get("HEAD", "")
         return _info(repo, path, branch, head, existed=True)

@@ -16,6 +16,7 @@ from activities import worktree_owners
 from activities.sandbox_tmp import remove_sandbox_tmp
 from activities.workspace import heartbeating, run_blocking
 from activities.worktree import (
+    ADD_IN_PROGRESS,
     WORKTREES_DIR,
     CleanupWorktreeInput,
     WorktreeCleanup,
@@ -84,6 +85,11 @@ def _cleanup(repo: Repo, info: WorktreeInfo) -> WorktreeCleanup:
     entry = listed.get(path)
     if nested := _nested(listed, path):
         return WorktreeCleanup(kept=True, reason=f"worktree holds other worktrees: {nested[0]}")
+    if entry is not None and entry.get("locked") == ADD_IN_PROGRESS and base is not None:
+        # Git's own lock of an add that never finished (its process was killed): nobody
+        # worked in it. Taken for a person's lock, it was kept, and its record forgotten.
+        repo.git("worktree", "remove", "--force", "--force", str(path))
+        entry = None
     if entry is not None and "locked" in entry:
         return WorktreeCleanup(kept=True, reason=f"worktree is locked {entry['locked']}".strip())
     if entry is not None and path.is_dir():

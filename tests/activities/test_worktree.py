@@ -252,6 +252,21 @@ async def test_interrupted_add_is_redone(repo: Path) -> None:
     assert (path / "README.md").read_text() == "# r\n"
 
 
+async def test_cleanup_removes_an_add_that_never_finished(repo: Path) -> None:
+    """The worker was killed inside `git worktree add` and the owner then terminated, so no
+    retry came: git's own `initializing` lock was taken for a person's, the half-made
+    worktree kept for good and its record forgotten. A person's lock still keeps one."""
+    first = await create(repo, "agent-j")
+    (repo / ".git" / "worktrees" / "agent-j" / "locked").write_text("initializing")
+    (Path(first.worktree_path) / "README.md").unlink()  # the checkout never finished
+    assert (await cleanup(first)).kept is False
+    assert not Path(first.worktree_path).exists() and "worktree-agent-j" not in branches(repo)
+    mine = await create(repo, "agent-k")
+    git(repo, "worktree", "lock", "--reason", "mine", mine.worktree_path)
+    kept = await cleanup(mine)
+    assert kept.kept is True and "locked mine" in kept.reason
+
+
 async def test_cleanup_without_changes_removes_worktree_and_branch(repo: Path) -> None:
     info = await create(repo, "agent-clean")
     result = await cleanup(info)
