@@ -359,9 +359,10 @@ def demo(
             ok = asyncio.run(run_pattern_demo(console, pattern, keep_server=keep_server))
     except (StateDirError, DevServerError) as e:
         _fail(str(e))
-    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, SIGTERM: its run is ended
-        console.print("\nthe demo stopped before its run ended; the run was terminated")
-        raise typer.Exit(128 + signal.SIGINT) from None
+    except (KeyboardInterrupt, asyncio.CancelledError) as e:  # Ctrl-C; SIGTERM cancels
+        console.print("\nthe demo stopped; its run, if it had started, was terminated")
+        stop = signal.SIGINT if isinstance(e, KeyboardInterrupt) else signal.SIGTERM
+        raise typer.Exit(128 + stop) from None
     raise typer.Exit(0 if ok else 1)
 
 

@@ -107,6 +107,8 @@ class LoopState(BaseModel):
     """The worktree EnterWorktree moved the session into, until ExitWorktree (T18)."""
     max_tokens_resumes: int = 0
     """Answers cut off by max_tokens in a row that the model was asked to go on from."""
+    resuming_cut: bool = False
+    """The next answer goes on from one max_tokens cut off: `last_text` is both."""
 
 
 def tool_options(call: ValidCall, config: OutlastConfig) -> dict[str, Any]:
@@ -438,14 +440,22 @@ async def _run_tools(
     return results
 
 
-def _resume_after_max_tokens(state: LoopState, stop_reason: str | None) -> bool:
+def _resume_after_max_tokens(state: LoopState, response: ModelResponse) -> bool:
     """Whether the next turn asks the model to go on from an answer max_tokens cut off."""
-    if stop_reason != "max_tokens" or state.max_tokens_resumes >= MAX_TOKENS_RESUMES:
+    if response.stop_reason != "max_tokens":
+        return False
+    if state.max_tokens_resumes >= MAX_TOKENS_RESUMES:
+        state.max_tokens_resumes = 0  # given up on this one; a later cut is a new one
         return False
     # Asked only by such an answer.
     if not versions.patched(MAX_TOKENS_RESUME):
         return False
+    if state.max_tokens_resumes == 0:
+        # The answer starts with this one, even with no text (cut in its thinking): not
+        # with what an earlier turn said.
+        state.last_text = response.message.text()
     state.max_tokens_resumes += 1
+    state.resuming_cut = True
     state.pending.append(Message.user_text(RESUME_AFTER_MAX_TOKENS))
     return True
 
@@ -470,15 +480,17 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
         state.result_refs = {}
         state.result_images = {}
         state.unseen_stamps = []
-        if text := response.message.text():
-            # Going on after a cut, the answer is the cut text and what follows it.
-            state.last_text = state.last_text + text if state.max_tokens_resumes else text
+        if state.resuming_cut:  # going on after a cut: the answer is the cut text and this
+            state.last_text += response.message.text()
+            state.resuming_cut = False
+        elif text := response.message.text():
+            state.last_text = text
         if response.stop_reason != "max_tokens":
             state.max_tokens_resumes = 0
         uses = len(response.message.tool_uses())
         state.usage = add_usage(state.usage, response.usage, uses, hooks.started_at())
         if uses == 0:
-            if _resume_after_max_tokens(state, response.stop_reason):
+            if _resume_after_max_tokens(state, response):
                 continue
             if hooks.has_input():
                 continue

@@ -20,13 +20,14 @@ from rich.console import Console
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 
 from activities.store import make_state_dir, state_dir
+from activities.tools.process_groups import settle_kills
 from outlast.client import connect
 from outlast.devserver import DevServer, temporal_binary
 from outlast.progress import follow, print_result
 from outlast.runner import build_input, start_agent
 from outlast.scripted_model import ScriptedModelServer, load_script
 from outlast.sigterm import cancel_on_sigterm
-from worker import build_workers, host_id
+from worker import KILLS_GRACE_S, build_workers, host_id
 
 HERE = Path(__file__).parent
 TASK = (
@@ -89,6 +90,7 @@ async def run_demo(console: Console, *, keep_server: bool = True) -> bool:
                 await w.shutdown()
             with contextlib.suppress(Exception):
                 await serving
+            await settle_kills(KILLS_GRACE_S)  # a tool cancelled as its command started
     # A server that ran before the demo is someone else's (an `outlast dev`): never stopped.
     return _report(console, result, repo, handle.id, ui, server, keep_server or not started)
 

@@ -23,6 +23,7 @@ from rich.console import Console
 from temporalio.client import Client, WorkflowHandle
 
 from activities.store import make_state_dir, state_dir
+from activities.tools.process_groups import settle_kills
 from outlast.client import connect
 from outlast.demo import HERE, end_if_running, make_sample_repo, tests_pass, where_to_look
 from outlast.devserver import DevServer
@@ -37,7 +38,7 @@ from outlast.patterns import (
 from outlast.scripted_model import ScriptedModelServer, load_script
 from outlast.search_setup import missing_search_attributes
 from outlast.sigterm import cancel_on_sigterm
-from worker import build_workers, host_id
+from worker import KILLS_GRACE_S, build_workers, host_id
 from workflows.pattern_contracts import VerifiedTaskResult
 
 SCENARIO_DIR = HERE / "scenarios"
@@ -198,6 +199,7 @@ async def _follow_with_workers(
             await w.shutdown()
         with contextlib.suppress(Exception):
             await serving
+        await settle_kills(KILLS_GRACE_S)  # a tool cancelled as its command started
 
 
 def completed_run(result: Any) -> bool:

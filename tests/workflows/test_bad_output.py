@@ -132,6 +132,26 @@ async def test_an_answer_cut_off_by_max_tokens_is_taken_up_where_it_stopped(clie
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             result = await handle.result()
     assert result.turns == 4 and len(model.log) == 4 and result.status == "completed", result
+    # Cut in its thinking, with no text: the answer is what follows, not an earlier turn's
+    # words ("Reading." glued to the rest).
+    read = {"name": "Read", "input": {"file_path": "{{cwd}}/README.md"}}
+    thinking_cut = {"thinking": "long thoughts", "stop_reason": "max_tokens"}
+    script = {
+        "agents": [
+            {
+                "name": "rest",
+                "match": {"conversation_contains": ["Output token limit hit"]},
+                "turns": [{"text": "REST"}],
+                "after_last": "repeat_last",
+            },
+            {"name": "main", "turns": [{"text": "Reading.", "tool_use": read}, thinking_cut]},
+        ]
+    }
+    with scripted_model(script) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await handle.result()
+    assert result.final_text == "REST" and result.turns == 3, result
 
 
 MALFORMED = {
