@@ -15,6 +15,7 @@ import contextlib
 import functools
 import json
 import logging
+import math
 import time
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -128,24 +129,34 @@ class ModelResponse(BaseModel):
 # --- error classification ---------------------------------------------------------------
 
 
+MAX_RETRY_AFTER = timedelta(minutes=10)
+"""The longest wait a server's header can ask for (it replaces the retry policy's interval)."""
+
+
+def _seconds(text: str) -> float | None:
+    with contextlib.suppress(ValueError):
+        value = float(text)
+        if math.isfinite(value):
+            return value
+    return None
+
+
 def retry_after(headers: Any) -> timedelta | None:
-    """The delay a 429/529 asks for: `retry-after-ms`, `retry-after` seconds or HTTP date."""
+    """The delay a 429/529 asks for: `retry-after-ms`, `retry-after` seconds or HTTP date,
+    between 0 and MAX_RETRY_AFTER (a negative, "inf" or huge value failed the activity with
+    an error of its own, or set a retry days away)."""
     if headers is None:
         return None
-    if ms := headers.get("retry-after-ms"):
-        with contextlib.suppress(ValueError):
-            return timedelta(milliseconds=float(ms))
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return timedelta(seconds=max(0.0, float(value)))
-    except ValueError:
-        pass
-    with contextlib.suppress(TypeError, ValueError):
-        when = parsedate_to_datetime(value)
-        return max(timedelta(0), when - datetime.now(UTC))
-    return None
+    asked: timedelta | None = None
+    if (ms := _seconds(headers.get("retry-after-ms") or "")) is not None:
+        asked = timedelta(seconds=min(ms / 1000, MAX_RETRY_AFTER.total_seconds()))
+    elif value := headers.get("retry-after"):
+        if (seconds := _seconds(value)) is not None:
+            asked = timedelta(seconds=min(seconds, MAX_RETRY_AFTER.total_seconds()))
+        else:
+            with contextlib.suppress(TypeError, ValueError, OverflowError):
+                asked = parsedate_to_datetime(value) - datetime.now(UTC)
+    return None if asked is None else min(max(timedelta(0), asked), MAX_RETRY_AFTER)
 
 
 _WAIT_STATUS = {429, 529}

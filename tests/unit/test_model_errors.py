@@ -13,7 +13,7 @@ from activities.errors import (
     ModelUnavailable,
     OutlastError,
 )
-from activities.llm import _local_timeout, classify_status, retry_after
+from activities.llm import MAX_RETRY_AFTER, _local_timeout, classify_status, retry_after
 
 
 @pytest.mark.parametrize(
@@ -81,6 +81,12 @@ def test_retry_after_forms():
     assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == timedelta(0)
     assert retry_after({"retry-after": "soon"}) is None
     assert retry_after({}) is None and retry_after(None) is None
+    # Out of bounds: never negative, never past MAX_RETRY_AFTER, never an error of its own.
+    assert retry_after({"retry-after-ms": "-5"}) == timedelta(0)
+    assert retry_after({"retry-after-ms": "inf", "retry-after": "2"}) == timedelta(seconds=2)
+    assert retry_after({"retry-after": "1e12"}) == MAX_RETRY_AFTER
+    assert retry_after({"retry-after": "nan"}) is None
+    assert retry_after({"retry-after": "Fri, 31 Dec 9999 23:59:59 GMT"}) == MAX_RETRY_AFTER
 
 
 def test_every_non_retryable_type_says_so_itself():
