@@ -64,6 +64,9 @@ async def task_output(
         except TimeoutError:
             pass
     retrieval = "success" if entry.status != "running" else "timeout" if inp.block else "not_ready"
+    # As they were when `retrieval` was decided: a command that ends while its output is read
+    # would be shown as ended with its output from before the end.
+    status, exit_code = entry.status, shell.exit_code if shell is not None else None
     if shell is None:
         assert task is not None
         text = format_task_output(
@@ -87,9 +90,7 @@ async def task_output(
         if is_cancelled_exception(e):
             raise
         return error_result(call.block, f"Its output could not be read: {e.cause or e}")
-    text = format_task_output(
-        shell.shell_id, "local_bash", shell.status, output, shell.exit_code, retrieval
-    )
+    text = format_task_output(shell.shell_id, "local_bash", status, output, exit_code, retrieval)
     return ToolResultBlock(tool_use_id=call.block.id, content=text)
 
 

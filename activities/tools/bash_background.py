@@ -152,7 +152,9 @@ async def run_background(req: ShellRunRequest) -> ShellOutcome:
     timeout_s = req.timeout_ms / 1000 if req.timeout_ms else None
     output = Path(req.output_file)
     await run_blocking(_fresh_output, output)
-    with tempfile.TemporaryDirectory(prefix="outlast-bash-") as scratch:
+    # A scratch directory that will not go (a file the command left that cannot be removed)
+    # must not fail the activity after the command ran: the retry would run it again.
+    with tempfile.TemporaryDirectory(prefix="outlast-bash-", ignore_cleanup_errors=True) as scratch:
         try:
             status = await run_recorded(
                 req.ctx, req.command, scratch, cwd, output, timeout_s, req.max_output_bytes
