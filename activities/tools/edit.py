@@ -7,6 +7,7 @@ exactly the content the agent read, the edit is already applied and the retry su
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -282,6 +283,11 @@ def edit_sync(req: EditRequest, ledger: WriteLedger | None = None) -> ToolOutput
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
+        if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # UTF-32's too
+            return _error(
+                f"{key} is UTF-16 or UTF-32 text (it starts with a byte order mark); Edit "
+                "changes UTF-8 files only. Convert it with Bash (iconv) if it may be UTF-8."
+            )
         return _error(f"{key} is not UTF-8 text; Edit only changes text files.")
     # Read shows lines without their CR, so the model's strings never contain one; the edit
     # works on LF text and the file keeps its CRLF endings.

@@ -10,7 +10,6 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
@@ -29,17 +28,16 @@ from activities.tools.pdf import MAX_FILE_BYTES as MAX_PDF_FILE_BYTES
 from activities.tools.pdf import MEDIA_TYPE as PDF_MEDIA_TYPE
 from activities.tools.pdf import NotReadable, is_pdf_name, prepare_pdf
 from activities.tools.pdf import describe as describe_pdf
+from activities.tools.text_lines import looks_binary, read_slice
 from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
 from agents.paths import normalize_path
 
 MAX_LINES = 2000
-MAX_LINE_CHARS = 2000
 MAX_FILE_BYTES = 256 * 1024
 MAX_SLICE_FILE_BYTES = 1024**3
 """Read with offset or limit still hashes the whole file (for the stamp Write and Edit check)
 and walks it line by line: a bigger file would run past the activity's time and be retried."""
 MAX_TOKENS = 25_000
-BINARY_SNIFF_BYTES = 8192
 MAX_NOTEBOOK_BYTES = 16 * 1024**2
 """A notebook's outputs (plots as base64) make its file far bigger than the text shown."""
 
@@ -114,47 +112,6 @@ def format_size(size: int) -> str:
             return f"{value:.1f}".removesuffix(".0") + unit
         value /= 1024
     return f"{value:.1f}".removesuffix(".0") + "GB"
-
-
-def decode_line(raw: bytes) -> str:
-    """One line of the file without its line ending, cut to MAX_LINE_CHARS."""
-    line = raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8", errors="replace")
-    if len(line) > MAX_LINE_CHARS:
-        return line[:MAX_LINE_CHARS] + "... [line truncated]"
-    return line
-
-
-@dataclass(frozen=True)
-class FileSlice:
-    lines: list[str]
-    total_lines: int
-    stamp: FileStamp
-
-
-def read_slice(f: BinaryIO, start: int, count: int) -> FileSlice:
-    """Lines `start` (0-based) to `start + count` of the open file and the stamp of all of it.
-
-    One pass: the hash covers every byte, not just the lines shown, because Write and Edit
-    compare it against the whole file later.
-    """
-    digest = hashlib.sha256()
-    lines: list[str] = []
-    total = 0
-    for raw in f:
-        digest.update(raw)
-        if start <= total < start + count:
-            lines.append(decode_line(raw))
-        total += 1
-    st = os.fstat(f.fileno())
-    stamp = FileStamp(sha256=digest.hexdigest(), mtime_ns=st.st_mtime_ns, size=st.st_size)
-    return FileSlice(lines=lines, total_lines=total, stamp=stamp)
-
-
-def looks_binary(f: BinaryIO) -> bool:
-    """A NUL byte near the start is how git and grep tell binary from text too."""
-    head = f.read(BINARY_SNIFF_BYTES)
-    f.seek(0)
-    return b"\0" in head
 
 
 def _error(message: str) -> ToolOutput:

@@ -182,6 +182,11 @@ async def test_a_worktree_whose_git_hangs_does_not_hold_up_the_reaper(
             repo_root=str(root), slug=name, owner_workflow_id=f"closed-long-ago-{tmp_path.name}"
         )
         infos[name] = await ActivityEnvironment().run(create_worktree, inp)
+    # Closed long ago, and gone from the server: its records are as old as that (a younger
+    # one is a child that has not started yet, which the reaper leaves).
+    old = time.time() - 2 * 24 * 3600
+    for record in (tmp_path / "state").resolve().glob("worktree-owners/*.json"):
+        os.utime(record, (old, old))
     mark = hanging_fsmonitor(Path(infos["hung"].worktree_path), tmp_path)
     monkeypatch.setattr(worktree_git, "GIT_TIMEOUT_S", 3.0)
     reaped = {Path(r.worktree_path).name: r for r in await reap(client)}

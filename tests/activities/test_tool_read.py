@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import codecs
 import hashlib
 import json
 import os
@@ -184,6 +185,23 @@ async def test_a_whole_read_is_all_of_its_lines_or_the_token_error(
         assert not out.is_error and [n for n, _ in numbered(out.content)] == list(range(1, 2001))
     else:
         assert out.is_error and "exceeds maximum allowed tokens (25000)" in out.content
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+async def test_a_file_with_a_utf_16_or_utf_32_mark_is_read_as_text(ws: Path, encoding: str) -> None:
+    """Windows tools write text with a byte order mark; its NULs made it "binary" to Read,
+    which Claude Code reads. The stamp is of the bytes on disk, as Edit and Write check."""
+    mark = codecs.BOM_UTF16_LE if encoding == "utf-16-le" else codecs.BOM_UTF16_BE
+    if encoding.startswith("utf-32"):
+        mark = codecs.BOM_UTF32_LE if encoding.endswith("le") else codecs.BOM_UTF32_BE
+    data = mark + "naïve\r\nzwei\nthree".encode(encoding)
+    (ws / "win.txt").write_bytes(data)
+    out = await read(ws, "win.txt")
+    assert not out.is_error, out.content
+    assert numbered(out.content) == [(1, "naïve"), (2, "zwei"), (3, "three")]
+    (stamp,) = out.stamps.values()
+    assert stamp.sha256 == hashlib.sha256(data).hexdigest() and stamp.size == len(data)
+    assert numbered((await read(ws, "win.txt", offset=2, limit=1)).content) == [(2, "zwei")]
 
 
 async def test_binary_file_is_an_error(ws: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import hashlib
 import os
@@ -352,6 +353,15 @@ async def test_edit_on_a_file_that_mixes_line_endings(ws: Path) -> None:
     out = await edit(ws, path, stamp, old_string="2b\nthree\nfour", new_string="3\n4")
     assert not out.is_error, out.content
     assert path.read_bytes() == b"1\r\n2\r\n3\n4\r\n"
+
+
+async def test_edit_of_a_utf_16_file_says_what_it_is(ws: Path) -> None:
+    """Read shows a UTF-16 file as text; Edit, which writes UTF-8, says why it will not."""
+    path = ws / "win.txt"
+    path.write_bytes(codecs.BOM_UTF16_LE + "a = 1\n".encode("utf-16-le"))
+    stamp = await read_stamp(ws, path)
+    out = await edit(ws, path, stamp, old_string="a = 1", new_string="a = 2")
+    assert out.is_error and "UTF-16 or UTF-32 text" in out.content, out.content
 
 
 async def test_a_file_made_after_the_check_is_not_replaced_unread(
