@@ -108,7 +108,18 @@ class ToolOutput(BaseModel):
     @field_validator("content")
     @classmethod
     def _bounded(cls, value: str) -> str:
-        return cap_tool_result(value)
+        return cap_tool_result(encodable(value))
+
+
+def encodable(text: str) -> str:
+    """`text` with every lone surrogate as U+FFFD: a file name that is not UTF-8 (decoded with
+    `surrogateescape`), a notebook's half emoji. A payload holding one cannot be encoded, so
+    the activity failed after the tool had run, and the retry ran it again."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+    return text
 
 
 def no_nul(value: str) -> str:

@@ -26,6 +26,7 @@ from activities.tools.base import (
     ToolContext,
     ToolOutput,
     ToolRequest,
+    encodable,
     no_nul,
     with_content_ref,
 )
@@ -172,6 +173,9 @@ def next_cwd(cwd_file: Path, ctx: ToolContext, started_in: Path) -> tuple[str | 
         return None, ""
     if not reported or Path(reported) == started_in:
         return None, ""
+    if encodable(reported) != reported:
+        # A result cannot carry the name (nor could the next call's request).
+        return None, f"Shell cwd stays {started_in}: the directory's name is not UTF-8"
     if not Path(reported).is_relative_to(workspace_root(ctx)):
         return ctx.workspace_root, f"Shell cwd was reset to {ctx.workspace_root}"
     return reported, ""

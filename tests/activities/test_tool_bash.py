@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import random
 import shlex
 import socket
@@ -328,3 +329,21 @@ async def test_a_command_whose_output_passes_the_cap_is_killed_and_says_so(ws: P
     assert out.is_error
     assert out.content.startswith("Command killed: its output passed 64 MB (its start below)\n")
     assert "yyyy" in out.content and "never" not in out.content
+
+
+async def test_a_directory_name_that_is_not_utf_8_fails_nothing(ws: Path) -> None:
+    """`cd` into a directory whose name is not UTF-8: the result held the name (decoded with
+    surrogateescape), no payload could carry it, the activity failed after the command had
+    run and its retry ran the command again. The shell stays where it was and says so; an
+    output with such a name shows U+FFFD for it."""
+    from temporalio.contrib.pydantic import pydantic_data_converter
+
+    out = await bash(ws, "mkdir \"$(printf 'caf\\351')\" && cd \"$(printf 'caf\\351')\" && pwd")
+    assert not out.is_error, out.content
+    assert out.cwd is None and f"Shell cwd stays {ws}" in out.content, out.content
+    assert "caf\ufffd" in out.content
+    await pydantic_data_converter.encode([out])  # a payload can carry it
+    # A tool that lists such a name from Python (Glob) has it surrogate-escaped.
+    listed = ToolOutput(content=os.fsdecode(b"caf\xe9.txt") + "\nhalf \ud83d emoji")
+    assert listed.content == "caf\ufffd.txt\nhalf \ufffd emoji"
+    await pydantic_data_converter.encode([listed])
