@@ -324,18 +324,20 @@ async def test_edit_missing_file(ws: Path) -> None:
     assert out.is_error and out.content.startswith("File does not exist.")
 
 
+async def edited(ws: Path, path: Path, old: str, new: str) -> bytes:
+    """The file's bytes after an Edit of what was just read; the edit must succeed."""
+    out = await edit(ws, path, await read_stamp(ws, path), old_string=old, new_string=new)
+    assert not out.is_error, out.content
+    assert "\r" not in out.content  # the snippet shows lines as Read does
+    return path.read_bytes()
+
+
 async def test_edit_keeps_crlf_line_endings(ws: Path) -> None:
     path = ws / "dos.txt"
     path.write_bytes(b"one\r\ntwo\r\nthree\r\n")
-    stamp = await read_stamp(ws, path)
-    out = await edit(ws, path, stamp, old_string="one\ntwo", new_string="1\n2")
-    assert not out.is_error, out.content
-    assert path.read_bytes() == b"1\r\n2\r\nthree\r\n"
+    assert await edited(ws, path, "one\ntwo", "1\n2") == b"1\r\n2\r\nthree\r\n"
     # Strings the model wrote with CRLF itself match, and no "\r\r\n" reaches the disk.
-    stamp = await read_stamp(ws, path)
-    out = await edit(ws, path, stamp, old_string="2\r\nthree", new_string="two\r\n3")
-    assert not out.is_error, out.content
-    assert path.read_bytes() == b"1\r\ntwo\r\n3\r\n"
+    assert await edited(ws, path, "2\r\nthree", "two\r\n3") == b"1\r\ntwo\r\n3\r\n"
 
 
 async def test_edit_on_a_file_that_mixes_line_endings(ws: Path) -> None:
@@ -344,15 +346,9 @@ async def test_edit_on_a_file_that_mixes_line_endings(ws: Path) -> None:
     ending (the replacement ends its lines as the text it replaces did)."""
     path = ws / "mixed.txt"
     path.write_bytes(b"one\r\ntwo\r\nthree\nfour\r\n")
-    stamp = await read_stamp(ws, path)
-    out = await edit(ws, path, stamp, old_string="one\ntwo", new_string="1\n2\n2b")
-    assert not out.is_error, out.content
-    assert path.read_bytes() == b"1\r\n2\r\n2b\r\nthree\nfour\r\n"
-    assert "\r" not in out.content  # the snippet shows lines as Read does
-    stamp = await read_stamp(ws, path)
-    out = await edit(ws, path, stamp, old_string="2b\nthree\nfour", new_string="3\n4")
-    assert not out.is_error, out.content
-    assert path.read_bytes() == b"1\r\n2\r\n3\n4\r\n"
+    after = await edited(ws, path, "one\ntwo", "1\n2\n2b")
+    assert after == b"1\r\n2\r\n2b\r\nthree\nfour\r\n"
+    assert await edited(ws, path, "2b\nthree\nfour", "3\n4") == b"1\r\n2\r\n3\n4\r\n"
 
 
 async def test_edit_of_a_utf_16_file_says_what_it_is(ws: Path) -> None:
