@@ -2,8 +2,9 @@
 (`outlast run`, `outlast demo`): it stops them as Ctrl-C does.
 
 Python's default SIGTERM ends the process at once: the in-process workers were not shut down,
-so a Bash command (in a session of its own) ran on after the process had gone, and ran a
-second time when another worker retried the tool.
+so the server heard of the running tool only when its heartbeat timed out (30 s) before
+another worker took it, and a Bash command run outside the sandbox (in a session of its own)
+ran on after the process had gone.
 """
 
 from __future__ import annotations
