@@ -128,10 +128,10 @@ class ShellTable(BaseModel):
 
 
 def shell_description(description: str | None, command: str) -> str:
-    """What names the command to the model and in the Web UI."""
-    if description and description.strip():
-        return description.strip()
-    one_line = " ".join(command.split())
+    """What names the command to the model and in the Web UI: the model's description (meant
+    to be 5-10 words; it rides in every notification, summary and carried shell record, so
+    one of any length is cut like a command), else the command on one line, cut."""
+    one_line = " ".join((description or "").split()) or " ".join(command.split())
     if len(one_line) <= DESCRIPTION_CHARS:
         return one_line
     return one_line[: DESCRIPTION_CHARS - 3] + "..."

@@ -7,6 +7,7 @@ import random
 from activities.tools.bash_background import size_text
 from workflows.registry import ChildRegistry
 from workflows.shells import (
+    DESCRIPTION_CHARS,
     ShellEnd,
     ShellTable,
     ShellTask,
@@ -98,6 +99,10 @@ def test_only_exit_code_zero_completes():
 def test_a_command_without_a_description_is_named_by_its_text():
     assert shell_description("  run the tests ", "pytest") == "run the tests"
     assert shell_description(None, "pytest  -q\n  tests/") == "pytest -q tests/"
+    # A description of any length is cut as a command is: it rides in every notification,
+    # summary and carried shell record.
+    long = shell_description("word " * 10_000, "pytest")
+    assert len(long) == DESCRIPTION_CHARS and long.startswith("word word") and long.endswith("...")
     long = shell_description("", "x" * 200)
     assert len(long) == 80 and long.endswith("...")
 
