@@ -45,6 +45,7 @@ from workflows.model_call import ModelCalls, call_the_model
 from workflows.new_calls import gate_new_calls
 from workflows.turns import (
     CONTEXT_FULL,
+    CONTEXT_FULL_NOTE,
     ValidCall,
     add_usage,
     batch_calls,
@@ -490,6 +491,8 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
         uses = len(response.message.tool_uses())
         state.usage = add_usage(state.usage, response.usage, uses, hooks.started_at())
         if uses == 0:
+            if response.stop_reason == CONTEXT_FULL:  # no room to go on, as after max_tokens
+                state.last_text += CONTEXT_FULL_NOTE
             if _resume_after_max_tokens(state, response):
                 continue
             if hooks.has_input():

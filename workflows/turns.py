@@ -26,6 +26,11 @@ CUT_OFF_MESSAGE = (
 )
 CONTEXT_FULL = "model_context_window_exceeded"
 """The stop reason of a response the context window ended: like max_tokens, mid-output."""
+CONTEXT_FULL_NOTE = (
+    "\n\n[This answer was cut off: the conversation reached the model's context window.]"
+)
+"""Added to an answer the context window ended (no tool call in it), so whoever reads it
+(a parent, a person) does not take it for the whole."""
 CONTEXT_FULL_MESSAGE = (
     "This tool call was cut off because the conversation reached the model's context window, "
     "so its input is incomplete and it was not run."

@@ -18,6 +18,7 @@ from tests.support import (
     tool_results,
 )
 from tests.workflows.test_subagents import child_ids
+from workflows.turns import CONTEXT_FULL_NOTE
 
 pytestmark = pytest.mark.reliability
 
@@ -152,6 +153,18 @@ async def test_an_answer_cut_off_by_max_tokens_is_taken_up_where_it_stopped(clie
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             result = await handle.result()
     assert result.final_text == "REST" and result.turns == 3, result
+
+
+async def test_an_answer_the_context_window_cut_off_says_so(client, git_repo):
+    """No room is left to take it up (as after max_tokens): the answer says it was cut off,
+    so a parent does not take half a report for the whole."""
+    cut = {"text": "HALF A REPORT", "stop_reason": "model_context_window_exceeded"}
+    with scripted_model({"agents": [{"name": "main", "turns": [cut]}]}):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await handle.result()
+    assert result.final_text == "HALF A REPORT" + CONTEXT_FULL_NOTE, result
+    assert result.status == "completed" and result.turns == 1
 
 
 MALFORMED = {
