@@ -567,22 +567,28 @@ async def test_a_plan_waiting_for_a_person_is_not_approved_by_mail(client, git_r
     assert any("plan_approval_response" in json.dumps(r["body"]["messages"]) for r in model.log)
 
 
+def write(path: str, text: str) -> dict:
+    """A scripted turn that writes `text` to `path`."""
+    return {"tool_use": {"name": "Write", "input": {"file_path": path, "content": text}}}
+
+
+def parent(name: str, turn: dict, contains: list[str], lacks: list[str] = ()) -> dict:
+    """A parent stage: `turn`, again and again, once its conversation holds `contains`."""
+    match = {"conversation_contains": contains, "conversation_lacks": list(lacks)}
+    return {"name": name, "match": match, "after_last": "repeat_last", "turns": [turn]}
+
+
+def send(message) -> dict:
+    """The parent's SendMessage to `careful`."""
+    return {"tool_use": {"name": "SendMessage", "input": {"to": "careful", "message": message}}}
+
+
 async def test_a_worker_resumed_after_its_plan_was_approved_does_not_plan_again(client, git_repo):
     """A sub-agent launched in plan mode, its plan approved, then continued by SendMessage
     (R66): the resumed run goes on in the mode it ended in. It started over in plan mode, so
     every edit was refused although its own conversation said the plan was approved."""
     define_careful(git_repo)
     approval = PLAN_APPROVED
-
-    def write(path: str, text: str) -> dict:
-        return {"tool_use": {"name": "Write", "input": {"file_path": path, "content": text}}}
-
-    def parent(name: str, turn: dict, contains: list[str], lacks: list[str] = ()) -> dict:
-        match = {"conversation_contains": contains, "conversation_lacks": list(lacks)}
-        return {"name": name, "match": match, "after_last": "repeat_last", "turns": [turn]}
-
-    def send(message) -> dict:
-        return {"tool_use": {"name": "SendMessage", "input": {"to": "careful", "message": message}}}
 
     script = {
         "agents": [
@@ -622,25 +628,16 @@ async def continue_a_worker_that_planned(client, git_repo, wf_id: str | None = N
     handle and result, and the model's log."""
     define_careful(git_repo)
 
-    def parent(name: str, turn: dict, contains: list[str]) -> dict:
-        match = {"conversation_contains": contains}
-        return {"name": name, "match": match, "after_last": "repeat_last", "turns": [turn]}
-
-    def send(message) -> dict:
-        return {"tool_use": {"name": "SendMessage", "input": {"to": "careful", "message": message}}}
-
-    write_plan = {"name": "Write", "input": {"file_path": "{{plan_file}}", "content": "PLAN-V1"}}
-    write_x = {"name": "Write", "input": {"file_path": "{{cwd}}/x.txt", "content": "x\n"}}
     script = {
         "agents": [
             {
                 "name": "careful",
                 "match": {"agent_type": "careful"},
                 "turns": [
-                    {"tool_use": write_plan},
+                    write("{{plan_file}}", "PLAN-V1"),
                     {"text": "PLANNED: shall x.txt hold x?"},
                     {"tool_use": EXIT},
-                    {"tool_use": write_x},
+                    write("{{cwd}}/x.txt", "x\n"),
                     {"text": "CAREFUL-DONE"},
                 ],
             },
