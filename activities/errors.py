@@ -80,6 +80,11 @@ class StoreMissing(OutlastError):
     retryable = False
 
 
+class StoreCorrupt(StoreMissing):
+    """A blob is in the store but its bytes are not what its name says: what the reference
+    stood for is gone as surely as a missing blob, and no retry brings it back."""
+
+
 class AgentTypeNotFound(OutlastError):
     """The requested agent type is not among the loaded definitions."""
 

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
-from activities.errors import StoreMissing
+from activities.errors import StoreCorrupt, StoreMissing
 from agents.canonical import sha256_hex
 
 _REF = re.compile(r"^[0-9a-f]{64}$")
@@ -28,7 +28,13 @@ class BlobStore(Protocol):
 
 
 class LocalBlobStore:
-    """Blobs as files `<root>/<ab>/<cdef...>`; writes are atomic renames."""
+    """Blobs as files `<root>/<ab>/<cdef...>`: written whole (data synced, then renamed into
+    place, the directory synced), and checked against their name when read.
+
+    The sync is for a machine that goes down, not a process: history may already hold a
+    completed activity whose blob the page cache had not written, and no retry writes it
+    again. A file that is there but not what its name says (torn by such a crash) is
+    written again by the next `put` of that content and refused by `get`."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
@@ -41,28 +47,56 @@ class LocalBlobStore:
     def put(self, data: bytes) -> str:
         ref = sha256_hex(data)
         path = self._path(ref)
-        if path.exists():
+        if _holds(path, ref):
             return ref
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
+                f.flush()
+                os.fdatasync(f.fileno())
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        _sync_dir(path.parent)
         return ref
 
     def get(self, ref: str) -> bytes:
+        path = self._path(ref)
         try:
-            return self._path(ref).read_bytes()
+            data = path.read_bytes()
         except FileNotFoundError:
             raise StoreMissing(
                 f"Blob {ref} is not in the store at {self.root}. Every worker of this "
                 "workflow must use the same OUTLAST_STORE_DIR.",
                 ref=ref,
             ) from None
+        if sha256_hex(data) != ref:
+            raise StoreCorrupt(
+                f"Blob {ref} in the store at {self.root} is damaged: its {len(data)} bytes "
+                "are not what its name says (a machine that went down as it was written?). "
+                f"The file is {path}.",
+                ref=ref,
+            )
+        return data
+
+
+def _holds(path: Path, ref: str) -> bool:
+    try:
+        return sha256_hex(path.read_bytes()) == ref
+    except FileNotFoundError:
+        return False
+
+
+def _sync_dir(path: Path) -> None:
+    # The rename is only on disk once its directory is.
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def state_dir() -> Path:

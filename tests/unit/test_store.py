@@ -1,0 +1,65 @@
+"""The blob store on disk: a blob is what its name says, or it is refused and written again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from activities import transcripts
+from activities.errors import StoreCorrupt, StoreMissing
+from activities.store import LocalBlobStore
+from agents.messages import Message
+from agents.transcript import TranscriptRef
+
+
+def blob_path(store: LocalBlobStore, ref: str) -> Path:
+    return store.root / ref[:2] / ref[2:]
+
+
+def test_a_blob_reads_back_as_written_and_leaves_no_temporary_file(tmp_path):
+    store = LocalBlobStore(tmp_path)
+    ref = store.put(b"the conversation so far")
+    assert store.get(ref) == b"the conversation so far"
+    assert store.put(b"the conversation so far") == ref
+    assert [p.name for p in blob_path(store, ref).parent.iterdir()] == [ref[2:]]
+
+
+def test_a_torn_blob_is_refused_as_damaged_not_read_as_something_else(tmp_path):
+    # A machine that goes down as a blob is written can leave its name with no bytes, or
+    # some: reading it must not hand a parser half a conversation (a JSONDecodeError the
+    # model call retried for six hours).
+    store = LocalBlobStore(tmp_path)
+    ref = store.put(b'{"prev": null, "messages": []}')
+    blob_path(store, ref).write_bytes(b'{"prev": nu')
+    with pytest.raises(StoreCorrupt) as raised:
+        store.get(ref)
+    assert raised.value.non_retryable
+    assert "damaged" in str(raised.value) and str(blob_path(store, ref)) in str(raised.value)
+    assert isinstance(raised.value, StoreMissing)  # what catches a missing blob catches this
+
+
+def test_putting_the_content_again_mends_a_torn_blob(tmp_path):
+    # A retried activity writes the same content: it must not skip the damaged file because
+    # a file of that name exists.
+    store = LocalBlobStore(tmp_path)
+    ref = store.put(b"a tool's output")
+    blob_path(store, ref).write_bytes(b"")
+    assert store.put(b"a tool's output") == ref
+    assert store.get(ref) == b"a tool's output"
+
+
+def test_a_transcript_with_a_torn_node_says_which_blob(tmp_path):
+    store = LocalBlobStore(tmp_path)
+    first = transcripts.append(store, TranscriptRef(), [Message.user_text("do the task")])
+    second = transcripts.append(store, first, [Message.user_text("and then this")])
+    blob_path(store, first.head).write_bytes(b"")
+    transcripts._cache.clear()
+    with pytest.raises(StoreCorrupt, match=first.head):
+        transcripts.load(store, second)
+
+
+def test_a_missing_blob_names_the_store(tmp_path):
+    store = LocalBlobStore(tmp_path)
+    with pytest.raises(StoreMissing, match="OUTLAST_STORE_DIR"):
+        store.get("0" * 64)
