@@ -329,6 +329,13 @@ def plan_approval_response_text(request_id: str, approve: bool, feedback: str | 
     return json.dumps(response.model_dump(exclude_none=True), ensure_ascii=False)
 
 
+def plan_request_id(number: int, run_generation: int = 1) -> str:
+    """`plan-N` for an agent's Nth plan request, `plan-N-runG` in its Gth run: a resumed run
+    counts its requests from 1 again, and a lead's late answer to the previous run's `plan-1`
+    must not decide a plan the lead has not seen."""
+    return f"plan-{number}" if run_generation <= 1 else f"plan-{number}-run{run_generation}"
+
+
 def parse_plan_approval_response(text: str, request_id: str) -> PlanApprovalResponse | None:
     """The answer to request `request_id`, or None if `text` is not one (other mail)."""
     try:

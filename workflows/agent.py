@@ -313,6 +313,7 @@ class AgentWorkflow:
         self._plans.approver = plan_approver(inp)
         self._plans.sender = inp.name or self._agent_id
         self._plans.can_exit = EXIT_PLAN_MODE_TOOL in prepared.tools
+        self._plans.run_generation = inp.run_generation
         self._plans.show = self._show_details
         self._questions.show = self._show_details
         reminder = prepared.definition.critical_system_reminder

@@ -34,6 +34,7 @@ from agents.plan_mode import (
     plan_exited_reminder,
     plan_mode_reminder,
     plan_reentry_reminder,
+    plan_request_id,
     plan_slug,
     rejected_plan_result,
     reminder_due,
@@ -77,6 +78,10 @@ RESUME_KEEPS_PLAN_FILE = "resume-keeps-plan-file"
 """Patch id: an agent resumed by SendMessage plans on in the plan file its previous run had.
 It got a new, empty one: stopped while planning, it had to write its plan again, and a plan
 it had written was not the one ExitPlanMode read."""
+PLAN_IDS_PER_RUN = "plan-ids-per-run"
+"""Patch id: a resumed run's plan requests are `plan-N-runG`. They were `plan-N` in every run,
+so the lead's late answer to a stopped run's `plan-1` approved the resumed run's `plan-1`,
+a plan the lead had not seen."""
 FORK_PLAN_MODE_REFUSED = (
     "EnterPlanMode is not available to a fork: carry out your directive directly (read, "
     "search and report; the agent that forked you plans and asks for approval)."
@@ -119,6 +124,7 @@ class PlanControl:
         self.sender = ""
         self.can_exit = True
         """Whether the agent has ExitPlanMode (a definition's `tools` may leave it out)."""
+        self.run_generation = 1
         self.show: Callable[[str], None] = lambda details: None
 
     # --- entering -----------------------------------------------------------------------
@@ -215,8 +221,10 @@ class PlanControl:
                 "with Write, then call ExitPlanMode again.",
             )
         state.plan_requests += 1
+        # Asked only in a resumed run, the one whose ids changed.
+        per_run = self.run_generation > 1 and versions.patched(PLAN_IDS_PER_RUN)
         self.pending = PendingPlan(
-            request_id=f"plan-{state.plan_requests}",
+            request_id=plan_request_id(state.plan_requests, self.run_generation if per_run else 1),
             plan=plan.text or "",
             plan_file=state.plan_file,
             approver=self.approver.name,

@@ -86,6 +86,7 @@ AFTER_BASELINE = frozenset(
         "pipeline-stop-beats-rerun",
         "plan-needs-background",
         "plan-answer-from-lead",
+        "plan-ids-per-run",
         "plan-no-ask-after-stop",
         "plan-reread-on-approval",
         "read-pages",

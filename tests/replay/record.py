@@ -34,6 +34,7 @@ from tests.replay.scenarios_agent import (
     notebook_edit,
     plan_approved,
     plan_forged_answer,
+    plan_late_answer,
     plan_rejected,
     plan_resumed,
     plan_stop_before_ask,
@@ -266,6 +267,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A planning sub-agent continued by SendMessage keeps its plan file (patched
     # resume-keeps-plan-file); `subagents_plan_resumed_v0` recorded on 3b67f79.
     "subagents_plan_resumed": plan_resumed,
+    # A lead's late answer to a stopped run's plan, not taken by the resumed run's (patched
+    # plan-ids-per-run); `subagents_plan_late_answer_v0` recorded on 4e45d1a, where it was.
+    "subagents_plan_late_answer": plan_late_answer,
     # The lead's plan approval to "*", refused (patched no-structured-broadcast, in a);
     # `team_structured_broadcast_v0` recorded on 0e4317e, where it went to everyone.
     "team_structured_broadcast": team_structured_broadcast,
@@ -327,6 +331,8 @@ RESUMED = {
     "verified_task_v6": ["implementer"],
     "subagents_plan_resumed": ["careful"],
     "subagents_plan_resumed_v0": ["careful"],
+    "subagents_plan_late_answer": ["careful"],
+    "subagents_plan_late_answer_v0": ["careful"],
 }
 # Children whose every run is kept, as `<parent>__<child>@run<N>.json`.
 CHILD_CHAINS = {

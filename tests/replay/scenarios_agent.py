@@ -529,6 +529,18 @@ async def plan_resumed(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def plan_late_answer(client: Client, tmp: Path) -> WorkflowHandle:
+    """A lead's late answer to a stopped run's plan-1 does not decide the resumed run's plan
+    (patched plan-ids-per-run, in the resumed run)."""
+    from tests.workflows.test_plan_mode import answer_a_stopped_plan_late
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    handle, _, _, _ = await answer_a_stopped_plan_late(
+        client, repo, os.environ["OUTLAST_RECORDING"]
+    )
+    return handle
+
+
 async def context_full(client: Client, tmp: Path) -> WorkflowHandle:
     """A tool call the context window cut off: refused (patched context-full-cuts-calls)."""
     from tests.workflows.test_bad_output import CONTEXT_FULL

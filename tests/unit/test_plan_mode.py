@@ -28,6 +28,7 @@ from agents.plan_mode import (
     plan_exited_reminder,
     plan_mode_reminder,
     plan_reentry_reminder,
+    plan_request_id,
     plan_slug,
     rejected_plan_result,
     reminder_due,
@@ -304,3 +305,14 @@ def test_a_plan_file_name_another_plan_has_is_not_taken(tmp_path, monkeypatch):
         (tmp_path / f"brave-quiet-river-abc-{n}.md").write_text("taken")
     last = Path(plan_file._prepare("brave-quiet-river-abc"))
     assert not last.exists() and last.name.startswith("brave-quiet-river-abc-")
+
+
+def test_a_resumed_run_s_plan_requests_are_not_the_first_run_s():
+    first = [plan_request_id(n) for n in (1, 2)]
+    assert first == ["plan-1", "plan-2"]
+    resumed = [plan_request_id(n, 2) for n in (1, 2)]
+    assert resumed == ["plan-1-run2", "plan-2-run2"]
+    assert (
+        parse_plan_approval_response(plan_approval_response_text("plan-1", True), resumed[0])
+        is None
+    )

@@ -44,12 +44,13 @@ APPROVED = planner([{"tool_use": WRITE_CODE}, {"text": "implemented the plan"}])
 REJECTED = planner([{"text": "I will revise the plan."}])
 
 
-async def wait_for_pending(handle, timeout: float = 30) -> PlanView:
+async def wait_for_pending(handle, timeout: float = 30, plan: str = "") -> PlanView:
+    """Until a plan waits (one holding `plan`, if given)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while asyncio.get_running_loop().time() < deadline:
         try:
             view = await handle.query("plan", result_type=PlanView)
-            if view.pending is not None:
+            if view.pending is not None and plan in view.pending.plan:
                 return view
         except Exception:  # noqa: BLE001 - no worker has it yet
             pass
@@ -308,6 +309,7 @@ CAREFUL_CALL = {
 """The parent's Agent call for `careful`, a definition that plans first."""
 PLAN_APPROVED = {"type": "plan_approval_response", "request_id": "plan-1", "approve": True}
 """A lead's answer, as an object (T9): SendMessage sends it as its JSON."""
+RUN2_APPROVED = {**PLAN_APPROVED, "request_id": "plan-1-run2"}
 LAUNCHING_PARENT = {
     "name": "parent",
     "after_last": "repeat_last",
@@ -643,7 +645,8 @@ async def continue_a_worker_that_planned(client, git_repo, wf_id: str | None = N
             },
             parent("parent-done", {"text": "done"}, ["CAREFUL-DONE"]),
             parent("parent-waits-2", {"text": "waiting"}, ["Message queued for delivery"]),
-            parent("parent-approves", send(PLAN_APPROVED), ['"plan_approval_request"']),
+            # The request comes from the resumed (second) run: its id says so.
+            parent("parent-approves", send(RUN2_APPROVED), ['"plan_approval_request"']),
             parent("parent-waits-1", {"text": "waiting"}, ["resumed it in the background"]),
             parent("parent-goes-on", send("Yes, x. GO-ON"), ["PLANNED: shall"]),
             LAUNCHING_PARENT,
@@ -717,3 +720,95 @@ async def test_exit_plan_mode_after_a_stop_asks_nobody(client, git_repo):
         in b"".join(p.data for p in e.workflow_execution_signaled_event_attributes.input.payloads)
     ]
     assert asked == []
+
+
+async def test_a_late_answer_to_a_stopped_run_s_plan_does_not_decide_the_resumed_run_s(
+    client, git_repo
+):
+    """`careful` asks its parent about PLAN-V1 and is stopped while it waits; its parent
+    resumes it, and it asks about PLAN-V2. The parent's answer to the first request, late,
+    must not approve the second: both were `plan-1` (each run counted from 1), so the
+    resumed run carried out a plan its lead had not seen."""
+    _, result, after_late, log = await answer_a_stopped_plan_late(client, git_repo)
+    assert after_late.pending is not None, "the late answer decided the plan"
+    assert after_late.pending.request_id == "plan-1-run2", after_late.pending
+    assert result.status == "completed", result
+    assert (git_repo / "x.txt").read_text() == "x\n"
+    # The late answer reached the resumed run as mail, for its model to read.
+    last = [json.dumps(r["body"]) for r in log if r["agent"] == "careful-resumed"][-1]
+    assert "plan_approval_response" in last
+
+
+async def answer_a_stopped_plan_late(client, git_repo, wf_id: str | None = None):
+    """`careful` asks about PLAN-V1, is stopped while it waits, is resumed by its parent and
+    asks about PLAN-V2; the parent then answers `plan-1`. A person approves what still
+    waits. The parent's handle and result, the plan view just after the late answer, and the
+    model's log."""
+    from workflows.contracts import PlanDecision, StopRequest
+
+    define_careful(git_repo)
+    stopped = 'Agent "careful work" completed'
+    script = {
+        "agents": [
+            {
+                "name": "careful-resumed",
+                "match": {"agent_type": "careful", "conversation_contains": ["GO-ON"]},
+                "turns": [
+                    # From turn 1: the resumed run has the first run's conversation without
+                    # the ExitPlanMode call the stop cut short.
+                    {"text": "not reached"},
+                    write("{{plan_file}}", "PLAN-V2"),
+                    {"tool_use": EXIT},
+                    write("{{cwd}}/x.txt", "x\n"),
+                    {"text": "CAREFUL-DONE"},
+                ],
+            },
+            {
+                "name": "careful",
+                "match": {"agent_type": "careful"},
+                "turns": [write("{{plan_file}}", "PLAN-V1"), {"tool_use": EXIT}],
+            },
+            parent("parent-done", {"text": "done"}, ["CAREFUL-DONE"]),
+            parent("parent-waits-2", {"text": "waiting"}, ["Message queued for delivery"]),
+            parent("parent-late", send(PLAN_APPROVED), ["PLAN-V2"]),
+            parent("parent-waits-1", {"text": "waiting"}, ["resumed it in the background"]),
+            parent("parent-resumes", send("GO-ON, then plan again"), [stopped]),
+            parent("parent-holds", {"text": "waiting"}, ['"plan_approval_request"']),
+            LAUNCHING_PARENT,
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues, wf_id)
+            careful = client.get_workflow_handle(f"{handle.id}/careful")
+            first = await wait_for_pending(careful)
+            assert first.pending.request_id == "plan-1"
+            await careful.signal("stop", StopRequest(reason="replan"))
+            # The resumed run asks about PLAN-V2; the parent answers `plan-1` once it sees it.
+            await wait_for_pending(careful, plan="PLAN-V2")
+            await wait_for_mail_with(client, careful.id, b"plan_approval_response")
+            after_late = await careful.query("plan", result_type=PlanView)
+            if after_late.pending is not None:
+                decision = PlanDecision(request_id=after_late.pending.request_id, approve=True)
+                await careful.signal("approve_plan", decision)
+            result = await asyncio.wait_for(handle.result(), timeout=90)
+    return handle, result, after_late, model.log
+
+
+async def wait_for_mail_with(client, workflow_id: str, needle: bytes, timeout: float = 30):
+    """Until the newest run of `workflow_id` has a `send_message` signal holding `needle`,
+    and a workflow task completed after it (so a query sees the signal applied)."""
+    from temporalio.api.enums.v1 import EventType
+
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        seen = False
+        async for e in client.get_workflow_handle(workflow_id).fetch_history_events():
+            if e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+                attrs = e.workflow_execution_signaled_event_attributes
+                data = b"".join(p.data for p in attrs.input.payloads)
+                seen = seen or (attrs.signal_name == "send_message" and needle in data)
+            elif seen and e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+                return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"no send_message with {needle!r} reached {workflow_id}")
