@@ -15,16 +15,8 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import FailureError, is_cancelled_exception
 
-from agents.agent_tool import AGENT_TOOL, AgentToolInput, CoordinatorAgentInput
 from agents.builtin.fork import fork_message
-from agents.control_tools import (
-    SEND_MESSAGE_TOOL,
-    TASK_OUTPUT_TOOL,
-    TASK_STOP_TOOL,
-    SendMessageInput,
-    TaskOutputInput,
-    TaskStopInput,
-)
+from agents.control_tools import TASK_STOP_TOOL
 from agents.messages import Message, ToolResultBlock
 from agents.notifications import (
     mail_text,
@@ -32,26 +24,10 @@ from agents.notifications import (
     wrap_notification_for_mixed_turn,
 )
 from agents.permissions import PLAN_MODE, RESUME_MODES
-from agents.plan_mode import (
-    ENTER_PLAN_MODE_TOOL,
-    EXIT_PLAN_MODE_TOOL,
-    EnterPlanModeInput,
-    ExitPlanModeInput,
-    as_the_approver_reads_it,
-)
-from agents.questions import ASK_USER_QUESTION_TOOL, AskUserQuestionInput, QuestionAnswers
+from agents.plan_mode import EXIT_PLAN_MODE_TOOL, as_the_approver_reads_it
+from agents.questions import QuestionAnswers
 from agents.team_protocol import TEAM_ADDRESS
-from agents.team_tasks import TEAM_TOOL_INPUTS
-from agents.todos import TODO_WRITE_TOOL, TodoWriteInput
-from agents.web_fetch import WEB_FETCH_TOOL, WebFetchInput
-from agents.web_search import WEB_SEARCH_TOOL, WebSearchInput
 from agents.worktree_slug import agent_worktree_slug
-from agents.worktree_tools import (
-    ENTER_WORKTREE_TOOL,
-    EXIT_WORKTREE_TOOL,
-    EnterWorktreeInput,
-    ExitWorktreeInput,
-)
 from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
@@ -60,7 +36,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.resume import repair
 
 from workflows import search_attributes as sa
-from workflows.agent_control import send_message, stop_background_children, task_stop
+from workflows.agent_control import send_message, stop_background_children
 from workflows.agent_end import (
     SYNC_END_BY_RESULT,
     export_output_file,
@@ -74,7 +50,6 @@ from workflows.agent_loop import (
     LoopHooks,
     LoopSetup,
     LoopState,
-    WorkflowTool,
     run_agent_loop,
     seen_read_state,
 )
@@ -85,8 +60,8 @@ from workflows.agent_setup import (
     lineage_of,
     prepare,
     prepare_fork,
-    user_facing,
 )
+from workflows.agent_tools import AgentParts, workflow_tools
 from workflows.carry import SEEN_MAIL_KEPT, AgentCarry, should_continue_as_new
 from workflows.child_endings import settle_children
 from workflows.client_input import client_start, refuse_unknown_fields
@@ -110,16 +85,14 @@ from workflows.details import render_details
 from workflows.pattern_contracts import TeamMembers
 from workflows.phases import create_session_scratchpad
 from workflows.plan_control import PlanControl, plan_approver
-from workflows.question_control import QuestionControl, refuse_question
+from workflows.question_control import QuestionControl
 from workflows.registry import ChildRegistry
 from workflows.shell_task import TurnEndDeadline
 from workflows.shell_task import launch as launch_shell
 from workflows.shells import ShellEnd
 from workflows.signal_input import UNKNOWN_FIELDS, Refusals
 from workflows.subagents import ParentContext, SubAgents
-from workflows.task_output import task_output
 from workflows.team_member import (
-    TEAM_TOOL_OPS,
     TeamCounters,
     answer_shutdown,
     answers_a_request,
@@ -127,13 +100,9 @@ from workflows.team_member import (
     is_team_mail,
     on_team_mail,
     send_to_peers,
-    task_tool,
 )
 from workflows.team_member import report as report_to_team
 from workflows.team_spawn import merged_names
-from workflows.todo_tool import todo_write
-from workflows.tool_pool import ALIASES
-from workflows.web_tools import web_fetch, web_search
 from workflows.worktree_session import left_note, session_workspace, worktree_session
 from workflows.worktrees import create_worktree
 
@@ -478,71 +447,23 @@ class AgentWorkflow:
         send = functools.partial(send_message, self._subagents, sender=sender)
         if inp.team is not None:
             send = functools.partial(self._team_send, sender, send)
-        agent_input = CoordinatorAgentInput if inp.mode == "coordinator" else AgentToolInput
-        stopping = lambda: self._stop is not None  # noqa: E731
         label = inp.name or prepared.definition.agent_type
-        worktrees = worktree_session(
-            inp, prepared.sandbox, lambda: self._state, self._worktree_moved, self._registry
+        parts = AgentParts(
+            agent_id=self._agent_id,
+            label=label,
+            subagents=self._subagents,
+            registry=self._registry,
+            plans=self._plans,
+            questions=self._questions,
+            worktrees=worktree_session(
+                inp, prepared.sandbox, lambda: self._state, self._worktree_moved, self._registry
+            ),
+            state=lambda: self._state,
+            stopping=lambda: self._stop is not None,
+            refresh_details=self._refresh_details,
+            send=send,
         )
-        available = {
-            AGENT_TOOL: WorkflowTool(agent_input, self._subagents.agent_tool),
-            SEND_MESSAGE_TOOL: WorkflowTool(SendMessageInput, send),
-            TASK_STOP_TOOL: WorkflowTool(
-                TaskStopInput, functools.partial(task_stop, self._subagents)
-            ),
-            TASK_OUTPUT_TOOL: WorkflowTool(
-                TaskOutputInput,
-                functools.partial(task_output, self._registry, inp.workspace.host_queue, stopping),
-            ),
-            ENTER_PLAN_MODE_TOOL: WorkflowTool(
-                EnterPlanModeInput,
-                functools.partial(self._plans.enter, inp.workspace, fork=inp.fork is not None),
-            ),
-            EXIT_PLAN_MODE_TOOL: WorkflowTool(
-                ExitPlanModeInput,
-                lambda call: self._plans.exit(inp.workspace, call, stopping),
-            ),
-            ASK_USER_QUESTION_TOOL: WorkflowTool(
-                AskUserQuestionInput,
-                (lambda call: self._questions.ask(call, stopping))
-                if user_facing(inp)
-                else refuse_question,
-            ),
-            TODO_WRITE_TOOL: WorkflowTool(
-                TodoWriteInput,
-                functools.partial(todo_write, lambda: self._state, self._refresh_details),
-            ),
-            ENTER_WORKTREE_TOOL: WorkflowTool(EnterWorktreeInput, worktrees.enter),
-            WEB_FETCH_TOOL: WorkflowTool(
-                WebFetchInput,
-                functools.partial(
-                    web_fetch,
-                    inp.config,
-                    self._agent_id,
-                    label,
-                    lambda: self._state,
-                ),
-            ),
-            EXIT_WORKTREE_TOOL: WorkflowTool(ExitWorktreeInput, worktrees.exit),
-            WEB_SEARCH_TOOL: WorkflowTool(
-                WebSearchInput,
-                functools.partial(
-                    web_search,
-                    inp.config,
-                    prepared.model,
-                    self._agent_id,
-                    label,
-                    lambda: self._state,
-                ),
-            ),
-        }
-        if inp.team is not None:
-            for op, name in TEAM_TOOL_OPS.items():
-                available[name] = WorkflowTool(
-                    TEAM_TOOL_INPUTS[name], functools.partial(task_tool, inp.team, sender, op)
-                )
-        tools = {name: tool for name, tool in available.items() if name in prepared.tools}
-        tools.update({alias: tools[name] for alias, name in ALIASES.items() if name in tools})
+        tools = workflow_tools(inp, prepared, parts)
         return LoopSetup(
             request=prepared.request,
             tools=prepared.tools,
