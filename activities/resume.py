@@ -34,6 +34,11 @@ from agents.transcript_repair import repair_transcript
 @activity.defn(name="transcript.repair")
 async def repair(ref: TranscriptRef) -> TranscriptRef:
     """`ref` itself when it is valid to continue, else a repaired copy."""
+    # Off the event loop: a cold chain is read blob by blob, and a repair writes (synced).
+    return await asyncio.to_thread(_repair, ref)
+
+
+def _repair(ref: TranscriptRef) -> TranscriptRef:
     store = default_store()
     messages = transcripts.load(store, ref)
     fixed = repair_transcript(messages)
@@ -56,7 +61,9 @@ async def append(req: AppendInput) -> TranscriptRef:
     Lets a workflow hand several children one shared prefix by reference instead of putting
     a copy of it in each child's input.
     """
-    return transcripts.append(default_store(), req.transcript, req.messages)
+    return await asyncio.to_thread(
+        transcripts.append, default_store(), req.transcript, req.messages
+    )
 
 
 CLOSING_WAIT_S = 15.0

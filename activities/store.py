@@ -48,8 +48,14 @@ class LocalBlobStore:
         ref = sha256_hex(data)
         path = self._path(ref)
         if _holds(path, ref):
+            # Written by another put, which may not have synced it yet (or by a release that
+            # did not sync): this one names it in history too.
+            _sync_file(path)
+            _sync_dir(path.parent)
             return ref
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.parent.is_dir():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _sync_dir(path.parent.parent)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as f:
@@ -88,6 +94,14 @@ def _holds(path: Path, ref: str) -> bool:
         return sha256_hex(path.read_bytes()) == ref
     except FileNotFoundError:
         return False
+
+
+def _sync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
 
 
 def _sync_dir(path: Path) -> None:

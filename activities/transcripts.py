@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -15,13 +16,24 @@ _CACHE_HEADS = 256
 # Most model calls extend the head the previous call returned, so keeping recent heads in
 # memory turns a chain walk into a dictionary hit.
 _cache: OrderedDict[str, tuple[Message, ...]] = OrderedDict()
+# Loads and appends run on the event loop and in threads (an export, a model call's store
+# work): one thread's eviction must not pull a head out from under another's read.
+_lock = threading.Lock()
 
 
 def _remember(head: str, messages: tuple[Message, ...]) -> None:
-    _cache[head] = messages
-    _cache.move_to_end(head)
-    while len(_cache) > _CACHE_HEADS:
-        _cache.popitem(last=False)
+    with _lock:
+        _cache[head] = messages
+        _cache.move_to_end(head)
+        while len(_cache) > _CACHE_HEADS:
+            _cache.popitem(last=False)
+
+
+def _cached(head: str | None) -> tuple[Message, ...] | None:
+    if head is None:
+        return ()
+    with _lock:
+        return _cache.get(head)
 
 
 def load(store: BlobStore, ref: TranscriptRef) -> tuple[Message, ...]:
@@ -32,8 +44,8 @@ def load(store: BlobStore, ref: TranscriptRef) -> tuple[Message, ...]:
     head: str | None = ref.head
     base: tuple[Message, ...] = ()
     while head is not None:
-        if head in _cache:
-            base = _cache[head]
+        if (hit := _cached(head)) is not None:
+            base = hit
             break
         node = json.loads(store.get(head))
         segments.append([Message.model_validate(m) for m in node["messages"]])
@@ -49,7 +61,6 @@ def append(store: BlobStore, ref: TranscriptRef, messages: Sequence[Message]) ->
         return ref
     node = {"prev": ref.head, "messages": [m.model_dump(mode="json") for m in messages]}
     head = store.put(canonical_bytes(node))
-    if ref.head is None or ref.head in _cache:
-        prior = _cache.get(ref.head, ()) if ref.head else ()
+    if (prior := _cached(ref.head)) is not None:
         _remember(head, prior + tuple(messages))
     return TranscriptRef(head=head, length=ref.length + len(messages))

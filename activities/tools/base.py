@@ -7,6 +7,7 @@ again. It raises only for infrastructure faults, which Temporal retries.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Literal
 
@@ -150,6 +151,14 @@ class KillRequest(BaseModel):
 
 STORE_OUTPUT_FROM_CHARS = 512
 """Shorter outputs cost less inline than as a reference and a blob."""
+
+
+async def stored(out: ToolOutput) -> ToolOutput:
+    """`with_content_ref`, off the event loop when it writes: the store syncs what it
+    writes, and the loop is the worker's, shared with its workflows and model streams."""
+    if len(out.content) < STORE_OUTPUT_FROM_CHARS:
+        return out
+    return await asyncio.to_thread(with_content_ref, out)
 
 
 def with_content_ref(out: ToolOutput) -> ToolOutput:

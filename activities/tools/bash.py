@@ -28,7 +28,7 @@ from activities.tools.base import (
     ToolRequest,
     encodable,
     no_nul,
-    with_content_ref,
+    stored,
 )
 from activities.tools.bash_process import OutputCapped, run_command
 from activities.tools.bash_sandbox import sandbox_argv
@@ -319,7 +319,7 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
 async def run_bash(req: BashRequest) -> ToolOutput:
     """The activity: the tool's output, a long one also put in the blob store (see
     `ToolOutput.content_ref`)."""
-    return with_content_ref(await _run_bash(req))
+    return await stored(await _run_bash(req))
 
 
 @activity.defn(name="tool.bash_kill")

@@ -17,7 +17,7 @@ import re
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
 
-from activities.tools.base import ToolOutput, ToolRequest, no_nul, with_content_ref
+from activities.tools.base import ToolOutput, ToolRequest, no_nul, stored
 from activities.tools.grep import VCS_DIRS, run_rg
 from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
 
@@ -216,4 +216,4 @@ async def _glob_files(req: GlobRequest) -> ToolOutput:
 async def glob_files(req: GlobRequest) -> ToolOutput:
     """The activity: the tool's output, a long one also put in the blob store (see
     `ToolOutput.content_ref`)."""
-    return with_content_ref(await _glob_files(req))
+    return await stored(await _glob_files(req))

@@ -24,7 +24,7 @@ from activities.tools.base import (
     ToolOutput,
     ToolRequest,
     no_nul,
-    with_content_ref,
+    stored,
 )
 from activities.workspace import WorkspaceEscape, heartbeating, resolve_in_workspace, run_blocking
 
@@ -389,4 +389,4 @@ async def _grep_files(req: GrepRequest) -> ToolOutput:
 async def grep_files(req: GrepRequest) -> ToolOutput:
     """The activity: the tool's output, a long one also put in the blob store (see
     `ToolOutput.content_ref`)."""
-    return with_content_ref(await _grep_files(req))
+    return await stored(await _grep_files(req))

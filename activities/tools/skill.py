@@ -14,7 +14,7 @@ from pathlib import Path
 from temporalio import activity
 
 from activities.small_files import SmallFileError, read_small_file
-from activities.tools.base import ToolContext, ToolOutput, ToolRequest, with_content_ref
+from activities.tools.base import ToolContext, ToolOutput, ToolRequest, stored
 from activities.workspace import run_blocking
 from agents.skills import (
     MAX_SKILL_BYTES,
@@ -123,4 +123,4 @@ def skill_sync(req: SkillRequest) -> ToolOutput:
 @activity.defn(name="tool.skill")
 async def run_skill(req: SkillRequest) -> ToolOutput:
     """The skill's instructions, as the tool's result (a long one also in the blob store)."""
-    return with_content_ref(await run_blocking(skill_sync, req))
+    return await stored(await run_blocking(skill_sync, req))
