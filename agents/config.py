@@ -48,8 +48,9 @@ class AgentSettings(_Section):
     continue_as_new_events: int = Field(default=10_000, ge=100)
     """Continue as new once a run's history has this many events (R92)."""
     liveness_check_s: float = Field(default=120, gt=0)
-    """While waiting for background sub-agents, check this often that they still run (a
-    terminated one cannot report its end)."""
+    """While waiting for background sub-agents, check this long after the wait begins that
+    they still run (a terminated one cannot report its end), then at twice the interval
+    each time, up to 15 minutes (a long wait's history grows slowly)."""
     background_command_wait_s: float = Field(default=3600, gt=0)
     """How long an agent whose turn has ended waits for its background commands to end
     before it stops them (a server it left running must not hold it for good; a test suite

@@ -63,7 +63,7 @@ from workflows.agent_setup import (
 )
 from workflows.agent_tools import AgentParts, workflow_tools
 from workflows.carry import SEEN_MAIL_KEPT, AgentCarry, should_continue_as_new
-from workflows.child_endings import settle_children
+from workflows.child_endings import LIVENESS_BACKOFF, liveness_interval, settle_children
 from workflows.client_input import client_start, refuse_unknown_fields
 from workflows.contracts import (
     AgentInput,
@@ -598,9 +598,11 @@ class AgentWorkflow:
         and then that the children it waits for still run: one that was terminated, or died
         past its own reporting, cannot send its notification."""
         ctx = self._subagents.ctx
-        interval = timedelta(seconds=ctx.config.agents.liveness_check_s if ctx else 120)
+        base_s = ctx.config.agents.liveness_check_s if ctx else 120
+        interval = timedelta(seconds=base_s)
         wait_s = ctx.config.agents.background_command_wait_s if ctx else 3600
         shells = TurnEndDeadline(self._registry, wait_s)
+        checks = 0
         while True:
             timeout = shells.next_wait(interval)
             try:
@@ -614,6 +616,10 @@ class AgentWorkflow:
             except TimeoutError:
                 if not await shells.stop_due():
                     await self._subagents.check_liveness()
+                    checks += 1
+                    # Asked only after a check, where the next wait's length is decided.
+                    if versions.patched(LIVENESS_BACKOFF):
+                        interval = timedelta(seconds=liveness_interval(base_s, checks))
 
     async def _team_send(self, me: str, fallback, call) -> ToolResultBlock:
         # The team as it is now: a teammate the lead added since this run began is in it.

@@ -153,6 +153,21 @@ def spent(state: AgentRunState) -> AgentUsage:
     return AgentUsage.model_validate(state.usage) if state.usage else AgentUsage()
 
 
+LIVENESS_BACKOFF = "liveness-backoff"
+"""Patch id: a wait's liveness checks come further apart while every child still runs. At a
+fixed two minutes, each check's ~11 events filled a waiting agent's history to Temporal's
+limit in about six days, and the wait does not continue as new."""
+LIVENESS_CHECK_MAX_S = 900.0
+"""The longest a wait goes between checks: how late, at worst, an agent learns of a child
+that closed without telling it (terminated, say)."""
+
+
+def liveness_interval(base_s: float, checks: int) -> float:
+    """Seconds to the next check, after `checks` in this wait found nothing closed: doubling
+    from the configured `base_s` up to LIVENESS_CHECK_MAX_S (never below `base_s`)."""
+    return max(base_s, min(base_s * 2 ** min(checks, 32), LIVENESS_CHECK_MAX_S))
+
+
 async def check_liveness(registry: ChildRegistry) -> None:
     """Record the end of any background child or command whose run closed without telling
     us."""

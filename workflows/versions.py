@@ -68,6 +68,7 @@ AFTER_BASELINE = frozenset(
         "fork-no-plan-mode",
         "fork-stop-when-started",
         "kill-on-host",
+        "liveness-backoff",
         "mail-after-stop-resumes",
         "max-turns-keeps-ended",
         "max-tokens-resume",

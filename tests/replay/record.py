@@ -27,6 +27,7 @@ from tests.replay.scenarios_agent import (
     demo,
     fork_plan_mode,
     killed,
+    liveness_backoff,
     max_tokens_resume,
     model_auto,
     model_local,
@@ -270,6 +271,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A lead's late answer to a stopped run's plan, not taken by the resumed run's (patched
     # plan-ids-per-run); `subagents_plan_late_answer_v0` recorded on 4e45d1a, where it was.
     "subagents_plan_late_answer": plan_late_answer,
+    # A parent's liveness checks, further apart each time (patched liveness-backoff);
+    # `agent_liveness_backoff_v0` recorded on 1666e00, at a fixed interval.
+    "agent_liveness_backoff": liveness_backoff,
     # The lead's plan approval to "*", refused (patched no-structured-broadcast, in a);
     # `team_structured_broadcast_v0` recorded on 0e4317e, where it went to everyone.
     "team_structured_broadcast": team_structured_broadcast,

@@ -541,6 +541,16 @@ async def plan_late_answer(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def liveness_backoff(client: Client, tmp: Path) -> WorkflowHandle:
+    """A parent's liveness checks while it waits for a background child, further apart each
+    time (patched liveness-backoff)."""
+    from tests.workflows.test_agent_endings import wait_for_a_sleeping_child
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    handle, _ = await wait_for_a_sleeping_child(client, repo, os.environ["OUTLAST_RECORDING"])
+    return handle
+
+
 async def context_full(client: Client, tmp: Path) -> WorkflowHandle:
     """A tool call the context window cut off: refused (patched context-full-cuts-calls)."""
     from tests.workflows.test_bad_output import CONTEXT_FULL

@@ -222,6 +222,54 @@ async def test_a_child_terminated_after_continue_as_new_is_reported_failed(clien
     assert "<tool_uses>1</tool_uses>" in note, note
 
 
+async def test_a_waiting_agent_checks_its_children_less_and_less_often(client, git_repo):
+    """While a background child runs, its parent checks that it still does (a terminated
+    child cannot report), each check after the one before at twice the interval, up to 15
+    minutes. At a fixed interval (two minutes by default) the checks' ~11 events each filled
+    a waiting agent's history to Temporal's limit in about six days."""
+    from temporalio.api.enums.v1 import EventType
+
+    parent, result = await wait_for_a_sleeping_child(client, git_repo)
+    assert any("SLEPT" in n for n in notifications(result))
+    waits = [
+        e.timer_started_event_attributes.start_to_fire_timeout.ToTimedelta().total_seconds()
+        async for e in parent.fetch_history_events()
+        if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED
+    ]
+    checks = [w for w in waits if w < 60]
+    assert checks[:3] == [0.5, 1.0, 2.0], waits
+    assert len(checks) <= 5, waits  # ~12 at a fixed half second
+
+
+async def wait_for_a_sleeping_child(client, git_repo, wf_id: str | None = None):
+    """A parent (liveness checks every half second) waits for a background child whose Bash
+    sleeps 6 s; the parent's handle and result."""
+    config = OutlastConfig(model=FAST_MODEL, agents=AgentSettings(liveness_check_s=0.5))
+    script = {
+        "agents": [
+            {
+                "name": "sleeper",
+                "match": {"agent_name": "sleeper"},
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 6"}}},
+                    {"text": "SLEPT"},
+                ],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [{"tool_use": spawn("sleeper", "sleep", True)}, {"text": "waiting"}],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", git_repo, queues, config=config)
+            parent = await start(client, inp, queues, wf_id)
+            result = await asyncio.wait_for(parent.result(), 60)
+    return parent, result
+
+
 async def test_mail_that_comes_as_the_last_turn_is_spent_is_reported_unread(client, git_repo):
     """An agent whose turns are spent does not go on for mail that came during its last
     turn: it went on as its next generation, which carried the spent turns, ended at once
