@@ -15,7 +15,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
 from activities.beneath import open_file
-from activities.tools.base import FileStamp, ImageRef, ToolOutput, ToolRequest, stored
+from activities.tools.base import (
+    FileStamp,
+    ImageRef,
+    ToolOutput,
+    ToolRequest,
+    with_content_ref,
+)
 from activities.tools.images import MAX_FILE_BYTES as MAX_IMAGE_FILE_BYTES
 from activities.tools.images import (
     NotAnImage,
@@ -344,11 +350,16 @@ def _read_notebook(path: Path, key: str) -> ToolOutput:
     )
 
 
+def _read_and_store(req: ReadRequest) -> ToolOutput:
+    # One thread for both: the store syncs what it writes.
+    return with_content_ref(read_sync(req))
+
+
 @activity.defn(name="tool.read")
 async def read_file(req: ReadRequest) -> ToolOutput:
     """Read a text file from the workspace; see DESCRIPTION for the model-facing contract."""
     try:
-        return await stored(await run_blocking(read_sync, req))
+        return await run_blocking(_read_and_store, req)
     except OSError as e:  # no permission, a file where a directory should be: model-fixable
         return ToolOutput(
             content=f"Cannot read {req.input.file_path}: {e.strerror or e}", is_error=True

@@ -14,7 +14,7 @@ from pathlib import Path
 from temporalio import activity
 
 from activities.small_files import SmallFileError, read_small_file
-from activities.tools.base import ToolContext, ToolOutput, ToolRequest, stored
+from activities.tools.base import ToolContext, ToolOutput, ToolRequest, with_content_ref
 from activities.workspace import run_blocking
 from agents.skills import (
     MAX_SKILL_BYTES,
@@ -120,7 +120,12 @@ def skill_sync(req: SkillRequest) -> ToolOutput:
     return ToolOutput(content=unknown_skill_text(name, [i for i, _ in skills]), is_error=True)
 
 
+def _skill_and_store(req: SkillRequest) -> ToolOutput:
+    # One thread for both: the store syncs what it writes.
+    return with_content_ref(skill_sync(req))
+
+
 @activity.defn(name="tool.skill")
 async def run_skill(req: SkillRequest) -> ToolOutput:
     """The skill's instructions, as the tool's result (a long one also in the blob store)."""
-    return await stored(await run_blocking(skill_sync, req))
+    return await run_blocking(_skill_and_store, req)
