@@ -7,6 +7,8 @@ on the address yet, and later commands (and `temporal workflow show`) find it th
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import signal
@@ -14,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,6 +126,19 @@ class DevServer:
         address = f"{option.get('--ip', 'localhost')}:{option.get('--port', '7233')}"
         return None if address == self.address else address
 
+    @contextlib.contextmanager
+    def _starting(self) -> Iterator[None]:
+        """One start at a time per state directory, until its server is ready: two `outlast
+        run`s started together both found nothing listening and both started a server, and
+        the one that lost the port overwrote the pid file with its own, dead, pid."""
+        try:
+            make_state_dir(self.state_dir)
+        except StateDirError as e:
+            raise DevServerError(str(e)) from None
+        with open(self.state_dir / "temporal.start.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield  # released when the file closes
+
     def start(self, *, detach: bool) -> subprocess.Popen:
         """Start the server; with `detach` it survives this process (own session, log file).
 
@@ -130,16 +146,16 @@ class DevServer:
             DevServerError: it did not start, or this state directory's server already runs
                 on another port (a second server on one database would corrupt it).
         """
+        with self._starting():
+            return self._start(detach)
+
+    def _start(self, detach: bool) -> subprocess.Popen:
         if (other := self.live_elsewhere()) is not None:
             raise DevServerError(
                 f"the embedded dev server of {self.state_dir} already runs on {other}, and "
                 f"two servers on one database would corrupt it: use that one "
                 f"(TEMPORAL_ADDRESS={other}), or stop it first with `outlast server-stop`."
             )
-        try:
-            make_state_dir(self.state_dir)
-        except StateDirError as e:
-            raise DevServerError(str(e)) from None
         log = open(self.state_dir / "temporal.log", "ab")  # noqa: SIM115 - owned by the child
         proc = subprocess.Popen(
             self.command(),
@@ -187,7 +203,10 @@ class DevServer:
         """Start it in the background unless something already listens; True if started."""
         if self.running():
             return False
-        self.start(detach=True)
+        with self._starting():
+            if self.running():  # another command started it while this one waited
+                return False
+            self._start(detach=True)
         return True
 
     def stop(self) -> bool:

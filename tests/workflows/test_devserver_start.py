@@ -4,6 +4,8 @@ fails or is interrupted before the server is ready."""
 from __future__ import annotations
 
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -67,3 +69,37 @@ def test_a_second_server_on_one_state_directory_is_refused(tmp_path) -> None:
     finally:
         first.stop()
         proc.wait(timeout=30)
+
+
+def test_two_commands_starting_the_server_at_once_start_one(tmp_path) -> None:
+    """Two `outlast run`s at once, nothing listening yet: both started a server, and the one
+    that lost the port failed with "exited at start" and left its own dead pid in the pid
+    file (so `outlast server-stop` could no longer stop the server that ran). One starts it,
+    the other waits for it and uses it."""
+    port = free_port()
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from outlast.devserver import DevServer\n"
+        f"server = DevServer(state_dir=Path(sys.argv[1]), host='127.0.0.1', port={port}, "
+        "headless=True)\n"
+        "print(server.ensure_running())\n"
+    )
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(tmp_path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [run.communicate(timeout=120)[0] for run in runs]
+    server = DevServer(state_dir=tmp_path, host="127.0.0.1", port=port, headless=True)
+    try:
+        assert [run.returncode for run in runs] == [0, 0], outputs
+        assert sorted(out.strip().splitlines()[-1] for out in outputs) == ["False", "True"]
+        pid = int(server.pid_file.read_text())
+        assert f"--port\0{port}\0".encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    finally:
+        assert server.stop() is True
