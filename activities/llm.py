@@ -39,7 +39,7 @@ from activities.model_http import BROKEN_STREAM, model_client
 from activities.model_stream import Accumulator, StreamedMessage, usage_of
 from activities.request_images import within_image_limits
 from activities.result_refs import resolve_refs
-from activities.store import default_store
+from activities.store import BlobStore, default_store
 from activities.tools.base import ImageRef
 from agents.messages import (
     Message,
@@ -385,13 +385,18 @@ def _local_timeout(limit_s: float, attempt: int) -> LocalModelCallTimedOut:
     return LocalModelCallTimedOut(f"Model call ran past its {limit_s:g} s local-activity limit")
 
 
+def _conversation(req: ModelRequest, store: BlobStore) -> tuple[list[Message], list[Message]]:
+    """The request's new messages with their references filled in (tool outputs, images, a
+    PDF of up to 64 MB), and the whole conversation as the API takes it."""
+    append = [resolve_refs(m, req.append_refs, store, req.append_images) for m in req.append]
+    return append, for_the_api([*transcripts.load(store, req.transcript), *append])
+
+
 @activity.defn(name="llm.call_model")
 async def call_model(req: ModelRequest) -> ModelResponse:
     """One model turn: load the conversation, stream the answer, record both in the store."""
     began = time.monotonic()
     store = default_store()
-    append = [resolve_refs(m, req.append_refs, store, req.append_images) for m in req.append]
-    messages = for_the_api([*transcripts.load(store, req.transcript), *append])
     info = activity.info()
     timeout = info.start_to_close_timeout.total_seconds() if info.start_to_close_timeout else 600
     # A local activity lives inside its workflow task and cannot heartbeat.
@@ -403,19 +408,22 @@ async def call_model(req: ModelRequest) -> ModelResponse:
         timeout + slack, connect=min(CONNECT_TIMEOUT_S, timeout) + slack
     )
     try:
-        final, request_id = await _stream(_body(req, messages), _options(req, http_timeout))
-    except asyncio.CancelledError:
-        details = activity.cancellation_details()
-        if info.is_local and details is not None and details.timed_out:
-            raise _local_timeout(timeout, info.attempt) from None
-        raise
+        # The store's work in threads (a cold conversation is read blob by blob, and the
+        # append syncs what it writes): the event loop is the worker's, streaming every
+        # other agent's model call and running its workflow tasks. Heartbeating throughout.
+        append, messages = await asyncio.to_thread(_conversation, req, store)
+        try:
+            final, request_id = await _stream(_body(req, messages), _options(req, http_timeout))
+        except asyncio.CancelledError:
+            details = activity.cancellation_details()
+            if info.is_local and details is not None and details.timed_out:
+                raise _local_timeout(timeout, info.attempt) from None
+            raise
+        reply = Message(role="assistant", content=final.content)
+        head = await asyncio.to_thread(transcripts.append, store, req.transcript, [*append, reply])
     finally:
         if beat is not None:
             beat.cancel()
-    reply = Message(role="assistant", content=final.content)
-    # In a thread: the store syncs what it writes, and the event loop is the worker's,
-    # streaming every other agent's model call and running its workflow tasks.
-    head = await asyncio.to_thread(transcripts.append, store, req.transcript, [*append, reply])
     return ModelResponse(
         message=reply,
         stop_reason=final.stop_reason,

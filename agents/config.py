@@ -50,7 +50,8 @@ class AgentSettings(_Section):
     liveness_check_s: float = Field(default=120, gt=0)
     """While waiting for background sub-agents, check this long after the wait begins that
     they still run (a terminated one cannot report its end), then at twice the interval
-    each time, up to 15 minutes (a long wait's history grows slowly)."""
+    each time, up to 15 minutes or this interval if longer (a long wait's history grows
+    slowly)."""
     background_command_wait_s: float = Field(default=3600, gt=0)
     """How long an agent whose turn has ended waits for its background commands to end
     before it stops them (a server it left running must not hold it for good; a test suite

@@ -135,9 +135,24 @@ class DevServer:
             make_state_dir(self.state_dir)
         except StateDirError as e:
             raise DevServerError(str(e)) from None
-        with open(self.state_dir / "temporal.start.lock", "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            yield  # released when the file closes
+        path = self.state_dir / "temporal.start.lock"
+        try:
+            lock = open(path, "a")  # noqa: SIM115 - closed below, which releases the lock
+        except OSError as e:
+            raise DevServerError(f"cannot open {path} ({e.strerror or e})") from None
+        with lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print(
+                    f"waiting for another command to start the dev server of {self.state_dir}",
+                    file=sys.stderr,
+                )
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            except OSError as e:
+                # A filesystem without locks (NFS without lockd): go on as before them.
+                print(f"starting without a lock: {path}: {e.strerror or e}", file=sys.stderr)
+            yield
 
     def start(self, *, detach: bool) -> subprocess.Popen:
         """Start the server; with `detach` it survives this process (own session, log file).
@@ -150,6 +165,11 @@ class DevServer:
             return self._start(detach)
 
     def _start(self, detach: bool) -> subprocess.Popen:
+        if self.running():
+            # Started by another command while this one waited for the lock.
+            raise DevServerError(
+                f"something already listens on {self.address}; run `outlast worker` instead."
+            )
         if (other := self.live_elsewhere()) is not None:
             raise DevServerError(
                 f"the embedded dev server of {self.state_dir} already runs on {other}, and "
@@ -164,6 +184,7 @@ class DevServer:
             stdin=subprocess.DEVNULL,
             start_new_session=detach,
         )
+        previous = self.pid_file.read_text() if self.pid_file.exists() else None
         self.pid_file.write_text(str(proc.pid))
         try:
             self.wait_ready(proc)
@@ -172,6 +193,12 @@ class DevServer:
             # this process must not outlive it because its caller never got its handle.
             if not detach:
                 proc.terminate()
+            if proc.poll() is not None or not detach:
+                # The pid file names a server that runs, or none, never one that died.
+                if previous is None:
+                    self.pid_file.unlink(missing_ok=True)
+                else:
+                    self.pid_file.write_text(previous)
             raise
         return proc
 

@@ -3,6 +3,9 @@ fails or is interrupted before the server is ready."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -85,21 +88,51 @@ def test_two_commands_starting_the_server_at_once_start_one(tmp_path) -> None:
         "headless=True)\n"
         "print(server.ensure_running())\n"
     )
-    runs = [
-        subprocess.Popen(
-            [sys.executable, "-c", code, str(tmp_path)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        for _ in range(2)
-    ]
-    outputs = [run.communicate(timeout=120)[0] for run in runs]
     server = DevServer(state_dir=tmp_path, host="127.0.0.1", port=port, headless=True)
+    runs: list[subprocess.Popen] = []
     try:
+        for _ in range(2):
+            runs.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", code, str(tmp_path)],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                )
+            )
+        outputs = [run.communicate(timeout=120)[0] for run in runs]
         assert [run.returncode for run in runs] == [0, 0], outputs
         assert sorted(out.strip().splitlines()[-1] for out in outputs) == ["False", "True"]
         pid = int(server.pid_file.read_text())
         assert f"--port\0{port}\0".encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
-    finally:
         assert server.stop() is True
+    finally:
+        for run in runs:
+            run.kill()
+        _stop_servers_of(tmp_path / "temporal.db")
+
+
+def test_a_start_that_finds_the_server_running_changes_nothing(tmp_path) -> None:
+    """`outlast dev` checked the port before it waited for another command's start: it then
+    started a second server on the same address, which died, its pid in the pid file."""
+    first = DevServer(state_dir=tmp_path, host="127.0.0.1", port=free_port(), headless=True)
+    try:
+        assert first.ensure_running() is True
+        pid = first.pid_file.read_text()
+        with pytest.raises(DevServerError, match="already listens on"):
+            first.start(detach=True)
+        assert first.pid_file.read_text() == pid
+    finally:
+        _stop_servers_of(tmp_path / "temporal.db")
+
+
+def _stop_servers_of(db: Path) -> None:
+    """Kill every dev server on `db`, whatever its pid file says."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"start-dev" in argv and str(db).encode() in argv:
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(cmdline.parent.name), signal.SIGKILL)
