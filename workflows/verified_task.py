@@ -47,7 +47,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows import search_attributes as sa
 from workflows.child_agents import child_failure, ended_usage, run_agent_child
-from workflows.child_endings import spent
+from workflows.child_endings import LIVENESS_BACKOFF, liveness_interval, spent
 from workflows.client_input import refuse_unknown_fields
 from workflows.contracts import (
     AgentInput,
@@ -270,11 +270,10 @@ class VerifiedTaskWorkflow:
         if not versions.patched("verified-task-liveness"):  # the first release waited only
             await workflow.wait_condition(lambda: generation in self._ends)
             return self._ends[generation]
+        interval, checks = self._liveness, 0
         while True:
             try:
-                await workflow.wait_condition(
-                    lambda: generation in self._ends, timeout=self._liveness
-                )
+                await workflow.wait_condition(lambda: generation in self._ends, timeout=interval)
                 return self._ends[generation]
             except TimeoutError:
                 states: list[AgentRunState] = await workflow.execute_activity_method(
@@ -289,6 +288,12 @@ class VerifiedTaskWorkflow:
                         error=state.error or f"its workflow ended {state.status.lower()}",
                         usage=spent(state),
                     )
+                checks += 1
+                # As an agent's wait for its children (asked after a check that found it
+                # running): a long implementer run must not fill the task's history.
+                if versions.patched(LIVENESS_BACKOFF):
+                    base_s = self._liveness.total_seconds()
+                    interval = timedelta(seconds=liveness_interval(base_s, checks))
 
     async def _verify(
         self, inp: VerifiedTaskInput, round_no: int, end: AgentNotification

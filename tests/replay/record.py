@@ -69,6 +69,7 @@ from tests.replay.scenarios_patterns import (
     team_structured_broadcast,
     verified_killed_verifier,
     verified_late_mail,
+    verified_liveness_backoff,
     verified_task,
 )
 from tests.replay.scenarios_subagents import (
@@ -274,6 +275,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A parent's liveness checks, further apart each time (patched liveness-backoff);
     # `agent_liveness_backoff_v0` recorded on 1666e00, at a fixed interval.
     "agent_liveness_backoff": liveness_backoff,
+    # The same for a verified task's implementer; `verified_liveness_backoff_v0` recorded on
+    # 7e807b8, at a fixed interval.
+    "verified_liveness_backoff": verified_liveness_backoff,
     # The lead's plan approval to "*", refused (patched no-structured-broadcast, in a);
     # `team_structured_broadcast_v0` recorded on 0e4317e, where it went to everyone.
     "team_structured_broadcast": team_structured_broadcast,

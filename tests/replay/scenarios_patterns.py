@@ -285,6 +285,13 @@ async def verified_killed_verifier(client: Client, tmp: Path) -> WorkflowHandle:
     return client.get_workflow_handle(name)
 
 
+async def verified_liveness_backoff(client: Client, tmp: Path) -> WorkflowHandle:
+    """A long implementer run checked further apart each time (patched liveness-backoff)."""
+    from tests.workflows.test_verified_task import verified_with_a_slow_implementer
+
+    return await verified_with_a_slow_implementer(client, tmp, os.environ["OUTLAST_RECORDING"])
+
+
 async def stop_starting(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_stop_starting_worker import stop_as_it_starts
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowHandle
 
+from agents.config import AgentSettings
 from outlast.inspect import agent_tree, list_rows
 from tests.conftest import make_git_repo
 from tests.support import fast_config, running_workers, scripted_model
@@ -381,3 +382,46 @@ async def test_a_verifier_killed_on_its_own_is_a_fail_round(client, tmp_path):
     assert second.verdict == "PASS"
     # The implementer's Read and two Edits, and each verifier's Bash (the killed one's too).
     assert result.usage.tool_uses == 3 + 1 + 1, result.usage
+
+
+async def test_a_long_implementer_run_is_checked_less_and_less_often(client, tmp_path):
+    """The task checks that its implementer still runs (a terminated one cannot report) at
+    twice the interval each time, as an agent checks its children: at a fixed interval a
+    long implementer run filled the task's history."""
+    handle = await verified_with_a_slow_implementer(client, tmp_path)
+    result = await handle.result()
+    assert result.status == "passed", result.message
+    waits = [
+        e.timer_started_event_attributes.start_to_fire_timeout.ToTimedelta().total_seconds()
+        async for e in handle.fetch_history_events()
+        if e.event_type == EventType.EVENT_TYPE_TIMER_STARTED
+    ]
+    assert waits[:3] == [0.5, 1.0, 2.0], waits
+    assert len(waits) <= 8, waits  # ~12 in round 1 alone at a fixed half second
+
+
+async def verified_with_a_slow_implementer(client, tmp_path, wf_id: str | None = None):
+    """A verified task (FAIL, then PASS) whose implementer's first turn takes 6 s, checked
+    every half second at first; its handle once it has ended."""
+    script = {"agents": [dict(a) for a in SCRIPT["agents"]]}
+    implementer = script["agents"][-1]
+    implementer["turns"] = [
+        {**implementer["turns"][0], "delay_ms": 6000},
+        *implementer["turns"][1:],
+    ]
+    repo = task_repo(tmp_path / "repo")
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await client.start_workflow(
+                "VerifiedTaskWorkflow",
+                VerifiedTaskInput(
+                    task=TASK,
+                    workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+                    config=fast_config(agents=AgentSettings(liveness_check_s=0.5)),
+                ),
+                id=wf_id or f"vt-slow-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=VerifiedTaskResult,
+            )
+            await handle.result()
+    return handle
