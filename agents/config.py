@@ -11,6 +11,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MAX_SECONDS = 10 * 365 * 24 * 3600
+"""The longest a duration setting may be (ten years). Workflow code turns settings into
+timers and deadlines (`workflow.now()` plus the setting): an infinite or astronomically long
+one raised OverflowError there, which failed the workflow task on every retry."""
+MAX_MS = MAX_SECONDS * 1000
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -25,7 +31,7 @@ class Features(_Section):
 
 
 class AgentSettings(_Section):
-    auto_background_ms: int = 0
+    auto_background_ms: int = Field(default=0, ge=0, le=MAX_MS)
     background_tasks_disabled: bool = False
     simple_worker_tools: bool = False
     allow_nested_agents: bool = False
@@ -41,18 +47,18 @@ class AgentSettings(_Section):
     """Permission rules such as `Agent(Explore)` that forbid spawning a type (R13)."""
     assistant_force_async: bool = False
     default_background: bool = False
-    background_hint_ms: int = Field(default=2000, ge=0)
+    background_hint_ms: int = Field(default=2000, ge=0, le=MAX_MS)
     turns_per_run: int | None = Field(default=None, ge=1)
     """Continue as new after this many turns in one run (None: only on the server's advice
     or `continue_as_new_events`)."""
     continue_as_new_events: int = Field(default=10_000, ge=100)
     """Continue as new once a run's history has this many events (R92)."""
-    liveness_check_s: float = Field(default=120, gt=0)
+    liveness_check_s: float = Field(default=120, gt=0, le=MAX_SECONDS)
     """While waiting for background sub-agents, check this long after the wait begins that
     they still run (a terminated one cannot report its end), then at twice the interval
     each time, up to 15 minutes or this interval if longer (a long wait's history grows
     slowly)."""
-    background_command_wait_s: float = Field(default=3600, gt=0)
+    background_command_wait_s: float = Field(default=3600, gt=0, le=MAX_SECONDS)
     """How long an agent whose turn has ended waits for its background commands to end
     before it stops them (a server it left running must not hold it for good; a test suite
     of most of an hour still reports)."""
@@ -77,14 +83,14 @@ class ModelSettings(_Section):
         }
     )
     max_tokens: int = Field(default=32000, ge=1)
-    call_timeout_s: float = Field(default=600, gt=0)
+    call_timeout_s: float = Field(default=600, gt=0, le=MAX_SECONDS)
     """Longest a single model call (one attempt) may take."""
-    heartbeat_timeout_s: float = Field(default=30, gt=0)
+    heartbeat_timeout_s: float = Field(default=30, gt=0, le=MAX_SECONDS)
     """A model call that sends no heartbeat for this long is presumed lost with its worker."""
     max_attempts: int = Field(default=0, ge=0)
     """0: retry transient failures (overload, rate limits, outages) until `retry_window_s`
     runs out; requests the API rejects are never retried."""
-    retry_window_s: float = Field(default=6 * 3600, gt=0)
+    retry_window_s: float = Field(default=6 * 3600, gt=0, le=MAX_SECONDS)
     """How long a model call may keep retrying in all: an hours-long task should outlast an
     API outage of several minutes, not fail every agent after the 10th attempt."""
     local_activity: ModelCallMode = False
@@ -110,7 +116,7 @@ BACKGROUND_OUTPUT_CAP = 5 * 1024**3
 
 class ToolSettings(_Section):
     glob_sort: Literal["mtime_asc", "mtime_desc"] = "mtime_asc"
-    heartbeat_timeout_s: float = Field(default=30, ge=5)
+    heartbeat_timeout_s: float = Field(default=30, ge=5, le=MAX_SECONDS)
     """How soon a tool whose worker died is retried (or, for Bash, re-run after its
     leftover processes are killed)."""
     background_output_max_bytes: int = Field(default=BACKGROUND_OUTPUT_CAP, ge=1024)

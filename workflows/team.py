@@ -28,6 +28,7 @@ from temporalio.exceptions import (
 )
 from temporalio.workflow import ParentClosePolicy
 
+from agents.config import MAX_SECONDS
 from agents.team_protocol import shutdown_request_text
 from agents.team_tasks import TaskRuleError, TeamTask, create_task, sorted_tasks, update_task
 from workflows import search_attributes as sa
@@ -332,6 +333,11 @@ class TeamWorkflow:
     @request_shutdown.validator
     def _check_shutdown(self, ask: ShutdownAsk) -> None:
         check_update_fields("request_shutdown", ask)
+        if not ask.timeout_s <= MAX_SECONDS:  # inf too; a timer of it failed the task
+            raise ValueError(
+                f"update `request_shutdown` refused: timeout_s {ask.timeout_s:g} is longer "
+                f"than any wait can be ({MAX_SECONDS} s)"
+            )
         self._refuse_when_ended()
         self._check_member(ask.name)
 

@@ -290,6 +290,10 @@ async def run_shutdown_scenario(
             with pytest.raises(WorkflowUpdateFailedError) as refused:
                 await handle.execute_update(update, typo)
             assert f"update `{update}` refused: unknown field" in str(refused.value.cause)
+        # A wait no timer can hold failed the team's workflow task on every retry.
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update("request_shutdown", {"name": "a", "timeout_s": 1e14})
+        assert "timeout_s 1e+14 is longer than any wait can be" in str(refused.value.cause)
         await handle.signal("kill_member", {"nmae": "c"})
         await handle.signal("shutdown", {"reason": ["not", "a", "string"]})
         for _ in range(50):
