@@ -9,6 +9,7 @@ the owner lets go of it or completes it.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -114,8 +115,16 @@ def create_task(tasks: dict[str, TeamTask], inp: TaskCreateInput, caller: str) -
     )
 
 
-def update_task(tasks: dict[str, TeamTask], inp: TaskUpdateInput, caller: str) -> TeamTask:
-    """The task after `caller` applies `inp`, or TaskRuleError."""
+def update_task(
+    tasks: dict[str, TeamTask],
+    inp: TaskUpdateInput,
+    caller: str,
+    holders: Collection[str] | None = None,
+) -> TeamTask:
+    """The task after `caller` applies `inp`, or TaskRuleError. A task in progress is locked
+    to its owner while the owner is among `holders` (the members still running; None: any
+    owner): a member that ended holding one (killed, shut down, out of turns) would keep it
+    from everyone for good."""
     task = tasks.get(inp.taskId)
     if task is None:
         known = ", ".join(sorted(tasks, key=_id_order)) or "none"
@@ -124,7 +133,11 @@ def update_task(tasks: dict[str, TeamTask], inp: TaskUpdateInput, caller: str) -
     status = inp.status or task.status
     if status == "in_progress" and owner is None:
         owner = caller  # starting work on an unowned task claims it
-    held_by_other = task.status == "in_progress" and task.owner not in (None, caller)
+    held_by_other = (
+        task.status == "in_progress"
+        and task.owner not in (None, caller)
+        and (holders is None or task.owner in holders)
+    )
     if held_by_other and (owner != task.owner or status != task.status):
         raise TaskRuleError(
             f"Task {task.id} is in progress and owned by {task.owner}; only they can change "

@@ -542,7 +542,7 @@ class TeamWorkflow:
 
     @workflow.update(name="task_update")
     def task_update(self, request: TaskUpdateRequest) -> TeamTask:
-        task = update_task(self._tasks, request.update, request.caller)
+        task = update_task(self._tasks, request.update, request.caller, self._live())
         self._tasks[task.id] = task
         self._details()
         return task
@@ -553,7 +553,7 @@ class TeamWorkflow:
         # the validator sees the list as it is, replayed or not. A refused claim leaves no
         # trace in history.
         try:
-            update_task(self._tasks, request.update, request.caller)
+            update_task(self._tasks, request.update, request.caller, self._live())
         except TaskRuleError as e:
             raise ValueError(str(e)) from None
 

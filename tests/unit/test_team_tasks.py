@@ -85,3 +85,14 @@ def test_quiet_only_when_all_idle_and_every_message_received():
     # Mail forwarded by the team counts too; ended members do not hold the team up.
     assert not quiet({"a": report("a"), "b": report("b")}, live, {"a": 1})
     assert quiet({"a": report("a", b=3)}, ["a"], {})
+
+
+def test_a_claim_locks_only_while_its_owner_runs():
+    # b was killed (or shut down, or spent its turns) with #1 in progress: the claim locked
+    # it for good, from the lead and the user too.
+    tasks = tasks_with("one")
+    apply(tasks, "b", taskId="1", status="in_progress")
+    fields = TaskUpdateInput(taskId="1", owner="c", status="in_progress")
+    with pytest.raises(TaskRuleError, match="owned by b"):
+        update_task(tasks, fields, "c", holders={"b", "c"})
+    assert update_task(tasks, fields, "c", holders={"c", "lead"}).owner == "c"

@@ -17,7 +17,7 @@ from temporalio.client import (
 from temporalio.exceptions import CancelledError
 
 from agents.builtin.teammate import COMMUNICATION
-from agents.team_tasks import TaskCreateInput
+from agents.team_tasks import TaskCreateInput, TaskUpdateInput, TeamTask
 from tests.support import (
     Queues,
     crashable_worker,
@@ -32,6 +32,8 @@ from workflows.pattern_contracts import (
     MemberRef,
     ShutdownAsk,
     ShutdownOutcome,
+    TaskCreateRequest,
+    TaskUpdateRequest,
     TeamInput,
     TeamMail,
     TeammateSpec,
@@ -265,6 +267,17 @@ async def run_shutdown_scenario(
         "TeamWorkflow", inp, id=wf_id, task_queue=queues.task_queue, result_type=TeamResult
     )
     await wait_for_states(handle, {"a": "idle", "b": "idle", "c": "idle"})
+    if after_b:
+        # b holds a task when it ends: its claim must not lock the task from everyone.
+        held = await handle.execute_update(
+            "task_create",
+            TaskCreateRequest(task=TaskCreateInput(subject="HELD", description="")),
+            result_type=TeamTask,
+        )
+        await claim(handle, held.id, "b")
+        with pytest.raises(WorkflowUpdateFailedError) as locked:
+            await claim(handle, held.id, "a")
+        assert "owned by b" in str(locked.value.cause)
     approved = await handle.execute_update(
         "request_shutdown", ShutdownAsk(name="b"), result_type=ShutdownOutcome
     )
@@ -308,6 +321,7 @@ async def run_shutdown_scenario(
         assert not view.shutting_down
         assert {m.name: m.state for m in view.members}["c"] == "idle"
     if after_b:
+        assert (await claim(handle, held.id, "a")).owner == "a"
         sent = await handle.execute_update(
             "message_member", TeamMail(to="*", text="Status, anyone?"), result_type=str
         )
@@ -360,6 +374,13 @@ async def test_terminate_asks_and_kill_cancels(client, git_repo):
     assert "shutdown-b-1" in b_last and "shutdown_response" not in b_last
     b = await client.get_workflow_handle(f"{handle.id}/b", result_type=AgentResult).result()
     assert b.stopped and b.status == "completed"
+
+
+async def claim(handle, task_id: str, caller: str) -> TeamTask:
+    """`caller` starts work on the task (TaskUpdate status in_progress)."""
+    update = TaskUpdateInput(taskId=task_id, owner=caller, status="in_progress")
+    request = TaskUpdateRequest(update=update, caller=caller)
+    return await handle.execute_update("task_update", request, result_type=TeamTask)
 
 
 async def wait_for_states(handle, wanted: dict[str, str], timeout: float = 30) -> None:
