@@ -37,7 +37,8 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
         colour = "green" if result.status == "completed" else "yellow"
         line(f"{result.status}: {result.messages} messages inside the team", colour)
         for m in result.members:
-            line(f"  {m.name} ({m.agent_type}): {m.status}")
+            unread = f", {count(m.unread_messages, 'message')} unread" if m.unread_messages else ""
+            line(f"  {m.name} ({m.agent_type}): {m.status}{unread}")
         for t in result.tasks:
             owner = f" ({t.owner})" if t.owner else ""
             line(f"  task #{t.id} {t.subject}: {t.status}{owner}")

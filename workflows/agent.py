@@ -225,8 +225,10 @@ class AgentWorkflow:
             raise
         result = await self._end(inp, "completed", loop_end=end)
         if self._mailbox and inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):
-            # A teammate ends only when its team does: what arrived since stays unread.
+            # A teammate ends only when its team does: what arrived since stays unread, and
+            # the result says how much (its senders were told it was queued).
             workflow.logger.info("%d message(s) left unread at the end", len(self._mailbox))
+            result = result.model_copy(update={"unread_messages": len(self._mailbox)})
         elif self._mailbox and self._stop is not None and versions.patched(STOPPED_KEEPS_STOPPED):
             # A stop means the model is not called again: the mail stays unread, and the
             # result says how much of it there was (the caller's messages are not lost).

@@ -222,6 +222,9 @@ class MemberOutcome(Contract):
     final_text: str = ""
     error: str | None = None
     usage: AgentUsage = AgentUsage()
+    unread_messages: int = 0
+    """Mail that reached it after it had stopped taking any (a shutdown it approved, the
+    team's end): its senders were told it was queued."""
 
 
 class TeamResult(Contract):

@@ -247,6 +247,7 @@ class TeamWorkflow:
                 final_text=result.final_text,
                 error=result.error,
                 usage=result.usage,
+                unread_messages=result.unread_messages,
             )
         except ChildWorkflowError as e:
             # A member that failed or was killed does not take the team down (R71).

@@ -345,6 +345,42 @@ async def run_shutdown_scenario(
     return handle, await handle.result()
 
 
+async def test_mail_a_member_never_read_is_counted_in_its_outcome(client, git_repo):
+    """Mail that reaches a member while it answers a shutdown request it approves is queued
+    ("Message sent to b"), and b ends without reading it. The team's result said nothing of
+    it; it counts it now, as an agent's result counts mail left after a stop."""
+    slow = answering("b", 1, True)
+    slow["turns"] = [{**slow["turns"][0], "delay_ms": 3000}]
+    script = {"agents": [slow, *SHUTDOWN_SCRIPT["agents"][2:]]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = team_input(git_repo, queues).model_copy(update={"end_when_quiet": False})
+            handle = await client.start_workflow(
+                "TeamWorkflow",
+                inp,
+                id=f"team-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=TeamResult,
+            )
+            await wait_for_states(handle, {"a": "idle", "b": "idle", "c": "idle"})
+            asking = asyncio.create_task(
+                handle.execute_update(
+                    "request_shutdown", ShutdownAsk(name="b"), result_type=ShutdownOutcome
+                )
+            )
+            await wait_for_states(handle, {"b": "working"})
+            sent = await handle.execute_update(
+                "message_member", TeamMail(to="b", text="One more thing"), result_type=str
+            )
+            assert sent == "Message sent to b."
+            assert (await asking).approve
+            await wait_for_states(handle, {"b": "ended"})
+            await handle.signal("shutdown", StopRequest(reason="done"))
+            result = await handle.result()
+    unread = {m.name: m.unread_messages for m in result.members}
+    assert unread["b"] == 1, result.members
+
+
 async def test_terminate_asks_and_kill_cancels(client, git_repo):
     """R68: a shutdown request is answered by the member (approve: it completes; reject: it
     goes on, with a reason); a kill cancels at once; `shutdown` ends the standing team."""
