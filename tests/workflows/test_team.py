@@ -262,11 +262,7 @@ async def run_shutdown_scenario(
     whose input does not fit come first: both refused, in the `team` query. With `after_b`,
     mail and kills after b has ended: mail to `*` reaches a and c, mail to b is refused, a
     kill of b changes nothing and one of a name not in the team is refused."""
-    inp = team_input(repo, queues).model_copy(update={"end_when_quiet": False})
-    handle = await client.start_workflow(
-        "TeamWorkflow", inp, id=wf_id, task_queue=queues.task_queue, result_type=TeamResult
-    )
-    await wait_for_states(handle, {"a": "idle", "b": "idle", "c": "idle"})
+    handle = await start_standing_team(client, queues, repo, wf_id)
     if after_b:
         # b holds a task when it ends: its claim must not lock the task from everyone.
         held = await handle.execute_update(
@@ -354,15 +350,7 @@ async def test_mail_a_member_never_read_is_counted_in_its_outcome(client, git_re
     script = {"agents": [slow, *SHUTDOWN_SCRIPT["agents"][2:]]}
     with scripted_model(script):
         async with running_workers(client) as queues:
-            inp = team_input(git_repo, queues).model_copy(update={"end_when_quiet": False})
-            handle = await client.start_workflow(
-                "TeamWorkflow",
-                inp,
-                id=f"team-{uuid.uuid4().hex[:8]}",
-                task_queue=queues.task_queue,
-                result_type=TeamResult,
-            )
-            await wait_for_states(handle, {"a": "idle", "b": "idle", "c": "idle"})
+            handle = await start_standing_team(client, queues, git_repo)
             asking = asyncio.create_task(
                 handle.execute_update(
                     "request_shutdown", ShutdownAsk(name="b"), result_type=ShutdownOutcome
@@ -417,6 +405,20 @@ async def claim(handle, task_id: str, caller: str) -> TeamTask:
     update = TaskUpdateInput(taskId=task_id, owner=caller, status="in_progress")
     request = TaskUpdateRequest(update=update, caller=caller)
     return await handle.execute_update("task_update", request, result_type=TeamTask)
+
+
+async def start_standing_team(client, queues: Queues, repo, wf_id: str | None = None):
+    """The trio as a standing team (it does not end when quiet), once every member is idle."""
+    inp = team_input(repo, queues).model_copy(update={"end_when_quiet": False})
+    handle = await client.start_workflow(
+        "TeamWorkflow",
+        inp,
+        id=wf_id or f"team-{uuid.uuid4().hex[:8]}",
+        task_queue=queues.task_queue,
+        result_type=TeamResult,
+    )
+    await wait_for_states(handle, {"a": "idle", "b": "idle", "c": "idle"})
+    return handle
 
 
 async def wait_for_states(handle, wanted: dict[str, str], timeout: float = 30) -> None:
@@ -654,15 +656,7 @@ async def test_an_answer_to_the_team_s_request_sent_by_name_still_answers_it(cli
     }
     with scripted_model(script, log_bodies=True) as model:
         async with running_workers(client) as queues:
-            inp = team_input(git_repo, queues).model_copy(update={"end_when_quiet": False})
-            handle = await client.start_workflow(
-                "TeamWorkflow",
-                inp,
-                id=f"team-{uuid.uuid4().hex[:8]}",
-                task_queue=queues.task_queue,
-                result_type=TeamResult,
-            )
-            await wait_for_states(handle, {"a": "idle", "b": "idle", "c": "idle"})
+            handle = await start_standing_team(client, queues, git_repo)
             outcome = await asyncio.wait_for(
                 handle.execute_update(
                     "request_shutdown", ShutdownAsk(name="b"), result_type=ShutdownOutcome
@@ -697,15 +691,7 @@ async def kill_with_a_shutdown_held(client, repo, wf_id: str | None = None):
     team's failure and the request's."""
     with scripted_model(SHUTDOWN_SCRIPT):
         async with running_workers(client) as queues:
-            inp = team_input(repo, queues).model_copy(update={"end_when_quiet": False})
-            handle = await client.start_workflow(
-                "TeamWorkflow",
-                inp,
-                id=wf_id or f"team-{uuid.uuid4().hex[:8]}",
-                task_queue=queues.task_queue,
-                result_type=TeamResult,
-            )
-            await wait_for_states(handle, {"a": "idle", "b": "idle", "c": "idle"})
+            handle = await start_standing_team(client, queues, repo, wf_id)
             ended, answer = await kill_with_an_update_held(
                 handle, "request_shutdown", ShutdownAsk(name="c", timeout_s=120)
             )
