@@ -412,15 +412,14 @@ async def call_model(req: ModelRequest) -> ModelResponse:
         # append syncs what it writes): the event loop is the worker's, streaming every
         # other agent's model call and running its workflow tasks. Heartbeating throughout.
         append, messages = await asyncio.to_thread(_conversation, req, store)
-        try:
-            final, request_id = await _stream(_body(req, messages), _options(req, http_timeout))
-        except asyncio.CancelledError:
-            details = activity.cancellation_details()
-            if info.is_local and details is not None and details.timed_out:
-                raise _local_timeout(timeout, info.attempt) from None
-            raise
+        final, request_id = await _stream(_body(req, messages), _options(req, http_timeout))
         reply = Message(role="assistant", content=final.content)
         head = await asyncio.to_thread(transcripts.append, store, req.transcript, [*append, reply])
+    except asyncio.CancelledError:
+        details = activity.cancellation_details()
+        if info.is_local and details is not None and details.timed_out:
+            raise _local_timeout(timeout, info.attempt) from None
+        raise
     finally:
         if beat is not None:
             beat.cancel()

@@ -119,12 +119,15 @@ def update_task(
     tasks: dict[str, TeamTask],
     inp: TaskUpdateInput,
     caller: str,
-    holders: Collection[str] | None = None,
+    *,
+    released: Collection[str] = (),
+    check_lock: bool = True,
 ) -> TeamTask:
-    """The task after `caller` applies `inp`, or TaskRuleError. A task in progress is locked
-    to its owner while the owner is among `holders` (the members still running; None: any
-    owner): a member that ended holding one (killed, shut down, out of turns) would keep it
-    from everyone for good."""
+    """The task after `caller` applies `inp`, or TaskRuleError.
+
+    A task in progress is locked to its owner (`check_lock`), unless the owner is among
+    `released` (the members that have ended: one that ended holding a task, killed, shut
+    down or out of turns, would keep it from everyone for good)."""
     task = tasks.get(inp.taskId)
     if task is None:
         known = ", ".join(sorted(tasks, key=_id_order)) or "none"
@@ -134,9 +137,10 @@ def update_task(
     if status == "in_progress" and owner is None:
         owner = caller  # starting work on an unowned task claims it
     held_by_other = (
-        task.status == "in_progress"
+        check_lock
+        and task.status == "in_progress"
         and task.owner not in (None, caller)
-        and (holders is None or task.owner in holders)
+        and task.owner not in released
     )
     if held_by_other and (owner != task.owner or status != task.status):
         raise TaskRuleError(

@@ -26,7 +26,7 @@ from agents.notifications import (
 from agents.permissions import PLAN_MODE, RESUME_MODES
 from agents.plan_mode import EXIT_PLAN_MODE_TOOL, as_the_approver_reads_it
 from agents.questions import QuestionAnswers
-from agents.team_protocol import TEAM_ADDRESS
+from agents.team_protocol import TEAM_ADDRESS, protocol_type
 from agents.worktree_slug import agent_worktree_slug
 from workflows import versions
 
@@ -228,7 +228,9 @@ class AgentWorkflow:
             # A teammate ends only when its team does: what arrived since stays unread, and
             # the result says how much (its senders were told it was queued).
             workflow.logger.info("%d message(s) left unread at the end", len(self._mailbox))
-            result = result.model_copy(update={"unread_messages": len(self._mailbox)})
+            # Words only: a shutdown request still waiting when the team ended is not mail.
+            unread = sum(1 for m in self._mailbox if protocol_type(m.text) is None)
+            result = result.model_copy(update={"unread_messages": unread})
         elif self._mailbox and self._stop is not None and versions.patched(STOPPED_KEEPS_STOPPED):
             # A stop means the model is not called again: the mail stays unread, and the
             # result says how much of it there was (the caller's messages are not lost).

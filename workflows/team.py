@@ -543,7 +543,10 @@ class TeamWorkflow:
 
     @workflow.update(name="task_update")
     def task_update(self, request: TaskUpdateRequest) -> TeamTask:
-        task = update_task(self._tasks, request.update, request.caller, self._live())
+        # The claim lock was checked by the validator, in this same step: a handler does not
+        # read `_ended` (set by the member watchers, which a replay without cache may run
+        # after it), so a claim of a task whose owner had ended replays as it ran.
+        task = update_task(self._tasks, request.update, request.caller, check_lock=False)
         self._tasks[task.id] = task
         self._details()
         return task
@@ -554,7 +557,7 @@ class TeamWorkflow:
         # the validator sees the list as it is, replayed or not. A refused claim leaves no
         # trace in history.
         try:
-            update_task(self._tasks, request.update, request.caller, self._live())
+            update_task(self._tasks, request.update, request.caller, released=self._ended)
         except TaskRuleError as e:
             raise ValueError(str(e)) from None
 

@@ -204,6 +204,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # Mail to `*` and kills after a member has ended, chosen from every member (patched
     # team-handlers-all-members).
     "team_shutdown_v4": team_steered,
+    # The same with a task b held when it ended, then claimed by a (its claim no longer
+    # locks: a rule of the validator; the handler replays without the lock check).
+    "team_shutdown_v5": team_steered,
     # The resume of the implementer is waited for when cancelled (patched
     # verified-cancel-reaches-implementer).
     "verified_task_v5": verified_task,
@@ -318,6 +321,7 @@ CHILDREN = {
     "verified_task_v4": ["implementer", "verify-1", "verify-2"],
     "team_spawn": ["a", "b", "d"],
     "team_shutdown_v4": ["b"],
+    "team_shutdown_v5": ["b"],
     "verified_task_v5": ["implementer", "verify-1", "verify-2"],
     "pipeline_approval": ["look-2"],
     "subagents_sync_async_v6": ["bg2", "fg"],

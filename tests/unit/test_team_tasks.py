@@ -94,5 +94,14 @@ def test_a_claim_locks_only_while_its_owner_runs():
     apply(tasks, "b", taskId="1", status="in_progress")
     fields = TaskUpdateInput(taskId="1", owner="c", status="in_progress")
     with pytest.raises(TaskRuleError, match="owned by b"):
-        update_task(tasks, fields, "c", holders={"b", "c"})
-    assert update_task(tasks, fields, "c", holders={"c", "lead"}).owner == "c"
+        update_task(tasks, fields, "c", released={"d"})
+    assert update_task(tasks, fields, "c", released={"b"}).owner == "c"
+
+
+def test_the_user_s_claim_locks_too():
+    # The user (the CLI's caller) is no member: its claim must not be free for all.
+    tasks = tasks_with("one")
+    apply(tasks, "user", taskId="1", status="in_progress")
+    fields = TaskUpdateInput(taskId="1", owner="c", status="in_progress")
+    with pytest.raises(TaskRuleError, match="owned by user"):
+        update_task(tasks, fields, "c", released={"b"})
