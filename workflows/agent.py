@@ -344,11 +344,11 @@ class AgentWorkflow:
     async def _idle(self, team: TeamLink, me: str) -> bool:
         """Wait for the next message; False when a stop came instead (the team is done)."""
         self._on_phase("waiting", [])
-        await report_to_team(team, me, self._team_counts, True, self._state.last_text)
+        await report_to_team(team, me, self._team_counts, True)
         await workflow.wait_condition(self._input_or_stop)
         if self._stop is not None:
             return False
-        await report_to_team(team, me, self._team_counts, False, self._state.last_text)
+        await report_to_team(team, me, self._team_counts, False)
         return True
 
     def _restore(self, carry: AgentCarry) -> None:
@@ -549,7 +549,7 @@ class AgentWorkflow:
         if inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):
             # The last report: what it sent in its final turn counts for the team's quiet test.
             me = inp.name or self._agent_id
-            await report_to_team(inp.team, me, self._team_counts, True, text, result.usage)
+            await report_to_team(inp.team, me, self._team_counts, True, result.usage)
         result = await export_output_file(inp, result, seen_read_state(self._state))
         if status == "completed" and self._mail_continues(inp, loop_end):
             # Mail is waiting: this run goes on as its next generation to answer it, and one

@@ -190,6 +190,8 @@ class MemberReport(Contract):
     received: int = 0
     """Team messages this member has received (from members or the team)."""
     last_text: str = ""
+    """No longer sent (nothing read it, and each wake put up to 2,000 characters of it in the
+    team's history twice); kept so that reports recorded before decode."""
     usage: AgentUsage | None = None
     """In a member's last report only: what it spent, so a member killed or failed, whose
     child workflow returns no result, still counts in the team's totals."""

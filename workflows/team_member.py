@@ -213,7 +213,6 @@ async def report(
     me: str,
     counters: TeamCounters,
     idle: bool,
-    text: str,
     usage: AgentUsage | None = None,
 ) -> None:
     """Tell the team this member is idle (or working again), with its `usage` at its end; a
@@ -223,7 +222,6 @@ async def report(
         idle=idle,
         sent_to=dict(counters.sent_to),
         received=counters.received,
-        last_text=text[-2000:],
         usage=usage,
     )
     try:

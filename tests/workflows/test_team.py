@@ -30,6 +30,7 @@ from workflows import search_attributes as sa
 from workflows.contracts import AgentResult, StopRequest, Workspace
 from workflows.pattern_contracts import (
     MemberRef,
+    MemberReport,
     ShutdownAsk,
     ShutdownOutcome,
     TaskCreateRequest,
@@ -367,6 +368,17 @@ async def test_mail_a_member_never_read_is_counted_in_its_outcome(client, git_re
             result = await handle.result()
     unread = {m.name: m.unread_messages for m in result.members}
     assert unread["b"] == 1, result.members
+    # A member's reports carry its counts, not its words: each wake put up to 2,000
+    # characters of them in the team's history twice, and nothing read them.
+    reports = [
+        report
+        async for e in handle.fetch_history_events()
+        if e.workflow_execution_signaled_event_attributes.signal_name == "member_state"
+        for report in await client.data_converter.decode(
+            e.workflow_execution_signaled_event_attributes.input.payloads, [MemberReport]
+        )
+    ]
+    assert len(reports) >= 6 and all(r.last_text == "" for r in reports), reports
 
 
 async def test_terminate_asks_and_kill_cancels(client, git_repo):
