@@ -87,12 +87,17 @@ def test_quiet_only_when_all_idle_and_every_message_received():
     assert quiet({"a": report("a", b=3)}, ["a"], {})
 
 
+def held_by(owner: str) -> tuple[dict, TaskUpdateInput]:
+    """Task #1 in progress, claimed by `owner`, and c's claim of it."""
+    tasks = tasks_with("one")
+    apply(tasks, owner, taskId="1", status="in_progress")
+    return tasks, TaskUpdateInput(taskId="1", owner="c", status="in_progress")
+
+
 def test_a_claim_locks_only_while_its_owner_runs():
     # b was killed (or shut down, or spent its turns) with #1 in progress: the claim locked
     # it for good, from the lead and the user too.
-    tasks = tasks_with("one")
-    apply(tasks, "b", taskId="1", status="in_progress")
-    fields = TaskUpdateInput(taskId="1", owner="c", status="in_progress")
+    tasks, fields = held_by("b")
     with pytest.raises(TaskRuleError, match="owned by b"):
         update_task(tasks, fields, "c", released={"d"})
     assert update_task(tasks, fields, "c", released={"b"}).owner == "c"
@@ -100,8 +105,6 @@ def test_a_claim_locks_only_while_its_owner_runs():
 
 def test_the_user_s_claim_locks_too():
     # The user (the CLI's caller) is no member: its claim must not be free for all.
-    tasks = tasks_with("one")
-    apply(tasks, "user", taskId="1", status="in_progress")
-    fields = TaskUpdateInput(taskId="1", owner="c", status="in_progress")
+    tasks, fields = held_by("user")
     with pytest.raises(TaskRuleError, match="owned by user"):
         update_task(tasks, fields, "c", released={"b"})
