@@ -346,14 +346,19 @@ class Responder:
         self, turn: Turn, body: dict[str, Any], view: RequestView, prompt: PromptLayout
     ) -> Answer:
         content = content_blocks(turn, view.conversation_key, view.turn_index)
+        # Accounted and written in one step: the first of several concurrent requests with a
+        # shared prefix writes it, the others read it (prefill is taken as instant).
+        usage = self._cache.account_and_commit(prompt, estimate_output(content))
+        if turn.extra_input_tokens:
+            usage = usage.model_copy(
+                update={"input_tokens": usage.input_tokens + turn.extra_input_tokens}
+            )
         return Answer(
             id=message_id(view.conversation_key, view.turn_index),
             model=self.script.model or body["model"],
             content=content,
             stop_reason=turn.effective_stop_reason,
-            # Accounted and written in one step: the first of several concurrent requests with
-            # a shared prefix writes it, the others read it (prefill is taken as instant).
-            usage=self._cache.account_and_commit(prompt, estimate_output(content)),
+            usage=usage,
         )
 
     def _variables_for(self, view: RequestView, turn: dict[str, Any]) -> dict[str, str]:

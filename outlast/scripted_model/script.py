@@ -138,6 +138,9 @@ class Turn(_Frozen):
     delay_ms: int = Field(default=0, ge=0)
     stop_reason: StopReason | None = None
     error: ErrorSpec | None = None
+    extra_input_tokens: int = Field(default=0, ge=0)
+    """Reported as `input_tokens` on top of the estimate: a conversation near the context
+    window without sending megabytes (auto-compaction's tests)."""
 
     @field_validator("tool_use", mode="before")
     @classmethod
