@@ -26,7 +26,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
-from activities import transcripts
+from activities import compaction, transcripts
 from activities.errors import (
     LocalModelCallTimedOut,
     ModelConnectionFailed,
@@ -41,6 +41,7 @@ from activities.request_images import within_image_limits
 from activities.result_refs import resolve_refs
 from activities.store import BlobStore, default_store
 from activities.tools.base import ImageRef
+from agents.compaction import summary_of
 from agents.messages import (
     Message,
     Usage,
@@ -105,6 +106,10 @@ class ModelRequest(BaseModel):
     ephemeral: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     """Text blocks sent after the cache breakpoint of this call only, never recorded: a
     reminder that must be on every turn (R84) without piling up in the conversation."""
+    compact: bool = Field(default=False, exclude_if=lambda v: not v)
+    """Ask the model to sum up `transcript` (`append` is left for the next call) and return
+    a new conversation that starts with the summary (agents/compaction.py); `transcript`
+    itself is returned if the answer has no summary."""
 
 
 class ModelResponse(BaseModel):
@@ -411,10 +416,20 @@ async def call_model(req: ModelRequest) -> ModelResponse:
         # The store's work in threads (a cold conversation is read blob by blob, and the
         # append syncs what it writes): the event loop is the worker's, streaming every
         # other agent's model call and running its workflow tasks. Heartbeating throughout.
-        append, messages = await asyncio.to_thread(_conversation, req, store)
+        if req.compact:
+            messages, last = await asyncio.to_thread(compaction.to_summarize, store, req.transcript)
+        else:
+            append, messages = await asyncio.to_thread(_conversation, req, store)
         final, request_id = await _stream(_body(req, messages), _options(req, http_timeout))
         reply = Message(role="assistant", content=final.content)
-        head = await asyncio.to_thread(transcripts.append, store, req.transcript, [*append, reply])
+        if not req.compact:
+            head = await asyncio.to_thread(
+                transcripts.append, store, req.transcript, [*append, reply]
+            )
+        elif summary := summary_of(reply):
+            head = await asyncio.to_thread(compaction.compacted, store, summary, last)
+        else:
+            head = req.transcript
     except asyncio.CancelledError:
         details = activity.cancellation_details()
         if info.is_local and details is not None and details.timed_out:

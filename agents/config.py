@@ -108,6 +108,14 @@ class ModelSettings(_Section):
     `max_cached_workflows=0` (temporalio/sdk-rust#1482)."""
     auto_local_under_s: float = Field(default=1.0, gt=0, le=5)
     """`local_activity: auto`: a previous call shorter than this makes the next one local."""
+    context_window: int = Field(default=200_000, ge=40_000)
+    """The model's context window in tokens: auto-compaction keeps the conversation below it."""
+    auto_compact_tokens: int | None = Field(default=None, ge=0)
+    """Compact the conversation (the model sums it up and the agent goes on from the summary)
+    once a call's context reaches this many tokens. None: the window less the answer's room
+    (`max_tokens`, at most 20,000) and a 13,000-token margin, as Claude Code; 0: never
+    (`DISABLE_AUTO_COMPACT=1`), and a long agent then fails when its conversation no longer
+    fits."""
 
 
 BACKGROUND_OUTPUT_CAP = 5 * 1024**3
@@ -202,6 +210,8 @@ def from_env(env: Mapping[str, str], base: OutlastConfig | None = None) -> Outla
         agents["subagent_model"] = env["CLAUDE_CODE_SUBAGENT_MODEL"]
     if env.get("OUTLAST_MODEL"):
         model["default_model"] = env["OUTLAST_MODEL"]
+    if _truthy(env.get("DISABLE_AUTO_COMPACT")):
+        model["auto_compact_tokens"] = 0
     if mode := env.get("OUTLAST_MODEL_CALL", "").strip():
         model["local_activity"] = parse_model_call(mode, f"OUTLAST_MODEL_CALL={mode}")
     return cfg.model_copy(

@@ -21,6 +21,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 from temporalio.workflow import ActivityCancellationType
 
+from agents import compaction
 from agents.activity_summaries import model_summary, tool_summary
 from agents.config import OutlastConfig
 from agents.messages import Message, ToolResultBlock, merge_user_messages
@@ -110,6 +111,12 @@ class LoopState(BaseModel):
     """Answers cut off by max_tokens in a row that the model was asked to go on from."""
     resuming_cut: bool = False
     """The next answer goes on from one max_tokens cut off: `last_text` is both."""
+    context_tokens: int = 0
+    """How much of the context window the last model call's conversation took, its answer
+    included; 0 before the first call and after a compaction."""
+    compact_failures: int = 0
+    """Compactions in a row whose answer had no summary (agents/compaction.py)."""
+    compactions: int = 0
 
 
 def tool_options(call: ValidCall, config: OutlastConfig) -> dict[str, Any]:
@@ -196,6 +203,10 @@ RESUME_AFTER_MAX_TOKENS = (
     "doing. Pick up mid-thought if that is where the cut happened. Break remaining work into "
     "smaller pieces."
 )
+AUTO_COMPACT = "auto-compact"
+"""Before a model call whose conversation has reached `compaction.compact_at`, the model sums
+it up and the agent goes on from the summary (agents/compaction.py). The call went as it was,
+and the API refused it as too long once the window was full: the agent failed."""
 CONTEXT_FULL_CUTS_CALLS = "context-full-cuts-calls"
 """A response the context window ended (`model_context_window_exceeded`) had its last tool
 call cut off, as max_tokens does: it is refused, not run with what had arrived (a partial
@@ -234,12 +245,17 @@ async def _call_model(setup: LoopSetup, state: LoopState, ephemeral: list[str]) 
             "ephemeral": ephemeral,
         }
     )
+    return await _model_call(
+        setup, state, request, model_summary(setup.label, state.turns + 1, request.model)
+    )
+
+
+async def _model_call(
+    setup: LoopSetup, state: LoopState, request: ModelRequest, summary: str
+) -> ModelResponse:
     try:
         response, state.model_calls = await call_the_model(
-            setup.config,
-            request,
-            model_summary(setup.label, state.turns + 1, request.model),
-            state.model_calls,
+            setup.config, request, summary, state.model_calls
         )
         return response
     # A local call's failure reaches the workflow bare, a regular one's wrapped: the agent
@@ -255,6 +271,26 @@ async def _call_model(setup: LoopSetup, state: LoopState, ephemeral: list[str]) 
             type=cause.type if cause and cause.type else "ModelCallFailed",
             non_retryable=True,
         ) from e
+
+
+async def _compact(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -> None:
+    """Sum the conversation up and go on from the summary; as it was if no summary came.
+    A failed call is the agent's failure, as any model call's: it would be the next one's."""
+    request = setup.request.model_copy(
+        update={"transcript": state.transcript, "compact": True, "shared_prefix_breakpoint": False}
+    )
+    summary = f"{setup.label}: compact {state.context_tokens:,} tokens: model {request.model}"
+    response = await _model_call(setup, state, request, summary)
+    state.usage = add_usage(state.usage, response.usage, 0, hooks.started_at())
+    if response.transcript == state.transcript:
+        state.compact_failures += 1
+        workflow.logger.warning("compaction gave no summary (%d in a row)", state.compact_failures)
+        return
+    state.transcript = response.transcript
+    state.context_tokens, state.compact_failures = 0, 0
+    state.compactions += 1
+    # The query's view of the conversation goes on as the model's now does.
+    hooks.record([compaction.continuation(compaction.summary_of(response.message))])
 
 
 def tool_context(setup: LoopSetup, state: LoopState, call: ValidCall) -> ToolContext:
@@ -470,6 +506,13 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
             return "max_turns"
         if hooks.continue_as_new():
             return "continue_as_new"
+        settings, max_tokens = setup.config.model, setup.request.max_tokens
+        # Asked only when the conversation has grown that far.
+        if compaction.due(
+            state.context_tokens, state.compact_failures, settings, max_tokens
+        ) and versions.patched(AUTO_COMPACT):
+            hooks.on_phase("calling_model", [])
+            await _compact(setup, state, hooks)
         state.pending.extend(hooks.drain_inbox())
         state.pending.extend(Message.user_text(text) for text in hooks.attachments())
         hooks.on_phase("calling_model", [])
@@ -488,6 +531,7 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
             state.last_text = text
         if response.stop_reason != "max_tokens":
             state.max_tokens_resumes = 0
+        state.context_tokens = compaction.context_tokens(response.usage)
         uses = len(response.message.tool_uses())
         state.usage = add_usage(state.usage, response.usage, uses, hooks.started_at())
         if uses == 0:

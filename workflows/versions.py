@@ -54,6 +54,7 @@ AFTER_BASELINE = frozenset(
     {
         "ask-user-question",
         "attributes-at-start",
+        "auto-compact",
         "context-full-cuts-calls",
         "definition-isolation",
         "definition-plan-async",

@@ -22,6 +22,7 @@ from outlast.client import connect
 from outlast.devserver import DevServer
 from tests.replay.scenarios_agent import (
     background_bash,
+    compaction,
     context_full,
     continue_as_new,
     demo,
@@ -269,6 +270,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # An answer max_tokens cut off, taken up (patched max-tokens-resume);
     # `agent_max_tokens_resume_v0` recorded on 6b6fa23, where the agent ended with it.
     "agent_max_tokens_resume": max_tokens_resume,
+    # `agent_compaction_v0` recorded on 9705e2e, where the turns went on uncompacted.
+    "agent_compaction": compaction,
     # A planning sub-agent continued by SendMessage keeps its plan file (patched
     # resume-keeps-plan-file); `subagents_plan_resumed_v0` recorded on 3b67f79.
     "subagents_plan_resumed": plan_resumed,

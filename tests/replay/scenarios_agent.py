@@ -576,3 +576,18 @@ async def max_tokens_resume(client: Client, tmp: Path) -> WorkflowHandle:
             )
             await handle.result()
     return handle
+
+
+async def compaction(client: Client, tmp: Path) -> WorkflowHandle:
+    """A conversation near the context window, summed up (patched auto-compact); on the code
+    before, the same turns went on uncompacted."""
+    from tests.workflows.test_compaction import COMPACTED
+
+    repo = make_git_repo(tmp / "repo", {"README.md": "r\n", "notes.txt": "NOTES-CONTENT\n"})
+    with scripted_model(COMPACTED):
+        async with running_workers(client) as queues:
+            handle = await start(
+                client, agent_input("go", repo, queues), queues, os.environ["OUTLAST_RECORDING"]
+            )
+            await handle.result()
+    return handle

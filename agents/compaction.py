@@ -1,0 +1,90 @@
+"""Auto-compaction: when a conversation nears the model's context window, the model sums it
+up and the agent goes on from the summary, as Claude Code does (its `autoCompact`).
+
+Without it a long agent's next call is refused as too long, and the agent fails with its work
+half done. Decisions and texts only; the store side is activities/compaction.py and the
+turn it happens at is in workflows/agent_loop.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.config import ModelSettings
+from agents.messages import Message, Usage
+
+ANSWER_ROOM_CAP = 20_000
+"""Tokens kept free for the answer, at most (Claude Code keeps min(max_tokens, 20,000))."""
+BUFFER_TOKENS = 13_000
+"""And a margin below that, so the call that crosses the line still fits (Claude Code's)."""
+MAX_FAILURES = 3
+"""Compactions that gave no summary in a row, after which the agent stops asking (each is a
+model call over the whole conversation)."""
+
+COMPACT_PROMPT = """\
+CRITICAL: Respond with TEXT ONLY. Do NOT call any tools: this answer is a summary, and any \
+tool call in it is ignored.
+
+Your task is to create a detailed summary of the conversation so far, paying close attention \
+to the user's explicit requests and your previous actions. The summary replaces the \
+conversation: you will continue from it with no other memory of what came before, so capture \
+every technical detail, code pattern and decision you need to go on without losing context.
+
+First think in <analysis> tags: go through the conversation in order and note the requests, \
+your approach, the decisions, the file names, code and function signatures, the errors and \
+how they were fixed, and anything the user asked you to do differently.
+
+Then write the summary in <summary> tags, with these sections:
+1. Primary Request and Intent: everything the user asked for, in detail.
+2. Key Technical Concepts: technologies, frameworks and patterns that matter.
+3. Files and Code Sections: the files read, changed or created, why each matters, with the \
+code snippets that are needed to go on.
+4. Errors and Fixes: what went wrong and how it was fixed, including user feedback.
+5. Problem Solving: what was solved and what is still being worked out.
+6. All User Messages: every message from the user that is not a tool result.
+7. Pending Tasks: what you were asked to do and have not done yet.
+8. Current Work: precisely what you were doing just before this request, with file names and \
+code.
+9. Optional Next Step: the next step in line with the most recent request, quoting it where \
+that keeps the task from drifting. Leave this out if the last task was done."""
+
+CONTINUATION = (
+    "This session is being continued from a previous conversation that ran out of context. "
+    "The summary below covers the earlier portion of the conversation.\n\n{summary}\n\n"
+    "Please continue the conversation from where we left it off without asking the user any "
+    "further questions. Continue with the last task that you were asked to work on."
+)
+
+_ANALYSIS = re.compile(r"<analysis>.*?(</analysis>|$)", re.DOTALL)
+_SUMMARY = re.compile(r"<summary>(.*?)(</summary>|$)", re.DOTALL)
+
+
+def compact_at(settings: ModelSettings, max_tokens: int) -> int | None:
+    """The context size, in tokens, at which the conversation is compacted; None: never."""
+    if settings.auto_compact_tokens is not None:
+        return settings.auto_compact_tokens or None
+    return settings.context_window - min(max_tokens, ANSWER_ROOM_CAP) - BUFFER_TOKENS
+
+
+def context_tokens(usage: Usage) -> int:
+    """How much of the window a call's conversation takes once its answer is in it."""
+    return usage.prompt_tokens + usage.output_tokens
+
+
+def due(tokens: int, failures: int, settings: ModelSettings, max_tokens: int) -> bool:
+    """Whether the next model call is preceded by a compaction."""
+    limit = compact_at(settings, max_tokens)
+    return limit is not None and tokens >= limit and failures < MAX_FAILURES
+
+
+def summary_of(reply: Message) -> str:
+    """The summary in the model's answer ("" if it gave none): its <summary>, without the
+    <analysis> before it; the whole text if it used no tags."""
+    text = _ANALYSIS.sub("", reply.text())
+    found = _SUMMARY.search(text)
+    return (found.group(1) if found else text).strip()
+
+
+def continuation(summary: str) -> Message:
+    """The message a compacted conversation starts with."""
+    return Message.user_text(CONTINUATION.format(summary=summary))

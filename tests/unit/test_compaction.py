@@ -1,0 +1,114 @@
+"""Auto-compaction's decisions and texts (agents/compaction.py) and its store side
+(activities/compaction.py)."""
+
+from __future__ import annotations
+
+from activities import transcripts
+from activities.compaction import compacted, to_summarize
+from activities.store import LocalBlobStore
+from agents.compaction import (
+    COMPACT_PROMPT,
+    MAX_FAILURES,
+    compact_at,
+    context_tokens,
+    continuation,
+    due,
+    summary_of,
+)
+from agents.config import ModelSettings, from_env
+from agents.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
+from agents.transcript import TranscriptRef
+
+
+def test_the_line_is_the_window_less_the_answers_room_and_a_margin():
+    # As Claude Code: the answer's room is max_tokens, at most 20,000.
+    assert compact_at(ModelSettings(), 32_000) == 200_000 - 20_000 - 13_000
+    assert compact_at(ModelSettings(), 8_000) == 200_000 - 8_000 - 13_000
+    assert compact_at(ModelSettings(context_window=1_000_000), 32_000) == 967_000
+    assert compact_at(ModelSettings(auto_compact_tokens=50_000), 32_000) == 50_000
+    assert compact_at(ModelSettings(auto_compact_tokens=0), 32_000) is None
+
+
+def test_a_compaction_is_due_at_the_line_until_it_has_failed_too_often():
+    settings = ModelSettings(auto_compact_tokens=1_000)
+    assert not due(999, 0, settings, 32_000)
+    assert due(1_000, 0, settings, 32_000)
+    assert due(5_000, MAX_FAILURES - 1, settings, 32_000)
+    assert not due(5_000, MAX_FAILURES, settings, 32_000)
+    assert not due(10**9, 0, ModelSettings(auto_compact_tokens=0), 32_000)
+
+
+def test_the_context_counts_every_prompt_token_and_the_answer():
+    usage = Usage(
+        input_tokens=10,
+        cache_creation_input_tokens=200,
+        cache_read_input_tokens=3_000,
+        output_tokens=40,
+    )
+    assert context_tokens(usage) == 3_250
+
+
+def test_disable_auto_compact_turns_it_off():
+    assert from_env({"DISABLE_AUTO_COMPACT": "1"}).model.auto_compact_tokens == 0
+    assert from_env({}).model.auto_compact_tokens is None
+
+
+def reply(text: str) -> Message:
+    return Message(role="assistant", content=[TextBlock(text=text)])
+
+
+def test_the_summary_is_what_the_summary_tags_hold_without_the_analysis():
+    text = (
+        "<analysis>my notes <summary>not this</summary></analysis>\n<summary>\nTHE GIST\n</summary>"
+    )
+    assert summary_of(reply(text)) == "THE GIST"
+    assert summary_of(reply("untagged gist")) == "untagged gist"
+    # Cut off by max_tokens before the closing tag: what came is kept.
+    assert summary_of(reply("<summary>half of it")) == "half of it"
+    assert summary_of(reply("<analysis>only thinking, cut off")) == ""
+    tool_only = Message(role="assistant", content=[ToolUseBlock(id="t", name="Read", input={})])
+    assert summary_of(tool_only) == ""
+    assert "THE GIST" in continuation("THE GIST").text()
+
+
+def test_the_model_sums_up_what_came_before_its_last_answer_which_is_kept(tmp_path):
+    store = LocalBlobStore(tmp_path)
+    use = ToolUseBlock(id="toolu_1", name="Read", input={"file_path": "a"})
+    last = Message(role="assistant", content=[TextBlock(text="Reading b."), use])
+    chain = [
+        Message.user_text("the task"),
+        Message(role="assistant", content=[ToolUseBlock(id="toolu_0", name="Read", input={})]),
+        Message(role="user", content=[ToolResultBlock(tool_use_id="toolu_0", content="A")]),
+        last,
+    ]
+    ref = transcripts.append(store, TranscriptRef(), chain)
+    sent, kept = to_summarize(store, ref)
+    assert kept == last
+    # The request rides in the user turn that ends the conversation, after its results.
+    assert [m.role for m in sent] == ["user", "assistant", "user", "user"]
+    assert sent[-1].text() == COMPACT_PROMPT
+    assert sent[-2].content[0] == ToolResultBlock(tool_use_id="toolu_0", content="A")
+    new = compacted(store, "GIST", kept)
+    assert new.length == 2
+    messages = transcripts.load(store, new)
+    assert "GIST" in messages[0].text() and messages[0].role == "user"
+    assert messages[1] == last
+    # The old conversation stays as it was (nodes are immutable).
+    assert transcripts.load(store, ref) == tuple(chain)
+
+
+def test_a_conversation_that_ends_with_a_user_turn_is_summed_up_whole(tmp_path):
+    store = LocalBlobStore(tmp_path)
+    ref = transcripts.append(store, TranscriptRef(), [Message.user_text("only a task")])
+    sent, kept = to_summarize(store, ref)
+    assert kept is None and len(sent) == 2
+    assert transcripts.load(store, compacted(store, "GIST", None))[0].role == "user"
+
+
+def test_a_plain_model_request_does_not_carry_the_flag():
+    """Every turn's request is in history (issue 9): the flag is there only when it is set."""
+    from activities.llm import ModelRequest
+
+    plain = ModelRequest(model="m", max_tokens=1, system_ref="s")
+    assert "compact" not in plain.model_dump(mode="json")
+    assert plain.model_copy(update={"compact": True}).model_dump(mode="json")["compact"] is True
