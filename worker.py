@@ -30,7 +30,7 @@ from activities.context import render_context
 from activities.definitions import load_definitions
 from activities.handoff import classify_handoff
 from activities.host_steps import host_step_activities
-from activities.llm import call_model
+from activities.llm import call_model, compact
 from activities.local_tools import local_tool_activities
 from activities.model_http import (
     check_base_url,
@@ -76,7 +76,7 @@ WORKFLOWS = [
     VerifiedTaskWorkflow,
     ShellTaskWorkflow,
 ]
-MODEL_ACTIVITIES = [call_model, web_fetch, web_search]
+MODEL_ACTIVITIES = [call_model, compact, web_fetch, web_search]
 HOST_ACTIVITIES = [
     *TOOL_ACTIVITIES,
     *KILL_ACTIVITIES,

@@ -24,13 +24,13 @@ def split_last_answer(messages: tuple[Message, ...]) -> tuple[list[Message], Mes
     return list(messages), None
 
 
-def to_summarize(store: BlobStore, ref: TranscriptRef) -> tuple[list[Message], Message | None]:
-    """The messages the compaction call sends (the conversation before the last answer, then
-    the request for a summary), and the last answer, kept for the new conversation. The
-    request goes in the user turn that ends the conversation, with its tool results: the
-    prefix the previous call sent is read from the prompt cache."""
+def to_summarize(store: BlobStore, ref: TranscriptRef) -> tuple[Message | None, list[Message]]:
+    """The last answer, kept for the new conversation, and the messages the compaction call
+    sends: the conversation before that answer, then the request for a summary. The request
+    goes in the user turn that ends the conversation, with its tool results: the prefix the
+    previous call sent is read from the prompt cache."""
     earlier, last = split_last_answer(transcripts.load(store, ref))
-    return for_the_api([*earlier, Message.user_text(COMPACT_PROMPT)]), last
+    return last, for_the_api([*earlier, Message.user_text(COMPACT_PROMPT)])
 
 
 def compacted(store: BlobStore, summary: str, last: Message | None) -> TranscriptRef:

@@ -17,6 +17,7 @@ import json
 import logging
 import math
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -106,10 +107,6 @@ class ModelRequest(BaseModel):
     ephemeral: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     """Text blocks sent after the cache breakpoint of this call only, never recorded: a
     reminder that must be on every turn (R84) without piling up in the conversation."""
-    compact: bool = Field(default=False, exclude_if=lambda v: not v)
-    """Ask the model to sum up `transcript` (`append` is left for the next call) and return
-    a new conversation that starts with the summary (agents/compaction.py); `transcript`
-    itself is returned if the answer has no summary."""
 
 
 class ModelResponse(BaseModel):
@@ -400,6 +397,42 @@ def _conversation(req: ModelRequest, store: BlobStore) -> tuple[list[Message], l
 @activity.defn(name="llm.call_model")
 async def call_model(req: ModelRequest) -> ModelResponse:
     """One model turn: load the conversation, stream the answer, record both in the store."""
+
+    def load(store: BlobStore) -> tuple[list[Message], list[Message]]:
+        return _conversation(req, store)
+
+    def record(store: BlobStore, append: list[Message], reply: Message, _: str | None):
+        return transcripts.append(store, req.transcript, [*append, reply])
+
+    return await _model_turn(req, load, record)
+
+
+@activity.defn(name="llm.compact")
+async def compact(req: ModelRequest) -> ModelResponse:
+    """Ask the model to sum up `req.transcript` (`append` stays for the next call) and return
+    a new conversation that starts with the summary (agents/compaction.py), or `transcript`
+    itself if the answer has no summary. An activity of its own, not a flag of `call_model`:
+    a worker from before it fails it as unknown, and a newer worker takes it up, where it
+    would have made a plain call."""
+
+    def load(store: BlobStore) -> tuple[Message | None, list[Message]]:
+        return compaction.to_summarize(store, req.transcript)
+
+    def record(store: BlobStore, last: Message | None, reply: Message, stop: str | None):
+        if summary := summary_of(reply, stop):
+            return compaction.compacted(store, summary, last)
+        return req.transcript
+
+    return await _model_turn(req, load, record)
+
+
+async def _model_turn(
+    req: ModelRequest,
+    load: Callable[[BlobStore], tuple[Any, list[Message]]],
+    record: Callable[[BlobStore, Any, Message, str | None], TranscriptRef],
+) -> ModelResponse:
+    """A model call: `load` gives what `record` needs besides the answer and the messages to
+    send; `record` stores the answer and gives the conversation's head after it."""
     began = time.monotonic()
     store = default_store()
     info = activity.info()
@@ -416,20 +449,10 @@ async def call_model(req: ModelRequest) -> ModelResponse:
         # The store's work in threads (a cold conversation is read blob by blob, and the
         # append syncs what it writes): the event loop is the worker's, streaming every
         # other agent's model call and running its workflow tasks. Heartbeating throughout.
-        if req.compact:
-            messages, last = await asyncio.to_thread(compaction.to_summarize, store, req.transcript)
-        else:
-            append, messages = await asyncio.to_thread(_conversation, req, store)
+        kept, messages = await asyncio.to_thread(load, store)
         final, request_id = await _stream(_body(req, messages), _options(req, http_timeout))
         reply = Message(role="assistant", content=final.content)
-        if not req.compact:
-            head = await asyncio.to_thread(
-                transcripts.append, store, req.transcript, [*append, reply]
-            )
-        elif summary := summary_of(reply):
-            head = await asyncio.to_thread(compaction.compacted, store, summary, last)
-        else:
-            head = req.transcript
+        head = await asyncio.to_thread(record, store, kept, reply, final.stop_reason)
     except asyncio.CancelledError:
         details = activity.cancellation_details()
         if info.is_local and details is not None and details.timed_out:

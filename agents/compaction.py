@@ -17,6 +17,13 @@ ANSWER_ROOM_CAP = 20_000
 """Tokens kept free for the answer, at most (Claude Code keeps min(max_tokens, 20,000))."""
 BUFFER_TOKENS = 13_000
 """And a margin below that, so the call that crosses the line still fits (Claude Code's)."""
+IMAGE_TOKENS = 1_600
+SUMMARY_ENDS = frozenset({"end_turn", "max_tokens", "stop_sequence"})
+"""How a summary's answer may end (max_tokens: what came is kept)."""
+UNTAGGED_MIN = 500
+"""A summary without the tags asked for must be at least this long: a conversation that
+filled the window is never summed up in a line, and a line ("I can't help with that") would
+replace all of it."""
 MAX_FAILURES = 3
 """Compactions that gave no summary in a row, after which the agent stops asking (each is a
 model call over the whole conversation)."""
@@ -71,18 +78,32 @@ def context_tokens(usage: Usage) -> int:
     return usage.prompt_tokens + usage.output_tokens
 
 
+def estimate_tokens(messages: list[Message], images: int = 0) -> int:
+    """What `messages` add to the next request, about (4 characters a token; an image 1,600
+    tokens, as the API charges a large one): tool results not sent yet can be most of it
+    (three parallel Reads of a big file, ~75,000 tokens)."""
+    return sum(len(m.model_dump_json()) for m in messages) // 4 + images * IMAGE_TOKENS
+
+
 def due(tokens: int, failures: int, settings: ModelSettings, max_tokens: int) -> bool:
-    """Whether the next model call is preceded by a compaction."""
+    """Whether the next model call, whose conversation is about `tokens` long, is preceded
+    by a compaction."""
     limit = compact_at(settings, max_tokens)
     return limit is not None and tokens >= limit and failures < MAX_FAILURES
 
 
-def summary_of(reply: Message) -> str:
-    """The summary in the model's answer ("" if it gave none): its <summary>, without the
-    <analysis> before it; the whole text if it used no tags."""
+def summary_of(reply: Message, stop_reason: str | None) -> str:
+    """The summary in the model's answer, or "" if it is none, since it replaces the whole
+    conversation: the text in its <summary> tags (without the <analysis> before it), or an
+    untagged text of at least UNTAGGED_MIN characters; nothing from an answer that did not
+    end as an answer does (a refusal)."""
+    if stop_reason not in SUMMARY_ENDS:
+        return ""
     text = _ANALYSIS.sub("", reply.text())
     found = _SUMMARY.search(text)
-    return (found.group(1) if found else text).strip()
+    if found:
+        return found.group(1).strip()
+    return text.strip() if len(text.strip()) >= UNTAGGED_MIN else ""
 
 
 def continuation(summary: str) -> Message:

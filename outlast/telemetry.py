@@ -29,6 +29,7 @@ from temporalio.worker import (
 )
 
 MODEL_ACTIVITY = "llm.call_model"
+MODEL_ACTIVITIES = frozenset({MODEL_ACTIVITY, "llm.compact"})
 TOOL_PREFIX = "tool."
 SYSTEM = "anthropic"
 
@@ -120,7 +121,7 @@ class _GenAIActivity(ActivityInboundInterceptor):
 
     async def execute_activity(self, input: ExecuteActivityInput) -> Any:
         kind = activity.info().activity_type
-        if kind == MODEL_ACTIVITY:
+        if kind in MODEL_ACTIVITIES:
             return await self._span(input, _ModelSpan(input.args[0] if input.args else None))
         if kind.startswith(TOOL_PREFIX):
             request = input.args[0] if input.args else None

@@ -31,7 +31,7 @@ from agents.transcript import TranscriptRef
 from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
-    from activities.llm import ModelRequest, ModelResponse
+    from activities.llm import ModelRequest, ModelResponse, compact
     from activities.local_tools import (
         LOCAL_TOOLS,
         HostLocalRequest,
@@ -42,7 +42,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.tools.base import FileStamp, ImageRef, KillRequest, ToolContext, ToolOutput
 
 from workflows.contracts import AgentUsage, Workspace
-from workflows.model_call import ModelCalls, call_the_model
+from workflows.model_call import ModelCalls, call_the_model, model_activity_options
 from workflows.new_calls import gate_new_calls
 from workflows.turns import (
     CONTEXT_FULL,
@@ -116,7 +116,6 @@ class LoopState(BaseModel):
     included; 0 before the first call and after a compaction."""
     compact_failures: int = 0
     """Compactions in a row whose answer had no summary (agents/compaction.py)."""
-    compactions: int = 0
 
 
 def tool_options(call: ValidCall, config: OutlastConfig) -> dict[str, Any]:
@@ -251,9 +250,20 @@ async def _call_model(setup: LoopSetup, state: LoopState, ephemeral: list[str]) 
 
 
 async def _model_call(
-    setup: LoopSetup, state: LoopState, request: ModelRequest, summary: str
+    setup: LoopSetup,
+    state: LoopState,
+    request: ModelRequest,
+    summary: str,
+    compacting: bool = False,
 ) -> ModelResponse:
     try:
+        if compacting:
+            # Always regular: a summary of a full window takes long (a local try under
+            # `auto` would run over and be paid twice), and says nothing of how long the
+            # agent's next call will take.
+            return await workflow.execute_activity(
+                compact, request, summary=summary, **model_activity_options(setup.config)
+            )
         response, state.model_calls = await call_the_model(
             setup.config, request, summary, state.model_calls
         )
@@ -273,24 +283,30 @@ async def _model_call(
         ) from e
 
 
-async def _compact(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -> None:
+async def _compact(setup: LoopSetup, state: LoopState, hooks: LoopHooks, tokens: int) -> None:
     """Sum the conversation up and go on from the summary; as it was if no summary came.
     A failed call is the agent's failure, as any model call's: it would be the next one's."""
     request = setup.request.model_copy(
-        update={"transcript": state.transcript, "compact": True, "shared_prefix_breakpoint": False}
+        update={"transcript": state.transcript, "shared_prefix_breakpoint": False}
     )
-    summary = f"{setup.label}: compact {state.context_tokens:,} tokens: model {request.model}"
-    response = await _model_call(setup, state, request, summary)
+    summary = f"{setup.label}: compact about {tokens:,} tokens: model {request.model}"
+    response = await _model_call(setup, state, request, summary, compacting=True)
     state.usage = add_usage(state.usage, response.usage, 0, hooks.started_at())
     if response.transcript == state.transcript:
         state.compact_failures += 1
         workflow.logger.warning("compaction gave no summary (%d in a row)", state.compact_failures)
         return
     state.transcript = response.transcript
-    state.context_tokens, state.compact_failures = 0, 0
-    state.compactions += 1
-    # The query's view of the conversation goes on as the model's now does.
-    hooks.record([compaction.continuation(compaction.summary_of(response.message))])
+    state.context_tokens = state.compact_failures = 0
+    # The model no longer has the files it read (Claude Code forgets them too): an edit of
+    # one needs a Read first, but for those whose results it is about to be sent.
+    state.read_state = {p: s for p, s in state.read_state.items() if p in state.unseen_stamps}
+    # The plan-mode instructions went with the old conversation: the next turn has them whole.
+    state.plan_turns = state.plan_attachments = 0
+    # The query's view of the conversation: the summary from here on.
+    hooks.record(
+        [compaction.continuation(compaction.summary_of(response.message, response.stop_reason))]
+    )
 
 
 def tool_context(setup: LoopSetup, state: LoopState, call: ValidCall) -> ToolContext:
@@ -506,13 +522,20 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
             return "max_turns"
         if hooks.continue_as_new():
             return "continue_as_new"
+        # The conversation as the next call would send it, about: the last call's, and what
+        # is waiting to go with the next (tool results, most of all).
+        tokens = state.context_tokens + compaction.estimate_tokens(
+            state.pending, sum(len(images) for images in state.result_images.values())
+        )
         settings, max_tokens = setup.config.model, setup.request.max_tokens
         # Asked only when the conversation has grown that far.
         if compaction.due(
-            state.context_tokens, state.compact_failures, settings, max_tokens
+            tokens, state.compact_failures, settings, max_tokens
         ) and versions.patched(AUTO_COMPACT):
             hooks.on_phase("calling_model", [])
-            await _compact(setup, state, hooks)
+            await _compact(setup, state, hooks, tokens)
+            if hooks.stop_requested():
+                return "stopped"  # it came during the summary: no model call after a stop
         state.pending.extend(hooks.drain_inbox())
         state.pending.extend(Message.user_text(text) for text in hooks.attachments())
         hooks.on_phase("calling_model", [])

@@ -13,6 +13,7 @@ from agents.compaction import (
     context_tokens,
     continuation,
     due,
+    estimate_tokens,
     summary_of,
 )
 from agents.config import ModelSettings, from_env
@@ -61,14 +62,27 @@ def test_the_summary_is_what_the_summary_tags_hold_without_the_analysis():
     text = (
         "<analysis>my notes <summary>not this</summary></analysis>\n<summary>\nTHE GIST\n</summary>"
     )
-    assert summary_of(reply(text)) == "THE GIST"
-    assert summary_of(reply("untagged gist")) == "untagged gist"
+    assert summary_of(reply(text), "end_turn") == "THE GIST"
     # Cut off by max_tokens before the closing tag: what came is kept.
-    assert summary_of(reply("<summary>half of it")) == "half of it"
-    assert summary_of(reply("<analysis>only thinking, cut off")) == ""
+    assert summary_of(reply("<summary>half of it"), "max_tokens") == "half of it"
+    assert summary_of(reply("<analysis>only thinking, cut off"), "max_tokens") == ""
     tool_only = Message(role="assistant", content=[ToolUseBlock(id="t", name="Read", input={})])
-    assert summary_of(tool_only) == ""
+    assert summary_of(tool_only, "tool_use") == ""
     assert "THE GIST" in continuation("THE GIST").text()
+
+
+def test_a_line_or_a_refusal_is_no_summary():
+    """It would replace the whole conversation."""
+    assert summary_of(reply("I can't help with that."), "end_turn") == ""
+    assert summary_of(reply("<summary>THE GIST</summary>"), "refusal") == ""
+    long = "An untagged account of the work. " * 20
+    assert summary_of(reply(long), "end_turn") == long.strip()
+
+
+def test_what_waits_for_the_next_call_is_counted_too():
+    result = Message(role="user", content=[ToolResultBlock(tool_use_id="t", content="x" * 4_000)])
+    assert 1_000 <= estimate_tokens([result]) < 1_100
+    assert estimate_tokens([], images=2) == 3_200
 
 
 def test_the_model_sums_up_what_came_before_its_last_answer_which_is_kept(tmp_path):
@@ -82,7 +96,7 @@ def test_the_model_sums_up_what_came_before_its_last_answer_which_is_kept(tmp_pa
         last,
     ]
     ref = transcripts.append(store, TranscriptRef(), chain)
-    sent, kept = to_summarize(store, ref)
+    kept, sent = to_summarize(store, ref)
     assert kept == last
     # The request rides in the user turn that ends the conversation, after its results.
     assert [m.role for m in sent] == ["user", "assistant", "user", "user"]
@@ -100,15 +114,6 @@ def test_the_model_sums_up_what_came_before_its_last_answer_which_is_kept(tmp_pa
 def test_a_conversation_that_ends_with_a_user_turn_is_summed_up_whole(tmp_path):
     store = LocalBlobStore(tmp_path)
     ref = transcripts.append(store, TranscriptRef(), [Message.user_text("only a task")])
-    sent, kept = to_summarize(store, ref)
+    kept, sent = to_summarize(store, ref)
     assert kept is None and len(sent) == 2
     assert transcripts.load(store, compacted(store, "GIST", None))[0].role == "user"
-
-
-def test_a_plain_model_request_does_not_carry_the_flag():
-    """Every turn's request is in history (issue 9): the flag is there only when it is set."""
-    from activities.llm import ModelRequest
-
-    plain = ModelRequest(model="m", max_tokens=1, system_ref="s")
-    assert "compact" not in plain.model_dump(mode="json")
-    assert plain.model_copy(update={"compact": True}).model_dump(mode="json")["compact"] is True

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PERMANENT_ACTIVITIES = {
     "llm.call_model",
+    "llm.compact",
     "prompt.render_context",
     "agents.load_definitions",
     "tool.read",

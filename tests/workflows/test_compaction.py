@@ -3,14 +3,17 @@ model sum it up, and goes on from the summary and its own last step (agents/comp
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
 from agents.compaction import MAX_FAILURES
 from tests.support import (
+    FAST_MODEL,
     agent_input,
     conversation,
+    fast_config,
     patch_ids,
     running_workers,
     scripted_model,
@@ -18,6 +21,7 @@ from tests.support import (
     tool_results,
 )
 from workflows.agent_loop import AUTO_COMPACT
+from workflows.contracts import StopRequest
 
 pytestmark = pytest.mark.reliability
 
@@ -28,6 +32,11 @@ SUMMARY_ASKED = "create a detailed summary of the conversation so far"
 
 def read(name: str) -> dict[str, Any]:
     return {"name": "Read", "input": {"file_path": f"{{{{cwd}}}}/{name}"}}
+
+
+def edit(name: str, old: str) -> dict[str, Any]:
+    path = f"{{{{cwd}}}}/{name}"
+    return {"name": "Edit", "input": {"file_path": path, "old_string": old, "new_string": "X"}}
 
 
 def summarizer(*turns: dict[str, Any]) -> dict[str, Any]:
@@ -53,8 +62,13 @@ COMPACTED = {
         {
             "name": "after",
             "match": {"conversation_contains": ["THE-GIST"]},
-            "turns": [{"text": "DONE-AFTER-COMPACTION"}],
-            "after_last": "repeat_last",
+            # Its turns count from the compacted conversation, which starts with one answer
+            # of the agent's (index 1).
+            "turns": [
+                {"text": "unused"},
+                {"tool_use": [edit("README.md", "sample"), edit("notes.txt", "NOTES")]},
+                {"text": "DONE-AFTER-COMPACTION"},
+            ],
         },
         {
             "name": "main",
@@ -86,7 +100,7 @@ async def test_a_full_conversation_is_summed_up_and_the_agent_goes_on_from_its_l
     [asked] = requests_of(model, "summarizer")
     # The model summed up the conversation before its last answer, the README's result too.
     assert "ORIGINAL-TASK" in texts(asked) and "Reading the notes." not in texts(asked)
-    [after] = requests_of(model, "after")
+    after = requests_of(model, "after")[0]
     sent = after["body"]["messages"]
     assert "ORIGINAL-TASK" not in texts(after), "the early conversation was not dropped"
     assert sent[0]["role"] == "user" and "THE-GIST" in str(sent[0]["content"])
@@ -96,11 +110,15 @@ async def test_a_full_conversation_is_summed_up_and_the_agent_goes_on_from_its_l
     assert "NOTES-CONTENT" in str(sent[2]["content"])
     # The agent's conversation is the compacted one from here on.
     messages = conversation(result)
-    assert "THE-GIST" in messages[0].text() and len(messages) == 4
-    assert [r.content for r in tool_results(result)][-1].count("NOTES-CONTENT") == 1
+    assert "THE-GIST" in messages[0].text() and len(messages) == 6
+    # It no longer has the README it read before: an edit needs a new Read. The notes, whose
+    # result it was sent after the summary, it may edit.
+    readme, notes = tool_results(result)[-2:]
+    assert readme.is_error and "has not been read" in readme.content, readme
+    assert not notes.is_error and (git_repo / "notes.txt").read_text() == "X-CONTENT\n"
     assert AUTO_COMPACT in await patch_ids(handle)
     # Its usage counts the compaction call as well.
-    assert result.usage.tokens.output_tokens > 0
+    assert result.usage.tokens.output_tokens == sum(r["usage"]["output_tokens"] for r in model.log)
 
 
 async def test_a_compaction_without_a_summary_loses_nothing_and_is_not_tried_for_ever(
@@ -134,3 +152,84 @@ async def test_a_compaction_without_a_summary_loses_nothing_and_is_not_tried_for
     # Every call after a failed compaction has the whole conversation and the last results.
     assert all("TASK-TEXT" in texts(r) for r in main)
     assert len(tool_results(result)) == MAX_FAILURES + 2
+
+
+async def test_a_stop_that_comes_during_the_summary_ends_the_agent_with_no_call_after_it(
+    client, git_repo
+):
+    """The summary of a full window takes a while: a stop sent meanwhile must not be
+    followed by another model call, nor by the tools it would ask for."""
+    script = {
+        "agents": [
+            summarizer({"delay_ms": 3_000, "text": "<summary>THE-GIST</summary>"}),
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"text": "Reading.", "tool_use": read("README.md")},
+                    {
+                        "text": "Again.",
+                        "tool_use": read("README.md"),
+                        "extra_input_tokens": NEAR_FULL,
+                    },
+                    {"tool_use": {"name": "Bash", "input": {"command": "touch after-stop.txt"}}},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+
+            await until_summarizing(handle)
+            await handle.signal("stop", StopRequest(reason="enough"))
+            result = await handle.result()
+    assert result.stopped, result
+    assert [r["agent"] for r in model.log if r["agent"] == "main"] == ["main", "main"]
+    assert not (git_repo / "after-stop.txt").exists()
+
+
+async def until_summarizing(handle) -> None:
+    for _ in range(300):
+        pending = (await handle.describe()).raw_description.pending_activities
+        if any(a.activity_type.name == "llm.compact" for a in pending):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("no compaction started within 30 s")
+
+
+LINE = 20_000
+"""Above a first call (the system prompt and the tools, ~11,000 tokens), below it with the
+big file's ~12,000 waiting."""
+
+
+async def test_tool_results_not_sent_yet_count_toward_the_line(client, git_repo):
+    """The last call's conversation was below the line, but with the big result waiting
+    for the next call it is over: the summary comes before that call, not after the API
+    has refused it."""
+    (git_repo / "big.txt").write_text(
+        "".join(f"line {i:05d} of a big file\n" for i in range(1_500))
+    )
+    script = {
+        "agents": [
+            summarizer({"text": "<summary>THE-GIST</summary>"}),
+            {
+                "name": "after",
+                "match": {"conversation_contains": ["THE-GIST"]},
+                "turns": [{"text": "DONE"}],
+                "after_last": "repeat_last",
+            },
+            {"name": "main", "turns": [{"text": "Reading.", "tool_use": read("big.txt")}]},
+        ]
+    }
+    with scripted_model(script) as model:
+        async with running_workers(client) as queues:
+            line = {"auto_compact_tokens": LINE}
+            config = fast_config(model=FAST_MODEL.model_copy(update=line))
+            inp = agent_input("go", git_repo, queues, config=config)
+            handle = await start(client, inp, queues)
+            result = await handle.result()
+    assert result.final_text == "DONE", result
+    first = model.log[0]["usage"]
+    assert sum(first.values()) < LINE - 5_000, first  # the line was not reached by the call
+    assert [r["agent"] for r in model.log] == ["main", "summarizer", "after"]
