@@ -140,12 +140,24 @@ def backgrounded_text(agent_id: str, description: str, reason: str) -> str:
     )
 
 
+PERSON_SENDERS = frozenset({"user", "parent"})
+"""Senders whose mail reads as the person's own words: no agent may take these names."""
+
+
 def mail_text(sender: str, text: str) -> str:
     """A `send_message` as the receiving model reads it: a user's or parent's words as they
     are, another agent's under its name (R65)."""
-    if sender in ("user", "parent"):
+    if sender in PERSON_SENDERS:
         return text
     return f"Message from {sender}:\n{text}"
+
+
+def person_name_text(name: str) -> str:
+    """Why an agent may not be named `name` (one of PERSON_SENDERS)."""
+    return (
+        f"The name '{name}' is reserved: mail under it reads as the user's own words to "
+        "whoever gets it. Choose another name."
+    )
 
 
 def wrap_notification_for_mixed_turn(text: str) -> str:

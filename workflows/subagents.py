@@ -33,8 +33,10 @@ from agents.definition import AgentDefinition, DefinitionSet
 from agents.file_claims import queued_text
 from agents.messages import ToolResultBlock
 from agents.notifications import (
+    PERSON_SENDERS,
     async_launch_text,
     backgrounded_text,
+    person_name_text,
     summary_for,
     sync_result_text,
 )
@@ -74,6 +76,7 @@ from workflows.phases import PhaseGate, phase_capabilities
 from workflows.registry import ChildRegistry, ChildTask, delivered_text, figures
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.team_spawn import (
+    PERSON_NAMES,
     TEAM_NAME_NEEDS_TEAM,
     TEAM_SPAWN,
     leads,
@@ -209,6 +212,9 @@ class SubAgents:
         ctx = self.ctx
         assert ctx is not None, "SubAgents used before the agent was set up"
         inp: AgentToolInput = call.input  # type: ignore[assignment]
+        # Asked only for such a name, so no other spawn records a marker.
+        if inp.name in PERSON_SENDERS and versions.patched(PERSON_NAMES):
+            return error_result(call.block, person_name_text(inp.name))
         if inp.name and leads(ctx.team, ctx.name) and versions.patched(TEAM_SPAWN):
             return await self._spawn_teammate(ctx, call, inp)
         # Asked only for such a call, so no other spawn records a marker.

@@ -29,6 +29,7 @@ from temporalio.exceptions import (
 from temporalio.workflow import ParentClosePolicy
 
 from agents.config import MAX_SECONDS
+from agents.notifications import PERSON_SENDERS, person_name_text
 from agents.team_protocol import shutdown_request_text
 from agents.team_tasks import TaskRuleError, TeamTask, create_task, sorted_tasks, update_task
 from workflows import search_attributes as sa
@@ -67,7 +68,12 @@ from workflows.signal_input import Refusals
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.team_details import render_team_details
 from workflows.team_member import TEAM_MAIL_PREFIX
-from workflows.team_spawn import add_member_problem, name_taken_text, spawned_text
+from workflows.team_spawn import (
+    PERSON_NAMES,
+    add_member_problem,
+    name_taken_text,
+    spawned_text,
+)
 
 ALL_MEMBERS = "team-handlers-all-members"
 """Patch: `message_member` to `*` and `kill_member` pick their members from every member, not
@@ -145,6 +151,10 @@ class TeamWorkflow:
         self._ended_as = ending
 
     async def _run_team(self, inp: TeamInput) -> TeamResult:
+        named = [m.name for m in inp.members() if m.name in PERSON_SENDERS]
+        # Asked only for such a team, so no other records a marker.
+        if named and versions.patched(PERSON_NAMES):
+            raise ApplicationError(person_name_text(named[0]), type="InvalidInput")
         for spec in inp.members():
             self._watchers.append(await self._start_member(spec))
             self._started.add(spec.name)

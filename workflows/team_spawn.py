@@ -16,6 +16,7 @@ from temporalio import workflow
 
 from agents.agent_tool import AgentToolInput
 from agents.messages import ToolResultBlock
+from agents.notifications import PERSON_SENDERS, person_name_text
 from workflows.contracts import TeamLink
 from workflows.pattern_contracts import AddMemberRequest, TeammateSpec
 from workflows.signal_input import why
@@ -28,6 +29,9 @@ with workflow.unsafe.imports_passed_through():
 TEAM_SPAWN = "team-spawn"
 """Patch id: the lead's named `Agent` call starts a teammate. It was refused ("Teammates can
 only run synchronous sub-agents"), so a team had only the members it started with."""
+PERSON_NAMES = "person-names-refused"
+"""Patch id: a sub-agent or teammate may not be named `user` or `parent`; its mail read as
+the person's own words to its parent or its peers (agents/notifications.mail_text)."""
 
 
 TEAM_NAME_NEEDS_TEAM = "team-name-needs-team"
@@ -83,6 +87,8 @@ def add_member_problem(
         return "The team is ending: nobody new joins it."
     if request.spec.name in names:
         return name_taken_text(request.spec.name)
+    if request.spec.name in PERSON_SENDERS:
+        return person_name_text(request.spec.name)
     if live >= limit:
         return (
             f"The team has {live} members running, the most it runs at once "

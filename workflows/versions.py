@@ -52,6 +52,7 @@ to it)."""
 
 AFTER_BASELINE = frozenset(
     {
+        "person-names-refused",
         "ask-user-question",
         "attributes-at-start",
         "auto-compact",

@@ -81,6 +81,7 @@ from tests.replay.scenarios_subagents import (
     late_mail_stopped,
     mail_after_stop,
     parallel_sync,
+    person_name,
     resume_read_state,
     shared_timers,
     spawn_limit,
@@ -156,6 +157,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_model_local": model_local,
     # Three parallel spawns against a limit of two (patched spawn-limit-in-batch).
     "subagents_spawn_limit": spawn_limit,
+    # `subagents_person_name_v0` recorded on ae8274b, where the child ran.
+    "subagents_person_name": person_name,
     # Mail reaching a sub-agent as it writes its output file: it goes on as generation 2 and
     # says so with its end, and its parent waits for that end too (patched
     # late-mail-continues); sync, and background.

@@ -206,3 +206,10 @@ async def mail_after_stop(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_agent_control import STOP_THEN_MAIL
 
     return await scripted(client, tmp, STOP_THEN_MAIL)
+
+
+async def person_name(client: Client, tmp: Path) -> WorkflowHandle:
+    """A sub-agent named `user`: refused (patched person-names-refused); on the code before,
+    it ran, and its mail would have read as the person's own words."""
+    main = {"name": "main", "turns": [{"tool_use": spawn("user", False)}, {"text": "done"}]}
+    return await scripted(client, tmp, {"agents": [kid("user", {"text": "CHILD"}), main]})

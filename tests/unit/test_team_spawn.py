@@ -60,6 +60,8 @@ def test_the_team_refuses_what_it_cannot_add():
     assert problem() is None
     assert problem(caller="b") == "Only the lead (lead) adds teammates; ask it with SendMessage."
     assert problem(ending=True) == "The team is ending: nobody new joins it."
+    assert "reads as the user's own words" in (problem(name="user") or "")
+    assert "reads as the user's own words" in (problem(name="parent") or "")
     # A member that has ended keeps its name: its workflow id is taken.
     assert "already has a member named 'b'" in (problem(name="b", live=1) or "")
     assert problem(live=3) == (

@@ -47,6 +47,9 @@ async def test_bad_agent_calls_are_errors_and_start_nothing(client, git_repo):
                             {"name": "Agent", "input": {"prompt": "no description"}},
                             agent_call(isolation="remote"),
                             agent_call(team_name="ghost"),  # this agent is in no team
+                            # Their mail would read as the person's own words.
+                            agent_call(name="user"),
+                            agent_call(name="parent"),
                         ]
                     },
                     {"text": "all refused"},
@@ -59,7 +62,7 @@ async def test_bad_agent_calls_are_errors_and_start_nothing(client, git_repo):
             handle = await start(client, agent_input("go", git_repo, queues, config=config), queues)
             result = await handle.result()
     results = tool_results(result)
-    assert [r.is_error for r in results] == [True] * 7
+    assert [r.is_error for r in results] == [True] * 9
     texts = [r.content for r in results]
     assert "reserved for the main conversation" in texts[0]
     assert "must start with a letter or digit" in texts[1]
@@ -71,6 +74,7 @@ async def test_bad_agent_calls_are_errors_and_start_nothing(client, git_repo):
     assert "`description` is missing" in texts[4]
     assert "isolation" in texts[5]
     assert "There is no team 'ghost' here: you are not in a team" in texts[6]
+    assert all("reserved: mail under it reads as the user's" in t for t in texts[7:]), texts
     assert await started_children(handle) == 0
 
 

@@ -247,3 +247,28 @@ async def test_a_lead_in_plan_mode_spawns_no_teammate(client, git_repo):
     assert refused["is_error"] and "Plan mode is active: only read-only agents" in json.dumps(
         refused
     )
+
+
+async def test_a_team_with_a_member_named_user_is_refused_when_it_starts(client, git_repo):
+    """Its mail would read as the person's own words to its peers."""
+    from temporalio.client import WorkflowFailureError
+
+    from tests.workflows.test_team import team_input
+
+    with scripted_model({"agents": [{"name": "any", "turns": [{"text": "unused"}]}]}) as model:
+        async with running_workers(client) as queues:
+            inp = team_input(git_repo, queues)
+            inp = inp.model_copy(update={"teammates": [TeammateSpec(name="user", prompt="p")]})
+            handle = await client.start_workflow(
+                "TeamWorkflow",
+                inp,
+                id=f"team-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=TeamResult,
+            )
+            try:
+                await handle.result()
+                raise AssertionError("the team started")
+            except WorkflowFailureError as e:
+                assert "The name 'user' is reserved" in str(e.cause), e.cause
+    assert model.log == []  # no member started
