@@ -23,6 +23,7 @@ from activities import transcripts
 from activities.read_state import store_read_state
 from activities.store import default_store, state_dir
 from activities.tools.base import FileStamp
+from agents.messages import Message
 from agents.transcript import TranscriptRef
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -44,6 +45,9 @@ class ExportInput(BaseModel):
     parent_agent_id: str | None = None
     read_state: dict[str, FileStamp] = Field(default_factory=dict)
     """The stamps of the files the agent had read at its end, stored for a resume (R66)."""
+    compacted: list[TranscriptRef] = Field(default_factory=list, exclude_if=lambda v: not v)
+    """The conversations as they were when compacted, oldest first: the file has them too,
+    each followed by a `compact_boundary` line, as Claude Code's transcripts do."""
 
 
 def output_path(req: ExportInput) -> Path:
@@ -63,6 +67,18 @@ def _write_atomically(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+COMPACT_BOUNDARY = {
+    "type": "system",
+    "subtype": "compact_boundary",
+    "content": "Conversation compacted",
+}
+"""Between a conversation as it was compacted and the one that goes on from its summary."""
+
+
+def _message_entry(message: Message) -> dict:
+    return {"type": message.role, "message": message.model_dump(mode="json")}
+
+
 @activity.defn(name="transcript.export")
 async def export_transcript(req: ExportInput) -> str:
     """Write the JSONL and its `.meta.json`, and store the read state; returns the JSONL's
@@ -74,23 +90,17 @@ async def export_transcript(req: ExportInput) -> str:
 
 def _export(req: ExportInput) -> str:
     store_read_state(req.read_state)
-    messages = transcripts.load(default_store(), req.transcript)
+    store = default_store()
+    entries: list[dict] = []
+    for earlier in req.compacted:
+        entries += [_message_entry(m) for m in transcripts.load(store, earlier)]
+        entries.append(COMPACT_BOUNDARY)
+    entries += [_message_entry(m) for m in transcripts.load(store, req.transcript)]
     lines, parent = [], None
-    for index, message in enumerate(messages):
+    for index, entry in enumerate(entries):
         line_id = str(uuid.uuid5(_NAMESPACE, f"{req.agent_id}:{index}"))
-        lines.append(
-            json.dumps(
-                {
-                    "uuid": line_id,
-                    "parentUuid": parent,
-                    "isSidechain": True,
-                    "agentId": req.agent_id,
-                    "type": message.role,
-                    "message": message.model_dump(mode="json"),
-                },
-                ensure_ascii=False,
-            )
-        )
+        line = {"uuid": line_id, "parentUuid": parent, "isSidechain": True}
+        lines.append(json.dumps(line | {"agentId": req.agent_id} | entry, ensure_ascii=False))
         parent = line_id
     path = output_path(req)
     _write_atomically(path, "".join(f"{line}\n" for line in lines))

@@ -550,7 +550,9 @@ class AgentWorkflow:
             # The last report: what it sent in its final turn counts for the team's quiet test.
             me = inp.name or self._agent_id
             await report_to_team(inp.team, me, self._team_counts, True, result.usage)
-        result = await export_output_file(inp, result, seen_read_state(self._state))
+        result = await export_output_file(
+            inp, result, seen_read_state(self._state), self._state.compacted
+        )
         if status == "completed" and self._mail_continues(inp, loop_end):
             # Mail is waiting: this run goes on as its next generation to answer it, and one
             # signal says so with this end (the parent must not finish in between).

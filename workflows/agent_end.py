@@ -11,6 +11,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_
 
 from agents.handoff import HANDOFF_UNAVAILABLE, HANDOFF_WARNING
 from agents.notifications import cap_result
+from agents.transcript import TranscriptRef
 from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
@@ -72,7 +73,10 @@ def is_sub_agent(inp: AgentInput) -> bool:
 
 
 async def export_output_file(
-    inp: AgentInput, result: AgentResult, read_state: dict[str, FileStamp]
+    inp: AgentInput,
+    result: AgentResult,
+    read_state: dict[str, FileStamp],
+    compacted: list[TranscriptRef] | None = None,
 ) -> AgentResult:
     """`result` with the sub-agent's output file (R29) written and its read state stored
     (R66); unchanged if this is no sub-agent, or on failure: an audit file must never turn
@@ -93,6 +97,7 @@ async def export_output_file(
                 worktree_path=result.worktree_path,
                 parent_agent_id=inp.lineage.parent_agent_id,
                 read_state=read_state,
+                compacted=compacted or [],
             ),
             host_queue=inp.workspace.host_queue,
             result_type=str,

@@ -116,6 +116,8 @@ class LoopState(BaseModel):
     included; 0 before the first call and after a compaction."""
     compact_failures: int = 0
     """Compactions in a row whose answer had no summary (agents/compaction.py)."""
+    compacted: list[TranscriptRef] = Field(default_factory=list)
+    """The conversations as they were when compacted, oldest first, for the output file."""
 
 
 def tool_options(call: ValidCall, config: OutlastConfig) -> dict[str, Any]:
@@ -296,6 +298,7 @@ async def _compact(setup: LoopSetup, state: LoopState, hooks: LoopHooks, tokens:
         state.compact_failures += 1
         workflow.logger.warning("compaction gave no summary (%d in a row)", state.compact_failures)
         return
+    state.compacted.append(state.transcript)
     state.transcript = response.transcript
     state.context_tokens = state.compact_failures = 0
     # The model no longer has the files it read (Claude Code forgets them too): an edit of
