@@ -11,13 +11,15 @@ from __future__ import annotations
 import re
 
 from agents.config import ModelSettings
-from agents.messages import Message, Usage
+from agents.messages import Message, TextBlock, ToolResultBlock, Usage
 
 ANSWER_ROOM_CAP = 20_000
 """Tokens kept free for the answer, at most (Claude Code keeps min(max_tokens, 20,000))."""
 BUFFER_TOKENS = 13_000
 """And a margin below that, so the call that crosses the line still fits (Claude Code's)."""
 IMAGE_TOKENS = 1_600
+PDF_TOKENS = 20_000
+"""A PDF's length is not known where it is counted: ten pages' worth."""
 SUMMARY_ENDS = frozenset({"end_turn", "max_tokens", "stop_sequence"})
 """How a summary's answer may end (max_tokens: what came is kept)."""
 UNTAGGED_MIN = 500
@@ -78,18 +80,37 @@ def context_tokens(usage: Usage) -> int:
     return usage.prompt_tokens + usage.output_tokens
 
 
-def estimate_tokens(messages: list[Message], images: int = 0) -> int:
-    """What `messages` add to the next request, about (4 characters a token; an image 1,600
-    tokens, as the API charges a large one): tool results not sent yet can be most of it
-    (three parallel Reads of a big file, ~75,000 tokens)."""
-    return sum(len(m.model_dump_json()) for m in messages) // 4 + images * IMAGE_TOKENS
+def estimate_tokens(messages: list[Message], media: list[bool] | None = None) -> int:
+    """What `messages` add to the next request, about: 4 characters of text a token, and
+    for each of `media` (True: a PDF) what the API charges a large image, or a PDF of ten
+    pages. Tool results not sent yet can be most of it (three parallel Reads of a big file,
+    ~75,000 tokens). From the texts alone, not from the messages' JSON: a field added to a
+    message must not change, on replay, whether a recorded run compacted."""
+    chars = sum(_chars(block) for m in messages for block in m.content)
+    return chars // 4 + sum(PDF_TOKENS if pdf else IMAGE_TOKENS for pdf in media or [])
 
 
-def due(tokens: int, failures: int, settings: ModelSettings, max_tokens: int) -> bool:
-    """Whether the next model call, whose conversation is about `tokens` long, is preceded
-    by a compaction."""
+def _chars(block: object) -> int:
+    if isinstance(block, TextBlock):
+        return len(block.text)
+    if isinstance(block, ToolResultBlock):
+        if isinstance(block.content, str):
+            return len(block.content)
+        return sum(_chars(part) for part in block.content)
+    return 0
+
+
+def due(
+    history: int, waiting: int, failures: int, settings: ModelSettings, max_tokens: int
+) -> bool:
+    """Whether the next model call is preceded by a compaction: its conversation so far
+    (`history`, measured by the last call) and what waits to go with it reach the line,
+    and a summary can bring it below: there is a conversation to sum up, and what waits
+    (kept whole) is not over the line by itself."""
     limit = compact_at(settings, max_tokens)
-    return limit is not None and tokens >= limit and failures < MAX_FAILURES
+    if limit is None or failures >= MAX_FAILURES or history == 0:
+        return False
+    return history + waiting >= limit and waiting < limit
 
 
 def summary_of(reply: Message, stop_reason: str | None) -> str:

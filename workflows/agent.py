@@ -19,6 +19,7 @@ from agents.builtin.fork import fork_message
 from agents.control_tools import TASK_STOP_TOOL
 from agents.messages import Message, ToolResultBlock
 from agents.notifications import (
+    PERSON_SENDERS,
     mail_text,
     system_reminder,
     wrap_notification_for_mixed_turn,
@@ -594,7 +595,7 @@ class AgentWorkflow:
     def _drain_inbox(self) -> list[Message]:
         notes = self._registry.drain()
         mail, self._mailbox = self._mailbox, []
-        if notes and any(m.sender == "user" for m in mail):
+        if notes and any(m.sender in PERSON_SENDERS for m in mail):
             notes = [wrap_notification_for_mixed_turn(n) for n in notes]
         texts = notes + [mail_text(m.sender, as_the_approver_reads_it(m.text)) for m in mail]
         return [Message.user_text(t) for t in texts]

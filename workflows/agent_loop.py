@@ -303,13 +303,15 @@ async def _compact(setup: LoopSetup, state: LoopState, hooks: LoopHooks, tokens:
     state.context_tokens = state.compact_failures = 0
     # The model no longer has the files it read (Claude Code forgets them too): an edit of
     # one needs a Read first, but for those whose results it is about to be sent.
-    state.read_state = {p: s for p, s in state.read_state.items() if p in state.unseen_stamps}
+    # The plan file stays known, so plan mode's reminder does not ask for a new one.
+    keep = set(state.unseen_stamps)
+    if state.plan_file:
+        keep.add(normalize_path(state.cwd, state.plan_file))
+    state.read_state = {p: s for p, s in state.read_state.items() if p in keep}
     # The plan-mode instructions went with the old conversation: the next turn has them whole.
     state.plan_turns = state.plan_attachments = 0
-    # The query's view of the conversation: the summary from here on.
-    hooks.record(
-        [compaction.continuation(compaction.summary_of(response.message, response.stop_reason))]
-    )
+    # The `transcript` query's messages stay this run's, in the order they came: the summary
+    # is the `llm.compact` activity's result, in history and the Web UI.
 
 
 def tool_context(setup: LoopSetup, state: LoopState, call: ValidCall) -> ToolContext:
@@ -527,16 +529,15 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
             return "continue_as_new"
         # The conversation as the next call would send it, about: the last call's, and what
         # is waiting to go with the next (tool results, most of all).
-        tokens = state.context_tokens + compaction.estimate_tokens(
-            state.pending, sum(len(images) for images in state.result_images.values())
-        )
+        media = [i.is_document for images in state.result_images.values() for i in images]
+        waiting = compaction.estimate_tokens(state.pending, media)
         settings, max_tokens = setup.config.model, setup.request.max_tokens
         # Asked only when the conversation has grown that far.
         if compaction.due(
-            tokens, state.compact_failures, settings, max_tokens
+            state.context_tokens, waiting, state.compact_failures, settings, max_tokens
         ) and versions.patched(AUTO_COMPACT):
             hooks.on_phase("calling_model", [])
-            await _compact(setup, state, hooks, tokens)
+            await _compact(setup, state, hooks, state.context_tokens + waiting)
             if hooks.stop_requested():
                 return "stopped"  # it came during the summary: no model call after a stop
         state.pending.extend(hooks.drain_inbox())

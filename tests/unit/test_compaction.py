@@ -8,7 +8,9 @@ from activities.compaction import compacted, to_summarize
 from activities.store import LocalBlobStore
 from agents.compaction import (
     COMPACT_PROMPT,
+    IMAGE_TOKENS,
     MAX_FAILURES,
+    PDF_TOKENS,
     compact_at,
     context_tokens,
     continuation,
@@ -32,11 +34,20 @@ def test_the_line_is_the_window_less_the_answers_room_and_a_margin():
 
 def test_a_compaction_is_due_at_the_line_until_it_has_failed_too_often():
     settings = ModelSettings(auto_compact_tokens=1_000)
-    assert not due(999, 0, settings, 32_000)
-    assert due(1_000, 0, settings, 32_000)
-    assert due(5_000, MAX_FAILURES - 1, settings, 32_000)
-    assert not due(5_000, MAX_FAILURES, settings, 32_000)
-    assert not due(10**9, 0, ModelSettings(auto_compact_tokens=0), 32_000)
+    assert not due(899, 100, 0, settings, 32_000)
+    assert due(900, 100, 0, settings, 32_000)
+    assert due(5_000, 0, MAX_FAILURES - 1, settings, 32_000)
+    assert not due(5_000, 0, MAX_FAILURES, settings, 32_000)
+    assert not due(10**9, 0, 0, ModelSettings(auto_compact_tokens=0), 32_000)
+
+
+def test_no_compaction_where_a_summary_cannot_help():
+    settings = ModelSettings(auto_compact_tokens=1_000)
+    # Nothing measured to sum up: a first call (or the first after a summary).
+    assert not due(0, 5_000, 0, settings, 32_000)
+    # What waits for the next call is over the line by itself, and goes whole.
+    assert not due(500, 1_000, 0, settings, 32_000)
+    assert due(500, 999, 0, settings, 32_000)
 
 
 def test_the_context_counts_every_prompt_token_and_the_answer():
@@ -81,8 +92,11 @@ def test_a_line_or_a_refusal_is_no_summary():
 
 def test_what_waits_for_the_next_call_is_counted_too():
     result = Message(role="user", content=[ToolResultBlock(tool_use_id="t", content="x" * 4_000)])
-    assert 1_000 <= estimate_tokens([result]) < 1_100
-    assert estimate_tokens([], images=2) == 3_200
+    assert estimate_tokens([result]) == 1_000
+    note = Message.user_text("y" * 400)
+    assert estimate_tokens([result, note]) == 1_100
+    assert estimate_tokens([], [False, False]) == 2 * IMAGE_TOKENS
+    assert estimate_tokens([], [True]) == PDF_TOKENS
 
 
 def test_the_model_sums_up_what_came_before_its_last_answer_which_is_kept(tmp_path):

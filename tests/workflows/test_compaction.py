@@ -233,3 +233,39 @@ async def test_tool_results_not_sent_yet_count_toward_the_line(client, git_repo)
     first = model.log[0]["usage"]
     assert sum(first.values()) < LINE - 5_000, first  # the line was not reached by the call
     assert [r["agent"] for r in model.log] == ["main", "summarizer", "after"]
+
+
+async def test_a_planning_agent_compacted_is_told_plan_mode_again_and_keeps_its_plan_file(
+    client, git_repo
+):
+    """The plan-mode instructions went with the old conversation: the next turn has the
+    full reminder, which knows the plan file is there (a new Write of it would be refused:
+    the agent has not read it since the summary)."""
+    write_plan = {"name": "Write", "input": {"file_path": "{{plan_file}}", "content": "# Plan\n"}}
+    script = {
+        "agents": [
+            summarizer({"text": "<summary>THE-GIST</summary>"}),
+            {
+                "name": "after",
+                "match": {"conversation_contains": ["THE-GIST"]},
+                "turns": [{"text": "planning on"}],
+                "after_last": "repeat_last",
+            },
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": write_plan},
+                    {"tool_use": read("README.md"), "extra_input_tokens": NEAR_FULL},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = agent_input("plan a change", git_repo, queues, permission_mode="plan")
+            handle = await start(client, inp, queues)
+            result = await handle.result()
+    assert result.final_text == "planning on", result
+    after = texts(requests_of(model, "after")[0])
+    assert "A plan file already exists" in after and "No plan file exists yet" not in after
+    assert "## Workflow" in after, "not the full reminder"
