@@ -26,6 +26,7 @@ UNTAGGED_MIN = 500
 """A summary without the tags asked for must be at least this long: a conversation that
 filled the window is never summed up in a line, and a line ("I can't help with that") would
 replace all of it."""
+TOO_LONG_MESSAGES = ("prompt is too long", "exceed context limit")
 MAX_FAILURES = 3
 """Compactions that gave no summary in a row, after which the agent stops asking (each is a
 model call over the whole conversation)."""
@@ -111,6 +112,16 @@ def due(
     if limit is None or failures >= MAX_FAILURES or history == 0:
         return False
     return history + waiting >= limit and waiting < limit
+
+
+def too_long(error_type: str | None, details: object) -> bool:
+    """Whether a failed model call was refused because its conversation does not fit the
+    window: a 400 whose message says so (`prompt is too long: N tokens > M maximum`, or the
+    input and `max_tokens` together over the limit). Nothing else a summary could mend."""
+    if error_type != "ModelRequestRejected" or not isinstance(details, dict):
+        return False
+    message = str(details.get("api_message", "")).lower()
+    return details.get("status") == 400 and any(s in message for s in TOO_LONG_MESSAGES)
 
 
 def summary_of(reply: Message, stop_reason: str | None) -> str:

@@ -208,6 +208,10 @@ AUTO_COMPACT = "auto-compact"
 """Before a model call whose conversation has reached `compaction.compact_at`, the model sums
 it up and the agent goes on from the summary (agents/compaction.py). The call went as it was,
 and the API refused it as too long once the window was full: the agent failed."""
+COMPACT_WHEN_TOO_LONG = "compact-when-too-long"
+"""A model call the API refuses as too long for the window is sent again after a compaction
+(once; the estimate that decides `auto-compact` beforehand can fall short). The refusal
+failed the agent."""
 CONTEXT_FULL_CUTS_CALLS = "context-full-cuts-calls"
 """A response the context window ended (`model_context_window_exceeded`) had its last tool
 call cut off, as max_tokens does: it is refused, not run with what had arrived (a partial
@@ -285,13 +289,16 @@ async def _model_call(
         ) from e
 
 
-async def _compact(setup: LoopSetup, state: LoopState, hooks: LoopHooks, tokens: int) -> None:
+async def _compact(
+    setup: LoopSetup, state: LoopState, hooks: LoopHooks, tokens: int | None
+) -> None:
     """Sum the conversation up and go on from the summary; as it was if no summary came.
     A failed call is the agent's failure, as any model call's: it would be the next one's."""
     request = setup.request.model_copy(
         update={"transcript": state.transcript, "shared_prefix_breakpoint": False}
     )
-    summary = f"{setup.label}: compact about {tokens:,} tokens: model {request.model}"
+    size = f"about {tokens:,} tokens" if tokens is not None else "a call too long for the window"
+    summary = f"{setup.label}: compact {size}: model {request.model}"
     response = await _model_call(setup, state, request, summary, compacting=True)
     state.usage = add_usage(state.usage, response.usage, 0, hooks.started_at())
     if response.transcript == state.transcript:
@@ -312,6 +319,25 @@ async def _compact(setup: LoopSetup, state: LoopState, hooks: LoopHooks, tokens:
     state.plan_turns = state.plan_attachments = 0
     # The `transcript` query's messages stay this run's, in the order they came: the summary
     # is the `llm.compact` activity's result, in history and the Web UI.
+
+
+async def _compacted_for(
+    error: ApplicationError, setup: LoopSetup, state: LoopState, hooks: LoopHooks
+) -> bool:
+    """After a call refused as too long for the window (the estimate fell short: a fork's or
+    a resumed agent's first call, a big mail), whether a summary was made to send it again."""
+    details = error.details[0] if error.details else None
+    if (
+        not compaction.too_long(error.type, details)
+        or state.transcript.length == 0
+        or state.compact_failures >= compaction.MAX_FAILURES
+        # Asked only after such a refusal, which ended the agent before.
+        or not versions.patched(COMPACT_WHEN_TOO_LONG)
+    ):
+        return False
+    before = state.transcript
+    await _compact(setup, state, hooks, None)
+    return state.transcript != before
 
 
 def tool_context(setup: LoopSetup, state: LoopState, call: ValidCall) -> ToolContext:
@@ -543,7 +569,15 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
         state.pending.extend(hooks.drain_inbox())
         state.pending.extend(Message.user_text(text) for text in hooks.attachments())
         hooks.on_phase("calling_model", [])
-        response = await _call_model(setup, state, hooks.ephemeral())
+        ephemeral = hooks.ephemeral()
+        try:
+            response = await _call_model(setup, state, ephemeral)
+        except ApplicationError as e:
+            if not await _compacted_for(e, setup, state, hooks):
+                raise
+            if hooks.stop_requested():
+                return "stopped"
+            response = await _call_model(setup, state, ephemeral)
         hooks.record([*merge_user_messages(state.pending), response.message])
         state.turns += 1
         state.transcript = response.transcript

@@ -56,6 +56,7 @@ AFTER_BASELINE = frozenset(
         "ask-user-question",
         "attributes-at-start",
         "auto-compact",
+        "compact-when-too-long",
         "context-full-cuts-calls",
         "definition-isolation",
         "definition-plan-async",

@@ -22,6 +22,7 @@ from outlast.client import connect
 from outlast.devserver import DevServer
 from tests.replay.scenarios_agent import (
     background_bash,
+    compact_too_long,
     compaction,
     context_full,
     continue_as_new,
@@ -275,6 +276,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_max_tokens_resume": max_tokens_resume,
     # `agent_compaction_v0` recorded on 9705e2e, where the turns went on uncompacted.
     "agent_compaction": compaction,
+    # `agent_compact_too_long_v0` recorded on 99187d3, where the refusal failed the agent.
+    "agent_compact_too_long": compact_too_long,
     # A planning sub-agent continued by SendMessage keeps its plan file (patched
     # resume-keeps-plan-file); `subagents_plan_resumed_v0` recorded on 3b67f79.
     "subagents_plan_resumed": plan_resumed,

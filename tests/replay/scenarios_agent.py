@@ -4,6 +4,7 @@ the model as a local activity (tests/replay/record.py runs them)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from pathlib import Path
 
@@ -590,4 +591,22 @@ async def compaction(client: Client, tmp: Path) -> WorkflowHandle:
                 client, agent_input("go", repo, queues), queues, os.environ["OUTLAST_RECORDING"]
             )
             await handle.result()
+    return handle
+
+
+async def compact_too_long(client: Client, tmp: Path) -> WorkflowHandle:
+    """A call refused as too long for the window, sent again after a summary (patched
+    compact-when-too-long); on the code before, the refusal failed the agent."""
+    from temporalio.client import WorkflowFailureError
+
+    from tests.workflows.test_compaction import TOO_LONG
+
+    repo = make_git_repo(tmp / "repo", {"README.md": "# sample\n"})
+    with scripted_model(TOO_LONG):
+        async with running_workers(client) as queues:
+            handle = await start(
+                client, agent_input("go", repo, queues), queues, os.environ["OUTLAST_RECORDING"]
+            )
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
     return handle

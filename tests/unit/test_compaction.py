@@ -17,6 +17,7 @@ from agents.compaction import (
     due,
     estimate_tokens,
     summary_of,
+    too_long,
 )
 from agents.config import ModelSettings, from_env
 from agents.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
@@ -131,3 +132,18 @@ def test_a_conversation_that_ends_with_a_user_turn_is_summed_up_whole(tmp_path):
     kept, sent = to_summarize(store, ref)
     assert kept is None and len(sent) == 2
     assert transcripts.load(store, compacted(store, "GIST", None))[0].role == "user"
+
+
+def test_only_a_refusal_for_length_is_mended_by_a_summary():
+    def rejected(message: str, status: int = 400) -> dict:
+        return {"status": status, "error_type": "invalid_request_error", "api_message": message}
+
+    assert too_long("ModelRequestRejected", rejected("prompt is too long: 210000 > 200000"))
+    assert too_long(
+        "ModelRequestRejected",
+        rejected("input length and `max_tokens` exceed context limit: 190000 + 32000 > 200000"),
+    )
+    assert not too_long("ModelRequestRejected", rejected("messages.1: roles must alternate"))
+    assert not too_long("ModelRequestRejected", rejected("prompt is too long", status=413))
+    assert not too_long("ModelUnavailable", rejected("prompt is too long"))
+    assert not too_long("ModelRequestRejected", None)

@@ -20,7 +20,7 @@ from tests.support import (
     start,
     tool_results,
 )
-from workflows.agent_loop import AUTO_COMPACT
+from workflows.agent_loop import AUTO_COMPACT, COMPACT_WHEN_TOO_LONG
 from workflows.contracts import StopRequest
 
 pytestmark = pytest.mark.reliability
@@ -269,3 +269,48 @@ async def test_a_planning_agent_compacted_is_told_plan_mode_again_and_keeps_its_
     after = texts(requests_of(model, "after")[0])
     assert "A plan file already exists" in after and "No plan file exists yet" not in after
     assert "## Workflow" in after, "not the full reminder"
+
+
+TOO_LONG = {
+    "agents": [
+        summarizer({"text": "<summary>THE-GIST</summary>"}),
+        {
+            "name": "after",
+            "match": {"conversation_contains": ["THE-GIST"]},
+            "turns": [{"text": "unused"}, {"text": "DONE-AFTER-REFUSAL"}],
+        },
+        {
+            "name": "main",
+            "turns": [
+                {"text": "Reading.", "tool_use": read("README.md")},
+                # The estimate fell short: the API refuses the call as too long.
+                {
+                    "error": {
+                        "status": 400,
+                        "type": "invalid_request_error",
+                        "message": "prompt is too long: 210000 tokens > 200000 maximum",
+                    }
+                },
+            ],
+        },
+    ]
+}
+"""A call refused as too long for the window, then a summary, and the same call again."""
+
+
+async def test_a_call_refused_as_too_long_is_sent_again_after_a_summary(client, git_repo):
+    with scripted_model(TOO_LONG, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("TASK-TEXT", git_repo, queues), queues)
+            result = await handle.result()
+    assert result.status == "completed" and result.final_text == "DONE-AFTER-REFUSAL", result
+    assert [(r["agent"], r["status"]) for r in model.log] == [
+        ("main", 200),
+        ("main", 400),
+        ("summarizer", 200),
+        ("after", 200),
+    ]
+    # Sent again with the Read's result, after the summary in place of what came before.
+    sent = texts(requests_of(model, "after")[0])
+    assert "THE-GIST" in sent and "TASK-TEXT" not in sent and "# sample" in sent
+    assert COMPACT_WHEN_TOO_LONG in await patch_ids(handle)
