@@ -321,16 +321,26 @@ async def _compact(
     # is the `llm.compact` activity's result, in history and the Web UI.
 
 
+def _waiting(state: LoopState) -> int:
+    """About how many tokens what waits for the next model call adds to it."""
+    media = [i.is_document for images in state.result_images.values() for i in images]
+    return compaction.estimate_tokens(state.pending, media)
+
+
 async def _compacted_for(
     error: ApplicationError, setup: LoopSetup, state: LoopState, hooks: LoopHooks
 ) -> bool:
     """After a call refused as too long for the window (the estimate fell short: a fork's or
     a resumed agent's first call, a big mail), whether a summary was made to send it again."""
     details = error.details[0] if error.details else None
+    limit = compaction.compact_at(setup.config.model, setup.request.max_tokens)
     if (
         not compaction.too_long(error.type, details)
+        or limit is None  # compaction is off: the agent fails, as it was told
         or state.transcript.length == 0
         or state.compact_failures >= compaction.MAX_FAILURES
+        # What waits goes whole with the call: over the line by itself, no summary helps.
+        or _waiting(state) >= limit
         # Asked only after such a refusal, which ended the agent before.
         or not versions.patched(COMPACT_WHEN_TOO_LONG)
     ):
@@ -555,8 +565,7 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
             return "continue_as_new"
         # The conversation as the next call would send it, about: the last call's, and what
         # is waiting to go with the next (tool results, most of all).
-        media = [i.is_document for images in state.result_images.values() for i in images]
-        waiting = compaction.estimate_tokens(state.pending, media)
+        waiting = _waiting(state)
         settings, max_tokens = setup.config.model, setup.request.max_tokens
         # Asked only when the conversation has grown that far.
         if compaction.due(
@@ -575,8 +584,8 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
         except ApplicationError as e:
             if not await _compacted_for(e, setup, state, hooks):
                 raise
-            if hooks.stop_requested():
-                return "stopped"
+            # Sent again even if a stop came during the summary: the mail in it is drained
+            # already, and a stop takes effect at the next turn boundary, as during any call.
             response = await _call_model(setup, state, ephemeral)
         hooks.record([*merge_user_messages(state.pending), response.message])
         state.turns += 1

@@ -314,3 +314,20 @@ async def test_a_call_refused_as_too_long_is_sent_again_after_a_summary(client, 
     sent = texts(requests_of(model, "after")[0])
     assert "THE-GIST" in sent and "TASK-TEXT" not in sent and "# sample" in sent
     assert COMPACT_WHEN_TOO_LONG in await patch_ids(handle)
+
+
+async def test_with_compaction_off_a_call_refused_as_too_long_fails_the_agent(client, git_repo):
+    """`DISABLE_AUTO_COMPACT=1` (`model.auto_compact_tokens: 0`) means never, after a refusal
+    too."""
+    from temporalio.client import WorkflowFailureError
+
+    off = fast_config(model=FAST_MODEL.model_copy(update={"auto_compact_tokens": 0}))
+    with scripted_model(TOO_LONG) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues, config=off), queues)
+            try:
+                await handle.result()
+                raise AssertionError("the agent went on")
+            except WorkflowFailureError as e:
+                assert "prompt is too long" in str(e.cause), e.cause
+    assert [r["agent"] for r in model.log] == ["main", "main"]
