@@ -3,7 +3,7 @@ up and the agent goes on from the summary, as Claude Code does (its `autoCompact
 
 Without it a long agent's next call is refused as too long, and the agent fails with its work
 half done. Decisions and texts only; the store side is activities/compaction.py and the
-turn it happens at is in workflows/agent_loop.py.
+turn it happens at is in workflows/loop_model.py.
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ from bench.harness import (  # noqa: E402
     scripted_model_process,
     workers,
 )
-from workflows import agent_loop  # noqa: E402
+from workflows import loop_tools  # noqa: E402
 from workflows.contracts import AgentInput, Workspace  # noqa: E402
 
 
@@ -71,18 +71,18 @@ def script(command: str) -> dict:
 @contextlib.contextmanager
 def setting(before: bool) -> Iterator[None]:
     """The previous code's heartbeat interval and kill path, or this code's."""
-    saved = (workspace.HEARTBEAT_INTERVAL_S, worker.HEARTBEAT_THROTTLE, agent_loop.versions.patched)
+    saved = (workspace.HEARTBEAT_INTERVAL_S, worker.HEARTBEAT_THROTTLE, loop_tools.versions.patched)
     if before:
         workspace.HEARTBEAT_INTERVAL_S = 1.0
         worker.HEARTBEAT_THROTTLE = timedelta(seconds=1)
-        real = agent_loop.versions.patched
+        real = loop_tools.versions.patched
         # Workflow modules are passed through the sandbox, so the workflows see this one.
-        agent_loop.versions.patched = lambda pid: pid != agent_loop.KILL_ON_HOST and real(pid)
+        loop_tools.versions.patched = lambda pid: pid != loop_tools.KILL_ON_HOST and real(pid)
     try:
         yield
     finally:
         workspace.HEARTBEAT_INTERVAL_S, worker.HEARTBEAT_THROTTLE = saved[:2]
-        agent_loop.versions.patched = saved[2]
+        loop_tools.versions.patched = saved[2]
 
 
 def live(mark: str) -> bool:

@@ -47,13 +47,7 @@ from workflows.agent_end import (
     stopped_before_mail,
     tell_parent,
 )
-from workflows.agent_loop import (
-    LoopHooks,
-    LoopSetup,
-    LoopState,
-    run_agent_loop,
-    seen_read_state,
-)
+from workflows.agent_loop import run_agent_loop
 from workflows.agent_setup import (
     SETUP_OPTIONS,
     Prepared,
@@ -83,6 +77,7 @@ from workflows.contracts import (
     Workspace,
 )
 from workflows.details import render_details
+from workflows.loop_types import LoopHooks, LoopSetup, LoopState, seen_read_state
 from workflows.pattern_contracts import TeamMembers
 from workflows.phases import create_session_scratchpad
 from workflows.plan_control import PlanControl, plan_approver

@@ -39,9 +39,9 @@ from agents.worktree_tools import (
     ExitWorktreeInput,
 )
 from workflows.agent_control import task_stop
-from workflows.agent_loop import LoopState, WorkflowTool
 from workflows.agent_setup import Prepared, user_facing
 from workflows.contracts import AgentInput
+from workflows.loop_types import LoopState, WorkflowTool
 from workflows.plan_control import PlanControl
 from workflows.question_control import QuestionControl, refuse_question
 from workflows.registry import ChildRegistry

@@ -13,9 +13,9 @@ from pydantic import BaseModel, Field
 from temporalio import workflow
 
 from agents.transcript import TranscriptRef
-from workflows.agent_loop import LoopState
 from workflows.agent_setup import Prepared
 from workflows.contracts import MailMessage
+from workflows.loop_types import LoopState
 from workflows.registry import ChildRegistry
 from workflows.team_member import TeamCounters
 

@@ -44,7 +44,6 @@ with workflow.unsafe.imports_passed_through():
     from activities.plan_file import PlanFileRequest, PlanText, prepare_plan_file, read_plan
 
 from workflows import versions
-from workflows.agent_loop import LoopState
 from workflows.contracts import (
     AgentInput,
     MailMessage,
@@ -53,6 +52,7 @@ from workflows.contracts import (
     PlanView,
     Workspace,
 )
+from workflows.loop_types import LoopState
 from workflows.signals import signal_workflow
 from workflows.turns import ValidCall, error_result
 

@@ -22,8 +22,8 @@ from agents.questions import (
     check_answers,
     render_questions,
 )
-from workflows.agent_loop import LoopState
 from workflows.contracts import PendingQuestion
+from workflows.loop_types import LoopState
 from workflows.turns import ValidCall, error_result
 
 STOPPED = "The user did not answer: the agent was stopped while the questions waited."

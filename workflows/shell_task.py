@@ -42,8 +42,8 @@ with workflow.unsafe.imports_passed_through():
         run_background,
     )
 
-from workflows.agent_loop import killable
 from workflows.child_endings import describe_runs
+from workflows.loop_tools import killable
 from workflows.registry import ChildRegistry
 from workflows.shells import (
     ShellEnd,

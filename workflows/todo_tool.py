@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from agents.messages import ToolResultBlock
 from agents.todos import TODO_WRITE_RESULT, TodoWriteInput, apply_todo_write
-from workflows.agent_loop import LoopState
+from workflows.loop_types import LoopState
 from workflows.turns import ValidCall
 
 

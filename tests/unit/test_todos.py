@@ -11,7 +11,7 @@ from agents.todos import (
     render_todos,
 )
 from outlast.converter import OutlastPayloadConverter
-from workflows.agent_loop import LoopState
+from workflows.loop_types import LoopState
 from workflows.turns import describe_validation_error
 
 

@@ -94,7 +94,7 @@ def test_consecutive_user_messages_merge():
 
 def test_stamps_of_results_the_model_has_not_seen_stay_behind():
     from activities.tools.base import FileStamp
-    from workflows.agent_loop import LoopState, seen_read_state
+    from workflows.loop_types import LoopState, seen_read_state
 
     stamp = FileStamp(sha256="0" * 64, mtime_ns=1, size=1)
     state = LoopState(
@@ -106,7 +106,7 @@ def test_stamps_of_results_the_model_has_not_seen_stay_behind():
 def test_the_glob_sort_setting_reaches_glob_calls_only():
     from activities.tools.glob import GlobInput
     from agents.config import OutlastConfig, ToolSettings
-    from workflows.agent_loop import tool_options
+    from workflows.loop_tools import tool_options
 
     desc = OutlastConfig(tools=ToolSettings(glob_sort="mtime_desc"))
     glob = ValidCall(use(0, "Glob"), GlobInput(pattern="*"))

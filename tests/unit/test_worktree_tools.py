@@ -12,8 +12,8 @@ from agents.worktree_tools import (
     ExitWorktreeInput,
     random_worktree_name,
 )
-from workflows.agent_loop import MODE_TOOLS
 from workflows.contracts import Workspace
+from workflows.loop_tools import MODE_TOOLS
 from workflows.tool_pool import BASE_TOOLS, WORKFLOW_TOOL_INPUTS
 from workflows.worktree_session import (
     READ_ONLY_TEXT,

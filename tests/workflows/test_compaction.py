@@ -20,8 +20,8 @@ from tests.support import (
     start,
     tool_results,
 )
-from workflows.agent_loop import AUTO_COMPACT, COMPACT_WHEN_TOO_LONG
 from workflows.contracts import StopRequest
+from workflows.loop_model import AUTO_COMPACT, COMPACT_WHEN_TOO_LONG
 
 pytestmark = pytest.mark.reliability
 

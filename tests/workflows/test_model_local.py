@@ -201,12 +201,14 @@ async def test_auto_sends_a_failed_local_call_again_as_a_regular_one(client, git
 
 
 async def test_auto_fails_a_rejected_request_as_a_regular_call_does(client, git_repo):
-    turns = (READ, {"error": {"status": 400, "message": "prompt is too long"}})
+    # Not "prompt is too long", which is summed up and sent again (test_compaction.py).
+    rejected = "max_tokens: 64000 > 32000, the maximum for this model"
+    turns = (READ, {"error": {"status": 400, "message": rejected}})
     _, failed, log = await auto_run(client, git_repo, *turns)
     assert isinstance(failed, WorkflowFailureError)
     assert failed.cause.type == "ModelRequestRejected"
     assert failed.cause.message.startswith("Model call failed: ")
-    assert "prompt is too long" in failed.cause.message
+    assert rejected in failed.cause.message
     assert len(log) == 3  # the first call, then the local try and the regular one
 
 
