@@ -585,13 +585,7 @@ async def compaction(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_compaction import COMPACTED
 
     repo = make_git_repo(tmp / "repo", {"README.md": "r\n", "notes.txt": "NOTES-CONTENT\n"})
-    with scripted_model(COMPACTED):
-        async with running_workers(client) as queues:
-            handle = await start(
-                client, agent_input("go", repo, queues), queues, os.environ["OUTLAST_RECORDING"]
-            )
-            await handle.result()
-    return handle
+    return await scripted(client, tmp, COMPACTED, repo=repo)
 
 
 async def compact_too_long(client: Client, tmp: Path) -> WorkflowHandle:
