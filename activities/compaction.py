@@ -13,7 +13,7 @@ from activities.store import BlobStore
 from agents.compaction import COMPACT_PROMPT, continuation
 from agents.messages import Message
 from agents.transcript import TranscriptRef
-from agents.transcript_repair import for_the_api
+from agents.transcript_repair import for_the_api, repair_transcript
 
 
 def split_last_answer(messages: tuple[Message, ...]) -> tuple[list[Message], Message | None]:
@@ -24,13 +24,33 @@ def split_last_answer(messages: tuple[Message, ...]) -> tuple[list[Message], Mes
     return list(messages), None
 
 
-def to_summarize(store: BlobStore, ref: TranscriptRef) -> tuple[Message | None, list[Message]]:
+CUTS = 3
+"""How many times a summary request the API refuses as too long is sent again with its oldest
+quarter left out (Claude Code drops the oldest turns the same way)."""
+OMITTED = (
+    "[The oldest part of the conversation is left out here: with it, the request for a "
+    "summary did not fit the model's window.]"
+)
+
+
+def to_summarize(
+    store: BlobStore, ref: TranscriptRef, cuts: int = 0
+) -> tuple[Message | None, list[Message]]:
     """The last answer, kept for the new conversation, and the messages the compaction call
-    sends: the conversation before that answer, then the request for a summary. The request
-    goes in the user turn that ends the conversation, with its tool results: the prefix the
-    previous call sent is read from the prompt cache."""
+    sends: the conversation before that answer (without its oldest `cuts` quarters), then
+    the request for a summary. The request goes in the user turn that ends the conversation,
+    with its tool results: the prefix the previous call sent is read from the prompt cache."""
     earlier, last = split_last_answer(transcripts.load(store, ref))
+    if cuts:
+        earlier = without_oldest(earlier, cuts)
     return last, for_the_api([*earlier, Message.user_text(COMPACT_PROMPT)])
+
+
+def without_oldest(messages: list[Message], cuts: int) -> list[Message]:
+    """`messages` without their oldest `cuts` quarters, said so at the start; a tool call
+    and its result are dropped together (`repair_transcript`)."""
+    kept = repair_transcript(messages[len(messages) * min(cuts, CUTS) // 4 :])
+    return [Message.user_text(OMITTED), *kept]
 
 
 def compacted(store: BlobStore, summary: str, last: Message | None) -> TranscriptRef:

@@ -42,7 +42,7 @@ from activities.request_images import within_image_limits
 from activities.result_refs import resolve_refs
 from activities.store import BlobStore, default_store
 from activities.tools.base import ImageRef
-from agents.compaction import summary_of
+from agents.compaction import summary_of, too_long
 from agents.messages import (
     Message,
     Usage,
@@ -415,15 +415,22 @@ async def compact(req: ModelRequest) -> ModelResponse:
     a worker from before it fails it as unknown, and a newer worker takes it up, where it
     would have made a plain call."""
 
-    def load(store: BlobStore) -> tuple[Message | None, list[Message]]:
-        return compaction.to_summarize(store, req.transcript)
-
     def record(store: BlobStore, last: Message | None, reply: Message, stop: str | None):
         if summary := summary_of(reply, stop):
             return compaction.compacted(store, summary, last)
         return req.transcript
 
-    return await _model_turn(req, load, record)
+    def cut(cuts: int) -> Callable[[BlobStore], tuple[Message | None, list[Message]]]:
+        return lambda store: compaction.to_summarize(store, req.transcript, cuts)
+
+    for cuts in range(compaction.CUTS):
+        try:
+            return await _model_turn(req, cut(cuts), record)
+        except ModelRequestRejected as e:
+            if not too_long(type(e).__name__, e.fields):
+                raise
+            # Too long to sum up whole: again without its oldest quarter.
+    return await _model_turn(req, cut(compaction.CUTS), record)
 
 
 async def _model_turn(

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from activities import transcripts
-from activities.compaction import compacted, to_summarize
+from activities.compaction import OMITTED, compacted, to_summarize, without_oldest
 from activities.store import LocalBlobStore
 from agents.compaction import (
     COMPACT_PROMPT,
@@ -147,3 +147,22 @@ def test_only_a_refusal_for_length_is_mended_by_a_summary():
     assert not too_long("ModelRequestRejected", rejected("prompt is too long", status=413))
     assert not too_long("ModelUnavailable", rejected("prompt is too long"))
     assert not too_long("ModelRequestRejected", None)
+
+
+def test_a_summary_request_too_long_leaves_the_oldest_quarter_out_and_says_so():
+    def call(i: int) -> Message:
+        return Message(role="assistant", content=[ToolUseBlock(id=f"t{i}", name="Read", input={})])
+
+    def result(i: int) -> Message:
+        return Message(role="user", content=[ToolResultBlock(tool_use_id=f"t{i}", content=f"R{i}")])
+
+    # A cut that falls between a call and its result drops both.
+    messages = [Message.user_text("TASK"), call(1), result(1), call(2), result(2), call(3)]
+    messages.append(result(3))
+    kept = without_oldest(messages, 1)  # 7 // 4: the task
+    assert kept[0].text() == OMITTED and "TASK" not in str(kept)
+    assert [m.role for m in kept[1:]] == ["assistant", "user"] * 3
+    kept = without_oldest(messages, 2)  # 14 // 4 = 3: the task, the first call and result
+    assert "t1" not in str(kept) and [m.role for m in kept[1:]] == ["assistant", "user"] * 2
+    kept = without_oldest(messages[:3] + messages[4:], 1)  # a result left without its call
+    assert "R2" not in str(kept) and "t1" in str(kept)

@@ -331,3 +331,45 @@ async def test_with_compaction_off_a_call_refused_as_too_long_fails_the_agent(cl
             except WorkflowFailureError as e:
                 assert "prompt is too long" in str(e.cause), e.cause
     assert [r["agent"] for r in model.log] == ["main", "main"]
+
+
+async def test_a_summary_request_too_long_is_sent_again_without_its_oldest_part(client, git_repo):
+    """The conversation no longer fits even to be summed up: as Claude Code does, the
+    oldest part is left out of the request (and the request says so) until it fits."""
+    from activities.compaction import OMITTED
+
+    too_long = {"status": 400, "type": "invalid_request_error", "message": "prompt is too long"}
+    script = {
+        "agents": [
+            {
+                "name": "refused",
+                "match": {
+                    "last_user_contains": SUMMARY_ASKED,
+                    "conversation_contains": ["ORIGINAL-TASK"],
+                },
+                "turns": [{"error": too_long}],
+                "after_last": "repeat_last",
+            },
+            summarizer({"text": "<summary>THE-GIST</summary>"}),
+            {
+                "name": "after",
+                "match": {"conversation_contains": ["THE-GIST"]},
+                "turns": [{"text": "unused"}, {"text": "DONE"}],
+            },
+            {
+                "name": "main",
+                "turns": [
+                    *[{"tool_use": read("README.md")}] * 3,
+                    {"tool_use": read("README.md"), "extra_input_tokens": NEAR_FULL},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = agent_input("ORIGINAL-TASK", git_repo, queues)
+            result = await (await start(client, inp, queues)).result()
+    assert result.final_text == "DONE", result
+    assert [r["agent"] for r in model.log] == ["main"] * 4 + ["refused", "summarizer", "after"]
+    asked = requests_of(model, "summarizer")[0]["body"]["messages"]
+    assert OMITTED in str(asked[0]["content"]) and "ORIGINAL-TASK" not in str(asked)
