@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from activities import transcripts
 from activities.store import BlobStore
-from agents.compaction import COMPACT_PROMPT, continuation
+from agents.compaction import COMPACT_PROMPT, continuation, is_continuation
 from agents.messages import Message
 from agents.transcript import TranscriptRef
 from agents.transcript_repair import for_the_api, repair_transcript
@@ -47,10 +47,14 @@ def to_summarize(
 
 
 def without_oldest(messages: list[Message], cuts: int) -> list[Message]:
-    """`messages` without their oldest `cuts` quarters, said so at the start; a tool call
-    and its result are dropped together (`repair_transcript`)."""
-    kept = repair_transcript(messages[len(messages) * min(cuts, CUTS) // 4 :])
-    return [Message.user_text(OMITTED), *kept]
+    """`messages` without their oldest `cuts` quarters (at least `cuts` messages, never the
+    last), said so; a tool call and its result are dropped together (`repair_transcript`).
+    An earlier compaction's summary, which opens the conversation, stays: it is the most
+    condensed part of it."""
+    head = messages[:1] if messages and is_continuation(messages[0]) else []
+    rest = messages[len(head) :]
+    start = min(max(cuts, len(rest) * min(cuts, CUTS) // 4), max(len(rest) - 1, 0))
+    return [*head, Message.user_text(OMITTED), *repair_transcript(rest[start:])]
 
 
 def compacted(store: BlobStore, summary: str, last: Message | None) -> TranscriptRef:

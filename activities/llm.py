@@ -430,6 +430,9 @@ async def compact(req: ModelRequest) -> ModelResponse:
             if not too_long(type(e).__name__, e.fields):
                 raise
             # Too long to sum up whole: again without its oldest quarter.
+            activity.logger.warning(
+                "summary request too long: its oldest quarter left out (%d)", cuts + 1
+            )
     return await _model_turn(req, cut(compaction.CUTS), record)
 
 

@@ -141,3 +141,9 @@ def summary_of(reply: Message, stop_reason: str | None) -> str:
 def continuation(summary: str) -> Message:
     """The message a compacted conversation starts with."""
     return Message.user_text(CONTINUATION.format(summary=summary))
+
+
+def is_continuation(message: Message) -> bool:
+    """Whether `message` is the summary an earlier compaction started the conversation with."""
+    opening = CONTINUATION.split("{summary}")[0]
+    return message.role == "user" and message.text().startswith(opening)

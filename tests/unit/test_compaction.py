@@ -166,3 +166,14 @@ def test_a_summary_request_too_long_leaves_the_oldest_quarter_out_and_says_so():
     assert "t1" not in str(kept) and [m.role for m in kept[1:]] == ["assistant", "user"] * 2
     kept = without_oldest(messages[:3] + messages[4:], 1)  # a result left without its call
     assert "R2" not in str(kept) and "t1" in str(kept)
+    # Fewer messages than quarters: something is left out all the same, but never all.
+    assert without_oldest(messages[:3], 1)[1:] == messages[1:3]
+    assert without_oldest(messages[:1], 3) == [Message.user_text(OMITTED), messages[0]]
+
+
+def test_an_earlier_summary_is_never_left_out():
+    summary = continuation("EARLIER-GIST")
+    call = Message(role="assistant", content=[ToolUseBlock(id="t", name="Read", input={})])
+    done = Message(role="user", content=[ToolResultBlock(tool_use_id="t", content="R")])
+    kept = without_oldest([summary, Message.user_text("more"), call, done], 1)
+    assert kept[0] == summary and kept[1].text() == OMITTED and "more" not in str(kept)
