@@ -48,6 +48,17 @@ def summarizer(*turns: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def after_summary(*turns: dict[str, Any]) -> dict[str, Any]:
+    """The agent once its conversation is the summary's: its turns count from the compacted
+    conversation, which starts with one answer of the agent's (index 1)."""
+    return {
+        "name": "after",
+        "match": {"conversation_contains": ["THE-GIST"]},
+        "turns": list(turns),
+        "after_last": "repeat_last",
+    }
+
+
 def requests_of(model, agent: str) -> list[dict[str, Any]]:
     return [r for r in model.log if r.get("agent") == agent and r["status"] == 200]
 
@@ -59,17 +70,11 @@ def texts(request: dict[str, Any]) -> str:
 COMPACTED = {
     "agents": [
         summarizer({"text": "<analysis>going over it</analysis><summary>THE-GIST</summary>"}),
-        {
-            "name": "after",
-            "match": {"conversation_contains": ["THE-GIST"]},
-            # Its turns count from the compacted conversation, which starts with one answer
-            # of the agent's (index 1).
-            "turns": [
-                {"text": "unused"},
-                {"tool_use": [edit("README.md", "sample"), edit("notes.txt", "NOTES")]},
-                {"text": "DONE-AFTER-COMPACTION"},
-            ],
-        },
+        after_summary(
+            {"text": "unused"},
+            {"tool_use": [edit("README.md", "sample"), edit("notes.txt", "NOTES")]},
+            {"text": "DONE-AFTER-COMPACTION"},
+        ),
         {
             "name": "main",
             "turns": [
@@ -213,12 +218,7 @@ async def test_tool_results_not_sent_yet_count_toward_the_line(client, git_repo)
     script = {
         "agents": [
             summarizer({"text": "<summary>THE-GIST</summary>"}),
-            {
-                "name": "after",
-                "match": {"conversation_contains": ["THE-GIST"]},
-                "turns": [{"text": "DONE"}],
-                "after_last": "repeat_last",
-            },
+            after_summary({"text": "DONE"}),
             {"name": "main", "turns": [{"text": "Reading.", "tool_use": read("big.txt")}]},
         ]
     }
@@ -245,12 +245,7 @@ async def test_a_planning_agent_compacted_is_told_plan_mode_again_and_keeps_its_
     script = {
         "agents": [
             summarizer({"text": "<summary>THE-GIST</summary>"}),
-            {
-                "name": "after",
-                "match": {"conversation_contains": ["THE-GIST"]},
-                "turns": [{"text": "planning on"}],
-                "after_last": "repeat_last",
-            },
+            after_summary({"text": "planning on"}),
             {
                 "name": "main",
                 "turns": [
@@ -274,11 +269,7 @@ async def test_a_planning_agent_compacted_is_told_plan_mode_again_and_keeps_its_
 TOO_LONG = {
     "agents": [
         summarizer({"text": "<summary>THE-GIST</summary>"}),
-        {
-            "name": "after",
-            "match": {"conversation_contains": ["THE-GIST"]},
-            "turns": [{"text": "unused"}, {"text": "DONE-AFTER-REFUSAL"}],
-        },
+        after_summary({"text": "unused"}, {"text": "DONE-AFTER-REFUSAL"}),
         {
             "name": "main",
             "turns": [
@@ -351,11 +342,7 @@ async def test_a_summary_request_too_long_is_sent_again_without_its_oldest_part(
                 "after_last": "repeat_last",
             },
             summarizer({"text": "<summary>THE-GIST</summary>"}),
-            {
-                "name": "after",
-                "match": {"conversation_contains": ["THE-GIST"]},
-                "turns": [{"text": "unused"}, {"text": "DONE"}],
-            },
+            after_summary({"text": "unused"}, {"text": "DONE"}),
             {
                 "name": "main",
                 "turns": [
