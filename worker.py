@@ -29,6 +29,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities.context import render_context
 from activities.definitions import load_definitions
 from activities.handoff import classify_handoff
+from activities.hooks import run_hook_command
 from activities.host_steps import host_step_activities
 from activities.llm import call_model, compact
 from activities.local_tools import local_tool_activities
@@ -97,6 +98,7 @@ HOST_ACTIVITIES = [
     remove_snapshot,
     changed_files,
     head_commit,
+    run_hook_command,
 ]
 
 

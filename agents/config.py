@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agents.hooks import HookMatcher, check_events
 
 MAX_SECONDS = 10 * 365 * 24 * 3600
 """The longest a duration setting may be (ten years). Workflow code turns settings into
@@ -28,6 +30,10 @@ class Features(_Section):
     verification_agent: bool = False
     handoff_classifier: bool = False
     scratchpad: bool = False
+    definition_hooks: bool = False
+    """Run the hooks in agent definitions' frontmatter (R100: its `Stop` as SubagentStop).
+    Off by default: they come from the repository's `.claude/agents/`, which a writer agent
+    can change, and run unsandboxed on the host (the config's own `hooks` always run)."""
 
 
 class AgentSettings(_Section):
@@ -158,6 +164,15 @@ class OutlastConfig(_Section):
     tools: ToolSettings = ToolSettings()
     search_attributes: bool = True
     """Upsert Outlast's search attributes (R95); off where the namespace lacks them."""
+    hooks: dict[str, list[HookMatcher]] = Field(default_factory=dict)
+    """`SubagentStart` / `SubagentStop` commands, in Claude Code's settings shape (R100,
+    agents/hooks.py); they run on the workspace's host, as the worker's user, unsandboxed."""
+
+    @field_validator("hooks")
+    @classmethod
+    def _known_events(cls, value: dict[str, list[HookMatcher]]) -> dict[str, list[HookMatcher]]:
+        check_events(value)
+        return value
 
     def resolve_model(self, name: str | None) -> str:
         """A model alias (`sonnet`) or full id, or the default when `name` is None/inherit."""

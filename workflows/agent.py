@@ -29,7 +29,7 @@ from agents.plan_mode import EXIT_PLAN_MODE_TOOL, as_the_approver_reads_it
 from agents.questions import QuestionAnswers
 from agents.team_protocol import TEAM_ADDRESS, protocol_type
 from agents.worktree_slug import agent_worktree_slug
-from workflows import versions
+from workflows import subagent_hooks, versions
 
 with workflow.unsafe.imports_passed_through():
     from activities.errors import InvalidAgentInput
@@ -279,6 +279,8 @@ class AgentWorkflow:
         if self._carry is None:
             await self._start_state(inp)
             await self._plans.start(prepared.permission_mode, inp.workspace, inp.plan_file)
+            if subagent_hooks.applies(inp):
+                await self._subagent_start(inp, prepared)
         self._plans.approver = plan_approver(inp)
         self._plans.sender = inp.name or self._agent_id
         self._plans.can_exit = EXIT_PLAN_MODE_TOOL in prepared.tools
@@ -328,6 +330,8 @@ class AgentWorkflow:
                 if await self._idle(inp.team, inp.name or self._agent_id):
                     continue
                 return end
+            if subagent_hooks.applies(inp) and await self._stop_blocked(inp, prepared):
+                continue
             self._on_phase("finishing", [])
             self._handoff = await handoff_warning(inp, self._state.last_text)
             self._handoff_checked = True
@@ -336,6 +340,36 @@ class AgentWorkflow:
             # Mail came in during the final check: the parent has not been told anything
             # yet, so this run simply answers it.
             self._handoff, self._handoff_checked = None, False
+
+    async def _subagent_start(self, inp: AgentInput, prepared: Prepared) -> None:
+        """What SubagentStart hooks add goes with the first turn (R100)."""
+        mode = prepared.permission_mode
+        context = await subagent_hooks.start_context(
+            inp, prepared.definition, self._agent_id, self._state.cwd, mode
+        )
+        if context is not None:
+            self._state.pending.append(Message.user_text(system_reminder(context)))
+
+    async def _stop_blocked(self, inp: AgentInput, prepared: Prepared) -> bool:
+        """True if a SubagentStop hook sent the sub-agent back to work (R100)."""
+        state = self._state
+        feedback = await subagent_hooks.stop_feedback(
+            inp,
+            prepared.definition,
+            self._agent_id,
+            state.cwd,
+            prepared.permission_mode,
+            state.last_text,
+            state.stop_hook_active,
+        )
+        state.stop_hook_active = feedback is not None
+        if feedback is None or self._stop is not None:
+            return False
+        if state.turns >= prepared.max_turns:
+            workflow.logger.info("a SubagentStop hook blocked, but no turn is left")
+            return False
+        state.pending.append(Message.user_text(feedback))
+        return True
 
     async def _idle(self, team: TeamLink, me: str) -> bool:
         """Wait for the next message; False when a stop came instead (the team is done)."""

@@ -84,6 +84,8 @@ class LoopState(BaseModel):
     """Compactions in a row whose answer had no summary (agents/compaction.py)."""
     compacted: list[TranscriptRef] = Field(default_factory=list)
     """The conversations as they were when compacted, oldest first, for the output file."""
+    stop_hook_active: bool = False
+    """A SubagentStop hook blocked the last stop: the agent works on because of it (R100)."""
 
 
 def seen_read_state(state: LoopState) -> dict[str, FileStamp]:

@@ -53,6 +53,7 @@ to it)."""
 AFTER_BASELINE = frozenset(
     {
         "person-names-refused",
+        "subagent-hooks",
         "ask-user-question",
         "attributes-at-start",
         "auto-compact",

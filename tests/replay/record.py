@@ -86,6 +86,7 @@ from tests.replay.scenarios_subagents import (
     resume_read_state,
     shared_timers,
     spawn_limit,
+    subagent_hooks,
     subagents_resume,
     subagents_sync_async,
     subagents_taskstop,
@@ -160,6 +161,10 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_spawn_limit": spawn_limit,
     # `subagents_person_name_v0` recorded on ae8274b, where the child ran.
     "subagents_person_name": person_name,
+    # A definition's own SubagentStart and Stop hooks run (patched subagent-hooks);
+    # `subagents_hooks_v0` recorded on 5da79cb, where they were read and ignored (as they
+    # are now without `features.definition_hooks`).
+    "subagents_hooks": subagent_hooks,
     # Mail reaching a sub-agent as it writes its output file: it goes on as generation 2 and
     # says so with its end, and its parent waits for that end too (patched
     # late-mail-continues); sync, and background.
@@ -299,6 +304,7 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
 # Children whose histories are worth keeping too (a killed child, a resumed run), saved as
 # `<parent>__<child>.json`: the file name encodes the workflow id, which replay needs.
 CHILDREN = {
+    "subagents_hooks": ["helper"],
     "subagents_late_mail_stopped": ["helper"],
     "subagents_taskstop": ["sleeper"],
     "subagents_mail_after_stop": ["sleeper"],

@@ -213,3 +213,35 @@ async def person_name(client: Client, tmp: Path) -> WorkflowHandle:
     it ran, and its mail would have read as the person's own words."""
     main = {"name": "main", "turns": [{"tool_use": spawn("user", False)}, {"text": "done"}]}
     return await scripted(client, tmp, {"agents": [kid("user", {"text": "CHILD"}), main]})
+
+
+async def subagent_hooks(client: Client, tmp: Path) -> WorkflowHandle:
+    """A sub-agent whose definition has its own hooks (R100), trusted by the config:
+    SubagentStart adds context, `Stop` (its SubagentStop) blocks its first stop. `_v0` ran on
+    the code before hooks (5da79cb) with the same definition and no such config, which now
+    runs none either."""
+    import json
+
+    from agents.config import Features
+
+    flag = tmp / "blocked"
+    context = {"hookSpecificOutput": {"additionalContext": "HOOK-CONTEXT"}}
+    start = f"printf '%s' '{json.dumps(context)}'"
+    stop = f"if [ ! -e {flag} ]; then touch {flag}; echo 'check again' >&2; exit 2; fi"
+    item = "    - hooks:\n        - type: command\n          command: {}\n"
+    definition = (
+        "---\nname: checker\ndescription: checks\nhooks:\n"
+        f"  SubagentStart:\n{item.format(json.dumps(start))}"
+        f"  Stop:\n{item.format(json.dumps(stop))}"
+        "---\nCheck things.\n"
+    )
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n", ".claude/agents/checker.md": definition})
+    call = spawn("helper", False)
+    call["input"]["subagent_type"] = "checker"
+    turns = [{"tool_use": call}, {"text": "done"}]
+    main = {"name": "main", "after_last": "repeat_last", "turns": turns}
+    helper = kid("helper", {"text": "FIRST"}, {"text": "SECOND"})
+    config = fast_config()
+    if "definition_hooks" in Features.model_fields:  # not on the code `_v0` recorded
+        config = config.model_copy(update={"features": Features(definition_hooks=True)})
+    return await scripted(client, tmp, {"agents": [helper, main]}, config, repo=repo)

@@ -40,6 +40,7 @@ PERMANENT_ACTIVITIES = {
     "transcript.append",
     "transcript.export",
     "resume.read_state",
+    "hooks.run_command",
 }
 
 
