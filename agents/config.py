@@ -225,6 +225,8 @@ def from_env(env: Mapping[str, str], base: OutlastConfig | None = None) -> Outla
         agents["subagent_model"] = env["CLAUDE_CODE_SUBAGENT_MODEL"]
     if env.get("OUTLAST_MODEL"):
         model["default_model"] = env["OUTLAST_MODEL"]
+    if _truthy(env.get("OUTLAST_DEFINITION_HOOKS")):
+        features["definition_hooks"] = True
     if _truthy(env.get("DISABLE_AUTO_COMPACT")):
         model["auto_compact_tokens"] = 0
     if mode := env.get("OUTLAST_MODEL_CALL", "").strip():

@@ -7,7 +7,7 @@ its exit status and output mean. The commands themselves run in `activities/hook
     {"SubagentStart": [{"matcher": "Explore|Plan",
                         "hooks": [{"type": "command", "command": "./ctx.sh", "timeout": 30}]}]}
 
-A matcher is a regular expression searched in the agent type ("" or "*": every type). A
+A matcher names agent types as Claude Code's do (see `matches`). A
 `SubagentStart` hook cannot stop the agent; the `additionalContext` it prints goes to the
 sub-agent before its first turn. A `SubagentStop` hook that exits 2 (its stderr the reason) or
 prints `{"decision": "block", "reason": ...}` keeps the sub-agent working, the reason its next
@@ -36,7 +36,7 @@ DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 3600.0
 BLOCKING_EXIT = 2
 OUTPUT_CAP = 64 * 1024
-"""Characters of a hook's stdout and stderr kept (each); more is cut, saying so."""
+"""Bytes of a hook's stdout and stderr kept (each); more is cut, saying so."""
 
 
 class HookCommand(BaseModel):
@@ -68,23 +68,36 @@ def check_events(table: dict[str, Any]) -> None:
         )
 
 
+_NAME_LIST = re.compile(r"[A-Za-z0-9_|]+")
+
+
 def matches(matcher: str, agent_type: str) -> bool:
+    """Claude Code's rule: "" or "*" is every type; letters, digits, `_` and `|` only is a
+    list of exact names (`Explore|Plan` is not `Explorer`); anything else is a regular
+    expression searched in the type, and one that does not compile matches nothing."""
     if matcher in ("", "*"):
         return True
+    if _NAME_LIST.fullmatch(matcher):
+        return agent_type in matcher.split("|")
     try:
         return re.search(matcher, agent_type) is not None
     except re.error:
-        return matcher == agent_type
+        return False
 
 
 def commands_for(table: HookTable, event: str, agent_type: str) -> list[HookCommand]:
-    """The commands `event` runs for an agent of `agent_type`, in the order configured."""
-    return [
+    """The commands `event` runs for an agent of `agent_type`, in the order configured; the
+    same command line twice (the config's and a definition's) runs once, as in Claude Code."""
+    found = [
         command
         for group in table.get(event, [])
         if matches(group.matcher, agent_type)
         for command in group.hooks
     ]
+    first: dict[str, HookCommand] = {}
+    for command in found:
+        first.setdefault(command.command, command)
+    return list(first.values())
 
 
 def definition_hooks(raw: dict[str, Any]) -> tuple[HookTable, list[str]]:
@@ -97,21 +110,23 @@ def definition_hooks(raw: dict[str, Any]) -> tuple[HookTable, list[str]]:
         if event is None:
             skipped.append(f"{name}: not an event Outlast runs hooks for")
             continue
-        try:
-            parsed = [HookMatcher.model_validate(g) for g in groups]
-        except (ValidationError, TypeError) as e:
-            skipped.append(f"{name}: {_first_error(e)}")
+        if not isinstance(groups, list):
+            skipped.append(f"{name}: a list of {{matcher, hooks}} entries was expected")
             continue
-        table.setdefault(event, []).extend(m.model_copy(update={"matcher": ""}) for m in parsed)
+        for n, group in enumerate(groups):
+            try:
+                parsed = HookMatcher.model_validate(group)
+            except ValidationError as e:
+                skipped.append(f"{name}[{n}]: {_first_error(e)}")  # the others still run
+                continue
+            table.setdefault(event, []).append(parsed.model_copy(update={"matcher": ""}))
     return table, skipped
 
 
-def _first_error(e: Exception) -> str:
-    if isinstance(e, ValidationError):
-        err = e.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        return f"{where}: {err['msg']}" if where else err["msg"]
-    return "a list of {matcher, hooks} entries was expected"
+def _first_error(e: ValidationError) -> str:
+    err = e.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    return f"{where}: {err['msg']}" if where else err["msg"]
 
 
 def merged(*tables: HookTable) -> HookTable:

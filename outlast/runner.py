@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from pathlib import Path
 
+from pydantic import ValidationError
 from temporalio.client import Client, WorkflowHandle
 
 from activities.definitions import scan
@@ -26,7 +28,7 @@ def env_config(model_call: str | None = None) -> OutlastConfig:
     --model-call`) over `OUTLAST_MODEL_CALL`; a value it cannot read is refused as the
     StartError every starter already reports."""
     try:
-        config = from_env(os.environ)
+        config = with_env_hooks(from_env(os.environ), os.environ.get("OUTLAST_HOOKS", ""))
         if model_call is None:
             return config
         mode = parse_model_call(model_call, f"--model-call {model_call}")
@@ -35,6 +37,34 @@ def env_config(model_call: str | None = None) -> OutlastConfig:
     return config.model_copy(
         update={"model": config.model.model_copy(update={"local_activity": mode})}
     )
+
+
+def with_env_hooks(config: OutlastConfig, value: str) -> OutlastConfig:
+    """`config` with the sub-agent hooks `OUTLAST_HOOKS` gives: their JSON, or the path of a
+    JSON file; either the hooks table or Claude Code settings holding one under `hooks`
+    (whose other keys are not Outlast's, and are left alone). ConfigError for anything else."""
+    value = value.strip()
+    if not value:
+        return config
+    where = "OUTLAST_HOOKS"
+    if not value.startswith("{"):
+        where = f"OUTLAST_HOOKS={value}"
+        try:
+            value = Path(value).expanduser().read_text()
+        except OSError as e:
+            raise ConfigError(f"{where}: cannot read it ({e.strerror}).") from None
+    try:
+        table = json.loads(value)
+    except ValueError as e:
+        raise ConfigError(f"{where}: not JSON ({e}).") from None
+    if isinstance(table, dict) and isinstance(table.get("hooks"), dict):
+        table = table["hooks"]
+    try:
+        return config.model_copy(update={"hooks": OutlastConfig(hooks=table).hooks})
+    except ValidationError as e:
+        err = e.errors()[0]
+        path = ".".join(str(p) for p in err["loc"][1:])
+        raise ConfigError(f"{where}: {path + ': ' if path else ''}{err['msg']}") from None
 
 
 def local_definitions(repo: Path, config: OutlastConfig) -> DefinitionSet:

@@ -343,9 +343,9 @@ class AgentWorkflow:
 
     async def _subagent_start(self, inp: AgentInput, prepared: Prepared) -> None:
         """What SubagentStart hooks add goes with the first turn (R100)."""
-        mode = prepared.permission_mode
+        mode = self._state.mode or prepared.permission_mode
         context = await subagent_hooks.start_context(
-            inp, prepared.definition, self._agent_id, self._state.cwd, mode
+            inp, prepared.definition, self._agent_id, self._state.cwd, mode, self._stopping
         )
         if context is not None:
             self._state.pending.append(Message.user_text(system_reminder(context)))
@@ -353,14 +353,17 @@ class AgentWorkflow:
     async def _stop_blocked(self, inp: AgentInput, prepared: Prepared) -> bool:
         """True if a SubagentStop hook sent the sub-agent back to work (R100)."""
         state = self._state
+        if self._stop is not None:
+            return False  # a stop that came with the end: no hook holds it up
         feedback = await subagent_hooks.stop_feedback(
             inp,
             prepared.definition,
             self._agent_id,
             state.cwd,
-            prepared.permission_mode,
+            state.mode or prepared.permission_mode,
             state.last_text,
             state.stop_hook_active,
+            self._stopping,
         )
         state.stop_hook_active = feedback is not None
         if feedback is None or self._stop is not None:
@@ -682,6 +685,9 @@ class AgentWorkflow:
 
     def _refresh_details(self) -> None:
         workflow.set_current_details(render_details(self.status(), self._plan_note))
+
+    def _stopping(self) -> bool:
+        return self._stop is not None
 
     def _has_input(self) -> bool:
         return bool(self._mailbox or self._registry.queue)

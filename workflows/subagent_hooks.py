@@ -11,6 +11,7 @@ agent's course (Claude Code's "non-blocking error").
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -64,18 +65,36 @@ def common_input(inp: AgentInput, cwd: str, permission_mode: str | None) -> dict
 
 
 async def run_hooks(
-    commands: list[HookCommand], stdin: dict[str, Any], cwd: str, inp: AgentInput
+    commands: list[HookCommand],
+    stdin: dict[str, Any],
+    cwd: str,
+    inp: AgentInput,
+    stopped: Callable[[], bool],
 ) -> list[HookRun]:
-    """Run `commands` side by side; how each went, in their order. Asks the patch, so call it
-    only with commands to run."""
+    """Run `commands` side by side; how each went, in their order. A stop that comes
+    meanwhile cancels them (their process groups are killed) and nothing they said counts:
+    []. Asks the patch, so call it only with commands to run."""
     if not commands or not versions.patched(SUBAGENT_HOOKS):
         return []
-    runs = await asyncio.gather(*(_run(c, stdin, cwd, inp) for c in commands))
+    tasks = [asyncio.ensure_future(_run(c, stdin, cwd, inp)) for c in commands]
+    finished = False
+    try:
+        await workflow.wait_condition(lambda: all(t.done() for t in tasks) or stopped())
+        finished = all(t.done() for t in tasks)
+    finally:
+        # A stop, or this workflow's own cancellation (a kill): no hook goes on running.
+        if not finished:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+    if not finished:
+        return []
+    runs = [t.result() for t in tasks]
     event = stdin.get("hook_event_name", "hook")
     for command, run in zip(commands, runs, strict=True):
         if (problem := hooks.problem(run)) is not None:
             workflow.logger.warning("%s hook `%s`: %s", event, command.command, problem)
-    return list(runs)
+    return runs
 
 
 async def _run(command: HookCommand, stdin: dict[str, Any], cwd: str, inp: AgentInput) -> HookRun:
@@ -103,15 +122,24 @@ async def _run(command: HookCommand, stdin: dict[str, Any], cwd: str, inp: Agent
 
 
 async def start_context(
-    inp: AgentInput, definition: AgentDefinition, agent_id: str, cwd: str, mode: str | None
+    inp: AgentInput,
+    definition: AgentDefinition,
+    agent_id: str,
+    cwd: str,
+    mode: str | None,
+    stopped: Callable[[], bool],
 ) -> str | None:
-    """What the SubagentStart hooks add to the sub-agent's first turn, as a reminder."""
+    """What the SubagentStart hooks add to the sub-agent's first turn, as a reminder. A
+    resumed sub-agent runs them again but is not given their context twice: its
+    conversation has it from its first run (Claude Code keeps one copy, for the cache)."""
     table = hook_table(inp.config, definition)
     commands = hooks.commands_for(table, hooks.SUBAGENT_START, definition.agent_type)
     stdin = hooks.start_input(common_input(inp, cwd, mode), agent_id, definition.agent_type)
-    runs = await run_hooks(commands, stdin, cwd, inp) if commands else []
+    runs = await run_hooks(commands, stdin, cwd, inp, stopped) if commands else []
     contexts = [c for c in map(hooks.start_context, runs) if c is not None]
-    return hooks.start_reminder(contexts) if contexts else None
+    if not contexts or inp.resume_from is not None:
+        return None
+    return hooks.start_reminder(contexts)
 
 
 async def stop_feedback(
@@ -122,6 +150,7 @@ async def stop_feedback(
     mode: str | None,
     last_text: str,
     active: bool,
+    stopped: Callable[[], bool],
 ) -> str | None:
     """The sub-agent's next instruction if a SubagentStop hook keeps it working, else None."""
     table = hook_table(inp.config, definition)
@@ -131,6 +160,6 @@ async def stop_feedback(
     stdin = hooks.stop_input(
         common_input(inp, cwd, mode), agent_id, definition.agent_type, last_text, active
     )
-    runs = await run_hooks(commands, stdin, cwd, inp)
+    runs = await run_hooks(commands, stdin, cwd, inp, stopped)
     reasons = [r for r in map(hooks.stop_block, runs) if r is not None]
     return hooks.stop_feedback(reasons) if reasons else None

@@ -19,19 +19,17 @@ def table(**events: list[tuple[str, str]]) -> hooks.HookTable:
     }
 
 
-def test_matchers_are_searched_in_the_agent_type():
+def test_matchers_name_agent_types_as_claude_codes_do():
     t = table(SubagentStart=[("", "all"), ("*", "star"), ("Explore|Plan", "ro"), ("^Pl", "pl")])
     names = lambda agent_type: [  # noqa: E731
         c.command for c in hooks.commands_for(t, "SubagentStart", agent_type)
     ]
     assert names("Plan") == ["all", "star", "ro", "pl"]
+    assert names("Planner") == ["all", "star", "pl"]  # a name list is exact names
     assert names("general-purpose") == ["all", "star"]
     assert hooks.commands_for(t, "SubagentStop", "Plan") == []
-
-
-def test_a_matcher_that_is_no_regex_matches_its_own_text():
-    assert hooks.matches("my(agent", "my(agent")
-    assert not hooks.matches("my(agent", "other")
+    assert hooks.matches("general-.*", "general-purpose")
+    assert not hooks.matches("my(agent", "my(agent")  # no regex: matches nothing
 
 
 def test_the_config_refuses_events_outlast_does_not_run():
@@ -51,18 +49,26 @@ def test_a_definitions_stop_is_its_subagent_stop_and_the_rest_is_reported():
         "Stop": [{"matcher": "ignored", "hooks": [{"type": "command", "command": "a"}]}],
         "SubagentStart": [{"hooks": [{"type": "command", "command": "b"}]}],
         "PreToolUse": [{"hooks": [{"type": "command", "command": "c"}]}],
-        "SubagentStop": "not a list",
+        "SubagentStop": [
+            {"hooks": [{"type": "prompt", "prompt": "?"}]},
+            {"hooks": [{"command": "d"}]},
+        ],
     }
     own, skipped = hooks.definition_hooks(raw)
-    assert [c.command for c in hooks.commands_for(own, "SubagentStop", "any")] == ["a"]
+    assert [c.command for c in hooks.commands_for(own, "SubagentStop", "any")] == ["a", "d"]
     assert [c.command for c in hooks.commands_for(own, "SubagentStart", "any")] == ["b"]
-    assert [s.split(":")[0] for s in skipped] == ["PreToolUse", "SubagentStop"]
+    assert [s.split(":")[0] for s in skipped] == ["PreToolUse", "SubagentStop[0]"]
+    assert hooks.definition_hooks({"Stop": "x"})[1] == [
+        "Stop: a list of {matcher, hooks} entries was expected"
+    ]
 
 
-def test_merged_keeps_every_tables_groups_in_order():
-    a, b = table(SubagentStop=[("", "1")]), table(SubagentStop=[("", "2")])
+def test_merged_keeps_every_tables_groups_in_order_and_a_command_runs_once():
+    a = table(SubagentStop=[("", "1"), ("", "same")])
+    b = table(SubagentStop=[("", "2"), ("", "same")])
     merged = hooks.merged(a, b)
-    assert [c.command for c in hooks.commands_for(merged, "SubagentStop", "x")] == ["1", "2"]
+    found = hooks.commands_for(merged, "SubagentStop", "x")
+    assert [c.command for c in found] == ["1", "same", "2"]
 
 
 def output(**fields) -> str:
@@ -116,3 +122,24 @@ def test_a_definitions_hooks_run_only_where_the_config_trusts_them():
     trusting = config.model_copy(update={"features": Features(definition_hooks=True)})
     trusted = hooks.commands_for(hook_table(trusting, definition), "SubagentStop", "x")
     assert [c.command for c in trusted] == ["mine", "planted"]
+
+
+def test_outlast_hooks_takes_json_or_a_file_of_it_and_refuses_what_it_cannot_run(tmp_path):
+    from agents.config import ConfigError
+    from outlast.runner import with_env_hooks
+
+    settings = {"hooks": {"SubagentStop": [{"hooks": [{"command": "x"}]}]}, "model": "opus"}
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps(settings))
+    for value in (json.dumps(settings), str(path), json.dumps(settings["hooks"])):
+        cfg = with_env_hooks(OutlastConfig(), value)
+        assert [c.command for c in hooks.commands_for(cfg.hooks, "SubagentStop", "a")] == ["x"]
+    assert with_env_hooks(OutlastConfig(), " ") == OutlastConfig()
+    for bad, said in (
+        ('{"PreToolUse": []}', "not PreToolUse"),
+        ("{oops", "not JSON"),
+        (str(tmp_path / "missing.json"), "cannot read it"),
+        ('{"SubagentStop": [{"hooks": [{"command": ""}]}]}', "SubagentStop.0.hooks.0.command"),
+    ):
+        with pytest.raises(ConfigError, match=said):
+            with_env_hooks(OutlastConfig(), bad)

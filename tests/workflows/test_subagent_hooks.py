@@ -3,6 +3,7 @@ SubagentStart's context in the child's first request, SubagentStop keeping it wo
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,9 @@ from tests.support import (
     spawn,
     start,
     tool_results,
+    wait_for,
 )
+from workflows.contracts import StopRequest
 from workflows.subagent_hooks import SUBAGENT_HOOKS
 
 
@@ -164,3 +167,81 @@ async def test_a_hook_that_times_out_is_killed_and_ignored(client, git_repo, tmp
     assert all("hook additional context" not in r for r in requests_of(model, "helper"))
     pid = int(pid_file.read_text())
     assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
+
+
+async def test_a_stop_during_a_stop_hook_ends_the_sub_agent_without_waiting_for_it(
+    client, git_repo, tmp_path
+):
+    """A stop that comes while a SubagentStop hook runs cancels the hook (its processes are
+    killed) and is obeyed at once, not after the hook's timeout."""
+    pid_file = tmp_path / "pid"
+    command = f"sleep 300 & echo $! > {pid_file}; wait"
+    config = fast_config(
+        hooks={"SubagentStop": [HookMatcher(hooks=[{"command": command, "timeout": 600}])]}
+    )
+    script = {
+        "agents": [
+            {"name": "helper", "match": {"agent_name": "helper"}, "turns": [{"text": "DONE"}]},
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [{"tool_use": spawn("helper", "work", True)}, {"text": "waiting"}],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", git_repo, queues, config=config)
+            handle = await start(client, inp, queues)
+            await wait_for(pid_file.exists, timeout=60)
+            child = client.get_workflow_handle(f"{handle.id}/helper")
+            stopped_at = asyncio.get_running_loop().time()
+            await child.signal("stop", StopRequest(reason="enough"))
+            await asyncio.wait_for(child.result(), timeout=60)
+            took = asyncio.get_running_loop().time() - stopped_at
+            await handle.result()
+    assert took < 30, took
+    pid = int(pid_file.read_text())
+    await wait_for(lambda: not alive(pid), timeout=10)
+
+
+def alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and " Z " not in stat.read_text()
+
+
+async def test_a_stop_hook_that_always_blocks_ends_at_the_sub_agents_last_turn(
+    client, git_repo, tmp_path
+):
+    """A hook that never lets go cannot keep a sub-agent past its turns: at its last one the
+    block is logged and the answer stands."""
+    agents_dir = git_repo / ".claude" / "agents"
+    agents_dir.mkdir(parents=True)
+    (agents_dir / "brief.md").write_text(
+        "---\nname: brief\ndescription: short\nmaxTurns: 2\n---\nBe brief.\n"
+    )
+    config = fast_config(hooks={"SubagentStop": hook("echo never >&2; exit 2", "brief")})
+    script = {
+        "agents": [
+            {
+                "name": "brief",
+                "match": {"agent_type": "brief"},
+                "turns": [{"text": "ONE"}, {"text": "TWO"}, {"text": "THREE"}],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("b", "go", False, subagent_type="brief")},
+                    {"text": "parent done"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = agent_input("go", git_repo, queues, config=config)
+            result = await (await start(client, inp, queues)).result()
+    assert len([r for r in model.log if r.get("agent") == "brief"]) == 2
+    (answer,) = tool_results(result)
+    assert "TWO" in str(answer.content) and "THREE" not in str(answer.content)
