@@ -5,15 +5,16 @@ Without this, a start from the plain `temporal` CLI (or any client) with, say,
 `{"prompt": 1}` fails the workflow's first task on every attempt: the workflow shows as
 Running forever and nothing says why outside the worker's log. Here the validation errors of
 a workflow input become a non-retryable `InvalidWorkflowInput` failure of that workflow,
-whose message lists them. Not for fields this worker does not know inside a model that
-forbids them (the config): newer code started it (a rolling deploy), so the task is retried
-until a newer worker takes it. (An unknown top-level field of the input is no validation
-error: the workflow itself refuses it, see `workflows/client_input.py`.) The converter cannot
-tell a first task from a replay; a code change that made recorded inputs invalid would fail
-those workflows too, which is why the committed replay corpus decodes every recorded input
-with this converter (tests/replay). Anything else that fails to decode (an activity result,
-a signal) behaves as before: a signal is dropped with a log line, anything else retries the
-task.
+whose message lists them. Unknown fields, top-level or inside the strict models an input
+carries (the config, a stage), are no validation error: the input keeps them by name and the
+workflow refuses a client's start with them, or waits for a newer worker for one of its own
+(`workflows/client_input.py`). An `extra_forbidden` error that still reaches this converter
+(inside a union of shapes, say) is taken for newer code's, and the task is retried. The
+converter cannot tell a first task from a replay; a code change that made recorded inputs
+invalid would fail those workflows too, which is why the committed replay corpus decodes
+every recorded input with this converter (tests/replay). Anything else that fails to decode
+(an activity result, a signal) behaves as before: a signal is dropped with a log line,
+anything else retries the task.
 """
 
 from __future__ import annotations

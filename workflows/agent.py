@@ -59,7 +59,7 @@ from workflows.agent_setup import (
 from workflows.agent_tools import AgentParts, workflow_tools
 from workflows.carry import SEEN_MAIL_KEPT, AgentCarry, should_continue_as_new
 from workflows.child_endings import LIVENESS_BACKOFF, liveness_interval, settle_children
-from workflows.client_input import client_start, refuse_unknown_fields
+from workflows.client_input import client_start, refuse_unknown_fields, wait_for_a_newer_worker
 from workflows.contracts import (
     AgentInput,
     AgentNotification,
@@ -184,6 +184,8 @@ class AgentWorkflow:
     async def run(self, inp: AgentInput) -> AgentResult:
         if self._carry is None and client_start(inp):
             refuse_unknown_fields("AgentWorkflow", inp)
+        else:
+            wait_for_a_newer_worker(inp)
         self._started = self._carry.started_at if self._carry else workflow.now()
         lineage = lineage_of(inp)
         inp = inp.model_copy(update={"lineage": lineage})

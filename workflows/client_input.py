@@ -7,9 +7,9 @@ client started now fails at once with the names (`ClientInput.unknown_input_fiel
 fields the input does have, before it spends anything. Its own fields, and those of the
 inputs nested in it that are `ClientInput`s too (a team's members: `lead.plan_mode_requird`
 would have let a teammate change things without asking). A typo inside the config, a stage,
-a task or a definition is forbidden by its model, which `outlast/converter.py` takes for a
-newer client's and retries until a worker that knows it takes the task; inside the other
-nested models it is still dropped.
+a task, a definition or hooks, which their models forbid, is taken out by path before it can
+fail the decoding (`workflows/nested_unknowns.py`) and refused the same way, with the field
+it probably meant; inside the other nested models it is still dropped.
 
 A client newer than the worker gets the same answer for a field it sets that the worker does
 not know yet, rather than a run without it. Outlast's clients send every field, so a field a
@@ -67,6 +67,8 @@ def unknown_paths(inp: ClientInput, prefix: str = "") -> list[tuple[str, str, li
     fields it could have meant)."""
     known = fields_of(type(inp))
     found = [(prefix, name, known) for name in inp.unknown_input_fields]
+    # Inside its strict models: the path and the likely meaning are worked out already.
+    found += [(prefix, name, []) for name in inp.unknown_nested_fields]
     for field in known:
         value = getattr(inp, field)
         for i, item in enumerate(value if isinstance(value, list) else [value]):
@@ -77,7 +79,8 @@ def unknown_paths(inp: ClientInput, prefix: str = "") -> list[tuple[str, str, li
 
 
 def fields_of(model: type[ClientInput]) -> list[str]:
-    return [name for name in model.model_fields if name != "unknown_input_fields"]
+    bookkeeping = ("unknown_input_fields", "unknown_nested_fields")
+    return [name for name in model.model_fields if name not in bookkeeping]
 
 
 def named_unknown(unknown: list[str], known: list[str]) -> str:
@@ -99,8 +102,24 @@ def refuse_unknown_fields(workflow_type: str, inp: ClientInput) -> None:
     """
     text = refusal(f"{workflow_type} input", inp)
     if text is not None and versions.patched(INPUT_UNKNOWN_FIELDS):
-        unknown = [f"{path}{name}" for path, name, _ in unknown_paths(inp)]
+        unknown = [f"{path}{name.split(' (')[0]}" for path, name, _ in unknown_paths(inp)]
         raise InvalidAgentInput(text, unknown_fields=unknown)
+
+
+def wait_for_a_newer_worker(inp: ClientInput) -> None:
+    """An input Outlast's own workflows built (a child, a stage, a teammate) with fields this
+    worker's strict models do not have comes from newer code (a rolling deploy): fail the
+    workflow task, which Temporal retries until a worker that knows them takes it, as the
+    converter does with any such payload. Never for a client's start: that is refused.
+
+    Raises:
+        RuntimeError: not a workflow failure; the task is retried.
+    """
+    if inp.unknown_nested_fields:
+        raise RuntimeError(
+            f"input fields this worker does not know: {', '.join(inp.unknown_nested_fields)}"
+            " (a newer release's; a worker that knows them will take this task)"
+        )
 
 
 def check_update_fields(update: str, inp: ClientInput) -> None:

@@ -20,6 +20,7 @@ from agents.messages import Message, Usage
 from agents.questions import Question
 from agents.todos import TodoItem
 from agents.transcript import TranscriptRef
+from workflows.nested_unknowns import strip_unknown
 
 with workflow.unsafe.imports_passed_through():
     from activities.tools.base import FileStamp
@@ -54,23 +55,38 @@ class ClientInput(Contract):
     send every field), and it asks for nothing; it is dropped, as before."""
 
     unknown_input_fields: list[str] = Field(default_factory=list, exclude=True, repr=False)
+    unknown_nested_fields: list[str] = Field(default_factory=list, exclude=True, repr=False)
+    """Unknown fields inside its strict models (the config, a stage, ...), by path, each with
+    its likely meaning: taken out so that decoding does not fail on them
+    (`workflows/nested_unknowns.py`)."""
 
     @model_validator(mode="before")
     @classmethod
     def _keep_unknown_names(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        known = cls.model_fields.keys() - {"unknown_input_fields"}
-        if all(k in known for k in data):
-            return data
+        known = cls.model_fields.keys() - _BOOKKEEPING
+        nested: list[str] = []
+        data = {
+            k: strip_unknown(cls.model_fields[k].annotation, v, k, nested) if k in known else v
+            for k, v in data.items()
+        }
+        # A client's own `unknown_*` keys are unknown fields like any other.
         kept = {k: v for k, v in data.items() if k in known}
+        if nested:
+            kept["unknown_nested_fields"] = nested
+        if len(kept) - bool(nested) == len(data):
+            return kept
         return {**kept, "unknown_input_fields": cls.unknown_in(data)}
 
     @classmethod
     def unknown_in(cls, data: dict) -> list[str]:
         """The keys of `data` this input does not have, but those whose value is empty."""
-        known = cls.model_fields.keys() - {"unknown_input_fields"}
+        known = cls.model_fields.keys() - _BOOKKEEPING
         return sorted(str(k) for k, v in data.items() if k not in known and not _empty(v))
+
+
+_BOOKKEEPING = frozenset({"unknown_input_fields", "unknown_nested_fields"})
 
 
 def _empty(value: Any) -> bool:

@@ -16,6 +16,7 @@ from temporalio.exceptions import ApplicationError
 
 from outlast.client import data_converter
 from outlast.converter import OutlastPayloadConverter
+from workflows.client_input import wait_for_a_newer_worker
 from workflows.contracts import AgentInput, PlanDecision
 
 
@@ -44,10 +45,19 @@ def test_a_misspelt_required_field_is_named_beside_the_missing_one():
     assert message.endswith("; unknown field promt (did you mean prompt?)"), message
 
 
-def test_fields_from_newer_code_keep_the_old_behaviour_so_a_newer_worker_can_take_it():
+def test_fields_from_newer_code_are_kept_by_path_so_the_workflow_decides():
+    """Inside the config they decode now (workflows/nested_unknowns.py): a client's start is
+    refused with them named, and Outlast's own start of a child waits for a newer worker (its
+    task fails, and is retried, as the decoding's failure was before)."""
     newer = {"prompt": "x", "workspace": WORKSPACE, "config": {"tools": {"new_knob": 1}}}
-    with pytest.raises(ValidationError):
-        OutlastPayloadConverter().from_payloads([payload(newer)], [AgentInput])
+    [inp] = OutlastPayloadConverter().from_payloads([payload(newer)], [AgentInput])
+    assert inp.unknown_nested_fields == ["config.tools.new_knob"]
+    with pytest.raises(RuntimeError, match="config.tools.new_knob"):
+        wait_for_a_newer_worker(inp)
+    at_default = {**newer, "config": {"tools": {"new_knob": False}}}
+    [inp] = OutlastPayloadConverter().from_payloads([payload(at_default)], [AgentInput])
+    assert inp.unknown_nested_fields == []
+    wait_for_a_newer_worker(inp)
 
 
 def test_other_types_are_untouched():

@@ -374,3 +374,50 @@ async def test_the_api_refuses_what_would_be_dropped_before_anything_is_sent(cli
         await task.send("  ")
     with pytest.raises(ValueError, match="target_mode 'plan': choose one of default"):
         await task.approve_plan("plan")
+
+
+NESTED_TYPOS = {
+    "AgentWorkflow": (
+        {"prompt": "go", "config": {"agents": {"hard_max_turn": 3}}},
+        "config.agents.hard_max_turn (did you mean hard_max_turns?)",
+    ),
+    "PipelineWorkflow": (
+        {
+            "task": "go",
+            "stages": [{"name": "s1", "agent_type": "Explore", "instructions": "x", "modle": "h"}],
+        },
+        "stages[0].modle (did you mean model?)",
+    ),
+    "TeamWorkflow": (
+        {
+            "team_name": "t",
+            "lead": {"name": "lead", "prompt": "go"},
+            "tasks": [{"subject": "s", "description": "d", "activForm": "doing"}],
+        },
+        "tasks[0].activForm (did you mean activeForm?)",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(NESTED_TYPOS))
+async def test_a_typo_inside_the_config_or_a_stage_fails_the_start_naming_it(
+    client, dev_server, git_repo, kind
+):
+    """A typo inside a strict nested model failed the input's decoding, which was retried as
+    a newer client's: the run stayed Running for good, and `outlast kill` could not end it."""
+    fields, named = NESTED_TYPOS[kind]
+    with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}) as model:
+        async with running_workers(client) as queues:
+            workspace = {"root": str(git_repo), "host_queue": queues.host_queue}
+            wf_id = f"nested-typo-{uuid.uuid4().hex[:8]}"
+            inp = json.dumps({**fields, "workspace": workspace})
+            await start_with_cli(dev_server.address, kind, queues.task_queue, wf_id, inp)
+            with pytest.raises(WorkflowFailureError) as failed:
+                await asyncio.wait_for(client.get_workflow_handle(wf_id).result(), 30)
+    cause = failed.value.cause
+    assert cause.type == "InvalidAgentInput" and cause.non_retryable
+    assert cause.message.startswith(f"{kind} input refused: unknown field {named} (mis"), (
+        cause.message
+    )
+    assert cause.details[0]["unknown_fields"] == [named.split(" (")[0]]
+    assert not model.log

@@ -1,0 +1,69 @@
+"""workflows/nested_unknowns.py: unknown fields inside an input's strict models, by path."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.nested_unknowns import strip_unknown
+
+
+class Leaf(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    size: int = 0
+    active_form: str = Field(default="", alias="activeForm")
+
+
+class Lenient(BaseModel):
+    size: int = 0
+
+
+class Tree(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    leaf: Leaf = Leaf()
+    maybe: Leaf | None = None
+    leaves: list[Leaf] = Field(default_factory=list)
+    by_name: dict[str, list[Leaf]] = Field(default_factory=dict)
+    lenient: Lenient = Lenient()
+    either: Leaf | Lenient | None = None
+
+
+def strip(data: dict) -> tuple[dict, list[str]]:
+    found: list[str] = []
+    return strip_unknown(Tree, data, "t", found), found
+
+
+def test_each_unknown_is_named_by_its_path_with_a_guess_and_taken_out():
+    data = {
+        "leaf": {"sise": 1, "size": 2},
+        "maybe": {"activeForm": "x", "colour": "red"},
+        "leaves": [{"size": 1}, {"szie": 3}],
+        "by_name": {"a": [{"size": 1, "active_from": "y"}]},
+        "lenient": {"whatever": 1},
+        "either": {"sise": 1},
+        "nope": 1,
+    }
+    out, found = strip(data)
+    assert found == [
+        "t.leaf.sise (did you mean size?)",
+        "t.maybe.colour",
+        "t.leaves[1].szie (did you mean size?)",
+        "t.by_name.a[0].active_from (did you mean active_form?)",
+        "t.nope",
+    ]
+    assert out["leaf"] == {"size": 2} and out["maybe"] == {"activeForm": "x"}
+    assert out["leaves"] == [{"size": 1}, {}] and out["by_name"] == {"a": [{"size": 1}]}
+    # A lenient model drops its own; a union of shapes is left to pydantic.
+    assert out["lenient"] == {"whatever": 1} and out["either"] == {"sise": 1}
+    Tree.model_validate({k: v for k, v in out.items() if k != "either"})
+
+
+def test_an_unknown_left_at_an_empty_value_is_dropped_unnamed():
+    out, found = strip({"leaf": {"new": None, "newer": False, "newest": [], "size": 1}})
+    assert found == [] and out == {"leaf": {"size": 1}}
+
+
+def test_what_is_not_a_dict_where_a_model_goes_is_left_to_pydantic():
+    out, found = strip({"leaf": 3, "leaves": "x"})
+    assert found == [] and out == {"leaf": 3, "leaves": "x"}
