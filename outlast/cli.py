@@ -37,6 +37,7 @@ from outlast.patterns import (
 )
 from outlast.progress import WorkerStopped, follow_while_serving
 from outlast.reaper import reap_interval
+from outlast.run_ids import closed_run, id_problem
 from outlast.runner import StartError, env_config, start_agent
 from outlast.sigterm import Termed, cancel_on_sigterm
 from outlast.telemetry import configure_tracing, flush_tracing
@@ -223,6 +224,8 @@ def run(
         )
     except StartError as e:
         _fail(str(e))
+    if workflow_id is not None and (why := id_problem(workflow_id)) is not None:
+        _fail(why)
     if not no_worker:
         _checked_worker_module(or_else="or pass --no-worker and run workers elsewhere")
     code = asyncio.run(
@@ -247,6 +250,11 @@ async def _run_and_follow(
         console.print(
             f"[yellow]this namespace lacks Outlast's search attributes ({', '.join(missing)}); "
             "starting without them. Register them once with `outlast setup`.[/]"
+        )
+    if workflow_id is not None and (ran := await closed_run(client, workflow_id)) is not None:
+        _fail(
+            f"--id {workflow_id}: a workflow with that id already ran ({ran}); "
+            f"`outlast show {workflow_id}` shows it. Choose another id."
         )
     try:
         if pattern == "single":

@@ -4,6 +4,7 @@ refuses (exit code 2 and one sentence, never a traceback)."""
 from __future__ import annotations
 
 import os
+import time
 
 import typer
 from rich.console import Console
@@ -69,6 +70,15 @@ def server_said(workflow_id: str, error: RPCError) -> str:
     return text
 
 
+POLLER_GONE_S = 90
+"""A worker polls without pause (a long poll lasts about a minute); the server lists a worker
+that died for five minutes more, by its last poll."""
+
+
+def live_poller(last_poll_s: float, now_s: float) -> bool:
+    return now_s - last_poll_s < POLLER_GONE_S
+
+
 async def no_worker_note(client: Client, desc: WorkflowExecutionDescription) -> str | None:
     """For a running workflow whose task queue no worker has polled lately, a note saying
     that it waits for one; None when a worker polls it (or the server cannot say)."""
@@ -84,7 +94,7 @@ async def no_worker_note(client: Client, desc: WorkflowExecutionDescription) -> 
         )
     except RPCError:
         return None
-    if queue.pollers:
+    if any(live_poller(p.last_access_time.ToSeconds(), time.time()) for p in queue.pollers):
         return None
     return (
         f"no worker polls {desc.task_queue}, the task queue of {desc.id}: it waits until one "

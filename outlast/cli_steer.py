@@ -81,9 +81,11 @@ async def _decide(
     # A closed workflow has nothing waiting; asking it would wait ~30 s for a worker to
     # answer the query of a run that no worker holds any more.
     waiting = "a plan" if stage is None else f"stage {stage}"
-    handle, _ = await running_workflow(
+    handle, kind = await running_workflow(
         workflow_id, f"; nothing in it waits for a decision on {waiting}", asks=True
     )
+    if (why := decision_refusal(workflow_id, kind, stage)) is not None:
+        fail(why)  # asked, the workflow would answer with the SDK's words for a missing handler
     if stage is not None:
         decision = StageDecision(
             stage=stage, approve=approve, rerun=rerun, feedback=feedback, attempt=attempt
@@ -106,6 +108,31 @@ async def _decide(
     console.print(f"plan {request} of {workflow_id} {verb}")
 
 
+PLANNERS = ("AgentWorkflow", "CoordinatorWorkflow")
+"""The workflow types whose agent may wait with a plan (`plan` query, `approve_plan`)."""
+
+
+def decision_refusal(workflow_id: str, kind: str, stage: str | None) -> str | None:
+    """Why `workflow_id`, a workflow of type `kind`, cannot take this decision, or None."""
+    if stage is None and kind == "PipelineWorkflow":
+        return (
+            f"{workflow_id} is a pipeline: name the stage waiting for approval "
+            f"(`outlast show {workflow_id}` shows it)."
+        )
+    if stage is not None and kind != "PipelineWorkflow":
+        return (
+            f"{workflow_id} is a {kind}, which has no stages; to decide on its plan, leave "
+            "the stage out."
+        )
+    if stage is None and kind not in PLANNERS:
+        return (
+            f"{workflow_id} is a {kind}, which has no plan of its own; approve the plan of "
+            "the agent that waits with it (its workflow id is in `outlast show "
+            f"{workflow_id}`)."
+        )
+    return None
+
+
 @app.command("ls")
 def ls(
     status: str = typer.Option(None, help=f"Only this status, one of {', '.join(STATUSES)}."),
@@ -114,7 +141,8 @@ def ls(
     limit: int = typer.Option(50, min=1, help="At most this many."),
     as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table."),
 ) -> None:
-    """List Outlast workflows, newest first."""
+    """List Outlast workflows: running ones first, then the most recently ended (the order
+    Temporal lists them in)."""
     if status is not None and status not in STATUSES:
         fail(f"--status {status}: choose one of {', '.join(STATUSES)}.")
     if pattern is not None and pattern not in WORKFLOW_TYPES:

@@ -253,6 +253,8 @@ def _pattern_input(args: PatternArgs) -> Any:
         )
     if not args.forks:
         raise StartError("--pattern fork-join needs at least one --fork DIRECTIVE.")
+    if empty := [n + 1 for n, d in enumerate(args.forks) if not d.strip()]:
+        raise StartError(f"--fork {empty[0]} is empty: say what that fork should do.")
     return ForkJoinInput(
         workspace=workspace,
         directives=args.forks,

@@ -13,10 +13,13 @@ from temporalio.client import Client, WorkflowHandle
 from activities.definitions import scan
 from agents.builtin import builtin_definitions
 from agents.config import ConfigError, OutlastConfig, from_env, parse_model_call
-from agents.definition import DefinitionSet
+from agents.definition import AgentDefinition, DefinitionSet
+from agents.plan_mode import EXIT_PLAN_MODE_TOOL
 from agents.spawn import not_found_message
+from agents.tool_filter import resolve_agent_tools
 from outlast.start_metadata import start_metadata
 from workflows.contracts import TASK_QUEUE, AgentInput, AgentResult, Workspace, host_task_queue
+from workflows.tool_pool import BASE_TOOLS
 
 
 class StartError(ValueError):
@@ -103,8 +106,11 @@ def build_input(
     root = repo_root(repo)
     config = config or env_config()
     definitions = local_definitions(root, config)
-    if definitions.get(agent_type) is None:
+    definition = definitions.get(agent_type)
+    if definition is None:
         raise StartError(not_found_message(agent_type, definitions.names(), definitions.errors))
+    if plan_first and (why := cannot_plan(definition, config)) is not None:
+        raise StartError(f"--plan: the {agent_type} agent cannot plan: {why}.")
     return AgentInput(
         prompt=task,
         workspace=Workspace(root=str(root), host_queue=host_task_queue(host_id)),
@@ -114,6 +120,20 @@ def build_input(
         description=task.strip().splitlines()[0][:80],
         max_turns=max_turns,
         permission_mode="plan" if plan_first else None,
+    )
+
+
+def cannot_plan(definition: AgentDefinition, config: OutlastConfig) -> str | None:
+    """Why an agent of `definition` could not plan for approval (R75): it writes its plan to
+    its plan file and asks with ExitPlanMode. Started in plan mode without them, it was told
+    to do both, could do neither, and ended with nothing asked."""
+    tools = set(resolve_agent_tools(definition, BASE_TOOLS).tools) - set(config.tools.disabled)
+    missing = [t for t in (EXIT_PLAN_MODE_TOOL, "Write") if t not in tools]
+    if not missing:
+        return None
+    return (
+        f"it has no {' or '.join(missing)}; run it without --plan, or plan with an agent "
+        "that has them (general-purpose)"
     )
 
 

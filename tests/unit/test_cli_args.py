@@ -177,6 +177,19 @@ def test_empty_ids_and_unknown_modes_are_refused_before_any_call():
     assert out.exit_code == 2 and "--mode plan: choose one of default" in out.output
 
 
+def test_plan_with_an_agent_that_cannot_plan_is_refused(tmp_path):
+    """Explore has neither Write nor ExitPlanMode: started to plan, it was told to write its
+    plan and ask, could do neither, and ended with nothing asked (a user test, 2026-12-05)."""
+    (tmp_path / "a.txt").write_text("a")
+    out = run("run", "look", "--repo", str(tmp_path), "--plan", "--agent", "Explore")
+    assert out.exit_code == 2
+    assert "--plan: the Explore agent cannot plan: it has no ExitPlanMode or Write" in (
+        " ".join(out.output.split())
+    )
+    out = run("run", "look", "--repo", str(tmp_path), "--plan", env={"OUTLAST_HOOKS": "{x"})
+    assert out.exit_code == 2 and "OUTLAST_HOOKS: not JSON" in out.output
+
+
 def test_an_unknown_model_call_mode_names_the_choices(tmp_path):
     out = run("run", "fix it", "--repo", str(tmp_path), "--model-call", "fast")
     assert out.exit_code == 2
@@ -336,3 +349,23 @@ def test_a_refused_connection_is_said_plainly():
         "cannot reach Temporal at 127.0.0.1:9: nothing listens there (connection refused)" in text
     )
     assert "tonic" not in text and "is it running?" in text
+
+
+def test_a_decision_the_workflow_type_cannot_take_is_refused_in_a_sentence():
+    """`approve pipe-1` asked a pipeline for its plan, `approve plan-1 s1` an agent for a
+    stage: the SDK's "handler expected but not found" reached the user (a user test)."""
+    from outlast.cli_steer import decision_refusal
+
+    assert "is a pipeline: name the stage" in decision_refusal("p", "PipelineWorkflow", None)
+    assert "has no stages" in decision_refusal("a", "AgentWorkflow", "s1")
+    assert "has no plan of its own" in decision_refusal("t", "TeamWorkflow", None)
+    assert decision_refusal("a", "AgentWorkflow", None) is None
+    assert decision_refusal("c", "CoordinatorWorkflow", None) is None
+    assert decision_refusal("p", "PipelineWorkflow", "s1") is None
+
+
+def test_an_empty_fork_directive_is_refused(tmp_path):
+    (tmp_path / "a.txt").write_text("a")
+    out = run("run", "t", "--repo", str(tmp_path), "--pattern", "fork-join", "--fork", "a",
+              "--fork", " ")  # fmt: skip
+    assert out.exit_code == 2 and "--fork 2 is empty" in out.output

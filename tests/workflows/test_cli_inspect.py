@@ -179,6 +179,29 @@ async def test_run_with_the_id_of_a_running_workflow_says_to_attach(client, dev_
         await running.terminate("test done")
 
 
+async def test_run_with_the_id_of_a_closed_workflow_or_a_childs_id_is_refused(
+    client, dev_server, git_repo
+):
+    """A closed run's id started a second run silently beside it (`outlast ls` showed two,
+    `show` only the new one); `a/b` looked like a child's id; found by a user test."""
+    ended = await client.start_workflow(
+        "AgentWorkflow", id=f"ended-{uuid.uuid4().hex[:8]}", task_queue="nobody-polls"
+    )
+    await ended.terminate("over")
+    for given, said in (
+        (ended.id, f"--id {ended.id}: a workflow with that id already ran (terminated)"),
+        ("a/b", "--id a/b: `/` joins a workflow's id to its children's"),
+        (" ", "--id is empty"),
+    ):
+        code, out = await cli(
+            dev_server.address, "run", "t", "--repo", str(git_repo), "--id", given,
+            "--no-worker",
+        )  # fmt: skip
+        assert code == 2 and said in " ".join(out.split()) and "Traceback" not in out, out
+    runs = [w async for w in client.list_workflows(f'WorkflowId = "{ended.id}"')]
+    assert len(runs) == 1
+
+
 async def test_run_in_a_namespace_that_does_not_exist_is_one_sentence(dev_server, git_repo):
     """And so is every other command that asks the server: `ls` and `search-attributes`
     ended in a traceback."""

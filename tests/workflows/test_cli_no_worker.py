@@ -58,3 +58,27 @@ async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git
     # Attached after the end: how it ended, once.
     code, out = await cli(dev_server.address, "attach", handle.id)
     assert code == 1 and "terminated: test over" in out and "failed" not in out, out
+
+
+async def test_a_worker_that_died_counts_as_none(client, git_repo, monkeypatch):
+    """The server lists a dead worker's poller for five minutes more: a note that trusted the
+    list said nothing while a follow waited for good (found by a user test, 2026-12-05)."""
+    from temporalio.worker import Worker
+
+    from outlast import cli_base
+    from workflows.agent import AgentWorkflow
+
+    queue = f"died-{uuid.uuid4().hex[:8]}"
+    queues = Queues(task_queue=queue, host_queue=f"{queue}-host")
+    async with Worker(client, task_queue=queue, workflows=[AgentWorkflow]):
+        await asyncio.sleep(1)  # it polls
+    handle = await client.start_workflow(
+        "AgentWorkflow", agent_input("x", git_repo, queues), id=queue, task_queue=queue
+    )
+    desc = await handle.describe()
+    assert await cli_base.no_worker_note(client, desc) is None  # listed, polled a moment ago
+    monkeypatch.setattr(cli_base, "POLLER_GONE_S", 1)
+    await asyncio.sleep(1.5)
+    note = await cli_base.no_worker_note(client, desc)
+    assert note is not None and f"no worker polls {queue}" in note
+    await handle.terminate(reason="test over")
