@@ -8,11 +8,14 @@ does not take every other agent down with it.
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
+from activities.errors import InvalidAgentInput
 from activities.small_files import SmallFileError, read_small_file, text_of
 from agents.builtin import builtin_definitions
 from agents.config import OutlastConfig
@@ -71,6 +74,18 @@ def scan(directory: Path, source: Source) -> tuple[list[AgentDefinition], list[s
     return found, errors
 
 
+def workspace_problem(root: str) -> str | None:
+    """Why an agent cannot work in `root` on this host, or None. The first step of a run
+    that loads its definitions looks: an agent sent to a checkout that is not there had every
+    tool fail for all its turns, and a relative one was read against the worker's directory
+    by Bash and against itself by Read."""
+    if not os.path.isabs(root):
+        return f"the workspace root {root!r} is not an absolute path"
+    if not Path(root).is_dir():
+        return f"the workspace root {root} is not a directory on this host ({socket.gethostname()})"
+    return None
+
+
 @activity.defn(name="agents.load_definitions")
 async def load_definitions(req: LoadDefinitionsInput) -> DefinitionSet:
     # In a thread: up to 500 files a directory, each read and its YAML parsed, would hold
@@ -79,6 +94,8 @@ async def load_definitions(req: LoadDefinitionsInput) -> DefinitionSet:
 
 
 def _load(req: LoadDefinitionsInput) -> DefinitionSet:
+    if (problem := workspace_problem(req.workspace_root)) is not None:
+        raise InvalidAgentInput(problem)
     home = Path(req.user_home) if req.user_home else Path.home()
     user, user_errors = scan(home / ".claude" / "agents", "userSettings")
     project, project_errors = scan(

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
 
 from agents.agent_tool import agent_tool_description
 from agents.builtin.coordinator import DEFINITION as COORDINATOR_DEFINITION
@@ -80,16 +81,22 @@ def lineage_of(inp: AgentInput) -> Lineage:
 async def load_definition_set(inp: AgentInput) -> DefinitionSet:
     if inp.definitions is not None:
         return inp.definitions
-    loaded: DefinitionSet = await workflow.execute_activity(
-        load_definitions,
-        LoadDefinitionsInput(
-            workspace_root=inp.workspace.root,
-            session_definitions=inp.session_definitions,
-            config=inp.config,
-        ),
-        task_queue=inp.workspace.host_queue,
-        **SETUP_OPTIONS,
-    )
+    try:
+        loaded: DefinitionSet = await workflow.execute_activity(
+            load_definitions,
+            LoadDefinitionsInput(
+                workspace_root=inp.workspace.root,
+                session_definitions=inp.session_definitions,
+                config=inp.config,
+            ),
+            task_queue=inp.workspace.host_queue,
+            **SETUP_OPTIONS,
+        )
+    except ActivityError as e:
+        cause = e.cause
+        if isinstance(cause, ApplicationError) and cause.type == InvalidAgentInput.__name__:
+            raise InvalidAgentInput(cause.message) from None  # the run's own failure, said so
+        raise
     for error in loaded.errors:
         workflow.logger.warning("agent definition skipped: %s", error)
     return loaded

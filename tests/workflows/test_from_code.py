@@ -421,3 +421,25 @@ async def test_a_typo_inside_the_config_or_a_stage_fails_the_start_naming_it(
     )
     assert cause.details[0]["unknown_fields"] == [named.split(" (")[0]]
     assert not model.log
+
+
+@pytest.mark.parametrize("root", ["/nonexistent/outlast-dir", "relative/dir"])
+async def test_a_workspace_that_is_not_there_fails_the_start_before_any_model_call(
+    client, dev_server, root
+):
+    """A raw client's start with a checkout that is not there ran all its turns with every
+    tool failing, and a relative one was read against the worker's directory by Bash and
+    against itself by Read (a user test, 2026-12-05)."""
+    with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}) as model:
+        async with running_workers(client) as queues:
+            workspace = {"root": root, "host_queue": queues.host_queue}
+            wf_id = f"no-root-{uuid.uuid4().hex[:8]}"
+            inp = json.dumps({"prompt": "go", "workspace": workspace})
+            await start_with_cli(dev_server.address, "AgentWorkflow", queues.task_queue, wf_id, inp)
+            with pytest.raises(WorkflowFailureError) as failed:
+                await asyncio.wait_for(client.get_workflow_handle(wf_id).result(), 30)
+    cause = failed.value.cause
+    assert cause.type == "InvalidAgentInput", cause
+    said = "is not an absolute path" if root.startswith("relative") else "is not a directory"
+    assert "the workspace root" in cause.message and said in cause.message, cause.message
+    assert not model.log
