@@ -18,6 +18,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.resume import AGENT_TYPES
 from outlast.patterns import WORKFLOW_TYPES
+from outlast.retries import retrying
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus
 
@@ -50,6 +51,8 @@ class Node(BaseModel):
     runs: int = 1
     """Its runs that count: the latest, and each earlier one that completed (a resumed agent
     runs again under its id); turns, tokens and tool uses add them all up."""
+    retrying: str | None = None
+    """What a running workflow's activities are trying again (`outlast/retries.py`)."""
     children: list[Node] = []
 
 
@@ -130,7 +133,7 @@ async def agent_tree(
         if e.status == RPCStatusCode.NOT_FOUND:
             raise NotFound(f"no workflow {workflow_id}") from None
         raise
-    node = Node(row=_row(desc))
+    node = Node(row=_row(desc), retrying=retrying(desc))
     if desc.status is not None and desc.status.name == "COMPLETED":
         _fill_from_result(node, await handle.result(follow_runs=False))
     elif desc.status is not None:
@@ -238,6 +241,8 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
         facts.append(f"{node.duration_ms / 1000:.1f}s")
     if node.verdict:
         facts.append(f"VERDICT: {node.verdict}")
+    if node.retrying:
+        facts.append(node.retrying)
     lines = [f"{indent}{row.workflow_id}  ({', '.join(facts)})"]
     for child in node.children:
         lines += tree_lines(child, indent + "  ")

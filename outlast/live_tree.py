@@ -15,6 +15,7 @@ from temporalio.service import RPCError
 
 from agents.todos import MAX_SHOWN, TodoItem, done_of
 from outlast.question_view import plain, prompt_answers, question_lines, waiting_question
+from outlast.retries import RetryWatch
 from outlast.terminal_lines import TerminalLines
 from workflows.contracts import AgentStatus, ChildSummary
 from workflows.details import tool_uses
@@ -39,15 +40,21 @@ def doing(status: AgentStatus) -> str:
 
 
 def status_tree(
-    status: AgentStatus, kids: dict[str, AgentStatus], question: list[str] | None = None
+    status: AgentStatus,
+    kids: dict[str, AgentStatus],
+    question: list[str] | None = None,
+    retry: str | None = None,
 ) -> Tree:
     """The tree for one redraw; `kids` holds the running sub-agents' own statuses by id,
-    `question` the lines of the questions the agent waits with, if any."""
+    `question` the lines of the questions the agent waits with, if any, `retry` what its
+    activities are trying again (`outlast/retries.py`)."""
     u = status.usage
     root = Tree(
         f"[bold]{escape(plain(status.agent_type))}[/] {escape(doing(status))} "
         f"[dim]· {u.total_tokens:,} tokens · {tool_uses(u.tool_uses)}[/]"
     )
+    if retry:
+        root.add(f"[yellow]{escape(plain(retry))}[/]")
     if question:
         branch = root.add(f"[bold yellow]? {escape(question[0])}[/]")
         for line in question[1:]:
@@ -105,9 +112,11 @@ async def follow_live(
     result_task = asyncio.create_task(handle.result())
     asked: set[str] = set()
     lines = TerminalLines() if ask else None
+    retries = RetryWatch(handle)
     with Live(console=console, refresh_per_second=8, transient=False) as live:
         while not result_task.done():
             status = await _query(client, handle.id)
+            retry = await retries.line()
             if status is not None:
                 # A background command has no `status` of its own to ask.
                 running = [
@@ -126,7 +135,7 @@ async def follow_live(
                         live.start()
                         continue
                     question = question_lines(handle.id, pending)
-                live.update(status_tree(status, kids, question))
+                live.update(status_tree(status, kids, question, retry))
             await asyncio.wait({result_task}, timeout=poll_s)
         # The last frame shows how it ended, not the poll before the end.
         if (final := await _query(client, handle.id)) is not None:

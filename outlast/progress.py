@@ -20,6 +20,7 @@ from temporalio.service import RPCError
 from agents.todos import done_of, in_progress
 from outlast.live_tree import doing, follow_live
 from outlast.question_view import plain, print_question, terminal_text, waiting_question
+from outlast.retries import RetryWatch
 from workflows.contracts import AgentResult, AgentStatus, AgentUsage
 from workflows.details import tool_uses, web_searches
 
@@ -51,7 +52,12 @@ async def follow(
     last_todo: str | None = None
     asked: set[str] = set()
     children: dict[str, str] = {}
+    retries, last_retry = RetryWatch(handle), None
     while not result_task.done():
+        retry = await retries.line()
+        if retry != last_retry and retry is not None:
+            console.print(f"  [yellow]{escape(plain(retry))}[/]")
+        last_retry = retry
         status = await _status(handle)
         if status is not None:
             _print_children(status, children, console)

@@ -12,6 +12,7 @@ import uuid
 from temporalio.client import WorkflowExecutionStatus
 
 from tests.support import (
+    FAST_MODEL,
     agent_input,
     fast_config,
     listed,
@@ -277,3 +278,25 @@ async def test_ls_lists_a_continued_agent_once_and_show_says_how_it_ended(
     assert [r["status"] for r in rows if r["workflow_id"] == wf_id] == ["completed"]
     code, out = await cli(dev_server.address, "show", wf_id)
     assert code == 0 and "max turns reached" in out, out
+
+
+async def test_show_says_what_a_model_call_is_retrying(client, dev_server, git_repo):
+    """An API that keeps answering 529 was retried for hours while every view said the agent
+    was calling the model (a user test, 2026-12-05)."""
+    script = {"agents": [{"name": "main", "turns": [{"fail": [529, 529, 529], "text": "done"}]}]}
+    config = fast_config(model=FAST_MODEL.model_copy(update={"max_attempts": 0}))
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues, config=config), queues)
+            seen = ""
+            for _ in range(40):
+                code, seen = await cli(dev_server.address, "show", handle.id)
+                if "model call retrying (attempt" in seen:
+                    break
+                await asyncio.sleep(0.25)
+            await handle.result()
+    flat = " ".join(seen.split())
+    assert code == 0 and "model call retrying (attempt " in flat, seen
+    assert "529" in flat or "verloaded" in flat, seen
+    code, after = await cli(dev_server.address, "show", handle.id)
+    assert "retrying" not in after, after  # ended: nothing is

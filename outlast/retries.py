@@ -1,0 +1,70 @@
+"""What a workflow's activities are retrying, from the server's description of it.
+
+A model call that the API keeps refusing (529 overloaded, a 5xx) is retried for hours by
+Temporal, while the agent's own status still says it is calling the model: nothing on
+`outlast run`, `attach` or `show` told the person why nothing moved (a user test, 2026-12-05).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+from temporalio.api.workflow.v1 import PendingActivityInfo
+from temporalio.client import WorkflowExecutionDescription, WorkflowHandle
+from temporalio.service import RPCError
+
+FRIENDLY = {"llm.call_model": "model call", "llm.compact": "summary"}
+MESSAGE_CHARS = 160
+
+
+def retrying(desc: WorkflowExecutionDescription, now: datetime | None = None) -> str | None:
+    """One line for the activity of `desc` that has failed and is being tried again (the one
+    with most attempts), or None when none is."""
+    pending = [
+        p for p in desc.raw_description.pending_activities if p.attempt > 1 and p.last_failure
+    ]
+    if not pending:
+        return None
+    worst = max(pending, key=lambda p: p.attempt)
+    return retry_line(worst, now or datetime.now(UTC))
+
+
+def retry_line(p: PendingActivityInfo, now: datetime) -> str:
+    name = p.activity_type.name
+    what = FRIENDLY.get(name, name)
+    failure = p.last_failure
+    message = (failure.message or failure.application_failure_info.type or "failed").strip()
+    if failure.cause.message:
+        message = f"{message}: {failure.cause.message.strip()}"
+    message = " ".join(message.split())
+    if len(message) > MESSAGE_CHARS:
+        message = message[: MESSAGE_CHARS - 3] + "..."
+    line = f"{what} retrying (attempt {p.attempt}): {message}"
+    if p.HasField("next_attempt_schedule_time"):
+        wait = (p.next_attempt_schedule_time.ToDatetime(UTC) - now).total_seconds()
+        if wait > 1:
+            line += f"; next try in {wait:.0f}s"
+    return line
+
+
+class RetryWatch:
+    """`retrying` for a followed workflow, asked of the server at most every EVERY_S (a
+    follow polls its status five times a second)."""
+
+    EVERY_S = 2.0
+
+    def __init__(self, handle: WorkflowHandle) -> None:
+        self._handle = handle
+        self._asked_at = float("-inf")
+        self._line: str | None = None
+
+    async def line(self) -> str | None:
+        now = asyncio.get_running_loop().time()
+        if now - self._asked_at >= self.EVERY_S:
+            self._asked_at = now
+            try:
+                self._line = retrying(await self._handle.describe())
+            except RPCError:
+                pass  # the server is away for a moment: the last line stands
+        return self._line
