@@ -129,6 +129,13 @@ def choose(question: Question, picked: str) -> str:
     """An answer from how a person typed it at a prompt: option numbers ("2", or "1,3" for a
     multi-select question) become their labels; anything else is their own words."""
     parts = [p.strip() for p in picked.split(",")]
+    words = [p for p in parts if not p.isdigit()]
+    if words and len(words) < len(parts) and all(len(w) <= 2 for w in words):
+        # "1,x", "1,": choices with a slip, far likelier than words of one's own so short.
+        raise ValueError(
+            f"{question.header!r}: {picked!r} mixes choice numbers and words; give numbers "
+            "only (1,3), or an answer of your own without them"
+        )
     if parts and all(p.isdigit() for p in parts):
         # Only numbers: choices, never words (a mistyped 5 of 4 choices is not an answer).
         count = len(question.options)
@@ -139,6 +146,8 @@ def choose(question: Question, picked: str) -> str:
             )
         if len(parts) > 1 and not question.multi_select:
             raise ValueError(f"{question.header!r} takes one choice, not {picked!r}")
+        if len({int(p) for p in parts}) < len(parts):
+            raise ValueError(f"{question.header!r}: {picked!r} names a choice twice")
         return ", ".join(question.options[int(p) - 1].label for p in parts)
     if not picked.strip():
         raise ValueError(f"{question.header!r} needs an answer")

@@ -64,6 +64,10 @@ def test_a_person_picks_by_number_or_says_it_in_their_own_words():
     one, many = asked(question("One?", "A", "B", "C"), question("Many?", "X", "Y", "Z", many=True))
     assert choose(one, "2") == "B" and choose(one, " my way ") == "my way"
     assert choose(many, "1, 3") == "X, Z" and choose(many, "4 at most") == "4 at most"
+    assert choose(many, "version 2, 3") == "version 2, 3"  # words of one's own
+    for slip, said in (("1,1", "names a choice twice"), ("1,x", "mixes choice numbers")):
+        with pytest.raises(ValueError, match=said):
+            choose(many, slip)  # a user test, 2026-12-05: "1,1" was "X, X", "1,x" words
     # Only numbers are choices: one that is not (a typo, most likely) is refused, not sent.
     with pytest.raises(ValueError, match="'Pick' has choices 1 to 3, not 4 "):
         choose(many, "4")
