@@ -9,6 +9,7 @@ from datetime import UTC, timedelta
 import typer
 from rich.markup import escape
 from temporalio.client import (
+    WorkflowExecutionStatus,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
@@ -233,9 +234,39 @@ def kill(workflow_id: str = typer.Argument(..., help="The workflow to kill.")) -
     async def _main() -> None:
         handle, _ = await running_workflow(workflow_id)
         await handle.cancel()
-        console.print(f"cancelled {workflow_id}")
+        console.print(escape(await kill_outcome(handle, KILL_WAIT_S)))
 
     asyncio.run(_main())
+
+
+KILL_WAIT_S = 10.0
+"""How long `kill` waits to say the workflow ended (its cleanup, a worktree's removal, may
+take longer: then it says the kill is under way)."""
+
+
+async def kill_outcome(handle, wait_s: float) -> str:
+    """What became of a cancelled workflow: ended, still cleaning up, or unable to act on the
+    cancel at all, because its workflow tasks fail (then only terminating ends it)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait_s
+    while True:
+        desc = await handle.describe()
+        if desc.status != WorkflowExecutionStatus.RUNNING:
+            state = desc.status.name.lower() if desc.status else "closed"
+            return f"killed {handle.id} ({state})"
+        task = desc.raw_description.pending_workflow_task
+        if task.attempt > 1:
+            return (
+                f"cancel requested, but {handle.id} cannot act on it: its workflow task has "
+                f"failed {task.attempt - 1} time(s) (the worker's log says why). "
+                f"`temporal workflow terminate -w {handle.id}` ends it, without its cleanup."
+            )
+        if loop.time() >= deadline:
+            return (
+                f"cancel requested: {handle.id} is ending (running tools are killed, cleanup "
+                f"runs); `outlast show {handle.id}` shows when it has"
+            )
+        await asyncio.sleep(0.2)
 
 
 @app.command()

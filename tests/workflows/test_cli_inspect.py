@@ -300,3 +300,59 @@ async def test_show_says_what_a_model_call_is_retrying(client, dev_server, git_r
     assert "529" in flat or "verloaded" in flat, seen
     code, after = await cli(dev_server.address, "show", handle.id)
     assert "retrying" not in after, after  # ended: nothing is
+
+
+async def test_kill_says_whether_the_workflow_ended_or_cannot_act_on_it(
+    client, dev_server, git_repo
+):
+    """`kill` printed "cancelled X" for a run whose workflow tasks kept failing, which no
+    cancel reaches (a user test, 2026-12-05); now it says so, and how to end it."""
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [{"tool_use": {"name": "Bash", "input": {"command": "sleep 60"}}}],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_for_status(handle, "running_tools")
+            code, out = await cli(dev_server.address, "kill", handle.id)
+            assert code == 0 and f"killed {handle.id} (canceled)" in out, out
+            broken = await client.start_workflow(
+                "NoSuchWorkflow", id=f"broken-{uuid.uuid4().hex[:8]}", task_queue=queues.task_queue
+            )
+            try:
+                for _ in range(150):
+                    if await _task_attempt(broken, 2):
+                        break
+                    await asyncio.sleep(0.2)
+                code, out = await cli(dev_server.address, "kill", broken.id)
+                flat = " ".join(out.split())
+                assert code == 0 and f"but {broken.id} cannot act on it" in flat, out
+                assert f"temporal workflow terminate -w {broken.id}" in flat, out
+            finally:
+                await broken.terminate("test over")
+
+
+async def wait_for_status(handle, state: str) -> None:
+    from workflows.contracts import AgentStatus
+
+    async def reached() -> bool:
+        try:
+            return (await handle.query("status", result_type=AgentStatus)).state == state
+        except Exception:  # noqa: BLE001 - not picked up yet
+            return False
+
+    for _ in range(150):
+        if await reached():
+            return
+        await asyncio.sleep(0.2)
+    raise AssertionError(f"never {state}")
+
+
+async def _task_attempt(handle, at_least: int) -> bool:
+    desc = await handle.describe()
+    return desc.raw_description.pending_workflow_task.attempt >= at_least
