@@ -20,7 +20,14 @@ from agents.permissions import RESUME_MODES
 from outlast.cli_base import app, connect_or_fail, console, fail, no_worker_note, server_said
 from outlast.inspect import STATUSES, NotFound, Row, agent_tree, list_rows, tree_lines
 from outlast.patterns import WORKFLOW_TYPES
-from workflows.contracts import MailMessage, PlanDecision, PlanView, StopRequest
+from workflows.contracts import (
+    AgentStatus,
+    BackgroundRequest,
+    MailMessage,
+    PlanDecision,
+    PlanView,
+    StopRequest,
+)
 from workflows.pattern_contracts import StageDecision, TeamMail
 
 UPDATE_TIMEOUT = timedelta(seconds=30)
@@ -267,6 +274,43 @@ async def kill_outcome(handle, wait_s: float) -> str:
                 f"runs); `outlast show {handle.id}` shows when it has"
             )
         await asyncio.sleep(0.2)
+
+
+@app.command()
+def background(
+    workflow_id: str = typer.Argument(..., help="The agent waiting on a sub-agent."),
+    agent_id: str = typer.Argument(
+        None, help="The sub-agent, by id or name (default: every one it waits on)."
+    ),
+) -> None:
+    """Stop waiting on a sub-agent: it goes on in the background and its end comes as a
+    notification (the live tree's hint names this command when it has waited a while)."""
+
+    async def _main() -> None:
+        handle, kind = await running_workflow(workflow_id)
+        if kind not in PLANNERS:
+            fail(f"{workflow_id} is a {kind}; only an agent waits on sub-agents.")
+        waiting = await _sync_children(handle)
+        if waiting is not None and agent_id is not None and agent_id not in waiting:
+            named = ", ".join(waiting) or "none"
+            fail(f"{workflow_id} waits on no sub-agent {agent_id} (it waits on: {named}).")
+        if waiting == []:
+            fail(f"{workflow_id} waits on no sub-agent now.")
+        await handle.signal("background", BackgroundRequest(agent_id=agent_id))
+        which = agent_id or "every sub-agent it waits on"
+        console.print(f"{escape(which)} of {workflow_id} goes on in the background")
+
+    asyncio.run(_main())
+
+
+async def _sync_children(handle) -> list[str] | None:
+    """The running sync sub-agents the agent waits on; None when it does not answer."""
+    try:
+        status = await handle.query("status", result_type=AgentStatus, rpc_timeout=UPDATE_TIMEOUT)
+    except (RPCError, WorkflowQueryFailedError):
+        return None
+    running = [c for c in status.children if c.status == "running" and c.mode == "sync"]
+    return [c.agent_id for c in running] + [c.name for c in running if c.name]
 
 
 @app.command()

@@ -44,6 +44,7 @@ def status_tree(
     kids: dict[str, AgentStatus],
     question: list[str] | None = None,
     retry: str | None = None,
+    workflow_id: str = "",
 ) -> Tree:
     """The tree for one redraw; `kids` holds the running sub-agents' own statuses by id,
     `question` the lines of the questions the agent waits with, if any, `retry` what its
@@ -62,7 +63,7 @@ def status_tree(
     if status.todos:
         _add_todos(root, status.todos)
     for child in status.children:
-        root.add(_child_line(child, kids.get(child.workflow_id)))
+        root.add(_child_line(child, kids.get(child.workflow_id), workflow_id))
     return root
 
 
@@ -80,7 +81,7 @@ def _add_todos(root: Tree, todos: list[TodoItem]) -> None:
         branch.add(f"[dim]… {len(todos) - MAX_SHOWN} more[/]")
 
 
-def _child_line(child: ChildSummary, own: AgentStatus | None) -> str:
+def _child_line(child: ChildSummary, own: AgentStatus | None, parent_id: str = "") -> str:
     # A description is the model's (a background shell's is its command line: `[a-z]+`).
     label = escape(plain(child.name or child.description or child.agent_id))
     kind = escape(plain(child.agent_type))
@@ -90,7 +91,8 @@ def _child_line(child: ChildSummary, own: AgentStatus | None) -> str:
     elif child.status != "running":
         line += f" {child.status}"
     if child.status == "running" and child.mode == "sync" and child.background_hint:
-        line += " [dim](signal `background` to stop waiting)[/]"
+        how = f"outlast background {parent_id} {child.agent_id}" if parent_id else "background"
+        line += f" [dim](`{escape(how)}` to stop waiting)[/]"
     return line
 
 
@@ -135,7 +137,7 @@ async def follow_live(
                         live.start()
                         continue
                     question = question_lines(handle.id, pending)
-                live.update(status_tree(status, kids, question, retry))
+                live.update(status_tree(status, kids, question, retry, handle.id))
             await asyncio.wait({result_task}, timeout=poll_s)
         # The last frame shows how it ended, not the poll before the end.
         if (final := await _query(client, handle.id)) is not None:

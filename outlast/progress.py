@@ -60,7 +60,7 @@ async def follow(
         last_retry = retry
         status = await _status(handle)
         if status is not None:
-            _print_children(status, children, console)
+            _print_children(status, children, console, handle.id)
             line = doing(status)
             if status.last_text and status.last_text != last_text:
                 last_text = status.last_text
@@ -115,12 +115,14 @@ async def _terminate_reason(handle: WorkflowHandle) -> str:
     return ""
 
 
-def _print_children(status: AgentStatus, seen: dict[str, str], console: Console) -> None:
+def _print_children(
+    status: AgentStatus, seen: dict[str, str], console: Console, parent_id: str = ""
+) -> None:
     """One line per sub-agent state change: spawned, backgrounded, hinted, ended."""
     for child in status.children:
         state = f"{child.status}, {child.mode}"
         if child.status == "running" and child.mode == "sync" and child.background_hint:
-            state += " (signal `background` to stop waiting for it)"
+            state += f" (`outlast background {parent_id} {child.agent_id}` to stop waiting for it)"
         if seen.get(child.agent_id) != state:
             seen[child.agent_id] = state
             label = escape(plain(f"{child.name or child.agent_id} ({child.agent_type})"))

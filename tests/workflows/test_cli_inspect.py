@@ -20,6 +20,7 @@ from tests.support import (
     scripted_model,
     spawn,
     start,
+    tool_results,
     wait_for,
 )
 from tests.workflows.test_plan_mode import cli
@@ -356,3 +357,33 @@ async def wait_for_status(handle, state: str) -> None:
 async def _task_attempt(handle, at_least: int) -> bool:
     desc = await handle.describe()
     return desc.raw_description.pending_workflow_task.attempt >= at_least
+
+
+async def test_background_stops_the_wait_on_a_sync_sub_agent(client, dev_server, git_repo):
+    """The live tree told people to "signal `background`", which no outlast command sent."""
+    slow = {"tool_use": {"name": "Bash", "input": {"command": "sleep 3"}}}
+    script = {
+        "agents": [
+            {
+                "name": "slow",
+                "match": {"agent_name": "slow"},
+                "turns": [slow, {"text": "slow done"}],
+            },
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [{"tool_use": spawn("slow", "wait a bit", False)}, {"text": "main done"}],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_for_status(handle, "running_tools")
+            code, out = await cli(dev_server.address, "background", handle.id, "nobody")
+            assert code == 2 and "waits on no sub-agent nobody (it waits on: " in out, out
+            code, out = await cli(dev_server.address, "background", handle.id, "slow")
+            assert code == 0 and f"slow of {handle.id} goes on in the background" in out, out
+            result = await handle.result()
+    (launched,) = tool_results(result)
+    assert "moved to the background (on request)" in str(launched.content)
