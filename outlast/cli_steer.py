@@ -239,13 +239,21 @@ def kill(workflow_id: str = typer.Argument(..., help="The workflow to kill.")) -
     """Cancel at once: running tools are killed, cleanup still runs."""
 
     async def _main() -> None:
-        handle, _ = await running_workflow(workflow_id)
+        handle, kind = await running_workflow(workflow_id)
+        if kind not in KILLABLE:
+            fail(
+                f"{workflow_id} is a {kind}, not an Outlast workflow; cancel it with "
+                f"`temporal workflow cancel -w {workflow_id}` if that is what you mean."
+            )
         await handle.cancel()
         console.print(escape(await kill_outcome(handle, KILL_WAIT_S)))
 
     asyncio.run(_main())
 
 
+KILLABLE = (*WORKFLOW_TYPES.values(), "ShellTaskWorkflow")
+"""Outlast's workflow types: `kill` cancels only these, as `stop` and `send` steer only
+theirs (a cancel is not undone)."""
 KILL_WAIT_S = 10.0
 """How long `kill` waits to say the workflow ended (its cleanup, a worktree's removal, may
 take longer: then it says the kill is under way)."""

@@ -322,8 +322,23 @@ async def test_kill_says_whether_the_workflow_ended_or_cannot_act_on_it(
             await wait_for_status(handle, "running_tools")
             code, out = await cli(dev_server.address, "kill", handle.id)
             assert code == 0 and f"killed {handle.id} (canceled)" in out, out
+            other = await client.start_workflow(
+                "NoSuchWorkflow", id=f"other-{uuid.uuid4().hex[:8]}", task_queue="nobody-polls"
+            )
+            code, out = await cli(dev_server.address, "kill", other.id)
+            assert code == 2 and "not an Outlast workflow" in out, out
+            await other.terminate("test over")
+            # A carried state no worker can read: every workflow task fails.
+            stuck = {
+                "prompt": "x",
+                "workspace": {"root": str(git_repo), "host_queue": queues.host_queue},
+                "carry": {"state": 5},
+            }
             broken = await client.start_workflow(
-                "NoSuchWorkflow", id=f"broken-{uuid.uuid4().hex[:8]}", task_queue=queues.task_queue
+                "AgentWorkflow",
+                stuck,
+                id=f"broken-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
             )
             try:
                 for _ in range(150):
