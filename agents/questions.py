@@ -132,9 +132,10 @@ def choose(question: Question, picked: str) -> str:
     words = [p for p in parts if not p.isdigit()]
     if words and len(words) < len(parts) and all(len(w) <= 2 for w in words):
         # "1,x", "1,": choices with a slip, far likelier than words of one's own so short.
+        numbers = "numbers only (1,3)" if question.multi_select else "one number"
         raise ValueError(
-            f"{question.header!r}: {picked!r} mixes choice numbers and words; give numbers "
-            "only (1,3), or an answer of your own without them"
+            f"{question.header!r}: {picked!r} mixes choice numbers and words; give "
+            f"{numbers}, or an answer of your own without them"
         )
     if parts and all(p.isdigit() for p in parts):
         # Only numbers: choices, never words (a mistyped 5 of 4 choices is not an answer).

@@ -8,6 +8,7 @@ from datetime import UTC, timedelta
 
 import typer
 from rich.markup import escape
+from temporalio.api.enums.v1 import PendingWorkflowTaskState
 from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowQueryFailedError,
@@ -260,28 +261,41 @@ take longer: then it says the kill is under way)."""
 
 
 async def kill_outcome(handle, wait_s: float) -> str:
-    """What became of a cancelled workflow: ended, still cleaning up, or unable to act on the
-    cancel at all, because its workflow tasks fail (then only terminating ends it)."""
+    """What became of a cancelled workflow: ended, still cleaning up, waiting for a worker, or
+    unable to act on the cancel at all because its workflow task keeps failing (then only
+    terminating ends it). A task that failed once (a worker lost mid-task) is given the
+    wait to recover before terminate, which skips the cleanup, is suggested."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_s
+    first_attempt = None
     while True:
         desc = await handle.describe()
         if desc.status != WorkflowExecutionStatus.RUNNING:
             state = desc.status.name.lower() if desc.status else "closed"
             return f"killed {handle.id} ({state})"
         task = desc.raw_description.pending_workflow_task
-        if task.attempt > 1:
+        first_attempt = task.attempt if first_attempt is None else first_attempt
+        failing = task.attempt >= FAILING_ATTEMPTS or (
+            loop.time() >= deadline and task.attempt > max(first_attempt, 1)
+        )
+        if failing:
             return (
                 f"cancel requested, but {handle.id} cannot act on it: its workflow task has "
-                f"failed {task.attempt - 1} time(s) (the worker's log says why). "
+                f"failed {task.attempt - 1} times (the worker's log says why). "
                 f"`temporal workflow terminate -w {handle.id}` ends it, without its cleanup."
             )
         if loop.time() >= deadline:
+            if task.state == PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED:
+                return f"cancel requested: {handle.id} ends once a worker takes it up"
             return (
                 f"cancel requested: {handle.id} is ending (running tools are killed, cleanup "
                 f"runs); `outlast show {handle.id}` shows when it has"
             )
         await asyncio.sleep(0.2)
+
+
+FAILING_ATTEMPTS = 4
+"""A workflow task on its fourth attempt has failed three times in a row: not a lost worker."""
 
 
 @app.command()

@@ -31,6 +31,7 @@ from temporalio.exceptions import ApplicationError
 
 from workflows.client_input import fields_of, named_unknown
 from workflows.contracts import AgentInput, ClientInput, ForkJoinInput
+from workflows.nested_unknowns import strip_unknown
 from workflows.pattern_contracts import (
     CoordinatorInput,
     PipelineInput,
@@ -127,7 +128,14 @@ def _unknown_keys(payload: Payload, model: type[ClientInput]) -> list[str]:
         given = json.loads(payload.data)
     except ValueError:
         return []
-    return model.unknown_in(given) if isinstance(given, dict) else []
+    if not isinstance(given, dict):
+        return []
+    nested: list[str] = []
+    for name, field in model.model_fields.items():
+        if name in given:
+            strip_unknown(field.annotation, given[name], name, nested)
+    # A stage's misspelt `name` is "stages.0.name: Field required": name the key there too.
+    return [*model.unknown_in(given), *nested]
 
 
 def _errors(e: ValidationError, limit: int = 8) -> str:

@@ -20,7 +20,7 @@ from temporalio.service import RPCError
 from agents.todos import done_of, in_progress
 from outlast.live_tree import doing, follow_live
 from outlast.question_view import plain, print_question, terminal_text, waiting_question
-from outlast.retries import RetryWatch
+from outlast.retries import RetryWatch, same_retry
 from workflows.contracts import AgentResult, AgentStatus, AgentUsage
 from workflows.details import tool_uses, web_searches
 
@@ -55,8 +55,8 @@ async def follow(
     retries, last_retry = RetryWatch(handle), None
     while not result_task.done():
         retry = await retries.line()
-        if retry != last_retry and retry is not None:
-            console.print(f"  [yellow]{escape(plain(retry))}[/]")
+        if retry is not None and not same_retry(retry, last_retry):
+            console.print(f"  [yellow]{escape(plain(retry))}[/]")  # once per attempt
         last_retry = retry
         status = await _status(handle)
         if status is not None:

@@ -22,12 +22,19 @@ def retrying(desc: WorkflowExecutionDescription, now: datetime | None = None) ->
     """One line for the activity of `desc` that has failed and is being tried again (the one
     with most attempts), or None when none is."""
     pending = [
-        p for p in desc.raw_description.pending_activities if p.attempt > 1 and p.last_failure
+        p
+        for p in desc.raw_description.pending_activities
+        if p.attempt > 1 and p.HasField("last_failure")
     ]
     if not pending:
         return None
     worst = max(pending, key=lambda p: p.attempt)
     return retry_line(worst, now or datetime.now(UTC))
+
+
+def same_retry(a: str | None, b: str | None) -> bool:
+    """Whether two lines say the same retry (the countdown to its next try aside)."""
+    return (a or "").split("; next try")[0] == (b or "").split("; next try")[0]
 
 
 def retry_line(p: PendingActivityInfo, now: datetime) -> str:

@@ -110,7 +110,7 @@ def build_input(
     if definition is None:
         raise StartError(not_found_message(agent_type, definitions.names(), definitions.errors))
     if plan_first and (why := cannot_plan(definition, config)) is not None:
-        raise StartError(f"--plan: the {agent_type} agent cannot plan: {why}.")
+        raise StartError(f"--plan: the {agent_type} agent cannot plan for approval: {why}.")
     return AgentInput(
         prompt=task,
         workspace=Workspace(root=str(root), host_queue=host_task_queue(host_id)),

@@ -55,11 +55,13 @@ def refusal(what: str, inp: ClientInput) -> str | None:
     if not found:
         return None
     named = ", ".join(f"{path}{_with_guess(name, known)}" for path, name, known in found)
-    return (
+    text = (
         f"{what} refused: unknown field{'s' if len(found) > 1 else ''} {named} (misspelt, or "
-        f"sent by a client newer than this worker); its fields are "
-        f"{', '.join(fields_of(type(inp)))}"
+        f"sent by a client newer than this worker)"
     )
+    if all(known == [] for _, _, known in found):
+        return text  # all inside its nested models, whose fields the guesses come from
+    return f"{text}; its fields are {', '.join(fields_of(type(inp)))}"
 
 
 def unknown_paths(inp: ClientInput, prefix: str = "") -> list[tuple[str, str, list[str]]]:

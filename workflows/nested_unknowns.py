@@ -22,12 +22,13 @@ from pydantic import BaseModel
 
 def strip_unknown(annotation: Any, value: Any, path: str, found: list[str]) -> Any:
     """`value` (JSON data for `annotation`) without the fields its strict models do not
-    have; each non-empty one is added to `found` as `path.field (did you mean x?)`."""
-    model = _model_of(annotation)
-    if model is not None:
-        if not isinstance(value, dict) or model.model_config.get("extra") != "forbid":
-            return value  # a ClientInput keeps its own; a lenient model drops them itself
-        return _strip_model(model, value, path, found)
+    have; each one is added to `found` as `path.field (did you mean x?)`, but one left at an
+    empty value that resembles no field (a newer release's, at its default)."""
+    annotation = _optional_of(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if not isinstance(value, dict):
+            return value
+        return _strip_model(annotation, value, path, found)
     origin = get_origin(annotation)
     args = get_args(annotation)
     if origin is list and args and isinstance(value, list):
@@ -38,6 +39,9 @@ def strip_unknown(annotation: Any, value: Any, path: str, found: list[str]) -> A
 
 
 def _strip_model(model: type[BaseModel], value: dict, path: str, found: list[str]) -> dict:
+    """A strict model's unknown fields come out; a lenient one (a ClientInput keeps its own,
+    another drops them) is only looked through for the strict models inside it."""
+    strict = model.model_config.get("extra") == "forbid"
     fields = {}
     for name, field in model.model_fields.items():
         fields[name] = field
@@ -48,23 +52,26 @@ def _strip_model(model: type[BaseModel], value: dict, path: str, found: list[str
         field = fields.get(key)
         if field is not None:
             out[key] = strip_unknown(field.annotation, item, f"{path}.{key}", found)
-        elif not empty(item):
-            close = difflib.get_close_matches(str(key), list(model.model_fields), n=1)
+            continue
+        if not strict:
+            out[key] = item
+            continue
+        close = difflib.get_close_matches(str(key), list(model.model_fields), n=1)
+        # `"local_tool": false` is a typo that would leave `local_tools` on: named, however
+        # empty its value.
+        if close or not empty(item):
             guess = f" (did you mean {close[0]}?)" if close else ""
             found.append(f"{path}.{key}{guess}")
     return out
 
 
-def _model_of(annotation: Any) -> type[BaseModel] | None:
-    """The model `annotation` is, or is optionally; None for anything else."""
+def _optional_of(annotation: Any) -> Any:
+    """`X` for `X | None`; a union of shapes as it is (pydantic picks, and fails as before)."""
     if get_origin(annotation) in (Union, types.UnionType):
         args = [a for a in get_args(annotation) if a is not type(None)]
-        if len(args) != 1:
-            return None  # a union of shapes: pydantic picks, and fails as before
-        annotation = args[0]
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    return None
+        if len(args) == 1:
+            return args[0]
+    return annotation
 
 
 def empty(value: Any) -> bool:

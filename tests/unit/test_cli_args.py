@@ -183,9 +183,8 @@ def test_plan_with_an_agent_that_cannot_plan_is_refused(tmp_path):
     (tmp_path / "a.txt").write_text("a")
     out = run("run", "look", "--repo", str(tmp_path), "--plan", "--agent", "Explore")
     assert out.exit_code == 2
-    assert "--plan: the Explore agent cannot plan: it has no ExitPlanMode or Write" in (
-        " ".join(out.output.split())
-    )
+    said = "--plan: the Explore agent cannot plan for approval: it has no ExitPlanMode or Write"
+    assert said in " ".join(out.output.split())
     out = run("run", "look", "--repo", str(tmp_path), "--plan", env={"OUTLAST_HOOKS": "{x"})
     assert out.exit_code == 2 and "OUTLAST_HOOKS: not JSON" in out.output
 
@@ -369,3 +368,12 @@ def test_an_empty_fork_directive_is_refused(tmp_path):
     out = run("run", "t", "--repo", str(tmp_path), "--pattern", "fork-join", "--fork", "a",
               "--fork", " ")  # fmt: skip
     assert out.exit_code == 2 and "--fork 2 is empty" in out.output
+
+
+def test_a_retry_is_said_once_per_attempt_not_per_countdown():
+    from outlast.retries import same_retry
+
+    a = "model call retrying (attempt 3): 529; next try in 40s"
+    assert same_retry(a, "model call retrying (attempt 3): 529; next try in 38s")
+    assert not same_retry(a, "model call retrying (attempt 4): 529; next try in 80s")
+    assert not same_retry(a, None)

@@ -129,3 +129,18 @@ def test_a_context_aware_part_gets_a_converter_of_its_own():
     assert bound.converters[b"x/ctx"].context == context
     assert base.converters[b"x/ctx"].context is None
     assert b"x/ctx" not in OutlastPayloadConverter().converters
+
+
+def test_a_misspelt_required_field_inside_a_stage_is_named_too():
+    from workflows.pattern_contracts import PipelineInput
+
+    data = {
+        "task": "t",
+        "workspace": WORKSPACE,
+        "stages": [{"nmae": "plan", "agent_type": "Explore", "instructions": "x"}],
+    }
+    with pytest.raises(ApplicationError) as failed:
+        OutlastPayloadConverter().from_payloads([payload(data)], [PipelineInput])
+    message = failed.value.message
+    assert "stages.0.name: Field required" in message
+    assert "unknown field stages[0].nmae (did you mean name?)" in message, message

@@ -16,6 +16,7 @@ class Leaf(BaseModel):
 
 class Lenient(BaseModel):
     size: int = 0
+    inner: list[Leaf] | None = None
 
 
 class Tree(BaseModel):
@@ -40,7 +41,7 @@ def test_each_unknown_is_named_by_its_path_with_a_guess_and_taken_out():
         "maybe": {"activeForm": "x", "colour": "red"},
         "leaves": [{"size": 1}, {"szie": 3}],
         "by_name": {"a": [{"size": 1, "active_from": "y"}]},
-        "lenient": {"whatever": 1},
+        "lenient": {"whatever": 1, "inner": [{"sise": 2}]},
         "either": {"sise": 1},
         "nope": 1,
     }
@@ -50,18 +51,25 @@ def test_each_unknown_is_named_by_its_path_with_a_guess_and_taken_out():
         "t.maybe.colour",
         "t.leaves[1].szie (did you mean size?)",
         "t.by_name.a[0].active_from (did you mean active_form?)",
+        "t.lenient.inner[0].sise (did you mean size?)",
         "t.nope",
     ]
     assert out["leaf"] == {"size": 2} and out["maybe"] == {"activeForm": "x"}
     assert out["leaves"] == [{"size": 1}, {}] and out["by_name"] == {"a": [{"size": 1}]}
     # A lenient model drops its own; a union of shapes is left to pydantic.
-    assert out["lenient"] == {"whatever": 1} and out["either"] == {"sise": 1}
+    assert out["lenient"] == {"whatever": 1, "inner": [{}]} and out["either"] == {"sise": 1}
     Tree.model_validate({k: v for k, v in out.items() if k != "either"})
 
 
-def test_an_unknown_left_at_an_empty_value_is_dropped_unnamed():
+def test_an_unknown_left_at_an_empty_value_is_dropped_unnamed_unless_it_looks_like_a_typo():
     out, found = strip({"leaf": {"new": None, "newer": False, "newest": [], "size": 1}})
     assert found == [] and out == {"leaf": {"size": 1}}
+    # `"local_tool": false` would have left `local_tools` on without a word.
+    out, found = strip({"leaf": {"active_forms": "", "sizes": False}})
+    assert found == [
+        "t.leaf.active_forms (did you mean active_form?)",
+        "t.leaf.sizes (did you mean size?)",
+    ]
 
 
 def test_what_is_not_a_dict_where_a_model_goes_is_left_to_pydantic():

@@ -342,7 +342,7 @@ async def test_kill_says_whether_the_workflow_ended_or_cannot_act_on_it(
             )
             try:
                 for _ in range(150):
-                    if await _task_attempt(broken, 2):
+                    if await _task_attempt(broken, 4):
                         break
                     await asyncio.sleep(0.2)
                 code, out = await cli(dev_server.address, "kill", broken.id)
