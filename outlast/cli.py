@@ -20,6 +20,7 @@ from outlast import (
     cli_admin,  # noqa: F401 - registers setup, search-attributes, reap, server-stop
     cli_answer,  # noqa: F401 - registers answer
     cli_steer,  # noqa: F401 - registers approve, reject, ls, show, ...
+    cli_transcript,  # noqa: F401 - registers transcript
 )
 from outlast.cli_base import app, connect_or_fail, console, no_worker_note, server_said
 from outlast.cli_base import fail as _fail

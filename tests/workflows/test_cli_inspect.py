@@ -402,3 +402,40 @@ async def test_background_stops_the_wait_on_a_sync_sub_agent(client, dev_server,
             result = await handle.result()
     (launched,) = tool_results(result)
     assert "moved to the background (on request)" in str(launched.content)
+
+
+async def test_transcript_prints_the_conversation_of_a_running_and_an_ended_agent(
+    client, dev_server, git_repo
+):
+    """The history holds the conversation by reference only: nothing showed a person what an
+    agent was told and answered (a user test, 2026-12-05)."""
+    read = {"name": "Read", "input": {"file_path": "{{cwd}}/README.md"}}
+    sleep = {"name": "Bash", "input": {"command": "sleep 2"}}
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"text": "Looking first.", "tool_use": read},
+                    {"tool_use": sleep},
+                    {"text": "ALL-DONE-HERE"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("TASK-TEXT", git_repo, queues), queues)
+            await wait_for_status(handle, "running_tools")
+            code, running = await cli(dev_server.address, "transcript", handle.id)
+            await handle.result()
+    flat = " ".join(running.split())
+    assert code == 0 and "user TASK-TEXT" in flat and "→ Read" in flat, running
+    assert "# sample" in flat and "ALL-DONE-HERE" not in flat, running  # the Read's result
+    code, ended = await cli(dev_server.address, "transcript", handle.id)
+    assert code == 0 and "→ Bash" in ended and "ALL-DONE-HERE" in ended, ended
+    code, out = await cli(dev_server.address, "transcript", handle.id, "--json")
+    messages = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [m["role"] for m in messages] == ["user", "assistant"] * 3, out
+    code, out = await cli(dev_server.address, "transcript", "no-such-agent")
+    assert code == 2 and "no workflow no-such-agent" in out, out

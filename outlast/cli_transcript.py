@@ -1,0 +1,139 @@
+"""`outlast transcript ID`: an agent's conversation, read from the conversation store.
+
+The workflow's history holds the conversation by reference only (issue 4: history that does
+not grow with it), so nothing but this showed a person what an agent was told and answered,
+tool by tool. A running agent is asked for its conversation (the `transcript` query); a
+completed one's result names it. It is read from the store this machine's workers use
+(`OUTLAST_STORE_DIR`), across continue-as-new and compactions (after a compaction the
+conversation starts from its summary).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import typer
+from rich.markup import escape
+from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
+from temporalio.service import RPCError, RPCStatusCode
+
+from activities.errors import OutlastError
+from activities.store import default_store
+from activities.transcripts import load
+from agents.messages import (
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from agents.transcript import TranscriptRef
+from outlast.cli_base import app, connect_or_fail, console, fail, server_said
+from workflows.contracts import AgentResult, TranscriptView
+
+AGENT_WORKFLOWS = ("AgentWorkflow", "CoordinatorWorkflow")
+SHORT_LINES = 12
+SHORT_CHARS = 300
+
+
+@app.command()
+def transcript(
+    workflow_id: str = typer.Argument(..., help="The agent whose conversation to print."),
+    full: bool = typer.Option(False, "--full", help="Tool inputs and results in full."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON message per line."),
+) -> None:
+    """An agent's conversation: what it was told, what it said, each tool call and result."""
+    if not workflow_id.strip():
+        fail("the workflow id is empty.")
+    messages = asyncio.run(_messages(workflow_id))
+    if as_json:
+        for message in messages:
+            print(message.model_dump_json())
+        return
+    if not messages:
+        console.print(f"{workflow_id} has no conversation yet.")
+        return
+    for message in messages:
+        for line in message_lines(message, full):
+            console.print(line, highlight=False)
+
+
+async def _messages(workflow_id: str) -> tuple[Message, ...]:
+    client = await connect_or_fail()
+    handle = client.get_workflow_handle(workflow_id, result_type=AgentResult)
+    try:
+        desc = await handle.describe()
+    except RPCError as e:
+        if e.status == RPCStatusCode.NOT_FOUND:
+            fail(f"no workflow {workflow_id}; `outlast ls` lists the workflows there are.")
+        fail(server_said(workflow_id, e))
+    if desc.workflow_type not in AGENT_WORKFLOWS:
+        fail(
+            f"{workflow_id} is a {desc.workflow_type}, not an agent: `outlast show "
+            f"{workflow_id}` lists its agents, each with a conversation of its own."
+        )
+    ref = await _reference(handle, desc.status)
+    try:
+        return await asyncio.to_thread(load, default_store(), ref)
+    except OutlastError as e:  # not in this machine's store, or damaged
+        fail(f"cannot read the conversation of {workflow_id}: {e.message}")
+
+
+async def _reference(handle, status: WorkflowExecutionStatus | None) -> TranscriptRef:
+    if status == WorkflowExecutionStatus.COMPLETED:
+        result = await handle.result(follow_runs=False)
+        return result.transcript
+    try:
+        view = await handle.query("transcript", result_type=TranscriptView)
+    except (RPCError, WorkflowQueryFailedError) as e:
+        fail(f"{handle.id} did not answer for its conversation: {e}")
+    return view.transcript
+
+
+def message_lines(message: Message, full: bool = False) -> list[str]:
+    """A message as markup lines for the terminal (what the model and the tools wrote is
+    escaped: shown as written)."""
+    colour = "cyan" if message.role == "assistant" else "green"
+    lines = [f"[bold {colour}]{message.role}[/]"]
+    for block in message.content:
+        lines += [f"  {line}" for line in _block_lines(block, full)]
+    return lines
+
+
+def _block_lines(block: object, full: bool) -> list[str]:
+    if isinstance(block, TextBlock):
+        return [escape(line) for line in block.text.splitlines() or [""]]
+    if isinstance(block, ToolUseBlock):
+        arguments = json.dumps(block.input, ensure_ascii=False)
+        return [f"[yellow]→ {escape(block.name)}[/] {escape(_short(arguments, full))}"]
+    if isinstance(block, ToolResultBlock):
+        mark = "[red]← error[/]" if block.is_error else "[dim]← result[/]"
+        text = block.content if isinstance(block.content, str) else _texts(block.content)
+        body = text.splitlines() or ["(empty)"]
+        if not full and len(body) > SHORT_LINES:
+            body = [*body[:SHORT_LINES], f"… {len(body) - SHORT_LINES} more lines (--full)"]
+        return [mark, *(f"  {escape(_short(line, full))}" for line in body)]
+    if isinstance(block, ThinkingBlock):
+        return [f"[dim](thinking, {len(block.thinking)} characters)[/]"]
+    if isinstance(block, RedactedThinkingBlock):
+        return ["[dim](redacted thinking)[/]"]
+    if isinstance(block, ImageBlock):
+        return ["[dim](an image)[/]"]
+    if isinstance(block, DocumentBlock):
+        return ["[dim](a document)[/]"]
+    return [f"[dim]({escape(getattr(block, 'type', 'block'))})[/]"]
+
+
+def _texts(blocks: list) -> str:
+    parts = [b.text if isinstance(b, TextBlock) else f"({b.type})" for b in blocks]
+    return "\n".join(parts)
+
+
+def _short(text: str, full: bool) -> str:
+    if full or len(text) <= SHORT_CHARS:
+        return text
+    return text[:SHORT_CHARS] + f"… ({len(text)} characters)"
