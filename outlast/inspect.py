@@ -22,7 +22,7 @@ from outlast.retries import retrying
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus
 
-PATTERN_OF_TYPE = {v: k for k, v in WORKFLOW_TYPES.items()}
+PATTERN_OF_TYPE = {v: k for k, v in WORKFLOW_TYPES.items()} | {"ShellTaskWorkflow": "shell"}
 STATUS_TIMEOUT_S = 3.0
 STATUSES = ("running", "completed", "failed", "canceled", "terminated", "timed_out")
 
@@ -79,6 +79,8 @@ def list_query(status: str | None, pattern: str | None, include_children: bool) 
         types = [WORKFLOW_TYPES[pattern]]
     else:
         types = sorted(set(WORKFLOW_TYPES.values()))
+        if include_children:
+            types.append("ShellTaskWorkflow")  # an agent's background commands (`show` has them)
     parts = ["WorkflowType IN (" + ", ".join(f"'{t}'" for t in types) + ")"]
     if status is not None:
         parts.append(f"ExecutionStatus = '{status.title().replace('_', '')}'")

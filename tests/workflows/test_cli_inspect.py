@@ -439,3 +439,22 @@ async def test_transcript_prints_the_conversation_of_a_running_and_an_ended_agen
     assert code == 0 and [m["role"] for m in messages] == ["user", "assistant"] * 3, out
     code, out = await cli(dev_server.address, "transcript", "no-such-agent")
     assert code == 2 and "no workflow no-such-agent" in out, out
+
+
+async def test_ls_all_lists_background_commands_too(client, dev_server, git_repo):
+    """`show` listed an agent's background commands, `ls --all` left them out."""
+    bg = {"name": "Bash", "input": {"command": "sleep 1", "run_in_background": True}}
+    script = {"agents": [{"name": "main", "turns": [{"tool_use": bg}, {"text": "launched"}]}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await handle.result()
+    shells: list = []
+    for _ in range(50):
+        code, out = await cli(dev_server.address, "ls", "--all", "--json", "--limit", "500")
+        rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        shells = [r for r in rows if r["workflow_id"].startswith(f"{handle.id}/")]
+        if shells:
+            break
+        await asyncio.sleep(0.2)
+    assert [(r["workflow_type"], r["pattern"]) for r in shells] == [("ShellTaskWorkflow", "shell")]
