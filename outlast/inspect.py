@@ -179,7 +179,8 @@ async def _add_earlier_runs(client: Client, node: Node, desc: WorkflowExecutionD
     after a FAIL) runs again under its id as a new workflow run, whose result counts only
     itself: the earlier runs of the same agent (its AgentId) that completed add their
     turns, tokens and tool uses. Runs that continued as new carry theirs into the next, and
-    another agent that reused the id (`outlast run --id` again) is not this one. Only when
+    another agent that reused the id (`outlast run --id` again) is not this one, nor is a
+    run that was reset (`temporal workflow reset`: the new run replays it). Only when
     the latest run's own figures are known (completed, or answering its status query)."""
     agent_id = desc.typed_search_attributes.get(sa.AGENT_ID)
     if node.turns is None or not agent_id:
@@ -193,6 +194,8 @@ async def _add_earlier_runs(client: Client, node: Node, desc: WorkflowExecutionD
             continue
         try:
             handle = client.get_workflow_handle(desc.id, run_id=w.run_id)
+            if (await handle.describe()).raw_description.workflow_extended_info.reset_run_id:
+                continue  # reset: the run that replaced it holds its work up to the reset
             earlier = Node(row=node.row)
             _fill_from_result(earlier, await handle.result(follow_runs=False))
         except Exception:  # noqa: BLE001 - its history expired, or cannot be decoded here

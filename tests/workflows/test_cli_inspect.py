@@ -458,3 +458,39 @@ async def test_ls_all_lists_background_commands_too(client, dev_server, git_repo
             break
         await asyncio.sleep(0.2)
     assert [(r["workflow_type"], r["pattern"]) for r in shells] == [("ShellTaskWorkflow", "shell")]
+
+
+async def test_show_does_not_count_a_run_that_was_reset(client, dev_server, git_repo):
+    """After `temporal workflow reset`, show added the replaced run's turns to the new one's
+    ("2 runs"): the new run replays them (a user test, 2026-12-05)."""
+    from temporalio.api.common.v1 import WorkflowExecution
+    from temporalio.api.enums.v1 import EventType
+    from temporalio.api.workflowservice.v1 import ResetWorkflowExecutionRequest
+
+    read = {"tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/README.md"}}}
+    script = {
+        "agents": [{"name": "main", "after_last": "repeat_last", "turns": [read, {"text": "ok"}]}]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await handle.result()
+            events = [e async for e in handle.fetch_history_events()]
+            # After the first turn, as a person resets to redo what came after.
+            first_task = [
+                e.event_id
+                for e in events
+                if e.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+            ][2]
+            reset = await client.workflow_service.reset_workflow_execution(
+                ResetWorkflowExecutionRequest(
+                    namespace=client.namespace,
+                    workflow_execution=WorkflowExecution(workflow_id=handle.id),
+                    reason="test",
+                    workflow_task_finish_event_id=first_task,
+                    request_id=str(uuid.uuid4()),
+                )
+            )
+            await client.get_workflow_handle(handle.id, run_id=reset.run_id).result()
+    code, out = await cli(dev_server.address, "show", handle.id)
+    assert code == 0 and "runs" not in out and "2 turns" in out, out
