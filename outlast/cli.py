@@ -13,7 +13,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
 
 from activities.store import StateDirError, state_dir
 from outlast import (
@@ -22,7 +22,13 @@ from outlast import (
     cli_steer,  # noqa: F401 - registers approve, reject, ls, show, ...
     cli_transcript,  # noqa: F401 - registers transcript
 )
-from outlast.cli_base import app, connect_or_fail, console, no_worker_note, server_said
+from outlast.cli_base import (
+    app,
+    connect_or_fail,
+    console,
+    describe_or_fail,
+    no_worker_note,
+)
 from outlast.cli_base import fail as _fail
 from outlast.devserver import DevServer, DevServerError
 from outlast.inspect import PATTERN_OF_TYPE
@@ -316,12 +322,7 @@ def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow."
 
     async def _main() -> int:
         client = await connect_or_fail()
-        try:
-            desc = await client.get_workflow_handle(workflow_id).describe()
-        except RPCError as e:
-            if e.status == RPCStatusCode.NOT_FOUND:
-                _fail(f"no workflow {workflow_id}; `outlast ls` lists the workflows there are.")
-            _fail(server_said(workflow_id, e))
+        desc = await describe_or_fail(client.get_workflow_handle(workflow_id))
         pattern = PATTERN_OF_TYPE.get(desc.workflow_type)
         if pattern is None:
             _fail(f"{workflow_id} is a {desc.workflow_type}, not one of Outlast's tasks.")

@@ -12,8 +12,13 @@ from rich.markup import escape
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
-from temporalio.client import Client, WorkflowExecutionDescription, WorkflowExecutionStatus
-from temporalio.service import RPCError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+)
+from temporalio.service import RPCError, RPCStatusCode
 
 from outlast.client import connect
 from outlast.question_view import terminal_text
@@ -60,6 +65,17 @@ def connect_failure(error: Exception) -> str:
 
 NO_WORKER = "no poller seen"
 """What the server says when no worker has polled a workflow's task queue lately."""
+
+
+async def describe_or_fail(handle: WorkflowHandle) -> WorkflowExecutionDescription:
+    """The workflow's description, or a sentence and exit 2 (no such workflow, a refusal)."""
+    try:
+        return await handle.describe()
+    except RPCError as e:
+        if e.status == RPCStatusCode.NOT_FOUND:
+            fail(f"no workflow {handle.id}; `outlast ls` lists the workflows there are.")
+        fail(server_said(handle.id, e))
+        raise  # not reached: fail() exits
 
 
 def server_said(workflow_id: str, error: RPCError) -> str:

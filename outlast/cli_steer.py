@@ -15,10 +15,18 @@ from temporalio.client import (
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
 
 from agents.permissions import RESUME_MODES
-from outlast.cli_base import app, connect_or_fail, console, fail, no_worker_note, server_said
+from outlast.cli_base import (
+    app,
+    connect_or_fail,
+    console,
+    describe_or_fail,
+    fail,
+    no_worker_note,
+    server_said,
+)
 from outlast.inspect import STATUSES, NotFound, Row, agent_tree, list_rows, tree_lines
 from outlast.patterns import WORKFLOW_TYPES
 from workflows.contracts import (
@@ -398,12 +406,7 @@ async def running_workflow(workflow_id: str, closed_note: str = "", *, asks: boo
     _check_id(workflow_id)
     client = await connect_or_fail()
     handle = client.get_workflow_handle(workflow_id)
-    try:
-        desc = await handle.describe()
-    except RPCError as e:
-        if e.status == RPCStatusCode.NOT_FOUND:
-            fail(f"no workflow {workflow_id}; `outlast ls` lists the workflows there are.")
-        fail(server_said(workflow_id, e))
+    desc = await describe_or_fail(handle)
     if desc.status is None or desc.status.name != "RUNNING":
         state = desc.status.name.lower() if desc.status else "unknown"
         fail(f"{workflow_id} is not running ({state}){closed_note}.")

@@ -16,7 +16,7 @@ import json
 import typer
 from rich.markup import escape
 from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
 
 from activities.errors import OutlastError
 from activities.store import default_store
@@ -32,7 +32,7 @@ from agents.messages import (
     ToolUseBlock,
 )
 from agents.transcript import TranscriptRef
-from outlast.cli_base import app, connect_or_fail, console, fail, server_said
+from outlast.cli_base import app, connect_or_fail, console, describe_or_fail, fail
 from workflows.contracts import AgentResult, TranscriptView
 
 AGENT_WORKFLOWS = ("AgentWorkflow", "CoordinatorWorkflow")
@@ -65,12 +65,7 @@ def transcript(
 async def _messages(workflow_id: str) -> tuple[Message, ...]:
     client = await connect_or_fail()
     handle = client.get_workflow_handle(workflow_id, result_type=AgentResult)
-    try:
-        desc = await handle.describe()
-    except RPCError as e:
-        if e.status == RPCStatusCode.NOT_FOUND:
-            fail(f"no workflow {workflow_id}; `outlast ls` lists the workflows there are.")
-        fail(server_said(workflow_id, e))
+    desc = await describe_or_fail(handle)
     if desc.workflow_type not in AGENT_WORKFLOWS:
         fail(
             f"{workflow_id} is a {desc.workflow_type}, not an agent: `outlast show "
