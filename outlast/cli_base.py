@@ -67,6 +67,11 @@ NO_WORKER = "no poller seen"
 """What the server says when no worker has polled a workflow's task queue lately."""
 
 
+def check_id(workflow_id: str) -> None:
+    if not workflow_id.strip():
+        fail("the workflow id is empty; `outlast ls` lists the workflows there are.")
+
+
 async def describe_or_fail(handle: WorkflowHandle) -> WorkflowExecutionDescription:
     """The workflow's description, or a sentence and exit 2 (no such workflow, a refusal)."""
     try:

@@ -1,10 +1,10 @@
-"""Steering and reading running work from the command line: `approve`, `reject`, `ls`,
-`show`, `stop`, `kill`, `send`."""
+"""Steering running work from the command line: `approve`, `reject`, `stop`, `kill`,
+`background`, `send`."""
 
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, timedelta
+from datetime import timedelta
 
 import typer
 from rich.markup import escape
@@ -20,6 +20,7 @@ from temporalio.service import RPCError
 from agents.permissions import RESUME_MODES
 from outlast.cli_base import (
     app,
+    check_id,
     connect_or_fail,
     console,
     describe_or_fail,
@@ -27,7 +28,6 @@ from outlast.cli_base import (
     no_worker_note,
     server_said,
 )
-from outlast.inspect import STATUSES, NotFound, Row, agent_tree, list_rows, tree_lines
 from outlast.patterns import WORKFLOW_TYPES
 from workflows.contracts import (
     AgentStatus,
@@ -148,79 +148,6 @@ def decision_refusal(workflow_id: str, kind: str, stage: str | None) -> str | No
             f"{workflow_id}`)."
         )
     return None
-
-
-@app.command("ls")
-def ls(
-    status: str = typer.Option(None, help=f"Only this status, one of {', '.join(STATUSES)}."),
-    pattern: str = typer.Option(None, help=f"Only this pattern: {', '.join(WORKFLOW_TYPES)}."),
-    all_: bool = typer.Option(False, "--all", help="Include sub-agents and pattern members."),
-    limit: int = typer.Option(50, min=1, help="At most this many."),
-    as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table."),
-) -> None:
-    """List Outlast workflows: running ones first, then the most recently ended (the order
-    Temporal lists them in)."""
-    if status is not None and status not in STATUSES:
-        fail(f"--status {status}: choose one of {', '.join(STATUSES)}.")
-    if pattern is not None and pattern not in WORKFLOW_TYPES:
-        fail(f"--pattern {pattern}: choose one of {', '.join(WORKFLOW_TYPES)}.")
-
-    async def _main() -> None:
-        client = await connect_or_fail()
-        rows = await list_rows(
-            client, status=status, pattern=pattern, include_children=all_, limit=limit
-        )
-        if as_json:
-            for row in rows:
-                print(row.model_dump_json())
-            return
-        if not rows:
-            console.print("no Outlast workflows match")
-            return
-        for n, line in enumerate(ls_lines(rows)):
-            console.print(line, style="dim" if n == 0 else None, markup=False, highlight=False)
-
-    asyncio.run(_main())
-
-
-def ls_lines(rows: list[Row]) -> list[str]:
-    """`outlast ls`'s table: a header, then one aligned line per workflow."""
-    table = [("WORKFLOW ID", "PATTERN", "STATUS", "STARTED (UTC)")] + [
-        (
-            r.workflow_id,
-            r.pattern,
-            r.status,
-            r.started.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if r.started else "-",
-        )
-        for r in rows
-    ]
-    widths = [max(len(cols[i]) for cols in table) for i in range(3)]
-    return ["  ".join([*(cols[i].ljust(widths[i]) for i in range(3)), cols[3]]) for cols in table]
-
-
-@app.command()
-def show(
-    workflow_id: str = typer.Argument(..., help="The workflow to show."),
-    as_json: bool = typer.Option(False, "--json", help="The tree as JSON."),
-) -> None:
-    """The agent tree of a workflow: type, status, turns, tokens, duration, verdict."""
-
-    async def _main() -> None:
-        _check_id(workflow_id)
-        client = await connect_or_fail()
-        try:
-            tree = await agent_tree(client, workflow_id)
-        except NotFound as e:
-            fail(f"{e}; `outlast ls` lists the workflows there are.")
-        except RPCError as e:
-            fail(server_said(workflow_id, e))
-        if as_json:
-            print(tree.model_dump_json())
-            return
-        for line in tree_lines(tree):
-            console.print(line)
-
-    asyncio.run(_main())
 
 
 @app.command()
@@ -393,17 +320,12 @@ async def run_update(handle, workflow_id: str, name: str, payload: object) -> st
     raise AssertionError("fail() exits")
 
 
-def _check_id(workflow_id: str) -> None:
-    if not workflow_id.strip():
-        fail("the workflow id is empty; `outlast ls` lists the workflows there are.")
-
-
 async def running_workflow(workflow_id: str, closed_note: str = "", *, asks: bool = False):
     """The handle and type of a running workflow, or a clear refusal (`closed_note` added to
     the one for a closed workflow). With no worker polling its task queue: refused when the
     command `asks` the workflow (a query or an update waits for a worker's answer); said,
     and done anyway, for a signal or a cancel, which the workflow reads once one runs."""
-    _check_id(workflow_id)
+    check_id(workflow_id)
     client = await connect_or_fail()
     handle = client.get_workflow_handle(workflow_id)
     desc = await describe_or_fail(handle)

@@ -324,7 +324,7 @@ def test_a_server_that_saw_no_worker_is_answered_with_what_to_run():
 def test_ls_prints_an_aligned_table_with_a_header():
     from datetime import UTC, datetime, timedelta, timezone
 
-    from outlast.cli_steer import ls_lines
+    from outlast.cli_inspect import ls_lines
     from outlast.inspect import Row
 
     two_hours_east = timezone(timedelta(hours=2))

@@ -1,0 +1,86 @@
+"""Reading work from the command line: `ls` and `show`."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC
+
+import typer
+from temporalio.service import RPCError
+
+from outlast.cli_base import app, check_id, connect_or_fail, console, fail, server_said
+from outlast.inspect import STATUSES, NotFound, Row, agent_tree, list_rows, tree_lines
+from outlast.patterns import WORKFLOW_TYPES
+
+
+@app.command("ls")
+def ls(
+    status: str = typer.Option(None, help=f"Only this status, one of {', '.join(STATUSES)}."),
+    pattern: str = typer.Option(None, help=f"Only this pattern: {', '.join(WORKFLOW_TYPES)}."),
+    all_: bool = typer.Option(False, "--all", help="Include sub-agents and pattern members."),
+    limit: int = typer.Option(50, min=1, help="At most this many."),
+    as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table."),
+) -> None:
+    """List Outlast workflows: running ones first, then the most recently ended (the order
+    Temporal lists them in)."""
+    if status is not None and status not in STATUSES:
+        fail(f"--status {status}: choose one of {', '.join(STATUSES)}.")
+    if pattern is not None and pattern not in WORKFLOW_TYPES:
+        fail(f"--pattern {pattern}: choose one of {', '.join(WORKFLOW_TYPES)}.")
+
+    async def _main() -> None:
+        client = await connect_or_fail()
+        rows = await list_rows(
+            client, status=status, pattern=pattern, include_children=all_, limit=limit
+        )
+        if as_json:
+            for row in rows:
+                print(row.model_dump_json())
+            return
+        if not rows:
+            console.print("no Outlast workflows match")
+            return
+        for n, line in enumerate(ls_lines(rows)):
+            console.print(line, style="dim" if n == 0 else None, markup=False, highlight=False)
+
+    asyncio.run(_main())
+
+
+def ls_lines(rows: list[Row]) -> list[str]:
+    """`outlast ls`'s table: a header, then one aligned line per workflow."""
+    table = [("WORKFLOW ID", "PATTERN", "STATUS", "STARTED (UTC)")] + [
+        (
+            r.workflow_id,
+            r.pattern,
+            r.status,
+            r.started.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if r.started else "-",
+        )
+        for r in rows
+    ]
+    widths = [max(len(cols[i]) for cols in table) for i in range(3)]
+    return ["  ".join([*(cols[i].ljust(widths[i]) for i in range(3)), cols[3]]) for cols in table]
+
+
+@app.command()
+def show(
+    workflow_id: str = typer.Argument(..., help="The workflow to show."),
+    as_json: bool = typer.Option(False, "--json", help="The tree as JSON."),
+) -> None:
+    """The agent tree of a workflow: type, status, turns, tokens, duration, verdict."""
+
+    async def _main() -> None:
+        check_id(workflow_id)
+        client = await connect_or_fail()
+        try:
+            tree = await agent_tree(client, workflow_id)
+        except NotFound as e:
+            fail(f"{e}; `outlast ls` lists the workflows there are.")
+        except RPCError as e:
+            fail(server_said(workflow_id, e))
+        if as_json:
+            print(tree.model_dump_json())
+            return
+        for line in tree_lines(tree):
+            console.print(line)
+
+    asyncio.run(_main())
