@@ -28,6 +28,7 @@ from outlast.cli_base import (
     connect_or_fail,
     console,
     describe_or_fail,
+    host_queue_note,
     no_worker_note,
 )
 from outlast.cli_base import fail as _fail
@@ -327,7 +328,7 @@ def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow."
         pattern = PATTERN_OF_TYPE.get(desc.workflow_type)
         if pattern is None:
             _fail(f"{workflow_id} is a {desc.workflow_type}, not one of Outlast's tasks.")
-        if note := await no_worker_note(client, desc):
+        if note := await no_worker_note(client, desc) or await host_queue_note(client, desc):
             console.print(f"[yellow]{escape(note)}[/]")
         handle = client.get_workflow_handle(workflow_id, result_type=RESULT_TYPES[pattern])
         result = await follow_pattern(handle, pattern, console, client)

@@ -100,22 +100,52 @@ def live_poller(last_poll_s: float, now_s: float) -> bool:
     return now_s - last_poll_s < POLLER_GONE_S
 
 
+async def polled(client: Client, queue: str, kind: TaskQueueType.ValueType) -> bool | None:
+    """Whether a live worker polls `queue` for `kind` tasks; None when the server cannot say."""
+    try:
+        described = await client.workflow_service.describe_task_queue(
+            DescribeTaskQueueRequest(
+                namespace=client.namespace,
+                task_queue=TaskQueue(name=queue),
+                task_queue_type=kind,
+            )
+        )
+    except RPCError:
+        return None
+    now = time.time()
+    return any(live_poller(p.last_access_time.ToSeconds(), now) for p in described.pollers)
+
+
+async def host_queue_note(client: Client, desc: WorkflowExecutionDescription) -> str | None:
+    """For a running task whose workspace's host queue no worker serves, a note saying so: its
+    tools and first steps run there, so it waits at its start with nothing else to show it (a
+    raw start naming a host with no worker, a host whose worker is down)."""
+    if desc.status != WorkflowExecutionStatus.RUNNING:
+        return None
+    try:
+        async for event in client.get_workflow_handle(desc.id).fetch_history_events():
+            payloads = event.workflow_execution_started_event_attributes.input.payloads
+            [given] = await client.data_converter.decode(payloads, [dict])
+            break
+        workspace = given["workspace"]
+        queue, root = workspace["host_queue"], workspace["root"]
+    except (RPCError, KeyError, TypeError, ValueError):
+        return None  # not a task of Outlast's shape, or not readable here: nothing to say
+    if await polled(client, queue, TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY) is not False:
+        return None
+    return (
+        f"no worker polls {queue}, the host queue of its workspace ({root}): its tools run "
+        "there, so it waits until one does. Start `outlast worker` on the machine that holds "
+        "the checkout (OUTLAST_HOST_ID names its queue)."
+    )
+
+
 async def no_worker_note(client: Client, desc: WorkflowExecutionDescription) -> str | None:
     """For a running workflow whose task queue no worker has polled lately, a note saying
     that it waits for one; None when a worker polls it (or the server cannot say)."""
     if desc.status != WorkflowExecutionStatus.RUNNING:
         return None
-    try:
-        queue = await client.workflow_service.describe_task_queue(
-            DescribeTaskQueueRequest(
-                namespace=client.namespace,
-                task_queue=TaskQueue(name=desc.task_queue),
-                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-            )
-        )
-    except RPCError:
-        return None
-    if any(live_poller(p.last_access_time.ToSeconds(), time.time()) for p in queue.pollers):
+    if await polled(client, desc.task_queue, TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW) is not False:
         return None
     return (
         f"no worker polls {desc.task_queue}, the task queue of {desc.id}: it waits until one "

@@ -82,3 +82,22 @@ async def test_a_worker_that_died_counts_as_none(client, git_repo, monkeypatch):
     note = await cli_base.no_worker_note(client, desc)
     assert note is not None and f"no worker polls {queue}" in note
     await handle.terminate(reason="test over")
+
+
+async def test_attach_says_when_no_worker_serves_the_workspace_host(client, dev_server, git_repo):
+    """A start naming a host no worker serves waited at its first step, `show` said
+    "starting", and nothing said why (a user test, 2026-12-05)."""
+    from tests.support import running_workers
+
+    nobody = f"outlast-host-nobody-{uuid.uuid4().hex[:6]}"
+    async with running_workers(client) as queues:
+        elsewhere = Queues(task_queue=queues.task_queue, host_queue=nobody)
+        handle = await start(client, agent_input("anything", git_repo, elsewhere), elsewhere)
+        try:
+            out = await followed_until(
+                dev_server.address, "OUTLAST_HOST_ID names its queue", "attach", handle.id
+            )
+        finally:
+            await handle.terminate(reason="test over")
+    flat = " ".join(out.split())
+    assert f"no worker polls {nobody}, the host queue of its workspace ({git_repo})" in flat, out
