@@ -13,7 +13,6 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
-    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.service import RPCError
 
@@ -29,6 +28,7 @@ from outlast.cli_base import (
     server_said,
 )
 from outlast.patterns import WORKFLOW_TYPES
+from outlast.updates import NoAnswer, no_answer_text, update_within
 from workflows.contracts import (
     AgentStatus,
     BackgroundRequest,
@@ -286,15 +286,11 @@ def send(
             fail(f"--to names a team's member; {workflow_id} is a {workflow_type}.")
         if workflow_type == "TeamWorkflow":
             try:
-                await handle.execute_update(
-                    "message_member",
-                    TeamMail(to=to or "lead", text=text),
-                    rpc_timeout=UPDATE_TIMEOUT,
-                )
+                await update_within(handle, "message_member", TeamMail(to=to or "lead", text=text))
             except WorkflowUpdateFailedError as e:
                 fail(str(getattr(e.cause, "message", None) or e.cause))
-            except WorkflowUpdateRPCTimeoutOrCancelledError:
-                fail(f"{workflow_id} did not answer in time: is a worker running?")
+            except NoAnswer:
+                fail(no_answer_text(workflow_id, "message"))
         elif workflow_type in ("AgentWorkflow", "CoordinatorWorkflow"):
             await handle.signal("send_message", MailMessage(text=text))
         else:
@@ -304,17 +300,18 @@ def send(
     asyncio.run(_main())
 
 
+UPDATE_WHAT = {"decide_stage": "decision", "answer_question": "answers"}
+
+
 async def run_update(handle, workflow_id: str, name: str, payload: object) -> str:
     """The update's answer, or a one-sentence refusal: what the workflow's validator said,
     or that no worker answered in time."""
     try:
-        return await handle.execute_update(
-            name, payload, result_type=str, rpc_timeout=UPDATE_TIMEOUT
-        )
+        return await update_within(handle, name, payload, result_type=str)
     except WorkflowUpdateFailedError as e:
         fail(str(getattr(e.cause, "message", None) or e.cause or e))
-    except WorkflowUpdateRPCTimeoutOrCancelledError:
-        fail(f"{workflow_id} did not answer in time: is a worker running (`outlast worker`)?")
+    except NoAnswer:
+        fail(no_answer_text(workflow_id, UPDATE_WHAT.get(name, "request")))
     except RPCError as e:
         fail(server_said(workflow_id, e))
     raise AssertionError("fail() exits")

@@ -12,12 +12,12 @@ from temporalio.client import (
     WorkflowHandle,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
-    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.service import RPCError
 
 from agents.questions import QuestionAnswers, choose
 from outlast.terminal_lines import TerminalLines
+from outlast.updates import NoAnswer, no_answer_text, update_within
 from workflows.contracts import PendingQuestion
 
 _BIDI = "\u202a-\u202e\u2066-\u2069"
@@ -124,17 +124,18 @@ async def prompt_answers(
                         f"{e}; a choice's number, numbers like 1,3, or your own words", markup=False
                     )
         try:
-            await handle.execute_update(
+            await update_within(
+                handle,
                 "answer_question",
                 QuestionAnswers(request_id=pending.request_id, answers=answers),
                 result_type=str,
-                rpc_timeout=timedelta(seconds=30),
             )
-        except (RPCError, WorkflowUpdateRPCTimeoutOrCancelledError) as e:
+        except NoAnswer:
+            console.print(no_answer_text(handle.id, "answers"), markup=False)
+            return
+        except RPCError as e:
             console.print(
-                f"not sent ({getattr(e, 'message', e) or 'no worker answered in time'}): answer "
-                f"with `outlast answer {handle.id}`",
-                markup=False,
+                f"not sent ({e.message}): answer with `outlast answer {handle.id}`", markup=False
             )
             return
         except WorkflowUpdateFailedError as e:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 import uuid
 
@@ -101,3 +102,42 @@ async def test_attach_says_when_no_worker_serves_the_workspace_host(client, dev_
             await handle.terminate(reason="test over")
     flat = " ".join(out.split())
     assert f"no worker polls {nobody}, the host queue of its workspace ({git_repo})" in flat, out
+
+
+async def test_an_update_no_worker_takes_is_given_up_on(client, dev_server, git_repo, monkeypatch):
+    """Sent just after the worker died (still listed as polling), `approve` of a pipeline's
+    stage hung for good: the SDK asks again while no worker takes an update, and its per-call
+    timeout never ended the wait (a user test, 2026-12-05; 150 s and counting on the code
+    before)."""
+    from outlast import updates
+    from tests.support import crashable_worker, scripted_model
+    from tests.workflows.test_pipeline import (
+        APPROVAL_SCRIPT,
+        APPROVAL_STAGES,
+        pipeline_input,
+        start_pipeline,
+        wait_for_approval,
+    )
+    from workflows.pattern_contracts import StageDecision
+
+    monkeypatch.setattr(updates, "UPDATE_WAIT_S", 3.0)
+    with scripted_model(APPROVAL_SCRIPT) as model:
+        with crashable_worker(dev_server.address, model.url) as workers:
+            inp = pipeline_input(git_repo, workers.queues, stages=APPROVAL_STAGES)
+            handle = await start_pipeline(client, workers.queues, inp)
+            await wait_for_approval(handle, "look")
+            os.kill(workers.pid, signal.SIGKILL)
+            await asyncio.sleep(5)
+            began = asyncio.get_running_loop().time()
+            try:
+                async with asyncio.timeout(60):
+                    await updates.update_within(
+                        handle, "decide_stage", StageDecision(stage="look", approve=True)
+                    )
+                raise AssertionError("answered with no worker")
+            except updates.NoAnswer:
+                took = asyncio.get_running_loop().time() - began
+            finally:
+                await handle.terminate(reason="test over")
+    assert took < 15, took
+    assert "did not answer within 3 s" in updates.no_answer_text("x", "decision")

@@ -1,0 +1,37 @@
+"""Updates the CLI sends, with an end to the wait when no worker takes them."""
+
+from __future__ import annotations
+
+import asyncio
+
+from temporalio.client import WorkflowHandle, WorkflowUpdateRPCTimeoutOrCancelledError
+
+UPDATE_WAIT_S = 30.0
+"""How long a command waits for a workflow to answer an update before saying so."""
+
+
+class NoAnswer(Exception):
+    """No worker answered an update in time (the worker may be down)."""
+
+
+async def update_within(handle: WorkflowHandle, name: str, payload: object, **kw) -> object:
+    """`execute_update`, given up on after UPDATE_WAIT_S in all: the SDK asks again and again
+    while no worker takes the update (its per-call timeout never ends the wait), so a command
+    sent to a workflow whose worker had just died hung for good.
+
+    Raises:
+        NoAnswer: in time; the server may still hand the update to a worker that comes up.
+    """
+    try:
+        async with asyncio.timeout(UPDATE_WAIT_S):
+            return await handle.execute_update(name, payload, **kw)
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
+        raise NoAnswer from None
+
+
+def no_answer_text(workflow_id: str, what: str) -> str:
+    return (
+        f"{workflow_id} did not answer within {UPDATE_WAIT_S:.0f} s: is a worker running "
+        f"(`outlast worker`)? The server may still hand it the {what} when one does: "
+        f"`outlast show {workflow_id}` before you send it again or decide otherwise."
+    )
