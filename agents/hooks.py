@@ -20,7 +20,7 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 SUBAGENT_START = "SubagentStart"
 SUBAGENT_STOP = "SubagentStop"
@@ -35,6 +35,7 @@ FRONTMATTER_EVENTS = {
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 3600.0
 BLOCKING_EXIT = 2
+_NAME_LIST = re.compile(r"[A-Za-z0-9_|]+")
 OUTPUT_CAP = 64 * 1024
 """Bytes of a hook's stdout and stderr kept (each); more is cut, saying so."""
 
@@ -54,6 +55,19 @@ class HookMatcher(BaseModel):
     matcher: str = ""
     hooks: list[HookCommand]
 
+    @field_validator("matcher")
+    @classmethod
+    def _a_pattern(cls, value: str) -> str:
+        """A matcher that is neither a name list nor a regular expression would match nothing,
+        without a word: refused where the hooks are given."""
+        if value in ("", "*") or _NAME_LIST.fullmatch(value):
+            return value
+        try:
+            re.compile(value)
+        except re.error as e:
+            raise ValueError(f"matcher {value!r} is not a regular expression ({e})") from None
+        return value
+
 
 HookTable = dict[str, list[HookMatcher]]
 
@@ -66,9 +80,6 @@ def check_events(table: dict[str, Any]) -> None:
         raise ValueError(
             f"hooks: Outlast runs {' and '.join(EVENTS)} hooks only, not {', '.join(unknown)}"
         )
-
-
-_NAME_LIST = re.compile(r"[A-Za-z0-9_|]+")
 
 
 def matches(matcher: str, agent_type: str) -> bool:

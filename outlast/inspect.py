@@ -64,7 +64,9 @@ def _row(w: WorkflowExecution) -> Row:
     status = w.status.name.lower() if w.status else "unknown"
     return Row(
         workflow_id=w.id,
-        pattern=PATTERN_OF_TYPE.get(w.workflow_type, w.workflow_type),
+        # A coordinator's worker or a teammate is an AgentWorkflow of the session's pattern.
+        pattern=w.typed_search_attributes.get(sa.PATTERN)
+        or PATTERN_OF_TYPE.get(w.workflow_type, w.workflow_type),
         workflow_type=w.workflow_type,
         status=status,
         started=w.start_time,

@@ -50,7 +50,7 @@ def with_env_hooks(config: OutlastConfig, value: str) -> OutlastConfig:
     if not value:
         return config
     where = "OUTLAST_HOOKS"
-    if not value.startswith("{"):
+    if not value.startswith(("{", "[")):
         where = f"OUTLAST_HOOKS={value}"
         try:
             value = Path(value).expanduser().read_text()
@@ -62,6 +62,8 @@ def with_env_hooks(config: OutlastConfig, value: str) -> OutlastConfig:
         raise ConfigError(f"{where}: not JSON ({e}).") from None
     if isinstance(table, dict) and isinstance(table.get("hooks"), dict):
         table = table["hooks"]
+    if not isinstance(table, dict):
+        raise ConfigError(f'{where}: an object of events was expected ({{"SubagentStop": [...]}}).')
     try:
         return config.model_copy(update={"hooks": OutlastConfig(hooks=table).hooks})
     except ValidationError as e:

@@ -152,7 +152,10 @@ async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolR
         return _ok(call, f"Message queued for delivery to {inp.to} at its next tool round.")
     task = agents.registry.find(inp.to)
     if task is None:
-        known = ", ".join(t.name or t.agent_id for t in agents.registry.tasks.values()) or "none"
+        names = [t.name or t.agent_id for t in agents.registry.tasks.values()]
+        if ctx.team is not None:  # a teammate's misspelt peer: its team is who it can reach
+            names = [*(m for m in ctx.team.members if m != sender), "*", *names]
+        known = ", ".join(names) or "none"
         return error_result(
             call.block, f"No agent named or with ID '{inp.to}'. Known agents: {known}"
         )

@@ -30,6 +30,9 @@ def test_matchers_name_agent_types_as_claude_codes_do():
     assert hooks.commands_for(t, "SubagentStop", "Plan") == []
     assert hooks.matches("general-.*", "general-purpose")
     assert not hooks.matches("my(agent", "my(agent")  # no regex: matches nothing
+    # ... and is refused where the hooks are given, rather than never firing unseen.
+    with pytest.raises(ValidationError, match="matcher 'my\\(agent' is not a regular"):
+        HookMatcher(matcher="my(agent", hooks=[{"command": "x"}])
 
 
 def test_the_config_refuses_events_outlast_does_not_run():
@@ -140,6 +143,7 @@ def test_outlast_hooks_takes_json_or_a_file_of_it_and_refuses_what_it_cannot_run
         ("{oops", "not JSON"),
         (str(tmp_path / "missing.json"), "cannot read it"),
         ('{"SubagentStop": [{"hooks": [{"command": ""}]}]}', "SubagentStop.0.hooks.0.command"),
+        ("[]", "an object of events was expected"),
     ):
         with pytest.raises(ConfigError, match=said):
             with_env_hooks(OutlastConfig(), bad)

@@ -758,3 +758,27 @@ async def test_a_structured_message_to_everyone_is_refused(client, git_repo):
             ]
         )
         assert "plan_approval_response" not in seen and "HELLO-ALL" in seen
+
+
+async def test_a_message_to_a_misspelt_peer_names_the_team(client, git_repo):
+    """A teammate's SendMessage to `cc` (there is a `c`) was told "Known agents: none": the
+    lookup fell through to its own sub-agents, so the model had no name to fix it with."""
+    script = {
+        "agents": [
+            {
+                "name": "b",
+                "match": {"agent_name": "b"},
+                "turns": [{"tool_use": send("cc", "hello")}, {"text": "b done"}],
+            },
+            member("a", "idle", {"text": "a idle"}),
+            member("c", "idle", {"text": "c idle"}),
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            result = await (await start_team(client, queues, git_repo)).result()
+    assert result.status == "completed"
+    b_calls = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "b"]
+    (refused,) = b_calls[1]["body"]["messages"][-1]["content"]
+    assert refused["is_error"], refused
+    assert "No agent named or with ID 'cc'. Known agents: a, c, *" in json.dumps(refused)
