@@ -155,8 +155,8 @@ def stop(
     workflow_id: str = typer.Argument(..., help="The agent, pattern or team to stop."),
     reason: str = typer.Option("", help="Why; recorded with the signal."),
 ) -> None:
-    """Graceful stop: the agent finishes its current turn (a pipeline its stage, a team's
-    members theirs) and ends. `outlast kill` stops at once."""
+    """Graceful stop: the agent finishes its current turn (a sync sub-agent it waits on, a
+    pipeline's stage, a team's members theirs) and ends. `outlast kill` stops at once."""
 
     async def _main() -> None:
         handle, workflow_type = await running_workflow(workflow_id)

@@ -8,12 +8,13 @@ every ending exactly once and the worktree is always released.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import FailureError, is_cancelled_exception
+from temporalio.exceptions import ApplicationError, FailureError, is_cancelled_exception
 
 from agents.builtin.fork import fork_message
 from agents.control_tools import TASK_STOP_TOOL
@@ -87,6 +88,7 @@ from workflows.shell_task import TurnEndDeadline
 from workflows.shell_task import launch as launch_shell
 from workflows.shells import ShellEnd
 from workflows.signal_input import UNKNOWN_FIELDS, Refusals
+from workflows.signals import signal_workflow
 from workflows.subagents import ParentContext, SubAgents
 from workflows.team_member import (
     TeamCounters,
@@ -130,6 +132,11 @@ SCRATCHPAD_BY_FEATURE = "scratchpad-by-feature"
 off, as Claude Code's `tengu_scratch`); the first releases made one whatever the setting."""
 
 
+STOP_REACHES_SYNC_CHILDREN = "stop-reaches-sync-children"
+"""Patch id: a stop of an agent waiting on sync sub-agents is sent on to them; it waited for
+their ends, which a sub-agent kept going (or a hook that kept blocking) put off for good."""
+
+
 def _wants_scratchpad(inp: AgentInput) -> bool:
     # Asked only with the feature off, where the answer decides whether one is made.
     return inp.config.features.scratchpad or not versions.patched(SCRATCHPAD_BY_FEATURE)
@@ -170,6 +177,9 @@ class AgentWorkflow:
         self._stopped: list[str] = []
         """Background children this run stopped at its end (R92), for its result."""
         """The parent was told this run's end with `continues`: mail was waiting then."""
+        self._sync_stops: list[asyncio.Future] = []
+        """Stops sent on to the sync sub-agents this agent waited on (kept: asyncio holds
+        only weak references to tasks)."""
         self._team = inp.team
         self._team_counts = TeamCounters()
         self._carry = AgentCarry.model_validate(inp.carry) if inp.carry else None
@@ -724,6 +734,21 @@ class AgentWorkflow:
             self._refresh_details()
             return
         self._stop = checked
+        waited_on = [t for t in self._registry.running() if t.mode == "sync"]
+        # Asked only when it waits on one: the stop reached it only after that child's end.
+        if waited_on and versions.patched(STOP_REACHES_SYNC_CHILDREN):
+            self._sync_stops.append(asyncio.ensure_future(self._stop_children(waited_on)))
+
+    async def _stop_children(self, children: list) -> None:
+        """A stop of an agent waiting on sync sub-agents reaches them too: each ends after its
+        own current turn, so the wait ends, and then this agent (Esc stops the whole tree in
+        Claude Code)."""
+        reason = StopRequest(reason="the agent that waits on it was stopped")
+        for child in children:
+            try:
+                await signal_workflow(child.workflow_id, "stop", reason)
+            except ApplicationError:
+                pass  # it has ended meanwhile: nothing to stop
 
     @workflow.signal(name="send_message")
     def send_message(self, raw: Any = None, *extra: Any) -> None:

@@ -54,6 +54,7 @@ AFTER_BASELINE = frozenset(
     {
         "person-names-refused",
         "subagent-hooks",
+        "stop-reaches-sync-children",
         "ask-user-question",
         "attributes-at-start",
         "auto-compact",

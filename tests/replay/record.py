@@ -86,6 +86,7 @@ from tests.replay.scenarios_subagents import (
     resume_read_state,
     shared_timers,
     spawn_limit,
+    stop_reaches_sync,
     subagent_hooks,
     subagents_resume,
     subagents_sync_async,
@@ -165,6 +166,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # `subagents_hooks_v0` recorded on 5da79cb, where they were read and ignored (as they
     # are now without `features.definition_hooks`).
     "subagents_hooks": subagent_hooks,
+    # A stop while waiting on a sync sub-agent is sent on to it (patched
+    # stop-reaches-sync-children); `subagents_stop_sync_v0` recorded on 38b69ce, before.
+    "subagents_stop_sync": stop_reaches_sync,
     # Mail reaching a sub-agent as it writes its output file: it goes on as generation 2 and
     # says so with its end, and its parent waits for that end too (patched
     # late-mail-continues); sync, and background.
@@ -304,6 +308,7 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
 # Children whose histories are worth keeping too (a killed child, a resumed run), saved as
 # `<parent>__<child>.json`: the file name encodes the workflow id, which replay needs.
 CHILDREN = {
+    "subagents_stop_sync": ["slow"],
     "subagents_hooks": ["helper"],
     "subagents_late_mail_stopped": ["helper"],
     "subagents_taskstop": ["sleeper"],

@@ -245,3 +245,33 @@ async def subagent_hooks(client: Client, tmp: Path) -> WorkflowHandle:
     if "definition_hooks" in Features.model_fields:  # not on the code `_v0` recorded
         config = config.model_copy(update={"features": Features(definition_hooks=True)})
     return await scripted(client, tmp, {"agents": [helper, main]}, config, repo=repo)
+
+
+async def stop_reaches_sync(client: Client, tmp: Path) -> WorkflowHandle:
+    """A stop while the agent waits on a sync sub-agent (patched stop-reaches-sync-children:
+    sent on to it). `_v0` recorded on 38b69ce, where the stop waited for the child's own end."""
+    import asyncio
+    import os
+
+    from tests.support import agent_input, running_workers, scripted_model, start
+    from tests.workflows.test_agent_control import STOP_WHILE_WAITING
+    from workflows.contracts import AgentStatus, StopRequest
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model(STOP_WHILE_WAITING):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", repo, queues)
+            handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
+            child = client.get_workflow_handle(f"{handle.id}/slow")
+            for _ in range(150):
+                try:
+                    if (await child.query("status", result_type=AgentStatus)).state == (
+                        "running_tools"
+                    ):
+                        break
+                except Exception:  # noqa: BLE001 - not started yet
+                    pass
+                await asyncio.sleep(0.1)
+            await handle.signal("stop", StopRequest(reason="enough"))
+            await handle.result()
+    return handle

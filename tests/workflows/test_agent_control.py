@@ -14,6 +14,7 @@ from tests.activities.test_tool_bash import marker
 from tests.support import (
     agent_input,
     listed,
+    patch_ids,
     running_workers,
     scripted_model,
     spawn,
@@ -23,6 +24,7 @@ from tests.support import (
     wait_for,
 )
 from tests.workflows.test_stop_and_kill import processes_with
+from workflows.agent import STOP_REACHES_SYNC_CHILDREN
 from workflows.contracts import AgentResult, AgentStatus, StopRequest
 
 
@@ -402,3 +404,46 @@ async def test_a_message_right_after_task_stop_resumes_the_stopped_agent(client,
     notes = [t for t in user_texts(result) if t.startswith("<task-notification>")]
     assert any("<status>killed</status>" in n for n in notes), notes
     assert any("RESUMED: trying again as told" in n for n in notes), notes
+
+
+STOP_WHILE_WAITING = {
+    "agents": [
+        {
+            "name": "slow",
+            "match": {"agent_name": "slow"},
+            "turns": [
+                {"tool_use": {"name": "Bash", "input": {"command": "sleep 3"}}},
+                {"text": "CHILD-SECOND-TURN"},
+            ],
+        },
+        {
+            "name": "main",
+            "after_last": "repeat_last",
+            "turns": [{"tool_use": spawn("slow", "work on", False)}, {"text": "PARENT-AFTER"}],
+        },
+    ]
+}
+
+
+async def test_a_stop_reaches_the_sync_sub_agent_the_agent_waits_on(client, git_repo):
+    """A stop of an agent waiting on a sync sub-agent waited for that sub-agent's own end,
+    which a long task (or a hook that kept blocking its stops) put off for good (a user test,
+    2026-12-05): it is sent on, the sub-agent ends after its current turn, then the agent."""
+    with scripted_model(STOP_WHILE_WAITING, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            child = client.get_workflow_handle(f"{handle.id}/slow")
+            for _ in range(150):
+                try:
+                    status = await child.query("status", result_type=AgentStatus)
+                    if status.state == "running_tools":
+                        break
+                except Exception:  # noqa: BLE001 - not started yet
+                    pass
+                await asyncio.sleep(0.1)
+            await handle.signal("stop", StopRequest(reason="enough"))
+            result = await asyncio.wait_for(handle.result(), 60)
+    asked = [r["agent"] for r in model.log]
+    assert asked.count("slow") == 1 and asked.count("main") == 1, asked  # no turn after
+    assert result.status == "completed" and "PARENT-AFTER" not in result.final_text
+    assert STOP_REACHES_SYNC_CHILDREN in await patch_ids(handle)
