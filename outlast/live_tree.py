@@ -45,10 +45,11 @@ def status_tree(
     question: list[str] | None = None,
     retry: str | None = None,
     workflow_id: str = "",
+    kid_retries: dict[str, str | None] | None = None,
 ) -> Tree:
     """The tree for one redraw; `kids` holds the running sub-agents' own statuses by id,
     `question` the lines of the questions the agent waits with, if any, `retry` what its
-    activities are trying again (`outlast/retries.py`)."""
+    activities are trying again (`outlast/retries.py`), `kid_retries` its sub-agents'."""
     u = status.usage
     root = Tree(
         f"[bold]{escape(plain(status.agent_type))}[/] {escape(doing(status))} "
@@ -63,7 +64,8 @@ def status_tree(
     if status.todos:
         _add_todos(root, status.todos)
     for child in status.children:
-        root.add(_child_line(child, kids.get(child.workflow_id), workflow_id))
+        retrying = (kid_retries or {}).get(child.workflow_id)
+        root.add(_child_line(child, kids.get(child.workflow_id), workflow_id, retrying))
     return root
 
 
@@ -81,7 +83,9 @@ def _add_todos(root: Tree, todos: list[TodoItem]) -> None:
         branch.add(f"[dim]… {len(todos) - MAX_SHOWN} more[/]")
 
 
-def _child_line(child: ChildSummary, own: AgentStatus | None, parent_id: str = "") -> str:
+def _child_line(
+    child: ChildSummary, own: AgentStatus | None, parent_id: str = "", retry: str | None = None
+) -> str:
     # A description is the model's (a background shell's is its command line: `[a-z]+`).
     label = escape(plain(child.name or child.description or child.agent_id))
     kind = escape(plain(child.agent_type))
@@ -90,6 +94,8 @@ def _child_line(child: ChildSummary, own: AgentStatus | None, parent_id: str = "
         line += f" {escape(doing(own))} [dim]· {own.usage.total_tokens:,} tokens[/]"
     elif child.status != "running":
         line += f" {child.status}"
+    if child.status == "running" and retry:
+        line += f" [yellow]{escape(plain(retry))}[/]"
     if child.status == "running" and child.mode == "sync" and child.background_hint:
         how = f"outlast background {parent_id} {child.agent_id}" if parent_id else "background"
         line += f" [dim](`{escape(how)}` to stop waiting)[/]"
@@ -115,6 +121,7 @@ async def follow_live(
     asked: set[str] = set()
     lines = TerminalLines() if ask else None
     retries = RetryWatch(handle)
+    kid_watches: dict[str, RetryWatch] = {}
     with Live(console=console, refresh_per_second=8, transient=False) as live:
         while not result_task.done():
             status = await _query(client, handle.id)
@@ -124,10 +131,14 @@ async def follow_live(
                 running = [
                     c for c in status.children if c.status == "running" and c.agent_type != "shell"
                 ]
-                kids = {}
+                kids, kid_retries = {}, {}
                 for c in running[:MAX_CHILD_QUERIES]:
                     if (own := await _query(client, c.workflow_id)) is not None:
                         kids[c.workflow_id] = own
+                    watch = kid_watches.setdefault(
+                        c.workflow_id, RetryWatch(client.get_workflow_handle(c.workflow_id))
+                    )
+                    kid_retries[c.workflow_id] = await watch.line()
                 question = None
                 if status.state == "waiting" and (pending := await waiting_question(handle)):
                     if lines is not None and pending.request_id not in asked:
@@ -137,7 +148,7 @@ async def follow_live(
                         live.start()
                         continue
                     question = question_lines(handle.id, pending)
-                live.update(status_tree(status, kids, question, retry, handle.id))
+                live.update(status_tree(status, kids, question, retry, handle.id, kid_retries))
             await asyncio.wait({result_task}, timeout=poll_s)
         # The last frame shows how it ended, not the poll before the end.
         if (final := await _query(client, handle.id)) is not None:

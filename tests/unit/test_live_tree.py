@@ -99,3 +99,18 @@ def test_what_a_model_or_a_definition_wrote_is_shown_as_written():
     assert lines[0].startswith("lead[/x] turn 3")
     assert "grep -E '[a-z]+' x && sed 's/[/]/_/g' y [2J (worker, background)" in lines[1]
     assert "\x1b" not in "".join(lines)
+
+
+def test_a_sub_agent_s_retry_shows_on_its_line_and_the_agent_s_under_it():
+    """A sub-agent retrying its model call looked like a call in progress (a user test)."""
+    running, done = child(1), child(2, "completed")
+    retry = "model call retrying (attempt 3): 529 overloaded"
+    tree = status_tree(
+        status(children=[running, done]),
+        {},
+        retry="Glob retrying (attempt 2): gone",
+        kid_retries={running.workflow_id: retry, done.workflow_id: "stale"},
+    )
+    lines = render(tree).splitlines()
+    assert "Glob retrying (attempt 2): gone" in lines[1]
+    assert retry in lines[2] and "stale" not in lines[3]
