@@ -16,6 +16,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
+from activities.resume import AGENT_TYPES
 from agents.permissions import RESUME_MODES
 from outlast.cli_base import (
     app,
@@ -125,7 +126,7 @@ async def _decide(
     console.print(f"plan {request} of {workflow_id} {verb}")
 
 
-PLANNERS = ("AgentWorkflow", "CoordinatorWorkflow")
+PLANNERS = AGENT_TYPES
 """The workflow types whose agent may wait with a plan (`plan` query, `approve_plan`)."""
 
 

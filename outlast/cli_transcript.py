@@ -19,6 +19,7 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from activities.errors import OutlastError
+from activities.resume import AGENT_TYPES
 from activities.store import default_store
 from activities.transcripts import load
 from agents.messages import (
@@ -35,7 +36,6 @@ from agents.transcript import TranscriptRef
 from outlast.cli_base import app, connect_or_fail, console, describe_or_fail, fail
 from workflows.contracts import AgentResult, TranscriptView
 
-AGENT_WORKFLOWS = ("AgentWorkflow", "CoordinatorWorkflow")
 SHORT_LINES = 12
 SHORT_CHARS = 300
 
@@ -66,7 +66,7 @@ async def _messages(workflow_id: str) -> tuple[Message, ...]:
     client = await connect_or_fail()
     handle = client.get_workflow_handle(workflow_id, result_type=AgentResult)
     desc = await describe_or_fail(handle)
-    if desc.workflow_type not in AGENT_WORKFLOWS:
+    if desc.workflow_type not in AGENT_TYPES:
         fail(
             f"{workflow_id} is a {desc.workflow_type}, not an agent: `outlast show "
             f"{workflow_id}` lists its agents, each with a conversation of its own."

@@ -20,7 +20,7 @@ from agents.messages import Message, Usage
 from agents.questions import Question
 from agents.todos import TodoItem
 from agents.transcript import TranscriptRef
-from workflows.nested_unknowns import strip_unknown
+from workflows.nested_unknowns import empty, strip_unknown
 
 with workflow.unsafe.imports_passed_through():
     from activities.tools.base import FileStamp
@@ -83,14 +83,10 @@ class ClientInput(Contract):
     def unknown_in(cls, data: dict) -> list[str]:
         """The keys of `data` this input does not have, but those whose value is empty."""
         known = cls.model_fields.keys() - _BOOKKEEPING
-        return sorted(str(k) for k, v in data.items() if k not in known and not _empty(v))
+        return sorted(str(k) for k, v in data.items() if k not in known and not empty(v))
 
 
 _BOOKKEEPING = frozenset({"unknown_input_fields", "unknown_nested_fields"})
-
-
-def _empty(value: Any) -> bool:
-    return value is None or value is False or value in ("", [], {})
 
 
 class Workspace(Contract):
