@@ -75,15 +75,25 @@ def _row(w: WorkflowExecution) -> Row:
     )
 
 
-def list_query(status: str | None, pattern: str | None, include_children: bool) -> str:
-    """The visibility query for `outlast ls`."""
-    if pattern is not None:
-        types = [WORKFLOW_TYPES[pattern]]
-    else:
-        types = sorted(set(WORKFLOW_TYPES.values()))
-        if include_children:
-            types.append("ShellTaskWorkflow")  # an agent's background commands (`show` has them)
+def list_query(
+    status: str | None, pattern: str | None, include_children: bool, by_attribute: bool = True
+) -> str:
+    """The visibility query for `outlast ls`; without `by_attribute`, a pattern is known by
+    its workflow type only (for a server that has no `Pattern` attribute)."""
+    types = sorted(set(WORKFLOW_TYPES.values()))
+    if include_children and pattern is None:
+        types.append("ShellTaskWorkflow")  # an agent's background commands (`show` has them)
     parts = ["WorkflowType IN (" + ", ".join(f"'{t}'" for t in types) + ")"]
+    if pattern is not None and not by_attribute:
+        parts[0] = f"WorkflowType = '{WORKFLOW_TYPES[pattern]}'"
+    elif pattern is not None:
+        # By the pattern the workflow carries: a coordinator started as an AgentWorkflow, a
+        # coordinator's workers and a pattern's members are AgentWorkflows of their session's
+        # pattern. A workflow that records no attributes is known by its type.
+        parts.append(
+            f"(Pattern = '{pattern}' OR (Pattern IS NULL"
+            f" AND WorkflowType = '{WORKFLOW_TYPES[pattern]}'))"
+        )
     if status is not None:
         parts.append(f"ExecutionStatus = '{status.title().replace('_', '')}'")
     else:
@@ -102,8 +112,19 @@ async def list_rows(
     include_children: bool = False,
     limit: int = 50,
 ) -> list[Row]:
+    try:
+        query = list_query(status, pattern, include_children)
+        return await _list(client, query, include_children, limit)
+    except RPCError as e:
+        if pattern is None or e.status != RPCStatusCode.INVALID_ARGUMENT:
+            raise
+        # A cluster Outlast's search attributes were never registered on.
+        query = list_query(status, pattern, include_children, by_attribute=False)
+        return await _list(client, query, include_children, limit)
+
+
+async def _list(client: Client, query: str, include_children: bool, limit: int) -> list[Row]:
     rows: list[Row] = []
-    query = list_query(status, pattern, include_children)
     async for w in client.list_workflows(query):
         if not include_children and not _session_root(w):
             continue
@@ -144,6 +165,8 @@ async def agent_tree(
         # Running, or ended with no result (failed, killed, terminated): what it has spent.
         await _fill_from_status(node, client, desc, queries_until)
     if desc.workflow_type in AGENT_TYPES:
+        if desc.status == WorkflowExecutionStatus.CANCELED:
+            node.outcome = "killed"  # TaskStop, `outlast kill`: what `run` and the parent say
         await _add_earlier_runs(client, node, desc)
     if depth < 6:
         query = f'ParentWorkflowId = "{workflow_id}"'

@@ -10,6 +10,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
+from outlast.inspect import agent_tree, tree_lines
 from tests.activities.test_tool_bash import marker
 from tests.support import (
     agent_input,
@@ -100,7 +101,12 @@ async def test_task_stop_kills_the_child_tree_and_notifies_killed(client, git_re
             async for event in child.fetch_history_events():
                 if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
                     requested = event.event_time.ToDatetime().timestamp()
+            # `outlast show` says it was killed, as the parent and `outlast run` do.
+            tree = await agent_tree(client, handle.id)
     assert requested is not None and gone - requested < 2.0
+    (stopped,) = tree.children
+    assert stopped.row.status == "canceled" and stopped.outcome == "killed", stopped
+    assert "(general-purpose, canceled, killed, " in tree_lines(tree)[1]
     assert (await child.describe()).status == WorkflowExecutionStatus.CANCELED
     assert result.status == "completed" and result.final_text == "Stopped it; carrying on."
     notes = [t for t in user_texts(result) if t.startswith("<task-notification>")]

@@ -159,6 +159,14 @@ async def test_fail_then_fix_then_pass(client, tmp_path):
     assert wf_id in top and f"{wf_id}/implementer" not in top
     every = {r.workflow_id for r in await list_rows(client, include_children=True, limit=10_000)}
     assert f"{wf_id}/implementer" in every
+    # `ls --all --pattern verified` lists the task's members too; `single` leaves them out.
+    verified = {
+        r.workflow_id
+        for r in await list_rows(client, pattern="verified", include_children=True, limit=10_000)
+    }
+    assert {wf_id, f"{wf_id}/implementer", first.verifier_workflow_id} <= verified
+    single = await list_rows(client, pattern="single", include_children=True, limit=10_000)
+    assert not {r.workflow_id for r in single} & verified
     # `outlast show`: the implementer's line adds up both its runs (the resumed one's result
     # counts only itself).
     tree = await agent_tree(client, wf_id)
