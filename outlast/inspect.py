@@ -50,7 +50,7 @@ class Node(BaseModel):
     running agent is doing (its `status` query's state)."""
     runs: int = 1
     """Its runs that count: the latest, and each earlier one that completed (a resumed agent
-    runs again under its id); turns, tokens and tool uses add them all up."""
+    runs again under its id); turns, tokens, tool uses and time add them all up."""
     retrying: str | None = None
     """What a running workflow's activities are trying again (`outlast/retries.py`)."""
     children: list[Node] = []
@@ -203,8 +203,8 @@ async def _add_earlier_runs(client: Client, node: Node, desc: WorkflowExecutionD
     """A resumed agent (SendMessage to an ended sub-agent, a verified task's implementer
     after a FAIL) runs again under its id as a new workflow run, whose result counts only
     itself: the earlier runs of the same agent (its AgentId) that completed add their
-    turns, tokens and tool uses. Runs that continued as new carry theirs into the next, and
-    another agent that reused the id (`outlast run --id` again) is not this one, nor is a
+    turns, tokens, tool uses and time. Runs that continued as new carry theirs into the
+    next, and another agent that reused the id (`outlast run --id` again) is not this one, nor is a
     run that was reset (`temporal workflow reset`: the new run replays it). Only when
     the latest run's own figures are known (completed, or answering its status query)."""
     agent_id = desc.typed_search_attributes.get(sa.AGENT_ID)
@@ -230,6 +230,8 @@ async def _add_earlier_runs(client: Client, node: Node, desc: WorkflowExecutionD
         node.turns += earlier.turns
         node.tokens = (node.tokens or 0) + (earlier.tokens or 0)
         node.tool_uses = (node.tool_uses or 0) + (earlier.tool_uses or 0)
+        if node.duration_ms and earlier.duration_ms:
+            node.duration_ms += earlier.duration_ms
         node.runs += 1
 
 

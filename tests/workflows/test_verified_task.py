@@ -174,6 +174,7 @@ async def test_fail_then_fix_then_pass(client, tmp_path):
     last = await client.get_workflow_handle(f"{wf_id}/implementer").result()
     assert impl.runs == 2 and impl.turns > last["turns"], impl
     assert impl.tokens > last["usage"]["total_tokens"], impl
+    assert impl.duration_ms > last["usage"]["duration_ms"] > 0, impl
     # The verifier really ran the tests, in its copy: round 1 saw the failure, round 2 OK.
     bash_results = []
     for r in model.log:
