@@ -6,9 +6,19 @@ import asyncio
 from datetime import UTC
 
 import typer
+from rich.markup import escape
 from temporalio.service import RPCError
 
-from outlast.cli_base import app, check_id, connect_or_fail, console, fail, server_said
+from outlast.cli_base import (
+    app,
+    check_id,
+    connect_or_fail,
+    console,
+    fail,
+    host_queue_note,
+    no_worker_note,
+    server_said,
+)
 from outlast.inspect import STATUSES, NotFound, Row, agent_tree, list_rows, tree_lines
 from outlast.patterns import WORKFLOW_TYPES
 
@@ -82,5 +92,9 @@ def show(
             return
         for line in tree_lines(tree):
             console.print(line)
+        # A running task that waits for a worker shows nothing else that says why.
+        desc = await client.get_workflow_handle(workflow_id).describe()
+        if note := await no_worker_note(client, desc) or await host_queue_note(client, desc):
+            console.print(f"[yellow]{escape(note)}[/]")
 
     asyncio.run(_main())

@@ -50,6 +50,8 @@ async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git
         flat = " ".join(out.split())
         assert code == 2 and f"no worker polls {nobody}" in flat, out
         assert "Start one with `outlast worker` (or `outlast dev`). Then try again." in flat, out
+    code, out = await cli(dev_server.address, "show", handle.id)
+    assert code == 0 and f"no worker polls {nobody}, the task queue" in " ".join(out.split())
     # A message is kept for when one runs: sent, and said so.
     code, out = await cli(dev_server.address, "send", handle.id, "later, then")
     assert code == 0 and f"no worker polls {nobody}" in out and "message sent" in out, out
@@ -85,9 +87,11 @@ async def test_a_worker_that_died_counts_as_none(client, git_repo, monkeypatch):
     await handle.terminate(reason="test over")
 
 
-async def test_attach_says_when_no_worker_serves_the_workspace_host(client, dev_server, git_repo):
+async def test_attach_and_show_say_when_no_worker_serves_the_workspace_host(
+    client, dev_server, git_repo
+):
     """A start naming a host no worker serves waited at its first step, `show` said
-    "starting", and nothing said why (a user test, 2026-12-05)."""
+    "starting", and nothing said why (a user test, 2026-12-05); `show` said nothing either."""
     from tests.support import running_workers
 
     nobody = f"outlast-host-nobody-{uuid.uuid4().hex[:6]}"
@@ -98,10 +102,15 @@ async def test_attach_says_when_no_worker_serves_the_workspace_host(client, dev_
             out = await followed_until(
                 dev_server.address, "OUTLAST_HOST_ID names its queue", "attach", handle.id
             )
+            code, shown = await cli(dev_server.address, "show", handle.id)
         finally:
             await handle.terminate(reason="test over")
     flat = " ".join(out.split())
     assert f"no worker polls {nobody}, the host queue of its workspace ({git_repo})" in flat, out
+    # `show` says it too, under the tree.
+    flat = " ".join(shown.split())
+    assert code == 0 and flat.startswith(handle.id), shown
+    assert f"no worker polls {nobody}, the host queue of its workspace ({git_repo})" in flat, shown
 
 
 async def test_an_update_no_worker_takes_is_given_up_on(client, dev_server, git_repo, monkeypatch):
