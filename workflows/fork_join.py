@@ -330,9 +330,19 @@ def no_fork_text(target: str, directives: int, started: int) -> str:
     )
 
 
+BLANK_DIRECTIVES = "fork-join-blank-directives"
+"""Patch id: a blank directive ran a fork with nothing to do (`outlast run` refused it)."""
+
+
 def _validate(inp: ForkJoinInput) -> None:
     if not inp.context and inp.transcript is None:
         raise InvalidAgentInput("ForkJoinWorkflow needs `context` or `transcript` to fork from")
+    blank = [n for n, d in enumerate(inp.directives) if not d.strip()]
+    # Asked only for such an input: every other run's history stays as it was.
+    if blank and versions.patched(BLANK_DIRECTIVES):
+        raise InvalidAgentInput(
+            f"directives[{blank[0]}] is blank: say what fork {blank[0] + 1} should do"
+        )
     limit = inp.config.agents.max_concurrent
     if len(inp.directives) > limit:
         raise InvalidAgentInput(

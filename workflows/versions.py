@@ -52,6 +52,7 @@ to it)."""
 
 AFTER_BASELINE = frozenset(
     {
+        "fork-join-blank-directives",
         "person-names-refused",
         "subagent-hooks",
         "stop-reaches-sync-children",

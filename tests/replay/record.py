@@ -54,6 +54,7 @@ from tests.replay.scenarios_agent import (
 from tests.replay.scenarios_patterns import (
     coordinator,
     fork_join,
+    fork_join_blank,
     fork_join_killed_fork,
     fork_stop_starting,
     pipeline,
@@ -302,12 +303,16 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # The lead's plan approval to "*", refused (patched no-structured-broadcast, in a);
     # `team_structured_broadcast_v0` recorded on 0e4317e, where it went to everyone.
     "team_structured_broadcast": team_structured_broadcast,
+    # A blank directive from a client, refused (patched fork-join-blank-directives);
+    # `fork_join_blank_v0` recorded on 3935373, where its fork ran.
+    "fork_join_blank": fork_join_blank,
 }
 
 
 # Children whose histories are worth keeping too (a killed child, a resumed run), saved as
 # `<parent>__<child>.json`: the file name encodes the workflow id, which replay needs.
 CHILDREN = {
+    "fork_join_blank_v0": ["fork-2"],
     "subagents_stop_sync": ["slow"],
     "subagents_hooks": ["helper"],
     "subagents_late_mail_stopped": ["helper"],

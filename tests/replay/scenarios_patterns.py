@@ -298,3 +298,40 @@ async def stop_starting(client: Client, tmp: Path) -> WorkflowHandle:
     repo = make_git_repo(tmp / "repo", {"README.md": "# sample\n"})
     handle, _, _ = await stop_as_it_starts(client, repo, "coordinator_stop_starting")
     return handle
+
+
+async def fork_join_blank(client: Client, tmp: Path) -> WorkflowHandle:
+    """A fork-join a client started with a blank directive (patched
+    fork-join-blank-directives: refused at the start; before, its fork ran)."""
+    from temporalio.client import WorkflowFailureError
+
+    from workflows.contracts import ForkJoinInput, ForkJoinResult, Workspace
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    script = {
+        "agents": [
+            {
+                "name": "f0",
+                "match": {"last_user_contains": "part 0"},
+                "turns": [{"text": "unused"}, {"text": "Scope: part 0"}],
+            },
+            {"name": "blank", "turns": [{"text": "unused"}, {"text": "Nothing to do."}]},
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = ForkJoinInput(
+                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+                directives=["check part 0", "  "],
+                context="Audit the repository.",
+            )
+            handle = await client.start_workflow(
+                "ForkJoinWorkflow",
+                inp,
+                id=os.environ["OUTLAST_RECORDING"],
+                task_queue=queues.task_queue,
+                result_type=ForkJoinResult,
+            )
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+    return handle

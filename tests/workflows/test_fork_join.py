@@ -416,3 +416,22 @@ async def test_with_background_tasks_disabled_a_fork_runs_sync(client, git_repo)
         if isinstance(t, TextBlock) and t.text.startswith("<task-notification>")
     ]
     assert notes == []
+
+
+async def test_a_raw_start_with_a_blank_directive_is_refused(client, git_repo):
+    """`outlast run --fork ''` was refused; a start from another client ran a fork with
+    nothing to do, its model asked to work out a task from whitespace."""
+    async with running_workers(client) as queues:
+        inp = ForkJoinInput(
+            workspace=Workspace(root=str(git_repo), host_queue=queues.host_queue),
+            directives=["check part 0", "  "],
+            context=CONTEXT,
+        )
+        handle = await client.start_workflow(
+            "ForkJoinWorkflow", inp, id=f"fj-{uuid.uuid4().hex[:8]}", task_queue=queues.task_queue
+        )
+        with pytest.raises(WorkflowFailureError) as failed:
+            await handle.result()
+    assert "directives[1] is blank: say what fork 2 should do" in str(failed.value.cause)
+    kids = [w async for w in client.list_workflows(f'ParentWorkflowId = "{handle.id}"')]
+    assert kids == []  # no fork started
