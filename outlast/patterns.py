@@ -25,6 +25,7 @@ from temporalio.service import RPCError
 from agents.config import OutlastConfig
 from agents.spawn import not_found_message
 from agents.team_tasks import TaskCreateInput
+from agents.tool_filter import WRITE_TOOLS, is_read_only, resolve_agent_tools
 from outlast.progress import follow, outcome
 from outlast.question_view import plain
 from outlast.runner import StartError, build_input, env_config, local_definitions, repo_root
@@ -174,11 +175,23 @@ def build_pattern_input(args: PatternArgs) -> Any:
         raise StartError(f"{args.pattern}: {_first_error(e)}") from None
 
 
-def _known_agent_type(agent_type: str, config: OutlastConfig, root: str, flag: str) -> None:
+def _known_agent_type(
+    agent_type: str, config: OutlastConfig, root: str, flag: str, writes: bool = False
+) -> None:
+    """Refuse an agent type the checkout does not define, or, with `writes`, one that can
+    change no file (a verified task's implementer)."""
     known = local_definitions(Path(root), config)
-    if known.get(agent_type) is None:
+    definition = known.get(agent_type)
+    if definition is None:
         found = not_found_message(agent_type, known.names(), known.errors)
         raise StartError(f"{flag}: {found[0].lower()}{found[1:]}")
+    tools = resolve_agent_tools(definition, sorted(WRITE_TOOLS)).tools
+    if writes and is_read_only(tools, definition.permission_mode):
+        raise StartError(
+            f"{flag}: {agent_type} is read-only (no Write, Edit or NotebookEdit), and the "
+            "implementer must change the code; name an agent that can write, such as "
+            "general-purpose."
+        )
 
 
 def _pattern_input(args: PatternArgs) -> Any:
@@ -219,7 +232,9 @@ def _pattern_input(args: PatternArgs) -> Any:
             description=description,
         )
     if args.pattern in ("team", "verified", "fork-join"):
-        _known_agent_type(args.agent_type, config, workspace.root, f"--agent {args.agent_type}")
+        flag = f"--agent {args.agent_type}"
+        writes = args.pattern == "verified"
+        _known_agent_type(args.agent_type, config, workspace.root, flag, writes=writes)
     if args.pattern == "team":
         # With no --teammate the lead starts alone and spawns its teammates itself (R69).
         members = [parse_teammate(t) for t in args.teammates]

@@ -258,6 +258,9 @@ def test_dev_refuses_a_port_out_of_range():
         (("--max-rounds", "2", "--pattern", "fork-join", "--fork", "a"), "--max-rounds is for"),
         (("--agent", "Wizard", "--pattern", "verified"), "--agent Wizard: agent type 'Wizard'"),
         (("--agent", "Wizard", "--pattern", "team"), "--agent Wizard: agent type 'Wizard'"),
+        # An implementer that can change no file fails every round.
+        (("--agent", "Explore", "--pattern", "verified"), "--agent Explore: Explore is read-only"),
+        (("--agent", "Plan", "--pattern", "verified"), "--agent Plan: Plan is read-only"),
         (
             ("--agent", "Wizard", "--pattern", "fork-join", "--fork", "a"),
             "--agent Wizard: agent type 'Wizard'",
