@@ -26,8 +26,9 @@ from agents.config import OutlastConfig
 from agents.spawn import not_found_message
 from agents.team_tasks import TaskCreateInput
 from agents.tool_filter import WRITE_TOOLS, is_read_only, resolve_agent_tools
-from outlast.progress import follow, outcome
+from outlast.progress import follow, outcome, print_retries
 from outlast.question_view import plain
+from outlast.retries import TreeRetries
 from outlast.runner import StartError, build_input, env_config, local_definitions, repo_root
 from outlast.search_setup import missing_search_attributes
 from outlast.start_metadata import start_metadata, task_text
@@ -317,8 +318,11 @@ async def follow_pattern(
         return await follow(handle, console, client)
     result_task = asyncio.create_task(handle.result())
     seen: dict[str, str] = {}
+    retries = TreeRetries(handle, client)
     while True:
         done = result_task.done()
+        if not done:
+            print_retries(console, await retries.news())
         try:
             for key, line in await _progress(handle, pattern, LAST_POLL_S if done else None):
                 if seen.get(key) != line:

@@ -20,7 +20,7 @@ from temporalio.service import RPCError
 from agents.todos import done_of, in_progress
 from outlast.live_tree import doing, follow_live
 from outlast.question_view import plain, print_question, terminal_text, waiting_question
-from outlast.retries import RetryWatch, same_retry
+from outlast.retries import TreeRetries
 from workflows.contracts import AgentResult, AgentStatus, AgentUsage
 from workflows.details import tool_uses, web_searches
 
@@ -52,12 +52,9 @@ async def follow(
     last_todo: str | None = None
     asked: set[str] = set()
     children: dict[str, str] = {}
-    retries, last_retry = RetryWatch(handle), None
+    retries = TreeRetries(handle, client)
     while not result_task.done():
-        retry = await retries.line()
-        if retry is not None and not same_retry(retry, last_retry):
-            console.print(f"  [yellow]{escape(plain(retry))}[/]")  # once per attempt
-        last_retry = retry
+        print_retries(console, await retries.news())
         status = await _status(handle)
         if status is not None:
             _print_children(status, children, console, handle.id)
@@ -82,6 +79,12 @@ async def follow(
                 console.print(f"[cyan]>[/] {escape(line)}  [dim]tokens {tokens}[/]")
         await asyncio.wait({result_task}, timeout=POLL_S)
     return await outcome(result_task, handle, console)
+
+
+def print_retries(console: Console, news: list[tuple[str, str]]) -> None:
+    """Each retry once per attempt: the workflow's own, then its children's by name."""
+    for who, line in news:
+        console.print(f"  [yellow]{escape(plain(f'{who}: {line}' if who else line))}[/]")
 
 
 async def outcome(result_task: asyncio.Task, handle: WorkflowHandle, console: Console):

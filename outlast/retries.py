@@ -11,7 +11,7 @@ import asyncio
 from datetime import UTC, datetime
 
 from temporalio.api.workflow.v1 import PendingActivityInfo
-from temporalio.client import WorkflowExecutionDescription, WorkflowHandle
+from temporalio.client import Client, WorkflowExecutionDescription, WorkflowHandle
 from temporalio.service import RPCError
 
 FRIENDLY = {"llm.call_model": "model call", "llm.compact": "summary"}
@@ -75,3 +75,54 @@ class RetryWatch:
             except RPCError:
                 pass  # the server is away for a moment: the last line stands
         return self._line
+
+
+class TreeRetries:
+    """What a followed workflow and its running children (a pattern's stages, members and
+    forks; an agent's sub-agents) are retrying, asked of the server at most every EVERY_S;
+    `news` gives each retry once per attempt. Without a client, the workflow's own only."""
+
+    EVERY_S = RetryWatch.EVERY_S
+    MAX_CHILDREN = 8
+    """Running children described per ask (a team of twenty is asked about eight)."""
+
+    def __init__(self, handle: WorkflowHandle, client: Client | None) -> None:
+        self._handle, self._client = handle, client
+        self._asked_at = float("-inf")
+        self._shown: dict[str, str] = {}
+
+    async def news(self) -> list[tuple[str, str]]:
+        """(who, line) for each retry not shown yet: who is "" for the workflow itself, else
+        the child's id below it (`fork-1`, `implementer`, ...)."""
+        now = asyncio.get_running_loop().time()
+        if now - self._asked_at < self.EVERY_S:
+            return []
+        self._asked_at = now
+        try:
+            lines = await self._lines()
+        except RPCError:
+            return []  # the server is away for a moment: nothing new to say
+        news = [
+            (self._who(wid), line)
+            for wid, line in lines.items()
+            if not same_retry(line, self._shown.get(wid))
+        ]
+        self._shown = lines  # a retry that ended and comes back is news again
+        return news
+
+    async def _lines(self) -> dict[str, str]:
+        handles = [self._handle]
+        if self._client is not None:
+            query = f'ParentWorkflowId = "{self._handle.id}" AND ExecutionStatus = "Running"'
+            async for w in self._client.list_workflows(query, limit=self.MAX_CHILDREN):
+                handles.append(self._client.get_workflow_handle(w.id, run_id=w.run_id))
+        lines: dict[str, str] = {}
+        for handle in handles:
+            if (line := retrying(await handle.describe())) is not None:
+                lines[handle.id] = line
+        return lines
+
+    def _who(self, workflow_id: str) -> str:
+        if workflow_id == self._handle.id:
+            return ""
+        return workflow_id.removeprefix(f"{self._handle.id}/")
