@@ -11,10 +11,9 @@ from __future__ import annotations
 import asyncio
 import functools
 from datetime import timedelta
-from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError, FailureError, is_cancelled_exception
+from temporalio.exceptions import FailureError, is_cancelled_exception
 
 from agents.builtin.fork import fork_message
 from agents.control_tools import TASK_STOP_TOOL
@@ -25,9 +24,7 @@ from agents.notifications import (
     system_reminder,
     wrap_notification_for_mixed_turn,
 )
-from agents.permissions import PLAN_MODE, RESUME_MODES
 from agents.plan_mode import EXIT_PLAN_MODE_TOOL, as_the_approver_reads_it
-from agents.questions import QuestionAnswers
 from agents.team_protocol import TEAM_ADDRESS, protocol_type
 from agents.worktree_slug import agent_worktree_slug
 from workflows import subagent_hooks, versions
@@ -48,6 +45,7 @@ from workflows.agent_end import (
     stopped_before_mail,
     tell_parent,
 )
+from workflows.agent_handlers import AgentHandlers
 from workflows.agent_loop import run_agent_loop
 from workflows.agent_setup import (
     SETUP_OPTIONS,
@@ -58,49 +56,35 @@ from workflows.agent_setup import (
     prepare_fork,
 )
 from workflows.agent_tools import AgentParts, workflow_tools
-from workflows.carry import SEEN_MAIL_KEPT, AgentCarry, should_continue_as_new
+from workflows.carry import AgentCarry, should_continue_as_new
 from workflows.child_endings import LIVENESS_BACKOFF, liveness_interval, settle_children
 from workflows.client_input import client_start, refuse_unknown_fields, wait_for_a_newer_worker
 from workflows.contracts import (
     AgentInput,
-    AgentNotification,
     AgentResult,
-    AgentStatus,
-    BackgroundRequest,
-    ChildSummary,
     MailMessage,
-    PendingQuestion,
-    PlanDecision,
-    PlanView,
     StopRequest,
     TeamLink,
-    TranscriptView,
     Workspace,
 )
 from workflows.details import render_details
 from workflows.loop_types import LoopHooks, LoopSetup, LoopState, seen_read_state
-from workflows.pattern_contracts import TeamMembers
 from workflows.phases import create_session_scratchpad
 from workflows.plan_control import PlanControl, plan_approver
 from workflows.question_control import QuestionControl
 from workflows.registry import ChildRegistry
 from workflows.shell_task import TurnEndDeadline
 from workflows.shell_task import launch as launch_shell
-from workflows.shells import ShellEnd
-from workflows.signal_input import UNKNOWN_FIELDS, Refusals
-from workflows.signals import signal_workflow
+from workflows.signal_input import Refusals
 from workflows.subagents import ParentContext, SubAgents
 from workflows.team_member import (
     TeamCounters,
     answer_shutdown,
     answers_a_request,
     is_peer_address,
-    is_team_mail,
-    on_team_mail,
     send_to_peers,
 )
 from workflows.team_member import report as report_to_team
-from workflows.team_spawn import merged_names
 from workflows.worktree_session import left_note, session_workspace, worktree_session
 from workflows.worktrees import create_worktree
 
@@ -132,18 +116,13 @@ SCRATCHPAD_BY_FEATURE = "scratchpad-by-feature"
 off, as Claude Code's `tengu_scratch`); the first releases made one whatever the setting."""
 
 
-STOP_REACHES_SYNC_CHILDREN = "stop-reaches-sync-children"
-"""Patch id: a stop of an agent waiting on sync sub-agents is sent on to them; it waited for
-their ends, which a sub-agent kept going (or a hook that kept blocking) put off for good."""
-
-
 def _wants_scratchpad(inp: AgentInput) -> bool:
     # Asked only with the feature off, where the answer decides whether one is made.
     return inp.config.features.scratchpad or not versions.patched(SCRATCHPAD_BY_FEATURE)
 
 
 @workflow.defn(name="AgentWorkflow")
-class AgentWorkflow:
+class AgentWorkflow(AgentHandlers):
     @workflow.init
     def __init__(self, inp: AgentInput) -> None:
         # Signal handlers may run before `run` starts: state carried from the previous run
@@ -174,9 +153,9 @@ class AgentWorkflow:
         self._untold: AgentResult | None = None
         """This run's end, when the parent reads it from the result instead of a signal."""
         self._told_continuing = False
+        """The parent was told this run's end with `continues`: mail was waiting then."""
         self._stopped: list[str] = []
         """Background children this run stopped at its end (R92), for its result."""
-        """The parent was told this run's end with `continues`: mail was waiting then."""
         self._sync_stops: list[asyncio.Future] = []
         """Stops sent on to the sync sub-agents this agent waited on (kept: asyncio holds
         only weak references to tasks)."""
@@ -718,190 +697,3 @@ class AgentWorkflow:
         self._current_tools = tools
         self._plan_note = None
         self._refresh_details()
-
-    # --- signals and queries ---------------------------------------------------------------
-
-    # The signals people send take plain JSON and check it (workflows/signal_input.py): one
-    # that does not fit is refused in the status query and the details, not dropped unseen.
-
-    @workflow.signal(name="stop")
-    def stop(self, request: Any = None, *extra: Any) -> None:
-        """End after the current turn: the model is not called again."""
-        checked = self._refusals.checked(
-            "stop", StopRequest, request, extra, default={}, strict=False
-        )
-        if checked is None:
-            self._refresh_details()
-            return
-        self._stop = checked
-        waited_on = [t for t in self._registry.running() if t.mode == "sync"]
-        # Asked only when it waits on one: the stop reached it only after that child's end.
-        if waited_on and versions.patched(STOP_REACHES_SYNC_CHILDREN):
-            self._sync_stops.append(asyncio.ensure_future(self._stop_children(waited_on)))
-
-    async def _stop_children(self, children: list) -> None:
-        """A stop of an agent waiting on sync sub-agents reaches them too: each ends after its
-        own current turn, so the wait ends, and then this agent (Esc stops the whole tree in
-        Claude Code)."""
-        reason = StopRequest(reason="the agent that waits on it was stopped")
-        for child in children:
-            try:
-                await signal_workflow(child.workflow_id, "stop", reason)
-            except ApplicationError:
-                pass  # it has ended meanwhile: nothing to stop
-
-    @workflow.signal(name="send_message")
-    def send_message(self, raw: Any = None, *extra: Any) -> None:
-        """Queue a message for the next turn boundary (R65); a repeated id is dropped."""
-        message = self._refusals.checked("send_message", MailMessage, raw, extra, strict=False)
-        if message is None:
-            self._refresh_details()
-            return
-        if message.id is not None:
-            if message.id in self._seen_mail:
-                return
-            self._seen_mail = [*self._seen_mail[-(SEEN_MAIL_KEPT - 1) :], message.id]
-        if is_team_mail(message):
-            on_team_mail(self._team_counts, message)  # counted even when consumed below
-        if self._plans.lead_answer(message):
-            return  # the lead's answer to the plan waiting at ExitPlanMode (R79)
-        self._mailbox.append(message)
-
-    # The signals below are Outlast's own, but anyone can send them: they check their input
-    # too, since one that does not fit the handler's arguments fails every workflow task.
-
-    @workflow.signal(name="agent_notification")
-    def agent_notification(self, raw: Any = None, *extra: Any) -> None:
-        """A sub-agent's run ended (sent by the sub-agent itself)."""
-        end = self._refusals.checked(
-            "agent_notification", AgentNotification, raw, extra, strict=False
-        )
-        if end is not None:
-            self._subagents.on_notification(end)
-        self._refresh_details()
-
-    @workflow.signal(name="shell_notification")
-    def shell_notification(self, raw: Any = None, *extra: Any) -> None:
-        """A background command ended (sent by its `ShellTaskWorkflow`)."""
-        end = self._refusals.checked("shell_notification", ShellEnd, raw, extra, strict=False)
-        if end is not None:
-            self._registry.record_shell_end(end)
-        self._refresh_details()
-
-    @workflow.signal(name="team_members")
-    def team_members(self, raw: Any = None, *extra: Any) -> None:
-        """A teammate joined this agent's team (sent by the team, R69): SendMessage reaches
-        it by name, and `*` includes it."""
-        members = self._refusals.checked("team_members", TeamMembers, raw, extra, strict=False)
-        if members is None:
-            self._refresh_details()
-        elif self._team is not None:
-            # Merged, not replaced: two adds' lists may arrive in either order, and a name
-            # is never dropped (a member that ended keeps its name).
-            self._team = self._team.model_copy(
-                update={"members": merged_names(self._team.members, members.members)}
-            )
-
-    @workflow.signal(name="set_backgrounded")
-    def set_backgrounded(self, *ignored: Any) -> None:
-        """This agent's parent stopped waiting for it: it now runs in the background."""
-        self._background = True
-        if self._upserts:
-            workflow.upsert_search_attributes([sa.IS_BACKGROUND.value_set(True)])
-
-    @workflow.signal(name="background")
-    def background(self, request: Any = None, *extra: Any) -> None:
-        """Move a running sync sub-agent (or all of them) to the background (R22)."""
-        checked = self._refusals.checked(
-            "background", BackgroundRequest, request, extra, default={}
-        )
-        if checked is None:
-            self._refresh_details()
-            return
-        if not self._subagents.on_background(checked):
-            # Said where the sender looks; nothing waits for it (it is not kept for later).
-            named = f" named {checked.agent_id}" if checked.agent_id else ""
-            self._refusals.keep(
-                f"signal `background` refused: no synchronous sub-agent{named} is running"
-            )
-            self._refresh_details()
-
-    @workflow.query(name="status")
-    def status(self) -> AgentStatus:
-        return AgentStatus(
-            agent_id=self._agent_id,
-            agent_type=self._agent_type,
-            model=self._model,
-            state=self._phase,  # type: ignore[arg-type]
-            turn=self._state.turns,
-            usage=self._state.usage,
-            current_tools=self._current_tools,
-            mode=self._state.mode or "default",
-            stop_requested=self._stop is not None,
-            last_text=self._state.last_text,
-            background=self._background,
-            children=self.tasks(),
-            pending_notifications=len(self._registry.queue),
-            mailbox=len(self._mailbox),
-            refused_signals=self._refusals.texts,
-            todos=self._state.todos,
-            worktree=self._state.worktree.info if self._state.worktree else None,
-        )
-
-    @workflow.signal(name="approve_plan")
-    def approve_plan(self, decision: Any = None, *extra: Any) -> None:
-        """Approve the plan waiting at ExitPlanMode (R79); nothing waits: nothing changes."""
-        self._plan_decision("approve_plan", decision, extra, approve=True)
-
-    @workflow.signal(name="reject_plan")
-    def reject_plan(self, decision: Any = None, *extra: Any) -> None:
-        """Send the plan back with feedback; the agent stays in plan mode and revises it."""
-        self._plan_decision("reject_plan", decision, extra, approve=False)
-
-    def _plan_decision(self, signal: str, raw: Any, extra: tuple, approve: bool) -> None:
-        checked = self._refusals.checked(signal, PlanDecision, raw, extra, default={})
-        if checked is None:
-            self._refresh_details()
-            return
-        mode = checked.target_mode
-        if (
-            approve
-            and mode not in (None, PLAN_MODE, *RESUME_MODES)
-            and versions.patched(UNKNOWN_FIELDS)
-        ):
-            why: str | None = f"target_mode {mode} is no mode: one of {', '.join(RESUME_MODES)}"
-        else:
-            why = self._plans.decide(checked.model_copy(update={"approve": approve}))
-        if why is not None:
-            self._refusals.keep(f"signal `{signal}` refused: {why}")
-            workflow.logger.info("signal %s refused: %s", signal, why)
-            self._refresh_details()
-
-    @workflow.query(name="plan")
-    def plan(self) -> PlanView:
-        return self._plans.view()
-
-    @workflow.update(name="answer_question")
-    def answer_question(self, answers: QuestionAnswers) -> str:
-        """The user's answers to the questions waiting at AskUserQuestion (T16); returns
-        the request id they answered."""
-        return self._questions.answer(answers)
-
-    @answer_question.validator
-    def _answer_fits(self, answers: QuestionAnswers) -> None:
-        self._questions.check(answers)
-
-    @workflow.query(name="question")
-    def question(self) -> PendingQuestion | None:
-        return self._questions.pending
-
-    @workflow.query(name="tasks")
-    def tasks(self) -> list[ChildSummary]:
-        agents = [t.summary() for t in self._registry.tasks.values()]
-        return agents + [t.summary() for t in self._registry.shells.shells.values()]
-
-    @workflow.query(name="transcript")
-    def transcript(self) -> TranscriptView:
-        return TranscriptView(
-            transcript=self._state.transcript, base=self._base, messages=self._messages
-        )

@@ -25,7 +25,7 @@ from tests.support import (
     wait_for,
 )
 from tests.workflows.test_stop_and_kill import processes_with
-from workflows.agent import STOP_REACHES_SYNC_CHILDREN
+from workflows.agent_handlers import STOP_REACHES_SYNC_CHILDREN
 from workflows.contracts import AgentResult, AgentStatus, StopRequest
 
 
