@@ -2,19 +2,21 @@
 
 The workflow's history holds the conversation by reference only (issue 4: history that does
 not grow with it), so nothing but this showed a person what an agent was told and answered,
-tool by tool. A running agent is asked for its conversation (the `transcript` query); a
-completed one's result names it. It is read from the store this machine's workers use
-(`OUTLAST_STORE_DIR`), across continue-as-new and compactions (after a compaction the
-conversation starts from its summary).
+tool by tool. An agent is asked for its conversation (the `transcript` query, which a worker
+answers for an ended one too); a completed one's result names it when no worker answers. It
+is read from the store this machine's workers use (`OUTLAST_STORE_DIR`), across
+continue-as-new, and with what each compaction summed up before its summary.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 
 import typer
 from rich.markup import escape
+from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
@@ -33,11 +35,17 @@ from agents.messages import (
     ToolUseBlock,
 )
 from agents.transcript import TranscriptRef
-from outlast.cli_base import app, connect_or_fail, console, describe_or_fail, fail
+from outlast.cli_base import app, connect_or_fail, console, describe_or_fail, fail, polled
 from workflows.contracts import AgentResult, TranscriptView
 
 SHORT_LINES = 12
+ENDED_QUERY_S = 5
 SHORT_CHARS = 300
+
+
+COMPACTED_HERE = (
+    "[dim]── compacted here: the model went on from a summary of the conversation above ──[/]"
+)
 
 
 @app.command()
@@ -45,24 +53,34 @@ def transcript(
     workflow_id: str = typer.Argument(..., help="The agent whose conversation to print."),
     full: bool = typer.Option(False, "--full", help="Tool inputs and results in full."),
     as_json: bool = typer.Option(False, "--json", help="One JSON message per line."),
+    since_compaction: bool = typer.Option(
+        False, "--since-compaction", help="Only what the model sees now: from the last summary."
+    ),
 ) -> None:
-    """An agent's conversation: what it was told, what it said, each tool call and result."""
+    """An agent's conversation: what it was told, what it said, each tool call and result,
+    and before each compaction what the summary replaced."""
     if not workflow_id.strip():
         fail("the workflow id is empty.")
-    messages = asyncio.run(_messages(workflow_id))
+    segments = asyncio.run(_segments(workflow_id))
+    if since_compaction:
+        segments = segments[-1:]
     if as_json:
-        for message in messages:
+        for message in (m for segment in segments for m in segment):
             print(message.model_dump_json())
         return
-    if not messages:
+    if not any(segments):
         console.print(f"{workflow_id} has no conversation yet.")
         return
-    for message in messages:
-        for line in message_lines(message, full):
-            console.print(line, highlight=False)
+    for n, segment in enumerate(segments):
+        if n:
+            console.print(COMPACTED_HERE)
+        for message in segment:
+            for line in message_lines(message, full):
+                console.print(line, highlight=False)
 
 
-async def _messages(workflow_id: str) -> tuple[Message, ...]:
+async def _segments(workflow_id: str) -> list[tuple[Message, ...]]:
+    """The conversation as it was at each compaction, oldest first, then as it is."""
     client = await connect_or_fail()
     handle = client.get_workflow_handle(workflow_id, result_type=AgentResult)
     desc = await describe_or_fail(handle)
@@ -71,22 +89,27 @@ async def _messages(workflow_id: str) -> tuple[Message, ...]:
             f"{workflow_id} is a {desc.workflow_type}, not an agent: `outlast show "
             f"{workflow_id}` lists its agents, each with a conversation of its own."
         )
-    ref = await _reference(handle, desc.status)
+    refs = await _references(client, handle, desc)
     try:
-        return await asyncio.to_thread(load, default_store(), ref)
+        return [await asyncio.to_thread(load, default_store(), ref) for ref in refs]
     except OutlastError as e:  # not in this machine's store, or damaged
         fail(f"cannot read the conversation of {workflow_id}: {e.message}")
 
 
-async def _reference(handle, status: WorkflowExecutionStatus | None) -> TranscriptRef:
-    if status == WorkflowExecutionStatus.COMPLETED:
-        result = await handle.result(follow_runs=False)
-        return result.transcript
-    try:
-        view = await handle.query("transcript", result_type=TranscriptView)
-    except (RPCError, WorkflowQueryFailedError) as e:
-        fail(f"{handle.id} did not answer for its conversation: {e}")
-    return view.transcript
+async def _references(client, handle, desc) -> list[TranscriptRef]:
+    ended = desc.status == WorkflowExecutionStatus.COMPLETED
+    workflow_tasks = TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
+    if not ended or await polled(client, desc.task_queue, workflow_tasks) is not False:
+        try:
+            # An ended run is replayed to answer; a worker that does not, its result names.
+            timeout = timedelta(seconds=ENDED_QUERY_S) if ended else None
+            view = await handle.query("transcript", result_type=TranscriptView, rpc_timeout=timeout)
+            return [*view.compacted, view.transcript]
+        except (RPCError, WorkflowQueryFailedError) as e:
+            if not ended:
+                fail(f"{handle.id} did not answer for its conversation: {e}")
+    # The conversation since the last compaction (the earlier ones only the run's state holds).
+    return [(await handle.result(follow_runs=False)).transcript]
 
 
 def message_lines(message: Message, full: bool = False) -> list[str]:

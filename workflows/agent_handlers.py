@@ -260,5 +260,8 @@ class AgentHandlers:
     @workflow.query(name="transcript")
     def transcript(self) -> TranscriptView:
         return TranscriptView(
-            transcript=self._state.transcript, base=self._base, messages=self._messages
+            transcript=self._state.transcript,
+            base=self._base,
+            messages=self._messages,
+            compacted=self._state.compacted,
         )

@@ -280,6 +280,9 @@ class TranscriptView(Contract):
     transcript: TranscriptRef
     base: TranscriptRef
     messages: list[Message]
+    compacted: list[TranscriptRef] = Field(default_factory=list)
+    """The conversation as it was at each compaction, oldest first (`transcript` starts from
+    the last one's summary)."""
 
 
 class PendingPlan(Contract):

@@ -20,6 +20,7 @@ from tests.support import (
     start,
     tool_results,
 )
+from tests.workflows.test_plan_mode import cli
 from workflows.contracts import StopRequest
 from workflows.loop_model import AUTO_COMPACT, COMPACT_WHEN_TOO_LONG
 
@@ -93,7 +94,7 @@ from the compacted conversation."""
 
 
 async def test_a_full_conversation_is_summed_up_and_the_agent_goes_on_from_its_last_step(
-    client, git_repo
+    client, dev_server, git_repo
 ):
     (git_repo / "notes.txt").write_text("NOTES-CONTENT\n")
     with scripted_model(COMPACTED, log_bodies=True) as model:
@@ -101,6 +102,9 @@ async def test_a_full_conversation_is_summed_up_and_the_agent_goes_on_from_its_l
             inp = agent_input("ORIGINAL-TASK: read the files", git_repo, queues)
             handle = await start(client, inp, queues)
             result = await handle.result()
+            # `outlast transcript` shows what the summary replaced, then the rest.
+            code, shown = await cli(dev_server.address, "transcript", handle.id)
+            _, now = await cli(dev_server.address, "transcript", handle.id, "--since-compaction")
     assert result.status == "completed" and result.final_text == "DONE-AFTER-COMPACTION", result
     [asked] = requests_of(model, "summarizer")
     # The model summed up the conversation before its last answer, the README's result too.
@@ -122,6 +126,10 @@ async def test_a_full_conversation_is_summed_up_and_the_agent_goes_on_from_its_l
     assert readme.is_error and "has not been read" in readme.content, readme
     assert not notes.is_error and (git_repo / "notes.txt").read_text() == "X-CONTENT\n"
     assert AUTO_COMPACT in await patch_ids(handle)
+    flat = " ".join(shown.split())
+    assert code == 0 and flat.index("ORIGINAL-TASK") < flat.index("compacted here"), shown
+    assert flat.index("compacted here") < flat.index("THE-GIST") < flat.index("DONE-AFTER"), shown
+    assert "ORIGINAL-TASK" not in now and "THE-GIST" in now and "compacted here" not in now, now
     # Its usage counts the compaction call as well.
     assert result.usage.tokens.output_tokens == sum(r["usage"]["output_tokens"] for r in model.log)
 
