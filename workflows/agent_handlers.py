@@ -50,6 +50,11 @@ STOP_REACHES_SYNC_CHILDREN = "stop-reaches-sync-children"
 their ends, which a sub-agent kept going (or a hook that kept blocking) put off for good."""
 
 
+BLANK_MAIL = "blank-mail-refused"
+"""Patch id: a `send_message` with blank text is refused; it was read into the next turn,
+whose model call the API refused (400), failing the agent."""
+
+
 class AgentHandlers:
     """`AgentWorkflow`'s handlers, over the state its `__init__` sets up (declared here)."""
 
@@ -111,6 +116,11 @@ class AgentHandlers:
     def send_message(self, raw: Any = None, *extra: Any) -> None:
         """Queue a message for the next turn boundary (R65); a repeated id is dropped."""
         message = self._refusals.checked("send_message", MailMessage, raw, extra, strict=False)
+        # Asked only for a blank one: the API refuses a blank text block, which failed the
+        # agent at its next model call.
+        if message is not None and not message.text.strip() and versions.patched(BLANK_MAIL):
+            self._refusals.keep("signal `send_message` refused: the text is empty")
+            message = None
         if message is None:
             self._refresh_details()
             return

@@ -538,6 +538,9 @@ class TeamWorkflow:
     def _check_mail(self, mail: TeamMail) -> None:
         check_update_fields("message_member", mail)
         self._refuse_when_ended()
+        if not mail.text.strip():
+            # The member's model call would be refused (400) for a blank text block.
+            raise ValueError("the message is empty: say something")
         names = [m.name for m in self._members]
         if mail.to != "*" and mail.to not in names:
             raise ValueError(f"no member named {mail.to}; members: {', '.join(names)}")

@@ -52,6 +52,7 @@ to it)."""
 
 AFTER_BASELINE = frozenset(
     {
+        "blank-mail-refused",
         "fork-join-blank-directives",
         "person-names-refused",
         "subagent-hooks",

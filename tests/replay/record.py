@@ -22,6 +22,7 @@ from outlast.client import connect
 from outlast.devserver import DevServer
 from tests.replay.scenarios_agent import (
     background_bash,
+    blank_mail,
     compact_too_long,
     compaction,
     context_full,
@@ -306,6 +307,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A blank directive from a client, refused (patched fork-join-blank-directives);
     # `fork_join_blank_v0` recorded on 3935373, where its fork ran.
     "fork_join_blank": fork_join_blank,
+    # A blank `send_message`, refused (patched blank-mail-refused); `agent_blank_mail_v0`
+    # recorded on 513c32b, where the model's 400 failed the agent.
+    "agent_blank_mail": blank_mail,
 }
 
 

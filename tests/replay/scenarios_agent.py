@@ -604,3 +604,26 @@ async def compact_too_long(client: Client, tmp: Path) -> WorkflowHandle:
             with contextlib.suppress(WorkflowFailureError):
                 await handle.result()
     return handle
+
+
+async def blank_mail(client: Client, tmp: Path) -> WorkflowHandle:
+    """A `send_message` with blank text, refused (patched blank-mail-refused), then a fitting
+    message that ends the agent; on the code before, the blank one reached the model, whose
+    refusal (400) failed the agent."""
+    from temporalio.client import WorkflowFailureError
+    from temporalio.service import RPCError
+
+    from tests.workflows.test_from_code import BUSY_UNTIL_FITTING
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model(BUSY_UNTIL_FITTING):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", repo, queues)
+            handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
+            await handle.signal("send_message", {"text": " \n "})
+            await asyncio.sleep(3)  # a turn or two: the blank one read in, or refused
+            with contextlib.suppress(RPCError):  # the run has failed (the code before)
+                await handle.signal("send_message", {"text": "FITTING-TEXT"})
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+    return handle

@@ -13,8 +13,9 @@ from temporalio.client import WorkflowFailureError
 
 from outlast.api import NotSupported, Task, start_task
 from outlast.devserver import temporal_binary
-from tests.support import Queues, running_workers, scripted_model
+from tests.support import Queues, patch_ids, running_workers, scripted_model
 from tests.workflows.test_plan_mode import APPROVED, wait_for_pending
+from workflows.agent_handlers import BLANK_MAIL
 from workflows.contracts import AgentResult, AgentStatus
 
 
@@ -296,10 +297,19 @@ async def test_a_signal_whose_input_does_not_fit_is_refused_where_people_look(
             assert "- signal `send_message` refused: text: Field required" in (
                 metadata.current_details
             )
+            # The API refuses a blank text block: read in, it failed the agent.
+            await signal_with_cli(dev_server, handle.id, "send_message", [{"text": " \n "}])
+            for _ in range(100):
+                status = await handle.query("status", result_type=AgentStatus)
+                if "signal `send_message` refused: the text is empty" in status.refused_signals:
+                    break
+                await asyncio.sleep(0.1)
+            assert status.refused_signals[-1] == "signal `send_message` refused: the text is empty"
             await signal_with_cli(dev_server, handle.id, "send_message", [{"text": "FITTING-TEXT"}])
             result = await asyncio.wait_for(handle.result(), 60)
     assert result.status == "completed" and not result.stopped
     assert result.final_text == "got it"
+    assert BLANK_MAIL in await patch_ids(handle)
 
 
 async def test_a_misspelt_field_and_outlasts_own_signals_are_refused_not_dropped(

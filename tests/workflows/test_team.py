@@ -300,6 +300,10 @@ async def run_shutdown_scenario(
             with pytest.raises(WorkflowUpdateFailedError) as refused:
                 await handle.execute_update(update, typo)
             assert f"update `{update}` refused: unknown field" in str(refused.value.cause)
+        # A blank message failed its member's next model call (the API refuses blank text).
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update("message_member", {"to": "a", "text": " \n "})
+        assert "the message is empty" in str(refused.value.cause)
         # A wait no timer can hold failed the team's workflow task on every retry.
         with pytest.raises(WorkflowUpdateFailedError) as refused:
             await handle.execute_update("request_shutdown", {"name": "a", "timeout_s": 1e14})
