@@ -58,7 +58,12 @@ from workflows.agent_setup import (
 from workflows.agent_tools import AgentParts, workflow_tools
 from workflows.carry import AgentCarry, should_continue_as_new
 from workflows.child_endings import LIVENESS_BACKOFF, liveness_interval, settle_children
-from workflows.client_input import client_start, refuse_unknown_fields, wait_for_a_newer_worker
+from workflows.client_input import (
+    client_start,
+    refuse_bad_values,
+    refuse_unknown_fields,
+    wait_for_a_newer_worker,
+)
 from workflows.contracts import (
     AgentInput,
     AgentResult,
@@ -173,6 +178,7 @@ class AgentWorkflow(AgentHandlers):
     async def run(self, inp: AgentInput) -> AgentResult:
         if self._carry is None and client_start(inp):
             refuse_unknown_fields("AgentWorkflow", inp)
+            refuse_bad_values("AgentWorkflow", inp)
         else:
             wait_for_a_newer_worker(inp)
         self._started = self._carry.started_at if self._carry else workflow.now()

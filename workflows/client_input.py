@@ -28,9 +28,11 @@ longer asks for the patch. Closed runs only; Temporal replays them only for a qu
 from __future__ import annotations
 
 import difflib
+from typing import get_args
 
 from temporalio import workflow
 
+from agents.definition import PermissionMode
 from workflows import versions
 from workflows.contracts import AgentInput, ClientInput
 
@@ -39,6 +41,14 @@ with workflow.unsafe.imports_passed_through():
 
 INPUT_UNKNOWN_FIELDS = "input-unknown-fields"
 """Patch: a client's start with an unknown field fails (the field was dropped before)."""
+
+INPUT_VALUES = "input-values-checked"
+"""Patch: a client's start whose prompt is blank, whose permission mode is none of the modes
+or whose workspace names no host queue fails at once; it ran (a misspelt `Plan` without plan
+mode: free to write), or failed later (the model refusing a blank prompt, a host step on a
+queue no worker serves)."""
+
+MODES = get_args(PermissionMode)
 
 
 def client_start(inp: AgentInput) -> bool:
@@ -106,6 +116,36 @@ def refuse_unknown_fields(workflow_type: str, inp: ClientInput) -> None:
     if text is not None and versions.patched(INPUT_UNKNOWN_FIELDS):
         unknown = [f"{path}{name.split(' (')[0]}" for path, name, _ in unknown_paths(inp)]
         raise InvalidAgentInput(text, unknown_fields=unknown)
+
+
+def value_problem(inp: AgentInput) -> str | None:
+    """What is wrong with the values of an agent's start a client sent, if anything."""
+    mode = inp.permission_mode
+    if mode is not None and mode not in MODES:
+        same = [m for m in MODES if m.lower() == mode.lower()]
+        guess = same or difflib.get_close_matches(mode, MODES, n=1)
+        meant = f" (did you mean {guess[0]}?)" if guess else ""
+        return f"permission_mode {mode!r} is no mode{meant}: one of {', '.join(MODES)}"
+    if not inp.prompt.strip() and inp.fork is None and inp.resume_from is None:
+        return "prompt is empty: say what the agent should do"
+    if not inp.workspace.host_queue.strip():
+        return (
+            "workspace.host_queue is empty: name the task queue of the worker on the machine "
+            "that holds the checkout (`outlast-host-<host id>`)"
+        )
+    return None
+
+
+def refuse_bad_values(workflow_type: str, inp: AgentInput) -> None:
+    """Fail a run a client started with a value no run can go on with (`value_problem`).
+
+    Raises:
+        InvalidAgentInput: not retryable, so the workflow fails with the sentence.
+    """
+    problem = value_problem(inp)
+    # Asked only for such an input: every other run's history stays as it was.
+    if problem is not None and versions.patched(INPUT_VALUES):
+        raise InvalidAgentInput(f"{workflow_type} input refused: {problem}")
 
 
 def wait_for_a_newer_worker(inp: ClientInput) -> None:

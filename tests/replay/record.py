@@ -22,6 +22,7 @@ from outlast.client import connect
 from outlast.devserver import DevServer
 from tests.replay.scenarios_agent import (
     background_bash,
+    bad_mode,
     blank_mail,
     compact_too_long,
     compaction,
@@ -310,6 +311,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A blank `send_message`, refused (patched blank-mail-refused); `agent_blank_mail_v0`
     # recorded on 513c32b, where the model's 400 failed the agent.
     "agent_blank_mail": blank_mail,
+    # A misspelt permission mode from a client, refused (patched input-values-checked);
+    # `agent_bad_mode_v0` recorded on 16909ab, where it ran without plan mode.
+    "agent_bad_mode": bad_mode,
 }
 
 

@@ -627,3 +627,23 @@ async def blank_mail(client: Client, tmp: Path) -> WorkflowHandle:
             with contextlib.suppress(WorkflowFailureError):
                 await handle.result()
     return handle
+
+
+async def bad_mode(client: Client, tmp: Path) -> WorkflowHandle:
+    """A client's start with a misspelt permission mode (`Plan`): refused (patched
+    input-values-checked); on the code before, it ran without plan mode."""
+    from temporalio.client import WorkflowFailureError
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}):
+        async with running_workers(client) as queues:
+            workspace = {"root": str(repo), "host_queue": queues.host_queue}
+            handle = await client.start_workflow(
+                "AgentWorkflow",
+                {"prompt": "go", "workspace": workspace, "permission_mode": "Plan"},
+                id=os.environ["OUTLAST_RECORDING"],
+                task_queue=queues.task_queue,
+            )
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+    return handle

@@ -221,6 +221,38 @@ async def test_a_misspelt_start_field_fails_the_workflow_before_any_model_call(
     assert not model.log
 
 
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        # A misspelt `plan` ran without plan mode: free to write.
+        ({"permission_mode": "Plan"}, "permission_mode 'Plan' is no mode (did you mean plan?)"),
+        ({"permission_mode": "yolo"}, "permission_mode 'yolo' is no mode: one of default, "),
+        ({"prompt": " \n "}, "prompt is empty: say what the agent should do"),
+        ({"host_queue": ""}, "workspace.host_queue is empty: name the task queue of the worker"),
+    ],
+)
+async def test_a_start_with_a_value_no_run_can_go_on_with_is_refused_at_once(
+    client, dev_server, git_repo, given, said
+):
+    """Each ran: the model refused a blank prompt at the first call, a blank host queue put
+    the host steps on the workflow queue, where no worker has them (a user test)."""
+    with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}) as model:
+        async with running_workers(client) as queues:
+            workspace = {
+                "root": str(git_repo),
+                "host_queue": given.pop("host_queue", queues.host_queue),
+            }
+            inp = json.dumps({"prompt": "go", **given, "workspace": workspace})
+            wf_id = f"plain-value-{uuid.uuid4().hex[:8]}"
+            await start_with_cli(dev_server.address, "AgentWorkflow", queues.task_queue, wf_id, inp)
+            with pytest.raises(WorkflowFailureError) as failed:
+                await asyncio.wait_for(client.get_workflow_handle(wf_id).result(), 30)
+    cause = failed.value.cause
+    assert cause.type == "InvalidAgentInput" and cause.non_retryable
+    assert cause.message.startswith(f"AgentWorkflow input refused: {said}"), cause.message
+    assert not model.log
+
+
 BUSY_UNTIL_FITTING = {
     "agents": [
         {
