@@ -32,6 +32,7 @@ from outlast.cli_base import (
     no_worker_note,
 )
 from outlast.cli_base import fail as _fail
+from outlast.core_logs import CORE_LOGGER, forward_core_logs
 from outlast.devserver import DevServer, DevServerError
 from outlast.inspect import PATTERN_OF_TYPE
 from outlast.pattern_output import print_pattern_result
@@ -72,6 +73,13 @@ def _worker_logs_on_this_terminal() -> None:
     logging.basicConfig(level=logging.WARNING, format="worker %(levelname)s: %(message)s")
 
 
+def _operator_logs() -> None:
+    """A long-running worker's log is for its operator: the SDK core's warnings too (a poll
+    the server refused, a connection retried), as `worker WARNING: ...` lines."""
+    logging.basicConfig(level=logging.WARNING, format="worker %(levelname)s: %(message)s")
+    CORE_LOGGER.setLevel(logging.WARNING)
+
+
 def _checked_worker_module(or_else: str = ""):
     """`worker`, with the environment its workers read checked first: a mistyped setting, or
     no credentials for the model, is refused with its sentence before any server or worker
@@ -104,6 +112,7 @@ def dev(
     ui_port: int = typer.Option(8233, min=1, max=65535, help="Web UI port."),
 ) -> None:
     """Run the embedded Temporal dev server (SQLite under .outlast/) and a worker."""
+    _operator_logs()
     server = _server(port, ui_port)
     if server.running():
         _fail(f"something already listens on {server.address}; run `outlast worker` instead.")
@@ -143,6 +152,7 @@ def _stop_on_sigterm() -> None:
 @app.command()
 def worker() -> None:
     """Run a worker against $TEMPORAL_ADDRESS (default localhost:7233)."""
+    _operator_logs()
     _checked_worker_module()
 
     async def _main() -> None:
@@ -415,6 +425,7 @@ def main() -> None:
     teardown: the Temporal client's native threads can abort it there (temporalio
     sdk-python#300), turning a finished command into a crash with exit code -6."""
     code = 0
+    forward_core_logs(logging.ERROR)  # `worker` and `dev` take warnings as well
     tracing = configure_tracing(os.environ)
     try:
         app()

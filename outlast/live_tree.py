@@ -16,6 +16,7 @@ from temporalio.service import RPCError
 from agents.todos import MAX_SHOWN, TodoItem, done_of
 from outlast.question_view import plain, prompt_answers, question_lines, waiting_question
 from outlast.retries import RetryWatch
+from outlast.server_away import lasting_result
 from outlast.terminal_lines import TerminalLines
 from workflows.contracts import AgentStatus, ChildSummary
 from workflows.details import tool_uses
@@ -117,7 +118,7 @@ async def follow_live(
     """Redraw the tree until the workflow closes; returns the task awaiting its result.
     `ask`: put the agent's questions to the person at the terminal (stdin is one), each
     request once."""
-    result_task = asyncio.create_task(handle.result())
+    result_task = asyncio.create_task(lasting_result(handle, console))
     asked: set[str] = set()
     lines = TerminalLines() if ask else None
     retries = RetryWatch(handle)

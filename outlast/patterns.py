@@ -31,6 +31,7 @@ from outlast.question_view import plain
 from outlast.retries import TreeRetries
 from outlast.runner import StartError, build_input, env_config, local_definitions, repo_root
 from outlast.search_setup import missing_search_attributes
+from outlast.server_away import lasting_result
 from outlast.start_metadata import start_metadata, task_text
 from workflows.contracts import (
     TASK_QUEUE,
@@ -316,7 +317,7 @@ async def follow_pattern(
     """Print progress until the workflow closes; its result, or None if it did not complete."""
     if pattern in ("single", "coordinator"):
         return await follow(handle, console, client)
-    result_task = asyncio.create_task(handle.result())
+    result_task = asyncio.create_task(lasting_result(handle, console))
     seen: dict[str, str] = {}
     retries = TreeRetries(handle, client)
     while True:

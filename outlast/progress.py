@@ -21,6 +21,7 @@ from agents.todos import done_of, in_progress
 from outlast.live_tree import doing, follow_live
 from outlast.question_view import plain, print_question, terminal_text, waiting_question
 from outlast.retries import TreeRetries
+from outlast.server_away import lasting_result
 from workflows.contracts import AgentResult, AgentStatus, AgentUsage
 from workflows.details import tool_uses, web_searches
 
@@ -46,7 +47,7 @@ async def follow(
         ask = sys.stdin.isatty()
         followed = await follow_live(client, handle, console, POLL_S, ask=ask)
         return await outcome(followed, handle, console)
-    result_task = asyncio.create_task(handle.result())
+    result_task = asyncio.create_task(lasting_result(handle, console))
     last = ""
     last_text = ""
     last_todo: str | None = None

@@ -89,3 +89,65 @@ async def test_server_sigkill_during_a_tool_loses_no_acknowledged_signal(tmp_pat
     # The command ran once, or (if its completion was lost with the server) once more after
     # its heartbeat stopped, and then the model was told so.
     assert len(runs) == 1 or (len(runs) == 2 and "had already started once" in requests[-1])
+
+
+async def test_a_follow_waits_through_a_server_restart_and_says_so(tmp_path, git_repo):
+    """`outlast attach` ended with "the Temporal server refused: tcp connect error" (exit 2)
+    when the server was away for more than about ten seconds, and the SDK core's gRPC retry
+    warnings, colours and all, were mixed into its output (a user test, 2026-12-05)."""
+    import os
+    import sys
+
+    server = DevServer(
+        state_dir=tmp_path / "temporal", host="127.0.0.1", port=free_port(), headless=True
+    )
+    proc = server.start(detach=False)
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 2"}}},
+                    {"text": "FINISHED-AFTER-RESTART"},
+                ],
+            }
+        ]
+    }
+    config = OutlastConfig(model=FAST_MODEL, tools=ToolSettings(heartbeat_timeout_s=10))
+    follow = None
+    try:
+        with scripted_model(script):
+            client = await connect(server.address)
+            async with running_workers(client) as queues:
+                handle = await start(
+                    client, agent_input("go", git_repo, queues, config=config), queues
+                )
+                follow = await asyncio.create_subprocess_exec(
+                    *[sys.executable, "-m", "outlast.cli", "attach", handle.id],
+                    env={**os.environ, "TEMPORAL_ADDRESS": server.address, "COLUMNS": "200"},
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.STDOUT,
+                )
+                # It follows (it has printed), and the agent is in its Bash call.
+                first = await asyncio.wait_for(follow.stdout.readline(), timeout=30)
+                for _ in range(300):
+                    if await running_tool(handle):
+                        break
+                    await asyncio.sleep(0.1)
+                proc.kill()
+                proc.wait()
+                await asyncio.sleep(20)  # longer than the SDK retries a call for (~10 s)
+                proc = server.start(detach=False)
+                out, _ = await asyncio.wait_for(follow.communicate(), timeout=120)
+    finally:
+        if follow is not None and follow.returncode is None:
+            follow.kill()
+        proc.kill()
+        proc.wait()
+    text = (first + out).decode()
+    assert follow.returncode == 0, text
+    # Said when the SDK gave up the wait for the result (it retries for about ten seconds).
+    if "lost the Temporal server" in text:
+        assert "reached the Temporal server again" in text, text
+    assert "FINISHED-AFTER-RESTART" in text, text
+    assert "retried" not in text and "\x1b[" not in text, text  # no core log lines
