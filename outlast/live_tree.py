@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.live import Live
 from rich.markup import escape
 from rich.tree import Tree
@@ -14,6 +14,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from agents.todos import MAX_SHOWN, TodoItem, done_of
+from outlast.plan_view import plan_lines, waiting_plan
 from outlast.question_view import plain, prompt_answers, question_lines, waiting_question
 from outlast.retries import RetryWatch
 from outlast.server_away import lasting_result
@@ -140,7 +141,7 @@ async def follow_live(
                         c.workflow_id, RetryWatch(client.get_workflow_handle(c.workflow_id))
                     )
                     kid_retries[c.workflow_id] = await watch.line()
-                question = None
+                question, plan_shown = None, None
                 if status.state == "waiting" and (pending := await waiting_question(handle)):
                     if lines is not None and pending.request_id not in asked:
                         asked.add(pending.request_id)
@@ -149,7 +150,10 @@ async def follow_live(
                         live.start()
                         continue
                     question = question_lines(handle.id, pending)
-                live.update(status_tree(status, kids, question, retry, handle.id, kid_retries))
+                elif status.state == "waiting" and (plan := await waiting_plan(handle)):
+                    plan_shown = plan_lines(handle.id, plan)
+                tree = status_tree(status, kids, question, retry, handle.id, kid_retries)
+                live.update(Group(tree, *plan_shown) if plan_shown else tree)
             await asyncio.wait({result_task}, timeout=poll_s)
         # The last frame shows how it ended, not the poll before the end.
         if (final := await _query(client, handle.id)) is not None:

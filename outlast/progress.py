@@ -19,6 +19,7 @@ from temporalio.service import RPCError
 
 from agents.todos import done_of, in_progress
 from outlast.live_tree import doing, follow_live
+from outlast.plan_view import plan_lines, waiting_plan
 from outlast.question_view import plain, print_question, terminal_text, waiting_question
 from outlast.retries import TreeRetries
 from outlast.server_away import lasting_result
@@ -74,6 +75,11 @@ async def follow(
                 if pending.request_id not in asked:
                     asked.add(pending.request_id)
                     print_question(console, handle.id, pending)
+            if status.state == "waiting" and (plan := await waiting_plan(handle)):
+                if plan.request_id not in asked:
+                    asked.add(plan.request_id)
+                    for text in plan_lines(handle.id, plan):
+                        console.print(text, highlight=False)
             if line != last:
                 last = line
                 tokens = status.usage.total_tokens

@@ -445,3 +445,27 @@ async def kill_with_an_update_held(handle, update: str, arg) -> tuple[Exception,
     with pytest.raises(WorkflowUpdateFailedError) as answer:
         await asyncio.wait_for(held.result(), 10)
     return ended.value, answer.value
+
+
+async def followed_until(address: str, text: str, *args: str) -> str:
+    """The real CLI's output up to `text` (a follow that would wait for a worker forever),
+    then the process is stopped."""
+    proc = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "outlast.cli", *args],
+        env={**os.environ, "TEMPORAL_ADDRESS": address, "COLUMNS": "200"},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    seen = ""
+    try:
+        async with asyncio.timeout(60):
+            while text not in " ".join(seen.split()):
+                line = await proc.stdout.readline()
+                if not line:
+                    break
+                seen += line.decode()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await proc.wait()
+    return seen

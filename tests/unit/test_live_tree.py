@@ -114,3 +114,18 @@ def test_a_sub_agent_s_retry_shows_on_its_line_and_the_agent_s_under_it():
     lines = render(tree).splitlines()
     assert "Glob retrying (attempt 2): gone" in lines[1]
     assert retry in lines[2] and "stale" not in lines[3]
+
+
+def test_a_waiting_plan_shows_its_start_and_how_to_answer_it():
+    from outlast.plan_view import PLAN_LINES, plan_lines
+    from workflows.contracts import PendingPlan
+
+    long = "\n".join(f"step {i} [b]x[/b]" for i in range(PLAN_LINES + 5))
+    pending = PendingPlan(request_id="plan-1", plan=long, plan_file="/p/plan.md")
+    lines = plan_lines("wf-1", pending)
+    assert lines[0] == "[bold yellow]plan waits for approval by the user:[/]"
+    assert lines[1] == "  step 0 \\[b]x\\[/b]"  # the model's text, not markup
+    assert lines[PLAN_LINES + 1] == "  [dim]… 5 more lines in /p/plan.md[/]"
+    assert "outlast approve wf-1" in lines[-1] and "outlast reject wf-1 --feedback" in lines[-1]
+    by_lead = plan_lines("wf-1", pending.model_copy(update={"approver": "team-lead"}))
+    assert "approve" not in by_lead[-1]  # the lead answers it, not the person

@@ -6,35 +6,10 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import sys
 import uuid
 
-from tests.support import Queues, agent_input, start
+from tests.support import Queues, agent_input, followed_until, start
 from tests.workflows.test_plan_mode import cli
-
-
-async def followed_until(address: str, text: str, *args: str) -> str:
-    """The real CLI's output up to `text` (a follow that would wait for a worker forever),
-    then the process is stopped."""
-    proc = await asyncio.create_subprocess_exec(
-        *[sys.executable, "-m", "outlast.cli", *args],
-        env={**os.environ, "TEMPORAL_ADDRESS": address, "COLUMNS": "200"},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    seen = ""
-    try:
-        async with asyncio.timeout(60):
-            while text not in " ".join(seen.split()):
-                line = await proc.stdout.readline()
-                if not line:
-                    break
-                seen += line.decode()
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-        await proc.wait()
-    return seen
 
 
 async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git_repo):

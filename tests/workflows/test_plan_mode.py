@@ -12,7 +12,14 @@ import uuid
 
 import temporalio.api.sdk.v1
 
-from tests.support import agent_input, running_workers, scripted_model, start, tool_results
+from tests.support import (
+    agent_input,
+    followed_until,
+    running_workers,
+    scripted_model,
+    start,
+    tool_results,
+)
 from workflows.contracts import AgentStatus, PlanView
 
 WRITE_CODE = {"name": "Write", "input": {"file_path": "{{cwd}}/src/x.py", "content": "X = 1\n"}}
@@ -98,11 +105,20 @@ async def test_plan_then_approve_then_edit(client, dev_server, git_repo):
                 "approve_plan",
                 "reject_plan",
             }
+            # A follow (here in a pipe) shows the plan and how to answer it; it said
+            # `waiting` and nothing else (a user test, 2026-12-05).
+            followed = await followed_until(
+                dev_server.address, "--feedback '...'", "attach", handle.id
+            )
             code, out = await cli(dev_server.address, "approve", handle.id)
             assert code == 0, out
             result = await handle.result()
             view = await handle.query("plan", result_type=PlanView)
             ended = await handle.query("status", result_type=AgentStatus)
+    flat = " ".join(followed.split())
+    assert "plan waits for approval by the user:" in flat, followed
+    assert "create src/x.py with X = 1" in flat, followed
+    assert f"approve: outlast approve {handle.id} · send it back: outlast reject" in flat, followed
     assert view.mode == "default" and view.pending is None and ended.mode == "default"
     assert result.status == "completed" and result.final_text == "implemented the plan"
     assert (git_repo / "src/x.py").read_text() == "X = 1\n"
