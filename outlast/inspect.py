@@ -18,6 +18,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.resume import AGENT_TYPES
 from outlast.patterns import WORKFLOW_TYPES
+from outlast.plan_view import waiting_plan
 from outlast.retries import retrying
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus
@@ -197,6 +198,8 @@ async def _fill_from_status(
     node.tokens, node.tool_uses = status.usage.total_tokens, status.usage.tool_uses
     if desc.status == WorkflowExecutionStatus.RUNNING:
         node.outcome = status.state
+        if status.state == "waiting" and await waiting_plan(run) is not None:
+            node.outcome = "plan waits for approval"  # `outlast approve` / `reject`
 
 
 async def _add_earlier_runs(client: Client, node: Node, desc: WorkflowExecutionDescription):
