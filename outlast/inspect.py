@@ -12,6 +12,9 @@ from temporalio.client import (
     WorkflowExecution,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowHistoryEventFilterType,
     WorkflowQueryFailedError,
 )
 from temporalio.service import RPCError, RPCStatusCode
@@ -19,6 +22,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.resume import AGENT_TYPES
 from outlast.patterns import WORKFLOW_TYPES
 from outlast.plan_view import waiting_plan
+from outlast.question_view import plain
 from outlast.retries import retrying
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus
@@ -54,6 +58,8 @@ class Node(BaseModel):
     runs again under its id); turns, tokens, tool uses and time add them all up."""
     retrying: str | None = None
     """What a running workflow's activities are trying again (`outlast/retries.py`)."""
+    error: str | None = None
+    """Why it failed, timed out or was terminated, in one line."""
     children: list[Node] = []
 
 
@@ -165,6 +171,7 @@ async def agent_tree(
     elif desc.status is not None:
         # Running, or ended with no result (failed, killed, terminated): what it has spent.
         await _fill_from_status(node, client, desc, queries_until)
+        node.error = await _why_it_ended(handle, desc.status)
     if desc.workflow_type in AGENT_TYPES:
         if desc.status == WorkflowExecutionStatus.CANCELED:
             node.outcome = "killed"  # TaskStop, `outlast kill`: what `run` and the parent say
@@ -176,6 +183,32 @@ async def agent_tree(
         for kid in sorted(kids.values(), key=lambda w: w.start_time):
             node.children.append(await agent_tree(client, kid.id, depth + 1, queries_until))
     return node
+
+
+ERROR_CHARS = 200
+
+
+async def _why_it_ended(handle: WorkflowHandle, status: WorkflowExecutionStatus) -> str | None:
+    """The failure's message (decoded, as the SDK gives it) or the reason a terminate gave;
+    `show` said `failed` and nothing more (a user test, 2026-12-05)."""
+    why = None
+    try:
+        if status == WorkflowExecutionStatus.TERMINATED:
+            async for event in handle.fetch_history_events(
+                event_filter_type=WorkflowHistoryEventFilterType.CLOSE_EVENT
+            ):
+                why = event.workflow_execution_terminated_event_attributes.reason
+        elif status in (WorkflowExecutionStatus.FAILED, WorkflowExecutionStatus.TIMED_OUT):
+            await handle.result(follow_runs=False)
+    except WorkflowFailureError as e:
+        cause = e.cause
+        why = str(getattr(cause, "message", None) or cause)
+    except RPCError:
+        return None  # its history is gone, or the server is away: the status says enough
+    if not why:
+        return None
+    why = " ".join(plain(why).split())
+    return why if len(why) <= ERROR_CHARS else why[: ERROR_CHARS - 3] + "..."
 
 
 async def _fill_from_status(
@@ -263,7 +296,7 @@ def _fill_from_result(node: Node, result: object) -> None:
 def tree_lines(node: Node, indent: str = "") -> list[str]:
     """The tree as text lines (what `outlast show` prints without --json)."""
     row = node.row
-    facts = [row.pattern if node.agent_type is None else node.agent_type, row.status]
+    facts = [node.agent_type or row.pattern, row.status]
     if node.outcome and node.outcome != row.status:
         facts.append(node.outcome)
     if node.runs > 1:
@@ -278,6 +311,8 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
         facts.append(f"VERDICT: {node.verdict}")
     if node.retrying:
         facts.append(node.retrying)
+    if node.error:
+        facts.append(node.error)
     lines = [f"{indent}{row.workflow_id}  ({', '.join(facts)})"]
     for child in node.children:
         lines += tree_lines(child, indent + "  ")

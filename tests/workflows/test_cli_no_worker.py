@@ -33,6 +33,8 @@ async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git
     code, out = await cli(dev_server.address, "attach", "no-such-workflow")
     assert code == 2 and "no workflow no-such-workflow; `outlast ls`" in out, out
     await handle.terminate(reason="test over")
+    code, out = await cli(dev_server.address, "show", handle.id)
+    assert code == 0 and "(single, terminated, test over)" in out, out
     # Attached after the end: how it ended, once.
     code, out = await cli(dev_server.address, "attach", handle.id)
     assert code == 1 and "terminated: test over" in out and "failed" not in out, out

@@ -14,7 +14,7 @@ from temporalio.client import WorkflowFailureError
 from outlast.api import NotSupported, Task, start_task
 from outlast.devserver import temporal_binary
 from tests.support import Queues, patch_ids, running_workers, scripted_model
-from tests.workflows.test_plan_mode import APPROVED, wait_for_pending
+from tests.workflows.test_plan_mode import APPROVED, cli, wait_for_pending
 from workflows.agent_handlers import BLANK_MAIL
 from workflows.contracts import AgentResult, AgentStatus
 
@@ -251,6 +251,11 @@ async def test_a_start_with_a_value_no_run_can_go_on_with_is_refused_at_once(
     assert cause.type == "InvalidAgentInput" and cause.non_retryable
     assert cause.message.startswith(f"AgentWorkflow input refused: {said}"), cause.message
     assert not model.log
+    # `outlast show` says why (it said `failed`, with an empty agent type before it).
+    code, shown = await cli(dev_server.address, "show", wf_id)
+    flat = " ".join(shown.split())
+    assert code == 0 and f"{wf_id} (single, failed, " in flat, shown
+    assert f"AgentWorkflow input refused: {said}" in flat, shown
 
 
 BUSY_UNTIL_FITTING = {
