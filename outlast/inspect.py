@@ -291,6 +291,14 @@ def _fill_from_result(node: Node, result: object) -> None:
     rounds = result.get("rounds") or []
     if rounds:
         node.verdict = rounds[-1].get("verdict")
+    forks = result.get("forks") or []
+    unfinished = [
+        f
+        for f in forks
+        if f.get("status") != "completed" or f.get("stopped") or f.get("max_turns_reached")
+    ]
+    if unfinished:  # a fork-join has no status of its own: `run` exits 1 for this
+        node.outcome = f"{len(unfinished)} of {len(forks)} forks did not finish"
 
 
 def tree_lines(node: Node, indent: str = "") -> list[str]:

@@ -19,6 +19,7 @@ from agents.builtin.fork import FORK_PLACEHOLDER_RESULT
 from agents.config import Features
 from agents.control_tools import TaskStopInput
 from agents.messages import TextBlock, ToolResultBlock
+from outlast.inspect import agent_tree
 from outlast.scripted_model.cache import estimate_tokens
 from tests.interceptors import Hold
 from tests.support import fast_config, running_workers, scripted_model, wait_for
@@ -301,6 +302,11 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
             refused = await handle.query("refused_signals", result_type=list[str])
             await handle.signal("task_stop", TaskStopInput(task_id="fork-2"))
             result = await handle.result()
+            tree = await agent_tree(client, handle.id)
+    # `outlast show` says the join did not get all it asked for (`run` exits 1 for it).
+    assert tree.outcome == "1 of 3 forks did not finish", tree
+    outcomes = {n.row.workflow_id.rsplit("/", 1)[1]: n.outcome for n in tree.children}
+    assert outcomes == {"fork-1": "completed", "fork-2": "killed", "fork-3": "completed"}
     assert refused == [
         "signal `task_stop` refused: unknown field taskid; its fields are task_id, shell_id",
         "signal `task_stop` refused: no fork is `fork-9`; name one by its number "
