@@ -102,6 +102,11 @@ FAILED_STOPS_IMPLEMENTER = "verified-failed-stops-implementer"
 implementer is a resumed run, no child of ours, so nothing else stops it."""
 
 
+VERIFIER_FAILURE_ENDS = "verified-verifier-failure-ends"
+"""Patch: a verifier that fails to run ends the task as failed, saying why; its failure was
+a FAIL round, and the implementer was sent back to work on findings there were none of."""
+
+
 @workflow.defn(name="VerifiedTaskWorkflow")
 class VerifiedTaskWorkflow:
     def __init__(self) -> None:
@@ -115,6 +120,8 @@ class VerifiedTaskWorkflow:
         self._refusals = Refusals()
         self._base: str | None = None
         """HEAD before the implementer started (None outside git, or in runs before it)."""
+        self._verifier_failed: str | None = None
+        """Why the last round's verifier failed to run, if it did (killed alone: not)."""
 
     @workflow.run
     async def run(self, inp: VerifiedTaskInput) -> VerifiedTaskResult:
@@ -181,6 +188,11 @@ class VerifiedTaskWorkflow:
             verdict_round, verifier_usage = await self._verify(inp, round_no, end)
             self._rounds.append(verdict_round)
             usages.append(verifier_usage)
+            # Asked only when the verifier failed (a type no definition has, its model given
+            # up on): no verdict on the work, so no round for the implementer to redo.
+            if self._verifier_failed is not None and versions.patched(VERIFIER_FAILURE_ENDS):
+                message = f"round {round_no}: the verifier could not run: {self._verifier_failed}"
+                return self._result("failed", message, usages)
             if verdict_round.verdict == "PASS":
                 return self._result("passed", f"round {round_no}: VERDICT: PASS", usages)
             if (
@@ -352,6 +364,8 @@ class VerifiedTaskWorkflow:
             )
         if failure is not None:
             _, why = child_failure(failure)
+            if not is_cancelled_exception(failure):
+                self._verifier_failed = why  # not a verdict: see _rounds_until_verdict
             failed = VerificationRound(**base, verdict="FAIL", verdict_reason=f"verifier: {why}")
             return failed, await ended_usage(verifier_id)
         report = parse_verification_report(result.final_text)

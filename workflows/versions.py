@@ -52,6 +52,7 @@ to it)."""
 
 AFTER_BASELINE = frozenset(
     {
+        "verified-verifier-failure-ends",
         "input-values-checked",
         "blank-mail-refused",
         "fork-join-blank-directives",

@@ -76,6 +76,7 @@ from tests.replay.scenarios_patterns import (
     verified_late_mail,
     verified_liveness_backoff,
     verified_task,
+    verified_verifier_fails,
 )
 from tests.replay.scenarios_subagents import (
     closed_child,
@@ -314,6 +315,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A misspelt permission mode from a client, refused (patched input-values-checked);
     # `agent_bad_mode_v0` recorded on 16909ab, where it ran without plan mode.
     "agent_bad_mode": bad_mode,
+    # A verifier that cannot run ends the task (patched verified-verifier-failure-ends);
+    # `verified_verifier_fails_v0` recorded on 2fe3bac, where the implementer went again.
+    "verified_verifier_fails": verified_verifier_fails,
 }
 
 

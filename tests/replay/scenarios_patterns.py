@@ -335,3 +335,13 @@ async def fork_join_blank(client: Client, tmp: Path) -> WorkflowHandle:
             with contextlib.suppress(WorkflowFailureError):
                 await handle.result()
     return handle
+
+
+async def verified_verifier_fails(client: Client, tmp: Path) -> WorkflowHandle:
+    """A verifier that cannot run (an unknown type) ends the task (patched
+    verified-verifier-failure-ends); on the code before, a FAIL round each time."""
+    from tests.workflows.test_verified_task import verifier_cannot_run
+
+    name = os.environ["OUTLAST_RECORDING"]
+    await verifier_cannot_run(client, tmp, name)
+    return client.get_workflow_handle(name)

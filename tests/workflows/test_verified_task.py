@@ -14,11 +14,12 @@ from temporalio.client import WorkflowHandle
 from agents.config import AgentSettings
 from outlast.inspect import agent_tree, list_rows
 from tests.conftest import make_git_repo
-from tests.support import fast_config, running_workers, scripted_model
+from tests.support import fast_config, patch_ids, running_workers, scripted_model
 from tests.workflows.test_agent_control import wait_status
 from tests.workflows.test_late_mail import SLOW_EXPORT
 from workflows.contracts import AgentNotification, MailMessage, Workspace
 from workflows.pattern_contracts import VerifiedTaskInput, VerifiedTaskResult
+from workflows.verified_task import VERIFIER_FAILURE_ENDS
 
 TASK = "Make greet() return 'hi' so that the test suite passes."
 APP = "def greet():\n    return 'hello'\n"
@@ -434,3 +435,46 @@ async def verified_with_a_slow_implementer(client, tmp_path, wf_id: str | None =
             )
             await handle.result()
     return handle
+
+
+async def verifier_cannot_run(client, tmp_path, wf_id: str) -> VerifiedTaskResult:
+    """A verified task whose verifier type no definition has."""
+    repo = task_repo(tmp_path / "repo")
+    script = {
+        "agents": [
+            {
+                "name": "implementer",
+                "match": {"agent_name": "implementer"},
+                "after_last": "repeat_last",
+                "turns": [{"text": "IMPL-DONE"}],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = VerifiedTaskInput(
+                task=TASK,
+                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+                config=fast_config(),
+                verifier_type="Nope",
+            )
+            handle = await client.start_workflow(
+                "VerifiedTaskWorkflow",
+                inp,
+                id=wf_id,
+                task_queue=queues.task_queue,
+                result_type=VerifiedTaskResult,
+            )
+            return await handle.result()
+
+
+async def test_a_verifier_that_cannot_run_ends_the_task_without_another_round(client, tmp_path):
+    """Its failure was a FAIL round: the implementer was sent back to work twice on findings
+    there were none of, and the task ended "no PASS after 3 rounds" (a user test)."""
+    wf_id = f"vt-{uuid.uuid4().hex[:8]}"
+    result = await verifier_cannot_run(client, tmp_path, wf_id)
+    assert result.status == "failed" and len(result.rounds) == 1, result
+    assert result.message.startswith("round 1: the verifier could not run: "), result.message
+    assert "Nope" in result.message, result.message
+    assert len(await implementer_ends(client, wf_id)) == 1
+    assert VERIFIER_FAILURE_ENDS in await patch_ids(client.get_workflow_handle(wf_id))
