@@ -35,7 +35,10 @@ from workflows.nested_unknowns import strip_unknown
 from workflows.pattern_contracts import (
     CoordinatorInput,
     PipelineInput,
+    ShutdownAsk,
+    StageDecision,
     TeamInput,
+    TeamMail,
     VerifiedTaskInput,
 )
 
@@ -47,6 +50,9 @@ WORKFLOW_INPUTS: tuple[type[ClientInput], ...] = (
     TeamInput,
     VerifiedTaskInput,
 )
+UPDATE_INPUTS: tuple[type[ClientInput], ...] = (StageDecision, TeamMail, ShutdownAsk)
+"""The updates people send: a misspelt required field (`aprove`) came back as pydantic's
+"Field required" with the whole input dumped after it (a user test, 2026-12-05)."""
 
 
 @final
@@ -101,7 +107,8 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
             return super().from_payloads(payloads, type_hints)
         except ValidationError as e:
             hints = list(type_hints or [])
-            wanted = next((t for t in hints if t in WORKFLOW_INPUTS), None)
+            inputs = (*WORKFLOW_INPUTS, *UPDATE_INPUTS)
+            wanted = next((t for t in hints if t in inputs), None)
             if wanted is None or _newer_schema(e):
                 raise
             unknown = _unknown_keys(payloads[hints.index(wanted)], wanted)
@@ -109,7 +116,7 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
             also = f"; {named_unknown(unknown, fields_of(wanted))}" if unknown else ""
             raise ApplicationError(
                 f"invalid {wanted.__name__}: {_errors(e)}{also}",
-                type="InvalidWorkflowInput",
+                type="InvalidWorkflowInput" if wanted in WORKFLOW_INPUTS else "InvalidUpdateInput",
                 non_retryable=True,
             ) from e
 

@@ -300,6 +300,11 @@ async def run_shutdown_scenario(
             with pytest.raises(WorkflowUpdateFailedError) as refused:
                 await handle.execute_update(update, typo)
             assert f"update `{update}` refused: unknown field" in str(refused.value.cause)
+        # A misspelt required field: named, not pydantic's "Field required" and the input.
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update("message_member", {"to": "a", "txt": "hi"})
+        said = str(refused.value.cause)
+        assert "text: Field required; unknown field txt (did you mean text?)" in said, said
         # A blank message failed its member's next model call (the API refuses blank text).
         with pytest.raises(WorkflowUpdateFailedError) as refused:
             await handle.execute_update("message_member", {"to": "a", "text": " \n "})
