@@ -62,7 +62,7 @@ def ls_lines(rows: list[Row]) -> list[str]:
         (
             r.workflow_id,
             r.pattern,
-            r.status,
+            f"{r.status} ({r.outcome})" if r.outcome else r.status,
             r.started.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if r.started else "-",
         )
         for r in rows

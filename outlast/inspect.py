@@ -40,6 +40,10 @@ class Row(BaseModel):
     started: datetime | None = None
     closed: datetime | None = None
     parent: str | None = None
+    outcome: str | None = None
+    """How a completed workflow's task ended, where that is not `completed`: a pipeline, team
+    or verified task `failed` (or `partial`, ...), an agent `stopped` or out of turns: its
+    `AgentStatus` attribute. Temporal's status says only that the workflow completed."""
 
 
 class Node(BaseModel):
@@ -79,7 +83,14 @@ def _row(w: WorkflowExecution) -> Row:
         started=w.start_time,
         closed=w.close_time,
         parent=w.parent_id,
+        outcome=_outcome(status, w.typed_search_attributes.get(sa.AGENT_STATUS)),
     )
+
+
+def _outcome(status: str, agent_status: str | None) -> str | None:
+    if status != "completed" or agent_status in (None, "completed", "running", "idle"):
+        return None
+    return agent_status
 
 
 def list_query(

@@ -239,6 +239,16 @@ async def test_show_counts_what_a_failed_stage_spent(client, dev_server, git_rep
     plan = stages[f"{handle.id}/plan"]
     assert plan["row"]["status"] == "failed"
     assert plan["tool_uses"] == 1 and plan["tokens"] > 0 and plan["turns"] == 1, plan
+    # `ls` says the pipeline failed, though its workflow completed (it said `completed`).
+    from workflows import search_attributes as sa
+
+    def ended(rows) -> bool:
+        return bool(rows) and rows[0].typed_search_attributes.get(sa.AGENT_STATUS) == "failed"
+
+    assert ended(await listed(client, f'WorkflowId = "{handle.id}"', until=ended))
+    code, out = await cli(dev_server.address, "ls", "--pattern", "pipeline", "--limit", "500")
+    (line,) = [x for x in out.splitlines() if x.startswith(handle.id)]
+    assert " completed (failed) " in line, out
 
 
 async def test_ls_lists_a_continued_agent_once_and_show_says_how_it_ended(
