@@ -347,7 +347,8 @@ async def _progress(
     if pattern == "pipeline":
         view = await query("pipeline", result_type=PipelineView)
         lines = [
-            (f"stage:{s.name}:{s.attempt}", f"stage {s.name}: {s.status}") for s in view.stages
+            (f"stage:{s.name}:{s.attempt}", f"stage {_attempt(s.name, s.attempt)}: {s.status}")
+            for s in view.stages
         ]
         if view.current:
             lines.append((f"stage:{view.current}:run", f"stage {view.current}: running"))
@@ -384,6 +385,11 @@ async def _progress(
         ]
     forks = await query("forks", result_type=list[ForkOutcome])
     return [(f"fork:{f.index}", f"fork {f.index + 1}: {f.status}") for f in forks]
+
+
+def _attempt(stage: str, attempt: int) -> str:
+    """A stage run again (rejected with --rerun) is told apart from its first run."""
+    return stage if attempt <= 1 else f"{stage} (attempt {attempt})"
 
 
 async def fit_to_namespace(client: Client, inp: Any) -> tuple[Any, list[str]]:

@@ -17,6 +17,7 @@ from temporalio.client import (
 from temporalio.exceptions import CancelledError
 
 from agents.pipeline import PipelineStage
+from outlast.patterns import _progress
 from tests.support import fast_config, kill_with_an_update_held, running_workers, scripted_model
 from tests.workflows.test_agent_control import wait_status
 from workflows import search_attributes as sa
@@ -234,8 +235,15 @@ async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(client, g
             assert "unknown field feedbak (did you mean feedback?)" in str(refused.value.cause)
             await steer_approvals(handle)
             result = await handle.result()
+            followed = [line for _, line in await _progress(handle, "pipeline")]
     assert result.status == "completed"
     assert [(s.name, s.attempt) for s in result.stages] == [("look", 1), ("look", 2), ("plan", 1)]
+    # A follow tells the re-run from the first run (it printed the same line twice).
+    assert followed == [
+        "stage look: completed",
+        "stage look (attempt 2): completed",
+        "stage plan: completed",
+    ]
     plan_request = first_requests(model.log)["Plan"]
     assert "LOOK-2" in plan_request and "LOOK-1" not in plan_request
 
