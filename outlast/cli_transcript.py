@@ -35,7 +35,15 @@ from agents.messages import (
     ToolUseBlock,
 )
 from agents.transcript import TranscriptRef
-from outlast.cli_base import app, connect_or_fail, console, describe_or_fail, fail, polled
+from outlast.cli_base import (
+    app,
+    connect_or_fail,
+    console,
+    describe_or_fail,
+    fail,
+    no_worker_note,
+    polled,
+)
 from workflows.contracts import AgentResult, TranscriptView
 
 SHORT_LINES = 12
@@ -99,7 +107,11 @@ async def _segments(workflow_id: str) -> list[tuple[Message, ...]]:
 async def _references(client, handle, desc) -> list[TranscriptRef]:
     ended = desc.status == WorkflowExecutionStatus.COMPLETED
     workflow_tasks = TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
-    if not ended or await polled(client, desc.task_queue, workflow_tasks) is not False:
+    served = await polled(client, desc.task_queue, workflow_tasks)
+    if not ended and served is False and (note := await no_worker_note(client, desc)):
+        # The query would wait for the server's "no poller seen" (about half a minute).
+        fail(f"{note} Then try again.")
+    if not ended or served is not False:
         try:
             # An ended run is replayed to answer; a worker that does not, its result names.
             timeout = timedelta(seconds=ENDED_QUERY_S) if ended else None

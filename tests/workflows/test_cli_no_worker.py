@@ -20,7 +20,7 @@ async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git
     flat = " ".join(out.split())
     assert f"no worker polls {nobody}, the task queue of {handle.id}" in flat, out
     # A query or an update would wait for an answer no worker gives: refused at once.
-    for args in (("answer", handle.id), ("approve", handle.id)):
+    for args in (("answer", handle.id), ("approve", handle.id), ("transcript", handle.id)):
         code, out = await cli(dev_server.address, *args)
         flat = " ".join(out.split())
         assert code == 2 and f"no worker polls {nobody}" in flat, out
