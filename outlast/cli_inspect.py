@@ -91,10 +91,15 @@ def show(
             print(tree.model_dump_json())
             return
         for line in tree_lines(tree):
-            console.print(line)
+            # Plain text: a failure's message or a terminate reason may hold `[...]`.
+            console.print(line, markup=False, highlight=False)
         # A running task that waits for a worker shows nothing else that says why.
-        desc = await client.get_workflow_handle(workflow_id).describe()
-        if note := await no_worker_note(client, desc) or await host_queue_note(client, desc):
+        try:
+            desc = await client.get_workflow_handle(workflow_id).describe()
+            note = await no_worker_note(client, desc) or await host_queue_note(client, desc)
+        except RPCError:
+            return  # the server went away after the tree: nothing more to say
+        if note:
             console.print(f"[yellow]{escape(note)}[/]")
 
     asyncio.run(_main())

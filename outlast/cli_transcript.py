@@ -2,10 +2,10 @@
 
 The workflow's history holds the conversation by reference only (issue 4: history that does
 not grow with it), so nothing but this showed a person what an agent was told and answered,
-tool by tool. An agent is asked for its conversation (the `transcript` query, which a worker
-answers for an ended one too); a completed one's result names it when no worker answers. It
-is read from the store this machine's workers use (`OUTLAST_STORE_DIR`), across
-continue-as-new, and with what each compaction summed up before its summary.
+tool by tool. A completed agent's result names its conversation; a running one is asked
+for it (the `transcript` query), and so is an ended one for the conversations its compactions
+summed up (`--compacted`: a worker replays the run to answer). It is read from the store this
+machine's workers use (`OUTLAST_STORE_DIR`), across continue-as-new.
 """
 
 from __future__ import annotations
@@ -61,20 +61,22 @@ def transcript(
     workflow_id: str = typer.Argument(..., help="The agent whose conversation to print."),
     full: bool = typer.Option(False, "--full", help="Tool inputs and results in full."),
     as_json: bool = typer.Option(False, "--json", help="One JSON message per line."),
-    since_compaction: bool = typer.Option(
-        False, "--since-compaction", help="Only what the model sees now: from the last summary."
+    compacted: bool = typer.Option(
+        False,
+        "--compacted",
+        help="The conversations compactions summed up too, oldest first (JSON: `segment`).",
     ),
 ) -> None:
-    """An agent's conversation: what it was told, what it said, each tool call and result,
-    and before each compaction what the summary replaced."""
+    """An agent's conversation: what it was told, what it said, each tool call and result
+    (since its last compaction, which starts it from a summary; --compacted: before too)."""
     if not workflow_id.strip():
         fail("the workflow id is empty.")
-    segments = asyncio.run(_segments(workflow_id))
-    if since_compaction:
-        segments = segments[-1:]
+    segments = asyncio.run(_segments(workflow_id, compacted))
     if as_json:
-        for message in (m for segment in segments for m in segment):
-            print(message.model_dump_json())
+        for n, segment in enumerate(segments):
+            for message in segment:
+                line = message.model_dump(mode="json")
+                print(json.dumps({"segment": n, **line} if compacted else line))
         return
     if not any(segments):
         console.print(f"{workflow_id} has no conversation yet.")
@@ -87,8 +89,9 @@ def transcript(
                 console.print(line, highlight=False)
 
 
-async def _segments(workflow_id: str) -> list[tuple[Message, ...]]:
-    """The conversation as it was at each compaction, oldest first, then as it is."""
+async def _segments(workflow_id: str, compacted: bool) -> list[tuple[Message, ...]]:
+    """The conversation since the last compaction; with `compacted`, first as it was at each
+    compaction, oldest first."""
     client = await connect_or_fail()
     handle = client.get_workflow_handle(workflow_id, result_type=AgentResult)
     desc = await describe_or_fail(handle)
@@ -97,31 +100,34 @@ async def _segments(workflow_id: str) -> list[tuple[Message, ...]]:
             f"{workflow_id} is a {desc.workflow_type}, not an agent: `outlast show "
             f"{workflow_id}` lists its agents, each with a conversation of its own."
         )
-    refs = await _references(client, handle, desc)
+    refs = await _references(client, handle, desc, compacted)
     try:
         return [await asyncio.to_thread(load, default_store(), ref) for ref in refs]
     except OutlastError as e:  # not in this machine's store, or damaged
         fail(f"cannot read the conversation of {workflow_id}: {e.message}")
 
 
-async def _references(client, handle, desc) -> list[TranscriptRef]:
+async def _references(client, handle, desc, compacted: bool) -> list[TranscriptRef]:
     ended = desc.status == WorkflowExecutionStatus.COMPLETED
+    if ended and not compacted:
+        return [(await handle.result(follow_runs=False)).transcript]
+    # Asked of the agent: a running one's worker, or one that replays the ended run (its
+    # result names the last conversation only).
     workflow_tasks = TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
-    served = await polled(client, desc.task_queue, workflow_tasks)
-    if not ended and served is False and (note := await no_worker_note(client, desc)):
-        # The query would wait for the server's "no poller seen" (about half a minute).
-        fail(f"{note} Then try again.")
-    if not ended or served is not False:
-        try:
-            # An ended run is replayed to answer; a worker that does not, its result names.
-            timeout = timedelta(seconds=ENDED_QUERY_S) if ended else None
-            view = await handle.query("transcript", result_type=TranscriptView, rpc_timeout=timeout)
-            return [*view.compacted, view.transcript]
-        except (RPCError, WorkflowQueryFailedError) as e:
-            if not ended:
-                fail(f"{handle.id} did not answer for its conversation: {e}")
-    # The conversation since the last compaction (the earlier ones only the run's state holds).
-    return [(await handle.result(follow_runs=False)).transcript]
+    if await polled(client, desc.task_queue, workflow_tasks) is False:
+        if note := await no_worker_note(client, desc):
+            # The query would wait for the server's "no poller seen" (about half a minute).
+            fail(f"{note} Then try again.")
+        fail(
+            f"no worker polls {desc.task_queue}: the conversations before {handle.id}'s "
+            "compactions are asked of one. Start one with `outlast worker`, then try again."
+        )
+    try:
+        timeout = timedelta(seconds=ENDED_QUERY_S) if ended else None
+        view = await handle.query("transcript", result_type=TranscriptView, rpc_timeout=timeout)
+    except (RPCError, WorkflowQueryFailedError) as e:
+        fail(f"{handle.id} did not answer for its conversation: {e}")
+    return [*view.compacted, view.transcript] if compacted else [view.transcript]
 
 
 def message_lines(message: Message, full: bool = False) -> list[str]:

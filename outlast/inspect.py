@@ -242,7 +242,8 @@ async def _fill_from_status(
     node.tokens, node.tool_uses = status.usage.total_tokens, status.usage.tool_uses
     if desc.status == WorkflowExecutionStatus.RUNNING:
         node.outcome = status.state
-        if status.state == "waiting" and await waiting_plan(run) is not None:
+        left = max(until - asyncio.get_running_loop().time(), 0.1)
+        if status.state == "waiting" and await waiting_plan(run, timedelta(seconds=left)):
             node.outcome = "plan waits for approval"  # `outlast approve` / `reject`
 
 

@@ -6,6 +6,8 @@ the commands that give it (a user test, 2026-12-05).
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from rich.markup import escape
 from temporalio.client import WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
@@ -17,10 +19,13 @@ PLAN_LINES = 20
 """Lines of the plan shown; the rest is in its file."""
 
 
-async def waiting_plan(handle: WorkflowHandle) -> PendingPlan | None:
-    """The plan the agent waits with, if any (None for a workflow that is not an agent)."""
+async def waiting_plan(
+    handle: WorkflowHandle, rpc_timeout: timedelta | None = None
+) -> PendingPlan | None:
+    """The plan the agent waits with, if any (None for a workflow that is not an agent, or
+    one that does not answer within `rpc_timeout`)."""
     try:
-        return (await handle.query("plan", result_type=PlanView)).pending
+        return (await handle.query("plan", result_type=PlanView, rpc_timeout=rpc_timeout)).pending
     except (RPCError, WorkflowQueryFailedError):
         return None
 

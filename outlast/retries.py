@@ -99,7 +99,7 @@ class TreeRetries:
             return []
         self._asked_at = now
         try:
-            lines = await self._lines()
+            asked, lines = await self._lines()
         except RPCError:
             return []  # the server is away for a moment: nothing new to say
         news = [
@@ -107,10 +107,14 @@ class TreeRetries:
             for wid, line in lines.items()
             if not same_retry(line, self._shown.get(wid))
         ]
-        self._shown = lines  # a retry that ended and comes back is news again
+        # A retry that ended and comes back is news again; one of a child this ask left out
+        # (visibility lags, or more than MAX_CHILDREN run) is not.
+        kept = {wid: line for wid, line in self._shown.items() if wid not in asked}
+        self._shown = kept | lines
         return news
 
-    async def _lines(self) -> dict[str, str]:
+    async def _lines(self) -> tuple[set[str], dict[str, str]]:
+        """The workflows asked, and the retry line of each that has one."""
         handles = [self._handle]
         if self._client is not None:
             query = f'ParentWorkflowId = "{self._handle.id}" AND ExecutionStatus = "Running"'
@@ -120,7 +124,7 @@ class TreeRetries:
         for handle in handles:
             if (line := retrying(await handle.describe())) is not None:
                 lines[handle.id] = line
-        return lines
+        return {h.id for h in handles}, lines
 
     def _who(self, workflow_id: str) -> str:
         if workflow_id == self._handle.id:

@@ -311,6 +311,7 @@ class VerifiedTaskWorkflow:
         self, inp: VerifiedTaskInput, round_no: int, end: AgentNotification
     ) -> tuple[VerificationRound, AgentUsage]:
         """The round's verdict, and what its verifier spent."""
+        self._verifier_failed = None
         info = workflow.info()
         verifier_id = f"{info.workflow_id}/verify-{round_no}"
         workflow.set_current_details(f"round {round_no}: a fresh verifier checks the work")

@@ -4,6 +4,7 @@ model sum it up, and goes on from the summary and its own last step (agents/comp
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -103,8 +104,11 @@ async def test_a_full_conversation_is_summed_up_and_the_agent_goes_on_from_its_l
             handle = await start(client, inp, queues)
             result = await handle.result()
             # `outlast transcript` shows what the summary replaced, then the rest.
-            code, shown = await cli(dev_server.address, "transcript", handle.id)
-            _, now = await cli(dev_server.address, "transcript", handle.id, "--since-compaction")
+            code, shown = await cli(dev_server.address, "transcript", handle.id, "--compacted")
+            _, now = await cli(dev_server.address, "transcript", handle.id)
+            _, as_json = await cli(
+                dev_server.address, "transcript", handle.id, "--compacted", "--json"
+            )
     assert result.status == "completed" and result.final_text == "DONE-AFTER-COMPACTION", result
     [asked] = requests_of(model, "summarizer")
     # The model summed up the conversation before its last answer, the README's result too.
@@ -130,6 +134,8 @@ async def test_a_full_conversation_is_summed_up_and_the_agent_goes_on_from_its_l
     assert code == 0 and flat.index("ORIGINAL-TASK") < flat.index("compacted here"), shown
     assert flat.index("compacted here") < flat.index("THE-GIST") < flat.index("DONE-AFTER"), shown
     assert "ORIGINAL-TASK" not in now and "THE-GIST" in now and "compacted here" not in now, now
+    segments = [json.loads(line)["segment"] for line in as_json.splitlines()]
+    assert segments == sorted(segments) and set(segments) == {0, 1}, as_json
     # Its usage counts the compaction call as well.
     assert result.usage.tokens.output_tokens == sum(r["usage"]["output_tokens"] for r in model.log)
 
