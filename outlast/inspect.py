@@ -26,6 +26,7 @@ from outlast.question_view import plain
 from outlast.retries import retrying
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus
+from workflows.pattern_contracts import PipelineView
 
 PATTERN_OF_TYPE = {v: k for k, v in WORKFLOW_TYPES.items()} | {"ShellTaskWorkflow": "shell"}
 STATUS_TIMEOUT_S = 3.0
@@ -229,6 +230,8 @@ async def _fill_from_status(
     ended without a result had spent (a worker replays the closed run to answer); none when
     no worker answers before `until` (the tree is still shown)."""
     left = until - asyncio.get_running_loop().time()
+    if desc.workflow_type == "PipelineWorkflow" and left >= 0.1:
+        await _fill_pipeline_wait(node, client, desc, timedelta(seconds=left))
     if desc.workflow_type not in AGENT_TYPES or left < 0.1:
         return
     try:
@@ -245,6 +248,27 @@ async def _fill_from_status(
         left = max(until - asyncio.get_running_loop().time(), 0.1)
         if status.state == "waiting" and await waiting_plan(run, timedelta(seconds=left)):
             node.outcome = "plan waits for approval"  # `outlast approve` / `reject`
+
+
+async def _fill_pipeline_wait(
+    node: Node, client: Client, desc: WorkflowExecutionDescription, left: timedelta
+) -> None:
+    """A running pipeline's stage that waits for approval, and the command that gives it."""
+    if desc.status != WorkflowExecutionStatus.RUNNING:
+        return
+    try:
+        run = client.get_workflow_handle(desc.id, run_id=desc.run_id)
+        view = await run.query("pipeline", result_type=PipelineView, rpc_timeout=left)
+    except (RPCError, WorkflowQueryFailedError):
+        return
+    if view.awaiting_approval:
+        stage, attempt = view.awaiting_approval, view.awaiting_attempt or 1
+        node.outcome = (
+            f"stage {stage} (attempt {attempt}) waits for approval: outlast approve "
+            f"{desc.id} {stage} --attempt {attempt}"
+        )
+    elif view.current:
+        node.outcome = f"stage {view.current} running"
 
 
 async def _add_earlier_runs(client: Client, node: Node, desc: WorkflowExecutionDescription):
@@ -303,6 +327,11 @@ def _fill_from_result(node: Node, result: object) -> None:
     rounds = result.get("rounds") or []
     if rounds:
         node.verdict = rounds[-1].get("verdict")
+    # A pipeline's or a verified task's own line on how it ended (`stage verify: VERDICT:
+    # FAIL ...`), where it did not do its task.
+    message = result.get("message")
+    if message and node.outcome not in (None, "completed", "passed"):
+        node.error = " ".join(plain(str(message)).split())[:ERROR_CHARS]
     forks = result.get("forks") or []
     unfinished = [
         f

@@ -586,7 +586,8 @@ class TeamWorkflow:
             if spec.name in self._ended:
                 state = "ended"
             elif report is None:
-                state = "starting"
+                # A member reports when it goes idle: one busy since its start is working.
+                state = "working" if spec.name in self._started else "starting"
             else:
                 state = "idle" if report.idle else "working"
             members.append(

@@ -236,6 +236,8 @@ async def test_show_counts_what_a_failed_stage_spent(client, dev_server, git_rep
             code, out = await cli(dev_server.address, "show", handle.id, "--json")
     assert code == 0, out
     stages = {kid["row"]["workflow_id"]: kid for kid in json.loads(out)["children"]}
+    # Why the pipeline failed (it said `completed, failed` and no more).
+    assert json.loads(out)["error"].startswith("stage plan failed"), out
     plan = stages[f"{handle.id}/plan"]
     assert plan["row"]["status"] == "failed"
     assert plan["tool_uses"] == 1 and plan["tokens"] > 0 and plan["turns"] == 1, plan

@@ -17,6 +17,7 @@ from temporalio.client import (
 from temporalio.exceptions import CancelledError
 
 from agents.pipeline import PipelineStage
+from outlast.inspect import agent_tree
 from outlast.patterns import _progress
 from tests.support import fast_config, kill_with_an_update_held, running_workers, scripted_model
 from tests.workflows.test_agent_control import wait_status
@@ -233,11 +234,17 @@ async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(client, g
             with pytest.raises(WorkflowUpdateFailedError) as refused:
                 await handle.execute_update("decide_stage", typo)
             assert "unknown field feedbak (did you mean feedback?)" in str(refused.value.cause)
+            # `outlast show` says which stage waits, and the command (it said `running`).
+            await wait_for_approval(handle, "look")
+            waiting = (await agent_tree(client, handle.id)).outcome
             await steer_approvals(handle)
             result = await handle.result()
             followed = [line for _, line in await _progress(handle, "pipeline")]
     assert result.status == "completed"
     assert [(s.name, s.attempt) for s in result.stages] == [("look", 1), ("look", 2), ("plan", 1)]
+    assert waiting == (
+        f"stage look (attempt 1) waits for approval: outlast approve {handle.id} look --attempt 1"
+    )
     # A follow tells the re-run from the first run (it printed the same line twice).
     assert followed == [
         "stage look: completed",

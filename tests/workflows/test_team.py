@@ -791,3 +791,27 @@ async def test_a_message_to_a_misspelt_peer_names_the_team(client, git_repo):
     (refused,) = b_calls[1]["body"]["messages"][-1]["content"]
     assert refused["is_error"], refused
     assert "No agent named or with ID 'cc'. Known agents: a, c, *" in json.dumps(refused)
+
+
+async def test_a_member_busy_since_its_start_reads_working_not_starting(client, git_repo):
+    """A member reports when it goes idle: one that never had read `starting` all along,
+    33 turns in (a user test, 2026-12-05)."""
+    busy = {"name": "Bash", "input": {"command": "sleep 0.3"}}
+    script = {
+        "agents": [
+            {
+                "name": "a",
+                "match": {"agent_name": "a"},
+                "after_last": "repeat_last",
+                "turns": [{"tool_use": busy}],
+            },
+            {"name": "others", "after_last": "repeat_last", "turns": [{"text": "idle"}]},
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start_team(client, queues, git_repo)
+            await wait_for_states(handle, {"a": "working"})
+            view = await handle.query("team", result_type=TeamView)
+            await handle.terminate(reason="test over")
+    assert {m.name: m.state for m in view.members}["a"] == "working"
