@@ -25,6 +25,7 @@ from temporalio.client import Client, WorkflowHandle
 from agents.permissions import RESUME_MODES
 from agents.questions import QuestionAnswers
 from outlast.patterns import PatternArgs, build_pattern_input, fit_to_namespace, start_pattern
+from outlast.runner import StartError
 from workflows.contracts import (
     TASK_QUEUE,
     AgentStatus,
@@ -35,6 +36,8 @@ from workflows.contracts import (
     StopRequest,
 )
 from workflows.pattern_contracts import PipelineView, StageDecision, TeamMail, TeamView
+
+__all__ = ["NotSupported", "StartError", "Task", "start_task"]
 
 AGENT_PATTERNS = ("single", "coordinator")
 NO_GRACEFUL_STOP = ("fork-join", "verified")
@@ -109,12 +112,19 @@ class Task:
         await self.handle.cancel()
 
     async def plan(self) -> PlanView:
+        """The agent's plan mode, and the plan waiting for approval, if any.
+
+        Raises:
+            NotSupported: the task is no agent of its own (a pipeline, team, ...)."""
+        self._agent_only("plans; approve_plan() is for a single agent or a coordinator")
         return await self.handle.query("plan", result_type=PlanView)
 
     async def approve_plan(self, target_mode: str | None = None) -> bool:
         """Approve the pending plan; False (nothing sent) if no plan is waiting.
 
         Raises:
+            NotSupported: the task is no agent of its own (a pipeline's stages are decided
+                with decide_stage()).
             ValueError: `target_mode` is not a mode a plan's approval continues in."""
         if target_mode is not None and target_mode not in RESUME_MODES:
             raise ValueError(
@@ -123,6 +133,10 @@ class Task:
         return await self._decide_plan(True, "", target_mode)
 
     async def reject_plan(self, feedback: str) -> bool:
+        """Send the pending plan back with `feedback`; False (nothing sent) if none waits.
+
+        Raises:
+            NotSupported: the task is no agent of its own."""
         return await self._decide_plan(False, feedback, None)
 
     async def decide_stage(
@@ -144,7 +158,9 @@ class Task:
             WorkflowUpdateFailedError: the pipeline refused it; the cause says why (no such
                 stage waits, that attempt does not, it was decided already)."""
         if self.pattern != "pipeline":
-            raise NotSupported(f"a {self.pattern} task has no stages; approve_plan() decides plans")
+            raise NotSupported(
+                f"a {self.pattern} task has no stages; approve_plan() decides an agent's plan"
+            )
         if rerun and approve:
             raise ValueError("rerun is a rejection's: pass approve=False with rerun=True")
         decision = StageDecision(
@@ -153,7 +169,11 @@ class Task:
         return await self.handle.execute_update("decide_stage", decision, result_type=str)
 
     async def question(self) -> PendingQuestion | None:
-        """The questions the agent waits with at AskUserQuestion, or None."""
+        """The questions the agent waits with at AskUserQuestion, or None.
+
+        Raises:
+            NotSupported: the task is no agent of its own."""
+        self._agent_only("questions of its own")
         return await self.handle.query("question", result_type=PendingQuestion | None)
 
     async def answer(self, answers: dict[str, str], request_id: str | None = None) -> str:
@@ -169,6 +189,11 @@ class Task:
             raise NotSupported(f"a {self.pattern} task asks no questions of its own")
         payload = QuestionAnswers(request_id=request_id, answers=answers)
         return await self.handle.execute_update("answer_question", payload, result_type=str)
+
+    def _agent_only(self, what: str) -> None:
+        # A pattern's workflow has no such query: Temporal would answer with its own words.
+        if self.pattern not in AGENT_PATTERNS:
+            raise NotSupported(f"a {self.pattern} task has no {what}")
 
     async def _decide_plan(self, approve: bool, feedback: str, mode: str | None) -> bool:
         pending = (await self.plan()).pending

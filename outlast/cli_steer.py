@@ -122,7 +122,8 @@ async def _decide(
     request = view.pending.request_id
     decision = PlanDecision(request_id=request, feedback=feedback, target_mode=mode)
     await handle.signal("approve_plan" if approve else "reject_plan", decision)
-    verb = "approved" if approve else "sent back with your feedback"
+    given = "with your feedback" if feedback else "with no feedback (the agent is told no reason)"
+    verb = "approved" if approve else f"sent back {given}"
     console.print(f"plan {request} of {workflow_id} {verb}")
 
 
@@ -137,18 +138,22 @@ def decision_refusal(workflow_id: str, kind: str, stage: str | None) -> str | No
             f"{workflow_id} is a pipeline: name the stage waiting for approval "
             f"(`outlast show {workflow_id}` shows it)."
         )
-    if stage is not None and kind != "PipelineWorkflow":
+    if kind not in PLANNERS and kind != "PipelineWorkflow":
         return (
-            f"{workflow_id} is a {kind}, which has no stages; to decide on its plan, leave "
-            "the stage out."
-        )
-    if stage is None and kind not in PLANNERS:
-        return (
-            f"{workflow_id} is a {kind}, which has no plan of its own; approve the plan of "
-            "the agent that waits with it (its workflow id is in `outlast show "
+            f"{workflow_id} is {_a(kind)}, which has no stages and no plan of its own; approve "
+            "the plan of the agent that waits with it (its workflow id is in `outlast show "
             f"{workflow_id}`)."
         )
+    if stage is not None and kind != "PipelineWorkflow":
+        return (
+            f"{workflow_id} is {_a(kind)}, which has no stages; to decide on its plan, leave "
+            "the stage out."
+        )
     return None
+
+
+def _a(kind: str) -> str:
+    return f"an {kind}" if kind[:1] in "AEIOU" else f"a {kind}"
 
 
 @app.command()

@@ -360,7 +360,14 @@ def test_a_decision_the_workflow_type_cannot_take_is_refused_in_a_sentence():
 
     assert "is a pipeline: name the stage" in decision_refusal("p", "PipelineWorkflow", None)
     assert "has no stages" in decision_refusal("a", "AgentWorkflow", "s1")
-    assert "has no plan of its own" in decision_refusal("t", "TeamWorkflow", None)
+    assert "no stages and no plan of its own" in decision_refusal("t", "TeamWorkflow", None)
+    # With a stage too, the same answer: "leave the stage out" led to "no plan of its own".
+    assert decision_refusal("t", "TeamWorkflow", "plan") == decision_refusal(
+        "t", "TeamWorkflow", None
+    )
+    assert "is an AgentWorkflow, which has no stages;" in decision_refusal(
+        "a", "AgentWorkflow", "s"
+    )
     assert decision_refusal("a", "AgentWorkflow", None) is None
     assert decision_refusal("c", "CoordinatorWorkflow", None) is None
     assert decision_refusal("p", "PipelineWorkflow", "s1") is None

@@ -408,6 +408,17 @@ async def test_what_a_pattern_cannot_do_is_refused_before_anything_is_sent(clien
     if pattern != "pipeline":
         with pytest.raises(NotSupported, match="has no graceful stop; use kill"):
             await task.stop()
+    # No plan or question of its own: Temporal answered with "Query handler ... not found".
+    for ask in (task.plan(), task.approve_plan(), task.reject_plan("no"), task.question()):
+        with pytest.raises(NotSupported, match=f"a {pattern} task has no "):
+            await ask
+
+
+def test_the_start_error_start_task_raises_is_the_apis_to_catch():
+    import outlast.api
+    from outlast.runner import StartError
+
+    assert outlast.api.StartError is StartError
 
 
 async def test_the_api_refuses_what_would_be_dropped_before_anything_is_sent(client):
