@@ -332,6 +332,9 @@ def _fill_from_result(node: Node, result: object) -> None:
     message = result.get("message")
     if message and node.outcome not in (None, "completed", "passed"):
         node.error = " ".join(plain(str(message)).split())[:ERROR_CHARS]
+    members = result.get("members") or []
+    if result.get("team_name") and members and members[0].get("status") != "completed":
+        node.outcome = f"the lead was {members[0].get('status')}"
     forks = result.get("forks") or []
     unfinished = [
         f

@@ -34,8 +34,10 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
         line(f"  {count(len(result.stages), 'stage run')}, {usage_text(result.usage)}")
         final = result.final_text
     elif isinstance(result, TeamResult):
-        colour = "green" if result.status == "completed" else "yellow"
-        line(f"{result.status}: {result.messages} messages inside the team", colour)
+        lost = result.lead_lost()
+        colour = "green" if result.status == "completed" and not lost else "yellow"
+        but = f" (the lead was {lost})" if lost else ""
+        line(f"{result.status}{but}: {result.messages} messages inside the team", colour)
         for m in result.members:
             unread = f", {count(m.unread_messages, 'message')} unread" if m.unread_messages else ""
             line(f"  {m.name} ({m.agent_type}): {m.status}{unread}")

@@ -420,4 +420,6 @@ def succeeded(result: Any) -> bool:
         return False
     if isinstance(result, ForkJoinResult):
         return all(f.finished() for f in result.forks)
+    if isinstance(result, TeamResult) and result.lead_lost():
+        return False
     return getattr(result, "status", "completed") in ("completed", "passed")

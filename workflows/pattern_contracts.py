@@ -240,6 +240,14 @@ class TeamResult(Contract):
     messages: int = 0
     """Messages exchanged inside the team."""
 
+    def lead_lost(self) -> str | None:
+        """How the lead (the first member) ended, when it did not complete: a team whose
+        lead was killed or failed went quiet without its task done, though `status` reads
+        `completed` (a user test, 2026-12-05)."""
+        if self.members and self.members[0].status != "completed":
+            return self.members[0].status
+        return None
+
 
 class MemberView(Contract):
     name: str

@@ -30,3 +30,38 @@ def test_the_outcome_is_shown_only_where_a_completed_workflow_did_not_complete_i
     for quiet in (None, "completed", "running", "idle"):
         assert _outcome("completed", quiet) is None
     assert _outcome("failed", "failed") is None  # Temporal's status says it already
+
+
+def test_a_team_whose_lead_was_killed_did_not_do_its_task():
+    """It went quiet and read `completed`, exit 0, `ls` plain `completed` (a user test)."""
+    import io
+
+    from rich.console import Console
+
+    from outlast.inspect import Node, Row, _fill_from_result
+    from outlast.pattern_output import print_pattern_result
+    from outlast.patterns import succeeded
+    from workflows.pattern_contracts import MemberOutcome, TeamResult
+
+    def member(name: str, status: str) -> MemberOutcome:
+        return MemberOutcome(
+            name=name, agent_type="general-purpose", workflow_id=name, status=status
+        )
+
+    lost = TeamResult(
+        team_name="t",
+        status="completed",
+        members=[member("lead", "killed"), member("qa", "completed")],
+        tasks=[],
+    )
+    done = lost.model_copy(update={"members": [member("lead", "completed")]})
+    assert lost.lead_lost() == "killed" and done.lead_lost() is None
+    assert not succeeded(lost) and succeeded(done)
+    out = io.StringIO()
+    print_pattern_result("team", lost, Console(file=out, width=200))
+    assert out.getvalue().startswith("completed (the lead was killed): 0 messages"), out.getvalue()
+    node = Node(
+        row=Row(workflow_id="t", pattern="team", workflow_type="TeamWorkflow", status="completed")
+    )
+    _fill_from_result(node, lost.model_dump(mode="json"))
+    assert node.outcome == "the lead was killed"
