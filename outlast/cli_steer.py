@@ -293,13 +293,17 @@ def send(
         if to is not None and workflow_type != "TeamWorkflow":
             fail(f"--to names a team's member; {workflow_id} is a {workflow_type}.")
         if workflow_type == "TeamWorkflow":
+            mail = TeamMail(to=to or "lead", text=text)
             try:
-                await update_within(handle, "message_member", TeamMail(to=to or "lead", text=text))
+                # The team's answer names who it reached (`Message sent to a, c.`).
+                said = await update_within(handle, "message_member", mail, result_type=str)
             except WorkflowUpdateFailedError as e:
                 fail(str(getattr(e.cause, "message", None) or e.cause))
             except NoAnswer:
                 fail(no_answer_text(workflow_id, "message"))
-        elif workflow_type in ("AgentWorkflow", "CoordinatorWorkflow"):
+            console.print(f"{workflow_id}: {said}", markup=False, highlight=False)
+            return
+        if workflow_type in ("AgentWorkflow", "CoordinatorWorkflow"):
             await handle.signal("send_message", MailMessage(text=text))
         else:
             fail(f"{workflow_id} is a {workflow_type}; messages go to agents and teams.")

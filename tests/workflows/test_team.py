@@ -256,7 +256,13 @@ SHUTDOWN_SCRIPT = {
 
 
 async def run_shutdown_scenario(
-    client, queues: Queues, repo, wf_id: str, bad_signals: bool = False, after_b: bool = False
+    client,
+    queues: Queues,
+    repo,
+    wf_id: str,
+    bad_signals: bool = False,
+    after_b: bool = False,
+    address: str | None = None,
 ):
     """A standing team: b approves a shutdown request, a declines one, c is killed, then the
     `shutdown` signal ends the team. With `bad_signals`, a `kill_member` and a `shutdown`
@@ -328,10 +334,17 @@ async def run_shutdown_scenario(
         assert {m.name: m.state for m in view.members}["c"] == "idle"
     if after_b:
         assert (await claim(handle, held.id, "a")).owner == "a"
-        sent = await handle.execute_update(
-            "message_member", TeamMail(to="*", text="Status, anyone?"), result_type=str
-        )
-        assert sent == "Message sent to a, c."
+        if address is not None:
+            # `outlast send --to '*'` says whom it reached (it said only the team's id).
+            from tests.workflows.test_plan_mode import cli
+
+            code, said = await cli(address, "send", handle.id, "Status, anyone?", "--to", "*")
+            assert code == 0 and said.strip() == f"{handle.id}: Message sent to a, c.", said
+        else:
+            sent = await handle.execute_update(
+                "message_member", TeamMail(to="*", text="Status, anyone?"), result_type=str
+            )
+            assert sent == "Message sent to a, c."
         with pytest.raises(WorkflowUpdateFailedError) as refused:
             await handle.execute_update("message_member", TeamMail(to="b", text="Still there?"))
         assert refused.value.cause.message == "b has already ended"
@@ -390,7 +403,7 @@ async def test_mail_a_member_never_read_is_counted_in_its_outcome(client, git_re
     assert len(reports) >= 6 and all(r.last_text == "" for r in reports), reports
 
 
-async def test_terminate_asks_and_kill_cancels(client, git_repo):
+async def test_terminate_asks_and_kill_cancels(client, dev_server, git_repo):
     """R68: a shutdown request is answered by the member (approve: it completes; reject: it
     goes on, with a reason); a kill cancels at once; `shutdown` ends the standing team."""
     with scripted_model(SHUTDOWN_SCRIPT, log_bodies=True) as model:
@@ -402,6 +415,7 @@ async def test_terminate_asks_and_kill_cancels(client, git_repo):
                 f"team-{uuid.uuid4().hex[:8]}",
                 bad_signals=True,
                 after_b=True,
+                address=dev_server.address,
             )
     assert result.status == "stopped"
     outcomes = {m.name: m.status for m in result.members}
