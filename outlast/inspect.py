@@ -22,7 +22,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.resume import AGENT_TYPES
 from outlast.patterns import WORKFLOW_TYPES
 from outlast.plan_view import waiting_plan
-from outlast.question_view import plain
+from outlast.question_view import plain, waiting_question
 from outlast.retries import retrying
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus
@@ -245,9 +245,11 @@ async def _fill_from_status(
     node.tokens, node.tool_uses = status.usage.total_tokens, status.usage.tool_uses
     if desc.status == WorkflowExecutionStatus.RUNNING:
         node.outcome = status.state
-        left = max(until - asyncio.get_running_loop().time(), 0.1)
-        if status.state == "waiting" and await waiting_plan(run, timedelta(seconds=left)):
+        left = timedelta(seconds=max(until - asyncio.get_running_loop().time(), 0.1))
+        if status.state == "waiting" and await waiting_plan(run, left):
             node.outcome = "plan waits for approval"  # `outlast approve` / `reject`
+        elif status.state == "waiting" and await waiting_question(run, left):
+            node.outcome = f"questions wait for answers: outlast answer {desc.id}"
 
 
 async def _fill_pipeline_wait(

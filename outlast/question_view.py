@@ -37,11 +37,15 @@ def terminal_text(text: str) -> str:
     return _CONTROL_BUT_LINES.sub(" ", text)
 
 
-async def waiting_question(handle: WorkflowHandle) -> PendingQuestion | None:
+async def waiting_question(
+    handle: WorkflowHandle, rpc_timeout: timedelta | None = None
+) -> PendingQuestion | None:
     """The questions the agent waits with at AskUserQuestion, if any (None for a workflow
-    that is not an agent, too)."""
+    that is not an agent, or one that does not answer within `rpc_timeout`)."""
     try:
-        return await handle.query("question", result_type=PendingQuestion | None)
+        return await handle.query(
+            "question", result_type=PendingQuestion | None, rpc_timeout=rpc_timeout
+        )
     except (RPCError, WorkflowQueryFailedError):
         return None
 

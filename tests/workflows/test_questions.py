@@ -15,6 +15,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus, WorkflowUpdateFailedError
 
 from agents.questions import QuestionAnswers, answers_result
+from outlast.inspect import agent_tree
 from tests.support import (
     agent_input,
     running_workers,
@@ -91,6 +92,9 @@ async def test_the_agent_waits_for_the_answers_and_refuses_what_does_not_fit(
                 details
             )
             assert f"outlast answer {handle.id}" in details
+            # `outlast show` says so too (it said `waiting`).
+            tree = await agent_tree(client, handle.id)
+            assert tree.outcome == f"questions wait for answers: outlast answer {handle.id}"
             # Refused, each with its reason, and the questions go on waiting.
             only_db = {DB["question"]: "SQLite"}
             assert "has no answer" in await refused(handle, only_db)
