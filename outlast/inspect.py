@@ -330,8 +330,8 @@ def _fill_from_result(node: Node, result: object) -> None:
     if rounds:
         node.verdict = rounds[-1].get("verdict")
     # A pipeline's or a verified task's own line on how it ended (`stage verify: VERDICT:
-    # FAIL ...`), where it did not do its task.
-    message = result.get("message")
+    # FAIL ...`), or an agent's error, where it did not do its task.
+    message = result.get("message") or result.get("error")
     if message and node.outcome not in (None, "completed", "passed"):
         node.error = " ".join(plain(str(message)).split())[:ERROR_CHARS]
     members = result.get("members") or []

@@ -65,3 +65,18 @@ def test_a_team_whose_lead_was_killed_did_not_do_its_task():
     )
     _fill_from_result(node, lost.model_dump(mode="json"))
     assert node.outcome == "the lead was killed"
+
+
+def test_an_agent_that_failed_in_its_result_says_why():
+    from outlast.inspect import Node, Row, _fill_from_result
+
+    node = Node(
+        row=Row(
+            workflow_id="a", pattern="single", workflow_type="AgentWorkflow", status="completed"
+        )
+    )
+    _fill_from_result(node, {"status": "failed", "error": "Model call failed:\n  429 [too many]"})
+    assert node.outcome == "failed" and node.error == "Model call failed: 429 [too many]"
+    done = Node(row=node.row)
+    _fill_from_result(done, {"status": "completed", "error": None, "message": "all fine"})
+    assert done.error is None
