@@ -14,6 +14,8 @@ module only adds types and the checks the CLI makes before starting anything.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import logging
 import os
 import socket
@@ -62,7 +64,11 @@ class Task:
         return self.handle.id
 
     async def result(self) -> Any:
-        """Wait for the end: an `AgentResult`, `PipelineResult`, `TeamResult`, ..."""
+        """Wait for the end: an `AgentResult`, `PipelineResult`, `TeamResult`, ...
+
+        Raises:
+            WorkflowFailureError: the workflow failed, was killed (its cause a
+                CancelledError) or terminated; no result."""
         return await self.handle.result()
 
     async def status(self) -> AgentStatus | PipelineView | TeamView | Any:
@@ -227,6 +233,12 @@ async def start_task(
             nothing was started. A namespace without Outlast's search attributes runs the
             task without them (logged), as `outlast run` does.
     """
+    known = [f.name for f in dataclasses.fields(PatternArgs)]
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            meant = f" (did you mean {close[0]}?)" if close else ""
+            raise TypeError(f"start_task() got an unexpected keyword argument {name!r}{meant}")
     host = host_id or os.environ.get("OUTLAST_HOST_ID") or socket.gethostname()
     args = PatternArgs(pattern=pattern, task=task, repo=repo, host_id=host, **options)
     inp, missing = await fit_to_namespace(client, build_pattern_input(args))

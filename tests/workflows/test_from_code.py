@@ -414,6 +414,11 @@ async def test_what_a_pattern_cannot_do_is_refused_before_anything_is_sent(clien
             await ask
 
 
+async def test_a_misspelt_option_is_named_with_its_likely_meaning(client, tmp_path):
+    with pytest.raises(TypeError, match=r"'max_turn' \(did you mean max_turns\?\)"):
+        await start_task(client, "x", tmp_path, max_turn=3)
+
+
 def test_the_start_error_start_task_raises_is_the_apis_to_catch():
     import outlast.api
     from outlast.runner import StartError
