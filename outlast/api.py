@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from temporalio.client import Client, WorkflowHandle
+from temporalio.service import RPCError, RPCStatusCode
 
 from agents.permissions import RESUME_MODES
 from agents.questions import QuestionAnswers
@@ -39,7 +40,7 @@ from workflows.contracts import (
 )
 from workflows.pattern_contracts import PipelineView, StageDecision, TeamMail, TeamView
 
-__all__ = ["NotSupported", "StartError", "Task", "start_task"]
+__all__ = ["NotSupported", "StartError", "Task", "TaskEnded", "start_task"]
 
 AGENT_PATTERNS = ("single", "coordinator")
 NO_GRACEFUL_STOP = ("fork-join", "verified")
@@ -50,6 +51,11 @@ logger = logging.getLogger(__name__)
 
 class NotSupported(ValueError):
     """An operation the task's pattern does not have; nothing was sent."""
+
+
+class TaskEnded(RuntimeError):
+    """The task's workflow is not running (it ended, or there is none by that id): a signal
+    sent now would reach no one; nothing was sent."""
 
 
 @dataclass
@@ -89,7 +95,8 @@ class Task:
         Raises:
             NotSupported: the pattern has no mailbox, or `to` is given to no team (nothing
                 was sent).
-            ValueError: `text` is empty (nothing was sent)."""
+            ValueError: `text` is empty (nothing was sent).
+            TaskEnded: the task is not running (nothing was sent)."""
         if not text.strip():
             raise ValueError("an empty message: give the text to send")
         if self.pattern not in (*AGENT_PATTERNS, "team"):
@@ -101,17 +108,26 @@ class Task:
         if self.pattern == "team":
             await self.handle.execute_update("message_member", TeamMail(to=to or "lead", text=text))
         else:
-            await self.handle.signal("send_message", MailMessage(text=text))
+            await self._signal("send_message", MailMessage(text=text))
 
     async def stop(self, reason: str = "") -> None:
         """Graceful: finish the current turn (or stage), then end.
 
         Raises:
-            NotSupported: the pattern has no graceful stop (nothing was sent)."""
+            NotSupported: the pattern has no graceful stop (nothing was sent).
+            TaskEnded: the task is not running (nothing was sent)."""
         if self.pattern in NO_GRACEFUL_STOP:
             raise NotSupported(f"a {self.pattern} task has no graceful stop; use kill()")
         name = "shutdown" if self.pattern == "team" else "stop"
-        await self.handle.signal(name, StopRequest(reason=reason))
+        await self._signal(name, StopRequest(reason=reason))
+
+    async def _signal(self, name: str, payload: object) -> None:
+        try:
+            await self.handle.signal(name, payload)
+        except RPCError as e:
+            if e.status != RPCStatusCode.NOT_FOUND:
+                raise
+            raise TaskEnded(f"{self.id} is not running ({e.message}); nothing was sent") from None
 
     async def kill(self) -> None:
         """Cancellation: running tools are killed, cleanup runs."""

@@ -414,6 +414,16 @@ async def test_what_a_pattern_cannot_do_is_refused_before_anything_is_sent(clien
             await ask
 
 
+async def test_a_message_or_stop_for_a_task_that_is_not_running_says_so(client):
+    """It raised the bare RPCError `workflow not found` / `already completed`."""
+    from outlast.api import TaskEnded
+
+    task = Task(handle=client.get_workflow_handle(f"none-{uuid.uuid4().hex}"), pattern="single")
+    for call in (task.send("hi"), task.stop()):
+        with pytest.raises(TaskEnded, match=f"{task.id} is not running"):
+            await call
+
+
 async def test_a_misspelt_option_is_named_with_its_likely_meaning(client, tmp_path):
     with pytest.raises(TypeError, match=r"'max_turn' \(did you mean max_turns\?\)"):
         await start_task(client, "x", tmp_path, max_turn=3)
