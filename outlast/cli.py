@@ -35,13 +35,13 @@ from outlast.cli_base import fail as _fail
 from outlast.core_logs import CORE_LOGGER, forward_core_logs
 from outlast.devserver import DevServer, DevServerError
 from outlast.inspect import PATTERN_OF_TYPE
+from outlast.pattern_follow import follow_pattern
 from outlast.pattern_output import print_pattern_result
 from outlast.patterns import (
     RESULT_TYPES,
     PatternArgs,
     build_pattern_input,
     fit_to_namespace,
-    follow_pattern,
     start_pattern,
     succeeded,
 )

@@ -1,44 +1,34 @@
-"""Starting and following the orchestration patterns from the CLI (or any Python code).
+"""Starting the orchestration patterns from the CLI (or any Python code).
 
 Each pattern is a workflow type with a public JSON input; this module builds that input from
-command-line style arguments (refusing bad ones with a message that says what to fix), starts
-the workflow by name, and follows it by polling its query.
+command-line style arguments (refusing bad ones with a message that says what to fix) and
+starts the workflow by name; `outlast.pattern_follow` follows it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import os
 import uuid
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
-from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
+from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError
 
 from agents.config import OutlastConfig
 from agents.spawn import not_found_message
 from agents.team_tasks import TaskCreateInput
 from agents.tool_filter import WRITE_TOOLS, is_read_only, resolve_agent_tools
-from outlast.progress import follow, outcome, print_retries
-from outlast.question_view import plain
-from outlast.retries import TreeRetries
 from outlast.runner import StartError, build_input, env_config, local_definitions, repo_root
 from outlast.search_setup import missing_search_attributes
-from outlast.server_away import lasting_result
 from outlast.start_metadata import start_metadata, task_text
 from workflows.contracts import (
     TASK_QUEUE,
     AgentResult,
     ForkJoinInput,
     ForkJoinResult,
-    ForkOutcome,
     Workspace,
     host_task_queue,
 )
@@ -46,12 +36,9 @@ from workflows.pattern_contracts import (
     CoordinatorInput,
     PipelineInput,
     PipelineResult,
-    PipelineView,
     TeamInput,
     TeammateSpec,
     TeamResult,
-    TeamView,
-    VerificationRound,
     VerifiedTaskInput,
     VerifiedTaskResult,
 )
@@ -73,10 +60,6 @@ RESULT_TYPES: dict[str, type] = {
     "fork-join": ForkJoinResult,
     "verified": VerifiedTaskResult,
 }
-POLL_S = 0.3
-LAST_POLL_S = 3.0
-"""The poll after the result: a closed workflow's query replays it on a worker, and one that
-has none left fails it; neither may hold up the result."""
 
 
 @dataclass
@@ -309,87 +292,6 @@ async def start_pattern(
         static_summary=summary,
         static_details=details,
     )
-
-
-async def follow_pattern(
-    handle: WorkflowHandle, pattern: str, console: Console, client: Client | None = None
-) -> Any:
-    """Print progress until the workflow closes; its result, or None if it did not complete."""
-    if pattern in ("single", "coordinator"):
-        return await follow(handle, console, client)
-    result_task = asyncio.create_task(lasting_result(handle, console))
-    seen: dict[str, str] = {}
-    retries = TreeRetries(handle, client)
-    while True:
-        done = result_task.done()
-        if not done:
-            print_retries(console, await retries.news())
-        try:
-            for key, line in await _progress(handle, pattern, LAST_POLL_S if done else None):
-                if seen.get(key) != line:
-                    seen[key] = line
-                    # Names and subjects a model wrote are shown as written, not as markup.
-                    console.print(f"[cyan]>[/] {escape(plain(line))}")
-        except (RPCError, WorkflowQueryFailedError):
-            pass  # no worker has picked it up yet (or, at the end, none is left to answer)
-        if done:
-            # That last poll gave what changed since the one before: the last stage's end.
-            return await outcome(result_task, handle, console)
-        await asyncio.wait({result_task}, timeout=POLL_S)
-
-
-async def _progress(
-    handle: WorkflowHandle, pattern: str, timeout_s: float | None = None
-) -> list[tuple[str, str]]:
-    query = functools.partial(
-        handle.query, rpc_timeout=timedelta(seconds=timeout_s) if timeout_s else None
-    )
-    if pattern == "pipeline":
-        view = await query("pipeline", result_type=PipelineView)
-        lines = [
-            (f"stage:{s.name}:{s.attempt}", f"stage {_attempt(s.name, s.attempt)}: {s.status}")
-            for s in view.stages
-        ]
-        if view.current:
-            lines.append((f"stage:{view.current}:run", f"stage {view.current}: running"))
-        if view.awaiting_approval:
-            stage, attempt = view.awaiting_approval, view.awaiting_attempt or 1
-            # Keyed by attempt too: a re-run's wait is news, though its line reads the same.
-            lines.append(
-                (
-                    f"approve:{stage}:{attempt}",
-                    f"stage {stage} (attempt {attempt}) waits for approval: outlast approve "
-                    f"{handle.id} {stage} --attempt {attempt} (or outlast reject {handle.id} "
-                    f"{stage} --attempt {attempt} --feedback '...' [--rerun])",
-                )
-            )
-        return lines
-    if pattern == "team":
-        view = await query("team", result_type=TeamView)
-        lines = [
-            (f"member:{m.name}", f"{m.name} ({m.agent_type}): {m.state}") for m in view.members
-        ]
-        lines += [
-            (
-                f"task:{t.id}",
-                f"task #{t.id} {t.subject}: {t.status}" + (f" ({t.owner})" if t.owner else ""),
-            )
-            for t in view.tasks
-        ]
-        return lines
-    if pattern == "verified":
-        rounds = await query("rounds", result_type=list[VerificationRound])
-        return [
-            (f"round:{r.round}", f"round {r.round}: VERDICT: {r.verdict} {r.verdict_reason}")
-            for r in rounds
-        ]
-    forks = await query("forks", result_type=list[ForkOutcome])
-    return [(f"fork:{f.index}", f"fork {f.index + 1}: {f.status}") for f in forks]
-
-
-def _attempt(stage: str, attempt: int) -> str:
-    """A stage run again (rejected with --rerun) is told apart from its first run."""
-    return stage if attempt <= 1 else f"{stage} (attempt {attempt})"
 
 
 async def fit_to_namespace(client: Client, inp: Any) -> tuple[Any, list[str]]:

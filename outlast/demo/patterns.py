@@ -27,11 +27,11 @@ from activities.tools.process_groups import settle_kills
 from outlast.client import connect
 from outlast.demo import HERE, end_if_running, make_sample_repo, tests_pass, where_to_look
 from outlast.devserver import DevServer
+from outlast.pattern_follow import follow_pattern
 from outlast.pattern_output import print_pattern_result
 from outlast.patterns import (
     PatternArgs,
     build_pattern_input,
-    follow_pattern,
     start_pattern,
     succeeded,
 )

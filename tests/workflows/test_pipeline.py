@@ -18,7 +18,7 @@ from temporalio.exceptions import CancelledError
 
 from agents.pipeline import PipelineStage
 from outlast.inspect import agent_tree
-from outlast.patterns import _progress
+from outlast.pattern_follow import _progress
 from tests.support import fast_config, kill_with_an_update_held, running_workers, scripted_model
 from tests.workflows.test_agent_control import wait_status
 from workflows import search_attributes as sa

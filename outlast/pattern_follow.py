@@ -1,0 +1,107 @@
+"""Following a pattern's run: its stages, members, rounds or forks as they change, the
+retries under it, and its result once it closes."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from datetime import timedelta
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
+from temporalio.service import RPCError
+
+from outlast.progress import follow, outcome, print_retries
+from outlast.question_view import plain
+from outlast.retries import TreeRetries
+from outlast.server_away import lasting_result
+from workflows.contracts import ForkOutcome
+from workflows.pattern_contracts import PipelineView, TeamView, VerificationRound
+
+POLL_S = 0.3
+LAST_POLL_S = 3.0
+"""The poll after the result: a closed workflow's query replays it on a worker, and one that
+has none left fails it; neither may hold up the result."""
+
+
+async def follow_pattern(
+    handle: WorkflowHandle, pattern: str, console: Console, client: Client | None = None
+) -> Any:
+    """Print progress until the workflow closes; its result, or None if it did not complete."""
+    if pattern in ("single", "coordinator"):
+        return await follow(handle, console, client)
+    result_task = asyncio.create_task(lasting_result(handle, console))
+    seen: dict[str, str] = {}
+    retries = TreeRetries(handle, client)
+    while True:
+        done = result_task.done()
+        if not done:
+            print_retries(console, await retries.news())
+        try:
+            for key, line in await _progress(handle, pattern, LAST_POLL_S if done else None):
+                if seen.get(key) != line:
+                    seen[key] = line
+                    # Names and subjects a model wrote are shown as written, not as markup.
+                    console.print(f"[cyan]>[/] {escape(plain(line))}")
+        except (RPCError, WorkflowQueryFailedError):
+            pass  # no worker has picked it up yet (or, at the end, none is left to answer)
+        if done:
+            # That last poll gave what changed since the one before: the last stage's end.
+            return await outcome(result_task, handle, console)
+        await asyncio.wait({result_task}, timeout=POLL_S)
+
+
+async def _progress(
+    handle: WorkflowHandle, pattern: str, timeout_s: float | None = None
+) -> list[tuple[str, str]]:
+    query = functools.partial(
+        handle.query, rpc_timeout=timedelta(seconds=timeout_s) if timeout_s else None
+    )
+    if pattern == "pipeline":
+        view = await query("pipeline", result_type=PipelineView)
+        lines = [
+            (f"stage:{s.name}:{s.attempt}", f"stage {_attempt(s.name, s.attempt)}: {s.status}")
+            for s in view.stages
+        ]
+        if view.current:
+            lines.append((f"stage:{view.current}:run", f"stage {view.current}: running"))
+        if view.awaiting_approval:
+            stage, attempt = view.awaiting_approval, view.awaiting_attempt or 1
+            # Keyed by attempt too: a re-run's wait is news, though its line reads the same.
+            lines.append(
+                (
+                    f"approve:{stage}:{attempt}",
+                    f"stage {stage} (attempt {attempt}) waits for approval: outlast approve "
+                    f"{handle.id} {stage} --attempt {attempt} (or outlast reject {handle.id} "
+                    f"{stage} --attempt {attempt} --feedback '...' [--rerun])",
+                )
+            )
+        return lines
+    if pattern == "team":
+        view = await query("team", result_type=TeamView)
+        lines = [
+            (f"member:{m.name}", f"{m.name} ({m.agent_type}): {m.state}") for m in view.members
+        ]
+        lines += [
+            (
+                f"task:{t.id}",
+                f"task #{t.id} {t.subject}: {t.status}" + (f" ({t.owner})" if t.owner else ""),
+            )
+            for t in view.tasks
+        ]
+        return lines
+    if pattern == "verified":
+        rounds = await query("rounds", result_type=list[VerificationRound])
+        return [
+            (f"round:{r.round}", f"round {r.round}: VERDICT: {r.verdict} {r.verdict_reason}")
+            for r in rounds
+        ]
+    forks = await query("forks", result_type=list[ForkOutcome])
+    return [(f"fork:{f.index}", f"fork {f.index + 1}: {f.status}") for f in forks]
+
+
+def _attempt(stage: str, attempt: int) -> str:
+    """A stage run again (rejected with --rerun) is told apart from its first run."""
+    return stage if attempt <= 1 else f"{stage} (attempt {attempt})"
