@@ -335,8 +335,11 @@ def _fill_from_result(node: Node, result: object) -> None:
     if message and node.outcome not in (None, "completed", "passed"):
         node.error = " ".join(plain(str(message)).split())[:ERROR_CHARS]
     members = result.get("members") or []
-    if result.get("team_name") and members and members[0].get("status") != "completed":
-        node.outcome = f"the lead was {members[0].get('status')}"
+    if result.get("team_name") and members:
+        lead = members[0].get("status")
+        lost = lead if lead != "completed" else "stopped" if members[0].get("stopped") else None
+        if lost:
+            node.outcome = f"the lead was {lost}"
     forks = result.get("forks") or []
     unfinished = [
         f

@@ -40,7 +40,8 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
         line(f"{result.status}{but}: {result.messages} messages inside the team", colour)
         for m in result.members:
             unread = f", {count(m.unread_messages, 'message')} unread" if m.unread_messages else ""
-            line(f"  {m.name} ({m.agent_type}): {m.status}{unread}")
+            status = "stopped" if m.stopped else m.status
+            line(f"  {m.name} ({m.agent_type}): {status}{unread}")
         for t in result.tasks:
             owner = f" ({t.owner})" if t.owner else ""
             line(f"  task #{t.id} {t.subject}: {t.status}{owner}")

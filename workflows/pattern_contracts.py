@@ -221,6 +221,9 @@ class MemberOutcome(Contract):
     agent_type: str
     workflow_id: str
     status: Literal["completed", "failed", "killed"]
+    stopped: bool = False
+    """Ended by a `stop` sent to the member itself before the team ended (its status reads
+    `completed`, as a stopped agent's does); members the team's own end stopped are not."""
     final_text: str = ""
     error: str | None = None
     usage: AgentUsage = AgentUsage()
@@ -242,10 +245,12 @@ class TeamResult(Contract):
 
     def lead_lost(self) -> str | None:
         """How the lead (the first member) ended, when it did not complete: a team whose
-        lead was killed or failed went quiet without its task done, though `status` reads
-        `completed` (a user test, 2026-12-05)."""
+        lead was killed, failed or stopped went quiet without its task done, though `status`
+        reads `completed` (a user test, 2026-12-05)."""
         if self.members and self.members[0].status != "completed":
             return self.members[0].status
+        if self.members and self.members[0].stopped:
+            return "stopped"
         return None
 
 

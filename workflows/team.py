@@ -254,6 +254,8 @@ class TeamWorkflow:
             outcome = MemberOutcome(
                 **base,
                 status=result.status,
+                # The team's end stops every member: only a stop before it is news.
+                stopped=result.stopped and not self._ending,
                 final_text=result.final_text,
                 error=result.error,
                 usage=result.usage,

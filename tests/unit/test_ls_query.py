@@ -65,6 +65,16 @@ def test_a_team_whose_lead_was_killed_did_not_do_its_task():
     )
     _fill_from_result(node, lost.model_dump(mode="json"))
     assert node.outcome == "the lead was killed"
+    # A lead stopped on its own (not by the team's end) did not do its task either.
+    stopped_lead = member("lead", "completed").model_copy(update={"stopped": True})
+    stopped = lost.model_copy(update={"members": [stopped_lead, member("qa", "completed")]})
+    assert stopped.lead_lost() == "stopped" and not succeeded(stopped)
+    out = io.StringIO()
+    print_pattern_result("team", stopped, Console(file=out, width=200))
+    assert out.getvalue().startswith("completed (the lead was stopped)"), out.getvalue()
+    assert "lead (general-purpose): stopped" in out.getvalue()
+    _fill_from_result(node, stopped.model_dump(mode="json"))
+    assert node.outcome == "the lead was stopped"
 
 
 def test_an_agent_that_failed_in_its_result_says_why():

@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import uuid
 
 from temporalio.client import WorkflowExecutionStatus
 
 from tests.interceptors import Hold
 from tests.support import running_workers, scripted_model, wait_for
-from tests.workflows.test_team import last_request, start_team
+from tests.workflows.test_team import (
+    last_request,
+    member,
+    start_team,
+    team_input,
+    wait_for_states,
+)
 from tests.workflows.test_team_spawn import spawn_script
+from workflows.contracts import StopRequest
 from workflows.pattern_contracts import MemberRef, TeamMail, TeamResult
 
 
@@ -67,3 +75,41 @@ async def test_a_kill_while_the_member_starts_stops_it_once_started(client, git_
     assert view["refused_signals"] == [
         "signal `kill_member` refused: no member named zed; members: a, b, c, d"
     ]
+
+
+async def test_a_member_stopped_on_its_own_reads_stopped_in_the_team_result(client, git_repo):
+    """A `stop` sent to a working member itself (`outlast stop TEAM/c`) reads `stopped` in the
+    team's result, as `show` says of the member (it read `completed`); the members the team's
+    own shutdown stopped do not, b busy as it came. (A member stopped while idle had finished
+    its turn: its own result does not say stopped, so neither does the team's.)"""
+    script = {
+        "agents": [
+            member("a", "idle", {"text": "a idle"}),
+            # b and c keep working (a tool call every turn) until they are stopped.
+            member("b", "busy", {"tool_use": {"name": "Bash", "input": {"command": "sleep 1"}}}),
+            member("c", "busy", {"tool_use": {"name": "Bash", "input": {"command": "sleep 1"}}}),
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = team_input(git_repo, queues).model_copy(update={"end_when_quiet": False})
+            handle = await client.start_workflow(
+                "TeamWorkflow",
+                inp,
+                id=f"team-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=TeamResult,
+            )
+            await wait_for_states(handle, {"a": "idle", "b": "working", "c": "working"})
+            member_handle = client.get_workflow_handle(f"{handle.id}/c")
+            await member_handle.signal("stop", StopRequest(reason="not needed"))
+            await wait_for_states(handle, {"c": "ended"})
+            await handle.signal("shutdown", StopRequest(reason="done"))
+            result: TeamResult = await asyncio.wait_for(handle.result(), timeout=60)
+    assert result.status == "stopped"
+    assert {m.name: (m.status, m.stopped) for m in result.members} == {
+        "a": ("completed", False),
+        "b": ("completed", False),
+        "c": ("completed", True),
+    }
+    assert result.lead_lost() is None
