@@ -11,6 +11,7 @@ from temporalio.service import RPCError
 from activities.store import state_dir
 from outlast.cli_base import app, connect_or_fail, console, fail
 from outlast.devserver import DevServer
+from outlast.orphans import stop_orphans
 from outlast.reaper import reap
 from outlast.search_setup import missing_search_attributes, register_search_attributes
 from workflows.search_attributes import ALL
@@ -42,18 +43,28 @@ def setup() -> None:
 @app.command("reap")
 def reap_command(
     dry_run: bool = typer.Option(False, "--dry-run", help="Report, change nothing."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object per worktree."),
+    as_json: bool = typer.Option(
+        False, "--json", help="One JSON object per worktree, snapshot, /tmp or sub-agent."
+    ),
 ) -> None:
     """Clean up this host's worktrees whose agent closed without cleaning up (terminated or
     timed out): removed if unchanged, kept and listed if they hold work. Also removes the
     verifiers' workspace snapshots of verifications that closed without removing them, and
-    the sandbox /tmp of every workspace that no longer exists. Workers do this every
+    the sandbox /tmp of every workspace that no longer exists, and cancels the sub-agents
+    a terminated or timed-out parent left running. Workers do this every
     $OUTLAST_REAP_INTERVAL_S seconds (default 600) on their own."""
 
     async def _main() -> None:
         client = await connect_or_fail()
+        # Orphans first: a cancelled sub-agent cleans up its own worktree.
+        orphans = await stop_orphans(client, dry_run=dry_run)
+        for orphan in orphans:
+            if as_json:
+                print(orphan.model_dump_json())
+            else:
+                console.print(f"{orphan.workflow_id}: {orphan.reason}", markup=False)
         items = await reap(client, dry_run=dry_run)
-        if not items and not as_json:
+        if not items and not orphans and not as_json:
             console.print("nothing to clean up")
         for item in items:
             if as_json:

@@ -224,8 +224,8 @@ async def kill_outcome(handle, wait_s: float) -> str:
                 f"cancel requested, but {handle.id} cannot act on it: its workflow task has "
                 f"failed {task.attempt - 1} times (the worker's log says why). "
                 f"`temporal workflow terminate -w {handle.id}` ends it, without its cleanup; "
-                f"its running sub-agents go on (`outlast show {handle.id}` lists them: kill "
-                "each)."
+                "its running sub-agents go on until a worker's reaper cancels them (within "
+                "$OUTLAST_REAP_INTERVAL_S seconds; `outlast reap` does it at once)."
             )
         if loop.time() >= deadline:
             if task.state == PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED:

@@ -1,6 +1,7 @@
 """The reaper: cleans up worktrees whose agent closed without cleaning up (reliability row 4),
 the verifiers' workspace snapshots of verifications that closed without removing them, and
-the writer sandboxes' /tmp directories of workspaces that no longer exist.
+the writer sandboxes' /tmp directories of workspaces that no longer exist. A worker's periodic
+reap also cancels the sub-agents a closed parent left running (`outlast.orphans`).
 
 A terminated agent never runs its own cleanup, so its worktree would stay forever. Every worker
 reaps its own host's records (`activities.worktree_owners`) at start and then periodically;
@@ -32,6 +33,7 @@ from activities.worktree import CleanupWorktreeInput, WorktreeInfo, WorktreeRefu
 from activities.worktree_cleanup import cleanup_worktree
 from activities.worktree_git import GitFailed, GitHung
 from activities.worktree_owners import WorktreeOwner
+from outlast.orphans import stop_orphans
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +188,11 @@ def reap_interval() -> float:
 async def reap_forever(client: Client, interval: float) -> None:
     """Reap now and then every `interval` seconds, for as long as the worker runs."""
     while interval > 0:
+        try:
+            # Orphans first: a cancelled sub-agent cleans up its own worktree.
+            await stop_orphans(client)
+        except Exception:  # as below; the worktrees are reaped all the same
+            log.exception("orphaned sub-agents' reaper failed; trying again in %.0f s", interval)
         try:
             for item in await reap(client):
                 log.info("reaped %s (%s): %s", item.worktree_path, item.owner_status, item.reason)

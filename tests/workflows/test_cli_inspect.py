@@ -361,7 +361,9 @@ async def test_kill_says_whether_the_workflow_ended_or_cannot_act_on_it(
                 flat = " ".join(out.split())
                 assert code == 0 and f"but {broken.id} cannot act on it" in flat, out
                 assert f"temporal workflow terminate -w {broken.id}" in flat, out
-                assert "its running sub-agents go on" in flat, out  # no parent close reaches them
+                # No parent close reaches them: the reaper does.
+                assert "its running sub-agents go on until a worker's reaper" in flat, out
+                assert "`outlast reap` does it at once" in flat, out
             finally:
                 await broken.terminate("test over")
 

@@ -192,3 +192,59 @@ async def test_the_reaper_leaves_the_worktree_of_an_owner_not_started_yet(
     (reaped,) = [r for r in await reap(client) if r.worktree_path == info.worktree_path]
     assert reaped.removed and reaped.owner_status == "NOT_FOUND"
     assert not Path(info.worktree_path).exists()
+
+
+async def test_the_reaper_cancels_the_sub_agents_a_terminated_parent_left_running(client, git_repo):
+    """A sub-agent is started ABANDON (it must outlive its parent's continue-as-new), so a
+    terminated parent left its sync child running, its command and model calls with it. The
+    reaper cancels such a child (it ends killed, its command gone); a running parent's child
+    is left alone."""
+    from temporalio.client import WorkflowExecutionStatus
+
+    from outlast.orphans import stop_orphans
+
+    mark = f"1239.{random.randint(10**6, 10**7)}"
+    script = {
+        "agents": [
+            {
+                "name": "kid",
+                "match": {"agent_name": "kid"},
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": f"sleep {mark} & wait"}}},
+                    {"text": "never"},
+                ],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [{"tool_use": spawn("kid", "work", False)}, {"text": "done"}],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            gone = await start(client, agent_input("go", git_repo, queues), queues)
+            kept = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_for(lambda: len(sleepers(mark)) == 2, timeout=30)
+            await gone.terminate(reason="operator pulled the plug")
+            dry = [o for o in await stop_orphans(client, dry_run=True) if o.parent_id == gone.id]
+            assert [(o.workflow_id, o.cancelled) for o in dry] == [(f"{gone.id}/kid", False)]
+            assert len(sleepers(mark)) == 2  # a dry run changes nothing
+            done = [o for o in await stop_orphans(client) if o.parent_id in (gone.id, kept.id)]
+            orphan = client.get_workflow_handle(f"{gone.id}/kid")
+            await wait_for(lambda: len(sleepers(mark)) == 1, timeout=15)
+            orphan_status = None
+            for _ in range(100):
+                orphan_status = (await orphan.describe()).status
+                if orphan_status != WorkflowExecutionStatus.RUNNING:
+                    break
+                await asyncio.sleep(0.1)
+            kid_status = (await client.get_workflow_handle(f"{kept.id}/kid").describe()).status
+            await kept.terminate()
+            await stop_orphans(client)  # and the test leaves nothing running
+    assert [(o.workflow_id, o.parent_status, o.cancelled) for o in done] == [
+        (f"{gone.id}/kid", "TERMINATED", True)
+    ]
+    assert "its parent" in done[0].reason and "terminated" in done[0].reason
+    assert orphan_status == WorkflowExecutionStatus.CANCELED
+    assert kid_status == WorkflowExecutionStatus.RUNNING
