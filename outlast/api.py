@@ -22,7 +22,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
 from agents.permissions import RESUME_MODES
@@ -130,7 +130,21 @@ class Task:
             raise TaskEnded(f"{self.id} is not running ({e.message}); nothing was sent") from None
 
     async def kill(self) -> None:
-        """Cancellation: running tools are killed, cleanup runs."""
+        """Cancellation: running tools are killed, cleanup runs.
+
+        Raises:
+            TaskEnded: the task is not running (nothing was cancelled: the server takes a
+                cancel of a closed workflow without a word)."""
+        try:
+            desc = await self.handle.describe()
+        except RPCError as e:
+            if e.status != RPCStatusCode.NOT_FOUND:
+                raise
+            msg = f"{self.id} is not running ({e.message}); nothing was cancelled"
+            raise TaskEnded(msg) from None
+        if desc.status != WorkflowExecutionStatus.RUNNING:
+            state = desc.status.name.lower() if desc.status else "closed"
+            raise TaskEnded(f"{self.id} is not running ({state}); nothing was cancelled")
         await self.handle.cancel()
 
     async def plan(self) -> PlanView:

@@ -419,9 +419,22 @@ async def test_a_message_or_stop_for_a_task_that_is_not_running_says_so(client):
     from outlast.api import TaskEnded
 
     task = Task(handle=client.get_workflow_handle(f"none-{uuid.uuid4().hex}"), pattern="single")
-    for call in (task.send("hi"), task.stop()):
+    for call in (task.send("hi"), task.stop(), task.kill()):
         with pytest.raises(TaskEnded, match=f"{task.id} is not running"):
             await call
+
+
+async def test_a_kill_of_a_task_that_ended_says_so(client):
+    """The server takes a cancel of a closed workflow without a word: kill() was silent."""
+    from outlast.api import TaskEnded
+
+    handle = await client.start_workflow(
+        "AgentWorkflow", id=f"ended-{uuid.uuid4().hex}", task_queue=f"nobody-{uuid.uuid4().hex}"
+    )
+    await handle.terminate(reason="test")
+    task = Task(handle=client.get_workflow_handle(handle.id), pattern="single")
+    with pytest.raises(TaskEnded, match=rf"{task.id} is not running \(terminated\); nothing"):
+        await task.kill()
 
 
 async def test_a_misspelt_option_is_named_with_its_likely_meaning(client, tmp_path):
