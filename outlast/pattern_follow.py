@@ -10,14 +10,20 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+)
 from temporalio.service import RPCError
 
+from outlast.live_tree import doing
 from outlast.progress import follow, outcome, print_retries
 from outlast.question_view import plain
 from outlast.retries import TreeRetries
 from outlast.server_away import lasting_result
-from workflows.contracts import ForkOutcome
+from workflows.contracts import AgentStatus, ForkOutcome
 from workflows.pattern_contracts import PipelineView, TeamView, VerificationRound
 
 POLL_S = 0.3
@@ -40,7 +46,10 @@ async def follow_pattern(
         if not done:
             print_retries(console, await retries.news())
         try:
-            for key, line in await _progress(handle, pattern, LAST_POLL_S if done else None):
+            lines = await _progress(handle, pattern, LAST_POLL_S if done else None)
+            if not done and client is not None:
+                lines += await _agent_at_work(client, handle.id, pattern, lines)
+            for key, line in lines:
                 if seen.get(key) != line:
                     seen[key] = line
                     # Names and subjects a model wrote are shown as written, not as markup.
@@ -105,3 +114,42 @@ async def _progress(
 def _attempt(stage: str, attempt: int) -> str:
     """A stage run again (rejected with --rerun) is told apart from its first run."""
     return stage if attempt <= 1 else f"{stage} (attempt {attempt})"
+
+
+async def _agent_at_work(
+    client: Client, workflow_id: str, pattern: str, lines: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """What the agent a pipeline's stage or a verified task's round runs is doing, by turn:
+    a long stage or round printed nothing between its start and its end (a user test).
+    `lines` are the pattern's own, just read."""
+    if pattern == "pipeline":
+        running = [k for k, _ in lines if k.startswith("stage:") and k.endswith(":run")]
+        current = running[0][len("stage:") : -len(":run")] if running else None
+        if current is None:
+            return []
+        # The stage's earlier runs are listed by attempt: this run is the next.
+        attempt = 1 + sum(1 for k, _ in lines if k.startswith(f"stage:{current}:") and
+                          not k.endswith(":run"))  # fmt: skip
+        suffix = f"-{attempt}" if attempt > 1 else ""
+        label = f"stage {_attempt(current, attempt)}"
+        status = await _running_status(client, f"{workflow_id}/{current}{suffix}")
+        return [(f"agent:{current}:{attempt}", f"{label}: {doing(status)}")] if status else []
+    if pattern == "verified":
+        round_no = 1 + sum(1 for k, _ in lines if k.startswith("round:"))
+        for who, child in (("verifier", f"verify-{round_no}"), ("implementer", "implementer")):
+            status = await _running_status(client, f"{workflow_id}/{child}")
+            if status is not None:
+                return [(f"agent:{round_no}:{who}", f"round {round_no}: {who}: {doing(status)}")]
+    return []
+
+
+async def _running_status(client: Client, workflow_id: str) -> AgentStatus | None:
+    """A running agent's `status`; None if it is not running (a closed one's query would
+    replay its whole history on a worker) or cannot answer yet."""
+    handle = client.get_workflow_handle(workflow_id)
+    try:
+        if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+            return None
+        return await handle.query("status", result_type=AgentStatus)
+    except (RPCError, WorkflowQueryFailedError):
+        return None

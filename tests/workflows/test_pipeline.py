@@ -404,3 +404,33 @@ async def test_a_decision_held_when_the_pipeline_is_killed_is_answered(client, g
     assert isinstance(ended.cause, CancelledError)
     assert answer.cause.message == "stage look was not decided: the pipeline was killed"
     assert await agent_status(handle) == "killed"
+
+
+async def test_a_follow_says_what_the_running_stage_s_agent_is_doing(client, git_repo):
+    """Off a terminal a follow printed `stage look: running` and then nothing until the
+    stage ended (a user test); it now says what the stage's agent is doing, by turn."""
+    import io
+
+    from rich.console import Console
+
+    from outlast.pattern_follow import follow_pattern
+
+    stages = [
+        PipelineStage(name="look", agent_type="Explore", instructions="Look."),
+        PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
+    ]
+    look = stage_agent("Explore", "LOOK")
+    look["turns"][0]["delay_ms"] = 1500
+    script = {"agents": [look, stage_agent("Plan", "PLAN-OUT", read=False)]}
+    out = io.StringIO()
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(
+                client, queues, pipeline_input(git_repo, queues, stages=stages)
+            )
+            console = Console(file=out, width=300, force_terminal=False)
+            result = await follow_pattern(handle, "pipeline", console, client)
+    assert result.status == "completed"
+    text = out.getvalue()
+    for line in ("stage look: turn 1: calling", "stage look: completed", "stage plan: completed"):
+        assert line in text, text

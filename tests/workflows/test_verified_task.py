@@ -478,3 +478,35 @@ async def test_a_verifier_that_cannot_run_ends_the_task_without_another_round(cl
     assert "Nope" in result.message, result.message
     assert len(await implementer_ends(client, wf_id)) == 1
     assert VERIFIER_FAILURE_ENDS in await patch_ids(client.get_workflow_handle(wf_id))
+
+
+async def test_a_follow_says_what_the_round_s_agents_are_doing(client, tmp_path):
+    """Off a terminal a follow printed a round's verdict only: nothing during a long round
+    (a user test). It now says what the implementer, then the verifier, is doing, by turn."""
+    import io
+
+    from rich.console import Console
+
+    from outlast.pattern_follow import follow_pattern
+
+    slow = json.loads(json.dumps(SCRIPT))
+    implementer = slow["agents"][2]
+    for turn in (implementer["turns"][0], implementer["turns"][3], slow["agents"][0]["turns"][0]):
+        turn["delay_ms"] = 1500
+    repo = task_repo(tmp_path / "repo")
+    out = io.StringIO()
+    with scripted_model(slow):
+        async with running_workers(client) as queues:
+            handle = await start_verified(client, queues, repo, f"vt-{uuid.uuid4().hex[:8]}")
+            console = Console(file=out, width=300, force_terminal=False)
+            result = await follow_pattern(handle, "verified", console, client)
+    assert result.status == "passed", result.message
+    text = out.getvalue()
+    for line in (
+        "round 1: implementer: turn 1: calling",
+        "round 1: verifier: turn 1: calling",
+        "round 2: implementer: turn 1: calling",  # a resumed run counts its own turns
+        "round 1: VERDICT: FAIL",
+        "round 2: VERDICT: PASS",
+    ):
+        assert line in text, text
