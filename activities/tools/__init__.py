@@ -29,7 +29,10 @@ IDEMPOTENT_RETRY = RetryPolicy(
 # A command whose worker died is run once more, never blindly: the new attempt first kills
 # whatever the interrupted one left running, and its result tells the model it was re-run
 # (bash_runs.py). Commands that fail are results, not exceptions: they are never retried.
-BASH_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=2)
+# The attempts beyond that second one are for graceful worker stops (a rolling deploy stops
+# each worker in turn): the activity itself refuses a third run after two crashes
+# (bash_runs.MAX_CRASH_RERUNS).
+BASH_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=6)
 
 
 def _fixed(timeout: timedelta) -> Callable[[Any], timedelta]:

@@ -45,6 +45,16 @@ NOT_RUN_RERUN_NOTE = (
 )
 
 
+MAX_CRASH_RERUNS = 1
+"""A command whose worker died is run again once. A worker's graceful stop (a deploy, each
+worker in turn) does not count against it: each attempt it ends is given back."""
+WORKER_LOST_TWICE = (
+    "this command's worker was lost {n} times before it reported, so it was not run again. "
+    "Check for effects of those runs (anything of them still running on this machine was "
+    "killed) before running it again."
+)
+
+
 KILL_MARK_TTL_S = 3600.0
 """How long a kill mark is kept. It only has to outlast the Bash activities that a worker had
 taken before the kill (their start is moments away); a later one is never started."""
@@ -128,6 +138,32 @@ def forget() -> None:
     _record_path().unlink(missing_ok=True)
 
 
+def _stops_path() -> Path:
+    return _record_path().with_suffix(".stops")
+
+
+def note_graceful_stop() -> None:
+    """This attempt ends because its worker is stopping gracefully, not because it failed."""
+    path = _stops_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(str(graceful_stops() + 1))
+
+
+def graceful_stops() -> int:
+    """How many earlier attempts of this activity a graceful worker stop ended (on this host,
+    where every attempt of a workspace's Bash runs)."""
+    try:
+        return int(_stops_path().read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+def crash_reruns_spent() -> bool:
+    """Whether this attempt would be a re-run past MAX_CRASH_RERUNS: the earlier attempts
+    that were not ended by a graceful stop count."""
+    return activity.info().attempt - 1 - graceful_stops() > MAX_CRASH_RERUNS
+
+
 def previous_run() -> tuple[str, int | None]:
     """What an earlier attempt of this activity left: ("running", pgid) to kill, ("ended",
     None) when it ran here and nothing of it is left, ("elsewhere", None) when it ran on
@@ -156,6 +192,7 @@ def running_for(workflow_id: str, run_id: str) -> list[int]:
     found = []
     records = state_dir() / "bash-runs"
     _prune(records, "*.json", RECORD_TTL_S)
+    _prune(records, "*.stops", RECORD_TTL_S)
     for path in records.glob("*.json"):
         try:
             record = json.loads(path.read_text())

@@ -116,3 +116,104 @@ async def test_sigterm_during_bash_leaves_no_orphan_and_another_worker_finishes(
     assert (git_repo / "runs.log").read_text() == "start\nstart\nend\n"
     final = json.dumps([r for r in model.log if r["outcome"] == "completed"][-1]["body"])
     assert "had already started once" in final
+
+
+async def test_two_graceful_stops_during_one_command_still_let_it_finish(dev_server, git_repo):
+    """A rolling deploy stops each worker once: a long command met two graceful stops and
+    its two attempts were spent ("Bash could not run"). A graceful stop does not count
+    against the one re-run a crash is given: the third worker runs it to its end."""
+    mark = f"1236.{random.randint(10**6, 10**7)}"
+    # Each run counts itself; the first two sleep (and are stopped), the third ends.
+    command = (
+        "n=$(cat runs.count 2>/dev/null || echo 0); n=$((n + 1)); echo $n > runs.count; "
+        f"echo start >> runs.log; if [ $n -lt 3 ]; then sleep {mark}; fi; echo end >> runs.log"
+    )
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": command}}},
+                    {"text": "done"},
+                ],
+            }
+        ]
+    }
+    config = OutlastConfig(model=FAST_MODEL, tools=ToolSettings(heartbeat_timeout_s=10))
+    with (
+        scripted_model(script, log_bodies=True) as model,
+        crashable_worker(dev_server.address, model.url) as w,
+    ):
+        w.start()
+        w.start()  # three workers on the same queues
+        client = await connect(dev_server.address)
+        handle = await start(
+            client, agent_input("run it", git_repo, w.queues, config=config), w.queues
+        )
+
+        def sleepers() -> list[int]:
+            return [p for p in live_pids(mark) if command_of(p)[:5] == "sleep"]
+
+        stopped = []
+        for _ in range(2):
+            await wait_for(lambda: bool(sleepers()), timeout=30)
+            (sleeper,) = sleepers()
+            running_on = parent_of(sleeper)
+            while running_on not in w.pids and running_on > 1:
+                running_on = parent_of(running_on)
+            assert running_on in w.pids
+            w.terminate(running_on)
+            stopped.append(running_on)
+        result = await asyncio.wait_for(handle.result(), timeout=60)
+
+    assert result.status == "completed"
+    assert (git_repo / "runs.log").read_text() == "start\nstart\nstart\nend\n"
+    last = [r for r in model.log if r["outcome"] == "completed"][-1]["body"]["messages"][-1]
+    (block,) = [b for b in last["content"] if b.get("type") == "tool_result"]
+    assert not block.get("is_error"), block
+    assert "had already started once" in json.dumps(block)
+
+
+async def test_a_command_whose_worker_crashed_twice_is_not_run_a_third_time(dev_server, git_repo):
+    """The attempts left for graceful stops do not become re-runs after crashes: after two
+    lost workers the model is told, and the command does not run again."""
+    mark = f"1237.{random.randint(10**6, 10**7)}"
+    command = f"echo start >> runs.log; sleep {mark}; echo end >> runs.log"
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": command}}},
+                    {"text": "done"},
+                ],
+            }
+        ]
+    }
+    config = OutlastConfig(model=FAST_MODEL, tools=ToolSettings(heartbeat_timeout_s=5))
+    with (
+        scripted_model(script, log_bodies=True) as model,
+        crashable_worker(dev_server.address, model.url) as w,
+    ):
+        client = await connect(dev_server.address)
+        inp = agent_input("run it", git_repo, w.queues, config=config)
+        handle = await start(client, inp, w.queues)
+        for runs in (1, 2):
+            await wait_for(lambda n=runs: runs_logged(git_repo) == n, timeout=60)
+            await wait_for(lambda: bool(processes_with(f"sleep {mark}", exact=True)), timeout=30)
+            w.crash()
+        result = await asyncio.wait_for(handle.result(), timeout=90)
+
+    assert result.status == "completed"
+    assert (git_repo / "runs.log").read_text() == "start\nstart\n"
+    assert not live_pids(mark)
+    last = [r for r in model.log if r["outcome"] == "completed"][-1]["body"]["messages"][-1]
+    (block,) = [b for b in last["content"] if b.get("type") == "tool_result"]
+    assert block.get("is_error") and "worker was lost 2 times" in json.dumps(block), block
+
+
+def runs_logged(repo) -> int:
+    try:
+        return (repo / "runs.log").read_text().count("start")
+    except OSError:
+        return 0
