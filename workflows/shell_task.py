@@ -67,9 +67,10 @@ LAUNCH_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=30),
     "retry_policy": RetryPolicy(maximum_attempts=5),
 }
-RUN_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=2)
+RUN_RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_attempts=6)
 """As a foreground command's: one more attempt after a lost worker, which kills what the
-first left and says so."""
+first left and says so; the others are for graceful worker stops, which the activity gives
+back (`bash_runs.crash_reruns_spent`)."""
 
 
 @workflow.defn(name="ShellTaskWorkflow")

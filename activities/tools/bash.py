@@ -262,6 +262,11 @@ async def run_recorded(
     except OutputCapped:
         bash_runs.forget()  # killed and reaped: nothing is left for a retry to kill
         raise
+    except asyncio.CancelledError:
+        if activity.is_worker_shutdown():
+            # A deploy, not a failure: the attempt is given back (crash_reruns_spent).
+            bash_runs.note_graceful_stop()
+        raise
     finally:
         for kill in late_kills:
             kill.cancel()  # run_command has killed the group and reaped it either way
@@ -282,9 +287,8 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
     if inp.run_in_background:
         return ToolOutput(content=BACKGROUND_REFUSED, is_error=True)
     rerun_note = await clear_earlier_attempt()
-    if bash_runs.crash_reruns_spent():
-        lost = activity.info().attempt - 1 - bash_runs.graceful_stops()
-        return ToolOutput(content=bash_runs.WORKER_LOST_TWICE.format(n=lost), is_error=True)
+    if lost := bash_runs.crash_reruns_spent():
+        return ToolOutput(content=lost, is_error=True)
     cwd, start_note = start_dir(ctx)
     timeout_ms = inp.timeout or DEFAULT_TIMEOUT_MS
     # A cleanup that fails (files the command left unremovable) must not fail the activity
@@ -304,11 +308,6 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
             )
         except OutputCapped:
             status = CAPPED
-        except asyncio.CancelledError:
-            if activity.is_worker_shutdown():
-                # A deploy, not a failure: the attempt is given back (crash_reruns_spent).
-                bash_runs.note_graceful_stop()
-            raise
         if isinstance(status, NotRun):
             note = bash_runs.NOT_RUN_RERUN_NOTE if rerun_note and status.killed else ""
             content = "\n".join(part for part in (status.reason, note) if part)

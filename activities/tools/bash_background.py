@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
 from activities.store import state_dir
+from activities.tools import bash_runs
 from activities.tools.base import ToolContext
 from activities.tools.bash import (
     MAX_OUTPUT_CHARS,
@@ -148,6 +149,8 @@ async def run_background(req: ShellRunRequest) -> ShellOutcome:
     """Run the command until it exits, times out or is cancelled; its output goes to
     `req.output_file` (rewritten from the start by a retry, whose note says so)."""
     note = await clear_earlier_attempt()
+    if lost := bash_runs.crash_reruns_spent():
+        return ShellOutcome(error=lost, note=note)
     cwd, _ = start_dir(req.ctx)
     timeout_s = req.timeout_ms / 1000 if req.timeout_ms else None
     output = Path(req.output_file)

@@ -48,7 +48,7 @@ NOT_RUN_RERUN_NOTE = (
 MAX_CRASH_RERUNS = 1
 """A command whose worker died is run again once. A worker's graceful stop (a deploy, each
 worker in turn) does not count against it: each attempt it ends is given back."""
-WORKER_LOST_TWICE = (
+WORKER_LOST = (
     "this command's worker was lost {n} times before it reported, so it was not run again. "
     "Check for effects of those runs (anything of them still running on this machine was "
     "killed) before running it again."
@@ -158,10 +158,11 @@ def graceful_stops() -> int:
         return 0
 
 
-def crash_reruns_spent() -> bool:
-    """Whether this attempt would be a re-run past MAX_CRASH_RERUNS: the earlier attempts
-    that were not ended by a graceful stop count."""
-    return activity.info().attempt - 1 - graceful_stops() > MAX_CRASH_RERUNS
+def crash_reruns_spent() -> str | None:
+    """Why this attempt must not run the command, when it would be a re-run past
+    MAX_CRASH_RERUNS (the earlier attempts that no graceful stop ended count); else None."""
+    lost = activity.info().attempt - 1 - graceful_stops()
+    return WORKER_LOST.format(n=lost) if lost > MAX_CRASH_RERUNS else None
 
 
 def previous_run() -> tuple[str, int | None]:

@@ -414,6 +414,57 @@ async def test_a_worker_killed_under_a_background_command_reruns_it_and_says_so(
     assert "had already started once" in note
 
 
+async def test_two_graceful_stops_under_a_background_command_still_let_it_finish(
+    dev_server, git_repo
+):
+    """A rolling deploy stops each worker once: the background command's two attempts were
+    spent and it ended `failed`. A graceful stop gives its attempt back."""
+    from tests.workflows.test_bash_rerun import command_of, parent_of
+
+    mark = marker(1206)
+    command = (
+        "n=$(cat runs.count 2>/dev/null || echo 0); n=$((n + 1)); echo $n > runs.count; "
+        f"echo start >> runs.log; if [ $n -lt 3 ]; then sleep {mark}; fi; echo end >> runs.log"
+    )
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [background(command, "run thrice"), {"text": "waiting for it"}],
+            }
+        ]
+    }
+    config = fast_config(tools=ToolSettings(heartbeat_timeout_s=5, local_tools=False))
+    with (
+        scripted_model(script) as model,
+        crashable_worker(dev_server.address, model.url) as w,
+    ):
+        w.start()
+        w.start()  # three workers on the same queues
+        client = await connect(dev_server.address)
+        handle = await start(
+            client, agent_input("run", git_repo, w.queues, config=config), w.queues
+        )
+
+        def sleepers() -> list[int]:
+            return [p for p in processes_with(f"sleep {mark}") if command_of(p)[:5] == "sleep"]
+
+        for _ in range(2):
+            await wait_for(lambda: bool(sleepers()), timeout=30)
+            (sleeper,) = sleepers()
+            running_on = parent_of(sleeper)
+            while running_on not in w.pids and running_on > 1:
+                running_on = parent_of(running_on)
+            assert running_on in w.pids
+            w.terminate(running_on)
+        result = await asyncio.wait_for(handle.result(), timeout=90)
+    assert result.status == "completed"
+    assert (git_repo / "runs.log").read_text() == "start\nstart\nstart\nend\n"
+    (note,) = notifications(result)
+    assert 'Background command "run thrice" completed (exit code 0)' in note, note
+
+
 async def test_task_output_gives_a_background_agent_s_result(client, git_repo):
     script = {
         "agents": [
