@@ -11,10 +11,24 @@ from __future__ import annotations
 from temporalio import workflow
 
 from agents.builtin.coordinator import DEFINITION as COORDINATOR
+from workflows import versions
 from workflows.agent import AgentWorkflow
 from workflows.client_input import refuse_unknown_fields
 from workflows.contracts import AgentInput, AgentResult
 from workflows.pattern_contracts import CoordinatorInput
+
+with workflow.unsafe.imports_passed_through():
+    from activities.errors import InvalidAgentInput
+
+
+CLIENT_AGENT = "coordinator-client-agent-refused"
+"""Patch: a client's start with `agent` set is refused; it ran that agent, whatever it was
+(not a coordinator), and past the checks of a client's start."""
+CLIENT_AGENT_REFUSED = (
+    "CoordinatorWorkflow input refused: `agent` is set only by a coordinator's own "
+    "continue-as-new; give the coordinator's task in `task` (to start any other agent, "
+    "start an AgentWorkflow)"
+)
 
 
 def coordinator_agent_input(inp: CoordinatorInput) -> AgentInput:
@@ -48,6 +62,9 @@ class CoordinatorWorkflow(AgentWorkflow):
     async def run(self, inp: CoordinatorInput) -> AgentResult:  # type: ignore[override]
         if inp.agent is None:  # a client's start, not the coordinator's continue-as-new
             refuse_unknown_fields("CoordinatorWorkflow", inp)
+        elif workflow.info().continued_run_id is None and versions.patched(CLIENT_AGENT):
+            # Asked only for such a start, so no other run records the marker.
+            raise InvalidAgentInput(CLIENT_AGENT_REFUSED)
         return await super().run(coordinator_agent_input(inp))
 
     def _next_run_input(self, inp: AgentInput) -> object:

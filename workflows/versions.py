@@ -52,6 +52,7 @@ to it)."""
 
 AFTER_BASELINE = frozenset(
     {
+        "coordinator-client-agent-refused",
         "verified-verifier-failure-ends",
         "input-values-checked",
         "blank-mail-refused",

@@ -28,6 +28,7 @@ from tests.replay.scenarios_agent import (
     compaction,
     context_full,
     continue_as_new,
+    coordinator_client_agent,
     demo,
     fork_plan_mode,
     killed,
@@ -318,6 +319,11 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A verifier that cannot run ends the task (patched verified-verifier-failure-ends);
     # `verified_verifier_fails_v0` recorded on 2fe3bac, where the implementer went again.
     "verified_verifier_fails": verified_verifier_fails,
+    # A client's coordinator start with `agent` set, refused (patched
+    # coordinator-client-agent-refused); `coordinator_client_agent_v0` recorded on c592263,
+    # where it ran that agent.
+    "coordinator_client_agent": coordinator_client_agent,
+    "coordinator_client_agent_v0": coordinator_client_agent,
 }
 
 

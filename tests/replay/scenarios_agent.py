@@ -647,3 +647,24 @@ async def bad_mode(client: Client, tmp: Path) -> WorkflowHandle:
             with contextlib.suppress(WorkflowFailureError):
                 await handle.result()
     return handle
+
+
+async def coordinator_client_agent(client: Client, tmp: Path) -> WorkflowHandle:
+    """A client's CoordinatorWorkflow start with `agent` set: refused (patched
+    coordinator-client-agent-refused); on the code before, it ran that agent."""
+    from temporalio.client import WorkflowFailureError
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}):
+        async with running_workers(client) as queues:
+            workspace = {"root": str(repo), "host_queue": queues.host_queue}
+            agent = {"prompt": "go", "workspace": workspace}
+            handle = await client.start_workflow(
+                "CoordinatorWorkflow",
+                {"task": "go", "workspace": workspace, "agent": agent},
+                id=os.environ["OUTLAST_RECORDING"],
+                task_queue=queues.task_queue,
+            )
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+    return handle

@@ -258,6 +258,29 @@ async def test_a_start_with_a_value_no_run_can_go_on_with_is_refused_at_once(
     assert f"AgentWorkflow input refused: {said}" in flat, shown
 
 
+async def test_a_coordinator_start_with_an_agent_of_the_client_s_is_refused(
+    client, dev_server, git_repo
+):
+    """`agent` is the coordinator's own continue-as-new's: a client that set it ran that
+    agent (an Explore, a general-purpose in any mode), no coordinator, past the start's
+    checks (a user test)."""
+    with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}) as model:
+        async with running_workers(client) as queues:
+            workspace = {"root": str(git_repo), "host_queue": queues.host_queue}
+            agent = {"prompt": "go", "workspace": workspace, "permission_mode": "bypassPermissions"}
+            inp = json.dumps({"task": "go", "workspace": workspace, "agent": agent})
+            wf_id = f"coord-agent-{uuid.uuid4().hex[:8]}"
+            await start_with_cli(
+                dev_server.address, "CoordinatorWorkflow", queues.task_queue, wf_id, inp
+            )
+            with pytest.raises(WorkflowFailureError) as failed:
+                await asyncio.wait_for(client.get_workflow_handle(wf_id).result(), 30)
+    cause = failed.value.cause
+    assert cause.type == "InvalidAgentInput" and cause.non_retryable
+    assert cause.message.startswith("CoordinatorWorkflow input refused: `agent` is set only by")
+    assert not model.log
+
+
 BUSY_UNTIL_FITTING = {
     "agents": [
         {
