@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime, timedelta
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from temporalio.client import (
     Client,
     WorkflowExecution,
@@ -26,7 +26,7 @@ from outlast.question_view import plain, waiting_question
 from outlast.retries import retrying
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus
-from workflows.pattern_contracts import PipelineView
+from workflows.pattern_contracts import PipelineView, TeamResult
 
 PATTERN_OF_TYPE = {v: k for k, v in WORKFLOW_TYPES.items()} | {"ShellTaskWorkflow": "shell"}
 STATUS_TIMEOUT_S = 3.0
@@ -336,8 +336,11 @@ def _fill_from_result(node: Node, result: object) -> None:
         node.error = " ".join(plain(str(message)).split())[:ERROR_CHARS]
     members = result.get("members") or []
     if result.get("team_name") and members:
-        lead = members[0].get("status")
-        lost = lead if lead != "completed" else "stopped" if members[0].get("stopped") else None
+        try:
+            lost = TeamResult.model_validate(result).lead_lost()
+        except ValidationError:  # a result of another release: its lead's status as given
+            status = members[0].get("status") if isinstance(members[0], dict) else None
+            lost = status if status != "completed" else None
         if lost:
             node.outcome = f"the lead was {lost}"
     forks = result.get("forks") or []

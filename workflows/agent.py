@@ -159,6 +159,8 @@ class AgentWorkflow(AgentHandlers):
         """This run's end, when the parent reads it from the result instead of a signal."""
         self._told_continuing = False
         """The parent was told this run's end with `continues`: mail was waiting then."""
+        self._shutdown_approved = False
+        """This teammate approved a shutdown request: its stop is its own answer."""
         self._stopped: list[str] = []
         """Background children this run stopped at its end (R92), for its result."""
         self._sync_stops: list[asyncio.Future] = []
@@ -571,6 +573,7 @@ class AgentWorkflow(AgentHandlers):
             handoff_warning=warning,
             unstarted_workers=unstarted,
             stopped_children=self._stopped,
+            shutdown_approved=self._shutdown_approved,
             permission_mode=self._state.mode or None,
             plan_file=self._state.plan_file,
             run_id=workflow.info().run_id,
@@ -665,6 +668,7 @@ class AgentWorkflow(AgentHandlers):
             result, approved = await answer_shutdown(team, me, self._team_counts, call)
             if approved:
                 self._stop = StopRequest(reason="shutdown request approved")
+                self._shutdown_approved = True
             return result
         if is_peer_address(team, call.input.to):
             return await send_to_peers(team, me, self._team_counts, call)

@@ -414,6 +414,9 @@ class AgentResult(Contract):
     unread_messages: int = 0
     """Messages that arrived after a stop, or as the last turn was spent, and were never
     read."""
+    shutdown_approved: bool = False
+    """A teammate that approved a shutdown request: it ended as its team asked (R68), so its
+    team does not count it stopped."""
 
 
 class ForkJoinInput(ClientInput):

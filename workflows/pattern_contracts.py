@@ -222,8 +222,9 @@ class MemberOutcome(Contract):
     workflow_id: str
     status: Literal["completed", "failed", "killed"]
     stopped: bool = False
-    """Ended by a `stop` sent to the member itself before the team ended (its status reads
-    `completed`, as a stopped agent's does); members the team's own end stopped are not."""
+    """Ended by a `stop` sent to the member itself, working or idle, before the team began to
+    end (its status reads `completed`, as a stopped agent's does). Not a member the team's
+    own end stopped, one that approved a shutdown request, or one out of turns."""
     final_text: str = ""
     error: str | None = None
     usage: AgentUsage = AgentUsage()

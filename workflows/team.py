@@ -254,8 +254,7 @@ class TeamWorkflow:
             outcome = MemberOutcome(
                 **base,
                 status=result.status,
-                # The team's end stops every member: only a stop before it is news.
-                stopped=result.stopped and not self._ending,
+                stopped=self._stopped_on_its_own(result),
                 final_text=result.final_text,
                 error=result.error,
                 usage=result.usage,
@@ -269,6 +268,18 @@ class TeamWorkflow:
             outcome = MemberOutcome(**base, status=status, error=error, usage=usage)
         self._ended[name] = outcome
         self._details()
+
+    def _stopped_on_its_own(self, result: AgentResult) -> bool:
+        """A member that completed before the team began to end: a teammate does not finish
+        on its own (it waits for mail), so something stopped it, working or idle, unless it
+        spent its turns or approved a shutdown request. The team's end stops every member:
+        a stop then is no news."""
+        return (
+            not self._ending
+            and result.status == "completed"
+            and not result.max_turns_reached
+            and not result.shutdown_approved
+        )
 
     def _live(self) -> list[str]:
         return [m.name for m in self._members if m.name not in self._ended]

@@ -420,6 +420,8 @@ async def test_terminate_asks_and_kill_cancels(client, dev_server, git_repo):
     assert result.status == "stopped"
     outcomes = {m.name: m.status for m in result.members}
     assert outcomes == {"a": "completed", "b": "completed", "c": "killed"}
+    # b ended as asked (an approved shutdown), before the team did: not stopped.
+    assert not any(m.stopped for m in result.members)
     # The killed member's work counts in the team's totals, from its last report.
     spent = {m.name: m.usage for m in result.members}
     assert spent["c"].total_tokens > 0 and spent["c"].tokens.output_tokens > 0, spent["c"]

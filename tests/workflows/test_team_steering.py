@@ -80,8 +80,8 @@ async def test_a_kill_while_the_member_starts_stops_it_once_started(client, git_
 async def test_a_member_stopped_on_its_own_reads_stopped_in_the_team_result(client, git_repo):
     """A `stop` sent to a working member itself (`outlast stop TEAM/c`) reads `stopped` in the
     team's result, as `show` says of the member (it read `completed`); the members the team's
-    own shutdown stopped do not, b busy as it came. (A member stopped while idle had finished
-    its turn: its own result does not say stopped, so neither does the team's.)"""
+    own shutdown stopped do not, b busy as it came. An idle member stopped (the lead, a, here)
+    reads stopped too: a teammate does not finish on its own."""
     script = {
         "agents": [
             member("a", "idle", {"text": "a idle"}),
@@ -101,15 +101,16 @@ async def test_a_member_stopped_on_its_own_reads_stopped_in_the_team_result(clie
                 result_type=TeamResult,
             )
             await wait_for_states(handle, {"a": "idle", "b": "working", "c": "working"})
-            member_handle = client.get_workflow_handle(f"{handle.id}/c")
-            await member_handle.signal("stop", StopRequest(reason="not needed"))
-            await wait_for_states(handle, {"c": "ended"})
+            for name in ("c", "a"):  # c working, the lead idle
+                member_handle = client.get_workflow_handle(f"{handle.id}/{name}")
+                await member_handle.signal("stop", StopRequest(reason="not needed"))
+                await wait_for_states(handle, {name: "ended"})
             await handle.signal("shutdown", StopRequest(reason="done"))
             result: TeamResult = await asyncio.wait_for(handle.result(), timeout=60)
     assert result.status == "stopped"
     assert {m.name: (m.status, m.stopped) for m in result.members} == {
-        "a": ("completed", False),
+        "a": ("completed", True),
         "b": ("completed", False),
         "c": ("completed", True),
     }
-    assert result.lead_lost() is None
+    assert result.lead_lost() == "stopped"
