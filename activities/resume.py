@@ -169,6 +169,7 @@ class AgentControl:
     @activity.defn(name="agents.resume_agent")
     async def resume_agent(self, req: ResumeRequest) -> ResumeResult:
         before = await self._closed_run(req)
+        parent = (req.input.get("parent") or {}).get("workflow_id")
         handle = await self._client.start_workflow(
             "AgentWorkflow",
             req.input,
@@ -177,6 +178,9 @@ class AgentControl:
             start_signal="send_message",
             start_signal_args=[req.message],
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+            # No child of its parent's in Temporal's terms: the reaper finds its parent here
+            # (`outlast.orphans`) should the parent be terminated.
+            memo={"parent_workflow_id": parent} if parent else None,
         )
         run_id = handle.result_run_id or ""
         # Against the run the parent knows: on a retry, the run an earlier attempt started is

@@ -4,9 +4,14 @@ A sub-agent is a child workflow started with ParentClosePolicy.ABANDON, so that 
 its parent's continue-as-new (and a background one, the parent's turn); an agent that ends
 in any way it runs code for stops its children itself (R26, R92). A terminated or timed-out
 parent runs no code: its children would go on, calling the model and holding their worktrees,
-with no one to hear of their end. The reaper finds them (a running AgentWorkflow whose parent
-workflow id has no running run) and cancels them, as a kill of the parent would have: each
-ends `killed` and cleans up its own worktree and children.
+with no one to hear of their end. A resumed run (SendMessage to an agent that had ended, a
+verified task's implementer from round 2) is no child of anyone's in Temporal's terms: its
+start names its parent in the memo (`activities.resume`). The reaper finds them (a running
+AgentWorkflow whose parent's workflow id has no running run) and cancels them, as a kill of
+the parent would have: each ends `killed` and cleans up its own worktree and children.
+
+Every worker's reaper scans the namespace; two that cancel the same orphan do no harm (a
+second cancel changes nothing).
 """
 
 from __future__ import annotations
@@ -14,16 +19,19 @@ from __future__ import annotations
 import logging
 
 from pydantic import BaseModel, ConfigDict
-from temporalio.api.enums.v1 import WorkflowExecutionStatus
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 log = logging.getLogger(__name__)
 
 AGENT_PARENTS = frozenset({"AgentWorkflow", "CoordinatorWorkflow"})
 """The parents that start sub-agents with ABANDON. The patterns' members (a team's, a
-fork-join's, a verified task's) are started with REQUEST_CANCEL: the server cancels those."""
+fork-join's, a verified task's first implementer and its verifiers) are started with
+REQUEST_CANCEL: the server cancels those. A parent named in a resumed run's memo counts
+whatever its type."""
 QUERY = 'WorkflowType = "AgentWorkflow" AND ExecutionStatus = "Running"'
+MEMO_PARENT = "parent_workflow_id"
+"""The memo key a resumed run's start names its parent by (`activities.resume`)."""
 
 
 class Orphan(BaseModel):
@@ -31,29 +39,50 @@ class Orphan(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    kind: str = "sub-agent"
+    """Tells these apart from the worktrees in `outlast reap --json`."""
     workflow_id: str
+    run_id: str
     parent_id: str
     parent_status: str
     """The parent's latest run's status name (TERMINATED, TIMED_OUT...), or NOT_FOUND."""
-    cancelled: bool
-    reason: str
+    cancelled: bool = False
+    reason: str = ""
 
 
-async def find_orphans(client: Client) -> list[tuple[str, str, str, str]]:
-    """(workflow id, run id, parent id, parent status) of every running sub-agent whose
-    parent workflow id has no running run. A parent's id that runs again (continued as new,
-    or started anew under the same id) keeps its children: no live agent is cancelled."""
+async def find_orphans(client: Client) -> list[Orphan]:
+    """Every running sub-agent whose parent's workflow id has no running run. A parent's id
+    that runs again (continued as new, or started anew under the same id) keeps its
+    children: no live agent is cancelled."""
     found = []
     parents: dict[str, tuple[str | None, str | None]] = {}
     async for wf in client.list_workflows(QUERY):
-        if not wf.parent_id:
+        parent_id, by_memo = await _parent_of(wf)
+        if parent_id is None:
             continue
-        if wf.parent_id not in parents:
-            parents[wf.parent_id] = await _parent(client, wf.parent_id)
-        status, parent_type = parents[wf.parent_id]
-        if status is not None and (parent_type is None or parent_type in AGENT_PARENTS):
-            found.append((wf.id, wf.run_id, wf.parent_id, status))
+        if parent_id not in parents:
+            parents[parent_id] = await _parent(client, parent_id)
+        status, parent_type = parents[parent_id]
+        if status is None:
+            continue
+        if by_memo or parent_type is None or parent_type in AGENT_PARENTS:
+            found.append(
+                Orphan(
+                    workflow_id=wf.id, run_id=wf.run_id, parent_id=parent_id, parent_status=status
+                )
+            )
     return found
+
+
+async def _parent_of(wf: WorkflowExecution) -> tuple[str | None, bool]:
+    """The run's parent's workflow id, and whether it came from the memo (a resumed run)."""
+    if wf.parent_id:
+        return wf.parent_id, False
+    try:
+        named = (await wf.memo()).get(MEMO_PARENT)
+    except Exception:  # noqa: BLE001 - a memo this client cannot decode names no parent
+        return None, False
+    return (named, True) if isinstance(named, str) and named else (None, False)
 
 
 async def _parent(client: Client, parent_id: str) -> tuple[str | None, str | None]:
@@ -65,7 +94,7 @@ async def _parent(client: Client, parent_id: str) -> tuple[str | None, str | Non
         if e.status == RPCStatusCode.NOT_FOUND:
             return "NOT_FOUND", None
         raise
-    if desc.status in (None, WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING):
+    if desc.status in (None, WorkflowExecutionStatus.RUNNING):
         return None, desc.workflow_type
     return desc.status.name, desc.workflow_type
 
@@ -77,20 +106,22 @@ async def stop_orphans(client: Client, *, dry_run: bool = False) -> list[Orphan]
         dry_run: Report what would be cancelled, change nothing.
     """
     done = []
-    for workflow_id, run_id, parent_id, status in await find_orphans(client):
-        why = f"its parent {parent_id} closed ({status.lower()}) without stopping it"
+    for orphan in await find_orphans(client):
+        why = f"its parent {orphan.parent_id} closed ({orphan.parent_status.lower()}) without "
+        why += "stopping it"
         if dry_run:
-            done.append(Orphan(workflow_id=workflow_id, parent_id=parent_id,
-                               parent_status=status, cancelled=False,
-                               reason=f"would cancel (dry run): {why}"))  # fmt: skip
+            done.append(orphan.model_copy(update={"reason": f"would cancel (dry run): {why}"}))
             continue
+        handle = client.get_workflow_handle(orphan.workflow_id, run_id=orphan.run_id)
         try:
-            await client.get_workflow_handle(workflow_id, run_id=run_id).cancel(reason=why)
+            # The server takes a cancel of a closed run without a word: ask first.
+            if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+                continue  # it ended since the listing
+            await handle.cancel(reason=why)
         except RPCError as e:
             if e.status != RPCStatusCode.NOT_FOUND:
                 raise
-            continue  # it ended meanwhile
-        log.warning("cancelled sub-agent %s: %s", workflow_id, why)
-        done.append(Orphan(workflow_id=workflow_id, parent_id=parent_id, parent_status=status,
-                           cancelled=True, reason=f"cancelled: {why}"))  # fmt: skip
+            continue  # gone past the namespace's retention meanwhile
+        log.warning("cancelled sub-agent %s: %s", orphan.workflow_id, why)
+        done.append(orphan.model_copy(update={"cancelled": True, "reason": f"cancelled: {why}"}))
     return done

@@ -128,8 +128,8 @@ async def _agent_at_work(
         if current is None:
             return []
         # The stage's earlier runs are listed by attempt: this run is the next.
-        attempt = 1 + sum(1 for k, _ in lines if k.startswith(f"stage:{current}:") and
-                          not k.endswith(":run"))  # fmt: skip
+        earlier = [k for k, _ in lines if k.startswith(f"stage:{current}:")]
+        attempt = len([k for k in earlier if not k.endswith(":run")]) + 1
         suffix = f"-{attempt}" if attempt > 1 else ""
         label = f"stage {_attempt(current, attempt)}"
         status = await _running_status(client, f"{workflow_id}/{current}{suffix}")

@@ -248,3 +248,37 @@ async def test_the_reaper_cancels_the_sub_agents_a_terminated_parent_left_runnin
     assert "its parent" in done[0].reason and "terminated" in done[0].reason
     assert orphan_status == WorkflowExecutionStatus.CANCELED
     assert kid_status == WorkflowExecutionStatus.RUNNING
+
+
+async def test_the_reaper_cancels_a_resumed_sub_agent_of_a_terminated_parent(client, git_repo):
+    """A sub-agent resumed by SendMessage is a run its parent's activity started, no child in
+    Temporal's terms: its start names the parent in its memo, and the reaper goes by that."""
+    from temporalio.client import WorkflowExecutionStatus
+
+    from outlast.orphans import stop_orphans
+    from tests.replay.scenarios_subagents import kid, resuming_parent
+
+    mark = f"1240.{random.randint(10**6, 10**7)}"
+    sleep = {"tool_use": {"name": "Bash", "input": {"command": f"sleep {mark} & wait"}}}
+    first_then_sleep = kid("helper", {"text": "first"}, sleep, {"text": "never"})
+    script = {"agents": [first_then_sleep, resuming_parent("more")]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            parent = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_for(lambda: len(sleepers(mark)) == 1, timeout=30)
+            helper = client.get_workflow_handle(f"{parent.id}/helper")
+            desc = await helper.describe()
+            # The resumed run: no parent in Temporal's terms, its parent in the memo.
+            assert desc.parent_id is None
+            assert (await desc.memo()).get("parent_workflow_id") == parent.id
+            await parent.terminate(reason="operator pulled the plug")
+            done = [o for o in await stop_orphans(client) if o.parent_id == parent.id]
+            await wait_for(lambda: not sleepers(mark), timeout=15)
+            status = None
+            for _ in range(100):
+                status = (await helper.describe()).status
+                if status != WorkflowExecutionStatus.RUNNING:
+                    break
+                await asyncio.sleep(0.1)
+    assert [(o.workflow_id, o.cancelled) for o in done] == [(f"{parent.id}/helper", True)]
+    assert status == WorkflowExecutionStatus.CANCELED
