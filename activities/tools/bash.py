@@ -262,11 +262,6 @@ async def run_recorded(
     except OutputCapped:
         bash_runs.forget()  # killed and reaped: nothing is left for a retry to kill
         raise
-    except asyncio.CancelledError:
-        if activity.is_worker_shutdown():
-            # A deploy, not a failure: the attempt is given back (crash_reruns_spent).
-            bash_runs.note_graceful_stop()
-        raise
     finally:
         for kill in late_kills:
             kill.cancel()  # run_command has killed the group and reaped it either way
@@ -326,7 +321,8 @@ async def _run_bash(req: BashRequest) -> ToolOutput:
 async def run_bash(req: BashRequest) -> ToolOutput:
     """The activity: the tool's output, a long one also put in the blob store (see
     `ToolOutput.content_ref`)."""
-    return await stored(await _run_bash(req))
+    async with bash_runs.attempt():
+        return await stored(await _run_bash(req))
 
 
 @activity.defn(name="tool.bash_kill")

@@ -148,6 +148,11 @@ def _fresh_output(output: Path) -> None:
 async def run_background(req: ShellRunRequest) -> ShellOutcome:
     """Run the command until it exits, times out or is cancelled; its output goes to
     `req.output_file` (rewritten from the start by a retry, whose note says so)."""
+    async with bash_runs.attempt():
+        return await _run_background(req)
+
+
+async def _run_background(req: ShellRunRequest) -> ShellOutcome:
     note = await clear_earlier_attempt()
     if lost := bash_runs.crash_reruns_spent():
         return ShellOutcome(error=lost, note=note)

@@ -12,10 +12,13 @@ too early to find.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 import os
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from temporalio import activity
@@ -49,9 +52,9 @@ MAX_CRASH_RERUNS = 1
 """A command whose worker died is run again once. A worker's graceful stop (a deploy, each
 worker in turn) does not count against it: each attempt it ends is given back."""
 WORKER_LOST = (
-    "this command's worker was lost {n} times before it reported, so it was not run again. "
-    "Check for effects of those runs (anything of them still running on this machine was "
-    "killed) before running it again."
+    "this command started {n} times and ended without reporting each time (its worker was "
+    "lost), so it was not run again. Check for effects of those runs (anything of them still "
+    "running on this machine was killed) before running it again."
 )
 
 
@@ -140,6 +143,23 @@ def forget() -> None:
 
 def _stops_path() -> Path:
     return _record_path().with_suffix(".stops")
+
+
+@contextlib.asynccontextmanager
+async def attempt() -> AsyncIterator[None]:
+    """One attempt of a Bash activity. Cancelled by its worker's graceful stop (a deploy),
+    it notes so on the host, and the retry does not count it against MAX_CRASH_RERUNS; the
+    note goes once an attempt reports."""
+    try:
+        yield
+    except asyncio.CancelledError:
+        if activity.is_worker_shutdown():
+            # Never in place of the cancellation: a note that cannot be written is a crash.
+            with contextlib.suppress(OSError):
+                note_graceful_stop()
+        raise
+    with contextlib.suppress(OSError):
+        _stops_path().unlink(missing_ok=True)
 
 
 def note_graceful_stop() -> None:

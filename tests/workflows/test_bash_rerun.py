@@ -165,9 +165,11 @@ async def test_two_graceful_stops_during_one_command_still_let_it_finish(dev_ser
             w.terminate(running_on)
             stopped.append(running_on)
         result = await asyncio.wait_for(handle.result(), timeout=60)
+        attempts = await bash_attempts(handle)
 
     assert result.status == "completed"
     assert (git_repo / "runs.log").read_text() == "start\nstart\nstart\nend\n"
+    assert attempts == [3]  # one activity, its third attempt the one that reported
     last = [r for r in model.log if r["outcome"] == "completed"][-1]["body"]["messages"][-1]
     (block,) = [b for b in last["content"] if b.get("type") == "tool_result"]
     assert not block.get("is_error"), block
@@ -209,7 +211,8 @@ async def test_a_command_whose_worker_crashed_twice_is_not_run_a_third_time(dev_
     assert not live_pids(mark)
     last = [r for r in model.log if r["outcome"] == "completed"][-1]["body"]["messages"][-1]
     (block,) = [b for b in last["content"] if b.get("type") == "tool_result"]
-    assert block.get("is_error") and "worker was lost 2 times" in json.dumps(block), block
+    said = json.dumps(block)
+    assert block.get("is_error") and "started 2 times and ended without reporting" in said, said
 
 
 def runs_logged(repo) -> int:
@@ -217,3 +220,17 @@ def runs_logged(repo) -> int:
         return (repo / "runs.log").read_text().count("start")
     except OSError:
         return 0
+
+
+async def bash_attempts(handle) -> list[int]:
+    """The attempt that reported, for each `tool.bash` activity of the run."""
+    scheduled, attempts = set(), []
+    async for e in handle.fetch_history_events():
+        if e.activity_task_scheduled_event_attributes.activity_type.name == "tool.bash":
+            scheduled.add(e.event_id)
+        started = e.activity_task_started_event_attributes
+        if e.HasField("activity_task_started_event_attributes") and (
+            started.scheduled_event_id in scheduled
+        ):
+            attempts.append(started.attempt)
+    return attempts
