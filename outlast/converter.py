@@ -20,6 +20,7 @@ anything else retries the task.
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Sequence
 from typing import Any, ClassVar, final
 
@@ -106,7 +107,7 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
         try:
             return super().from_payloads(payloads, type_hints)
         except ValidationError as e:
-            hints = list(type_hints or [])
+            hints = [_required(t) for t in type_hints or []]
             inputs = (*WORKFLOW_INPUTS, *UPDATE_INPUTS)
             wanted = next((t for t in hints if t in inputs), None)
             if wanted is None or _newer_schema(e):
@@ -122,6 +123,15 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
 
 
 OutlastPayloadConverter._shared = OutlastPayloadConverter._build()
+
+
+def _required(hint: Any) -> Any:
+    """`X` for `X | None`: an update's argument is optional so that its validator, not the
+    handler, answers an update sent without one (`require_update_input`)."""
+    args = typing.get_args(hint)
+    if type(None) in args and len(args) == 2:
+        return next(a for a in args if a is not type(None))
+    return hint
 
 
 def _newer_schema(e: ValidationError) -> bool:

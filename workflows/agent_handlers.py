@@ -20,6 +20,7 @@ from agents.transcript import TranscriptRef
 from workflows import search_attributes as sa
 from workflows import versions
 from workflows.carry import SEEN_MAIL_KEPT
+from workflows.client_input import require_update_input
 from workflows.contracts import (
     AgentNotification,
     AgentStatus,
@@ -249,13 +250,15 @@ class AgentHandlers:
         return self._plans.view()
 
     @workflow.update(name="answer_question")
-    def answer_question(self, answers: QuestionAnswers) -> str:
+    def answer_question(self, answers: QuestionAnswers | None = None) -> str:
         """The user's answers to the questions waiting at AskUserQuestion (T16); returns
         the request id they answered."""
+        assert answers is not None  # the validator refuses an update without one
         return self._questions.answer(answers)
 
     @answer_question.validator
-    def _answer_fits(self, answers: QuestionAnswers) -> None:
+    def _answer_fits(self, answers: QuestionAnswers | None = None) -> None:
+        require_update_input("answer_question", answers, QuestionAnswers)
         self._questions.check(answers)
 
     @workflow.query(name="question")

@@ -30,6 +30,7 @@ from __future__ import annotations
 import difflib
 from typing import get_args
 
+from pydantic import BaseModel
 from temporalio import workflow
 
 from agents.definition import PermissionMode
@@ -162,6 +163,21 @@ def wait_for_a_newer_worker(inp: ClientInput) -> None:
             f"input fields this worker does not know: {', '.join(inp.unknown_nested_fields)}"
             " (a newer release's; a worker that knows them will take this task)"
         )
+
+
+def require_update_input(update: str, given: object, model: type[BaseModel]) -> None:
+    """For an update's validator: refuse an update sent with no input (`temporal workflow
+    update execute` without `--input`). Let through, its handler would be called without its
+    argument, and that TypeError fails the workflow task, not the update: the workflow stops
+    until the update is gone (a user test, 2026-12-05).
+
+    Raises:
+        ValueError: the sentence, as the update's failure.
+    """
+    if given is None:
+        required = [n for n, f in model.model_fields.items() if f.is_required()]
+        what = f"with {', '.join(required)}" if required else "(its fields are all optional)"
+        raise ValueError(f"update `{update}` refused: it needs an input, a JSON object {what}")
 
 
 def check_update_fields(update: str, inp: ClientInput) -> None:

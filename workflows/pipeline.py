@@ -20,7 +20,11 @@ from agents.pipeline import PipelineStage, stage_prompt
 from workflows import search_attributes as sa
 from workflows import versions
 from workflows.child_agents import child_failure, ended_usage, run_agent_child
-from workflows.client_input import check_update_fields, refuse_unknown_fields
+from workflows.client_input import (
+    check_update_fields,
+    refuse_unknown_fields,
+    require_update_input,
+)
 from workflows.contracts import AgentInput, Lineage, StopRequest
 from workflows.held_handlers import answer_held, ended_text
 from workflows.pattern_contracts import (
@@ -226,9 +230,10 @@ class PipelineWorkflow:
         )
 
     @workflow.update(name="decide_stage")
-    async def decide_stage(self, decision: StageDecision) -> str:
+    async def decide_stage(self, decision: StageDecision | None = None) -> str:
         """Approve or reject the stage waiting for approval. A decision on an approval stage
         that is still running is held until it finishes (approving ahead)."""
+        assert decision is not None  # the validator refuses an update without one
         # Checked here, not in the validator: an update reaching a worker that does not have
         # this workflow cached is validated before the replay has caught up with its state.
         # Checked once waited: the handler may start before the run has caught up with the
@@ -302,7 +307,8 @@ class PipelineWorkflow:
             )
 
     @decide_stage.validator
-    def _check_decision(self, decision: StageDecision) -> None:
+    def _check_decision(self, decision: StageDecision | None = None) -> None:
+        require_update_input("decide_stage", decision, StageDecision)
         check_update_fields("decide_stage", decision)
         if self._ended_as is not None:
             raise ValueError(f"the pipeline {ended_text(self._ended_as)}")

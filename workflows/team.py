@@ -35,7 +35,11 @@ from agents.team_tasks import TaskRuleError, TeamTask, create_task, sorted_tasks
 from workflows import search_attributes as sa
 from workflows import versions
 from workflows.child_agents import child_failure
-from workflows.client_input import check_update_fields, refuse_unknown_fields
+from workflows.client_input import (
+    check_update_fields,
+    refuse_unknown_fields,
+    require_update_input,
+)
 from workflows.contracts import (
     AgentInput,
     AgentResult,
@@ -309,9 +313,10 @@ class TeamWorkflow:
         self._details()
 
     @workflow.update(name="request_shutdown")
-    async def request_shutdown(self, ask: ShutdownAsk) -> ShutdownOutcome:
+    async def request_shutdown(self, ask: ShutdownAsk | None = None) -> ShutdownOutcome:
         """Ask one member to stop (R68 terminate); answers with the member's reply, once it
         comes (or `answered: false` after `timeout_s`)."""
+        assert ask is not None  # the validator refuses an update without one
         # Numbered per member, so a member sees request 1, 2, ... of its own (the first
         # release numbered them across the team).
         if versions.patched("per-member-shutdown-ids"):
@@ -355,7 +360,8 @@ class TeamWorkflow:
         )
 
     @request_shutdown.validator
-    def _check_shutdown(self, ask: ShutdownAsk) -> None:
+    def _check_shutdown(self, ask: ShutdownAsk | None = None) -> None:
+        require_update_input("request_shutdown", ask, ShutdownAsk)
         check_update_fields("request_shutdown", ask)
         if not ask.timeout_s <= MAX_SECONDS:  # inf too; a timer of it failed the task
             raise ValueError(
@@ -436,10 +442,11 @@ class TeamWorkflow:
             raise
 
     @workflow.update(name="add_member")
-    async def add_member(self, request: AddMemberRequest) -> str:
+    async def add_member(self, request: AddMemberRequest | None = None) -> str:
         """A teammate the lead spawns with `Agent({name, ...})` (R69): every live member
         learns its name first (so a message to it, or to `*`, reaches it), then it starts as
         the first members did."""
+        assert request is not None  # the validator refuses an update without one
         spec = request.spec
         if spec.name in [m.name for m in self._members]:
             # Two adds of one name in one workflow task both pass the validator.
@@ -498,7 +505,8 @@ class TeamWorkflow:
             await signal_workflow(self._member_id(name), "team_members", names)
 
     @add_member.validator
-    def _check_add(self, request: AddMemberRequest) -> None:
+    def _check_add(self, request: AddMemberRequest | None = None) -> None:
+        require_update_input("add_member", request, AddMemberRequest)
         # Adds in one workflow task each pass this check before any of their handlers runs,
         # so such a batch may go past the limit by its size - 1: a handler cannot count the
         # members running again (which have ended is not for a handler to read).
@@ -515,8 +523,9 @@ class TeamWorkflow:
             raise ValueError(problem)
 
     @workflow.update(name="message_member")
-    async def message_member(self, mail: TeamMail) -> str:
+    async def message_member(self, mail: TeamMail | None = None) -> str:
         """A message from outside the team to one member (or `*`: all of them)."""
+        assert mail is not None  # the validator refuses an update without one
         if not versions.patched(ALL_MEMBERS):
             targets = self._live() if mail.to == "*" else [mail.to]
             for name in targets:
@@ -548,7 +557,8 @@ class TeamWorkflow:
         return "has already ended" if name in self._started else "is still starting: try again"
 
     @message_member.validator
-    def _check_mail(self, mail: TeamMail) -> None:
+    def _check_mail(self, mail: TeamMail | None = None) -> None:
+        require_update_input("message_member", mail, TeamMail)
         check_update_fields("message_member", mail)
         self._refuse_when_ended()
         if not mail.text.strip():
@@ -561,14 +571,20 @@ class TeamWorkflow:
             raise ValueError("the team is ending: its members read no more mail")
 
     @workflow.update(name="task_create")
-    def task_create(self, request: TaskCreateRequest) -> TeamTask:
+    def task_create(self, request: TaskCreateRequest | None = None) -> TeamTask:
+        assert request is not None  # the validator refuses an update without one
         task = create_task(self._tasks, request.task, request.caller)
         self._tasks[task.id] = task
         self._details()
         return task
 
+    @task_create.validator
+    def _check_task_create(self, request: TaskCreateRequest | None = None) -> None:
+        require_update_input("task_create", request, TaskCreateRequest)
+
     @workflow.update(name="task_update")
-    def task_update(self, request: TaskUpdateRequest) -> TeamTask:
+    def task_update(self, request: TaskUpdateRequest | None = None) -> TeamTask:
+        assert request is not None  # the validator refuses an update without one
         # The claim lock was checked by the validator, in this same step: a handler does not
         # read `_ended` (set by the member watchers, which a replay without cache may run
         # after it), so a claim of a task whose owner had ended replays as it ran.
@@ -578,7 +594,8 @@ class TeamWorkflow:
         return task
 
     @task_update.validator
-    def _check_task_update(self, request: TaskUpdateRequest) -> None:
+    def _check_task_update(self, request: TaskUpdateRequest | None = None) -> None:
+        require_update_input("task_update", request, TaskUpdateRequest)
         # Task state changes only through these (synchronous) updates, applied in order, so
         # the validator sees the list as it is, replayed or not. A refused claim leaves no
         # trace in history.

@@ -86,3 +86,27 @@ def test_a_nested_input_s_unknown_field_is_named_by_its_path():
         "(did you mean plan_mode_required?) (misspelt"
     ), text
     assert "its fields are team_name, workspace, lead," in text
+
+
+def test_every_update_has_a_validator_that_refuses_one_sent_without_its_input():
+    """An update handler called without its argument raises TypeError, which fails the
+    workflow task (not the update): the workflow stands still. So every update of every
+    workflow type has a validator, and its argument is optional for the validator to refuse
+    it with a sentence (`require_update_input`)."""
+    import inspect
+
+    import pytest
+    from temporalio.workflow import _Definition
+
+    from worker import WORKFLOWS
+
+    seen = []
+    for cls in WORKFLOWS:
+        for name, update in _Definition.from_class(cls).updates.items():
+            seen.append(name)
+            assert update.validator is not None, f"{cls.__name__}.{name} has no validator"
+            params = list(inspect.signature(update.validator).parameters.values())[1:]
+            assert all(p.default is None for p in params), f"{cls.__name__}.{name}: {params}"
+            with pytest.raises(ValueError, match=rf"update `{name}` refused: it needs an input"):
+                update.validator(object.__new__(cls))
+    assert {"answer_question", "decide_stage", "task_create", "message_member"} <= set(seen)

@@ -7,6 +7,7 @@ import asyncio
 import threading
 import uuid
 
+import pytest
 from temporalio.client import WorkflowExecutionStatus
 
 from tests.interceptors import Hold
@@ -114,3 +115,40 @@ async def test_a_member_stopped_on_its_own_reads_stopped_in_the_team_result(clie
         "c": ("completed", True),
     }
     assert result.lead_lost() == "stopped"
+
+
+async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(client, git_repo):
+    """`temporal workflow update execute --name task_create` without `--input`: the handler
+    was called without its argument, and that TypeError failed the workflow task, so the
+    team stood still, every later update refused "Workflow Task in failed state" (a user
+    test). Each update's validator now refuses it, with what the input needs."""
+    from temporalio.client import WorkflowUpdateFailedError
+
+    from tests.workflows.test_team import start_standing_team, team_script
+
+    with scripted_model(team_script()):
+        async with running_workers(client) as queues:
+            handle = await start_standing_team(client, queues, git_repo)
+            refusals = {}
+            for name in ("task_create", "task_update", "message_member", "request_shutdown"):
+                with pytest.raises(WorkflowUpdateFailedError) as refused:
+                    await asyncio.wait_for(handle.execute_update(name), 15)
+                refusals[name] = refused.value.cause.message
+            sent = await handle.execute_update(
+                "message_member", TeamMail(to="b", text="still there?"), result_type=str
+            )
+            desc = await handle.describe()
+            await handle.signal("shutdown", StopRequest(reason="done"))
+            await asyncio.wait_for(handle.result(), timeout=60)
+    assert refusals == {
+        "task_create": "update `task_create` refused: it needs an input, a JSON object with task",
+        "task_update": "update `task_update` refused: it needs an input, a JSON object with update",
+        "message_member": (
+            "update `message_member` refused: it needs an input, a JSON object with to, text"
+        ),
+        "request_shutdown": (
+            "update `request_shutdown` refused: it needs an input, a JSON object with name"
+        ),
+    }
+    assert sent == "Message sent to b."
+    assert desc.raw_description.pending_workflow_task.attempt <= 1
