@@ -294,9 +294,12 @@ class TeamWorkflow:
     # --- signals, updates, queries ---------------------------------------------------------
 
     @workflow.signal(name="member_state")
-    def member_state(self, report: MemberReport) -> None:
-        """A member went idle or woke up (sent by the member itself)."""
-        if report.name in [m.name for m in self._members]:
+    def member_state(self, raw: Any = None, *extra: Any) -> None:
+        """A member went idle or woke up (sent by the member itself). Checked as the signals
+        people send are (a typed one sent without its input failed the workflow task, and the
+        team stood still), leniently: a member of a later release may send more fields."""
+        report = self._refusals.checked("member_state", MemberReport, raw, extra, strict=False)
+        if report is not None and report.name in [m.name for m in self._members]:
             self._reports[report.name] = report
             self._details()
 
@@ -379,9 +382,13 @@ class TeamWorkflow:
             raise ValueError(f"the team {ended_text(self._ended_as)}")
 
     @workflow.signal(name="shutdown_response")
-    def shutdown_response(self, answer: ShutdownAnswer) -> None:
-        """A member's answer to a shutdown request (sent by the member)."""
-        if self._asked.get(answer.request_id) == answer.name:
+    def shutdown_response(self, raw: Any = None, *extra: Any) -> None:
+        """A member's answer to a shutdown request (sent by the member; checked as
+        `member_state` is)."""
+        answer = self._refusals.checked(
+            "shutdown_response", ShutdownAnswer, raw, extra, strict=False
+        )
+        if answer is not None and self._asked.get(answer.request_id) == answer.name:
             self._answers[answer.request_id] = answer
 
     @workflow.signal(name="kill_member")

@@ -21,7 +21,7 @@ from tests.workflows.test_team import (
 )
 from tests.workflows.test_team_spawn import spawn_script
 from workflows.contracts import StopRequest
-from workflows.pattern_contracts import MemberRef, TeamMail, TeamResult
+from workflows.pattern_contracts import MemberRef, TeamMail, TeamResult, TeamView
 
 
 async def test_mail_to_everyone_while_a_member_starts_lets_the_team_end(client, git_repo):
@@ -121,7 +121,8 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
     """`temporal workflow update execute --name task_create` without `--input`: the handler
     was called without its argument, and that TypeError failed the workflow task, so the
     team stood still, every later update refused "Workflow Task in failed state" (a user
-    test). Each update's validator now refuses it, with what the input needs."""
+    test). Each update's validator now refuses it, with what the input needs; the members'
+    own signals are checked as people's are."""
     from temporalio.client import WorkflowUpdateFailedError
 
     from tests.workflows.test_team import start_standing_team, team_script
@@ -134,9 +135,14 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
                 with pytest.raises(WorkflowUpdateFailedError) as refused:
                     await asyncio.wait_for(handle.execute_update(name), 15)
                 refusals[name] = refused.value.cause.message
+            # The members' own signals, sent without an input (or with one that does not
+            # fit) by any client, failed the workflow task the same way.
+            await handle.signal("member_state")
+            await handle.signal("shutdown_response", {"approve": "maybe"})
             sent = await handle.execute_update(
                 "message_member", TeamMail(to="b", text="still there?"), result_type=str
             )
+            view = await handle.query("team", result_type=TeamView)
             desc = await handle.describe()
             await handle.signal("shutdown", StopRequest(reason="done"))
             await asyncio.wait_for(handle.result(), timeout=60)
@@ -151,4 +157,6 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
         ),
     }
     assert sent == "Message sent to b."
+    assert view.refused_signals[-2].startswith("signal `member_state` refused: input: Input")
+    assert view.refused_signals[-1].startswith("signal `shutdown_response` refused: ")
     assert desc.raw_description.pending_workflow_task.attempt <= 1
