@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from temporalio import activity
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from activities.tools import ALL_ACTIVITIES, TOOLS, clean_schema
+from activities.tools import ALL_ACTIVITIES, TOOLS, bash_runs, clean_schema
 from activities.tools.base import ToolContext
 from activities.tools.bash import BashInput
 from activities.tools.grep import GrepInput, GrepRequest
@@ -160,8 +160,11 @@ def test_activity_options_live_with_the_tool() -> None:
     assert bash["start_to_close_timeout"] == timedelta(seconds=330)
     assert bash["heartbeat_timeout"] == timedelta(seconds=30)
     # One re-run after a lost worker, and only after the interrupted run is killed
-    # (tests/workflows/test_bash_rerun.py); failing commands are results, never retried.
-    assert bash["retry_policy"].maximum_attempts == 2
+    # (tests/workflows/test_bash_rerun.py); failing commands are results, never retried. The
+    # attempts beyond are for graceful worker stops, which the activity gives back; it
+    # refuses a re-run past the one (bash_runs.MAX_CRASH_RERUNS).
+    assert bash["retry_policy"].maximum_attempts == 6
+    assert bash_runs.MAX_CRASH_RERUNS == 1
     default = TOOLS["Bash"].activity_options({"command": "ls"})
     assert default["start_to_close_timeout"] == timedelta(seconds=150)
     for name, minimal in MINIMAL_INPUTS.items():
