@@ -61,6 +61,7 @@ from workflows.child_endings import LIVENESS_BACKOFF, liveness_interval, settle_
 from workflows.client_input import (
     client_start,
     refuse_bad_values,
+    refuse_no_input,
     refuse_unknown_fields,
     wait_for_a_newer_worker,
 )
@@ -92,6 +93,9 @@ from workflows.team_member import (
 from workflows.team_member import report as report_to_team
 from workflows.worktree_session import left_note, session_workspace, worktree_session
 from workflows.worktrees import create_worktree
+
+NO_INPUT = AgentInput(prompt="(none)", workspace=Workspace(root="/", host_queue="(none)"))
+"""What a run started without an input holds until `run` refuses it."""
 
 TEAM_MEMBER_ENDINGS = "team-member-endings"
 """Patch: a teammate reports its final counts to the team and never continues for mail
@@ -129,9 +133,11 @@ def _wants_scratchpad(inp: AgentInput) -> bool:
 @workflow.defn(name="AgentWorkflow")
 class AgentWorkflow(AgentHandlers):
     @workflow.init
-    def __init__(self, inp: AgentInput) -> None:
+    def __init__(self, inp: AgentInput | None = None) -> None:
         # Signal handlers may run before `run` starts: state carried from the previous run
         # must already be in place then, or a notification arriving first would be lost.
+        # Without an input, `run` refuses the start; until then, a stand-in's state.
+        inp = inp or NO_INPUT
         self._state = LoopState()
         self._messages: list[Message] = []
         self._base = self._state.transcript
@@ -177,7 +183,9 @@ class AgentWorkflow(AgentHandlers):
             self._restore(self._carry)
 
     @workflow.run
-    async def run(self, inp: AgentInput) -> AgentResult:
+    async def run(self, inp: AgentInput | None = None) -> AgentResult:
+        refuse_no_input("AgentWorkflow", inp, AgentInput)
+        assert inp is not None
         if self._carry is None and client_start(inp):
             refuse_unknown_fields("AgentWorkflow", inp)
             refuse_bad_values("AgentWorkflow", inp)

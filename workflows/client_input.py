@@ -107,6 +107,24 @@ def _with_guess(name: str, known: list[str]) -> str:
     return f"{name} (did you mean {close[0]}?)" if close else name
 
 
+def refuse_no_input(workflow_type: str, inp: object, model: type[BaseModel]) -> None:
+    """Fail a run started without an input (`temporal workflow start --type AgentWorkflow`
+    with no `--input`). Its run and init take their input as optional for this: called
+    without its argument, an init's or a run's TypeError failed the workflow task on every
+    attempt, and the workflow hung as Running (a user test, 2026-12-05). No patch: such a
+    run never completed a workflow task, so it has no history to replay.
+
+    Raises:
+        InvalidAgentInput: not retryable, so the workflow fails with the sentence.
+    """
+    if inp is None:
+        required = [n for n, f in model.model_fields.items() if f.is_required()]
+        raise InvalidAgentInput(
+            f"{workflow_type} refused: it was started without an input; it needs a JSON "
+            f"object with {', '.join(required)}"
+        )
+
+
 def refuse_unknown_fields(workflow_type: str, inp: ClientInput) -> None:
     """Fail a run a client started with an input that has unknown fields.
 

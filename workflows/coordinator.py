@@ -13,8 +13,8 @@ from temporalio import workflow
 from agents.builtin.coordinator import DEFINITION as COORDINATOR
 from workflows import versions
 from workflows.agent import AgentWorkflow
-from workflows.client_input import refuse_unknown_fields
-from workflows.contracts import AgentInput, AgentResult
+from workflows.client_input import refuse_no_input, refuse_unknown_fields
+from workflows.contracts import AgentInput, AgentResult, Workspace
 from workflows.pattern_contracts import CoordinatorInput
 
 with workflow.unsafe.imports_passed_through():
@@ -29,6 +29,10 @@ CLIENT_AGENT_REFUSED = (
     "continue-as-new; give the coordinator's task in `task` (to start any other agent, "
     "start an AgentWorkflow)"
 )
+
+
+NO_INPUT = CoordinatorInput(task="(none)", workspace=Workspace(root="/", host_queue="(none)"))
+"""What a run started without an input holds until `run` refuses it."""
 
 
 def coordinator_agent_input(inp: CoordinatorInput) -> AgentInput:
@@ -54,12 +58,15 @@ def coordinator_agent_input(inp: CoordinatorInput) -> AgentInput:
 @workflow.defn(name="CoordinatorWorkflow")
 class CoordinatorWorkflow(AgentWorkflow):
     @workflow.init
-    def __init__(self, inp: CoordinatorInput) -> None:
+    def __init__(self, inp: CoordinatorInput | None = None) -> None:
+        inp = inp or NO_INPUT  # `run` refuses a start without one
         self._coordinator_input = inp.model_copy(update={"agent": None})
         super().__init__(coordinator_agent_input(inp))
 
     @workflow.run
-    async def run(self, inp: CoordinatorInput) -> AgentResult:  # type: ignore[override]
+    async def run(self, inp: CoordinatorInput | None = None) -> AgentResult:  # type: ignore[override]
+        refuse_no_input("CoordinatorWorkflow", inp, CoordinatorInput)
+        assert inp is not None
         if inp.agent is None:  # a client's start, not the coordinator's continue-as-new
             refuse_unknown_fields("CoordinatorWorkflow", inp)
         elif workflow.info().continued_run_id is None and versions.patched(CLIENT_AGENT):

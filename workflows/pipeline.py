@@ -22,10 +22,11 @@ from workflows import versions
 from workflows.child_agents import child_failure, ended_usage, run_agent_child
 from workflows.client_input import (
     check_update_fields,
+    refuse_no_input,
     refuse_unknown_fields,
     require_update_input,
 )
-from workflows.contracts import AgentInput, Lineage, StopRequest
+from workflows.contracts import AgentInput, Lineage, StopRequest, Workspace
 from workflows.held_handlers import answer_held, ended_text
 from workflows.pattern_contracts import (
     PipelineInput,
@@ -65,10 +66,15 @@ before, the run ended under it and its sender got Temporal's "the Workflow compl
 the Update completed" (workflows/held_handlers.py)."""
 
 
+NO_INPUT = PipelineInput(task="(none)", workspace=Workspace(root="/", host_queue="(none)"))
+"""What a run started without an input holds until `run` refuses it."""
+
+
 @workflow.defn(name="PipelineWorkflow")
 class PipelineWorkflow:
     @workflow.init
-    def __init__(self, inp: PipelineInput) -> None:
+    def __init__(self, inp: PipelineInput | None = None) -> None:
+        inp = inp or NO_INPUT  # `run` refuses a start without one
         last = len(inp.stages) - 1
         self._approval_stages = [
             s.name
@@ -91,7 +97,9 @@ class PipelineWorkflow:
         self._refusals = Refusals()
 
     @workflow.run
-    async def run(self, inp: PipelineInput) -> PipelineResult:
+    async def run(self, inp: PipelineInput | None = None) -> PipelineResult:
+        refuse_no_input("PipelineWorkflow", inp, PipelineInput)
+        assert inp is not None
         refuse_unknown_fields("PipelineWorkflow", inp)
         self._marks.start(inp.config.search_attributes, "pipeline")
         try:

@@ -37,6 +37,7 @@ from workflows import versions
 from workflows.child_agents import child_failure
 from workflows.client_input import (
     check_update_fields,
+    refuse_no_input,
     refuse_unknown_fields,
     require_update_input,
 )
@@ -48,6 +49,7 @@ from workflows.contracts import (
     MailMessage,
     StopRequest,
     TeamLink,
+    Workspace,
 )
 from workflows.held_handlers import answer_held, ended_text
 from workflows.pattern_contracts import (
@@ -101,10 +103,19 @@ def quiet(reports: dict[str, MemberReport], live: list[str], forwarded: dict[str
     return True
 
 
+NO_INPUT = TeamInput(
+    team_name="none",
+    workspace=Workspace(root="/", host_queue="(none)"),
+    lead=TeammateSpec(name="lead", prompt="(none)"),
+)
+"""What a run started without an input holds until `run` refuses it."""
+
+
 @workflow.defn(name="TeamWorkflow")
 class TeamWorkflow:
     @workflow.init
-    def __init__(self, inp: TeamInput) -> None:
+    def __init__(self, inp: TeamInput | None = None) -> None:
+        inp = inp or NO_INPUT  # `run` refuses a start without one
         self._inp = inp
         self._members: list[TeammateSpec] = inp.members()
         """The lead, the teammates it started with, and those the lead added (R69)."""
@@ -141,7 +152,9 @@ class TeamWorkflow:
         self._refusals = Refusals()
 
     @workflow.run
-    async def run(self, inp: TeamInput) -> TeamResult:
+    async def run(self, inp: TeamInput | None = None) -> TeamResult:
+        refuse_no_input("TeamWorkflow", inp, TeamInput)
+        assert inp is not None
         refuse_unknown_fields("TeamWorkflow", inp)
         self._marks.start(inp.config.search_attributes, "team")
         try:

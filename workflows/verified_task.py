@@ -48,7 +48,7 @@ with workflow.unsafe.imports_passed_through():
 from workflows import search_attributes as sa
 from workflows.child_agents import child_failure, ended_usage, run_agent_child
 from workflows.child_endings import LIVENESS_BACKOFF, liveness_interval, spent
-from workflows.client_input import refuse_unknown_fields
+from workflows.client_input import refuse_no_input, refuse_unknown_fields
 from workflows.contracts import (
     AgentInput,
     AgentNotification,
@@ -124,7 +124,9 @@ class VerifiedTaskWorkflow:
         """Why the last round's verifier failed to run, if it did (killed alone: not)."""
 
     @workflow.run
-    async def run(self, inp: VerifiedTaskInput) -> VerifiedTaskResult:
+    async def run(self, inp: VerifiedTaskInput | None = None) -> VerifiedTaskResult:
+        refuse_no_input("VerifiedTaskWorkflow", inp, VerifiedTaskInput)
+        assert inp is not None
         refuse_unknown_fields("VerifiedTaskWorkflow", inp)
         self._marks.start(inp.config.search_attributes, "verified")
         try:

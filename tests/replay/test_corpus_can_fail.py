@@ -37,7 +37,7 @@ class UnpatchedChange(AgentWorkflow):
     that is what any reordering of its commands looks like."""
 
     @workflow.run
-    async def run(self, inp: AgentInput) -> AgentResult:
+    async def run(self, inp: AgentInput | None = None) -> AgentResult:
         await workflow.sleep(0.01)
         return await super().run(inp)
 
@@ -47,7 +47,7 @@ class PatchedChange(AgentWorkflow):
     """The same change, as it must be shipped: new runs take it, recorded runs do not."""
 
     @workflow.run
-    async def run(self, inp: AgentInput) -> AgentResult:
+    async def run(self, inp: AgentInput | None = None) -> AgentResult:
         if workflow.patched("test-timer-first"):
             await workflow.sleep(0.01)
         return await super().run(inp)

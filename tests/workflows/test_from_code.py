@@ -552,3 +552,32 @@ async def test_a_workspace_that_is_not_there_fails_the_start_before_any_model_ca
     said = "is not an absolute path" if root.startswith("relative") else "is not a directory"
     assert "the workspace root" in cause.message and said in cause.message, cause.message
     assert not model.log
+
+
+@pytest.mark.parametrize(
+    ("kind", "needs"),
+    [
+        ("AgentWorkflow", "prompt, workspace"),
+        ("CoordinatorWorkflow", "task, workspace"),
+        ("PipelineWorkflow", "task, workspace"),
+        ("TeamWorkflow", "team_name, workspace, lead"),
+        ("ForkJoinWorkflow", "workspace, directives"),
+        ("VerifiedTaskWorkflow", "task, workspace"),
+        ("ShellTaskWorkflow", "shell_id, command"),
+    ],
+)
+async def test_a_start_without_an_input_fails_at_once_saying_what_it_needs(client, kind, needs):
+    """`temporal workflow start --type AgentWorkflow` without `--input`: the init's or run's
+    TypeError failed the workflow task on every attempt, and the workflow hung as Running
+    (a user test). It now fails, non-retryable, with what the input needs."""
+    async with running_workers(client) as queues:
+        handle = await client.start_workflow(
+            kind, id=f"no-input-{uuid.uuid4().hex[:8]}", task_queue=queues.task_queue
+        )
+        with pytest.raises(WorkflowFailureError) as failed:
+            await asyncio.wait_for(handle.result(), 30)
+    cause = failed.value.cause
+    assert cause.type == "InvalidAgentInput" and cause.non_retryable
+    assert cause.message.startswith(
+        f"{kind} refused: it was started without an input; it needs a JSON object with {needs}"
+    ), cause.message
