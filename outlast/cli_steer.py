@@ -14,11 +14,12 @@ from temporalio.client import (
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.resume import AGENT_TYPES
 from agents.permissions import RESUME_MODES
 from outlast.cli_base import (
+    NO_WORKER,
     app,
     check_id,
     connect_or_fail,
@@ -111,9 +112,23 @@ async def _decide(
         console.print(await run_update(handle, workflow_id, "decide_stage", decision))
         return
     try:
-        view = await handle.query("plan", result_type=PlanView)
+        # A live worker answers in moments; a dead one the server still lists never does.
+        view = await handle.query("plan", result_type=PlanView, rpc_timeout=PLAN_QUERY_TIMEOUT)
     except RPCError as e:
-        fail(server_said(workflow_id, e))
+        if not no_worker_answers(e):
+            fail(server_said(workflow_id, e))
+        # No worker to ask which plan waits: the decision is queued for whichever does when
+        # one takes the agent up (nothing can have changed it meanwhile), and the agent
+        # refuses it, where `show` says so, if none does.
+        name = "approve_plan" if approve else "reject_plan"
+        await handle.signal(name, PlanDecision(feedback=feedback, target_mode=mode))
+        verb = "approval" if approve else "rejection"
+        console.print(
+            f"no worker answers for {workflow_id} now ({e.message}): the {verb} is queued, "
+            "for the plan waiting when a worker takes the agent up; `outlast show "
+            f"{workflow_id}` says what became of it. Start a worker with `outlast worker`."
+        )
+        return
     except WorkflowQueryFailedError as e:
         fail(f"{workflow_id} has no plan to decide on ({e}); for a pipeline, name the stage.")
     if view.pending is None:
@@ -125,6 +140,17 @@ async def _decide(
     given = "with your feedback" if feedback else "with no feedback (the agent is told no reason)"
     verb = "approved" if approve else f"sent back {given}"
     console.print(f"plan {request} of {workflow_id} {verb}")
+
+
+PLAN_QUERY_TIMEOUT = timedelta(seconds=10)
+
+
+def no_worker_answers(error: RPCError) -> bool:
+    """A query that failed because no worker took it: none polls, or the one the server still
+    lists (for a minute or so after it died) never answered."""
+    # The client's own deadline reads CANCELLED ("Timeout expired"), the server's DEADLINE_...
+    timed_out = (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED)
+    return NO_WORKER in error.message or error.status in timed_out
 
 
 PLANNERS = AGENT_TYPES

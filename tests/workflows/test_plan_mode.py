@@ -828,3 +828,25 @@ async def wait_for_mail_with(client, workflow_id: str, needle: bytes, timeout: f
                 return
         await asyncio.sleep(0.2)
     raise AssertionError(f"no send_message with {needle!r} reached {workflow_id}")
+
+
+async def test_an_approval_while_no_worker_runs_is_queued_and_applied(client, dev_server, git_repo):
+    """`outlast approve` asked the agent which plan waits, which no worker could answer: it
+    failed, and the approval had to wait for a worker (a user test). It is now queued, for
+    the plan waiting when a worker takes the agent up."""
+    with scripted_model(APPROVED):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("add X", git_repo, queues), queues)
+            await wait_for_pending(handle)
+        started = asyncio.get_running_loop().time()
+        code, out = await cli(dev_server.address, "approve", handle.id)
+        took = asyncio.get_running_loop().time() - started
+        assert code == 0, out
+        async with running_workers(client, queues=queues):
+            result = await asyncio.wait_for(handle.result(), 60)
+    flat = " ".join(out.split())
+    assert code == 0 and f"no worker answers for {handle.id} now" in flat, out
+    assert "the approval is queued, for the plan waiting" in flat, out
+    assert result.status == "completed" and result.final_text == "implemented the plan"
+    assert (git_repo / "src/x.py").read_text() == "X = 1\n"
+    assert took < 25, took  # the query gives up after 10 s (it waited for the server's 30)
