@@ -21,11 +21,19 @@ from agents.config import OutlastConfig
 from agents.spawn import not_found_message
 from agents.team_tasks import TaskCreateInput
 from agents.tool_filter import WRITE_TOOLS, is_read_only, resolve_agent_tools
-from outlast.runner import StartError, build_input, env_config, local_definitions, repo_root
+from outlast.runner import (
+    StartError,
+    build_input,
+    env_config,
+    local_definitions,
+    new_workflow_id,
+    repo_root,
+)
 from outlast.search_setup import missing_search_attributes
 from outlast.start_metadata import start_metadata, task_text
 from workflows.contracts import (
     TASK_QUEUE,
+    AgentInput,
     AgentResult,
     ForkJoinInput,
     ForkJoinResult,
@@ -267,7 +275,11 @@ def _pattern_input(args: PatternArgs) -> Any:
     )
 
 
-def new_pattern_id(pattern: str) -> str:
+def new_pattern_id(pattern: str, inp: Any = None) -> str:
+    """`outlast-<pattern>-<random>`; a single agent's is named by its type, as `outlast run`
+    names it (`outlast-general-purpose-...`), whichever way it is started."""
+    if pattern == "single" and isinstance(inp, AgentInput):
+        return new_workflow_id(inp.agent_type)
     return f"outlast-{pattern}-{uuid.uuid4().hex[:12]}"
 
 
@@ -285,7 +297,7 @@ async def start_pattern(
     return await client.start_workflow(
         WORKFLOW_TYPES[pattern],
         inp,
-        id=workflow_id or new_pattern_id(pattern),
+        id=workflow_id or new_pattern_id(pattern, inp),
         task_queue=task_queue,
         result_type=RESULT_TYPES[pattern],
         memo=memo,

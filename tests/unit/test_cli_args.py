@@ -387,3 +387,16 @@ def test_a_retry_is_said_once_per_attempt_not_per_countdown():
     assert same_retry(a, "model call retrying (attempt 3): 529; next try in 38s")
     assert not same_retry(a, "model call retrying (attempt 4): 529; next try in 80s")
     assert not same_retry(a, None)
+
+
+def test_a_single_agent_s_id_names_its_type_whichever_way_it_starts():
+    """The API named a single agent `outlast-single-...`, `outlast run` by its type: the same
+    agent had two kinds of ids (a user test)."""
+    from outlast.patterns import new_pattern_id
+    from workflows.contracts import AgentInput, Workspace
+
+    inp = AgentInput(
+        prompt="go", workspace=Workspace(root="/r", host_queue="h"), agent_type="Explore"
+    )
+    assert new_pattern_id("single", inp).startswith("outlast-explore-")
+    assert new_pattern_id("team").startswith("outlast-team-")
