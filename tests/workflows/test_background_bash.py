@@ -419,13 +419,10 @@ async def test_two_graceful_stops_under_a_background_command_still_let_it_finish
 ):
     """A rolling deploy stops each worker once: the background command's two attempts were
     spent and it ended `failed`. A graceful stop gives its attempt back."""
-    from tests.workflows.test_bash_rerun import command_of, parent_of
+    from tests.workflows.test_bash_rerun import command_of, counted_runs, stop_the_worker_running
 
     mark = marker(1206)
-    command = (
-        "n=$(cat runs.count 2>/dev/null || echo 0); n=$((n + 1)); echo $n > runs.count; "
-        f"echo start >> runs.log; if [ $n -lt 3 ]; then sleep {mark}; fi; echo end >> runs.log"
-    )
+    command = counted_runs(mark, sleeping=2)
     script = {
         "agents": [
             {
@@ -451,13 +448,7 @@ async def test_two_graceful_stops_under_a_background_command_still_let_it_finish
             return [p for p in processes_with(f"sleep {mark}") if command_of(p)[:5] == "sleep"]
 
         for _ in range(2):
-            await wait_for(lambda: bool(sleepers()), timeout=30)
-            (sleeper,) = sleepers()
-            running_on = parent_of(sleeper)
-            while running_on not in w.pids and running_on > 1:
-                running_on = parent_of(running_on)
-            assert running_on in w.pids
-            w.terminate(running_on)
+            await stop_the_worker_running(w, sleepers)
         result = await asyncio.wait_for(handle.result(), timeout=90)
     assert result.status == "completed"
     assert (git_repo / "runs.log").read_text() == "start\nstart\nstart\nend\n"

@@ -23,22 +23,40 @@ pytestmark = pytest.mark.reliability
 
 def script(mark: str) -> dict:
     # The first run sleeps (and is interrupted); the run after the crash finds `second` and ends.
-    command = (
+    return one_command(
         "echo start >> runs.log; "
         f"if [ ! -f second ]; then touch second; sleep {mark}; fi; "
         "echo end >> runs.log"
     )
-    return {
-        "agents": [
-            {
-                "name": "main",
-                "turns": [
-                    {"tool_use": {"name": "Bash", "input": {"command": command}}},
-                    {"text": "done"},
-                ],
-            }
-        ]
-    }
+
+
+def one_command(command: str) -> dict:
+    """A model that runs `command` with Bash once, then answers."""
+    bash = {"tool_use": {"name": "Bash", "input": {"command": command}}}
+    return {"agents": [{"name": "main", "turns": [bash, {"text": "done"}]}]}
+
+
+def counted_runs(mark: str, sleeping: int) -> str:
+    """A command that counts its runs (runs.count, runs.log): the first `sleeping` of them
+    sleep, for the test to stop their worker; the next one ends."""
+    return (
+        "n=$(cat runs.count 2>/dev/null || echo 0); n=$((n + 1)); echo $n > runs.count; "
+        f"echo start >> runs.log; if [ $n -le {sleeping} ]; then sleep {mark}; fi; "
+        "echo end >> runs.log"
+    )
+
+
+async def stop_the_worker_running(w, sleepers) -> int:
+    """SIGTERM (a graceful stop) the worker process the one sleeper runs under, once there
+    is one; its pid."""
+    await wait_for(lambda: bool(sleepers()), timeout=30)
+    (sleeper,) = sleepers()
+    running_on = parent_of(sleeper)  # sleep <- bash [<- bwrap <- bwrap] <- the worker
+    while running_on not in w.pids and running_on > 1:
+        running_on = parent_of(running_on)
+    assert running_on in w.pids
+    w.terminate(running_on)
+    return running_on
 
 
 @pytest.mark.parametrize("writer_sandbox", ["off", "auto"])
@@ -101,13 +119,7 @@ async def test_sigterm_during_bash_leaves_no_orphan_and_another_worker_finishes(
         def sleepers() -> list[int]:  # not bwrap or bash, whose command lines hold the mark too
             return [p for p in live_pids(mark) if command_of(p)[:5] == "sleep"]
 
-        await wait_for(lambda: bool(sleepers()), timeout=30)
-        (sleeper,) = sleepers()
-        running_on = parent_of(sleeper)  # sleep <- bash [<- bwrap <- bwrap] <- the worker
-        while running_on not in w.pids and running_on > 1:
-            running_on = parent_of(running_on)
-        assert running_on in w.pids
-        w.terminate(running_on)
+        running_on = await stop_the_worker_running(w, sleepers)
         assert not live_pids(mark), "the stopped worker left the command running"
         result = await asyncio.wait_for(handle.result(), timeout=60)
         survivor = w.pids
@@ -123,22 +135,7 @@ async def test_two_graceful_stops_during_one_command_still_let_it_finish(dev_ser
     its two attempts were spent ("Bash could not run"). A graceful stop does not count
     against the one re-run a crash is given: the third worker runs it to its end."""
     mark = f"1236.{random.randint(10**6, 10**7)}"
-    # Each run counts itself; the first two sleep (and are stopped), the third ends.
-    command = (
-        "n=$(cat runs.count 2>/dev/null || echo 0); n=$((n + 1)); echo $n > runs.count; "
-        f"echo start >> runs.log; if [ $n -lt 3 ]; then sleep {mark}; fi; echo end >> runs.log"
-    )
-    script = {
-        "agents": [
-            {
-                "name": "main",
-                "turns": [
-                    {"tool_use": {"name": "Bash", "input": {"command": command}}},
-                    {"text": "done"},
-                ],
-            }
-        ]
-    }
+    script = one_command(counted_runs(mark, sleeping=2))
     config = OutlastConfig(model=FAST_MODEL, tools=ToolSettings(heartbeat_timeout_s=10))
     with (
         scripted_model(script, log_bodies=True) as model,
@@ -154,16 +151,8 @@ async def test_two_graceful_stops_during_one_command_still_let_it_finish(dev_ser
         def sleepers() -> list[int]:
             return [p for p in live_pids(mark) if command_of(p)[:5] == "sleep"]
 
-        stopped = []
         for _ in range(2):
-            await wait_for(lambda: bool(sleepers()), timeout=30)
-            (sleeper,) = sleepers()
-            running_on = parent_of(sleeper)
-            while running_on not in w.pids and running_on > 1:
-                running_on = parent_of(running_on)
-            assert running_on in w.pids
-            w.terminate(running_on)
-            stopped.append(running_on)
+            await stop_the_worker_running(w, sleepers)
         result = await asyncio.wait_for(handle.result(), timeout=60)
         attempts = await bash_attempts(handle)
 
@@ -181,17 +170,7 @@ async def test_a_command_whose_worker_crashed_twice_is_not_run_a_third_time(dev_
     lost workers the model is told, and the command does not run again."""
     mark = f"1237.{random.randint(10**6, 10**7)}"
     command = f"echo start >> runs.log; sleep {mark}; echo end >> runs.log"
-    script = {
-        "agents": [
-            {
-                "name": "main",
-                "turns": [
-                    {"tool_use": {"name": "Bash", "input": {"command": command}}},
-                    {"text": "done"},
-                ],
-            }
-        ]
-    }
+    script = one_command(command)
     config = OutlastConfig(model=FAST_MODEL, tools=ToolSettings(heartbeat_timeout_s=5))
     with (
         scripted_model(script, log_bodies=True) as model,
