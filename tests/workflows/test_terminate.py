@@ -233,12 +233,7 @@ async def test_the_reaper_cancels_the_sub_agents_a_terminated_parent_left_runnin
             done = [o for o in await stop_orphans(client) if o.parent_id in (gone.id, kept.id)]
             orphan = client.get_workflow_handle(f"{gone.id}/kid")
             await wait_for(lambda: len(sleepers(mark)) == 1, timeout=15)
-            orphan_status = None
-            for _ in range(100):
-                orphan_status = (await orphan.describe()).status
-                if orphan_status != WorkflowExecutionStatus.RUNNING:
-                    break
-                await asyncio.sleep(0.1)
+            orphan_status = await status_once_closed(orphan)
             kid_status = (await client.get_workflow_handle(f"{kept.id}/kid").describe()).status
             await kept.terminate()
             await stop_orphans(client)  # and the test leaves nothing running
@@ -274,11 +269,19 @@ async def test_the_reaper_cancels_a_resumed_sub_agent_of_a_terminated_parent(cli
             await parent.terminate(reason="operator pulled the plug")
             done = [o for o in await stop_orphans(client) if o.parent_id == parent.id]
             await wait_for(lambda: not sleepers(mark), timeout=15)
-            status = None
-            for _ in range(100):
-                status = (await helper.describe()).status
-                if status != WorkflowExecutionStatus.RUNNING:
-                    break
-                await asyncio.sleep(0.1)
+            status = await status_once_closed(helper)
     assert [(o.workflow_id, o.cancelled) for o in done] == [(f"{parent.id}/helper", True)]
     assert status == WorkflowExecutionStatus.CANCELED
+
+
+async def status_once_closed(handle, timeout: float = 10):
+    """The run's status once it has closed (a cancelled agent cleans up first), or RUNNING."""
+    from temporalio.client import WorkflowExecutionStatus
+
+    status = None
+    for _ in range(int(timeout * 10)):
+        status = (await handle.describe()).status
+        if status != WorkflowExecutionStatus.RUNNING:
+            break
+        await asyncio.sleep(0.1)
+    return status
