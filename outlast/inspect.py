@@ -178,8 +178,10 @@ async def agent_tree(
             raise NotFound(f"no workflow {workflow_id}") from None
         raise
     node = Node(row=_row(desc), retrying=retrying(desc))
+    result = None
     if desc.status is not None and desc.status.name == "COMPLETED":
-        _fill_from_result(node, await handle.result(follow_runs=False))
+        result = await handle.result(follow_runs=False)
+        _fill_from_result(node, result)
     elif desc.status is not None:
         # Running, or ended with no result (failed, killed, terminated): what it has spent.
         await _fill_from_status(node, client, desc, queries_until)
@@ -194,7 +196,24 @@ async def agent_tree(
         kids = {w.id: w async for w in client.list_workflows(query, limit=100)}
         for kid in sorted(kids.values(), key=lambda w: w.start_time):
             node.children.append(await agent_tree(client, kid.id, depth + 1, queries_until))
+    if isinstance(result, dict) and result.get("team_name"):
+        _as_the_team_says(node, result)
     return node
+
+
+def _as_the_team_says(node: Node, result: dict) -> None:
+    """A team's members as its result has them (user test 3): one stopped while idle ended
+    its own run completed, though a stop ended it; one at work when the team's own end
+    stopped it says `stopped` of itself, where the team's result does not."""
+    members = {m.get("workflow_id"): m for m in result.get("members") or []}
+    for child in node.children:
+        member = members.get(child.row.workflow_id)
+        if member is None or child.row.status != "completed":
+            continue
+        if member.get("stopped"):
+            child.outcome = "stopped"
+        elif child.outcome == "stopped":
+            child.outcome = None
 
 
 ERROR_CHARS = 200

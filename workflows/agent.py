@@ -574,7 +574,8 @@ class AgentWorkflow(AgentHandlers):
             usage=self._state.usage.model_copy(update={"duration_ms": self._elapsed_ms()}),
             turns=self._state.turns,
             max_turns_reached=loop_end == "max_turns",
-            stopped=loop_end == "stopped",
+            # A teammate's own approved shutdown is its answer, not a stop (its team agrees).
+            stopped=loop_end == "stopped" and not self._shutdown_approved,
             transcript=self._state.transcript,
             error=error,
             run_generation=inp.run_generation,
@@ -590,7 +591,8 @@ class AgentWorkflow(AgentHandlers):
         if inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):
             # The last report: what it sent in its final turn counts for the team's quiet test.
             me = inp.name or self._agent_id
-            await report_to_team(inp.team, me, self._team_counts, True, result.usage)
+            stopped = self._stop is not None and not self._shutdown_approved
+            await report_to_team(inp.team, me, self._team_counts, True, result.usage, stopped)
         result = await export_output_file(
             inp, result, seen_read_state(self._state), self._state.compacted
         )

@@ -195,6 +195,10 @@ class MemberReport(Contract):
     usage: AgentUsage | None = None
     """In a member's last report only: what it spent, so a member killed or failed, whose
     child workflow returns no result, still counts in the team's totals."""
+    stopped: bool = False
+    """In a member's last report only: a `stop` ended it (working or idle), not its own
+    approved shutdown. It comes before the member's end, which may make the team quiet:
+    the team reads it while it is not ending yet."""
 
 
 class TeamMail(ClientInput):

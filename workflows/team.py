@@ -132,6 +132,8 @@ class TeamWorkflow(TeamHandlers):
         """Members the lead added whose start failed: their ids may be another's workflow."""
         self._marks = sa.PatternMarks()
         self._refusals = Refusals()
+        self._stopped_by_others: set[str] = set()
+        """Members whose last report said a stop ended them, before the team was ending."""
 
     @workflow.run
     async def run(self, inp: TeamInput | None = None) -> TeamResult:
@@ -253,7 +255,7 @@ class TeamWorkflow(TeamHandlers):
             outcome = MemberOutcome(
                 **base,
                 status=result.status,
-                stopped=self._stopped_on_its_own(result),
+                stopped=self._stopped_on_its_own(name, result),
                 final_text=result.final_text,
                 error=result.error,
                 usage=result.usage,
@@ -268,17 +270,17 @@ class TeamWorkflow(TeamHandlers):
         self._ended[name] = outcome
         self._details()
 
-    def _stopped_on_its_own(self, result: AgentResult) -> bool:
-        """A member that completed before the team began to end: a teammate does not finish
-        on its own (it waits for mail), so something stopped it, working or idle, unless it
-        spent its turns or approved a shutdown request. The team's end stops every member:
-        a stop then is no news."""
-        return (
-            not self._ending
-            and result.status == "completed"
-            and not result.max_turns_reached
-            and not result.shutdown_approved
-        )
+    def _stopped_on_its_own(self, name: str, result: AgentResult) -> bool:
+        """A member whose last report said a stop ended it before the team was ending (that
+        end may make the team quiet before this result comes); or, from a member that did
+        not say, one that completed before the team began to end: a teammate does not finish
+        on its own (it waits for mail), unless it spent its turns or approved a shutdown
+        request. The team's end stops every member: a stop then is no news."""
+        if result.status != "completed":
+            return False
+        if name in self._stopped_by_others:
+            return True
+        return not self._ending and not result.max_turns_reached and not result.shutdown_approved
 
     def _live(self) -> list[str]:
         return [m.name for m in self._members if m.name not in self._ended]

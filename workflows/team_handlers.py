@@ -64,6 +64,7 @@ class TeamHandlers:
     _started: set[str]
     _not_started: set[str]
     _refusals: Refusals
+    _stopped_by_others: set[str]
 
     def _details(self) -> None:
         raise NotImplementedError  # TeamWorkflow's: the Web UI's current details
@@ -83,6 +84,9 @@ class TeamHandlers:
         team stood still), leniently: a member of a later release may send more fields."""
         report = self._refusals.checked("member_state", MemberReport, raw, extra, strict=False)
         if report is not None and report.name in [m.name for m in self._members]:
+            if report.stopped and not self._ending:
+                # Its end may make the team quiet, and end it, before its watcher reads it.
+                self._stopped_by_others.add(report.name)
             self._reports[report.name] = report
             self._details()
 

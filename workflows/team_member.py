@@ -214,15 +214,17 @@ async def report(
     counters: TeamCounters,
     idle: bool,
     usage: AgentUsage | None = None,
+    stopped: bool = False,
 ) -> None:
-    """Tell the team this member is idle (or working again), with its `usage` at its end; a
-    team that has ended is fine."""
+    """Tell the team this member is idle (or working again), with its `usage` at its end (and
+    whether a stop ended it); a team that has ended is fine."""
     state = MemberReport(
         name=me,
         idle=idle,
         sent_to=dict(counters.sent_to),
         received=counters.received,
         usage=usage,
+        stopped=stopped,
     )
     try:
         await signal_workflow(team.workflow_id, "member_state", state)

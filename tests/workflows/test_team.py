@@ -434,7 +434,8 @@ async def test_terminate_asks_and_kill_cancels(client, dev_server, git_repo):
     b_last = last_request(model.log, "b")
     assert "shutdown-b-1" in b_last and "shutdown_response" not in b_last
     b = await client.get_workflow_handle(f"{handle.id}/b", result_type=AgentResult).result()
-    assert b.stopped and b.status == "completed"
+    # Its own answer, not a stop: its result says so as the team's does (`show` reads it).
+    assert b.shutdown_approved and not b.stopped and b.status == "completed"
 
 
 async def claim(handle, task_id: str, caller: str) -> TeamTask:

@@ -10,6 +10,7 @@ import uuid
 import pytest
 from temporalio.client import WorkflowExecutionStatus
 
+from outlast.inspect import agent_tree
 from tests.interceptors import Hold
 from tests.support import running_workers, scripted_model, wait_for
 from tests.workflows.test_team import (
@@ -108,6 +109,10 @@ async def test_a_member_stopped_on_its_own_reads_stopped_in_the_team_result(clie
                 await wait_for_states(handle, {name: "ended"})
             await handle.signal("shutdown", StopRequest(reason="done"))
             result: TeamResult = await asyncio.wait_for(handle.result(), timeout=60)
+            tree = await agent_tree(client, handle.id)
+    # `show` says it as the team does: the lead's own run, idle when stopped, completed.
+    shown = {n.row.workflow_id.split("/")[-1]: n.outcome for n in tree.children}
+    assert shown == {"a": "stopped", "b": None, "c": "stopped"}, shown
     assert result.status == "stopped"
     assert {m.name: (m.status, m.stopped) for m in result.members} == {
         "a": ("completed", True),
@@ -160,3 +165,41 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
     assert view.refused_signals[-2].startswith("signal `member_state` refused: input: Input")
     assert view.refused_signals[-1].startswith("signal `shutdown_response` refused: ")
     assert desc.raw_description.pending_workflow_task.attempt <= 1
+
+
+async def test_the_last_working_member_stopped_reads_stopped_though_the_team_goes_quiet(
+    client, git_repo
+):
+    """Stopping the last member at work makes the team quiet, and it ends before that
+    member's result is read: that member read `completed` (user test 3). Its last report says
+    a stop ended it, and the team reads that while it is not ending yet."""
+    busy = {"tool_use": {"name": "Bash", "input": {"command": "sleep 1"}}}
+    script = {
+        "agents": [
+            member("a", "idle", {"text": "a idle"}),
+            member("b", "busy", busy),
+            member("c", "busy", busy),
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await client.start_workflow(
+                "TeamWorkflow",
+                team_input(git_repo, queues),
+                id=f"team-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=TeamResult,
+            )
+            await wait_for_states(handle, {"a": "idle", "b": "working", "c": "working"})
+            for name in ("b", "c"):
+                member_handle = client.get_workflow_handle(f"{handle.id}/{name}")
+                await member_handle.signal("stop", StopRequest(reason="not needed"))
+                if name == "b":
+                    await wait_for_states(handle, {name: "ended"})
+            result: TeamResult = await asyncio.wait_for(handle.result(), timeout=60)
+    assert result.status == "completed"
+    assert {m.name: (m.status, m.stopped) for m in result.members} == {
+        "a": ("completed", False),
+        "b": ("completed", True),
+        "c": ("completed", True),
+    }
