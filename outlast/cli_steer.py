@@ -30,7 +30,7 @@ from outlast.cli_base import (
     server_said,
 )
 from outlast.patterns import WORKFLOW_TYPES
-from outlast.updates import NoAnswer, no_answer_text, update_within
+from outlast.updates import NoAnswer, NotYetAnswered, no_answer_text, update_within
 from workflows.contracts import (
     AgentStatus,
     BackgroundRequest,
@@ -348,6 +348,13 @@ async def run_update(handle, workflow_id: str, name: str, payload: object) -> st
         return await update_within(handle, name, payload, result_type=str)
     except WorkflowUpdateFailedError as e:
         fail(str(getattr(e.cause, "message", None) or e.cause or e))
+    except NotYetAnswered:
+        held = ": the stage still runs, and the decision applies when it ends"
+        return (
+            f"{workflow_id} took the {UPDATE_WHAT.get(name, 'request')} and has not answered "
+            f"yet{held if name == 'decide_stage' else ''}; `outlast show {workflow_id}` says "
+            "what became of it"
+        )
     except NoAnswer:
         fail(no_answer_text(workflow_id, UPDATE_WHAT.get(name, "request")))
     except RPCError as e:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-from temporalio.client import WorkflowHandle, WorkflowUpdateRPCTimeoutOrCancelledError
+from temporalio.client import (
+    WorkflowHandle,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+    WorkflowUpdateStage,
+)
 
 UPDATE_WAIT_S = 30.0
 """How long a command waits for a workflow to answer an update before saying so."""
@@ -14,6 +18,12 @@ class NoAnswer(Exception):
     """No worker answered an update in time (the worker may be down)."""
 
 
+class NotYetAnswered(NoAnswer):
+    """The workflow took the update (its validator let it through), and its handler still
+    waits for something before it answers: a stage's decision held while the stage runs.
+    A NoAnswer to callers that do not tell the two apart."""
+
+
 async def update_within(handle: WorkflowHandle, name: str, payload: object, **kw) -> object:
     """`execute_update`, given up on after UPDATE_WAIT_S in all: the SDK asks again and again
     while no worker takes the update (its per-call timeout never ends the wait), so a command
@@ -21,12 +31,23 @@ async def update_within(handle: WorkflowHandle, name: str, payload: object, **kw
 
     Raises:
         NoAnswer: in time; the server may still hand the update to a worker that comes up.
+        NotYetAnswered: taken, but not answered in time (a decision held until its stage
+            ends): a user told "no answer, is a worker running?" then would send it again.
     """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + UPDATE_WAIT_S
     try:
         async with asyncio.timeout(UPDATE_WAIT_S):
-            return await handle.execute_update(name, payload, **kw)
+            started = await handle.start_update(
+                name, payload, wait_for_stage=WorkflowUpdateStage.ACCEPTED, **kw
+            )
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         raise NoAnswer from None
+    try:
+        async with asyncio.timeout(max(deadline - loop.time(), 1.0)):
+            return await started.result()
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
+        raise NotYetAnswered from None
 
 
 def no_answer_text(workflow_id: str, what: str) -> str:

@@ -434,3 +434,42 @@ async def test_a_follow_says_what_the_running_stage_s_agent_is_doing(client, git
     text = out.getvalue()
     for line in ("stage look: turn 1: calling", "stage look: completed", "stage plan: completed"):
         assert line in text, text
+
+
+async def test_a_decision_sent_while_its_stage_runs_is_said_to_be_held(
+    client, git_repo, monkeypatch
+):
+    """`outlast approve PIPE look` while look still ran waited for the answer, which comes only
+    when the stage ends, and said "did not answer within 30 s: is a worker running?" though
+    the decision was taken and applied later (user test 3). It now says it is held."""
+    from outlast import updates
+    from outlast.cli_steer import run_update
+
+    monkeypatch.setattr(updates, "UPDATE_WAIT_S", 2.0)
+    stages = [
+        PipelineStage(name="look", agent_type="Explore", instructions="Look.", approval=True),
+        PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
+    ]
+    look = {
+        "name": "look",
+        "match": {"agent_type": "Explore"},
+        "turns": [{"delay_ms": 5000, "text": "LOOK"}],
+    }
+    script = {"agents": [look, stage_agent("Plan", "PLAN-OUT", read=False)]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(
+                client, queues, pipeline_input(git_repo, queues, stages=stages)
+            )
+            for _ in range(100):
+                view = await handle.query("pipeline", result_type=PipelineView)
+                if view.current == "look":
+                    break
+                await asyncio.sleep(0.1)
+            said = await run_update(
+                handle, handle.id, "decide_stage", StageDecision(stage="look", approve=True)
+            )
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert said.startswith(f"{handle.id} took the decision and has not answered yet: the stage")
+    assert result.status == "completed"
+    assert [s.name for s in result.stages] == ["look", "plan"]
