@@ -211,10 +211,16 @@ async def clear_earlier_attempt() -> str:
     state, leftover = bash_runs.previous_run()
     if leftover is not None:
         await kill_group(leftover)
-    return {
+    note = {
         "running": bash_runs.RERUN_NOTE,
         "ended": bash_runs.RERUN_ENDED_NOTE,
     }.get(state, bash_runs.RERUN_ELSEWHERE_NOTE)
+    # After graceful stops too (a rolling deploy) it may have started more than once.
+    return note.replace("started once", f"started {_times(activity.info().attempt - 1)}", 1)
+
+
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
 @dataclass(frozen=True)
