@@ -16,13 +16,9 @@ second cancel changes nothing).
 
 from __future__ import annotations
 
-import logging
-
 from pydantic import BaseModel, ConfigDict
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
-
-log = logging.getLogger(__name__)
 
 AGENT_PARENTS = frozenset({"AgentWorkflow", "CoordinatorWorkflow"})
 """The parents that start sub-agents with ABANDON. The patterns' members (a team's, a
@@ -122,6 +118,5 @@ async def stop_orphans(client: Client, *, dry_run: bool = False) -> list[Orphan]
             if e.status != RPCStatusCode.NOT_FOUND:
                 raise
             continue  # gone past the namespace's retention meanwhile
-        log.warning("cancelled sub-agent %s: %s", orphan.workflow_id, why)
         done.append(orphan.model_copy(update={"cancelled": True, "reason": f"cancelled: {why}"}))
     return done

@@ -51,6 +51,8 @@ class Reaped(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    kind: str = "worktree"
+    """`worktree`, `snapshot` or `sandbox-tmp` (`outlast reap --json` lists sub-agents too)."""
     worktree_path: str
     """The worktree's path, the snapshot's, or the sandbox /tmp's."""
     workflow_id: str
@@ -130,6 +132,7 @@ async def _reap_snapshots(client: Client, *, dry_run: bool) -> list[Reaped]:
         reason = "would remove (dry run)" if dry_run else "removed"
         done.append(
             Reaped(
+                kind="snapshot",
                 worktree_path=owner.path,
                 workflow_id=owner.workflow_id,
                 owner_status=status,
@@ -153,6 +156,7 @@ def _reap_sandbox_tmps(*, dry_run: bool) -> list[Reaped]:
             removed, reason = False, "could not remove all of it; the next reap tries again"
         done.append(
             Reaped(
+                kind="sandbox-tmp",
                 worktree_path=tmp.path,
                 workflow_id="",
                 owner_status=WORKSPACE_GONE,
@@ -190,7 +194,8 @@ async def reap_forever(client: Client, interval: float) -> None:
     while interval > 0:
         try:
             # Orphans first: a cancelled sub-agent cleans up its own worktree.
-            await stop_orphans(client)
+            for orphan in await stop_orphans(client):
+                log.warning("sub-agent %s: %s", orphan.workflow_id, orphan.reason)
         except Exception:  # as below; the worktrees are reaped all the same
             log.exception("orphaned sub-agents' reaper failed; trying again in %.0f s", interval)
         try:
