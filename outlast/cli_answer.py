@@ -10,6 +10,7 @@ import typer
 from temporalio.client import WorkflowQueryFailedError
 from temporalio.service import RPCError
 
+from activities.resume import AGENT_TYPES
 from agents.questions import QuestionAnswers, choose
 from outlast.cli_base import app, console, fail, server_said
 from outlast.cli_steer import run_update, running_workflow
@@ -31,7 +32,13 @@ def answer(
 
 
 async def _answer(workflow_id: str, choices: list[str]) -> None:
-    handle, _ = await running_workflow(workflow_id, "; no question waits in it", asks=True)
+    handle, kind = await running_workflow(workflow_id, "; no question waits in it", asks=True)
+    if kind not in AGENT_TYPES:
+        # Asked, it would answer with the SDK's words for a missing query handler.
+        fail(
+            f"{workflow_id} is a {kind}, which asks no questions of its own; answer the agent "
+            f"that asks (its workflow id is in `outlast show {workflow_id}`)."
+        )
     try:
         pending = await handle.query("question", result_type=PendingQuestion | None)
     except RPCError as e:

@@ -473,3 +473,26 @@ async def test_a_decision_sent_while_its_stage_runs_is_said_to_be_held(
     assert said.startswith(f"{handle.id} took the decision and has not answered yet: the stage")
     assert result.status == "completed"
     assert [s.name for s in result.stages] == ["look", "plan"]
+
+
+async def test_answer_to_a_pipeline_says_only_an_agent_asks(client, dev_server, git_repo):
+    """`outlast answer PIPE` showed Temporal's "Query handler for 'question' expected but not
+    found, known queries: [...]" (user test 3)."""
+    from tests.workflows.test_plan_mode import cli
+
+    look = {
+        "name": "look",
+        "match": {"agent_type": "Explore"},
+        "turns": [{"delay_ms": 3000, "text": "LOOK"}],
+    }
+    stages = [PipelineStage(name="look", agent_type="Explore", instructions="Look.")]
+    with scripted_model({"agents": [look]}):
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(
+                client, queues, pipeline_input(git_repo, queues, stages=stages)
+            )
+            code, out = await cli(dev_server.address, "answer", handle.id)
+            await asyncio.wait_for(handle.result(), 60)
+    flat = " ".join(out.split())
+    assert code == 2 and f"{handle.id} is a PipelineWorkflow, which asks no questions" in flat, out
+    assert "Query handler" not in out
