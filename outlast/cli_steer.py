@@ -100,8 +100,10 @@ async def _decide(
     # A closed workflow has nothing waiting; asking it would wait ~30 s for a worker to
     # answer the query of a run that no worker holds any more.
     waiting = "a plan" if stage is None else f"stage {stage}"
+    # A plan's decision is a signal, which waits in history for a worker; a stage's is an
+    # update, which needs one to answer.
     handle, kind = await running_workflow(
-        workflow_id, f"; nothing in it waits for a decision on {waiting}", asks=True
+        workflow_id, f"; nothing in it waits for a decision on {waiting}", asks=stage is not None
     )
     if (why := decision_refusal(workflow_id, kind, stage)) is not None:
         fail(why)  # asked, the workflow would answer with the SDK's words for a missing handler
@@ -121,12 +123,16 @@ async def _decide(
         # one takes the agent up (nothing can have changed it meanwhile), and the agent
         # refuses it, where `show` says so, if none does.
         name = "approve_plan" if approve else "reject_plan"
-        await handle.signal(name, PlanDecision(feedback=feedback, target_mode=mode))
+        try:
+            await handle.signal(name, PlanDecision(feedback=feedback, target_mode=mode))
+        except RPCError as sent:
+            fail(server_said(workflow_id, sent))
         verb = "approval" if approve else "rejection"
         console.print(
-            f"no worker answers for {workflow_id} now ({e.message}): the {verb} is queued, "
-            "for the plan waiting when a worker takes the agent up; `outlast show "
-            f"{workflow_id}` says what became of it. Start a worker with `outlast worker`."
+            f"no worker answered for {workflow_id} within {PLAN_QUERY_TIMEOUT.seconds} s "
+            f"({e.message}): the {verb} is queued, for the plan waiting when a worker takes "
+            f"the agent up; `outlast show {workflow_id}` says what became of it. If no worker "
+            "runs, start one with `outlast worker`."
         )
         return
     except WorkflowQueryFailedError as e:
@@ -349,7 +355,7 @@ async def run_update(handle, workflow_id: str, name: str, payload: object) -> st
     except WorkflowUpdateFailedError as e:
         fail(str(getattr(e.cause, "message", None) or e.cause or e))
     except NotYetAnswered:
-        held = ": the stage still runs, and the decision applies when it ends"
+        held = ": a decision on a stage that still runs applies when the stage ends"
         return (
             f"{workflow_id} took the {UPDATE_WHAT.get(name, 'request')} and has not answered "
             f"yet{held if name == 'decide_stage' else ''}; `outlast show {workflow_id}` says "

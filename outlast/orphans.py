@@ -16,6 +16,9 @@ second cancel changes nothing).
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
@@ -35,7 +38,7 @@ class Orphan(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: str = "sub-agent"
+    kind: Literal["sub-agent"] = "sub-agent"
     """Tells these apart from the worktrees in `outlast reap --json`."""
     workflow_id: str
     run_id: str
@@ -95,14 +98,19 @@ async def _parent(client: Client, parent_id: str) -> tuple[str | None, str | Non
     return desc.status.name, desc.workflow_type
 
 
-async def stop_orphans(client: Client, *, dry_run: bool = False) -> list[Orphan]:
+async def stop_orphans(
+    client: Client, *, dry_run: bool = False, parents: Collection[str] | None = None
+) -> list[Orphan]:
     """Cancel every running sub-agent whose parent closed (see the module's docstring).
 
     Args:
         dry_run: Report what would be cancelled, change nothing.
+        parents: Only the sub-agents of these parents (None: of any).
     """
     done = []
     for orphan in await find_orphans(client):
+        if parents is not None and orphan.parent_id not in parents:
+            continue
         why = f"its parent {orphan.parent_id} closed ({orphan.parent_status.lower()}) without "
         why += "stopping it"
         if dry_run:

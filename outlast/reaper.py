@@ -20,6 +20,7 @@ import logging
 import os
 import subprocess
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 from temporalio.api.enums.v1 import WorkflowExecutionStatus
@@ -51,7 +52,7 @@ class Reaped(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: str = "worktree"
+    kind: Literal["worktree", "snapshot", "sandbox-tmp"] = "worktree"
     """`worktree`, `snapshot` or `sandbox-tmp` (`outlast reap --json` lists sub-agents too)."""
     worktree_path: str
     """The worktree's path, the snapshot's, or the sandbox /tmp's."""

@@ -60,8 +60,8 @@ from workflows.carry import AgentCarry, should_continue_as_new
 from workflows.child_endings import LIVENESS_BACKOFF, liveness_interval, settle_children
 from workflows.client_input import (
     client_start,
+    given_input,
     refuse_bad_values,
-    refuse_no_input,
     refuse_unknown_fields,
     wait_for_a_newer_worker,
 )
@@ -137,7 +137,7 @@ class AgentWorkflow(AgentHandlers):
         # Signal handlers may run before `run` starts: state carried from the previous run
         # must already be in place then, or a notification arriving first would be lost.
         # Without an input, `run` refuses the start; until then, a stand-in's state.
-        inp = inp or NO_INPUT
+        inp = NO_INPUT if inp is None else inp
         self._state = LoopState()
         self._messages: list[Message] = []
         self._base = self._state.transcript
@@ -184,8 +184,7 @@ class AgentWorkflow(AgentHandlers):
 
     @workflow.run
     async def run(self, inp: AgentInput | None = None) -> AgentResult:
-        refuse_no_input("AgentWorkflow", inp, AgentInput)
-        assert inp is not None
+        inp = given_input("AgentWorkflow", inp, AgentInput)
         if self._carry is None and client_start(inp):
             refuse_unknown_fields("AgentWorkflow", inp)
             refuse_bad_values("AgentWorkflow", inp)

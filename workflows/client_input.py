@@ -28,7 +28,7 @@ longer asks for the patch. Closed runs only; Temporal replays them only for a qu
 from __future__ import annotations
 
 import difflib
-from typing import get_args
+from typing import TypeVar, get_args
 
 from pydantic import BaseModel
 from temporalio import workflow
@@ -50,6 +50,7 @@ mode: free to write), or failed later (the model refusing a blank prompt, a host
 queue no worker serves)."""
 
 MODES = get_args(PermissionMode)
+M = TypeVar("M", bound=BaseModel)
 
 
 def client_start(inp: AgentInput) -> bool:
@@ -107,12 +108,13 @@ def _with_guess(name: str, known: list[str]) -> str:
     return f"{name} (did you mean {close[0]}?)" if close else name
 
 
-def refuse_no_input(workflow_type: str, inp: object, model: type[BaseModel]) -> None:
-    """Fail a run started without an input (`temporal workflow start --type AgentWorkflow`
-    with no `--input`). Its run and init take their input as optional for this: called
-    without its argument, an init's or a run's TypeError failed the workflow task on every
-    attempt, and the workflow hung as Running (a user test, 2026-12-05). No patch: such a
-    run never completed a workflow task, so it has no history to replay.
+def given_input(workflow_type: str, inp: M | None, model: type[M]) -> M:
+    """`inp`, or a refusal of a run started without an input (`temporal workflow start
+    --type AgentWorkflow` with no `--input`). Its run and init take their input as optional
+    for this: called without its argument, an init's or a run's TypeError failed the
+    workflow task on every attempt, and the workflow hung as Running (a user test,
+    2026-12-05). No patch: such a run never completed a workflow task, so it has no history
+    to replay.
 
     Raises:
         InvalidAgentInput: not retryable, so the workflow fails with the sentence.
@@ -123,6 +125,7 @@ def refuse_no_input(workflow_type: str, inp: object, model: type[BaseModel]) -> 
             f"{workflow_type} refused: it was started without an input; it needs a JSON "
             f"object with {', '.join(required)}"
         )
+    return inp
 
 
 def refuse_unknown_fields(workflow_type: str, inp: ClientInput) -> None:

@@ -13,7 +13,7 @@ from temporalio import workflow
 from agents.builtin.coordinator import DEFINITION as COORDINATOR
 from workflows import versions
 from workflows.agent import AgentWorkflow
-from workflows.client_input import refuse_no_input, refuse_unknown_fields
+from workflows.client_input import given_input, refuse_unknown_fields
 from workflows.contracts import AgentInput, AgentResult, Workspace
 from workflows.pattern_contracts import CoordinatorInput
 
@@ -59,14 +59,13 @@ def coordinator_agent_input(inp: CoordinatorInput) -> AgentInput:
 class CoordinatorWorkflow(AgentWorkflow):
     @workflow.init
     def __init__(self, inp: CoordinatorInput | None = None) -> None:
-        inp = inp or NO_INPUT  # `run` refuses a start without one
+        inp = NO_INPUT if inp is None else inp  # `run` refuses a start without one
         self._coordinator_input = inp.model_copy(update={"agent": None})
         super().__init__(coordinator_agent_input(inp))
 
     @workflow.run
     async def run(self, inp: CoordinatorInput | None = None) -> AgentResult:  # type: ignore[override]
-        refuse_no_input("CoordinatorWorkflow", inp, CoordinatorInput)
-        assert inp is not None
+        inp = given_input("CoordinatorWorkflow", inp, CoordinatorInput)
         if inp.agent is None:  # a client's start, not the coordinator's continue-as-new
             refuse_unknown_fields("CoordinatorWorkflow", inp)
         elif workflow.info().continued_run_id is None and versions.patched(CLIENT_AGENT):

@@ -34,7 +34,7 @@ from workflows import search_attributes as sa
 from workflows import versions
 from workflows.agent_setup import SETUP_OPTIONS, Prepared, lineage_of, prepare
 from workflows.child_agents import ended_usage
-from workflows.client_input import refuse_no_input, refuse_unknown_fields
+from workflows.client_input import given_input, refuse_unknown_fields
 from workflows.contracts import (
     AgentInput,
     AgentResult,
@@ -94,8 +94,7 @@ class ForkJoinWorkflow:
 
     @workflow.run
     async def run(self, inp: ForkJoinInput | None = None) -> ForkJoinResult:
-        refuse_no_input("ForkJoinWorkflow", inp, ForkJoinInput)
-        assert inp is not None
+        inp = given_input("ForkJoinWorkflow", inp, ForkJoinInput)
         refuse_unknown_fields("ForkJoinWorkflow", inp)
         started = workflow.now()
         _validate(inp)

@@ -22,7 +22,7 @@ from workflows import versions
 from workflows.child_agents import child_failure, ended_usage, run_agent_child
 from workflows.client_input import (
     check_update_fields,
-    refuse_no_input,
+    given_input,
     refuse_unknown_fields,
     require_update_input,
 )
@@ -74,7 +74,7 @@ NO_INPUT = PipelineInput(task="(none)", workspace=Workspace(root="/", host_queue
 class PipelineWorkflow:
     @workflow.init
     def __init__(self, inp: PipelineInput | None = None) -> None:
-        inp = inp or NO_INPUT  # `run` refuses a start without one
+        inp = NO_INPUT if inp is None else inp  # `run` refuses a start without one
         last = len(inp.stages) - 1
         self._approval_stages = [
             s.name
@@ -98,8 +98,7 @@ class PipelineWorkflow:
 
     @workflow.run
     async def run(self, inp: PipelineInput | None = None) -> PipelineResult:
-        refuse_no_input("PipelineWorkflow", inp, PipelineInput)
-        assert inp is not None
+        inp = given_input("PipelineWorkflow", inp, PipelineInput)
         refuse_unknown_fields("PipelineWorkflow", inp)
         self._marks.start(inp.config.search_attributes, "pipeline")
         try:

@@ -43,7 +43,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from workflows.child_endings import describe_runs
-from workflows.client_input import refuse_no_input
+from workflows.client_input import given_input
 from workflows.loop_tools import killable
 from workflows.registry import ChildRegistry
 from workflows.shells import (
@@ -78,8 +78,7 @@ back (`bash_runs.crash_reruns_spent`)."""
 class ShellTaskWorkflow:
     @workflow.run
     async def run(self, inp: ShellTaskInput | None = None) -> ShellEnd:
-        refuse_no_input("ShellTaskWorkflow", inp, ShellTaskInput)
-        assert inp is not None
+        inp = given_input("ShellTaskWorkflow", inp, ShellTaskInput)
         heartbeat = timedelta(seconds=inp.heartbeat_timeout_s)
         limit = timedelta(milliseconds=inp.timeout_ms) + KILL_ROOM if inp.timeout_ms else RUN_LIMIT
         handle = workflow.start_activity(

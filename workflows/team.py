@@ -32,7 +32,7 @@ from workflows import search_attributes as sa
 from workflows import versions
 from workflows.child_agents import child_failure
 from workflows.client_input import (
-    refuse_no_input,
+    given_input,
     refuse_unknown_fields,
     require_update_input,
 )
@@ -97,7 +97,7 @@ NO_INPUT = TeamInput(
 class TeamWorkflow(TeamHandlers):
     @workflow.init
     def __init__(self, inp: TeamInput | None = None) -> None:
-        inp = inp or NO_INPUT  # `run` refuses a start without one
+        inp = NO_INPUT if inp is None else inp  # `run` refuses a start without one
         self._inp = inp
         self._members: list[TeammateSpec] = inp.members()
         """The lead, the teammates it started with, and those the lead added (R69)."""
@@ -137,8 +137,7 @@ class TeamWorkflow(TeamHandlers):
 
     @workflow.run
     async def run(self, inp: TeamInput | None = None) -> TeamResult:
-        refuse_no_input("TeamWorkflow", inp, TeamInput)
-        assert inp is not None
+        inp = given_input("TeamWorkflow", inp, TeamInput)
         refuse_unknown_fields("TeamWorkflow", inp)
         self._marks.start(inp.config.search_attributes, "team")
         try:

@@ -48,7 +48,7 @@ with workflow.unsafe.imports_passed_through():
 from workflows import search_attributes as sa
 from workflows.child_agents import child_failure, ended_usage, run_agent_child
 from workflows.child_endings import LIVENESS_BACKOFF, liveness_interval, spent
-from workflows.client_input import refuse_no_input, refuse_unknown_fields
+from workflows.client_input import given_input, refuse_unknown_fields
 from workflows.contracts import (
     AgentInput,
     AgentNotification,
@@ -125,8 +125,7 @@ class VerifiedTaskWorkflow:
 
     @workflow.run
     async def run(self, inp: VerifiedTaskInput | None = None) -> VerifiedTaskResult:
-        refuse_no_input("VerifiedTaskWorkflow", inp, VerifiedTaskInput)
-        assert inp is not None
+        inp = given_input("VerifiedTaskWorkflow", inp, VerifiedTaskInput)
         refuse_unknown_fields("VerifiedTaskWorkflow", inp)
         self._marks.start(inp.config.search_attributes, "verified")
         try:

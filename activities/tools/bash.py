@@ -216,11 +216,8 @@ async def clear_earlier_attempt() -> str:
         "ended": bash_runs.RERUN_ENDED_NOTE,
     }.get(state, bash_runs.RERUN_ELSEWHERE_NOTE)
     # After graceful stops too (a rolling deploy) it may have started more than once.
-    return note.replace("started once", f"started {_times(activity.info().attempt - 1)}", 1)
-
-
-def _times(n: int) -> str:
-    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+    earlier = activity.info().attempt - 1
+    return note if earlier == 1 else bash_runs.rerun_after(earlier)
 
 
 @dataclass(frozen=True)

@@ -155,7 +155,7 @@ async def run_background(req: ShellRunRequest) -> ShellOutcome:
 async def _run_background(req: ShellRunRequest) -> ShellOutcome:
     note = await clear_earlier_attempt()
     if lost := bash_runs.crash_reruns_spent():
-        return ShellOutcome(error=lost, note=note)
+        return ShellOutcome(error=lost)  # the re-run note would say it ran again
     cwd, _ = start_dir(req.ctx)
     timeout_s = req.timeout_ms / 1000 if req.timeout_ms else None
     output = Path(req.output_file)

@@ -41,6 +41,19 @@ RERUN_ELSEWHERE_NOTE = (
     "reported, and ran again from the start here. That first run was on another machine or "
     "container: it may have finished, or may still be running there; check for its effects."
 )
+
+
+def rerun_after(earlier: int) -> str:
+    """The note for a command that earlier attempts (`earlier` > 1: a crash, graceful worker
+    stops) started, each on a worker that stopped before it reported."""
+    times = "twice" if earlier == 2 else f"{earlier} times"
+    return (
+        f"Note: this command had already started up to {times}, on workers that stopped before "
+        "they reported. Anything of those runs still running on this machine was killed, and "
+        "the command ran again from the start; check for effects of the earlier runs."
+    )
+
+
 NOT_RUN_RERUN_NOTE = (
     "Note: this command had already started once, on a worker that stopped before it "
     "reported; check for effects of that run (anything of it still running on this machine "

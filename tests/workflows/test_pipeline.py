@@ -445,7 +445,7 @@ async def test_a_decision_sent_while_its_stage_runs_is_said_to_be_held(
     from outlast import updates
     from outlast.cli_steer import run_update
 
-    monkeypatch.setattr(updates, "UPDATE_WAIT_S", 2.0)
+    monkeypatch.setattr(updates, "UPDATE_WAIT_S", 4.0)
     stages = [
         PipelineStage(name="look", agent_type="Explore", instructions="Look.", approval=True),
         PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
@@ -453,7 +453,7 @@ async def test_a_decision_sent_while_its_stage_runs_is_said_to_be_held(
     look = {
         "name": "look",
         "match": {"agent_type": "Explore"},
-        "turns": [{"delay_ms": 5000, "text": "LOOK"}],
+        "turns": [{"delay_ms": 12000, "text": "LOOK"}],
     }
     script = {"agents": [look, stage_agent("Plan", "PLAN-OUT", read=False)]}
     with scripted_model(script):
@@ -466,11 +466,12 @@ async def test_a_decision_sent_while_its_stage_runs_is_said_to_be_held(
                 if view.current == "look":
                     break
                 await asyncio.sleep(0.1)
+            assert view.current == "look", view
             said = await run_update(
                 handle, handle.id, "decide_stage", StageDecision(stage="look", approve=True)
             )
             result = await asyncio.wait_for(handle.result(), 60)
-    assert said.startswith(f"{handle.id} took the decision and has not answered yet: the stage")
+    assert said.startswith(f"{handle.id} took the decision and has not answered yet: a decision")
     assert result.status == "completed"
     assert [s.name for s in result.stages] == ["look", "plan"]
 
