@@ -20,11 +20,16 @@ async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git
     flat = " ".join(out.split())
     assert f"no worker polls {nobody}, the task queue of {handle.id}" in flat, out
     # A query or an update would wait for an answer no worker gives: refused at once.
-    for args in (("answer", handle.id), ("approve", handle.id), ("transcript", handle.id)):
+    for args in (("answer", handle.id), ("transcript", handle.id)):
         code, out = await cli(dev_server.address, *args)
         flat = " ".join(out.split())
         assert code == 2 and f"no worker polls {nobody}" in flat, out
         assert "Start one with `outlast worker` (or `outlast dev`). Then try again." in flat, out
+    # A plan's decision is a signal: queued for when a worker runs, and said so.
+    code, out = await cli(dev_server.address, "approve", handle.id)
+    flat = " ".join(out.split())
+    assert code == 0 and f"no worker polls {nobody}" in flat, out
+    assert "the approval is queued, for the plan waiting when a worker takes" in flat, out
     code, out = await cli(dev_server.address, "show", handle.id)
     assert code == 0 and f"no worker polls {nobody}, the task queue" in " ".join(out.split())
     # A message is kept for when one runs: sent, and said so.
