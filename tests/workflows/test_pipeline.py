@@ -255,6 +255,15 @@ async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(client, g
     assert "LOOK-2" in plan_request and "LOOK-1" not in plan_request
 
 
+async def wait_for_running(handle, stage: str) -> PipelineView:
+    for _ in range(100):
+        view = await handle.query("pipeline", result_type=PipelineView)
+        if view.current == stage:
+            return view
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"stage {stage} never ran: {view}")
+
+
 async def wait_for_approval(handle, stage: str, after: int = 0) -> PipelineView:
     for _ in range(200):
         view = await handle.query("pipeline", result_type=PipelineView)
@@ -290,11 +299,7 @@ async def test_a_stop_with_a_rerun_decided_ahead_starts_no_stage(client, git_rep
             handle = await start_pipeline(
                 client, queues, pipeline_input(git_repo, queues, stages=stages)
             )
-            for _ in range(100):
-                view = await handle.query("pipeline", result_type=PipelineView)
-                if view.current == "look":
-                    break
-                await asyncio.sleep(0.1)
+            await wait_for_running(handle, "look")
             # An attempt that has not run is refused at once, not held until attempt 1 ends.
             with pytest.raises(WorkflowUpdateFailedError) as ahead:
                 await asyncio.wait_for(
@@ -461,12 +466,7 @@ async def test_a_decision_sent_while_its_stage_runs_is_said_to_be_held(
             handle = await start_pipeline(
                 client, queues, pipeline_input(git_repo, queues, stages=stages)
             )
-            for _ in range(100):
-                view = await handle.query("pipeline", result_type=PipelineView)
-                if view.current == "look":
-                    break
-                await asyncio.sleep(0.1)
-            assert view.current == "look", view
+            await wait_for_running(handle, "look")
             said = await run_update(
                 handle, handle.id, "decide_stage", StageDecision(stage="look", approve=True)
             )
