@@ -24,7 +24,7 @@ import typing
 from collections.abc import Sequence
 from typing import Any, ClassVar, final
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from temporalio.api.common.v1 import Payload
 from temporalio.contrib.pydantic import PydanticPayloadConverter
 from temporalio.converter import SerializationContext
@@ -42,6 +42,7 @@ from workflows.pattern_contracts import (
     TeamMail,
     VerifiedTaskInput,
 )
+from workflows.shells import ShellTaskInput
 
 WORKFLOW_INPUTS: tuple[type[ClientInput], ...] = (
     AgentInput,
@@ -51,6 +52,10 @@ WORKFLOW_INPUTS: tuple[type[ClientInput], ...] = (
     TeamInput,
     VerifiedTaskInput,
 )
+INTERNAL_INPUTS: tuple[type[BaseModel], ...] = (ShellTaskInput,)
+"""Inputs of workflows only Outlast's own start, which any client can start all the same: a
+malformed one failed the first workflow task on every attempt (a user test, 2026-12-05). They
+are lenient about unknown fields, so a rolling deploy's newer input decodes."""
 UPDATE_INPUTS: tuple[type[ClientInput], ...] = (StageDecision, TeamMail, ShutdownAsk)
 """The updates people send: a misspelt required field (`aprove`) came back as pydantic's
 "Field required" with the whole input dumped after it (a user test, 2026-12-05)."""
@@ -108,16 +113,20 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
             return super().from_payloads(payloads, type_hints)
         except ValidationError as e:
             hints = [_required(t) for t in type_hints or []]
-            inputs = (*WORKFLOW_INPUTS, *UPDATE_INPUTS)
+            inputs = (*WORKFLOW_INPUTS, *INTERNAL_INPUTS, *UPDATE_INPUTS)
             wanted = next((t for t in hints if t in inputs), None)
             if wanted is None or _newer_schema(e):
                 raise
-            unknown = _unknown_keys(payloads[hints.index(wanted)], wanted)
+            unknown = (
+                _unknown_keys(payloads[hints.index(wanted)], wanted)
+                if issubclass(wanted, ClientInput)
+                else []
+            )
             # A misspelt required field (`promt`) is "prompt: Field required": name the key.
             also = f"; {named_unknown(unknown, fields_of(wanted))}" if unknown else ""
             raise ApplicationError(
                 f"invalid {wanted.__name__}: {_errors(e)}{also}",
-                type="InvalidWorkflowInput" if wanted in WORKFLOW_INPUTS else "InvalidUpdateInput",
+                type="InvalidUpdateInput" if wanted in UPDATE_INPUTS else "InvalidWorkflowInput",
                 non_retryable=True,
             ) from e
 

@@ -18,6 +18,7 @@ from outlast.client import data_converter
 from outlast.converter import OutlastPayloadConverter
 from workflows.client_input import wait_for_a_newer_worker
 from workflows.contracts import AgentInput, PlanDecision
+from workflows.shells import ShellTaskInput
 
 
 def payload(value: dict) -> Payload:
@@ -25,6 +26,16 @@ def payload(value: dict) -> Payload:
 
 
 WORKSPACE = {"root": "/w", "host_queue": "outlast-host-x"}
+
+
+def test_a_malformed_input_of_an_internal_workflow_is_a_non_retryable_failure():
+    """`ShellTaskWorkflow` is started by agents, but any client can start it: a malformed
+    input failed its first workflow task on every attempt."""
+    with pytest.raises(ApplicationError) as failed:
+        OutlastPayloadConverter().from_payloads([payload({"shell_id": 1})], [ShellTaskInput])
+    assert failed.value.type == "InvalidWorkflowInput" and failed.value.non_retryable
+    assert failed.value.message.startswith("invalid ShellTaskInput: shell_id: Input should be")
+    assert "command: Field required" in failed.value.message
 
 
 def test_a_workflow_input_of_the_wrong_shape_is_a_non_retryable_failure():

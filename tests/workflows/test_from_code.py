@@ -198,6 +198,24 @@ async def test_a_malformed_start_input_fails_the_workflow_with_the_reason(
     assert "workspace.host_queue: Field required" in cause.message
 
 
+async def test_a_malformed_input_of_an_internal_workflow_fails_it_at_once(client):
+    """Agents start `ShellTaskWorkflow`, but any client can: a malformed input hung it as
+    Running, its first workflow task failing on every attempt (a user test)."""
+    async with running_workers(client) as queues:
+        handle = await client.start_workflow(
+            "ShellTaskWorkflow",
+            {"shell_id": "b1", "command": ["ls"]},
+            id=f"shell-bad-{uuid.uuid4().hex[:8]}",
+            task_queue=queues.task_queue,
+        )
+        with pytest.raises(WorkflowFailureError) as failed:
+            await asyncio.wait_for(handle.result(), 30)
+    cause = failed.value.cause
+    assert cause.type == "InvalidWorkflowInput" and cause.non_retryable
+    assert cause.message.startswith("invalid ShellTaskInput: command: Input should be a valid")
+    assert "output_file: Field required" in cause.message
+
+
 @pytest.mark.parametrize("kind", ["AgentWorkflow", "PipelineWorkflow"])
 async def test_a_misspelt_start_field_fails_the_workflow_before_any_model_call(
     client, dev_server, git_repo, kind
