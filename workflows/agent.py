@@ -56,7 +56,7 @@ from workflows.agent_setup import (
     prepare_fork,
 )
 from workflows.agent_tools import AgentParts, workflow_tools
-from workflows.carry import AgentCarry, should_continue_as_new
+from workflows.carry import AgentCarry, read_carry, should_continue_as_new
 from workflows.child_endings import LIVENESS_BACKOFF, liveness_interval, settle_children
 from workflows.client_input import (
     client_start,
@@ -174,7 +174,8 @@ class AgentWorkflow(AgentHandlers):
         only weak references to tasks)."""
         self._team = inp.team
         self._team_counts = TeamCounters()
-        self._carry = AgentCarry.model_validate(inp.carry) if inp.carry else None
+        started = workflow.info().continued_run_id is None
+        self._carry, self._carry_refusal = read_carry(inp.carry, client_start=started)
         self._prepared: Prepared | None = None
         self._plans = PlanControl(lambda: self._state)
         self._questions = QuestionControl(lambda: self._state)
@@ -185,6 +186,8 @@ class AgentWorkflow(AgentHandlers):
     @workflow.run
     async def run(self, inp: AgentInput | None = None) -> AgentResult:
         inp = given_input("AgentWorkflow", inp, AgentInput)
+        if self._carry_refusal is not None:  # only a start whose init could not read it
+            raise InvalidAgentInput(f"AgentWorkflow input refused: {self._carry_refusal}")
         if self._carry is None and client_start(inp):
             refuse_unknown_fields("AgentWorkflow", inp)
             refuse_bad_values("AgentWorkflow", inp)

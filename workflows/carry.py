@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 from temporalio import workflow
 
 from agents.transcript import TranscriptRef
@@ -36,6 +36,34 @@ class AgentCarry(BaseModel):
 
 
 SEEN_MAIL_KEPT = 256
+
+
+def read_carry(carry: dict | None, client_start: bool) -> tuple[AgentCarry | None, str | None]:
+    """The carry an agent's run starts from, or None; and, for a start no continue-as-new
+    made whose carry does not fit, the sentence `run` refuses it with. Such a carry came from
+    a client (`carry` is set only by the agent's own continue-as-new): the init's
+    ValidationError failed the workflow task on every attempt, and the run hung as Running
+    (a review, 2026-12-05). A continued run's carry that does not fit comes from newer code
+    (a rolling deploy, a field inside its strict models): that still fails the task, which a
+    worker that knows the field then takes.
+
+    Raises:
+        ValidationError: a continued run's carry does not fit.
+    """
+    if not carry:
+        return None, None
+    try:
+        return AgentCarry.model_validate(carry), None
+    except ValidationError as e:
+        if not client_start:
+            raise
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(carry)"
+        return None, (
+            f"carry is set only by an agent's own continue-as-new, and this one does not fit "
+            f"({e.error_count()} error{'s' if e.error_count() > 1 else ''}, the first at "
+            f"{where}: {first['msg']}); start without it"
+        )
 
 
 def should_continue_as_new(max_events: int, turns_per_run: int | None, run_turns: int) -> bool:

@@ -16,6 +16,7 @@ import contextlib
 from collections.abc import Callable
 from datetime import timedelta
 
+from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import (
@@ -31,6 +32,7 @@ from agents.config import OutlastConfig
 from agents.messages import ToolResultBlock
 
 with workflow.unsafe.imports_passed_through():
+    from activities.errors import InvalidAgentInput
     from activities.tools.base import ToolContext
     from activities.tools.bash import BashInput, kill_bash_runs
     from activities.tools.bash_background import (
@@ -54,6 +56,7 @@ from workflows.shells import (
     shell_description,
     status_of,
 )
+from workflows.signal_input import why
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.turns import ValidCall, error_result
 
@@ -74,18 +77,33 @@ first left and says so; the others are for graceful worker stops, which the acti
 back (`bash_runs.crash_reruns_spent`)."""
 
 
+def _tool_context(ctx: dict) -> ToolContext:
+    """The command's `ToolContext`. One that does not fit came from a client, not an agent:
+    its ValidationError failed the workflow task on every attempt (a user test, 2026-12-05).
+    No patch: such a run never completed a task.
+
+    Raises:
+        InvalidAgentInput: not retryable, so the workflow fails with the sentence.
+    """
+    try:
+        return ToolContext.model_validate(ctx)
+    except ValidationError as e:
+        raise InvalidAgentInput(f"ShellTaskWorkflow input refused: ctx: {why(e)}") from e
+
+
 @workflow.defn(name="ShellTaskWorkflow")
 class ShellTaskWorkflow:
     @workflow.run
     async def run(self, inp: ShellTaskInput | None = None) -> ShellEnd:
         inp = given_input("ShellTaskWorkflow", inp, ShellTaskInput)
+        ctx = _tool_context(inp.ctx)
         heartbeat = timedelta(seconds=inp.heartbeat_timeout_s)
         limit = timedelta(milliseconds=inp.timeout_ms) + KILL_ROOM if inp.timeout_ms else RUN_LIMIT
         handle = workflow.start_activity(
             run_background,
             ShellRunRequest(
                 command=inp.command,
-                ctx=ToolContext.model_validate(inp.ctx),
+                ctx=ctx,
                 output_file=inp.output_file,
                 timeout_ms=inp.timeout_ms,
                 max_output_bytes=inp.max_output_bytes,

@@ -216,6 +216,50 @@ async def test_a_malformed_input_of_an_internal_workflow_fails_it_at_once(client
     assert "output_file: Field required" in cause.message
 
 
+async def test_a_start_whose_internal_parts_do_not_fit_fails_at_once(client, git_repo):
+    """Parts of an input only Outlast's own workflows fill in, sent by a client: an agent's
+    `carry` (its continue-as-new's state) and a background command's `ctx` were read in the
+    init or by hand, and their ValidationError hung the run as Running."""
+    async with running_workers(client) as queues:
+        workspace = {"root": str(git_repo), "host_queue": queues.host_queue}
+        agent = await client.start_workflow(
+            "AgentWorkflow",
+            {"prompt": "go", "workspace": workspace, "carry": {"runs": "many"}},
+            id=f"carry-bad-{uuid.uuid4().hex[:8]}",
+            task_queue=queues.task_queue,
+        )
+        shell = {
+            "shell_id": "b1",
+            "command": "ls",
+            "description": "list",
+            "ctx": {"cwd": "/"},
+            "output_file": "/tmp/out",
+            "host_queue": queues.host_queue,
+            "parent_workflow_id": "nobody",
+            "tool_use_id": "t1",
+        }
+        command = await client.start_workflow(
+            "ShellTaskWorkflow",
+            shell,
+            id=f"ctx-bad-{uuid.uuid4().hex[:8]}",
+            task_queue=queues.task_queue,
+        )
+        causes = []
+        for handle in (agent, command):
+            with pytest.raises(WorkflowFailureError) as failed:
+                await asyncio.wait_for(handle.result(), 30)
+            causes.append(failed.value.cause)
+    assert all(c.type == "InvalidAgentInput" and c.non_retryable for c in causes), causes
+    assert causes[0].message.startswith(
+        "AgentWorkflow input refused: carry is set only by an agent's own continue-as-new, "
+        "and this one does not fit ("
+    ), causes[0].message
+    assert causes[0].message.endswith("); start without it")
+    assert causes[1].message.startswith(
+        "ShellTaskWorkflow input refused: ctx: workspace_root: Field required"
+    ), causes[1].message
+
+
 @pytest.mark.parametrize("kind", ["AgentWorkflow", "PipelineWorkflow"])
 async def test_a_misspelt_start_field_fails_the_workflow_before_any_model_call(
     client, dev_server, git_repo, kind
