@@ -30,7 +30,13 @@ from outlast.cli_base import (
     server_said,
 )
 from outlast.patterns import WORKFLOW_TYPES
-from outlast.updates import NoAnswer, NotYetAnswered, no_answer_text, update_within
+from outlast.updates import (
+    NoAnswer,
+    NotYetAnswered,
+    no_answer_text,
+    not_yet_text,
+    update_within,
+)
 from workflows.contracts import (
     AgentStatus,
     BackgroundRequest,
@@ -331,6 +337,8 @@ def send(
                 said = await update_within(handle, "message_member", mail, result_type=str)
             except WorkflowUpdateFailedError as e:
                 fail(str(getattr(e.cause, "message", None) or e.cause))
+            except NotYetAnswered:
+                said = not_yet_text(workflow_id, "message")
             except NoAnswer:
                 fail(no_answer_text(workflow_id, "message"))
             console.print(f"{workflow_id}: {said}", markup=False, highlight=False)
@@ -356,11 +364,8 @@ async def run_update(handle, workflow_id: str, name: str, payload: object) -> st
         fail(str(getattr(e.cause, "message", None) or e.cause or e))
     except NotYetAnswered:
         held = ": a decision on a stage that still runs applies when the stage ends"
-        return (
-            f"{workflow_id} took the {UPDATE_WHAT.get(name, 'request')} and has not answered "
-            f"yet{held if name == 'decide_stage' else ''}; `outlast show {workflow_id}` says "
-            "what became of it"
-        )
+        what = UPDATE_WHAT.get(name, "request")
+        return not_yet_text(workflow_id, what, held if name == "decide_stage" else "")
     except NoAnswer:
         fail(no_answer_text(workflow_id, UPDATE_WHAT.get(name, "request")))
     except RPCError as e:

@@ -17,7 +17,13 @@ from temporalio.service import RPCError
 
 from agents.questions import QuestionAnswers, choose
 from outlast.terminal_lines import TerminalLines
-from outlast.updates import NoAnswer, no_answer_text, update_within
+from outlast.updates import (
+    NoAnswer,
+    NotYetAnswered,
+    no_answer_text,
+    not_yet_text,
+    update_within,
+)
 from workflows.contracts import PendingQuestion
 
 _BIDI = "\u202a-\u202e\u2066-\u2069"
@@ -134,6 +140,9 @@ async def prompt_answers(
                 QuestionAnswers(request_id=pending.request_id, answers=answers),
                 result_type=str,
             )
+        except NotYetAnswered:
+            console.print(not_yet_text(handle.id, "answers"), markup=False)
+            return
         except NoAnswer:
             console.print(no_answer_text(handle.id, "answers"), markup=False)
             return

@@ -56,3 +56,12 @@ def no_answer_text(workflow_id: str, what: str) -> str:
         f"(`outlast worker`)? The server may still hand it the {what} when one does: "
         f"`outlast show {workflow_id}` before you send it again or decide otherwise."
     )
+
+
+def not_yet_text(workflow_id: str, what: str, held: str = "") -> str:
+    """For NotYetAnswered: the update was taken, so no "is a worker running?", which would
+    have the person send it again."""
+    return (
+        f"{workflow_id} took the {what} and has not answered yet{held}; "
+        f"`outlast show {workflow_id}` says what became of it"
+    )
