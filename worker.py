@@ -27,7 +27,7 @@ from temporalio.worker import Interceptor, Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.context import render_context
-from activities.definitions import load_definitions
+from activities.definitions import definition_names, load_definitions
 from activities.handoff import classify_handoff
 from activities.hooks import run_hook_command
 from activities.host_steps import host_step_activities
@@ -84,6 +84,7 @@ HOST_ACTIVITIES = [
     *BACKGROUND_ACTIVITIES,
     render_context,
     load_definitions,
+    definition_names,
     create_worktree,
     cleanup_worktree,
     classify_handoff,

@@ -93,6 +93,24 @@ async def load_definitions(req: LoadDefinitionsInput) -> DefinitionSet:
     return await asyncio.to_thread(_load, req)
 
 
+class DefinitionNames(BaseModel):
+    """The agent types a workspace has, by name, and the definition files that failed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    names: list[str]
+    errors: list[str] = []
+
+
+@activity.defn(name="agents.definition_names")
+async def definition_names(req: LoadDefinitionsInput) -> DefinitionNames:
+    """What `load_definitions` finds, by name only: a pattern checks its stages' types
+    against it at its start. The definitions themselves, prompts and all, are ~20 KB of the
+    pattern's history, which the stages load again for themselves anyway."""
+    loaded = await asyncio.to_thread(_load, req)
+    return DefinitionNames(names=loaded.names(), errors=loaded.errors)
+
+
 def _load(req: LoadDefinitionsInput) -> DefinitionSet:
     if (problem := workspace_problem(req.workspace_root)) is not None:
         raise InvalidAgentInput(problem)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
 from activities.context import RenderContextInput, render_context
+from activities.definitions import LoadDefinitionsInput, definition_names
 from activities.handoff import HandoffInput, classify_handoff
 from activities.local_tools import HostLocalRequest
 from activities.transcript_export import ExportInput, export_transcript
@@ -27,6 +28,7 @@ HOST_STEPS: dict[str, tuple[Callable[..., Any], type[BaseModel]]] = {
     "prompt.render_context": (render_context, RenderContextInput),
     "classifier.classify_handoff": (classify_handoff, HandoffInput),
     "transcript.export": (export_transcript, ExportInput),
+    "agents.definition_names": (definition_names, LoadDefinitionsInput),
 }
 """Regular activity name: its function and request model."""
 

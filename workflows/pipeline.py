@@ -19,6 +19,7 @@ from agents.builtin.verification import effective_verdict, parse_verification_re
 from agents.pipeline import PipelineStage, stage_prompt
 from workflows import search_attributes as sa
 from workflows import versions
+from workflows.agent_types import refuse_unknown_types
 from workflows.child_agents import child_failure, ended_usage, run_agent_child
 from workflows.client_input import (
     check_update_fields,
@@ -100,6 +101,8 @@ class PipelineWorkflow:
     async def run(self, inp: PipelineInput | None = None) -> PipelineResult:
         inp = given_input("PipelineWorkflow", inp, PipelineInput)
         refuse_unknown_fields("PipelineWorkflow", inp)
+        stages = [(f"stage {s.name}", s.agent_type) for s in inp.stages]
+        await refuse_unknown_types("PipelineWorkflow", inp.workspace, inp.config, stages)
         self._marks.start(inp.config.search_attributes, "pipeline")
         try:
             result = await self._run_stages(inp)

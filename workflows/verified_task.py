@@ -46,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from workflows import search_attributes as sa
+from workflows.agent_types import refuse_unknown_types
 from workflows.child_agents import child_failure, ended_usage, run_agent_child
 from workflows.child_endings import LIVENESS_BACKOFF, liveness_interval, spent
 from workflows.client_input import given_input, refuse_unknown_fields
@@ -127,6 +128,8 @@ class VerifiedTaskWorkflow:
     async def run(self, inp: VerifiedTaskInput | None = None) -> VerifiedTaskResult:
         inp = given_input("VerifiedTaskWorkflow", inp, VerifiedTaskInput)
         refuse_unknown_fields("VerifiedTaskWorkflow", inp)
+        roles = [("implementer_type", inp.implementer_type), ("verifier_type", inp.verifier_type)]
+        await refuse_unknown_types("VerifiedTaskWorkflow", inp.workspace, inp.config, roles)
         self._marks.start(inp.config.search_attributes, "verified")
         try:
             return await self._rounds_until_verdict(inp)

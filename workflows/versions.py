@@ -87,6 +87,7 @@ AFTER_BASELINE = frozenset(
         "notebook-edit",
         "one-agent-per-name",
         "partial-ends-the-task",
+        "pattern-agent-types-checked",
         "pattern-end-status",
         "person-plan-not-by-mail",
         "peer-shutdown-answered",

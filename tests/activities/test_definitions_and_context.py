@@ -14,7 +14,12 @@ from activities.context import (
     claude_md_block,
     render_context,
 )
-from activities.definitions import MAX_DEFINITION_BYTES, LoadDefinitionsInput, load_definitions
+from activities.definitions import (
+    MAX_DEFINITION_BYTES,
+    LoadDefinitionsInput,
+    definition_names,
+    load_definitions,
+)
 from activities.store import default_store
 
 
@@ -37,6 +42,18 @@ async def test_project_definition_beats_user_and_bad_files_are_reported(git_repo
     assert loaded.get("reviewer").source == "projectSettings"
     assert {"general-purpose", "Explore", "Plan", "reviewer"} <= set(loaded.names())
     assert len(loaded.errors) == 1 and "broken.md" in loaded.errors[0]
+
+
+async def test_the_names_a_pattern_checks_are_those_the_definitions_load_with(git_repo, tmp_path):
+    home = tmp_path / "home"
+    write_agent(git_repo / ".claude" / "agents", "reviewer", "project", "PROJECT PROMPT")
+    (git_repo / ".claude" / "agents" / "broken.md").write_text("no frontmatter here")
+    req = LoadDefinitionsInput(workspace_root=str(git_repo), user_home=str(home))
+    env = ActivityEnvironment()
+    loaded = await env.run(load_definitions, req)
+    named = await env.run(definition_names, req)
+    assert named.names == loaded.names() and "reviewer" in named.names
+    assert named.errors == loaded.errors and "broken.md" in named.errors[0]
 
 
 async def test_files_that_cannot_be_read_are_reported_and_the_rest_load(git_repo, tmp_path):

@@ -65,6 +65,7 @@ from tests.replay.scenarios_patterns import (
     pipeline_failed_stage,
     pipeline_killed,
     pipeline_killed_held_decision,
+    pipeline_unknown_type,
     stop_starting,
     team,
     team_killed_held_shutdown,
@@ -324,6 +325,11 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # where it ran that agent.
     "coordinator_client_agent": coordinator_client_agent,
     "coordinator_client_agent_v0": coordinator_client_agent,
+    # The pattern looks its agent types up at its start (patched pattern-agent-types-checked):
+    # a pipeline and a verified task through, and a stage type no definition has, refused.
+    "pipeline_v2": pipeline,
+    "verified_task_v7": verified_task,
+    "pipeline_unknown_type": pipeline_unknown_type,
 }
 
 

@@ -89,6 +89,29 @@ async def pipeline(client: Client, tmp: Path) -> WorkflowHandle:
     return await _run_pipeline(client, tmp, default_script())
 
 
+async def pipeline_unknown_type(client: Client, tmp: Path) -> WorkflowHandle:
+    """A stage type no definition has: refused at the start (patched
+    pattern-agent-types-checked); on the code before, the pipeline failed at that stage."""
+    from temporalio.client import WorkflowFailureError
+
+    from agents.pipeline import PipelineStage
+    from tests.workflows.test_pipeline import pipeline_input
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    stages = [PipelineStage(name="review", agent_type="Reveiw", instructions="Review.")]
+    with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}):
+        async with running_workers(client) as queues:
+            handle = await client.start_workflow(
+                "PipelineWorkflow",
+                pipeline_input(repo, queues, stages=stages),
+                id=os.environ["OUTLAST_RECORDING"],
+                task_queue=queues.task_queue,
+            )
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+    return handle
+
+
 async def pipeline_failed_stage(client: Client, tmp: Path) -> WorkflowHandle:
     """The plan stage fails after a Read: the pipeline reads what it spent after its end."""
     from tests.workflows.test_pipeline import FAILING_PLAN

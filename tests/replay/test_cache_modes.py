@@ -27,10 +27,10 @@ DETERMINISTIC = [
     "agent_demo_v2",
     "agent_tool_errors",
     "subagents_resume",
-    "pipeline",
+    "pipeline_v2",
     "plan_approved_v2",
     "plan_rejected",
-    "verified_task_v4",
+    "verified_task_v7",
     "fork_join",
 ]
 

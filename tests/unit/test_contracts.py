@@ -17,6 +17,7 @@ PERMANENT_ACTIVITIES = {
     "llm.compact",
     "prompt.render_context",
     "agents.load_definitions",
+    "agents.definition_names",
     "tool.read",
     "tool.write",
     "tool.edit",
@@ -60,6 +61,7 @@ PERMANENT_LOCAL_ACTIVITIES = {
     "prompt.render_context.local",
     "classifier.classify_handoff.local",
     "transcript.export.local",
+    "agents.definition_names.local",
 }
 """Recorded in local-activity markers, which replay matches by name."""
 

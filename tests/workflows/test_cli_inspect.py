@@ -340,15 +340,16 @@ async def test_kill_says_whether_the_workflow_ended_or_cannot_act_on_it(
             code, out = await cli(dev_server.address, "kill", other.id)
             assert code == 2 and "not an Outlast workflow" in out, out
             await other.terminate("test over")
-            # A carried state no worker can read: every workflow task fails.
+            # Two inputs, where the run takes one: every workflow task fails (the SDK calls
+            # the init with both; see docs/reliability.md). A carry that does not fit did
+            # this until a client's start with one was refused.
             stuck = {
                 "prompt": "x",
                 "workspace": {"root": str(git_repo), "host_queue": queues.host_queue},
-                "carry": {"state": 5},
             }
             broken = await client.start_workflow(
                 "AgentWorkflow",
-                stuck,
+                args=[stuck, stuck],
                 id=f"broken-{uuid.uuid4().hex[:8]}",
                 task_queue=queues.task_queue,
             )

@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import pytest
 from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowFailureError
 from temporalio.worker import Worker
 
 from activities.handoff import classify_handoff
@@ -165,3 +167,24 @@ async def test_a_step_the_host_does_not_serve_is_declined_not_retried(client, gi
             result = await asyncio.wait_for(handle.result(), timeout=60)
     (note,) = tool_results(result)
     assert note.content.startswith(HANDOFF_UNAVAILABLE) and "all fine" in note.content
+
+
+async def test_a_patterns_agent_types_are_looked_up_inside_the_workflow_task(client, git_repo):
+    """A pipeline asks which agent types there are at its start: a host step, so on the host
+    a local activity, with no regular one."""
+    from agents.pipeline import PipelineStage
+    from tests.workflows.test_pipeline import pipeline_input, start_pipeline
+
+    stages = [PipelineStage(name="look", agent_type="Explroe", instructions="Look.")]
+    with scripted_model(SCRIPT) as model:
+        async with running_workers(client, cached=1000) as queues:
+            inp = pipeline_input(git_repo, queues, stages=stages, config=LOCAL)
+            handle = await start_pipeline(client, queues, inp)
+            with pytest.raises(WorkflowFailureError) as failed:
+                await asyncio.wait_for(handle.result(), 30)
+    assert failed.value.cause.message.startswith(
+        "PipelineWorkflow refused: agent type 'Explroe' (stage look) not found. "
+        "Available agents: general-purpose, "
+    ), failed.value.cause.message
+    assert await locals_of(handle) == ["agents.definition_names"]
+    assert await regular_of(handle) == [] and not model.log

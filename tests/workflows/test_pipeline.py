@@ -89,11 +89,9 @@ FAILING_PLAN = {
 
 
 def pipeline_input(repo, queues, **kw) -> PipelineInput:
+    kw.setdefault("config", fast_config())
     return PipelineInput(
-        task=TASK,
-        workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
-        config=fast_config(),
-        **kw,
+        task=TASK, workspace=Workspace(root=str(repo), host_queue=queues.host_queue), **kw
     )
 
 
@@ -497,3 +495,30 @@ async def test_answer_to_a_pipeline_says_only_an_agent_asks(client, dev_server, 
     flat = " ".join(out.split())
     assert code == 2 and f"{handle.id} is a PipelineWorkflow, which asks no questions" in flat, out
     assert "Query handler" not in out
+
+
+async def test_a_stage_type_no_definition_has_is_refused_before_any_stage_runs(client, git_repo):
+    """A misspelt last stage failed the pipeline when that stage started, after every stage
+    before it had run (and been paid for). The pipeline now looks its stages' types up when
+    it starts, as its stages will, and refuses the ones defined nowhere."""
+    stages = [
+        PipelineStage(name="look", agent_type="Explore", instructions="Look."),
+        PipelineStage(name="review", agent_type="Reveiw", instructions="Review."),
+        PipelineStage(name="check", agent_type="checker", instructions="Check."),
+    ]
+    with scripted_model(default_script()) as model:
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(
+                client, queues, pipeline_input(git_repo, queues, stages=stages)
+            )
+            with pytest.raises(WorkflowFailureError) as failed:
+                await asyncio.wait_for(handle.result(), 30)
+            tree = await agent_tree(client, handle.id)
+    cause = failed.value.cause
+    assert cause.type == "AgentTypeNotFound" and cause.non_retryable, cause
+    assert cause.message.startswith(
+        "PipelineWorkflow refused: agent type 'Reveiw' (stage review) not found; nor "
+        "'checker' (stage check). Available agents: "
+    ), cause.message
+    assert "Explore" in cause.message
+    assert not model.log and not tree.children

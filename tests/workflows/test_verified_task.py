@@ -3,13 +3,15 @@ verifier checks again, and no verifier run changes the implementer's checkout.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import uuid
 from pathlib import Path
 
+import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowHandle
+from temporalio.client import WorkflowFailureError, WorkflowHandle
 
 from agents.config import AgentSettings
 from outlast.inspect import agent_tree, list_rows
@@ -438,15 +440,22 @@ async def verified_with_a_slow_implementer(client, tmp_path, wf_id: str | None =
 
 
 async def verifier_cannot_run(client, tmp_path, wf_id: str) -> VerifiedTaskResult:
-    """A verified task whose verifier type no definition has."""
+    """A verified task whose verifier's definition is gone when the verifier starts: the
+    project defined `Nope` at the task's start (a type no definition has is refused then),
+    and the implementer removed it."""
     repo = task_repo(tmp_path / "repo")
+    (repo / ".claude" / "agents").mkdir(parents=True)
+    (repo / ".claude" / "agents" / "nope.md").write_text(
+        "---\nname: Nope\ndescription: checks\n---\nCheck.\n"
+    )
+    remove = {"command": "rm {{cwd}}/.claude/agents/nope.md"}
     script = {
         "agents": [
             {
                 "name": "implementer",
                 "match": {"agent_name": "implementer"},
                 "after_last": "repeat_last",
-                "turns": [{"text": "IMPL-DONE"}],
+                "turns": [{"tool_use": {"name": "Bash", "input": remove}}, {"text": "IMPL-DONE"}],
             }
         ]
     }
@@ -510,3 +519,35 @@ async def test_a_follow_says_what_the_round_s_agents_are_doing(client, tmp_path)
         "round 2: VERDICT: PASS",
     ):
         assert line in text, text
+
+
+async def test_a_verifier_type_no_definition_has_is_refused_before_the_implementer_runs(
+    client, tmp_path
+):
+    """A misspelt verifier type failed the task only once the verifier started, after the
+    implementer's whole round. The task now looks both types up when it starts."""
+    repo = task_repo(tmp_path / "repo")
+    with scripted_model(SCRIPT) as model:
+        async with running_workers(client) as queues:
+            inp = VerifiedTaskInput(
+                task=TASK,
+                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+                config=fast_config(),
+                verifier_type="verifcation",
+            )
+            handle = await client.start_workflow(
+                "VerifiedTaskWorkflow",
+                inp,
+                id=f"vt-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+            )
+            with pytest.raises(WorkflowFailureError) as failed:
+                await asyncio.wait_for(handle.result(), 30)
+    cause = failed.value.cause
+    assert cause.type == "AgentTypeNotFound" and cause.non_retryable, cause
+    assert cause.message.startswith(
+        "VerifiedTaskWorkflow refused: agent type 'verifcation' (verifier_type) not found. "
+        "Available agents: "
+    ), cause.message
+    assert "verification" in cause.message
+    assert not model.log

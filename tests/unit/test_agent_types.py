@@ -1,0 +1,20 @@
+from workflows.agent_types import refusal, unknown_types
+
+KNOWN = ["general-purpose", "Explore", "Plan", "verification"]
+
+
+def test_only_the_types_no_definition_has_are_unknown_in_their_order():
+    named = [("stage a", "Explore"), ("stage b", "Reveiw"), ("stage c", "Plan"), ("stage d", "x")]
+    assert unknown_types(named, KNOWN) == [("stage b", "Reveiw"), ("stage d", "x")]
+    assert unknown_types([("verifier_type", "verification")], KNOWN) == []
+
+
+def test_the_refusal_names_where_each_unknown_type_is_and_the_types_there_are():
+    text = refusal("PipelineWorkflow", [("stage b", "Reveiw")], KNOWN, [])
+    assert text == (
+        "PipelineWorkflow refused: agent type 'Reveiw' (stage b) not found. "
+        "Available agents: general-purpose, Explore, Plan, verification"
+    )
+    two = refusal("X", [("a", "p"), ("b", "q")], KNOWN, ["bad.md: no name"])
+    assert two.startswith("X refused: agent type 'p' (a) not found; nor 'q' (b). Available")
+    assert two.endswith(". Agent definitions that could not be loaded: bad.md: no name")

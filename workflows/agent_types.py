@@ -1,0 +1,86 @@
+"""A pattern's agent types, checked when it starts.
+
+A pipeline's stage or a verified task's verifier names its agent type, which only the child
+that runs it looked up (`agent_setup.prepare`): a misspelt last stage failed the pipeline
+after every stage before it had run, and a misspelt verifier after the implementer's whole
+round. The pattern now asks, once at its start, which agent types its children will find
+(built-ins, the user's, the project's: `agents.definition_names`, names only), and refuses a
+type none of them defines before anything runs. A team's members all start at once, so
+theirs are found at once already.
+
+A new run records the check (patched `pattern-agent-types-checked`): a host step, so a
+local activity's marker where the pattern's worker is the workspace's host, else a regular
+activity on the host queue. A run that started on the code before replays without it.
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
+
+from agents.config import OutlastConfig
+from workflows import versions
+from workflows.agent_setup import SETUP_OPTIONS
+from workflows.contracts import Workspace
+from workflows.host_steps import run_host_step
+
+with workflow.unsafe.imports_passed_through():
+    from activities.definitions import DefinitionNames, LoadDefinitionsInput
+    from activities.errors import AgentTypeNotFound, InvalidAgentInput
+
+TYPES_CHECKED = "pattern-agent-types-checked"
+"""Patch: a pipeline or a verified task refuses, at its start, an agent type no definition
+has (it failed when the child of that type started)."""
+
+
+def unknown_types(named: list[tuple[str, str]], known: list[str]) -> list[tuple[str, str]]:
+    """The (where, type) pairs of `named` whose type is not in `known`, in order."""
+    return [(where, agent_type) for where, agent_type in named if agent_type not in known]
+
+
+def refusal(what: str, unknown: list[tuple[str, str]], known: list[str], skipped: list[str]) -> str:
+    """`PipelineWorkflow refused: agent type 'Reveiw' (stage review) not found; nor 'chek'
+    (stage check). Available agents: ...`: R13's sentence, with where each type is named."""
+    named = [f"'{agent_type}' ({where})" for where, agent_type in unknown]
+    nor = "".join(f"; nor {n}" for n in named[1:])
+    text = f"{what} refused: agent type {named[0]} not found{nor}. "
+    text += f"Available agents: {', '.join(known)}"
+    if skipped:
+        text += f". Agent definitions that could not be loaded: {'; '.join(skipped)}"
+    return text
+
+
+async def refuse_unknown_types(
+    what: str, workspace: Workspace, config: OutlastConfig, named: list[tuple[str, str]]
+) -> None:
+    """Fail the run if a type in `named` ((where, agent type) pairs) is defined nowhere.
+    Verification agents count as defined: stages and verifiers get them (R10) whatever the
+    config's flag says.
+
+    Raises:
+        AgentTypeNotFound: not retryable, so the pattern fails with the sentence.
+        InvalidAgentInput: the workspace is not there (as a child's start would say).
+    """
+    if not versions.patched(TYPES_CHECKED):
+        return
+    features = config.features.model_copy(update={"verification_agent": True})
+    try:
+        found = await run_host_step(
+            config,
+            "agents.definition_names",
+            LoadDefinitionsInput(
+                workspace_root=workspace.root,
+                config=config.model_copy(update={"features": features}),
+            ),
+            host_queue=workspace.host_queue,
+            result_type=DefinitionNames,
+            summary="the agent types there are",
+            **SETUP_OPTIONS,
+        )
+    except ActivityError as e:
+        cause = e.cause
+        if isinstance(cause, ApplicationError) and cause.type == InvalidAgentInput.__name__:
+            raise InvalidAgentInput(cause.message) from None  # the workspace is not there
+        raise
+    if unknown := unknown_types(named, found.names):
+        raise AgentTypeNotFound(refusal(what, unknown, found.names, found.errors))
