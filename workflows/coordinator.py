@@ -55,6 +55,14 @@ def coordinator_agent_input(inp: CoordinatorInput) -> AgentInput:
     )
 
 
+def _not_its_own(agent: AgentInput) -> bool:
+    """Whether `agent` came from a client, not the coordinator's own continue-as-new: a run no
+    continue-as-new made, or an agent without the carry every continue-as-new hands on. A
+    cron's later runs have a `continued_run_id` too, with the client's input: the first
+    refused, they ran its agent (a review, 2026-12-05)."""
+    return workflow.info().continued_run_id is None or not agent.carry
+
+
 @workflow.defn(name="CoordinatorWorkflow")
 class CoordinatorWorkflow(AgentWorkflow):
     @workflow.init
@@ -68,7 +76,7 @@ class CoordinatorWorkflow(AgentWorkflow):
         inp = given_input("CoordinatorWorkflow", inp, CoordinatorInput)
         if inp.agent is None:  # a client's start, not the coordinator's continue-as-new
             refuse_unknown_fields("CoordinatorWorkflow", inp)
-        elif workflow.info().continued_run_id is None and versions.patched(CLIENT_AGENT):
+        elif _not_its_own(inp.agent) and versions.patched(CLIENT_AGENT):
             # Asked only for such a start, so no other run records the marker.
             raise InvalidAgentInput(CLIENT_AGENT_REFUSED)
         return await super().run(coordinator_agent_input(inp))
