@@ -30,14 +30,18 @@ from temporalio.contrib.pydantic import PydanticPayloadConverter
 from temporalio.converter import SerializationContext
 from temporalio.exceptions import ApplicationError
 
+from agents.questions import QuestionAnswers
 from workflows.client_input import fields_of, named_unknown
 from workflows.contracts import AgentInput, ClientInput, ForkJoinInput
 from workflows.nested_unknowns import strip_unknown
 from workflows.pattern_contracts import (
+    AddMemberRequest,
     CoordinatorInput,
     PipelineInput,
     ShutdownAsk,
     StageDecision,
+    TaskCreateRequest,
+    TaskUpdateRequest,
     TeamInput,
     TeamMail,
     VerifiedTaskInput,
@@ -59,6 +63,16 @@ are lenient about unknown fields, so a rolling deploy's newer input decodes."""
 UPDATE_INPUTS: tuple[type[ClientInput], ...] = (StageDecision, TeamMail, ShutdownAsk)
 """The updates people send: a misspelt required field (`aprove`) came back as pydantic's
 "Field required" with the whole input dumped after it (a user test, 2026-12-05)."""
+PLAIN_UPDATE_INPUTS: tuple[type[BaseModel], ...] = (
+    QuestionAnswers,
+    AddMemberRequest,
+    TaskCreateRequest,
+    TaskUpdateRequest,
+)
+"""Updates whose inputs are no `ClientInput` (an agent's call sends them as well): one that
+does not fit was refused as "Failed decoding arguments", the reason only in its cause (a
+user test, 2026-12-05). A field they do not have is refused with the rest: an update is
+refused either way, so there is no newer worker to wait for."""
 
 
 @final
@@ -113,10 +127,11 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
             return super().from_payloads(payloads, type_hints)
         except ValidationError as e:
             hints = [_required(t) for t in type_hints or []]
-            inputs = (*WORKFLOW_INPUTS, *INTERNAL_INPUTS, *UPDATE_INPUTS)
+            inputs = (*WORKFLOW_INPUTS, *INTERNAL_INPUTS, *UPDATE_INPUTS, *PLAIN_UPDATE_INPUTS)
             wanted = next((t for t in hints if t in inputs), None)
-            if wanted is None or _newer_schema(e):
+            if wanted is None or (_newer_schema(e) and wanted not in PLAIN_UPDATE_INPUTS):
                 raise
+            workflows = (*WORKFLOW_INPUTS, *INTERNAL_INPUTS)
             unknown = (
                 _unknown_keys(payloads[hints.index(wanted)], wanted)
                 if issubclass(wanted, ClientInput)
@@ -126,7 +141,7 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
             also = f"; {named_unknown(unknown, fields_of(wanted))}" if unknown else ""
             raise ApplicationError(
                 f"invalid {wanted.__name__}: {_errors(e)}{also}",
-                type="InvalidUpdateInput" if wanted in UPDATE_INPUTS else "InvalidWorkflowInput",
+                type="InvalidWorkflowInput" if wanted in workflows else "InvalidUpdateInput",
                 non_retryable=True,
             ) from e
 

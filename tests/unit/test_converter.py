@@ -14,10 +14,12 @@ from temporalio.converter import (
 )
 from temporalio.exceptions import ApplicationError
 
+from agents.questions import QuestionAnswers
 from outlast.client import data_converter
 from outlast.converter import OutlastPayloadConverter
 from workflows.client_input import wait_for_a_newer_worker
 from workflows.contracts import AgentInput, PlanDecision
+from workflows.pattern_contracts import TaskCreateRequest
 from workflows.shells import ShellTaskInput
 
 
@@ -36,6 +38,23 @@ def test_a_malformed_input_of_an_internal_workflow_is_a_non_retryable_failure():
     assert failed.value.type == "InvalidWorkflowInput" and failed.value.non_retryable
     assert failed.value.message.startswith("invalid ShellTaskInput: shell_id: Input should be")
     assert "command: Field required" in failed.value.message
+
+
+def test_an_update_input_that_is_no_client_input_is_refused_with_its_reasons():
+    """`task_create` with `{"tsk": ...}` was refused as "Failed decoding arguments"."""
+    with pytest.raises(ApplicationError) as failed:
+        OutlastPayloadConverter().from_payloads(
+            [payload({"tsk": {"subject": "x"}})], [TaskCreateRequest | None]
+        )
+    assert failed.value.type == "InvalidUpdateInput" and failed.value.non_retryable
+    assert failed.value.message == "invalid TaskCreateRequest: task: Field required"
+    with pytest.raises(ApplicationError) as extra:
+        OutlastPayloadConverter().from_payloads(
+            [payload({"answers": {}, "request": "r1"})], [QuestionAnswers | None]
+        )
+    assert extra.value.message == (
+        "invalid QuestionAnswers: request: Extra inputs are not permitted"
+    )
 
 
 def test_a_workflow_input_of_the_wrong_shape_is_a_non_retryable_failure():

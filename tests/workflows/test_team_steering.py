@@ -127,7 +127,8 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
     was called without its argument, and that TypeError failed the workflow task, so the
     team stood still, every later update refused "Workflow Task in failed state" (a user
     test). Each update's validator now refuses it, with what the input needs; the members'
-    own signals are checked as people's are."""
+    own signals are checked as people's are. One standing team for several checks: starting
+    one is the slow part."""
     from temporalio.client import WorkflowUpdateFailedError
 
     from tests.workflows.test_team import start_standing_team, team_script
@@ -140,6 +141,14 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
                 with pytest.raises(WorkflowUpdateFailedError) as refused:
                     await asyncio.wait_for(handle.execute_update(name), 15)
                 refusals[name] = refused.value.cause.message
+            # An input that does not fit an update an agent's call sends too (no
+            # `ClientInput`) was refused as "Failed decoding arguments", its reason only in
+            # the cause (a user test).
+            misfits = {"task_create": {"tsk": {"subject": "x"}}, "add_member": {"spec": {}}}
+            for name, payload in misfits.items():
+                with pytest.raises(WorkflowUpdateFailedError) as refused:
+                    await asyncio.wait_for(handle.execute_update(name, payload), 15)
+                refusals[f"{name} misfit"] = refused.value.cause.message
             # The members' own signals, sent without an input (or with one that does not
             # fit) by any client, failed the workflow task the same way.
             await handle.signal("member_state")
@@ -151,6 +160,10 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
             desc = await handle.describe()
             await handle.signal("shutdown", StopRequest(reason="done"))
             await asyncio.wait_for(handle.result(), timeout=60)
+    assert refusals.pop("task_create misfit") == "invalid TaskCreateRequest: task: Field required"
+    assert refusals.pop("add_member misfit").startswith(
+        "invalid AddMemberRequest: spec.name: Field required"
+    )
     assert refusals == {
         "task_create": "update `task_create` refused: it needs an input, a JSON object with task",
         "task_update": "update `task_update` refused: it needs an input, a JSON object with update",
