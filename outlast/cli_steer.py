@@ -339,6 +339,8 @@ def send(
                 fail(str(getattr(e.cause, "message", None) or e.cause))
             except NotYetAnswered:
                 said = not_yet_text(workflow_id, "message")
+                console.print(said, markup=False, highlight=False)
+                return
             except NoAnswer:
                 fail(no_answer_text(workflow_id, "message"))
             console.print(f"{workflow_id}: {said}", markup=False, highlight=False)

@@ -5,8 +5,13 @@ that runs it looked up (`agent_setup.prepare`): a misspelt last stage failed the
 after every stage before it had run, and a misspelt verifier after the implementer's whole
 round. The pattern now asks, once at its start, which agent types its children will find
 (built-ins, the user's, the project's: `agents.definition_names`, names only), and refuses a
-type none of them defines before anything runs. A team's members all start at once, so
-theirs are found at once already.
+type none of them defines before anything runs. A type a stage (or the implementer) writes a
+definition of while the pattern runs is named in the input's `late_agent_types`, and not
+looked up. A team's members all start at once, so theirs are found at once already.
+
+The check only says early what a child would say later: when it cannot run (no worker on
+the host has the step yet in a rolling deploy, `tools.local_tools` off with a host on an
+older release), it is logged and skipped, and each child looks its type up as before.
 
 A new run records the check (patched `pattern-agent-types-checked`): a host step, so a
 local activity's marker where the pattern's worker is the workspace's host, else a regular
@@ -16,7 +21,7 @@ activity on the host queue. A run that started on the code before replays withou
 from __future__ import annotations
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 from agents.config import OutlastConfig
 from workflows import versions
@@ -47,21 +52,26 @@ def refusal(what: str, unknown: list[tuple[str, str]], known: list[str], skipped
     text += f"Available agents: {', '.join(known)}"
     if skipped:
         text += f". Agent definitions that could not be loaded: {'; '.join(skipped)}"
-    return text
+    return f"{text}. A type defined while it runs goes in `late_agent_types`"
 
 
 async def refuse_unknown_types(
-    what: str, workspace: Workspace, config: OutlastConfig, named: list[tuple[str, str]]
+    what: str,
+    workspace: Workspace,
+    config: OutlastConfig,
+    named: list[tuple[str, str]],
+    late: list[str],
 ) -> None:
-    """Fail the run if a type in `named` ((where, agent type) pairs) is defined nowhere.
-    Verification agents count as defined: stages and verifiers get them (R10) whatever the
-    config's flag says.
+    """Fail the run if a type in `named` ((where, agent type) pairs) is defined nowhere and
+    not in `late`. Verification agents count as defined: stages and verifiers get them
+    (R10) whatever the config's flag says.
 
     Raises:
         AgentTypeNotFound: not retryable, so the pattern fails with the sentence.
         InvalidAgentInput: the workspace is not there (as a child's start would say).
     """
-    if not versions.patched(TYPES_CHECKED):
+    named = [(where, agent_type) for where, agent_type in named if agent_type not in late]
+    if not named or not versions.patched(TYPES_CHECKED):
         return
     features = config.features.model_copy(update={"verification_agent": True})
     try:
@@ -79,8 +89,11 @@ async def refuse_unknown_types(
         )
     except ActivityError as e:
         cause = e.cause
+        if is_cancelled_exception(e):
+            raise
         if isinstance(cause, ApplicationError) and cause.type == InvalidAgentInput.__name__:
             raise InvalidAgentInput(cause.message) from None  # the workspace is not there
-        raise
+        workflow.logger.warning("agent types not checked at the start: %s", cause or e)
+        return
     if unknown := unknown_types(named, found.names):
         raise AgentTypeNotFound(refusal(what, unknown, found.names, found.errors))

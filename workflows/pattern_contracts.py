@@ -51,6 +51,10 @@ class PipelineInput(ClientInput):
     model: str | None = None
     config: OutlastConfig = OutlastConfig()
     description: str = ""
+    late_agent_types: list[str] = Field(default_factory=list)
+    """Agent types an earlier stage defines while the pipeline runs (a `.claude/agents` file
+    it writes): not looked up at the start, where any other type no definition has is
+    refused (`workflows/agent_types.py`)."""
 
     @model_validator(mode="after")
     def _unique_stages(self) -> PipelineInput:
@@ -339,6 +343,10 @@ class VerifiedTaskInput(ClientInput):
     model: str | None = None
     config: OutlastConfig = OutlastConfig()
     description: str = ""
+    late_agent_types: list[str] = Field(default_factory=list)
+    """Agent types the implementer defines while the task runs (a `.claude/agents` file it
+    writes): not looked up at the start, where any other type no definition has is refused
+    (`workflows/agent_types.py`)."""
 
 
 class VerificationCheck(Contract):

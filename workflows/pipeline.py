@@ -101,10 +101,12 @@ class PipelineWorkflow:
     async def run(self, inp: PipelineInput | None = None) -> PipelineResult:
         inp = given_input("PipelineWorkflow", inp, PipelineInput)
         refuse_unknown_fields("PipelineWorkflow", inp)
-        stages = [(f"stage {s.name}", s.agent_type) for s in inp.stages]
-        await refuse_unknown_types("PipelineWorkflow", inp.workspace, inp.config, stages)
         self._marks.start(inp.config.search_attributes, "pipeline")
         try:
+            stages = [(f"stage {s.name}", s.agent_type) for s in inp.stages]
+            await refuse_unknown_types(
+                "PipelineWorkflow", inp.workspace, inp.config, stages, inp.late_agent_types
+            )
             result = await self._run_stages(inp)
             self._marks.end(result.status)
             # A decision that came in as the pipeline ended gets its answer (a refusal).

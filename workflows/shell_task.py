@@ -78,16 +78,20 @@ back (`bash_runs.crash_reruns_spent`)."""
 
 
 def _tool_context(ctx: dict) -> ToolContext:
-    """The command's `ToolContext`. One that does not fit came from a client, not an agent:
-    its ValidationError failed the workflow task on every attempt (a user test, 2026-12-05).
-    No patch: such a run never completed a task.
+    """The command's `ToolContext`. One a client sent (no parent) that does not fit: its
+    ValidationError failed the workflow task on every attempt (a user test, 2026-12-05). No
+    patch: such a run never completed a task. An agent's that does not fit comes from newer
+    code (a rolling deploy): that still fails the task, for a worker that knows it.
 
     Raises:
         InvalidAgentInput: not retryable, so the workflow fails with the sentence.
+        ValidationError: an agent's command.
     """
     try:
         return ToolContext.model_validate(ctx)
     except ValidationError as e:
+        if workflow.info().parent is not None:
+            raise
         raise InvalidAgentInput(f"ShellTaskWorkflow input refused: ctx: {why(e)}") from e
 
 

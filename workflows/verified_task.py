@@ -128,10 +128,15 @@ class VerifiedTaskWorkflow:
     async def run(self, inp: VerifiedTaskInput | None = None) -> VerifiedTaskResult:
         inp = given_input("VerifiedTaskWorkflow", inp, VerifiedTaskInput)
         refuse_unknown_fields("VerifiedTaskWorkflow", inp)
-        roles = [("implementer_type", inp.implementer_type), ("verifier_type", inp.verifier_type)]
-        await refuse_unknown_types("VerifiedTaskWorkflow", inp.workspace, inp.config, roles)
         self._marks.start(inp.config.search_attributes, "verified")
         try:
+            roles = [
+                ("implementer_type", inp.implementer_type),
+                ("verifier_type", inp.verifier_type),
+            ]
+            await refuse_unknown_types(
+                "VerifiedTaskWorkflow", inp.workspace, inp.config, roles, inp.late_agent_types
+            )
             return await self._rounds_until_verdict(inp)
         except BaseException as e:
             self._marks.ended_by(e)

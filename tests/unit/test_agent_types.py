@@ -13,8 +13,9 @@ def test_the_refusal_names_where_each_unknown_type_is_and_the_types_there_are():
     text = refusal("PipelineWorkflow", [("stage b", "Reveiw")], KNOWN, [])
     assert text == (
         "PipelineWorkflow refused: agent type 'Reveiw' (stage b) not found. "
-        "Available agents: general-purpose, Explore, Plan, verification"
+        "Available agents: general-purpose, Explore, Plan, verification. A type defined "
+        "while it runs goes in `late_agent_types`"
     )
     two = refusal("X", [("a", "p"), ("b", "q")], KNOWN, ["bad.md: no name"])
     assert two.startswith("X refused: agent type 'p' (a) not found; nor 'q' (b). Available")
-    assert two.endswith(". Agent definitions that could not be loaded: bad.md: no name")
+    assert ". Agent definitions that could not be loaded: bad.md: no name. A type" in two

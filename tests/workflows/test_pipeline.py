@@ -522,3 +522,53 @@ async def test_a_stage_type_no_definition_has_is_refused_before_any_stage_runs(c
     ), cause.message
     assert "Explore" in cause.message
     assert not model.log and not tree.children
+
+
+async def test_a_stage_type_an_earlier_stage_defines_runs_when_named_late(client, git_repo):
+    """A stage may write the definition a later stage's type needs: named in
+    `late_agent_types`, that type is not looked up at the start."""
+    definition = "---\nname: checker\ndescription: checks\n---\nCheck things.\n"
+    write = {"file_path": "{{cwd}}/.claude/agents/checker.md", "content": definition}
+    script = {
+        "agents": [
+            {
+                "name": "define",
+                "match": {"agent_type": "general-purpose"},
+                "turns": [{"tool_use": {"name": "Write", "input": write}}, {"text": "DEFINED"}],
+            },
+            {"name": "check", "match": {"agent_type": "checker"}, "turns": [{"text": "CHECKED"}]},
+        ]
+    }
+    stages = [
+        PipelineStage(name="define", agent_type="general-purpose", instructions="Define it."),
+        PipelineStage(name="check", agent_type="checker", instructions="Check."),
+    ]
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = pipeline_input(git_repo, queues, stages=stages, late_agent_types=["checker"])
+            handle = await start_pipeline(client, queues, inp)
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert result.status == "completed", result
+    assert [(s.name, s.final_text) for s in result.stages] == [
+        ("define", "DEFINED"),
+        ("check", "CHECKED"),
+    ]
+
+
+async def test_a_type_check_that_cannot_run_is_skipped_and_the_stage_finds_its_type(
+    client, git_repo
+):
+    """The check only says early what a stage would say later: a host whose worker does not
+    have the step yet (a rolling deploy) skips it, and the run goes on as before."""
+    from worker import HOST_ACTIVITIES
+
+    older = [fn for fn in HOST_ACTIVITIES if fn.__name__ != "definition_names"]
+    stages = [PipelineStage(name="look", agent_type="Explore", instructions="Look.")]
+    script = {"agents": [stage_agent("Explore", "LOOKED", read=False)]}
+    with scripted_model(script):
+        async with running_workers(client, host_activities=older) as queues:
+            handle = await start_pipeline(
+                client, queues, pipeline_input(git_repo, queues, stages=stages)
+            )
+            result = await asyncio.wait_for(handle.result(), 90)
+    assert result.status == "completed" and result.stages[0].final_text == "LOOKED", result
