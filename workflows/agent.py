@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import FailureError, is_cancelled_exception
@@ -19,13 +18,10 @@ from agents.builtin.fork import fork_message
 from agents.control_tools import TASK_STOP_TOOL
 from agents.messages import Message, ToolResultBlock
 from agents.notifications import (
-    PERSON_SENDERS,
-    mail_text,
     system_reminder,
-    wrap_notification_for_mixed_turn,
 )
-from agents.plan_mode import EXIT_PLAN_MODE_TOOL, as_the_approver_reads_it
-from agents.team_protocol import TEAM_ADDRESS, protocol_type
+from agents.plan_mode import EXIT_PLAN_MODE_TOOL
+from agents.team_protocol import protocol_type
 from agents.worktree_slug import agent_worktree_slug
 from workflows import subagent_hooks, versions
 
@@ -46,6 +42,7 @@ from workflows.agent_end import (
     tell_parent,
 )
 from workflows.agent_handlers import AgentHandlers
+from workflows.agent_inbox import LATE_MAIL_CONTINUES, AgentInbox
 from workflows.agent_loop import run_agent_loop
 from workflows.agent_setup import (
     SETUP_OPTIONS,
@@ -57,7 +54,7 @@ from workflows.agent_setup import (
 )
 from workflows.agent_tools import AgentParts, workflow_tools
 from workflows.carry import AgentCarry, read_carry, should_continue_as_new
-from workflows.child_endings import LIVENESS_BACKOFF, liveness_interval, settle_children
+from workflows.child_endings import settle_children
 from workflows.client_input import (
     client_start,
     given_input,
@@ -70,7 +67,6 @@ from workflows.contracts import (
     AgentResult,
     MailMessage,
     StopRequest,
-    TeamLink,
     Workspace,
 )
 from workflows.details import render_details
@@ -79,16 +75,11 @@ from workflows.phases import create_session_scratchpad
 from workflows.plan_control import PlanControl, plan_approver
 from workflows.question_control import QuestionControl
 from workflows.registry import ChildRegistry
-from workflows.shell_task import TurnEndDeadline
 from workflows.shell_task import launch as launch_shell
 from workflows.signal_input import Refusals
 from workflows.subagents import ParentContext, SubAgents
 from workflows.team_member import (
     TeamCounters,
-    answer_shutdown,
-    answers_a_request,
-    is_peer_address,
-    send_to_peers,
 )
 from workflows.team_member import report as report_to_team
 from workflows.worktree_session import left_note, session_workspace, worktree_session
@@ -102,20 +93,9 @@ TEAM_MEMBER_ENDINGS = "team-member-endings"
 that arrives after it stopped (first release: neither)."""
 
 
-LATE_MAIL_CONTINUES = "late-mail-continues"
-"""Patch id: an agent going on as its next generation for late mail tells its parent so, and
-the parent waits for that generation's end (first release: only a sync child's skipped end
-was sent, and a parent could finish before the answer to the mail came)."""
-
 STOPPED_KEEPS_STOPPED = "stopped-keeps-stopped"
 """Patch id: an agent stopped with mail waiting used to go on as its next generation to
 answer it (calling the model after a stop); it now ends, reporting the unread count."""
-MAX_TURNS_KEEPS_ENDED = "max-turns-keeps-ended"
-"""Patch id: an agent that spent its turns with mail waiting ends, reporting the unread
-count. It went on as its next generation, which carried the spent turns, ended at once and
-went on again: a new run every moment, each telling its parent another would follow."""
-
-
 ATTRIBUTES_AT_START = "attributes-at-start"
 """Patch id: a child whose parent started it with its search attributes
 (`AgentInput.attributes_at_start`) does not upsert them; asked only by such a child."""
@@ -131,7 +111,7 @@ def _wants_scratchpad(inp: AgentInput) -> bool:
 
 
 @workflow.defn(name="AgentWorkflow")
-class AgentWorkflow(AgentHandlers):
+class AgentWorkflow(AgentInbox, AgentHandlers):
     @workflow.init
     def __init__(self, inp: AgentInput | None = None) -> None:
         # Signal handlers may run before `run` starts: state carried from the previous run
@@ -383,16 +363,6 @@ class AgentWorkflow(AgentHandlers):
         state.pending.append(Message.user_text(feedback))
         return True
 
-    async def _idle(self, team: TeamLink, me: str) -> bool:
-        """Wait for the next message; False when a stop came instead (the team is done)."""
-        self._on_phase("waiting", [])
-        await report_to_team(team, me, self._team_counts, True)
-        await workflow.wait_condition(self._input_or_stop)
-        if self._stop is not None:
-            return False
-        await report_to_team(team, me, self._team_counts, False)
-        return True
-
     def _restore(self, carry: AgentCarry) -> None:
         self._state = carry.state
         self._registry = carry.registry
@@ -614,78 +584,6 @@ class AgentWorkflow(AgentHandlers):
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 
-    def _mail_continues(self, inp: AgentInput, loop_end: str) -> bool:
-        """Whether mail waiting at the end sends this agent on as its next generation (as
-        `run` decides after the end: not a teammate, not a stopped agent, not one whose
-        turns are spent)."""
-        return (
-            bool(self._mailbox)
-            and inp.team is None
-            and self._stop is None
-            and not self._turns_spent_with_mail(loop_end)
-            and versions.patched(LATE_MAIL_CONTINUES)
-        )
-
-    def _turns_spent_with_mail(self, loop_end: str) -> bool:
-        # Asked only at such an end, so no other run records the marker.
-        return (
-            bool(self._mailbox)
-            and loop_end == "max_turns"
-            and versions.patched(MAX_TURNS_KEEPS_ENDED)
-        )
-
-    # --- inbox ---------------------------------------------------------------------------
-
-    def _drain_inbox(self) -> list[Message]:
-        notes = self._registry.drain()
-        mail, self._mailbox = self._mailbox, []
-        if notes and any(m.sender in PERSON_SENDERS for m in mail):
-            notes = [wrap_notification_for_mixed_turn(n) for n in notes]
-        texts = notes + [mail_text(m.sender, as_the_approver_reads_it(m.text)) for m in mail]
-        return [Message.user_text(t) for t in texts]
-
-    async def _wait_for_input(self) -> None:
-        """Until mail, a notification, or a stop comes, or nothing is outstanding. Checks now
-        and then that the children it waits for still run: one that was terminated, or died
-        past its own reporting, cannot send its notification."""
-        ctx = self._subagents.ctx
-        base_s = ctx.config.agents.liveness_check_s if ctx else 120
-        interval = timedelta(seconds=base_s)
-        wait_s = ctx.config.agents.background_command_wait_s if ctx else 3600
-        shells = TurnEndDeadline(self._registry, wait_s)
-        checks = 0
-        while True:
-            timeout = shells.next_wait(interval)
-            try:
-                if timeout <= timedelta(0):
-                    raise TimeoutError
-                await workflow.wait_condition(
-                    lambda: self._has_input() or not self._outstanding() or self._stop is not None,
-                    timeout=timeout,
-                )
-                return
-            except TimeoutError:
-                if not await shells.stop_due():
-                    await self._subagents.check_liveness()
-                    checks += 1
-                    # Asked only after a check, where the next wait's length is decided.
-                    if versions.patched(LIVENESS_BACKOFF):
-                        interval = timedelta(seconds=liveness_interval(base_s, checks))
-
-    async def _team_send(self, me: str, fallback, call) -> ToolResultBlock:
-        # The team as it is now: a teammate the lead added since this run began is in it.
-        team = self._team
-        assert team is not None
-        if call.input.to == TEAM_ADDRESS or answers_a_request(self._team_counts, call.input.text):
-            result, approved = await answer_shutdown(team, me, self._team_counts, call)
-            if approved:
-                self._stop = StopRequest(reason="shutdown request approved")
-                self._shutdown_approved = True
-            return result
-        if is_peer_address(team, call.input.to):
-            return await send_to_peers(team, me, self._team_counts, call)
-        return await fallback(call)
-
     def _worktree_moved(self) -> None:
         if self._subagents.ctx is not None:
             self._subagents.ctx.workspace = session_workspace(self._home, self._state.worktree)
@@ -698,18 +596,6 @@ class AgentWorkflow(AgentHandlers):
 
     def _refresh_details(self) -> None:
         workflow.set_current_details(render_details(self.status(), self._plan_note))
-
-    def _stopping(self) -> bool:
-        return self._stop is not None
-
-    def _has_input(self) -> bool:
-        return bool(self._mailbox or self._registry.queue)
-
-    def _input_or_stop(self) -> bool:
-        return self._has_input() or self._stop is not None
-
-    def _outstanding(self) -> bool:
-        return self._registry.outstanding() or self._subagents.phases.waiting()
 
     def _elapsed_ms(self) -> int:
         return int((workflow.now() - self._started).total_seconds() * 1000)

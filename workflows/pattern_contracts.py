@@ -345,8 +345,9 @@ class VerifiedTaskInput(ClientInput):
     description: str = ""
     late_agent_types: list[str] = Field(default_factory=list)
     """Agent types the implementer defines while the task runs (a `.claude/agents` file it
-    writes): not looked up at the start, where any other type no definition has is refused
-    (`workflows/agent_types.py`)."""
+    writes, for the verifier): not looked up at the start, where any other type no
+    definition has is refused (`workflows/agent_types.py`). The implementer starts at once,
+    so its own type named here is only found missing at its start, as before the check."""
 
 
 class VerificationCheck(Contract):
