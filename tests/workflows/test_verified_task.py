@@ -113,11 +113,13 @@ def task_repo(path) -> Path:
     )
 
 
-async def start_verified(client, queues, repo, wf_id: str) -> WorkflowHandle:
+async def start_verified(client, queues, repo, wf_id: str, **kw) -> WorkflowHandle:
+    """`kw`: more `VerifiedTaskInput` fields."""
     inp = VerifiedTaskInput(
         task=TASK,
         workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
         config=fast_config(),
+        **kw,
     )
     return await client.start_workflow(
         "VerifiedTaskWorkflow",
@@ -461,19 +463,7 @@ async def verifier_cannot_run(client, tmp_path, wf_id: str) -> VerifiedTaskResul
     }
     with scripted_model(script):
         async with running_workers(client) as queues:
-            inp = VerifiedTaskInput(
-                task=TASK,
-                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
-                config=fast_config(),
-                verifier_type="Nope",
-            )
-            handle = await client.start_workflow(
-                "VerifiedTaskWorkflow",
-                inp,
-                id=wf_id,
-                task_queue=queues.task_queue,
-                result_type=VerifiedTaskResult,
-            )
+            handle = await start_verified(client, queues, repo, wf_id, verifier_type="Nope")
             return await handle.result()
 
 
@@ -529,18 +519,8 @@ async def test_a_verifier_type_no_definition_has_is_refused_before_the_implement
     repo = task_repo(tmp_path / "repo")
     with scripted_model(SCRIPT) as model:
         async with running_workers(client) as queues:
-            inp = VerifiedTaskInput(
-                task=TASK,
-                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
-                config=fast_config(),
-                verifier_type="verifcation",
-            )
-            handle = await client.start_workflow(
-                "VerifiedTaskWorkflow",
-                inp,
-                id=f"vt-{uuid.uuid4().hex[:8]}",
-                task_queue=queues.task_queue,
-            )
+            wf_id = f"vt-{uuid.uuid4().hex[:8]}"
+            handle = await start_verified(client, queues, repo, wf_id, verifier_type="verifcation")
             with pytest.raises(WorkflowFailureError) as failed:
                 await asyncio.wait_for(handle.result(), 30)
     cause = failed.value.cause
