@@ -20,6 +20,8 @@ activity on the host queue. A run that started on the code before replays withou
 
 from __future__ import annotations
 
+import difflib
+
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
@@ -44,15 +46,26 @@ def unknown_types(named: list[tuple[str, str]], known: list[str]) -> list[tuple[
 
 
 def refusal(what: str, unknown: list[tuple[str, str]], known: list[str], skipped: list[str]) -> str:
-    """`PipelineWorkflow refused: agent type 'Reveiw' (stage review) not found; nor 'chek'
-    (stage check). Available agents: ...`: R13's sentence, with where each type is named."""
-    named = [f"'{agent_type}' ({where})" for where, agent_type in unknown]
+    """`PipelineWorkflow refused: agent type 'Reveiw' (stage review; did you mean 'review'?)
+    not found; nor ... Available agents: ...`: R13's sentence, with where each type is named
+    and the type it probably meant. A definition file that failed is named by the first line
+    of its error (a YAML error's own lines and carets do not fit in one sentence)."""
+    named = [
+        f"'{agent_type}' ({where}{_guess(agent_type, known)})" for where, agent_type in unknown
+    ]
     nor = "".join(f"; nor {n}" for n in named[1:])
     text = f"{what} refused: agent type {named[0]} not found{nor}. "
     text += f"Available agents: {', '.join(known)}"
     if skipped:
-        text += f". Agent definitions that could not be loaded: {'; '.join(skipped)}"
-    return f"{text}. A type defined while it runs goes in `late_agent_types`"
+        firsts = [error.strip().splitlines()[0] for error in skipped if error.strip()]
+        text += f". Agent definitions that could not be loaded: {'; '.join(firsts)}"
+    return f"{text}. A type a stage defines while it runs goes in the input's `late_agent_types`"
+
+
+def _guess(agent_type: str, known: list[str]) -> str:
+    same = [k for k in known if k.lower() == agent_type.lower()]
+    close = same or difflib.get_close_matches(agent_type, known, n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 async def refuse_unknown_types(

@@ -13,9 +13,20 @@ def test_the_refusal_names_where_each_unknown_type_is_and_the_types_there_are():
     text = refusal("PipelineWorkflow", [("stage b", "Reveiw")], KNOWN, [])
     assert text == (
         "PipelineWorkflow refused: agent type 'Reveiw' (stage b) not found. "
-        "Available agents: general-purpose, Explore, Plan, verification. A type defined "
-        "while it runs goes in `late_agent_types`"
+        "Available agents: general-purpose, Explore, Plan, verification. A type a stage "
+        "defines while it runs goes in the input's `late_agent_types`"
     )
     two = refusal("X", [("a", "p"), ("b", "q")], KNOWN, ["bad.md: no name"])
     assert two.startswith("X refused: agent type 'p' (a) not found; nor 'q' (b). Available")
     assert ". Agent definitions that could not be loaded: bad.md: no name. A type" in two
+
+
+def test_the_refusal_guesses_the_type_meant_and_keeps_a_file_error_to_one_line():
+    text = refusal("X", [("stage a", "explore"), ("stage b", "Pln"), ("stage c", "zzz")], KNOWN, [])
+    assert text.startswith(
+        "X refused: agent type 'explore' (stage a; did you mean 'Explore'?) not found; nor "
+        "'Pln' (stage b; did you mean 'Plan'?); nor 'zzz' (stage c). Available agents: "
+    ), text
+    yaml = "a.md: bad frontmatter: while parsing\n  in line 2\n    ^\n"
+    text = refusal("X", [("a", "q")], KNOWN, [yaml])
+    assert "could not be loaded: a.md: bad frontmatter: while parsing. A type" in text

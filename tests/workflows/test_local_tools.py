@@ -183,7 +183,8 @@ async def test_a_patterns_agent_types_are_looked_up_inside_the_workflow_task(cli
             with pytest.raises(WorkflowFailureError) as failed:
                 await asyncio.wait_for(handle.result(), 30)
     assert failed.value.cause.message.startswith(
-        "PipelineWorkflow refused: agent type 'Explroe' (stage look) not found. "
+        "PipelineWorkflow refused: agent type 'Explroe' (stage look; did you mean 'Explore'?) "
+        "not found. "
         "Available agents: general-purpose, "
     ), failed.value.cause.message
     assert await locals_of(handle) == ["agents.definition_names"]

@@ -526,7 +526,8 @@ async def test_a_verifier_type_no_definition_has_is_refused_before_the_implement
     cause = failed.value.cause
     assert cause.type == "AgentTypeNotFound" and cause.non_retryable, cause
     assert cause.message.startswith(
-        "VerifiedTaskWorkflow refused: agent type 'verifcation' (verifier_type) not found. "
+        "VerifiedTaskWorkflow refused: agent type 'verifcation' (verifier_type; did you mean "
+        "'verification'?) not found. "
         "Available agents: "
     ), cause.message
     assert "verification" in cause.message
