@@ -325,13 +325,16 @@ def send(
     """Send a message to a running agent (or to a member of a team)."""
     if not text.strip():
         fail("the message is empty.")
+    if to is not None and not to.strip():
+        # An empty name is a slip, not a choice of the lead: that is what leaving it out means.
+        fail("--to is empty: name a member, or `*` for all of them (leave --to out for the lead).")
 
     async def _main() -> None:
         handle, workflow_type = await running_workflow(workflow_id)
         if to is not None and workflow_type != "TeamWorkflow":
             fail(f"--to names a team's member; {workflow_id} is a {workflow_type}.")
         if workflow_type == "TeamWorkflow":
-            mail = TeamMail(to=to or "lead", text=text)
+            mail = TeamMail(to="lead" if to is None else to, text=text)
             try:
                 # The team's answer names who it reached (`Message sent to a, c.`).
                 said = await update_within(handle, "message_member", mail, result_type=str)

@@ -173,6 +173,9 @@ def test_empty_ids_and_unknown_modes_are_refused_before_any_call():
     for args in (("kill", ""), ("stop", " "), ("show", ""), ("send", "", "hi")):
         out = run(*args)
         assert out.exit_code == 2 and "the workflow id is empty" in out.output, args
+    for to in ("", "  "):  # an empty --to once went to the lead (a user test, 2026-12-05)
+        out = run("send", "team-1", "hi", "--to", to)
+        assert out.exit_code == 2 and "--to is empty: name a member" in out.output, to
     out = run("approve", "wf-1", "--mode", "plan")
     assert out.exit_code == 2 and "--mode plan: choose one of default" in out.output
 
