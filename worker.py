@@ -58,6 +58,7 @@ from activities.worktree import create_worktree
 from activities.worktree_cleanup import cleanup_worktree
 from outlast import payload_visits, workflow_runner
 from outlast.build_id import code_build_id
+from outlast.refusal_log import RefusalLog
 from outlast.telemetry import GenAISpans
 from workflows.agent import AgentWorkflow
 from workflows.contracts import TASK_QUEUE, host_task_queue
@@ -232,8 +233,9 @@ def build_workers(
     check_environment()
     if os.environ.get("OUTLAST_PAYLOAD_VISITS") != "full":
         payload_visits.install()
-    # Temporal's TracingInterceptor comes from the client; this adds the GenAI spans.
-    common = {"interceptors": [GenAISpans(tracer), *interceptors]}
+    # Temporal's TracingInterceptor comes from the client; these add the GenAI spans and
+    # the refusals' one-line log.
+    common = {"interceptors": [GenAISpans(tracer), RefusalLog(), *interceptors]}
     tool_queue = host_queue or host_task_queue(host_id())
     host = HOST_ACTIVITIES if host_activities is None else host_activities
     main = Worker(

@@ -22,6 +22,9 @@ class OutlastError(ApplicationError):
     benign: ClassVar[bool] = False
     """An expected outcome, not a fault: the SDK logs it at DEBUG, not as a warning with a
     traceback (ApplicationErrorCategory.BENIGN)."""
+    refusal: ClassVar[bool] = False
+    """A refusal of what was asked, for the asker to fix, not a fault: BENIGN too, and the
+    worker logs it as one warning line, without a traceback (outlast/refusal_log.py)."""
 
     def __init__(
         self,
@@ -38,7 +41,7 @@ class OutlastError(ApplicationError):
             next_retry_delay=next_retry_delay,
             category=(
                 ApplicationErrorCategory.BENIGN
-                if self.benign
+                if self.benign or self.refusal
                 else ApplicationErrorCategory.UNSPECIFIED
             ),
         )
@@ -89,12 +92,14 @@ class AgentTypeNotFound(OutlastError):
     """The requested agent type is not among the loaded definitions."""
 
     retryable = False
+    refusal = True
 
 
 class InvalidAgentInput(OutlastError):
     """A workflow was started with an input it cannot run (unknown tool, bad workspace)."""
 
     retryable = False
+    refusal = True
 
 
 NON_RETRYABLE: list[str] = [

@@ -69,6 +69,7 @@ class WorktreeRefused(OutlastError):
     """
 
     retryable = False
+    refusal = True
 
 
 class CreateWorktreeInput(BaseModel):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
 
 import pytest
@@ -626,11 +627,13 @@ async def test_a_typo_inside_the_config_or_a_stage_fails_the_start_naming_it(
 
 @pytest.mark.parametrize("root", ["/nonexistent/outlast-dir", "relative/dir"])
 async def test_a_workspace_that_is_not_there_fails_the_start_before_any_model_call(
-    client, dev_server, root
+    client, dev_server, root, caplog
 ):
     """A raw client's start with a checkout that is not there ran all its turns with every
     tool failing, and a relative one was read against the worker's directory by Bash and
-    against itself by Read (a user test, 2026-12-05)."""
+    against itself by Read (a user test, 2026-12-05). The worker logs the refusal in one
+    line; it logged the SDK's warning with a full traceback, as for a fault (a user test)."""
+    caplog.set_level(logging.INFO)
     with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}) as model:
         async with running_workers(client) as queues:
             workspace = {"root": root, "host_queue": queues.host_queue}
@@ -644,6 +647,9 @@ async def test_a_workspace_that_is_not_there_fails_the_start_before_any_model_ca
     said = "is not an absolute path" if root.startswith("relative") else "is not a directory"
     assert "the workspace root" in cause.message and said in cause.message, cause.message
     assert not model.log
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r.exc_info]
+    refused = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert [m for m in refused if m.startswith("Refused (InvalidAgentInput): ")], refused
 
 
 @pytest.mark.parametrize(
