@@ -373,6 +373,7 @@ def main() -> None:
     """
     from outlast.client import connect
     from outlast.reaper import reap_interval
+    from outlast.search_setup import worker_warning
     from outlast.telemetry import configure_tracing, flush_tracing
 
     try:
@@ -386,6 +387,8 @@ def main() -> None:
 
     async def _main() -> None:
         client = await connect()
+        if (warning := await worker_warning(client)) is not None:
+            print(f"worker: warning: {warning}", file=sys.stderr, flush=True)
         queue = os.environ.get("OUTLAST_TASK_QUEUE") or TASK_QUEUE
         workers = build_workers(client, task_queue=queue)
         await serve_until_stopped(workers, reap_every=reap_interval())

@@ -49,6 +49,7 @@ from outlast.progress import WorkerStopped, follow_while_serving
 from outlast.reaper import reap_interval
 from outlast.run_ids import closed_run, id_problem
 from outlast.runner import StartError, env_config, start_agent
+from outlast.search_setup import worker_warning
 from outlast.sigterm import Termed, cancel_on_sigterm
 from outlast.telemetry import configure_tracing, flush_tracing
 
@@ -158,6 +159,8 @@ def worker() -> None:
     async def _main() -> None:
         client = await connect_or_fail()
         w = _worker_module()
+        if (warning := await worker_warning(client)) is not None:
+            console.print(f"[yellow]warning: {escape(warning)}[/]")
         console.print(f"worker serving task queues outlast and outlast-host-{w.host_id()}")
         # As `python -m worker`: a SIGTERM cancels running tools, so their commands are
         # killed and another worker retries them at once.

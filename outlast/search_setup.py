@@ -13,6 +13,7 @@ from temporalio.api.operatorservice.v1 import (
     ListSearchAttributesRequest,
 )
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from workflows.search_attributes import ALL
 
@@ -38,3 +39,24 @@ async def register_search_attributes(client: Client) -> list[str]:
             AddSearchAttributesRequest(namespace=client.namespace, search_attributes=wanted)
         )
     return sorted(wanted)
+
+
+async def worker_warning(client: Client) -> str | None:
+    """What a worker starting on this namespace should say when Outlast's search attributes
+    are missing, or None. A workflow started with them on (the default from code or the
+    `temporal` CLI) would stall there, every workflow task failing with BadSearchAttributes,
+    and nothing said so until someone read its history. A namespace that cannot be listed
+    (no permission) is not checked: the worker is not the one to refuse."""
+    try:
+        missing = await missing_search_attributes(client)
+    except RPCError:
+        return None
+    if not missing:
+        return None
+    return (
+        f"namespace {client.namespace} lacks Outlast's search attributes "
+        f"({', '.join(missing)}): a workflow started with search attributes on (the default "
+        "from code or the temporal CLI) stalls, its workflow tasks failing with "
+        "BadSearchAttributes, until `outlast setup` registers them; `outlast run` starts "
+        "without them"
+    )

@@ -6,6 +6,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,49 @@ async def test_start_task_without_search_attributes_runs_without_them(bare_serve
             )
             result = await asyncio.wait_for(task.result(), 60)
     assert result.status == "completed" and result.final_text == "hi from the API"
+
+
+def _first_lines(argv: list[str], env: dict[str, str], until: str) -> str:
+    """What a worker process prints up to the line holding `until`; then it is stopped."""
+    proc = subprocess.Popen(
+        argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    said: list[str] = []
+    # A worker that never prints it would keep the loop reading forever.
+    watchdog = threading.Timer(60, proc.kill)
+    watchdog.start()
+    try:
+        for line in proc.stdout:
+            said.append(line)
+            if until in line:
+                break
+    finally:
+        watchdog.cancel()
+        proc.terminate()
+        proc.wait(timeout=30)
+    return "".join(said)
+
+
+@pytest.mark.parametrize("how", ["outlast worker", "python -m worker"])
+def test_a_worker_says_the_namespace_lacks_the_search_attributes(bare_server, how):
+    """It said nothing, and a workflow started with them on from code or the temporal CLI
+    stalled, its workflow tasks failing with BadSearchAttributes (a user test, 2026-12-05).
+    Runs before the test below registers them on this server."""
+    env = {
+        **os.environ,
+        "TEMPORAL_ADDRESS": bare_server.address,
+        "ANTHROPIC_API_KEY": "k",
+        "OUTLAST_HOST_ID": "bare-warn",
+        "OUTLAST_REAP_INTERVAL_S": "0",
+        "COLUMNS": "300",
+    }
+    argv = {
+        "outlast worker": [sys.executable, "-m", "outlast.cli", "worker"],
+        "python -m worker": [sys.executable, "-m", "worker"],
+    }[how]
+    said = " ".join(_first_lines(argv, env, "BadSearchAttributes").split())
+    assert "warning: namespace default lacks Outlast's search attributes (" in said, said
+    assert "until `outlast setup` registers them" in said, said
 
 
 async def test_register_adds_exactly_the_missing_ones(bare_server):
