@@ -19,6 +19,7 @@ anything else retries the task.
 
 from __future__ import annotations
 
+import difflib
 import json
 import typing
 from collections.abc import Sequence
@@ -33,7 +34,7 @@ from temporalio.exceptions import ApplicationError
 from agents.questions import QuestionAnswers
 from workflows.client_input import fields_of, named_unknown
 from workflows.contracts import AgentInput, ClientInput, ForkJoinInput
-from workflows.nested_unknowns import strip_unknown
+from workflows.nested_unknowns import empty, optional_of, strip_unknown
 from workflows.pattern_contracts import (
     AddMemberRequest,
     CoordinatorInput,
@@ -132,15 +133,11 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
             if wanted is None or (_newer_schema(e) and wanted not in PLAIN_UPDATE_INPUTS):
                 raise
             workflows = (*WORKFLOW_INPUTS, *INTERNAL_INPUTS)
-            unknown = (
-                _unknown_keys(payloads[hints.index(wanted)], wanted)
-                if issubclass(wanted, ClientInput)
-                else []
-            )
+            unknown = _unknown_keys(payloads[hints.index(wanted)], wanted)
             # A misspelt required field (`promt`) is "prompt: Field required": name the key.
             also = f"; {named_unknown(unknown, fields_of(wanted))}" if unknown else ""
             raise ApplicationError(
-                f"invalid {wanted.__name__}: {_errors(e)}{also}",
+                f"invalid {wanted.__name__}: {_errors(e, wanted)}{also}",
                 type="InvalidWorkflowInput" if wanted in workflows else "InvalidUpdateInput",
                 non_retryable=True,
             ) from e
@@ -164,13 +161,20 @@ def _newer_schema(e: ValidationError) -> bool:
     return any(err["type"] == "extra_forbidden" for err in e.errors())
 
 
-def _unknown_keys(payload: Payload, model: type[ClientInput]) -> list[str]:
+def _unknown_keys(payload: Payload, model: type[BaseModel]) -> list[str]:
+    """The top-level keys of `payload` that `model` does not have (with, for a ClientInput,
+    those inside its strict models): a lenient model drops them without a word, and a strict
+    one's own error names them already."""
     try:
         given = json.loads(payload.data)
     except ValueError:
         return []
     if not isinstance(given, dict):
         return []
+    if not issubclass(model, ClientInput):
+        if model.model_config.get("extra") == "forbid":
+            return []
+        return sorted(str(k) for k in given if k not in model.model_fields and not empty(given[k]))
     nested: list[str] = []
     for name, field in model.model_fields.items():
         if name in given:
@@ -179,10 +183,40 @@ def _unknown_keys(payload: Payload, model: type[ClientInput]) -> list[str]:
     return [*model.unknown_in(given), *nested]
 
 
-def _errors(e: ValidationError, limit: int = 8) -> str:
+def _errors(e: ValidationError, model: type[BaseModel], limit: int = 8) -> str:
     parts = [
-        f"{'.'.join(str(p) for p in err['loc']) or '(input)'}: {err['msg']}"
+        f"{'.'.join(str(p) for p in err['loc']) or '(input)'}: {err['msg']}{_guess(model, err)}"
         for err in e.errors()[:limit]
     ]
     more = e.error_count() - limit
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def _guess(model: type[BaseModel], err: Any) -> str:
+    """` (did you mean subject?)` for a field a strict model does not have (`subjectt`)."""
+    if err["type"] != "extra_forbidden" or not err["loc"]:
+        return ""
+    owner = _model_at(model, err["loc"][:-1])
+    if owner is None:
+        return ""
+    close = difflib.get_close_matches(str(err["loc"][-1]), list(owner.model_fields), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _model_at(model: Any, loc: Sequence[Any]) -> type[BaseModel] | None:
+    """The model that holds the field at `loc` (a validation error's path) in `model`."""
+    for step in loc:
+        model = optional_of(model)
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            field = model.model_fields.get(str(step))
+            if field is None:
+                return None
+            model = field.annotation
+        elif typing.get_origin(model) is list and typing.get_args(model):
+            model = typing.get_args(model)[0]
+        elif typing.get_origin(model) is dict and len(typing.get_args(model)) == 2:
+            model = typing.get_args(model)[1]
+        else:
+            return None
+    model = optional_of(model)
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None

@@ -24,7 +24,7 @@ def strip_unknown(annotation: Any, value: Any, path: str, found: list[str]) -> A
     """`value` (JSON data for `annotation`) without the fields its strict models do not
     have; each one is added to `found` as `path.field (did you mean x?)`, but one left at an
     empty value that resembles no field (a newer release's, at its default)."""
-    annotation = _optional_of(annotation)
+    annotation = optional_of(annotation)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         if not isinstance(value, dict):
             return value
@@ -65,7 +65,7 @@ def _strip_model(model: type[BaseModel], value: dict, path: str, found: list[str
     return out
 
 
-def _optional_of(annotation: Any) -> Any:
+def optional_of(annotation: Any) -> Any:
     """`X` for `X | None`; a union of shapes as it is (pydantic picks, and fails as before)."""
     if get_origin(annotation) in (Union, types.UnionType):
         args = [a for a in get_args(annotation) if a is not type(None)]

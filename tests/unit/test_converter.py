@@ -47,14 +47,34 @@ def test_an_update_input_that_is_no_client_input_is_refused_with_its_reasons():
             [payload({"tsk": {"subject": "x"}})], [TaskCreateRequest | None]
         )
     assert failed.value.type == "InvalidUpdateInput" and failed.value.non_retryable
-    assert failed.value.message == "invalid TaskCreateRequest: task: Field required"
+    assert failed.value.message == (
+        "invalid TaskCreateRequest: task: Field required; unknown field tsk (did you mean task?)"
+    )
     with pytest.raises(ApplicationError) as extra:
         OutlastPayloadConverter().from_payloads(
             [payload({"answers": {}, "request": "r1"})], [QuestionAnswers | None]
         )
     assert extra.value.message == (
-        "invalid QuestionAnswers: request: Extra inputs are not permitted"
+        "invalid QuestionAnswers: request: Extra inputs are not permitted (did you mean "
+        "request_id?)"
     )
+
+
+def test_a_misspelt_field_of_an_update_input_is_named_with_the_field_meant():
+    """`task_create` with `subjectt` said "Extra inputs are not permitted" and no more (a
+    user test, 2026-12-05)."""
+    with pytest.raises(ApplicationError) as failed:
+        OutlastPayloadConverter().from_payloads(
+            [payload({"task": {"subjectt": "x"}})], [TaskCreateRequest | None]
+        )
+    said = failed.value.message
+    assert said.startswith("invalid TaskCreateRequest: task.subject: Field required; "), said
+    assert "task.subjectt: Extra inputs are not permitted (did you mean subject?)" in said
+    with pytest.raises(ApplicationError) as far:
+        OutlastPayloadConverter().from_payloads(
+            [payload({"task": {"subject": "x", "zzz": 1}})], [TaskCreateRequest | None]
+        )
+    assert far.value.message.endswith("task.zzz: Extra inputs are not permitted"), far.value
 
 
 def test_a_workflow_input_of_the_wrong_shape_is_a_non_retryable_failure():

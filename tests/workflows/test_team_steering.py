@@ -160,7 +160,9 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
             desc = await handle.describe()
             await handle.signal("shutdown", StopRequest(reason="done"))
             await asyncio.wait_for(handle.result(), timeout=60)
-    assert refusals.pop("task_create misfit") == "invalid TaskCreateRequest: task: Field required"
+    assert refusals.pop("task_create misfit") == (
+        "invalid TaskCreateRequest: task: Field required; unknown field tsk (did you mean task?)"
+    )
     assert refusals.pop("add_member misfit").startswith(
         "invalid AddMemberRequest: spec.name: Field required"
     )
