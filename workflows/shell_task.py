@@ -45,7 +45,7 @@ with workflow.unsafe.imports_passed_through():
     )
 
 from workflows.child_endings import describe_runs
-from workflows.client_input import given_input
+from workflows.client_input import given_input, named_unknown
 from workflows.loop_tools import killable
 from workflows.registry import ChildRegistry
 from workflows.shells import (
@@ -92,7 +92,11 @@ def _tool_context(ctx: dict) -> ToolContext:
     except ValidationError as e:
         if workflow.info().parent is not None:
             raise
-        raise InvalidAgentInput(f"ShellTaskWorkflow input refused: ctx: {why(e)}") from e
+        # ToolContext drops a field it does not have: a misspelt required one
+        # (`workspace_rot`) would be refused as missing, and the key typed not named.
+        unknown = [str(k) for k in ctx if k not in ToolContext.model_fields]
+        also = f"; {named_unknown(unknown, list(ToolContext.model_fields))}" if unknown else ""
+        raise InvalidAgentInput(f"ShellTaskWorkflow input refused: ctx: {why(e)}{also}") from e
 
 
 @workflow.defn(name="ShellTaskWorkflow")

@@ -233,7 +233,7 @@ async def test_a_start_whose_internal_parts_do_not_fit_fails_at_once(client, git
             "shell_id": "b1",
             "command": "ls",
             "description": "list",
-            "ctx": {"cwd": "/"},
+            "ctx": {"cwd": "/", "workspace_rot": "/w"},
             "output_file": "/tmp/out",
             "host_queue": queues.host_queue,
             "parent_workflow_id": "nobody",
@@ -258,6 +258,10 @@ async def test_a_start_whose_internal_parts_do_not_fit_fails_at_once(client, git
     assert causes[0].message.endswith("); start without it")
     assert causes[1].message.startswith(
         "ShellTaskWorkflow input refused: ctx: workspace_root: Field required"
+    ), causes[1].message
+    # The key typed is named too: ToolContext drops it (a user test, 2026-12-05).
+    assert causes[1].message.endswith(
+        "; unknown field workspace_rot (did you mean workspace_root?)"
     ), causes[1].message
 
 
