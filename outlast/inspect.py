@@ -217,6 +217,7 @@ def _as_the_team_says(node: Node, result: dict) -> None:
 
 
 ERROR_CHARS = 200
+"""How much of a child's error a tree line shows."""
 
 
 async def _why_it_ended(handle: WorkflowHandle, status: WorkflowExecutionStatus) -> str | None:
@@ -238,8 +239,7 @@ async def _why_it_ended(handle: WorkflowHandle, status: WorkflowExecutionStatus)
         return None  # its history is gone, or the server is away: the status says enough
     if not why:
         return None
-    why = " ".join(plain(why).split())
-    return why if len(why) <= ERROR_CHARS else why[: ERROR_CHARS - 3] + "..."
+    return " ".join(plain(why).split())
 
 
 async def _fill_from_status(
@@ -352,7 +352,7 @@ def _fill_from_result(node: Node, result: object) -> None:
     # FAIL ...`), or an agent's error, where it did not do its task.
     message = result.get("message") or result.get("error")
     if message and node.outcome not in (None, "completed", "passed"):
-        node.error = " ".join(plain(str(message)).split())[:ERROR_CHARS]
+        node.error = " ".join(plain(str(message)).split())
     members = result.get("members") or []
     if result.get("team_name") and members:
         try:
@@ -391,7 +391,10 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
     if node.retrying:
         facts.append(node.retrying)
     if node.error:
-        facts.append(node.error)
+        # Whole for the workflow asked about: a refusal's end says what to do (it was cut at
+        # 200 characters; a user test, 2026-12-05). A child's, cut: `show` on it has it all.
+        cut = indent and len(node.error) > ERROR_CHARS
+        facts.append(node.error[: ERROR_CHARS - 3] + "..." if cut else node.error)
     lines = [f"{indent}{row.workflow_id}  ({', '.join(facts)})"]
     for child in node.children:
         lines += tree_lines(child, indent + "  ")

@@ -37,13 +37,15 @@ async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git
     assert code == 0 and f"no worker polls {nobody}" in out and "message sent" in out, out
     code, out = await cli(dev_server.address, "attach", "no-such-workflow")
     assert code == 2 and "no workflow no-such-workflow; `outlast ls`" in out, out
-    await handle.terminate(reason="test over [/] [wip]")
+    # Long, as a refusal that lists the choices is: its end was cut at 200 characters.
+    tail = " ".join(f"choice-{i}" for i in range(40))
+    await handle.terminate(reason=f"test over [/] [wip]; {tail}")
     code, out = await cli(dev_server.address, "show", handle.id)
     # Shown as given: rich read `[/]` as markup and crashed, and dropped `[wip]`.
-    assert code == 0 and "(single, terminated, test over [/] [wip])" in out, out
+    assert code == 0 and f"(single, terminated, test over [/] [wip]; {tail})" in out, out
     # Attached after the end: how it ended, once.
     code, out = await cli(dev_server.address, "attach", handle.id)
-    assert code == 1 and "terminated: test over [/] [wip]" in out and "failed" not in out, out
+    assert code == 1 and "terminated: test over [/] [wip]; " in out and "failed" not in out, out
 
 
 async def test_a_worker_that_died_counts_as_none(client, git_repo, monkeypatch):
