@@ -77,8 +77,10 @@ def _nested(listed: dict[Path, dict[str, str]], path: Path) -> list[str]:
     return sorted(str(p) for p in listed if p != path and p.is_relative_to(path))
 
 
-def _cleanup(repo: Repo, info: WorktreeInfo) -> WorktreeCleanup:
-    """Remove the worktree and its branch if nothing changed; runs under the repository lock."""
+def _cleanup(repo: Repo, info: WorktreeInfo, dry_run: bool = False) -> WorktreeCleanup:
+    """Remove the worktree and its branch if nothing changed; runs under the repository lock.
+    With `dry_run`, change nothing and say what a cleanup would do (`outlast reap --dry-run`
+    said "would clean up" of a worktree the real run then kept)."""
     path, branch = Path(info.worktree_path), info.worktree_branch
     base = read_base(repo, branch)
     listed = registered(repo)
@@ -88,7 +90,8 @@ def _cleanup(repo: Repo, info: WorktreeInfo) -> WorktreeCleanup:
     if entry is not None and entry.get("locked") == ADD_IN_PROGRESS and base is not None:
         # Git's own lock of an add that never finished (its process was killed): nobody
         # worked in it. Taken for a person's lock, it was kept, and its record forgotten.
-        repo.git("worktree", "remove", "--force", "--force", str(path))
+        if not dry_run:
+            repo.git("worktree", "remove", "--force", "--force", str(path))
         entry = None
     if entry is not None and "locked" in entry:
         return WorktreeCleanup(kept=True, reason=f"worktree is locked {entry['locked']}".strip())
@@ -98,16 +101,30 @@ def _cleanup(repo: Repo, info: WorktreeInfo) -> WorktreeCleanup:
         changes = _changes(repo, path, base)
         if changes:
             return WorktreeCleanup(kept=True, reason="worktree has " + ", ".join(changes))
-    if entry is not None:
+    if entry is not None and not dry_run:
         repo.git("worktree", "remove", "--force", str(path))
     tip = branch_tip(repo, branch)
     if tip is not None:
         if tip != base:
             why = "no recorded base" if base is None else "new commits"
-            return WorktreeCleanup(kept=True, reason=f"branch {branch} kept: {why}")
-        repo.git("branch", "-D", branch)
+            removed = "the worktree would be removed, " if dry_run and entry is not None else ""
+            return WorktreeCleanup(kept=True, reason=f"{removed}branch {branch} kept: {why}")
+        if not dry_run:
+            repo.git("branch", "-D", branch)
+    if dry_run:
+        return WorktreeCleanup(kept=False, reason="no changes; worktree and branch would go")
     base_file(repo, branch).unlink(missing_ok=True)
     return WorktreeCleanup(kept=False, reason="no changes; worktree and branch removed")
+
+
+def cleanup_forecast(info: WorktreeInfo) -> WorktreeCleanup:
+    """What the end-of-agent cleanup would do with this worktree, changing nothing (for
+    `outlast reap --dry-run`; blocking: run it in a thread)."""
+    try:
+        repo = locate(info.repo_root, attempt_deadline())
+    except WorktreeRefused:
+        return WorktreeCleanup(kept=False, reason=f"{info.repo_root} is no longer a git repository")
+    return _cleanup(repo, info, dry_run=True)
 
 
 def _unsaved(repo: Repo, path: Path | None, branch: str, base: str) -> list[str]:

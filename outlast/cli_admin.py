@@ -76,8 +76,7 @@ def reap_command(
                 continue
             owner = ", ".join(filter(None, [item.workflow_id, item.owner_status.lower()]))
             if dry_run:
-                # Whether it would be removed or kept (work in it) shows only when it is done.
-                line = f"would clean up {item.worktree_path} ({owner})"
+                line = f"{item.worktree_path} ({owner}): {item.reason}"
             else:
                 verb = "removed" if item.removed else "kept"
                 line = f"{verb} {item.worktree_path} ({owner}): {item.reason}"

@@ -31,7 +31,7 @@ from activities import worktree_owners
 from activities.sandbox_tmp import is_orphaned, recorded_sandbox_tmps, remove_orphaned
 from activities.snapshot import recorded_snapshots, remove_snapshot_at
 from activities.worktree import CleanupWorktreeInput, WorktreeInfo, WorktreeRefused
-from activities.worktree_cleanup import cleanup_worktree
+from activities.worktree_cleanup import cleanup_forecast, cleanup_worktree
 from activities.worktree_git import GitFailed, GitHung
 from activities.worktree_owners import WorktreeOwner
 from outlast.orphans import stop_orphans
@@ -90,10 +90,17 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
         status = await owner_status(client, owner.workflow_id)
         if status is None or (status == "NOT_FOUND" and _recent(owner)):
             continue
-        if dry_run:
-            done.append(_reaped(owner, status, removed=False, reason="would clean up (dry run)"))
-            continue
         info = WorktreeInfo(**owner.model_dump(exclude={"workflow_id"}))
+        if dry_run:
+            try:
+                would = await asyncio.to_thread(cleanup_forecast, info)
+            except (GitFailed, GitHung, subprocess.TimeoutExpired, OSError) as e:
+                reason = f"would try to clean up; its git failed now: {e}"
+                done.append(_reaped(owner, status, removed=False, reason=reason))
+                continue
+            verb = "would keep" if would.kept else "would remove"
+            done.append(_reaped(owner, status, removed=False, reason=f"{verb}: {would.reason}"))
+            continue
         try:
             cleaned = await cleanup_worktree(CleanupWorktreeInput(info=info))
         except WorktreeRefused as e:  # a record pointing somewhere it should not: leave it

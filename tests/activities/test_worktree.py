@@ -23,7 +23,7 @@ from activities.worktree import (
     WorktreeRefused,
     create_worktree,
 )
-from activities.worktree_cleanup import cleanup_worktree
+from activities.worktree_cleanup import cleanup_forecast, cleanup_worktree
 from activities.worktree_git import BASES_DIR, LOCK_FILE
 from tests.conftest import GIT_ENV, make_git_repo
 
@@ -306,6 +306,46 @@ async def test_cleanup_keeps_a_worktree_with_file_changes(
     assert word in result.reason
     assert "commit" not in result.reason
     assert target.read_text() == "changed\n"
+
+
+def _commit_in(path: Path) -> None:
+    (path / "feature.py").write_text("x = 1\n")
+    git(path, "add", "feature.py")
+    git(path, "commit", "-qm", "feature")
+
+
+STATES = {
+    "clean": lambda path, repo: None,
+    "untracked": lambda path, repo: (path / "new.txt").write_text("new\n"),
+    "commit": lambda path, repo: _commit_in(path),
+    "branch only": lambda path, repo: (
+        _commit_in(path),
+        git(repo, "worktree", "remove", "--force", str(path)),
+    ),
+    "add never finished": lambda path, repo: (
+        repo / ".git" / "worktrees" / path.name / "locked"
+    ).write_text("initializing"),
+    "locked": lambda path, repo: git(repo, "worktree", "lock", "--reason", "mine", str(path)),
+}
+
+
+@pytest.mark.parametrize("state", list(STATES))
+async def test_the_forecast_says_what_the_cleanup_then_does_and_changes_nothing(
+    repo: Path, state: str
+) -> None:
+    """`outlast reap --dry-run` said "would clean up" of every worktree, and the real run
+    then kept the ones with work in them (a user test, 2026-12-05)."""
+    info = await create(repo, f"agent-{state.replace(' ', '-')}")
+    STATES[state](Path(info.worktree_path), repo)
+    before = (worktree_paths(repo), branches(repo), git(repo, "worktree", "list", "--porcelain"))
+    would = await asyncio.to_thread(cleanup_forecast, info)
+    assert (worktree_paths(repo), branches(repo), git(repo, "worktree", "list", "--porcelain")) == (
+        before
+    )
+    done = await cleanup(info)
+    assert would.kept == done.kept, (would, done)
+    if done.kept:
+        assert would.reason.endswith(done.reason.split(": ", 1)[-1]), (would, done)
 
 
 async def test_cleanup_twice_is_harmless(repo: Path) -> None:
