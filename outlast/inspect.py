@@ -203,8 +203,9 @@ async def agent_tree(
 
 def _as_the_team_says(node: Node, result: dict) -> None:
     """A team's members as its result has them (user test 3): one stopped while idle ended
-    its own run completed, though a stop ended it; one at work when the team's own end
-    stopped it says `stopped` of itself, where the team's result does not."""
+    its own run completed and not stopped, on workers before 2026-12-05; one at work when
+    the team's own end stopped it says `stopped` of itself, where the team's result does
+    not (the team's end stops every member: no news)."""
     members = {m.get("workflow_id"): m for m in result.get("members") or []}
     for child in node.children:
         member = members.get(child.row.workflow_id)

@@ -547,7 +547,10 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             turns=self._state.turns,
             max_turns_reached=loop_end == "max_turns",
             # A teammate's own approved shutdown is its answer, not a stop (its team agrees).
-            stopped=loop_end == "stopped" and not self._shutdown_approved,
+            # A teammate's turn that ended idle ends its run only when a stop came: stopped,
+            # as its team and `show` say (it read `completed`). Only the result's payload.
+            stopped=(loop_end == "stopped" or (inp.team is not None and self._stop is not None))
+            and not self._shutdown_approved,
             transcript=self._state.transcript,
             error=error,
             run_generation=inp.run_generation,

@@ -21,7 +21,7 @@ from tests.workflows.test_team import (
     wait_for_states,
 )
 from tests.workflows.test_team_spawn import spawn_script
-from workflows.contracts import StopRequest
+from workflows.contracts import AgentResult, StopRequest
 from workflows.pattern_contracts import MemberRef, TeamMail, TeamResult, TeamView
 
 
@@ -110,9 +110,22 @@ async def test_a_member_stopped_on_its_own_reads_stopped_in_the_team_result(clie
             await handle.signal("shutdown", StopRequest(reason="done"))
             result: TeamResult = await asyncio.wait_for(handle.result(), timeout=60)
             tree = await agent_tree(client, handle.id)
+            own = {
+                name: await client.get_workflow_handle(
+                    f"{handle.id}/{name}", result_type=AgentResult
+                ).result()
+                for name in ("a", "b", "c")
+            }
     # `show` says it as the team does: the lead's own run, idle when stopped, completed.
     shown = {n.row.workflow_id.split("/")[-1]: n.outcome for n in tree.children}
     assert shown == {"a": "stopped", "b": None, "c": "stopped"}, shown
+    # Each member's own result says it was stopped: the lead's said `completed` and not
+    # stopped, idle as it was (a user test); b's at work when the team's end stopped it.
+    assert {name: (r.status, r.stopped) for name, r in own.items()} == {
+        "a": ("completed", True),
+        "b": ("completed", True),
+        "c": ("completed", True),
+    }
     assert result.status == "stopped"
     assert {m.name: (m.status, m.stopped) for m in result.members} == {
         "a": ("completed", True),
