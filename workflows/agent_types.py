@@ -25,6 +25,7 @@ import difflib
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
+from agents.builtin.verification import DEFINITION as VERIFIER
 from agents.config import OutlastConfig
 from workflows import versions
 from workflows.agent_setup import SETUP_OPTIONS
@@ -35,14 +36,29 @@ with workflow.unsafe.imports_passed_through():
     from activities.definitions import DefinitionNames, LoadDefinitionsInput
     from activities.errors import AgentTypeNotFound, InvalidAgentInput
 
+VERIFIER_TYPE = VERIFIER.agent_type
+
 TYPES_CHECKED = "pattern-agent-types-checked"
 """Patch: a pipeline or a verified task refuses, at its start, an agent type no definition
 has (it failed when the child of that type started)."""
 
 
-def unknown_types(named: list[tuple[str, str]], known: list[str]) -> list[tuple[str, str]]:
-    """The (where, type) pairs of `named` whose type is not in `known`, in order."""
-    return [(where, agent_type) for where, agent_type in named if agent_type not in known]
+def unknown_types(
+    named: list[tuple[str, str]], names: list[str], as_configured: frozenset[str] = frozenset()
+) -> list[tuple[str, str]]:
+    """The (where, type) pairs of `named` whose type is not in `names` (what the config as
+    it is finds), in order. The built-in verification agent counts as found but where
+    `as_configured` names the place: a child there gets the config's flag as it is."""
+    flagged = with_verifier(names)
+    return [
+        (where, agent_type)
+        for where, agent_type in named
+        if agent_type not in (names if where in as_configured else flagged)
+    ]
+
+
+def with_verifier(names: list[str]) -> list[str]:
+    return names if VERIFIER_TYPE in names else [*names, VERIFIER_TYPE]
 
 
 def refusal(what: str, unknown: list[tuple[str, str]], known: list[str], skipped: list[str]) -> str:
@@ -63,6 +79,8 @@ def refusal(what: str, unknown: list[tuple[str, str]], known: list[str], skipped
 
 
 def _guess(agent_type: str, known: list[str]) -> str:
+    if agent_type == VERIFIER_TYPE:  # then it is off for this child
+        return "; the built-in verification agent is there only with features.verification_agent"
     same = [k for k in known if k.lower() == agent_type.lower()]
     close = same or difflib.get_close_matches(agent_type, known, n=1)
     return f"; did you mean '{close[0]}'?" if close else ""
@@ -74,10 +92,12 @@ async def refuse_unknown_types(
     config: OutlastConfig,
     named: list[tuple[str, str]],
     late: list[str],
+    as_configured: frozenset[str] = frozenset(),
 ) -> None:
     """Fail the run if a type in `named` ((where, agent type) pairs) is defined nowhere and
-    not in `late`. Verification agents count as defined: stages and verifiers get them
-    (R10) whatever the config's flag says.
+    not in `late`. The built-in verification agent counts as defined for stages and
+    verifiers, which get it (R10) whatever the config's flag says; not for the children
+    named in `as_configured` (where they are named), which get the config as it is.
 
     Raises:
         AgentTypeNotFound: not retryable, so the pattern fails with the sentence.
@@ -86,15 +106,15 @@ async def refuse_unknown_types(
     named = [(where, agent_type) for where, agent_type in named if agent_type not in late]
     if not named or not versions.patched(TYPES_CHECKED):
         return
-    features = config.features.model_copy(update={"verification_agent": True})
     try:
         found = await run_host_step(
             config,
             "agents.definition_names",
-            LoadDefinitionsInput(
-                workspace_root=workspace.root,
-                config=config.model_copy(update={"features": features}),
-            ),
+            # The config as it is: the names then show whether the verification agent is
+            # there without the flag (a project's own definition of that name). A run that
+            # asked with the flag forced on (the first release of the check) replays as it
+            # ran: its recorded names have it for every role.
+            LoadDefinitionsInput(workspace_root=workspace.root, config=config),
             host_queue=workspace.host_queue,
             result_type=DefinitionNames,
             summary="the agent types there are",
@@ -108,5 +128,8 @@ async def refuse_unknown_types(
             raise InvalidAgentInput(cause.message) from None  # the workspace is not there
         workflow.logger.warning("agent types not checked at the start: %s", cause or e)
         return
-    if unknown := unknown_types(named, found.names):
-        raise AgentTypeNotFound(refusal(what, unknown, found.names, found.errors))
+    if unknown := unknown_types(named, found.names, as_configured):
+        # The types a stage or a verifier may name: the implementer's unknown one is told
+        # apart by its guess (the flag) where it is the verification agent.
+        known = with_verifier(found.names)
+        raise AgentTypeNotFound(refusal(what, unknown, known, found.errors))

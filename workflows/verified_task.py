@@ -135,7 +135,14 @@ class VerifiedTaskWorkflow:
                 ("verifier_type", inp.verifier_type),
             ]
             await refuse_unknown_types(
-                "VerifiedTaskWorkflow", inp.workspace, inp.config, roles, inp.late_agent_types
+                "VerifiedTaskWorkflow",
+                inp.workspace,
+                inp.config,
+                roles,
+                inp.late_agent_types,
+                # The implementer gets the config as it is: the verification agent only with
+                # its flag (the check counted it as there for every role).
+                as_configured=frozenset({"implementer_type"}),
             )
             return await self._rounds_until_verdict(inp)
         except BaseException as e:

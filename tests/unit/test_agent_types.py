@@ -9,6 +9,24 @@ def test_only_the_types_no_definition_has_are_unknown_in_their_order():
     assert unknown_types([("verifier_type", "verification")], KNOWN) == []
 
 
+def test_the_verification_agent_is_there_for_every_role_but_one_that_gets_the_config_as_is():
+    """A verified task's implementer gets the verification agent only with its flag: the
+    check passed `implementer_type: verification` with it off, and the implementer failed
+    at its start (a user test, 2026-12-05)."""
+    names = ["general-purpose", "Explore"]  # as the config finds them: the flag is off
+    roles = [("implementer_type", "verification"), ("verifier_type", "verification")]
+    implementer = frozenset({"implementer_type"})
+    assert unknown_types(roles, names) == []
+    assert unknown_types(roles, names, implementer) == [("implementer_type", "verification")]
+    # A project's own definition of that name is there for the implementer too.
+    assert unknown_types(roles, [*names, "verification"], implementer) == []
+    text = refusal("X", [("implementer_type", "verification")], [*names, "verification"], [])
+    assert text.startswith(
+        "X refused: agent type 'verification' (implementer_type; the built-in verification "
+        "agent is there only with features.verification_agent) not found."
+    ), text
+
+
 def test_the_refusal_names_where_each_unknown_type_is_and_the_types_there_are():
     text = refusal("PipelineWorkflow", [("stage b", "Reveiw")], KNOWN, [])
     assert text == (

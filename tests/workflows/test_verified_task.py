@@ -511,23 +511,36 @@ async def test_a_follow_says_what_the_round_s_agents_are_doing(client, tmp_path)
         assert line in text, text
 
 
-async def test_a_verifier_type_no_definition_has_is_refused_before_the_implementer_runs(
-    client, tmp_path
+@pytest.mark.parametrize(
+    ("role", "agent_type", "said"),
+    [
+        ("verifier_type", "verifcation", "did you mean 'verification'?"),
+        # The implementer gets the config as it is, and the flag is off there: the check
+        # passed it, and the implementer failed at its start (a user test, 2026-12-05).
+        (
+            "implementer_type",
+            "verification",
+            "the built-in verification agent is there only with features.verification_agent",
+        ),
+    ],
+)
+async def test_an_agent_type_its_child_will_not_find_is_refused_before_the_implementer_runs(
+    client, tmp_path, role, agent_type, said
 ):
     """A misspelt verifier type failed the task only once the verifier started, after the
     implementer's whole round. The task now looks both types up when it starts."""
     repo = task_repo(tmp_path / "repo")
+    assert not fast_config().features.verification_agent
     with scripted_model(SCRIPT) as model:
         async with running_workers(client) as queues:
             wf_id = f"vt-{uuid.uuid4().hex[:8]}"
-            handle = await start_verified(client, queues, repo, wf_id, verifier_type="verifcation")
+            handle = await start_verified(client, queues, repo, wf_id, **{role: agent_type})
             with pytest.raises(WorkflowFailureError) as failed:
                 await asyncio.wait_for(handle.result(), 30)
     cause = failed.value.cause
     assert cause.type == "AgentTypeNotFound" and cause.non_retryable, cause
     assert cause.message.startswith(
-        "VerifiedTaskWorkflow refused: agent type 'verifcation' (verifier_type; did you mean "
-        "'verification'?) not found. "
+        f"VerifiedTaskWorkflow refused: agent type '{agent_type}' ({role}; {said}) not found. "
         "Available agents: "
     ), cause.message
     assert "verification" in cause.message
