@@ -154,8 +154,11 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         only weak references to tasks)."""
         self._team = inp.team
         self._team_counts = TeamCounters()
-        started = workflow.info().continued_run_id is None
-        self._carry, self._carry_refusal = read_carry(inp.carry, client_start=started)
+        info = workflow.info()
+        started = info.continued_run_id is None
+        self._carry, self._carry_refusal = read_carry(
+            inp.carry, client_start=started, cron=bool(info.cron_schedule)
+        )
         self._prepared: Prepared | None = None
         self._plans = PlanControl(lambda: self._state)
         self._questions = QuestionControl(lambda: self._state)

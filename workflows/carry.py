@@ -38,7 +38,9 @@ class AgentCarry(BaseModel):
 SEEN_MAIL_KEPT = 256
 
 
-def read_carry(carry: dict | None, client_start: bool) -> tuple[AgentCarry | None, str | None]:
+def read_carry(
+    carry: dict | None, client_start: bool, cron: bool = False
+) -> tuple[AgentCarry | None, str | None]:
     """The carry an agent's run starts from, or None; and, for a start no continue-as-new
     made whose carry does not fit, the sentence `run` refuses it with. Such a carry came from
     a client (`carry` is set only by the agent's own continue-as-new): the init's
@@ -46,6 +48,11 @@ def read_carry(carry: dict | None, client_start: bool) -> tuple[AgentCarry | Non
     (a review, 2026-12-05). A continued run's carry that does not fit comes from newer code
     (a rolling deploy, a field inside its strict models): that still fails the task, which a
     worker that knows the field then takes.
+
+    `cron`: the run is one of a cron's, whose later runs are continued runs with the
+    client's input: its first run refused the carry, and every later one hung (a user test,
+    2026-12-05). There, a carry that fails for more than fields this worker does not know
+    is the client's (one from newer code fails only for those).
 
     Raises:
         ValidationError: a continued run's carry does not fit.
@@ -55,7 +62,7 @@ def read_carry(carry: dict | None, client_start: bool) -> tuple[AgentCarry | Non
     try:
         return AgentCarry.model_validate(carry), None
     except ValidationError as e:
-        if not client_start:
+        if not (client_start or (cron and not only_unknown_fields(e))):
             raise
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(carry)"
@@ -64,6 +71,11 @@ def read_carry(carry: dict | None, client_start: bool) -> tuple[AgentCarry | Non
             f"({e.error_count()} error{'s' if e.error_count() > 1 else ''}, the first at "
             f"{where}: {first['msg']}); start without it"
         )
+
+
+def only_unknown_fields(e: ValidationError) -> bool:
+    """Whether every error is a field the model does not have: newer code's carry."""
+    return all(err["type"] == "extra_forbidden" for err in e.errors())
 
 
 def should_continue_as_new(max_events: int, turns_per_run: int | None, run_turns: int) -> bool:

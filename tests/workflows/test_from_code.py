@@ -378,6 +378,33 @@ async def test_a_cron_coordinator_with_an_agent_of_the_client_s_is_refused_every
     assert not model.log
 
 
+async def test_a_cron_agent_with_a_carry_of_the_client_s_is_refused_every_run(client, git_repo):
+    """A cron's later runs are continued runs with the client's input: the first run refused
+    its `carry`, and the second hung as Running, its workflow task failing (a user test)."""
+    with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}) as model:
+        async with running_workers(client) as queues:
+            workspace = {"root": str(git_repo), "host_queue": queues.host_queue}
+            handle = await client.start_workflow(
+                "AgentWorkflow",
+                {"prompt": "go", "workspace": workspace, "carry": {"runs": "many"}},
+                id=f"agent-cron-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                cron_schedule="@every 2s",
+            )
+            try:
+                failed_runs = 0
+                for _ in range(150):
+                    query = f"WorkflowId = '{handle.id}' AND ExecutionStatus = 'Failed'"
+                    failed_runs = len([w async for w in client.list_workflows(query)])
+                    if failed_runs >= 2:
+                        break
+                    await asyncio.sleep(0.2)
+            finally:
+                await handle.terminate("test over")
+    assert failed_runs >= 2
+    assert not model.log
+
+
 BUSY_UNTIL_FITTING = {
     "agents": [
         {
