@@ -223,6 +223,7 @@ async def _resume(agents: SubAgents, call: ValidCall, task: ChildTask, mail: Mai
                 workflow_id=agents.ctx.workflow_id,
                 agent_id=agents.ctx.agent_id,
                 tool_use_id=call.block.id,
+                sender=agents.ctx.name or agents.ctx.agent_id,
             ),
             "read_file_state": {},
             "read_state_ref": task.read_state_ref,

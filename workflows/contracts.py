@@ -117,6 +117,10 @@ class ParentLink(Contract):
     workflow_id: str
     agent_id: str
     tool_use_id: str | None = None
+    sender: str | None = None
+    """The name the parent's SendMessage mail comes under (its name, else its agent id): a
+    plan answer from anyone else is mail. None from a parent that does not say (a pattern
+    workflow, a parent on an older release): any answer decides, as before."""
 
 
 class ForkContext(Contract):

@@ -66,6 +66,10 @@ mail that reads like a lead's `plan_approval_response`; it goes to the mailbox a
 LEAD_ANSWERS_ONLY = "plan-answer-from-lead"
 """Patch id: a teammate's plan is decided only by its lead's answer; a peer's message that
 reads like one is mail (it approved the plan the lead had not seen)."""
+PARENT_ANSWERS_ONLY = "plan-answer-from-parent"
+"""Patch id: a sub-agent's plan is decided only by its parent's answer (or a person's
+`approve_plan`); a message from anyone else that reads like one (its own helper's, a
+person's `send_message`) is mail: it approved the plan the parent had not seen."""
 NO_ASK_AFTER_STOP = "plan-no-ask-after-stop"
 """Patch id: ExitPlanMode after a `stop` asks nobody (it mailed the lead, or showed the plan
 as waiting, then ended at once)."""
@@ -99,8 +103,10 @@ class Approver(BaseModel):
     workflow_id: str | None = None
     name: str = "the user"
     sender: str | None = None
-    """The name the lead's mail comes under, where it is known (a team's lead): an answer
-    from anyone else is mail, not the decision."""
+    """The name the lead's mail comes under, where it is known (a team's lead, a parent that
+    says): an answer from anyone else is mail, not the decision."""
+    parent: bool = False
+    """The approver is the agent's parent (its check came later, under its own patch)."""
 
 
 def plan_approver(inp: AgentInput) -> Approver:
@@ -111,7 +117,12 @@ def plan_approver(inp: AgentInput) -> Approver:
             workflow_id=f"{team.workflow_id}/{team.lead}", name=team.lead, sender=team.lead
         )
     if inp.parent is not None:
-        return Approver(workflow_id=inp.parent.workflow_id, name=inp.parent.agent_id)
+        return Approver(
+            workflow_id=inp.parent.workflow_id,
+            name=inp.parent.agent_id,
+            sender=inp.parent.sender,
+            parent=True,
+        )
     return Approver()
 
 
@@ -319,8 +330,13 @@ class PlanControl:
         if self.approver.workflow_id is None and versions.patched(PERSON_PLAN_NOT_BY_MAIL):
             return False
         lead = self.approver.sender
-        if lead is not None and message.sender != lead and versions.patched(LEAD_ANSWERS_ONLY):
-            return False  # a peer's message: mail (asked only then)
+        if lead is not None and message.sender != lead:
+            # Another's message: mail. Each asked only then: no other run records it.
+            if self.approver.parent:
+                if versions.patched(PARENT_ANSWERS_ONLY):
+                    return False
+            elif versions.patched(LEAD_ANSWERS_ONLY):
+                return False
         self.decision = PlanDecision(
             request_id=answer.request_id, approve=answer.approve, feedback=answer.feedback or ""
         )

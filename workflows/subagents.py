@@ -565,7 +565,10 @@ class SubAgents:
             name=inp.name,
             description=inp.description,
             parent=ParentLink(
-                workflow_id=ctx.workflow_id, agent_id=ctx.agent_id, tool_use_id=call.block.id
+                workflow_id=ctx.workflow_id,
+                agent_id=ctx.agent_id,
+                tool_use_id=call.block.id,
+                sender=ctx.name or ctx.agent_id,
             ),
             background=is_async,
             read_file_state={} if worktree else dict(ctx.read_state()),

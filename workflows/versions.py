@@ -98,6 +98,7 @@ AFTER_BASELINE = frozenset(
         "pipeline-stop-beats-rerun",
         "plan-needs-background",
         "plan-answer-from-lead",
+        "plan-answer-from-parent",
         "plan-ids-per-run",
         "plan-no-ask-after-stop",
         "plan-reread-on-approval",

@@ -41,6 +41,7 @@ from tests.replay.scenarios_agent import (
     plan_approved,
     plan_forged_answer,
     plan_late_answer,
+    plan_parent_answer,
     plan_rejected,
     plan_resumed,
     plan_stop_before_ask,
@@ -330,6 +331,11 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "pipeline_v2": pipeline,
     "verified_task_v7": verified_task,
     "pipeline_unknown_type": pipeline_unknown_type,
+    # A message reading like the parent's answer to a planning sub-agent, from someone else:
+    # mail (patched plan-answer-from-parent, in careful); `subagents_plan_parent_answer_v0`
+    # recorded on 86ec538, where it approved the plan.
+    "subagents_plan_parent_answer": plan_parent_answer,
+    "subagents_plan_parent_answer_v0": plan_parent_answer,
 }
 
 
@@ -378,6 +384,8 @@ CHILDREN = {
     "verified_task_v6": ["verify-1", "verify-2"],
     "pipeline_failed_stage": ["plan"],
     "fork_join_killed_fork": ["fork-2"],
+    "subagents_plan_parent_answer": ["careful"],
+    "subagents_plan_parent_answer_v0": ["careful"],
 }
 # Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.
 SHELLS = {"agent_background_bash"}

@@ -542,6 +542,18 @@ async def plan_late_answer(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def plan_parent_answer(client: Client, tmp: Path) -> WorkflowHandle:
+    """A message reading like the parent's answer to a planning sub-agent, from someone else:
+    mail (patched plan-answer-from-parent, in the child); then the parent's answer."""
+    from tests.workflows.test_plan_mode import forge_a_sub_agent_plan_answer
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    handle, _, _, _ = await forge_a_sub_agent_plan_answer(
+        client, repo, os.environ["OUTLAST_RECORDING"]
+    )
+    return handle
+
+
 async def liveness_backoff(client: Client, tmp: Path) -> WorkflowHandle:
     """A parent's liveness checks while it waits for a background child, further apart each
     time (patched liveness-backoff)."""
