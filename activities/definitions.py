@@ -100,6 +100,10 @@ class DefinitionNames(BaseModel):
 
     names: list[str]
     errors: list[str] = []
+    builtin: list[str] = []
+    """The names whose active definition is a built-in one (no user or project file of that
+    name overrides it): those behind a feature flag the asker turned on are not there for
+    a child that gets the flag as it is. Empty from a host on an older release."""
 
 
 @activity.defn(name="agents.definition_names")
@@ -108,7 +112,8 @@ async def definition_names(req: LoadDefinitionsInput) -> DefinitionNames:
     against it at its start. The definitions themselves, prompts and all, are ~20 KB of the
     pattern's history, which the stages load again for themselves anyway."""
     loaded = await asyncio.to_thread(_load, req)
-    return DefinitionNames(names=loaded.names(), errors=loaded.errors)
+    builtin = [d.agent_type for d in loaded.definitions if d.is_built_in]
+    return DefinitionNames(names=loaded.names(), errors=loaded.errors, builtin=builtin)
 
 
 def _load(req: LoadDefinitionsInput) -> DefinitionSet:

@@ -37,6 +37,8 @@ with workflow.unsafe.imports_passed_through():
     from activities.errors import AgentTypeNotFound, InvalidAgentInput
 
 VERIFIER_TYPE = VERIFIER.agent_type
+FLAG_OF = {VERIFIER_TYPE: "features.verification_agent"}
+"""The config flag behind each built-in that a child gets only with it."""
 
 TYPES_CHECKED = "pattern-agent-types-checked"
 """Patch: a pipeline or a verified task refuses, at its start, an agent type no definition
@@ -44,30 +46,47 @@ has (it failed when the child of that type started)."""
 
 
 def unknown_types(
-    named: list[tuple[str, str]], names: list[str], as_configured: frozenset[str] = frozenset()
+    named: list[tuple[str, str]], names: list[str], off: dict[str, list[str]] | None = None
 ) -> list[tuple[str, str]]:
-    """The (where, type) pairs of `named` whose type is not in `names` (what the config as
-    it is finds), in order. The built-in verification agent counts as found but where
-    `as_configured` names the place: a child there gets the config's flag as it is."""
-    flagged = with_verifier(names)
+    """The (where, type) pairs of `named` whose type is not in `names`, in order. `off`:
+    by where, the names the child there does not get (a built-in behind a feature flag
+    that is off in its config; the check asks with the flag on)."""
+    off = off or {}
     return [
         (where, agent_type)
         for where, agent_type in named
-        if agent_type not in (names if where in as_configured else flagged)
+        if agent_type not in names or agent_type in off.get(where, [])
     ]
 
 
-def with_verifier(names: list[str]) -> list[str]:
-    return names if VERIFIER_TYPE in names else [*names, VERIFIER_TYPE]
+def off_where(
+    config: OutlastConfig, builtin: list[str], as_configured: frozenset[str]
+) -> dict[str, list[str]]:
+    """By where, the built-ins a child that gets `config` as it is does not have: those
+    behind a flag that is off, unless a user's or project's file of that name overrides
+    them (then not in `builtin`). A host on an older release lists no built-ins: nothing
+    is taken off then, as before."""
+    flagged = [] if config.features.verification_agent else [VERIFIER_TYPE]
+    gone = [name for name in flagged if name in builtin]
+    return {where: gone for where in as_configured} if gone else {}
 
 
-def refusal(what: str, unknown: list[tuple[str, str]], known: list[str], skipped: list[str]) -> str:
+def refusal(
+    what: str,
+    unknown: list[tuple[str, str]],
+    known: list[str],
+    skipped: list[str],
+    off: dict[str, list[str]] | None = None,
+) -> str:
     """`PipelineWorkflow refused: agent type 'Reveiw' (stage review; did you mean 'review'?)
     not found; nor ... Available agents: ...`: R13's sentence, with where each type is named
-    and the type it probably meant. A definition file that failed is named by the first line
-    of its error (a YAML error's own lines and carets do not fit in one sentence)."""
+    and the type it probably meant (not one that is `off` there: the flag is named then). A
+    definition file that failed is named by the first line of its error (a YAML error's own
+    lines and carets do not fit in one sentence)."""
+    off = off or {}
     named = [
-        f"'{agent_type}' ({where}{_guess(agent_type, known)})" for where, agent_type in unknown
+        f"'{agent_type}' ({where}{_guess(agent_type, known, off.get(where, []))})"
+        for where, agent_type in unknown
     ]
     nor = "".join(f"; nor {n}" for n in named[1:])
     text = f"{what} refused: agent type {named[0]} not found{nor}. "
@@ -78,11 +97,12 @@ def refusal(what: str, unknown: list[tuple[str, str]], known: list[str], skipped
     return f"{text}. A type a stage defines while it runs goes in the input's `late_agent_types`"
 
 
-def _guess(agent_type: str, known: list[str]) -> str:
-    if agent_type == VERIFIER_TYPE:  # then it is off for this child
-        return "; the built-in verification agent is there only with features.verification_agent"
+def _guess(agent_type: str, known: list[str], off: list[str]) -> str:
+    there = [k for k in known if k not in off]
     same = [k for k in known if k.lower() == agent_type.lower()]
-    close = same or difflib.get_close_matches(agent_type, known, n=1)
+    close = same or difflib.get_close_matches(agent_type, there, n=1)
+    if close and close[0] in off:
+        return f"; '{close[0]}' is there only with {FLAG_OF[close[0]]}"
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
@@ -97,7 +117,9 @@ async def refuse_unknown_types(
     """Fail the run if a type in `named` ((where, agent type) pairs) is defined nowhere and
     not in `late`. The built-in verification agent counts as defined for stages and
     verifiers, which get it (R10) whatever the config's flag says; not for the children
-    named in `as_configured` (where they are named), which get the config as it is.
+    named in `as_configured` (where they are named), which get the config as it is: the
+    check passed an implementer of that type with the flag off, and the implementer then
+    failed at its start (a user test, 2026-12-05).
 
     Raises:
         AgentTypeNotFound: not retryable, so the pattern fails with the sentence.
@@ -106,15 +128,18 @@ async def refuse_unknown_types(
     named = [(where, agent_type) for where, agent_type in named if agent_type not in late]
     if not named or not versions.patched(TYPES_CHECKED):
         return
+    features = config.features.model_copy(update={"verification_agent": True})
     try:
         found = await run_host_step(
             config,
             "agents.definition_names",
-            # The config as it is: the names then show whether the verification agent is
-            # there without the flag (a project's own definition of that name). A run that
-            # asked with the flag forced on (the first release of the check) replays as it
-            # ran: its recorded names have it for every role.
-            LoadDefinitionsInput(workspace_root=workspace.root, config=config),
+            # With the flag on, as every release asked: a worker of the release before
+            # replays the names recorded here as it ran. Which of them are built-ins says
+            # what the flag adds.
+            LoadDefinitionsInput(
+                workspace_root=workspace.root,
+                config=config.model_copy(update={"features": features}),
+            ),
             host_queue=workspace.host_queue,
             result_type=DefinitionNames,
             summary="the agent types there are",
@@ -128,8 +153,6 @@ async def refuse_unknown_types(
             raise InvalidAgentInput(cause.message) from None  # the workspace is not there
         workflow.logger.warning("agent types not checked at the start: %s", cause or e)
         return
-    if unknown := unknown_types(named, found.names, as_configured):
-        # The types a stage or a verifier may name: the implementer's unknown one is told
-        # apart by its guess (the flag) where it is the verification agent.
-        known = with_verifier(found.names)
-        raise AgentTypeNotFound(refusal(what, unknown, known, found.errors))
+    off = off_where(config, found.builtin, as_configured)
+    if unknown := unknown_types(named, found.names, off):
+        raise AgentTypeNotFound(refusal(what, unknown, found.names, found.errors, off))

@@ -1,4 +1,5 @@
-from workflows.agent_types import refusal, unknown_types
+from agents.config import Features, OutlastConfig
+from workflows.agent_types import off_where, refusal, unknown_types
 
 KNOWN = ["general-purpose", "Explore", "Plan", "verification"]
 
@@ -9,22 +10,24 @@ def test_only_the_types_no_definition_has_are_unknown_in_their_order():
     assert unknown_types([("verifier_type", "verification")], KNOWN) == []
 
 
-def test_the_verification_agent_is_there_for_every_role_but_one_that_gets_the_config_as_is():
+def test_a_built_in_behind_a_flag_that_is_off_is_not_there_for_a_child_that_gets_it_off():
     """A verified task's implementer gets the verification agent only with its flag: the
     check passed `implementer_type: verification` with it off, and the implementer failed
-    at its start (a user test, 2026-12-05)."""
-    names = ["general-purpose", "Explore"]  # as the config finds them: the flag is off
+    at its start (a user test, 2026-12-05). The check asks with the flag on (so the names
+    recorded are what a worker of the release before replays) and takes it off there."""
     roles = [("implementer_type", "verification"), ("verifier_type", "verification")]
-    implementer = frozenset({"implementer_type"})
-    assert unknown_types(roles, names) == []
-    assert unknown_types(roles, names, implementer) == [("implementer_type", "verification")]
-    # A project's own definition of that name is there for the implementer too.
-    assert unknown_types(roles, [*names, "verification"], implementer) == []
-    text = refusal("X", [("implementer_type", "verification")], [*names, "verification"], [])
+    off = {"implementer_type": ["verification"]}
+    assert unknown_types(roles, KNOWN) == []
+    assert unknown_types(roles, KNOWN, off) == [("implementer_type", "verification")]
+    text = refusal("X", [("implementer_type", "verification")], KNOWN, [], off)
     assert text.startswith(
-        "X refused: agent type 'verification' (implementer_type; the built-in verification "
-        "agent is there only with features.verification_agent) not found."
+        "X refused: agent type 'verification' (implementer_type; 'verification' is there only "
+        "with features.verification_agent) not found."
     ), text
+    # A near miss is not pointed at it either, but at the flag.
+    text = refusal("X", [("implementer_type", "Verification")], KNOWN, [], off)
+    assert "('implementer_type; 'verification' is there only with" not in text
+    assert "(implementer_type; 'verification' is there only with features." in text, text
 
 
 def test_the_refusal_names_where_each_unknown_type_is_and_the_types_there_are():
@@ -48,3 +51,14 @@ def test_the_refusal_guesses_the_type_meant_and_keeps_a_file_error_to_one_line()
     yaml = "a.md: bad frontmatter: while parsing\n  in line 2\n    ^\n"
     text = refusal("X", [("a", "q")], KNOWN, [yaml])
     assert "could not be loaded: a.md: bad frontmatter: while parsing. A type" in text
+
+
+def test_the_verification_agent_is_off_only_where_the_flag_is_and_no_file_defines_it():
+    implementer = frozenset({"implementer_type"})
+    off, on = OutlastConfig(), OutlastConfig(features=Features(verification_agent=True))
+    assert off_where(off, ["Explore", "verification"], implementer) == {
+        "implementer_type": ["verification"]
+    }
+    assert off_where(on, ["Explore", "verification"], implementer) == {}
+    # A project's `verification.md` overrides the built-in: there without the flag.
+    assert off_where(off, ["Explore"], implementer) == {}

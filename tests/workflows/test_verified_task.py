@@ -520,7 +520,7 @@ async def test_a_follow_says_what_the_round_s_agents_are_doing(client, tmp_path)
         (
             "implementer_type",
             "verification",
-            "the built-in verification agent is there only with features.verification_agent",
+            "'verification' is there only with features.verification_agent",
         ),
     ],
 )
