@@ -53,7 +53,7 @@ from workflows.agent_setup import (
     prepare_fork,
 )
 from workflows.agent_tools import AgentParts, workflow_tools
-from workflows.carry import AgentCarry, read_carry, should_continue_as_new
+from workflows.carry import AgentCarry, from_client, read_carry, should_continue_as_new
 from workflows.child_endings import settle_children
 from workflows.client_input import (
     client_start,
@@ -155,10 +155,8 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._team = inp.team
         self._team_counts = TeamCounters()
         info = workflow.info()
-        started = info.continued_run_id is None
-        self._carry, self._carry_refusal = read_carry(
-            inp.carry, client_start=started, cron=bool(info.cron_schedule)
-        )
+        client = from_client(inp.carry, info.continued_run_id, bool(info.cron_schedule))
+        self._carry, self._carry_refusal = read_carry(inp.carry, client_start=client)
         self._prepared: Prepared | None = None
         self._plans = PlanControl(lambda: self._state)
         self._questions = QuestionControl(lambda: self._state)
@@ -392,6 +390,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             runs=(self._carry.runs + 1) if self._carry else 1,
             base=self._base,
             team_counts=self._team_counts,
+            from_run=workflow.info().run_id,
         )
         # The team as it is now (`team_members`), for the next run's SendMessage.
         update = {"carry": carry.model_dump(mode="json"), "team": self._team}

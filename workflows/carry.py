@@ -33,26 +33,34 @@ class AgentCarry(BaseModel):
     """How many runs the chain had before this one."""
     base: TranscriptRef = TranscriptRef()
     team_counts: TeamCounters = Field(default_factory=TeamCounters)
+    from_run: str = ""
+    """The run that handed it on: the next run's `continued_run_id`. A cron's later runs
+    are continued runs too, with the client's input (`from_client`)."""
 
 
 SEEN_MAIL_KEPT = 256
 
 
-def read_carry(
-    carry: dict | None, client_start: bool, cron: bool = False
-) -> tuple[AgentCarry | None, str | None]:
-    """The carry an agent's run starts from, or None; and, for a start no continue-as-new
-    made whose carry does not fit, the sentence `run` refuses it with. Such a carry came from
-    a client (`carry` is set only by the agent's own continue-as-new): the init's
-    ValidationError failed the workflow task on every attempt, and the run hung as Running
-    (a review, 2026-12-05). A continued run's carry that does not fit comes from newer code
-    (a rolling deploy, a field inside its strict models): that still fails the task, which a
-    worker that knows the field then takes.
+def from_client(carry: dict | None, continued_run_id: str | None, cron: bool) -> bool:
+    """Whether `carry` came from a client, not from the run before's continue-as-new: a run
+    no continue-as-new made; or a cron's run whose carry was not handed on by the run it
+    continues (a cron's later runs are continued runs with the client's input: the first
+    refused the carry, and every later one hung; a user test, 2026-12-05). A carry from a
+    release before `from_run` in a cron's chain counts as the client's: refused only if it
+    does not fit, which a carry of an older release does."""
+    if continued_run_id is None:
+        return True
+    return cron and (carry or {}).get("from_run") != continued_run_id
 
-    `cron`: the run is one of a cron's, whose later runs are continued runs with the
-    client's input: its first run refused the carry, and every later one hung (a user test,
-    2026-12-05). There, a carry that fails for more than fields this worker does not know
-    is the client's (one from newer code fails only for those).
+
+def read_carry(carry: dict | None, client_start: bool) -> tuple[AgentCarry | None, str | None]:
+    """The carry an agent's run starts from, or None; and, for a carry from a client
+    (`from_client`) that does not fit, the sentence `run` refuses it with (`carry` is set
+    only by the agent's own continue-as-new): the init's ValidationError failed the
+    workflow task on every attempt, and the run hung as Running (a review, 2026-12-05). A
+    continued run's carry that does not fit comes from newer code (a rolling deploy, a
+    field inside its strict models): that still fails the task, which a worker that knows
+    the field then takes.
 
     Raises:
         ValidationError: a continued run's carry does not fit.
@@ -62,7 +70,7 @@ def read_carry(
     try:
         return AgentCarry.model_validate(carry), None
     except ValidationError as e:
-        if not (client_start or (cron and not only_unknown_fields(e))):
+        if not client_start:
             raise
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(carry)"
@@ -71,11 +79,6 @@ def read_carry(
             f"({e.error_count()} error{'s' if e.error_count() > 1 else ''}, the first at "
             f"{where}: {first['msg']}); start without it"
         )
-
-
-def only_unknown_fields(e: ValidationError) -> bool:
-    """Whether every error is a field the model does not have: newer code's carry."""
-    return all(err["type"] == "extra_forbidden" for err in e.errors())
 
 
 def should_continue_as_new(max_events: int, turns_per_run: int | None, run_turns: int) -> bool:
