@@ -117,9 +117,24 @@ def _cleanup(repo: Repo, info: WorktreeInfo, dry_run: bool = False) -> WorktreeC
     return WorktreeCleanup(kept=False, reason="no changes; worktree and branch removed")
 
 
+def _check_place(info: WorktreeInfo) -> None:
+    """Raises WorktreeRefused: `info.worktree_path` is not under the repository's worktree
+    directory."""
+    home, path = Path(info.repo_root) / WORKTREES_DIR, Path(info.worktree_path)
+    # `is_relative_to` is lexical, so `..` parts must be refused separately.
+    if ".." in path.parts or path == home or not path.is_relative_to(home):
+        raise WorktreeRefused(f"{info.worktree_path} is not a worktree under {home}")
+
+
 def cleanup_forecast(info: WorktreeInfo) -> WorktreeCleanup:
     """What the end-of-agent cleanup would do with this worktree, changing nothing (for
-    `outlast reap --dry-run`; blocking: run it in a thread)."""
+    `outlast reap --dry-run`; blocking: run it in a thread). Without the repository's lock:
+    a forecast, which a cleanup running meanwhile may change.
+
+    Raises:
+        WorktreeRefused: as `cleanup_worktree` does, for a path it would not touch.
+    """
+    _check_place(info)
     try:
         repo = locate(info.repo_root, attempt_deadline())
     except WorktreeRefused:
@@ -189,10 +204,8 @@ async def cleanup_worktree(inp: CleanupWorktreeInput) -> WorktreeCleanup:
         WorktreeRefused: `info.worktree_path` is not under the repository's worktree directory.
     """
     info = inp.info
-    home, path = Path(info.repo_root) / WORKTREES_DIR, Path(info.worktree_path)
-    # `is_relative_to` is lexical, so `..` parts must be refused separately.
-    if ".." in path.parts or path == home or not path.is_relative_to(home):
-        raise WorktreeRefused(f"{info.worktree_path} is not a worktree under {home}")
+    _check_place(info)
+    path = Path(info.worktree_path)
     if inp.action == "keep":
         worktree_owners.forget(info.worktree_path)  # kept on purpose: not the reaper's
         return WorktreeCleanup(kept=True, reason="kept, as asked")

@@ -94,6 +94,9 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
         if dry_run:
             try:
                 would = await asyncio.to_thread(cleanup_forecast, info)
+            except WorktreeRefused as e:  # as the real run: left, and said in the log
+                log.warning("would not reap %s: %s", owner.worktree_path, e)
+                continue
             except (GitFailed, GitHung, subprocess.TimeoutExpired, OSError) as e:
                 reason = f"would try to clean up; its git failed now: {e}"
                 done.append(_reaped(owner, status, removed=False, reason=reason))

@@ -551,7 +551,10 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             # A teammate's own approved shutdown is its answer, not a stop (its team agrees).
             # A teammate's turn that ended idle ends its run only when a stop came: stopped,
             # as its team and `show` say (it read `completed`). Only the result's payload.
-            stopped=(loop_end == "stopped" or (inp.team is not None and self._stop is not None))
+            stopped=(
+                loop_end == "stopped"
+                or (inp.team is not None and loop_end == "end_turn" and self._stop is not None)
+            )
             and not self._shutdown_approved,
             transcript=self._state.transcript,
             error=error,

@@ -378,6 +378,9 @@ async def test_cleanup_refuses_a_path_outside_the_worktrees_dir(repo: Path) -> N
     for path in (repo, repo / ".claude" / "worktrees", repo / ".claude/worktrees/../.."):
         with pytest.raises(WorktreeRefused, match="is not a worktree under"):
             await cleanup(info.model_copy(update={"worktree_path": str(path)}))
+        # The dry run's forecast refuses it as the cleanup does (a review, 2026-12-05).
+        with pytest.raises(WorktreeRefused, match="is not a worktree under"):
+            cleanup_forecast(info.model_copy(update={"worktree_path": str(path)}))
     assert Path(info.worktree_path).is_dir()
 
 
