@@ -14,13 +14,14 @@ import temporalio.api.sdk.v1
 
 from tests.support import (
     agent_input,
+    fast_config,
     followed_until,
     running_workers,
     scripted_model,
     start,
     tool_results,
 )
-from workflows.contracts import AgentStatus, PlanView
+from workflows.contracts import AgentResult, AgentStatus, PlanView
 
 WRITE_CODE = {"name": "Write", "input": {"file_path": "{{cwd}}/src/x.py", "content": "X = 1\n"}}
 WRITE_PLAN = {
@@ -791,6 +792,73 @@ async def test_a_sub_agent_s_plan_is_decided_only_by_its_parent_s_answer(client,
     # Read as mail at careful's next turn, after its parent's answer.
     last = [json.dumps(r["body"]) for r in log if r["agent"] == "careful"][-1]
     assert "plan_approval_response" in last
+
+
+async def test_a_named_parent_s_answer_decides_its_sub_agent_s_plan(client, git_repo):
+    """A named parent (`mid`, a sub-agent that may nest) mails under its name, not its agent
+    id: its sub-agent must take the answer from that name (a review, 2026-12-05)."""
+    from agents.config import AgentSettings
+
+    define_careful(git_repo)
+    by_mid = {"agent_name": "mid"}
+    script = {
+        "agents": [
+            {
+                "name": "careful",
+                "match": {"agent_type": "careful"},
+                "turns": [
+                    {"tool_use": WRITE_PLAN},
+                    {"tool_use": EXIT},
+                    {"tool_use": WRITE_CODE},
+                    {"text": "careful done"},
+                ],
+            },
+            {
+                "name": "mid-done",
+                "match": {**by_mid, "conversation_contains": ["Message queued for delivery"]},
+                "after_last": "repeat_last",
+                "turns": [{"text": "mid done"}],
+            },
+            {
+                "name": "mid-approves",
+                "match": {**by_mid, "conversation_contains": ['"plan_approval_request"']},
+                "after_last": "repeat_last",
+                "turns": [send(PLAN_APPROVED)],
+            },
+            {
+                "name": "mid",
+                "match": by_mid,
+                "after_last": "repeat_last",
+                # `mode: plan`: a sub-agent's own mode (acceptEdits) would be kept (R23).
+                "turns": [
+                    {"tool_use": {"name": "Agent", "input": {**CAREFUL_CALL, "mode": "plan"}}},
+                    {"text": "wait"},
+                ],
+            },
+            {
+                "name": "top",
+                "turns": [
+                    {
+                        "tool_use": {
+                            "name": "Agent",
+                            "input": {"description": "mid", "prompt": "delegate", "name": "mid"},
+                        }
+                    },
+                    {"text": "done"},
+                ],
+            },
+        ]
+    }
+    config = fast_config(agents=AgentSettings(allow_nested_agents=True))
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", git_repo, queues, config=config)
+            handle = await start(client, inp, queues)
+            result = await asyncio.wait_for(handle.result(), 90)
+            mid = client.get_workflow_handle(f"{handle.id}/mid", result_type=AgentResult)
+            mid_result = await mid.result()
+    assert result.final_text == "done" and mid_result.final_text == "mid done", mid_result
+    assert (git_repo / "src" / "x.py").read_text() == "X = 1\n"
 
 
 async def test_a_late_answer_to_a_stopped_run_s_plan_does_not_decide_the_resumed_run_s(
