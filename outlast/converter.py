@@ -70,10 +70,11 @@ PLAIN_UPDATE_INPUTS: tuple[type[BaseModel], ...] = (
     TaskCreateRequest,
     TaskUpdateRequest,
 )
-"""Updates whose inputs are no `ClientInput` (an agent's call sends them as well): one that
-does not fit was refused as "Failed decoding arguments", the reason only in its cause (a
-user test, 2026-12-05). A field they do not have is refused with the rest: an update is
-refused either way, so there is no newer worker to wait for."""
+"""Updates an agent's call sends as well (all but `answer_question` client inputs too, whose
+unknown fields their validators refuse): one that does not fit was refused as "Failed
+decoding arguments", the reason only in its cause (a user test, 2026-12-05). A field a
+strict model in them does not have is refused with the rest: an update is refused either
+way, so there is no newer worker to wait for."""
 
 
 @final

@@ -104,6 +104,8 @@ def named_unknown(unknown: list[str], known: list[str]) -> str:
 
 
 def _with_guess(name: str, known: list[str]) -> str:
+    if any(c in name for c in ".[("):
+        return name  # a nested field's path, guessed from its own model already
     close = difflib.get_close_matches(name, known, n=1)
     return f"{name} (did you mean {close[0]}?)" if close else name
 

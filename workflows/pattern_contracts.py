@@ -214,12 +214,17 @@ class TeamMail(ClientInput):
     sender: str = "user"
 
 
-class TaskCreateRequest(Contract):
+class TaskCreateRequest(ClientInput):
+    """Input of a team's `task_create` update (a person's, or a member's TaskCreate call):
+    a client input, so a misspelt `caller` is refused, not taken for the default."""
+
     task: TaskCreateInput
     caller: str = "user"
 
 
-class TaskUpdateRequest(Contract):
+class TaskUpdateRequest(ClientInput):
+    """Input of a team's `task_update` update (as `TaskCreateRequest`)."""
+
     update: TaskUpdateInput
     caller: str = "user"
 
@@ -315,9 +320,11 @@ class MemberRef(Contract):
     name: str
 
 
-class AddMemberRequest(Contract):
+class AddMemberRequest(ClientInput):
     """Input of a team's `add_member` update: a teammate the lead spawns with
-    `Agent({name, ...})` (R69)."""
+    `Agent({name, ...})` (R69). A client input: a misspelt field in it or in its `spec`
+    (`plan_mode_requird`) is refused; it started a member that skipped plan approval (a
+    user test, 2026-12-05)."""
 
     spec: TeammateSpec
     caller: str

@@ -32,6 +32,7 @@ from workflows import search_attributes as sa
 from workflows import versions
 from workflows.child_agents import child_failure
 from workflows.client_input import (
+    check_update_fields,
     given_input,
     refuse_unknown_fields,
     require_update_input,
@@ -355,6 +356,7 @@ class TeamWorkflow(TeamHandlers):
     @add_member.validator
     def _check_add(self, request: AddMemberRequest | None = None) -> None:
         require_update_input("add_member", request, AddMemberRequest)
+        check_update_fields("add_member", request)
         # Adds in one workflow task each pass this check before any of their handlers runs,
         # so such a batch may go past the limit by its size - 1: a handler cannot count the
         # members running again (which have ended is not for a handler to read).

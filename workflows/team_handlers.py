@@ -294,6 +294,7 @@ class TeamHandlers:
     @task_create.validator
     def _check_task_create(self, request: TaskCreateRequest | None = None) -> None:
         require_update_input("task_create", request, TaskCreateRequest)
+        check_update_fields("task_create", request)
 
     @workflow.update(name="task_update")
     def task_update(self, request: TaskUpdateRequest | None = None) -> TeamTask:
@@ -309,6 +310,7 @@ class TeamHandlers:
     @task_update.validator
     def _check_task_update(self, request: TaskUpdateRequest | None = None) -> None:
         require_update_input("task_update", request, TaskUpdateRequest)
+        check_update_fields("task_update", request)
         # Task state changes only through these (synchronous) updates, applied in order, so
         # the validator sees the list as it is, replayed or not. A refused claim leaves no
         # trace in history.

@@ -69,12 +69,12 @@ def test_a_misspelt_field_of_an_update_input_is_named_with_the_field_meant():
         )
     said = failed.value.message
     assert said.startswith("invalid TaskCreateRequest: task.subject: Field required; "), said
-    assert "task.subjectt: Extra inputs are not permitted (did you mean subject?)" in said
+    assert said.endswith("; unknown field task.subjectt (did you mean subject?)"), said
     with pytest.raises(ApplicationError) as far:
         OutlastPayloadConverter().from_payloads(
             [payload({"task": {"subject": "x", "zzz": 1}})], [TaskCreateRequest | None]
         )
-    assert far.value.message.endswith("task.zzz: Extra inputs are not permitted"), far.value
+    assert far.value.message.endswith("; unknown field task.zzz"), far.value
 
 
 def test_a_workflow_input_of_the_wrong_shape_is_a_non_retryable_failure():

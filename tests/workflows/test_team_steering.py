@@ -162,6 +162,19 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
                 with pytest.raises(WorkflowUpdateFailedError) as refused:
                     await asyncio.wait_for(handle.execute_update(name, payload), 15)
                 refusals[f"{name} misfit"] = refused.value.cause.message
+            # A misspelt field that decodes all the same was dropped: `plan_mode_requird`
+            # started a member that skipped plan approval, `callr` made the caller `user`
+            # (a user test, 2026-12-05).
+            spec = {"name": "carol", "prompt": "hi", "plan_mode_requird": True}
+            typos = {
+                "add_member": {"spec": spec, "caller": "lead"},
+                "task_create": {"task": {"subject": "x", "description": "d"}, "callr": "a"},
+                "task_update": {"update": {"taskId": "1", "status": "completed"}, "callr": "a"},
+            }
+            for name, payload in typos.items():
+                with pytest.raises(WorkflowUpdateFailedError) as refused:
+                    await asyncio.wait_for(handle.execute_update(name, payload), 15)
+                refusals[f"{name} typo"] = refused.value.cause.message
             # The members' own signals, sent without an input (or with one that does not
             # fit) by any client, failed the workflow task the same way.
             await handle.signal("member_state")
@@ -176,6 +189,14 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
     assert refusals.pop("task_create misfit") == (
         "invalid TaskCreateRequest: task: Field required; unknown field tsk (did you mean task?)"
     )
+    assert refusals.pop("add_member typo").startswith(
+        "update `add_member` refused: unknown field spec.plan_mode_requird (did you mean "
+        "plan_mode_required?) (misspelt"
+    )
+    for name in ("task_create", "task_update"):
+        assert refusals.pop(f"{name} typo").startswith(
+            f"update `{name}` refused: unknown field callr (did you mean caller?) (misspelt"
+        )
     assert refusals.pop("add_member misfit").startswith(
         "invalid AddMemberRequest: spec.name: Field required"
     )
