@@ -44,6 +44,7 @@ from outlast.cli_base import (
     no_worker_note,
     polled,
 )
+from outlast.inspect import UNDECODED_INPUT, why_it_ended
 from workflows.contracts import AgentResult, TranscriptView
 
 SHORT_LINES = 12
@@ -100,6 +101,10 @@ async def _segments(workflow_id: str, compacted: bool) -> list[tuple[Message, ..
             f"{workflow_id} is a {desc.workflow_type}, not an agent: `outlast show "
             f"{workflow_id}` lists its agents, each with a conversation of its own."
         )
+    if desc.status == WorkflowExecutionStatus.FAILED:
+        why, kind = await why_it_ended(handle, desc.status)
+        if kind == UNDECODED_INPUT:  # asked anyway, a worker's replay fails with a traceback
+            fail(f"{workflow_id} never started: its input did not decode ({why}).")
     refs = await _references(client, handle, desc, compacted)
     try:
         return [await asyncio.to_thread(load, default_store(), ref) for ref in refs]

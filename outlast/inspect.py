@@ -183,9 +183,11 @@ async def agent_tree(
         result = await handle.result(follow_runs=False)
         _fill_from_result(node, result)
     elif desc.status is not None:
-        # Running, or ended with no result (failed, killed, terminated): what it has spent.
-        await _fill_from_status(node, client, desc, queries_until)
-        node.error = await _why_it_ended(handle, desc.status)
+        # Running, or ended with no result (failed, killed, terminated): what it has spent,
+        # unless its input never decoded (it spent nothing, and cannot be asked).
+        node.error, kind = await why_it_ended(handle, desc.status)
+        if kind != UNDECODED_INPUT:
+            await _fill_from_status(node, client, desc, queries_until)
     if desc.workflow_type in AGENT_TYPES:
         if desc.status == WorkflowExecutionStatus.CANCELED:
             node.outcome = "killed"  # TaskStop, `outlast kill`: what `run` and the parent say
@@ -221,10 +223,17 @@ ERROR_CHARS = 200
 """How much of a child's error a tree line shows."""
 
 
-async def _why_it_ended(handle: WorkflowHandle, status: WorkflowExecutionStatus) -> str | None:
-    """The failure's message (decoded, as the SDK gives it) or the reason a terminate gave;
-    `show` said `failed` and nothing more (a user test, 2026-12-05)."""
-    why = None
+UNDECODED_INPUT = "InvalidWorkflowInput"
+"""The failure of a run whose input never decoded (outlast/converter.py): no query can be
+answered by replaying it (the SDK logs "Expected workflow input" with a traceback)."""
+
+
+async def why_it_ended(
+    handle: WorkflowHandle, status: WorkflowExecutionStatus
+) -> tuple[str | None, str | None]:
+    """The failure's message (decoded, as the SDK gives it) or the reason a terminate gave,
+    and the failure's type; `show` said `failed` and nothing more (a user test, 2026-12-05)."""
+    why = kind = None
     try:
         if status == WorkflowExecutionStatus.TERMINATED:
             async for event in handle.fetch_history_events(
@@ -236,11 +245,10 @@ async def _why_it_ended(handle: WorkflowHandle, status: WorkflowExecutionStatus)
     except WorkflowFailureError as e:
         cause = e.cause
         why = str(getattr(cause, "message", None) or cause)
+        kind = getattr(cause, "type", None)
     except RPCError:
-        return None  # its history is gone, or the server is away: the status says enough
-    if not why:
-        return None
-    return " ".join(plain(why).split())
+        return None, None  # its history is gone, or the server is away: the status says enough
+    return (" ".join(plain(why).split()) if why else None), kind
 
 
 async def _fill_from_status(

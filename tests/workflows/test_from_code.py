@@ -710,3 +710,30 @@ async def test_a_start_without_an_input_fails_at_once_saying_what_it_needs(clien
     assert cause.message.startswith(
         f"{kind} refused: it was started without an input; it needs a JSON object with {needs}"
     ), cause.message
+
+
+async def test_a_run_whose_input_never_decoded_is_not_asked_anything(
+    client, dev_server, git_repo, caplog
+):
+    """`show` asked such a run for its figures and `transcript` for its conversation: the
+    worker's replay to answer failed each time, with ~20 lines of the SDK's traceback in its
+    log ("Expected workflow input"), and `transcript` said so (a user test, 2026-12-05)."""
+    from outlast.inspect import agent_tree
+
+    caplog.set_level(logging.INFO)
+    async with running_workers(client) as queues:
+        handle = await client.start_workflow(
+            "AgentWorkflow",
+            {"prompt": "hello", "workspace": {"root": str(git_repo)}},
+            id=f"undecoded-{uuid.uuid4().hex[:8]}",
+            task_queue=queues.task_queue,
+        )
+        with pytest.raises(WorkflowFailureError):
+            await asyncio.wait_for(handle.result(), 30)
+        tree = await agent_tree(client, handle.id)
+        code, out = await cli(dev_server.address, "transcript", handle.id)
+        await asyncio.sleep(1)  # a query the worker took would be logged by now
+    said = "invalid AgentInput: workspace.host_queue: Field required"
+    assert tree.row.status == "failed" and tree.error.startswith(said), tree
+    assert code == 2 and f"never started: its input did not decode ({said}" in out, out
+    assert "Expected workflow input" not in caplog.text
