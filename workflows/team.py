@@ -187,8 +187,7 @@ class TeamWorkflow(TeamHandlers):
         await workflow.wait_condition(workflow.all_handlers_finished)
         lead = self._ended.get(inp.lead.name)
         status = "stopped" if self._shutdown is not None else "completed"
-        self._marks.end(status)
-        return TeamResult(
+        result = TeamResult(
             team_name=inp.team_name,
             status=status,
             lead_text=lead.final_text if lead else "",
@@ -196,6 +195,11 @@ class TeamWorkflow(TeamHandlers):
             tasks=sorted_tasks(self._tasks),
             messages=sum(sum(r.sent_to.values()) for r in self._reports.values()),
         )
+        # How the lead ended where it did not complete: `outlast ls` and the Web UI listed a
+        # team whose lead failed at its start (no workspace) as completed (a user test,
+        # 2026-12-05). The upsert's value only; the result's status stays as it was.
+        self._marks.end(result.lead_lost() or status)
+        return result
 
     def _link(self) -> TeamLink:
         info = workflow.info()

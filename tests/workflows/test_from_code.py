@@ -737,3 +737,28 @@ async def test_a_run_whose_input_never_decoded_is_not_asked_anything(
     assert tree.row.status == "failed" and tree.error.startswith(said), tree
     assert code == 2 and f"never started: its input did not decode ({said}" in out, out
     assert "Expected workflow input" not in caplog.text
+
+
+async def test_a_team_whose_lead_failed_at_its_start_lists_as_failed(client, git_repo):
+    """A team with a workspace root that is not there: its members fail at their starts,
+    and `outlast ls` and the Web UI listed the team as completed, where an agent or a
+    pipeline with that root reads failed (a user test, 2026-12-05)."""
+    from workflows import search_attributes as sa
+
+    async with running_workers(client) as queues:
+        inp = {
+            "team_name": "t",
+            "workspace": {"root": "/nonexistent/outlast-team", "host_queue": queues.host_queue},
+            "lead": {"name": "lead", "prompt": "go"},
+        }
+        handle = await client.start_workflow(
+            "TeamWorkflow",
+            inp,
+            id=f"team-nowhere-{uuid.uuid4().hex[:8]}",
+            task_queue=queues.task_queue,
+        )
+        result = await asyncio.wait_for(handle.result(), 60)
+        desc = await handle.describe()
+    assert result["status"] == "completed" and result["members"][0]["status"] == "failed"
+    # What `outlast ls` reads: `completed (failed)`.
+    assert desc.typed_search_attributes.get(sa.AGENT_STATUS) == "failed"
