@@ -77,24 +77,27 @@ def refusal(
     known: list[str],
     skipped: list[str],
     off: dict[str, list[str]] | None = None,
+    definer: str = "a stage",
 ) -> str:
     """`PipelineWorkflow refused: agent type 'Reveiw' (stage review; did you mean 'review'?)
     not found; nor ... Available agents: ...`: R13's sentence, with where each type is named
-    and the type it probably meant (not one that is `off` there: the flag is named then). A
-    definition file that failed is named by the first line of its error (a YAML error's own
-    lines and carets do not fit in one sentence)."""
+    and the type it probably meant (not one that is `off` there: the flag is named then, and
+    the list leaves it out). A definition file that failed is named by the first line of its
+    error (a YAML error's own lines and carets do not fit in one sentence). `definer`: who
+    may define a type while the pattern runs (`late_agent_types`)."""
     off = off or {}
     named = [
         f"'{agent_type}' ({where}{_guess(agent_type, known, off.get(where, []))})"
         for where, agent_type in unknown
     ]
+    shown = [k for k in known if not all(k in off.get(where, []) for where, _ in unknown)]
     nor = "".join(f"; nor {n}" for n in named[1:])
     text = f"{what} refused: agent type {named[0]} not found{nor}. "
-    text += f"Available agents: {', '.join(known)}"
+    text += f"Available agents: {', '.join(shown)}"
     if skipped:
         firsts = [error.strip().splitlines()[0] for error in skipped if error.strip()]
         text += f". Agent definitions that could not be loaded: {'; '.join(firsts)}"
-    return f"{text}. A type a stage defines while it runs goes in the input's `late_agent_types`"
+    return f"{text}. A type {definer} defines while it runs goes in the input's `late_agent_types`"
 
 
 def _guess(agent_type: str, known: list[str], off: list[str]) -> str:
@@ -113,6 +116,7 @@ async def refuse_unknown_types(
     named: list[tuple[str, str]],
     late: list[str],
     as_configured: frozenset[str] = frozenset(),
+    definer: str = "a stage",
 ) -> None:
     """Fail the run if a type in `named` ((where, agent type) pairs) is defined nowhere and
     not in `late`. The built-in verification agent counts as defined for stages and
@@ -155,4 +159,4 @@ async def refuse_unknown_types(
         return
     off = off_where(config, found.builtin, as_configured)
     if unknown := unknown_types(named, found.names, off):
-        raise AgentTypeNotFound(refusal(what, unknown, found.names, found.errors, off))
+        raise AgentTypeNotFound(refusal(what, unknown, found.names, found.errors, off, definer))

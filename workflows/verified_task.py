@@ -143,6 +143,7 @@ class VerifiedTaskWorkflow:
                 # The implementer gets the config as it is: the verification agent only with
                 # its flag (the check counted it as there for every role).
                 as_configured=frozenset({"implementer_type"}),
+                definer="the implementer",
             )
             return await self._rounds_until_verdict(inp)
         except BaseException as e:

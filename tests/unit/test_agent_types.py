@@ -19,10 +19,12 @@ def test_a_built_in_behind_a_flag_that_is_off_is_not_there_for_a_child_that_gets
     off = {"implementer_type": ["verification"]}
     assert unknown_types(roles, KNOWN) == []
     assert unknown_types(roles, KNOWN, off) == [("implementer_type", "verification")]
-    text = refusal("X", [("implementer_type", "verification")], KNOWN, [], off)
-    assert text.startswith(
+    text = refusal("X", [("implementer_type", "verification")], KNOWN, [], off, "the implementer")
+    assert text == (
         "X refused: agent type 'verification' (implementer_type; 'verification' is there only "
-        "with features.verification_agent) not found."
+        "with features.verification_agent) not found. Available agents: general-purpose, "
+        "Explore, Plan. A type the implementer defines while it runs goes in the input's "
+        "`late_agent_types`"
     ), text
     # A near miss is not pointed at it either, but at the flag.
     text = refusal("X", [("implementer_type", "Verification")], KNOWN, [], off)
