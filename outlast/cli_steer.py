@@ -30,6 +30,7 @@ from outlast.cli_base import (
     server_said,
 )
 from outlast.patterns import WORKFLOW_TYPES
+from outlast.retries import FAILING_TASK_ATTEMPTS
 from outlast.updates import (
     NoAnswer,
     NotYetAnswered,
@@ -254,7 +255,7 @@ async def kill_outcome(handle, wait_s: float) -> str:
             return f"killed {handle.id} ({state})"
         task = desc.raw_description.pending_workflow_task
         first_attempt = task.attempt if first_attempt is None else first_attempt
-        failing = task.attempt >= FAILING_ATTEMPTS or (
+        failing = task.attempt >= FAILING_TASK_ATTEMPTS or (
             loop.time() >= deadline and task.attempt > max(first_attempt, 1)
         )
         if failing:
@@ -273,10 +274,6 @@ async def kill_outcome(handle, wait_s: float) -> str:
                 f"runs); `outlast show {handle.id}` shows when it has"
             )
         await asyncio.sleep(0.2)
-
-
-FAILING_ATTEMPTS = 4
-"""A workflow task on its fourth attempt has failed three times in a row: not a lost worker."""
 
 
 @app.command()

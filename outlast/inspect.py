@@ -23,7 +23,7 @@ from activities.resume import AGENT_TYPES
 from outlast.patterns import WORKFLOW_TYPES
 from outlast.plan_view import waiting_plan
 from outlast.question_view import plain, waiting_question
-from outlast.retries import retrying
+from outlast.retries import failing_task, retrying
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus
 from workflows.pattern_contracts import PipelineView, TeamResult
@@ -177,7 +177,7 @@ async def agent_tree(
         if e.status == RPCStatusCode.NOT_FOUND:
             raise NotFound(f"no workflow {workflow_id}") from None
         raise
-    node = Node(row=_row(desc), retrying=retrying(desc))
+    node = Node(row=_row(desc), retrying=retrying(desc) or await failing_task(client, desc))
     result = None
     if desc.status is not None and desc.status.name == "COMPLETED":
         result = await handle.result(follow_runs=False)

@@ -10,8 +10,16 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.enums.v1 import WorkflowTaskFailedCause
 from temporalio.api.workflow.v1 import PendingActivityInfo
-from temporalio.client import Client, WorkflowExecutionDescription, WorkflowHandle
+from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryReverseRequest
+from temporalio.client import (
+    Client,
+    WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+)
 from temporalio.service import RPCError
 
 FRIENDLY = {"llm.call_model": "model call", "llm.compact": "summary"}
@@ -53,6 +61,52 @@ def retry_line(p: PendingActivityInfo, now: datetime) -> str:
         if wait > 1:
             line += f"; next try in {wait:.0f}s"
     return line
+
+
+FAILING_TASK_ATTEMPTS = 4
+"""A workflow task on its fourth attempt has failed three times in a row: not a lost worker
+(`outlast kill` reads it so too)."""
+
+SETUP_HINT = {
+    "WORKFLOW_TASK_FAILED_CAUSE_BAD_SEARCH_ATTRIBUTES": (
+        "the namespace lacks Outlast's search attributes: `outlast setup` registers them"
+    ),
+}
+
+
+async def failing_task(client: Client, desc: WorkflowExecutionDescription) -> str | None:
+    """One line for a running workflow whose workflow task keeps failing, with why (the last
+    `WorkflowTaskFailed` event, read from the history's end), or None. Such a workflow looks
+    merely running: one started with search attributes on a namespace without them stalls
+    so, with nothing in `show` (a user test, 2026-12-05); a workflow a deploy made
+    nondeterministic too."""
+    task = desc.raw_description.pending_workflow_task
+    if desc.status != WorkflowExecutionStatus.RUNNING or task.attempt < FAILING_TASK_ATTEMPTS:
+        return None
+    line = f"its workflow task has failed {task.attempt - 1} times"
+    try:
+        page = await client.workflow_service.get_workflow_execution_history_reverse(
+            GetWorkflowExecutionHistoryReverseRequest(
+                namespace=client.namespace,
+                execution=WorkflowExecution(workflow_id=desc.id, run_id=desc.run_id),
+                maximum_page_size=100,
+            )
+        )
+    except RPCError:
+        return line
+    failed = next((e for e in page.history.events if e.HasField(_FAILED)), None)
+    if failed is None:
+        return line
+    attrs = failed.workflow_task_failed_event_attributes
+    cause = WorkflowTaskFailedCause.Name(attrs.cause)
+    message = " ".join((attrs.failure.message or cause).split())
+    if len(message) > MESSAGE_CHARS:
+        message = message[: MESSAGE_CHARS - 3] + "..."
+    hint = SETUP_HINT.get(cause)
+    return f"{line}: {message}" + (f"; {hint}" if hint else "")
+
+
+_FAILED = "workflow_task_failed_event_attributes"
 
 
 class RetryWatch:

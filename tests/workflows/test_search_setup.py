@@ -112,6 +112,39 @@ def test_a_worker_says_the_namespace_lacks_the_search_attributes(bare_server, ho
     assert "until `outlast setup` registers them" in said, said
 
 
+async def test_show_says_why_a_workflow_there_stalls(bare_server, git_repo):
+    """A workflow started with search attributes on (as from the temporal CLI) stalls there,
+    its workflow task failing, and `show` said only `(single, running)` (a user test,
+    2026-12-05). Runs before the test below registers them on this server."""
+    import uuid
+
+    from outlast.inspect import agent_tree, tree_lines
+    from tests.support import Queues, agent_input, running_workers
+
+    client = await connect(bare_server.address)
+    host = f"bare-{uuid.uuid4().hex[:6]}"
+    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
+    lines: list[str] = []
+    async with running_workers(client, queues=queues):
+        handle = await client.start_workflow(
+            "AgentWorkflow",
+            agent_input("go", git_repo, queues),
+            id=f"stalls-{uuid.uuid4().hex[:8]}",
+            task_queue=queues.task_queue,
+        )
+        try:
+            for _ in range(300):
+                lines = tree_lines(await agent_tree(client, handle.id))
+                if "workflow task has failed" in lines[0]:
+                    break
+                await asyncio.sleep(0.2)
+        finally:
+            await handle.terminate("test over")
+    assert "its workflow task has failed " in lines[0], lines
+    assert "BadSearchAttributes" in lines[0] or "search attribute" in lines[0], lines
+    assert lines[0].endswith("`outlast setup` registers them)"), lines
+
+
 async def test_register_adds_exactly_the_missing_ones(bare_server):
     client = await connect(bare_server.address)
     assert set(await missing_search_attributes(client)) == {k.name for k in ALL}
