@@ -98,7 +98,11 @@ def search_attributes(
             console.print(f"registered: {', '.join(added)}" if added else "all registered already")
             return
         missing = await missing_search_attributes(client)
-        console.print(f"missing: {', '.join(missing)}" if missing else "all registered")
+        if missing:
+            # Exit 1, as a check a script can act on (it exited 0 either way; a user test).
+            console.print(f"missing: {', '.join(missing)}; `outlast setup` registers them")
+            raise typer.Exit(1)
+        console.print("all registered")
 
     asyncio.run(_main())
 
