@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import subprocess
 import sys
@@ -148,7 +149,8 @@ async def test_show_says_why_a_workflow_there_stalls(bare_server, git_repo):
 async def test_register_adds_exactly_the_missing_ones(bare_server):
     check = [sys.executable, "-m", "outlast.cli", "search-attributes"]
     env = {**os.environ, "TEMPORAL_ADDRESS": bare_server.address, "COLUMNS": "300"}
-    before = subprocess.run(check, env=env, capture_output=True, text=True, timeout=60)
+    run = functools.partial(subprocess.run, check, env=env, capture_output=True, text=True)
+    before = await asyncio.to_thread(run, timeout=60)
     assert before.returncode == 1 and "missing: " in before.stdout, before
     client = await connect(bare_server.address)
     assert set(await missing_search_attributes(client)) == {k.name for k in ALL}
@@ -156,5 +158,5 @@ async def test_register_adds_exactly_the_missing_ones(bare_server):
     assert set(added) == {k.name for k in ALL}
     assert await missing_search_attributes(client) == []
     assert await register_search_attributes(client) == []
-    after = subprocess.run(check, env=env, capture_output=True, text=True, timeout=60)
+    after = await asyncio.to_thread(run, timeout=60)
     assert after.returncode == 0 and "all registered" in after.stdout, after
