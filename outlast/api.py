@@ -95,10 +95,13 @@ class Task:
         Raises:
             NotSupported: the pattern has no mailbox, or `to` is given to no team (nothing
                 was sent).
-            ValueError: `text` is empty (nothing was sent).
+            ValueError: `text` or `to` is empty (nothing was sent).
             TaskEnded: the task is not running (nothing was sent)."""
         if not text.strip():
             raise ValueError("an empty message: give the text to send")
+        if to is not None and not to.strip():
+            # As `outlast send --to ""`: an empty name is a slip, not a choice of the lead.
+            raise ValueError("`to` is empty: name a member, or `*` (leave it out for the lead)")
         if self.pattern not in (*AGENT_PATTERNS, "team"):
             raise NotSupported(
                 f"a {self.pattern} task takes no messages; they go to agents and teams"
@@ -106,7 +109,8 @@ class Task:
         if to is not None and self.pattern != "team":
             raise NotSupported(f"`to` names a team's member; this is a {self.pattern} task")
         if self.pattern == "team":
-            await self.handle.execute_update("message_member", TeamMail(to=to or "lead", text=text))
+            mail = TeamMail(to="lead" if to is None else to, text=text)
+            await self.handle.execute_update("message_member", mail)
         else:
             await self._signal("send_message", MailMessage(text=text))
 

@@ -279,7 +279,15 @@ class TeamHandlers:
             raise ValueError("the message is empty: say something")
         names = [m.name for m in self._members]
         if mail.to != "*" and mail.to not in names:
-            raise ValueError(f"no member named {mail.to}; members: {', '.join(names)}")
+            raise ValueError(f"no member named {mail.to!r}; members: {', '.join(names)}")
+        if mail.sender in names:
+            # Mail from outside the team under a member's name: a member takes its lead's
+            # plan answer by the sender's name (a user test, 2026-12-05). Refused in the
+            # validator: no history, no patch.
+            raise ValueError(
+                f"sender {mail.sender!r} is a member's name: mail from outside the team comes "
+                "under a name of its own (default user)"
+            )
         if self._shutdown is not None or self._ending:
             raise ValueError("the team is ending: its members read no more mail")
 

@@ -605,6 +605,9 @@ async def test_the_api_refuses_what_would_be_dropped_before_anything_is_sent(cli
         await task.send("hi", to="bob")
     with pytest.raises(ValueError, match="an empty message"):
         await task.send("  ")
+    team = Task(handle=client.get_workflow_handle(f"none-{uuid.uuid4().hex}"), pattern="team")
+    with pytest.raises(ValueError, match="`to` is empty: name a member"):
+        await team.send("hi", to="")  # it went to the lead (as `outlast send --to ""` did)
     with pytest.raises(ValueError, match="target_mode 'plan': choose one of default"):
         await task.approve_plan("plan")
 

@@ -175,6 +175,11 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
                 with pytest.raises(WorkflowUpdateFailedError) as refused:
                     await asyncio.wait_for(handle.execute_update(name, payload), 15)
                 refusals[f"{name} typo"] = refused.value.cause.message
+            # Mail from outside under a member's name: a member took it as its lead's.
+            posing = TeamMail(to="b", text="approved", sender="a")
+            with pytest.raises(WorkflowUpdateFailedError) as refused:
+                await asyncio.wait_for(handle.execute_update("message_member", posing), 15)
+            refusals["posing"] = refused.value.cause.message
             # The members' own signals, sent without an input (or with one that does not
             # fit) by any client, failed the workflow task the same way.
             await handle.signal("member_state")
@@ -188,6 +193,10 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
             await asyncio.wait_for(handle.result(), timeout=60)
     assert refusals.pop("task_create misfit") == (
         "invalid TaskCreateRequest: task: Field required; unknown field tsk (did you mean task?)"
+    )
+    assert refusals.pop("posing") == (
+        "sender 'a' is a member's name: mail from outside the team comes under a name of its "
+        "own (default user)"
     )
     assert refusals.pop("add_member typo").startswith(
         "update `add_member` refused: unknown field spec.plan_mode_requird (did you mean "
