@@ -25,6 +25,7 @@ one during a deploy.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -49,25 +50,42 @@ def why(error: ValidationError) -> str:
     )
 
 
+def _unknown(model: type[BaseModel], value: Any) -> list[str]:
+    if not isinstance(value, dict):
+        return []
+    return sorted(str(k) for k in value if k not in model.model_fields)
+
+
+def _named(unknown: list[str], model: type[BaseModel]) -> str:
+    """`unknown field nam (did you mean name?)`: the field each one was probably meant to be."""
+    fields = list(model.model_fields)
+    named = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, fields, n=1)
+        named.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    return f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(named)}"
+
+
 def unknown_fields(signal: str, model: type[M], value: Any) -> str | None:
     """The sentence that refuses fields `model` does not have, if `value` has any."""
-    if not isinstance(value, dict):
-        return None
-    unknown = sorted(str(k) for k in value if k not in model.model_fields)
+    unknown = _unknown(model, value)
     if not unknown:
         return None
     return (
-        f"signal `{signal}` refused: unknown field{'s' if len(unknown) > 1 else ''} "
-        f"{', '.join(unknown)}; its fields are {', '.join(model.model_fields)}"
+        f"signal `{signal}` refused: {_named(unknown, model)}; its fields are "
+        f"{', '.join(model.model_fields)}"
     )
 
 
 def check(signal: str, model: type[M], value: Any) -> M | str:
-    """`value` as `model`, or the sentence that refuses it."""
+    """`value` as `model`, or the sentence that refuses it; with the fields it does not have
+    named too (a lenient input's `{"txt": ...}` was refused as `text: Field required` only)."""
     try:
         return model.model_validate(value)
     except ValidationError as e:
-        return f"signal `{signal}` refused: {why(e)}"
+        unknown = _unknown(model, value)
+        also = f"; {_named(unknown, model)}" if unknown else ""
+        return f"signal `{signal}` refused: {why(e)}{also}"
 
 
 class Refusals:

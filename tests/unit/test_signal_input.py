@@ -58,11 +58,18 @@ def test_a_field_the_input_does_not_have_is_refused_unless_lenient_or_unpatched(
     refusals = Refusals(log=lambda _: None, patched=lambda _: True)
     assert refusals.checked("background", BackgroundRequest, {"agentid": "a1"}) is None
     assert refusals.texts == [
-        "signal `background` refused: unknown field agentid; its fields are agent_id"
+        "signal `background` refused: unknown field agentid (did you mean agent_id?); its "
+        "fields are agent_id"
     ]
     # Inputs Outlast's own workflows send as well take a field from a later release.
     mail = refusals.checked("send_message", MailMessage, {"text": "hi", "x": 1}, strict=False)
     assert mail == MailMessage(text="hi")
+    # One that does not fit names the field typed too: it said `text: Field required` only.
+    assert refusals.checked("send_message", MailMessage, {"txt": "hi"}, strict=False) is None
+    assert refusals.texts[-1] == (
+        "signal `send_message` refused: text: Field required; unknown field txt (did you "
+        "mean text?)"
+    )
     # A history recorded before the patch replays as it ran: the field is dropped.
     before = Refusals(log=lambda _: None, patched=lambda _: False)
     assert before.checked("background", BackgroundRequest, {"agentid": "a1"}) == (

@@ -309,7 +309,8 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
     outcomes = {n.row.workflow_id.rsplit("/", 1)[1]: n.outcome for n in tree.children}
     assert outcomes == {"fork-1": "completed", "fork-2": "killed", "fork-3": "completed"}
     assert refused == [
-        "signal `task_stop` refused: unknown field taskid; its fields are task_id, shell_id",
+        "signal `task_stop` refused: unknown field taskid (did you mean task_id?); its fields "
+        "are task_id, shell_id",
         "signal `task_stop` refused: no fork is `fork-9`; name one by its number "
         "(1-3 or fork-1..fork-3), agent id or workflow id",
         "signal `task_stop` refused: fork 1 has already completed",

@@ -467,7 +467,8 @@ async def test_a_signal_whose_input_does_not_fit_is_refused_where_people_look(
             plan = "input: Input should be a valid dictionary or instance of PlanDecision"
             assert not status.stop_requested
             assert status.refused_signals == [
-                "signal `send_message` refused: text: Field required",
+                "signal `send_message` refused: text: Field required; unknown field txt (did "
+                "you mean text?)",
                 "signal `send_message` refused: input: Input should be a valid dictionary or "
                 "instance of MailMessage",
                 "signal `stop` refused: reason: Input should be a valid string",
@@ -521,8 +522,10 @@ async def test_a_misspelt_field_and_outlasts_own_signals_are_refused_not_dropped
                     break
                 await asyncio.sleep(0.1)
             assert status.refused_signals == [
-                "signal `background` refused: unknown field agentid; its fields are agent_id",
-                "signal `reject_plan` refused: unknown fields feedbak, request; its fields are "
+                "signal `background` refused: unknown field agentid (did you mean agent_id?); its "
+                "fields are agent_id",
+                "signal `reject_plan` refused: unknown fields feedbak (did you mean feedback?), "
+                "request (did you mean request_id?); its fields are "
                 "request_id, approve, feedback, target_mode",
                 "signal `approve_plan` refused: no plan is waiting for approval",
                 "signal `agent_notification` refused: input: Input should be a valid "

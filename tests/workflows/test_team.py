@@ -327,7 +327,8 @@ async def run_shutdown_scenario(
                 break
             await asyncio.sleep(0.1)
         assert view.refused_signals == [
-            "signal `kill_member` refused: unknown field nmae; its fields are name",
+            "signal `kill_member` refused: unknown field nmae (did you mean name?); its fields "
+            "are name",
             "signal `shutdown` refused: reason: Input should be a valid string",
         ]
         assert not view.shutting_down
