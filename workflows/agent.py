@@ -588,7 +588,13 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         else:
             await tell_parent(inp, result)
         if self._upserts:
-            workflow.upsert_search_attributes(sa.at_end(status, self._agent_type, text))
+            # A stopped agent, or one out of turns, completed its run but not its task: `ls`
+            # and the Web UI listed it as completed (a user test, 2026-12-05). The upsert's
+            # value only, which a replay does not compare.
+            shown = status
+            if status == "completed" and (result.stopped or result.max_turns_reached):
+                shown = "stopped" if result.stopped else "max_turns"
+            workflow.upsert_search_attributes(sa.at_end(shown, self._agent_type, text))
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 

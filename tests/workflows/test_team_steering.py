@@ -21,6 +21,7 @@ from tests.workflows.test_team import (
     wait_for_states,
 )
 from tests.workflows.test_team_spawn import spawn_script
+from workflows import search_attributes as sa
 from workflows.contracts import AgentResult, StopRequest
 from workflows.pattern_contracts import MemberRef, TeamMail, TeamResult, TeamView
 
@@ -116,6 +117,13 @@ async def test_a_member_stopped_on_its_own_reads_stopped_in_the_team_result(clie
                 ).result()
                 for name in ("a", "b", "c")
             }
+            # What `outlast ls --all` and the Web UI read: `completed (stopped)`.
+            listed = {
+                name: (
+                    await client.get_workflow_handle(f"{handle.id}/{name}").describe()
+                ).typed_search_attributes.get(sa.AGENT_STATUS)
+                for name in ("a", "b", "c")
+            }
     # `show` says it as the team does: the lead's own run, idle when stopped, completed.
     shown = {n.row.workflow_id.split("/")[-1]: n.outcome for n in tree.children}
     assert shown == {"a": "stopped", "b": None, "c": "stopped"}, shown
@@ -126,6 +134,7 @@ async def test_a_member_stopped_on_its_own_reads_stopped_in_the_team_result(clie
         "b": ("completed", True),
         "c": ("completed", True),
     }
+    assert listed == {"a": "stopped", "b": "stopped", "c": "stopped"}, listed
     assert result.status == "stopped"
     assert {m.name: (m.status, m.stopped) for m in result.members} == {
         "a": ("completed", True),
