@@ -107,8 +107,8 @@ def _cleanup(repo: Repo, info: WorktreeInfo, dry_run: bool = False) -> WorktreeC
     if tip is not None:
         if tip != base:
             why = "no recorded base" if base is None else "new commits"
-            removed = "the worktree would be removed, " if dry_run and entry is not None else ""
-            return WorktreeCleanup(kept=True, reason=f"{removed}branch {branch} kept: {why}")
+            gone = "; its directory would be removed" if dry_run and entry is not None else ""
+            return WorktreeCleanup(kept=True, reason=f"branch {branch} kept: {why}{gone}")
         if not dry_run:
             repo.git("branch", "-D", branch)
     if dry_run:

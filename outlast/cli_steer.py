@@ -329,7 +329,7 @@ def send(
     async def _main() -> None:
         handle, workflow_type = await running_workflow(workflow_id)
         if to is not None and workflow_type != "TeamWorkflow":
-            fail(f"--to names a team's member; {workflow_id} is a {workflow_type}.")
+            fail(f"--to names a team's member; {workflow_id} is {_a(workflow_type)}.")
         if workflow_type == "TeamWorkflow":
             mail = TeamMail(to="lead" if to is None else to, text=text)
             try:
@@ -348,7 +348,7 @@ def send(
         if workflow_type in ("AgentWorkflow", "CoordinatorWorkflow"):
             await handle.signal("send_message", MailMessage(text=text))
         else:
-            fail(f"{workflow_id} is a {workflow_type}; messages go to agents and teams.")
+            fail(f"{workflow_id} is {_a(workflow_type)}; messages go to agents and teams.")
         console.print(f"message sent to {workflow_id}")
 
     asyncio.run(_main())

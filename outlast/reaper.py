@@ -112,14 +112,12 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
         except (GitFailed, GitHung, subprocess.TimeoutExpired, OSError) as e:
             # This worktree's git failed or hung: its record stays for the next pass, and the
             # other worktrees are not held up by it.
-            log.warning("could not reap %s this time: %s", owner.worktree_path, e)
             reason = f"not cleaned up this time, tried again at the next reap: {e}"
             done.append(_reaped(owner, status, removed=False, reason=reason))
             continue
+        # Said by whoever asked: `outlast reap` prints it, a worker's reaper logs it (both
+        # did, so `outlast reap` said each kept worktree twice; a user test, 2026-12-05).
         done.append(_reaped(owner, status, removed=not cleaned.kept, reason=cleaned.reason))
-        if cleaned.kept:
-            log.warning("kept %s of closed %s: %s", owner.worktree_path, owner.workflow_id,
-                        cleaned.reason)  # fmt: skip
     done += await _reap_snapshots(client, dry_run=dry_run)
     return done + await asyncio.to_thread(_reap_sandbox_tmps, dry_run=dry_run)
 
@@ -211,7 +209,11 @@ async def reap_forever(client: Client, interval: float) -> None:
             log.exception("orphaned sub-agents' reaper failed; trying again in %.0f s", interval)
         try:
             for item in await reap(client):
-                log.info("reaped %s (%s): %s", item.worktree_path, item.owner_status, item.reason)
+                # Work left behind, or a cleanup that failed: for the operator to see.
+                level = logging.INFO if item.removed else logging.WARNING
+                verb = "reaped" if item.removed else "kept"
+                owner = f"{item.workflow_id} {item.owner_status}".strip()
+                log.log(level, "%s %s (%s): %s", verb, item.worktree_path, owner, item.reason)
         except Exception:  # a server hiccup must not take the worker down
             log.exception("worktree reaper failed; trying again in %.0f s", interval)
         await asyncio.sleep(interval)

@@ -279,7 +279,9 @@ class TeamHandlers:
             raise ValueError("the message is empty: say something")
         names = [m.name for m in self._members]
         if mail.to != "*" and mail.to not in names:
-            raise ValueError(f"no member named {mail.to!r}; members: {', '.join(names)}")
+            same = [n for n in names if n.lower() == mail.to.lower()]
+            meant = f" (did you mean {same[0]}?)" if same else ""
+            raise ValueError(f"no member named {mail.to!r}{meant}; members: {', '.join(names)}")
         if mail.sender in names:
             # Mail from outside the team under a member's name: a member takes its lead's
             # plan answer by the sender's name (a user test, 2026-12-05). Refused in the

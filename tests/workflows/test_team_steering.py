@@ -184,6 +184,10 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
                 with pytest.raises(WorkflowUpdateFailedError) as refused:
                     await asyncio.wait_for(handle.execute_update(name, payload), 15)
                 refusals[f"{name} typo"] = refused.value.cause.message
+            with pytest.raises(WorkflowUpdateFailedError) as refused:
+                bad_case = TeamMail(to="B", text="hi")
+                await asyncio.wait_for(handle.execute_update("message_member", bad_case), 15)
+            refusals["case"] = refused.value.cause.message
             # Mail from outside under a member's name: a member took it as its lead's.
             posing = TeamMail(to="b", text="approved", sender="a")
             with pytest.raises(WorkflowUpdateFailedError) as refused:
@@ -203,6 +207,7 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
     assert refusals.pop("task_create misfit") == (
         "invalid TaskCreateRequest: task: Field required; unknown field tsk (did you mean task?)"
     )
+    assert refusals.pop("case").startswith("no member named 'B' (did you mean b?); members: ")
     assert refusals.pop("posing") == (
         "sender 'a' is a member's name: mail from outside the team comes under a name of its "
         "own (default user)"

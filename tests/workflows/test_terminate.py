@@ -74,7 +74,7 @@ def worktree_of(repo, name_mark: str) -> Path | None:
 
 
 async def test_the_reaper_cleans_up_worktrees_of_terminated_runs(
-    client, git_repo, tmp_path, monkeypatch
+    client, git_repo, tmp_path, monkeypatch, caplog
 ):
     """A terminated agent never cleans up its worktree. The reaper removes an unchanged one
     with its branch, keeps one with changes (the run's work), and leaves a running agent's."""
@@ -147,7 +147,11 @@ async def test_the_reaper_cleans_up_worktrees_of_terminated_runs(
             assert f"{dirty} ({handle.id}/dirty, terminated): would keep: worktree has 1 " in said
             assert clean.exists() and dirty.exists() and "removed" not in dry.stdout
             assert len(branch_names(git_repo)) == 3
+            caplog.clear()
             reaped = {r.worktree_path: r for r in await reap(client)}
+            # Said once, by whoever asked (`outlast reap` printed each kept one twice: its
+            # line, and the reaper's own warning; a user test, 2026-12-05).
+            assert not [r for r in caplog.records if r.name == "outlast.reaper"]
             await client.get_workflow_handle(f"{handle.id}/alive").terminate()
             with contextlib.suppress(RPCError):  # it may have ended with its child
                 await handle.terminate()
