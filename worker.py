@@ -57,8 +57,8 @@ from activities.web_search import web_search
 from activities.worktree import create_worktree
 from activities.worktree_cleanup import cleanup_worktree
 from outlast import payload_visits, workflow_runner
+from outlast.activity_log import ActivityLog
 from outlast.build_id import code_build_id
-from outlast.refusal_log import RefusalLog
 from outlast.telemetry import GenAISpans
 from workflows.agent import AgentWorkflow
 from workflows.contracts import TASK_QUEUE, host_task_queue
@@ -235,7 +235,7 @@ def build_workers(
         payload_visits.install()
     # Temporal's TracingInterceptor comes from the client; these add the GenAI spans and
     # the refusals' one-line log.
-    common = {"interceptors": [GenAISpans(tracer), RefusalLog(), *interceptors]}
+    common = {"interceptors": [GenAISpans(tracer), ActivityLog(), *interceptors]}
     tool_queue = host_queue or host_task_queue(host_id())
     host = HOST_ACTIVITIES if host_activities is None else host_activities
     main = Worker(

@@ -24,7 +24,7 @@ class OutlastError(ApplicationError):
     traceback (ApplicationErrorCategory.BENIGN)."""
     refusal: ClassVar[bool] = False
     """A refusal of what was asked, for the asker to fix, not a fault: BENIGN too, and the
-    worker logs it as one warning line, without a traceback (outlast/refusal_log.py)."""
+    worker logs it as one warning line, without a traceback (outlast/activity_log.py)."""
 
     def __init__(
         self,

@@ -296,3 +296,27 @@ async def status_once_closed(handle, timeout: float = 10):
             break
         await asyncio.sleep(0.1)
     return status
+
+
+async def test_a_model_call_of_a_terminated_agent_ends_in_one_log_line(client, git_repo, caplog):
+    """Terminated during a model call, the call's cancel (the server no longer has its
+    attempt) was logged as the SDK's warning with ~80 lines of traceback, per agent (a user
+    test, 2026-12-05): one INFO line now."""
+    import logging
+
+    from tests.workflows.test_agent_control import wait_status
+
+    caplog.set_level(logging.INFO)
+    script = {"agents": [{"name": "m", "turns": [{"delay_ms": 6000, "text": "late"}]}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_status(handle, lambda s: s.state == "calling_model")
+            await handle.terminate("enough")
+            await wait_for(
+                lambda: any(
+                    "Stopped: the server no longer" in r.getMessage() for r in caplog.records
+                ),
+                timeout=30,
+            )
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r.exc_info]
