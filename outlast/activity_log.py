@@ -8,7 +8,7 @@ each, where the SDK logs a warning with a full traceback as for a fault.
 - A cancel of an attempt the server no longer has (its workflow was terminated or ended, or
   the attempt timed out and another runs): the SDK logged ~80 lines of a `CancelledError`
   traceback per agent terminated during a model call (a user test, 2026-12-05). Its end
-  goes nowhere, so it ends as a BENIGN error, said in one INFO line.
+  goes nowhere, so it ends as a BENIGN (retryable) error, said in one INFO line.
 """
 
 from __future__ import annotations
@@ -46,11 +46,10 @@ class _ActivityLog(ActivityInboundInterceptor):
             if gone is None:
                 raise
             activity.logger.info("Stopped: %s", gone)
+            # Retryable, as the SDK's own failure for it was: where the server has not timed
+            # the attempt out yet (its timer late under load), it retries it as before.
             raise ApplicationError(
-                f"stopped: {gone}",
-                type="AttemptGone",
-                non_retryable=True,
-                category=ApplicationErrorCategory.BENIGN,
+                f"stopped: {gone}", type="AttemptGone", category=ApplicationErrorCategory.BENIGN
             ) from None
 
 
@@ -59,8 +58,9 @@ def _gone() -> str | None:
     details = activity.cancellation_details()
     if details is None:
         return None
+    # Timed out first: Core's own timers set both.
+    if details.timed_out:
+        return "the attempt timed out (another attempt takes over)"
     if details.not_found:
         return "the server no longer has this attempt (its workflow was terminated or ended)"
-    if details.timed_out:
-        return "the attempt timed out on the server (another attempt takes over)"
     return None

@@ -551,10 +551,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             # A teammate's own approved shutdown is its answer, not a stop (its team agrees).
             # A teammate's turn that ended idle ends its run only when a stop came: stopped,
             # as its team and `show` say (it read `completed`). Only the result's payload.
-            stopped=(
-                loop_end == "stopped"
-                or (inp.team is not None and loop_end == "end_turn" and self._stop is not None)
-            )
+            stopped=(loop_end == "stopped" or self._stopped_idle(inp, loop_end))
             and not self._shutdown_approved,
             transcript=self._state.transcript,
             error=error,
@@ -597,6 +594,17 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             workflow.upsert_search_attributes(sa.at_end(shown, self._agent_type, text))
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
+
+    def _stopped_idle(self, inp: AgentInput, loop_end: str) -> bool:
+        """A teammate stopped while it waited for mail (`outlast stop TEAM/name`): not by its
+        team's own end, which ends every member (no news)."""
+        stop = self._stop
+        return (
+            inp.team is not None
+            and loop_end == "end_turn"
+            and stop is not None
+            and not stop.team_end
+        )
 
     def _worktree_moved(self) -> None:
         if self._subagents.ctx is not None:

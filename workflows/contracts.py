@@ -332,6 +332,9 @@ class PlanView(Contract):
 
 class StopRequest(Contract):
     reason: str = ""
+    team_end: bool = False
+    """Sent by a member's team as the team ends: an idle member's end is then its team's, not
+    a stop of its own (its result and listing say `completed`, as the team's result does)."""
 
 
 class MailMessage(Contract):

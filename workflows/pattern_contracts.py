@@ -324,7 +324,9 @@ class AddMemberRequest(ClientInput):
     """Input of a team's `add_member` update: a teammate the lead spawns with
     `Agent({name, ...})` (R69). A client input: a misspelt field in it or in its `spec`
     (`plan_mode_requird`) is refused; it started a member that skipped plan approval (a
-    user test, 2026-12-05)."""
+    user test, 2026-12-05). So are `task_create`'s and `task_update`'s. Agents' own calls send
+    these too: a release that adds a field to them sends it set only once every worker has
+    the field (left at its empty default, it is dropped, not refused)."""
 
     spec: TeammateSpec
     caller: str

@@ -248,7 +248,8 @@ class TeamWorkflow(TeamHandlers):
     async def _stop_member(self, name: str) -> None:
         reason = "the team is done" if self._shutdown is None else self._shutdown.reason
         try:
-            await signal_workflow(self._member_id(name), "stop", StopRequest(reason=reason))
+            stop = StopRequest(reason=reason, team_end=True)
+            await signal_workflow(self._member_id(name), "stop", stop)
         except ApplicationError:
             pass  # it ended meanwhile; its watcher records how
 

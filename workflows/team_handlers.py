@@ -282,10 +282,11 @@ class TeamHandlers:
             same = [n for n in names if n.lower() == mail.to.lower()]
             meant = f" (did you mean {same[0]}?)" if same else ""
             raise ValueError(f"no member named {mail.to!r}{meant}; members: {', '.join(names)}")
-        if mail.sender in names:
-            # Mail from outside the team under a member's name: a member takes its lead's
-            # plan answer by the sender's name (a user test, 2026-12-05). Refused in the
-            # validator: no history, no patch.
+        # Mail from outside the team under a member's name: a member takes its lead's plan
+        # answer by the sender's name (a user test, 2026-12-05). Refused in the validator: no
+        # history, no patch. Not the default sender, which stays a person's in a team from
+        # before `person-names-refused` with a member named `user`.
+        if mail.sender in names and mail.sender != "user":
             raise ValueError(
                 f"sender {mail.sender!r} is a member's name: mail from outside the team comes "
                 "under a name of its own (default user)"

@@ -153,8 +153,14 @@ async def test_team_of_three_talks_and_shares_tasks(client, git_repo):
             handle = await start_team(client, queues, git_repo)
             result = await handle.result()
             view = await handle.query("team", result_type=TeamView)
+            members = [client.get_workflow_handle(m.workflow_id) for m in view.members]
+            own = [AgentResult.model_validate(await m.result()) for m in members]
+            listed = [(await m.describe()).typed_search_attributes for m in members]
     check_team_result(result, model.log, git_repo)
     assert {m.state for m in view.members} == {"ended"}
+    # The team's own end stops its idle members: no stop of theirs (a review, 2026-12-05).
+    assert [r.stopped for r in own] == [False] * 3
+    assert {a.get(sa.AGENT_STATUS) for a in listed} == {"completed"}
     first_b = next(r for r in model.log if r["headers"].get("x-outlast-agent-name") == "b")
     system = "\n".join(b["text"] for b in first_b["body"]["system"])
     assert COMMUNICATION in system  # R74
