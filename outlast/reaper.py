@@ -91,33 +91,26 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
         if status is None or (status == "NOT_FOUND" and _recent(owner)):
             continue
         info = WorktreeInfo(**owner.model_dump(exclude={"workflow_id"}))
-        if dry_run:
-            try:
-                would = await asyncio.to_thread(cleanup_forecast, info)
-            except WorktreeRefused as e:  # as the real run: left, and said in the log
-                log.warning("would not reap %s: %s", owner.worktree_path, e)
-                continue
-            except (GitFailed, GitHung, subprocess.TimeoutExpired, OSError) as e:
-                reason = f"would try to clean up; its git failed now: {e}"
-                done.append(_reaped(owner, status, removed=False, reason=reason))
-                continue
-            verb = "would keep" if would.kept else "would remove"
-            done.append(_reaped(owner, status, removed=False, reason=f"{verb}: {would.reason}"))
-            continue
         try:
-            cleaned = await cleanup_worktree(CleanupWorktreeInput(info=info))
+            if dry_run:  # what the cleanup below would do, changing nothing
+                would = await asyncio.to_thread(cleanup_forecast, info)
+                verb = "would keep" if would.kept else "would remove"
+                item = _reaped(owner, status, removed=False, reason=f"{verb}: {would.reason}")
+            else:
+                cleaned = await cleanup_worktree(CleanupWorktreeInput(info=info))
+                item = _reaped(owner, status, removed=not cleaned.kept, reason=cleaned.reason)
         except WorktreeRefused as e:  # a record pointing somewhere it should not: leave it
-            log.warning("not reaping %s: %s", owner.worktree_path, e)
+            log.warning("%s %s: %s", "would not reap" if dry_run else "not reaping",
+                        owner.worktree_path, e)  # fmt: skip
             continue
         except (GitFailed, GitHung, subprocess.TimeoutExpired, OSError) as e:
             # This worktree's git failed or hung: its record stays for the next pass, and the
             # other worktrees are not held up by it.
             reason = f"not cleaned up this time, tried again at the next reap: {e}"
-            done.append(_reaped(owner, status, removed=False, reason=reason))
-            continue
+            item = _reaped(owner, status, removed=False, reason=reason)
         # Said by whoever asked: `outlast reap` prints it, a worker's reaper logs it (both
         # did, so `outlast reap` said each kept worktree twice; a user test, 2026-12-05).
-        done.append(_reaped(owner, status, removed=not cleaned.kept, reason=cleaned.reason))
+        done.append(item)
     done += await _reap_snapshots(client, dry_run=dry_run)
     return done + await asyncio.to_thread(_reap_sandbox_tmps, dry_run=dry_run)
 

@@ -348,46 +348,26 @@ async def test_a_coordinator_start_with_an_agent_of_the_client_s_is_refused(
     assert not model.log
 
 
-async def test_a_cron_coordinator_with_an_agent_of_the_client_s_is_refused_every_run(
-    client, git_repo
+@pytest.mark.parametrize("kind", ["CoordinatorWorkflow", "AgentWorkflow"])
+async def test_a_cron_start_with_a_part_of_the_client_s_is_refused_every_run(
+    client, git_repo, kind
 ):
     """A cron's later runs are continued runs (`continued_run_id` is set) with the client's
-    input: the first run refused `agent`, and every later one ran it."""
+    input: the first run refused the coordinator's `agent` (the agent's `carry`), and every
+    later one ran that agent (a review), or hung as Running (a user test), 2026-12-05."""
     with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}) as model:
         async with running_workers(client) as queues:
             workspace = {"root": str(git_repo), "host_queue": queues.host_queue}
             agent = {"prompt": "go", "workspace": workspace}
-            handle = await client.start_workflow(
-                "CoordinatorWorkflow",
-                {"task": "go", "workspace": workspace, "agent": agent},
-                id=f"coord-cron-{uuid.uuid4().hex[:8]}",
-                task_queue=queues.task_queue,
-                cron_schedule="@every 2s",
+            inp = (
+                {"task": "go", "workspace": workspace, "agent": agent}
+                if kind == "CoordinatorWorkflow"
+                else {**agent, "carry": {"runs": "many"}}
             )
-            try:
-                failed_runs = 0
-                for _ in range(150):
-                    query = f"WorkflowId = '{handle.id}' AND ExecutionStatus = 'Failed'"
-                    failed_runs = len([w async for w in client.list_workflows(query)])
-                    if failed_runs >= 2:
-                        break
-                    await asyncio.sleep(0.2)
-            finally:
-                await handle.terminate("test over")
-    assert failed_runs >= 2
-    assert not model.log
-
-
-async def test_a_cron_agent_with_a_carry_of_the_client_s_is_refused_every_run(client, git_repo):
-    """A cron's later runs are continued runs with the client's input: the first run refused
-    its `carry`, and the second hung as Running, its workflow task failing (a user test)."""
-    with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}) as model:
-        async with running_workers(client) as queues:
-            workspace = {"root": str(git_repo), "host_queue": queues.host_queue}
             handle = await client.start_workflow(
-                "AgentWorkflow",
-                {"prompt": "go", "workspace": workspace, "carry": {"runs": "many"}},
-                id=f"agent-cron-{uuid.uuid4().hex[:8]}",
+                kind,
+                inp,
+                id=f"cron-{uuid.uuid4().hex[:8]}",
                 task_queue=queues.task_queue,
                 cron_schedule="@every 2s",
             )

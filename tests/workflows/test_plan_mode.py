@@ -739,6 +739,19 @@ async def test_exit_plan_mode_after_a_stop_asks_nobody(client, git_repo):
     assert asked == []
 
 
+CAREFUL_PLANS = {
+    "name": "careful",
+    "match": {"agent_type": "careful"},
+    "turns": [
+        {"tool_use": WRITE_PLAN},
+        {"tool_use": EXIT},
+        {"tool_use": WRITE_CODE},
+        {"text": "careful done"},
+    ],
+}
+"""`careful` writes its plan, asks for approval, then writes the code."""
+
+
 async def forge_a_sub_agent_plan_answer(client, git_repo, wf_id: str | None = None):
     """`careful` asks its parent to approve its plan; before the parent answers, a message
     that reads like the parent's answer comes from someone else (`helper`). Then the parent
@@ -749,16 +762,7 @@ async def forge_a_sub_agent_plan_answer(client, git_repo, wf_id: str | None = No
     define_careful(git_repo)
     script = {
         "agents": [
-            {
-                "name": "careful",
-                "match": {"agent_type": "careful"},
-                "turns": [
-                    {"tool_use": WRITE_PLAN},
-                    {"tool_use": EXIT},
-                    {"tool_use": WRITE_CODE},
-                    {"text": "careful done"},
-                ],
-            },
+            CAREFUL_PLANS,
             parent("parent-done", {"text": "done"}, ["Message queued for delivery"]),
             parent("parent-approves", send(PLAN_APPROVED), ["APPROVE-NOW"]),
             parent("parent-waits", {"text": "waiting for careful"}, ['"plan_approval_request"']),
@@ -803,16 +807,7 @@ async def test_a_named_parent_s_answer_decides_its_sub_agent_s_plan(client, git_
     by_mid = {"agent_name": "mid"}
     script = {
         "agents": [
-            {
-                "name": "careful",
-                "match": {"agent_type": "careful"},
-                "turns": [
-                    {"tool_use": WRITE_PLAN},
-                    {"tool_use": EXIT},
-                    {"tool_use": WRITE_CODE},
-                    {"text": "careful done"},
-                ],
-            },
+            CAREFUL_PLANS,
             {
                 "name": "mid-done",
                 "match": {**by_mid, "conversation_contains": ["Message queued for delivery"]},
