@@ -462,7 +462,11 @@ async def start_standing_team(client, queues: Queues, repo, wf_id: str | None = 
         task_queue=queues.task_queue,
         result_type=TeamResult,
     )
-    await wait_for_states(handle, {"a": "idle", "b": "idle", "c": "idle"})
+    try:
+        # 60 s, not 30: one CI run in a few saw every member still `working` at 30 s.
+        await wait_for_states(handle, {"a": "idle", "b": "idle", "c": "idle"}, timeout=60)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; {await _what_members_wait_on(client, handle)}") from None
     return handle
 
 
@@ -479,6 +483,31 @@ async def wait_for_states(handle, wanted: dict[str, str], timeout: float = 30) -
             pass
         await asyncio.sleep(0.1)
     raise AssertionError(f"members never reached {wanted}: {view}")
+
+
+async def _what_members_wait_on(client, handle) -> str:
+    """For a failure's message: each member's pending workflow task and activities, as the
+    server has them. `start_standing_team` timed out now and then (1 in a few CI runs, cause
+    not found): the next failure says where the members stood."""
+    said = []
+    try:
+        view = await handle.query("team", result_type=TeamView)
+    except Exception as e:  # noqa: BLE001 - diagnostics only
+        return f"no team view: {e}"
+    for m in view.members:
+        try:
+            raw = (await client.get_workflow_handle(m.workflow_id).describe()).raw_description
+        except Exception as e:  # noqa: BLE001 - diagnostics only
+            said.append(f"{m.name}: describe failed: {e}")
+            continue
+        task = raw.pending_workflow_task
+        acts = [
+            f"{a.activity_type.name} state={a.state} attempt={a.attempt}"
+            f" last_failure={a.last_failure.message[:80]!r}"
+            for a in raw.pending_activities
+        ]
+        said.append(f"{m.name}: task state={task.state} attempt={task.attempt}; activities {acts}")
+    return " | ".join(said)
 
 
 async def test_teammates_run_only_synchronous_helpers(client, git_repo):
