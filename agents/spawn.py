@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Sequence
 
@@ -19,14 +20,23 @@ def new_agent_id(bits: int) -> str:
 
 
 def not_found_message(
-    agent_type: str, available: Sequence[str], skipped: Sequence[str] = ()
+    agent_type: str, available: Sequence[str], skipped: Sequence[str] = (), guess: bool = False
 ) -> str:
     """R13's wording; with the definition files that failed to load, since the one asked
-    for may be among them (a YAML error in its frontmatter, say)."""
-    text = f"Agent type '{agent_type}' not found. Available agents: {', '.join(available)}"
+    for may be among them (a YAML error in its frontmatter, say). With `guess` (a person's
+    command line, not the model's tool result, whose words are R13's), the type probably
+    meant: `--teammate x:Explor` had only the list to go by."""
+    meant = _meant(agent_type, available) if guess else ""
+    text = f"Agent type '{agent_type}' not found{meant}. Available agents: {', '.join(available)}"
     if skipped:
         text += f". Agent definitions that could not be loaded: {'; '.join(skipped)}"
     return text
+
+
+def _meant(agent_type: str, available: Sequence[str]) -> str:
+    same = [a for a in available if a.lower() == agent_type.lower()]
+    close = same or difflib.get_close_matches(agent_type, list(available), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def fork_enabled(config: OutlastConfig) -> bool:

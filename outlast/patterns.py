@@ -176,7 +176,7 @@ def _known_agent_type(
     known = local_definitions(Path(root), config)
     definition = known.get(agent_type)
     if definition is None:
-        found = not_found_message(agent_type, known.names(), known.errors)
+        found = not_found_message(agent_type, known.names(), known.errors, guess=True)
         raise StartError(f"{flag}: {found[0].lower()}{found[1:]}")
     tools = resolve_agent_tools(definition, sorted(WRITE_TOOLS)).tools
     if writes and is_read_only(tools, definition.permission_mode):

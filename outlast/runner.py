@@ -110,7 +110,9 @@ def build_input(
     definitions = local_definitions(root, config)
     definition = definitions.get(agent_type)
     if definition is None:
-        raise StartError(not_found_message(agent_type, definitions.names(), definitions.errors))
+        raise StartError(
+            not_found_message(agent_type, definitions.names(), definitions.errors, guess=True)
+        )
     if plan_first and (why := cannot_plan(definition, config)) is not None:
         raise StartError(f"--plan: the {agent_type} agent cannot plan for approval: {why}.")
     return AgentInput(

@@ -32,7 +32,24 @@ def test_a_repo_that_is_a_file(tmp_path):
 def test_unknown_agent_lists_the_available_ones(tmp_path):
     out = run("run", "fix it", "--repo", str(tmp_path), "--agent", "Wizard")
     assert out.exit_code == 2
-    assert "Agent type 'Wizard' not found" in out.output and "Explore" in out.output
+    assert "Agent type 'Wizard' not found. Available" in out.output and "Explore" in out.output
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--agent", "Explor"), "Agent type 'Explor' not found (did you mean 'Explore'?)"),
+        (("--agent", "explore"), "Agent type 'explore' not found (did you mean 'Explore'?)"),
+        (
+            ("--pattern", "team", "--teammate", "x:Explor=look"),
+            "--teammate x: agent type 'Explor' not found (did you mean 'Explore'?)",
+        ),
+    ],
+)
+def test_a_misspelt_agent_type_is_guessed(tmp_path, args, said):
+    """A user test: `--teammate x:Explor=do` had only the list of agents to go by."""
+    out = run("run", "fix it", "--repo", str(tmp_path), *args)
+    assert out.exit_code == 2 and said in " ".join(out.output.split()), out.output
 
 
 def test_an_agent_whose_file_does_not_load_says_why(tmp_path):
