@@ -129,6 +129,9 @@ class WorktreeCleanup(BaseModel):
     one to remove); the worktree still has its owner (the reaper's record stays)."""
     unsaved: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
     """What `remove` refused to lose: uncommitted files, commits on no other branch."""
+    removes_directory: bool = Field(default=False, exclude_if=lambda v: not v)
+    """In a forecast (`cleanup_forecast`) only: the worktree's directory would go, and its
+    sandbox /tmp with it (`outlast reap --dry-run` names that /tmp too)."""
 
 
 def _check_request(inp: CreateWorktreeInput) -> None:

@@ -85,6 +85,7 @@ def _cleanup(repo: Repo, info: WorktreeInfo, dry_run: bool = False) -> WorktreeC
     base = read_base(repo, branch)
     listed = registered(repo)
     entry = listed.get(path)
+    removes = entry is not None  # the directory goes, unless a check below keeps it
     if nested := _nested(listed, path):
         return WorktreeCleanup(kept=True, reason=f"worktree holds other worktrees: {nested[0]}")
     if entry is not None and entry.get("locked") == ADD_IN_PROGRESS and base is not None:
@@ -93,6 +94,7 @@ def _cleanup(repo: Repo, info: WorktreeInfo, dry_run: bool = False) -> WorktreeC
         if not dry_run:
             repo.git("worktree", "remove", "--force", "--force", str(path))
         entry = None
+        removes = True
     if entry is not None and "locked" in entry:
         return WorktreeCleanup(kept=True, reason=f"worktree is locked {entry['locked']}".strip())
     if entry is not None and path.is_dir():
@@ -107,12 +109,14 @@ def _cleanup(repo: Repo, info: WorktreeInfo, dry_run: bool = False) -> WorktreeC
     if tip is not None:
         if tip != base:
             why = "no recorded base" if base is None else "new commits"
-            gone = "; its directory would be removed" if dry_run and entry is not None else ""
-            return WorktreeCleanup(kept=True, reason=f"branch {branch} kept: {why}{gone}")
+            gone = "; its directory would be removed" if dry_run and removes else ""
+            reason = f"branch {branch} kept: {why}{gone}"
+            return WorktreeCleanup(kept=True, reason=reason, removes_directory=dry_run and removes)
         if not dry_run:
             repo.git("branch", "-D", branch)
     if dry_run:
-        return WorktreeCleanup(kept=False, reason="no changes; worktree and branch would go")
+        reason = "no changes; worktree and branch would go"
+        return WorktreeCleanup(kept=False, reason=reason, removes_directory=removes)
     base_file(repo, branch).unlink(missing_ok=True)
     return WorktreeCleanup(kept=False, reason="no changes; worktree and branch removed")
 

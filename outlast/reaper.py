@@ -28,7 +28,12 @@ from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities import worktree_owners
-from activities.sandbox_tmp import is_orphaned, recorded_sandbox_tmps, remove_orphaned
+from activities.sandbox_tmp import (
+    SandboxTmp,
+    is_orphaned,
+    recorded_sandbox_tmps,
+    remove_orphaned,
+)
 from activities.snapshot import recorded_snapshots, remove_snapshot_at
 from activities.worktree import CleanupWorktreeInput, WorktreeInfo, WorktreeRefused
 from activities.worktree_cleanup import cleanup_forecast, cleanup_worktree
@@ -86,19 +91,25 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
         dry_run: Report what would be cleaned, change nothing.
     """
     done = []
+    tmps = await asyncio.to_thread(recorded_sandbox_tmps)
+    with_worktrees: set[str] = set()  # sandbox /tmps said with their worktree's item
     for owner in worktree_owners.recorded():
         status = await owner_status(client, owner.workflow_id)
         if status is None or (status == "NOT_FOUND" and _recent(owner)):
             continue
         info = WorktreeInfo(**owner.model_dump(exclude={"workflow_id"}))
+        tmp = _sandbox_tmp_of(Path(owner.worktree_path), tmps)
         try:
             if dry_run:  # what the cleanup below would do, changing nothing
                 would = await asyncio.to_thread(cleanup_forecast, info)
                 verb = "would keep" if would.kept else "would remove"
                 item = _reaped(owner, status, removed=False, reason=f"{verb}: {would.reason}")
+                there = await asyncio.to_thread(Path(owner.worktree_path).exists)
+                tmp_goes = would.removes_directory or not there
             else:
                 cleaned = await cleanup_worktree(CleanupWorktreeInput(info=info))
                 item = _reaped(owner, status, removed=not cleaned.kept, reason=cleaned.reason)
+                tmp_goes = tmp is not None and not await asyncio.to_thread(Path(tmp.path).exists)
         except WorktreeRefused as e:  # a record pointing somewhere it should not: leave it
             log.warning("%s %s: %s", "would not reap" if dry_run else "not reaping",
                         owner.worktree_path, e)  # fmt: skip
@@ -106,13 +117,40 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
         except (GitFailed, GitHung, subprocess.TimeoutExpired, OSError) as e:
             # This worktree's git failed or hung: its record stays for the next pass, and the
             # other worktrees are not held up by it.
-            reason = f"not cleaned up this time, tried again at the next reap: {e}"
-            item = _reaped(owner, status, removed=False, reason=reason)
+            if dry_run:  # not the real run's outcome: the forecast itself could not be made
+                reason = f"cannot tell, git failed while looking: {e}; a real run would try"
+            else:
+                reason = f"not cleaned up this time, tried again at the next reap: {e}"
+            item, tmp_goes = _reaped(owner, status, removed=False, reason=reason), False
         # Said by whoever asked: `outlast reap` prints it, a worker's reaper logs it (both
         # did, so `outlast reap` said each kept worktree twice; a user test, 2026-12-05).
         done.append(item)
+        if tmp is not None and tmp_goes:
+            # The cleanup removes a worktree's sandbox /tmp with it: the dry run listed that
+            # /tmp of a deleted worktree as the reaper's, the real run then said nothing of
+            # it (a user test, 2026-12-05). Both say it here now, under its worktree.
+            done.append(_with_worktree(tmp, owner, status, dry_run))
+            with_worktrees.add(tmp.path)
     done += await _reap_snapshots(client, dry_run=dry_run)
-    return done + await asyncio.to_thread(_reap_sandbox_tmps, dry_run=dry_run)
+    return done + await asyncio.to_thread(_reap_sandbox_tmps, dry_run, with_worktrees)
+
+
+def _sandbox_tmp_of(worktree: Path, tmps: list[SandboxTmp]) -> SandboxTmp | None:
+    """The recorded sandbox /tmp of `worktree`, by either spelling the cleanup removes."""
+    spellings = {str(worktree), str(worktree.resolve())}
+    return next((t for t in tmps if t.workspace in spellings), None)
+
+
+def _with_worktree(tmp: SandboxTmp, owner: WorktreeOwner, status: str, dry_run: bool) -> Reaped:
+    verb = "would remove (dry run)" if dry_run else "removed"
+    return Reaped(
+        kind="sandbox-tmp",
+        worktree_path=tmp.path,
+        workflow_id=owner.workflow_id,
+        owner_status=status,
+        removed=not dry_run,
+        reason=f"{verb} with its worktree: the sandbox /tmp of {owner.worktree_path}",
+    )
 
 
 def _recent(owner: WorktreeOwner) -> bool:
@@ -145,10 +183,11 @@ async def _reap_snapshots(client: Client, *, dry_run: bool) -> list[Reaped]:
     return done
 
 
-def _reap_sandbox_tmps(*, dry_run: bool) -> list[Reaped]:
+def _reap_sandbox_tmps(dry_run: bool, said: set[str]) -> list[Reaped]:
+    """The orphaned sandbox /tmps, but those `said` with their worktree."""
     done = []
     for tmp in recorded_sandbox_tmps():
-        if not is_orphaned(tmp):
+        if tmp.path in said or not is_orphaned(tmp):
             continue
         if dry_run:
             removed, reason = False, "would remove (dry run)"

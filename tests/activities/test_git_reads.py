@@ -189,6 +189,10 @@ async def test_a_worktree_whose_git_hangs_does_not_hold_up_the_reaper(
         os.utime(record, (old, old))
     mark = hanging_fsmonitor(Path(infos["hung"].worktree_path), tmp_path)
     monkeypatch.setattr(worktree_git, "GIT_TIMEOUT_S", 3.0)
+    # The dry run says it could not look, not the real run's "tried again" (a user test).
+    dry = {Path(r.worktree_path).name: r for r in await reap(client, dry_run=True)}
+    assert dry["hung"].reason.startswith("cannot tell, git failed while looking: ")
+    assert dry["fine"].reason.startswith("would remove: ")
     reaped = {Path(r.worktree_path).name: r for r in await reap(client)}
     assert hooks_left(mark) == []
     assert not reaped["hung"].removed and "tried again at the next reap" in reaped["hung"].reason

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,44 @@ async def test_the_reaper_removes_sandbox_tmps_of_workspaces_that_are_gone(
     assert str(gone) in reaped[gone_tmp].reason
     assert not gone_tmp.exists() and recorded(gone) == []
     assert live_tmp not in reaped and live_tmp.exists() and recorded(live) == [live_tmp]
+
+
+async def test_the_reaper_says_a_worktree_s_sandbox_tmp_in_its_dry_run_as_its_real_run_does(
+    client, tmp_path: Path
+) -> None:
+    """A sandbox /tmp goes with its worktree. The dry run listed the /tmp of a deleted
+    worktree as the reaper's own "would remove", the real run then said nothing of it (the
+    cleanup took it along), and the /tmp of a worktree about to be removed was in neither (a
+    user test, 2026-12-05). Both runs list each under its worktree now, and the same ones."""
+    repo = make_git_repo(tmp_path / "repo", {"README.md": "# r\n"})
+    owner = f"closed-long-ago-{tmp_path.name}"
+    infos, tmps = {}, {}
+    for name in ("plain", "deleted", "changed"):
+        inp = CreateWorktreeInput(repo_root=str(repo), slug=name, owner_workflow_id=owner)
+        infos[name] = await ActivityEnvironment().run(create_worktree, inp)
+        tmps[name] = Path(sandbox_tmp(infos[name].worktree_path))
+        (tmps[name] / "out.txt").write_text("x")
+    (Path(infos["changed"].worktree_path) / "new.txt").write_text("work\n")
+    shutil.rmtree(infos["deleted"].worktree_path)
+    # Closed long ago and gone from the server (a younger record is a child not started yet).
+    old = time.time() - 2 * 24 * 3600
+    for record in (tmp_path / "state").resolve().glob("worktree-owners/*.json"):
+        os.utime(record, (old, old))
+
+    dry = [r for r in await reap(client, dry_run=True) if r.kind == "sandbox-tmp"]
+    assert {Path(r.worktree_path): r.reason for r in dry} == {
+        tmps[name]: "would remove (dry run) with its worktree: the sandbox /tmp of "
+        + infos[name].worktree_path
+        for name in ("plain", "deleted")
+    }
+    assert all(t.exists() for t in tmps.values()) and not any(r.removed for r in dry)
+
+    real = [r for r in await reap(client) if r.kind == "sandbox-tmp"]
+    assert {Path(r.worktree_path) for r in real} == {Path(r.worktree_path) for r in dry}
+    assert all(r.removed and r.workflow_id == owner for r in real)
+    assert all("removed with its worktree" in r.reason for r in real)
+    assert not tmps["plain"].exists() and not tmps["deleted"].exists()
+    assert tmps["changed"].exists() and recorded(Path(infos["changed"].worktree_path))
 
 
 REMOVE_AS_ITS_OWNER = """
