@@ -382,7 +382,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         carry = AgentCarry(
             state=self._state,
             prepared=self._prepared,
-            registry=self._registry,
+            registry=self._registry.carried(),
             mailbox=self._mailbox,
             seen_mail=self._seen_mail,
             started_at=self._started,

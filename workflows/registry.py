@@ -102,6 +102,12 @@ class ChildRegistry(BaseModel):
     def running(self) -> list[ChildTask]:
         return [t for t in self.tasks.values() if t.status == "running"]
 
+    def carried(self) -> ChildRegistry:
+        """What a continue-as-new hands on: all of it but the oldest ended commands
+        (`ShellTable.carried`). A sub-agent's record stays whole: SendMessage resumes a
+        completed one from it (R66)."""
+        return self.model_copy(update={"shells": self.shells.carried()})
+
     def outstanding(self) -> bool:
         """A background child or command whose end the parent has not been told about yet."""
         return self.shells.outstanding() or any(

@@ -19,6 +19,10 @@ from workflows.contracts import ChildSummary, Contract
 ShellStatus = Literal["running", "completed", "failed", "killed"]
 DESCRIPTION_CHARS = 80
 """A command named by its text (no description given) is cut to this many characters."""
+ENDED_SHELLS_KEPT = 64
+"""Ended commands a continued run still knows by id (TaskOutput, TaskStop's "already ended",
+the `tasks` query); older ones are left behind at a continue-as-new. The table rode whole in
+every carry, so a long agent's carry grew with every command it had ever run."""
 
 
 class ShellTaskInput(Contract):
@@ -106,6 +110,14 @@ class ShellTable(BaseModel):
 
     def find(self, target: str) -> ShellTask | None:
         return self.shells.get(target.strip())
+
+    def carried(self) -> ShellTable:
+        """The table a continued run starts with: every command still running or whose end
+        the model has not been told, and the last `ENDED_SHELLS_KEPT` started of the rest.
+        An id left behind is "not found"; its output file stays, for Read."""
+        ended = [k for k, t in self.shells.items() if t.status != "running" and t.notified]
+        left = set(ended[: max(0, len(ended) - ENDED_SHELLS_KEPT)])
+        return ShellTable(shells={k: t for k, t in self.shells.items() if k not in left})
 
     def running(self) -> list[ShellTask]:
         return [t for t in self.shells.values() if t.status == "running"]

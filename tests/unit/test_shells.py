@@ -8,6 +8,7 @@ from activities.tools.bash_background import size_text
 from workflows.registry import ChildRegistry
 from workflows.shells import (
     DESCRIPTION_CHARS,
+    ENDED_SHELLS_KEPT,
     ShellEnd,
     ShellTable,
     ShellTask,
@@ -137,3 +138,20 @@ def test_the_cap_is_named_as_claude_code_names_it():
         "1536KB",
         "1000 bytes",
     ]
+
+
+def test_a_continued_run_keeps_what_still_matters_and_the_latest_ended_commands():
+    """The carry held every command the agent ever ran (a review of the standing list)."""
+    table = ShellTable()
+    total = ENDED_SHELLS_KEPT + 5
+    for i in range(total):
+        table.add(table_with(f"b{i:08x}").shells[f"b{i:08x}"])
+    for i in range(total - 2):  # all but the last two ended...
+        table.record_end(ShellEnd(shell_id=f"b{i:08x}", status="completed", exit_code=0))
+    table.shells[f"b{0:08x}"].notified = False  # ...and the model has not been told of one
+    kept = list(table.carried().shells)
+    ended_kept = [f"b{i:08x}" for i in range(total - 2 - ENDED_SHELLS_KEPT, total - 2)]
+    assert kept == [f"b{0:08x}", *ended_kept, f"b{total - 2:08x}", f"b{total - 1:08x}"]
+    assert len(table.shells) == total  # the run's own table is unchanged
+    registry = ChildRegistry(shells=table)
+    assert list(registry.carried().shells.shells) == kept

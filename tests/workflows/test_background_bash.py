@@ -28,6 +28,7 @@ from tests.support import (
     wait_for,
 )
 from tests.workflows.test_stop_and_kill import processes_with
+from workflows import shells
 from workflows.contracts import AgentStatus, ChildSummary
 from workflows.shells import ShellEnd
 
@@ -488,3 +489,25 @@ async def test_task_output_gives_a_background_agent_s_result(client, git_repo):
     assert "<retrieval_status>success</retrieval_status>" in output.content
     assert "<task_type>local_agent</task_type>\n<status>completed</status>" in output.content
     assert "the answer is 42" in output.content
+
+
+async def test_a_continued_run_carries_only_the_latest_ended_commands(
+    client, git_repo, monkeypatch
+):
+    """A continue-as-new hands on the latest ended commands, not every one the agent ever
+    ran (the carry grew with each; found on the standing list, 2026-12-05)."""
+    monkeypatch.setattr(shells, "ENDED_SHELLS_KEPT", 1)  # workflows are passed through
+    wait = {"tool_use": {"name": "TaskOutput", "input": {"task_id": "{{task_id}}"}}}
+    turns = [t for n in ("one", "two", "three") for t in (background("true", n), wait)]
+    script = {"agents": [{"name": "main", "turns": [*turns, {"text": "done"}]}]}
+    config = fast_config(agents=AgentSettings(turns_per_run=2))
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("three commands", git_repo, queues, config=config)
+            handle = await start(client, inp, queues)
+            result = await handle.result()
+            listed = await handle.query("tasks", result_type=list[ChildSummary])
+            runs = [r async for r in client.list_workflows(f'WorkflowId = "{handle.id}"')]
+    assert len(runs) == 4 and result.turns == 7
+    assert [t.description for t in listed] == ["three"]
+    assert all("<status>completed</status>" in r.content for r in tool_results(result)[1::2])
