@@ -142,14 +142,27 @@ def _sandbox_tmp_of(worktree: Path, tmps: list[SandboxTmp]) -> SandboxTmp | None
 
 
 def _with_worktree(tmp: SandboxTmp, owner: WorktreeOwner, status: str, dry_run: bool) -> Reaped:
+    what = f" with its worktree: the sandbox /tmp of {owner.worktree_path}"
+    return _removal("sandbox-tmp", tmp.path, owner.workflow_id, status, dry_run, what)
+
+
+def _removal(
+    kind: Literal["snapshot", "sandbox-tmp"],
+    path: str,
+    workflow_id: str,
+    status: str,
+    dry_run: bool,
+    what: str,
+) -> Reaped:
+    """An item the reaper always removes: "removed" or "would remove (dry run)", and `what`."""
     verb = "would remove (dry run)" if dry_run else "removed"
     return Reaped(
-        kind="sandbox-tmp",
-        worktree_path=tmp.path,
-        workflow_id=owner.workflow_id,
+        kind=kind,
+        worktree_path=path,
+        workflow_id=workflow_id,
         owner_status=status,
         removed=not dry_run,
-        reason=f"{verb} with its worktree: the sandbox /tmp of {owner.worktree_path}",
+        reason=f"{verb}{what}",
     )
 
 
@@ -169,17 +182,8 @@ async def _reap_snapshots(client: Client, *, dry_run: bool) -> list[Reaped]:
             continue
         if not dry_run:
             await asyncio.to_thread(remove_snapshot_at, Path(owner.path))
-        reason = "would remove (dry run)" if dry_run else "removed"
-        done.append(
-            Reaped(
-                kind="snapshot",
-                worktree_path=owner.path,
-                workflow_id=owner.workflow_id,
-                owner_status=status,
-                removed=not dry_run,
-                reason=f"{reason}: a verifier's snapshot its verification did not remove",
-            )
-        )
+        what = ": a verifier's snapshot its verification did not remove"
+        done.append(_removal("snapshot", owner.path, owner.workflow_id, status, dry_run, what))
     return done
 
 
