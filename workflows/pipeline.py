@@ -82,6 +82,7 @@ class PipelineWorkflow:
             for i, s in enumerate(inp.stages)
             if s.approval or (inp.approve_between and i < last)
         ]
+        self._order = [s.name for s in inp.stages]
         self._done = False
         self._ended_as: str | None = None
         """How the pipeline ended under a held decision (`killed`, `failed`): its answer."""
@@ -329,6 +330,34 @@ class PipelineWorkflow:
                 f"stage {decision.stage} never waits for approval; stages that do: "
                 f"{', '.join(self._approval_stages) or 'none'}"
             )
+        if decision.approve and decision.rerun:
+            # Approved, it was taken as an approval, and the re-run and its feedback were
+            # dropped (a user test from a raw client, 2026-12-05; the API refused it).
+            raise ValueError(
+                "rerun is a rejection's: approve false with rerun true runs the stage again "
+                "with the feedback"
+            )
+        if (why := self._not_next(decision.stage)) is not None:
+            raise ValueError(why)
+
+    def _not_next(self, stage: str) -> str | None:
+        """Why a decision on `stage` cannot be the next one taken: a stage before it waits
+        for approval first, or it has run already. Such a decision was held until the stage
+        running now ended (hours, with a real model), then refused. A decision on the stage
+        running, or on one only stages without approval come before, is held as before. The
+        state read may be one activation old (a worker without the run cached validates
+        before its replay has caught up), so at worst a decision sent as a stage ends is
+        refused with the stage that was running; sent again, it is taken."""
+        at = self._awaiting or self._current
+        if at is None or at not in self._order:
+            return None
+        here, there = self._order.index(at), self._order.index(stage)
+        if there < here:
+            return f"stage {stage} has run and been decided: the pipeline is at stage {at}"
+        first = next((s for s in self._order[here:there] if s in self._approval_stages), None)
+        if first is None:
+            return None
+        return f"stage {stage} is not the next to decide: stage {first} waits for approval first"
 
     @workflow.signal(name="stop")
     def stop(self, request: Any = None, *extra: Any) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from workflows.pipeline import MAX_ATTEMPTS, rejection
+from agents.pipeline import PipelineStage
+from workflows.contracts import Workspace
+from workflows.pattern_contracts import PipelineInput
+from workflows.pipeline import MAX_ATTEMPTS, PipelineWorkflow, rejection
 
 
 def test_a_plain_rejection_says_rejected() -> None:
@@ -13,3 +16,25 @@ def test_a_rerun_past_the_limit_says_it_was_not_rerun_and_why() -> None:
     assert rejection(True, MAX_ATTEMPTS) == (
         f"rejected: not re-run, it ran {MAX_ATTEMPTS} times already (at most {MAX_ATTEMPTS})"
     )
+
+
+def test_a_decision_is_refused_at_once_unless_its_stage_can_be_the_next_decided() -> None:
+    """a, c wait for approval; b does not. A decision is held only for the stage that runs or
+    waits, or one that only stages without approval come before."""
+    stages = [
+        PipelineStage(name=n, agent_type="Explore", instructions="x", approval=n in "ac")
+        for n in "abcd"
+    ]
+    inp = PipelineInput(task="t", workspace=Workspace(root="/r", host_queue="q"), stages=stages)
+    pipeline = PipelineWorkflow(inp)
+    assert [pipeline._not_next(s) for s in "abcd"] == [None] * 4  # nothing runs yet
+    pipeline._current = "a"
+    assert pipeline._not_next("b") is not None and pipeline._not_next("c") is not None
+    pipeline._current = "b"
+    assert pipeline._not_next("a") == "stage a has run and been decided: the pipeline is at stage b"
+    assert pipeline._not_next("c") is None  # b needs no approval: c is the next to wait
+    assert pipeline._not_next("d") == (
+        "stage d is not the next to decide: stage c waits for approval first"
+    )
+    pipeline._current, pipeline._awaiting = None, "c"
+    assert pipeline._not_next("c") is None and pipeline._not_next("d") is not None

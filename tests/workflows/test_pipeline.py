@@ -280,6 +280,7 @@ async def test_a_stop_with_a_rerun_decided_ahead_starts_no_stage(client, git_rep
     stages = [
         PipelineStage(name="look", agent_type="Explore", instructions="Look.", approval=True),
         PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
+        PipelineStage(name="write", agent_type="Plan", instructions="Write.", approval=True),
     ]
     script = {
         "agents": [
@@ -309,6 +310,21 @@ async def test_a_stop_with_a_rerun_decided_ahead_starts_no_stage(client, git_rep
             assert "stage look attempt 2 is not the one to decide on: attempt 1 is" in str(
                 ahead.value.cause
             )
+            # So is a decision on a stage behind another approval, and an approval with a
+            # re-run: both were held until look ended (a user test from a raw client).
+            for wrong, said in (
+                (
+                    StageDecision(stage="write", approve=True),
+                    "stage write is not the next to decide: stage look waits for approval first",
+                ),
+                (
+                    StageDecision(stage="look", approve=True, rerun=True, feedback="x"),
+                    "rerun is a rejection's",
+                ),
+            ):
+                with pytest.raises(WorkflowUpdateFailedError) as refused:
+                    await asyncio.wait_for(handle.execute_update("decide_stage", wrong), 10)
+                assert said in str(refused.value.cause), refused.value.cause
             rerun = StageDecision(stage="look", approve=False, rerun=True, feedback="again")
             held = await handle.start_update(
                 "decide_stage", rerun, wait_for_stage=WorkflowUpdateStage.ACCEPTED
