@@ -8,9 +8,11 @@ up in `AgentWorkflow.__init__` (workflows/agent.py).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 from agents.messages import Message
@@ -56,6 +58,20 @@ BLANK_MAIL = "blank-mail-refused"
 whose model call the API refused (400), failing the agent."""
 
 
+AGENT_SIGNALS = (
+    "stop",
+    "send_message",
+    "background",
+    "approve_plan",
+    "reject_plan",
+    "agent_notification",
+    "shell_notification",
+    "team_members",
+    "set_backgrounded",
+)
+"""Every signal an agent takes, those people send first (the dynamic handler names them)."""
+
+
 class AgentHandlers:
     """`AgentWorkflow`'s handlers, over the state its `__init__` sets up (declared here)."""
 
@@ -86,6 +102,12 @@ class AgentHandlers:
 
     # The signals people send take plain JSON and check it (workflows/signal_input.py): one
     # that does not fit is refused in the status query and the details, not dropped unseen.
+
+    @workflow.signal(dynamic=True)
+    def unknown_signal(self, name: str, args: Sequence[RawValue]) -> None:
+        """A signal of a name the agent has no handler for is refused, not lost unseen."""
+        self._refusals.unknown_signal(workflow.info().workflow_type, name, AGENT_SIGNALS)
+        self._refresh_details()
 
     @workflow.signal(name="stop")
     def stop(self, request: Any = None, *extra: Any) -> None:

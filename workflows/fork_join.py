@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError, ChildWorkflowError, is_cancelled_exception
 from temporalio.workflow import ParentClosePolicy
 
@@ -297,6 +299,12 @@ class ForkJoinWorkflow:
         workflow.logger.warning(text)
         self._refusals.keep(text)
 
+    @workflow.signal(dynamic=True)
+    def unknown_signal(self, name: str, args: Sequence[RawValue]) -> None:
+        """A signal of a name fork-join has no handler for (`stop`) is refused, not lost."""
+        hint = "a fork-join has no graceful stop: a cancel (`outlast kill`) ends it"
+        self._refusals.unknown_signal("ForkJoinWorkflow", name, ("task_stop",), hint)
+
     @workflow.query(name="forks")
     def forks(self) -> list[ForkOutcome]:
         """Finished forks' outcomes so far, by index."""
@@ -304,7 +312,7 @@ class ForkJoinWorkflow:
 
     @workflow.query(name="refused_signals")
     def refused_signals(self) -> list[str]:
-        """The latest `task_stop` signals refused, newest last, each saying why."""
+        """The latest signals refused, newest last, each saying why."""
         return self._refusals.texts
 
 

@@ -10,9 +10,11 @@ with feedback.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 from agents.builtin.verification import effective_verdict, parse_verification_report
@@ -366,6 +368,12 @@ class PipelineWorkflow:
         checked = self._refusals.checked("stop", StopRequest, request, extra, default={})
         if checked is not None:
             self._stop = checked
+
+    @workflow.signal(dynamic=True)
+    def unknown_signal(self, name: str, args: Sequence[RawValue]) -> None:
+        """A signal of a name the pipeline has no handler for is refused, not lost unseen."""
+        hint = "a stage is decided by the `decide_stage` update"
+        self._refusals.unknown_signal("PipelineWorkflow", name, ("stop",), hint)
 
     @workflow.query(name="pipeline")
     def pipeline(self) -> PipelineView:

@@ -26,7 +26,7 @@ one during a deploy.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -77,6 +77,18 @@ def unknown_fields(signal: str, model: type[M], value: Any) -> str | None:
     )
 
 
+def unknown_signal(workflow_type: str, name: str, known: Sequence[str], hint: str = "") -> str:
+    """The sentence that refuses a signal of a name `workflow_type` has no handler for, with
+    the name probably meant and the signals it takes (`known`, a person's first)."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    meant = f" (did you mean {close[0]}?)" if close else ""
+    text = (
+        f"signal `{name}` refused: {workflow_type} has no such signal{meant}; "
+        f"the signals it takes: {', '.join(known)}"
+    )
+    return f"{text}; {hint}" if hint else text
+
+
 def check(signal: str, model: type[M], value: Any) -> M | str:
     """`value` as `model`, or the sentence that refuses it; with the fields it does not have
     named too (a lenient input's `{"txt": ...}` was refused as `text: Field required` only)."""
@@ -109,6 +121,17 @@ class Refusals:
 
     def keep(self, text: str) -> None:
         self.texts = [*self.texts[-(KEPT - 1) :], text]
+
+    def unknown_signal(
+        self, workflow_type: str, name: str, known: Sequence[str], hint: str = ""
+    ) -> None:
+        """A signal no handler has: Temporal buffered it for one that never came, so it was
+        lost and nothing said so (`temporal workflow signal --name stopp` reported success;
+        a user test, 2026-12-05). Its workflow's dynamic handler refuses it here instead.
+        No command depends on it: a run that buffered one replays the same."""
+        text = unknown_signal(workflow_type, name, known, hint)
+        (self._log or workflow.logger.warning)(text)
+        self.keep(text)
 
     def checked(
         self,

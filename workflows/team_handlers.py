@@ -8,10 +8,12 @@ A mixin: the state it reads and writes is set up in `TeamWorkflow.__init__`
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
+from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 from agents.config import MAX_SECONDS
@@ -43,6 +45,14 @@ from workflows.team_member import TEAM_MAIL_PREFIX
 ALL_MEMBERS = "team-handlers-all-members"
 """Patch: `message_member` to `*` and `kill_member` pick their members from every member, not
 from the live ones (which their watchers record: not for a handler to read)."""
+
+
+TEAM_SIGNALS = ("shutdown", "kill_member", "member_state", "shutdown_response")
+"""Every signal a team takes, those people send first (the dynamic handler names them)."""
+TEAM_HINT = (
+    "mail to a member goes by the `message_member` update, and a stop of one member by its "
+    "own workflow's `stop` signal"
+)
 
 
 class TeamHandlers:
@@ -91,6 +101,13 @@ class TeamHandlers:
             self._details()
 
     # The signals people send check their input (workflows/signal_input.py).
+
+    @workflow.signal(dynamic=True)
+    def unknown_signal(self, name: str, args: Sequence[RawValue]) -> None:
+        """A signal of a name the team has no handler for (`stop`, `send_message`: an
+        agent's) is refused, not lost unseen."""
+        self._refusals.unknown_signal("TeamWorkflow", name, TEAM_SIGNALS, TEAM_HINT)
+        self._details()
 
     @workflow.signal(name="shutdown")
     def shutdown(self, request: Any = None, *extra: Any) -> None:

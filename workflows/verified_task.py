@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RawValue, RetryPolicy
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
@@ -480,6 +481,17 @@ class VerifiedTaskWorkflow:
         if end is not None:
             self._ends.setdefault(end.run_generation, end)
 
+    @workflow.signal(dynamic=True)
+    def unknown_signal(self, name: str, args: Sequence[RawValue]) -> None:
+        """A signal of a name the task has no handler for (`stop`) is refused, not lost."""
+        hint = "a verified task has no graceful stop: a cancel (`outlast kill`) ends it"
+        self._refusals.unknown_signal("VerifiedTaskWorkflow", name, ("agent_notification",), hint)
+
     @workflow.query(name="rounds")
     def rounds(self) -> list[VerificationRound]:
         return self._rounds
+
+    @workflow.query(name="refused_signals")
+    def refused_signals(self) -> list[str]:
+        """The latest signals refused, newest last, each saying why."""
+        return self._refusals.texts

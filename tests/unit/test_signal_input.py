@@ -1,7 +1,18 @@
 """A signal's input as its handler checks it: refused with the reason, the latest kept."""
 
+import pytest
+from temporalio import workflow
+
+from workflows.agent import AgentWorkflow
+from workflows.agent_handlers import AGENT_SIGNALS
 from workflows.contracts import MailMessage, StopRequest
-from workflows.signal_input import KEPT, Refusals, check
+from workflows.coordinator import CoordinatorWorkflow
+from workflows.fork_join import ForkJoinWorkflow
+from workflows.pipeline import PipelineWorkflow
+from workflows.signal_input import KEPT, Refusals, check, unknown_signal
+from workflows.team import TeamWorkflow
+from workflows.team_handlers import TEAM_SIGNALS
+from workflows.verified_task import VerifiedTaskWorkflow
 
 
 def test_a_fitting_input_passes_and_a_bad_one_is_refused_with_why():
@@ -74,4 +85,35 @@ def test_a_field_the_input_does_not_have_is_refused_unless_lenient_or_unpatched(
     before = Refusals(log=lambda _: None, patched=lambda _: False)
     assert before.checked("background", BackgroundRequest, {"agentid": "a1"}) == (
         BackgroundRequest()
+    )
+
+
+@pytest.mark.parametrize(
+    ("workflow_class", "listed"),
+    [
+        (AgentWorkflow, AGENT_SIGNALS),
+        (CoordinatorWorkflow, AGENT_SIGNALS),
+        (TeamWorkflow, TEAM_SIGNALS),
+        (PipelineWorkflow, ("stop",)),
+        (ForkJoinWorkflow, ("task_stop",)),
+        (VerifiedTaskWorkflow, ("agent_notification",)),
+    ],
+)
+def test_each_workflow_refuses_a_signal_it_has_no_handler_for_and_names_those_it_has(
+    workflow_class, listed
+):
+    """A dynamic handler takes any other name (it was kept unread), and the refusal lists
+    exactly the workflow's signals."""
+    signals = workflow._Definition.must_from_class(workflow_class).signals
+    assert None in signals
+    assert sorted(listed) == sorted(name for name in signals if name is not None)
+
+
+def test_an_unknown_signal_is_named_with_the_one_probably_meant():
+    assert unknown_signal("PipelineWorkflow", "sotp", ("stop",), "decide by update") == (
+        "signal `sotp` refused: PipelineWorkflow has no such signal (did you mean stop?); "
+        "the signals it takes: stop; decide by update"
+    )
+    assert unknown_signal("X", "zzz", ("stop", "send_message")) == (
+        "signal `zzz` refused: X has no such signal; the signals it takes: stop, send_message"
     )

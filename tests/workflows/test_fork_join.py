@@ -300,6 +300,7 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
             await handle.signal("task_stop", {"taskid": "fork-2"})
             await handle.signal("task_stop", TaskStopInput(task_id="fork-9"))
             await handle.signal("task_stop", TaskStopInput(task_id="1"))
+            await handle.signal("stop", {})  # no such signal: it was kept unread, unsaid
             refused = await handle.query("refused_signals", result_type=list[str])
             await handle.signal("task_stop", TaskStopInput(task_id="fork-2"))
             result = await handle.result()
@@ -314,6 +315,9 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
         "signal `task_stop` refused: no fork is `fork-9`; name one by its number "
         "(1-3 or fork-1..fork-3), agent id or workflow id",
         "signal `task_stop` refused: fork 1 has already completed",
+        "signal `stop` refused: ForkJoinWorkflow has no such signal (did you mean task_stop?); "
+        "the signals it takes: task_stop; a fork-join has no graceful stop: a cancel "
+        "(`outlast kill`) ends it",
     ]
     assert [f.status for f in result.forks] == ["completed", "killed", "completed"]
     assert result.forks[1].final_text == ""

@@ -520,6 +520,18 @@ async def test_a_misspelt_field_and_outlasts_own_signals_are_refused_not_dropped
                     break
                 await asyncio.sleep(0.1)
             assert status.refused_signals[-1] == nobody
+            # A name no handler has was buffered for one that never came: lost, unsaid.
+            await signal_with_cli(dev_server, handle.id, "stopp", [{}])
+            unknown = (
+                "signal `stopp` refused: AgentWorkflow has no such signal (did you mean stop?); "
+                "the signals it takes: stop, send_message, background, approve_plan, reject_plan,"
+            )
+            for _ in range(100):
+                status = await handle.query("status", result_type=AgentStatus)
+                if status.refused_signals[-1].startswith(unknown):
+                    break
+                await asyncio.sleep(0.1)
+            assert status.refused_signals[-1].startswith(unknown), status.refused_signals
             fitting = {"text": "FITTING-TEXT", "later_field": 1}
             await signal_with_cli(dev_server, handle.id, "send_message", [fitting])
             result = await asyncio.wait_for(handle.result(), 60)

@@ -327,15 +327,20 @@ async def run_shutdown_scenario(
         assert "timeout_s 1e+14 is longer than any wait can be" in str(refused.value.cause)
         await handle.signal("kill_member", {"nmae": "c"})
         await handle.signal("shutdown", {"reason": ["not", "a", "string"]})
+        await handle.signal("stop", {})  # an agent's: the team has no handler for it
         for _ in range(50):
             view = await handle.query("team", result_type=TeamView)
-            if len(view.refused_signals) == 2:
+            if len(view.refused_signals) == 3:
                 break
             await asyncio.sleep(0.1)
         assert view.refused_signals == [
             "signal `kill_member` refused: unknown field nmae (did you mean name?); its fields "
             "are name",
             "signal `shutdown` refused: reason: Input should be a valid string",
+            "signal `stop` refused: TeamWorkflow has no such signal; the signals it takes: "
+            "shutdown, kill_member, member_state, shutdown_response; mail to a member goes by "
+            "the `message_member` update, and a stop of one member by its own workflow's "
+            "`stop` signal",
         ]
         assert not view.shutting_down
         assert {m.name: m.state for m in view.members}["c"] == "idle"
