@@ -53,6 +53,10 @@ STOP_REACHES_SYNC_CHILDREN = "stop-reaches-sync-children"
 their ends, which a sub-agent kept going (or a hook that kept blocking) put off for good."""
 
 
+APPROVE_FALSE = "plan-approve-false-refused"
+"""Patch id: `approve_plan` with `approve: false` is refused; it approved the plan a client
+meant to reject (the field is in the signal's input, and a raw client set it)."""
+
 BLANK_MAIL = "blank-mail-refused"
 """Patch id: a `send_message` with blank text is refused; it was read into the next turn,
 whose model call the API refused (400), failing the agent."""
@@ -254,12 +258,17 @@ class AgentHandlers:
             self._refresh_details()
             return
         mode = checked.target_mode
-        if (
+        why: str | None
+        if approve and not checked.approve and versions.patched(APPROVE_FALSE):
+            # Only this way round: a client's `reject_plan` carries the default `approve:
+            # true` (every field is sent), and a rejection loses nothing anyway.
+            why = "approve false contradicts `approve_plan`: `reject_plan` rejects a plan"
+        elif (
             approve
             and mode not in (None, PLAN_MODE, *RESUME_MODES)
             and versions.patched(UNKNOWN_FIELDS)
         ):
-            why: str | None = f"target_mode {mode} is no mode: one of {', '.join(RESUME_MODES)}"
+            why = f"target_mode {mode} is no mode: one of {', '.join(RESUME_MODES)}"
         else:
             why = self._plans.decide(checked.model_copy(update={"approve": approve}))
         if why is not None:

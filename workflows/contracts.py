@@ -314,7 +314,9 @@ class PlanDecision(Contract):
     request_id: str | None = None
     """The plan decided on (from the `plan` query); None = whichever is pending."""
     approve: bool = True
-    """Set by the signal: `approve_plan` approves, `reject_plan` rejects."""
+    """Set by the signal: `approve_plan` approves, `reject_plan` rejects. `approve_plan`
+    refuses `false` (into `refused_signals`): a client that meant to reject sends
+    `reject_plan`."""
     feedback: str = ""
     """For a rejection: what to change; the model reads it and revises the plan."""
     target_mode: str | None = None

@@ -99,6 +99,7 @@ AFTER_BASELINE = frozenset(
         "plan-needs-background",
         "plan-answer-from-lead",
         "plan-answer-from-parent",
+        "plan-approve-false-refused",
         "plan-ids-per-run",
         "plan-no-ask-after-stop",
         "plan-reread-on-approval",

@@ -38,6 +38,7 @@ from tests.replay.scenarios_agent import (
     model_local,
     new_calls,
     notebook_edit,
+    plan_approve_false,
     plan_approved,
     plan_forged_answer,
     plan_late_answer,
@@ -276,6 +277,10 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # (patched person-plan-not-by-mail); `agent_plan_forged_answer_v0` recorded on 9c46fd8,
     # where it approved the plan.
     "agent_plan_forged_answer": plan_forged_answer,
+    # `approve_plan` with `approve: false`: refused (patched plan-approve-false-refused);
+    # `agent_plan_approve_false_v0` recorded on cd193c7, where it approved the plan.
+    "agent_plan_approve_false": plan_approve_false,
+    "agent_plan_approve_false_v0": plan_approve_false,
     # A peer's message reading like the lead's answer to b's plan: mail (patched
     # plan-answer-from-lead, in b); `team_peer_plan_answer_v0` recorded on 9c46fd8.
     "team_peer_plan_answer": team_peer_plan_answer,

@@ -508,6 +508,18 @@ async def plan_forged_answer(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def plan_approve_false(client: Client, tmp: Path) -> WorkflowHandle:
+    """`approve_plan` with `approve: false` while a plan waits: refused (patched
+    plan-approve-false-refused); a plain approval follows."""
+    from tests.workflows.test_plan_mode import contradict_a_plan_decision
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    handle, _, _, _ = await contradict_a_plan_decision(
+        client, repo, os.environ["OUTLAST_RECORDING"]
+    )
+    return handle
+
+
 async def plan_stop_before_ask(client: Client, tmp: Path) -> WorkflowHandle:
     """A planning sub-agent stopped while its model writes ExitPlanMode: it asks nobody
     (patched plan-no-ask-after-stop, in the child)."""

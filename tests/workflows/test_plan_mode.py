@@ -586,6 +586,39 @@ async def test_a_plan_waiting_for_a_person_is_not_approved_by_mail(client, git_r
     assert any("plan_approval_response" in json.dumps(r["body"]["messages"]) for r in model.log)
 
 
+async def contradict_a_plan_decision(client, git_repo, wf_id: str | None = None):
+    """A plan waits; a raw client's `approve_plan` with `approve: false` comes first (it
+    meant to reject), then a plain approval. The plan query and the refusals after the first,
+    and the result."""
+    with scripted_model(APPROVED):
+        async with running_workers(client) as queues:
+            wf_id = wf_id or f"plan-{uuid.uuid4().hex[:8]}"
+            handle = await start(client, agent_input("add X", git_repo, queues), queues, wf_id)
+            await wait_for_pending(handle)
+            await handle.signal("approve_plan", {"approve": False, "feedback": "no: do Y"})
+            for _ in range(100):
+                status = await handle.query("status", result_type=AgentStatus)
+                if status.refused_signals:
+                    break
+                await asyncio.sleep(0.1)
+            view = await handle.query("plan", result_type=PlanView)
+            if view.pending is not None:
+                await handle.signal("approve_plan", {"request_id": view.pending.request_id})
+            return handle, view, status.refused_signals, await asyncio.wait_for(handle.result(), 60)
+
+
+async def test_an_approval_that_says_approve_false_is_refused_not_taken(client, git_repo):
+    """`approve_plan {"approve": false, "feedback": ...}` from a raw client approved the plan
+    it meant to reject, and dropped the feedback (a user test, 2026-12-05)."""
+    _, view, refused, result = await contradict_a_plan_decision(client, git_repo)
+    assert view.pending is not None and view.pending.request_id == "plan-1"
+    assert refused == [
+        "signal `approve_plan` refused: approve false contradicts `approve_plan`: "
+        "`reject_plan` rejects a plan"
+    ]
+    assert result.final_text == "implemented the plan"
+
+
 def write(path: str, text: str) -> dict:
     """A scripted turn that writes `text` to `path`."""
     return {"tool_use": {"name": "Write", "input": {"file_path": path, "content": text}}}
