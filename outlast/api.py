@@ -22,12 +22,26 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from pydantic import ValidationError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
+from agents.config import OutlastConfig
 from agents.permissions import RESUME_MODES
 from agents.questions import QuestionAnswers
-from outlast.patterns import PatternArgs, build_pattern_input, fit_to_namespace, start_pattern
+from outlast.patterns import (
+    PatternArgs,
+    build_pattern_input,
+    first_error,
+    fit_to_namespace,
+    start_pattern,
+)
 from outlast.runner import StartError
 from workflows.contracts import (
     TASK_QUEUE,
@@ -40,7 +54,7 @@ from workflows.contracts import (
 )
 from workflows.pattern_contracts import PipelineView, StageDecision, TeamMail, TeamView
 
-__all__ = ["NotSupported", "StartError", "Task", "TaskEnded", "start_task"]
+__all__ = ["NotSupported", "Refused", "StartError", "Task", "TaskEnded", "start_task"]
 
 AGENT_PATTERNS = ("single", "coordinator")
 NO_GRACEFUL_STOP = ("fork-join", "verified")
@@ -56,6 +70,16 @@ class NotSupported(ValueError):
 class TaskEnded(RuntimeError):
     """The task's workflow is not running (it ended, or there is none by that id): a signal
     sent now would reach no one; nothing was sent."""
+
+
+class Refused(WorkflowUpdateFailedError):
+    """The task refused the request (no such member, no stage waiting, ...): `str()` says
+    why. Temporal's own error said only "Workflow update failed", its reason in `.cause`,
+    which this keeps; code that catches WorkflowUpdateFailedError still catches it."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(cause)
+        self.args = (getattr(cause, "message", "") or str(cause),)
 
 
 @dataclass
@@ -89,14 +113,16 @@ class Task:
             return await self.handle.query("rounds")
         return await self.handle.query("forks")
 
-    async def send(self, text: str, to: str | None = None) -> None:
+    async def send(self, text: str, to: str | None = None) -> str | None:
         """A message for the agent's next turn (for a team: to member `to`, default the lead).
+        A team answers whom it reached (`Message sent to b.`); an agent, None.
 
         Raises:
             NotSupported: the pattern has no mailbox, or `to` is given to no team (nothing
                 was sent).
             ValueError: `text` or `to` is empty (nothing was sent).
-            TaskEnded: the task is not running (nothing was sent)."""
+            TaskEnded: the task is not running (nothing was sent).
+            Refused: the team refused it; the message says why (no member of that name)."""
         if not text.strip():
             raise ValueError("an empty message: give the text to send")
         if to is not None and not to.strip():
@@ -110,9 +136,9 @@ class Task:
             raise NotSupported(f"`to` names a team's member; this is a {self.pattern} task")
         if self.pattern == "team":
             mail = TeamMail(to="lead" if to is None else to, text=text)
-            await self.handle.execute_update("message_member", mail)
-        else:
-            await self._signal("send_message", MailMessage(text=text))
+            return await self._update("message_member", mail)
+        await self._signal("send_message", MailMessage(text=text))
+        return None
 
     async def stop(self, reason: str = "") -> None:
         """Graceful: finish the current turn (or stage), then end.
@@ -128,6 +154,18 @@ class Task:
     async def _signal(self, name: str, payload: object) -> None:
         try:
             await self.handle.signal(name, payload)
+        except RPCError as e:
+            if e.status != RPCStatusCode.NOT_FOUND:
+                raise
+            raise TaskEnded(f"{self.id} is not running ({e.message}); nothing was sent") from None
+
+    async def _update(self, name: str, payload: object) -> str:
+        """An update's answer; a refusal as `Refused`, an ended task as `TaskEnded` (both
+        came as Temporal's own errors: "Workflow update failed", a bare RPCError)."""
+        try:
+            return await self.handle.execute_update(name, payload, result_type=str)
+        except WorkflowUpdateFailedError as e:
+            raise Refused(e.cause) from None
         except RPCError as e:
             if e.status != RPCStatusCode.NOT_FOUND:
                 raise
@@ -195,8 +233,9 @@ class Task:
         Raises:
             NotSupported: this is not a pipeline (nothing was sent).
             ValueError: `rerun` with `approve` (nothing was sent).
-            WorkflowUpdateFailedError: the pipeline refused it; the cause says why (no such
-                stage waits, that attempt does not, it was decided already)."""
+            Refused: the pipeline refused it; the message says why (no such stage waits,
+                that attempt does not, it was decided already).
+            TaskEnded: the pipeline is not running (nothing was sent)."""
         if self.pattern != "pipeline":
             raise NotSupported(
                 f"a {self.pattern} task has no stages; approve_plan() decides an agent's plan"
@@ -206,7 +245,7 @@ class Task:
         decision = StageDecision(
             stage=stage, approve=approve, feedback=feedback, rerun=rerun, attempt=attempt
         )
-        return await self.handle.execute_update("decide_stage", decision, result_type=str)
+        return await self._update("decide_stage", decision)
 
     async def question(self) -> PendingQuestion | None:
         """The questions the agent waits with at AskUserQuestion, or None.
@@ -223,12 +262,13 @@ class Task:
 
         Raises:
             NotSupported: this is not a single agent's task (nothing was sent).
-            WorkflowUpdateFailedError: the agent refused it; the cause says why (no question
-                waits, one is left unanswered, an answer names a question not asked)."""
+            Refused: the agent refused it; the message says why (no question waits, one is
+                left unanswered, an answer names a question not asked).
+            TaskEnded: the agent is not running (nothing was sent)."""
         if self.pattern != "single":
             raise NotSupported(f"a {self.pattern} task asks no questions of its own")
         payload = QuestionAnswers(request_id=request_id, answers=answers)
-        return await self.handle.execute_update("answer_question", payload, result_type=str)
+        return await self._update("answer_question", payload)
 
     def _agent_only(self, what: str) -> None:
         # A pattern's workflow has no such query: Temporal would answer with its own words.
@@ -265,7 +305,8 @@ async def start_task(
             `config`, an environment setting Outlast cannot read, or a server that refuses
             to list the namespace's search attributes (the message says what to fix);
             nothing was started. A namespace without Outlast's search attributes runs the
-            task without them (logged), as `outlast run` does.
+            task without them (logged), as `outlast run` does. Also a `workflow_id` that a
+            running workflow has.
     """
     known = [f.name for f in dataclasses.fields(PatternArgs)]
     for name in options:
@@ -273,6 +314,15 @@ async def start_task(
             close = difflib.get_close_matches(name, known, n=1)
             meant = f" (did you mean {close[0]}?)" if close else ""
             raise TypeError(f"start_task() got an unexpected keyword argument {name!r}{meant}")
+    for name in ("teammates", "team_tasks", "forks"):
+        if isinstance(options.get(name), str):
+            # A string is a list of its characters: `forks="audit a"` was six forks.
+            raise TypeError(f"start_task() {name}: a list of strings, not one string")
+    if isinstance(config := options.get("config"), dict):
+        try:
+            options["config"] = OutlastConfig.model_validate(config)
+        except ValidationError as e:  # it failed deep inside, as an AttributeError
+            raise StartError(f"config: {first_error(e)}") from None
     host = host_id or os.environ.get("OUTLAST_HOST_ID") or socket.gethostname()
     args = PatternArgs(pattern=pattern, task=task, repo=repo, host_id=host, **options)
     inp, missing = await fit_to_namespace(client, build_pattern_input(args))
@@ -283,7 +333,14 @@ async def start_task(
             client.namespace,
             ", ".join(missing),
         )
-    handle = await start_pattern(
-        client, pattern, inp, workflow_id=workflow_id, task_queue=task_queue
-    )
+    try:
+        handle = await start_pattern(
+            client, pattern, inp, workflow_id=workflow_id, task_queue=task_queue
+        )
+    except WorkflowAlreadyStartedError:
+        raise StartError(
+            f"workflow_id {workflow_id}: a workflow with that id is running; steer it with "
+            f"Task(handle=client.get_workflow_handle({workflow_id!r}), pattern=...), or "
+            "choose another id"
+        ) from None
     return Task(handle=handle, pattern=pattern)

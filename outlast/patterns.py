@@ -112,12 +112,16 @@ def parse_teammate(spec: str) -> TeammateSpec:
             agent_type=agent_type.strip() or "general-purpose",
         )
     except ValidationError as e:
-        raise StartError(f"--teammate '{spec}': {_first_error(e)}") from None
+        raise StartError(f"--teammate '{spec}': {first_error(e)}") from None
 
 
-def _first_error(e: ValidationError) -> str:
+def first_error(e: ValidationError) -> str:
+    """The first problem, with the field it is in (`max_turns: Input should be ...`; a
+    caller of the API read only "Input should be greater than or equal to 1")."""
     err = e.errors()[0]
-    return str(err.get("ctx", {}).get("error") or err["msg"])
+    where = ".".join(str(p) for p in err["loc"])
+    said = str(err.get("ctx", {}).get("error") or err["msg"])
+    return f"{where}: {said}" if where else said
 
 
 OPTION_PATTERNS: dict[str, tuple[str, ...]] = {
@@ -165,7 +169,7 @@ def build_pattern_input(args: PatternArgs) -> Any:
     try:
         return _pattern_input(args)
     except ValidationError as e:  # a value out of range, from code that skipped the CLI
-        raise StartError(f"{args.pattern}: {_first_error(e)}") from None
+        raise StartError(f"{args.pattern}: {first_error(e)}") from None
 
 
 def _known_agent_type(
@@ -248,7 +252,7 @@ def _pattern_input(args: PatternArgs) -> Any:
                 model=args.model,
             )
         except ValidationError as e:
-            raise StartError(f"--teammate: {_first_error(e)}") from None
+            raise StartError(f"--teammate: {first_error(e)}") from None
     if args.pattern == "verified":
         return VerifiedTaskInput(
             task=args.task,

@@ -296,7 +296,9 @@ def test_an_option_the_pattern_would_ignore_or_could_not_run_is_refused(tmp_path
 def test_start_task_refuses_a_value_out_of_range_with_a_start_error(tmp_path):
     from outlast.patterns import PatternArgs, build_pattern_input
 
-    with pytest.raises(StartError, match="verified: Input should be less than or equal to 10"):
+    with pytest.raises(
+        StartError, match="verified: max_rounds: Input should be less than or equal"
+    ):
         build_pattern_input(
             PatternArgs(pattern="verified", task="t", repo=tmp_path, host_id="h", max_rounds=11)
         )

@@ -12,8 +12,9 @@ import pytest
 import temporalio.api.sdk.v1
 from temporalio.client import WorkflowFailureError
 
-from outlast.api import NotSupported, Task, start_task
+from outlast.api import NotSupported, StartError, Task, start_task
 from outlast.devserver import temporal_binary
+from tests.conftest import make_git_repo
 from tests.support import Queues, patch_ids, running_workers, scripted_model
 from tests.workflows.test_plan_mode import APPROVED, cli, wait_for_pending
 from workflows.agent_handlers import BLANK_MAIL
@@ -567,16 +568,45 @@ async def test_a_message_or_stop_for_a_task_that_is_not_running_says_so(client):
 
 
 async def test_a_kill_of_a_task_that_ended_says_so(client):
-    """The server takes a cancel of a closed workflow without a word: kill() was silent."""
+    """The server takes a cancel of a closed workflow without a word: kill() was silent.
+    An update to an ended task (a decision, an answer, a team's mail) raised the bare
+    RPCError `workflow execution already completed` (a user test, 2026-12-05)."""
     from outlast.api import TaskEnded
 
-    handle = await client.start_workflow(
-        "AgentWorkflow", id=f"ended-{uuid.uuid4().hex}", task_queue=f"nobody-{uuid.uuid4().hex}"
-    )
-    await handle.terminate(reason="test")
-    task = Task(handle=client.get_workflow_handle(handle.id), pattern="single")
-    with pytest.raises(TaskEnded, match=rf"{task.id} is not running \(terminated\); nothing"):
-        await task.kill()
+    for kind, pattern in (("AgentWorkflow", "single"), ("PipelineWorkflow", "pipeline")):
+        handle = await client.start_workflow(
+            kind, id=f"ended-{uuid.uuid4().hex}", task_queue=f"nobody-{uuid.uuid4().hex}"
+        )
+        await handle.terminate(reason="test")
+        task = Task(handle=client.get_workflow_handle(handle.id), pattern=pattern)
+        with pytest.raises(TaskEnded, match=rf"{task.id} is not running \(terminated\); nothing"):
+            await task.kill()
+        call = task.answer({"q": "a"}) if pattern == "single" else task.decide_stage("s", True)
+        with pytest.raises(TaskEnded, match=rf"{task.id} is not running \(.*\); nothing was sent"):
+            await call
+
+
+async def test_a_start_on_a_running_id_is_a_start_error(client, tmp_path):
+    """It raised the SDK's WorkflowAlreadyStartedError, which the docstring did not name."""
+    repo = make_git_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    wid = f"taken-{uuid.uuid4().hex}"
+    await client.start_workflow("AgentWorkflow", id=wid, task_queue=f"nobody-{uuid.uuid4().hex}")
+    with pytest.raises(StartError, match=f"workflow_id {wid}: a workflow with that id is running"):
+        await start_task(client, "x", repo, workflow_id=wid, task_queue=f"q-{uuid.uuid4().hex}")
+    await client.get_workflow_handle(wid).terminate(reason="test")
+
+
+async def test_the_api_s_own_slips_are_named(client, tmp_path):
+    """A user test (2026-12-05): `forks="audit a"` was six forks of one letter each, a config
+    given as a dict failed as an AttributeError deep inside, and `max_turns=0` was refused
+    without naming the field."""
+    repo = make_git_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    with pytest.raises(TypeError, match="forks: a list of strings, not one string"):
+        await start_task(client, "x", repo, pattern="fork-join", forks="audit a")
+    with pytest.raises(StartError, match=r"config: model\.max_tokens: Input should be"):
+        await start_task(client, "x", repo, config={"model": {"max_tokens": "many"}})
+    with pytest.raises(StartError, match="single: max_turns: Input should be greater than"):
+        await start_task(client, "x", repo, max_turns=0)
 
 
 async def test_a_misspelt_option_is_named_with_its_likely_meaning(client, tmp_path):

@@ -18,6 +18,7 @@ from temporalio.exceptions import CancelledError
 
 from agents.builtin.teammate import COMMUNICATION
 from agents.team_tasks import TaskCreateInput, TaskUpdateInput, TeamTask
+from outlast.api import Refused, Task
 from tests.support import (
     Queues,
     crashable_worker,
@@ -317,6 +318,11 @@ async def run_shutdown_scenario(
             await handle.execute_update("message_member", {"to": "a", "txt": "hi"})
         said = str(refused.value.cause)
         assert "text: Field required; unknown field txt (did you mean text?)" in said, said
+        # The API's refusal says why itself: Temporal's said "Workflow update failed".
+        with pytest.raises(Refused) as refused_api:
+            await Task(handle=handle, pattern="team").send("hi", to="ghost")
+        assert str(refused_api.value) == "no member named 'ghost'; members: a, b, c"
+        assert isinstance(refused_api.value, WorkflowUpdateFailedError)
         # A blank message failed its member's next model call (the API refuses blank text).
         with pytest.raises(WorkflowUpdateFailedError) as refused:
             await handle.execute_update("message_member", {"to": "a", "text": " \n "})
