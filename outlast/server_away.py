@@ -17,6 +17,17 @@ from temporalio.client import WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
 SERVER_AWAY = (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED)
+
+
+def server_away(e: RPCError) -> bool:
+    """The server did not answer, as against refused: a graceful stop of the server (`outlast
+    server-stop`, a deploy) closes the connection under a waiting call, which the SDK reports
+    as UNKNOWN "transport error"; the follow ended there, exit 2 (a user test, 2026-12-05)."""
+    return e.status in SERVER_AWAY or (
+        e.status == RPCStatusCode.UNKNOWN and "transport error" in e.message
+    )
+
+
 AWAY_RETRY_S = 2.0
 
 
@@ -28,7 +39,7 @@ async def lasting_result(handle: WorkflowHandle, console: Console) -> Any:
         try:
             result = await handle.result()
         except RPCError as e:
-            if e.status not in SERVER_AWAY:
+            if not server_away(e):
                 raise
             if not away:
                 console.print(
