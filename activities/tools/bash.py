@@ -185,6 +185,11 @@ CAPPED = "capped"
 """`run_recorded`'s outcome for a command killed for its output's size."""
 
 
+def exit_code(status: int) -> int:
+    """The exit code as bash reports it: 128 + the signal for a command a signal killed."""
+    return 128 - status if status < 0 else status
+
+
 def _compose(output: str, status: int | str | None, timeout_ms: int, note: str) -> ToolOutput:
     if status == CAPPED:
         size = FOREGROUND_OUTPUT_CAP // (1024 * 1024)
@@ -193,8 +198,7 @@ def _compose(output: str, status: int | str | None, timeout_ms: int, note: str) 
         head, is_error = f"Command timed out after {timeout_ms}ms", True
     elif status != 0:
         assert isinstance(status, int)
-        code = 128 - status if status < 0 else status  # killed by a signal, as bash reports it
-        head, is_error = f"Exit code {code}", True
+        head, is_error = f"Exit code {exit_code(status)}", True
     else:
         head, is_error = "", False
     content = "\n".join(part for part in (head, output, note) if part)
@@ -208,13 +212,17 @@ async def clear_earlier_attempt() -> str:
         return ""
     # Whatever the record says, the model hears that the command ran before: an attempt
     # may also have finished and died before reporting.
-    state, leftover = bash_runs.previous_run()
-    if leftover is not None:
-        await kill_group(leftover)
-    note = {
-        "running": bash_runs.RERUN_NOTE,
-        "ended": bash_runs.RERUN_ENDED_NOTE,
-    }.get(state, bash_runs.RERUN_ELSEWHERE_NOTE)
+    state, found = bash_runs.previous_run()
+    if state == "finished":  # `found`: its exit status; nothing of it runs
+        code = "none: it timed out" if found is None else str(exit_code(found))
+        note = bash_runs.RERUN_UNREPORTED_NOTE.format(code=code)
+    else:
+        if found is not None:  # the process group it left running
+            await kill_group(found)
+        note = {
+            "running": bash_runs.RERUN_NOTE,
+            "ended": bash_runs.RERUN_ENDED_NOTE,
+        }.get(state, bash_runs.RERUN_ELSEWHERE_NOTE)
     # After graceful stops too (a rolling deploy) it may have started more than once.
     earlier = activity.info().attempt - 1
     return note if earlier == 1 else bash_runs.rerun_after(earlier)
@@ -274,8 +282,9 @@ async def run_recorded(
         if ctx.sandbox == "none":  # a cancelled call's too
             drop_scratch_mountpoint(str(workspace_root(ctx)), scratch)
     # Kept when the run is cut short (a worker shutting down cancels it): the retry on
-    # another worker then knows the command already ran in part.
-    bash_runs.forget()
+    # another worker then knows the command already ran in part. Kept, marked finished, when
+    # it ran to its end: the result may yet not reach the server.
+    bash_runs.finished(status)
     return status
 
 

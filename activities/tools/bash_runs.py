@@ -36,6 +36,11 @@ RERUN_ENDED_NOTE = (
     "reported; nothing of that run was still running. It ran again from the start; check for "
     "effects of the first run."
 )
+RERUN_UNREPORTED_NOTE = (
+    "Note: this command had already run once, here, to its end (exit code {code}), but that "
+    "result never reached Temporal (the worker lost the server meanwhile, or stopped before it "
+    "reported); it ran again from the start. Check for effects of the first run."
+)
 RERUN_ELSEWHERE_NOTE = (
     "Note: this command had already started once, on a worker that stopped before it "
     "reported, and ran again from the start here. That first run was on another machine or "
@@ -77,6 +82,12 @@ taken before the kill (their start is moments away); a later one is never starte
 RECORD_TTL_S = 7 * 24 * 3600.0
 """How long the record of a command that ended without its activity reporting is kept (a
 terminated run's, say): a retry that comes later says the command may have run elsewhere."""
+FINISHED_TTL_S = 24 * 3600.0
+"""How long the record of a command that ran to its end is kept: its activity's result may
+not reach the server (down for a while, or the worker stops before reporting), and the retry
+that comes once the server is back says what the first run did. A day outlasts an outage."""
+PRUNE_EVERY_S = 600.0
+_pruned_at = 0.0
 
 
 def _key_name(key: str) -> str:
@@ -139,6 +150,7 @@ def remember(pgid: int) -> None:
     info = activity.info()
     path = _record_path()
     path.parent.mkdir(parents=True, exist_ok=True)
+    _prune_finished(path.parent)
     record = {
         "pgid": pgid,
         "start": leader_start_time(pgid),
@@ -152,6 +164,34 @@ def remember(pgid: int) -> None:
 
 def forget() -> None:
     _record_path().unlink(missing_ok=True)
+
+
+def finished(status: int | None) -> None:
+    """The command ran to its end (`status`: its exit status, None if it timed out): its
+    record says so, for a retry should the result not reach the server. It was removed here,
+    and a retry after a server outage of half a minute said the first run had been on another
+    machine, which may still run it (a user test, 2026-12-05)."""
+    path = _record_path()
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return
+    record["finished"] = {"status": status}
+    path.write_text(json.dumps(record))
+
+
+def _prune_finished(records: Path) -> None:
+    """Finished commands' records past `FINISHED_TTL_S`; looked for every `PRUNE_EVERY_S`
+    at most (a Bash-heavy agent records thousands a day)."""
+    global _pruned_at
+    if time.monotonic() - _pruned_at < PRUNE_EVERY_S:
+        return
+    _pruned_at = time.monotonic()
+    cutoff = time.time() - FINISHED_TTL_S
+    for path in records.glob("*.json"):
+        with contextlib.suppress(OSError, ValueError):
+            if path.stat().st_mtime < cutoff and "finished" in json.loads(path.read_text()):
+                path.unlink()
 
 
 def _stops_path() -> Path:
@@ -200,8 +240,9 @@ def crash_reruns_spent() -> str | None:
 
 def previous_run() -> tuple[str, int | None]:
     """What an earlier attempt of this activity left: ("running", pgid) to kill, ("ended",
-    None) when it ran here and nothing of it is left, ("elsewhere", None) when it ran on
-    another machine or container or left no record on this one."""
+    None) when it ran here and nothing of it is left, ("finished", exit status) when it ran
+    here to its end and its result was lost, ("elsewhere", None) when it ran on another
+    machine or container or left no record on this one."""
     try:
         record = json.loads(_record_path().read_text())
     except (OSError, ValueError):
@@ -211,6 +252,8 @@ def previous_run() -> tuple[str, int | None]:
 
 def _state(record: dict) -> tuple[str, int | None]:
     """`previous_run`'s answer for one record."""
+    if isinstance(done := record.get("finished"), dict):
+        return "finished", done.get("status")
     pgid, start = int(record["pgid"]), record.get("start")
     if not record.get("space") or record["space"] != _pid_space():
         return "elsewhere", None  # its numbers mean nothing here
@@ -233,7 +276,7 @@ def running_for(workflow_id: str, run_id: str) -> list[int]:
         except (OSError, ValueError):
             continue  # gone meanwhile: its command ended
         if record.get("workflow_id") == workflow_id and record.get("run_id") == run_id:
-            _, pgid = _state(record)
-            if pgid is not None:
+            state, pgid = _state(record)
+            if state == "running" and pgid is not None:
                 found.append(pgid)
     return found

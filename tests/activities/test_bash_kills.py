@@ -55,7 +55,8 @@ async def test_kill_on_host_stops_that_runs_commands_only(ws: Path) -> None:
     assert killed == 1 and await gone_by(mine, started)
     assert out.is_error and out.content.startswith("Exit code 143")  # SIGTERM
     assert live_pids(other) and not bystander.done()
-    # Nothing left to kill: the command's record went with it.
+    # Nothing left to kill: its record says it finished (a kill took the exit status of
+    # one for a process group while writing this).
     assert await killer.run(kill_bash_runs, KillRequest(workflow_id="wf-a", run_id="run-1")) == 0
     bystanding.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -179,3 +180,30 @@ def test_old_kill_marks_and_run_records_are_pruned(tmp_path: Path) -> None:
     assert not old_mark.exists() and len(list(marks.iterdir())) == 1
     assert bash_runs.running_for("wf-new", "run-1") == []
     assert sorted(p.name for p in records.iterdir()) == ["new.json"]
+
+
+async def test_a_retry_after_a_lost_result_says_the_command_ran_here_to_its_end(ws: Path) -> None:
+    """A server away for longer than the heartbeat timeout: the command ends, its result
+    does not reach the server, and the attempt is retried on the same worker. The record was
+    gone with the command's end, so the retry said the first run had been on another machine,
+    where it might still be running (a user test, 2026-12-05)."""
+    first, retry = _Info("wf-lost", "7").env, _Info("wf-lost", "7").env
+    retry.info = dataclasses.replace(retry.info, attempt=2)
+    command = "echo ran >> runs.log; exit 3"
+    out = await first.run(run_bash, request(ws, command))
+    assert out.is_error and out.content.startswith("Exit code 3")
+    again = await retry.run(run_bash, request(ws, command))
+    assert again.content.endswith(bash_runs.RERUN_UNREPORTED_NOTE.format(code="3")), again
+    assert (ws / "runs.log").read_text() == "ran\nran\n"
+
+
+async def test_finished_commands_records_go_after_a_day(ws: Path, monkeypatch) -> None:
+    """One record per Bash call: kept a day for a retry, then pruned as new ones come."""
+    await _Info("wf-day", "1").env.run(run_bash, request(ws, "true"))
+    records = Path(os.environ["OUTLAST_HOME"]) / "bash-runs"
+    (old,) = records.glob("*.json")
+    two_days_ago = time.time() - 2 * 24 * 3600
+    os.utime(old, (two_days_ago, two_days_ago))
+    monkeypatch.setattr(bash_runs, "_pruned_at", 0.0)
+    await _Info("wf-day", "2").env.run(run_bash, request(ws, "true"))
+    assert len(list(records.glob("*.json"))) == 1 and not old.exists()
