@@ -78,7 +78,9 @@ def reap_command(
             if dry_run:
                 line = f"{item.worktree_path} ({owner}): {item.reason}"
             else:
-                verb = "removed" if item.removed else "kept"
+                verb = (
+                    ("killed" if item.kind == "command" else "removed") if item.removed else "kept"
+                )
                 line = f"{verb} {item.worktree_path} ({owner}): {item.reason}"
             console.print(line, markup=False, highlight=False)
 

@@ -10,7 +10,8 @@ itself: removed with its branch if nothing changed since its base, kept (and rep
 anything did, so a terminated run's work is never thrown away. A snapshot is a disposable
 copy (a verifier's work is in its report, not in the copy): it is always removed. So is a
 writer's sandbox /tmp once its workspace is gone (`activities.sandbox_tmp`); no workflow owns
-it, and nothing can use it again.
+it, and nothing can use it again. A Bash command still running for a run that has closed is
+killed (`activities.tools.bash_runs`): its worker died, and no retry will come for it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from activities.sandbox_tmp import (
     remove_orphaned,
 )
 from activities.snapshot import recorded_snapshots, remove_snapshot_at
+from activities.tools import bash_runs
+from activities.tools.process_groups import kill_group
 from activities.worktree import CleanupWorktreeInput, WorktreeInfo, WorktreeRefused
 from activities.worktree_cleanup import cleanup_forecast, cleanup_worktree
 from activities.worktree_git import GitFailed, GitHung
@@ -57,10 +60,11 @@ class Reaped(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["worktree", "snapshot", "sandbox-tmp"] = "worktree"
-    """`worktree`, `snapshot` or `sandbox-tmp` (`outlast reap --json` lists sub-agents too)."""
+    kind: Literal["worktree", "snapshot", "sandbox-tmp", "command"] = "worktree"
+    """`worktree`, `snapshot`, `sandbox-tmp` or `command` (a Bash command's process group;
+    `outlast reap --json` lists sub-agents too)."""
     worktree_path: str
-    """The worktree's path, the snapshot's, or the sandbox /tmp's."""
+    """The worktree's path, the snapshot's, the sandbox /tmp's, or `process group <n>`."""
     workflow_id: str
     """The owner; "" for a sandbox /tmp, which belongs to a workspace, not to a workflow."""
     owner_status: str
@@ -72,8 +76,13 @@ class Reaped(BaseModel):
 
 async def owner_status(client: Client, workflow_id: str) -> str | None:
     """The status of the owner's latest run; None while it runs (it will clean up itself)."""
+    return await run_status(client, workflow_id, None)
+
+
+async def run_status(client: Client, workflow_id: str, run_id: str | None) -> str | None:
+    """The status of that run (None: the latest); None while it runs."""
     try:
-        desc = await client.get_workflow_handle(workflow_id).describe()
+        desc = await client.get_workflow_handle(workflow_id, run_id=run_id).describe()
     except RPCError as e:
         if e.status == RPCStatusCode.NOT_FOUND:
             return "NOT_FOUND"  # past the namespace's retention: long closed
@@ -132,7 +141,36 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
             done.append(_with_worktree(tmp, owner, status, dry_run))
             with_worktrees.add(tmp.path)
     done += await _reap_snapshots(client, dry_run=dry_run)
+    done += await _reap_commands(client, dry_run=dry_run)
     return done + await asyncio.to_thread(_reap_sandbox_tmps, dry_run, with_worktrees)
+
+
+async def _reap_commands(client: Client, *, dry_run: bool) -> list[Reaped]:
+    """Kill the Bash commands whose workflow run has closed: their worker died under them
+    (a command runs in a session of its own, to outlive it for the retry), and the run was
+    then terminated or timed out, so no retry and no kill on the host came. With the writer
+    sandbox a command dies with its worker; unsandboxed (`OUTLAST_WRITER_SANDBOX=off`) it ran
+    on for good (a user test, 2026-12-05)."""
+    done = []
+    for left in await asyncio.to_thread(bash_runs.left_running):
+        status = await run_status(client, left.workflow_id, left.run_id)
+        if status is None or (status == "NOT_FOUND" and left.age_s < MIN_RETENTION_S):
+            continue
+        if not dry_run:
+            await kill_group(left.pgid)
+            left.path.unlink(missing_ok=True)
+        verb = "would kill (dry run)" if dry_run else "killed"
+        done.append(
+            Reaped(
+                kind="command",
+                worktree_path=f"process group {left.pgid}",
+                workflow_id=left.workflow_id,
+                owner_status=status,
+                removed=not dry_run,
+                reason=f"{verb}: a Bash command its closed run {left.run_id} left running",
+            )
+        )
+    return done
 
 
 def _sandbox_tmp_of(worktree: Path, tmps: list[SandboxTmp]) -> SandboxTmp | None:

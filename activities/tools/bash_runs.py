@@ -19,6 +19,7 @@ import json
 import os
 import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from temporalio import activity
@@ -279,4 +280,36 @@ def running_for(workflow_id: str, run_id: str) -> list[int]:
             state, pgid = _state(record)
             if state == "running" and pgid is not None:
                 found.append(pgid)
+    return found
+
+
+@dataclass(frozen=True)
+class LeftRunning:
+    """A recorded command whose process group still runs on this host."""
+
+    path: Path
+    """Its record."""
+    workflow_id: str
+    run_id: str
+    pgid: int
+    age_s: float
+    """How long ago it was recorded."""
+
+
+def left_running() -> list[LeftRunning]:
+    """Every recorded command still running on this host, whoever's it is: for the reaper,
+    which kills those whose workflow run has closed. Such a command outlives its worker (a
+    session of its own); when the worker is gone and its run is then terminated, no retry
+    and no kill on the host ever came (a user test, 2026-12-05: `sleep 301` ran on)."""
+    found = []
+    for path in (state_dir() / "bash-runs").glob("*.json"):
+        try:
+            record = json.loads(path.read_text())
+            age = time.time() - path.stat().st_mtime
+            workflow_id, run_id = str(record["workflow_id"]), str(record["run_id"])
+        except (OSError, ValueError, KeyError):
+            continue  # gone meanwhile, or not a record this release writes
+        state, pgid = _state(record)
+        if state == "running" and pgid is not None:
+            found.append(LeftRunning(path, workflow_id, run_id, pgid, age))
     return found

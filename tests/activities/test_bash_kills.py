@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import os
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -207,3 +208,44 @@ async def test_finished_commands_records_go_after_a_day(ws: Path, monkeypatch) -
     monkeypatch.setattr(bash_runs, "_pruned_at", 0.0)
     await _Info("wf-day", "2").env.run(run_bash, request(ws, "true"))
     assert len(list(records.glob("*.json"))) == 1 and not old.exists()
+
+
+async def test_the_reaper_kills_a_command_its_closed_run_left_running(client, ws: Path) -> None:
+    """A worker SIGKILLed under an unsandboxed command (a session of its own, to outlive the
+    worker for the retry), then its run terminated: no retry and no kill on the host came,
+    and `sleep 301` ran on; `outlast reap` said nothing to clean up (a user test,
+    2026-12-05). A command of a run that still runs is left alone."""
+    from outlast.reaper import reap
+
+    runs, sleeps = {}, {}
+    for name in ("closed", "running"):
+        handle = await client.start_workflow(
+            "AgentWorkflow", id=f"{name}-{uuid.uuid4().hex}", task_queue=f"none-{uuid.uuid4().hex}"
+        )
+        runs[name] = handle
+        sleeps[name] = await asyncio.create_subprocess_exec(
+            "sleep", marker(), start_new_session=True
+        )
+        env = ActivityEnvironment()
+        env.info = dataclasses.replace(
+            env.info, workflow_id=handle.id, workflow_run_id=handle.result_run_id, activity_id="5"
+        )
+        env.run(bash_runs.remember, sleeps[name].pid)  # what the dead worker's attempt left
+    await runs["closed"].terminate(reason="test")
+    try:
+        dry = [r for r in await reap(client, dry_run=True) if r.kind == "command"]
+        assert [(r.workflow_id, r.removed) for r in dry] == [(runs["closed"].id, False)]
+        assert dry[0].reason.startswith("would kill (dry run)") and dry[0].owner_status == (
+            "TERMINATED"
+        )
+        assert sleeps["closed"].returncode is None
+        (killed,) = [r for r in await reap(client) if r.kind == "command"]
+        assert killed.removed and killed.worktree_path == f"process group {sleeps['closed'].pid}"
+        assert await asyncio.wait_for(sleeps["closed"].wait(), 5) == -15
+        assert sleeps["running"].returncode is None
+        assert [r for r in await reap(client) if r.kind == "command"] == []  # its record went
+    finally:
+        for proc in sleeps.values():
+            if proc.returncode is None:
+                proc.kill()
+        await runs["running"].terminate(reason="test")
