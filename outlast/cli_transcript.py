@@ -15,9 +15,15 @@ import json
 from datetime import timedelta
 
 import typer
+from pydantic import BaseModel
 from rich.markup import escape
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.client import WorkflowExecutionStatus, WorkflowQueryFailedError
+from temporalio.api.enums.v1 import EventType, TaskQueueType
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+)
 from temporalio.service import RPCError
 
 from activities.errors import OutlastError
@@ -47,6 +53,7 @@ from outlast.cli_base import (
 from outlast.inspect import UNDECODED_INPUT, why_it_ended
 from workflows.contracts import AgentResult, TranscriptView
 
+MODEL_CALL = "llm.call_model"
 SHORT_LINES = 12
 ENDED_QUERY_S = 5
 SHORT_CHARS = 300
@@ -116,6 +123,12 @@ async def _references(client, handle, desc, compacted: bool) -> list[TranscriptR
     ended = desc.status == WorkflowExecutionStatus.COMPLETED
     if ended and not compacted:
         return [(await handle.result(follow_runs=False)).transcript]
+    closed = desc.status != WorkflowExecutionStatus.RUNNING
+    if closed and not compacted and (last := await last_model_call(client, handle)) is not None:
+        # A killed, terminated or failed agent has no result to name its conversation. It
+        # was asked of a worker, which replays the run: none, or one just gone, and the
+        # command waited half a minute to fail, saying "compactions" (a user test).
+        return [last]
     # Asked of the agent: a running one's worker, or one that replays the ended run (its
     # result names the last conversation only).
     workflow_tasks = TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
@@ -133,6 +146,38 @@ async def _references(client, handle, desc, compacted: bool) -> list[TranscriptR
     except (RPCError, WorkflowQueryFailedError) as e:
         fail(f"{handle.id} did not answer for its conversation: {e}")
     return [*view.compacted, view.transcript] if compacted else [view.transcript]
+
+
+class _Response(BaseModel):
+    """What this reads of a model call's result (`activities.llm.ModelResponse`, whose
+    module would import the model SDK into the CLI)."""
+
+    transcript: TranscriptRef
+
+
+async def last_model_call(client: Client, handle: WorkflowHandle) -> TranscriptRef | None:
+    """The conversation as the run's last model call left it, from the run's history (a
+    regular activity's completion, or a local one's marker); None if it made none."""
+    scheduled: dict[int, str] = {}
+    last = None
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            attrs = event.activity_task_scheduled_event_attributes
+            scheduled[event.event_id] = attrs.activity_type.name
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            done = event.activity_task_completed_event_attributes
+            if scheduled.get(done.scheduled_event_id) == MODEL_CALL:
+                last = done.result.payloads
+        elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+            marker = event.marker_recorded_event_attributes
+            if marker.marker_name == "core_local_activity" and "result" in marker.details:
+                data = json.loads(marker.details["data"].payloads[0].data)
+                if data.get("activity_type") == MODEL_CALL:
+                    last = marker.details["result"].payloads
+    if not last:
+        return None
+    (response,) = await client.data_converter.decode(last, [_Response])
+    return response.transcript
 
 
 def message_lines(message: Message, full: bool = False) -> list[str]:

@@ -9,7 +9,8 @@ import os
 import sys
 import uuid
 
-from temporalio.client import WorkflowExecutionStatus
+import pytest
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
 from tests.support import (
     FAST_MODEL,
@@ -455,6 +456,43 @@ async def test_transcript_prints_the_conversation_of_a_running_and_an_ended_agen
     assert code == 0 and [m["role"] for m in messages] == ["user", "assistant"] * 3, out
     code, out = await cli(dev_server.address, "transcript", "no-such-agent")
     assert code == 2 and "no workflow no-such-agent" in out, out
+
+
+SLEEP_30 = {"name": "Bash", "input": {"command": "sleep 30"}}
+
+
+async def test_transcript_of_a_killed_agent_needs_no_worker(client, dev_server, git_repo):
+    """A killed agent has no result to name its conversation: it was asked of a worker,
+    which replays the run. With none (or one just gone), `transcript` waited half a minute,
+    then said the conversations "before its compactions" are asked of one (a user test,
+    2026-12-05). It is read from the run's last model call now."""
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {
+                        "text": "Looking first.",
+                        "tool_use": {"name": "Bash", "input": {"command": "sleep 30"}},
+                    },
+                    {"text": "NEVER-SAID"},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("TASK-TEXT", git_repo, queues), queues)
+            await wait_for_status(handle, "running_tools")
+            await handle.cancel()
+            with pytest.raises(WorkflowFailureError):
+                await handle.result()
+    started = asyncio.get_running_loop().time()
+    code, out = await cli(dev_server.address, "transcript", handle.id)
+    flat = " ".join(out.split())
+    assert code == 0 and "user TASK-TEXT" in flat and "Looking first." in flat, out
+    assert "→ Bash" in flat and "NEVER-SAID" not in flat, out
+    assert asyncio.get_running_loop().time() - started < 15
 
 
 async def test_ls_all_lists_background_commands_too(client, dev_server, git_repo):
