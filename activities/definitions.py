@@ -26,6 +26,7 @@ from agents.definition import (
     Source,
     parse_agent_markdown,
 )
+from agents.tool_filter import WRITE_TOOLS, is_read_only, resolve_agent_tools
 
 
 class LoadDefinitionsInput(BaseModel):
@@ -104,6 +105,9 @@ class DefinitionNames(BaseModel):
     """The names whose active definition is a built-in one (no user or project file of that
     name overrides it): those behind a feature flag the asker turned on are not there for
     a child that gets the flag as it is. Empty from a host on an older release."""
+    read_only: list[str] = []
+    """The names whose agent can change no file (no Write, Edit or NotebookEdit, or plan
+    mode): not one to implement a verified task. Empty from a host on an older release."""
 
 
 @activity.defn(name="agents.definition_names")
@@ -113,7 +117,18 @@ async def definition_names(req: LoadDefinitionsInput) -> DefinitionNames:
     pattern's history, which the stages load again for themselves anyway."""
     loaded = await asyncio.to_thread(_load, req)
     builtin = [d.agent_type for d in loaded.definitions if d.is_built_in]
-    return DefinitionNames(names=loaded.names(), errors=loaded.errors, builtin=builtin)
+    read_only = [name for name in loaded.names() if _read_only(loaded, name)]
+    return DefinitionNames(
+        names=loaded.names(), errors=loaded.errors, builtin=builtin, read_only=read_only
+    )
+
+
+def _read_only(loaded: DefinitionSet, name: str) -> bool:
+    definition = loaded.get(name)
+    if definition is None:
+        return False
+    tools = resolve_agent_tools(definition, sorted(WRITE_TOOLS)).tools
+    return is_read_only(tools, definition.permission_mode)
 
 
 def _load(req: LoadDefinitionsInput) -> DefinitionSet:

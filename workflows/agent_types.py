@@ -40,6 +40,9 @@ VERIFIER_TYPE = VERIFIER.agent_type
 FLAG_OF = {VERIFIER_TYPE: "features.verification_agent"}
 """The config flag behind each built-in that a child gets only with it."""
 
+WRITER_CHECKED = "pattern-writer-checked"
+"""Patch id: a read-only type named where the agent must write (a verified task's
+implementer) is refused at the start; a run that went on with one replays as it ran."""
 TYPES_CHECKED = "pattern-agent-types-checked"
 """Patch: a pipeline or a verified task refuses, at its start, an agent type no definition
 has (it failed when the child of that type started)."""
@@ -117,6 +120,7 @@ async def refuse_unknown_types(
     late: list[str],
     as_configured: frozenset[str] = frozenset(),
     definer: str = "a stage",
+    writers: frozenset[str] = frozenset(),
 ) -> None:
     """Fail the run if a type in `named` ((where, agent type) pairs) is defined nowhere and
     not in `late`. The built-in verification agent counts as defined for stages and
@@ -160,3 +164,23 @@ async def refuse_unknown_types(
     off = off_where(config, found.builtin, as_configured)
     if unknown := unknown_types(named, found.names, off):
         raise AgentTypeNotFound(refusal(what, unknown, found.names, found.errors, off, definer))
+    why = cannot_write(what, named, writers, found.read_only)
+    if why is not None and versions.patched(WRITER_CHECKED):
+        raise InvalidAgentInput(why)
+
+
+def cannot_write(
+    what: str, named: list[tuple[str, str]], writers: frozenset[str], read_only: list[str]
+) -> str | None:
+    """The refusal of a read-only type named where the agent must change the code (a
+    verified task's implementer): the CLI and the API refused it, a start from any other
+    client ran every round with an implementer that could write nothing (a user test,
+    2026-12-05). A host on an older release lists none: not checked then."""
+    for where, agent_type in named:
+        if where in writers and agent_type in read_only:
+            return (
+                f"{what} refused: {where} {agent_type} is read-only (no Write, Edit or "
+                "NotebookEdit), and that agent must change the code; name an agent that can "
+                "write, such as general-purpose"
+            )
+    return None

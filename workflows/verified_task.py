@@ -145,6 +145,7 @@ class VerifiedTaskWorkflow:
                 # its flag (the check counted it as there for every role).
                 as_configured=frozenset({"implementer_type"}),
                 definer="the implementer",
+                writers=frozenset({"implementer_type"}),
             )
             return await self._rounds_until_verdict(inp)
         except BaseException as e:

@@ -89,6 +89,7 @@ AFTER_BASELINE = frozenset(
         "partial-ends-the-task",
         "pattern-agent-types-checked",
         "pattern-end-status",
+        "pattern-writer-checked",
         "person-plan-not-by-mail",
         "peer-shutdown-answered",
         "pipeline-checked-pass",

@@ -79,6 +79,7 @@ from tests.replay.scenarios_patterns import (
     verified_killed_verifier,
     verified_late_mail,
     verified_liveness_backoff,
+    verified_read_only_implementer,
     verified_task,
     verified_verifier_fails,
 )
@@ -336,6 +337,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "pipeline_v2": pipeline,
     "verified_task_v7": verified_task,
     "pipeline_unknown_type": pipeline_unknown_type,
+    # A read-only implementer, refused at the start (patched pattern-writer-checked).
+    "verified_read_only_implementer": verified_read_only_implementer,
     # A message reading like the parent's answer to a planning sub-agent, from someone else:
     # mail (patched plan-answer-from-parent, in careful); `subagents_plan_parent_answer_v0`
     # recorded on 86ec538, where it approved the plan.

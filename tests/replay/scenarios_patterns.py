@@ -89,6 +89,18 @@ async def pipeline(client: Client, tmp: Path) -> WorkflowHandle:
     return await _run_pipeline(client, tmp, default_script())
 
 
+async def verified_read_only_implementer(client: Client, tmp: Path) -> WorkflowHandle:
+    """A read-only implementer (`Plan`): refused at the start (patched
+    pattern-writer-checked); on the code before, every round ran with it."""
+    from tests.workflows.test_verified_task import refuse_a_read_only_implementer, task_repo
+
+    repo = task_repo(tmp / "repo")
+    handle, _, _ = await refuse_a_read_only_implementer(
+        client, repo, os.environ["OUTLAST_RECORDING"]
+    )
+    return handle
+
+
 async def pipeline_unknown_type(client: Client, tmp: Path) -> WorkflowHandle:
     """A stage type no definition has: refused at the start (patched
     pattern-agent-types-checked); on the code before, the pipeline failed at that stage."""

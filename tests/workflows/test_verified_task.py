@@ -545,3 +545,28 @@ async def test_an_agent_type_its_child_will_not_find_is_refused_before_the_imple
     ), cause.message
     assert "verification" in cause.message
     assert not model.log
+
+
+async def refuse_a_read_only_implementer(client, repo, wf_id: str | None = None):
+    """A verified task started from a plain client with a read-only implementer (`Plan`):
+    the failure, and the model calls made."""
+    with scripted_model(SCRIPT) as model:
+        async with running_workers(client) as queues:
+            wf_id = wf_id or f"vt-{uuid.uuid4().hex[:8]}"
+            handle = await start_verified(client, queues, repo, wf_id, implementer_type="Plan")
+            with pytest.raises(WorkflowFailureError) as failed:
+                await asyncio.wait_for(handle.result(), 30)
+    return handle, failed.value.cause, model.log
+
+
+async def test_a_read_only_implementer_is_refused_at_the_start(client, tmp_path):
+    """The CLI and the API refused it; a start from any other client ran every round with an
+    implementer that could change nothing, and ended `no PASS` (a user test, 2026-12-05)."""
+    _, cause, calls = await refuse_a_read_only_implementer(client, task_repo(tmp_path / "repo"))
+    assert cause.type == "InvalidAgentInput" and cause.non_retryable, cause
+    assert cause.message == (
+        "VerifiedTaskWorkflow refused: implementer_type Plan is read-only (no Write, Edit or "
+        "NotebookEdit), and that agent must change the code; name an agent that can write, "
+        "such as general-purpose"
+    )
+    assert not calls
