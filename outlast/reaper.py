@@ -153,6 +153,8 @@ async def _reap_commands(client: Client, *, dry_run: bool) -> list[Reaped]:
     on for good (a user test, 2026-12-05)."""
     done = []
     for left in await asyncio.to_thread(bash_runs.left_running):
+        if left.namespace not in (None, client.namespace):
+            continue  # another namespace's run: this client cannot tell whether it closed
         status = await run_status(client, left.workflow_id, left.run_id)
         if status is None or (status == "NOT_FOUND" and left.age_s < MIN_RETENTION_S):
             continue

@@ -159,6 +159,7 @@ def remember(pgid: int) -> None:
         # Whose run it is, for a kill that comes from the workflow (kill_bash_runs).
         "workflow_id": info.workflow_id,
         "run_id": info.workflow_run_id,
+        "namespace": info.workflow_namespace,  # a host's workers may serve several
     }
     path.write_text(json.dumps(record))
 
@@ -294,6 +295,8 @@ class LeftRunning:
     pgid: int
     age_s: float
     """How long ago it was recorded."""
+    namespace: str | None
+    """Its run's namespace (None in a record of an earlier release)."""
 
 
 def left_running() -> list[LeftRunning]:
@@ -311,5 +314,6 @@ def left_running() -> list[LeftRunning]:
             continue  # gone meanwhile, or not a record this release writes
         state, pgid = _state(record)
         if state == "running" and pgid is not None:
-            found.append(LeftRunning(path, workflow_id, run_id, pgid, age))
+            namespace = record.get("namespace")
+            found.append(LeftRunning(path, workflow_id, run_id, pgid, age, namespace))
     return found

@@ -218,7 +218,7 @@ async def test_the_reaper_kills_a_command_its_closed_run_left_running(client, ws
     from outlast.reaper import reap
 
     runs, sleeps = {}, {}
-    for name in ("closed", "running"):
+    for name in ("closed", "running", "other-namespace"):
         handle = await client.start_workflow(
             "AgentWorkflow", id=f"{name}-{uuid.uuid4().hex}", task_queue=f"none-{uuid.uuid4().hex}"
         )
@@ -227,10 +227,17 @@ async def test_the_reaper_kills_a_command_its_closed_run_left_running(client, ws
             "sleep", marker(), start_new_session=True
         )
         env = ActivityEnvironment()
+        namespace = "elsewhere" if name == "other-namespace" else client.namespace
         env.info = dataclasses.replace(
-            env.info, workflow_id=handle.id, workflow_run_id=handle.result_run_id, activity_id="5"
+            env.info,
+            workflow_id=runs["closed" if name == "other-namespace" else name].id,
+            workflow_run_id=runs["closed" if name == "other-namespace" else name].result_run_id,
+            activity_id=f"5-{name}",
+            workflow_namespace=namespace,
         )
         env.run(bash_runs.remember, sleeps[name].pid)  # what the dead worker's attempt left
+    # Another namespace's run of the same id: this namespace's client cannot tell of it.
+    await runs["other-namespace"].terminate(reason="test")
     await runs["closed"].terminate(reason="test")
     try:
         dry = [r for r in await reap(client, dry_run=True) if r.kind == "command"]
@@ -243,6 +250,7 @@ async def test_the_reaper_kills_a_command_its_closed_run_left_running(client, ws
         assert killed.removed and killed.worktree_path == f"process group {sleeps['closed'].pid}"
         assert await asyncio.wait_for(sleeps["closed"].wait(), 5) == -15
         assert sleeps["running"].returncode is None
+        assert sleeps["other-namespace"].returncode is None
         assert [r for r in await reap(client) if r.kind == "command"] == []  # its record went
     finally:
         for proc in sleeps.values():
