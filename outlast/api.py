@@ -165,7 +165,7 @@ class Task:
         try:
             return await self.handle.execute_update(name, payload, result_type=str)
         except WorkflowUpdateFailedError as e:
-            raise Refused(e.cause) from None
+            raise Refused(e.cause) from e.cause  # `.cause`, as Temporal's error has it
         except RPCError as e:
             if e.status != RPCStatusCode.NOT_FOUND:
                 raise

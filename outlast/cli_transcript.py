@@ -53,7 +53,9 @@ from outlast.cli_base import (
 from outlast.inspect import UNDECODED_INPUT, why_it_ended
 from workflows.contracts import AgentResult, TranscriptView
 
-MODEL_CALL = "llm.call_model"
+MODEL_CALLS = frozenset({"llm.call_model", "llm.compact"})
+"""The activities whose result names the conversation as it then was (a compaction's: the
+summary the model went on from)."""
 SHORT_LINES = 12
 ENDED_QUERY_S = 5
 SHORT_CHARS = 300
@@ -156,8 +158,9 @@ class _Response(BaseModel):
 
 
 async def last_model_call(client: Client, handle: WorkflowHandle) -> TranscriptRef | None:
-    """The conversation as the run's last model call left it, from the run's history (a
-    regular activity's completion, or a local one's marker); None if it made none."""
+    """The conversation as the run's last model call (or compaction) left it, from the run's
+    history (a regular activity's completion, or a local one's marker); None if it made
+    none."""
     scheduled: dict[int, str] = {}
     last = None
     async for event in handle.fetch_history_events():
@@ -166,13 +169,13 @@ async def last_model_call(client: Client, handle: WorkflowHandle) -> TranscriptR
             scheduled[event.event_id] = attrs.activity_type.name
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
             done = event.activity_task_completed_event_attributes
-            if scheduled.get(done.scheduled_event_id) == MODEL_CALL:
+            if scheduled.get(done.scheduled_event_id) in MODEL_CALLS:
                 last = done.result.payloads
         elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
             marker = event.marker_recorded_event_attributes
             if marker.marker_name == "core_local_activity" and "result" in marker.details:
                 data = json.loads(marker.details["data"].payloads[0].data)
-                if data.get("activity_type") == MODEL_CALL:
+                if data.get("activity_type") in MODEL_CALLS:
                     last = marker.details["result"].payloads
     if not last:
         return None

@@ -99,38 +99,20 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
     Args:
         dry_run: Report what would be cleaned, change nothing.
     """
-    done = []
+    # The commands first: one a closed run left could still be writing in its worktree,
+    # which the cleanup below checks for changes and then removes.
+    done = await _reap_commands(client, dry_run=dry_run)
     tmps = await asyncio.to_thread(recorded_sandbox_tmps)
     with_worktrees: set[str] = set()  # sandbox /tmps said with their worktree's item
     for owner in worktree_owners.recorded():
         status = await owner_status(client, owner.workflow_id)
         if status is None or (status == "NOT_FOUND" and _recent(owner)):
             continue
-        info = WorktreeInfo(**owner.model_dump(exclude={"workflow_id"}))
         tmp = _sandbox_tmp_of(Path(owner.worktree_path), tmps)
-        try:
-            if dry_run:  # what the cleanup below would do, changing nothing
-                would = await asyncio.to_thread(cleanup_forecast, info)
-                verb = "would keep" if would.kept else "would remove"
-                item = _reaped(owner, status, removed=False, reason=f"{verb}: {would.reason}")
-                there = await asyncio.to_thread(Path(owner.worktree_path).exists)
-                tmp_goes = would.removes_directory or not there
-            else:
-                cleaned = await cleanup_worktree(CleanupWorktreeInput(info=info))
-                item = _reaped(owner, status, removed=not cleaned.kept, reason=cleaned.reason)
-                tmp_goes = tmp is not None and not await asyncio.to_thread(Path(tmp.path).exists)
-        except WorktreeRefused as e:  # a record pointing somewhere it should not: leave it
-            log.warning("%s %s: %s", "would not reap" if dry_run else "not reaping",
-                        owner.worktree_path, e)  # fmt: skip
+        said = await _reap_worktree(owner, status, tmp, dry_run)
+        if said is None:
             continue
-        except (GitFailed, GitHung, subprocess.TimeoutExpired, OSError) as e:
-            # This worktree's git failed or hung: its record stays for the next pass, and the
-            # other worktrees are not held up by it.
-            if dry_run:  # not the real run's outcome: the forecast itself could not be made
-                reason = f"cannot tell, git failed while looking: {e}; a real run would try"
-            else:
-                reason = f"not cleaned up this time, tried again at the next reap: {e}"
-            item, tmp_goes = _reaped(owner, status, removed=False, reason=reason), False
+        item, tmp_goes = said
         # Said by whoever asked: `outlast reap` prints it, a worker's reaper logs it (both
         # did, so `outlast reap` said each kept worktree twice; a user test, 2026-12-05).
         done.append(item)
@@ -141,8 +123,37 @@ async def reap(client: Client, *, dry_run: bool = False) -> list[Reaped]:
             done.append(_with_worktree(tmp, owner, status, dry_run))
             with_worktrees.add(tmp.path)
     done += await _reap_snapshots(client, dry_run=dry_run)
-    done += await _reap_commands(client, dry_run=dry_run)
     return done + await asyncio.to_thread(_reap_sandbox_tmps, dry_run, with_worktrees)
+
+
+async def _reap_worktree(
+    owner: WorktreeOwner, status: str, tmp: SandboxTmp | None, dry_run: bool
+) -> tuple[Reaped, bool] | None:
+    """What the cleanup did (or would do) with one closed owner's worktree, and whether its
+    sandbox /tmp went (would go) with it; None for a record the cleanup refuses to touch."""
+    info = WorktreeInfo(**owner.model_dump(exclude={"workflow_id"}))
+    try:
+        if dry_run:  # what the cleanup below would do, changing nothing
+            would = await asyncio.to_thread(cleanup_forecast, info)
+            verb = "would keep" if would.kept else "would remove"
+            item = _reaped(owner, status, removed=False, reason=f"{verb}: {would.reason}")
+            there = await asyncio.to_thread(Path(owner.worktree_path).exists)
+            return item, would.removes_directory or not there
+        cleaned = await cleanup_worktree(CleanupWorktreeInput(info=info))
+        item = _reaped(owner, status, removed=not cleaned.kept, reason=cleaned.reason)
+        return item, tmp is not None and not await asyncio.to_thread(Path(tmp.path).exists)
+    except WorktreeRefused as e:  # a record pointing somewhere it should not: leave it
+        log.warning("%s %s: %s", "would not reap" if dry_run else "not reaping",
+                    owner.worktree_path, e)  # fmt: skip
+        return None
+    except (GitFailed, GitHung, subprocess.TimeoutExpired, OSError) as e:
+        # This worktree's git failed or hung: its record stays for the next pass, and the
+        # other worktrees are not held up by it.
+        if dry_run:  # not the real run's outcome: the forecast itself could not be made
+            reason = f"cannot tell, git failed while looking: {e}; a real run would try"
+        else:
+            reason = f"not cleaned up this time, tried again at the next reap: {e}"
+        return _reaped(owner, status, removed=False, reason=reason), False
 
 
 async def _reap_commands(client: Client, *, dry_run: bool) -> list[Reaped]:
@@ -156,9 +167,13 @@ async def _reap_commands(client: Client, *, dry_run: bool) -> list[Reaped]:
         if left.namespace not in (None, client.namespace):
             continue  # another namespace's run: this client cannot tell whether it closed
         status = await run_status(client, left.workflow_id, left.run_id)
-        if status is None or (status == "NOT_FOUND" and left.age_s < MIN_RETENTION_S):
+        # Only a run the server shows closed: NOT_FOUND may be a client of another server
+        # (the same namespace's name elsewhere), whose live command this would kill.
+        if status is None or status == "NOT_FOUND":
             continue
         if not dry_run:
+            if not await asyncio.to_thread(bash_runs.still_running, left):
+                continue  # it ended meanwhile (and its pid may be another's by now)
             await kill_group(left.pgid)
             left.path.unlink(missing_ok=True)
         verb = "would kill (dry run)" if dry_run else "killed"

@@ -259,9 +259,16 @@ class AgentHandlers:
             return
         mode = checked.target_mode
         why: str | None
-        if approve and not checked.approve and versions.patched(APPROVE_FALSE):
+        if (
+            approve
+            and not checked.approve
+            and self._plans.pending is not None
+            and self._plans.decision is None
+            and versions.patched(APPROVE_FALSE)
+        ):
             # Only this way round: a client's `reject_plan` carries the default `approve:
-            # true` (every field is sent), and a rejection loses nothing anyway.
+            # true` (every field is sent), and a rejection loses nothing anyway. Asked only
+            # with a plan to decide: without one, both releases refuse it the same way.
             why = "approve false contradicts `approve_plan`: `reject_plan` rejects a plan"
         elif (
             approve

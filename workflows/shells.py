@@ -114,7 +114,8 @@ class ShellTable(BaseModel):
     def carried(self) -> ShellTable:
         """The table a continued run starts with: every command still running or whose end
         the model has not been told, and the last `ENDED_SHELLS_KEPT` started of the rest.
-        An id left behind is "not found"; its output file stays, for Read."""
+        An id left behind is "not found"; its output file stays, for Read, unless a later
+        command draws the same id (1 in 2^32 a draw) and writes its own there."""
         ended = [k for k, t in self.shells.items() if t.status != "running" and t.notified]
         left = set(ended[: max(0, len(ended) - ENDED_SHELLS_KEPT)])
         return ShellTable(shells={k: t for k, t in self.shells.items() if k not in left})

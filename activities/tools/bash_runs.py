@@ -293,8 +293,6 @@ class LeftRunning:
     workflow_id: str
     run_id: str
     pgid: int
-    age_s: float
-    """How long ago it was recorded."""
     namespace: str | None
     """Its run's namespace (None in a record of an earlier release)."""
 
@@ -308,12 +306,21 @@ def left_running() -> list[LeftRunning]:
     for path in (state_dir() / "bash-runs").glob("*.json"):
         try:
             record = json.loads(path.read_text())
-            age = time.time() - path.stat().st_mtime
             workflow_id, run_id = str(record["workflow_id"]), str(record["run_id"])
         except (OSError, ValueError, KeyError):
             continue  # gone meanwhile, or not a record this release writes
         state, pgid = _state(record)
         if state == "running" and pgid is not None:
             namespace = record.get("namespace")
-            found.append(LeftRunning(path, workflow_id, run_id, pgid, age, namespace))
+            found.append(LeftRunning(path, workflow_id, run_id, pgid, namespace))
     return found
+
+
+def still_running(left: LeftRunning) -> bool:
+    """Whether `left`'s command still runs as its record says, read again just before a
+    kill (a pid freed since it was listed may be another process's)."""
+    try:
+        record = json.loads(left.path.read_text())
+    except (OSError, ValueError):
+        return False
+    return _state(record) == ("running", left.pgid)

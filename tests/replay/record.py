@@ -52,6 +52,7 @@ from tests.replay.scenarios_agent import (
     todos,
     tool_errors,
     unknown_field,
+    unknown_signal,
     web_fetch,
     web_search,
     worktree_session,
@@ -238,6 +239,10 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "fork_join_stop_starting": fork_stop_starting,
     # Signals with a field their input does not have, refused (patched signal-unknown-fields).
     "agent_signal_fields": signal_fields,
+    # A signal of a name no handler has: refused by the dynamic handler; `_v0` recorded on
+    # 22107b3, where Temporal kept it unread.
+    "agent_unknown_signal": unknown_signal,
+    "agent_unknown_signal_v0": unknown_signal,
     # A stage re-run, a late decision on its first attempt refused, its second approved
     # (StageDecision.attempt; decide_stage answers with what the pipeline did, patched
     # pipeline-decision-effect). `pipeline_approval_v0` is the same without `attempt`,
@@ -279,7 +284,7 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # where it approved the plan.
     "agent_plan_forged_answer": plan_forged_answer,
     # `approve_plan` with `approve: false`: refused (patched plan-approve-false-refused);
-    # `agent_plan_approve_false_v0` recorded on cd193c7, where it approved the plan.
+    # `agent_plan_approve_false_v0` recorded on 201e76c, where it approved the plan.
     "agent_plan_approve_false": plan_approve_false,
     "agent_plan_approve_false_v0": plan_approve_false,
     # A peer's message reading like the lead's answer to b's plan: mail (patched

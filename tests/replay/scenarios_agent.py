@@ -254,6 +254,24 @@ async def signal_fields(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def unknown_signal(client: Client, tmp: Path) -> WorkflowHandle:
+    """A signal of a name no handler has (`stopp`) comes while the agent waits for mail,
+    then a fitting message ends it. On the code before the dynamic handlers Temporal kept
+    it unread (`agent_unknown_signal_v0`); now it is refused into `refused_signals`."""
+    from tests.workflows.test_from_code import BUSY_UNTIL_FITTING
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model(BUSY_UNTIL_FITTING):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", repo, queues)
+            handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
+            await handle.signal("stopp", {})
+            await asyncio.sleep(1)  # handled (or kept) before the message that ends it
+            await handle.signal("send_message", {"text": "FITTING-TEXT"})
+            await handle.result()
+    return handle
+
+
 async def unknown_field(client: Client, tmp: Path) -> WorkflowHandle:
     """A client's start with a misspelt field (`max_turn`): refused, the workflow failed
     before its first model call (patched input-unknown-fields)."""

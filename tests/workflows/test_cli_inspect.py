@@ -458,9 +458,6 @@ async def test_transcript_prints_the_conversation_of_a_running_and_an_ended_agen
     assert code == 2 and "no workflow no-such-agent" in out, out
 
 
-SLEEP_30 = {"name": "Bash", "input": {"command": "sleep 30"}}
-
-
 async def test_transcript_of_a_killed_agent_needs_no_worker(client, dev_server, git_repo):
     """A killed agent has no result to name its conversation: it was asked of a worker,
     which replays the run. With none (or one just gone), `transcript` waited half a minute,

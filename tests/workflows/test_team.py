@@ -323,6 +323,7 @@ async def run_shutdown_scenario(
             await Task(handle=handle, pattern="team").send("hi", to="ghost")
         assert str(refused_api.value) == "no member named 'ghost'; members: a, b, c"
         assert isinstance(refused_api.value, WorkflowUpdateFailedError)
+        assert refused_api.value.cause.message == str(refused_api.value)  # still there
         # A blank message failed its member's next model call (the API refuses blank text).
         with pytest.raises(WorkflowUpdateFailedError) as refused:
             await handle.execute_update("message_member", {"to": "a", "text": " \n "})
