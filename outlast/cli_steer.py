@@ -327,7 +327,13 @@ def send(
         fail("--to is empty: name a member, or `*` for all of them (leave --to out for the lead).")
 
     async def _main() -> None:
-        handle, workflow_type = await running_workflow(workflow_id)
+        # A user test (2026-12-05): "is not running (completed)" left a person with a long
+        # task stopped no way to go on, and no word of what there is.
+        ended = (
+            f": a message reaches only a running agent. `outlast transcript {workflow_id}` "
+            "shows the conversation it ended with; a new `outlast run` starts over"
+        )
+        handle, workflow_type = await running_workflow(workflow_id, ended)
         if to is not None and workflow_type != "TeamWorkflow":
             fail(f"--to names a team's member; {workflow_id} is {_a(workflow_type)}.")
         if workflow_type == "TeamWorkflow":

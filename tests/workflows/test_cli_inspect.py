@@ -136,7 +136,8 @@ async def test_mistakes_are_refused_with_a_sentence(client, dev_server, git_repo
             await handle.result()
     events_before = (await handle.describe()).raw_description.workflow_execution_info.history_length
     code, out = await cli(dev_server.address, "send", handle.id, "hello")
-    assert code == 2 and "is not running (completed)" in out
+    assert code == 2 and "is not running (completed): a message reaches only" in out, out
+    assert f"`outlast transcript {handle.id}` shows the conversation" in " ".join(out.split())
     # Every steering command on the finished run is refused with a sentence, and none of
     # them adds an event to its history.
     for command in (["stop", handle.id], ["kill", handle.id], ["approve", handle.id],
