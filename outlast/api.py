@@ -155,9 +155,13 @@ class Task:
         try:
             await self.handle.signal(name, payload)
         except RPCError as e:
-            if e.status != RPCStatusCode.NOT_FOUND:
-                raise
-            raise TaskEnded(f"{self.id} is not running ({e.message}); nothing was sent") from None
+            raise self._ended(e) from None
+
+    def _ended(self, e: RPCError) -> TaskEnded | RPCError:
+        """What a signal's or update's RPCError means: the task is not running, or itself."""
+        if e.status != RPCStatusCode.NOT_FOUND:
+            return e
+        return TaskEnded(f"{self.id} is not running ({e.message}); nothing was sent")
 
     async def _update(self, name: str, payload: object) -> str:
         """An update's answer; a refusal as `Refused`, an ended task as `TaskEnded` (both
@@ -167,9 +171,7 @@ class Task:
         except WorkflowUpdateFailedError as e:
             raise Refused(e.cause) from e.cause  # `.cause`, as Temporal's error has it
         except RPCError as e:
-            if e.status != RPCStatusCode.NOT_FOUND:
-                raise
-            raise TaskEnded(f"{self.id} is not running ({e.message}); nothing was sent") from None
+            raise self._ended(e) from None
 
     async def kill(self) -> None:
         """Cancellation: running tools are killed, cleanup runs.

@@ -268,20 +268,14 @@ def _state(record: dict) -> tuple[str, int | None]:
 
 def running_for(workflow_id: str, run_id: str) -> list[int]:
     """The process groups that a workflow run's Bash calls have running on this host."""
-    found = []
     records = state_dir() / "bash-runs"
     _prune(records, "*.json", RECORD_TTL_S)
     _prune(records, "*.stops", RECORD_TTL_S)
-    for path in records.glob("*.json"):
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue  # gone meanwhile: its command ended
-        if record.get("workflow_id") == workflow_id and record.get("run_id") == run_id:
-            state, pgid = _state(record)
-            if state == "running" and pgid is not None:
-                found.append(pgid)
-    return found
+    return [
+        left.pgid
+        for left in left_running()
+        if left.workflow_id == workflow_id and left.run_id == run_id
+    ]
 
 
 @dataclass(frozen=True)
