@@ -8,6 +8,7 @@ Temporal, while the agent's own status still says it is calling the model: nothi
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import UTC, datetime
 
 from temporalio.api.common.v1 import WorkflowExecution
@@ -102,8 +103,31 @@ async def failing_task(client: Client, desc: WorkflowExecutionDescription) -> st
     message = " ".join((attrs.failure.message or cause).split())
     if len(message) > MESSAGE_CHARS:
         message = message[: MESSAGE_CHARS - 3] + "..."
-    hint = SETUP_HINT.get(cause)
+    hint = task_failure_hint(cause, attrs.failure.message)
     return f"{line}: {message}" + (f"; {hint}" if hint else "")
+
+
+_TOO_MANY_ARGS = re.compile(
+    r"\.(?:__init__|run)\(\) takes from 1 to 2 positional arguments but (\d+) were given"
+)
+
+
+def task_failure_hint(cause: str, message: str) -> str | None:
+    """What to do about a workflow task that fails on every attempt, where it is known.
+
+    A start with two inputs (`temporal workflow start --input A --input B`) cannot be refused
+    by the workflow: the SDK hands every input to its init or run, whose TypeError fails the
+    task before any of the workflow's code runs, and so on every attempt."""
+    hint = SETUP_HINT.get(cause)
+    if hint is not None:
+        return hint
+    given = _TOO_MANY_ARGS.search(message or "")
+    if given is not None:
+        return (
+            f"it was started with {int(given.group(1)) - 1} inputs, and takes one JSON object: "
+            "terminate it and start it again with one --input"
+        )
+    return None
 
 
 _FAILED = "workflow_task_failed_event_attributes"
