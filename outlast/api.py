@@ -42,6 +42,7 @@ from outlast.patterns import (
     fit_to_namespace,
     start_pattern,
 )
+from outlast.resume import ResumeRefused, resume_agent
 from outlast.runner import StartError
 from workflows.contracts import (
     TASK_QUEUE,
@@ -54,7 +55,15 @@ from workflows.contracts import (
 )
 from workflows.pattern_contracts import PipelineView, StageDecision, TeamMail, TeamView
 
-__all__ = ["NotSupported", "Refused", "StartError", "Task", "TaskEnded", "start_task"]
+__all__ = [
+    "NotSupported",
+    "Refused",
+    "StartError",
+    "Task",
+    "TaskEnded",
+    "resume_task",
+    "start_task",
+]
 
 AGENT_PATTERNS = ("single", "coordinator")
 NO_GRACEFUL_STOP = ("fork-join", "verified")
@@ -346,3 +355,20 @@ async def start_task(
             "choose another id"
         ) from None
     return Task(handle=handle, pattern=pattern)
+
+
+async def resume_task(client: Client, workflow_id: str, message: str) -> Task:
+    """Go on with the agent `workflow_id`, which ended (completed, stopped, killed, failed):
+    a new run of its id from the conversation it ended with, `message` its next turn
+    (`outlast resume`; `outlast/resume.py`).
+
+    Raises:
+        StartError: an empty message, a workflow that is running, is not an AgentWorkflow,
+            is a sub-agent or a teammate (its parent or team resumes it), or ended before
+            its first model call; the message says which. Nothing was started.
+    """
+    try:
+        handle = await resume_agent(client, workflow_id, message)
+    except ResumeRefused as e:
+        raise StartError(str(e)) from None
+    return Task(handle=handle, pattern="single")

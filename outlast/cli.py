@@ -25,11 +25,13 @@ from outlast import (
 )
 from outlast.cli_base import (
     app,
+    check_id,
     connect_or_fail,
     console,
     describe_or_fail,
     host_queue_note,
     no_worker_note,
+    server_said,
 )
 from outlast.cli_base import fail as _fail
 from outlast.core_logs import CORE_LOGGER, forward_core_logs
@@ -47,6 +49,7 @@ from outlast.patterns import (
 )
 from outlast.progress import WorkerStopped, follow_while_serving
 from outlast.reaper import reap_interval
+from outlast.resume import ResumeRefused, resume_agent
 from outlast.run_ids import closed_run, id_problem
 from outlast.runner import StartError, env_config, start_agent
 from outlast.search_setup import worker_warning
@@ -260,10 +263,19 @@ async def _run_and_follow(
     inp, workflow_id: str | None, *, with_worker: bool, pattern: str = "single"
 ) -> int:
     """The exit code: 0 once the task succeeded (or the user detached), 1 if it did not."""
+    client, ui = await _client_or_fail()
+    handle = await _start(client, inp, workflow_id, pattern)
+    return await _follow_serving(client, ui, handle, with_worker=with_worker, pattern=pattern)
+
+
+async def _client_or_fail():
     try:
-        client, ui = await _client_for_run(_server())
+        return await _client_for_run(_server())
     except DevServerError as e:
         _fail(str(e))
+
+
+async def _start(client, inp, workflow_id: str | None, pattern: str):
     try:
         inp, missing = await fit_to_namespace(client, inp)
     except StartError as e:  # a namespace that does not exist, no permission to list
@@ -290,6 +302,12 @@ async def _run_and_follow(
         )
     except RPCError as e:  # a namespace that does not exist, no permission to start
         _fail(f"the server refused to start the workflow: {e.message}")
+    return handle
+
+
+async def _follow_serving(client, ui, handle, *, with_worker: bool, pattern: str) -> int:
+    """Follow the started `handle`, serving it with this process's workers (`with_worker`);
+    the exit code, as `_run_and_follow`'s."""
     _announce(handle.id, ui)
     if with_worker:
         _worker_logs_on_this_terminal()
@@ -354,6 +372,39 @@ def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow."
     except KeyboardInterrupt:
         return  # detached: the workflow goes on
     raise typer.Exit(code)
+
+
+@app.command()
+def resume(
+    workflow_id: str = typer.Argument(..., help="The agent that ended."),
+    message: str = typer.Argument(..., help="What it should go on with: its next turn."),
+    no_worker: bool = typer.Option(
+        False, "--no-worker", help="Start no worker in this process (as `outlast run`)."
+    ),
+) -> None:
+    """Go on with an agent that ended (completed, stopped, out of turns, killed, failed): a
+    new run of its id, from the conversation it ended with, MESSAGE its next turn; followed
+    as `outlast run` follows. Ctrl-C detaches."""
+    check_id(workflow_id)
+    if not message.strip():
+        _fail("the message is empty: say what the agent should go on with.")
+    if not no_worker:
+        _checked_worker_module(or_else="or pass --no-worker and run workers elsewhere")
+
+    async def _main() -> int:
+        client, ui = await _client_or_fail()
+        try:
+            handle = await resume_agent(client, workflow_id, message)
+        except ResumeRefused as e:
+            _fail(f"{e}.")
+        except RPCError as e:
+            _fail(server_said(workflow_id, e))
+        console.print(f"resumed {workflow_id} from the conversation it ended with")
+        return await _follow_serving(
+            client, ui, handle, with_worker=not no_worker, pattern="single"
+        )
+
+    raise typer.Exit(asyncio.run(_main()))
 
 
 @app.command()

@@ -15,13 +15,10 @@ import json
 from datetime import timedelta
 
 import typer
-from pydantic import BaseModel
 from rich.markup import escape
-from temporalio.api.enums.v1 import EventType, TaskQueueType
+from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.client import (
-    Client,
     WorkflowExecutionStatus,
-    WorkflowHandle,
     WorkflowQueryFailedError,
 )
 from temporalio.service import RPCError
@@ -51,11 +48,9 @@ from outlast.cli_base import (
     polled,
 )
 from outlast.inspect import UNDECODED_INPUT, why_it_ended
+from outlast.resume import last_model_call
 from workflows.contracts import AgentResult, TranscriptView
 
-MODEL_CALLS = frozenset({"llm.call_model", "llm.compact"})
-"""The activities whose result names the conversation as it then was (a compaction's: the
-summary the model went on from)."""
 SHORT_LINES = 12
 ENDED_QUERY_S = 5
 SHORT_CHARS = 300
@@ -148,39 +143,6 @@ async def _references(client, handle, desc, compacted: bool) -> list[TranscriptR
     except (RPCError, WorkflowQueryFailedError) as e:
         fail(f"{handle.id} did not answer for its conversation: {e}")
     return [*view.compacted, view.transcript] if compacted else [view.transcript]
-
-
-class _Response(BaseModel):
-    """What this reads of a model call's result (`activities.llm.ModelResponse`, whose
-    module would import the model SDK into the CLI)."""
-
-    transcript: TranscriptRef
-
-
-async def last_model_call(client: Client, handle: WorkflowHandle) -> TranscriptRef | None:
-    """The conversation as the run's last model call (or compaction) left it, from the run's
-    history (a regular activity's completion, or a local one's marker); None if it made
-    none."""
-    scheduled: dict[int, str] = {}
-    last = None
-    async for event in handle.fetch_history_events():
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-            attrs = event.activity_task_scheduled_event_attributes
-            scheduled[event.event_id] = attrs.activity_type.name
-        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-            done = event.activity_task_completed_event_attributes
-            if scheduled.get(done.scheduled_event_id) in MODEL_CALLS:
-                last = done.result.payloads
-        elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
-            marker = event.marker_recorded_event_attributes
-            if marker.marker_name == "core_local_activity" and "result" in marker.details:
-                data = json.loads(marker.details["data"].payloads[0].data)
-                if data.get("activity_type") in MODEL_CALLS:
-                    last = marker.details["result"].payloads
-    if not last:
-        return None
-    (response,) = await client.data_converter.decode(last, [_Response])
-    return response.transcript
 
 
 def message_lines(message: Message, full: bool = False) -> list[str]:

@@ -137,7 +137,9 @@ async def test_mistakes_are_refused_with_a_sentence(client, dev_server, git_repo
     events_before = (await handle.describe()).raw_description.workflow_execution_info.history_length
     code, out = await cli(dev_server.address, "send", handle.id, "hello")
     assert code == 2 and "is not running (completed): a message reaches only" in out, out
-    assert f"`outlast transcript {handle.id}` shows the conversation" in " ".join(out.split())
+    said = " ".join(out.split())
+    assert f'`outlast resume {handle.id} "..."` goes on with it from the conversation' in said
+    assert f"`outlast transcript {handle.id}` shows" in said
     # Every steering command on the finished run is refused with a sentence, and none of
     # them adds an event to its history.
     for command in (["stop", handle.id], ["kill", handle.id], ["approve", handle.id],

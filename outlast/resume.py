@@ -1,0 +1,235 @@
+"""Resuming a top-level agent that ended: a new run of its workflow id that goes on from the
+conversation it ended with, the person's message its next turn.
+
+A parent resumes its sub-agent so with SendMessage (R66, `workflows/agent_control.py`); this is
+the same for the agent a person started, as Claude Code's `--resume` continues a session.
+Its run records none of this: everything is read from the ended run's history (its input, its
+result or last model call), so the resume needs no worker until the new run starts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ValidationError
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import (
+    Client,
+    WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+)
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.service import RPCError, RPCStatusCode
+
+from agents.transcript import TranscriptRef
+from outlast.start_metadata import start_metadata
+from workflows import search_attributes as sa
+from workflows.carry import AgentCarry
+from workflows.contracts import AgentInput, AgentResult, MailMessage
+
+MODEL_CALLS = frozenset({"llm.call_model", "llm.compact"})
+"""The activities whose result names the conversation as it then was (a compaction's: the
+summary the model went on from)."""
+
+
+class ResumeRefused(ValueError):
+    """Nothing was started; the message says why and what there is instead."""
+
+
+class _Response(BaseModel):
+    """What this reads of a model call's result (`activities.llm.ModelResponse`, whose
+    module would import the model SDK into the CLI)."""
+
+    transcript: TranscriptRef
+
+
+async def last_model_call(client: Client, handle: WorkflowHandle) -> TranscriptRef | None:
+    """The conversation as the run's last model call (or compaction) left it, from the run's
+    history (a regular activity's completion, or a local one's marker); None if it made
+    none."""
+    scheduled: dict[int, str] = {}
+    last = None
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            attrs = event.activity_task_scheduled_event_attributes
+            scheduled[event.event_id] = attrs.activity_type.name
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            done = event.activity_task_completed_event_attributes
+            if scheduled.get(done.scheduled_event_id) in MODEL_CALLS:
+                last = done.result.payloads
+        elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+            marker = event.marker_recorded_event_attributes
+            if marker.marker_name == "core_local_activity" and "result" in marker.details:
+                data = json.loads(marker.details["data"].payloads[0].data)
+                if data.get("activity_type") in MODEL_CALLS:
+                    last = marker.details["result"].payloads
+    if not last:
+        return None
+    (response,) = await client.data_converter.decode(last, [_Response])
+    return response.transcript
+
+
+@dataclass(frozen=True)
+class Ended:
+    """What an agent's last run left for the next: its input, and how it ended."""
+
+    inp: AgentInput
+    task_queue: str
+    transcript: TranscriptRef
+    agent_id: str
+    run_generation: int
+    permission_mode: str | None = None
+    plan_file: str | None = None
+    read_state_ref: str | None = None
+
+
+def resume_input(ended: Ended) -> AgentInput:
+    """The new run's input: the agent as it was started, going on from its conversation in
+    the mode it ended in, with the files it had read still read (R27), one generation on.
+    The message comes as mail (the start's signal), as a parent's SendMessage does."""
+    inp = ended.inp
+    lineage = inp.lineage
+    if not lineage.agent_id and ended.agent_id:
+        # A start from the CLI leaves the id to the run: the next run keeps the agent's.
+        lineage = lineage.model_copy(update={"agent_id": ended.agent_id})
+    return inp.model_copy(
+        update={
+            "prompt": "",
+            "resume_from": ended.transcript,
+            "run_generation": ended.run_generation + 1,
+            "lineage": lineage,
+            "carry": None,
+            "background": False,
+            "attributes_at_start": False,
+            "permission_mode": ended.permission_mode or inp.permission_mode,
+            "plan_file": ended.plan_file or inp.plan_file,
+            "read_file_state": {},
+            "read_state_ref": ended.read_state_ref,
+        }
+    )
+
+
+def refusal_for_kind(workflow_id: str, desc: WorkflowExecutionDescription) -> str | None:
+    """Why `workflow_id` cannot be resumed from the CLI, before its history is read."""
+    if desc.workflow_type != "AgentWorkflow":
+        return (
+            f"{workflow_id} is a {desc.workflow_type}: resume goes on with one agent "
+            "(an AgentWorkflow, as `outlast run` starts); a new `outlast run` starts the task over"
+        )
+    if desc.status == WorkflowExecutionStatus.RUNNING:
+        return f"{workflow_id} is running: `outlast send {workflow_id} ...` messages it"
+    return None
+
+
+def refusal_for_input(workflow_id: str, inp: AgentInput) -> str | None:
+    """Why the agent started with `inp` is not the CLI's to resume: a sub-agent or a
+    teammate, whose parent or team would never hear of the new run."""
+    if inp.team is not None:
+        return (
+            f"{workflow_id} is a member of the team {inp.team.team_name}: its team messages it "
+            "(`outlast send TEAM --to NAME` while the team runs)"
+        )
+    parent = inp.parent.workflow_id if inp.parent else inp.lineage.parent_workflow_id
+    if parent:
+        return f"{workflow_id} is a sub-agent of {parent}: its parent resumes it with SendMessage"
+    return None
+
+
+async def ended_run(client: Client, workflow_id: str) -> Ended:
+    """What the agent's last run left.
+
+    Raises:
+        ResumeRefused: no such agent, one still running, not a top-level agent, or one
+            that left no conversation to go on from.
+    """
+    handle = client.get_workflow_handle(workflow_id, result_type=AgentResult)
+    try:
+        desc = await handle.describe()
+    except RPCError as e:
+        if e.status == RPCStatusCode.NOT_FOUND:
+            raise ResumeRefused(f"no workflow with id {workflow_id}") from None
+        raise
+    if (why := refusal_for_kind(workflow_id, desc)) is not None:
+        raise ResumeRefused(why)
+    inp = await _started_input(client, handle, workflow_id)
+    if (why := refusal_for_input(workflow_id, inp)) is not None:
+        raise ResumeRefused(why)
+    agent_id = desc.typed_search_attributes.get(sa.AGENT_ID) or inp.lineage.agent_id
+    if desc.status == WorkflowExecutionStatus.COMPLETED:
+        result = await handle.result(follow_runs=False)
+        return Ended(
+            inp=inp,
+            task_queue=desc.task_queue,
+            transcript=result.transcript,
+            agent_id=result.agent_id or agent_id,
+            run_generation=result.run_generation,
+            permission_mode=result.permission_mode,
+            plan_file=result.plan_file,
+            read_state_ref=result.read_state_ref,
+        )
+    # Killed, terminated, failed or timed out: no result names the conversation.
+    transcript = await last_model_call(client, handle)
+    carry = AgentCarry.model_validate(inp.carry) if inp.carry else None
+    if transcript is None and carry is not None:
+        transcript = carry.state.transcript  # ended before this run's first model call
+    transcript = transcript or inp.resume_from
+    if transcript is None or transcript.head is None:
+        raise ResumeRefused(
+            f"{workflow_id} ended before its first model call: there is no conversation to "
+            "go on from; a new `outlast run` starts it over"
+        )
+    mode = carry.state.mode if carry is not None and carry.state.mode else None
+    plan_file = carry.state.plan_file if carry is not None else None
+    return Ended(
+        inp=inp,
+        task_queue=desc.task_queue,
+        transcript=transcript,
+        agent_id=agent_id,
+        run_generation=inp.run_generation,
+        permission_mode=mode,
+        plan_file=plan_file,
+    )
+
+
+async def _started_input(client: Client, handle: WorkflowHandle, workflow_id: str) -> AgentInput:
+    async for event in handle.fetch_history_events():
+        payloads = event.workflow_execution_started_event_attributes.input.payloads
+        try:
+            (inp,) = await client.data_converter.decode(payloads, [AgentInput])
+        except (ValidationError, ValueError, TypeError) as e:
+            raise ResumeRefused(
+                f"{workflow_id} never started: its input did not decode ({e})"
+            ) from None
+        return inp
+    raise ResumeRefused(f"{workflow_id} has no history to resume from")
+
+
+async def resume_agent(client: Client, workflow_id: str, message: str) -> WorkflowHandle:
+    """Start the next run of the ended agent `workflow_id`, `message` its next turn (a
+    signal-with-start: should another resume have started it meanwhile, the message goes to
+    that run, as to any running agent).
+
+    Raises:
+        ResumeRefused: an empty message, or an agent `ended_run` refuses. Nothing was
+            started.
+    """
+    if not message.strip():
+        raise ResumeRefused("the message is empty: say what the agent should go on with")
+    ended = await ended_run(client, workflow_id)
+    inp = resume_input(ended)
+    summary, details = start_metadata("single", message, inp.workspace.root)
+    return await client.start_workflow(
+        "AgentWorkflow",
+        inp,
+        id=workflow_id,
+        task_queue=ended.task_queue,
+        result_type=AgentResult,
+        start_signal="send_message",
+        start_signal_args=[MailMessage(text=message)],
+        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+        memo={"pattern": "single", "workspace": inp.workspace.root},
+        static_summary=summary,
+        static_details=details,
+    )

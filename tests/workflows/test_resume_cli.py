@@ -1,0 +1,163 @@
+"""`outlast resume`: a person goes on with a top-level agent that ended, as a parent's
+SendMessage resumes a sub-agent (R66)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+from temporalio.client import WorkflowExecutionStatus
+
+from outlast.api import resume_task
+from outlast.resume import ResumeRefused, last_model_call, resume_agent
+from tests.support import agent_input, running_workers, scripted_model, start
+from tests.workflows.test_cli_run import cli_env
+from workflows.contracts import AgentInput
+
+SCRIPT = {
+    "agents": [
+        {
+            "name": "resumed",
+            "match": {
+                "last_user_contains": "now check the tests",
+                "conversation_contains": ["greet() says hello."],
+            },
+            # A turn's index is the assistant messages sent: the resumed run's are its own.
+            "after_last": "repeat_last",
+            "turns": [{"text": "The tests pass too."}],
+        },
+        {"name": "first", "turns": [{"text": "greet() says hello."}]},
+    ]
+}
+
+
+def outlast(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "outlast.cli", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+async def started_input(client, workflow_id: str) -> AgentInput:
+    async for event in client.get_workflow_handle(workflow_id).fetch_history_events():
+        payloads = event.workflow_execution_started_event_attributes.input.payloads
+        (inp,) = await client.data_converter.decode(payloads, [AgentInput])
+        return inp
+    raise AssertionError("no history")
+
+
+def conversations(model) -> list[str]:
+    return [json.dumps(r["body"]["messages"]) for r in model.log if r["outcome"] == "completed"]
+
+
+async def test_resume_goes_on_from_the_conversation_a_completed_agent_ended_with(
+    client, dev_server, git_repo, state_root
+):
+    """A person whose agent completed had no way to go on with it: `outlast send` said it
+    is not running, and a new run started over without the conversation (a user test)."""
+    with scripted_model(SCRIPT, log_bodies=True) as model:
+        env = cli_env(dev_server, model)
+        wf = "cli-resume-1"
+        first = outlast(env, "run", "What does greet say?", "--repo", str(git_repo), "--id", wf)
+        assert first.returncode == 0, first.stdout + first.stderr
+        before = await client.get_workflow_handle(wf).describe()
+        done = outlast(env, "resume", wf, "now check the tests")
+        transcript = outlast(env, "transcript", wf)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"resumed {wf} from the conversation it ended with" in done.stdout
+    assert "The tests pass too." in done.stdout
+    asked = conversations(model)
+    assert len(asked) == 2, asked
+    # The second call carried the first run's conversation and the message, once each.
+    for said in ("What does greet say?", "greet() says hello.", "now check the tests"):
+        assert asked[1].count(said) == 1, (said, asked[1])
+    inp = await started_input(client, wf)
+    assert inp.run_generation == 2 and inp.prompt == "" and inp.resume_from is not None
+    after = await client.get_workflow_handle(wf).describe()
+    assert after.run_id != before.run_id and after.status == WorkflowExecutionStatus.COMPLETED
+    assert inp.lineage.agent_id, inp.lineage
+    ended = await client.get_workflow_handle(wf, run_id=before.run_id).result()
+    assert inp.lineage.agent_id == ended["agent_id"]
+    assert transcript.returncode == 0, transcript.stdout
+    for said in ("What does greet say?", "greet() says hello.", "now check the tests"):
+        assert said in transcript.stdout, transcript.stdout
+    assert transcript.stdout.index("greet() says hello.") < transcript.stdout.index(
+        "The tests pass too."
+    )
+
+
+KILLED = {
+    "agents": [
+        {
+            "name": "resumed",
+            "match": {"last_user_contains": "go on, but skip the slow part"},
+            "after_last": "repeat_last",
+            "turns": [{"text": "Skipped it; done."}],
+        },
+        {
+            "name": "first",
+            "turns": [
+                {"text": "Listing.", "tool_use": {"name": "Glob", "input": {"pattern": "*"}}},
+                {"delay_ms": 60000, "text": "never sent"},
+            ],
+        },
+    ]
+}
+
+
+async def second_model_call(client, handle) -> None:
+    """Until the agent's second model call is under way: the first one's completion is in
+    its history, and a model call is pending."""
+    for _ in range(300):
+        pending = (await handle.describe()).raw_description.pending_activities
+        if any(p.activity_type.name == "llm.call_model" for p in pending):
+            if await last_model_call(client, handle) is not None:
+                return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the second model call never started")
+
+
+async def test_a_terminated_agent_goes_on_from_its_last_model_call(client, git_repo):
+    """No result names a terminated agent's conversation: the resume reads it from the run's
+    last model call, as `outlast transcript` does, and the model sees what it had done."""
+    with scripted_model(KILLED, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("List the files.", git_repo, queues), queues)
+            await second_model_call(client, handle)
+            await handle.terminate("the person changed their mind")
+            # From code as from the CLI.
+            task = await resume_task(client, handle.id, "go on, but skip the slow part")
+            result = await asyncio.wait_for(task.result(), 60)
+    assert result.status == "completed" and result.final_text == "Skipped it; done."
+    assert result.run_generation == 2
+    last = conversations(model)[-1]
+    # Its first turn and the message; not the call the kill cut short, nor the tool call
+    # whose result that call carried (unanswered, it is dropped, as R66 has it).
+    assert "Listing." in last and "go on, but skip the slow part" in last
+    assert '"tool_use"' not in last
+    assert "never sent" not in last
+
+
+async def test_what_cannot_be_resumed_is_refused_and_nothing_starts(client, git_repo):
+    script = {"agents": [{"name": "a", "turns": [{"delay_ms": 60000, "text": "slow"}]}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("Wait.", git_repo, queues), queues)
+            with pytest.raises(ResumeRefused, match=r"is running: `outlast send "):
+                await resume_agent(client, handle.id, "more")
+            with pytest.raises(ResumeRefused, match="the message is empty"):
+                await resume_agent(client, handle.id, "  ")
+            with pytest.raises(ResumeRefused, match="no workflow with id nope-1"):
+                await resume_agent(client, "nope-1", "more")
+            await handle.terminate()
+        # Terminated before its first model call answered: nothing to go on from.
+        with pytest.raises(ResumeRefused, match="ended before its first model call"):
+            await resume_agent(client, handle.id, "more")
+    desc = await handle.describe()
+    assert desc.status == WorkflowExecutionStatus.TERMINATED
