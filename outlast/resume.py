@@ -26,7 +26,6 @@ from temporalio.service import RPCError, RPCStatusCode
 from agents.transcript import TranscriptRef
 from outlast.start_metadata import start_metadata
 from workflows import search_attributes as sa
-from workflows.carry import AgentCarry
 from workflows.contracts import AgentInput, AgentResult, MailMessage
 
 MODEL_CALLS = frozenset({"llm.call_model", "llm.compact"})
@@ -171,6 +170,9 @@ async def ended_run(client: Client, workflow_id: str) -> Ended:
         )
     # Killed, terminated, failed or timed out: no result names the conversation.
     transcript = await last_model_call(client, handle)
+    # Here only: its module imports the agent loop's, which `outlast ls` need not wait for.
+    from workflows.carry import AgentCarry
+
     carry = AgentCarry.model_validate(inp.carry) if inp.carry else None
     if transcript is None and carry is not None:
         transcript = carry.state.transcript  # ended before this run's first model call
