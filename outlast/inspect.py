@@ -55,6 +55,8 @@ class Node(BaseModel):
     tool_uses: int | None = None
     duration_ms: int | None = None
     verdict: str | None = None
+    worktree: str | None = None
+    """A kept worktree the agent's work is in (its result's path and branch)."""
     outcome: str | None = None
     """The result's own status (completed/failed/killed, passed, ...), once closed; what a
     running agent is doing (its `status` query's state)."""
@@ -337,6 +339,10 @@ async def _add_earlier_runs(client: Client, node: Node, desc: WorkflowExecutionD
         node.runs += 1
 
 
+def kept_worktree(path: str, branch: str | None) -> str:
+    return f"{path} (branch {branch})" if branch else path
+
+
 def _fill_from_result(node: Node, result: object) -> None:
     """From a result decoded without its type (a dict), whatever the pattern's result has."""
     if not isinstance(result, dict):
@@ -354,6 +360,8 @@ def _fill_from_result(node: Node, result: object) -> None:
     node.tokens = usage.get("total_tokens")
     node.tool_uses = usage.get("tool_uses")
     node.duration_ms = usage.get("duration_ms") or None
+    if path := result.get("worktree_path"):
+        node.worktree = kept_worktree(path, result.get("worktree_branch"))
     rounds = result.get("rounds") or []
     if rounds:
         node.verdict = rounds[-1].get("verdict")
@@ -397,6 +405,8 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
         facts.append(f"{node.duration_ms / 1000:.1f}s")
     if node.verdict:
         facts.append(f"VERDICT: {node.verdict}")
+    if node.worktree:
+        facts.append(f"worktree kept: {node.worktree}")
     if node.retrying:
         facts.append(node.retrying)
     if node.error:

@@ -18,6 +18,7 @@ from temporalio.client import (
 from temporalio.service import RPCError
 
 from agents.todos import done_of, in_progress
+from outlast.inspect import kept_worktree
 from outlast.live_tree import doing, follow_live
 from outlast.plan_view import plan_lines, waiting_plan
 from outlast.question_view import plain, print_question, terminal_text, waiting_question
@@ -173,7 +174,12 @@ def print_result(result: AgentResult, console: Console) -> None:
     if result.unread_messages:
         console.print(
             f"[yellow]{result.unread_messages} message(s) arrived after the stop and were not "
-            "read[/]: `outlast send` them again to a new run, or resume the agent."
+            "read[/]: `outlast resume` the agent with them."
+        )
+    if result.worktree_path:
+        console.print(
+            f"worktree kept: {escape(kept_worktree(result.worktree_path, result.worktree_branch))}"
+            ": its changes are there, not in the checkout"
         )
     if result.final_text:
         print_text(result.final_text, console)

@@ -129,3 +129,26 @@ def test_a_waiting_plan_shows_its_start_and_how_to_answer_it():
     assert "outlast approve wf-1" in lines[-1] and "outlast reject wf-1 --feedback" in lines[-1]
     by_lead = plan_lines("wf-1", pending.model_copy(update={"approver": "team-lead"}))
     assert "approve" not in by_lead[-1]  # the lead answers it, not the person
+
+
+def test_the_end_names_a_kept_worktree_the_work_is_in():
+    from outlast.progress import print_result
+    from workflows.contracts import AgentResult, AgentUsage
+
+    console = Console(record=True, width=200, color_system=None)
+    result = AgentResult(
+        status="completed",
+        agent_id="a1",
+        agent_type="general-purpose",
+        final_text="Made it.",
+        usage=AgentUsage(),
+        turns=1,
+        worktree_path="/src/p/.claude/worktrees/session-1 [x]",
+        worktree_branch="worktree-session-1",
+    )
+    print_result(result, console)
+    out = console.export_text()
+    assert (
+        "worktree kept: /src/p/.claude/worktrees/session-1 [x] (branch worktree-session-1): "
+        "its changes are there, not in the checkout"
+    ) in out, out

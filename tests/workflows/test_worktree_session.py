@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agents.config import AgentSettings
 from agents.worktree_tools import NOT_IN_WORKTREE_TEXT
+from outlast.inspect import agent_tree, tree_lines
 from tests.support import (
     agent_input,
     fast_config,
@@ -124,7 +125,11 @@ async def test_what_a_session_leaves_in_a_worktree_is_kept_at_its_end(client, gi
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             result = await asyncio.wait_for(handle.result(), timeout=60)
+            tree = await agent_tree(client, handle.id)
     assert result.status == "completed", result.error
+    # `outlast show` says where the work is (it named no worktree; a user test).
+    kept = f"worktree kept: {result.worktree_path} (branch {result.worktree_branch})"
+    assert kept in tree_lines(tree)[0], tree_lines(tree)
     noop, entered, again, _, made = tool_results(result)
     assert noop.content == NOT_IN_WORKTREE_TEXT and not noop.is_error
     assert not entered.is_error and ".claude/worktrees/session-" in entered.content
