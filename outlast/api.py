@@ -368,7 +368,7 @@ async def resume_task(client: Client, workflow_id: str, message: str) -> Task:
             its first model call; the message says which. Nothing was started.
     """
     try:
-        handle = await resume_agent(client, workflow_id, message)
+        handle, pattern = await resume_agent(client, workflow_id, message)
     except ResumeRefused as e:
         raise StartError(str(e)) from None
-    return Task(handle=handle, pattern="single")
+    return Task(handle=handle, pattern=pattern)

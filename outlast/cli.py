@@ -394,15 +394,13 @@ def resume(
     async def _main() -> int:
         client, ui = await _client_or_fail()
         try:
-            handle = await resume_agent(client, workflow_id, message)
+            handle, pattern = await resume_agent(client, workflow_id, message)
         except ResumeRefused as e:
             _fail(f"{e}.")
         except RPCError as e:
             _fail(server_said(workflow_id, e))
         console.print(f"resumed {workflow_id} from the conversation it ended with")
-        return await _follow_serving(
-            client, ui, handle, with_worker=not no_worker, pattern="single"
-        )
+        return await _follow_serving(client, ui, handle, with_worker=not no_worker, pattern=pattern)
 
     raise typer.Exit(asyncio.run(_main()))
 

@@ -27,6 +27,8 @@ from agents.transcript import TranscriptRef
 from outlast.start_metadata import start_metadata
 from workflows import search_attributes as sa
 from workflows.contracts import AgentInput, AgentResult, MailMessage
+from workflows.pattern_contracts import CoordinatorInput
+from workflows.resumed import Resumed
 
 MODEL_CALLS = frozenset({"llm.call_model", "llm.compact"})
 """The activities whose result names the conversation as it then was (a compaction's: the
@@ -70,52 +72,39 @@ async def last_model_call(client: Client, handle: WorkflowHandle) -> TranscriptR
     return response.transcript
 
 
+RESUMABLE = {"AgentWorkflow": AgentInput, "CoordinatorWorkflow": CoordinatorInput}
+"""The workflow types a person resumes, with their start inputs' types."""
+
+
 @dataclass(frozen=True)
 class Ended:
-    """What an agent's last run left for the next: its input, and how it ended."""
+    """What an agent's last run left for the next."""
 
-    inp: AgentInput
+    workflow_type: str
+    started: AgentInput | CoordinatorInput
+    """The last run's start input."""
+    agent: AgentInput
+    """The agent as that run ran it (a coordinator's, made from its input)."""
     task_queue: str
-    transcript: TranscriptRef
-    agent_id: str
-    run_generation: int
-    permission_mode: str | None = None
-    plan_file: str | None = None
-    read_state_ref: str | None = None
+    resumed: Resumed
 
 
-def resume_input(ended: Ended) -> AgentInput:
+def resume_input(ended: Ended) -> AgentInput | CoordinatorInput:
     """The new run's input: the agent as it was started, going on from its conversation in
     the mode it ended in, with the files it had read still read (R27), one generation on.
     The message comes as mail (the start's signal), as a parent's SendMessage does."""
-    inp = ended.inp
-    lineage = inp.lineage
-    if not lineage.agent_id and ended.agent_id:
-        # A start from the CLI leaves the id to the run: the next run keeps the agent's.
-        lineage = lineage.model_copy(update={"agent_id": ended.agent_id})
-    return inp.model_copy(
-        update={
-            "prompt": "",
-            "resume_from": ended.transcript,
-            "run_generation": ended.run_generation + 1,
-            "lineage": lineage,
-            "carry": None,
-            "background": False,
-            "attributes_at_start": False,
-            "permission_mode": ended.permission_mode or inp.permission_mode,
-            "plan_file": ended.plan_file or inp.plan_file,
-            "read_file_state": {},
-            "read_state_ref": ended.read_state_ref,
-        }
-    )
+    if isinstance(ended.started, CoordinatorInput):
+        # Its own continue-as-new's agent stays behind: the run makes its agent from this.
+        return ended.started.model_copy(update={"agent": None, "resumed": ended.resumed})
+    return ended.resumed.applied_to(ended.agent)
 
 
 def refusal_for_kind(workflow_id: str, desc: WorkflowExecutionDescription) -> str | None:
     """Why `workflow_id` cannot be resumed from the CLI, before its history is read."""
-    if desc.workflow_type != "AgentWorkflow":
+    if desc.workflow_type not in RESUMABLE:
         return (
-            f"{workflow_id} is a {desc.workflow_type}: resume goes on with one agent "
-            "(an AgentWorkflow, as `outlast run` starts); a new `outlast run` starts the task over"
+            f"{workflow_id} is a {desc.workflow_type}: resume goes on with an agent (an "
+            "AgentWorkflow or a CoordinatorWorkflow); a new `outlast run` starts the task over"
         )
     if desc.status == WorkflowExecutionStatus.RUNNING:
         return f"{workflow_id} is running: `outlast send {workflow_id} ...` messages it"
@@ -152,54 +141,64 @@ async def ended_run(client: Client, workflow_id: str) -> Ended:
         raise
     if (why := refusal_for_kind(workflow_id, desc)) is not None:
         raise ResumeRefused(why)
-    inp = await _started_input(client, handle, workflow_id)
-    if (why := refusal_for_input(workflow_id, inp)) is not None:
+    started = await _started_input(client, handle, workflow_id, RESUMABLE[desc.workflow_type])
+    agent = _agent_of(started)
+    if (why := refusal_for_input(workflow_id, agent)) is not None:
         raise ResumeRefused(why)
-    agent_id = desc.typed_search_attributes.get(sa.AGENT_ID) or inp.lineage.agent_id
+    agent_id = desc.typed_search_attributes.get(sa.AGENT_ID) or agent.lineage.agent_id
+    kept = {"workflow_type": desc.workflow_type, "started": started, "agent": agent}
     if desc.status == WorkflowExecutionStatus.COMPLETED:
         result = await handle.result(follow_runs=False)
-        return Ended(
-            inp=inp,
-            task_queue=desc.task_queue,
+        resumed = Resumed(
             transcript=result.transcript,
-            agent_id=result.agent_id or agent_id,
             run_generation=result.run_generation,
+            agent_id=result.agent_id or agent_id,
             permission_mode=result.permission_mode,
             plan_file=result.plan_file,
             read_state_ref=result.read_state_ref,
         )
+        return Ended(**kept, task_queue=desc.task_queue, resumed=resumed)
     # Killed, terminated, failed or timed out: no result names the conversation.
     transcript = await last_model_call(client, handle)
     # Here only: its module imports the agent loop's, which `outlast ls` need not wait for.
     from workflows.carry import AgentCarry
 
-    carry = AgentCarry.model_validate(inp.carry) if inp.carry else None
+    carry = AgentCarry.model_validate(agent.carry) if agent.carry else None
     if transcript is None and carry is not None:
         transcript = carry.state.transcript  # ended before this run's first model call
-    transcript = transcript or inp.resume_from
+    transcript = transcript or agent.resume_from
     if transcript is None or transcript.head is None:
         raise ResumeRefused(
             f"{workflow_id} ended before its first model call: there is no conversation to "
             "go on from; a new `outlast run` starts it over"
         )
-    mode = carry.state.mode if carry is not None and carry.state.mode else None
-    plan_file = carry.state.plan_file if carry is not None else None
-    return Ended(
-        inp=inp,
-        task_queue=desc.task_queue,
+    resumed = Resumed(
         transcript=transcript,
+        run_generation=agent.run_generation,
         agent_id=agent_id,
-        run_generation=inp.run_generation,
-        permission_mode=mode,
-        plan_file=plan_file,
+        # The mode and plan file of a run that continued as new; else those it started with.
+        permission_mode=(carry.state.mode or None) if carry is not None else None,
+        plan_file=carry.state.plan_file if carry is not None else None,
     )
+    return Ended(**kept, task_queue=desc.task_queue, resumed=resumed)
 
 
-async def _started_input(client: Client, handle: WorkflowHandle, workflow_id: str) -> AgentInput:
+def _agent_of(started: AgentInput | CoordinatorInput) -> AgentInput:
+    if isinstance(started, AgentInput):
+        return started
+    # Here only, as the carry's module.
+    from workflows.coordinator import coordinator_agent_input
+
+    return coordinator_agent_input(started)
+
+
+async def _started_input(
+    client: Client, handle: WorkflowHandle, workflow_id: str, kind: type
+) -> AgentInput | CoordinatorInput:
     async for event in handle.fetch_history_events():
         payloads = event.workflow_execution_started_event_attributes.input.payloads
         try:
-            (inp,) = await client.data_converter.decode(payloads, [AgentInput])
+            (inp,) = await client.data_converter.decode(payloads, [kind])
         except (ValidationError, ValueError, TypeError) as e:
             raise ResumeRefused(
                 f"{workflow_id} never started: its input did not decode ({e})"
@@ -208,10 +207,12 @@ async def _started_input(client: Client, handle: WorkflowHandle, workflow_id: st
     raise ResumeRefused(f"{workflow_id} has no history to resume from")
 
 
-async def resume_agent(client: Client, workflow_id: str, message: str) -> WorkflowHandle:
+async def resume_agent(
+    client: Client, workflow_id: str, message: str
+) -> tuple[WorkflowHandle, str]:
     """Start the next run of the ended agent `workflow_id`, `message` its next turn (a
     signal-with-start: should another resume have started it meanwhile, the message goes to
-    that run, as to any running agent).
+    that run, as to any running agent). Its handle, and its pattern (single, coordinator).
 
     Raises:
         ResumeRefused: an empty message, or an agent `ended_run` refuses. Nothing was
@@ -220,18 +221,20 @@ async def resume_agent(client: Client, workflow_id: str, message: str) -> Workfl
     if not message.strip():
         raise ResumeRefused("the message is empty: say what the agent should go on with")
     ended = await ended_run(client, workflow_id)
-    inp = resume_input(ended)
-    summary, details = start_metadata("single", message, inp.workspace.root)
-    return await client.start_workflow(
-        "AgentWorkflow",
-        inp,
+    pattern = "coordinator" if ended.workflow_type == "CoordinatorWorkflow" else "single"
+    root = ended.agent.workspace.root
+    summary, details = start_metadata(pattern, message, root)
+    handle = await client.start_workflow(
+        ended.workflow_type,
+        resume_input(ended),
         id=workflow_id,
         task_queue=ended.task_queue,
         result_type=AgentResult,
         start_signal="send_message",
         start_signal_args=[MailMessage(text=message)],
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-        memo={"pattern": "single", "workspace": inp.workspace.root},
+        memo={"pattern": pattern, "workspace": root},
         static_summary=summary,
         static_details=details,
     )
+    return handle, pattern

@@ -41,7 +41,7 @@ def coordinator_agent_input(inp: CoordinatorInput) -> AgentInput:
     features = inp.config.features.model_copy(
         update={"coordinator_mode": True, "fork_subagent": False}
     )
-    return AgentInput(
+    agent = AgentInput(
         prompt=inp.task,
         workspace=inp.workspace,
         agent_type=COORDINATOR.agent_type,
@@ -53,6 +53,7 @@ def coordinator_agent_input(inp: CoordinatorInput) -> AgentInput:
         session_definitions=inp.session_definitions,
         description=inp.description,
     )
+    return agent if inp.resumed is None else inp.resumed.applied_to(agent)
 
 
 def _not_its_own(agent: AgentInput) -> bool:

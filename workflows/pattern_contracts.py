@@ -21,6 +21,7 @@ from workflows.contracts import (
     Contract,
     Workspace,
 )
+from workflows.resumed import Resumed
 
 
 class CoordinatorInput(ClientInput):
@@ -37,6 +38,9 @@ class CoordinatorInput(ClientInput):
     description: str = ""
     agent: AgentInput | None = None
     """Set only by the coordinator's own continue-as-new: the agent input it carries on."""
+    resumed: Resumed | None = None
+    """A coordinator that ended, going on in this new run of its id (`outlast resume`): its
+    agent starts from the conversation it ended with, not from `task`."""
 
 
 class PipelineInput(ClientInput):

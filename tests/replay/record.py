@@ -47,6 +47,7 @@ from tests.replay.scenarios_agent import (
     plan_resumed,
     plan_stop_before_ask,
     question,
+    resumed_by_person,
     signal_fields,
     skill,
     todos,
@@ -59,6 +60,7 @@ from tests.replay.scenarios_agent import (
 )
 from tests.replay.scenarios_patterns import (
     coordinator,
+    coordinator_resumed,
     fork_join,
     fork_join_blank,
     fork_join_killed_fork,
@@ -349,6 +351,10 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # recorded on 86ec538, where it approved the plan.
     "subagents_plan_parent_answer": plan_parent_answer,
     "subagents_plan_parent_answer_v0": plan_parent_answer,
+    # A person's `outlast resume` (outlast/resume.py): an agent terminated mid-run, and a
+    # coordinator that completed (its input's `resumed`); each the resumed run's history.
+    "agent_resumed_by_person": resumed_by_person,
+    "coordinator_resumed": coordinator_resumed,
 }
 
 

@@ -710,3 +710,21 @@ async def coordinator_client_agent(client: Client, tmp: Path) -> WorkflowHandle:
             with contextlib.suppress(WorkflowFailureError):
                 await handle.result()
     return handle
+
+
+async def resumed_by_person(client: Client, tmp: Path) -> WorkflowHandle:
+    """An agent terminated during its second model call, resumed by a person (`outlast
+    resume`) from its first call's conversation. The latest run's."""
+    from outlast.api import resume_task
+    from tests.workflows.test_resume_cli import KILLED, second_model_call
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    name = os.environ["OUTLAST_RECORDING"]
+    with scripted_model(KILLED):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("List the files.", repo, queues), queues, name)
+            await second_model_call(client, handle)
+            await handle.terminate("the person changed their mind")
+            task = await resume_task(client, name, "go on, but skip the slow part")
+            await task.result()
+    return client.get_workflow_handle(name)

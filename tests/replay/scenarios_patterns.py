@@ -380,3 +380,40 @@ async def verified_verifier_fails(client: Client, tmp: Path) -> WorkflowHandle:
     name = os.environ["OUTLAST_RECORDING"]
     await verifier_cannot_run(client, tmp, name)
     return client.get_workflow_handle(name)
+
+
+async def coordinator_resumed(client: Client, tmp: Path) -> WorkflowHandle:
+    """A coordinator that completed, resumed by a person (`outlast resume`): the new run's
+    input has `resumed`, and its agent starts from the conversation. The latest run's."""
+    from outlast.api import resume_task
+    from tests.support import fast_config
+    from workflows.contracts import Workspace
+    from workflows.pattern_contracts import CoordinatorInput
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    script = {
+        "agents": [
+            {
+                "name": "resumed",
+                "match": {"last_user_contains": "and the docs"},
+                "after_last": "repeat_last",
+                "turns": [{"text": "The docs are fine too."}],
+            },
+            {"name": "first", "turns": [{"text": "No workers needed."}]},
+        ]
+    }
+    name = os.environ["OUTLAST_RECORDING"]
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = CoordinatorInput(
+                task="Check the code.",
+                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+                config=fast_config(),
+            )
+            handle = await client.start_workflow(
+                "CoordinatorWorkflow", inp, id=name, task_queue=queues.task_queue
+            )
+            await handle.result()
+            task = await resume_task(client, name, "and the docs")
+            await task.result()
+    return client.get_workflow_handle(name)

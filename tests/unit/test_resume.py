@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from agents.transcript import TranscriptRef
 from outlast.resume import Ended, refusal_for_input, resume_input
 from workflows.contracts import AgentInput, Lineage, ParentLink, TeamLink, Workspace
+from workflows.coordinator import coordinator_agent_input
+from workflows.pattern_contracts import CoordinatorInput
+from workflows.resumed import Resumed
 
 WS = Workspace(root="/src/p", host_queue="outlast-host-h")
 REF = TranscriptRef(head="abc", length=4)
 
 
-def ended(**inp: object) -> Ended:
+def ended(resumed: Resumed | None = None, **inp: object) -> Ended:
     started = AgentInput(prompt="Fix it.", workspace=WS, **inp)
-    return Ended(inp=started, task_queue="outlast", transcript=REF, agent_id="a1", run_generation=1)
+    return Ended(
+        workflow_type="AgentWorkflow",
+        started=started,
+        agent=started,
+        task_queue="outlast",
+        resumed=resumed or Resumed(transcript=REF, agent_id="a1"),
+    )
 
 
 def test_the_next_run_goes_on_from_the_conversation_one_generation_on():
@@ -27,15 +34,17 @@ def test_the_next_run_goes_on_from_the_conversation_one_generation_on():
 
 
 def test_it_goes_on_in_the_mode_it_ended_in_with_its_plan_file_and_read_files():
-    e = replace(
-        ended(permission_mode="plan"),
+    resumed = Resumed(
+        transcript=REF,
+        run_generation=2,
         permission_mode="acceptEdits",
         plan_file="/p.md",
         read_state_ref="blob1",
     )
-    nxt = resume_input(e)
+    nxt = resume_input(ended(resumed, permission_mode="plan"))
     assert nxt.permission_mode == "acceptEdits" and nxt.plan_file == "/p.md"
     assert nxt.read_state_ref == "blob1" and nxt.read_file_state == {}
+    assert nxt.run_generation == 3
     # Ended without a mode of its own (killed): the one it was started in.
     assert resume_input(ended(permission_mode="plan")).permission_mode == "plan"
 
@@ -43,6 +52,27 @@ def test_it_goes_on_in_the_mode_it_ended_in_with_its_plan_file_and_read_files():
 def test_an_agent_id_the_input_already_has_is_kept():
     nxt = resume_input(ended(lineage=Lineage(agent_id="given", chain_id="c")))
     assert nxt.lineage.agent_id == "given" and nxt.lineage.chain_id == "c"
+
+
+def test_a_coordinator_goes_on_through_its_own_input():
+    """A coordinator's input makes its agent (and refuses one from a client): the new run
+    gets the coordinator's input with `resumed`, and its agent is the resumed one."""
+    started = CoordinatorInput(task="Fix it all.", workspace=WS)
+    agent = coordinator_agent_input(started)
+    continued = started.model_copy(update={"agent": agent.model_copy(update={"carry": {}})})
+    e = Ended(
+        workflow_type="CoordinatorWorkflow",
+        started=continued,
+        agent=agent,
+        task_queue="outlast",
+        resumed=Resumed(transcript=REF, agent_id="c1"),
+    )
+    nxt = resume_input(e)
+    assert isinstance(nxt, CoordinatorInput) and nxt.agent is None and nxt.task == "Fix it all."
+    runs = coordinator_agent_input(nxt)
+    assert runs.mode == "coordinator" and runs.agent_type == agent.agent_type
+    assert runs.resume_from == REF and runs.prompt == "" and runs.run_generation == 2
+    assert runs.lineage.agent_id == "c1"
 
 
 def test_sub_agents_and_teammates_are_their_parents_to_resume():

@@ -7,15 +7,17 @@ import asyncio
 import json
 import subprocess
 import sys
+import uuid
 
 import pytest
 from temporalio.client import WorkflowExecutionStatus
 
 from outlast.api import resume_task
 from outlast.resume import ResumeRefused, last_model_call, resume_agent
-from tests.support import agent_input, running_workers, scripted_model, start
+from tests.support import agent_input, fast_config, running_workers, scripted_model, start
 from tests.workflows.test_cli_run import cli_env
-from workflows.contracts import AgentInput
+from workflows.contracts import AgentInput, Workspace
+from workflows.pattern_contracts import CoordinatorInput
 
 SCRIPT = {
     "agents": [
@@ -161,3 +163,44 @@ async def test_what_cannot_be_resumed_is_refused_and_nothing_starts(client, git_
             await resume_agent(client, handle.id, "more")
     desc = await handle.describe()
     assert desc.status == WorkflowExecutionStatus.TERMINATED
+
+
+async def test_a_coordinator_that_ended_goes_on_as_a_coordinator(client, git_repo):
+    """`outlast run --pattern coordinator` starts a CoordinatorWorkflow, whose input refuses
+    an agent input from a client: its next run gets the coordinator's input with `resumed`."""
+    script = {
+        "agents": [
+            {
+                "name": "resumed",
+                "match": {
+                    "agent_type": "coordinator",
+                    "last_user_contains": "and the docs",
+                    "conversation_contains": ["No workers needed."],
+                },
+                "after_last": "repeat_last",
+                "turns": [{"text": "The docs are fine too."}],
+            },
+            {"name": "first", "turns": [{"text": "No workers needed."}]},
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = CoordinatorInput(
+                task="Check the code.",
+                workspace=Workspace(root=str(git_repo), host_queue=queues.host_queue),
+                config=fast_config(),
+            )
+            wf = f"coord-resume-{uuid.uuid4().hex[:8]}"
+            handle = await client.start_workflow(
+                "CoordinatorWorkflow", inp, id=wf, task_queue=queues.task_queue
+            )
+            first = await asyncio.wait_for(handle.result(), 60)
+            task = await resume_task(client, wf, "and the docs")
+            result = await asyncio.wait_for(task.result(), 60)
+    assert task.pattern == "coordinator"
+    assert result.final_text == "The docs are fine too." and result.run_generation == 2
+    assert result.agent_id == first["agent_id"]
+    last = conversations(model)[-1]
+    assert "Check the code." in last and "No workers needed." in last
+    desc = await client.get_workflow_handle(wf).describe()
+    assert desc.workflow_type == "CoordinatorWorkflow"
