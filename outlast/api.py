@@ -363,12 +363,15 @@ async def resume_task(client: Client, workflow_id: str, message: str) -> Task:
     (`outlast resume`; `outlast/resume.py`).
 
     Raises:
-        StartError: an empty message, a workflow that is running, is not an AgentWorkflow,
-            is a sub-agent or a teammate (its parent or team resumes it), or ended before
-            its first model call; the message says which. Nothing was started.
+        StartError: an empty message, a workflow that is running, is neither an
+            AgentWorkflow nor a CoordinatorWorkflow, is a sub-agent or a teammate (its parent
+            or team resumes it), ended before its first model call answered, or was started
+            again meanwhile; the message says which. Nothing was started.
     """
     try:
-        handle, pattern = await resume_agent(client, workflow_id, message)
+        resumed = await resume_agent(client, workflow_id, message)
     except ResumeRefused as e:
         raise StartError(str(e)) from None
-    return Task(handle=handle, pattern=pattern)
+    for child in resumed.cancelled:
+        logger.warning("cancelled %s: the ended run of %s had left it running", child, workflow_id)
+    return Task(handle=resumed.handle, pattern=resumed.pattern)

@@ -394,13 +394,20 @@ def resume(
     async def _main() -> int:
         client, ui = await _client_or_fail()
         try:
-            handle, pattern = await resume_agent(client, workflow_id, message)
+            resumed = await resume_agent(client, workflow_id, message)
         except ResumeRefused as e:
             _fail(f"{e}.")
         except RPCError as e:
             _fail(server_said(workflow_id, e))
+        for child in resumed.cancelled:
+            console.print(f"cancelled {child}: the ended run had left it running")
         console.print(f"resumed {workflow_id} from the conversation it ended with")
-        return await _follow_serving(client, ui, handle, with_worker=not no_worker, pattern=pattern)
+        desc = await resumed.handle.describe()
+        if note := await host_queue_note(client, desc):
+            console.print(f"[yellow]{escape(note)}[/]")
+        return await _follow_serving(
+            client, ui, resumed.handle, with_worker=not no_worker, pattern=resumed.pattern
+        )
 
     raise typer.Exit(asyncio.run(_main()))
 

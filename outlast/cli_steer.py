@@ -330,9 +330,9 @@ def send(
         # A user test (2026-12-05): "is not running (completed)" left a person with a long
         # task stopped no way to go on, and no word of what there is.
         ended = (
-            f": a message reaches only a running agent. `outlast resume {workflow_id} "
-            '"..."` goes on with it from the conversation it ended with, which '
-            f"`outlast transcript {workflow_id}` shows"
+            f": a message reaches only a running agent. For an agent you started, `outlast "
+            f'resume {workflow_id} "..."` goes on with it from the conversation it ended '
+            f"with, which `outlast transcript {workflow_id}` shows"
         )
         handle, workflow_type = await running_workflow(workflow_id, ended)
         if to is not None and workflow_type != "TeamWorkflow":

@@ -174,7 +174,7 @@ def print_result(result: AgentResult, console: Console) -> None:
     if result.unread_messages:
         console.print(
             f"[yellow]{result.unread_messages} message(s) arrived after the stop and were not "
-            "read[/]: `outlast resume` the agent with them."
+            "read[/]: `outlast resume` the agent with them again."
         )
     if result.worktree_path:
         console.print(

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
+from temporalio.api.common.v1 import Payload
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import (
     Client,
@@ -24,6 +25,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from agents.transcript import TranscriptRef
+from outlast.orphans import stop_orphans
 from outlast.start_metadata import start_metadata
 from workflows import search_attributes as sa
 from workflows.contracts import AgentInput, AgentResult, MailMessage
@@ -46,26 +48,39 @@ class _Response(BaseModel):
     transcript: TranscriptRef
 
 
-async def last_model_call(client: Client, handle: WorkflowHandle) -> TranscriptRef | None:
-    """The conversation as the run's last model call (or compaction) left it, from the run's
-    history (a regular activity's completion, or a local one's marker); None if it made
-    none."""
+PLAN_FILE = "plan.prepare_plan_file"
+
+
+async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> dict[str, list[Payload]]:
+    """The result payloads of the last completed activity of each type in `names`, from the
+    run's history (a regular activity's completion, or a local one's marker), by type; the
+    model call and the compaction count as one (MODEL_CALLS)."""
     scheduled: dict[int, str] = {}
-    last = None
+    last: dict[str, list[Payload]] = {}
+
+    def keep(name: str | None, payloads) -> None:
+        if name in names:
+            last["model" if name in MODEL_CALLS else name] = list(payloads)
+
     async for event in handle.fetch_history_events():
         if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             attrs = event.activity_task_scheduled_event_attributes
             scheduled[event.event_id] = attrs.activity_type.name
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
             done = event.activity_task_completed_event_attributes
-            if scheduled.get(done.scheduled_event_id) in MODEL_CALLS:
-                last = done.result.payloads
+            keep(scheduled.get(done.scheduled_event_id), done.result.payloads)
         elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
             marker = event.marker_recorded_event_attributes
             if marker.marker_name == "core_local_activity" and "result" in marker.details:
                 data = json.loads(marker.details["data"].payloads[0].data)
-                if data.get("activity_type") in MODEL_CALLS:
-                    last = marker.details["result"].payloads
+                keep(data.get("activity_type"), marker.details["result"].payloads)
+    return last
+
+
+async def last_model_call(client: Client, handle: WorkflowHandle) -> TranscriptRef | None:
+    """The conversation as the run's last model call (or compaction) left it, from the run's
+    history; None if it made none."""
+    last = (await last_results(handle, MODEL_CALLS)).get("model")
     if not last:
         return None
     (response,) = await client.data_converter.decode(last, [_Response])
@@ -86,6 +101,8 @@ class Ended:
     agent: AgentInput
     """The agent as that run ran it (a coordinator's, made from its input)."""
     task_queue: str
+    run_id: str
+    """The run that ended."""
     resumed: Resumed
 
 
@@ -132,15 +149,17 @@ async def ended_run(client: Client, workflow_id: str) -> Ended:
         ResumeRefused: no such agent, one still running, not a top-level agent, or one
             that left no conversation to go on from.
     """
-    handle = client.get_workflow_handle(workflow_id, result_type=AgentResult)
     try:
-        desc = await handle.describe()
+        desc = await client.get_workflow_handle(workflow_id).describe()
     except RPCError as e:
         if e.status == RPCStatusCode.NOT_FOUND:
             raise ResumeRefused(f"no workflow with id {workflow_id}") from None
         raise
     if (why := refusal_for_kind(workflow_id, desc)) is not None:
         raise ResumeRefused(why)
+    # Every read is of the run just described: one a concurrent resume starts meanwhile
+    # would mix two runs' ends (`resume_agent` refuses, should that happen).
+    handle = client.get_workflow_handle(workflow_id, run_id=desc.run_id, result_type=AgentResult)
     started = await _started_input(client, handle, workflow_id, RESUMABLE[desc.workflow_type])
     agent = _agent_of(started)
     if (why := refusal_for_input(workflow_id, agent)) is not None:
@@ -157,30 +176,47 @@ async def ended_run(client: Client, workflow_id: str) -> Ended:
             plan_file=result.plan_file,
             read_state_ref=result.read_state_ref,
         )
-        return Ended(**kept, task_queue=desc.task_queue, resumed=resumed)
-    # Killed, terminated, failed or timed out: no result names the conversation.
-    transcript = await last_model_call(client, handle)
+    else:
+        resumed = await _from_history(client, handle, agent, agent_id)
+    if resumed.transcript.head is None:
+        # A stop, a kill or a failure before the model first answered: the task is in no
+        # conversation yet, and a run from an empty one would have the message only.
+        raise ResumeRefused(
+            f"{workflow_id} ended before its first model call answered: there is no "
+            "conversation to go on from; a new `outlast run` starts the task over"
+        )
+    return Ended(**kept, task_queue=desc.task_queue, run_id=desc.run_id, resumed=resumed)
+
+
+async def _from_history(
+    client: Client, handle: WorkflowHandle, agent: AgentInput, agent_id: str
+) -> Resumed:
+    """A killed, terminated, failed or timed-out run's end, which no result names: the
+    conversation as its last model call left it, and its plan file (a plan it wrote is the
+    plan it goes on with)."""
+    last = await last_results(handle, MODEL_CALLS | {PLAN_FILE})
+    transcript = None
+    if last.get("model"):
+        (response,) = await client.data_converter.decode(last["model"], [_Response])
+        transcript = response.transcript
+    plan_file = None
+    if last.get(PLAN_FILE):
+        (plan_file,) = await client.data_converter.decode(last[PLAN_FILE], [str])
     # Here only: its module imports the agent loop's, which `outlast ls` need not wait for.
     from workflows.carry import AgentCarry
 
     carry = AgentCarry.model_validate(agent.carry) if agent.carry else None
-    if transcript is None and carry is not None:
-        transcript = carry.state.transcript  # ended before this run's first model call
-    transcript = transcript or agent.resume_from
-    if transcript is None or transcript.head is None:
-        raise ResumeRefused(
-            f"{workflow_id} ended before its first model call: there is no conversation to "
-            "go on from; a new `outlast run` starts it over"
-        )
-    resumed = Resumed(
-        transcript=transcript,
+    if carry is not None:  # a run that continued as new: what the chain had till then
+        transcript = transcript or carry.state.transcript
+        plan_file = plan_file or carry.state.plan_file
+    return Resumed(
+        transcript=transcript or agent.resume_from or TranscriptRef(),
         run_generation=agent.run_generation,
         agent_id=agent_id,
-        # The mode and plan file of a run that continued as new; else those it started with.
+        # Not known without the run's state: the mode it was started (or continued) in.
         permission_mode=(carry.state.mode or None) if carry is not None else None,
-        plan_file=carry.state.plan_file if carry is not None else None,
+        plan_file=plan_file,
     )
-    return Ended(**kept, task_queue=desc.task_queue, resumed=resumed)
 
 
 def _agent_of(started: AgentInput | CoordinatorInput) -> AgentInput:
@@ -207,20 +243,36 @@ async def _started_input(
     raise ResumeRefused(f"{workflow_id} has no history to resume from")
 
 
-async def resume_agent(
-    client: Client, workflow_id: str, message: str
-) -> tuple[WorkflowHandle, str]:
-    """Start the next run of the ended agent `workflow_id`, `message` its next turn (a
-    signal-with-start: should another resume have started it meanwhile, the message goes to
-    that run, as to any running agent). Its handle, and its pattern (single, coordinator).
+@dataclass(frozen=True)
+class Resumption:
+    handle: WorkflowHandle
+    pattern: str
+    """single or coordinator."""
+    cancelled: list[str]
+    """Sub-agents the ended run had left running, cancelled (`outlast.orphans`)."""
+
+
+async def resume_agent(client: Client, workflow_id: str, message: str) -> Resumption:
+    """Start the next run of the ended agent `workflow_id`, `message` its next turn.
+
+    The sub-agents its ended run left running (a terminated or timed-out run stops none) are
+    cancelled first, as the reaper would: the new run does not know them, and would hear of
+    their ends as of strangers'. It is a signal-with-start: should another resume start a run
+    between the last look and the start, the message goes to that run, as to any running one.
 
     Raises:
-        ResumeRefused: an empty message, or an agent `ended_run` refuses. Nothing was
-            started.
+        ResumeRefused: an empty message, an agent `ended_run` refuses, or one that another
+            resume started again meanwhile. Nothing was started.
     """
     if not message.strip():
         raise ResumeRefused("the message is empty: say what the agent should go on with")
     ended = await ended_run(client, workflow_id)
+    cancelled = await stop_orphans(client, parents={workflow_id})
+    if (await client.get_workflow_handle(workflow_id).describe()).run_id != ended.run_id:
+        raise ResumeRefused(
+            f"{workflow_id} was started again while this resume read it: `outlast show "
+            f"{workflow_id}` shows it"
+        )
     pattern = "coordinator" if ended.workflow_type == "CoordinatorWorkflow" else "single"
     root = ended.agent.workspace.root
     summary, details = start_metadata(pattern, message, root)
@@ -237,4 +289,4 @@ async def resume_agent(
         static_summary=summary,
         static_details=details,
     )
-    return handle, pattern
+    return Resumption(handle, pattern, [o.workflow_id for o in cancelled if o.cancelled])

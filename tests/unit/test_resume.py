@@ -20,6 +20,7 @@ def ended(resumed: Resumed | None = None, **inp: object) -> Ended:
         started=started,
         agent=started,
         task_queue="outlast",
+        run_id="r1",
         resumed=resumed or Resumed(transcript=REF, agent_id="a1"),
     )
 
@@ -65,6 +66,7 @@ def test_a_coordinator_goes_on_through_its_own_input():
         started=continued,
         agent=agent,
         task_queue="outlast",
+        run_id="r1",
         resumed=Resumed(transcript=REF, agent_id="c1"),
     )
     nxt = resume_input(e)

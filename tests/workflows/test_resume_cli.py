@@ -4,6 +4,7 @@ SendMessage resumes a sub-agent (R66)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
@@ -11,11 +12,21 @@ import uuid
 
 import pytest
 from temporalio.client import WorkflowExecutionStatus
+from temporalio.service import RPCError
 
 from outlast.api import resume_task
 from outlast.resume import ResumeRefused, last_model_call, resume_agent
-from tests.support import agent_input, fast_config, running_workers, scripted_model, start
+from tests.support import (
+    Queues,
+    agent_input,
+    fast_config,
+    running_workers,
+    scripted_model,
+    spawn,
+    start,
+)
 from tests.workflows.test_cli_run import cli_env
+from tests.workflows.test_plan_mode import EXIT, WRITE_PLAN, wait_for_pending
 from workflows.contracts import AgentInput, Workspace
 from workflows.pattern_contracts import CoordinatorInput
 
@@ -159,10 +170,57 @@ async def test_what_cannot_be_resumed_is_refused_and_nothing_starts(client, git_
                 await resume_agent(client, "nope-1", "more")
             await handle.terminate()
         # Terminated before its first model call answered: nothing to go on from.
-        with pytest.raises(ResumeRefused, match="ended before its first model call"):
+        with pytest.raises(ResumeRefused, match="ended before its first model call answered"):
             await resume_agent(client, handle.id, "more")
     desc = await handle.describe()
     assert desc.status == WorkflowExecutionStatus.TERMINATED
+
+
+async def test_an_agent_stopped_before_the_model_answered_is_not_resumed_without_its_task(
+    client, git_repo
+):
+    """Stopped before its first model call, an agent completes with an empty conversation:
+    a run from it would have had the message only, the task dropped (a review)."""
+    script = {"agents": [{"name": "a", "turns": [{"text": "never asked"}]}]}
+    with scripted_model(script) as model:
+        queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"host-{uuid.uuid4().hex[:8]}")
+        handle = await start(client, agent_input("The task.", git_repo, queues), queues)
+        await handle.signal("stop", {"reason": "not now"})
+        async with running_workers(client, queues=queues):
+            result = await asyncio.wait_for(handle.result(), 60)
+            assert result.stopped and result.transcript.head is None
+            with pytest.raises(ResumeRefused, match="ended before its first model call answered"):
+                await resume_agent(client, handle.id, "go on")
+    assert not model.log
+    assert (await handle.describe()).run_id == result.run_id
+
+
+async def test_a_killed_agent_goes_on_with_the_plan_it_wrote(client, git_repo):
+    """A killed run left no result to name its plan file: read from its history, the plan
+    it wrote is the one the resumed run goes on with, not a new empty file (a review)."""
+    script = {
+        "agents": [
+            {
+                "name": "resumed",
+                "match": {"last_user_contains": "finish the plan"},
+                "after_last": "repeat_last",
+                "turns": [{"text": "Plan finished."}],
+            },
+            {"name": "planner", "turns": [{"tool_use": WRITE_PLAN}, {"tool_use": EXIT}]},
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = agent_input("add X", git_repo, queues, permission_mode="plan")
+            handle = await start(client, inp, queues)
+            view = await wait_for_pending(handle)
+            await handle.terminate("away for the weekend")
+            resumed = await resume_agent(client, handle.id, "finish the plan")
+            result = await asyncio.wait_for(resumed.handle.result(), 60)
+    assert result.final_text == "Plan finished."
+    again = await started_input(client, handle.id)
+    assert again.plan_file == view.pending.plan_file and again.permission_mode == "plan"
+    assert f"Plan file: {view.pending.plan_file}" in conversations(model)[-1]
 
 
 async def test_a_coordinator_that_ended_goes_on_as_a_coordinator(client, git_repo):
@@ -204,3 +262,47 @@ async def test_a_coordinator_that_ended_goes_on_as_a_coordinator(client, git_rep
     assert "Check the code." in last and "No workers needed." in last
     desc = await client.get_workflow_handle(wf).describe()
     assert desc.workflow_type == "CoordinatorWorkflow"
+
+
+async def test_the_sub_agents_a_terminated_run_left_running_are_cancelled_first(client, git_repo):
+    """A terminated run stops none of its sub-agents (the reaper cancels them later, but not
+    once the id runs again); the resumed run does not know them, and would hear of their
+    ends as of strangers'. The resume cancels them, and says so (a review)."""
+    script = {
+        "agents": [
+            {
+                "name": "kid",
+                "match": {"agent_name": "kid"},
+                "turns": [{"delay_ms": 60000, "text": "never"}],
+            },
+            {
+                "name": "resumed",
+                "match": {"last_user_contains": "without the helper"},
+                "after_last": "repeat_last",
+                "turns": [{"text": "Done alone."}],
+            },
+            {"name": "parent", "turns": [{"tool_use": spawn("kid", "work", False)}]},
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            kid = client.get_workflow_handle(f"{handle.id}/kid")
+            await wait_for_model_call(kid)
+            await handle.terminate("the person changed their mind")
+            resumed = await resume_agent(client, handle.id, "go on without the helper")
+            result = await asyncio.wait_for(resumed.handle.result(), 60)
+            kid_status = (await kid.describe()).status
+    assert resumed.cancelled == [kid.id]
+    assert result.final_text == "Done alone."
+    assert kid_status == WorkflowExecutionStatus.CANCELED
+
+
+async def wait_for_model_call(handle) -> None:
+    for _ in range(300):
+        with contextlib.suppress(RPCError):
+            pending = (await handle.describe()).raw_description.pending_activities
+            if any(p.activity_type.name == "llm.call_model" for p in pending):
+                return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{handle.id} made no model call")
