@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -95,7 +96,12 @@ async def test_sigkill_during_bash_kills_the_old_run_then_reruns_and_says_so(
 
 
 def command_of(pid: int) -> str:
-    return open(f"/proc/{pid}/cmdline").read()
+    """The process's command line; "" once it has exited (between a listing and this read:
+    the test failed on that with FileNotFoundError, in CI)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""
 
 
 def parent_of(pid: int) -> int:
