@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
+from agents.builtin.verification import NOTHING_RAN
 from outlast.progress import count, print_result, print_text, usage_text
 from outlast.question_view import plain
 from workflows.contracts import AgentResult, ForkJoinResult
@@ -53,8 +54,12 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
     elif isinstance(result, VerifiedTaskResult):
         line(f"{result.status}: {result.message}", _colour(result.status == "passed"))
         for r in result.rounds:
-            ran = sum(1 for c in r.checks if c.result != "skip")
-            line(f"  round {r.round}: VERDICT: {r.verdict} ({ran} checks run)")
+            # Checks a verifier that called no tool wrote as run, it did not run.
+            ran = (
+                0 if r.verdict_reason == NOTHING_RAN else sum(c.result != "skip" for c in r.checks)
+            )
+            why = f": {r.verdict_reason}" if r.verdict_reason else ""
+            line(f"  round {r.round}: VERDICT: {r.verdict} ({ran} checks run){why}")
         line(f"  {count(len(result.rounds), 'round')}, {usage_text(result.usage)}")
         final = result.final_text
     elif isinstance(result, ForkJoinResult):

@@ -23,6 +23,11 @@ from workflows.contracts import (
 )
 from workflows.resumed import Resumed
 
+VERIFIER_RAN_NOTHING = "verifier-ran-nothing"
+"""Patch id (a verified task and a pipeline's verification stage): a PASS from a verifier that
+called no tool is a FAIL (`agents.builtin.verification.NOTHING_RAN`); the report's own
+`**Command run:**` blocks had made it a PASS (a user test, 2026-12-06)."""
+
 
 class CoordinatorInput(ClientInput):
     """Input of `CoordinatorWorkflow` (R55): a task for a coordinator that only directs

@@ -17,7 +17,11 @@ from temporalio import workflow
 from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
-from agents.builtin.verification import effective_verdict, parse_verification_report
+from agents.builtin.verification import (
+    NOTHING_RAN,
+    effective_verdict,
+    parse_verification_report,
+)
 from agents.pipeline import PipelineStage, stage_prompt
 from workflows import search_attributes as sa
 from workflows import versions
@@ -32,6 +36,7 @@ from workflows.client_input import (
 from workflows.contracts import AgentInput, Lineage, StopRequest, Workspace
 from workflows.held_handlers import answer_held, ended_text
 from workflows.pattern_contracts import (
+    VERIFIER_RAN_NOTHING,
     PipelineInput,
     PipelineResult,
     PipelineView,
@@ -197,7 +202,7 @@ class PipelineWorkflow:
             self._current = None
         verdict, reason = None, ""
         if stage.agent_type == "verification":
-            verdict, reason = stage_verdict(result.final_text)
+            verdict, reason = stage_verdict(result.final_text, result.usage.tool_uses)
         return StageOutcome(
             **base,
             attempt=attempt,
@@ -394,15 +399,19 @@ def rejection(rerun_asked: bool, attempt: int) -> str:
     return "rejected"
 
 
-def stage_verdict(report_text: str) -> tuple[str | None, str]:
+def stage_verdict(report_text: str, tool_uses: int | None = None) -> tuple[str | None, str]:
     """A verification stage's verdict, as VerifiedTask reads one (R81, R82): a PASS whose
-    report shows no executed check (no `**Command run:**` with its output) is a FAIL, and
-    the reason says so. None when the report has no verdict line."""
+    report shows no executed check (no `**Command run:**` with its output), or whose
+    verifier ran no command (`tool_uses` 0), is a FAIL, and the reason says so. None when
+    the report has no verdict line."""
     report = parse_verification_report(report_text)
     if report.verdict is None:
         return None, ""
-    verdict, reason = effective_verdict(report)
-    # Asked only where the answer changes the stage's verdict, so no other run records it.
+    verdict, reason = effective_verdict(report, tool_uses)
+    # Each asked only where its answer changes the stage's verdict, so no other run
+    # records it.
+    if reason == NOTHING_RAN and not versions.patched(VERIFIER_RAN_NOTHING):
+        verdict, reason = effective_verdict(report)
     if reason and not versions.patched(PIPELINE_CHECKED_PASS):
         return report.verdict, ""
     return verdict, reason

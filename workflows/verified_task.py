@@ -29,7 +29,11 @@ from temporalio.exceptions import (
 )
 from temporalio.workflow import ParentClosePolicy
 
-from agents.builtin.verification import effective_verdict, parse_verification_report
+from agents.builtin.verification import (
+    NOTHING_RAN,
+    effective_verdict,
+    parse_verification_report,
+)
 from agents.canonical import sha256_hex
 from agents.spawn import new_agent_id
 from agents.verified_task import findings_message, verifier_prompt
@@ -63,6 +67,7 @@ from workflows.contracts import (
 )
 from workflows.held_handlers import ending_of
 from workflows.pattern_contracts import (
+    VERIFIER_RAN_NOTHING,
     VerificationCheck,
     VerificationRound,
     VerifiedTaskInput,
@@ -389,7 +394,10 @@ class VerifiedTaskWorkflow:
             failed = VerificationRound(**base, verdict="FAIL", verdict_reason=f"verifier: {why}")
             return failed, await ended_usage(verifier_id)
         report = parse_verification_report(result.final_text)
-        verdict, reason = effective_verdict(report)
+        verdict, reason = effective_verdict(report, result.usage.tool_uses)
+        # Asked only where the answer changes the verdict, so no other run records it.
+        if reason == NOTHING_RAN and not versions.patched(VERIFIER_RAN_NOTHING):
+            verdict, reason = effective_verdict(report)
         checks = [VerificationCheck(**c.model_dump()) for c in report.checks]
         return (
             VerificationRound(

@@ -122,6 +122,7 @@ AFTER_BASELINE = frozenset(
         "verified-cancel-reaches-implementer",
         "verified-failed-stops-implementer",
         "verifier-kill-is-a-fail",
+        "verifier-ran-nothing",
         "web-fetch",
         "web-search",
         "worktree-tools",

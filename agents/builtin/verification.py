@@ -272,14 +272,26 @@ def parse_verification_report(text: str) -> VerificationReport:
     )
 
 
-def effective_verdict(report: VerificationReport) -> tuple[Verdict, str]:
+NOTHING_RAN = (
+    "PASS, but the verifier ran no command: the output its checks report was never observed"
+)
+
+
+def effective_verdict(
+    report: VerificationReport, tool_uses: int | None = None
+) -> tuple[Verdict, str]:
     """The verdict the caller acts on, and why it differs from the claimed one ("" if not).
 
     A missing or malformed verdict is a FAIL; so is a PASS with no executed check (every
-    check `skip`, or no checks at all), since nothing was verified.
+    check `skip`, or no checks at all), since nothing was verified; and, given the verifier's
+    `tool_uses`, a PASS from a verifier that called no tool at all: its `**Command run:**`
+    blocks were written, not run (R82: reading code is not verification, and a check whose
+    output does not match a run of its command is rejected).
     """
     if report.verdict is None:
         return "FAIL", report.verdict_problem or f"no final line {_VERDICT_FORMS}"
     if report.verdict == "PASS" and all(c.result == "skip" for c in report.checks):
         return "FAIL", "PASS without any executed check"
+    if report.verdict == "PASS" and tool_uses == 0:
+        return "FAIL", NOTHING_RAN
     return report.verdict, ""

@@ -82,6 +82,7 @@ from tests.replay.scenarios_patterns import (
     verified_killed_verifier,
     verified_late_mail,
     verified_liveness_backoff,
+    verified_ran_nothing,
     verified_read_only_implementer,
     verified_task,
     verified_verifier_fails,
@@ -355,6 +356,10 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # coordinator that completed (its input's `resumed`); each the resumed run's history.
     "agent_resumed_by_person": resumed_by_person,
     "coordinator_resumed": coordinator_resumed,
+    # A verifier's PASS with no tool called, a FAIL round (patched verifier-ran-nothing);
+    # `verified_ran_nothing_v0` recorded on 9897664, where the task passed on it.
+    "verified_ran_nothing": verified_ran_nothing,
+    "verified_ran_nothing_v0": verified_ran_nothing,
 }
 
 

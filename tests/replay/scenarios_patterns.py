@@ -417,3 +417,13 @@ async def coordinator_resumed(client: Client, tmp: Path) -> WorkflowHandle:
             task = await resume_task(client, name, "and the docs")
             await task.result()
     return client.get_workflow_handle(name)
+
+
+async def verified_ran_nothing(client: Client, tmp: Path) -> WorkflowHandle:
+    """A verifier's PASS with no tool called is a FAIL round (patched verifier-ran-nothing);
+    `verified_ran_nothing_v0` recorded on 9897664, where the task passed on it."""
+    from tests.workflows.test_verified_task import verifier_ran_nothing
+
+    name = os.environ["OUTLAST_RECORDING"]
+    await verifier_ran_nothing(client, tmp, name)
+    return client.get_workflow_handle(name)

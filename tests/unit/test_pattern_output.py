@@ -140,3 +140,22 @@ def test_a_fork_join_with_a_fork_stopped_did_not_succeed_and_says_so():
     assert not succeeded(ForkJoinResult(forks=[fork(0, max_turns_reached=True)]))
     out = printed(stopped, "fork-join")
     assert "fork 1: completed\n" in out and "fork 2: completed (stopped)" in out
+
+
+def test_a_round_counted_a_fail_says_why_and_what_ran():
+    from agents.builtin.verification import NOTHING_RAN
+    from workflows.pattern_contracts import VerificationCheck
+
+    check = VerificationCheck(title="tests", command="pytest", output="ok", result="PASS")
+    made_up = VerificationRound(
+        round=1,
+        implementer_status="completed",
+        verdict="FAIL",
+        verdict_reason=NOTHING_RAN,
+        checks=[check, check],
+    )
+    verified = VerifiedTaskResult(
+        status="failed", rounds=[made_up], message="m", final_text="", usage=usage(1, 0)
+    )
+    out = " ".join(printed(verified, "verified").split())
+    assert f"round 1: VERDICT: FAIL (0 checks run): {NOTHING_RAN}" in out, out

@@ -4,6 +4,7 @@ import pytest
 
 from agents.builtin.verification import (
     DEFINITION,
+    NOTHING_RAN,
     PROMPT,
     VERDICT_RE,
     Check,
@@ -226,3 +227,22 @@ def test_partial_and_fail_stand_without_executed_checks():
     assert effective_verdict(partial) == ("PARTIAL", "")
     fail = parse_verification_report("The build is broken.\nVERDICT: FAIL")
     assert effective_verdict(fail) == ("FAIL", "")
+
+
+def test_a_pass_from_a_verifier_that_ran_no_command_is_a_fail():
+    """Checks with `**Command run:**` and `**Output observed:**` blocks, from a verifier
+    that called no tool: written, not run (a user test: `passed`, "2 checks run", with the
+    tests still failing)."""
+    text = (
+        check("tests", "pytest -q", "2 passed")
+        + check("empty input", "calc ''", "0")
+        + ("VERDICT: PASS")
+    )
+    report = parse_verification_report(text)
+    assert effective_verdict(report, tool_uses=0) == ("FAIL", NOTHING_RAN)
+    assert effective_verdict(report, tool_uses=3) == ("PASS", "")
+    assert effective_verdict(report) == ("PASS", "")  # not known: as before
+    # A FAIL or a PARTIAL stands: a verifier may fail a task it could not run.
+    for verdict in ("FAIL", "PARTIAL"):
+        other = parse_verification_report(text.replace("VERDICT: PASS", f"VERDICT: {verdict}"))
+        assert effective_verdict(other, tool_uses=0) == (verdict, "")

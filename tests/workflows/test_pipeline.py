@@ -16,6 +16,7 @@ from temporalio.client import (
 )
 from temporalio.exceptions import CancelledError
 
+from agents.builtin.verification import NOTHING_RAN
 from agents.pipeline import PipelineStage
 from outlast.inspect import agent_tree
 from outlast.pattern_follow import _progress
@@ -588,3 +589,19 @@ async def test_a_type_check_that_cannot_run_is_skipped_and_the_stage_finds_its_t
             )
             result = await asyncio.wait_for(handle.result(), 90)
     assert result.status == "completed" and result.stages[0].final_text == "LOOKED", result
+
+
+async def test_a_pass_from_a_verifier_that_ran_nothing_ends_the_pipeline_as_a_fail(
+    client, git_repo
+):
+    """Its checks are written as run (a command and its output), but the verifier called no
+    tool: the pipeline had completed on it (a user test)."""
+    script = default_script()
+    script["agents"][-1] = stage_agent("verification", CHECKED + "VERDICT: PASS", read=False)
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(client, queues, pipeline_input(git_repo, queues))
+            result = await handle.result()
+    assert result.status == "failed" and result.failed_stage == "verify"
+    assert NOTHING_RAN in result.message
+    assert result.stages[-1].verdict == "FAIL"

@@ -13,6 +13,7 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 
+from agents.builtin.verification import NOTHING_RAN
 from agents.config import AgentSettings
 from outlast.inspect import agent_tree, list_rows
 from tests.conftest import make_git_repo
@@ -570,3 +571,27 @@ async def test_a_read_only_implementer_is_refused_at_the_start(client, tmp_path)
         "such as general-purpose"
     )
     assert not calls
+
+
+async def verifier_ran_nothing(client, tmp: Path, wf_id: str) -> VerifiedTaskResult:
+    """Round 1's verifier reports a PASS with its checks written out, having called no tool;
+    round 2's runs its Bash (also the replay corpus's `verified_ran_nothing`)."""
+    repo = task_repo(tmp / "repo")
+    made_up = verifier(1, "PASS", "OK")
+    made_up["turns"] = made_up["turns"][1:]  # the report only: its Bash never ran
+    script = {"agents": [made_up, verifier(2, "PASS", "OK"), SCRIPT["agents"][2]]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            return await run_verified(client, queues, repo, wf_id)
+
+
+async def test_a_pass_from_a_verifier_that_ran_nothing_is_a_fail_round(client, tmp_path):
+    """A report with `**Command run:**` and `**Output observed:**` blocks, from a verifier
+    that called no tool: the task read `passed`, "2 checks run", with the tests still
+    failing (a user test). Counted as a FAIL, the findings go back to the implementer."""
+    wf_id = f"vt-{uuid.uuid4().hex[:8]}"
+    result = await verifier_ran_nothing(client, tmp_path, wf_id)
+    assert [r.verdict for r in result.rounds] == ["FAIL", "PASS"], result.rounds
+    assert result.rounds[0].verdict_reason == NOTHING_RAN
+    assert result.status == "passed"
+    assert "verifier-ran-nothing" in await patch_ids(client.get_workflow_handle(wf_id))
