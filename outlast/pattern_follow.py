@@ -24,7 +24,12 @@ from outlast.question_view import plain
 from outlast.retries import TreeRetries
 from outlast.server_away import lasting_result
 from workflows.contracts import AgentStatus, ForkOutcome
-from workflows.pattern_contracts import PipelineView, TeamView, VerificationRound
+from workflows.pattern_contracts import (
+    MAX_STAGE_ATTEMPTS,
+    PipelineView,
+    TeamView,
+    VerificationRound,
+)
 
 POLL_S = 0.3
 LAST_POLL_S = 3.0
@@ -78,13 +83,14 @@ async def _progress(
             lines.append((f"stage:{view.current}:run", f"stage {view.current}: running"))
         if view.awaiting_approval:
             stage, attempt = view.awaiting_approval, view.awaiting_attempt or 1
+            rerun = " [--rerun]" if attempt < MAX_STAGE_ATTEMPTS else ""  # the last may not
             # Keyed by attempt too: a re-run's wait is news, though its line reads the same.
             lines.append(
                 (
                     f"approve:{stage}:{attempt}",
                     f"stage {stage} (attempt {attempt}) waits for approval: outlast approve "
                     f"{handle.id} {stage} --attempt {attempt} (or outlast reject {handle.id} "
-                    f"{stage} --attempt {attempt} --feedback '...' [--rerun])",
+                    f"{stage} --attempt {attempt} --feedback '...'{rerun})",
                 )
             )
         return lines

@@ -118,6 +118,11 @@ class StageDecision(ClientInput):
     re-run's; None decides whichever attempt waits (or finishes next)."""
 
 
+MAX_STAGE_ATTEMPTS = 3
+"""How often one pipeline stage may run: a re-run on a reviewer's feedback beyond it is
+refused."""
+
+
 class PipelineView(Contract):
     """Answer of the `pipeline` query."""
 

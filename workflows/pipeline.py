@@ -36,6 +36,7 @@ from workflows.client_input import (
 from workflows.contracts import AgentInput, Lineage, StopRequest, Workspace
 from workflows.held_handlers import answer_held, ended_text
 from workflows.pattern_contracts import (
+    MAX_STAGE_ATTEMPTS,
     VERIFIER_RAN_NOTHING,
     PipelineInput,
     PipelineResult,
@@ -46,8 +47,8 @@ from workflows.pattern_contracts import (
 from workflows.signal_input import Refusals
 from workflows.turns import sum_usages
 
-MAX_ATTEMPTS = 3
-"""How often one stage may be re-run on a reviewer's feedback."""
+MAX_ATTEMPTS = MAX_STAGE_ATTEMPTS
+"""How often one stage may run (a re-run on a reviewer's feedback is one more)."""
 
 
 PIPELINE_CHECKED_PASS = "pipeline-checked-pass"
@@ -346,6 +347,14 @@ class PipelineWorkflow:
             )
         if (why := self._not_next(decision.stage)) is not None:
             raise ValueError(why)
+        ran = self._current_attempt(decision.stage) or 0
+        if decision.rerun and ran >= MAX_ATTEMPTS:
+            # Taken, it ended the whole pipeline as rejected, the re-run not made (a user
+            # test): refused, the stage goes on waiting for a decision it can take.
+            raise ValueError(
+                f"stage {decision.stage} has run {ran} times, as often as a stage may "
+                f"({MAX_ATTEMPTS}): approve it, or reject it without rerun to end the pipeline"
+            )
 
     def _not_next(self, stage: str) -> str | None:
         """Why a decision on `stage` cannot be the next one taken: a stage before it waits

@@ -25,6 +25,7 @@ from tests.workflows.test_agent_control import wait_status
 from workflows import search_attributes as sa
 from workflows.contracts import StopRequest, Workspace
 from workflows.pattern_contracts import PipelineInput, PipelineResult, PipelineView, StageDecision
+from workflows.pipeline import MAX_ATTEMPTS
 
 TASK = "Make greet() say hi."
 
@@ -605,3 +606,34 @@ async def test_a_pass_from_a_verifier_that_ran_nothing_ends_the_pipeline_as_a_fa
     assert result.status == "failed" and result.failed_stage == "verify"
     assert NOTHING_RAN in result.message
     assert result.stages[-1].verdict == "FAIL"
+
+
+async def test_a_rerun_past_the_last_attempt_is_refused_and_the_stage_still_waits(client, git_repo):
+    """A third `reject --rerun` answered "not re-run" and ended the whole pipeline as
+    rejected, and the follow's hint still offered --rerun (a user test). Refused now, the
+    stage waits on, and the hint leaves --rerun out on the last attempt."""
+    with scripted_model(APPROVAL_SCRIPT):
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(
+                client, queues, pipeline_input(git_repo, queues, stages=APPROVAL_STAGES)
+            )
+            for attempt in range(1, MAX_ATTEMPTS):
+                await wait_for_approval(handle, "look", after=attempt - 1)
+                again = StageDecision(stage="look", approve=False, rerun=True, feedback="more")
+                await handle.execute_update("decide_stage", again)
+            view = await wait_for_approval(handle, "look", after=MAX_ATTEMPTS - 1)
+            assert view.awaiting_attempt == MAX_ATTEMPTS
+            hint = [line for key, line in await _progress(handle, "pipeline") if "approve" in key]
+            with pytest.raises(WorkflowUpdateFailedError) as refused:
+                await handle.execute_update("decide_stage", again)
+            view = await handle.query("pipeline", result_type=PipelineView)
+            approved = StageDecision(stage="look", approve=True, attempt=MAX_ATTEMPTS)
+            await handle.execute_update("decide_stage", approved)
+            result = await handle.result()
+    assert refused.value.cause.message == (
+        f"stage look has run {MAX_ATTEMPTS} times, as often as a stage may ({MAX_ATTEMPTS}): "
+        "approve it, or reject it without rerun to end the pipeline"
+    )
+    assert view.awaiting_approval == "look" and view.awaiting_attempt == MAX_ATTEMPTS
+    assert result.status == "completed"
+    assert hint and "--feedback '...')" in hint[0] and "--rerun" not in hint[0], hint
