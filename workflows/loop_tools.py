@@ -57,6 +57,9 @@ CONTEXT_FULL_CUTS_CALLS = "context-full-cuts-calls"
 """A response the context window ended (`model_context_window_exceeded`) had its last tool
 call cut off, as max_tokens does: it is refused, not run with what had arrived (a partial
 Bash command ran)."""
+MESSAGES_AFTER_SPAWNS = "messages-after-spawns"
+"""A SendMessage, TaskStop or TaskOutput waits for the Agent calls before it in the same
+response (`turns.batch_calls`): run beside them, it did not find the agent they spawned."""
 LOCAL_TOOL_TIMEOUT = timedelta(seconds=30)
 """Longer than this, the call is run again as a regular activity, which can heartbeat."""
 
@@ -248,7 +251,12 @@ async def run_tools(
         stop_reason = None
     planned = gate_new_calls(plan_calls(response.message, stop_reason, input_models(setup)))
     results: list[ToolResultBlock] = []
-    for batch in batch_calls(planned, concurrency_safe(setup)):
+    safe = concurrency_safe(setup)
+    batches = batch_calls(planned, safe)
+    # Asked only where the order differs, so no other run records it.
+    if batches != (unordered := batch_calls(planned, safe, after_spawns=False)):
+        batches = batches if versions.patched(MESSAGES_AFTER_SPAWNS) else unordered
+    for batch in batches:
         # The policy is asked per batch, as it runs: an EnterPlanMode earlier in the same
         # response already binds the calls after it.
         batch = [

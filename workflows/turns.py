@@ -108,19 +108,42 @@ def plan_calls(
     return [check_call(b, input_models, stop_reason if b.id == last else None) for b in uses]
 
 
+NAMES_AGENTS = frozenset({"SendMessage", "TaskStop", "TaskOutput"})
+"""Calls that name an agent (or a task), which an Agent call before them in the same response
+may be starting: such a call waits for those Agent calls. Run beside them, a SendMessage to
+the agent just spawned found no agent of that name (a user test, 2026-12-06)."""
+SPAWNS = frozenset({"Agent"})
+
+
 def batch_calls(
-    planned: Sequence[ValidCall | ToolResultBlock], concurrency_safe: Callable[[str], bool]
+    planned: Sequence[ValidCall | ToolResultBlock],
+    concurrency_safe: Callable[[str], bool],
+    after_spawns: bool = True,
 ) -> list[list[ValidCall | ToolResultBlock]]:
     """Consecutive concurrency-safe calls share a batch (run together); every other call,
-    and every ready-made error result, is a batch of its own, so writes stay in order."""
+    and every ready-made error result, is a batch of its own, so writes stay in order. With
+    `after_spawns`, a call that names an agent (NAMES_AGENTS) starts a new batch after the
+    Agent calls of the one before (Agent calls still run together, and so do messages)."""
     batches: list[list[ValidCall | ToolResultBlock]] = []
     for item in planned:
         safe = isinstance(item, ValidCall) and concurrency_safe(item.block.name)
-        if safe and batches and batches[-1] and _all_safe(batches[-1], concurrency_safe):
+        if (
+            safe
+            and batches
+            and batches[-1]
+            and _all_safe(batches[-1], concurrency_safe)
+            and not (after_spawns and _waits_for_spawn(item, batches[-1]))
+        ):
             batches[-1].append(item)
         else:
             batches.append([item])
     return batches
+
+
+def _waits_for_spawn(item: ValidCall, batch: list[ValidCall | ToolResultBlock]) -> bool:
+    return item.block.name in NAMES_AGENTS and any(
+        isinstance(i, ValidCall) and i.block.name in SPAWNS for i in batch
+    )
 
 
 def _all_safe(batch: list[ValidCall | ToolResultBlock], safe: Callable[[str], bool]) -> bool:

@@ -82,6 +82,7 @@ AFTER_BASELINE = frozenset(
         "mail-after-stop-resumes",
         "max-turns-keeps-ended",
         "max-tokens-resume",
+        "messages-after-spawns",
         "name-reuse-own-id",
         "no-structured-broadcast",
         "notebook-edit",

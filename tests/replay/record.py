@@ -94,6 +94,7 @@ from tests.replay.scenarios_subagents import (
     late_mail_settles,
     late_mail_stopped,
     mail_after_stop,
+    message_after_spawn,
     parallel_sync,
     person_name,
     resume_read_state,
@@ -360,6 +361,10 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # `verified_ran_nothing_v0` recorded on 9897664, where the task passed on it.
     "verified_ran_nothing": verified_ran_nothing,
     "verified_ran_nothing_v0": verified_ran_nothing,
+    # A helper spawned and messaged in one response: the message waits for the spawn
+    # (patched messages-after-spawns); `_v0` recorded on 9897664, where it found no helper.
+    "subagents_message_after_spawn": message_after_spawn,
+    "subagents_message_after_spawn_v0": message_after_spawn,
 }
 
 

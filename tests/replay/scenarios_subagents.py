@@ -275,3 +275,12 @@ async def stop_reaches_sync(client: Client, tmp: Path) -> WorkflowHandle:
             await handle.signal("stop", StopRequest(reason="enough"))
             await handle.result()
     return handle
+
+
+async def message_after_spawn(client: Client, tmp: Path) -> WorkflowHandle:
+    """A helper spawned and messaged in one response: the message waits for the spawn
+    (patched messages-after-spawns); `subagents_message_after_spawn_v0` recorded on 9897664,
+    where it ran beside the spawn and found no helper."""
+    from tests.workflows.test_agent_control import SPAWN_AND_MESSAGE
+
+    return await scripted(client, tmp, SPAWN_AND_MESSAGE)

@@ -74,6 +74,24 @@ def test_batches_group_consecutive_read_only_calls():
     assert names == [["Read", "Grep"], ["err"], ["Edit"], ["Read", "Read"], ["Edit"], ["Edit"]]
 
 
+def test_a_message_waits_for_the_agent_calls_before_it():
+    """`Agent{name: carol}` then `SendMessage{to: carol}` in one response: run together, the
+    message found no carol (a user test). Agent calls still run together, and so do the
+    messages after them; a message before any Agent call does not wait."""
+    safe = {"Agent", "SendMessage", "TaskStop", "TaskOutput", "Read"}.__contains__
+    order = ["SendMessage", "Agent", "Agent", "Read", "SendMessage", "TaskStop", "Agent"]
+    calls = [ValidCall(use(i, n), ReadIn(file_path="/a")) for i, n in enumerate(order)]
+
+    def names(batches):
+        return [[i.block.name for i in b] for b in batches]
+
+    assert names(batch_calls(calls, safe)) == [
+        ["SendMessage", "Agent", "Agent", "Read"],
+        ["SendMessage", "TaskStop", "Agent"],
+    ]
+    assert names(batch_calls(calls, safe, after_spawns=False)) == [order]
+
+
 def test_usage_total_is_latest_prompt_plus_all_output():
     u = add_usage(
         AgentUsage(), Usage(input_tokens=100, output_tokens=10), tool_uses=2, duration_ms=5

@@ -196,6 +196,54 @@ async def test_send_message_reaches_a_running_child_at_its_next_turn(client, git
     assert len(queued) == 1
 
 
+SPAWN_AND_MESSAGE = {
+    "agents": [
+        {
+            "name": "helper",
+            "match": {"agent_name": "helper"},
+            "after_last": "repeat_last",
+            "turns": [
+                {"delay_ms": 2000, "tool_use": {"name": "Glob", "input": {"pattern": "*"}}},
+                {"text": "helper done"},
+            ],
+        },
+        {
+            "name": "parent",
+            "after_last": "repeat_last",
+            "turns": [
+                {
+                    "tool_use": [
+                        spawn("helper", "work", True),
+                        {
+                            "name": "SendMessage",
+                            "input": {"to": "helper", "message": "NOTE-FROM-PARENT-5"},
+                        },
+                    ]
+                },
+                {"text": "waiting"},
+            ],
+        },
+    ]
+}
+"""A background helper spawned and messaged in one response (also the replay corpus's
+`subagents_message_after_spawn`)."""
+
+
+async def test_a_message_in_the_response_that_spawns_its_recipient_reaches_it(client, git_repo):
+    """`Agent{name: helper}` and `SendMessage{to: helper}` in one response: run together, the
+    message was answered "No agent named or with ID 'helper'" (a user test; models often
+    do this). The message now waits for the spawn (patched messages-after-spawns)."""
+    with scripted_model(SPAWN_AND_MESSAGE, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await handle.result()
+    launched, sent = tool_results(result)[:2]
+    assert not sent.is_error and "Message queued for delivery" in sent.content, sent.content
+    helper_calls = [r for r in model.log if r["agent"] == "helper"]
+    assert "NOTE-FROM-PARENT-5" in str(helper_calls[-1]["body"]["messages"])
+    assert "messages-after-spawns" in await patch_ids(handle)
+
+
 async def wait_closed(handle, timeout: float = 30) -> WorkflowExecutionStatus:
     deadline = time.monotonic() + timeout
     while (status := (await handle.describe()).status) == WorkflowExecutionStatus.RUNNING:
