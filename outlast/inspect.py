@@ -57,6 +57,9 @@ class Node(BaseModel):
     verdict: str | None = None
     worktree: str | None = None
     """A kept worktree the agent's work is in (its result's path and branch)."""
+    refused: list[str] = []
+    """Its latest refused signals, with why (a decision queued while no worker ran, then
+    refused, was said nowhere: a user test, 2026-12-06)."""
     outcome: str | None = None
     """The result's own status (completed/failed/killed, passed, ...), once closed; what a
     running agent is doing (its `status` query's state)."""
@@ -272,6 +275,7 @@ async def _fill_from_status(
     except (RPCError, WorkflowQueryFailedError):
         return
     node.agent_type, node.turns = status.agent_type, status.turn
+    node.refused = list(status.refused_signals)
     node.tokens, node.tool_uses = status.usage.total_tokens, status.usage.tool_uses
     if desc.status == WorkflowExecutionStatus.RUNNING:
         node.outcome = status.state
@@ -293,6 +297,7 @@ async def _fill_pipeline_wait(
         view = await run.query("pipeline", result_type=PipelineView, rpc_timeout=left)
     except (RPCError, WorkflowQueryFailedError):
         return
+    node.refused = list(view.refused_signals)
     if view.awaiting_approval:
         stage, attempt = view.awaiting_approval, view.awaiting_attempt or 1
         node.outcome = (
@@ -415,6 +420,7 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
         cut = indent and len(node.error) > ERROR_CHARS
         facts.append(node.error[: ERROR_CHARS - 3] + "..." if cut else node.error)
     lines = [f"{indent}{row.workflow_id}  ({', '.join(facts)})"]
+    lines += [f"{indent}  refused: {text}" for text in node.refused]
     for child in node.children:
         lines += tree_lines(child, indent + "  ")
     return lines

@@ -1001,3 +1001,27 @@ async def test_an_approval_while_no_worker_runs_is_queued_and_applied(client, de
     assert result.status == "completed" and result.final_text == "implemented the plan"
     assert (git_repo / "src/x.py").read_text() == "X = 1\n"
     assert took < 25, took  # the query gives up after 10 s (it waited for the server's 30)
+
+
+async def test_show_says_which_signals_were_refused(client, git_repo):
+    """An approval queued while no worker ran, refused once one did ("no plan is waiting
+    for approval"): `outlast approve` had said "`outlast show` says what became of it", and
+    `show` said nothing of refusals (a user test)."""
+    from outlast.inspect import agent_tree, tree_lines
+
+    with scripted_model(APPROVED):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("add X", git_repo, queues), queues)
+            view = await wait_for_pending(handle)
+            await handle.signal("approve_plan", {"approve": False, "feedback": "no"})
+            for _ in range(100):
+                lines = tree_lines(await agent_tree(client, handle.id))
+                if len(lines) > 1:
+                    break
+                await asyncio.sleep(0.1)
+            await handle.signal("approve_plan", {"request_id": view.pending.request_id})
+            await asyncio.wait_for(handle.result(), 60)
+    assert lines[1] == (
+        "  refused: signal `approve_plan` refused: approve false contradicts `approve_plan`: "
+        "`reject_plan` rejects a plan"
+    ), lines
