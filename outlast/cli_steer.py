@@ -30,6 +30,7 @@ from outlast.cli_base import (
     server_said,
 )
 from outlast.patterns import WORKFLOW_TYPES
+from outlast.question_view import waiting_question
 from outlast.retries import FAILING_TASK_ATTEMPTS
 from outlast.updates import (
     NoAnswer,
@@ -357,8 +358,34 @@ def send(
         else:
             fail(f"{workflow_id} is {_a(workflow_type)}; messages go to agents and teams.")
         console.print(f"message sent to {workflow_id}")
+        if waits := await waits_for_the_person(handle, workflow_id):
+            console.print(f"[yellow]{escape(waits)}[/]")
 
     asyncio.run(_main())
+
+
+WAIT_QUERY = timedelta(seconds=2)
+
+
+async def waits_for_the_person(handle, workflow_id: str) -> str | None:
+    """What an agent a message was sent to waits for first, where that is the person: the
+    message is read only once it goes on, which nothing had said (a user test). None too
+    when no worker answers at once: the message was sent, and said so."""
+    try:
+        plan = await handle.query("plan", result_type=PlanView, rpc_timeout=WAIT_QUERY)
+    except (RPCError, WorkflowQueryFailedError):
+        return None
+    if plan.pending is not None and plan.pending.approver == "the user":
+        return (
+            f"it waits for its plan's approval first (`outlast approve {workflow_id}` or "
+            "`outlast reject`): the message is read once it goes on"
+        )
+    if await waiting_question(handle, WAIT_QUERY):
+        return (
+            f"it waits for answers to its questions first (`outlast answer {workflow_id}`): "
+            "the message is read once it goes on"
+        )
+    return None
 
 
 UPDATE_WHAT = {"decide_stage": "decision", "answer_question": "answers"}

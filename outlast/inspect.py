@@ -183,6 +183,10 @@ async def agent_tree(
             raise NotFound(f"no workflow {workflow_id}") from None
         raise
     node = Node(row=_row(desc), retrying=retrying(desc) or await failing_task(client, desc))
+    if desc.workflow_type in AGENT_TYPES:
+        # Its attribute until its result or its worker says: without a worker, a fork or a
+        # member read as its pattern (`fork-join, running`; a user test).
+        node.agent_type = desc.typed_search_attributes.get(sa.AGENT_TYPE)
     result = None
     if desc.status is not None and desc.status.name == "COMPLETED":
         result = await handle.result(follow_runs=False)
@@ -280,8 +284,10 @@ async def _fill_from_status(
     if desc.status == WorkflowExecutionStatus.RUNNING:
         node.outcome = status.state
         left = timedelta(seconds=max(until - asyncio.get_running_loop().time(), 0.1))
-        if status.state == "waiting" and await waiting_plan(run, left):
-            node.outcome = "plan waits for approval"  # `outlast approve` / `reject`
+        if status.state == "waiting" and (plan := await waiting_plan(run, left)):
+            # The command where the person decides (a sub-agent's parent decides its own).
+            command = f": outlast approve {desc.id}" if plan.approver == "the user" else ""
+            node.outcome = f"plan waits for approval by {plain(plan.approver)}{command}"
         elif status.state == "waiting" and await waiting_question(run, left):
             node.outcome = f"questions wait for answers: outlast answer {desc.id}"
 

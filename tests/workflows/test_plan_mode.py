@@ -1003,7 +1003,7 @@ async def test_an_approval_while_no_worker_runs_is_queued_and_applied(client, de
     assert took < 25, took  # the query gives up after 10 s (it waited for the server's 30)
 
 
-async def test_show_says_which_signals_were_refused(client, git_repo):
+async def test_show_says_which_signals_were_refused(client, dev_server, git_repo):
     """An approval queued while no worker ran, refused once one did ("no plan is waiting
     for approval"): `outlast approve` had said "`outlast show` says what became of it", and
     `show` said nothing of refusals (a user test)."""
@@ -1019,9 +1019,17 @@ async def test_show_says_which_signals_were_refused(client, git_repo):
                 if len(lines) > 1:
                     break
                 await asyncio.sleep(0.1)
+            # A message meanwhile is read once the plan is decided, and `send` says so.
+            code, sent = await cli(dev_server.address, "send", handle.id, "also Y")
             await handle.signal("approve_plan", {"request_id": view.pending.request_id})
             await asyncio.wait_for(handle.result(), 60)
+    assert code == 0 and "it waits for its plan's approval first" in " ".join(sent.split()), sent
     assert lines[1] == (
         "  refused: signal `approve_plan` refused: approve false contradicts `approve_plan`: "
         "`reject_plan` rejects a plan"
+    ), lines
+    # And the command that decides the plan (it said "plan waits for approval" only).
+    assert lines[0].startswith(
+        f"{handle.id}  (general-purpose, running, plan waits for approval by the user: "
+        f"outlast approve {handle.id}"
     ), lines
