@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 from temporalio.client import (
     Client,
@@ -25,7 +25,9 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities import transcripts
+from activities.result_refs import resolve_refs
 from activities.store import default_store
+from activities.tools.base import ImageRef
 from agents.messages import Message
 from agents.transcript import TranscriptRef
 from agents.transcript_repair import repair_transcript
@@ -52,6 +54,11 @@ class AppendInput(BaseModel):
 
     transcript: TranscriptRef = TranscriptRef()
     messages: list[Message]
+    refs: dict[str, str] = Field(default_factory=dict)
+    """tool_use_id -> the blob of that result's content, sent empty (as a model request's
+    `append_refs`: the content is in the store already, and stays out of history)."""
+    images: dict[str, tuple[ImageRef, ...]] = Field(default_factory=dict)
+    """tool_use_id -> the images that result shows (as a model request's `append_images`)."""
 
 
 @activity.defn(name="transcript.append")
@@ -59,11 +66,16 @@ async def append(req: AppendInput) -> TranscriptRef:
     """Extend a conversation in the store; content-addressed, so a retry writes the same node.
 
     Lets a workflow hand several children one shared prefix by reference instead of putting
-    a copy of it in each child's input.
+    a copy of it in each child's input, and an agent that ends before its next model call
+    keep its last tool results in its conversation.
     """
-    return await asyncio.to_thread(
-        transcripts.append, default_store(), req.transcript, req.messages
-    )
+
+    def write() -> TranscriptRef:
+        store = default_store()
+        filled = [resolve_refs(m, req.refs, store, req.images) for m in req.messages]
+        return transcripts.append(store, req.transcript, filled)
+
+    return await asyncio.to_thread(write)
 
 
 CLOSING_WAIT_S = 15.0

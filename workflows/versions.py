@@ -78,6 +78,7 @@ AFTER_BASELINE = frozenset(
         "fork-no-plan-mode",
         "fork-stop-when-started",
         "kill-on-host",
+        "last-results-kept",
         "liveness-backoff",
         "mail-after-stop-resumes",
         "max-turns-keeps-ended",

@@ -365,6 +365,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # (patched messages-after-spawns); `_v0` recorded on 9897664, where it found no helper.
     "subagents_message_after_spawn": message_after_spawn,
     "subagents_message_after_spawn_v0": message_after_spawn,
+    # A member stopped with tool results no model call recorded appends them to its
+    # conversation (patched last-results-kept).
+    "team_shutdown_v6": team_shutdown,
 }
 
 
@@ -406,6 +409,7 @@ CHILDREN = {
     "team_spawn": ["a", "b", "d"],
     "team_shutdown_v4": ["b"],
     "team_shutdown_v5": ["b"],
+    "team_shutdown_v6": ["b"],
     "verified_task_v5": ["implementer", "verify-1", "verify-2"],
     "pipeline_approval": ["look-2"],
     "subagents_sync_async_v6": ["bg2", "fg"],

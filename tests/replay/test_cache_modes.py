@@ -84,7 +84,8 @@ async def test_scenario_makes_exactly_the_recorded_activities(
 TIMING_DEPENDENT = [
     "coordinator",
     "team",
-    "team_shutdown_v2",
+    # Its member b, stopped, keeps its last tool results (patched last-results-kept).
+    "team_shutdown_v6",
     # The lead adds a member: the team's add_member update, replayed task by task too.
     "team_spawn",
     "subagents_sync_async_v2",

@@ -1,0 +1,73 @@
+"""An agent that a stop or its turn limit ends keeps its last turn's tool results in its
+conversation: a resume (R66, `outlast resume`) goes on from them (a user test: the work of
+the last turn, a command's output, was gone from the resumed agent's conversation)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from agents.messages import ToolResultBlock
+from outlast.resume import resume_agent
+from tests.support import (
+    agent_input,
+    conversation,
+    patch_ids,
+    running_workers,
+    scripted_model,
+    start,
+)
+from tests.workflows.test_agent_control import wait_status
+from workflows.contracts import StopRequest
+
+BASH = {"name": "Bash", "input": {"command": "sleep 1; echo KEPT-OUTPUT-42"}}
+
+
+def script(first: list[dict]) -> dict:
+    return {
+        "agents": [
+            {
+                "name": "resumed",
+                "match": {"last_user_contains": "go on"},
+                "after_last": "repeat_last",
+                "turns": [{"text": "went on"}],
+            },
+            {"name": "first", "after_last": "repeat_last", "turns": first},
+        ]
+    }
+
+
+def last_results(result) -> list[ToolResultBlock]:
+    last = conversation(result)[-1]
+    return [b for b in last.content if isinstance(b, ToolResultBlock)]
+
+
+async def test_the_turn_limit_keeps_the_last_results_and_a_resume_sees_them(client, git_repo):
+    with scripted_model(script([{"tool_use": BASH}]), log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = agent_input("Run it.", git_repo, queues, max_turns=1)
+            handle = await start(client, inp, queues)
+            result = await asyncio.wait_for(handle.result(), 60)
+            markers = await patch_ids(handle)
+            resumed = await resume_agent(client, handle.id, "go on")
+            again = await asyncio.wait_for(resumed.handle.result(), 60)
+    assert result.max_turns_reached
+    (kept,) = last_results(result)
+    assert "KEPT-OUTPUT-42" in str(kept.content) and not kept.is_error
+    assert "last-results-kept" in markers
+    assert again.final_text == "went on"
+    sent = json.dumps(model.log[-1]["body"]["messages"])
+    # Once, as the Bash call's result (the command itself names it too).
+    assert sent.count('"content": "KEPT-OUTPUT-42"') == 1, sent
+
+
+async def test_a_stop_during_a_command_keeps_its_result(client, git_repo):
+    with scripted_model(script([{"tool_use": BASH}, {"text": "never"}])):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("Run it.", git_repo, queues), queues)
+            await wait_status(handle, lambda s: s.state == "running_tools")
+            await handle.signal("stop", StopRequest(reason="enough"))
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert result.stopped
+    (kept,) = last_results(result)
+    assert "KEPT-OUTPUT-42" in str(kept.content)
