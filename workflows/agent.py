@@ -28,7 +28,7 @@ from workflows import subagent_hooks, versions
 with workflow.unsafe.imports_passed_through():
     from activities.errors import InvalidAgentInput
     from activities.read_state import load_read_state
-    from activities.resume import AppendInput, append, repair
+    from activities.resume import repair
 
 from workflows import search_attributes as sa
 from workflows.agent_control import send_message, stop_background_children
@@ -36,6 +36,7 @@ from workflows.agent_end import (
     SYNC_END_BY_RESULT,
     export_output_file,
     handoff_warning,
+    keep_last_results,
     parent_reads_result,
     release_worktree,
     stopped_before_mail,
@@ -82,7 +83,6 @@ from workflows.team_member import (
     TeamCounters,
 )
 from workflows.team_member import report as report_to_team
-from workflows.turns import by_reference
 from workflows.worktree_session import left_note, session_workspace, worktree_session
 from workflows.worktrees import create_worktree
 
@@ -100,10 +100,6 @@ answer it (calling the model after a stop); it now ends, reporting the unread co
 ATTRIBUTES_AT_START = "attributes-at-start"
 """Patch id: a child whose parent started it with its search attributes
 (`AgentInput.attributes_at_start`) does not upsert them; asked only by such a child."""
-
-LAST_RESULTS_KEPT = "last-results-kept"
-"""Patch id: an agent that a stop or the turn limit ends with tool results no model call has
-recorded appends them to its conversation (`_keep_last_results`)."""
 
 SCRATCHPAD_BY_FEATURE = "scratchpad-by-feature"
 """Patch id: a coordinator gets a scratchpad only with `features.scratchpad` (R63, default
@@ -203,7 +199,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             if end == "continue_as_new":
                 await self._continue_as_new(inp)
             if end in ("stopped", "max_turns"):
-                await self._keep_last_results(inp)
+                await keep_last_results(self._state, inp.workspace.host_queue)
                 # The other ends wait for every background child's notification first. Inside
                 # the try: a kill while it waits for a start must still end the agent.
                 self._stopped = await stop_background_children(self._subagents)
@@ -522,40 +518,6 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         )
         self._refresh_details()
         return result
-
-    async def _keep_last_results(self, inp: AgentInput) -> None:
-        """The last turn's tool results, into the conversation the agent ends with: a stop
-        or the turn limit ends it before the model call that would have recorded them, and a
-        resume (R66) went on without them: the work done, a command's output, gone from its
-        conversation (a user test, 2026-12-06). Mail that waits stays unread, as before."""
-        state = self._state
-        results = [
-            b
-            for m in state.pending
-            if not isinstance(m.content, str)
-            for b in m.content
-            if isinstance(b, ToolResultBlock)
-        ]
-        # Asked only by an end that has results to keep, so no other run records it.
-        if not results or not versions.patched(LAST_RESULTS_KEPT):
-            return
-        ids = {r.tool_use_id for r in results}
-        (message,), refs = by_reference([Message(role="user", content=results)], state.result_refs)
-        images = {k: v for k, v in state.result_images.items() if k in ids}
-        state.transcript = await workflow.execute_activity(
-            append,
-            AppendInput(transcript=state.transcript, messages=[message], refs=refs, images=images),
-            task_queue=inp.workspace.host_queue,
-            **SETUP_OPTIONS,
-        )
-        unread: list[Message] = []
-        for m in state.pending:
-            if isinstance(m.content, str):
-                unread.append(m)
-            elif rest := [b for b in m.content if not isinstance(b, ToolResultBlock)]:
-                unread.append(m.model_copy(update={"content": rest}))
-        state.pending = unread
-        state.result_refs, state.result_images = {}, {}
 
     async def _end(
         self, inp: AgentInput, status: str, *, error: str | None = None, loop_end: str = ""

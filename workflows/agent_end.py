@@ -10,6 +10,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 from agents.handoff import HANDOFF_UNAVAILABLE, HANDOFF_WARNING
+from agents.messages import Message, ToolResultBlock
 from agents.notifications import cap_result
 from agents.transcript import TranscriptRef
 from workflows import versions
@@ -17,14 +18,22 @@ from workflows import versions
 with workflow.unsafe.imports_passed_through():
     from activities.handoff import HandoffInput, HandoffVerdict
     from activities.read_state import read_state_ref
+    from activities.resume import AppendInput, append
     from activities.tools.base import FileStamp
     from activities.transcript_export import ExportInput
     from activities.worktree import WorktreeInfo
 
+from workflows.agent_setup import SETUP_OPTIONS
 from workflows.contracts import AgentInput, AgentNotification, AgentResult
 from workflows.host_steps import run_host_step
+from workflows.loop_types import LoopState
 from workflows.signals import signal_workflow
+from workflows.turns import by_reference
 from workflows.worktrees import cleanup
+
+LAST_RESULTS_KEPT = "last-results-kept"
+"""Patch id: an agent that a stop or the turn limit ends with tool results no model call has
+recorded appends them to its conversation (`keep_last_results`)."""
 
 HANDOFF_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=60),
@@ -185,3 +194,37 @@ async def tell_parent(
     except ApplicationError as e:
         # The parent is gone (finished or terminated): nobody is left to tell.
         workflow.logger.warning("could not notify parent %s: %s", inp.parent.workflow_id, e)
+
+
+async def keep_last_results(state: LoopState, host_queue: str) -> None:
+    """The last turn's tool results, into the conversation the agent ends with: a stop or
+    the turn limit ends it before the model call that would have recorded them, and a resume
+    (R66) went on without them: the work done, a command's output, gone from its
+    conversation (a user test, 2026-12-06). Mail that waits stays unread, as before."""
+    results = [
+        b
+        for m in state.pending
+        if not isinstance(m.content, str)
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    ]
+    # Asked only by an end that has results to keep, so no other run records it.
+    if not results or not versions.patched(LAST_RESULTS_KEPT):
+        return
+    ids = {r.tool_use_id for r in results}
+    (message,), refs = by_reference([Message(role="user", content=results)], state.result_refs)
+    images = {k: v for k, v in state.result_images.items() if k in ids}
+    state.transcript = await workflow.execute_activity(
+        append,
+        AppendInput(transcript=state.transcript, messages=[message], refs=refs, images=images),
+        task_queue=host_queue,
+        **SETUP_OPTIONS,
+    )
+    unread: list[Message] = []
+    for m in state.pending:
+        if isinstance(m.content, str):
+            unread.append(m)
+        elif rest := [b for b in m.content if not isinstance(b, ToolResultBlock)]:
+            unread.append(m.model_copy(update={"content": rest}))
+    state.pending = unread
+    state.result_refs, state.result_images = {}, {}
