@@ -7,6 +7,7 @@ self-contained, since a stage agent sees nothing but its prompt.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -80,21 +81,43 @@ DEFAULT_STAGES: tuple[PipelineStage, ...] = (
 
 
 def stage_prompt(
-    stage: PipelineStage, task: str, previous: tuple[str, str] | None, feedback: str = ""
+    stage: PipelineStage,
+    task: str,
+    previous: tuple[str, str] | None,
+    feedback: str = "",
+    earlier: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The stage's whole prompt: its instructions, the task, and what the stage before it
-    (`(name, output)`) handed over."""
+    (`(name, output)`) handed over. A re-run gets the reviewer's `feedback` on the attempt
+    before, or, given `earlier` (each rejected attempt's `(output, feedback)`), every earlier
+    attempt with the feedback on it, and that the checkout keeps what they changed."""
     parts = [stage.instructions, f"The task:\n{task}"]
     if previous is not None:
         name, output = previous
-        if len(output) > HANDOVER_MAX_CHARS:
-            output = output[:HANDOVER_MAX_CHARS] + "\n... (cut; the full report is longer)"
         parts.append(
-            f'Output of the previous stage, "{name}":\n<stage-output>\n{output}\n</stage-output>'
+            f'Output of the previous stage, "{name}":\n<stage-output>\n{_cut(output)}\n'
+            "</stage-output>"
         )
-    if feedback:
+    if earlier:
+        attempts = "\n".join(
+            f'<attempt n="{n}">\n<output>\n{_cut(output)}\n</output>\n'
+            f"<feedback>\n{said or '(none given)'}\n</feedback>\n</attempt>"
+            for n, (output, said) in enumerate(earlier, 1)
+        )
+        parts.append(
+            f"This stage ran {len(earlier)} time(s) before, and the reviewer sent it back each "
+            "time. The checkout keeps whatever those attempts changed: go on from it, not from "
+            f"scratch. The attempts, each with the reviewer's feedback on it:\n{attempts}"
+        )
+    elif feedback:
         parts.append(f"Feedback from the reviewer on an earlier attempt:\n{feedback}")
     return "\n\n".join(parts)
+
+
+def _cut(output: str) -> str:
+    if len(output) > HANDOVER_MAX_CHARS:
+        return output[:HANDOVER_MAX_CHARS] + "\n... (cut; the full report is longer)"
+    return output
 
 
 def stage_names_problem(stages: list[PipelineStage]) -> str | None:

@@ -47,6 +47,10 @@ from workflows.pattern_contracts import (
 from workflows.signal_input import Refusals
 from workflows.turns import sum_usages
 
+RERUN_SEES_EARLIER = "rerun-sees-earlier-attempts"
+"""Patch id: a stage's re-run is told every earlier attempt's output and the feedback on each,
+and that the checkout keeps their changes; it had the latest feedback only (a user test)."""
+
 MAX_ATTEMPTS = MAX_STAGE_ATTEMPTS
 """How often one stage may run (a re-run on a reviewer's feedback is one more)."""
 
@@ -135,8 +139,14 @@ class PipelineWorkflow:
             if self._stop is not None:
                 return self._result("stopped", stage.name, f"stopped before stage {stage.name}")
             feedback, attempt = "", 1
+            earlier: list[tuple[str, str]] = []
             while True:
-                prompt = stage_prompt(stage, inp.task, previous, feedback)
+                # A re-run sees every earlier attempt and the feedback on each; asked only by
+                # a re-run, so no other run records it.
+                if earlier and versions.patched(RERUN_SEES_EARLIER):
+                    prompt = stage_prompt(stage, inp.task, previous, earlier=earlier)
+                else:
+                    prompt = stage_prompt(stage, inp.task, previous, feedback)
                 outcome = await self._run_stage(inp, stage, prompt, attempt)
                 self._stages.append(outcome)
                 if problem := stage_problem(outcome):
@@ -165,6 +175,7 @@ class PipelineWorkflow:
                     )
                 self._effect = (stage.name, attempt, f"re-run (attempt {attempt + 1})")
                 feedback, attempt = decision.feedback, attempt + 1
+                earlier.append((outcome.final_text, decision.feedback))
             previous = (stage.name, outcome.final_text)
         return self._result("completed", None, "all stages completed")
 

@@ -107,6 +107,7 @@ AFTER_BASELINE = frozenset(
         "plan-no-ask-after-stop",
         "plan-reread-on-approval",
         "read-pages",
+        "rerun-sees-earlier-attempts",
         "resume-keeps-plan-file",
         "scratchpad-by-feature",
         "shared-child-timers",

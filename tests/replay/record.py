@@ -368,6 +368,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A member stopped with tool results no model call recorded appends them to its
     # conversation (patched last-results-kept).
     "team_shutdown_v6": team_shutdown,
+    # The re-run of `look` is told its first attempt and the feedback on it (patched
+    # rerun-sees-earlier-attempts).
+    "pipeline_approval_v2": pipeline_approval,
 }
 
 
@@ -412,6 +415,7 @@ CHILDREN = {
     "team_shutdown_v6": ["b"],
     "verified_task_v5": ["implementer", "verify-1", "verify-2"],
     "pipeline_approval": ["look-2"],
+    "pipeline_approval_v2": ["look-2"],
     "subagents_sync_async_v6": ["bg2", "fg"],
     "fork_join_v3": ["fork-1"],
     "verified_task_v6": ["verify-1", "verify-2"],

@@ -38,3 +38,16 @@ def test_a_decision_is_refused_at_once_unless_its_stage_can_be_the_next_decided(
     )
     pipeline._current, pipeline._awaiting = None, "c"
     assert pipeline._not_next("c") is None and pipeline._not_next("d") is not None
+
+
+def test_a_rerun_prompt_carries_every_earlier_attempt_and_its_feedback():
+    from agents.pipeline import DEFAULT_STAGES, stage_prompt
+
+    stage = DEFAULT_STAGES[2]
+    text = stage_prompt(stage, "the task", None, earlier=[("OUT-1", "fix a"), ("OUT-2", "")])
+    assert '<attempt n="1">\n<output>\nOUT-1\n</output>\n<feedback>\nfix a\n</feedback>' in text
+    assert '<attempt n="2">\n<output>\nOUT-2\n</output>\n<feedback>\n(none given)' in text
+    assert "This stage ran 2 time(s) before" in text and "go on from it" in text
+    # Without `earlier`: the feedback alone, as recorded runs had it.
+    old = stage_prompt(stage, "the task", None, "fix a")
+    assert old.endswith("Feedback from the reviewer on an earlier attempt:\nfix a")

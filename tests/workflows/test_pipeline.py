@@ -612,14 +612,15 @@ async def test_a_rerun_past_the_last_attempt_is_refused_and_the_stage_still_wait
     """A third `reject --rerun` answered "not re-run" and ended the whole pipeline as
     rejected, and the follow's hint still offered --rerun (a user test). Refused now, the
     stage waits on, and the hint leaves --rerun out on the last attempt."""
-    with scripted_model(APPROVAL_SCRIPT):
+    with scripted_model(APPROVAL_SCRIPT, log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle = await start_pipeline(
                 client, queues, pipeline_input(git_repo, queues, stages=APPROVAL_STAGES)
             )
             for attempt in range(1, MAX_ATTEMPTS):
                 await wait_for_approval(handle, "look", after=attempt - 1)
-                again = StageDecision(stage="look", approve=False, rerun=True, feedback="more")
+                said = f"FEEDBACK-{attempt}"
+                again = StageDecision(stage="look", approve=False, rerun=True, feedback=said)
                 await handle.execute_update("decide_stage", again)
             view = await wait_for_approval(handle, "look", after=MAX_ATTEMPTS - 1)
             assert view.awaiting_attempt == MAX_ATTEMPTS
@@ -637,3 +638,10 @@ async def test_a_rerun_past_the_last_attempt_is_refused_and_the_stage_still_wait
     assert view.awaiting_approval == "look" and view.awaiting_attempt == MAX_ATTEMPTS
     assert result.status == "completed"
     assert hint and "--feedback '...')" in hint[0] and "--rerun" not in hint[0], hint
+    # The last re-run saw both attempts before it and the feedback on each (it had the
+    # latest feedback only, not what was sent back; a user test), and that the checkout
+    # keeps their changes.
+    last = [json.dumps(r["body"]) for r in model.log if r["agent"] == "Explore"][-1]
+    for n in (1, 2):
+        assert f'<attempt n=\\"{n}\\">' in last and f"FEEDBACK-{n}" in last, last
+    assert "The checkout keeps whatever those attempts changed" in last
