@@ -54,9 +54,6 @@ class AppendInput(BaseModel):
 
     transcript: TranscriptRef = TranscriptRef()
     messages: list[Message]
-    refs: dict[str, str] = Field(default_factory=dict)
-    """tool_use_id -> the blob of that result's content, sent empty (as a model request's
-    `append_refs`: the content is in the store already, and stays out of history)."""
     images: dict[str, tuple[ImageRef, ...]] = Field(default_factory=dict)
     """tool_use_id -> the images that result shows (as a model request's `append_images`)."""
 
@@ -72,7 +69,7 @@ async def append(req: AppendInput) -> TranscriptRef:
 
     def write() -> TranscriptRef:
         store = default_store()
-        filled = [resolve_refs(m, req.refs, store, req.images) for m in req.messages]
+        filled = [resolve_refs(m, {}, store, req.images) for m in req.messages]
         return transcripts.append(store, req.transcript, filled)
 
     return await asyncio.to_thread(write)

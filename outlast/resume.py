@@ -213,9 +213,11 @@ async def _from_history(
         transcript=transcript or agent.resume_from or TranscriptRef(),
         run_generation=agent.run_generation,
         agent_id=agent_id,
-        # Not known without the run's state: the mode it was started (or continued) in.
-        permission_mode=(carry.state.mode or None) if carry is not None else None,
-        plan_file=plan_file,
+        # Not known without the run's state: the mode it was started (or continued, or
+        # resumed) in. The agent as it ran has what an earlier resume gave it: a coordinator's
+        # next input replaces that resume's.
+        permission_mode=((carry.state.mode if carry else "") or agent.permission_mode) or None,
+        plan_file=plan_file or agent.plan_file,
     )
 
 

@@ -28,7 +28,6 @@ from workflows.contracts import AgentInput, AgentNotification, AgentResult
 from workflows.host_steps import run_host_step
 from workflows.loop_types import LoopState
 from workflows.signals import signal_workflow
-from workflows.turns import by_reference
 from workflows.worktrees import cleanup
 
 LAST_RESULTS_KEPT = "last-results-kept"
@@ -200,7 +199,11 @@ async def keep_last_results(state: LoopState, host_queue: str) -> None:
     """The last turn's tool results, into the conversation the agent ends with: a stop or
     the turn limit ends it before the model call that would have recorded them, and a resume
     (R66) went on without them: the work done, a command's output, gone from its
-    conversation (a user test, 2026-12-06). Mail that waits stays unread, as before."""
+    conversation (a user test, 2026-12-06). Mail that waits stays unread, as before.
+
+    The results travel whole (once, at the end), not by reference: a host worker of an
+    earlier release reads no references, and would have stored them empty. Fails open: an
+    end is never turned into a failure by this."""
     results = [
         b
         for m in state.pending
@@ -212,14 +215,23 @@ async def keep_last_results(state: LoopState, host_queue: str) -> None:
     if not results or not versions.patched(LAST_RESULTS_KEPT):
         return
     ids = {r.tool_use_id for r in results}
-    (message,), refs = by_reference([Message(role="user", content=results)], state.result_refs)
     images = {k: v for k, v in state.result_images.items() if k in ids}
-    state.transcript = await workflow.execute_activity(
-        append,
-        AppendInput(transcript=state.transcript, messages=[message], refs=refs, images=images),
-        task_queue=host_queue,
-        **SETUP_OPTIONS,
-    )
+    try:
+        state.transcript = await workflow.execute_activity(
+            append,
+            AppendInput(
+                transcript=state.transcript,
+                messages=[Message(role="user", content=results)],
+                images=images,
+            ),
+            task_queue=host_queue,
+            **SETUP_OPTIONS,
+        )
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        workflow.logger.warning("the last tool results were not kept: %s", e.cause or e)
+        return
     unread: list[Message] = []
     for m in state.pending:
         if isinstance(m.content, str):
@@ -227,4 +239,5 @@ async def keep_last_results(state: LoopState, host_queue: str) -> None:
         elif rest := [b for b in m.content if not isinstance(b, ToolResultBlock)]:
             unread.append(m.model_copy(update={"content": rest}))
     state.pending = unread
-    state.result_refs, state.result_images = {}, {}
+    # What those results stamped the model has now been given: read, for a run that goes on.
+    state.result_refs, state.result_images, state.unseen_stamps = {}, {}, []

@@ -58,8 +58,8 @@ CONTEXT_FULL_CUTS_CALLS = "context-full-cuts-calls"
 call cut off, as max_tokens does: it is refused, not run with what had arrived (a partial
 Bash command ran)."""
 MESSAGES_AFTER_SPAWNS = "messages-after-spawns"
-"""A SendMessage, TaskStop or TaskOutput waits for the Agent calls before it in the same
-response (`turns.batch_calls`): run beside them, it did not find the agent they spawned."""
+"""A SendMessage or TaskStop waits for the Agent call before it in the same response that
+spawns the agent it names (`turns.batch_calls`): run beside it, it found no such agent."""
 LOCAL_TOOL_TIMEOUT = timedelta(seconds=30)
 """Longer than this, the call is run again as a regular activity, which can heartbeat."""
 

@@ -108,10 +108,11 @@ def plan_calls(
     return [check_call(b, input_models, stop_reason if b.id == last else None) for b in uses]
 
 
-NAMES_AGENTS = frozenset({"SendMessage", "TaskStop", "TaskOutput"})
-"""Calls that name an agent (or a task), which an Agent call before them in the same response
-may be starting: such a call waits for those Agent calls. Run beside them, a SendMessage to
-the agent just spawned found no agent of that name (a user test, 2026-12-06)."""
+NAMES_AGENTS = frozenset({"SendMessage", "TaskStop"})
+"""Calls that name an agent, which an Agent call before them in the same response may be
+starting: such a call waits for the Agent calls that name its recipient. Run beside them, a
+SendMessage to the agent just spawned found no agent of that name (a user test, 2026-12-06).
+Only those: a sync Agent call holds its batch until its child ends."""
 SPAWNS = frozenset({"Agent"})
 
 
@@ -122,8 +123,8 @@ def batch_calls(
 ) -> list[list[ValidCall | ToolResultBlock]]:
     """Consecutive concurrency-safe calls share a batch (run together); every other call,
     and every ready-made error result, is a batch of its own, so writes stay in order. With
-    `after_spawns`, a call that names an agent (NAMES_AGENTS) starts a new batch after the
-    Agent calls of the one before (Agent calls still run together, and so do messages)."""
+    `after_spawns`, a SendMessage or TaskStop that names an agent an Agent call of the batch
+    spawns (`to` / `task_id` is its `name`) starts a new batch after it."""
     batches: list[list[ValidCall | ToolResultBlock]] = []
     for item in planned:
         safe = isinstance(item, ValidCall) and concurrency_safe(item.block.name)
@@ -141,8 +142,14 @@ def batch_calls(
 
 
 def _waits_for_spawn(item: ValidCall, batch: list[ValidCall | ToolResultBlock]) -> bool:
-    return item.block.name in NAMES_AGENTS and any(
-        isinstance(i, ValidCall) and i.block.name in SPAWNS for i in batch
+    if item.block.name not in NAMES_AGENTS:
+        return False
+    named = getattr(item.input, "to", None) or getattr(item.input, "task_id", None)
+    return bool(named) and any(
+        isinstance(i, ValidCall)
+        and i.block.name in SPAWNS
+        and getattr(i.input, "name", None) == named
+        for i in batch
     )
 
 

@@ -273,7 +273,7 @@ def parse_verification_report(text: str) -> VerificationReport:
 
 
 NOTHING_RAN = (
-    "PASS, but the verifier ran no command: the output its checks report was never observed"
+    "PASS, but the verifier called no tool: the output its checks report was never observed"
 )
 
 

@@ -74,22 +74,36 @@ def test_batches_group_consecutive_read_only_calls():
     assert names == [["Read", "Grep"], ["err"], ["Edit"], ["Read", "Read"], ["Edit"], ["Edit"]]
 
 
-def test_a_message_waits_for_the_agent_calls_before_it():
+def test_a_message_waits_for_the_agent_call_that_spawns_its_recipient():
     """`Agent{name: carol}` then `SendMessage{to: carol}` in one response: run together, the
-    message found no carol (a user test). Agent calls still run together, and so do the
-    messages after them; a message before any Agent call does not wait."""
+    message found no carol (a user test). It waits for that Agent call; Agent calls still
+    run together, and a call naming another agent, or a TaskOutput, does not wait (a sync
+    Agent call holds its batch until its child ends)."""
+    from types import SimpleNamespace as In
+
     safe = {"Agent", "SendMessage", "TaskStop", "TaskOutput", "Read"}.__contains__
-    order = ["SendMessage", "Agent", "Agent", "Read", "SendMessage", "TaskStop", "Agent"]
-    calls = [ValidCall(use(i, n), ReadIn(file_path="/a")) for i, n in enumerate(order)]
+    calls = [
+        ("SendMessage", In(to="carol")),
+        ("Agent", In(name="carol")),
+        ("Agent", In(name=None)),
+        ("SendMessage", In(to="dave")),
+        ("TaskOutput", In(task_id="carol")),
+        ("SendMessage", In(to="carol")),
+        ("TaskStop", In(task_id="carol")),
+        ("Agent", In(name="erin")),
+        ("TaskStop", In(task_id="erin")),
+    ]
+    planned = [ValidCall(use(i, n), inp) for i, (n, inp) in enumerate(calls)]
 
     def names(batches):
         return [[i.block.name for i in b] for b in batches]
 
-    assert names(batch_calls(calls, safe)) == [
-        ["SendMessage", "Agent", "Agent", "Read"],
+    assert names(batch_calls(planned, safe)) == [
+        ["SendMessage", "Agent", "Agent", "SendMessage", "TaskOutput"],
         ["SendMessage", "TaskStop", "Agent"],
+        ["TaskStop"],
     ]
-    assert names(batch_calls(calls, safe, after_spawns=False)) == [order]
+    assert names(batch_calls(planned, safe, after_spawns=False)) == [[n for n, _ in calls]]
 
 
 def test_usage_total_is_latest_prompt_plus_all_output():

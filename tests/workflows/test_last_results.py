@@ -20,7 +20,9 @@ from tests.support import (
 from tests.workflows.test_agent_control import wait_status
 from workflows.contracts import StopRequest
 
-BASH = {"name": "Bash", "input": {"command": "sleep 1; echo KEPT-OUTPUT-42"}}
+# Over 512 characters of output: the tool keeps it in the store, and the loop holds a
+# reference to it (the end must keep the content, not an empty result).
+BASH = {"name": "Bash", "input": {"command": "sleep 1; seq 1 400; echo KEPT-OUTPUT-42"}}
 
 
 def script(first: list[dict]) -> dict:
@@ -54,11 +56,12 @@ async def test_the_turn_limit_keeps_the_last_results_and_a_resume_sees_them(clie
     assert result.max_turns_reached
     (kept,) = last_results(result)
     assert "KEPT-OUTPUT-42" in str(kept.content) and not kept.is_error
+    assert "\n399\n400\n" in str(kept.content)
     assert "last-results-kept" in markers
     assert again.final_text == "went on"
     sent = json.dumps(model.log[-1]["body"]["messages"])
     # Once, as the Bash call's result (the command itself names it too).
-    assert sent.count('"content": "KEPT-OUTPUT-42"') == 1, sent
+    assert sent.count("400\\nKEPT-OUTPUT-42") == 1, sent
 
 
 async def test_a_stop_during_a_command_keeps_its_result(client, git_repo):
