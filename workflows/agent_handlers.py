@@ -57,6 +57,9 @@ APPROVE_FALSE = "plan-approve-false-refused"
 """Patch id: `approve_plan` with `approve: false` is refused; it approved the plan a client
 meant to reject (the field is in the signal's input, and a raw client set it)."""
 
+TEAMMATE_STAYS_SYNC = "teammate-background-refused"
+"""Patch id: the `background` signal to a teammate is refused (R73: its sub-agents run
+synchronously); it had moved them, as for any agent."""
 BLANK_MAIL = "blank-mail-refused"
 """Patch id: a `send_message` with blank text is refused; it was read into the next turn,
 whose model call the API refused (400), failing the agent."""
@@ -210,6 +213,15 @@ class AgentHandlers:
             "background", BackgroundRequest, request, extra, default={}
         )
         if checked is None:
+            self._refresh_details()
+            return
+        # Asked only by a signal to a teammate, so no other run records it.
+        if self._team is not None and versions.patched(TEAMMATE_STAYS_SYNC):
+            # R73: a teammate's sub-agents run synchronously; moved, its turn went on while
+            # the Agent tool had refused it that (a user test, 2026-12-06).
+            self._refusals.keep(
+                "signal `background` refused: a teammate's sub-agents run synchronously (R73)"
+            )
             self._refresh_details()
             return
         if not self._subagents.on_background(checked):

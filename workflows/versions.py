@@ -120,6 +120,7 @@ AFTER_BASELINE = frozenset(
         "team-kill-answers-held",
         "team-name-needs-team",
         "team-spawn",
+        "teammate-background-refused",
         "todo-write",
         "verified-base-commit",
         "verified-cancel-reaches-implementer",

@@ -73,6 +73,7 @@ from tests.replay.scenarios_patterns import (
     pipeline_unknown_type,
     stop_starting,
     team,
+    team_background_refused,
     team_killed_held_shutdown,
     team_peer_plan_answer,
     team_shutdown,
@@ -371,6 +372,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # The re-run of `look` is told its first attempt and the feedback on it (patched
     # rerun-sees-earlier-attempts).
     "pipeline_approval_v2": pipeline_approval,
+    # The `background` signal to a teammate, refused (patched teammate-background-refused).
+    "team_background_refused": team_background_refused,
 }
 
 
@@ -416,6 +419,7 @@ CHILDREN = {
     "verified_task_v5": ["implementer", "verify-1", "verify-2"],
     "pipeline_approval": ["look-2"],
     "pipeline_approval_v2": ["look-2"],
+    "team_background_refused": ["b"],
     "subagents_sync_async_v6": ["bg2", "fg"],
     "fork_join_v3": ["fork-1"],
     "verified_task_v6": ["verify-1", "verify-2"],

@@ -427,3 +427,14 @@ async def verified_ran_nothing(client: Client, tmp: Path) -> WorkflowHandle:
     name = os.environ["OUTLAST_RECORDING"]
     await verifier_ran_nothing(client, tmp, name)
     return client.get_workflow_handle(name)
+
+
+async def team_background_refused(client: Client, tmp: Path) -> WorkflowHandle:
+    """The `background` signal to teammate b waiting on a sync helper: refused (patched
+    teammate-background-refused); b's history is kept (CHILDREN)."""
+    from tests.workflows.test_team import background_a_teammate_s_helper
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    name = os.environ["OUTLAST_RECORDING"]
+    await background_a_teammate_s_helper(client, repo, name)
+    return client.get_workflow_handle(name)

@@ -27,6 +27,7 @@ from tests.support import (
     running_workers,
     scripted_model,
 )
+from tests.workflows.test_agent_control import wait_status
 from workflows import search_attributes as sa
 from workflows.contracts import AgentResult, StopRequest, Workspace
 from workflows.pattern_contracts import (
@@ -880,3 +881,48 @@ async def test_a_member_busy_since_its_start_reads_working_not_starting(client, 
             view = await handle.query("team", result_type=TeamView)
             await handle.terminate(reason="test over")
     assert {m.name: m.state for m in view.members}["a"] == "working"
+
+
+async def background_a_teammate_s_helper(client, repo, wf_id: str | None = None):
+    """b waits on a sync helper; the `background` signal to b (also the replay corpus's
+    `team_background_refused`). b's status once refused, the team's result, the model log."""
+    helper = {"description": "find", "prompt": "Where is greet()?", "subagent_type": "Explore"}
+    script = {
+        "agents": [
+            {
+                "name": "explorer",
+                "match": {"agent_type": "Explore"},
+                "turns": [{"delay_ms": 2500, "text": "HELPER-SAYS: src/app.py"}],
+            },
+            {
+                "name": "b",
+                "match": {"agent_name": "b"},
+                "turns": [{"tool_use": {"name": "Agent", "input": helper}}, {"text": "b done"}],
+            },
+            member("a", "idle", {"text": "a idle"}),
+            member("c", "idle", {"text": "c idle"}),
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            team = await start_team(client, queues, repo, wf_id)
+            b = client.get_workflow_handle(f"{team.id}/b")
+            await wait_status(b, lambda s: s.state == "running_tools")
+            await b.signal("background", {})
+            status = await wait_status(b, lambda s: bool(s.refused_signals))
+            result = await team.result()
+    return status, result, model
+
+
+async def test_a_teammate_s_helper_is_not_moved_to_the_background(client, git_repo):
+    """`outlast background team/b` moved b's sync helper to the background, where the Agent
+    tool refuses a teammate that (R73; a user test). Refused, into `refused_signals`; b
+    waits for its helper's answer as before."""
+    status, result, model = await background_a_teammate_s_helper(client, git_repo)
+    assert status.refused_signals == [
+        "signal `background` refused: a teammate's sub-agents run synchronously (R73)"
+    ]
+    assert result.status == "completed"
+    b_calls = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "b"]
+    answered = b_calls[1]["body"]["messages"][-1]["content"][0]
+    assert "HELPER-SAYS: src/app.py" in json.dumps(answered) and not answered.get("is_error")
