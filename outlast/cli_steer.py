@@ -291,6 +291,9 @@ def background(
         handle, kind = await running_workflow(workflow_id)
         if kind not in PLANNERS:
             fail(f"{workflow_id} is a {kind}; only an agent waits on sub-agents.")
+        if await _is_teammate(handle):
+            # The workflow refuses it too, into its refused signals; said here at once.
+            fail(f"{workflow_id} is a teammate: its sub-agents run synchronously (R73).")
         waiting = await _sync_children(handle)
         if waiting is not None and agent_id is not None and agent_id not in waiting:
             named = ", ".join(waiting) or "none"
@@ -302,6 +305,18 @@ def background(
         console.print(f"{escape(which)} of {workflow_id} goes on in the background")
 
     asyncio.run(_main())
+
+
+async def _is_teammate(handle) -> bool:
+    """Whether the agent is a team's member: its parent is a TeamWorkflow."""
+    parent = (await handle.describe()).parent_id
+    if not parent:
+        return False
+    client = await connect_or_fail()
+    try:
+        return (await client.get_workflow_handle(parent).describe()).workflow_type == "TeamWorkflow"
+    except RPCError:
+        return False
 
 
 async def _sync_children(handle) -> list[str] | None:

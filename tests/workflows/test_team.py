@@ -28,6 +28,7 @@ from tests.support import (
     scripted_model,
 )
 from tests.workflows.test_agent_control import wait_status
+from tests.workflows.test_plan_mode import cli
 from workflows import search_attributes as sa
 from workflows.contracts import AgentResult, StopRequest, Workspace
 from workflows.pattern_contracts import (
@@ -883,7 +884,7 @@ async def test_a_member_busy_since_its_start_reads_working_not_starting(client, 
     assert {m.name: m.state for m in view.members}["a"] == "working"
 
 
-async def background_a_teammate_s_helper(client, repo, wf_id: str | None = None):
+async def background_a_teammate_s_helper(client, repo, wf_id=None, address=None):
     """b waits on a sync helper; the `background` signal to b (also the replay corpus's
     `team_background_refused`). b's status once refused, the team's result, the model log."""
     helper = {"description": "find", "prompt": "Where is greet()?", "subagent_type": "Explore"}
@@ -908,17 +909,21 @@ async def background_a_teammate_s_helper(client, repo, wf_id: str | None = None)
             team = await start_team(client, queues, repo, wf_id)
             b = client.get_workflow_handle(f"{team.id}/b")
             await wait_status(b, lambda s: s.state == "running_tools")
+            refused = await cli(address, "background", b.id) if address else None
             await b.signal("background", {})
             status = await wait_status(b, lambda s: bool(s.refused_signals))
             result = await team.result()
-    return status, result, model
+    return status, result, model, refused
 
 
-async def test_a_teammate_s_helper_is_not_moved_to_the_background(client, git_repo):
+async def test_a_teammate_s_helper_is_not_moved_to_the_background(client, dev_server, git_repo):
     """`outlast background team/b` moved b's sync helper to the background, where the Agent
     tool refuses a teammate that (R73; a user test). Refused, into `refused_signals`; b
     waits for its helper's answer as before."""
-    status, result, model = await background_a_teammate_s_helper(client, git_repo)
+    status, result, model, (code, out) = await background_a_teammate_s_helper(
+        client, git_repo, address=dev_server.address
+    )
+    assert code == 2 and "is a teammate: its sub-agents run synchronously (R73)" in out, out
     assert status.refused_signals == [
         "signal `background` refused: a teammate's sub-agents run synchronously (R73)"
     ]
