@@ -86,8 +86,10 @@ async def test_a_thousand_turns_span_several_runs(small_server, git_repo):
     assert WorkflowExecutionStatus.TERMINATED not in statuses
     assert statuses.count(WorkflowExecutionStatus.COMPLETED) == 1
     messages = transcripts.load(default_store(), result.transcript)
-    assert len(messages) == 2000 and result.transcript.length == 2000
-    assert [m.role for m in messages] == ["user", "assistant"] * 1000
+    # The prompt, 1000 answers, and the tool results of each, the last turn's too (kept at
+    # the end: the turn limit comes before a model call would record them).
+    assert len(messages) == 2001 and result.transcript.length == 2001
+    assert [m.role for m in messages] == ["user", "assistant"] * 1000 + ["user"]
     for ask, answer in zip(messages[1::2], messages[2::2], strict=False):
         (use,) = [b for b in ask.content if isinstance(b, ToolUseBlock)]
         (got,) = [b for b in answer.content if isinstance(b, ToolResultBlock)]

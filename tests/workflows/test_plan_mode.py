@@ -921,8 +921,9 @@ async def answer_a_stopped_plan_late(client, git_repo, wf_id: str | None = None)
                 "name": "careful-resumed",
                 "match": {"agent_type": "careful", "conversation_contains": ["GO-ON"]},
                 "turns": [
-                    # From turn 1: the resumed run has the first run's conversation without
-                    # the ExitPlanMode call the stop cut short.
+                    # From turn 2: the resumed run has the first run's conversation, the
+                    # ExitPlanMode call the stop answered with its result (kept at the end).
+                    {"text": "not reached"},
                     {"text": "not reached"},
                     write("{{plan_file}}", "PLAN-V2"),
                     {"tool_use": EXIT},
