@@ -379,7 +379,7 @@ def send(
     asyncio.run(_main())
 
 
-WAIT_QUERY = timedelta(seconds=2)
+WAIT_QUERY = timedelta(seconds=1)
 
 
 async def waits_for_the_person(handle, workflow_id: str) -> str | None:

@@ -59,11 +59,11 @@ async def test_a_resumed_agent_may_edit_what_it_read_before_it_stopped(client, g
     assert refused.get("is_error") and "has not been read" in str(refused["content"]), refused
 
 
-async def test_a_read_whose_result_the_agent_never_saw_does_not_carry_to_its_resume(
-    client, git_repo
-):
+async def test_a_read_the_turn_limit_cut_off_is_kept_and_carries_to_its_resume(client, git_repo):
     """An agent that spends its turns right after a Read ends before the result is sent to
-    the model; its resume drops that call (R66), so the file counts as unread there."""
+    the model. The end keeps the result in its conversation (patched last-results-kept), so
+    its resume sees the file and may edit it (R27). Before, the resume dropped the call
+    (R66) and the file counted as unread: the Edit was refused."""
     agents = git_repo / ".claude" / "agents"
     agents.mkdir(parents=True)
     (agents / "reader.md").write_text(
@@ -95,5 +95,5 @@ async def test_a_read_whose_result_the_agent_never_saw_does_not_carry_to_its_res
                 e.activity_task_scheduled_event_attributes.activity_type.name
                 async for e in helper.fetch_history_events()
             ]
-    assert "tool.edit" in names  # the resumed run tried, and was refused
-    assert (git_repo / "src/app.py").read_text() == "def greet():\n    return 'hello'\n"
+    assert "tool.edit" in names
+    assert (git_repo / "src/app.py").read_text() == "def greet():\n    return 'hello again'\n"
