@@ -51,7 +51,11 @@ async def test_options_reach_their_worker_over_outlasts_values(client):
 async def test_a_tuner_replaces_the_tool_workers_slot_count(client):
     # temporalio refuses a tuner beside max_concurrent_activities, which the tool worker sets.
     tuner = WorkerTuner.create_fixed(workflow_slots=4, activity_slots=8, local_activity_slots=4)
-    _, tools = build_workers(client, task_queue="tq-tuner", tool_options={"tuner": tuner})
+    # Its own host queue: a worker that is built registers its queue on the session's client
+    # until it is collected, and the host's default queue is what the Web UI tests run on.
+    _, tools = build_workers(
+        client, task_queue="tq-tuner", host_queue="host-tuner", tool_options={"tuner": tuner}
+    )
     assert tools.config()["tuner"] is tuner
 
 
@@ -78,7 +82,9 @@ async def test_a_tuner_replaces_the_tool_workers_slot_count(client):
 )
 async def test_a_wired_or_unknown_option_is_refused_by_name(client, which, options, message):
     with pytest.raises(ValueError) as refused:
-        build_workers(client, task_queue="tq-refused", **{which: options})
+        build_workers(
+            client, task_queue="tq-refused", host_queue="host-refused", **{which: options}
+        )
     assert str(refused.value) == message
 
 
