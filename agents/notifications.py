@@ -48,6 +48,28 @@ def summary_for(status: TaskStatus, description: str, error: str | None = None) 
     return f'Agent "{description}" was stopped'
 
 
+def stop_note(reason: str) -> str:
+    """What a parent reads of a child a stop ended before it finished: R36's summary says
+    only that it "was stopped", and a graceful stop's notification read `completed`, with
+    nothing of the stop (a user test, 2026-12-06)."""
+    why = f" (reason: {reason.strip()})" if reason.strip() else ""
+    return f"It was stopped by the user before it finished{why}; its task is not done."
+
+
+KILLED_FROM_OUTSIDE = (
+    "It was stopped by the user (cancelled with `outlast kill` or in the Web UI), not by a "
+    "TaskStop of yours."
+)
+"""A parent's TaskStop and a person's kill both read "was stopped": the parent must not take
+the person's kill for its own, or start the agent again as if it had failed."""
+
+TURN_LIMIT_NOTE = "It reached its turn limit before it finished; its task may not be done."
+
+
+def with_note(note: str | None, text: str) -> str:
+    return f"{note}\n\n{text}" if note and text else note or text
+
+
 def cap_result(text: str, cap: int = NOTIFICATION_RESULT_CAP_CHARS) -> str:
     """At most about `cap` characters: the first 80% and the last 20%, marked (R39).
 

@@ -542,6 +542,12 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             # Read only by a next generation (mail that came after the answer).
             note = left_note(entered, kept=bool(worktree))
             self._state.pending.append(Message.user_text(system_reminder(note)))
+        # A teammate's own approved shutdown is its answer, not a stop (its team agrees).
+        # A teammate's turn that ended idle ends its run only when a stop came: stopped,
+        # as its team and `show` say (it read `completed`). Only the result's payload.
+        stopped = (
+            loop_end == "stopped" or self._stopped_idle(inp, loop_end)
+        ) and not self._shutdown_approved
         result = AgentResult(
             status=status,  # type: ignore[arg-type]
             agent_id=self._agent_id,
@@ -550,11 +556,8 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             usage=self._state.usage.model_copy(update={"duration_ms": self._elapsed_ms()}),
             turns=self._state.turns,
             max_turns_reached=loop_end == "max_turns",
-            # A teammate's own approved shutdown is its answer, not a stop (its team agrees).
-            # A teammate's turn that ended idle ends its run only when a stop came: stopped,
-            # as its team and `show` say (it read `completed`). Only the result's payload.
-            stopped=(loop_end == "stopped" or self._stopped_idle(inp, loop_end))
-            and not self._shutdown_approved,
+            stopped=stopped,
+            stop_reason=self._stop.reason if stopped and self._stop is not None else "",
             transcript=self._state.transcript,
             error=error,
             run_generation=inp.run_generation,

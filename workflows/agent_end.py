@@ -187,6 +187,9 @@ async def tell_parent(
         permission_mode=result.permission_mode,
         plan_file=result.plan_file,
         run_id=result.run_id or workflow.info().run_id,
+        stopped=result.stopped,
+        stop_reason=result.stop_reason,
+        max_turns_reached=result.max_turns_reached,
     )
     try:
         await signal_workflow(inp.parent.workflow_id, "agent_notification", end)

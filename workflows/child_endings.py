@@ -45,6 +45,9 @@ def end_from_result(task: ChildTask, generation: int, result: AgentResult) -> Ag
         permission_mode=result.permission_mode,
         plan_file=result.plan_file,
         run_id=result.run_id,
+        stopped=result.stopped,
+        stop_reason=result.stop_reason,
+        max_turns_reached=result.max_turns_reached,
     )
 
 

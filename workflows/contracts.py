@@ -387,6 +387,12 @@ class AgentNotification(Contract):
     """The agent's plan file, if it had one: a run that resumes it keeps it."""
     run_id: str | None = None
     """The run that ended (a continue-as-new changes it): a resume waits for it to close."""
+    stopped: bool = False
+    """Ended by a `stop` (`outlast stop`, or the agent waiting on it being stopped), not by
+    finishing: its parent hears it was stopped, with what it had said (it read `completed`)."""
+    stop_reason: str = ""
+    max_turns_reached: bool = False
+    """Ended at its turn limit, not by finishing: its parent hears that too."""
 
 
 class AgentResult(Contract):
@@ -399,6 +405,8 @@ class AgentResult(Contract):
     max_turns_reached: bool = False
     stopped: bool = False
     """Ended by the `stop` signal rather than by the model finishing."""
+    stop_reason: str = ""
+    """The stop's reason, as its sender gave it."""
     permission_mode: str | None = None
     """The mode the agent ended in (see AgentNotification.permission_mode)."""
     plan_file: str | None = None

@@ -12,10 +12,14 @@ from pydantic import BaseModel, Field
 
 from agents.file_claims import ClaimTable
 from agents.notifications import (
+    KILLED_FROM_OUTSIDE,
+    TURN_LIMIT_NOTE,
     TaskNotification,
     UsageFigures,
     format_task_notification,
+    stop_note,
     summary_for,
+    with_note,
 )
 from agents.transcript import TranscriptRef
 from workflows.contracts import AgentInput, AgentNotification, AgentUsage, ChildSummary
@@ -35,6 +39,18 @@ def delivered_text(end: AgentNotification) -> str:
     if end.handoff_warning:
         return f"{end.handoff_warning}\n\n{end.final_text}"
     return end.final_text
+
+
+def ending_note(task: ChildTask, end: AgentNotification) -> str | None:
+    """Why a child ended without finishing, when its status alone does not say: a person's
+    stop or kill, or its turn limit."""
+    if end.stopped:
+        return stop_note(end.stop_reason)
+    if end.status == "killed" and not task.stop_requested:
+        return KILLED_FROM_OUTSIDE
+    if end.max_turns_reached:
+        return TURN_LIMIT_NOTE
+    return None
 
 
 class ChildTask(BaseModel):
@@ -157,7 +173,7 @@ class ChildRegistry(BaseModel):
                 "background",
                 False,
             )
-        status = "killed" if task.stop_requested else end.status
+        status = "killed" if task.stop_requested or end.stopped else end.status
         task.end = end.model_copy(update={"status": status})
         if end.run_id is not None:
             task.run_id = end.run_id  # a resume waits for this run to close
@@ -200,6 +216,8 @@ def _forget_text(task: ChildTask) -> None:
 
 
 def notification_text(task: ChildTask, end: AgentNotification) -> str:
+    said = delivered_text(end) if end.final_text or end.handoff_warning else ""
+    result = with_note(ending_note(task, end), said)
     return format_task_notification(
         TaskNotification(
             task_id=task.agent_id,
@@ -207,7 +225,7 @@ def notification_text(task: ChildTask, end: AgentNotification) -> str:
             status=end.status,
             summary=summary_for(end.status, task.description, end.error),
             output_file=end.output_file,
-            result=delivered_text(end) if end.final_text or end.handoff_warning else None,
+            result=result or None,
             usage=figures(end.usage),
             worktree_path=end.worktree_path,
             worktree_branch=end.worktree_branch,

@@ -11,11 +11,11 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 from agents.messages import ToolResultBlock
-from agents.notifications import backgrounded_text, summary_for, sync_result_text
+from agents.notifications import backgrounded_text, summary_for, sync_result_text, with_note
 from workflows import versions
 from workflows.child_timers import ChildTimers
 from workflows.contracts import AgentNotification
-from workflows.registry import ChildRegistry, ChildTask, delivered_text, figures
+from workflows.registry import ChildRegistry, ChildTask, delivered_text, ending_note, figures
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.turns import ValidCall, error_result
 
@@ -76,14 +76,16 @@ class SyncChildren:
             self.registry.record_end(await self._end_from_handle(task, task.run_generation, handle))
         end = task.end
         assert end is not None
+        note = ending_note(task, end)
         self.registry.mark_delivered(task)
-        if end.status == "completed":
+        if end.status == "completed" or end.stopped:
+            # A stopped child's answer so far is still its answer, with the stop said first.
             kept = (end.worktree_path, end.worktree_branch or "") if end.worktree_path else None
-            text = sync_result_text(
-                delivered_text(end), task.agent_id, task.agent_type, figures(end.usage), kept
-            )
+            said = with_note(note, delivered_text(end))
+            text = sync_result_text(said, task.agent_id, task.agent_type, figures(end.usage), kept)
             return ToolResultBlock(tool_use_id=call.block.id, content=text)
-        return error_result(call.block, summary_for(end.status, task.description, end.error))
+        summary = summary_for(end.status, task.description, end.error)
+        return error_result(call.block, f"{summary}. {note}" if note else summary)
 
     async def _to_background(self, call, task: ChildTask, handle, started) -> ToolResultBlock:
         """R22: the running child is not restarted; its end comes as a notification."""

@@ -133,3 +133,50 @@ def test_a_sync_end_that_continues_waits_for_its_delivery_first():
     reg.mark_delivered(t)
     assert (t.run_generation, t.mode, t.status) == (2, "background", "running")
     assert reg.outstanding() and reg.queue == []
+
+
+def test_a_person_s_graceful_stop_reads_stopped_with_what_it_had_said():
+    """`outlast stop` of a background child: it read `completed`, with nothing of the stop."""
+    reg = ChildRegistry()
+    reg.add(task())
+    stopped = end("completed", text="half of it").model_copy(
+        update={"stopped": True, "stop_reason": "wrong file"}
+    )
+    assert reg.record_end(stopped)
+    (note,) = reg.drain()
+    assert "<status>killed</status>" in note and 'Agent "job" was stopped' in note, note
+    assert (
+        "<result>It was stopped by the user before it finished (reason: wrong file); its task "
+        "is not done.\n\nhalf of it</result>"
+    ) in note, note
+    assert reg.tasks["a1"].status == "killed"
+
+
+def test_a_person_s_kill_is_not_taken_for_the_parent_s_own_task_stop():
+    reg = ChildRegistry()
+    reg.add(task())
+    assert reg.record_end(end("killed", text=""))
+    (note,) = reg.drain()
+    assert "not by a TaskStop of yours" in note and "<status>killed</status>" in note, note
+    own = ChildRegistry()
+    own.add(task(stop_requested=True))
+    assert own.record_end(end("killed", text=""))
+    (note,) = own.drain()
+    assert "<result>" not in note and "TaskStop" not in note, note
+
+
+def test_a_child_out_of_turns_says_so_and_stays_completed():
+    reg = ChildRegistry()
+    reg.add(task())
+    assert reg.record_end(end(text="so far").model_copy(update={"max_turns_reached": True}))
+    (note,) = reg.drain()
+    assert "<status>completed</status>" in note and "reached its turn limit" in note, note
+    assert note.index("turn limit") < note.index("so far")
+
+
+def test_a_finished_child_s_notification_has_no_note():
+    reg = ChildRegistry()
+    reg.add(task())
+    assert reg.record_end(end(text="done"))
+    (note,) = reg.drain()
+    assert "<result>done</result>" in note, note

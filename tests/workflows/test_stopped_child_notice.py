@@ -1,0 +1,95 @@
+"""What a parent hears of a sub-agent a person stopped: not `completed`, and not taken for
+its own TaskStop (a user test, 2026-12-06, found both)."""
+
+from __future__ import annotations
+
+from tests.support import (
+    agent_input,
+    notifications,
+    running_workers,
+    scripted_model,
+    spawn,
+    start,
+    tool_results,
+)
+from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+from workflows.contracts import StopRequest
+
+
+def script(background: bool) -> dict:
+    return {
+        "agents": [
+            {
+                "name": "digger",
+                "match": {"agent_name": "digger"},
+                "after_last": "repeat_last",
+                "turns": [
+                    {
+                        "text": "Found two of the five call sites so far.",
+                        # Long enough that the stop or the cancel lands while it runs.
+                        "tool_use": {"name": "Bash", "input": {"command": "sleep 3"}},
+                    },
+                ],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("digger", "find the call sites", background)},
+                    {"text": "Waiting for digger."},
+                    {"text": "Noted."},
+                ],
+            },
+        ]
+    }
+
+
+async def test_a_background_child_a_person_stops_is_reported_stopped_with_its_words(
+    client, git_repo
+):
+    with scripted_model(script(background=True)):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            child = client.get_workflow_handle(f"{handle.id}/digger")
+            await wait_until_tool_runs(child, "Bash")
+            await child.signal("stop", StopRequest(reason="wrong directory"))
+            result = await handle.result()
+    (note,) = notifications(result)
+    assert "<status>killed</status>" in note, note
+    assert '<summary>Agent "task digger" was stopped</summary>' in note, note
+    assert (
+        "<result>It was stopped by the user before it finished (reason: wrong directory); its "
+        "task is not done.\n\nFound two of the five call sites so far.</result>"
+    ) in note, note
+
+
+async def test_a_background_child_a_person_kills_is_not_taken_for_a_task_stop(client, git_repo):
+    with scripted_model(script(background=True)):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            child = client.get_workflow_handle(f"{handle.id}/digger")
+            await wait_until_tool_runs(child, "Bash")
+            await child.cancel()  # what `outlast kill` and the Web UI's cancel do
+            result = await handle.result()
+    (note,) = notifications(result)
+    assert "<status>killed</status>" in note, note
+    assert "<result>It was stopped by the user (cancelled with `outlast kill`" in note, note
+    assert (
+        "not by a TaskStop of yours.\n\nFound two of the five call sites so far.</result>" in note
+    ), note
+
+
+async def test_a_sync_child_a_person_stops_answers_with_the_stop_said_first(client, git_repo):
+    with scripted_model(script(background=False)):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            child = client.get_workflow_handle(f"{handle.id}/digger")
+            await wait_until_tool_runs(child, "Bash")
+            await child.signal("stop", StopRequest())
+            result = await handle.result()
+    (answer,) = [r for r in tool_results(result) if "call sites" in str(r.content)]
+    assert not answer.is_error
+    assert str(answer.content).startswith(
+        "It was stopped by the user before it finished; its task is not done.\n\n"
+        "Found two of the five call sites so far.\n\nagentId: "
+    ), answer.content
