@@ -914,7 +914,7 @@ async def answer_a_stopped_plan_late(client, git_repo, wf_id: str | None = None)
     from workflows.contracts import PlanDecision, StopRequest
 
     define_careful(git_repo)
-    stopped = 'Agent "careful work" completed'
+    stopped = 'Agent "careful work" was stopped'
     script = {
         "agents": [
             {
