@@ -212,6 +212,8 @@ class Task:
         """Approve the pending plan; False (nothing sent) if no plan is waiting.
 
         Raises:
+            Refused: the plan was decided meanwhile (by another approve or reject), or
+                another plan waits now.
             NotSupported: the task is no agent of its own (a pipeline's stages are decided
                 with decide_stage()).
             ValueError: `target_mode` is not a mode a plan's approval continues in."""
@@ -225,6 +227,7 @@ class Task:
         """Send the pending plan back with `feedback`; False (nothing sent) if none waits.
 
         Raises:
+            Refused: the plan was decided meanwhile, or another plan waits now.
             NotSupported: the task is no agent of its own."""
         return await self._decide_plan(False, feedback, None)
 
@@ -290,8 +293,21 @@ class Task:
         pending = (await self.plan()).pending
         if pending is None:
             return False
-        decision = PlanDecision(request_id=pending.request_id, feedback=feedback, target_mode=mode)
-        await self.handle.signal("approve_plan" if approve else "reject_plan", decision)
+        decision = PlanDecision(
+            request_id=pending.request_id, approve=approve, feedback=feedback, target_mode=mode
+        )
+        # The update answers: another decision that came first since the query is refused
+        # (`Refused`), where a signal was taken for this one. A worker of an earlier release
+        # has no such update: the signal then, as before.
+        try:
+            await self.handle.execute_update("decide_plan", decision, result_type=str)
+        except WorkflowUpdateFailedError as e:
+            said = str(getattr(e.cause, "message", None) or e.cause)
+            if not ("decide_plan" in said and "not found" in said):
+                raise Refused(e.cause) from e.cause
+            await self.handle.signal("approve_plan" if approve else "reject_plan", decision)
+        except RPCError as e:
+            raise self._ended(e) from None
         return True
 
 
@@ -308,8 +324,8 @@ async def start_task(
 ) -> Task:
     """Start `task` on the checkout `repo` as `pattern` (single, coordinator, pipeline,
     team, fork-join, verified). `options` are `PatternArgs` fields: `agent_type`, `model`,
-    `max_turns`, `teammates`, `team_tasks`, `forks`, `approve`, `max_rounds`, `plan_first`,
-    `config`.
+    `max_turns`, `teammates`, `team_tasks`, `team_name`, `forks`, `approve`, `max_rounds`,
+    `plan_first`, `config`.
 
     Raises:
         StartError: an argument that would start a task doomed to fail, or, without

@@ -192,6 +192,11 @@ def run(
         "the lead spawns its own with the Agent tool.",
     ),
     team_task: list[str] = typer.Option([], help="team: a task for the shared list (repeat)."),
+    team_name: str = typer.Option(
+        None,
+        help="team: its name (default 'team'): what its members call it, and the TeamName "
+        "search attribute its workflows carry.",
+    ),
     fork: list[str] = typer.Option([], help="fork-join: one fork's directive (repeat)."),
     approve: bool = typer.Option(
         False, "--approve", help="pipeline: wait for `outlast approve` after each stage."
@@ -241,6 +246,7 @@ def run(
                 approve=approve,
                 teammates=teammate,
                 team_tasks=team_task,
+                team_name=team_name,
                 forks=fork,
                 max_rounds=max_rounds,
                 plan_first=plan,

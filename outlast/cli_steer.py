@@ -149,14 +149,36 @@ async def _decide(
         # Nothing is sent: a decision with nothing pending would only clutter the history.
         fail(f"no plan is waiting for approval in {workflow_id} (mode: {view.mode or 'default'}).")
     request = view.pending.request_id
-    decision = PlanDecision(request_id=request, feedback=feedback, target_mode=mode)
-    await handle.signal("approve_plan" if approve else "reject_plan", decision)
+    decision = PlanDecision(
+        request_id=request, approve=approve, feedback=feedback, target_mode=mode
+    )
+    await _send_plan_decision(handle, workflow_id, decision)
     given = "with your feedback" if feedback else "with no feedback (the agent is told no reason)"
     verb = "approved" if approve else f"sent back {given}"
     console.print(f"plan {request} of {workflow_id} {verb}")
 
 
 PLAN_QUERY_TIMEOUT = timedelta(seconds=10)
+
+
+async def _send_plan_decision(handle, workflow_id: str, decision: PlanDecision) -> None:
+    """As the update `decide_plan`, which says whether the decision was taken: another
+    person's may have come first since the query (both were told theirs was). A worker of an
+    earlier release has no such update: the signal then, as before."""
+    try:
+        await update_within(handle, "decide_plan", decision, result_type=str)
+        return
+    except WorkflowUpdateFailedError as e:
+        said = str(getattr(e.cause, "message", None) or e.cause or e)
+        if "decide_plan" in said and "not found" in said:
+            name = "approve_plan" if decision.approve else "reject_plan"
+            await handle.signal(name, decision)
+            return
+        fail(f"{workflow_id}: {said}")
+    except (NoAnswer, NotYetAnswered):
+        fail(no_answer_text(workflow_id, "decision"))
+    except RPCError as e:
+        fail(server_said(workflow_id, e))
 
 
 def no_worker_answers(error: RPCError) -> bool:

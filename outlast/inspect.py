@@ -25,7 +25,7 @@ from outlast.plan_view import waiting_plan
 from outlast.question_view import plain, waiting_question
 from outlast.retries import failing_task, retrying
 from workflows import search_attributes as sa
-from workflows.contracts import AgentStatus
+from workflows.contracts import AgentStatus, QueuedWorker
 from workflows.pattern_contracts import PipelineView, TeamResult
 
 PATTERN_OF_TYPE = {v: k for k, v in WORKFLOW_TYPES.items()} | {"ShellTaskWorkflow": "shell"}
@@ -70,6 +70,9 @@ class Node(BaseModel):
     """What a running workflow's activities are trying again (`outlast/retries.py`)."""
     error: str | None = None
     """Why it failed, timed out or was terminated, in one line."""
+    queued: list[str] = []
+    """A running coordinator's workers that wait for their files (no workflow yet), each in
+    a line: name, id, phase, files and whom it waits for."""
     children: list[Node] = []
 
 
@@ -283,6 +286,7 @@ async def _fill_from_status(
     node.tokens, node.tool_uses = status.usage.total_tokens, status.usage.tool_uses
     if desc.status == WorkflowExecutionStatus.RUNNING:
         node.outcome = status.state
+        node.queued = [queued_line(q) for q in status.queued]
         left = timedelta(seconds=max(until - asyncio.get_running_loop().time(), 0.1))
         if status.state == "waiting" and (plan := await waiting_plan(run, left)):
             # The command where the person decides (a sub-agent's parent decides its own).
@@ -400,6 +404,14 @@ def _fill_from_result(node: Node, result: object) -> None:
         node.outcome = f"{len(unfinished)} of {len(forks)} forks did not finish"
 
 
+def queued_line(q: QueuedWorker) -> str:
+    """`fix-mean (a1b2), implementation of calc.py: waits for doc-mean`; its coordinator's
+    TaskStop takes it off the queue, and stopping the coordinator leaves it unstarted."""
+    files = f" of {plain(', '.join(q.files))}" if q.files else ""
+    waits = plain(", ".join(q.waits_for)) if q.waits_for else "a free slot"
+    return f"{plain(q.label) or q.agent_id} ({q.agent_id}), {q.phase}{files}: waits for {waits}"
+
+
 def tree_lines(node: Node, indent: str = "") -> list[str]:
     """The tree as text lines (what `outlast show` prints without --json)."""
     row = node.row
@@ -427,6 +439,7 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
         facts.append(node.error[: ERROR_CHARS - 3] + "..." if cut else node.error)
     lines = [f"{indent}{row.workflow_id}  ({', '.join(facts)})"]
     lines += [f"{indent}  refused: {text}" for text in node.refused]
+    lines += [f"{indent}  queued: {text}" for text in node.queued]
     for child in node.children:
         lines += tree_lines(child, indent + "  ")
     return lines

@@ -33,6 +33,7 @@ from outlast.search_setup import missing_search_attributes
 from outlast.start_metadata import start_metadata, task_text
 from workflows.contracts import (
     TASK_QUEUE,
+    TEAM_MEMBER_NAME,
     AgentInput,
     AgentResult,
     ForkJoinInput,
@@ -87,6 +88,8 @@ class PatternArgs:
     teammates: list[str] = field(default_factory=list)
     """`name=prompt` or `name:agent_type=prompt`."""
     team_tasks: list[str] = field(default_factory=list)
+    team_name: str | None = None
+    """team: its name ("team" when None)."""
     forks: list[str] = field(default_factory=list)
     max_rounds: int | None = None
     """verified: rounds (its input's default, 3, when None)."""
@@ -130,6 +133,7 @@ OPTION_PATTERNS: dict[str, tuple[str, ...]] = {
     "approve": ("pipeline",),
     "teammates": ("team",),
     "team_tasks": ("team",),
+    "team_name": ("team",),
     "forks": ("fork-join",),
     "max_rounds": ("verified",),
 }
@@ -140,6 +144,7 @@ OPTION_FLAGS = {
     "approve": "--approve",
     "teammates": "--teammate",
     "team_tasks": "--team-task",
+    "team_name": "--team-name",
     "forks": "--fork",
     "max_rounds": "--max-rounds",
 }
@@ -239,11 +244,15 @@ def _pattern_input(args: PatternArgs) -> Any:
             _known_agent_type(m.agent_type, config, workspace.root, f"--teammate {m.name}")
             if m.name == "lead":
                 raise StartError("--teammate lead: the lead (who gets the task) is named 'lead'")
+        if args.team_name is not None and not TEAM_MEMBER_NAME.match(args.team_name):
+            raise StartError(
+                f"--team-name '{args.team_name}': a team's name is letters, digits, '_' or '-'."
+            )
         if any(not t.strip() for t in args.team_tasks):
             raise StartError("--team-task: a task needs a subject.")
         try:
             return TeamInput(
-                team_name="team",
+                team_name="team" if args.team_name is None else args.team_name,
                 workspace=workspace,
                 lead=TeammateSpec(name="lead", prompt=args.task, agent_type=args.agent_type),
                 teammates=members,

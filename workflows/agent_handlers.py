@@ -252,6 +252,7 @@ class AgentHandlers:
             refused_signals=self._refusals.texts,
             todos=self._state.todos,
             worktree=self._state.worktree.info if self._state.worktree else None,
+            queued=self._subagents.phases.queued_view(),
         )
 
     @workflow.signal(name="approve_plan")
@@ -294,6 +295,33 @@ class AgentHandlers:
             self._refusals.keep(f"signal `{signal}` refused: {why}")
             workflow.logger.info("signal %s refused: %s", signal, why)
             self._refresh_details()
+
+    @workflow.update(name="decide_plan")
+    def decide_plan(self, decision: PlanDecision | None = None) -> str:
+        """A person's decision on the plan waiting (`approve` says which), answered: the
+        signals `approve_plan`/`reject_plan` cannot say that another decision came first, and
+        two people approving at once were both told it was theirs (a user test, 2026-12-06).
+        Returns the id of the plan decided."""
+        if decision is None:  # the validator refuses an update without one
+            raise ApplicationError("update `decide_plan` needs an input", non_retryable=True)
+        pending = self._plans.pending
+        # The validator ran just before, in the same activation: nothing decided meanwhile.
+        if why := self._plans.decide(decision):
+            raise ApplicationError(f"update `decide_plan` refused: {why}", non_retryable=True)
+        self._refresh_details()
+        return pending.request_id if pending is not None else ""
+
+    @decide_plan.validator
+    def _plan_decision_fits(self, decision: PlanDecision | None = None) -> None:
+        require_update_input("decide_plan", decision, PlanDecision)
+        assert decision is not None  # require_update_input refused None
+        mode = decision.target_mode
+        why = None
+        if decision.approve and mode not in (None, PLAN_MODE, *RESUME_MODES):
+            why = f"target_mode {mode} is no mode: one of {', '.join(RESUME_MODES)}"
+        why = why or self._plans.refusal(decision)
+        if why is not None:
+            raise ValueError(f"update `decide_plan` refused: {why}")
 
     @workflow.query(name="plan")
     def plan(self) -> PlanView:

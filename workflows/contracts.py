@@ -252,6 +252,18 @@ class ChildSummary(Contract):
     background_hint: bool = False
 
 
+class QueuedWorker(Contract):
+    """A coordinator's worker spawn that waits for its files (R59): no workflow yet, so only
+    its coordinator's `status` shows it."""
+
+    agent_id: str
+    label: str
+    phase: str
+    files: list[str] = Field(default_factory=list)
+    waits_for: list[str] = Field(default_factory=list)
+    """The workers (name, else id) it waits for, running or queued ahead of it."""
+
+
 class AgentStatus(Contract):
     """Answer of the `status` query."""
 
@@ -275,6 +287,8 @@ class AgentStatus(Contract):
     """The agent's todo list (TodoWrite, T7); empty once it has ended."""
     worktree: WorktreeInfo | None = None
     """The worktree its session works in since EnterWorktree (T18), until ExitWorktree."""
+    queued: list[QueuedWorker] = Field(default_factory=list)
+    """A coordinator's workers waiting for their files, oldest first."""
 
 
 class TranscriptView(Contract):

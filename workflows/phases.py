@@ -21,7 +21,7 @@ from agents.file_claims import Claim, ClaimTable, blockers, claim_problem, norma
 from agents.messages import ToolResultBlock
 from agents.tool_filter import WRITE_TOOLS
 from workflows import versions
-from workflows.contracts import AgentInput
+from workflows.contracts import AgentInput, QueuedWorker
 from workflows.registry import ChildRegistry
 from workflows.signals import cancel_workflow
 
@@ -117,6 +117,20 @@ class PhaseGate:
             return []
         others = [c for c in self.active() if c.agent_id != agent_id]
         return blockers(claim, [*others, *self.table.waiting])
+
+    def queued_view(self) -> list[QueuedWorker]:
+        """The spawns waiting for their files, and whom each waits for (the `status` query:
+        `outlast show` did not list them, a user test, 2026-12-06)."""
+        return [
+            QueuedWorker(
+                agent_id=c.agent_id,
+                label=c.label,
+                phase=c.phase,
+                files=list(c.files),
+                waits_for=[b.label or b.agent_id for b, _ in self.waits(c)],
+            )
+            for c in self.table.waiting
+        ]
 
     def waiting(self) -> bool:
         return bool(self.table.waiting or self.starting)

@@ -305,8 +305,15 @@ class PlanControl:
     # --- decisions ----------------------------------------------------------------------
 
     def decide(self, decision: PlanDecision) -> str | None:
-        """Apply a person's decision; or, changing nothing, why not: no plan waits, it was
-        decided already, or the decision names another request."""
+        """Apply a person's decision; or, changing nothing, why not (`refusal`)."""
+        why = self.refusal(decision)
+        if why is None:
+            self.decision = decision
+        return why
+
+    def refusal(self, decision: PlanDecision) -> str | None:
+        """Why `decision` cannot be taken, or None: no plan waits, it was decided already, or
+        the decision names another request. Changes nothing (an update's validator asks)."""
         if self.pending is None:
             return "no plan is waiting for approval"
         if self.decision is not None:
@@ -315,7 +322,6 @@ class PlanControl:
             return f"the plan waiting is {self.pending.request_id}, not {decision.request_id}"
         if decision.approve and decision.target_mode == PLAN_MODE:
             return "approving into plan mode would approve nothing"
-        self.decision = decision
         return None
 
     def lead_answer(self, message: MailMessage) -> bool:

@@ -89,6 +89,9 @@ def for_agent(inp: AgentInput, status: str = "running") -> TypedSearchAttributes
     ]
     if inp.name:
         pairs.append(SearchAttributePair(AGENT_NAME, inp.name))
+    if inp.team is not None:
+        # Registered since the first release and never set: `TeamName = "x"` listed nothing.
+        pairs.append(SearchAttributePair(TEAM_NAME, inp.team.team_name))
     if lineage.parent_agent_id:
         pairs.append(SearchAttributePair(PARENT_AGENT_ID, lineage.parent_agent_id))
     return TypedSearchAttributes(pairs)
@@ -115,15 +118,18 @@ def pattern_of(inp: AgentInput) -> str:
     return "coordinator" if inp.mode == "coordinator" else "single"
 
 
-def for_pattern(pattern: str, session_id: str, status: str = "running") -> TypedSearchAttributes:
+def for_pattern(
+    pattern: str, session_id: str, status: str = "running", team_name: str | None = None
+) -> TypedSearchAttributes:
     """The attributes a pattern workflow (pipeline, team, fork-join, verified) starts with."""
-    return TypedSearchAttributes(
-        [
-            SearchAttributePair(PATTERN, pattern),
-            SearchAttributePair(SESSION_ID, session_id),
-            SearchAttributePair(AGENT_STATUS, status),
-        ]
-    )
+    pairs = [
+        SearchAttributePair(PATTERN, pattern),
+        SearchAttributePair(SESSION_ID, session_id),
+        SearchAttributePair(AGENT_STATUS, status),
+    ]
+    if team_name:
+        pairs.append(SearchAttributePair(TEAM_NAME, team_name))
+    return TypedSearchAttributes(pairs)
 
 
 PATTERN_ATTRIBUTES = "pattern-attributes"
@@ -139,10 +145,12 @@ class PatternMarks:
     def __init__(self) -> None:
         self.on = False
 
-    def start(self, enabled: bool, pattern: str) -> None:
+    def start(self, enabled: bool, pattern: str, team_name: str | None = None) -> None:
         self.on = enabled and versions.patched(PATTERN_ATTRIBUTES)
         if self.on:
-            workflow.upsert_search_attributes(for_pattern(pattern, workflow.info().workflow_id))
+            # The upsert's values only, which a replay does not compare.
+            session = workflow.info().workflow_id
+            workflow.upsert_search_attributes(for_pattern(pattern, session, team_name=team_name))
 
     def end(self, status: str, verdict: str | None = None) -> None:
         if not self.on:

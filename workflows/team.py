@@ -140,7 +140,7 @@ class TeamWorkflow(TeamHandlers):
     async def run(self, inp: TeamInput | None = None) -> TeamResult:
         inp = given_input("TeamWorkflow", inp, TeamInput)
         refuse_unknown_fields("TeamWorkflow", inp)
-        self._marks.start(inp.config.search_attributes, "team")
+        self._marks.start(inp.config.search_attributes, "team", inp.team_name)
         try:
             return await self._run_team(inp)
         except BaseException as e:

@@ -40,6 +40,7 @@ from tests.replay.scenarios_agent import (
     notebook_edit,
     plan_approve_false,
     plan_approved,
+    plan_decided_by_update,
     plan_forged_answer,
     plan_late_answer,
     plan_parent_answer,
@@ -164,6 +165,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # After members sent a final report and a refused request became a failed update.
     "team_shutdown_v2": team_shutdown,
     "plan_approved": plan_approved,
+    # The plan decided by the `decide_plan` update (answered, where the signals are not).
+    "plan_decided_by_update": plan_decided_by_update,
     # After an approved plan is read again (patched plan-reread-on-approval).
     "plan_approved_v2": plan_approved,
     "plan_rejected": plan_rejected,

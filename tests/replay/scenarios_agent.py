@@ -8,7 +8,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WorkflowHandle, WorkflowUpdateFailedError
 
 from outlast.demo import HERE as DEMO_DIR
 from outlast.demo import TASK as DEMO_TASK
@@ -178,6 +178,27 @@ async def plan(client: Client, tmp: Path, approve: bool) -> WorkflowHandle:
                 await handle.signal("approve_plan", decision)
             else:
                 await handle.signal("reject_plan", {**decision, "feedback": "add error handling"})
+            await handle.result()
+    return handle
+
+
+async def plan_decided_by_update(client: Client, tmp: Path) -> WorkflowHandle:
+    """The `decide_plan` update approves the plan, after one naming another plan was
+    refused (a refused update leaves no history)."""
+    from tests.workflows.test_plan_mode import APPROVED, wait_for_pending
+    from workflows.contracts import PlanDecision
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(APPROVED):
+        async with running_workers(client) as queues:
+            handle = await start(
+                client, agent_input("add X", repo, queues), queues, os.environ["OUTLAST_RECORDING"]
+            )
+            view = await wait_for_pending(handle)
+            with contextlib.suppress(WorkflowUpdateFailedError):
+                await handle.execute_update("decide_plan", PlanDecision(request_id="plan-9"))
+            decision = PlanDecision(request_id=view.pending.request_id)
+            await handle.execute_update("decide_plan", decision, result_type=str)
             await handle.result()
     return handle
 

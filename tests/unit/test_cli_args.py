@@ -173,6 +173,26 @@ def test_team_arguments_name_the_option_at_fault(tmp_path):
     assert out.exit_code == 2 and "is named 'lead'" in out.output
     out = run(*base, "--teammate", "b=look", "--team-task", " ")
     assert out.exit_code == 2 and "--team-task: a task needs a subject" in out.output
+    out = run(*base, "--team-name", "core team")
+    assert out.exit_code == 2, out.output
+    assert "--team-name 'core team': a team's name is letters, digits" in out.output
+    out = run("run", "fix it", "--repo", str(tmp_path), "--team-name", "core")
+    assert out.exit_code == 2 and "--team-name is for --pattern team, not single" in out.output
+
+
+def test_a_team_is_named_as_asked_and_team_by_default(tmp_path):
+    """Every CLI team was named `team`, and its TeamName search attribute was never set."""
+    from outlast.patterns import PatternArgs, build_pattern_input
+    from workflows import search_attributes as sa
+
+    def build(**kw):
+        args = PatternArgs(pattern="team", task="t", repo=tmp_path, host_id="h", **kw)
+        return build_pattern_input(args)
+
+    assert build().team_name == "team"
+    assert build(team_name="core").team_name == "core"
+    assert sa.for_pattern("team", "s1", team_name="core").get(sa.TEAM_NAME) == "core"
+    assert sa.for_pattern("pipeline", "s1").get(sa.TEAM_NAME) is None
 
 
 def test_plan_first_is_for_a_single_agent(tmp_path):

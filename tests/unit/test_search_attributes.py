@@ -35,3 +35,12 @@ def test_none_where_the_child_draws_its_own_ids_or_none_are_recorded():
         assert sa.child_start(bare) == (bare, None), missing
     off = child(**FULL).model_copy(update={"config": OutlastConfig(search_attributes=False)})
     assert sa.child_start(off) == (off, None)
+
+
+def test_a_teammate_carries_its_team_s_name():
+    from workflows.contracts import TeamLink
+
+    link = TeamLink(workflow_id="t-1", team_name="core", members=["lead", "b"])
+    member = child(**FULL).model_copy(update={"team": link})
+    assert sa.for_agent(member).get(sa.TEAM_NAME) == "core"
+    assert sa.for_agent(child(**FULL)).get(sa.TEAM_NAME) is None

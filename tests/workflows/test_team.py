@@ -159,7 +159,10 @@ async def test_team_of_three_talks_and_shares_tasks(client, git_repo):
             members = [client.get_workflow_handle(m.workflow_id) for m in view.members]
             own = [AgentResult.model_validate(await m.result()) for m in members]
             listed = [(await m.describe()).typed_search_attributes for m in members]
+            own_attrs = (await handle.describe()).typed_search_attributes
     check_team_result(result, model.log, git_repo)
+    # `TeamName = "trio"` lists the team and its members (it was registered, never set).
+    assert {a.get(sa.TEAM_NAME) for a in [*listed, own_attrs]} == {"trio"}
     assert {m.state for m in view.members} == {"ended"}
     # The team's own end stops its idle members: no stop of theirs (a review, 2026-12-05).
     assert [r.stopped for r in own] == [False] * 3

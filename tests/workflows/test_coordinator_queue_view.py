@@ -1,0 +1,86 @@
+"""A coordinator's queued worker (R59) in its `status` and in `outlast show`: it has no
+workflow until its files come free, and was listed nowhere (a user test, 2026-12-06)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+from outlast.inspect import agent_tree, tree_lines
+from tests.support import running_workers, scripted_model
+from tests.workflows.test_coordinator import start_coordinator, worker
+from workflows.contracts import AgentStatus
+
+EDIT = "In {{cwd}}/src/app.py change greet(). Purpose: a test. Done = the file changed."
+
+
+def script() -> dict:
+    return {
+        "agents": [
+            {
+                "name": "fix",
+                "match": {"agent_name": "fix"},
+                "turns": [
+                    # Long enough for the test to look while `doc` waits for the file.
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 3"}}},
+                    {"text": "Summary: fixed."},
+                ],
+            },
+            {
+                "name": "doc",
+                "match": {"agent_name": "doc"},
+                "turns": [{"text": "Summary: documented."}],
+            },
+            {
+                "name": "coordinator",
+                "match": {"agent_type": "coordinator"},
+                "after_last": "repeat_last",
+                "turns": [
+                    {
+                        "tool_use": [
+                            worker("fix", "implementation", EDIT, ["src/app.py"]),
+                            worker("doc", "implementation", EDIT, ["src/app.py"]),
+                        ]
+                    },
+                    {"text": "Waiting for the workers."},
+                    {"text": "Both are done."},
+                ],
+            },
+        ]
+    }
+
+
+async def test_a_queued_worker_is_in_its_coordinator_s_status_and_show(client, git_repo):
+    wf_id = f"coord-{uuid.uuid4().hex[:8]}"
+    queued: list = []
+
+    async def look() -> None:
+        try:
+            status = await handle.query("status", result_type=AgentStatus)
+        except Exception:  # noqa: BLE001 - not picked up yet
+            return
+        queued[:] = status.queued
+
+    with scripted_model(script()):
+        async with running_workers(client) as queues:
+            handle = await start_coordinator(client, queues, git_repo, wf_id)
+            for _ in range(150):
+                await look()
+                if queued:
+                    break
+                await asyncio.sleep(0.1)
+            tree = await agent_tree(client, wf_id)
+            result = await handle.result()
+            after = await handle.query("status", result_type=AgentStatus)
+    (doc,) = queued
+    assert (doc.label, doc.phase, doc.files, doc.waits_for) == (
+        "doc",
+        "implementation",
+        ["src/app.py"],
+        ["fix"],
+    ), doc
+    shown = "\n".join(tree_lines(tree))
+    assert f"  queued: doc ({doc.agent_id}), implementation of src/app.py: waits for fix" in (
+        shown
+    ), shown
+    assert result.status == "completed" and after.queued == []
