@@ -1,4 +1,4 @@
-"""Reading work from the command line: `ls` and `show`."""
+"""Reading work from the command line: `ls`, `show` and `waiting`."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from outlast.cli_base import (
 )
 from outlast.inspect import STATUSES, NotFound, Row, agent_tree, list_rows, tree_lines
 from outlast.patterns import WORKFLOW_TYPES
+from outlast.waiting import waiting_lines, waiting_on_people
 
 
 @app.command("ls")
@@ -52,6 +53,32 @@ def ls(
             return
         for n, line in enumerate(ls_lines(rows)):
             console.print(line, style="dim" if n == 0 else None, markup=False, highlight=False)
+
+    asyncio.run(_main())
+
+
+@app.command()
+def waiting(
+    as_json: bool = typer.Option(False, "--json", help="JSON lines instead of text."),
+    timeout: float = typer.Option(
+        5.0, min=0.5, max=120, help="Seconds to wait for the workers' answers in all."
+    ),
+) -> None:
+    """What waits on you across every running task: plans to approve, questions to answer,
+    pipeline stages to decide; each with the command that answers it."""
+
+    async def _main() -> None:
+        client = await connect_or_fail()
+        try:
+            found = await waiting_on_people(client, within_s=timeout)
+        except RPCError as e:
+            fail(server_said("the namespace", e))
+        if as_json:
+            for w in found.waiting:
+                print(w.model_dump_json())
+            return
+        for line in waiting_lines(found):
+            console.print(line, markup=False, highlight=False)
 
     asyncio.run(_main())
 
