@@ -21,6 +21,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from outlast.client import connect
+from outlast.inspect import NO_POLLER as NO_WORKER
 from outlast.question_view import terminal_text
 
 app = typer.Typer(
@@ -61,10 +62,6 @@ def connect_failure(error: Exception) -> str:
     if "dns error" in text or "failed to lookup address" in text:
         return "the host name does not resolve"
     return text
-
-
-NO_WORKER = "no poller seen"
-"""What the server says when no worker has polled a workflow's task queue lately."""
 
 
 def check_id(workflow_id: str) -> None:

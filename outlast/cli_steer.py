@@ -14,12 +14,11 @@ from temporalio.client import (
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
-from temporalio.service import RPCError, RPCStatusCode
+from temporalio.service import RPCError
 
 from activities.resume import AGENT_TYPES
 from agents.permissions import RESUME_MODES
 from outlast.cli_base import (
-    NO_WORKER,
     app,
     check_id,
     connect_or_fail,
@@ -29,6 +28,7 @@ from outlast.cli_base import (
     no_worker_note,
     server_said,
 )
+from outlast.inspect import unanswered
 from outlast.patterns import WORKFLOW_TYPES
 from outlast.question_view import waiting_question
 from outlast.retries import FAILING_TASK_ATTEMPTS
@@ -125,7 +125,7 @@ async def _decide(
         # A live worker answers in moments; a dead one the server still lists never does.
         view = await handle.query("plan", result_type=PlanView, rpc_timeout=PLAN_QUERY_TIMEOUT)
     except RPCError as e:
-        if not no_worker_answers(e):
+        if not unanswered(e):
             fail(server_said(workflow_id, e))
         # No worker to ask which plan waits: the decision is queued for whichever does when
         # one takes the agent up (nothing can have changed it meanwhile), and the agent
@@ -179,14 +179,6 @@ async def _send_plan_decision(handle, workflow_id: str, decision: PlanDecision) 
         fail(no_answer_text(workflow_id, "decision"))
     except RPCError as e:
         fail(server_said(workflow_id, e))
-
-
-def no_worker_answers(error: RPCError) -> bool:
-    """A query that failed because no worker took it: none polls, or the one the server still
-    lists (for a minute or so after it died) never answered."""
-    # The client's own deadline reads CANCELLED ("Timeout expired"), the server's DEADLINE_...
-    timed_out = (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED)
-    return NO_WORKER in error.message or error.status in timed_out
 
 
 PLANNERS = AGENT_TYPES

@@ -279,7 +279,13 @@ async def _fill_from_status(
         status = await run.query(
             "status", result_type=AgentStatus, rpc_timeout=timedelta(seconds=left)
         )
-    except (RPCError, WorkflowQueryFailedError):
+    except RPCError as e:
+        if desc.status == WorkflowExecutionStatus.RUNNING and unanswered(e):
+            # The server lists a dead worker's poller for a minute and more, so the tree
+            # said nothing of it that long (a user test, 2026-12-06).
+            node.outcome = "its worker did not answer (is one running? `outlast worker`)"
+        return
+    except WorkflowQueryFailedError:
         return
     node.agent_type, node.turns = status.agent_type, status.turn
     node.refused = list(status.refused_signals)
@@ -294,6 +300,17 @@ async def _fill_from_status(
             node.outcome = f"plan waits for approval by {plain(plan.approver)}{command}"
         elif status.state == "waiting" and await waiting_question(run, left):
             node.outcome = f"questions wait for answers: outlast answer {desc.id}"
+
+
+NO_POLLER = "no poller seen"
+"""What the server says when no worker has polled a workflow's task queue lately."""
+
+
+def unanswered(error: RPCError) -> bool:
+    """A query no worker took: none polls, or none answered before the deadline (the
+    client's own deadline reads CANCELLED, the server's DEADLINE_EXCEEDED)."""
+    timed_out = (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED)
+    return NO_POLLER in error.message or error.status in timed_out
 
 
 async def _fill_pipeline_wait(

@@ -72,6 +72,27 @@ async def test_a_worker_that_died_counts_as_none(client, git_repo, monkeypatch):
     await handle.terminate(reason="test over")
 
 
+async def test_show_says_a_worker_that_just_died_did_not_answer(client, git_repo):
+    """Its poller is listed a minute and more after it died, so `show` said nothing at all
+    of it that long (a user test, 2026-12-06): the status query that nobody answered says it."""
+    from temporalio.worker import Worker
+
+    from outlast.inspect import agent_tree, tree_lines
+    from workflows.agent import AgentWorkflow
+
+    queue = f"died-{uuid.uuid4().hex[:8]}"
+    queues = Queues(task_queue=queue, host_queue=f"{queue}-host")
+    async with Worker(client, task_queue=queue, workflows=[AgentWorkflow]):
+        await asyncio.sleep(1)  # it polls
+    handle = await client.start_workflow(
+        "AgentWorkflow", agent_input("x", git_repo, queues), id=queue, task_queue=queue
+    )
+    tree = await agent_tree(client, handle.id)
+    await handle.terminate(reason="test over")
+    assert tree.outcome == "its worker did not answer (is one running? `outlast worker`)"
+    assert "its worker did not answer" in tree_lines(tree)[0], tree_lines(tree)
+
+
 async def test_attach_and_show_say_when_no_worker_serves_the_workspace_host(
     client, dev_server, git_repo
 ):
