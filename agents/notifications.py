@@ -48,10 +48,16 @@ def summary_for(status: TaskStatus, description: str, error: str | None = None) 
     return f'Agent "{description}" was stopped'
 
 
+CALLER_STOPPED = "the agent that waits on it was stopped"
+"""The reason of the stop an agent sends on to the sync sub-agents it waits on."""
+
+
 def stop_note(reason: str) -> str:
     """What a parent reads of a child a stop ended before it finished: R36's summary says
     only that it "was stopped", and a graceful stop's notification read `completed`, with
     nothing of the stop (a user test, 2026-12-06)."""
+    if reason == CALLER_STOPPED:
+        return "It was stopped before it finished, because you were stopped; its task is not done."
     why = f" (reason: {reason.strip()})" if reason.strip() else ""
     return f"It was stopped by the user before it finished{why}; its task is not done."
 

@@ -44,6 +44,7 @@ from outlast.patterns import (
 )
 from outlast.resume import ResumeRefused, resume_agent
 from outlast.runner import StartError
+from outlast.updates import handler_missing
 from workflows.contracts import (
     TASK_QUEUE,
     AgentStatus,
@@ -301,10 +302,13 @@ class Task:
         # has no such update: the signal then, as before.
         try:
             await self.handle.execute_update("decide_plan", decision, result_type=str)
+            return True
         except WorkflowUpdateFailedError as e:
-            said = str(getattr(e.cause, "message", None) or e.cause)
-            if not ("decide_plan" in said and "not found" in said):
+            if not handler_missing(e, "decide_plan"):
                 raise Refused(e.cause) from e.cause
+        except RPCError as e:
+            raise self._ended(e) from None
+        try:
             await self.handle.signal("approve_plan" if approve else "reject_plan", decision)
         except RPCError as e:
             raise self._ended(e) from None

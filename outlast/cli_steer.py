@@ -35,6 +35,7 @@ from outlast.retries import FAILING_TASK_ATTEMPTS
 from outlast.updates import (
     NoAnswer,
     NotYetAnswered,
+    handler_missing,
     no_answer_text,
     not_yet_text,
     update_within,
@@ -169,14 +170,14 @@ async def _send_plan_decision(handle, workflow_id: str, decision: PlanDecision) 
         await update_within(handle, "decide_plan", decision, result_type=str)
         return
     except WorkflowUpdateFailedError as e:
-        said = str(getattr(e.cause, "message", None) or e.cause or e)
-        if "decide_plan" in said and "not found" in said:
-            name = "approve_plan" if decision.approve else "reject_plan"
-            await handle.signal(name, decision)
-            return
-        fail(f"{workflow_id}: {said}")
+        if not handler_missing(e, "decide_plan"):
+            fail(f"{workflow_id}: {getattr(e.cause, 'message', None) or e.cause or e}")
     except (NoAnswer, NotYetAnswered):
         fail(no_answer_text(workflow_id, "decision"))
+    except RPCError as e:
+        fail(server_said(workflow_id, e))
+    try:
+        await handle.signal("approve_plan" if decision.approve else "reject_plan", decision)
     except RPCError as e:
         fail(server_said(workflow_id, e))
 

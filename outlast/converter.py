@@ -33,7 +33,7 @@ from temporalio.exceptions import ApplicationError
 
 from agents.questions import QuestionAnswers
 from workflows.client_input import fields_of, named_unknown
-from workflows.contracts import AgentInput, ClientInput, ForkJoinInput
+from workflows.contracts import AgentInput, ClientInput, ForkJoinInput, PlanDecisionInput
 from workflows.nested_unknowns import empty, optional_of, strip_unknown
 from workflows.pattern_contracts import (
     AddMemberRequest,
@@ -61,7 +61,12 @@ INTERNAL_INPUTS: tuple[type[BaseModel], ...] = (ShellTaskInput,)
 """Inputs of workflows only Outlast's own start, which any client can start all the same: a
 malformed one failed the first workflow task on every attempt (a user test, 2026-12-05). They
 are lenient about unknown fields, so a rolling deploy's newer input decodes."""
-UPDATE_INPUTS: tuple[type[ClientInput], ...] = (StageDecision, TeamMail, ShutdownAsk)
+UPDATE_INPUTS: tuple[type[ClientInput], ...] = (
+    StageDecision,
+    TeamMail,
+    ShutdownAsk,
+    PlanDecisionInput,
+)
 """The updates people send: a misspelt required field (`aprove`) came back as pydantic's
 "Field required" with the whole input dumped after it (a user test, 2026-12-05)."""
 PLAIN_UPDATE_INPUTS: tuple[type[BaseModel], ...] = (

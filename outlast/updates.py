@@ -6,6 +6,7 @@ import asyncio
 
 from temporalio.client import (
     WorkflowHandle,
+    WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
     WorkflowUpdateStage,
 )
@@ -65,3 +66,11 @@ def not_yet_text(workflow_id: str, what: str, held: str = "") -> str:
         f"{workflow_id} took the {what} and has not answered yet{held}; "
         f"`outlast show {workflow_id}` says what became of it"
     )
+
+
+def handler_missing(error: WorkflowUpdateFailedError, name: str) -> bool:
+    """Whether the worker has no handler for update `name` (a worker of an earlier release):
+    temporalio refuses it so, before any validator runs."""
+    cause = error.cause
+    said = str(getattr(cause, "message", None) or cause or "")
+    return f"Update handler for '{name}' expected but not found" in said

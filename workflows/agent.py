@@ -226,9 +226,8 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             if self._told_continuing:
                 # The parent was told a next generation follows, and the stop came since: that
                 # generation ends here, stopped before it ran, or the parent waits for it.
-                await tell_parent(
-                    inp, stopped_before_mail(result), generation=inp.run_generation + 1
-                )
+                ended = stopped_before_mail(result, self._stop.reason)
+                await tell_parent(inp, ended, generation=inp.run_generation + 1)
         elif self._turns_spent_with_mail(end):
             # As after a stop: the result says how much mail is left unread.
             result = result.model_copy(update={"unread_messages": len(self._mailbox)})

@@ -142,15 +142,18 @@ def parent_reads_result(inp: AgentInput, status: str, background: bool) -> bool:
     return inp.parent is not None and not background and status == "completed"
 
 
-def stopped_before_mail(result: AgentResult) -> AgentResult:
+def stopped_before_mail(result: AgentResult, reason: str) -> AgentResult:
     """The end of a next generation that a stop kept from running: the mail it was to answer
-    stays unread (the run's result says how much)."""
+    stays unread (the run's result says how much). A stop, not a kill: its parent must not
+    read it as a person's cancel."""
     unread = result.unread_messages
     return result.model_copy(
         update={
             "status": "killed",
             "final_text": "",
             "error": f"stopped before answering {unread} message(s) that came in at its end",
+            "stopped": True,
+            "stop_reason": reason,
         }
     )
 

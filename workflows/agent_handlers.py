@@ -16,13 +16,14 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 from agents.messages import Message
+from agents.notifications import CALLER_STOPPED
 from agents.permissions import PLAN_MODE, RESUME_MODES
 from agents.questions import QuestionAnswers
 from agents.transcript import TranscriptRef
 from workflows import search_attributes as sa
 from workflows import versions
 from workflows.carry import SEEN_MAIL_KEPT
-from workflows.client_input import require_update_input
+from workflows.client_input import check_update_fields, require_update_input
 from workflows.contracts import (
     AgentNotification,
     AgentStatus,
@@ -31,6 +32,7 @@ from workflows.contracts import (
     MailMessage,
     PendingQuestion,
     PlanDecision,
+    PlanDecisionInput,
     PlanView,
     StopRequest,
     TeamLink,
@@ -135,7 +137,7 @@ class AgentHandlers:
         """A stop of an agent waiting on sync sub-agents reaches them too: each ends after its
         own current turn, so the wait ends, and then this agent (Esc stops the whole tree in
         Claude Code)."""
-        reason = StopRequest(reason="the agent that waits on it was stopped")
+        reason = StopRequest(reason=CALLER_STOPPED)
         for child in children:
             try:
                 await signal_workflow(child.workflow_id, "stop", reason)
@@ -297,7 +299,7 @@ class AgentHandlers:
             self._refresh_details()
 
     @workflow.update(name="decide_plan")
-    def decide_plan(self, decision: PlanDecision | None = None) -> str:
+    def decide_plan(self, decision: PlanDecisionInput | None = None) -> str:
         """A person's decision on the plan waiting (`approve` says which), answered: the
         signals `approve_plan`/`reject_plan` cannot say that another decision came first, and
         two people approving at once were both told it was theirs (a user test, 2026-12-06).
@@ -312,9 +314,10 @@ class AgentHandlers:
         return pending.request_id if pending is not None else ""
 
     @decide_plan.validator
-    def _plan_decision_fits(self, decision: PlanDecision | None = None) -> None:
-        require_update_input("decide_plan", decision, PlanDecision)
+    def _plan_decision_fits(self, decision: PlanDecisionInput | None = None) -> None:
+        require_update_input("decide_plan", decision, PlanDecisionInput)
         assert decision is not None  # require_update_input refused None
+        check_update_fields("decide_plan", decision)
         mode = decision.target_mode
         why = None
         if decision.approve and mode not in (None, PLAN_MODE, *RESUME_MODES):

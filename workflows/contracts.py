@@ -337,6 +337,15 @@ class PlanDecision(Contract):
     """For an approval: the permission mode to continue in (default: the one before)."""
 
 
+class PlanDecisionInput(ClientInput, PlanDecision):
+    """The `decide_plan` update's input: a `PlanDecision` that says which way it decides, and
+    whose unknown fields are refused. With `approve` defaulting to true, `{"aprove": false}`
+    approved the plan: pydantic drops a field a model does not have, and an unknown field
+    whose value is empty is let through (a later client's default)."""
+
+    approve: bool
+
+
 class PlanView(Contract):
     """Answer of the `plan` query."""
 

@@ -162,6 +162,8 @@ class ChildRegistry(BaseModel):
         if end.run_generation < task.run_generation:
             # An older run's end that crossed a resume: still owed to the parent, once.
             task.notified.append(end.run_generation)
+            if end.stopped:
+                end = end.model_copy(update={"status": "killed"})
             self.queue.append(notification_text(task, end))
             return True
         if end.run_generation == task.run_generation and task.end is not None:

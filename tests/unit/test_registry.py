@@ -180,3 +180,48 @@ def test_a_finished_child_s_notification_has_no_note():
     assert reg.record_end(end(text="done"))
     (note,) = reg.drain()
     assert "<result>done</result>" in note, note
+
+
+def test_an_older_generation_s_stopped_end_reads_stopped_too():
+    reg = ChildRegistry()
+    reg.add(task(run_generation=2))
+    old = end("completed", generation=1, text="").model_copy(
+        update={"stopped": True, "stop_reason": ""}
+    )
+    assert reg.record_end(old)
+    (note,) = reg.drain()
+    assert "<status>killed</status>" in note and "was stopped" in note, note
+    # No text of its own: the note alone.
+    assert (
+        "<result>It was stopped by the user before it finished; its task is not done.</result>"
+        in (note)
+    ), note
+
+
+def test_a_stop_sent_on_by_a_stopped_caller_says_so():
+    from agents.notifications import CALLER_STOPPED, stop_note
+
+    assert stop_note(CALLER_STOPPED).startswith("It was stopped before it finished, because you")
+    assert "by the user" not in stop_note(CALLER_STOPPED)
+
+
+def test_a_next_generation_a_stop_kept_from_running_reads_stopped_not_killed_from_outside():
+    from workflows.agent_end import stopped_before_mail
+    from workflows.contracts import AgentResult, AgentUsage
+
+    ran = AgentResult(
+        status="completed",
+        agent_id="a1",
+        agent_type="t",
+        final_text="x",
+        usage=AgentUsage(),
+        turns=1,
+        unread_messages=2,
+    )
+    ended = stopped_before_mail(ran, "enough")
+    assert ended.status == "killed" and ended.stopped and ended.stop_reason == "enough"
+    reg = ChildRegistry()
+    reg.add(task())
+    assert reg.record_end(end("killed", text="").model_copy(update={"stopped": True}))
+    (note,) = reg.drain()
+    assert "not by a TaskStop" not in note and "stopped by the user" in note, note

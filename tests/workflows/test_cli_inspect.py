@@ -397,7 +397,10 @@ async def _task_attempt(handle, at_least: int) -> bool:
 
 async def test_background_stops_the_wait_on_a_sync_sub_agent(client, dev_server, git_repo):
     """The live tree told people to "signal `background`", which no outlast command sent."""
-    slow = {"tool_use": {"name": "Bash", "input": {"command": "sleep 3"}}}
+    # Until the test has sent `background`: two CLI runs took longer than a `sleep 3` under
+    # load, and the child had ended before the second.
+    hold = "until [ -e released ]; do sleep 0.1; done"
+    slow = {"tool_use": {"name": "Bash", "input": {"command": hold}}}
     script = {
         "agents": [
             {
@@ -420,6 +423,7 @@ async def test_background_stops_the_wait_on_a_sync_sub_agent(client, dev_server,
             assert code == 2 and "waits on no sub-agent nobody (it waits on: " in out, out
             code, out = await cli(dev_server.address, "background", handle.id, "slow")
             assert code == 0 and f"slow of {handle.id} goes on in the background" in out, out
+            (git_repo / "released").touch()
             result = await handle.result()
     (launched,) = tool_results(result)
     assert "moved to the background (on request)" in str(launched.content)

@@ -11,6 +11,7 @@ from tests.support import running_workers, scripted_model
 from tests.workflows.test_coordinator import start_coordinator, worker
 from workflows.contracts import AgentStatus
 
+HOLD = "until [ -e looked ]; do sleep 0.1; done"
 EDIT = "In {{cwd}}/src/app.py change greet(). Purpose: a test. Done = the file changed."
 
 
@@ -21,8 +22,8 @@ def script() -> dict:
                 "name": "fix",
                 "match": {"agent_name": "fix"},
                 "turns": [
-                    # Long enough for the test to look while `doc` waits for the file.
-                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 3"}}},
+                    # Until the test has looked while `doc` waits for the file.
+                    {"tool_use": {"name": "Bash", "input": {"command": HOLD}}},
                     {"text": "Summary: fixed."},
                 ],
             },
@@ -70,6 +71,7 @@ async def test_a_queued_worker_is_in_its_coordinator_s_status_and_show(client, g
                     break
                 await asyncio.sleep(0.1)
             tree = await agent_tree(client, wf_id)
+            (git_repo / "looked").touch()
             result = await handle.result()
             after = await handle.query("status", result_type=AgentStatus)
     (doc,) = queued
