@@ -48,45 +48,43 @@ async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git
     assert code == 1 and "terminated: test over [/] [wip]; " in out and "failed" not in out, out
 
 
-async def test_a_worker_that_died_counts_as_none(client, git_repo, monkeypatch):
-    """The server lists a dead worker's poller for five minutes more: a note that trusted the
-    list said nothing while a follow waited for good (found by a user test, 2026-12-05)."""
+async def on_a_dead_worker_s_queue(client, git_repo):
+    """An agent started on a queue whose only worker polled a moment ago and is gone: the
+    server still lists its poller."""
     from temporalio.worker import Worker
 
-    from outlast import cli_base
     from workflows.agent import AgentWorkflow
 
     queue = f"died-{uuid.uuid4().hex[:8]}"
     queues = Queues(task_queue=queue, host_queue=f"{queue}-host")
     async with Worker(client, task_queue=queue, workflows=[AgentWorkflow]):
         await asyncio.sleep(1)  # it polls
-    handle = await client.start_workflow(
+    return await client.start_workflow(
         "AgentWorkflow", agent_input("x", git_repo, queues), id=queue, task_queue=queue
     )
+
+
+async def test_a_worker_that_died_counts_as_none(client, git_repo, monkeypatch):
+    """The server lists a dead worker's poller for five minutes more: a note that trusted the
+    list said nothing while a follow waited for good (found by a user test, 2026-12-05)."""
+    from outlast import cli_base
+
+    handle = await on_a_dead_worker_s_queue(client, git_repo)
     desc = await handle.describe()
     assert await cli_base.no_worker_note(client, desc) is None  # listed, polled a moment ago
     monkeypatch.setattr(cli_base, "POLLER_GONE_S", 1)
     await asyncio.sleep(1.5)
     note = await cli_base.no_worker_note(client, desc)
-    assert note is not None and f"no worker polls {queue}" in note
+    assert note is not None and f"no worker polls {handle.id}" in note
     await handle.terminate(reason="test over")
 
 
 async def test_show_says_a_worker_that_just_died_did_not_answer(client, git_repo):
     """Its poller is listed a minute and more after it died, so `show` said nothing at all
     of it that long (a user test, 2026-12-06): the status query that nobody answered says it."""
-    from temporalio.worker import Worker
-
     from outlast.inspect import agent_tree, tree_lines
-    from workflows.agent import AgentWorkflow
 
-    queue = f"died-{uuid.uuid4().hex[:8]}"
-    queues = Queues(task_queue=queue, host_queue=f"{queue}-host")
-    async with Worker(client, task_queue=queue, workflows=[AgentWorkflow]):
-        await asyncio.sleep(1)  # it polls
-    handle = await client.start_workflow(
-        "AgentWorkflow", agent_input("x", git_repo, queues), id=queue, task_queue=queue
-    )
+    handle = await on_a_dead_worker_s_queue(client, git_repo)
     tree = await agent_tree(client, handle.id)
     await handle.terminate(reason="test over")
     assert tree.outcome == "its worker did not answer (is one running? `outlast worker`)"

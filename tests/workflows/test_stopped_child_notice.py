@@ -44,16 +44,23 @@ def script(background: bool) -> dict:
     }
 
 
-async def test_a_background_child_a_person_stops_is_reported_stopped_with_its_words(
-    client, git_repo
-):
-    with scripted_model(script(background=True)):
+async def ended_by(client, git_repo, background: bool, end):
+    """The parent's result after `end(child_handle)` ended its child `digger` mid-Bash."""
+    with scripted_model(script(background)):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             child = client.get_workflow_handle(f"{handle.id}/digger")
             await wait_until_tool_runs(child, "Bash")
-            await child.signal("stop", StopRequest(reason="wrong directory"))
-            result = await handle.result()
+            await end(child)
+            return await handle.result()
+
+
+async def test_a_background_child_a_person_stops_is_reported_stopped_with_its_words(
+    client, git_repo
+):
+    result = await ended_by(
+        client, git_repo, True, lambda c: c.signal("stop", StopRequest(reason="wrong directory"))
+    )
     (note,) = notifications(result)
     assert "<status>killed</status>" in note, note
     assert '<summary>Agent "task digger" was stopped</summary>' in note, note
@@ -64,13 +71,8 @@ async def test_a_background_child_a_person_stops_is_reported_stopped_with_its_wo
 
 
 async def test_a_background_child_a_person_kills_is_not_taken_for_a_task_stop(client, git_repo):
-    with scripted_model(script(background=True)):
-        async with running_workers(client) as queues:
-            handle = await start(client, agent_input("go", git_repo, queues), queues)
-            child = client.get_workflow_handle(f"{handle.id}/digger")
-            await wait_until_tool_runs(child, "Bash")
-            await child.cancel()  # what `outlast kill` and the Web UI's cancel do
-            result = await handle.result()
+    # What `outlast kill` and the Web UI's cancel do.
+    result = await ended_by(client, git_repo, True, lambda c: c.cancel())
     (note,) = notifications(result)
     assert "<status>killed</status>" in note, note
     assert "<result>It was stopped by the user (cancelled with `outlast kill`" in note, note
@@ -80,13 +82,7 @@ async def test_a_background_child_a_person_kills_is_not_taken_for_a_task_stop(cl
 
 
 async def test_a_sync_child_a_person_stops_answers_with_the_stop_said_first(client, git_repo):
-    with scripted_model(script(background=False)):
-        async with running_workers(client) as queues:
-            handle = await start(client, agent_input("go", git_repo, queues), queues)
-            child = client.get_workflow_handle(f"{handle.id}/digger")
-            await wait_until_tool_runs(child, "Bash")
-            await child.signal("stop", StopRequest())
-            result = await handle.result()
+    result = await ended_by(client, git_repo, False, lambda c: c.signal("stop", StopRequest()))
     (answer,) = [r for r in tool_results(result) if "call sites" in str(r.content)]
     assert not answer.is_error
     assert str(answer.content).startswith(
