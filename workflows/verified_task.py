@@ -109,6 +109,10 @@ FAILED_STOPS_IMPLEMENTER = "verified-failed-stops-implementer"
 implementer is a resumed run, no child of ours, so nothing else stops it."""
 
 
+IMPLEMENTER_STOP_ENDS = "verified-implementer-stop-ends"
+"""Patch: an implementer a person stopped (`outlast stop <task>/implementer`, the way to stop a
+verified task after the current turn) ends the task, saying so; its partial work was sent to a
+verifier as if it were done."""
 VERIFIER_FAILURE_ENDS = "verified-verifier-failure-ends"
 """Patch: a verifier that fails to run ends the task as failed, saying why; its failure was
 a FAIL round, and the implementer was sent back to work on findings there were none of."""
@@ -197,6 +201,24 @@ class VerifiedTaskWorkflow:
         for round_no in range(1, inp.max_rounds + 1):
             end, spent = await self._implementer_end(round_no, impl_id)
             usages.extend(spent)
+            # Asked only by a stopped implementer, so no other run records it.
+            if (
+                end.status == "completed"
+                and end.stopped
+                and versions.patched(IMPLEMENTER_STOP_ENDS)
+            ):
+                why = f": {end.stop_reason}" if end.stop_reason else ""
+                self._rounds.append(
+                    VerificationRound(
+                        round=round_no,
+                        implementer_status="killed",
+                        implementer_text=end.final_text,
+                        verdict="FAIL",
+                        verdict_reason=f"the implementer was stopped{why}; nothing was verified",
+                    )
+                )
+                message = f"round {round_no}: the implementer was stopped by the user{why}"
+                return self._result("failed", message, usages)
             if end.status != "completed":
                 self._rounds.append(
                     VerificationRound(

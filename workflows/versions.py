@@ -54,6 +54,7 @@ AFTER_BASELINE = frozenset(
     {
         "coordinator-client-agent-refused",
         "verified-verifier-failure-ends",
+        "verified-implementer-stop-ends",
         "input-values-checked",
         "blank-mail-refused",
         "fork-join-blank-directives",

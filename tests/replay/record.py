@@ -81,6 +81,7 @@ from tests.replay.scenarios_patterns import (
     team_spawn,
     team_steered,
     team_structured_broadcast,
+    verified_implementer_stopped,
     verified_killed_verifier,
     verified_late_mail,
     verified_liveness_backoff,
@@ -340,6 +341,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A verifier that cannot run ends the task (patched verified-verifier-failure-ends);
     # `verified_verifier_fails_v0` recorded on 2fe3bac, where the implementer went again.
     "verified_verifier_fails": verified_verifier_fails,
+    # A person stops the implementer: the task ends unverified (patched
+    # verified-implementer-stop-ends).
+    "verified_implementer_stopped": verified_implementer_stopped,
     # A client's coordinator start with `agent` set, refused (patched
     # coordinator-client-agent-refused); `coordinator_client_agent_v0` recorded on c592263,
     # where it ran that agent.
@@ -383,6 +387,7 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
 # Children whose histories are worth keeping too (a killed child, a resumed run), saved as
 # `<parent>__<child>.json`: the file name encodes the workflow id, which replay needs.
 CHILDREN = {
+    "verified_implementer_stopped": ["implementer"],
     "fork_join_blank_v0": ["fork-2"],
     "subagents_stop_sync": ["slow"],
     "subagents_hooks": ["helper"],

@@ -382,6 +382,15 @@ async def verified_verifier_fails(client: Client, tmp: Path) -> WorkflowHandle:
     return client.get_workflow_handle(name)
 
 
+async def verified_implementer_stopped(client: Client, tmp: Path) -> WorkflowHandle:
+    """A person stops the implementer mid-Bash: the task ends unverified (patched
+    verified-implementer-stop-ends); the implementer's history is kept too (CHILDREN)."""
+    from tests.workflows.test_verified_task import stop_the_implementer
+
+    handle, _, _ = await stop_the_implementer(client, tmp, os.environ["OUTLAST_RECORDING"])
+    return handle
+
+
 async def coordinator_resumed(client: Client, tmp: Path) -> WorkflowHandle:
     """A coordinator that completed, resumed by a person (`outlast resume`): the new run's
     input has `resumed`, and its agent starts from the conversation. The latest run's."""

@@ -595,3 +595,48 @@ async def test_a_pass_from_a_verifier_that_ran_nothing_is_a_fail_round(client, t
     assert result.rounds[0].verdict_reason == NOTHING_RAN
     assert result.status == "passed"
     assert "verifier-ran-nothing" in await patch_ids(client.get_workflow_handle(wf_id))
+
+
+async def stop_the_implementer(client, tmp_path, wf_id: str):
+    """A verified task whose implementer a person stops mid-Bash (`outlast stop
+    <task>/implementer`): the task's handle and result."""
+    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+    from workflows.contracts import StopRequest
+
+    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
+    script = {
+        "agents": [
+            verifier(1, "PASS", "OK"),
+            {
+                "name": "implementer",
+                "match": {"agent_name": "implementer"},
+                "turns": [{"text": "Halfway: read the app.", "tool_use": hold}, {"text": "x"}],
+            },
+        ]
+    }
+    repo = task_repo(tmp_path / "repo")
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start_verified(client, queues, repo, wf_id)
+            implementer = client.get_workflow_handle(f"{wf_id}/implementer")
+            await wait_until_tool_runs(implementer, "Bash")
+            await implementer.signal("stop", StopRequest(reason="wrong approach"))
+            (repo / "released").touch()
+            result = await handle.result()
+    return handle, result, model.log
+
+
+async def test_an_implementer_a_person_stops_ends_the_task_unverified(client, tmp_path):
+    """Stopping the implementer is how a person stops a verified task after its current turn;
+    its partial work went to a verifier as if it were done (a review, 2026-12-06)."""
+    from workflows.verified_task import IMPLEMENTER_STOP_ENDS
+
+    wf_id = f"vt-stop-{uuid.uuid4().hex[:8]}"
+    handle, result, log = await stop_the_implementer(client, tmp_path, wf_id)
+    assert result.status == "failed", result
+    assert result.message == "round 1: the implementer was stopped by the user: wrong approach"
+    (only,) = result.rounds
+    assert only.implementer_status == "killed" and only.verdict == "FAIL", only
+    assert only.implementer_text == "Halfway: read the app."
+    assert not [r for r in log if r["agent"].startswith("verifier")], "a verifier ran"
+    assert IMPLEMENTER_STOP_ENDS in await patch_ids(handle)
