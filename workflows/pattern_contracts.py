@@ -88,6 +88,8 @@ class StageOutcome(Contract):
     verdict_reason: str = ""
     """Why the verdict acted on is not the one claimed (a PASS with no executed check)."""
     usage: AgentUsage = AgentUsage()
+    stopped: bool = False
+    """Its agent was stopped before it finished (`outlast stop <pipeline>/<stage>`)."""
 
 
 class PipelineResult(Contract):

@@ -73,6 +73,10 @@ KILL_CANCELS = "pipeline-kill-cancels"
 other patterns do; it used to take its stage's cancellation for a killed stage and complete
 as `failed`."""
 
+STOPPED_STAGE_WAITS = "pipeline-stopped-stage-waits"
+"""Patch: a stage a person stopped (`outlast stop <pipeline>/<stage>`) waits for a decision on
+it, as an approval stage does; the pipeline went on to the next stage with its half-done
+output."""
 KILL_ANSWERS = "pipeline-kill-answers-held"
 """Patch: a decision held when the pipeline is killed (or fails) is answered with that end;
 before, the run ended under it and its sender got Temporal's "the Workflow completed before
@@ -154,9 +158,14 @@ class PipelineWorkflow:
                 needs_approval = stage.approval or (
                     inp.approve_between and index < len(inp.stages) - 1
                 )
+                # Not by the pipeline's own stop, which ends it after this stage. Asked only
+                # then, so no other run records it.
+                stopped = outcome.stopped and self._stop is None and not needs_approval
+                if stopped and versions.patched(STOPPED_STAGE_WAITS):
+                    needs_approval = True
                 if not needs_approval:
                     break
-                decision = await self._await_decision(stage.name, attempt)
+                decision = await self._await_decision(stage.name, attempt, stopped)
                 if decision is None:
                     return self._result("stopped", stage.name, f"stopped at stage {stage.name}")
                 if decision.approve:
@@ -224,6 +233,7 @@ class PipelineWorkflow:
             verdict=verdict,
             verdict_reason=reason,
             usage=result.usage,
+            stopped=result.stopped,
         )
 
     async def _failed_stage(self, e: ChildWorkflowError, base: dict, attempt: int) -> StageOutcome:
@@ -235,10 +245,13 @@ class PipelineWorkflow:
         usage = await ended_usage(base["workflow_id"])
         return StageOutcome(**base, attempt=attempt, status=status, error=message, usage=usage)
 
-    async def _await_decision(self, stage: str, attempt: int) -> StageDecision | None:
+    async def _await_decision(
+        self, stage: str, attempt: int, stopped: bool = False
+    ) -> StageDecision | None:
         self._awaiting, self._awaiting_attempt, self._decision = stage, attempt, None
+        ended = "was stopped" if stopped else "finished"
         workflow.set_current_details(
-            f"stage **{stage}** finished: waiting for approval (update `decide_stage`)"
+            f"stage **{stage}** {ended}: waiting for approval (update `decide_stage`)"
         )
         await workflow.wait_condition(lambda: self._decision is not None or self._stop is not None)
         decision, self._awaiting, self._decision = self._decision, None, None
@@ -344,7 +357,9 @@ class PipelineWorkflow:
         check_update_fields("decide_stage", decision)
         if self._ended_as is not None:
             raise ValueError(f"the pipeline {ended_text(self._ended_as)}")
-        if decision.stage not in self._approval_stages:
+        # A stage a person stopped waits for a decision too, approval stage or not.
+        waits_now = decision.stage == self._awaiting
+        if decision.stage not in self._approval_stages and not waits_now:
             raise ValueError(
                 f"stage {decision.stage} never waits for approval; stages that do: "
                 f"{', '.join(self._approval_stages) or 'none'}"

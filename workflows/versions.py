@@ -55,6 +55,7 @@ AFTER_BASELINE = frozenset(
         "coordinator-client-agent-refused",
         "verified-verifier-failure-ends",
         "verified-implementer-stop-ends",
+        "pipeline-stopped-stage-waits",
         "input-values-checked",
         "blank-mail-refused",
         "fork-join-blank-directives",

@@ -71,6 +71,7 @@ from tests.replay.scenarios_patterns import (
     pipeline_failed_stage,
     pipeline_killed,
     pipeline_killed_held_decision,
+    pipeline_stage_stopped,
     pipeline_unknown_type,
     stop_starting,
     team,
@@ -344,6 +345,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A person stops the implementer: the task ends unverified (patched
     # verified-implementer-stop-ends).
     "verified_implementer_stopped": verified_implementer_stopped,
+    # A person stops a pipeline stage's agent: the stage waits for a decision (patched
+    # pipeline-stopped-stage-waits).
+    "pipeline_stage_stopped": pipeline_stage_stopped,
     # A client's coordinator start with `agent` set, refused (patched
     # coordinator-client-agent-refused); `coordinator_client_agent_v0` recorded on c592263,
     # where it ran that agent.
@@ -387,6 +391,7 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
 # Children whose histories are worth keeping too (a killed child, a resumed run), saved as
 # `<parent>__<child>.json`: the file name encodes the workflow id, which replay needs.
 CHILDREN = {
+    "pipeline_stage_stopped": ["look"],
     "verified_implementer_stopped": ["implementer"],
     "fork_join_blank_v0": ["fork-2"],
     "subagents_stop_sync": ["slow"],

@@ -391,6 +391,16 @@ async def verified_implementer_stopped(client: Client, tmp: Path) -> WorkflowHan
     return handle
 
 
+async def pipeline_stage_stopped(client: Client, tmp: Path) -> WorkflowHandle:
+    """A person stops a stage's agent: the stage waits for a decision, is approved, and the
+    next stage runs (patched pipeline-stopped-stage-waits); the stage's history too."""
+    from tests.workflows.test_pipeline import stop_a_stage
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    handle, _, _ = await stop_a_stage(client, repo, os.environ["OUTLAST_RECORDING"])
+    return handle
+
+
 async def coordinator_resumed(client: Client, tmp: Path) -> WorkflowHandle:
     """A coordinator that completed, resumed by a person (`outlast resume`): the new run's
     input has `resumed`, and its agent starts from the conversation. The latest run's."""

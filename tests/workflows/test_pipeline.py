@@ -20,7 +20,13 @@ from agents.builtin.verification import NOTHING_RAN
 from agents.pipeline import PipelineStage
 from outlast.inspect import agent_tree
 from outlast.pattern_follow import _progress
-from tests.support import fast_config, kill_with_an_update_held, running_workers, scripted_model
+from tests.support import (
+    fast_config,
+    kill_with_an_update_held,
+    patch_ids,
+    running_workers,
+    scripted_model,
+)
 from tests.workflows.test_agent_control import wait_status
 from workflows import search_attributes as sa
 from workflows.contracts import StopRequest, Workspace
@@ -645,3 +651,48 @@ async def test_a_rerun_past_the_last_attempt_is_refused_and_the_stage_still_wait
     for n in (1, 2):
         assert f'<attempt n=\\"{n}\\">' in last and f"FEEDBACK-{n}" in last, last
     assert "The checkout keeps whatever those attempts changed" in last
+
+
+async def stop_a_stage(client, repo, wf_id: str | None = None):
+    """A two-stage pipeline (no approvals asked) whose first stage's agent a person stops
+    mid-Bash; approved once it waits. Its handle, result and the view while it waited."""
+    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+
+    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
+    stages = [
+        PipelineStage(name="look", agent_type="Explore", instructions="Look."),
+        PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
+    ]
+    script = {
+        "agents": [
+            {
+                "name": "look",
+                "match": {"agent_type": "Explore"},
+                "turns": [{"text": "LOOK-HALF", "tool_use": hold}, {"text": "never"}],
+            },
+            stage_agent("Plan", "PLAN-OUT", read=False),
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = pipeline_input(repo, queues, stages=stages)
+            handle = await start_pipeline(client, queues, inp, wf_id)
+            look = client.get_workflow_handle(f"{handle.id}/look")
+            await wait_until_tool_runs(look, "Bash")
+            await look.signal("stop", StopRequest(reason="enough looking"))
+            (repo / "released").touch()
+            view = await wait_for_approval(handle, "look")
+            await handle.execute_update("decide_stage", StageDecision(stage="look", approve=True))
+            result = await handle.result()
+    return handle, result, view
+
+
+async def test_a_stage_a_person_stops_waits_for_a_decision(client, git_repo):
+    """It went on to the next stage with its half-done output (a review, 2026-12-06)."""
+    from workflows.pipeline import STOPPED_STAGE_WAITS
+
+    handle, result, view = await stop_a_stage(client, git_repo)
+    assert view.stages[-1].stopped and view.stages[-1].final_text == "LOOK-HALF", view
+    assert view.awaiting_attempt == 1
+    assert result.status == "completed" and result.final_text == "PLAN-OUT", result
+    assert STOPPED_STAGE_WAITS in await patch_ids(handle)
