@@ -213,6 +213,7 @@ class Task:
         """Approve the pending plan; False (nothing sent) if no plan is waiting.
 
         Raises:
+            TaskEnded: the task is not running (nothing was sent).
             Refused: the plan was decided meanwhile (by another approve or reject), or
                 another plan waits now.
             NotSupported: the task is no agent of its own (a pipeline's stages are decided
@@ -228,6 +229,7 @@ class Task:
         """Send the pending plan back with `feedback`; False (nothing sent) if none waits.
 
         Raises:
+            TaskEnded: the task is not running (nothing was sent).
             Refused: the plan was decided meanwhile, or another plan waits now.
             NotSupported: the task is no agent of its own."""
         return await self._decide_plan(False, feedback, None)
@@ -293,6 +295,11 @@ class Task:
     async def _decide_plan(self, approve: bool, feedback: str, mode: str | None) -> bool:
         pending = (await self.plan()).pending
         if pending is None:
+            # A closed run answers the query too (by replay): it has no plan, and never will.
+            desc = await self.handle.describe()
+            if desc.status != WorkflowExecutionStatus.RUNNING:
+                state = desc.status.name.lower() if desc.status else "closed"
+                raise TaskEnded(f"{self.id} is not running ({state}); nothing was sent")
             return False
         decision = PlanDecision(
             request_id=pending.request_id, approve=approve, feedback=feedback, target_mode=mode

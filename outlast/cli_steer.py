@@ -148,7 +148,11 @@ async def _decide(
         fail(f"{workflow_id} has no plan to decide on ({e}); for a pipeline, name the stage.")
     if view.pending is None:
         # Nothing is sent: a decision with nothing pending would only clutter the history.
-        fail(f"no plan is waiting for approval in {workflow_id} (mode: {view.mode or 'default'}).")
+        last = f"; plan {view.last_decided}" if view.last_decided else ""
+        fail(
+            f"no plan is waiting for approval in {workflow_id} (mode: "
+            f"{view.mode or 'default'}{last})."
+        )
     request = view.pending.request_id
     decision = PlanDecision(
         request_id=request, approve=approve, feedback=feedback, target_mode=mode
@@ -226,7 +230,10 @@ def stop(
             # Anything else has no handler for it: Temporal would keep the signal unread.
             fail(f"{workflow_id} is a {workflow_type}, which has no graceful stop; use kill.")
         await handle.signal(name, StopRequest(reason=reason))
-        console.print(f"asked {workflow_id} to stop after its current turn")
+        console.print(
+            f"asked {workflow_id} to stop after its current turn (a tool running now "
+            "finishes first; `outlast kill` stops at once)"
+        )
 
     asyncio.run(_main())
 

@@ -101,9 +101,14 @@ async def _segments(workflow_id: str, compacted: bool) -> list[tuple[Message, ..
     handle = client.get_workflow_handle(workflow_id, result_type=AgentResult)
     desc = await describe_or_fail(handle)
     if desc.workflow_type not in AGENT_TYPES:
+        # Named, so the next command is one paste away (a pipeline's stage output was read
+        # nowhere else before its approval: a user test, 2026-12-06).
+        query = f'ParentWorkflowId = "{workflow_id}"'
+        kids = sorted({w.id async for w in client.list_workflows(query, limit=50)})
+        named = f": {', '.join(kids)}" if kids else " (none has started yet)"
         fail(
-            f"{workflow_id} is a {desc.workflow_type}, not an agent: `outlast show "
-            f"{workflow_id}` lists its agents, each with a conversation of its own."
+            f"{workflow_id} is a {desc.workflow_type}, not an agent; each of its agents has a "
+            f"conversation of its own (`outlast transcript <agent id>`){named}."
         )
     if desc.status == WorkflowExecutionStatus.FAILED:
         why, kind = await why_it_ended(handle, desc.status)

@@ -24,6 +24,7 @@ from outlast.patterns import WORKFLOW_TYPES
 from outlast.plan_view import waiting_plan
 from outlast.question_view import plain, waiting_question
 from outlast.retries import failing_task, retrying
+from outlast.waiting import stage_agent
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus, QueuedWorker
 from workflows.pattern_contracts import PipelineView, TeamResult
@@ -292,6 +293,10 @@ async def _fill_from_status(
     node.tokens, node.tool_uses = status.usage.total_tokens, status.usage.tool_uses
     if desc.status == WorkflowExecutionStatus.RUNNING:
         node.outcome = status.state
+        if status.stop_requested:
+            # A stop waits for the tool running now: `show` said only `running_tools` for as
+            # long as that took (a user test, 2026-12-06: six minutes of a `sleep`).
+            node.outcome += ", stop requested: it ends after its current turn"
         node.queued = [queued_line(q) for q in status.queued]
         left = timedelta(seconds=max(until - asyncio.get_running_loop().time(), 0.1))
         if status.state == "waiting" and (plan := await waiting_plan(run, left)):
@@ -329,7 +334,8 @@ async def _fill_pipeline_wait(
         stage, attempt = view.awaiting_approval, view.awaiting_attempt or 1
         node.outcome = (
             f"stage {stage} (attempt {attempt}) waits for approval: outlast approve "
-            f"{desc.id} {stage} --attempt {attempt}"
+            f"{desc.id} {stage} --attempt {attempt}; its output: outlast transcript "
+            f"{stage_agent(desc.id, stage, attempt)}"
         )
     elif view.current:
         node.outcome = f"stage {view.current} running"

@@ -23,6 +23,7 @@ from outlast.progress import follow, outcome, print_retries
 from outlast.question_view import plain
 from outlast.retries import TreeRetries
 from outlast.server_away import lasting_result
+from outlast.waiting import stage_agent
 from workflows.contracts import AgentStatus, ForkOutcome
 from workflows.pattern_contracts import (
     MAX_STAGE_ATTEMPTS,
@@ -90,7 +91,8 @@ async def _progress(
                     f"approve:{stage}:{attempt}",
                     f"stage {stage} (attempt {attempt}) waits for approval: outlast approve "
                     f"{handle.id} {stage} --attempt {attempt} (or outlast reject {handle.id} "
-                    f"{stage} --attempt {attempt} --feedback '...'{rerun})",
+                    f"{stage} --attempt {attempt} --feedback '...'{rerun}); its output: "
+                    f"outlast transcript {stage_agent(handle.id, stage, attempt)}",
                 )
             )
         return lines

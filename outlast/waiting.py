@@ -33,7 +33,11 @@ class Waiting(BaseModel):
     what: str
     """One line: the plan's first line, the first question, the stage and attempt."""
     command: str
-    """What answers it."""
+    """The command that answers it (approves it, for a plan or a stage)."""
+    other: str = ""
+    """The command that decides the other way (a rejection), if there is one."""
+    read: str = ""
+    """The command that shows what is to be decided, where the item does not."""
     since: datetime | None = None
 
 
@@ -98,14 +102,14 @@ def agent_waits(
     its parent, a teammate's for its lead)."""
     found = []
     if plan is not None and plan.approver == "the user":
-        first = next((line for line in plan.plan.splitlines() if line.strip()), "(empty plan)")
         found.append(
             Waiting(
                 workflow_id=workflow_id,
                 kind="plan",
-                what=f"{plan.request_id}: {plain(first.strip())[:100]}",
-                command=f"outlast approve {workflow_id}  (or: outlast reject {workflow_id} "
-                "--feedback '...')",
+                what=f"{plan.request_id}: {plain(first_line(plan.plan))[:100]}",
+                command=f"outlast approve {workflow_id}",
+                other=f"outlast reject {workflow_id} --feedback '...'",
+                read=f"{plan.plan_file} (or `outlast attach {workflow_id}`)",
                 since=plan.requested_at,
             )
         )
@@ -124,17 +128,35 @@ def agent_waits(
     return found
 
 
+def first_line(plan: str) -> str:
+    """What a plan says first: its first line that is not a heading ("# Plan" says nothing),
+    else its first line."""
+    lines = [line.strip() for line in plan.splitlines() if line.strip()]
+    said = next((line for line in lines if not line.startswith("#")), None)
+    return said or (lines[0] if lines else "(empty plan)")
+
+
+def stage_agent(workflow_id: str, stage: str, attempt: int) -> str:
+    """The workflow id of a pipeline stage's agent (as workflows/pipeline.py names it)."""
+    return f"{workflow_id}/{stage}" + (f"-{attempt}" if attempt > 1 else "")
+
+
 def stage_waits(workflow_id: str, view: PipelineView) -> list[Waiting]:
+    """A stage waiting for a decision; its output is read with `outlast transcript` on the
+    stage's agent (`<pipeline>/<stage>`, `-<attempt>` from the second attempt on)."""
     if not view.awaiting_approval:
         return []
     stage, attempt = view.awaiting_approval, view.awaiting_attempt or 1
+    agent = stage_agent(workflow_id, stage, attempt)
+    decided = f"{workflow_id} {stage} --attempt {attempt}"
     return [
         Waiting(
             workflow_id=workflow_id,
             kind="stage",
             what=f"stage {stage}, attempt {attempt}",
-            command=f"outlast approve {workflow_id} {stage} --attempt {attempt}  (or: outlast "
-            f"reject {workflow_id} {stage} --attempt {attempt} [--rerun] --feedback '...')",
+            command=f"outlast approve {decided}",
+            other=f"outlast reject {decided} --feedback '...' (add --rerun to run it again)",
+            read=f"outlast transcript {agent}",
         )
     ]
 
@@ -144,7 +166,11 @@ def waiting_lines(found: WaitingList) -> list[str]:
     lines = []
     for w in found.waiting:
         lines.append(f"{w.workflow_id}  {w.kind}: {w.what}")
+        if w.read:
+            lines.append(f"  read it: {w.read}")
         lines.append(f"  {w.command}")
+        if w.other:
+            lines.append(f"  or: {w.other}")
     if not found.waiting:
         lines.append("nothing waits on you")
     if found.unanswered:

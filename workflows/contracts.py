@@ -11,7 +11,7 @@ import re
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 from temporalio import workflow
 
 from agents.config import OutlastConfig
@@ -341,9 +341,10 @@ class PlanDecisionInput(ClientInput, PlanDecision):
     """The `decide_plan` update's input: a `PlanDecision` that says which way it decides, and
     whose unknown fields are refused. With `approve` defaulting to true, `{"aprove": false}`
     approved the plan: pydantic drops a field a model does not have, and an unknown field
-    whose value is empty is let through (a later client's default)."""
+    whose value is empty is let through (a later client's default). Strict: `"yes"` is no
+    decision."""
 
-    approve: bool
+    approve: StrictBool
 
 
 class PlanView(Contract):
@@ -353,6 +354,8 @@ class PlanView(Contract):
     plan_file: str | None = None
     pre_plan_mode: str = ""
     pending: PendingPlan | None = None
+    last_decided: str = ""
+    """How the last plan this run waited with was decided: `plan-1 was approved`."""
 
 
 class StopRequest(Contract):

@@ -131,6 +131,10 @@ class PlanControl:
         self._state = state
         self.pending: PendingPlan | None = None
         self.decision: PlanDecision | None = None
+        self.last_decided = ""
+        """How the last plan was decided (`plan-1 was approved`), for a refusal of a second
+        decision: "no plan is waiting" left the person who came second to guess (a user
+        test, 2026-12-06). In memory only: a run continued as new starts without it."""
         self.approver = Approver()
         self.sender = ""
         self.can_exit = True
@@ -251,6 +255,9 @@ class PlanControl:
         finally:
             pending, decision = self.pending, self.decision
             self.pending, self.decision = None, None
+        if decision is not None and pending is not None:
+            verb = "approved" if decision.approve else "sent back"
+            self.last_decided = f"{pending.request_id} was {verb}"
         if decision is None:
             return error_result(call.block, "Stopped while the plan waited for approval.")
         if decision.approve:
@@ -315,9 +322,11 @@ class PlanControl:
         """Why `decision` cannot be taken, or None: no plan waits, it was decided already, or
         the decision names another request. Changes nothing (an update's validator asks)."""
         if self.pending is None:
-            return "no plan is waiting for approval"
+            last = f" (plan {self.last_decided})" if self.last_decided else ""
+            return f"no plan is waiting for approval{last}"
         if self.decision is not None:
-            return f"plan {self.pending.request_id} is decided already"
+            verb = "approved" if self.decision.approve else "sent back"
+            return f"plan {self.pending.request_id} is decided already: it was {verb}"
         if decision.request_id not in (None, self.pending.request_id):
             return f"the plan waiting is {self.pending.request_id}, not {decision.request_id}"
         if decision.approve and decision.target_mode == PLAN_MODE:
@@ -355,4 +364,5 @@ class PlanControl:
             plan_file=state.plan_file,
             pre_plan_mode=state.pre_plan_mode,
             pending=self.pending,
+            last_decided=self.last_decided,
         )

@@ -12,7 +12,7 @@ import pytest
 import temporalio.api.sdk.v1
 from temporalio.client import WorkflowFailureError
 
-from outlast.api import NotSupported, StartError, Task, start_task
+from outlast.api import NotSupported, StartError, Task, TaskEnded, start_task
 from outlast.devserver import temporal_binary
 from tests.conftest import make_git_repo
 from tests.support import Queues, patch_ids, running_workers, scripted_model
@@ -103,7 +103,9 @@ async def test_the_python_api_starts_and_steers_a_task(client, git_repo):
             assert isinstance(await task.status(), AgentStatus)
             assert await task.approve_plan()
             result = await task.result()
-            assert not await task.approve_plan()  # nothing waits: nothing is sent
+            # Nothing waits, nor ever will: refused as the README says (it returned False).
+            with pytest.raises(TaskEnded, match="is not running .completed.; nothing was sent"):
+                await task.approve_plan()
     assert result.final_text == "implemented the plan"
 
 

@@ -250,6 +250,7 @@ async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(client, g
     assert [(s.name, s.attempt) for s in result.stages] == [("look", 1), ("look", 2), ("plan", 1)]
     assert waiting == (
         f"stage look (attempt 1) waits for approval: outlast approve {handle.id} look --attempt 1"
+        f"; its output: outlast transcript {handle.id}/look"
     )
     # A follow tells the re-run from the first run (it printed the same line twice).
     assert followed == [
@@ -687,11 +688,16 @@ async def stop_a_stage(client, repo, wf_id: str | None = None):
     return handle, result, view
 
 
-async def test_a_stage_a_person_stops_waits_for_a_decision(client, git_repo):
+async def test_a_stage_a_person_stops_waits_for_a_decision(client, dev_server, git_repo):
     """It went on to the next stage with its half-done output (a review, 2026-12-06)."""
+    from tests.workflows.test_plan_mode import cli
     from workflows.pipeline import STOPPED_STAGE_WAITS
 
     handle, result, view = await stop_a_stage(client, git_repo)
+    # The pipeline has no conversation of its own: its stages' agents are named.
+    code, out = await cli(dev_server.address, "transcript", handle.id)
+    flat = " ".join(out.split())
+    assert code == 2 and f"{handle.id}/look, {handle.id}/plan." in flat, out
     assert view.stages[-1].stopped and view.stages[-1].final_text == "LOOK-HALF", view
     assert view.awaiting_attempt == 1
     assert result.status == "completed" and result.final_text == "PLAN-OUT", result

@@ -12,7 +12,7 @@ from temporalio import workflow
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.worker import Worker
 
-from outlast.api import Task
+from outlast.api import Task, TaskEnded
 from tests.support import agent_input, running_workers, scripted_model, start
 from tests.workflows.test_plan_mode import APPROVED, REJECTED, cli, wait_for_pending
 from workflows.contracts import PendingPlan, PlanDecision, PlanView
@@ -28,13 +28,17 @@ async def test_two_approvals_at_once_take_one_and_refuse_the_other(client, dev_s
                 cli(dev_server.address, "approve", handle.id),
             )
             result = await handle.result()
+            with pytest.raises(TaskEnded) as ended:
+                await Task(handle, "single").approve_plan()
+    assert "is not running (completed); nothing was sent" in str(ended.value)
     assert sorted(code for code, _ in both) == [0, 2], both
     taken = next(out for code, out in both if code == 0)
     refused = next(out for code, out in both if code != 0)
     assert f"plan plan-1 of {handle.id} approved" in taken, taken
     # Which of the two ways depends on whether the other's query came first.
     said = " ".join(refused.split())
-    assert "plan plan-1 is decided already" in said or "no plan is waiting" in said, refused
+    # Either way it says how plan-1 was decided (it said only "no plan is waiting").
+    assert "decided already: it was approved" in said or "plan-1 was approved" in said, refused
     assert result.final_text == "implemented the plan"
 
 

@@ -89,3 +89,25 @@ async def test_a_sync_child_a_person_stops_answers_with_the_stop_said_first(clie
         "It was stopped by the user before it finished; its task is not done.\n\n"
         "Found two of the five call sites so far.\n\nagentId: "
     ), answer.content
+
+
+async def test_show_says_a_stop_waits_for_the_tool_running_now(client, git_repo):
+    """`show` said `running_tools` for the whole of a long command after `outlast stop`, with
+    nothing of the stop (a user test, 2026-12-06)."""
+    from outlast.inspect import agent_tree, tree_lines
+
+    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
+    script = {"agents": [{"name": "main", "turns": [{"tool_use": hold}, {"text": "never"}]}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_until_tool_runs(handle, "Bash")
+            await handle.signal("stop", StopRequest(reason="enough"))
+            for _ in range(50):
+                tree = await agent_tree(client, handle.id)
+                if tree.outcome and "stop requested" in tree.outcome:
+                    break
+            (git_repo / "released").touch()
+            result = await handle.result()
+    assert "running_tools, stop requested: it ends after its current turn" in tree_lines(tree)[0]
+    assert result.stopped

@@ -36,15 +36,17 @@ async def test_a_plan_and_a_question_are_listed_with_their_commands(
             after = await waiting_on_people(client)
     mine = {(w.workflow_id, w.kind): w for w in found.waiting}
     plan = mine[(planner.id, "plan")]
-    assert plan.what == "plan-1: # Plan" and plan.command.startswith(
-        f"outlast approve {planner.id}"
-    ), plan
+    # Its first line that says something: the heading ("# Plan") did not.
+    assert plan.what == "plan-1: - create src/x.py with X = 1", plan
+    assert plan.command == f"outlast approve {planner.id}", plan
+    assert plan.other == f"outlast reject {planner.id} --feedback '...'", plan
     question = mine[(asker.id, "question")]
     assert question.what == "Which database should the service use? (and 1 more)", question
     assert question.command == f"outlast answer {asker.id}"
     assert code == 0, out
     flat = " ".join(out.split())
-    assert f"{planner.id} plan: plan-1: # Plan outlast approve {planner.id}" in flat, out
+    assert f"{planner.id} plan: plan-1: - create src/x.py with X = 1 read it: " in flat, out
+    assert f"outlast approve {planner.id} or: outlast reject {planner.id}" in flat, out
     assert f"{asker.id} question: Which database" in flat, out
     assert not {planner.id, asker.id} & {w.workflow_id for w in after.waiting}
 
@@ -53,7 +55,10 @@ def test_a_stage_waiting_and_workers_that_did_not_answer_are_said():
     view = PipelineView(stages=[], awaiting_approval="plan", awaiting_attempt=2)
     (stage,) = stage_waits("pipe-1", view)
     assert stage.what == "stage plan, attempt 2"
-    assert stage.command.startswith("outlast approve pipe-1 plan --attempt 2")
+    assert stage.command == "outlast approve pipe-1 plan --attempt 2"
+    # Pasted as printed, it runs: `[--rerun]` did not.
+    assert stage.other.startswith("outlast reject pipe-1 plan --attempt 2 --feedback '...' (")
+    assert stage.read == "outlast transcript pipe-1/plan-2"  # the second attempt's agent
     lines = waiting_lines(WaitingList(waiting=[], unanswered=["a", "b"]))
     assert lines[0] == "nothing waits on you"
     assert "2 running workflow(s) did not answer in time" in lines[1] and ": a, b" in lines[1]
