@@ -48,7 +48,7 @@ from workflows.contracts import (
     PlanView,
     StopRequest,
 )
-from workflows.pattern_contracts import StageDecision, TeamMail
+from workflows.pattern_contracts import PipelineView, StageDecision, TeamMail
 
 UPDATE_TIMEOUT = timedelta(seconds=30)
 ATTEMPT_HELP = (
@@ -115,6 +115,8 @@ async def _decide(
         workflow_id, f"; nothing in it waits for a decision on {waiting}", asks=stage is not None
     )
     if (why := decision_refusal(workflow_id, kind, stage)) is not None:
+        if stage is None and kind == "PipelineWorkflow":
+            why = await _name_the_stage(handle, workflow_id, approve) or why
         fail(why)  # asked, the workflow would answer with the SDK's words for a missing handler
     if stage is not None:
         decision = StageDecision(
@@ -184,6 +186,26 @@ async def _send_plan_decision(handle, workflow_id: str, decision: PlanDecision) 
         await handle.signal("approve_plan" if decision.approve else "reject_plan", decision)
     except RPCError as e:
         fail(server_said(workflow_id, e))
+
+
+async def _name_the_stage(handle, workflow_id: str, approve: bool) -> str | None:
+    """For a pipeline decision without a stage: the command with the stage that waits (it
+    said to look it up with `show`, a user test, 2026-12-06); None if none waits or no worker
+    answers in time."""
+    try:
+        view = await handle.query(
+            "pipeline", result_type=PipelineView, rpc_timeout=timedelta(seconds=3)
+        )
+    except (RPCError, WorkflowQueryFailedError):
+        return None
+    if not view.awaiting_approval:
+        return None
+    stage, attempt = view.awaiting_approval, view.awaiting_attempt or 1
+    verb = "approve" if approve else "reject"
+    return (
+        f"{workflow_id} is a pipeline: name the stage. Stage {stage} (attempt {attempt}) "
+        f"waits: outlast {verb} {workflow_id} {stage} --attempt {attempt}"
+    )
 
 
 PLANNERS = AGENT_TYPES

@@ -229,7 +229,11 @@ async def steer_approvals(handle) -> None:
     assert answer == "stage look approved"
 
 
-async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(client, git_repo):
+async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(
+    client, dev_server, git_repo
+):
+    from tests.workflows.test_plan_mode import cli
+
     with scripted_model(APPROVAL_SCRIPT, log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle = await start_pipeline(
@@ -243,6 +247,8 @@ async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(client, g
             # `outlast show` says which stage waits, and the command (it said `running`).
             await wait_for_approval(handle, "look")
             waiting = (await agent_tree(client, handle.id)).outcome
+            # Without the stage, the refusal names the one that waits, as a command.
+            code, unnamed = await cli(dev_server.address, "approve", handle.id)
             await steer_approvals(handle)
             result = await handle.result()
             followed = [line for _, line in await _progress(handle, "pipeline")]
@@ -252,6 +258,11 @@ async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(client, g
         f"stage look (attempt 1) waits for approval: outlast approve {handle.id} look --attempt 1"
         f"; its output: outlast transcript {handle.id}/look"
     )
+    assert code == 2, unnamed
+    assert (
+        f"Stage look (attempt 1) waits: outlast approve {handle.id} look --attempt 1"
+        in " ".join(unnamed.split())
+    ), unnamed
     # A follow tells the re-run from the first run (it printed the same line twice).
     assert followed == [
         "stage look: completed",
