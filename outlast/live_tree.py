@@ -14,6 +14,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from agents.todos import MAX_SHOWN, TodoItem, done_of
+from outlast.inspect import queued_line
 from outlast.plan_view import plan_lines, waiting_plan
 from outlast.question_view import plain, prompt_answers, question_lines, waiting_question
 from outlast.retries import RetryWatch
@@ -68,6 +69,10 @@ def status_tree(
     for child in status.children:
         retrying = (kid_retries or {}).get(child.workflow_id)
         root.add(_child_line(child, kids.get(child.workflow_id), workflow_id, retrying))
+    # A coordinator's workers that wait for their files: a follow named them nowhere (a user
+    # test, 2026-12-06).
+    for queued in status.queued:
+        root.add(f"[dim]queued: {escape(queued_line(queued))}[/]")
     return root
 
 

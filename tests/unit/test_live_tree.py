@@ -152,3 +152,13 @@ def test_the_end_names_a_kept_worktree_the_work_is_in():
         "worktree kept: /src/p/.claude/worktrees/session-1 [x] (branch worktree-session-1): "
         "its changes are there, not in the checkout"
     ) in out, out
+
+
+def test_a_coordinator_s_queued_workers_show_under_its_children():
+    from workflows.contracts import QueuedWorker
+
+    queued = QueuedWorker(
+        agent_id="a9", label="doc", phase="implementation", files=["calc.py"], waits_for=["fix"]
+    )
+    lines = render(status_tree(status(children=[child(1)], queued=[queued]), {})).splitlines()
+    assert lines[-1].endswith("queued: doc (a9), implementation of calc.py: waits for fix")
