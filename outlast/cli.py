@@ -19,8 +19,9 @@ from activities.store import StateDirError, state_dir
 from outlast import (
     cli_admin,  # noqa: F401 - registers setup, search-attributes, reap, server-stop
     cli_answer,  # noqa: F401 - registers answer
+    cli_decide,  # noqa: F401 - registers approve, reject
     cli_inspect,  # noqa: F401 - registers ls, show
-    cli_steer,  # noqa: F401 - registers approve, reject, stop, kill, background, send
+    cli_steer,  # noqa: F401 - registers stop, kill, background, send
     cli_transcript,  # noqa: F401 - registers transcript
 )
 from outlast.cli_base import (

@@ -398,7 +398,7 @@ def test_a_refused_connection_is_said_plainly():
 def test_a_decision_the_workflow_type_cannot_take_is_refused_in_a_sentence():
     """`approve pipe-1` asked a pipeline for its plan, `approve plan-1 s1` an agent for a
     stage: the SDK's "handler expected but not found" reached the user (a user test)."""
-    from outlast.cli_steer import decision_refusal
+    from outlast.cli_decide import decision_refusal
 
     assert "is a pipeline: name the stage" in decision_refusal("p", "PipelineWorkflow", None)
     assert "has no stages" in decision_refusal("a", "AgentWorkflow", "s1")
