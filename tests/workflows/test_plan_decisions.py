@@ -19,7 +19,13 @@ from workflows.contracts import PendingPlan, PlanDecision, PlanView
 
 
 async def test_two_approvals_at_once_take_one_and_refuse_the_other(client, dev_server, git_repo):
-    with scripted_model(APPROVED):
+    # The turn after the approval takes a while: the agent still runs when the second
+    # decision comes (it had ended, under load, before the second CLI asked).
+    script = {"agents": [{**APPROVED["agents"][0]}]}
+    turns = list(script["agents"][0]["turns"])
+    turns[4] = {**turns[4], "delay_ms": 8000}
+    script["agents"][0]["turns"] = turns
+    with scripted_model(script):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("add X", git_repo, queues), queues)
             await wait_for_pending(handle)
