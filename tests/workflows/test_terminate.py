@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.service import RPCError
 
 from activities.workspace import HEARTBEAT_INTERVAL_S
@@ -307,11 +308,17 @@ async def test_a_model_call_of_a_terminated_agent_ends_in_one_log_line(client, g
     from tests.workflows.test_agent_control import wait_status
 
     caplog.set_level(logging.INFO)
-    script = {"agents": [{"name": "m", "turns": [{"delay_ms": 6000, "text": "late"}]}]}
+    # The reply comes well after the heartbeat that learns of the terminate: heartbeats are
+    # throttled to 0.8 x the 5 s timeout, so one sent just before the terminate left the next
+    # one at ~6 s, and a 6 s reply under load beat it (then nothing was cancelled).
+    script = {"agents": [{"name": "m", "turns": [{"delay_ms": 20000, "text": "late"}]}]}
     with scripted_model(script):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             await wait_status(handle, lambda s: s.state == "calling_model")
+            # The state shows before the call's activity is scheduled and picked up; a
+            # terminate before that leaves no attempt to cancel.
+            await _model_call_started(handle)
             await handle.terminate("enough")
             await wait_for(
                 lambda: any(
@@ -320,3 +327,13 @@ async def test_a_model_call_of_a_terminated_agent_ends_in_one_log_line(client, g
                 timeout=30,
             )
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r.exc_info]
+
+
+async def _model_call_started(handle) -> None:
+    started = PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+    for _ in range(300):
+        pending = (await handle.describe()).raw_description.pending_activities
+        if any(a.state == started for a in pending):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the model call was not picked up within 30 s")
