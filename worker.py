@@ -60,6 +60,7 @@ from outlast import payload_visits, workflow_runner
 from outlast.activity_log import ActivityLog
 from outlast.build_id import code_build_id
 from outlast.telemetry import GenAISpans
+from outlast.update_refusals import UpdateRefusals
 from workflows.agent import AgentWorkflow
 from workflows.contracts import TASK_QUEUE, host_task_queue
 from workflows.coordinator import CoordinatorWorkflow
@@ -233,9 +234,9 @@ def build_workers(
     check_environment()
     if os.environ.get("OUTLAST_PAYLOAD_VISITS") != "full":
         payload_visits.install()
-    # Temporal's TracingInterceptor comes from the client; these add the GenAI spans and
-    # the refusals' one-line log.
-    common = {"interceptors": [GenAISpans(tracer), ActivityLog(), *interceptors]}
+    # Temporal's TracingInterceptor comes from the client; these add the GenAI spans, the
+    # activity refusals' one-line log and updates refused as not retryable.
+    common = {"interceptors": [GenAISpans(tracer), ActivityLog(), UpdateRefusals(), *interceptors]}
     tool_queue = host_queue or host_task_queue(host_id())
     host = HOST_ACTIVITIES if host_activities is None else host_activities
     main = Worker(

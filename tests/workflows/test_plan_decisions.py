@@ -71,6 +71,9 @@ async def test_a_decision_on_another_plan_is_refused_and_changes_nothing(client,
             result = await handle.result()
     assert "the plan waiting is plan-1, not plan-9" in str(other.value.cause), other.value
     assert "target_mode yolo is no mode" in str(no_mode.value.cause), no_mode.value
+    # Sent again as it is, it would be refused again (`temporal` printed "retryable: true").
+    assert no_mode.value.cause.non_retryable and other.value.cause.non_retryable
+    assert no_mode.value.cause.type == "ValueError"
     assert view.pending is not None and view.pending.request_id == "plan-1"
     # Whether the agent has taken up the rejection yet decides which.
     late_said = str(late.value.cause)
