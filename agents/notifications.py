@@ -69,6 +69,16 @@ KILLED_FROM_OUTSIDE = (
 """A parent's TaskStop and a person's kill both read "was stopped": the parent must not take
 the person's kill for its own, or start the agent again as if it had failed."""
 
+
+def killed_note(reason: str) -> str:
+    """KILLED_FROM_OUTSIDE, with the reason the person gave (`outlast kill --reason`)."""
+    if not reason.strip():
+        return KILLED_FROM_OUTSIDE
+    return KILLED_FROM_OUTSIDE.replace(
+        "in the Web UI)", f"in the Web UI; reason: {reason.strip()})", 1
+    )
+
+
 TURN_LIMIT_NOTE = "It reached its turn limit before it finished; its task may not be done."
 
 

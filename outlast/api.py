@@ -183,8 +183,9 @@ class Task:
         except RPCError as e:
             raise self._ended(e) from None
 
-    async def kill(self) -> None:
-        """Cancellation: running tools are killed, cleanup runs.
+    async def kill(self, reason: str = "") -> None:
+        """Cancellation: running tools are killed, cleanup runs. `reason` is recorded with
+        the cancel (history, Web UI), and a sub-agent's parent reads it in its end.
 
         Raises:
             TaskEnded: the task is not running (nothing was cancelled: the server takes a
@@ -199,7 +200,7 @@ class Task:
         if desc.status != WorkflowExecutionStatus.RUNNING:
             state = desc.status.name.lower() if desc.status else "closed"
             raise TaskEnded(f"{self.id} is not running ({state}); nothing was cancelled")
-        await self.handle.cancel()
+        await self.handle.cancel(reason=reason)
 
     async def plan(self) -> PlanView:
         """The agent's plan mode, and the plan waiting for approval, if any.

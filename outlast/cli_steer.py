@@ -81,7 +81,12 @@ def stop(
 
 
 @app.command()
-def kill(workflow_id: str = typer.Argument(..., help="The workflow to kill.")) -> None:
+def kill(
+    workflow_id: str = typer.Argument(..., help="The workflow to kill."),
+    reason: str = typer.Option(
+        "", help="Why; recorded with the cancel, and told to a sub-agent's parent."
+    ),
+) -> None:
     """Cancel at once: running tools are killed, cleanup still runs."""
 
     async def _main() -> None:
@@ -91,7 +96,7 @@ def kill(workflow_id: str = typer.Argument(..., help="The workflow to kill.")) -
                 f"{workflow_id} is a {kind}, not an Outlast workflow; cancel it with "
                 f"`temporal workflow cancel -w {workflow_id}` if that is what you mean."
             )
-        await handle.cancel()
+        await handle.cancel(reason=reason)
         console.print(escape(await kill_outcome(handle, KILL_WAIT_S)))
 
     asyncio.run(_main())

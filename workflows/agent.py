@@ -518,6 +518,15 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._refresh_details()
         return result
 
+    def _end_reason(self, status: str, stopped: bool) -> str:
+        """A stop's reason, or a kill's: the reason its cancel was requested with (`outlast
+        kill --reason`); a result's payload only, no command."""
+        if stopped:
+            return self._stop.reason if self._stop is not None else ""
+        if status == "killed":
+            return workflow.cancellation_reason() or ""
+        return ""
+
     async def _end(
         self, inp: AgentInput, status: str, *, error: str | None = None, loop_end: str = ""
     ) -> AgentResult:
@@ -556,7 +565,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             turns=self._state.turns,
             max_turns_reached=loop_end == "max_turns",
             stopped=stopped,
-            stop_reason=self._stop.reason if stopped and self._stop is not None else "",
+            stop_reason=self._end_reason(status, stopped),
             transcript=self._state.transcript,
             error=error,
             run_generation=inp.run_generation,

@@ -432,7 +432,8 @@ class AgentResult(Contract):
     stopped: bool = False
     """Ended by the `stop` signal rather than by the model finishing."""
     stop_reason: str = ""
-    """The stop's reason, as its sender gave it."""
+    """The stop's reason, as its sender gave it; for a kill, the reason the cancel was
+    requested with (`outlast kill --reason`, `Task.kill(reason=)`)."""
     permission_mode: str | None = None
     """The mode the agent ended in (see AgentNotification.permission_mode)."""
     plan_file: str | None = None

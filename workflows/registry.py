@@ -12,11 +12,11 @@ from pydantic import BaseModel, Field
 
 from agents.file_claims import ClaimTable
 from agents.notifications import (
-    KILLED_FROM_OUTSIDE,
     TURN_LIMIT_NOTE,
     TaskNotification,
     UsageFigures,
     format_task_notification,
+    killed_note,
     stop_note,
     summary_for,
     with_note,
@@ -47,7 +47,7 @@ def ending_note(task: ChildTask, end: AgentNotification) -> str | None:
     if end.stopped:
         return stop_note(end.stop_reason)
     if end.status == "killed" and not task.stop_requested:
-        return KILLED_FROM_OUTSIDE
+        return killed_note(end.stop_reason)
     if end.max_turns_reached:
         return TURN_LIMIT_NOTE
     return None

@@ -158,6 +158,7 @@ def test_a_person_s_kill_is_not_taken_for_the_parent_s_own_task_stop():
     assert reg.record_end(end("killed", text=""))
     (note,) = reg.drain()
     assert "not by a TaskStop of yours" in note and "<status>killed</status>" in note, note
+    assert "reason" not in note, note  # a kill given none
     own = ChildRegistry()
     own.add(task(stop_requested=True))
     assert own.record_end(end("killed", text=""))

@@ -588,6 +588,21 @@ async def test_a_kill_of_a_task_that_ended_says_so(client):
             await call
 
 
+async def test_a_kill_records_its_reason(client):
+    """`kill(reason=)` goes with the cancel: the history and the Web UI show it, and the
+    agent's end carries it to its parent (tests/workflows/test_stopped_child_notice.py)."""
+    from temporalio.api.enums.v1 import EventType
+
+    handle = await client.start_workflow(
+        "AgentWorkflow", id=f"kill-{uuid.uuid4().hex}", task_queue=f"nobody-{uuid.uuid4().hex}"
+    )
+    await Task(handle=handle, pattern="single").kill(reason="wrong branch")
+    asked = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED
+    (event,) = [e async for e in handle.fetch_history_events() if e.event_type == asked]
+    await handle.terminate(reason="test")
+    assert event.workflow_execution_cancel_requested_event_attributes.cause == "wrong branch"
+
+
 async def test_a_start_on_a_running_id_is_a_start_error(client, tmp_path):
     """It raised the SDK's WorkflowAlreadyStartedError, which the docstring did not name."""
     repo = make_git_repo(tmp_path / "repo", {"a.txt": "a\n"})

@@ -12,6 +12,7 @@ from tests.support import (
     start,
     tool_results,
 )
+from tests.workflows.test_plan_mode import cli
 from tests.workflows.test_stop_and_kill import wait_until_tool_runs
 from workflows.contracts import StopRequest
 
@@ -70,15 +71,24 @@ async def test_a_background_child_a_person_stops_is_reported_stopped_with_its_wo
     ) in note, note
 
 
-async def test_a_background_child_a_person_kills_is_not_taken_for_a_task_stop(client, git_repo):
-    # What `outlast kill` and the Web UI's cancel do.
-    result = await ended_by(client, git_repo, True, lambda c: c.cancel())
+async def test_a_background_child_a_person_kills_is_not_taken_for_a_task_stop(
+    client, dev_server, git_repo
+):
+    said = []
+
+    async def kill(child):
+        said.append(await cli(dev_server.address, "kill", child.id, "--reason", "wrong branch"))
+
+    result = await ended_by(client, git_repo, True, kill)
     (note,) = notifications(result)
+    assert said[0][0] == 0, said
     assert "<status>killed</status>" in note, note
-    assert "<result>It was stopped by the user (cancelled with `outlast kill`" in note, note
+    # The reason the kill was given reaches the parent (`outlast kill` had no --reason).
     assert (
-        "not by a TaskStop of yours.\n\nFound two of the five call sites so far.</result>" in note
-    ), note
+        "<result>It was stopped by the user (cancelled with `outlast kill` or in the Web UI; "
+        "reason: wrong branch), not by a TaskStop of yours.\n\nFound two of the five call "
+        "sites so far.</result>"
+    ) in note, note
 
 
 async def test_a_sync_child_a_person_stops_answers_with_the_stop_said_first(client, git_repo):
