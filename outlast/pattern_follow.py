@@ -158,6 +158,13 @@ async def _running_status(client: Client, workflow_id: str) -> AgentStatus | Non
     try:
         if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
             return None
-        return await handle.query("status", result_type=AgentStatus)
+        return at_work(await handle.query("status", result_type=AgentStatus))
     except (RPCError, WorkflowQueryFailedError):
         return None
+
+
+def at_work(status: AgentStatus) -> AgentStatus | None:
+    """`status`, unless its agent is only ending (its cleanup, its parent told): the stage's
+    or round's own line says how it ended, and a follow printed `stage plan: finished` and
+    then `stage plan: completed` (a user test, 2026-12-06)."""
+    return None if status.state == "finished" else status

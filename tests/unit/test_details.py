@@ -101,3 +101,12 @@ def test_the_todo_list_follows_the_counters():
     at = lines.index("**Todos** (0 of 2 done)")
     assert lines[at + 2 : at + 4] == ["- [ ] **Running tests** (in progress)", "- [ ] Fix it"]
     assert "Todos" not in render_details(status())
+
+
+def test_a_follow_leaves_an_ending_stage_agent_to_its_stage_s_line():
+    """A follow printed `stage plan: finished`, then `stage plan: completed`."""
+    from outlast.pattern_follow import at_work
+
+    assert at_work(status(state="finished")) is None
+    working = status(state="calling_model")
+    assert at_work(working) is working
