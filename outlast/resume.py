@@ -49,21 +49,29 @@ class _Response(BaseModel):
 
 
 PLAN_FILE = "plan.prepare_plan_file"
+KEPT_AT_KILL = "transcript.append"
+"""Completed after the cancel was requested: a kill's append of the results of the calls that
+had finished (`workflows.agent_end.keep_last_results`), the conversation the run ended with.
+Before it, the activity built fork prefixes, which are no conversation of the run's."""
 
 
 async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> dict[str, list[Payload]]:
     """The result payloads of the last completed activity of each type in `names`, from the
     run's history (a regular activity's completion, or a local one's marker), by type; the
-    model call and the compaction count as one (MODEL_CALLS)."""
+    model call and the compaction count as one (MODEL_CALLS); KEPT_AT_KILL only after the
+    cancel was requested."""
     scheduled: dict[int, str] = {}
     last: dict[str, list[Payload]] = {}
+    cancelled = False
 
     def keep(name: str | None, payloads) -> None:
-        if name in names:
+        if name in names and (name != KEPT_AT_KILL or cancelled):
             last["model" if name in MODEL_CALLS else name] = list(payloads)
 
     async for event in handle.fetch_history_events():
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+            cancelled = True
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             attrs = event.activity_task_scheduled_event_attributes
             scheduled[event.event_id] = attrs.activity_type.name
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
@@ -194,9 +202,11 @@ async def _from_history(
     """A killed, terminated, failed or timed-out run's end, which no result names: the
     conversation as its last model call left it, and its plan file (a plan it wrote is the
     plan it goes on with)."""
-    last = await last_results(handle, MODEL_CALLS | {PLAN_FILE})
+    last = await last_results(handle, MODEL_CALLS | {PLAN_FILE, KEPT_AT_KILL})
     transcript = None
-    if last.get("model"):
+    if last.get(KEPT_AT_KILL):  # after the last model call: the kill kept its turn's results
+        (transcript,) = await client.data_converter.decode(last[KEPT_AT_KILL], [TranscriptRef])
+    elif last.get("model"):
         (response,) = await client.data_converter.decode(last["model"], [_Response])
         transcript = response.transcript
     plan_file = None

@@ -205,6 +205,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
                 self._stopped = await stop_background_children(self._subagents)
         except BaseException as e:
             if is_cancelled_exception(e):
+                await keep_last_results(self._state, inp.workspace.host_queue, killed=True)
                 self._stopped = await stop_background_children(self._subagents)
                 await self._end(inp, "killed", error="stopped")
             elif isinstance(e, FailureError):

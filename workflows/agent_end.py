@@ -33,6 +33,8 @@ from workflows.worktrees import cleanup
 LAST_RESULTS_KEPT = "last-results-kept"
 """Patch id: an agent that a stop or the turn limit ends with tool results no model call has
 recorded appends them to its conversation (`keep_last_results`)."""
+KILL_KEEPS_RESULTS = "kill-keeps-results"
+"""Patch id: a kill does too, with the results of the calls of its turn that had finished."""
 
 HANDOFF_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=60),
@@ -201,11 +203,15 @@ async def tell_parent(
         workflow.logger.warning("could not notify parent %s: %s", inp.parent.workflow_id, e)
 
 
-async def keep_last_results(state: LoopState, host_queue: str) -> None:
+async def keep_last_results(state: LoopState, host_queue: str, killed: bool = False) -> None:
     """The last turn's tool results, into the conversation the agent ends with: a stop or
     the turn limit ends it before the model call that would have recorded them, and a resume
     (R66) went on without them: the work done, a command's output, gone from its
     conversation (a user test, 2026-12-06). Mail that waits stays unread, as before.
+
+    `killed`: a kill (TaskStop, `outlast kill`) may come mid-turn; the calls of the turn that
+    had finished are kept as well, as Claude Code's sidechain transcript has each result as
+    it comes. The calls it cut off stay unanswered, and a resume drops them (R66's repair).
 
     The results travel whole (once, at the end), not by reference: a host worker of an
     earlier release reads no references, and would have stored them empty. Fails open: an
@@ -217,8 +223,14 @@ async def keep_last_results(state: LoopState, host_queue: str) -> None:
         for b in m.content
         if isinstance(b, ToolResultBlock)
     ]
+    if killed:
+        results += state.finished_calls
     # Asked only by an end that has results to keep, so no other run records it.
-    if not results or not versions.patched(LAST_RESULTS_KEPT):
+    if not results:
+        return
+    if not (
+        versions.patched(KILL_KEEPS_RESULTS) if killed else versions.patched(LAST_RESULTS_KEPT)
+    ):
         return
     ids = {r.tool_use_id for r in results}
     images = {k: v for k, v in state.result_images.items() if k in ids}
@@ -244,6 +256,6 @@ async def keep_last_results(state: LoopState, host_queue: str) -> None:
             unread.append(m)
         elif rest := [b for b in m.content if not isinstance(b, ToolResultBlock)]:
             unread.append(m.model_copy(update={"content": rest}))
-    state.pending = unread
+    state.pending, state.finished_calls = unread, []
     # What those results stamped the model has now been given: read, for a run that goes on.
     state.result_refs, state.result_images, state.unseen_stamps = {}, {}, []

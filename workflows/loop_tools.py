@@ -242,6 +242,13 @@ async def run_one(setup: LoopSetup, state: LoopState, item: ValidCall | ToolResu
     return await run_activity_tool(setup, state, item)
 
 
+async def run_finished(setup: LoopSetup, state: LoopState, item: ValidCall | ToolResultBlock):
+    """`run_one`, its result noted as the call finishes (`LoopState.finished_calls`)."""
+    result = await run_one(setup, state, item)
+    state.finished_calls.append(result)
+    return result
+
+
 async def run_tools(
     setup: LoopSetup, state: LoopState, response: ModelResponse, hooks: LoopHooks
 ) -> list[ToolResultBlock]:
@@ -251,6 +258,7 @@ async def run_tools(
         stop_reason = None
     planned = gate_new_calls(plan_calls(response.message, stop_reason, input_models(setup)))
     results: list[ToolResultBlock] = []
+    state.finished_calls = []
     safe = concurrency_safe(setup)
     batches = batch_calls(planned, safe)
     # Asked only where the order differs, so no other run records it.
@@ -266,5 +274,6 @@ async def run_tools(
             for item in batch
         ]
         hooks.on_phase("running_tools", [i.block.name for i in batch if isinstance(i, ValidCall)])
-        results.extend(await asyncio.gather(*(run_one(setup, state, i) for i in batch)))
+        results.extend(await asyncio.gather(*(run_finished(setup, state, i) for i in batch)))
+    state.finished_calls = []  # the caller holds them now, for the next model call
     return results

@@ -56,6 +56,7 @@ AFTER_BASELINE = frozenset(
         "verified-verifier-failure-ends",
         "verified-implementer-stop-ends",
         "pipeline-stopped-stage-waits",
+        "kill-keeps-results",
         "input-values-checked",
         "blank-mail-refused",
         "fork-join-blank-directives",

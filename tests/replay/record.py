@@ -32,6 +32,7 @@ from tests.replay.scenarios_agent import (
     demo,
     fork_plan_mode,
     killed,
+    killed_kept_results,
     liveness_backoff,
     max_tokens_resume,
     model_auto,
@@ -223,6 +224,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_model_auto": model_auto,
     # Killed during Bash: the run kills the command on the host too (patched kill-on-host).
     "agent_killed_v2": killed,
+    # Killed mid-turn: the Read that had finished is kept (patched kill-keeps-results).
+    "agent_killed_kept_results": killed_kept_results,
     "subagents_taskstop_v2": subagents_taskstop,
     # The task records HEAD before the implementer starts (patched verified-base-commit), and
     # the resumed implementer starts with its read stamps.

@@ -60,6 +60,25 @@ async def killed(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def killed_kept_results(client: Client, tmp: Path) -> WorkflowHandle:
+    """Killed while its Bash runs, after the Read of the same response finished: the kill
+    appends the Read's result to its conversation (patched kill-keeps-results)."""
+    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
+    read = {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}
+    script = {"agents": [{"name": "main", "turns": [{"tool_use": [read, hold]}, {"text": "x"}]}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("look", repo, queues), queues)
+            await wait_until_tool_runs(handle, "Bash")
+            await handle.cancel(reason="enough")
+            with contextlib.suppress(Exception):  # cancelled, as intended
+                await handle.result()
+    return handle
+
+
 async def tool_errors(client: Client, tmp: Path) -> WorkflowHandle:
     repo = make_git_repo(tmp / "repo", {"dup.txt": "alpha\nalpha\n"})
     script = {

@@ -5,7 +5,10 @@ the last turn, a command's output, was gone from the resumed agent's conversatio
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+
+from temporalio.client import WorkflowFailureError
 
 from agents.messages import ToolResultBlock
 from outlast.resume import resume_agent
@@ -74,3 +77,31 @@ async def test_a_stop_during_a_command_keeps_its_result(client, git_repo):
     assert result.stopped
     (kept,) = last_results(result)
     assert "KEPT-OUTPUT-42" in str(kept.content)
+
+
+async def test_a_kill_mid_turn_keeps_the_calls_that_had_finished(client, git_repo):
+    """A kill (TaskStop, `outlast kill`) while one call of a turn still ran lost the results
+    of those that had finished: a resume read the file again, or went on without it. The
+    cut-off call stays unanswered and the resume's repair drops it (R66)."""
+    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+
+    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
+    read = {"name": "Read", "input": {"file_path": "{{cwd}}/src/app.py"}}
+    with scripted_model(
+        script([{"tool_use": [read, hold]}, {"text": "never"}]), log_bodies=True
+    ) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("Look.", git_repo, queues), queues)
+            await wait_until_tool_runs(handle, "Bash")
+            await handle.cancel(reason="enough")
+            with contextlib.suppress(WorkflowFailureError):
+                await asyncio.wait_for(handle.result(), 60)
+            markers = await patch_ids(handle)
+            resumed = await resume_agent(client, handle.id, "go on")
+            again = await asyncio.wait_for(resumed.handle.result(), 60)
+    assert "kill-keeps-results" in markers
+    assert again.final_text == "went on"
+    sent = model.log[-1]["body"]["messages"]
+    said = json.dumps(sent)
+    assert "return 'hello'" in said, said  # the Read's result
+    assert "released" not in said, said  # the Bash call it cut off, dropped on resume
