@@ -45,6 +45,7 @@ from activities.resume import AgentControl, append, repair
 from activities.sandbox import writer_policy
 from activities.scratchpad import create_scratchpad
 from activities.snapshot import changed_files, head_commit, remove_snapshot, snapshot
+from activities.spot_check import spot_check
 from activities.store import make_state_dir
 from activities.team_control import TeamControl
 from activities.tools import ALL_ACTIVITIES as TOOL_ACTIVITIES
@@ -102,6 +103,7 @@ HOST_ACTIVITIES = [
     changed_files,
     head_commit,
     run_hook_command,
+    spot_check,
 ]
 
 

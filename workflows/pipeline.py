@@ -45,6 +45,7 @@ from workflows.pattern_contracts import (
     StageOutcome,
 )
 from workflows.signal_input import Refusals
+from workflows.spot_checks import spot_checked
 from workflows.turns import sum_usages
 
 RERUN_SEES_EARLIER = "rerun-sees-earlier-attempts"
@@ -224,6 +225,14 @@ class PipelineWorkflow:
         verdict, reason = None, ""
         if stage.agent_type == "verification":
             verdict, reason = stage_verdict(result.final_text, result.usage.tool_uses)
+            if verdict == "PASS":
+                verdict, reason = await spot_checked(
+                    parse_verification_report(result.final_text),
+                    verdict,
+                    reason,
+                    result.transcript,
+                    inp.workspace.host_queue,
+                )
         return StageOutcome(
             **base,
             attempt=attempt,

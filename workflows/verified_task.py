@@ -75,6 +75,7 @@ from workflows.pattern_contracts import (
 )
 from workflows.signal_input import Refusals
 from workflows.signals import cancel_workflow
+from workflows.spot_checks import spot_checked
 from workflows.turns import sum_usages
 
 PARTIAL_ENDS_THE_TASK = "partial-ends-the-task"
@@ -420,6 +421,7 @@ class VerifiedTaskWorkflow:
         # Asked only where the answer changes the verdict, so no other run records it.
         if reason == NOTHING_RAN and not versions.patched(VERIFIER_RAN_NOTHING):
             verdict, reason = effective_verdict(report)
+        verdict, reason = await spot_checked(report, verdict, reason, result.transcript, host)
         checks = [VerificationCheck(**c.model_dump()) for c in report.checks]
         return (
             VerificationRound(

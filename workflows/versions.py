@@ -56,6 +56,7 @@ AFTER_BASELINE = frozenset(
         "verified-verifier-failure-ends",
         "verified-implementer-stop-ends",
         "pipeline-stopped-stage-waits",
+        "verifier-spot-check",
         "kill-keeps-results",
         "input-values-checked",
         "blank-mail-refused",

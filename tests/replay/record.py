@@ -72,6 +72,7 @@ from tests.replay.scenarios_patterns import (
     pipeline_failed_stage,
     pipeline_killed,
     pipeline_killed_held_decision,
+    pipeline_spot_check,
     pipeline_stage_stopped,
     pipeline_unknown_type,
     stop_starting,
@@ -89,6 +90,7 @@ from tests.replay.scenarios_patterns import (
     verified_liveness_backoff,
     verified_ran_nothing,
     verified_read_only_implementer,
+    verified_spot_check,
     verified_task,
     verified_verifier_fails,
 )
@@ -376,6 +378,14 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # `verified_ran_nothing_v0` recorded on 9897664, where the task passed on it.
     "verified_ran_nothing": verified_ran_nothing,
     "verified_ran_nothing_v0": verified_ran_nothing,
+    # A PASS checked against what the verifier ran: made-up output, a check never run
+    # (patched verifier-spot-check).
+    "verified_spot_check": verified_spot_check,
+    "pipeline_spot_check": pipeline_spot_check,
+    # Today's pipeline and verified task, each PASS spot-checked (the pipeline's verifier
+    # now runs the command its check shows).
+    "pipeline_v3": pipeline,
+    "verified_task_v8": verified_task,
     # A helper spawned and messaged in one response: the message waits for the spawn
     # (patched messages-after-spawns); `_v0` recorded on 9897664, where it found no helper.
     "subagents_message_after_spawn": message_after_spawn,

@@ -448,6 +448,26 @@ async def verified_ran_nothing(client: Client, tmp: Path) -> WorkflowHandle:
     return client.get_workflow_handle(name)
 
 
+async def verified_spot_check(client: Client, tmp: Path) -> WorkflowHandle:
+    """A PASS whose output no command of the verifier printed is a FAIL round (patched
+    verifier-spot-check: the spot-check activity reads the verifier's conversation)."""
+    from tests.workflows.test_verified_task import verifier_made_up_output
+
+    name = os.environ["OUTLAST_RECORDING"]
+    await verifier_made_up_output(client, tmp, name)
+    return client.get_workflow_handle(name)
+
+
+async def pipeline_spot_check(client: Client, tmp: Path) -> WorkflowHandle:
+    """The verification stage reports a check it never ran: the pipeline fails on it
+    (patched verifier-spot-check)."""
+    from tests.workflows.test_pipeline import CHECKED, default_script, stage_agent
+
+    script = default_script()
+    script["agents"][-1] = stage_agent("verification", CHECKED + "VERDICT: PASS")
+    return await _run_pipeline(client, tmp, script)
+
+
 async def team_background_refused(client: Client, tmp: Path) -> WorkflowHandle:
     """The `background` signal to teammate b waiting on a sync helper: refused (patched
     teammate-background-refused); b's history is kept (CHILDREN)."""

@@ -27,10 +27,10 @@ DETERMINISTIC = [
     "agent_demo_v2",
     "agent_tool_errors",
     "subagents_resume",
-    "pipeline_v2",
+    "pipeline_v3",
     "plan_approved_v2",
     "plan_rejected",
-    "verified_task_v7",
+    "verified_task_v8",
     "fork_join",
 ]
 

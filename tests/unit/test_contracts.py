@@ -34,6 +34,7 @@ PERMANENT_ACTIVITIES = {
     "workspace.remove_snapshot",
     "workspace.changed_files",
     "workspace.head",
+    "verification.spot_check",
     "classifier.classify_handoff",
     "transcript.repair",
     "agents.resume_agent",

@@ -52,6 +52,16 @@ CHECKED = (
 """A check the verifier ran, in the report format (R82): a PASS needs one."""
 
 
+def verifier_agent(final: str) -> dict:
+    """The verification stage: it runs CHECKED's command, then reports."""
+    command = "cd {{cwd}} && python3 -c 'from src.app import greet; print(greet())'"
+    return {
+        "name": "verification",
+        "match": {"agent_type": "verification"},
+        "turns": [{"tool_use": {"name": "Bash", "input": {"command": command}}}, {"text": final}],
+    }
+
+
 def default_script(verdict: str = "VERDICT: PASS") -> dict:
     return {
         "agents": [
@@ -75,7 +85,7 @@ def default_script(verdict: str = "VERDICT: PASS") -> dict:
                     {"text": "IMPLEMENT-OUT: changed src/app.py line 2"},
                 ],
             },
-            stage_agent("verification", f"{CHECKED}{verdict}"),
+            verifier_agent(f"{CHECKED}{verdict}"),
         ]
     }
 
@@ -624,6 +634,21 @@ async def test_a_pass_from_a_verifier_that_ran_nothing_ends_the_pipeline_as_a_fa
     assert result.status == "failed" and result.failed_stage == "verify"
     assert NOTHING_RAN in result.message
     assert result.stages[-1].verdict == "FAIL"
+
+
+async def test_a_pass_whose_check_never_ran_ends_the_pipeline_as_a_fail(client, git_repo):
+    """R82's spot-check: the verifier read the code and reported its check as run, with a
+    command it never ran; the pipeline had completed on it."""
+    script = default_script()
+    script["agents"][-1] = stage_agent("verification", CHECKED + "VERDICT: PASS")
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(client, queues, pipeline_input(git_repo, queues))
+            result = await handle.result()
+    assert result.status == "failed" and result.failed_stage == "verify", result
+    assert "PASS, but the check 'greet says hi' was never run" in result.message, result.message
+    assert result.stages[-1].verdict == "FAIL"
+    assert "verifier-spot-check" in await patch_ids(handle)
 
 
 async def test_a_rerun_past_the_last_attempt_is_refused_and_the_stage_still_waits(client, git_repo):

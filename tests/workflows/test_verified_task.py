@@ -55,9 +55,9 @@ def verifier(round_no: int, verdict: str, observed: str) -> dict:
     report = (
         "### Check: the test suite passes\n**Command run:**\n  python3 -m unittest\n"
         f"**Output observed:**\n  {observed}\n**Result: {verdict}**\n\n"
-        "### Check: adversarial probe - greet() called twice is idempotent\n"
-        "**Command run:**\n  python3 -c 'from src.app import greet; print(greet() == greet())'\n"
-        "**Output observed:**\n  True\n**Result: PASS**\n\n"
+        "### Check: adversarial probe - a write outside the copy is refused\n"
+        "**Command run:**\n  touch /etc/outlast-probe 2>/dev/null || echo RO-ELSEWHERE\n"
+        "**Output observed:**\n  RO-ELSEWHERE\n**Result: PASS**\n\n"
         f"VERDICT: {verdict}"
     )
     return {
@@ -595,6 +595,32 @@ async def test_a_pass_from_a_verifier_that_ran_nothing_is_a_fail_round(client, t
     assert result.rounds[0].verdict_reason == NOTHING_RAN
     assert result.status == "passed"
     assert "verifier-ran-nothing" in await patch_ids(client.get_workflow_handle(wf_id))
+
+
+async def verifier_made_up_output(client, tmp: Path, wf_id: str) -> VerifiedTaskResult:
+    """Round 1's verifier runs the tests (they fail) and reports a PASS with output it wrote
+    itself; round 2's copies what it ran (also the replay corpus's `verified_spot_check`)."""
+    repo = task_repo(tmp / "repo")
+    made_up = verifier(1, "PASS", "Ran 4 tests in 0.002s\n  OK (all green)")
+    script = {"agents": [made_up, verifier(2, "PASS", "OK"), SCRIPT["agents"][2]]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            return await run_verified(client, queues, repo, wf_id)
+
+
+async def test_a_pass_whose_output_no_command_printed_is_a_fail_round(client, tmp_path):
+    """R82: the caller spot-checks a report's output. A verifier that ran the tests, saw
+    them fail and reported a PASS with output of its own passed the task (a user test):
+    its conversation has what its commands printed, and the made-up lines are in none."""
+    wf_id = f"vt-{uuid.uuid4().hex[:8]}"
+    result = await verifier_made_up_output(client, tmp_path, wf_id)
+    assert [r.verdict for r in result.rounds] == ["FAIL", "PASS"], result.rounds
+    assert result.rounds[0].verdict_reason.startswith(
+        "PASS, but the check 'the test suite passes' reports output that none of the "
+        "verifier's commands printed"
+    ), result.rounds[0].verdict_reason
+    assert result.status == "passed"
+    assert "verifier-spot-check" in await patch_ids(client.get_workflow_handle(wf_id))
 
 
 async def stop_the_implementer(client, tmp_path, wf_id: str):
