@@ -14,6 +14,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from agents.todos import MAX_SHOWN, TodoItem, done_of
+from outlast.child_ends import CLOSING_WAIT_S, with_child_ends
 from outlast.inspect import queued_line
 from outlast.plan_view import plan_lines, waiting_plan
 from outlast.question_view import plain, prompt_answers, question_lines, waiting_question
@@ -129,9 +130,13 @@ async def follow_live(
     lines = TerminalLines() if ask else None
     retries = RetryWatch(handle)
     kid_watches: dict[str, RetryWatch] = {}
+    last: AgentStatus | None = None
     with Live(console=console, refresh_per_second=8, transient=False) as live:
         while not result_task.done():
             status = await _query(client, handle.id)
+            if status is not None and status.state == "finished":
+                status = await with_child_ends(client, status)
+            last = status or last
             retry = await retries.line()
             if status is not None:
                 # A background command has no `status` of its own to ask.
@@ -160,7 +165,8 @@ async def follow_live(
                 tree = status_tree(status, kids, question, retry, handle.id, kid_retries)
                 live.update(Group(tree, *plan_shown) if plan_shown else tree)
             await asyncio.wait({result_task}, timeout=poll_s)
-        # The last frame shows how it ended, not the poll before the end.
-        if (final := await _query(client, handle.id)) is not None:
-            live.update(status_tree(final, {}))
+        # The last frame shows how it ended, not the poll before the end (that poll's, with
+        # how its children ended, if no worker answers for the closed workflow).
+        if (final := await _query(client, handle.id) or last) is not None:
+            live.update(status_tree(await with_child_ends(client, final, CLOSING_WAIT_S), {}))
     return result_task

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from datetime import timedelta
 
 from rich.console import Console
 from rich.markup import escape
@@ -14,10 +15,12 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowHistoryEventFilterType,
+    WorkflowQueryFailedError,
 )
 from temporalio.service import RPCError
 
 from agents.todos import done_of, in_progress
+from outlast.child_ends import CLOSING_WAIT_S, with_child_ends
 from outlast.inspect import kept_worktree
 from outlast.live_tree import doing, follow_live
 from outlast.plan_view import plan_lines, waiting_plan
@@ -28,12 +31,16 @@ from workflows.contracts import AgentResult, AgentStatus, AgentUsage
 from workflows.details import tool_uses, web_searches
 
 POLL_S = 0.2
+LAST_QUERY_S = 3.0
+"""The query after the result: a closed workflow's replays on a worker, and without one
+waits; it may not hold up the result for long."""
 
 
-async def _status(handle: WorkflowHandle) -> AgentStatus | None:
+async def _status(handle: WorkflowHandle, timeout_s: float | None = None) -> AgentStatus | None:
     try:
-        return await handle.query("status", result_type=AgentStatus)
-    except RPCError:
+        timeout = timedelta(seconds=timeout_s) if timeout_s else None
+        return await handle.query("status", result_type=AgentStatus, rpc_timeout=timeout)
+    except (RPCError, WorkflowQueryFailedError):
         # No worker has picked the workflow up yet, or it is between tasks.
         return None
 
@@ -55,10 +62,14 @@ async def follow(
     last_todo: str | None = None
     asked: set[str] = set()
     children: dict[str, str] = {}
+    latest: AgentStatus | None = None
     retries = TreeRetries(handle, client)
     while not result_task.done():
         print_retries(console, await retries.news())
         status = await _status(handle)
+        if status is not None and client is not None and status.state == "finished":
+            status = await with_child_ends(client, status)
+        latest = status or latest
         if status is not None:
             _print_children(status, children, console, handle.id)
             line = doing(status)
@@ -86,6 +97,12 @@ async def follow(
                 tokens = status.usage.total_tokens
                 console.print(f"[cyan]>[/] {escape(line)}  [dim]tokens {tokens}[/]")
         await asyncio.wait({result_task}, timeout=POLL_S)
+    if client is not None and latest and any(c.status == "running" for c in latest.children):
+        # How each sub-agent ended: the last poll may have come before the end that stopped
+        # them, and the ended agent never hears of it (outlast/child_ends.py).
+        final = await _status(handle, LAST_QUERY_S) or latest
+        final = await with_child_ends(client, final, CLOSING_WAIT_S)
+        _print_children(final, children, console, handle.id)
     return await outcome(result_task, handle, console)
 
 
