@@ -12,6 +12,7 @@ from temporalio import activity
 from activities import transcripts
 from activities.store import default_store
 from agents.builtin.verification import Check
+from agents.compaction import is_continuation
 from agents.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from agents.spot_check import CommandRun, unbacked
 from agents.transcript import TranscriptRef
@@ -30,11 +31,19 @@ async def spot_check(req: SpotCheckInput) -> str:
     """Why the report's PASS does not stand (a passing check never run, or its output never
     printed); "" if it does. Reads only: a retry gives the same answer."""
 
-    def judge() -> str:
-        runs, outputs = tool_runs(transcripts.load(default_store(), req.transcript))
-        return unbacked(req.checks, runs, outputs)
+    def load() -> str:
+        return judge(transcripts.load(default_store(), req.transcript), req.checks)
 
-    return await asyncio.to_thread(judge)
+    return await asyncio.to_thread(load)
+
+
+def judge(messages: Sequence[Message], checks: Sequence[Check]) -> str:
+    """`unbacked` for a conversation; "" (not judged) for one that was compacted: the calls
+    before the compaction are gone from it, and a check run then would read as never run."""
+    if any(is_continuation(m) for m in messages):
+        return ""
+    runs, outputs = tool_runs(messages)
+    return unbacked(checks, runs, outputs)
 
 
 def tool_runs(messages: Sequence[Message]) -> tuple[list[CommandRun], list[str]]:

@@ -49,29 +49,28 @@ class _Response(BaseModel):
 
 
 PLAN_FILE = "plan.prepare_plan_file"
-KEPT_AT_KILL = "transcript.append"
-"""Completed after the cancel was requested: a kill's append of the results of the calls that
-had finished (`workflows.agent_end.keep_last_results`), the conversation the run ended with.
-Before it, the activity built fork prefixes, which are no conversation of the run's."""
+KEPT = "transcript.append"
+"""In an agent's history, only the end's append of the tool results no model call recorded
+(`workflows.agent_end.keep_last_results`: a stop, the turn limit, a kill mid-turn): after
+the last model call, it is the conversation the run ended with."""
+CONVERSATION = MODEL_CALLS | {KEPT}
 
 
-async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> dict[str, list[Payload]]:
-    """The result payloads of the last completed activity of each type in `names`, from the
-    run's history (a regular activity's completion, or a local one's marker), by type; the
-    model call and the compaction count as one (MODEL_CALLS); KEPT_AT_KILL only after the
-    cancel was requested."""
+async def last_results(
+    handle: WorkflowHandle, names: frozenset[str]
+) -> dict[str, tuple[str, list[Payload]]]:
+    """The last completed activity of each type in `names`, from the run's history (a regular
+    activity's completion, or a local one's marker), by type: its type and result payloads.
+    The activities of CONVERSATION count as one, under "conversation": the later wins."""
     scheduled: dict[int, str] = {}
-    last: dict[str, list[Payload]] = {}
-    cancelled = False
+    last: dict[str, tuple[str, list[Payload]]] = {}
 
     def keep(name: str | None, payloads) -> None:
-        if name in names and (name != KEPT_AT_KILL or cancelled):
-            last["model" if name in MODEL_CALLS else name] = list(payloads)
+        if name in names:
+            last["conversation" if name in CONVERSATION else name] = (name, list(payloads))
 
     async for event in handle.fetch_history_events():
-        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
-            cancelled = True
-        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             attrs = event.activity_task_scheduled_event_attributes
             scheduled[event.event_id] = attrs.activity_type.name
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
@@ -85,14 +84,26 @@ async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> dict[st
     return last
 
 
-async def last_model_call(client: Client, handle: WorkflowHandle) -> TranscriptRef | None:
-    """The conversation as the run's last model call (or compaction) left it, from the run's
-    history; None if it made none."""
-    last = (await last_results(handle, MODEL_CALLS)).get("model")
-    if not last:
+async def conversation_of(
+    client: Client, last: dict[str, tuple[str, list[Payload]]]
+) -> TranscriptRef | None:
+    """The conversation `last_results` found: as the last model call (or compaction) left
+    it, or as the end's append after it did; None if there was none."""
+    if "conversation" not in last:
         return None
-    (response,) = await client.data_converter.decode(last, [_Response])
+    kind, payloads = last["conversation"]
+    if kind == KEPT:
+        (ref,) = await client.data_converter.decode(payloads, [TranscriptRef])
+        return ref
+    (response,) = await client.data_converter.decode(payloads, [_Response])
     return response.transcript
+
+
+async def last_model_call(client: Client, handle: WorkflowHandle) -> TranscriptRef | None:
+    """The conversation as the run left it, from its history: as its last model call (or
+    compaction) left it, with the tool results its end kept after it; None if it made no
+    model call."""
+    return await conversation_of(client, await last_results(handle, CONVERSATION))
 
 
 RESUMABLE = {"AgentWorkflow": AgentInput, "CoordinatorWorkflow": CoordinatorInput}
@@ -202,16 +213,11 @@ async def _from_history(
     """A killed, terminated, failed or timed-out run's end, which no result names: the
     conversation as its last model call left it, and its plan file (a plan it wrote is the
     plan it goes on with)."""
-    last = await last_results(handle, MODEL_CALLS | {PLAN_FILE, KEPT_AT_KILL})
-    transcript = None
-    if last.get(KEPT_AT_KILL):  # after the last model call: the kill kept its turn's results
-        (transcript,) = await client.data_converter.decode(last[KEPT_AT_KILL], [TranscriptRef])
-    elif last.get("model"):
-        (response,) = await client.data_converter.decode(last["model"], [_Response])
-        transcript = response.transcript
+    last = await last_results(handle, CONVERSATION | {PLAN_FILE})
+    transcript = await conversation_of(client, last)
     plan_file = None
     if last.get(PLAN_FILE):
-        (plan_file,) = await client.data_converter.decode(last[PLAN_FILE], [str])
+        (plan_file,) = await client.data_converter.decode(last[PLAN_FILE][1], [str])
     # Here only: its module imports the agent loop's, which `outlast ls` need not wait for.
     from workflows.carry import AgentCarry
 

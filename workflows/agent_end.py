@@ -36,6 +36,13 @@ recorded appends them to its conversation (`keep_last_results`)."""
 KILL_KEEPS_RESULTS = "kill-keeps-results"
 """Patch id: a kill does too, with the results of the calls of its turn that had finished."""
 
+KILL_KEEP_OPTIONS = {
+    **SETUP_OPTIONS,
+    # A kill must end the agent: with the host worker gone (the laptop that ran the tools),
+    # an append nobody picks up would keep it, and its children, from ending for good.
+    "schedule_to_close_timeout": timedelta(seconds=90),
+}
+
 HANDOFF_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=60),
     "retry_policy": RetryPolicy(maximum_attempts=3),
@@ -243,7 +250,7 @@ async def keep_last_results(state: LoopState, host_queue: str, killed: bool = Fa
                 images=images,
             ),
             task_queue=host_queue,
-            **SETUP_OPTIONS,
+            **(KILL_KEEP_OPTIONS if killed else SETUP_OPTIONS),
         )
     except ActivityError as e:
         if is_cancelled_exception(e):

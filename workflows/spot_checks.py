@@ -22,6 +22,8 @@ a check or its output had passed (a user test, 2026-12-06)."""
 
 SPOT_CHECK_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=60),
+    # Fails open in time too: a host worker that is gone holds no verdict up for long.
+    "schedule_to_close_timeout": timedelta(minutes=5),
     "retry_policy": RetryPolicy(maximum_attempts=5),
 }
 

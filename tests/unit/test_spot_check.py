@@ -55,3 +55,48 @@ def test_output_of_any_tool_backs_a_check():
     background = CommandRun(command="cd /tmp/copy && make test", output="Running in background")
     later = "<output>\nall 7 checks green\n</output>"
     assert unbacked([check("make test", "all 7 checks green")], [background], [later]) == ""
+
+
+def test_how_a_model_writes_a_report_is_forgiven():
+    """Each of these failed an honest verifier in review (2026-12-06)."""
+    ran = CommandRun(
+        command="cd /repo && python3 -m pytest \\\n  tests/test_app.py -q 2>&1 | tail -3",
+        output="5 passed in 0.12s",
+    )
+    short = CommandRun(command="pytest", output="3 passed in 0.02s")
+    quoted = CommandRun(command="python3 -c 'print(1 + 1)'", output="2")
+    cases = [
+        ("`python -m pytest tests/test_app.py -q`", "`5 passed in 0.12s`"),  # backticks
+        ("python3 -m pytest \\\n  /repo/tests/test_app.py -q", "5 passed in 0.12s"),
+        ("cd /w && pytest", "3 passed"),  # it ran the short command with no cd
+        ('python -c "print(1 + 1)"', "2"),  # other quotes, python for python3
+        ("python3 -m pytest tests/test_app.py -q", "No output"),  # a note, not a copy
+        ("python3 -m pytest tests/test_app.py -q", "Exit code: 0"),
+    ]
+    outputs = [r.output for r in (ran, short, quoted)]
+    for command, output in cases:
+        assert unbacked([check(command, output)], [ran, short, quoted], outputs) == "", command
+
+
+def test_a_bare_cd_backs_no_check():
+    ran = CommandRun(command="cd /repo && ls", output="app.py")
+    why = unbacked([check("cd /repo\nmake all-green", "all green")], [ran], [ran.output])
+    assert "never run" in why, why
+
+
+def test_a_compacted_conversation_is_not_judged():
+    """Its calls before the compaction are gone: a check run then would read as never run."""
+    from activities.spot_check import judge
+    from agents.compaction import continuation
+    from agents.messages import Message, ToolResultBlock, ToolUseBlock
+
+    bash = ToolUseBlock(id="t1", name="Bash", input={"command": "make lint"})
+    talk = [
+        Message.user_text("verify it"),
+        Message(role="assistant", content=[bash]),
+        Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content="lint clean")]),
+    ]
+    made_up = [check("pytest -q", "12 passed")]
+    assert "never run" in judge(talk, made_up)
+    assert judge([continuation("it ran pytest: 12 passed"), *talk[1:]], made_up) == ""
+    assert judge(talk, [check("make lint", "lint clean")]) == ""
