@@ -139,6 +139,8 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._started = workflow.now()
         self._plan_note: str | None = None
         self._upserts = False
+        self._own_mode = "default"
+        self._marks = sa.WaitMarks(False, self._own_mode)
         self._handoff: str | None = None
         """The handoff check's warning on the final answer (R42), once checked."""
         self._handoff_checked = False
@@ -194,6 +196,8 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             given = first and inp.attributes_at_start and versions.patched(ATTRIBUTES_AT_START)
             if not given:
                 workflow.upsert_search_attributes(sa.for_agent(current))
+        self._own_mode = inp.permission_mode or "default"
+        self._marks = sa.WaitMarks(self._upserts, self._own_mode)
         try:
             end = await self._work(inp)
             if end == "continue_as_new":
@@ -629,6 +633,17 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._phase = "waiting"
         self._plan_note = plan_note
         self._refresh_details()
+        self._mark()
+
+    def _mark(self) -> None:
+        """The search attributes of what it waits on and the mode it is in (`sa.WaitMarks`)."""
+        if self._plans.pending is not None:
+            status = sa.WAITING_FOR_APPROVAL
+        elif self._questions.pending is not None:
+            status = sa.WAITING_FOR_ANSWER
+        else:
+            status = "running"
+        self._marks.show(status, self._state.mode or self._own_mode)
 
     def _refresh_details(self) -> None:
         workflow.set_current_details(render_details(self.status(), self._plan_note))
@@ -641,3 +656,4 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._current_tools = tools
         self._plan_note = None
         self._refresh_details()
+        self._mark()

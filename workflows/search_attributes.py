@@ -173,6 +173,43 @@ class PatternMarks:
             self.end(status)
 
 
+WAITS_MARKED = "waits-marked"
+"""Patch id: a running agent's `AgentStatus` says when it waits on a decision, and its
+`PermissionMode` follows plan mode (`WaitMarks`); both kept their start values before."""
+WAITING_FOR_APPROVAL = "waiting_for_approval"
+WAITING_FOR_ANSWER = "waiting_for_answer"
+
+
+class WaitMarks:
+    """A running agent's `AgentStatus` and `PermissionMode` as they change: waiting for its
+    plan's approval or for answers to its questions (`AgentStatus = "waiting_for_approval"`
+    lists, in the Web UI or `temporal workflow list`, every agent a person holds up), and
+    the mode it is in (`plan` while it plans, then the mode the approval goes on in).
+
+    One upsert per change, none while nothing changes; the patch is asked at the first
+    change, so a run that never waits or changes mode records nothing new."""
+
+    def __init__(self, enabled: bool, mode: str) -> None:
+        self.enabled = enabled
+        self.status, self.mode = "running", mode
+        self._patched: bool | None = None
+
+    def show(self, status: str, mode: str) -> None:
+        if not self.enabled or (status, mode) == (self.status, self.mode):
+            return
+        if self._patched is None:
+            self._patched = versions.patched(WAITS_MARKED)
+        if not self._patched:
+            return
+        updates = []
+        if status != self.status:
+            updates.append(AGENT_STATUS.value_set(status))
+        if mode != self.mode:
+            updates.append(PERMISSION_MODE.value_set(mode))
+        workflow.upsert_search_attributes(updates)
+        self.status, self.mode = status, mode
+
+
 def at_end(status: str, agent_type: str, final_text: str) -> list:
     """An agent's last upsert: its status, and a verifier's verdict (R83) when it gave one."""
     updates = [AGENT_STATUS.value_set(status)]

@@ -57,6 +57,7 @@ AFTER_BASELINE = frozenset(
         "verified-implementer-stop-ends",
         "pipeline-stopped-stage-waits",
         "verifier-spot-check",
+        "waits-marked",
         "kill-keeps-results",
         "input-values-checked",
         "blank-mail-refused",

@@ -386,6 +386,10 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # now runs the command its check shows).
     "pipeline_v3": pipeline,
     "verified_task_v8": verified_task,
+    # AgentStatus says what the agent waits for, PermissionMode follows plan mode (patched
+    # waits-marked): a plan approved, questions answered.
+    "plan_approved_v3": plan_approved,
+    "agent_question_v2": question,
     # A helper spawned and messaged in one response: the message waits for the spawn
     # (patched messages-after-spawns); `_v0` recorded on 9897664, where it found no helper.
     "subagents_message_after_spawn": message_after_spawn,

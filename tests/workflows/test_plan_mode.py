@@ -16,11 +16,13 @@ from tests.support import (
     agent_input,
     fast_config,
     followed_until,
+    patch_ids,
     running_workers,
     scripted_model,
     start,
     tool_results,
 )
+from workflows import search_attributes as sa
 from workflows.contracts import AgentResult, AgentStatus, PlanView
 
 WRITE_CODE = {"name": "Write", "input": {"file_path": "{{cwd}}/src/x.py", "content": "X = 1\n"}}
@@ -66,6 +68,16 @@ async def wait_for_pending(handle, timeout: float = 30, plan: str = "") -> PlanV
     raise AssertionError("no plan became pending")
 
 
+async def listed(client, query: str, timeout: float = 15) -> list:
+    """The workflows `query` lists, once it lists any (visibility lags the history)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        found = [w async for w in client.list_workflows(query)]
+        if found or asyncio.get_running_loop().time() > deadline:
+            return found
+        await asyncio.sleep(0.2)
+
+
 async def cli(address: str, *args: str) -> tuple[int, str]:
     """The real `outlast` CLI in a subprocess (it runs its own event loop)."""
     proc = await asyncio.create_subprocess_exec(
@@ -106,6 +118,13 @@ async def test_plan_then_approve_then_edit(client, dev_server, git_repo):
                 "approve_plan",
                 "reject_plan",
             }
+            # The Web UI and `temporal workflow list` find it by what it waits for (its
+            # attributes said `running` and its start mode throughout).
+            waiting = await listed(
+                client,
+                f'AgentStatus = "waiting_for_approval" AND PermissionMode = "plan" '
+                f'AND WorkflowId = "{handle.id}"',
+            )
             # A follow (here in a pipe) shows the plan and how to answer it; it said
             # `waiting` and nothing else (a user test, 2026-12-05).
             followed = await followed_until(
@@ -116,6 +135,10 @@ async def test_plan_then_approve_then_edit(client, dev_server, git_repo):
             result = await handle.result()
             view = await handle.query("plan", result_type=PlanView)
             ended = await handle.query("status", result_type=AgentStatus)
+            marks = (await handle.describe()).typed_search_attributes
+    assert waiting, "no agent listed as waiting for approval in plan mode"
+    assert marks.get(sa.AGENT_STATUS) == "completed" and marks.get(sa.PERMISSION_MODE) == "default"
+    assert "waits-marked" in await patch_ids(handle)
     flat = " ".join(followed.split())
     assert "plan waits for approval by the user:" in flat, followed
     assert "create src/x.py with X = 1" in flat, followed

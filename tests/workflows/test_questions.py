@@ -25,6 +25,7 @@ from tests.support import (
     tool_results,
 )
 from tests.workflows.test_visibility import current_details
+from workflows import search_attributes as sa
 from workflows.contracts import AgentResult, PendingQuestion, StopRequest
 
 DB = {
@@ -92,6 +93,9 @@ async def test_the_agent_waits_for_the_answers_and_refuses_what_does_not_fit(
                 details
             )
             assert f"outlast answer {handle.id}" in details
+            # Its `AgentStatus` attribute says so, for the Web UI's list and its filters.
+            marks = (await handle.describe()).typed_search_attributes
+            assert marks.get(sa.AGENT_STATUS) == sa.WAITING_FOR_ANSWER
             # `outlast show` says so too (it said `waiting`).
             tree = await agent_tree(client, handle.id)
             assert tree.outcome == f"questions wait for answers: outlast answer {handle.id}"
@@ -121,6 +125,8 @@ async def test_the_agent_waits_for_the_answers_and_refuses_what_does_not_fit(
             assert "question-1 of" in done.stdout and "answered" in done.stdout
             result = await asyncio.wait_for(handle.result(), timeout=60)
             history = [e async for e in handle.fetch_history_events()]
+            ended = (await handle.describe()).typed_search_attributes
+    assert ended.get(sa.AGENT_STATUS) == "completed"
     assert result.status == "completed" and result.final_text == "Going with that."
     [answered] = tool_results(result)
     chosen = {DB["question"]: "SQLite", CHECKS["question"]: "Unit tests, Integration"}
