@@ -103,6 +103,23 @@ class Task:
     def id(self) -> str:
         return self.handle.id
 
+    def agent(self, name: str) -> Task:
+        """One of its agents, to steer on its own, as `outlast stop ID/NAME` does: a team's
+        member (`reviewer`), a fork (`fork-2`), a pipeline's stage (`look`; its re-run
+        `look-2`), a verified task's `implementer` or `verify-N`, a sub-agent by its name.
+        Its `status`, `send`, `stop`, `kill` and plan operations act on that agent alone;
+        its pattern takes the end as it takes any (a killed fork is reported by the join, a
+        stopped member ends `stopped`, a killed verifier is a FAIL round). Nothing is asked
+        of the server here: an agent that is not running raises TaskEnded when steered.
+
+        Raises:
+            ValueError: `name` is empty or holds a `/` (ask the agent that has it)."""
+        if not name.strip() or "/" in name:
+            raise ValueError(f"agent name {name!r}: one name, as its workflow id ends")
+        # WorkflowHandle keeps the client it was made with; Task has no other.
+        client = self.handle._client  # noqa: SLF001
+        return Task(handle=client.get_workflow_handle(f"{self.id}/{name}"), pattern="single")
+
     async def result(self) -> Any:
         """Wait for the end: an `AgentResult`, `PipelineResult`, `TeamResult`, ...
 

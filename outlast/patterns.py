@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from temporalio.client import Client, WorkflowHandle
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
 from temporalio.service import RPCError
 
 from agents.config import OutlastConfig
@@ -31,6 +32,7 @@ from outlast.runner import (
 )
 from outlast.search_setup import missing_search_attributes
 from outlast.start_metadata import start_metadata, task_text
+from workflows import search_attributes as sa
 from workflows.contracts import (
     TASK_QUEUE,
     TEAM_MEMBER_NAME,
@@ -307,6 +309,10 @@ async def start_pattern(
     # The memo and search attributes hold no task text; the UI's summary and details do.
     memo = {"pattern": pattern, "workspace": inp.workspace.root}
     summary, details = start_metadata(pattern, task_text(inp), inp.workspace.root)
+    # Its pattern from the start: a coordinator (an AgentWorkflow) listed as `single`, and
+    # `outlast ls --pattern coordinator` missed it, until a worker took it up. The workflow
+    # upserts the rest (its ids are drawn there), and this again.
+    marks = TypedSearchAttributes([SearchAttributePair(sa.PATTERN, pattern)])
     return await client.start_workflow(
         WORKFLOW_TYPES[pattern],
         inp,
@@ -316,6 +322,7 @@ async def start_pattern(
         memo=memo,
         static_summary=summary,
         static_details=details,
+        search_attributes=marks if inp.config.search_attributes else None,
     )
 
 

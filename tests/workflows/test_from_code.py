@@ -588,6 +588,26 @@ async def test_a_kill_of_a_task_that_ended_says_so(client):
             await call
 
 
+async def test_a_coordinator_lists_as_one_before_a_worker_takes_it_up(client, tmp_path):
+    """`outlast ls` listed it as `single` (an AgentWorkflow), and `--pattern coordinator`
+    missed it, until its first workflow task upserted `Pattern`: the start sets it now."""
+    from outlast.inspect import list_rows
+
+    repo = make_git_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    nobody = f"nobody-{uuid.uuid4().hex}"
+    task = await start_task(client, "x", repo, pattern="coordinator", task_queue=nobody)
+    rows = []
+    for _ in range(50):  # visibility lags the start a little
+        rows = [
+            r for r in await list_rows(client, pattern="coordinator") if r.workflow_id == task.id
+        ]
+        if rows:
+            break
+        await asyncio.sleep(0.2)
+    await task.handle.terminate(reason="test")
+    assert rows and rows[0].pattern == "coordinator", rows
+
+
 async def test_a_kill_records_its_reason(client):
     """`kill(reason=)` goes with the cancel: the history and the Web UI show it, and the
     agent's end carries it to its parent (tests/workflows/test_stopped_child_notice.py)."""

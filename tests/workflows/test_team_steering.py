@@ -10,6 +10,7 @@ import uuid
 import pytest
 from temporalio.client import WorkflowExecutionStatus
 
+from outlast.api import Task
 from outlast.inspect import agent_tree
 from tests.interceptors import Hold
 from tests.support import running_workers, scripted_model, wait_for
@@ -104,10 +105,12 @@ async def test_a_member_stopped_on_its_own_reads_stopped_in_the_team_result(clie
                 result_type=TeamResult,
             )
             await wait_for_states(handle, {"a": "idle", "b": "working", "c": "working"})
-            for name in ("c", "a"):  # c working, the lead idle
-                member_handle = client.get_workflow_handle(f"{handle.id}/{name}")
-                await member_handle.signal("stop", StopRequest(reason="not needed"))
+            team = Task(handle=handle, pattern="team")
+            for name in ("c", "a"):  # c working, the lead idle; from code, as the CLI does
+                await team.agent(name).stop(reason="not needed")
                 await wait_for_states(handle, {name: "ended"})
+            with pytest.raises(ValueError, match="one name, as its workflow id ends"):
+                team.agent("a/helper")
             await handle.signal("shutdown", StopRequest(reason="done"))
             result: TeamResult = await asyncio.wait_for(handle.result(), timeout=60)
             tree = await agent_tree(client, handle.id)
