@@ -15,6 +15,7 @@ from agents.notifications import (
     TURN_LIMIT_NOTE,
     TaskNotification,
     UsageFigures,
+    escape_xml,
     format_task_notification,
     killed_note,
     stop_note,
@@ -195,6 +196,16 @@ class ChildRegistry(BaseModel):
         _forget_text(task)
         if task.end is not None and task.end.continues:
             _next_generation(task)
+
+    def queued_for(self, task_id: str) -> str | None:
+        """The notification of `task_id` waiting for the next turn, if any."""
+        mark = f"<task-id>{escape_xml(task_id)}</task-id>"
+        return next((text for text in reversed(self.queue) if mark in text), None)
+
+    def take(self, text: str) -> None:
+        """`text` off the queue: TaskOutput gave the model what it says (R37: a result that
+        went back as a tool result is not notified again)."""
+        self.queue = [t for t in self.queue if t != text]
 
     def drain(self) -> list[str]:
         queued, self.queue = self.queue, []

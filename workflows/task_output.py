@@ -24,6 +24,10 @@ from workflows.turns import ValidCall, error_result
 TASK_OUTPUT = "task-output"
 """Patch id: `TaskOutput` is carried out (before it, the tool did not exist: a call of it was
 answered as an unknown tool)."""
+TAKES_NOTICE = "task-output-takes-notice"
+"""Patch id: a TaskOutput that gives a task's end takes its notification off the queue (R37:
+the model had it twice, as the tool result and as the notification in the same request, a
+background agent's whole answer included)."""
 STOP_ENDS_WAIT = "task-output-stop"
 """Patch id: `outlast stop` ends a blocking wait (before it, the agent's last turn waited out
 the call's timeout, up to 10 minutes, for a task that had not ended)."""
@@ -67,13 +71,18 @@ async def task_output(
     # As they were when `retrieval` was decided: a command that ends while its output is read
     # would be shown as ended with its output from before the end.
     status, exit_code = entry.status, shell.exit_code if shell is not None else None
+    own_id = shell.shell_id if shell is not None else task.agent_id if task is not None else ""
+    queued = registry.queued_for(own_id)
+    # Asked only where a notification waits, so no other call records the patch.
+    if retrieval == "success" and queued is not None and versions.patched(TAKES_NOTICE):
+        registry.take(queued)
     if shell is None:
         assert task is not None
         text = format_task_output(
             task.agent_id,
             "local_agent",
             task.status,
-            _agent_output(registry, task),
+            _agent_output(task, queued),
             None,
             retrieval,
         )
@@ -94,15 +103,13 @@ async def task_output(
     return ToolResultBlock(tool_use_id=call.block.id, content=text)
 
 
-def _agent_output(registry: ChildRegistry, task: ChildTask) -> str:
+def _agent_output(task: ChildTask, queued: str | None) -> str:
     """A finished agent's result: its notification, while it waits for the next turn (the
     table keeps no text once one is queued), else where it went."""
     if task.status == "running":
         return ""
     if task.end is not None and task.end.final_text:
         return task.end.final_text
-    mark = f"<task-id>{task.agent_id}</task-id>"
-    queued = [text for text in registry.queue if mark in text]
-    if queued:
-        return queued[-1]
+    if queued is not None:
+        return queued
     return "(its result was delivered in its <task-notification>)"

@@ -58,6 +58,7 @@ AFTER_BASELINE = frozenset(
         "pipeline-stopped-stage-waits",
         "verifier-spot-check",
         "waits-marked",
+        "task-output-takes-notice",
         "kill-keeps-results",
         "input-values-checked",
         "blank-mail-refused",

@@ -52,6 +52,7 @@ from tests.replay.scenarios_agent import (
     resumed_by_person,
     signal_fields,
     skill,
+    task_output_takes_notice,
     todos,
     tool_errors,
     unknown_field,
@@ -390,6 +391,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # waits-marked): a plan approved, questions answered.
     "plan_approved_v3": plan_approved,
     "agent_question_v2": question,
+    # TaskOutput gives a command's end; its notification is not sent too (patched
+    # task-output-takes-notice).
+    "agent_task_output_takes_notice": task_output_takes_notice,
     # A helper spawned and messaged in one response: the message waits for the spawn
     # (patched messages-after-spawns); `_v0` recorded on 9897664, where it found no helper.
     "subagents_message_after_spawn": message_after_spawn,

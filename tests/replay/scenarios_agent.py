@@ -230,6 +230,26 @@ async def plan_rejected(client: Client, tmp: Path) -> WorkflowHandle:
     return await plan(client, tmp, approve=False)
 
 
+async def task_output_takes_notice(client: Client, tmp: Path) -> WorkflowHandle:
+    """A background command waited for with TaskOutput: the wait gives its end, and takes
+    its notification off the queue (patched task-output-takes-notice)."""
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    count = {"command": "echo one && sleep 1 && echo two", "run_in_background": True}
+    wait = {"task_id": "{{task_id}}", "timeout": 20000}
+    turns = [
+        {"tool_use": {"name": "Bash", "input": count}},
+        {"tool_use": {"name": "TaskOutput", "input": wait}},
+        {"text": "done"},
+    ]
+    script = {"agents": [{"name": "main", "after_last": "repeat_last", "turns": turns}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("count", repo, queues)
+            handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
+            await handle.result()
+    return handle
+
+
 async def background_bash(client: Client, tmp: Path) -> WorkflowHandle:
     """Two background commands: one runs to its end, one is stopped by TaskStop; the agent
     waits for both notifications and reads the first's output."""

@@ -4,6 +4,7 @@ output file, TaskStop, and the agent's end stopping what it left running (T4, R2
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from tests.support import (
     crashable_worker,
     fast_config,
     notifications,
+    patch_ids,
     running_workers,
     scripted_model,
     spawn,
@@ -225,6 +227,7 @@ async def test_task_output_peeks_and_waits(client, git_repo):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("count", git_repo, queues), queues)
             result = await handle.result()
+            markers = await patch_ids(handle)
     launch, peek, waited, unknown = tool_results(result)
     shell_id = shell_id_of(launch.content)
     assert f"<task_id>{shell_id}</task_id>" in peek.content
@@ -234,9 +237,10 @@ async def test_task_output_peeks_and_waits(client, git_repo):
     assert "<status>completed</status>\n<exit_code>0</exit_code>" in waited.content
     assert "<output>\nstart\nend\n</output>" in waited.content
     assert unknown.is_error and "No task found with ID: b-none" in unknown.content
-    # The notification still comes (the model may not have asked).
-    (note,) = notifications(result)
-    assert "<status>completed</status>" in note
+    # The wait gave the end: its notification, queued for the same request, is not sent
+    # too (R37: a result that went back as the tool result is not notified again).
+    assert notifications(result) == []
+    assert "task-output-takes-notice" in markers
 
 
 async def test_a_stop_ends_a_blocking_task_output_wait(client, git_repo):
@@ -481,7 +485,7 @@ async def test_task_output_gives_a_background_agent_s_result(client, git_repo):
             },
         ]
     }
-    with scripted_model(script):
+    with scripted_model(script, log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("ask", git_repo, queues), queues)
             result = await handle.result()
@@ -489,6 +493,9 @@ async def test_task_output_gives_a_background_agent_s_result(client, git_repo):
     assert "<retrieval_status>success</retrieval_status>" in output.content
     assert "<task_type>local_agent</task_type>\n<status>completed</status>" in output.content
     assert "the answer is 42" in output.content
+    # Once: the model had the helper's whole answer twice, as the tool result and as its
+    # notification in the same request.
+    assert json.dumps(model.log[-1]["body"]["messages"]).count("the answer is 42") == 1
 
 
 async def test_a_continued_run_carries_only_the_latest_ended_commands(
