@@ -196,7 +196,8 @@ async def ended_run(client: Client, workflow_id: str) -> Ended:
             read_state_ref=result.read_state_ref,
         )
     else:
-        resumed = await _from_history(client, handle, agent, agent_id)
+        shown = desc.typed_search_attributes.get(sa.PERMISSION_MODE)
+        resumed = await _from_history(client, handle, agent, agent_id, shown)
     if resumed.transcript.head is None:
         # A stop, a kill or a failure before the model first answered: the task is in no
         # conversation yet, and a run from an empty one would have the message only.
@@ -208,11 +209,16 @@ async def ended_run(client: Client, workflow_id: str) -> Ended:
 
 
 async def _from_history(
-    client: Client, handle: WorkflowHandle, agent: AgentInput, agent_id: str
+    client: Client,
+    handle: WorkflowHandle,
+    agent: AgentInput,
+    agent_id: str,
+    shown_mode: str | None = None,
 ) -> Resumed:
     """A killed, terminated, failed or timed-out run's end, which no result names: the
-    conversation as its last model call left it, and its plan file (a plan it wrote is the
-    plan it goes on with)."""
+    conversation as its last model call left it, its plan file (a plan it wrote is the plan
+    it goes on with), and its mode: `shown_mode`, its `PermissionMode` attribute, where the
+    run changed it (plan mode, an approved plan's mode: `sa.WaitMarks`)."""
     last = await last_results(handle, CONVERSATION | {PLAN_FILE})
     transcript = await conversation_of(client, last)
     plan_file = None
@@ -229,12 +235,20 @@ async def _from_history(
         transcript=transcript or agent.resume_from or TranscriptRef(),
         run_generation=agent.run_generation,
         agent_id=agent_id,
-        # Not known without the run's state: the mode it was started (or continued, or
-        # resumed) in. The agent as it ran has what an earlier resume gave it: a coordinator's
-        # next input replaces that resume's.
-        permission_mode=((carry.state.mode if carry else "") or agent.permission_mode) or None,
+        permission_mode=_mode(agent, carry.state.mode if carry else "", shown_mode),
         plan_file=plan_file or agent.plan_file,
     )
+
+
+def _mode(agent: AgentInput, carried: str, shown: str | None) -> str | None:
+    """The mode an ended run was in. Its attribute, where the run changed it from the mode
+    it was started in (a run of an earlier release never did: it kept its start value, and
+    a killed run resumed after an approved plan went back to `default`); else the mode a
+    continue-as-new carried, else the one it was started (or resumed) in."""
+    start = agent.permission_mode or "default"
+    if shown and shown != start:
+        return shown
+    return (carried or agent.permission_mode) or None
 
 
 def _agent_of(started: AgentInput | CoordinatorInput) -> AgentInput:

@@ -1057,3 +1057,37 @@ async def test_show_says_which_signals_were_refused(client, dev_server, git_repo
         f"{handle.id}  (general-purpose, running, plan waits for approval by the user: "
         f"outlast approve {handle.id}"
     ), lines
+
+
+async def test_a_killed_run_resumes_in_the_mode_its_approved_plan_went_on_in(client, git_repo):
+    """A run killed after its plan was approved into acceptEdits was resumed in the mode it
+    was started in: the ended run's mode was known only from a result, which a kill leaves
+    none of. Its `PermissionMode` attribute follows the mode now (`sa.WaitMarks`)."""
+    from outlast.api import Task
+    from outlast.resume import resume_agent
+    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+
+    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
+    script = planner([{"tool_use": hold}])
+    script["agents"].insert(
+        0,
+        {
+            "name": "resumed",
+            "match": {"last_user_contains": "go on"},
+            "after_last": "repeat_last",
+            "turns": [{"text": "went on"}],
+        },
+    )
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("add X", git_repo, queues), queues)
+            await wait_for_pending(handle)
+            assert await Task(handle, "single").approve_plan(target_mode="acceptEdits")
+            await wait_until_tool_runs(handle, "Bash")
+            await handle.cancel()
+            with contextlib.suppress(Exception):  # cancelled, as meant
+                await handle.result()
+            resumed = await resume_agent(client, handle.id, "go on")
+            again = await asyncio.wait_for(resumed.handle.result(), 60)
+    assert again.final_text == "went on"
+    assert again.permission_mode == "acceptEdits", again.permission_mode
