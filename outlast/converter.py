@@ -146,7 +146,9 @@ class OutlastPayloadConverter(PydanticPayloadConverter):
                 f"invalid {wanted.__name__}: {_errors(e, wanted)}{also}",
                 type="InvalidWorkflowInput" if wanted in workflows else "InvalidUpdateInput",
                 non_retryable=True,
-            ) from e
+                # Said whole above: pydantic's chained error reached `temporal` as a second,
+                # "retryable: true" failure with its internals (a user test, 2026-12-06).
+            ) from None
 
 
 OutlastPayloadConverter._shared = OutlastPayloadConverter._build()

@@ -59,7 +59,7 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
                 0 if r.verdict_reason == NOTHING_RAN else sum(c.result != "skip" for c in r.checks)
             )
             why = f": {r.verdict_reason}" if r.verdict_reason else ""
-            line(f"  round {r.round}: VERDICT: {r.verdict} ({ran} checks run){why}")
+            line(f"  round {r.round}: VERDICT: {r.verdict} ({count(ran, 'check')} run){why}")
         line(f"  {count(len(result.rounds), 'round')}, {usage_text(result.usage)}")
         final = result.final_text
     elif isinstance(result, ForkJoinResult):

@@ -141,6 +141,10 @@ async def test_a_decision_that_does_not_say_which_way_is_refused(client, git_rep
                 with pytest.raises(WorkflowUpdateFailedError) as refused:
                     await handle.execute_update("decide_plan", raw, result_type=str)
                 refusals.append(str(refused.value.cause))
+                # One failure, said whole: pydantic's error came chained under it, as a
+                # second one `temporal` printed "retryable: true" (a user test, 2026-12-06).
+                assert refused.value.cause.cause is None, refused.value.cause.cause
+                assert refused.value.cause.non_retryable
             view = await wait_for_pending(handle)
             await handle.execute_update(
                 "decide_plan", {"approve": False, "feedback": "more tests"}, result_type=str
