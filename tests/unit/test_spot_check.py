@@ -1,87 +1,277 @@
-"""R82's spot-check of a verifier's passing checks against what it really ran."""
+"""R82's spot-check of a verifier's passing checks against what it really ran: reports as
+models write them pass, made-up ones fail (cases from a review and a user test, 2026-12-06)."""
 
-from agents.builtin.verification import Check
+import textwrap
+
+import pytest
+
+from agents.builtin.verification import Check, parse_verification_report
 from agents.spot_check import CommandRun, unbacked
 
-RUN = CommandRun(
-    command="cd /tmp/copy && python3 -m unittest -q 2>&1 | tail -5; echo EXIT=$?",
-    output="----------------------------------------------------------------------\n"
-    "Ran 3 tests in 0.001s\n\n\x1b[32mOK\x1b[0m\nEXIT=0",
+PASSING = (
+    "test_mean (tests.test_calc.TestCalc.test_mean) ... ok\n"
+    "test_mean_of_one (tests.test_calc.TestCalc.test_mean_of_one) ... ok\n"
+    "test_total (tests.test_calc.TestCalc.test_total) ... ok\n\n"
+    "----------------------------------------------------------------------\n"
+    "Ran 3 tests in 0.000s\n\nOK\n"
+)
+FAILING = (
+    "F.E\n======\nFAIL: test_mean\n"
+    "----------------------------------------------------------------------\n"
+    "Ran 3 tests in 0.001s\n\nFAILED (failures=1, errors=1)\n"
+)
+MULTILINE = (
+    "cd /r && python3 -c 'from calc import mean\ntry:\n    mean([])\n"
+    'except ValueError as e:\n    print("ValueError:", e)\''
 )
 
 
-def check(command: str | None, output: str | None, result: str = "PASS") -> Check:
-    return Check(title="the suite passes", command=command, output=output, result=result)
+def judged(runs: list[tuple[str, str]], checks: str) -> str:
+    report = parse_verification_report(textwrap.dedent(checks) + "\nVERDICT: PASS\n")
+    made = [CommandRun(command=c, output=o) for c, o in runs]
+    return unbacked(report.checks, made, [o for _, o in runs])
 
 
-def test_a_check_that_ran_and_copied_its_output_is_backed():
-    for command in (
-        "python3 -m unittest -q",  # without the cd it ran with
-        "$ cd /tmp/copy && python3 -m unittest -q",  # as typed at a prompt
-        "cd /tmp/copy && python3 -m unittest -q 2>&1 | tail -5; echo EXIT=$? ; # the suite",
-    ):
-        assert unbacked([check(command, "Ran 3 tests\nOK")], [RUN], [RUN.output]) == "", command
-    # Cut short with an ellipsis, or with the verifier's own notes beside the copy.
-    cut = "Ran 3 tests in 0.0...\n(the rest is blank)"
-    assert unbacked([check("python3 -m unittest -q", cut)], [RUN], [RUN.output]) == ""
+HONEST = {
+    "a multi-line python -c, fenced": (
+        [(MULTILINE, "ValueError: mean() of an empty sequence\n")],
+        """
+        ### Check: empty input raises
+        **Command run:**
+        ```
+        python3 -c 'from calc import mean
+        try:
+            mean([])
+        except ValueError as e:
+            print("ValueError:", e)'
+        ```
+        **Output observed:**
+        ```
+        ValueError: mean() of an empty sequence
+        ```
+        **Result: PASS**
+        """,
+    ),
+    "a note for no output": (
+        [("cd /r && git status --porcelain", "")],
+        """
+        ### Check: the working tree is clean
+        **Command run:** `git status --porcelain`
+        **Output observed:** No output (clean working tree).
+        **Result: PASS**
+        """,
+    ),
+    "a span and a note": (
+        [("cd /r && git diff --quiet; echo $?", "0\n")],
+        """
+        ### Check: no diff
+        **Command run:** `git diff --quiet; echo $?`
+        **Output observed:** `0` (exit code 0, no diff)
+        **Result: PASS**
+        """,
+    ),
+    "an ellipsis inside a span, a prompt": (
+        [("cd /r && python3 -m unittest -v 2>&1 | tail -3", "Ran 3 tests in 0.000s\n\nOK\n")],
+        """
+        ### Check: tests
+        **Command run:**
+        ```bash
+        $ python -m unittest -v
+        ```
+        **Output observed:** `Ran 3 tests in 0.000s ... OK`
+        **Result: PASS**
+        """,
+    ),
+    "prose around the copy": (
+        [
+            (
+                "cd /r && python3 -c 'from calc import mean; print(mean([5]), mean([2, 3]))'",
+                "5.0 2.5",
+            )
+        ],
+        """
+        ### Check: boundary values
+        **Command run:** `python3 -c 'from calc import mean; print(mean([5]), mean([2, 3]))'`
+        **Output observed:** printed `5.0 2.5` as expected
+        **Result: PASS**
+        """,
+    ),
+    "the result inline with the command": (
+        [("cd /r && python3 -c 'from calc import mean; print(mean([5]))'", "5.0\n")],
+        """
+        ### Check: one element
+        **Command run:** `python3 -c 'from calc import mean; print(mean([5]))'` → `5.0`
+        **Output observed:** `5.0`
+        **Result: PASS**
+        """,
+    ),
+    "a cd of its own line, lines left out": (
+        [("cd /r/tests && python3 -m unittest test_calc -v", PASSING)],
+        """
+        ### Check: tests
+        **Command run:**
+            cd tests
+            python -m unittest test_calc -v
+        **Output observed:**
+            test_mean (tests.test_calc.TestCalc.test_mean) ... ok
+            ...
+            OK
+        **Result: PASS**
+        """,
+    ),
+    "a variable left out, two spans": (
+        [("cd /r && PYTHONPATH=. python3 -m unittest -q", "Ran 3 tests in 0.000s\n\nOK\n")],
+        """
+        ### Check: tests
+        **Command run:** `python3 -m unittest -q`
+        **Output observed:** `Ran 3 tests in 0.000s`, `OK`
+        **Result: PASS**
+        """,
+    ),
+    "two commands run apart, shown as one": (
+        [
+            ("cd /r && python3 -m unittest -q", "Ran 3 tests in 0.001s\n\nOK\n"),
+            ("cd /r && git diff --stat", " calc.py | 2 +-\n 1 file changed\n"),
+        ],
+        """
+        ### Check: tests and diff
+        **Command run:** `python3 -m unittest -q && git diff --stat`
+        **Output observed:**
+        ```
+        Ran 3 tests in 0.001s
+        OK
+        calc.py | 2 +-
+        ```
+        **Result: PASS**
+        """,
+    ),
+    "a continuation, a relative path, colours": (
+        [
+            (
+                "cd /repo && python3 -m pytest \\\n  /repo/tests/test_app.py -q",
+                "\x1b[32m5 passed\x1b[0m in 0.12s",
+            )
+        ],
+        """
+        ### Check: tests
+        **Command run:**
+            python -m pytest \\
+              tests/test_app.py -q
+        **Output observed:**
+            5 passed in 0.12s
+        **Result: PASS**
+        """,
+    ),
+}
+
+MADE_UP = {
+    "the tests failed, the report says OK": (
+        [("cd /r && python3 -m unittest -q", FAILING)],
+        """
+        ### Check: tests
+        **Command run:** `python3 -m unittest -q`
+        **Output observed:**
+            Ran 3 tests in 0.001s
+
+            OK
+        **Result: PASS**
+        """,
+        "reports output that none of the verifier's commands printed: 'OK'",
+    ),
+    "a command run, one added to it": (
+        [("cd /r && git status --short", " M calc.py\n")],
+        """
+        ### Check: tests
+        **Command run:** `git status --short && python3 -m pytest -q`
+        **Output observed:**
+            M calc.py
+            3 passed in 0.02s
+        **Result: PASS**
+        """,
+        "was never run",
+    ),
+    "ls run, the tests claimed": (
+        [("ls", "calc.py\nREADME.md\ntests\n")],
+        """
+        ### Check: tests
+        **Command run:** `ls && python3 -m unittest -q`
+        **Output observed:**
+            calc.py
+            Ran 3 tests, OK
+        **Result: PASS**
+        """,
+        "was never run",
+    ),
+    "one test run, the suite claimed": (
+        [
+            (
+                "cd /r && python3 -m unittest tests.test_calc.T.test_total",
+                "Ran 1 test in 0.000s\n\nOK\n",
+            )
+        ],
+        """
+        ### Check: full test suite
+        **Command run:** `python3 -m unittest tests.t.T.test_total tests.t.T.test_mean`
+        **Output observed:** Ran 3 tests in 0.000s
+        **Result: PASS**
+        """,
+        "was never run",
+    ),
+    "a second check never run": (
+        [("cd /r && echo hi", "hi\n")],
+        """
+        ### Check: echo
+        **Command run:** `echo hi`
+        **Output observed:** `hi`
+        **Result: PASS**
+
+        ### Check: mean of one
+        **Command run:** `python3 -c 'from calc import mean; print(mean([5]))'`
+        **Output observed:** `5.0`
+        **Result: PASS**
+        """,
+        "the check 'mean of one' was never run",
+    ),
+    "a bare cd backs nothing": (
+        [("cd /repo && ls", "app.py")],
+        """
+        ### Check: all green
+        **Command run:**
+            cd /repo
+            make all-green
+        **Output observed:** all green
+        **Result: PASS**
+        """,
+        "was never run",
+    ),
+}
 
 
-def test_a_passing_check_whose_command_never_ran_is_unbacked():
-    why = unbacked([check("pytest -q", "Ran 3 tests")], [RUN], [RUN.output])
-    assert why.startswith("PASS, but the check 'the suite passes' was never run"), why
-    # A short command of the verifier's (`ls`) names no check it happens to be part of.
-    ls = CommandRun(command="ls", output="calc.py")
-    assert "never run" in unbacked([check("tools/check_all.sh", "calc.py")], [ls], ["calc.py"])
-    assert "never run" in unbacked([check(None, "Ran 3 tests")], [RUN], [RUN.output])
+@pytest.mark.parametrize("name", sorted(HONEST))
+def test_a_report_as_models_write_it_is_backed(name):
+    runs, checks = HONEST[name]
+    assert judged(runs, checks) == "", name
 
 
-def test_a_passing_check_whose_output_was_written_not_copied_is_unbacked():
-    made_up = "Ran 12 tests in 0.4s\nOK (skipped=1)"
-    why = unbacked([check("python3 -m unittest -q", made_up)], [RUN], [RUN.output])
-    assert why.startswith("PASS, but the check 'the suite passes' reports output that none"), why
+@pytest.mark.parametrize("name", sorted(MADE_UP))
+def test_a_made_up_check_is_caught(name):
+    runs, checks, said = MADE_UP[name]
+    why = judged(runs, checks)
+    assert why.startswith("PASS, but the check ") and said in why, why
 
 
-def test_only_passing_checks_are_judged_and_short_lines_prove_nothing():
-    failing = check("pytest -q", "1 failed", result="FAIL")
-    skipped = check(None, None, result="skip")
+def test_only_passing_checks_are_judged():
+    failing = Check(title="t", command="pytest -q", output="1 failed", result="FAIL")
+    skipped = Check(title="s", command=None, output=None, result="skip")
     assert unbacked([failing, skipped], [], []) == ""
-    # "OK" and "0" are in almost any output: with nothing longer copied, the output is
-    # not judged (the command still is).
-    assert unbacked([check("python3 -m unittest -q", "OK\n0\n---")], [RUN], [RUN.output]) == ""
 
 
 def test_output_of_any_tool_backs_a_check():
     """A background command's output comes back through TaskOutput, not its Bash call."""
     background = CommandRun(command="cd /tmp/copy && make test", output="Running in background")
     later = "<output>\nall 7 checks green\n</output>"
-    assert unbacked([check("make test", "all 7 checks green")], [background], [later]) == ""
-
-
-def test_how_a_model_writes_a_report_is_forgiven():
-    """Each of these failed an honest verifier in review (2026-12-06)."""
-    ran = CommandRun(
-        command="cd /repo && python3 -m pytest \\\n  tests/test_app.py -q 2>&1 | tail -3",
-        output="5 passed in 0.12s",
-    )
-    short = CommandRun(command="pytest", output="3 passed in 0.02s")
-    quoted = CommandRun(command="python3 -c 'print(1 + 1)'", output="2")
-    cases = [
-        ("`python -m pytest tests/test_app.py -q`", "`5 passed in 0.12s`"),  # backticks
-        ("python3 -m pytest \\\n  /repo/tests/test_app.py -q", "5 passed in 0.12s"),
-        ("cd /w && pytest", "3 passed"),  # it ran the short command with no cd
-        ('python -c "print(1 + 1)"', "2"),  # other quotes, python for python3
-        ("python3 -m pytest tests/test_app.py -q", "No output"),  # a note, not a copy
-        ("python3 -m pytest tests/test_app.py -q", "Exit code: 0"),
-    ]
-    outputs = [r.output for r in (ran, short, quoted)]
-    for command, output in cases:
-        assert unbacked([check(command, output)], [ran, short, quoted], outputs) == "", command
-
-
-def test_a_bare_cd_backs_no_check():
-    ran = CommandRun(command="cd /repo && ls", output="app.py")
-    why = unbacked([check("cd /repo\nmake all-green", "all green")], [ran], [ran.output])
-    assert "never run" in why, why
+    check = Check(title="t", command="make test", output="all 7 checks green", result="PASS")
+    assert unbacked([check], [background], [later]) == ""
 
 
 def test_a_compacted_conversation_is_not_judged():
@@ -96,7 +286,8 @@ def test_a_compacted_conversation_is_not_judged():
         Message(role="assistant", content=[bash]),
         Message(role="user", content=[ToolResultBlock(tool_use_id="t1", content="lint clean")]),
     ]
-    made_up = [check("pytest -q", "12 passed")]
+    made_up = [Check(title="t", command="pytest -q", output="12 passed", result="PASS")]
     assert "never run" in judge(talk, made_up)
     assert judge([continuation("it ran pytest: 12 passed"), *talk[1:]], made_up) == ""
-    assert judge(talk, [check("make lint", "lint clean")]) == ""
+    lint = Check(title="t", command="make lint", output="lint clean", result="PASS")
+    assert judge(talk, [lint]) == ""
