@@ -98,6 +98,8 @@ class Task:
 
     handle: WorkflowHandle
     pattern: str
+    of: str | None = None
+    """The task this is one agent of (`agent()`), for what a missing one is told."""
 
     @property
     def id(self) -> str:
@@ -118,7 +120,8 @@ class Task:
             raise ValueError(f"agent name {name!r}: one name, as its workflow id ends")
         # WorkflowHandle keeps the client it was made with; Task has no other.
         client = self.handle._client  # noqa: SLF001
-        return Task(handle=client.get_workflow_handle(f"{self.id}/{name}"), pattern="single")
+        handle = client.get_workflow_handle(f"{self.id}/{name}")
+        return Task(handle=handle, pattern="single", of=self.id)
 
     async def result(self) -> Any:
         """Wait for the end: an `AgentResult`, `PipelineResult`, `TeamResult`, ...
@@ -188,7 +191,15 @@ class Task:
         """What a signal's or update's RPCError means: the task is not running, or itself."""
         if e.status != RPCStatusCode.NOT_FOUND:
             return e
-        return TaskEnded(f"{self.id} is not running ({e.message}); nothing was sent")
+        return TaskEnded(f"{self._not_running(e.message)}; nothing was sent")
+
+    def _not_running(self, said: str) -> str:
+        """A task the server has no running workflow of: for one of a task's agents, perhaps
+        a name that is none of them (`agent("alcie")` read as "not running")."""
+        if self.of is not None and "not found" in said:
+            name = self.id.removeprefix(f"{self.of}/")
+            return f"{self.of} has no agent {name!r} that ever ran (no workflow {self.id})"
+        return f"{self.id} is not running ({said})"
 
     async def _update(self, name: str, payload: object) -> str:
         """An update's answer; a refusal as `Refused`, an ended task as `TaskEnded` (both
@@ -212,7 +223,7 @@ class Task:
         except RPCError as e:
             if e.status != RPCStatusCode.NOT_FOUND:
                 raise
-            msg = f"{self.id} is not running ({e.message}); nothing was cancelled"
+            msg = f"{self._not_running(e.message)}; nothing was cancelled"
             raise TaskEnded(msg) from None
         if desc.status != WorkflowExecutionStatus.RUNNING:
             state = desc.status.name.lower() if desc.status else "closed"

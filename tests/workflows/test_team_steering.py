@@ -10,7 +10,7 @@ import uuid
 import pytest
 from temporalio.client import WorkflowExecutionStatus
 
-from outlast.api import Task
+from outlast.api import Task, TaskEnded
 from outlast.inspect import agent_tree
 from tests.interceptors import Hold
 from tests.support import running_workers, scripted_model, wait_for
@@ -111,6 +111,9 @@ async def test_a_member_stopped_on_its_own_reads_stopped_in_the_team_result(clie
                 await wait_for_states(handle, {name: "ended"})
             with pytest.raises(ValueError, match="one name, as its workflow id ends"):
                 team.agent("a/helper")
+            # A misspelt name read "is not running (workflow not found ...)" (a user test).
+            with pytest.raises(TaskEnded, match=f"{handle.id} has no agent 'bb' that ever ran"):
+                await team.agent("bb").stop()
             await handle.signal("shutdown", StopRequest(reason="done"))
             result: TeamResult = await asyncio.wait_for(handle.result(), timeout=60)
             tree = await agent_tree(client, handle.id)
