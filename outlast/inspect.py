@@ -7,6 +7,7 @@ import asyncio
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ValidationError
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import (
     Client,
     WorkflowExecution,
@@ -248,7 +249,10 @@ async def why_it_ended(
     and the failure's type; `show` said `failed` and nothing more (a user test, 2026-12-05)."""
     why = kind = None
     try:
-        if status == WorkflowExecutionStatus.TERMINATED:
+        if status == WorkflowExecutionStatus.CANCELED:
+            reason = await cancel_reason(handle)
+            why = f"reason: {reason}" if reason else None
+        elif status == WorkflowExecutionStatus.TERMINATED:
             async for event in handle.fetch_history_events(
                 event_filter_type=WorkflowHistoryEventFilterType.CLOSE_EVENT
             ):
@@ -262,6 +266,16 @@ async def why_it_ended(
     except RPCError:
         return None, None  # its history is gone, or the server is away: the status says enough
     return (" ".join(plain(why).split()) if why else None), kind
+
+
+async def cancel_reason(handle: WorkflowHandle) -> str:
+    """The reason a kill gave (`outlast kill --reason`, `Task.kill(reason=)`), from the
+    cancel request in the run's history; "" if it gave none."""
+    reason = ""
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+            reason = event.workflow_execution_cancel_requested_event_attributes.cause
+    return " ".join(plain(reason).split())
 
 
 async def _fill_from_status(

@@ -21,7 +21,7 @@ from temporalio.service import RPCError
 
 from agents.todos import done_of, in_progress
 from outlast.child_ends import CLOSING_WAIT_S, with_child_ends
-from outlast.inspect import kept_worktree
+from outlast.inspect import cancel_reason, kept_worktree
 from outlast.live_tree import doing, follow_live
 from outlast.plan_view import plan_lines, waiting_plan
 from outlast.question_view import plain, print_question, terminal_text, waiting_question
@@ -121,12 +121,21 @@ async def outcome(result_task: asyncio.Task, handle: WorkflowHandle, console: Co
         why = terminal_text(str(getattr(cause, "message", None) or cause))
         status = (await handle.describe()).status
         if status == WorkflowExecutionStatus.CANCELED:
-            console.print("[yellow]killed[/] (the workflow was cancelled)")
+            reason = await _cancel_reason(handle)
+            said = f"; reason: {reason}" if reason else ""
+            console.print(f"[yellow]killed[/] (the workflow was cancelled{escape(said)})")
         elif status == WorkflowExecutionStatus.TERMINATED:
             console.print(f"[red]terminated:[/] {escape(await _terminate_reason(handle) or why)}")
         else:
             console.print(f"[red]workflow failed:[/] {escape(why)}")
         return None
+
+
+async def _cancel_reason(handle: WorkflowHandle) -> str:
+    try:
+        return terminal_text(await cancel_reason(handle))
+    except RPCError:
+        return ""  # the server is away: the kill is said without its reason
 
 
 async def _terminate_reason(handle: WorkflowHandle) -> str:

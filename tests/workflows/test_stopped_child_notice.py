@@ -3,6 +3,7 @@ its own TaskStop (a user test, 2026-12-06, found both)."""
 
 from __future__ import annotations
 
+from outlast.inspect import agent_tree, tree_lines
 from tests.support import (
     agent_input,
     notifications,
@@ -78,10 +79,28 @@ async def test_a_background_child_a_person_kills_is_not_taken_for_a_task_stop(
 
     async def kill(child):
         said.append(await cli(dev_server.address, "kill", child.id, "--reason", "wrong branch"))
+        said.append(child.id)
 
     result = await ended_by(client, git_repo, True, kill)
     (note,) = notifications(result)
     assert said[0][0] == 0, said
+    # `outlast show` of it says why too (it said `canceled, killed` only).
+    shown = tree_lines(await agent_tree(client, said[1]))
+    assert "killed" in shown[0] and "reason: wrong branch" in shown[0], shown
+    # And a follow's end (`outlast attach`, `run`).
+    import asyncio
+    import io
+
+    from rich.console import Console
+
+    from outlast.progress import outcome
+
+    child = client.get_workflow_handle(said[1])
+    ended = asyncio.ensure_future(child.result())
+    await asyncio.wait({ended})
+    out = io.StringIO()
+    assert await outcome(ended, child, Console(file=out, width=200)) is None
+    assert "killed (the workflow was cancelled; reason: wrong branch)" in out.getvalue(), out
     assert "<status>killed</status>" in note, note
     # The reason the kill was given reaches the parent (`outlast kill` had no --reason).
     assert (
