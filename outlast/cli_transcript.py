@@ -89,8 +89,11 @@ def transcript(
     for n, segment in enumerate(segments):
         if n:
             console.print(COMPACTED_HERE)
+        answered = {
+            b.tool_use_id for m in segment for b in m.content if isinstance(b, ToolResultBlock)
+        }
         for message in segment:
-            for line in message_lines(message, full):
+            for line in message_lines(message, full, answered):
                 console.print(line, highlight=False)
 
 
@@ -150,13 +153,23 @@ async def _references(client, handle, desc, compacted: bool) -> list[TranscriptR
     return [*view.compacted, view.transcript] if compacted else [view.transcript]
 
 
-def message_lines(message: Message, full: bool = False) -> list[str]:
+UNANSWERED = "[dim](no result: still running, or cut off by the run's end; a resume drops it)[/]"
+"""Under a call whose result is nowhere in the conversation: one a kill cut off read as if
+its result were simply not shown (a user test, 2026-12-06)."""
+
+
+def message_lines(
+    message: Message, full: bool = False, answered: set[str] | None = None
+) -> list[str]:
     """A message as markup lines for the terminal (what the model and the tools wrote is
-    escaped: shown as written)."""
+    escaped: shown as written); `answered`: the tool_use ids the conversation has results
+    for, to mark the calls it has none for."""
     colour = "cyan" if message.role == "assistant" else "green"
     lines = [f"[bold {colour}]{message.role}[/]"]
     for block in message.content:
         lines += [f"  {line}" for line in _block_lines(block, full)]
+        if isinstance(block, ToolUseBlock) and answered is not None and block.id not in answered:
+            lines.append(f"    {UNANSWERED}")
     return lines
 
 
