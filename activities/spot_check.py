@@ -42,27 +42,31 @@ def judge(messages: Sequence[Message], checks: Sequence[Check]) -> str:
     before the compaction are gone from it, and a check run then would read as never run."""
     if any(is_continuation(m) for m in messages):
         return ""
-    runs, outputs = tool_runs(messages)
-    return unbacked(checks, runs, outputs)
+    runs, later = tool_runs(messages)
+    return unbacked(checks, runs, later)
+
+
+OUTPUT_TOOLS = frozenset({"TaskOutput", "BashOutput", "AgentOutputTool"})
+"""The tools through which a background command's output comes (T11 and its aliases)."""
 
 
 def tool_runs(messages: Sequence[Message]) -> tuple[list[CommandRun], list[str]]:
-    """The Bash calls of a conversation with what each returned, and every tool's output."""
-    commands: dict[str, str] = {}
+    """The Bash calls of a conversation with what each returned, and what its TaskOutput
+    calls returned."""
+    calls: dict[str, ToolUseBlock] = {}
     runs: list[CommandRun] = []
-    outputs: list[str] = []
+    later: list[str] = []
     for message in messages:
-        if isinstance(message.content, str):
-            continue
         for block in message.content:
-            if isinstance(block, ToolUseBlock) and block.name == "Bash":
-                commands[block.id] = str(block.input.get("command", ""))
-            elif isinstance(block, ToolResultBlock):
-                text = _text(block)
-                outputs.append(text)
-                if block.tool_use_id in commands:
-                    runs.append(CommandRun(command=commands[block.tool_use_id], output=text))
-    return runs, outputs
+            if isinstance(block, ToolUseBlock):
+                calls[block.id] = block
+            elif isinstance(block, ToolResultBlock) and (call := calls.get(block.tool_use_id)):
+                if call.name == "Bash":
+                    command = str(call.input.get("command", ""))
+                    runs.append(CommandRun(command=command, output=_text(block)))
+                elif call.name in OUTPUT_TOOLS:
+                    later.append(_text(block))
+    return runs, later
 
 
 def _text(block: ToolResultBlock) -> str:

@@ -126,7 +126,9 @@ async def _decide(
     )
     await _send_plan_decision(handle, workflow_id, decision)
     given = "with your feedback" if feedback else "with no feedback (the agent is told no reason)"
-    verb = "approved" if approve else f"sent back {given}"
+    # The mode the agent goes on in, as the workflow decides it (`PlanControl.exit`).
+    goes = mode or view.pre_plan_mode or "default"
+    verb = f"approved; it goes on in {goes} mode" if approve else f"sent back {given}"
     console.print(f"plan {request} of {workflow_id} {verb}")
 
 

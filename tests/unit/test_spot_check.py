@@ -26,13 +26,58 @@ MULTILINE = (
 )
 
 
-def judged(runs: list[tuple[str, str]], checks: str) -> str:
+def judged(runs: list[tuple[str, str]], checks: str, later: tuple[str, ...] = ()) -> str:
     report = parse_verification_report(textwrap.dedent(checks) + "\nVERDICT: PASS\n")
     made = [CommandRun(command=c, output=o) for c, o in runs]
-    return unbacked(report.checks, made, [o for _, o in runs])
+    return unbacked(report.checks, made, later)
 
 
 HONEST = {
+    "output in quotes, a list marker": (
+        [("cd /r && python3 -c 'print(5.0)'; pytest -q -rA", "5.0\nPASSED test_a\n")],
+        """
+        ### Check: one value
+        **Command run:** `python3 -c 'print(5.0)'; pytest -q -rA`
+        **Output observed:**
+            "5.0"
+            - PASSED test_a
+        **Result: PASS**
+        """,
+    ),
+    "a probe script and the line that ran it": (
+        [("python3 /tmp/probe.py", "5.0\n")],
+        """
+        ### Check: mean of one
+        **Command run:**
+            # /tmp/probe.py, written with Write:
+            import calc
+            print(calc.mean([5]))
+            $ python3 /tmp/probe.py
+        **Output observed:** 5.0
+        **Result: PASS**
+        """,
+    ),
+    "the command echoed, prose above the copy, a decorated line": (
+        [("cd /r && pytest -q", "..\n===== 3 passed in 0.02s =====\n")],
+        """
+        ### Check: tests
+        **Command run:** `pytest -q`
+        **Output observed:**
+            $ cd /r && pytest -q
+            All tests pass:
+            3 passed in 0.02s (no failures)
+        **Result: PASS**
+        """,
+    ),
+    "a subshell, operators without spaces": (
+        [("cd /r&&pytest -q|tail -1", "3 passed in 0.02s\n")],
+        """
+        ### Check: tests
+        **Command run:** `(cd /r && pytest -q | tail -1)`
+        **Output observed:** 3 passed in 0.02s
+        **Result: PASS**
+        """,
+    ),
     "a multi-line python -c, fenced": (
         [(MULTILINE, "ValueError: mean() of an empty sequence\n")],
         """
@@ -165,6 +210,66 @@ HONEST = {
 }
 
 MADE_UP = {
+    "OK echoed by the command, over a real FAILED": (
+        [("cd /r && python3 -m unittest -q && echo OK", FAILING)],
+        """
+        ### Check: tests
+        **Command run:** `python3 -m unittest -q && echo OK`
+        **Output observed:** OK
+        **Result: PASS**
+        """,
+        "did not print: 'OK'",
+    ),
+    "a claim after an exit code": (
+        [("cd /r && pytest -q; echo Exit code $?", "1 failed, 41 passed in 1.23s\nExit code 1")],
+        """
+        ### Check: tests
+        **Command run:** `pytest -q; echo Exit code $?`
+        **Output observed:** Exit code 0 - 42 passed
+        **Result: PASS**
+        """,
+        "did not print: 'Exit code 0 - 42 passed'",
+    ),
+    "a claim that starts like a note": (
+        [("cd /r && pytest -q", "1 failed, 41 passed in 1.23s")],
+        """
+        ### Check: tests
+        **Command run:** `pytest -q`
+        **Output observed:** None of the 42 tests failed
+        **Result: PASS**
+        """,
+        "did not print: 'None of the 42 tests failed'",
+    ),
+    "the command as a span, the claim as prose": (
+        [("cd /r && pytest -q", "1 failed, 41 passed in 1.23s")],
+        """
+        ### Check: tests
+        **Command run:** `pytest -q`
+        **Output observed:** `pytest -q` reports all 42 tests passed
+        **Result: PASS**
+        """,
+        "did not print: 'pytest -q reports all 42 tests passed'",
+    ),
+    "the end of a line as the whole": (
+        [("cd /r && pytest -q", "===== 1 failed, 41 passed in 1.23s =====")],
+        """
+        ### Check: tests
+        **Command run:** `pytest -q`
+        **Output observed:** 41 passed in 1.23s
+        **Result: PASS**
+        """,
+        "did not print: '41 passed in 1.23s'",
+    ),
+    "another command's output as this one's": (
+        [("cd /r && pytest -q", "1 failed, 41 passed"), ("cat README.md", "42 passed in 0.1s")],
+        """
+        ### Check: tests
+        **Command run:** `pytest -q`
+        **Output observed:** 42 passed in 0.1s
+        **Result: PASS**
+        """,
+        "did not print: '42 passed in 0.1s'",
+    ),
     "the tests failed, the report says OK": (
         [("cd /r && python3 -m unittest -q", FAILING)],
         """
@@ -176,7 +281,7 @@ MADE_UP = {
             OK
         **Result: PASS**
         """,
-        "reports output that none of the verifier's commands printed: 'OK'",
+        "reports output its command did not print: 'OK'",
     ),
     "a command run, one added to it": (
         [("cd /r && git status --short", " M calc.py\n")],
@@ -188,7 +293,7 @@ MADE_UP = {
             3 passed in 0.02s
         **Result: PASS**
         """,
-        "was never run",
+        "did not print: '3 passed in 0.02s'",
     ),
     "ls run, the tests claimed": (
         [("ls", "calc.py\nREADME.md\ntests\n")],
@@ -200,7 +305,7 @@ MADE_UP = {
             Ran 3 tests, OK
         **Result: PASS**
         """,
-        "was never run",
+        "did not print: 'Ran 3 tests, OK'",
     ),
     "one test run, the suite claimed": (
         [
@@ -266,12 +371,15 @@ def test_only_passing_checks_are_judged():
     assert unbacked([failing, skipped], [], []) == ""
 
 
-def test_output_of_any_tool_backs_a_check():
-    """A background command's output comes back through TaskOutput, not its Bash call."""
-    background = CommandRun(command="cd /tmp/copy && make test", output="Running in background")
+def test_a_background_command_s_output_comes_through_task_output():
+    launched = "Command running in background with ID: b-1. Output is being written to: /x"
+    background = CommandRun(command="cd /tmp/copy && make test", output=launched)
     later = "<output>\nall 7 checks green\n</output>"
     check = Check(title="t", command="make test", output="all 7 checks green", result="PASS")
     assert unbacked([check], [background], [later]) == ""
+    # Not for a command that ran in the foreground: its output is its own.
+    done = CommandRun(command="cd /tmp/copy && make test", output="1 check red")
+    assert "did not print" in unbacked([check], [done], [later])
 
 
 def test_a_compacted_conversation_is_not_judged():

@@ -40,7 +40,7 @@ async def test_two_approvals_at_once_take_one_and_refuse_the_other(client, dev_s
     assert sorted(code for code, _ in both) == [0, 2], both
     taken = next(out for code, out in both if code == 0)
     refused = next(out for code, out in both if code != 0)
-    assert f"plan plan-1 of {handle.id} approved" in taken, taken
+    assert f"plan plan-1 of {handle.id} approved; it goes on in default mode" in taken, taken
     # Which of the two ways depends on whether the other's query came first.
     said = " ".join(refused.split())
     # Either way it says how plan-1 was decided (it said only "no plan is waiting").

@@ -616,8 +616,8 @@ async def test_a_pass_whose_output_no_command_printed_is_a_fail_round(client, tm
     result = await verifier_made_up_output(client, tmp_path, wf_id)
     assert [r.verdict for r in result.rounds] == ["FAIL", "PASS"], result.rounds
     assert result.rounds[0].verdict_reason.startswith(
-        "PASS, but the check 'the test suite passes' reports output that none of the "
-        "verifier's commands printed"
+        "PASS, but the check 'the test suite passes' reports output its command did not "
+        "print: 'Ran 4 tests in 0.002s'"
     ), result.rounds[0].verdict_reason
     assert result.status == "passed"
     assert "verifier-spot-check" in await patch_ids(client.get_workflow_handle(wf_id))
