@@ -241,6 +241,8 @@ async def test_task_output_peeks_and_waits(client, git_repo):
     # too (R37: a result that went back as the tool result is not notified again).
     assert notifications(result) == []
     assert "task-output-takes-notice" in markers
+    # What only the notification said comes with the answer (its summary, a stop's reason).
+    assert f"<task-notification>\n<task-id>{shell_id}</task-id>" in waited.content
 
 
 async def test_a_stop_ends_a_blocking_task_output_wait(client, git_repo):
