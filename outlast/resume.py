@@ -78,7 +78,11 @@ async def last_results(
             keep(scheduled.get(done.scheduled_event_id), done.result.payloads)
         elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
             marker = event.marker_recorded_event_attributes
-            if marker.marker_name == "core_local_activity" and "result" in marker.details:
+            if marker.marker_name == "core_patch" and sa.WAITS_MARKED.encode() in bytes(
+                marker.details["patch-data"].payloads[0].data
+            ):
+                last[sa.WAITS_MARKED] = ("", [])
+            elif marker.marker_name == "core_local_activity" and "result" in marker.details:
                 data = json.loads(marker.details["data"].payloads[0].data)
                 keep(data.get("activity_type"), marker.details["result"].payloads)
     return last
@@ -221,6 +225,8 @@ async def _from_history(
     run changed it (plan mode, an approved plan's mode: `sa.WaitMarks`)."""
     last = await last_results(handle, CONVERSATION | {PLAN_FILE})
     transcript = await conversation_of(client, last)
+    if sa.WAITS_MARKED not in last:
+        shown_mode = None  # its attribute kept the start value: the run never set it
     plan_file = None
     if last.get(PLAN_FILE):
         (plan_file,) = await client.data_converter.decode(last[PLAN_FILE][1], [str])
@@ -241,14 +247,11 @@ async def _from_history(
 
 
 def _mode(agent: AgentInput, carried: str, shown: str | None) -> str | None:
-    """The mode an ended run was in. Its attribute, where the run changed it from the mode
-    it was started in (a run of an earlier release never did: it kept its start value, and
-    a killed run resumed after an approved plan went back to `default`); else the mode a
-    continue-as-new carried, else the one it was started (or resumed) in."""
-    start = agent.permission_mode or "default"
-    if shown and shown != start:
-        return shown
-    return (carried or agent.permission_mode) or None
+    """The mode an ended run was in: its attribute, where the run kept it (patched
+    `waits-marked`; a run of an earlier release kept its start value, and a killed run
+    resumed after an approved plan went back to `default`); else the mode a continue-as-new
+    carried, else the one it was started (or resumed) in."""
+    return shown or (carried or agent.permission_mode) or None
 
 
 def _agent_of(started: AgentInput | CoordinatorInput) -> AgentInput:
