@@ -134,14 +134,14 @@ class Task:
     async def status(self) -> AgentStatus | PipelineView | TeamView | Any:
         """Where it stands now (the pattern's own query)."""
         if self.pattern in AGENT_PATTERNS:
-            return await self.handle.query("status", result_type=AgentStatus)
+            return await self._query("status", result_type=AgentStatus)
         if self.pattern == "pipeline":
-            return await self.handle.query("pipeline", result_type=PipelineView)
+            return await self._query("pipeline", result_type=PipelineView)
         if self.pattern == "team":
-            return await self.handle.query("team", result_type=TeamView)
+            return await self._query("team", result_type=TeamView)
         if self.pattern == "verified":
-            return await self.handle.query("rounds")
-        return await self.handle.query("forks")
+            return await self._query("rounds")
+        return await self._query("forks")
 
     async def send(self, text: str, to: str | None = None) -> str | None:
         """A message for the agent's next turn (for a team: to member `to`, default the lead).
@@ -180,6 +180,16 @@ class Task:
             raise NotSupported(f"a {self.pattern} task has no graceful stop; use kill()")
         name = "shutdown" if self.pattern == "team" else "stop"
         await self._signal(name, StopRequest(reason=reason))
+
+    async def _query(self, name: str, **kw: Any) -> Any:
+        """A query's answer; a task the server has no workflow of as `TaskEnded` (one of its
+        agents by a name that is none of them raised the bare RPCError)."""
+        try:
+            return await self.handle.query(name, **kw)
+        except RPCError as e:
+            if e.status != RPCStatusCode.NOT_FOUND:
+                raise
+            raise TaskEnded(f"{self._not_running(e.message)}; nothing was asked") from None
 
     async def _signal(self, name: str, payload: object) -> None:
         try:
@@ -236,7 +246,7 @@ class Task:
         Raises:
             NotSupported: the task is no agent of its own (a pipeline, team, ...)."""
         self._agent_only("plans; approve_plan() is for a single agent or a coordinator")
-        return await self.handle.query("plan", result_type=PlanView)
+        return await self._query("plan", result_type=PlanView)
 
     async def approve_plan(self, target_mode: str | None = None) -> bool:
         """Approve the pending plan; False (nothing sent) if no plan is waiting.
@@ -299,7 +309,7 @@ class Task:
         Raises:
             NotSupported: the task is no agent of its own."""
         self._agent_only("questions of its own")
-        return await self.handle.query("question", result_type=PendingQuestion | None)
+        return await self._query("question", result_type=PendingQuestion | None)
 
     async def answer(self, answers: dict[str, str], request_id: str | None = None) -> str:
         """Answer the waiting questions: question text -> a choice's label (several joined

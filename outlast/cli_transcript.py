@@ -86,12 +86,17 @@ def transcript(
     if not any(segments):
         console.print(f"{workflow_id} has no conversation yet.")
         return
+    # Over every segment: a compaction's first message answers the last calls before it.
+    answered = {
+        b.tool_use_id
+        for segment in segments
+        for m in segment
+        for b in m.content
+        if isinstance(b, ToolResultBlock)
+    }
     for n, segment in enumerate(segments):
         if n:
             console.print(COMPACTED_HERE)
-        answered = {
-            b.tool_use_id for m in segment for b in m.content if isinstance(b, ToolResultBlock)
-        }
         for message in segment:
             for line in message_lines(message, full, answered):
                 console.print(line, highlight=False)

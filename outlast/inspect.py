@@ -199,7 +199,9 @@ async def agent_tree(
     elif desc.status is not None:
         # Running, or ended with no result (failed, killed, terminated): what it has spent,
         # unless its input never decoded (it spent nothing, and cannot be asked).
-        node.error, kind = await why_it_ended(handle, desc.status)
+        # A kill's reason from the history of the workflow asked about only: its children,
+        # cancelled by its end, gave none, and each read is of a whole history.
+        node.error, kind = await why_it_ended(handle, desc.status, kill_reason=depth == 0)
         if kind != UNDECODED_INPUT:
             await _fill_from_status(node, client, desc, queries_until)
     if desc.workflow_type in AGENT_TYPES:
@@ -243,13 +245,13 @@ answered by replaying it (the SDK logs "Expected workflow input" with a tracebac
 
 
 async def why_it_ended(
-    handle: WorkflowHandle, status: WorkflowExecutionStatus
+    handle: WorkflowHandle, status: WorkflowExecutionStatus, kill_reason: bool = True
 ) -> tuple[str | None, str | None]:
     """The failure's message (decoded, as the SDK gives it) or the reason a terminate gave,
     and the failure's type; `show` said `failed` and nothing more (a user test, 2026-12-05)."""
     why = kind = None
     try:
-        if status == WorkflowExecutionStatus.CANCELED:
+        if status == WorkflowExecutionStatus.CANCELED and kill_reason:
             reason = await cancel_reason(handle)
             why = f"reason: {reason}" if reason else None
         elif status == WorkflowExecutionStatus.TERMINATED:

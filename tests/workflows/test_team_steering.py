@@ -112,8 +112,9 @@ async def test_a_member_stopped_on_its_own_reads_stopped_in_the_team_result(clie
             with pytest.raises(ValueError, match="one name, as its workflow id ends"):
                 team.agent("a/helper")
             # A misspelt name read "is not running (workflow not found ...)" (a user test).
-            with pytest.raises(TaskEnded, match=f"{handle.id} has no agent 'bb' that ever ran"):
-                await team.agent("bb").stop()
+            for call in (team.agent("bb").stop(), team.agent("bb").status()):
+                with pytest.raises(TaskEnded, match=f"{handle.id} has no agent 'bb' that ever"):
+                    await call
             await handle.signal("shutdown", StopRequest(reason="done"))
             result: TeamResult = await asyncio.wait_for(handle.result(), timeout=60)
             tree = await agent_tree(client, handle.id)
