@@ -81,8 +81,10 @@ Write every check in exactly this form:
   [the actual output, copied, not paraphrased]
 **Result: PASS** (or **Result: FAIL**, with expected vs actual)
 
-A check without a **Command run:** block was skipped, not passed. The caller may re-run \
-your commands; a PASS whose output is missing or does not match a re-run is rejected.
+A check without a **Command run:** block was skipped, not passed. The caller checks every \
+PASS against the commands you ran and what they printed: show each command as you ran it \
+and copy its output line for line (cut a long output with `...`, never summarize it); a \
+PASS whose output is missing, or was not printed by the command it shows, is rejected.
 
 === VERDICT ===
 End your report with exactly one final line, on its own, in exactly one of these forms:

@@ -45,6 +45,9 @@ def test_definition_fields():
         "first 80%",
         "PARTIAL is only for limits of the environment",
         "/tmp",
+        # What the spot-check holds a PASS to (agents/spot_check.py): said before, not after.
+        "checks every PASS against the commands you ran and what they printed",
+        "copy its output line for line",
     ],
 )
 def test_prompt_markers(marker):
