@@ -56,14 +56,23 @@ the last model call, it is the conversation the run ended with."""
 CONVERSATION = MODEL_CALLS | {KEPT}
 
 
-async def last_results(
-    handle: WorkflowHandle, names: frozenset[str]
-) -> dict[str, tuple[str, list[Payload]]]:
+@dataclass
+class RunRecord:
+    """What `last_results` read of a run's history."""
+
+    last: dict[str, tuple[str, list[Payload]]]
+    """By activity type: the type and result payloads of the last completed one."""
+    patches: set[str]
+    """The patch ids the run recorded."""
+
+
+async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunRecord:
     """The last completed activity of each type in `names`, from the run's history (a regular
     activity's completion, or a local one's marker), by type: its type and result payloads.
     The activities of CONVERSATION count as one, under "conversation": the later wins."""
     scheduled: dict[int, str] = {}
     last: dict[str, tuple[str, list[Payload]]] = {}
+    patches: set[str] = set()
 
     def keep(name: str | None, payloads) -> None:
         if name in names:
@@ -78,14 +87,12 @@ async def last_results(
             keep(scheduled.get(done.scheduled_event_id), done.result.payloads)
         elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
             marker = event.marker_recorded_event_attributes
-            if marker.marker_name == "core_patch" and sa.WAITS_MARKED.encode() in bytes(
-                marker.details["patch-data"].payloads[0].data
-            ):
-                last[sa.WAITS_MARKED] = ("", [])
+            if marker.marker_name == "core_patch":
+                patches.add(json.loads(marker.details["patch-data"].payloads[0].data)["id"])
             elif marker.marker_name == "core_local_activity" and "result" in marker.details:
                 data = json.loads(marker.details["data"].payloads[0].data)
                 keep(data.get("activity_type"), marker.details["result"].payloads)
-    return last
+    return RunRecord(last, patches)
 
 
 async def conversation_of(
@@ -107,7 +114,7 @@ async def last_model_call(client: Client, handle: WorkflowHandle) -> TranscriptR
     """The conversation as the run left it, from its history: as its last model call (or
     compaction) left it, with the tool results its end kept after it; None if it made no
     model call."""
-    return await conversation_of(client, await last_results(handle, CONVERSATION))
+    return await conversation_of(client, (await last_results(handle, CONVERSATION)).last)
 
 
 RESUMABLE = {"AgentWorkflow": AgentInput, "CoordinatorWorkflow": CoordinatorInput}
@@ -223,9 +230,10 @@ async def _from_history(
     conversation as its last model call left it, its plan file (a plan it wrote is the plan
     it goes on with), and its mode: `shown_mode`, its `PermissionMode` attribute, where the
     run changed it (plan mode, an approved plan's mode: `sa.WaitMarks`)."""
-    last = await last_results(handle, CONVERSATION | {PLAN_FILE})
+    record = await last_results(handle, CONVERSATION | {PLAN_FILE})
+    last = record.last
     transcript = await conversation_of(client, last)
-    if sa.WAITS_MARKED not in last:
+    if sa.WAITS_MARKED not in record.patches:
         shown_mode = None  # its attribute kept the start value: the run never set it
     plan_file = None
     if last.get(PLAN_FILE):

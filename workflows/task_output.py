@@ -75,10 +75,11 @@ async def task_output(
     queued = registry.queued_for(own_id)
     # Asked only where a notification waits, so no other call records the patch.
     takes = retrieval == "success" and queued is not None and versions.patched(TAKES_NOTICE)
+    taken = queued if takes else None
     if shell is None:
         assert task is not None
-        if takes and queued is not None:
-            registry.take(queued)
+        if taken is not None:
+            registry.take(taken)
         text = format_task_output(
             task.agent_id,
             "local_agent",
@@ -101,11 +102,11 @@ async def task_output(
             raise
         return error_result(call.block, f"Its output could not be read: {e.cause or e}")
     text = format_task_output(shell.shell_id, "local_bash", status, output, exit_code, retrieval)
-    if takes and queued is not None:
+    if taken is not None:
         # Taken once the output is read (a failed read leaves the end to its notification),
         # and said here: only the notification says a timeout, a stop's reason, a rerun.
-        registry.take(queued)
-        text = f"{text}\n\n{queued}"
+        registry.take(taken)
+        text = f"{text}\n\n{taken}"
     return ToolResultBlock(tool_use_id=call.block.id, content=text)
 
 
