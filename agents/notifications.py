@@ -62,21 +62,18 @@ def stop_note(reason: str) -> str:
     return f"It was stopped by the user before it finished{why}; its task is not done."
 
 
-KILLED_FROM_OUTSIDE = (
-    "It was stopped by the user (cancelled with `outlast kill` or in the Web UI), not by a "
-    "TaskStop of yours."
-)
-"""A parent's TaskStop and a person's kill both read "was stopped": the parent must not take
-the person's kill for its own, or start the agent again as if it had failed."""
-
-
-def killed_note(reason: str) -> str:
-    """KILLED_FROM_OUTSIDE, with the reason the person gave (`outlast kill --reason`)."""
-    if not reason.strip():
-        return KILLED_FROM_OUTSIDE
-    return KILLED_FROM_OUTSIDE.replace(
-        "in the Web UI)", f"in the Web UI; reason: {reason.strip()})", 1
+def killed_note(reason: str = "") -> str:
+    """A person's kill, with the reason they gave (`outlast kill --reason`). A parent's
+    TaskStop and a person's kill both read "was stopped": the parent must not take the
+    person's kill for its own, or start the agent again as if it had failed."""
+    said = f"; reason: {reason.strip()}" if reason.strip() else ""
+    return (
+        f"It was stopped by the user (cancelled with `outlast kill` or in the Web UI{said}), "
+        "not by a TaskStop of yours."
     )
+
+
+KILLED_FROM_OUTSIDE = killed_note()
 
 
 TURN_LIMIT_NOTE = "It reached its turn limit before it finished; its task may not be done."
