@@ -207,6 +207,17 @@ HONEST = {
         **Result: PASS**
         """,
     ),
+    "prose around copies in double quotes (user test, 2026-12-06)": (
+        [(MULTILINE, "ValueError: mean() of an empty sequence\n")],
+        """
+        ### Check: empty input raises
+        **Command run:** `python3 -c 'from calc import mean ...'`
+        **Output observed:**
+            Raises "ValueError: mean() of an empty sequence", as the docstring says
+            It printed “mean() of an empty sequence”
+        **Result: PASS**
+        """,
+    ),
 }
 
 MADE_UP = {
