@@ -28,6 +28,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from activities.context import render_context
 from activities.definitions import definition_names, load_definitions
+from activities.earlier_agents import EarlierAgents
 from activities.handoff import classify_handoff
 from activities.hooks import run_hook_command
 from activities.host_steps import host_step_activities
@@ -114,6 +115,7 @@ def model_activities(client: Client) -> list:
         *MODEL_ACTIVITIES,
         control.resume_agent,
         control.describe_agents,
+        EarlierAgents(client).find_earlier,
         team.task_op,
         team.add_member,
     ]

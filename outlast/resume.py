@@ -9,12 +9,9 @@ result or last model call), so the resume needs no worker until the new run star
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ValidationError
-from temporalio.api.common.v1 import Payload
-from temporalio.api.enums.v1 import EventType
+from pydantic import ValidationError
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -24,90 +21,18 @@ from temporalio.client import (
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities import run_history as history
+from activities.run_history import CONVERSATION, conversation_of, last_results
 from agents.transcript import TranscriptRef
 from outlast.orphans import stop_orphans
 from outlast.start_metadata import start_metadata
-from workflows import search_attributes as sa
 from workflows.contracts import AgentInput, AgentResult, MailMessage
 from workflows.pattern_contracts import CoordinatorInput
-from workflows.resumed import Resumed
-
-MODEL_CALLS = frozenset({"llm.call_model", "llm.compact"})
-"""The activities whose result names the conversation as it then was (a compaction's: the
-summary the model went on from)."""
+from workflows.resumed import Resumed, resumed_from
 
 
 class ResumeRefused(ValueError):
     """Nothing was started; the message says why and what there is instead."""
-
-
-class _Response(BaseModel):
-    """What this reads of a model call's result (`activities.llm.ModelResponse`, whose
-    module would import the model SDK into the CLI)."""
-
-    transcript: TranscriptRef
-
-
-PLAN_FILE = "plan.prepare_plan_file"
-KEPT = "transcript.append"
-"""In an agent's history, only the end's append of the tool results no model call recorded
-(`workflows.agent_end.keep_last_results`: a stop, the turn limit, a kill mid-turn): after
-the last model call, it is the conversation the run ended with."""
-CONVERSATION = MODEL_CALLS | {KEPT}
-
-
-@dataclass
-class RunRecord:
-    """What `last_results` read of a run's history."""
-
-    last: dict[str, tuple[str, list[Payload]]]
-    """By activity type: the type and result payloads of the last completed one."""
-    patches: set[str]
-    """The patch ids the run recorded."""
-
-
-async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunRecord:
-    """The last completed activity of each type in `names`, from the run's history (a regular
-    activity's completion, or a local one's marker), by type: its type and result payloads.
-    The activities of CONVERSATION count as one, under "conversation": the later wins."""
-    scheduled: dict[int, str] = {}
-    last: dict[str, tuple[str, list[Payload]]] = {}
-    patches: set[str] = set()
-
-    def keep(name: str | None, payloads) -> None:
-        if name in names:
-            last["conversation" if name in CONVERSATION else name] = (name, list(payloads))
-
-    async for event in handle.fetch_history_events():
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-            attrs = event.activity_task_scheduled_event_attributes
-            scheduled[event.event_id] = attrs.activity_type.name
-        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-            done = event.activity_task_completed_event_attributes
-            keep(scheduled.get(done.scheduled_event_id), done.result.payloads)
-        elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
-            marker = event.marker_recorded_event_attributes
-            if marker.marker_name == "core_patch":
-                patches.add(json.loads(marker.details["patch-data"].payloads[0].data)["id"])
-            elif marker.marker_name == "core_local_activity" and "result" in marker.details:
-                data = json.loads(marker.details["data"].payloads[0].data)
-                keep(data.get("activity_type"), marker.details["result"].payloads)
-    return RunRecord(last, patches)
-
-
-async def conversation_of(
-    client: Client, last: dict[str, tuple[str, list[Payload]]]
-) -> TranscriptRef | None:
-    """The conversation `last_results` found: as the last model call (or compaction) left
-    it, or as the end's append after it did; None if there was none."""
-    if "conversation" not in last:
-        return None
-    kind, payloads = last["conversation"]
-    if kind == KEPT:
-        (ref,) = await client.data_converter.decode(payloads, [TranscriptRef])
-        return ref
-    (response,) = await client.data_converter.decode(payloads, [_Response])
-    return response.transcript
 
 
 async def last_model_call(client: Client, handle: WorkflowHandle) -> TranscriptRef | None:
@@ -190,76 +115,39 @@ async def ended_run(client: Client, workflow_id: str) -> Ended:
     # Every read is of the run just described: one a concurrent resume starts meanwhile
     # would mix two runs' ends (`resume_agent` refuses, should that happen).
     handle = client.get_workflow_handle(workflow_id, run_id=desc.run_id, result_type=AgentResult)
-    started = await _started_input(client, handle, workflow_id, RESUMABLE[desc.workflow_type])
+    started = await started_input(client, handle, workflow_id, RESUMABLE[desc.workflow_type])
     agent = _agent_of(started)
     if (why := refusal_for_input(workflow_id, agent)) is not None:
         raise ResumeRefused(why)
-    agent_id = desc.typed_search_attributes.get(sa.AGENT_ID) or agent.lineage.agent_id
-    kept = {"workflow_type": desc.workflow_type, "started": started, "agent": agent}
-    if desc.status == WorkflowExecutionStatus.COMPLETED:
-        result = await handle.result(follow_runs=False)
-        resumed = Resumed(
-            transcript=result.transcript,
-            run_generation=result.run_generation,
-            agent_id=result.agent_id or agent_id,
-            permission_mode=result.permission_mode,
-            plan_file=result.plan_file,
-            read_state_ref=result.read_state_ref,
-        )
-    else:
-        shown = desc.typed_search_attributes.get(sa.PERMISSION_MODE)
-        resumed = await _from_history(client, handle, agent, agent_id, shown)
+    return await run_end(client, desc, started)
+
+
+async def run_end(
+    client: Client,
+    desc: WorkflowExecutionDescription,
+    started: AgentInput | CoordinatorInput,
+) -> Ended:
+    """What the closed run `desc` (started with `started`) left for the next.
+
+    Raises:
+        ResumeRefused: it left no conversation to go on from."""
+    agent = _agent_of(started)
+    resumed = resumed_from(await history.run_end(client, desc), agent)
     if resumed.transcript.head is None:
         # A stop, a kill or a failure before the model first answered: the task is in no
         # conversation yet, and a run from an empty one would have the message only.
         raise ResumeRefused(
-            f"{workflow_id} ended before its first model call answered: there is no "
+            f"{desc.id} ended before its first model call answered: there is no "
             "conversation to go on from; a new `outlast run` starts the task over"
         )
-    return Ended(**kept, task_queue=desc.task_queue, run_id=desc.run_id, resumed=resumed)
-
-
-async def _from_history(
-    client: Client,
-    handle: WorkflowHandle,
-    agent: AgentInput,
-    agent_id: str,
-    shown_mode: str | None = None,
-) -> Resumed:
-    """A killed, terminated, failed or timed-out run's end, which no result names: the
-    conversation as its last model call left it, its plan file (a plan it wrote is the plan
-    it goes on with), and its mode: `shown_mode`, its `PermissionMode` attribute, where the
-    run changed it (plan mode, an approved plan's mode: `sa.WaitMarks`)."""
-    record = await last_results(handle, CONVERSATION | {PLAN_FILE})
-    last = record.last
-    transcript = await conversation_of(client, last)
-    if sa.WAITS_MARKED not in record.patches:
-        shown_mode = None  # its attribute kept the start value: the run never set it
-    plan_file = None
-    if last.get(PLAN_FILE):
-        (plan_file,) = await client.data_converter.decode(last[PLAN_FILE][1], [str])
-    # Here only: its module imports the agent loop's, which `outlast ls` need not wait for.
-    from workflows.carry import AgentCarry
-
-    carry = AgentCarry.model_validate(agent.carry) if agent.carry else None
-    if carry is not None:  # a run that continued as new: what the chain had till then
-        transcript = transcript or carry.state.transcript
-        plan_file = plan_file or carry.state.plan_file
-    return Resumed(
-        transcript=transcript or agent.resume_from or TranscriptRef(),
-        run_generation=agent.run_generation,
-        agent_id=agent_id,
-        permission_mode=_mode(agent, carry.state.mode if carry else "", shown_mode),
-        plan_file=plan_file or agent.plan_file,
+    return Ended(
+        workflow_type=desc.workflow_type,
+        started=started,
+        agent=agent,
+        task_queue=desc.task_queue,
+        run_id=desc.run_id,
+        resumed=resumed,
     )
-
-
-def _mode(agent: AgentInput, carried: str, shown: str | None) -> str | None:
-    """The mode an ended run was in: its attribute, where the run kept it (patched
-    `waits-marked`; a run of an earlier release kept its start value, and a killed run
-    resumed after an approved plan went back to `default`); else the mode a continue-as-new
-    carried, else the one it was started (or resumed) in."""
-    return shown or (carried or agent.permission_mode) or None
 
 
 def _agent_of(started: AgentInput | CoordinatorInput) -> AgentInput:
@@ -271,7 +159,7 @@ def _agent_of(started: AgentInput | CoordinatorInput) -> AgentInput:
     return coordinator_agent_input(started)
 
 
-async def _started_input(
+async def started_input(
     client: Client, handle: WorkflowHandle, workflow_id: str, kind: type
 ) -> AgentInput | CoordinatorInput:
     async for event in handle.fetch_history_events():

@@ -464,6 +464,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             scratchpad=inp.scratchpad,
             team=inp.team,
             name=inp.name,
+            resumed=inp.run_generation > 1,
             write_scope=inp.write_scope,
             planning=lambda: self._state.mode == "plan",
         )

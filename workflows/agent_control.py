@@ -24,6 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.resume import AgentControl, ResumeRequest, ResumeResult
 
 from workflows.contracts import MailMessage, ParentLink
+from workflows.earlier_children import earlier_child
 from workflows.phases import STOP_STARTING_WORKER
 from workflows.registry import ChildTask
 from workflows.shell_task import stop_shell, stop_shells
@@ -150,7 +151,7 @@ async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolR
         except ApplicationError:
             return error_result(call.block, f"{inp.to} has ended; nobody is there to read it.")
         return _ok(call, f"Message queued for delivery to {inp.to} at its next tool round.")
-    task = agents.registry.find(inp.to)
+    task = agents.registry.find(inp.to) or await earlier_child(agents, inp.to)
     if task is None:
         names = [t.name or t.agent_id for t in agents.registry.tasks.values()]
         if ctx.team is not None:  # a teammate's misspelt peer: its team is who it can reach

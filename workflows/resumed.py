@@ -5,8 +5,14 @@ it from the ended run's history (`outlast/resume.py`) and hands it to the run as
 
 from __future__ import annotations
 
+from temporalio import workflow
+
 from agents.transcript import TranscriptRef
-from workflows.contracts import AgentInput, Contract
+from workflows.contracts import AgentInput, AgentResult, Contract
+from workflows.search_attributes import WAITS_MARKED
+
+with workflow.unsafe.imports_passed_through():
+    from activities.run_history import RunEnd
 
 
 class Resumed(Contract):
@@ -45,3 +51,43 @@ class Resumed(Contract):
                 "read_state_ref": self.read_state_ref,
             }
         )
+
+
+def resumed_from(end: RunEnd, agent: AgentInput) -> Resumed:
+    """Where the closed run of `agent` (its start input) that left `end` ended, as the next
+    run starts from it: a completed run's result says; a killed, terminated, failed or
+    timed-out run's conversation is as its last model call left it, its plan file the one
+    it prepared, and its mode its `PermissionMode` attribute where the run kept it (patched
+    `waits-marked`: plan mode, an approved plan's mode), else the mode a continue-as-new
+    carried, else the one it was started (or resumed) in. A conversation with no head: it
+    ended before its first model call answered."""
+    agent_id = end.agent_id or agent.lineage.agent_id
+    if end.result is not None:
+        result = AgentResult.model_validate(end.result)
+        return Resumed(
+            transcript=result.transcript,
+            run_generation=result.run_generation,
+            agent_id=result.agent_id or agent_id,
+            permission_mode=result.permission_mode,
+            plan_file=result.plan_file,
+            read_state_ref=result.read_state_ref,
+        )
+    # Here only: its module imports the agent loop's, which `outlast ls` need not wait for.
+    from workflows.carry import AgentCarry
+
+    carry = AgentCarry.model_validate(agent.carry) if agent.carry else None
+    transcript, plan_file = end.transcript, end.plan_file
+    if carry is not None:  # a run that continued as new: what the chain had till then
+        transcript = transcript or carry.state.transcript
+        plan_file = plan_file or carry.state.plan_file
+    # A run of an earlier release kept its start value in the attribute (and a killed run
+    # resumed after an approved plan went back to `default`).
+    shown = end.permission_mode if WAITS_MARKED in end.patches else None
+    carried = carry.state.mode if carry else ""
+    return Resumed(
+        transcript=transcript or agent.resume_from or TranscriptRef(),
+        run_generation=agent.run_generation,
+        agent_id=agent_id,
+        permission_mode=shown or (carried or agent.permission_mode) or None,
+        plan_file=plan_file or agent.plan_file,
+    )

@@ -151,6 +151,9 @@ class ParentContext:
     team: TeamLink | None = None
     name: str | None = None
     """The spawning agent's own name (a team's lead spawns teammates by name, R69)."""
+    resumed: bool = False
+    """This run resumes an agent that ended: its earlier runs' sub-agents are not in its
+    registry (`workflows/earlier_children.py`)."""
 
 
 class SubAgents(SyncChildren):

@@ -73,6 +73,7 @@ AFTER_BASELINE = frozenset(
         "context-full-cuts-calls",
         "definition-isolation",
         "definition-plan-async",
+        "earlier-children",
         "end-freezes-queue",
         "ended-child-usage",
         "end-stops-children",

@@ -50,6 +50,7 @@ from tests.replay.scenarios_agent import (
     plan_stop_before_ask,
     question,
     resumed_by_person,
+    resumed_earlier_child,
     signal_fields,
     skill,
     task_output_takes_notice,
@@ -406,6 +407,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "pipeline_approval_v2": pipeline_approval,
     # The `background` signal to a teammate, refused (patched teammate-background-refused).
     "team_background_refused": team_background_refused,
+    # A resumed agent's SendMessage finds the sub-agent its first run spawned (patched
+    # earlier-children).
+    "agent_resumed_earlier_child": resumed_earlier_child,
 }
 
 

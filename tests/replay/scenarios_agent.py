@@ -788,3 +788,21 @@ async def resumed_by_person(client: Client, tmp: Path) -> WorkflowHandle:
             task = await resume_task(client, name, "go on, but skip the slow part")
             await task.result()
     return client.get_workflow_handle(name)
+
+
+async def resumed_earlier_child(client: Client, tmp: Path) -> WorkflowHandle:
+    """An agent resumed by a person messages the sub-agent its first run spawned, found by
+    name (patched earlier-children), which goes on from its own conversation. The latest
+    run's."""
+    from outlast.resume import resume_agent
+    from tests.workflows.test_earlier_children import SCRIPT
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    name = os.environ["OUTLAST_RECORDING"]
+    with scripted_model(SCRIPT):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", repo, queues), queues, name)
+            await handle.result()
+            await resume_agent(client, name, "ask the helper again")
+            await client.get_workflow_handle(name).result()
+    return client.get_workflow_handle(name)

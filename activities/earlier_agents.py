@@ -1,0 +1,110 @@
+"""A resumed agent's sub-agents of its earlier runs, found again by name or id (R66, R61).
+
+A run keeps its sub-agents in its state (`ChildRegistry`), which a continue-as-new carries
+and a resume (a new run of the ended agent's id) starts without. The conversation it goes
+on from names its workers, yet a SendMessage to one was refused ("No agent named ..."), and
+a resumed coordinator told to "continue the same worker" (R61) had to spawn a fresh one,
+without the worker's context. The workers' workflows are still there, under `<agent's
+workflow id>/<name or agent id>`: this finds the latest the name was given to, and reads
+from its last run what resuming it needs, as `outlast resume` does for a top-level agent.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict
+from temporalio import activity
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.exceptions import ApplicationError
+
+from activities.run_history import RunEnd, run_end
+
+TARGET_RE = re.compile(r"^[\w.@:+-]{1,200}$")
+"""Names and agent ids a visibility query can hold as they are: anything else (a quote, a
+space) names no sub-agent this could find."""
+
+ENDED_AS = {
+    WorkflowExecutionStatus.COMPLETED: "completed",
+    WorkflowExecutionStatus.CANCELED: "killed",
+}
+"""How a closed run's Temporal status reads as a sub-agent's state; any other is `failed`."""
+
+
+class EarlierRequest(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    parent_workflow_id: str
+    target: str
+    """What the SendMessage was addressed to: a name or an agent id."""
+
+
+class EarlierAgent(BaseModel):
+    """A sub-agent an earlier run of the parent spawned, as its latest run stands."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workflow_id: str
+    run_id: str
+    status: str
+    """`running`, or how its latest run ended: `completed`, `killed` or `failed`."""
+    spawn: dict
+    """Its latest run's start input (an AgentInput, as JSON: activities import no
+    workflows)."""
+    end: RunEnd | None = None
+    """What a closed run left (`workflows.resumed.resumed_from`); None for a running one."""
+
+
+def children_query(parent_workflow_id: str, target: str) -> str:
+    """The visibility query for the agents `parent_workflow_id`'s runs spawned with `target`
+    as their name or id (their descendants too: the caller keeps direct children)."""
+    prefix = parent_workflow_id.replace("\\", "\\\\").replace("'", "\\'")
+    return (
+        f"WorkflowType = 'AgentWorkflow' AND WorkflowId STARTS_WITH '{prefix}/' "
+        f"AND (AgentName = '{target}' OR AgentId = '{target}')"
+    )
+
+
+class EarlierAgents:
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    @activity.defn(name="agents.find_earlier")
+    async def find_earlier(self, req: EarlierRequest) -> EarlierAgent | None:
+        """The latest direct sub-agent of the parent's runs named (or with the id)
+        `req.target`; None if there is none."""
+        if not TARGET_RE.match(req.target):
+            return None
+        prefix = f"{req.parent_workflow_id}/"
+        first_start: dict[str, object] = {}
+        query = children_query(req.parent_workflow_id, req.target)
+        async for run in self._client.list_workflows(query, limit=1000):
+            if "/" in run.id[len(prefix) :]:
+                continue  # a sub-agent's sub-agent
+            seen = first_start.get(run.id)
+            first_start[run.id] = run.start_time if seen is None else min(seen, run.start_time)
+        if not first_start:
+            return None
+        # R20: the latest spawn under a name wins; a resumed run is the same spawn.
+        workflow_id = max(first_start, key=lambda w: first_start[w])
+        return await self._latest_run(workflow_id)
+
+    async def _latest_run(self, workflow_id: str) -> EarlierAgent:
+        desc = await self._client.get_workflow_handle(workflow_id).describe()
+        run = self._client.get_workflow_handle(workflow_id, run_id=desc.run_id)
+        found = {
+            "workflow_id": workflow_id,
+            "run_id": desc.run_id,
+            "spawn": await self._started_input(run),
+        }
+        if desc.status == WorkflowExecutionStatus.RUNNING:
+            return EarlierAgent(**found, status="running")
+        status = ENDED_AS.get(desc.status, "failed")  # type: ignore[arg-type]
+        return EarlierAgent(**found, status=status, end=await run_end(self._client, desc))
+
+    async def _started_input(self, handle: WorkflowHandle) -> dict:
+        async for event in handle.fetch_history_events():
+            payloads = event.workflow_execution_started_event_attributes.input.payloads
+            (started,) = await self._client.data_converter.decode(payloads, [dict])
+            return started
+        raise ApplicationError(f"{handle.id} has no history", non_retryable=True)

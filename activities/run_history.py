@@ -1,0 +1,136 @@
+"""What an agent's closed run left, read from Temporal: its result, or, for a run that ended
+without one (killed, terminated, failed), the conversation its history names.
+
+Read by a person's `outlast resume` (outlast/resume.py) and by a resumed agent looking up
+the sub-agents of its earlier runs (activities/earlier_agents.py); `workflows.resumed`
+turns it into the next run's start. Nothing here imports the workflows (the activities'
+place in the import order), so inputs and results stay JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+from temporalio.api.common.v1 import Payload
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import (
+    Client,
+    WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+)
+
+from agents.transcript import TranscriptRef
+
+MODEL_CALLS = frozenset({"llm.call_model", "llm.compact"})
+"""The activities whose result names the conversation as it then was (a compaction's: the
+summary the model went on from)."""
+PLAN_FILE = "plan.prepare_plan_file"
+KEPT = "transcript.append"
+"""In an agent's history, only the end's append of the tool results no model call recorded
+(`workflows.agent_end.keep_last_results`: a stop, the turn limit, a kill mid-turn): after
+the last model call, it is the conversation the run ended with."""
+CONVERSATION = MODEL_CALLS | {KEPT}
+
+
+class _Response(BaseModel):
+    """What this reads of a model call's result (`activities.llm.ModelResponse`, whose
+    module would import the model SDK into the CLI)."""
+
+    transcript: TranscriptRef
+
+
+@dataclass
+class RunRecord:
+    """What `last_results` read of a run's history."""
+
+    last: dict[str, tuple[str, list[Payload]]]
+    """By activity type: the type and result payloads of the last completed one."""
+    patches: set[str]
+    """The patch ids the run recorded."""
+
+
+async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunRecord:
+    """The last completed activity of each type in `names`, from the run's history (a regular
+    activity's completion, or a local one's marker), by type: its type and result payloads.
+    The activities of CONVERSATION count as one, under "conversation": the later wins."""
+    scheduled: dict[int, str] = {}
+    last: dict[str, tuple[str, list[Payload]]] = {}
+    patches: set[str] = set()
+
+    def keep(name: str | None, payloads) -> None:
+        if name in names:
+            last["conversation" if name in CONVERSATION else name] = (name, list(payloads))
+
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            attrs = event.activity_task_scheduled_event_attributes
+            scheduled[event.event_id] = attrs.activity_type.name
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            done = event.activity_task_completed_event_attributes
+            keep(scheduled.get(done.scheduled_event_id), done.result.payloads)
+        elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+            marker = event.marker_recorded_event_attributes
+            if marker.marker_name == "core_patch":
+                patches.add(json.loads(marker.details["patch-data"].payloads[0].data)["id"])
+            elif marker.marker_name == "core_local_activity" and "result" in marker.details:
+                data = json.loads(marker.details["data"].payloads[0].data)
+                keep(data.get("activity_type"), marker.details["result"].payloads)
+    return RunRecord(last, patches)
+
+
+async def conversation_of(
+    client: Client, last: dict[str, tuple[str, list[Payload]]]
+) -> TranscriptRef | None:
+    """The conversation `last_results` found: as the last model call (or compaction) left
+    it, or as the end's append after it did; None if there was none."""
+    if "conversation" not in last:
+        return None
+    kind, payloads = last["conversation"]
+    if kind == KEPT:
+        (ref,) = await client.data_converter.decode(payloads, [TranscriptRef])
+        return ref
+    (response,) = await client.data_converter.decode(payloads, [_Response])
+    return response.transcript
+
+
+class RunEnd(BaseModel):
+    """What a closed run of an agent left, as Temporal has it (`workflows.resumed.
+    resumed_from` reads it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    result: dict | None = None
+    """A completed run's result (an AgentResult, as JSON)."""
+    transcript: TranscriptRef | None = None
+    """Any other run's conversation, as its last model call (or its end's append) left it."""
+    plan_file: str | None = None
+    """The plan file it prepared, if it did."""
+    patches: list[str] = []
+    """The patch ids it recorded."""
+    agent_id: str | None = None
+    """Its `AgentId` attribute."""
+    permission_mode: str | None = None
+    """Its `PermissionMode` attribute (the start value, unless the run kept it)."""
+
+
+async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
+    """What the closed run `desc` of an agent left."""
+    handle = client.get_workflow_handle(desc.id, run_id=desc.run_id, result_type=dict)
+    attributes = {pair.key.name: pair.value for pair in desc.typed_search_attributes}
+    shown = {"agent_id": attributes.get("AgentId")}
+    if desc.status == WorkflowExecutionStatus.COMPLETED:
+        return RunEnd(result=await handle.result(follow_runs=False), **shown)
+    record = await last_results(handle, CONVERSATION | {PLAN_FILE})
+    plan_file = None
+    if PLAN_FILE in record.last:
+        (plan_file,) = await client.data_converter.decode(record.last[PLAN_FILE][1], [str])
+    return RunEnd(
+        transcript=await conversation_of(client, record.last),
+        plan_file=plan_file,
+        patches=sorted(record.patches),
+        permission_mode=attributes.get("PermissionMode"),
+        **shown,
+    )

@@ -1,0 +1,118 @@
+"""A resumed agent reaches the sub-agents of its earlier runs by name (R66 after a resume):
+a resumed coordinator is told to continue the same worker, which has the context (R61),
+and its SendMessage was refused ("No agent named ...") as its new run's registry was empty."""
+
+from __future__ import annotations
+
+from temporalio.client import WorkflowExecutionStatus
+
+from outlast.resume import resume_agent
+from tests.support import (
+    agent_input,
+    listed,
+    notifications,
+    patch_ids,
+    running_workers,
+    scripted_model,
+    spawn,
+    start,
+    tool_results,
+)
+from workflows.contracts import AgentResult
+from workflows.earlier_children import EARLIER_CHILDREN
+
+
+def send(to: str, message: str) -> dict:
+    return {"tool_use": {"name": "SendMessage", "input": {"to": to, "message": message}}}
+
+
+SCRIPT = {
+    "agents": [
+        {
+            "name": "helper",
+            "match": {"agent_name": "helper"},
+            "turns": [{"text": "first answer: 42"}, {"text": "second answer, building on 42"}],
+        },
+        {
+            # A turn's index counts the conversation's assistant messages: the first run
+            # made two, so the resumed run starts at the third.
+            "name": "resumed",
+            "match": {"conversation_contains": ["ask the helper again"]},
+            "after_last": "repeat_last",
+            "turns": [
+                {"text": "unused"},
+                {"text": "unused"},
+                send("nobody", "hello?"),
+                send("helper", "and then?"),
+                {"text": "Waiting for helper."},
+            ],
+        },
+        {
+            "name": "parent",
+            "turns": [
+                {"tool_use": spawn("helper", "what is the answer?", False)},
+                {"text": "The helper says 42."},
+            ],
+        },
+    ]
+}
+
+
+async def test_a_resumed_agent_resumes_a_sub_agent_of_its_earlier_run_by_name(client, git_repo):
+    with scripted_model(SCRIPT, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            first = await handle.result()
+            assert first.final_text == "The helper says 42.", first
+            resumed = await resume_agent(client, handle.id, "ask the helper again")
+            result: AgentResult = await client.get_workflow_handle(
+                handle.id, result_type=AgentResult
+            ).result()
+            helper_runs = await listed(
+                client,
+                f'WorkflowId = "{handle.id}/helper"',
+                until=lambda rows: (
+                    len(rows) == 2
+                    and {r.status for r in rows} == {WorkflowExecutionStatus.COMPLETED}
+                ),
+            )
+            patches = await patch_ids(client.get_workflow_handle(handle.id))
+    assert resumed.handle.id == handle.id and len(helper_runs) == 2
+    said = {r.content.split(".")[0]: r for r in tool_results(result)}
+    # A name no run spawned is refused as before.
+    nobody = [r for r in tool_results(result) if "'nobody'" in r.content]
+    assert len(nobody) == 1 and nobody[0].is_error, said
+    assert "No agent named or with ID 'nobody'" in nobody[0].content
+    resumes = [r for r in tool_results(result) if "resumed it in the background" in r.content]
+    assert len(resumes) == 1 and not resumes[0].is_error, said
+    assert 'Agent "helper" was stopped (completed)' in resumes[0].content
+    # The helper went on from its own conversation, with the message.
+    helper_calls = [r for r in model.log if r["agent"] == "helper"]
+    assert [r["turn"] for r in helper_calls] == [0, 1]
+    again = str(helper_calls[1]["body"]["messages"])
+    assert "first answer: 42" in again and "and then?" in again
+    # Its end came back to the resumed run as a notification.
+    notes = notifications(result)
+    assert len(notes) == 1 and "second answer, building on 42" in notes[0], notes
+    assert result.status == "completed" and result.final_text == "Waiting for helper."
+    assert EARLIER_CHILDREN in patches
+
+
+async def test_an_agent_that_was_never_resumed_does_not_look_earlier_runs_up(client, git_repo):
+    script = {
+        "agents": [
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [send("helper", "hello?"), {"text": "No helper."}],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            result = await handle.result()
+            patches = await patch_ids(handle)
+    (refused,) = [r for r in tool_results(result) if "'helper'" in r.content]
+    assert refused.is_error and "Known agents: none" in refused.content
+    assert EARLIER_CHILDREN not in patches
