@@ -12,10 +12,12 @@ from its last run what resuming it needs, as `outlast resume` does for a top-lev
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 
 from activities.run_history import RunEnd, run_end
@@ -23,6 +25,9 @@ from activities.run_history import RunEnd, run_end
 TARGET_RE = re.compile(r"^[\w.@:+-]{1,200}$")
 """Names and agent ids a visibility query can hold as they are: anything else (a quote, a
 space) names no sub-agent this could find."""
+
+AGENT_ID = SearchAttributeKey.for_keyword("AgentId")
+"""`workflows.search_attributes.AGENT_ID`, which this module may not import."""
 
 ENDED_AS = {
     WorkflowExecutionStatus.COMPLETED: "completed",
@@ -72,26 +77,33 @@ class EarlierAgents:
     @activity.defn(name="agents.find_earlier")
     async def find_earlier(self, req: EarlierRequest) -> EarlierAgent | None:
         """The latest direct sub-agent of the parent's runs named (or with the id)
-        `req.target`; None if there is none."""
-        if not TARGET_RE.match(req.target):
+        `req.target`, as its latest run stands; None if there is none."""
+        target = req.target.strip()
+        if not TARGET_RE.match(target):
             return None
         prefix = f"{req.parent_workflow_id}/"
-        first_start: dict[str, object] = {}
-        query = children_query(req.parent_workflow_id, req.target)
-        async for run in self._client.list_workflows(query, limit=1000):
-            if "/" in run.id[len(prefix) :]:
+        # By agent: a name reused gets the earlier agent's workflow id in a resumed run
+        # (its registry did not know the name), so one id may hold runs of two agents.
+        first: dict[str, datetime] = {}
+        last: dict[str, tuple[datetime, str, str]] = {}
+        async for run in self._client.list_workflows(
+            children_query(req.parent_workflow_id, target), limit=1000
+        ):
+            if not run.id.startswith(prefix) or "/" in run.id[len(prefix) :]:
                 continue  # a sub-agent's sub-agent
-            seen = first_start.get(run.id)
-            first_start[run.id] = run.start_time if seen is None else min(seen, run.start_time)
-        if not first_start:
+            agent = run.typed_search_attributes.get(AGENT_ID) or run.id
+            first[agent] = min(first.get(agent, run.start_time), run.start_time)
+            if agent not in last or run.start_time > last[agent][0]:
+                last[agent] = (run.start_time, run.id, run.run_id)
+        if not first:
             return None
         # R20: the latest spawn under a name wins; a resumed run is the same spawn.
-        workflow_id = max(first_start, key=lambda w: first_start[w])
-        return await self._latest_run(workflow_id)
+        _, workflow_id, run_id = last[max(first, key=lambda a: first[a])]
+        return await self._run(workflow_id, run_id)
 
-    async def _latest_run(self, workflow_id: str) -> EarlierAgent:
-        desc = await self._client.get_workflow_handle(workflow_id).describe()
-        run = self._client.get_workflow_handle(workflow_id, run_id=desc.run_id)
+    async def _run(self, workflow_id: str, run_id: str) -> EarlierAgent:
+        run = self._client.get_workflow_handle(workflow_id, run_id=run_id)
+        desc = await run.describe()
         found = {
             "workflow_id": workflow_id,
             "run_id": desc.run_id,

@@ -152,6 +152,8 @@ async def send_message(agents: SubAgents, call: ValidCall, sender: str) -> ToolR
             return error_result(call.block, f"{inp.to} has ended; nobody is there to read it.")
         return _ok(call, f"Message queued for delivery to {inp.to} at its next tool round.")
     task = agents.registry.find(inp.to) or await earlier_child(agents, inp.to)
+    if isinstance(task, str):
+        return error_result(call.block, task)
     if task is None:
         names = [t.name or t.agent_id for t in agents.registry.tasks.values()]
         if ctx.team is not None:  # a teammate's misspelt peer: its team is who it can reach

@@ -9,19 +9,22 @@ one gets the message, an ended one is resumed with it, as any sub-agent of its o
 
 from __future__ import annotations
 
+import typing
 from datetime import timedelta
 
+from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 from workflows import versions
 
+# The activity's types, one copy outside the sandbox (as every activity reference here).
 with workflow.unsafe.imports_passed_through():
     from activities.earlier_agents import EarlierAgent, EarlierAgents, EarlierRequest
 
-from workflows.contracts import AgentInput
-from workflows.registry import ChildTask
+from workflows.contracts import AgentInput, AgentResult
+from workflows.registry import ChildTask, TaskState
 from workflows.resumed import resumed_from
 from workflows.subagents import SubAgents
 
@@ -29,17 +32,22 @@ EARLIER_CHILDREN = "earlier-children"
 """Patch id: a resumed agent's SendMessage to a sub-agent of an earlier run finds it (an
 activity), where it was refused as unknown."""
 
+ENDED_STATES = frozenset(typing.get_args(TaskState))
+"""A sub-agent's states; an AgentResult's status outside them (`rejected`) reads `failed`."""
+
 FIND_OPTIONS = {
-    "start_to_close_timeout": timedelta(seconds=30),
-    # A worker of an earlier release has no such activity: the message is refused, as before.
-    "schedule_to_close_timeout": timedelta(minutes=2),
-    "retry_policy": RetryPolicy(maximum_attempts=3),
+    # Reads the run's history (a long one takes a while) and visibility.
+    "start_to_close_timeout": timedelta(seconds=60),
+    # Retried till then: a worker of an earlier release has no such activity mid-deploy.
+    "schedule_to_close_timeout": timedelta(minutes=3),
+    "retry_policy": RetryPolicy(maximum_interval=timedelta(seconds=10)),
 }
 
 
-async def earlier_child(agents: SubAgents, target: str) -> ChildTask | None:
+async def earlier_child(agents: SubAgents, target: str) -> ChildTask | str | None:
     """The sub-agent an earlier run of this agent spawned as `target` (a name or an agent
-    id), now in the registry; None if this run is no resumed one or none is found."""
+    id), now in the registry; None if this run is no resumed one or none is found; why, if
+    the lookup failed (not "no such agent": the model would spawn a fresh one instead)."""
     ctx = agents.ctx
     assert ctx is not None
     # Asked only by a resumed run's SendMessage to a name it does not know, so no other
@@ -56,10 +64,17 @@ async def earlier_child(agents: SubAgents, target: str) -> ChildTask | None:
         if is_cancelled_exception(e):
             raise
         workflow.logger.warning("could not look %r up among earlier sub-agents: %s", target, e)
-        return None
+        return (
+            f"'{target}' is not an agent of this run, and the agents of your earlier runs "
+            f"could not be looked up ({e.cause or e}); try again."
+        )
     if found is None:
         return None
-    task = registered(found)
+    try:
+        task = registered(found)
+    except ValidationError as e:  # another release's input: refused, not a stuck task
+        workflow.logger.warning("earlier sub-agent %s unreadable: %s", found.workflow_id, e)
+        return f"'{target}', an agent of an earlier run, could not be read: {e.errors()[0]}"
     agents.registry.add(task)
     return task
 
@@ -68,9 +83,12 @@ def registered(found: EarlierAgent) -> ChildTask:
     """`found` as this run's record of a background sub-agent: ended (so SendMessage resumes
     it, from the conversation it ended with) or running (its end, signalled to this
     workflow id, is taken as any sub-agent's)."""
-    spawn = AgentInput.model_validate(found.spawn)
-    resumed = resumed_from(found.end, spawn) if found.end is not None else None
-    generation = resumed.run_generation if resumed else spawn.run_generation
+    started = AgentInput.model_validate(found.spawn)
+    resumed = resumed_from(found.end, started) if found.end is not None else None
+    generation = resumed.run_generation if resumed else started.run_generation
+    # Its continue-as-new's state is no start of a resume (`Resumed.applied_to` drops it too),
+    # and it would be carried in this agent's registry for good.
+    spawn = started.model_copy(update={"carry": None})
     if resumed is not None:
         spawn = spawn.model_copy(
             update={
@@ -78,7 +96,9 @@ def registered(found: EarlierAgent) -> ChildTask:
                 "plan_file": resumed.plan_file or spawn.plan_file,
             }
         )
-    running = found.status == "running"
+    status = found.status
+    if found.end is not None and found.end.result is not None:
+        status = AgentResult.model_validate(found.end.result).status  # the agent's own word
     return ChildTask(
         agent_id=spawn.lineage.agent_id or (resumed.agent_id if resumed else ""),
         name=spawn.name,
@@ -86,11 +106,11 @@ def registered(found: EarlierAgent) -> ChildTask:
         description=spawn.description,
         workflow_id=found.workflow_id,
         run_id=found.run_id,
-        status="running" if running else found.status,  # type: ignore[arg-type]
+        status=status if status in ENDED_STATES else "failed",  # type: ignore[arg-type]
         mode="background",
         run_generation=generation,
         # Its end was told to the run that waited for it, not to this one.
-        notified=[] if running else [generation],
+        notified=[] if status == "running" else [generation],
         spawn=spawn,
         # None: it ended before a model call answered, and there is nothing to go on from.
         transcript=resumed.transcript if resumed and resumed.transcript.head else None,

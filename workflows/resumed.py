@@ -11,6 +11,7 @@ from agents.transcript import TranscriptRef
 from workflows.contracts import AgentInput, AgentResult, Contract
 from workflows.search_attributes import WAITS_MARKED
 
+# The activity's type, one copy outside the sandbox (as every activity reference here).
 with workflow.unsafe.imports_passed_through():
     from activities.run_history import RunEnd
 

@@ -18,6 +18,7 @@ PERMANENT_ACTIVITIES = {
     "prompt.render_context",
     "agents.load_definitions",
     "agents.definition_names",
+    "agents.find_earlier",
     "tool.read",
     "tool.write",
     "tool.edit",

@@ -435,14 +435,15 @@ async def test_transcript_prints_the_conversation_of_a_running_and_an_ended_agen
     """The history holds the conversation by reference only: nothing showed a person what an
     agent was told and answered (a user test, 2026-12-05)."""
     read = {"name": "Read", "input": {"file_path": "{{cwd}}/README.md"}}
-    sleep = {"name": "Bash", "input": {"command": "sleep 2"}}
+    # Held until the CLI has answered: a `sleep 2` ended first under load (CI, 2026-12-06).
+    held = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.05; done"}}
     script = {
         "agents": [
             {
                 "name": "main",
                 "turns": [
                     {"text": "Looking first.", "tool_use": read},
-                    {"tool_use": sleep},
+                    {"tool_use": held},
                     {"text": "ALL-DONE-HERE"},
                 ],
             }
@@ -453,6 +454,7 @@ async def test_transcript_prints_the_conversation_of_a_running_and_an_ended_agen
             handle = await start(client, agent_input("TASK-TEXT", git_repo, queues), queues)
             await wait_for_status(handle, "running_tools")
             code, running = await cli(dev_server.address, "transcript", handle.id)
+            (git_repo / "released").touch()
             await handle.result()
     flat = " ".join(running.split())
     assert code == 0 and "user TASK-TEXT" in flat and "→ Read" in flat, running

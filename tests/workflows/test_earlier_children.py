@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from temporalio.client import WorkflowExecutionStatus
 
+from agents.config import AgentSettings
 from outlast.resume import resume_agent
 from tests.support import (
     agent_input,
+    fast_config,
     listed,
     notifications,
     patch_ids,
@@ -116,3 +118,37 @@ async def test_an_agent_that_was_never_resumed_does_not_look_earlier_runs_up(cli
     (refused,) = [r for r in tool_results(result) if "'helper'" in r.content]
     assert refused.is_error and "Known agents: none" in refused.content
     assert EARLIER_CHILDREN not in patches
+
+
+GLOB = {"tool_use": {"name": "Glob", "input": {"pattern": "*.txt"}}}
+
+
+async def test_a_sub_agent_that_continued_as_new_goes_on_from_its_end(client, git_repo):
+    """Its last run's input holds the state it continued with: a resume from that state
+    would have dropped every turn after it (a review, 2026-12-06)."""
+    script = {
+        "agents": [
+            {
+                "name": "helper",
+                "match": {"agent_name": "helper"},
+                "turns": [GLOB, GLOB, GLOB, {"text": "first answer: 42"}, {"text": "second"}],
+            },
+            *SCRIPT["agents"][1:],
+        ]
+    }
+    config = fast_config(agents=AgentSettings(turns_per_run=2))
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = agent_input("go", git_repo, queues, config=config)
+            handle = await start(client, inp, queues)
+            assert (await handle.result()).final_text == "The helper says 42."
+            helper_runs = await listed(client, f'WorkflowId = "{handle.id}/helper"', until=bool)
+            assert len(helper_runs) >= 2, helper_runs  # it continued as new
+            await resume_agent(client, handle.id, "ask the helper again")
+            result = await client.get_workflow_handle(handle.id, result_type=AgentResult).result()
+    helper_calls = [r for r in model.log if r["agent"] == "helper"]
+    assert [r["turn"] for r in helper_calls] == [0, 1, 2, 3, 4]
+    again = str(helper_calls[-1]["body"]["messages"])
+    assert "first answer: 42" in again and "and then?" in again
+    notes = notifications(result)
+    assert len(notes) == 1 and "second" in notes[0], notes
