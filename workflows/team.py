@@ -61,6 +61,7 @@ from workflows.signal_input import Refusals
 from workflows.signals import signal_workflow
 from workflows.team_details import render_team_details
 from workflows.team_handlers import TeamHandlers
+from workflows.team_losses import LOSS_SENDER, TEAM_LOSS_TOLD, loss_text, lost, unassigned
 from workflows.team_spawn import (
     PERSON_NAMES,
     add_member_problem,
@@ -135,6 +136,8 @@ class TeamWorkflow(TeamHandlers):
         self._refusals = Refusals()
         self._stopped_by_others: set[str] = set()
         """Members whose last report said a stop ended them, before the team was ending."""
+        self._leaving: set[str] = set()
+        """Members whose last report came while the team works (patched `team-loss-told`)."""
 
     @workflow.run
     async def run(self, inp: TeamInput | None = None) -> TeamResult:
@@ -165,7 +168,11 @@ class TeamWorkflow(TeamHandlers):
             lambda: (
                 self._shutdown is not None
                 or not self._live()
-                or (inp.end_when_quiet and quiet(self._reports, self._live(), self._forwarded))
+                or (
+                    inp.end_when_quiet
+                    and self._leaving <= set(self._ended)
+                    and quiet(self._reports, self._live(), self._forwarded)
+                )
             )
         )
         # From here no member reads mail again: refuse it rather than report it sent.
@@ -266,14 +273,34 @@ class TeamWorkflow(TeamHandlers):
                 usage=result.usage,
                 unread_messages=result.unread_messages,
             )
+            out_of_turns = result.max_turns_reached
         except ChildWorkflowError as e:
             # A member that failed or was killed does not take the team down (R71).
             status, error = child_failure(e)
             last = self._reports.get(name)
             usage = (last.usage if last else None) or AgentUsage()
             outcome = MemberOutcome(**base, status=status, error=error, usage=usage)
+            out_of_turns = False
         self._ended[name] = outcome
+        # With no await before it: the lead's note is counted before the team can go quiet.
+        if self._loss_to_tell(outcome, out_of_turns):
+            back = unassigned(self._tasks, name)
+            with contextlib.suppress(ApplicationError):  # the lead has ended too
+                await self._forward(
+                    self._inp.lead.name, loss_text(outcome, back, out_of_turns), LOSS_SENDER
+                )
         self._details()
+
+    def _loss_to_tell(self, outcome: MemberOutcome, out_of_turns: bool) -> bool:
+        """A teammate lost while the team works (not on its end, not the lead itself)."""
+        return lost(outcome, out_of_turns) and self._leaves_on_its_own(outcome.name)
+
+    def _leaves_on_its_own(self, name: str) -> bool:
+        """Whether `name` ending now is news to the lead: a teammate, while the team works."""
+        if name == self._inp.lead.name or self._ending or self._shutdown is not None:
+            return False
+        # Asked only for such an end, so no other team records a marker.
+        return versions.patched(TEAM_LOSS_TOLD)
 
     def _stopped_on_its_own(self, name: str, result: AgentResult) -> bool:
         """A member whose last report said a stop ended it before the team was ending (that

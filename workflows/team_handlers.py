@@ -75,6 +75,7 @@ class TeamHandlers:
     _not_started: set[str]
     _refusals: Refusals
     _stopped_by_others: set[str]
+    _leaving: set[str]
 
     def _details(self) -> None:
         raise NotImplementedError  # TeamWorkflow's: the Web UI's current details
@@ -84,6 +85,9 @@ class TeamHandlers:
 
     def _member_id(self, name: str) -> str:
         raise NotImplementedError  # TeamWorkflow's: `<team id>/<name>`
+
+    def _leaves_on_its_own(self, name: str) -> bool:
+        raise NotImplementedError  # TeamWorkflow's
 
     # --- signals, updates, queries ---------------------------------------------------------
 
@@ -97,6 +101,10 @@ class TeamHandlers:
             if report.stopped and not self._ending:
                 # Its end may make the team quiet, and end it, before its watcher reads it.
                 self._stopped_by_others.add(report.name)
+            if report.usage is not None and self._leaves_on_its_own(report.name):
+                # Its last report: the team stays until its watcher has its end, and tells
+                # the lead (the report says idle, and the team went quiet at once).
+                self._leaving.add(report.name)
             self._reports[report.name] = report
             self._details()
 

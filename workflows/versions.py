@@ -125,6 +125,7 @@ AFTER_BASELINE = frozenset(
         "team-answer-by-name",
         "team-handlers-all-members",
         "team-kill-answers-held",
+        "team-loss-told",
         "team-name-needs-team",
         "team-spawn",
         "teammate-background-refused",

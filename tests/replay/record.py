@@ -81,6 +81,7 @@ from tests.replay.scenarios_patterns import (
     team,
     team_background_refused,
     team_killed_held_shutdown,
+    team_member_lost,
     team_peer_plan_answer,
     team_shutdown,
     team_spawn,
@@ -410,6 +411,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A resumed agent's SendMessage finds the sub-agent its first run spawned (patched
     # earlier-children).
     "agent_resumed_earlier_child": resumed_earlier_child,
+    # A teammate killed while it works: its task put back, the lead mailed (patched
+    # team-loss-told).
+    "team_member_lost": team_member_lost,
 }
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from temporalio.client import Client, WorkflowHandle
 
 from tests.conftest import make_git_repo
-from tests.support import running_workers, scripted_model
+from tests.support import fast_config, running_workers, scripted_model
 
 
 async def fork_join(client: Client, tmp: Path) -> WorkflowHandle:
@@ -477,3 +477,33 @@ async def team_background_refused(client: Client, tmp: Path) -> WorkflowHandle:
     name = os.environ["OUTLAST_RECORDING"]
     await background_a_teammate_s_helper(client, repo, name)
     return client.get_workflow_handle(name)
+
+
+async def team_member_lost(client: Client, tmp: Path) -> WorkflowHandle:
+    """A teammate killed while it works on its task: the task goes back on the list and the
+    lead is mailed (patched team-loss-told)."""
+    from agents.team_tasks import TaskCreateInput
+    from tests.workflows.test_team import wait_for_states
+    from tests.workflows.test_team_losses import SCRIPT
+    from workflows.contracts import Workspace
+    from workflows.pattern_contracts import TeamInput, TeammateSpec, TeamResult
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    name = os.environ["OUTLAST_RECORDING"]
+    with scripted_model(SCRIPT):
+        async with running_workers(client) as queues:
+            inp = TeamInput(
+                team_name="losses",
+                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+                lead=TeammateSpec(name="lead", prompt="Wait for w1."),
+                teammates=[TeammateSpec(name="w1", prompt="Take task 1 and do it.")],
+                tasks=[TaskCreateInput(subject="Task one", description="Do it.")],
+                config=fast_config(),
+            )
+            handle = await client.start_workflow(
+                "TeamWorkflow", inp, id=name, task_queue=queues.task_queue, result_type=TeamResult
+            )
+            await wait_for_states(handle, {"lead": "idle", "w1": "working"}, timeout=60)
+            await client.get_workflow_handle(f"{name}/w1").cancel(reason="w1 hung")
+            await handle.result()
+    return handle

@@ -1,0 +1,44 @@
+"""A teammate lost while the team works: which ends count, its tasks put back, the note."""
+
+from agents.team_tasks import TeamTask
+from workflows.pattern_contracts import MemberOutcome
+from workflows.team_losses import loss_text, lost, unassigned
+
+
+def outcome(status: str = "killed", **kw) -> MemberOutcome:
+    return MemberOutcome(
+        name="w1", agent_type="general-purpose", workflow_id="t/w1", status=status, **kw
+    )
+
+
+def test_which_ends_are_losses():
+    assert lost(outcome("killed")) and lost(outcome("failed", error="boom"))
+    assert lost(outcome("completed", stopped=True))
+    assert lost(outcome("completed"), max_turns_reached=True)
+    # Completed on the team's word (its end, a shutdown it approved): no news to the lead.
+    assert not lost(outcome("completed"))
+
+
+def test_its_unfinished_tasks_go_back_to_the_list():
+    tasks = {
+        "1": TeamTask(id="1", subject="one", status="in_progress", owner="w1"),
+        "2": TeamTask(id="2", subject="two", status="completed", owner="w1"),
+        "3": TeamTask(id="3", subject="three", status="pending", owner="w1"),
+        "4": TeamTask(id="4", subject="four", status="in_progress", owner="w2"),
+    }
+    back = unassigned(tasks, "w1")
+    assert [t.id for t in back] == ["1", "3"]
+    assert tasks["1"].status == "pending" and tasks["1"].owner is None
+    assert tasks["3"].owner is None
+    assert tasks["2"].owner == "w1" and tasks["4"].owner == "w2"
+
+
+def test_the_lead_s_note():
+    back = [TeamTask(id="1", subject="Task one")]
+    text = loss_text(outcome("killed"), back, False)
+    assert text.startswith("Teammate w1 was killed and has left the team")
+    assert "#1 Task one" in text and "TaskUpdate" in text
+    assert "failed (boom)" in loss_text(outcome("failed", error="boom"), [], False)
+    assert "owned no unfinished task" in loss_text(outcome("failed"), [], False)
+    assert "ran out of turns" in loss_text(outcome("completed"), [], True)
+    assert "was stopped" in loss_text(outcome("completed", stopped=True), [], False)

@@ -1,0 +1,66 @@
+"""A teammate killed while the team works: the lead hears of it and its task is put back (a
+user test, 2026-12-06: an idle team ended `completed` at once, the task left in progress
+under the killed member's name, and the lead never knew)."""
+
+from __future__ import annotations
+
+import uuid
+
+from agents.team_tasks import TaskCreateInput
+from tests.support import fast_config, patch_ids, running_workers, scripted_model
+from tests.workflows.test_team import last_request, member, task_update, wait_for_states
+from workflows.contracts import Workspace
+from workflows.pattern_contracts import TeamInput, TeammateSpec, TeamResult, TeamView
+from workflows.team_losses import TEAM_LOSS_TOLD
+
+HELD = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.05; done"}}
+SCRIPT = {
+    "agents": [
+        member("lead", "told", {"text": "LEAD-KNOWS"}, contains=["Teammate w1 was killed"]),
+        member("lead", "idle", {"text": "Lead idle."}),
+        {
+            "name": "w1",
+            "match": {"agent_name": "w1"},
+            "after_last": "repeat_last",
+            "turns": [
+                {"tool_use": task_update(owner="w1", status="in_progress")},
+                {"tool_use": HELD},
+            ],
+        },
+    ]
+}
+
+
+async def test_a_killed_teammate_s_task_goes_back_and_the_lead_is_told(client, git_repo):
+    with scripted_model(SCRIPT, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = TeamInput(
+                team_name="losses",
+                workspace=Workspace(root=str(git_repo), host_queue=queues.host_queue),
+                lead=TeammateSpec(name="lead", prompt="Wait for w1."),
+                teammates=[TeammateSpec(name="w1", prompt="Take task 1 and do it.")],
+                tasks=[TaskCreateInput(subject="Task one", description="Do it.")],
+                config=fast_config(),
+            )
+            handle = await client.start_workflow(
+                "TeamWorkflow",
+                inp,
+                id=f"team-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=TeamResult,
+            )
+            await wait_for_states(handle, {"lead": "idle", "w1": "working"}, timeout=60)
+            view = await handle.query("team", result_type=TeamView)
+            assert view.tasks[0].owner == "w1", view
+            await client.get_workflow_handle(f"{handle.id}/w1").cancel(reason="w1 hung")
+            result = await handle.result()
+            patches = await patch_ids(handle)
+    (task,) = result.tasks
+    print("RESULT", result.model_dump_json(indent=1)[:3000], patches)
+    assert task.status == "pending" and task.owner is None, task
+    w1 = next(m for m in result.members if m.name == "w1")
+    assert w1.status == "killed"
+    assert result.lead_text == "LEAD-KNOWS", result
+    told = last_request(model.log, "lead")
+    assert "Message from system" in told and "#1 Task one" in told, told
+    assert TEAM_LOSS_TOLD in patches
