@@ -39,6 +39,17 @@ def fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+UNANSWERED_EXIT = 3
+"""Sent, and no worker answered in time: it may still be delivered (2 said it was refused,
+and a script that sent it again on 2 sent it twice; a user test, 2026-12-06)."""
+
+
+def not_answered(message: str) -> None:
+    """Like `fail`, for a request that was sent but not answered: exit UNANSWERED_EXIT."""
+    console.print(f"[yellow]not answered:[/] {escape(terminal_text(message))}")
+    raise typer.Exit(UNANSWERED_EXIT)
+
+
 async def connect_or_fail(address: str | None = None) -> Client:
     """A client, or a one-sentence refusal: the server cannot be reached, or the payload
     settings (`OUTLAST_PAYLOAD_KEY`, `OUTLAST_PAYLOAD_STORE`) do not make sense."""

@@ -11,7 +11,7 @@ from temporalio.client import WorkflowQueryFailedError, WorkflowUpdateFailedErro
 from temporalio.service import RPCError
 
 from agents.permissions import RESUME_MODES
-from outlast.cli_base import app, console, fail, server_said
+from outlast.cli_base import app, console, fail, not_answered, server_said
 from outlast.cli_steer import PLANNERS, a_kind, run_update, running_workflow
 from outlast.inspect import unanswered
 from outlast.updates import NoAnswer, NotYetAnswered, handler_missing, no_answer_text, update_within
@@ -146,7 +146,7 @@ async def _send_plan_decision(handle, workflow_id: str, decision: PlanDecision) 
         if not handler_missing(e, "decide_plan"):
             fail(f"{workflow_id}: {getattr(e.cause, 'message', None) or e.cause or e}")
     except (NoAnswer, NotYetAnswered):
-        fail(no_answer_text(workflow_id, "decision"))
+        not_answered(no_answer_text(workflow_id, "decision"))
     except RPCError as e:
         fail(server_said(workflow_id, e))
     try:

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
 
 import typer
 from rich.markup import escape
 from temporalio.api.enums.v1 import PendingWorkflowTaskState
 from temporalio.client import (
+    WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
@@ -25,6 +27,7 @@ from outlast.cli_base import (
     describe_or_fail,
     fail,
     no_worker_note,
+    not_answered,
     server_said,
 )
 from outlast.patterns import WORKFLOW_TYPES
@@ -214,11 +217,25 @@ def send(
     async def _main() -> None:
         # A user test (2026-12-05): "is not running (completed)" left a person with a long
         # task stopped no way to go on, and no word of what there is.
-        ended = (
-            f": a message reaches only a running agent. For an agent you started, `outlast "
-            f'resume {workflow_id} "..."` goes on with it from the conversation it ended '
-            f"with, which `outlast transcript {workflow_id}` shows"
-        )
+        def ended(desc) -> str:
+            # Only what `outlast resume` takes is pointed to it (it refused the others).
+            if "/" in workflow_id or desc.parent_id:
+                return (
+                    ": a message reaches only a running agent. A sub-agent or a team's member "
+                    "goes on when its parent or team messages it (SendMessage); "
+                    f"`outlast transcript {workflow_id}` shows what it said"
+                )
+            if desc.workflow_type not in ("AgentWorkflow", "CoordinatorWorkflow"):
+                return (
+                    f": a message reaches only a running agent or team. `outlast show "
+                    f"{workflow_id}` says how it ended; a new `outlast run` starts the task over"
+                )
+            return (
+                f": a message reaches only a running agent. `outlast resume {workflow_id} "
+                f'"..."` goes on with it from the conversation it ended with, which `outlast '
+                f"transcript {workflow_id}` shows"
+            )
+
         handle, workflow_type = await running_workflow(workflow_id, ended)
         if to is not None and workflow_type != "TeamWorkflow":
             fail(f"--to names a team's member; {workflow_id} is {a_kind(workflow_type)}.")
@@ -234,7 +251,7 @@ def send(
                 console.print(said, markup=False, highlight=False)
                 return
             except NoAnswer:
-                fail(no_answer_text(workflow_id, "message"))
+                not_answered(no_answer_text(workflow_id, "message"))
             console.print(f"{workflow_id}: {said}", markup=False, highlight=False)
             return
         if workflow_type in ("AgentWorkflow", "CoordinatorWorkflow"):
@@ -287,24 +304,31 @@ async def run_update(handle, workflow_id: str, name: str, payload: object) -> st
         what = UPDATE_WHAT.get(name, "request")
         return not_yet_text(workflow_id, what, held if name == "decide_stage" else "")
     except NoAnswer:
-        fail(no_answer_text(workflow_id, UPDATE_WHAT.get(name, "request")))
+        not_answered(no_answer_text(workflow_id, UPDATE_WHAT.get(name, "request")))
     except RPCError as e:
         fail(server_said(workflow_id, e))
     raise AssertionError("fail() exits")
 
 
-async def running_workflow(workflow_id: str, closed_note: str = "", *, asks: bool = False):
-    """The handle and type of a running workflow, or a clear refusal (`closed_note` added to
-    the one for a closed workflow). With no worker polling its task queue: refused when the
-    command `asks` the workflow (a query or an update waits for a worker's answer); said,
-    and done anyway, for a signal or a cancel, which the workflow reads once one runs."""
+async def running_workflow(
+    workflow_id: str,
+    closed_note: str | Callable[[WorkflowExecutionDescription], str] = "",
+    *,
+    asks: bool = False,
+):
+    """The handle and type of a running workflow, or a clear refusal (`closed_note`, or what
+    it makes of the workflow's description, added to the one for a closed workflow). With no
+    worker polling its task queue: refused when the command `asks` the workflow (a query or
+    an update waits for a worker's answer); said, and done anyway, for a signal or a cancel,
+    which the workflow reads once one runs."""
     check_id(workflow_id)
     client = await connect_or_fail()
     handle = client.get_workflow_handle(workflow_id)
     desc = await describe_or_fail(handle)
     if desc.status is None or desc.status.name != "RUNNING":
         state = desc.status.name.lower() if desc.status else "unknown"
-        fail(f"{workflow_id} is not running ({state}){closed_note}.")
+        note = closed_note(desc) if callable(closed_note) else closed_note
+        fail(f"{workflow_id} is not running ({state}){note}.")
     if note := await no_worker_note(client, desc):
         if asks:
             fail(f"{note} Then try again.")

@@ -66,8 +66,8 @@ class Node(BaseModel):
     """The result's own status (completed/failed/killed, passed, ...), once closed; what a
     running agent is doing (its `status` query's state)."""
     runs: int = 1
-    """Its runs that count: the latest, and each earlier one that completed (a resumed agent
-    runs again under its id); turns, tokens, tool uses and time add them all up."""
+    """Its runs that count: the latest, and each earlier one whose figures are known (a
+    resumed agent runs again under its id); turns, tokens, tool uses and time add them up."""
     retrying: str | None = None
     """What a running workflow's activities are trying again (`outlast/retries.py`)."""
     error: str | None = None
@@ -207,7 +207,7 @@ async def agent_tree(
     if desc.workflow_type in AGENT_TYPES:
         if desc.status == WorkflowExecutionStatus.CANCELED:
             node.outcome = "killed"  # TaskStop, `outlast kill`: what `run` and the parent say
-        await _add_earlier_runs(client, node, desc)
+        await _add_earlier_runs(client, node, desc, queries_until)
     if depth < 6:
         query = f'ParentWorkflowId = "{workflow_id}"'
         # Once per child: one that continued as new lists each of its runs.
@@ -289,6 +289,8 @@ async def _fill_from_status(
     left = until - asyncio.get_running_loop().time()
     if desc.workflow_type == "PipelineWorkflow" and left >= 0.1:
         await _fill_pipeline_wait(node, client, desc, timedelta(seconds=left))
+    if desc.workflow_type in REFUSALS_QUERY and left >= 0.1:
+        await _fill_refusals(node, client, desc, timedelta(seconds=left))
     if desc.workflow_type not in AGENT_TYPES or left < 0.1:
         return
     try:
@@ -334,6 +336,28 @@ def unanswered(error: RPCError) -> bool:
     return NO_POLLER in error.message or error.status in timed_out
 
 
+REFUSALS_QUERY = {
+    "TeamWorkflow": "team",
+    "ForkJoinWorkflow": "refused_signals",
+    "VerifiedTaskWorkflow": "refused_signals",
+}
+"""The query that holds a pattern's refused signals (its whole view, for a team's): `show`
+listed an agent's and a pipeline's only (a user test, 2026-12-06)."""
+
+
+async def _fill_refusals(
+    node: Node, client: Client, desc: WorkflowExecutionDescription, left: timedelta
+) -> None:
+    query = REFUSALS_QUERY[desc.workflow_type]
+    try:
+        run = client.get_workflow_handle(desc.id, run_id=desc.run_id)
+        answer = await run.query(query, rpc_timeout=left)
+    except (RPCError, WorkflowQueryFailedError):
+        return
+    texts = answer.get("refused_signals") if isinstance(answer, dict) else answer
+    node.refused = [str(t) for t in texts or []]
+
+
 async def _fill_pipeline_wait(
     node: Node, client: Client, desc: WorkflowExecutionDescription, left: timedelta
 ) -> None:
@@ -357,30 +381,40 @@ async def _fill_pipeline_wait(
         node.outcome = f"stage {view.current} running"
 
 
-async def _add_earlier_runs(client: Client, node: Node, desc: WorkflowExecutionDescription):
+async def _add_earlier_runs(
+    client: Client, node: Node, desc: WorkflowExecutionDescription, until: float
+) -> None:
     """A resumed agent (SendMessage to an ended sub-agent, a verified task's implementer
-    after a FAIL) runs again under its id as a new workflow run, whose result counts only
-    itself: the earlier runs of the same agent (its AgentId) that completed add their
-    turns, tokens, tool uses and time. Runs that continued as new carry theirs into the
-    next, and another agent that reused the id (`outlast run --id` again) is not this one, nor is a
-    run that was reset (`temporal workflow reset`: the new run replays it). Only when
-    the latest run's own figures are known (completed, or answering its status query)."""
+    after a FAIL, `outlast resume`) runs again under its id as a new workflow run, whose
+    result counts only itself: the earlier runs of the same agent (its AgentId) add their
+    turns, tokens, tool uses and time: a completed one's from its result, one killed,
+    failed or terminated from its `status` query (a worker replays it; skipped if none
+    answers by `until`: a resume after a kill counted the kill's run as nothing, a user
+    test, 2026-12-06). Runs that continued as new carry theirs into the next, and another
+    agent that reused the id (`outlast run --id` again) is not this one, nor is a run that
+    was reset (`temporal workflow reset`: the new run replays it). Only when the latest
+    run's own figures are known (completed, or answering its status query)."""
     agent_id = desc.typed_search_attributes.get(sa.AGENT_ID)
     if node.turns is None or not agent_id:
         return
     async for w in client.list_workflows(f'WorkflowId = "{desc.id}"'):
         if (
             w.run_id == desc.run_id
-            or w.status != WorkflowExecutionStatus.COMPLETED
+            or w.status in (None, WorkflowExecutionStatus.RUNNING)
+            or w.status == WorkflowExecutionStatus.CONTINUED_AS_NEW
             or w.typed_search_attributes.get(sa.AGENT_ID) != agent_id
         ):
             continue
         try:
             handle = client.get_workflow_handle(desc.id, run_id=w.run_id)
-            if (await handle.describe()).raw_description.workflow_extended_info.reset_run_id:
+            earlier_desc = await handle.describe()
+            if earlier_desc.raw_description.workflow_extended_info.reset_run_id:
                 continue  # reset: the run that replaced it holds its work up to the reset
             earlier = Node(row=node.row)
-            _fill_from_result(earlier, await handle.result(follow_runs=False))
+            if w.status == WorkflowExecutionStatus.COMPLETED:
+                _fill_from_result(earlier, await handle.result(follow_runs=False))
+            else:
+                await _fill_from_status(earlier, client, earlier_desc, until)
         except Exception:  # noqa: BLE001 - its history expired, or cannot be decoded here
             continue
         if earlier.turns is None:

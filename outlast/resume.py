@@ -88,7 +88,7 @@ def refusal_for_input(workflow_id: str, inp: AgentInput) -> str | None:
     teammate, whose parent or team would never hear of the new run."""
     if inp.team is not None:
         return (
-            f"{workflow_id} is a member of the team {inp.team.team_name}: its team messages it "
+            f"{workflow_id} is a member of team {inp.team.team_name!r}: its team messages it "
             "(`outlast send TEAM --to NAME` while the team runs)"
         )
     parent = inp.parent.workflow_id if inp.parent else inp.lineage.parent_workflow_id

@@ -295,7 +295,6 @@ class AgentHandlers:
             why = self._plans.decide(checked.model_copy(update={"approve": approve}))
         if why is not None:
             self._refusals.keep(f"signal `{signal}` refused: {why}")
-            workflow.logger.info("signal %s refused: %s", signal, why)
             self._refresh_details()
 
     @workflow.update(name="decide_plan")

@@ -296,7 +296,6 @@ class ForkJoinWorkflow:
             await cancel_workflow(self._children[found][1])
 
     def _refuse(self, text: str) -> None:
-        workflow.logger.warning(text)
         self._refusals.keep(text)
 
     @workflow.signal(dynamic=True)

@@ -39,8 +39,9 @@ M = TypeVar("M", bound=BaseModel)
 UNKNOWN_FIELDS = "signal-unknown-fields"
 """Patch: an input with a field its model does not have is refused (it was dropped)."""
 
-KEPT = 5
-"""Refusals kept: the latest, which say what the sender has to fix."""
+KEPT = 20
+"""Refusals kept: the latest, which say what the sender has to fix (5 let a few bad
+signals in a row push out the one a person was looking for; each is logged as well)."""
 
 
 def why(error: ValidationError) -> str:
@@ -120,6 +121,8 @@ class Refusals:
         return versions.patched(UNKNOWN_FIELDS)
 
     def keep(self, text: str) -> None:
+        """Log a refusal and keep it (the oldest kept goes)."""
+        (self._log or workflow.logger.warning)(text)
         self.texts = [*self.texts[-(KEPT - 1) :], text]
 
     def unknown_signal(
@@ -129,9 +132,7 @@ class Refusals:
         lost and nothing said so (`temporal workflow signal --name stopp` reported success;
         a user test, 2026-12-05). Its workflow's dynamic handler refuses it here instead.
         No command depends on it: a run that buffered one replays the same."""
-        text = unknown_signal(workflow_type, name, known, hint)
-        (self._log or workflow.logger.warning)(text)
-        self.keep(text)
+        self.keep(unknown_signal(workflow_type, name, known, hint))
 
     def checked(
         self,
@@ -157,7 +158,6 @@ class Refusals:
                 signal, model, default if value is None and default is not None else value
             )
         if isinstance(result, str):
-            (self._log or workflow.logger.warning)(result)
             self.keep(result)
             return None
         return result

@@ -442,3 +442,19 @@ def test_a_single_agent_s_id_names_its_type_whichever_way_it_starts():
     )
     assert new_pattern_id("single", inp).startswith("outlast-explore-")
     assert new_pattern_id("team").startswith("outlast-team-")
+
+
+def test_a_request_no_worker_answered_exits_3_not_2():
+    """2 says refused: a script that sent a message again on 2 sent it twice once a worker
+    came back (a user test, 2026-12-06)."""
+    import typer
+
+    from outlast.cli_base import UNANSWERED_EXIT, not_answered
+    from outlast.updates import no_answer_text
+
+    try:
+        not_answered(no_answer_text("team2", "message"))
+    except typer.Exit as e:
+        assert e.exit_code == UNANSWERED_EXIT == 3
+    else:
+        raise AssertionError("not_answered returned")

@@ -86,5 +86,5 @@ def test_sub_agents_and_teammates_are_their_parents_to_resume():
     assert "sub-agent of top-2" in refusal_for_input("w", child)
     team = TeamLink(workflow_id="t", team_name="crew", members=["lead", "b"])
     member = AgentInput(prompt="x", workspace=WS, team=team)
-    assert refusal_for_input("t/b", member).startswith("t/b is a member of the team crew")
+    assert refusal_for_input("t/b", member).startswith("t/b is a member of team 'crew'")
     assert refusal_for_input("w", AgentInput(prompt="x", workspace=WS)) is None

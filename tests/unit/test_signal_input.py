@@ -27,11 +27,15 @@ def test_a_fitting_input_passes_and_a_bad_one_is_refused_with_why():
     )
 
 
-def test_only_the_latest_refusals_are_kept():
-    refusals = Refusals()
+def test_only_the_latest_refusals_are_kept_and_each_is_logged():
+    logged: list[str] = []
+    refusals = Refusals(log=logged.append)
     for n in range(KEPT + 3):
         refusals.keep(f"s{n}")
     assert refusals.texts == [f"s{n}" for n in range(3, KEPT + 3)]
+    # Each one, also those the team's and an agent's handlers keep themselves (a user test,
+    # 2026-12-06: `kill_member` of no member was in no log once pushed out).
+    assert logged == [f"s{n}" for n in range(KEPT + 3)]
 
 
 def test_a_missing_input_is_the_default_and_more_than_one_is_refused():

@@ -11,7 +11,7 @@ import sys
 import uuid
 
 import pytest
-from temporalio.client import WorkflowExecutionStatus
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.service import RPCError
 
 from outlast.api import resume_task
@@ -306,3 +306,24 @@ async def wait_for_model_call(handle) -> None:
                 return
         await asyncio.sleep(0.1)
     raise AssertionError(f"{handle.id} made no model call")
+
+
+async def test_show_counts_the_killed_run_of_a_resumed_agent(client, dev_server, git_repo):
+    """`show` counted only earlier runs that completed: after a kill and a resume, the
+    killed run's turns and tokens were left out, and nothing said there had been one (a user
+    test, 2026-12-06)."""
+    from tests.workflows.test_plan_mode import cli
+
+    with scripted_model(KILLED):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("List the files.", git_repo, queues), queues)
+            await second_model_call(client, handle)
+            await handle.cancel()
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+            task = await resume_task(client, handle.id, "go on, but skip the slow part")
+            result = await asyncio.wait_for(task.result(), 60)
+            code, out = await cli(dev_server.address, "show", handle.id)
+    assert result.run_generation == 2
+    # The killed run's one turn, and the resumed run's own.
+    assert code == 0 and "2 runs" in out and f"{1 + result.turns} turns" in out, out

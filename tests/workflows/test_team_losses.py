@@ -4,6 +4,7 @@ under the killed member's name, and the lead never knew)."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 from agents.team_tasks import TaskCreateInput
@@ -64,3 +65,40 @@ async def test_a_killed_teammate_s_task_goes_back_and_the_lead_is_told(client, g
     told = last_request(model.log, "lead")
     assert "Message from system" in told and "#1 Task one" in told, told
     assert TEAM_LOSS_TOLD in patches
+
+
+async def test_show_lists_a_team_s_refused_signals(client, dev_server, git_repo):
+    """`show` listed the refusals of an agent and a pipeline only: a team's, in its `team`
+    query, were shown nowhere but the Web UI's details (a user test, 2026-12-06)."""
+    from tests.workflows.test_plan_mode import cli
+    from tests.workflows.test_team import start_standing_team, team_script
+
+    with scripted_model(team_script()):
+        async with running_workers(client) as queues:
+            handle = await start_standing_team(client, queues, git_repo)
+            await handle.signal("kill_member", {"nmae": "c"})
+            await wait_for_refusal(handle)
+            code, out = await cli(dev_server.address, "show", handle.id)
+            await handle.signal("shutdown", {"reason": "done"})
+            await handle.result()
+            # An ended team and its member are pointed to what takes them, not to `outlast
+            # resume`, which refuses both (the same user test).
+            team_code, team_said = await cli(dev_server.address, "send", handle.id, "hi")
+            member_code, member_said = await cli(dev_server.address, "send", f"{handle.id}/b", "hi")
+    assert code == 0 and "refused: signal `kill_member` refused: unknown field nmae" in out, out
+    team_said, member_said = " ".join(team_said.split()), " ".join(member_said.split())
+    assert team_code == 2 and "a new `outlast run` starts the task over" in team_said, team_said
+    assert member_code == 2 and "its parent or team messages it" in member_said, member_said
+    assert "outlast resume" not in team_said + member_said
+
+
+async def wait_for_refusal(handle) -> None:
+    async def refused() -> bool:
+        view = await handle.query("team", result_type=TeamView)
+        return bool(view.refused_signals)
+
+    for _ in range(100):
+        if await refused():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the signal was never refused")
