@@ -10,6 +10,7 @@ result or last model call), so the resume needs no worker until the new run star
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from pydantic import ValidationError
 from temporalio.client import (
@@ -26,6 +27,7 @@ from activities.run_history import CONVERSATION, conversation_of, last_results
 from agents.transcript import TranscriptRef
 from outlast.orphans import stop_orphans
 from outlast.start_metadata import start_metadata
+from outlast.stopped_with_it import stopped_by_the_end, stopped_note
 from workflows.contracts import AgentInput, AgentResult, MailMessage
 from workflows.pattern_contracts import CoordinatorInput
 from workflows.resumed import Resumed, resumed_from
@@ -59,6 +61,8 @@ class Ended:
     run_id: str
     """The run that ended."""
     resumed: Resumed
+    closed_at: datetime | None = None
+    """When that run closed."""
 
 
 def resume_input(ended: Ended) -> AgentInput | CoordinatorInput:
@@ -147,6 +151,7 @@ async def run_end(
         task_queue=desc.task_queue,
         run_id=desc.run_id,
         resumed=resumed,
+        closed_at=desc.close_time,
     )
 
 
@@ -188,7 +193,9 @@ async def resume_agent(client: Client, workflow_id: str, message: str) -> Resump
 
     The sub-agents its ended run left running (a terminated or timed-out run stops none) are
     cancelled first, as the reaper would: the new run does not know them, and would hear of
-    their ends as of strangers'. It is a signal-with-start: should another resume start a run
+    their ends as of strangers'. The message ends with a note naming them, and those its
+    end stopped, whose notifications will not come (outlast/stopped_with_it.py). It is a
+    signal-with-start: should another resume start a run
     between the last look and the start, the message goes to that run, as to any running one.
 
     Raises:
@@ -204,6 +211,10 @@ async def resume_agent(client: Client, workflow_id: str, message: str) -> Resump
             f"{workflow_id} was started again while this resume read it: `outlast show "
             f"{workflow_id}` shows it"
         )
+    stopped = await stopped_by_the_end(
+        client, workflow_id, ended.closed_at, [o.workflow_id for o in cancelled if o.cancelled]
+    )
+    told = f"{message}\n\n{note}" if (note := stopped_note(stopped)) else message
     pattern = "coordinator" if ended.workflow_type == "CoordinatorWorkflow" else "single"
     root = ended.agent.workspace.root
     summary, details = start_metadata(pattern, message, root)
@@ -214,7 +225,7 @@ async def resume_agent(client: Client, workflow_id: str, message: str) -> Resump
         task_queue=ended.task_queue,
         result_type=AgentResult,
         start_signal="send_message",
-        start_signal_args=[MailMessage(text=message)],
+        start_signal_args=[MailMessage(text=told)],
         id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
         memo={"pattern": pattern, "workspace": root},
         static_summary=summary,

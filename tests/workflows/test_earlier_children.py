@@ -4,7 +4,9 @@ and its SendMessage was refused ("No agent named ...") as its new run's registry
 
 from __future__ import annotations
 
-from temporalio.client import WorkflowExecutionStatus
+import contextlib
+
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
 from agents.config import AgentSettings
 from outlast.resume import resume_agent
@@ -152,3 +154,51 @@ async def test_a_sub_agent_that_continued_as_new_goes_on_from_its_end(client, gi
     assert "first answer: 42" in again and "and then?" in again
     notes = notifications(result)
     assert len(notes) == 1 and "second" in notes[0], notes
+
+
+HELD = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.05; done"}}
+
+
+async def test_a_resumed_agent_is_told_which_sub_agents_its_end_stopped(client, git_repo):
+    """A killed coordinator's end kills its running workers; the conversation it is resumed
+    from still said it would be notified when they finish, and no notification came, so it
+    waited for (or reported as running) a worker that was dead (a user test, 2026-12-06)."""
+    from tests.workflows.test_agent_control import wait_status
+
+    script = {
+        "agents": [
+            {
+                "name": "helper-again",
+                "match": {"agent_name": "helper", "conversation_contains": ["and then?"]},
+                "after_last": "repeat_last",
+                "turns": [{"text": "second answer"}],
+            },
+            {"name": "helper", "match": {"agent_name": "helper"}, "turns": [{"tool_use": HELD}]},
+            SCRIPT["agents"][1],  # the resumed parent
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("helper", "what is the answer?", True)},
+                    {"text": "Waiting for helper."},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            helper = client.get_workflow_handle(f"{handle.id}/helper")
+            await wait_status(helper, lambda s: "Bash" in s.current_tools)
+            await handle.cancel()
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+            await resume_agent(client, handle.id, "ask the helper again")
+            result = await client.get_workflow_handle(handle.id, result_type=AgentResult).result()
+    resumed = [r for r in model.log if r["agent"] == "resumed"]
+    told = " ".join(str(resumed[0]["body"]["messages"][-1]).split())
+    assert "no notification of theirs will come: helper (killed)" in told, told
+    resumes = [r for r in tool_results(result) if "resumed it in the background" in r.content]
+    assert len(resumes) == 1 and 'Agent "helper" was stopped (killed)' in resumes[0].content
+    notes = notifications(result)
+    assert len(notes) == 1 and "second answer" in notes[0], notes
