@@ -95,6 +95,10 @@ ONE_AGENT_PER_NAME = "one-agent-per-name"
 launch time too (the same batch, a coordinator's queued worker)."""
 NAME_REUSE_OWN_ID = "name-reuse-own-id"
 """Patch id: a child named like an ended one gets a workflow id of its own."""
+RESUMED_NAMES_OWN_ID = "resumed-names-own-id"
+"""Patch id: a resumed agent's named children get workflow ids of their own: the name may be
+an earlier run's child's, which its registry does not know, and the new child became that
+workflow id's next run (`show` then had only the new one; a user test, 2026-12-06)."""
 FORK_SYNC_WHEN_DISABLED = "fork-sync-when-disabled"
 """Patch id: with background tasks disabled a fork runs sync, as every other child does
 (R18: the seed's `&& !isBackgroundTasksDisabled` covers the fork experiment's force-async
@@ -345,12 +349,16 @@ class SubAgents(SyncChildren):
         """`<parent>/<name>`, or `<parent>/<agent id>` for an unnamed child. A name an ended
         agent had (R20: the latest wins) gives `<parent>/<name>.<agent id>`: under the same id
         this child's start became the earlier agent's next run, and a SendMessage to the
-        earlier agent's id reached this one."""
+        earlier agent's id reached this one. So does any name in a resumed run, which does not
+        know the names its earlier runs gave."""
         ctx = self.ctx
         assert ctx is not None
         base = f"{ctx.workflow_id}/{name or agent_id}"
         # Asked only for a reused name, so no other spawn records a marker.
         if name and self.registry.find(name) is not None and versions.patched(NAME_REUSE_OWN_ID):
+            return f"{base}.{agent_id}"
+        # Asked only by a resumed run's named spawn, so no other records a marker.
+        if name and ctx.resumed and versions.patched(RESUMED_NAMES_OWN_ID):
             return f"{base}.{agent_id}"
         return base
 

@@ -53,6 +53,7 @@ to it)."""
 AFTER_BASELINE = frozenset(
     {
         "coordinator-client-agent-refused",
+        "resumed-names-own-id",
         "verified-verifier-failure-ends",
         "verified-implementer-stop-ends",
         "pipeline-stopped-stage-waits",

@@ -51,6 +51,7 @@ from tests.replay.scenarios_agent import (
     question,
     resumed_by_person,
     resumed_earlier_child,
+    resumed_new_child,
     signal_fields,
     skill,
     task_output_takes_notice,
@@ -414,6 +415,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A teammate killed while it works: its task put back, the lead mailed (patched
     # team-loss-told).
     "team_member_lost": team_member_lost,
+    # A resumed agent's new child named as its first run's: an id of its own (patched
+    # resumed-names-own-id).
+    "agent_resumed_new_child": resumed_new_child,
 }
 
 

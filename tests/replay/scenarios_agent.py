@@ -806,3 +806,20 @@ async def resumed_earlier_child(client: Client, tmp: Path) -> WorkflowHandle:
             await resume_agent(client, name, "ask the helper again")
             await client.get_workflow_handle(name).result()
     return client.get_workflow_handle(name)
+
+
+async def resumed_new_child(client: Client, tmp: Path) -> WorkflowHandle:
+    """An agent resumed by a person spawns a child under a name its first run gave: the new
+    child gets a workflow id of its own (patched resumed-names-own-id). The latest run's."""
+    from outlast.resume import resume_agent
+    from tests.workflows.test_earlier_children import NEW_CHILD
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    name = os.environ["OUTLAST_RECORDING"]
+    with scripted_model(NEW_CHILD):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", repo, queues), queues, name)
+            await handle.result()
+            await resume_agent(client, name, "start a new helper")
+            await client.get_workflow_handle(name).result()
+    return client.get_workflow_handle(name)

@@ -202,3 +202,46 @@ async def test_a_resumed_agent_is_told_which_sub_agents_its_end_stopped(client, 
     assert len(resumes) == 1 and 'Agent "helper" was stopped (killed)' in resumes[0].content
     notes = notifications(result)
     assert len(notes) == 1 and "second answer" in notes[0], notes
+
+
+NEW_CHILD = {
+    "agents": [
+        {
+            "name": "helper",
+            "match": {"agent_name": "helper"},
+            "after_last": "repeat_last",
+            "turns": [{"text": "an answer"}],
+        },
+        {
+            "name": "resumed",
+            "match": {"conversation_contains": ["start a new helper"]},
+            "after_last": "repeat_last",
+            "turns": [
+                {"text": "unused"},
+                {"text": "unused"},
+                {"tool_use": spawn("helper", "once more", False)},
+                {"text": "Done again."},
+            ],
+        },
+        SCRIPT["agents"][2],  # the first run's parent
+    ]
+}
+
+
+async def test_a_resumed_agent_s_new_child_does_not_take_an_earlier_one_s_id(client, git_repo):
+    """Its registry did not know the name an earlier run gave, so a new child of that name
+    became the earlier one's workflow id's next run, and `show` had only the new one."""
+    with scripted_model(NEW_CHILD):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await handle.result()
+            await resume_agent(client, handle.id, "start a new helper")
+            result = await client.get_workflow_handle(handle.id, result_type=AgentResult).result()
+            runs = await listed(
+                client,
+                f'WorkflowId STARTS_WITH "{handle.id}/helper"',
+                until=lambda rows: len(rows) == 2,
+            )
+    assert result.final_text == "Done again."
+    ids = sorted(r.id for r in runs)
+    assert ids[0] == f"{handle.id}/helper" and ids[1].startswith(f"{handle.id}/helper."), ids
