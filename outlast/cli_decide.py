@@ -14,7 +14,14 @@ from agents.permissions import RESUME_MODES
 from outlast.cli_base import app, console, fail, not_answered, server_said
 from outlast.cli_steer import PLANNERS, a_kind, run_update, running_workflow
 from outlast.inspect import unanswered
-from outlast.updates import NoAnswer, NotYetAnswered, handler_missing, no_answer_text, update_within
+from outlast.updates import (
+    NoAnswer,
+    NotYetAnswered,
+    handler_missing,
+    no_answer_text,
+    not_yet_text,
+    update_within,
+)
 from workflows.contracts import PlanDecision, PlanView
 from workflows.pattern_contracts import PipelineView, StageDecision
 
@@ -145,7 +152,11 @@ async def _send_plan_decision(handle, workflow_id: str, decision: PlanDecision) 
     except WorkflowUpdateFailedError as e:
         if not handler_missing(e, "decide_plan"):
             fail(f"{workflow_id}: {getattr(e.cause, 'message', None) or e.cause or e}")
-    except (NoAnswer, NotYetAnswered):
+    except NotYetAnswered:
+        # Taken: "is a worker running?" would have the person send it again.
+        console.print(not_yet_text(workflow_id, "decision"), markup=False, highlight=False)
+        return
+    except NoAnswer:
         not_answered(no_answer_text(workflow_id, "decision"))
     except RPCError as e:
         fail(server_said(workflow_id, e))

@@ -221,9 +221,10 @@ def send(
             # Only what `outlast resume` takes is pointed to it (it refused the others).
             if "/" in workflow_id or desc.parent_id:
                 return (
-                    ": a message reaches only a running agent. A sub-agent or a team's member "
-                    "goes on when its parent or team messages it (SendMessage); "
-                    f"`outlast transcript {workflow_id}` shows what it said"
+                    ": a message reaches only a running agent, and this one is its parent's "
+                    "or its pattern's to go on with (a sub-agent's parent continues it with "
+                    f"SendMessage; `outlast resume` takes top-level agents only). `outlast "
+                    f"transcript {workflow_id}` shows what it said"
                 )
             if desc.workflow_type not in ("AgentWorkflow", "CoordinatorWorkflow"):
                 return (

@@ -381,6 +381,10 @@ async def _fill_pipeline_wait(
         node.outcome = f"stage {view.current} running"
 
 
+EARLIER_RUN_QUERY_S = 1.0
+"""The most an earlier run's `status` query may take of the tree's time."""
+
+
 async def _add_earlier_runs(
     client: Client, node: Node, desc: WorkflowExecutionDescription, until: float
 ) -> None:
@@ -414,7 +418,12 @@ async def _add_earlier_runs(
             if w.status == WorkflowExecutionStatus.COMPLETED:
                 _fill_from_result(earlier, await handle.result(follow_runs=False))
             else:
-                await _fill_from_status(earlier, client, earlier_desc, until)
+                # A replay of a whole run each: a share of the tree's time, so the agents
+                # below are still asked.
+                now = asyncio.get_running_loop().time()
+                await _fill_from_status(
+                    earlier, client, earlier_desc, min(until, now + EARLIER_RUN_QUERY_S)
+                )
         except Exception:  # noqa: BLE001 - its history expired, or cannot be decoded here
             continue
         if earlier.turns is None:

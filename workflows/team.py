@@ -299,7 +299,8 @@ class TeamWorkflow(TeamHandlers):
         """Whether `name` ending now is news to the lead: a teammate, while the team works."""
         if name == self._inp.lead.name or self._ending or self._shutdown is not None:
             return False
-        # Asked only for such an end, so no other team records a marker.
+        # Asked only for a teammate's end (or last report) while the team works, so a team
+        # whose members all end with it records no marker.
         return versions.patched(TEAM_LOSS_TOLD)
 
     def _stopped_on_its_own(self, name: str, result: AgentResult) -> bool:

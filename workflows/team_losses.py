@@ -17,6 +17,9 @@ TEAM_LOSS_TOLD = "team-loss-told"
 """Patch id: a member lost while the team works has its tasks unassigned, and the lead is
 mailed (workflows/team_losses.py)."""
 
+ERROR_CHARS = 300
+"""How much of a failed member's error the lead's note quotes (it goes into a prompt)."""
+
 LOSS_SENDER = "system"
 """Whom the lead's note comes from (no member's mail: a member name has no space)."""
 
@@ -44,7 +47,9 @@ def loss_text(outcome: MemberOutcome, back: list[TeamTask], max_turns_reached: b
     if outcome.status == "killed":
         how = "was killed"
     elif outcome.status == "failed":
-        how = f"failed ({outcome.error})" if outcome.error else "failed"
+        error = outcome.error or ""
+        short = error if len(error) <= ERROR_CHARS else error[: ERROR_CHARS - 3] + "..."
+        how = f"failed ({short})" if short else "failed"
     elif outcome.stopped:
         how = "was stopped"
     else:

@@ -88,8 +88,8 @@ async def test_show_lists_a_team_s_refused_signals(client, dev_server, git_repo)
     assert code == 0 and "refused: signal `kill_member` refused: unknown field nmae" in out, out
     team_said, member_said = " ".join(team_said.split()), " ".join(member_said.split())
     assert team_code == 2 and "a new `outlast run` starts the task over" in team_said, team_said
-    assert member_code == 2 and "its parent or team messages it" in member_said, member_said
-    assert "outlast resume" not in team_said + member_said
+    assert member_code == 2 and "its parent's or its pattern's to go on with" in member_said
+    assert "outlast resume team" not in team_said + member_said
 
 
 async def wait_for_refusal(handle) -> None:

@@ -249,9 +249,11 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
 async def test_the_last_working_member_stopped_reads_stopped_though_the_team_goes_quiet(
     client, git_repo
 ):
-    """Stopping the last member at work makes the team quiet, and it ends before that
-    member's result is read: that member read `completed` (user test 3). Its last report says
-    a stop ended it, and the team reads that while it is not ending yet."""
+    """Stopping the last member at work made the team quiet, and it ended before that
+    member's result was read: that member read `completed` (user test 3). Its last report says
+    a stop ended it, and the team reads that while it is not ending yet. Since
+    `team-loss-told` the team waits for each stopped member's end and tells the lead (whose
+    turn that starts) before it goes quiet."""
     busy = {"tool_use": {"name": "Bash", "input": {"command": "sleep 1"}}}
     script = {
         "agents": [
