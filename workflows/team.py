@@ -61,7 +61,7 @@ from workflows.signal_input import Refusals
 from workflows.signals import signal_workflow
 from workflows.team_details import render_team_details
 from workflows.team_handlers import TeamHandlers
-from workflows.team_losses import LOSS_SENDER, TEAM_LOSS_TOLD, loss_text, lost, unassigned
+from workflows.team_losses import TeamLosses
 from workflows.team_spawn import (
     PERSON_NAMES,
     add_member_problem,
@@ -96,7 +96,7 @@ NO_INPUT = TeamInput(
 
 
 @workflow.defn(name="TeamWorkflow")
-class TeamWorkflow(TeamHandlers):
+class TeamWorkflow(TeamLosses, TeamHandlers):
     @workflow.init
     def __init__(self, inp: TeamInput | None = None) -> None:
         inp = NO_INPUT if inp is None else inp  # `run` refuses a start without one
@@ -136,6 +136,8 @@ class TeamWorkflow(TeamHandlers):
         self._refusals = Refusals()
         self._stopped_by_others: set[str] = set()
         """Members whose last report said a stop ended them, before the team was ending."""
+        self._lead_lost = False
+        """The lead ended while the team worked (patched `team-ends-with-lead`)."""
         self._leaving: set[str] = set()
         """Members whose last report came while the team works (patched `team-loss-told`)."""
 
@@ -167,6 +169,7 @@ class TeamWorkflow(TeamHandlers):
         await workflow.wait_condition(
             lambda: (
                 self._shutdown is not None
+                or self._lead_lost
                 or not self._live()
                 or (
                     inp.end_when_quiet
@@ -254,6 +257,8 @@ class TeamWorkflow(TeamHandlers):
 
     async def _stop_member(self, name: str) -> None:
         reason = "the team is done" if self._shutdown is None else self._shutdown.reason
+        if self._lead_lost:
+            reason = "the team's lead has ended"
         try:
             stop = StopRequest(reason=reason, team_end=True)
             await signal_workflow(self._member_id(name), "stop", stop)
@@ -283,25 +288,8 @@ class TeamWorkflow(TeamHandlers):
             out_of_turns = False
         self._ended[name] = outcome
         # With no await before it: the lead's note is counted before the team can go quiet.
-        if self._loss_to_tell(outcome, out_of_turns):
-            back = unassigned(self._tasks, name)
-            with contextlib.suppress(ApplicationError):  # the lead has ended too
-                await self._forward(
-                    self._inp.lead.name, loss_text(outcome, back, out_of_turns), LOSS_SENDER
-                )
+        await self._after_end(outcome, out_of_turns)
         self._details()
-
-    def _loss_to_tell(self, outcome: MemberOutcome, out_of_turns: bool) -> bool:
-        """A teammate lost while the team works (not on its end, not the lead itself)."""
-        return lost(outcome, out_of_turns) and self._leaves_on_its_own(outcome.name)
-
-    def _leaves_on_its_own(self, name: str) -> bool:
-        """Whether `name` ending now is news to the lead: a teammate, while the team works."""
-        if name == self._inp.lead.name or self._ending or self._shutdown is not None:
-            return False
-        # Asked only for a teammate's end (or last report) while the team works, so a team
-        # whose members all end with it records no marker.
-        return versions.patched(TEAM_LOSS_TOLD)
 
     def _stopped_on_its_own(self, name: str, result: AgentResult) -> bool:
         """A member whose last report said a stop ended it before the team was ending (that

@@ -10,8 +10,15 @@ owner) and mails the lead, whose turn that starts keeps the team from going quie
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Awaitable, Callable
+
+from temporalio.exceptions import ApplicationError
+
 from agents.team_tasks import TeamTask
-from workflows.pattern_contracts import MemberOutcome
+from workflows import versions
+from workflows.contracts import StopRequest
+from workflows.pattern_contracts import MemberOutcome, TeamInput
 
 TEAM_LOSS_TOLD = "team-loss-told"
 """Patch id: a member lost while the team works has its tasks unassigned, and the lead is
@@ -19,6 +26,9 @@ mailed (workflows/team_losses.py)."""
 
 ERROR_CHARS = 300
 """How much of a failed member's error the lead's note quotes (it goes into a prompt)."""
+
+TEAM_ENDS_WITH_LEAD = "team-ends-with-lead"
+"""Patch id: a team whose lead ends while it works ends too, stopping its members."""
 
 LOSS_SENDER = "system"
 """Whom the lead's note comes from (no member's mail: a member name has no space)."""
@@ -64,3 +74,46 @@ def loss_text(outcome: MemberOutcome, back: list[TeamTask], max_turns_reached: b
     else:
         text += " It owned no unfinished task."
     return text
+
+
+class TeamLosses:
+    """`TeamWorkflow`'s side of a member that ends while the team works."""
+
+    _inp: TeamInput
+    _tasks: dict[str, TeamTask]
+    _shutdown: StopRequest | None
+    _ending: bool
+    _lead_lost: bool
+    # TeamHandlers': mail from outside the team, counted (only annotated here: a stub would
+    # stand before TeamHandlers' own in the workflow's bases).
+    _forward: Callable[[str, str, str], Awaitable[None]]
+
+    async def _after_end(self, outcome: MemberOutcome, out_of_turns: bool) -> None:
+        """Called as a member's end is recorded, before any await: the lead's note is counted
+        before the team can go quiet."""
+        if outcome.name == self._inp.lead.name and self._lead_ends_team():
+            self._lead_lost = True
+        if lost(outcome, out_of_turns) and self._leaves_on_its_own(outcome.name):
+            back = unassigned(self._tasks, outcome.name)
+            with contextlib.suppress(ApplicationError):  # the lead has ended too
+                await self._forward(
+                    self._inp.lead.name, loss_text(outcome, back, out_of_turns), LOSS_SENDER
+                )
+
+    def _lead_ends_team(self) -> bool:
+        """The lead ended while the team works: the team ends with it, its members stopped,
+        as Claude Code's team ends with its lead's session. Its teammates worked on for no
+        one, their reports and the person's mail to the lead went nowhere, and the team ran
+        until each was stopped by hand (a user test, 2026-12-06)."""
+        if self._ending or self._shutdown is not None:
+            return False
+        # Asked only when the lead ends while the team works, so no other team records it.
+        return versions.patched(TEAM_ENDS_WITH_LEAD)
+
+    def _leaves_on_its_own(self, name: str) -> bool:
+        """Whether `name` ending now is news to the lead: a teammate, while the team works."""
+        if name == self._inp.lead.name or self._ending or self._shutdown is not None:
+            return False
+        # Asked only for a teammate's end (or last report) while the team works, so a team
+        # whose members all end with it records no marker.
+        return versions.patched(TEAM_LOSS_TOLD)

@@ -54,6 +54,7 @@ AFTER_BASELINE = frozenset(
     {
         "coordinator-client-agent-refused",
         "resumed-names-own-id",
+        "team-ends-with-lead",
         "verified-verifier-failure-ends",
         "verified-implementer-stop-ends",
         "pipeline-stopped-stage-waits",

@@ -81,6 +81,7 @@ from tests.replay.scenarios_patterns import (
     stop_starting,
     team,
     team_background_refused,
+    team_ends_with_lead,
     team_killed_held_shutdown,
     team_member_lost,
     team_peer_plan_answer,
@@ -418,6 +419,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A resumed agent's new child named as its first run's: an id of its own (patched
     # resumed-names-own-id).
     "agent_resumed_new_child": resumed_new_child,
+    # A team whose lead is killed ends, stopping its teammate (patched team-ends-with-lead).
+    "team_ends_with_lead": team_ends_with_lead,
 }
 
 

@@ -507,3 +507,35 @@ async def team_member_lost(client: Client, tmp: Path) -> WorkflowHandle:
             await client.get_workflow_handle(f"{name}/w1").cancel(reason="w1 hung")
             await handle.result()
     return handle
+
+
+async def team_ends_with_lead(client: Client, tmp: Path) -> WorkflowHandle:
+    """A team whose lead is killed while a teammate works ends, stopping the teammate
+    (patched team-ends-with-lead)."""
+    import asyncio
+
+    from tests.workflows.test_team import wait_for_states
+    from tests.workflows.test_team_losses import HEADLESS, wait_for_view
+    from workflows.contracts import Workspace
+    from workflows.pattern_contracts import TeamInput, TeammateSpec, TeamResult
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    name = os.environ["OUTLAST_RECORDING"]
+    with scripted_model(HEADLESS):
+        async with running_workers(client) as queues:
+            inp = TeamInput(
+                team_name="headless",
+                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+                lead=TeammateSpec(name="lead", prompt="Wait for w1."),
+                teammates=[TeammateSpec(name="w1", prompt="Work.")],
+                config=fast_config(),
+            )
+            handle = await client.start_workflow(
+                "TeamWorkflow", inp, id=name, task_queue=queues.task_queue, result_type=TeamResult
+            )
+            await wait_for_states(handle, {"lead": "idle", "w1": "working"}, timeout=60)
+            await client.get_workflow_handle(f"{name}/lead").cancel(reason="lead gone")
+            await wait_for_view(handle, lambda v: v.members[0].state == "ended")
+            (repo / "released").touch()
+            await asyncio.wait_for(handle.result(), 60)
+    return handle

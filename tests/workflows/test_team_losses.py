@@ -12,7 +12,7 @@ from tests.support import fast_config, patch_ids, running_workers, scripted_mode
 from tests.workflows.test_team import last_request, member, task_update, wait_for_states
 from workflows.contracts import Workspace
 from workflows.pattern_contracts import TeamInput, TeammateSpec, TeamResult, TeamView
-from workflows.team_losses import TEAM_LOSS_TOLD
+from workflows.team_losses import TEAM_ENDS_WITH_LEAD, TEAM_LOSS_TOLD
 
 HELD = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.05; done"}}
 SCRIPT = {
@@ -102,3 +102,63 @@ async def wait_for_refusal(handle) -> None:
             return
         await asyncio.sleep(0.1)
     raise AssertionError("the signal was never refused")
+
+
+HEADLESS = {
+    "agents": [
+        member("lead", "idle", {"text": "Lead idle."}),
+        {
+            "name": "w1",
+            "match": {"agent_name": "w1"},
+            "after_last": "repeat_last",
+            "turns": [
+                {"tool_use": HELD},
+                {"tool_use": {"name": "Bash", "input": {"command": "sleep 20"}}},
+                {"text": "w1 done"},
+            ],
+        },
+    ]
+}
+
+
+async def test_a_team_ends_with_its_lead(client, dev_server, git_repo):
+    """Its teammates worked on for no one (their reports and a person's mail to the lead went
+    nowhere), and the team ran until each was stopped by hand (a user test, 2026-12-06)."""
+    with scripted_model(HEADLESS):
+        async with running_workers(client) as queues:
+            inp = TeamInput(
+                team_name="headless",
+                workspace=Workspace(root=str(git_repo), host_queue=queues.host_queue),
+                lead=TeammateSpec(name="lead", prompt="Wait for w1."),
+                teammates=[TeammateSpec(name="w1", prompt="Work.")],
+                config=fast_config(),
+            )
+            handle = await client.start_workflow(
+                "TeamWorkflow",
+                inp,
+                id=f"team-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=TeamResult,
+            )
+            await wait_for_states(handle, {"lead": "idle", "w1": "working"}, timeout=60)
+            await client.get_workflow_handle(f"{handle.id}/lead").cancel(reason="lead gone")
+            # The team stops w1, which goes as any stopped agent does: after its tool.
+            await wait_for_view(
+                handle, lambda v: "lead" in [m.name for m in v.members if m.state == "ended"]
+            )
+            (git_repo / "released").touch()
+            result = await asyncio.wait_for(handle.result(), 60)
+            patches = await patch_ids(handle)
+    assert result.lead_lost() == "killed", result
+    w1 = next(m for m in result.members if m.name == "w1")
+    # Stopped by the team's end, as at any team end: no news to a lead that is gone.
+    assert w1.status == "completed" and not w1.stopped, w1
+    assert TEAM_ENDS_WITH_LEAD in patches
+
+
+async def wait_for_view(handle, predicate) -> None:
+    for _ in range(300):
+        if predicate(await handle.query("team", result_type=TeamView)):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the team's view never matched")
