@@ -111,13 +111,13 @@ async def _decide(
         except RPCError as sent:
             fail(server_said(workflow_id, sent))
         verb = "approval" if approve else "rejection"
-        console.print(
+        # Sent, not answered: 3, as every steering command the workflow has not answered.
+        not_answered(
             f"no worker answered for {workflow_id} within {PLAN_QUERY_TIMEOUT.seconds} s "
             f"({e.message}): the {verb} is queued, for the plan waiting when a worker takes "
             f"the agent up; `outlast show {workflow_id}` says what became of it. If no worker "
             "runs, start one with `outlast worker`."
         )
-        return
     except WorkflowQueryFailedError as e:
         fail(f"{workflow_id} has no plan to decide on ({e}); for a pipeline, name the stage.")
     if view.pending is None:

@@ -174,6 +174,14 @@ def background(
             fail(f"{workflow_id} waits on no sub-agent now.")
         await handle.signal("background", BackgroundRequest(agent_id=agent_id))
         which = agent_id or "every sub-agent it waits on"
+        if waiting is None:
+            # Nothing answered: it said the sub-agents went on in the background, which no
+            # worker had done (a user test, 2026-12-06).
+            not_answered(
+                f"{workflow_id} did not answer: the request for {which} to go on in the "
+                "background is queued for when a worker takes the agent up (is one running? "
+                f"`outlast worker`); `outlast show {workflow_id}` says what became of it."
+            )
         console.print(f"{escape(which)} of {workflow_id} goes on in the background")
 
     asyncio.run(_main())

@@ -196,6 +196,13 @@ async def agent_tree(
     if desc.status is not None and desc.status.name == "COMPLETED":
         result = await handle.result(follow_runs=False)
         _fill_from_result(node, result)
+        if depth == 0 and desc.workflow_type in CLOSED_REFUSALS_QUERY:
+            # Why a signal did nothing is asked after the end too (a user test, 2026-12-06);
+            # of the workflow asked about only: each answer replays a whole history.
+            left = queries_until - asyncio.get_running_loop().time()
+            if left >= 0.1:
+                query = CLOSED_REFUSALS_QUERY[desc.workflow_type]
+                await _fill_refusals(node, client, desc, timedelta(seconds=left), query)
     elif desc.status is not None:
         # Running, or ended with no result (failed, killed, terminated): what it has spent,
         # unless its input never decoded (it spent nothing, and cannot be asked).
@@ -345,10 +352,23 @@ REFUSALS_QUERY = {
 listed an agent's and a pipeline's only (a user test, 2026-12-06)."""
 
 
+CLOSED_REFUSALS_QUERY = {
+    **REFUSALS_QUERY,
+    "AgentWorkflow": "status",
+    "CoordinatorWorkflow": "status",
+    "PipelineWorkflow": "pipeline",
+}
+"""The same for a workflow that completed, whose result holds no refusals."""
+
+
 async def _fill_refusals(
-    node: Node, client: Client, desc: WorkflowExecutionDescription, left: timedelta
+    node: Node,
+    client: Client,
+    desc: WorkflowExecutionDescription,
+    left: timedelta,
+    query: str | None = None,
 ) -> None:
-    query = REFUSALS_QUERY[desc.workflow_type]
+    query = query or REFUSALS_QUERY[desc.workflow_type]
     try:
         run = client.get_workflow_handle(desc.id, run_id=desc.run_id)
         answer = await run.query(query, rpc_timeout=left)
@@ -503,7 +523,7 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
     if node.runs > 1:
         facts.append(f"{node.runs} runs")
     if node.turns is not None:
-        facts.append(f"{node.turns} turns")
+        facts.append(f"{node.turns} turn{'' if node.turns == 1 else 's'}")
     if node.tokens is not None:
         facts.append(f"{node.tokens} tokens")
     if node.duration_ms:

@@ -484,7 +484,7 @@ async def team_member_lost(client: Client, tmp: Path) -> WorkflowHandle:
     lead is mailed (patched team-loss-told)."""
     from agents.team_tasks import TaskCreateInput
     from tests.workflows.test_team import wait_for_states
-    from tests.workflows.test_team_losses import SCRIPT
+    from tests.workflows.test_team_losses import SCRIPT, wait_for_view
     from workflows.contracts import Workspace
     from workflows.pattern_contracts import TeamInput, TeammateSpec, TeamResult
 
@@ -504,6 +504,7 @@ async def team_member_lost(client: Client, tmp: Path) -> WorkflowHandle:
                 "TeamWorkflow", inp, id=name, task_queue=queues.task_queue, result_type=TeamResult
             )
             await wait_for_states(handle, {"lead": "idle", "w1": "working"}, timeout=60)
+            await wait_for_view(handle, lambda v: v.tasks[0].owner == "w1")
             await client.get_workflow_handle(f"{name}/w1").cancel(reason="w1 hung")
             await handle.result()
     return handle

@@ -25,13 +25,18 @@ async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git
         flat = " ".join(out.split())
         assert code == 2 and f"no worker polls {nobody}" in flat, out
         assert "Start one with `outlast worker` (or `outlast dev`). Then try again." in flat, out
-    # A plan's decision is a signal: queued for when a worker runs, and said so.
+    # A plan's decision is a signal: queued for when a worker runs, and said so; sent, not
+    # answered: 3 (it said 0, success, and the decision was then refused; a user test).
     code, out = await cli(dev_server.address, "approve", handle.id)
     flat = " ".join(out.split())
-    assert code == 0 and f"no worker polls {nobody}" in flat, out
+    assert code == 3 and f"no worker polls {nobody}" in flat, out
     assert "the approval is queued, for the plan waiting when a worker takes" in flat, out
     code, out = await cli(dev_server.address, "show", handle.id)
     assert code == 0 and f"no worker polls {nobody}, the task queue" in " ".join(out.split())
+    # Nothing answered which sub-agents it waits on: queued, not done (it said they went on).
+    code, out = await cli(dev_server.address, "background", handle.id)
+    flat = " ".join(out.split())
+    assert code == 3 and f"{handle.id} did not answer: the request for every" in flat, out
     # A message is kept for when one runs: sent, and said so.
     code, out = await cli(dev_server.address, "send", handle.id, "later, then")
     assert code == 0 and f"no worker polls {nobody}" in out and "message sent" in out, out
