@@ -588,7 +588,10 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             # The last report: what it sent in its final turn counts for the team's quiet test.
             me = inp.name or self._agent_id
             stopped = self._stop is not None and not self._shutdown_approved
-            await report_to_team(inp.team, me, self._team_counts, True, result.usage, stopped)
+            why = result.stop_reason if stopped or status == "killed" else ""
+            await report_to_team(
+                inp.team, me, self._team_counts, True, result.usage, stopped, end_reason=why
+            )
         result = await export_output_file(
             inp, result, seen_read_state(self._state), self._state.compacted
         )

@@ -219,6 +219,9 @@ class MemberReport(Contract):
     """In a member's last report only: a `stop` ended it (working or idle), not its own
     approved shutdown. It comes before the member's end, which may make the team quiet:
     the team reads it while it is not ending yet."""
+    end_reason: str = Field(default="", exclude_if=lambda v: not v)
+    """In a member's last report only: why it was stopped or killed, as the sender said
+    (`outlast kill TEAM/NAME --reason`), for the lead's note; left out when there is none."""
 
 
 class TeamMail(ClientInput):

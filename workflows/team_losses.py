@@ -18,14 +18,15 @@ from temporalio.exceptions import ApplicationError
 from agents.team_tasks import TeamTask
 from workflows import versions
 from workflows.contracts import StopRequest
-from workflows.pattern_contracts import MemberOutcome, TeamInput
+from workflows.pattern_contracts import MemberOutcome, MemberReport, TeamInput
 
 TEAM_LOSS_TOLD = "team-loss-told"
 """Patch id: a member lost while the team works has its tasks unassigned, and the lead is
 mailed (workflows/team_losses.py)."""
 
 ERROR_CHARS = 300
-"""How much of a failed member's error the lead's note quotes (it goes into a prompt)."""
+"""How much of a member's error or stop reason the lead's note quotes (it goes into a
+prompt)."""
 
 TEAM_ENDS_WITH_LEAD = "team-ends-with-lead"
 """Patch id: a team whose lead ends while it works ends too, stopping its members."""
@@ -52,18 +53,24 @@ def unassigned(tasks: dict[str, TeamTask], name: str) -> list[TeamTask]:
     return back
 
 
-def loss_text(outcome: MemberOutcome, back: list[TeamTask], max_turns_reached: bool) -> str:
-    """The lead's note of a lost member."""
+def _short(text: str) -> str:
+    return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 3] + "..."
+
+
+def loss_text(
+    outcome: MemberOutcome, back: list[TeamTask], max_turns_reached: bool, reason: str = ""
+) -> str:
+    """The lead's note of a lost member; `reason`: why it was stopped or killed."""
     if outcome.status == "killed":
         how = "was killed"
     elif outcome.status == "failed":
-        error = outcome.error or ""
-        short = error if len(error) <= ERROR_CHARS else error[: ERROR_CHARS - 3] + "..."
-        how = f"failed ({short})" if short else "failed"
+        how = f"failed ({_short(outcome.error)})" if outcome.error else "failed"
     elif outcome.stopped:
         how = "was stopped"
     else:
         how = "ran out of turns" if max_turns_reached else "ended"
+    if reason and outcome.status != "failed":
+        how += f" ({_short(reason)})"
     text = f"Teammate {outcome.name} {how} and has left the team: it reads no more messages."
     if back:
         listed = "; ".join(f"#{t.id} {t.subject}" for t in back)
@@ -84,6 +91,7 @@ class TeamLosses:
     _shutdown: StopRequest | None
     _ending: bool
     _lead_lost: bool
+    _reports: dict[str, MemberReport]
     # TeamHandlers': mail from outside the team, counted (only annotated here: a stub would
     # stand before TeamHandlers' own in the workflow's bases).
     _forward: Callable[[str, str, str], Awaitable[None]]
@@ -95,10 +103,10 @@ class TeamLosses:
             self._lead_lost = True
         if lost(outcome, out_of_turns) and self._leaves_on_its_own(outcome.name):
             back = unassigned(self._tasks, outcome.name)
+            last = self._reports.get(outcome.name)
+            note = loss_text(outcome, back, out_of_turns, last.end_reason if last else "")
             with contextlib.suppress(ApplicationError):  # the lead has ended too
-                await self._forward(
-                    self._inp.lead.name, loss_text(outcome, back, out_of_turns), LOSS_SENDER
-                )
+                await self._forward(self._inp.lead.name, note, LOSS_SENDER)
 
     def _lead_ends_team(self) -> bool:
         """The lead ended while the team works: the team ends with it, its members stopped,

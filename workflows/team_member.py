@@ -215,6 +215,7 @@ async def report(
     idle: bool,
     usage: AgentUsage | None = None,
     stopped: bool = False,
+    end_reason: str = "",
 ) -> None:
     """Tell the team this member is idle (or working again), with its `usage` at its end (and
     whether a stop ended it); a team that has ended is fine."""
@@ -225,6 +226,7 @@ async def report(
         received=counters.received,
         usage=usage,
         stopped=stopped,
+        end_reason=end_reason,
     )
     try:
         await signal_workflow(team.workflow_id, "member_state", state)

@@ -42,3 +42,6 @@ def test_the_lead_s_note():
     assert "owned no unfinished task" in loss_text(outcome("failed"), [], False)
     assert "ran out of turns" in loss_text(outcome("completed"), [], True)
     assert "was stopped" in loss_text(outcome("completed", stopped=True), [], False)
+    assert "was killed (hung) and" in loss_text(outcome("killed"), [], False, "hung")
+    long = loss_text(outcome("failed", error="x" * 1000), [], False)
+    assert "x" * 297 + "...)" in long and "x" * 298 not in long

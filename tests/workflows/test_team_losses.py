@@ -64,6 +64,8 @@ async def test_a_killed_teammate_s_task_goes_back_and_the_lead_is_told(client, g
     assert result.lead_text == "LEAD-KNOWS", result
     told = last_request(model.log, "lead")
     assert "Message from system" in told and "#1 Task one" in told, told
+    # The kill's reason, as `outlast kill TEAM/w1 --reason` gives it (the same user test).
+    assert "Teammate w1 was killed (w1 hung)" in told, told
     assert TEAM_LOSS_TOLD in patches
 
 
