@@ -496,6 +496,8 @@ def _fill_from_result(node: Node, result: object) -> None:
             lost = status if status != "completed" else None
         if lost:
             node.outcome = f"the lead was {lost}"
+        elif undone := [t for t in result.get("tasks") or [] if t.get("status") != "completed"]:
+            node.outcome = f"{len(undone)} of {len(result.get('tasks'))} tasks not done"
     forks = result.get("forks") or []
     unfinished = [
         f

@@ -35,9 +35,11 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
         line(f"  {count(len(result.stages), 'stage run')}, {usage_text(result.usage)}")
         final = result.final_text
     elif isinstance(result, TeamResult):
-        lost = result.lead_lost()
-        colour = "green" if result.status == "completed" and not lost else "yellow"
+        lost, undone = result.lead_lost(), result.unfinished()
+        colour = "green" if result.status == "completed" and not (lost or undone) else "yellow"
         but = f" (the lead was {lost})" if lost else ""
+        if undone and not lost:
+            but = f" ({len(undone)} of {count(len(result.tasks), 'task')} not done)"
         line(f"{result.status}{but}: {result.messages} messages inside the team", colour)
         for m in result.members:
             unread = f", {count(m.unread_messages, 'message')} unread" if m.unread_messages else ""

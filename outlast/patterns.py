@@ -347,13 +347,13 @@ async def fit_to_namespace(client: Client, inp: Any) -> tuple[Any, list[str]]:
 def succeeded(result: Any) -> bool:
     """The task did what it was asked: completed (or passed), not stopped, out of turns
     (Claude Code's `error_max_turns`) or failed part way; for a fork-join, every fork
-    completed."""
+    completed; for a team, its lead not lost and every task on its list completed."""
     if result is None or getattr(result, "stopped", False):
         return False
     if getattr(result, "max_turns_reached", False):
         return False
     if isinstance(result, ForkJoinResult):
         return all(f.finished() for f in result.forks)
-    if isinstance(result, TeamResult) and result.lead_lost():
+    if isinstance(result, TeamResult) and (result.lead_lost() or result.unfinished()):
         return False
     return getattr(result, "status", "completed") in ("completed", "passed")

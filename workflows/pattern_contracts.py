@@ -276,6 +276,11 @@ class TeamResult(Contract):
     messages: int = 0
     """Messages exchanged inside the team."""
 
+    def unfinished(self) -> list[TeamTask]:
+        """Its tasks not completed when it ended: a team whose teammates were lost went quiet
+        with every task pending, and `run` said it succeeded (a user test, 2026-12-06)."""
+        return [t for t in self.tasks if t.status != "completed"]
+
     def lead_lost(self) -> str | None:
         """How the lead (the first member) ended, when it did not complete: a team whose
         lead was killed, failed or stopped went quiet without its task done, though `status`

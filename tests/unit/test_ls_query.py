@@ -77,6 +77,39 @@ def test_a_team_whose_lead_was_killed_did_not_do_its_task():
     assert node.outcome == "the lead was stopped"
 
 
+def test_a_team_that_left_tasks_undone_did_not_do_its_task():
+    """Its teammates lost and every task pending, it went quiet and read `completed`, exit 0
+    (a user test, 2026-12-06)."""
+    import io
+
+    from rich.console import Console
+
+    from agents.team_tasks import TeamTask
+    from outlast.inspect import Node, Row, _fill_from_result
+    from outlast.pattern_output import print_pattern_result
+    from outlast.patterns import succeeded
+    from workflows.pattern_contracts import MemberOutcome, TeamResult
+
+    lead = MemberOutcome(
+        name="lead", agent_type="general-purpose", workflow_id="l", status="completed"
+    )
+    tasks = [TeamTask(id="1", subject="one", status="completed"), TeamTask(id="2", subject="two")]
+    undone = TeamResult(team_name="t", status="completed", members=[lead], tasks=tasks)
+    assert [t.id for t in undone.unfinished()] == ["2"] and not succeeded(undone)
+    done = undone.model_copy(update={"tasks": tasks[:1]})
+    assert succeeded(done) and succeeded(done.model_copy(update={"tasks": []}))
+    out = io.StringIO()
+    print_pattern_result("team", undone, Console(file=out, width=200))
+    assert out.getvalue().startswith("completed (1 of 2 tasks not done): 0 messages"), (
+        out.getvalue()
+    )
+    node = Node(
+        row=Row(workflow_id="t", pattern="team", workflow_type="TeamWorkflow", status="completed")
+    )
+    _fill_from_result(node, undone.model_dump(mode="json"))
+    assert node.outcome == "1 of 2 tasks not done"
+
+
 def test_an_agent_that_failed_in_its_result_says_why():
     from outlast.inspect import Node, Row, _fill_from_result
 
