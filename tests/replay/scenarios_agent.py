@@ -794,32 +794,30 @@ async def resumed_earlier_child(client: Client, tmp: Path) -> WorkflowHandle:
     """An agent resumed by a person messages the sub-agent its first run spawned, found by
     name (patched earlier-children), which goes on from its own conversation. The latest
     run's."""
-    from outlast.resume import resume_agent
     from tests.workflows.test_earlier_children import SCRIPT
 
-    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
-    name = os.environ["OUTLAST_RECORDING"]
-    with scripted_model(SCRIPT):
-        async with running_workers(client) as queues:
-            handle = await start(client, agent_input("go", repo, queues), queues, name)
-            await handle.result()
-            await resume_agent(client, name, "ask the helper again")
-            await client.get_workflow_handle(name).result()
-    return client.get_workflow_handle(name)
+    return await _completed_then_resumed(client, tmp, SCRIPT, "ask the helper again")
 
 
 async def resumed_new_child(client: Client, tmp: Path) -> WorkflowHandle:
     """An agent resumed by a person spawns a child under a name its first run gave: the new
     child gets a workflow id of its own (patched resumed-names-own-id). The latest run's."""
-    from outlast.resume import resume_agent
     from tests.workflows.test_earlier_children import NEW_CHILD
+
+    return await _completed_then_resumed(client, tmp, NEW_CHILD, "start a new helper")
+
+
+async def _completed_then_resumed(
+    client: Client, tmp: Path, script: dict, message: str
+) -> WorkflowHandle:
+    from outlast.resume import resume_agent
 
     repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
     name = os.environ["OUTLAST_RECORDING"]
-    with scripted_model(NEW_CHILD):
+    with scripted_model(script):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", repo, queues), queues, name)
             await handle.result()
-            await resume_agent(client, name, "start a new helper")
+            await resume_agent(client, name, message)
             await client.get_workflow_handle(name).result()
     return client.get_workflow_handle(name)

@@ -405,7 +405,6 @@ async def coordinator_resumed(client: Client, tmp: Path) -> WorkflowHandle:
     """A coordinator that completed, resumed by a person (`outlast resume`): the new run's
     input has `resumed`, and its agent starts from the conversation. The latest run's."""
     from outlast.api import resume_task
-    from tests.support import fast_config
     from workflows.contracts import Workspace
     from workflows.pattern_contracts import CoordinatorInput
 
@@ -482,28 +481,13 @@ async def team_background_refused(client: Client, tmp: Path) -> WorkflowHandle:
 async def team_member_lost(client: Client, tmp: Path) -> WorkflowHandle:
     """A teammate killed while it works on its task: the task goes back on the list and the
     lead is mailed (patched team-loss-told)."""
-    from agents.team_tasks import TaskCreateInput
-    from tests.workflows.test_team import wait_for_states
-    from tests.workflows.test_team_losses import SCRIPT, wait_for_view
-    from workflows.contracts import Workspace
-    from workflows.pattern_contracts import TeamInput, TeammateSpec, TeamResult
+    from tests.workflows.test_team_losses import SCRIPT, start_pair, wait_for_view
 
     repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
     name = os.environ["OUTLAST_RECORDING"]
     with scripted_model(SCRIPT):
         async with running_workers(client) as queues:
-            inp = TeamInput(
-                team_name="losses",
-                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
-                lead=TeammateSpec(name="lead", prompt="Wait for w1."),
-                teammates=[TeammateSpec(name="w1", prompt="Take task 1 and do it.")],
-                tasks=[TaskCreateInput(subject="Task one", description="Do it.")],
-                config=fast_config(),
-            )
-            handle = await client.start_workflow(
-                "TeamWorkflow", inp, id=name, task_queue=queues.task_queue, result_type=TeamResult
-            )
-            await wait_for_states(handle, {"lead": "idle", "w1": "working"}, timeout=60)
+            handle = await start_pair(client, queues, repo, ["Task one"], name)
             await wait_for_view(handle, lambda v: v.tasks[0].owner == "w1")
             await client.get_workflow_handle(f"{name}/w1").cancel(reason="w1 hung")
             await handle.result()
@@ -515,26 +499,13 @@ async def team_ends_with_lead(client: Client, tmp: Path) -> WorkflowHandle:
     (patched team-ends-with-lead)."""
     import asyncio
 
-    from tests.workflows.test_team import wait_for_states
-    from tests.workflows.test_team_losses import HEADLESS, wait_for_view
-    from workflows.contracts import Workspace
-    from workflows.pattern_contracts import TeamInput, TeammateSpec, TeamResult
+    from tests.workflows.test_team_losses import HEADLESS, start_pair, wait_for_view
 
     repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
     name = os.environ["OUTLAST_RECORDING"]
     with scripted_model(HEADLESS):
         async with running_workers(client) as queues:
-            inp = TeamInput(
-                team_name="headless",
-                workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
-                lead=TeammateSpec(name="lead", prompt="Wait for w1."),
-                teammates=[TeammateSpec(name="w1", prompt="Work.")],
-                config=fast_config(),
-            )
-            handle = await client.start_workflow(
-                "TeamWorkflow", inp, id=name, task_queue=queues.task_queue, result_type=TeamResult
-            )
-            await wait_for_states(handle, {"lead": "idle", "w1": "working"}, timeout=60)
+            handle = await start_pair(client, queues, repo, wf_id=name)
             await client.get_workflow_handle(f"{name}/lead").cancel(reason="lead gone")
             await wait_for_view(handle, lambda v: v.members[0].state == "ended")
             (repo / "released").touch()

@@ -32,32 +32,38 @@ SCRIPT = {
 }
 
 
+async def start_pair(client, queues, repo, tasks=(), wf_id: str | None = None):
+    """A lead and one teammate, w1 (task 1 its to take, when there is one), once the lead is
+    idle and w1 at work."""
+    inp = TeamInput(
+        team_name="pair",
+        workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+        lead=TeammateSpec(name="lead", prompt="Wait for w1."),
+        teammates=[TeammateSpec(name="w1", prompt="Take task 1 and do it.")],
+        tasks=[TaskCreateInput(subject=t, description="Do it.") for t in tasks],
+        config=fast_config(),
+    )
+    handle = await client.start_workflow(
+        "TeamWorkflow",
+        inp,
+        id=wf_id or f"team-{uuid.uuid4().hex[:8]}",
+        task_queue=queues.task_queue,
+        result_type=TeamResult,
+    )
+    await wait_for_states(handle, {"lead": "idle", "w1": "working"}, timeout=60)
+    return handle
+
+
 async def test_a_killed_teammate_s_task_goes_back_and_the_lead_is_told(client, git_repo):
     with scripted_model(SCRIPT, log_bodies=True) as model:
         async with running_workers(client) as queues:
-            inp = TeamInput(
-                team_name="losses",
-                workspace=Workspace(root=str(git_repo), host_queue=queues.host_queue),
-                lead=TeammateSpec(name="lead", prompt="Wait for w1."),
-                teammates=[TeammateSpec(name="w1", prompt="Take task 1 and do it.")],
-                tasks=[TaskCreateInput(subject="Task one", description="Do it.")],
-                config=fast_config(),
-            )
-            handle = await client.start_workflow(
-                "TeamWorkflow",
-                inp,
-                id=f"team-{uuid.uuid4().hex[:8]}",
-                task_queue=queues.task_queue,
-                result_type=TeamResult,
-            )
-            await wait_for_states(handle, {"lead": "idle", "w1": "working"}, timeout=60)
+            handle = await start_pair(client, queues, git_repo, tasks=["Task one"])
             # Working is said before its claim is in (a race the first runs did not lose).
             await wait_for_view(handle, lambda v: v.tasks[0].owner == "w1")
             await client.get_workflow_handle(f"{handle.id}/w1").cancel(reason="w1 hung")
             result = await handle.result()
             patches = await patch_ids(handle)
     (task,) = result.tasks
-    print("RESULT", result.model_dump_json(indent=1)[:3000], patches)
     assert task.status == "pending" and task.owner is None, task
     w1 = next(m for m in result.members if m.name == "w1")
     assert w1.status == "killed"
@@ -133,21 +139,7 @@ async def test_a_team_ends_with_its_lead(client, dev_server, git_repo):
     nowhere), and the team ran until each was stopped by hand (a user test, 2026-12-06)."""
     with scripted_model(HEADLESS):
         async with running_workers(client) as queues:
-            inp = TeamInput(
-                team_name="headless",
-                workspace=Workspace(root=str(git_repo), host_queue=queues.host_queue),
-                lead=TeammateSpec(name="lead", prompt="Wait for w1."),
-                teammates=[TeammateSpec(name="w1", prompt="Work.")],
-                config=fast_config(),
-            )
-            handle = await client.start_workflow(
-                "TeamWorkflow",
-                inp,
-                id=f"team-{uuid.uuid4().hex[:8]}",
-                task_queue=queues.task_queue,
-                result_type=TeamResult,
-            )
-            await wait_for_states(handle, {"lead": "idle", "w1": "working"}, timeout=60)
+            handle = await start_pair(client, queues, git_repo)
             await client.get_workflow_handle(f"{handle.id}/lead").cancel(reason="lead gone")
             # The team stops w1, which goes as any stopped agent does: after its tool.
             await wait_for_view(
