@@ -199,7 +199,9 @@ async def agent_tree(
         if depth == 0 and desc.workflow_type in CLOSED_REFUSALS_QUERY:
             # Why a signal did nothing is asked after the end too (a user test, 2026-12-06);
             # of the workflow asked about only: each answer replays a whole history.
-            left = queries_until - asyncio.get_running_loop().time()
+            # At most a second: a worker that stopped lately is still listed, and nothing
+            # answers until the query times out.
+            left = min(queries_until - asyncio.get_running_loop().time(), CLOSED_QUERY_S)
             if left >= 0.1:
                 query = CLOSED_REFUSALS_QUERY[desc.workflow_type]
                 await _fill_refusals(node, client, desc, timedelta(seconds=left), query)
@@ -352,6 +354,9 @@ REFUSALS_QUERY = {
 listed an agent's and a pipeline's only (a user test, 2026-12-06)."""
 
 
+CLOSED_QUERY_S = 1.0
+"""The most `show` waits for a completed workflow's refusals."""
+
 CLOSED_REFUSALS_QUERY = {
     **REFUSALS_QUERY,
     "AgentWorkflow": "status",
@@ -497,7 +502,8 @@ def _fill_from_result(node: Node, result: object) -> None:
         if lost:
             node.outcome = f"the lead was {lost}"
         elif undone := [t for t in result.get("tasks") or [] if t.get("status") != "completed"]:
-            node.outcome = f"{len(undone)} of {len(result.get('tasks'))} tasks not done"
+            total = len(result["tasks"])
+            node.outcome = f"{len(undone)} of {total} task{'' if total == 1 else 's'} not done"
     forks = result.get("forks") or []
     unfinished = [
         f
