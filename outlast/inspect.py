@@ -24,6 +24,12 @@ from activities.resume import AGENT_TYPES
 from outlast.patterns import WORKFLOW_TYPES
 from outlast.plan_view import waiting_plan
 from outlast.question_view import plain, waiting_question
+from outlast.refusals_view import (
+    CLOSED_QUERY_S,
+    CLOSED_REFUSALS_QUERY,
+    REFUSALS_QUERY,
+    refused_signals,
+)
 from outlast.retries import failing_task, retrying
 from outlast.waiting import stage_agent
 from workflows import search_attributes as sa
@@ -199,12 +205,11 @@ async def agent_tree(
         if depth == 0 and desc.workflow_type in CLOSED_REFUSALS_QUERY:
             # Why a signal did nothing is asked after the end too (a user test, 2026-12-06);
             # of the workflow asked about only: each answer replays a whole history.
-            # At most a second: a worker that stopped lately is still listed, and nothing
-            # answers until the query times out.
             left = min(queries_until - asyncio.get_running_loop().time(), CLOSED_QUERY_S)
             if left >= 0.1:
                 query = CLOSED_REFUSALS_QUERY[desc.workflow_type]
-                await _fill_refusals(node, client, desc, timedelta(seconds=left), query)
+                refused = await refused_signals(client, desc, timedelta(seconds=left), query)
+                node.refused = refused if refused is not None else node.refused
     elif desc.status is not None:
         # Running, or ended with no result (failed, killed, terminated): what it has spent,
         # unless its input never decoded (it spent nothing, and cannot be asked).
@@ -299,7 +304,8 @@ async def _fill_from_status(
     if desc.workflow_type == "PipelineWorkflow" and left >= 0.1:
         await _fill_pipeline_wait(node, client, desc, timedelta(seconds=left))
     if desc.workflow_type in REFUSALS_QUERY and left >= 0.1:
-        await _fill_refusals(node, client, desc, timedelta(seconds=left))
+        refused = await refused_signals(client, desc, timedelta(seconds=left))
+        node.refused = refused if refused is not None else node.refused
     if desc.workflow_type not in AGENT_TYPES or left < 0.1:
         return
     try:
@@ -343,44 +349,6 @@ def unanswered(error: RPCError) -> bool:
     client's own deadline reads CANCELLED, the server's DEADLINE_EXCEEDED)."""
     timed_out = (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED)
     return NO_POLLER in error.message or error.status in timed_out
-
-
-REFUSALS_QUERY = {
-    "TeamWorkflow": "team",
-    "ForkJoinWorkflow": "refused_signals",
-    "VerifiedTaskWorkflow": "refused_signals",
-}
-"""The query that holds a pattern's refused signals (its whole view, for a team's): `show`
-listed an agent's and a pipeline's only (a user test, 2026-12-06)."""
-
-
-CLOSED_QUERY_S = 1.0
-"""The most `show` waits for a completed workflow's refusals."""
-
-CLOSED_REFUSALS_QUERY = {
-    **REFUSALS_QUERY,
-    "AgentWorkflow": "status",
-    "CoordinatorWorkflow": "status",
-    "PipelineWorkflow": "pipeline",
-}
-"""The same for a workflow that completed, whose result holds no refusals."""
-
-
-async def _fill_refusals(
-    node: Node,
-    client: Client,
-    desc: WorkflowExecutionDescription,
-    left: timedelta,
-    query: str | None = None,
-) -> None:
-    query = query or REFUSALS_QUERY[desc.workflow_type]
-    try:
-        run = client.get_workflow_handle(desc.id, run_id=desc.run_id)
-        answer = await run.query(query, rpc_timeout=left)
-    except (RPCError, WorkflowQueryFailedError):
-        return
-    texts = answer.get("refused_signals") if isinstance(answer, dict) else answer
-    node.refused = [str(t) for t in texts or []]
 
 
 async def _fill_pipeline_wait(
