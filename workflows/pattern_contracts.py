@@ -263,6 +263,8 @@ class MemberOutcome(Contract):
     unread_messages: int = 0
     """Mail that reached it after it had stopped taking any (a shutdown it approved, the
     team's end): its senders were told it was queued."""
+    max_turns_reached: bool = Field(default=False, exclude_if=lambda v: not v)
+    """It ended at its turn limit (its status reads `completed`); left out when not."""
 
 
 class TeamResult(Contract):
@@ -289,6 +291,9 @@ class TeamResult(Contract):
             return self.members[0].status
         if self.members and self.members[0].stopped:
             return "stopped"
+        if self.members and self.members[0].max_turns_reached:
+            # The team ends with it (`team-ends-with-lead`), and said nothing of why.
+            return "out of turns"
         return None
 
 

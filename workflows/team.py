@@ -208,7 +208,9 @@ class TeamWorkflow(TeamLosses, TeamHandlers):
         # How the lead ended where it did not complete: `outlast ls` and the Web UI listed a
         # team whose lead failed at its start (no workspace) as completed (a user test,
         # 2026-12-05). The upsert's value only; the result's status stays as it was.
-        self._marks.end(result.lead_lost() or status)
+        # Tasks left undone, as `run` says (2026-12-06): `ls` read plain `completed`.
+        undone = "tasks not done" if result.unfinished() else None
+        self._marks.end(result.lead_lost() or undone or status)
         return result
 
     def _link(self) -> TeamLink:
@@ -277,6 +279,7 @@ class TeamWorkflow(TeamLosses, TeamHandlers):
                 error=result.error,
                 usage=result.usage,
                 unread_messages=result.unread_messages,
+                max_turns_reached=result.max_turns_reached,
             )
             out_of_turns = result.max_turns_reached
         except ChildWorkflowError as e:

@@ -75,6 +75,12 @@ def test_a_team_whose_lead_was_killed_did_not_do_its_task():
     assert "lead (general-purpose): stopped" in out.getvalue()
     _fill_from_result(node, stopped.model_dump(mode="json"))
     assert node.outcome == "the lead was stopped"
+    # A lead out of turns ends the team too (team-ends-with-lead): said, not plain completed.
+    spent = member("lead", "completed").model_copy(update={"max_turns_reached": True})
+    out_of_turns = lost.model_copy(update={"members": [spent, member("qa", "completed")]})
+    assert out_of_turns.lead_lost() == "out of turns" and not succeeded(out_of_turns)
+    _fill_from_result(node, out_of_turns.model_dump(mode="json"))
+    assert node.outcome == "the lead was out of turns"
 
 
 def test_a_team_that_left_tasks_undone_did_not_do_its_task():

@@ -10,6 +10,7 @@ import uuid
 from agents.team_tasks import TaskCreateInput
 from tests.support import fast_config, patch_ids, running_workers, scripted_model
 from tests.workflows.test_team import last_request, member, task_update, wait_for_states
+from workflows import search_attributes as sa
 from workflows.contracts import Workspace
 from workflows.pattern_contracts import TeamInput, TeammateSpec, TeamResult, TeamView
 from workflows.team_losses import TEAM_ENDS_WITH_LEAD, TEAM_LOSS_TOLD
@@ -63,7 +64,10 @@ async def test_a_killed_teammate_s_task_goes_back_and_the_lead_is_told(client, g
             await client.get_workflow_handle(f"{handle.id}/w1").cancel(reason="w1 hung")
             result = await handle.result()
             patches = await patch_ids(handle)
+            shown = (await handle.describe()).typed_search_attributes.get(sa.AGENT_STATUS)
     (task,) = result.tasks
+    # `ls` says what `run` does of a team that left its task undone (it read `completed`).
+    assert shown == "tasks not done" and result.unfinished() == [task], shown
     assert task.status == "pending" and task.owner is None, task
     w1 = next(m for m in result.members if m.name == "w1")
     assert w1.status == "killed"
