@@ -60,14 +60,24 @@ class EarlierAgent(BaseModel):
     """What a closed run left (`workflows.resumed.resumed_from`); None for a running one."""
 
 
-def children_query(parent_workflow_id: str, target: str) -> str:
-    """The visibility query for the agents `parent_workflow_id`'s runs spawned with `target`
-    as their name or id (their descendants too: the caller keeps direct children)."""
-    prefix = parent_workflow_id.replace("\\", "\\\\").replace("'", "\\'")
-    return (
-        f"WorkflowType = 'AgentWorkflow' AND WorkflowId STARTS_WITH '{prefix}/' "
-        f"AND (AgentName = '{target}' OR AgentId = '{target}')"
-    )
+def quoted(text: str) -> str:
+    """`text` as a string in a visibility query."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def sub_agents_query(parent_workflow_id: str, condition: str) -> str:
+    """The visibility query for the agents `parent_workflow_id`'s runs spawned that meet
+    `condition` (their descendants too: `direct_child` keeps the children)."""
+    prefix = quoted(f"{parent_workflow_id}/")
+    return f"WorkflowType = 'AgentWorkflow' AND WorkflowId STARTS_WITH {prefix} AND {condition}"
+
+
+def direct_child(parent_workflow_id: str, workflow_id: str) -> str | None:
+    """What `workflow_id` adds to its parent's id (`<parent>/<name>`), if it is a direct
+    child of `parent_workflow_id`; None for another's, or a sub-agent's sub-agent."""
+    prefix = f"{parent_workflow_id}/"
+    tail = workflow_id[len(prefix) :] if workflow_id.startswith(prefix) else ""
+    return tail if tail and "/" not in tail else None
 
 
 class EarlierAgents:
@@ -81,16 +91,15 @@ class EarlierAgents:
         target = req.target.strip()
         if not TARGET_RE.match(target):
             return None
-        prefix = f"{req.parent_workflow_id}/"
         # By agent: a name reused gets the earlier agent's workflow id in a resumed run
         # (its registry did not know the name), so one id may hold runs of two agents.
         first: dict[str, datetime] = {}
         last: dict[str, tuple[datetime, str, str]] = {}
-        async for run in self._client.list_workflows(
-            children_query(req.parent_workflow_id, target), limit=1000
-        ):
-            if not run.id.startswith(prefix) or "/" in run.id[len(prefix) :]:
-                continue  # a sub-agent's sub-agent
+        named = f"(AgentName = {quoted(target)} OR AgentId = {quoted(target)})"
+        query = sub_agents_query(req.parent_workflow_id, named)
+        async for run in self._client.list_workflows(query, limit=1000):
+            if direct_child(req.parent_workflow_id, run.id) is None:
+                continue
             agent = run.typed_search_attributes.get(AGENT_ID) or run.id
             first[agent] = min(first.get(agent, run.start_time), run.start_time)
             if agent not in last or run.start_time > last[agent][0]:

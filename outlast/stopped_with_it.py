@@ -14,19 +14,14 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from temporalio.client import Client
-from temporalio.common import SearchAttributeKey
 
+from activities.earlier_agents import direct_child, quoted, sub_agents_query
 from agents.notifications import system_reminder
+from workflows import search_attributes as sa
 
 END_WINDOW = timedelta(seconds=30)
 """How long before its run closed a sub-agent may have been stopped and still count as
 stopped by that end (its cancel goes out first; a kill's cleanup takes seconds)."""
-
-AGENT_NAME = SearchAttributeKey.for_keyword("AgentName")
-
-
-def _quoted(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 async def stopped_by_the_end(
@@ -34,21 +29,17 @@ async def stopped_by_the_end(
 ) -> list[str]:
     """The names (else workflow ids' last parts) of `workflow_id`'s direct sub-agents that
     were killed when its run closed at `closed_at`, and those in `cancelled` (their ids)."""
-    prefix = f"{workflow_id}/"
     found: dict[str, str] = {}
     if closed_at is not None:
-        since = (closed_at - END_WINDOW).isoformat()
-        query = (
-            f"WorkflowType = 'AgentWorkflow' AND WorkflowId STARTS_WITH {_quoted(prefix)} "
-            f"AND ExecutionStatus = 'Canceled' AND CloseTime >= {_quoted(since)}"
+        since = quoted((closed_at - END_WINDOW).isoformat())
+        query = sub_agents_query(
+            workflow_id, f"ExecutionStatus = 'Canceled' AND CloseTime >= {since}"
         )
         async for run in client.list_workflows(query, limit=200):
-            tail = run.id[len(prefix) :] if run.id.startswith(prefix) else "/"
-            if "/" not in tail:
-                found[run.id] = run.typed_search_attributes.get(AGENT_NAME) or tail
+            if (tail := direct_child(workflow_id, run.id)) is not None:
+                found[run.id] = run.typed_search_attributes.get(sa.AGENT_NAME) or tail
     for child in cancelled:
-        tail = child[len(prefix) :] if child.startswith(prefix) else "/"
-        if "/" not in tail:
+        if (tail := direct_child(workflow_id, child)) is not None:
             found.setdefault(child, tail)
     return sorted(set(found.values()))
 
