@@ -393,7 +393,8 @@ async def test_mail_a_member_never_read_is_counted_in_its_outcome(client, git_re
     ("Message sent to b"), and b ends without reading it. The team's result said nothing of
     it; it counts it now, as an agent's result counts mail left after a stop."""
     slow = answering("b", 1, True)
-    slow["turns"] = [{**slow["turns"][0], "delay_ms": 3000}]
+    # 8 s, not 3: one CI run under load never saw b `working` in a 3 s answer.
+    slow["turns"] = [{**slow["turns"][0], "delay_ms": 8000}]
     script = {"agents": [slow, *SHUTDOWN_SCRIPT["agents"][2:]]}
     with scripted_model(script):
         async with running_workers(client) as queues:
