@@ -23,11 +23,12 @@ from pydantic import BaseModel, ConfigDict
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
-AGENT_PARENTS = frozenset({"AgentWorkflow", "CoordinatorWorkflow"})
-"""The parents that start sub-agents with ABANDON. The patterns' members (a team's, a
-fork-join's, a verified task's first implementer and its verifiers) are started with
-REQUEST_CANCEL: the server cancels those. A parent named in a resumed run's memo counts
-whatever its type."""
+AGENT_PARENTS = frozenset({"AgentWorkflow", "CoordinatorWorkflow", "TeamWorkflow"})
+"""The parents that start sub-agents with ABANDON: a team since it continues as new
+(`workflows.team_carry`; a team started before that uses REQUEST_CANCEL, and a second cancel
+of its members changes nothing). The other patterns' members (a fork-join's, a verified
+task's first implementer and its verifiers) are started with REQUEST_CANCEL: the server
+cancels those. A parent named in a resumed run's memo counts whatever its type."""
 QUERY = 'WorkflowType = "AgentWorkflow" AND ExecutionStatus = "Running"'
 MEMO_PARENT = "parent_workflow_id"
 """The memo key a resumed run's start names its parent by (`activities.resume`)."""

@@ -72,6 +72,7 @@ from workflows.contracts import (
 )
 from workflows.details import render_details
 from workflows.loop_types import LoopHooks, LoopSetup, LoopState, seen_read_state
+from workflows.pattern_contracts import MemberEnd
 from workflows.phases import create_session_scratchpad
 from workflows.plan_control import PlanControl, plan_approver
 from workflows.question_control import QuestionControl
@@ -589,8 +590,18 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             me = inp.name or self._agent_id
             stopped = self._stop is not None and not self._shutdown_approved
             why = result.stop_reason if stopped or status == "killed" else ""
+            # How it ends, for a team that continued as new since it started this member.
+            end = MemberEnd(
+                status=result.status,
+                final_text=result.final_text,
+                error=result.error,
+                # As `run` counts it after this end: words only, a shutdown request is not mail.
+                unread_messages=sum(1 for m in self._mailbox if protocol_type(m.text) is None),
+                max_turns_reached=result.max_turns_reached,
+                shutdown_approved=result.shutdown_approved,
+            )
             await report_to_team(
-                inp.team, me, self._team_counts, True, result.usage, stopped, end_reason=why
+                inp.team, me, self._team_counts, True, result.usage, stopped, why, end
             )
         result = await export_output_file(
             inp, result, seen_read_state(self._state), self._state.compacted

@@ -5,7 +5,7 @@ they build on. Fields are only added, with defaults.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -181,6 +181,9 @@ class TeamInput(ClientInput):
     queue. Claude Code's tmux and iTerm2 panes have no equivalent yet."""
     config: OutlastConfig = OutlastConfig()
     model: str | None = None
+    carry: dict[str, Any] | None = None
+    """Set only by the team's own continue-as-new: its `workflows.team_carry.TeamCarry`, as
+    JSON (a start from a client that sets it is refused)."""
 
     @model_validator(mode="after")
     def _unique_names(self) -> TeamInput:
@@ -194,6 +197,18 @@ class TeamInput(ClientInput):
 
     def members(self) -> list[TeammateSpec]:
         return [self.lead, *self.teammates]
+
+
+class MemberEnd(Contract):
+    """In a member's last report: how its run ends, which a team that has continued as new
+    reads instead of the child workflow's result (its handle was the run before's)."""
+
+    status: Literal["completed", "failed", "killed"]
+    final_text: str = ""
+    error: str | None = None
+    unread_messages: int = 0
+    max_turns_reached: bool = False
+    shutdown_approved: bool = False
 
 
 class MemberReport(Contract):
@@ -222,6 +237,8 @@ class MemberReport(Contract):
     end_reason: str = Field(default="", exclude_if=lambda v: not v)
     """In a member's last report only: why it was stopped or killed, as the sender said
     (`outlast kill TEAM/NAME --reason`), for the lead's note; left out when there is none."""
+    end: MemberEnd | None = Field(default=None, exclude_if=lambda v: v is None)
+    """In a member's last report only: how its run ends (left out of every other report)."""
 
 
 class TeamMail(ClientInput):

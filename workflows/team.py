@@ -11,12 +11,16 @@ quiet: every member idle and every message sent inside the team received (per-re
 counts in the members' reports agree). Then each member is asked to stop (graceful, R68:
 signals only) and the team returns what they said and the final task list. The `shutdown`
 signal ends it the same way at once; cancelling the team kills its members.
+
+A team started on this code continues as new once its history is long, its members going on
+(workflows/team_carry.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import TYPE_CHECKING
 
 from temporalio import workflow
 from temporalio.exceptions import (
@@ -24,7 +28,7 @@ from temporalio.exceptions import (
     ChildWorkflowError,
     WorkflowAlreadyStartedError,
 )
-from temporalio.workflow import ParentClosePolicy
+from temporalio.workflow import ContinueAsNewError, ParentClosePolicy
 
 from agents.notifications import PERSON_SENDERS, person_name_text
 from agents.team_tasks import TeamTask, create_task, sorted_tasks
@@ -49,6 +53,7 @@ from workflows.contracts import (
 from workflows.held_handlers import answer_held
 from workflows.pattern_contracts import (
     AddMemberRequest,
+    MemberEnd,
     MemberOutcome,
     MemberReport,
     ShutdownAnswer,
@@ -59,6 +64,11 @@ from workflows.pattern_contracts import (
 )
 from workflows.signal_input import Refusals
 from workflows.signals import signal_workflow
+from workflows.team_carry import (
+    TEAM_CONTINUES,
+    ContinuingTeam,
+    read_team_carry,
+)
 from workflows.team_details import render_team_details
 from workflows.team_handlers import TeamHandlers
 from workflows.team_losses import TeamLosses
@@ -68,6 +78,9 @@ from workflows.team_spawn import (
     name_taken_text,
     spawned_text,
 )
+
+if TYPE_CHECKING:
+    from activities.resume import AgentRunState
 
 KILL_ANSWERS = "team-kill-answers-held"
 """Patch: a team that is killed (or fails) with handlers unfinished lets them finish, and a
@@ -96,7 +109,7 @@ NO_INPUT = TeamInput(
 
 
 @workflow.defn(name="TeamWorkflow")
-class TeamWorkflow(TeamLosses, TeamHandlers):
+class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
     @workflow.init
     def __init__(self, inp: TeamInput | None = None) -> None:
         inp = NO_INPUT if inp is None else inp  # `run` refuses a start without one
@@ -140,16 +153,33 @@ class TeamWorkflow(TeamLosses, TeamHandlers):
         """The lead ended while the team worked (patched `team-ends-with-lead`)."""
         self._leaving: set[str] = set()
         """Members whose last report came while the team works (patched `team-loss-told`)."""
+        self._carry, self._carry_problem = read_team_carry(inp.carry)
+        self._abandon = self._carry is not None
+        """Members start with ABANDON and the team continues as new (patched
+        `team-continues`; set in `run` for a first run)."""
+        self._closed: dict[str, AgentRunState] = {}
+        """Members of an earlier run that the liveness check found closed."""
+        self._telling = 0
+        """Watchers telling the lead of a member's end (a continue-as-new waits for them)."""
+        if self._carry is not None:
+            self._restore(self._carry)
 
     @workflow.run
     async def run(self, inp: TeamInput | None = None) -> TeamResult:
         inp = given_input("TeamWorkflow", inp, TeamInput)
         refuse_unknown_fields("TeamWorkflow", inp)
+        if self._carry_problem is not None:
+            raise ApplicationError(self._carry_problem, type="InvalidInput", non_retryable=True)
         self._marks.start(inp.config.search_attributes, "team", inp.team_name)
         try:
             return await self._run_team(inp)
         except BaseException as e:
+            if isinstance(e, ContinueAsNewError):
+                raise
             self._marks.ended_by(e)
+            if self._abandon:
+                # Started with ABANDON: the server no longer cancels them with the team.
+                await self._cancel_live_members()
             await answer_held(KILL_ANSWERS, e, self._mark_end)
             raise
 
@@ -157,27 +187,41 @@ class TeamWorkflow(TeamLosses, TeamHandlers):
         self._ended_as = ending
 
     async def _run_team(self, inp: TeamInput) -> TeamResult:
-        named = [m.name for m in inp.members() if m.name in PERSON_SENDERS]
-        # Asked only for such a team, so no other records a marker.
-        if named and versions.patched(PERSON_NAMES):
-            raise ApplicationError(person_name_text(named[0]), type="InvalidInput")
-        for spec in inp.members():
-            self._watchers.append(await self._start_member(spec))
-            self._started.add(spec.name)
-            await self._kill_if_asked(spec.name)
+        if self._carry is None:
+            named = [m.name for m in inp.members() if m.name in PERSON_SENDERS]
+            # Asked only for such a team, so no other records a marker.
+            if named and versions.patched(PERSON_NAMES):
+                raise ApplicationError(person_name_text(named[0]), type="InvalidInput")
+            self._abandon = versions.patched(TEAM_CONTINUES)
+            for spec in inp.members():
+                self._watchers.append(await self._start_member(spec))
+                self._started.add(spec.name)
+                await self._kill_if_asked(spec.name)
+        else:
+            carried = [m for m in self._members if m.name in self._live_started()]
+            for spec in carried:
+                self._watchers.append(asyncio.create_task(self._watch_carried(spec)))
+            if carried:
+                self._watchers.append(asyncio.create_task(self._check_carried(carried)))
         self._details()
-        await workflow.wait_condition(
-            lambda: (
-                self._shutdown is not None
-                or self._lead_lost
-                or not self._live()
-                or (
-                    inp.end_when_quiet
-                    and self._leaving <= set(self._ended)
-                    and quiet(self._reports, self._live(), self._forwarded)
+        while True:
+            await workflow.wait_condition(lambda: self._end_due() or self._continue_due())
+            if self._end_due():
+                break
+            # At a quiet moment: no handler running, no member starting, no lead being told.
+            await workflow.wait_condition(
+                lambda: (
+                    self._end_due()
+                    or (
+                        self._adding == 0
+                        and self._telling == 0
+                        and workflow.all_handlers_finished()
+                    )
                 )
             )
-        )
+            if self._end_due():
+                break
+            self._continue_as_new(inp)
         # From here no member reads mail again: refuse it rather than report it sent.
         self._ending = True
         stopped: list[str] = []
@@ -212,6 +256,18 @@ class TeamWorkflow(TeamLosses, TeamHandlers):
         undone = "tasks not done" if result.unfinished() else None
         self._marks.end(result.lead_lost() or undone or status)
         return result
+
+    def _end_due(self) -> bool:
+        return (
+            self._shutdown is not None
+            or self._lead_lost
+            or not self._live()
+            or (
+                self._inp.end_when_quiet
+                and self._leaving <= set(self._ended)
+                and quiet(self._reports, self._live(), self._forwarded)
+            )
+        )
 
     def _link(self) -> TeamLink:
         info = workflow.info()
@@ -251,7 +307,10 @@ class TeamWorkflow(TeamLosses, TeamHandlers):
             id=self._member_id(spec.name),
             result_type=AgentResult,
             # Cancelling the team kills its members, who still clean up (never terminate).
-            parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+            # A team that continues as new cancels them itself: they outlive its runs.
+            parent_close_policy=ParentClosePolicy.ABANDON
+            if self._abandon
+            else ParentClosePolicy.REQUEST_CANCEL,
             static_summary=f"{spec.agent_type}: {spec.name} of team {inp.team_name}",
             search_attributes=attributes,
         )
@@ -289,12 +348,19 @@ class TeamWorkflow(TeamLosses, TeamHandlers):
             usage = (last.usage if last else None) or AgentUsage()
             outcome = MemberOutcome(**base, status=status, error=error, usage=usage)
             out_of_turns = False
-        self._ended[name] = outcome
+        await self._record_end(outcome, out_of_turns)
+
+    async def _record_end(self, outcome: MemberOutcome, out_of_turns: bool) -> None:
+        self._ended[outcome.name] = outcome
         # With no await before it: the lead's note is counted before the team can go quiet.
-        await self._after_end(outcome, out_of_turns)
+        self._telling += 1
+        try:
+            await self._after_end(outcome, out_of_turns)
+        finally:
+            self._telling -= 1
         self._details()
 
-    def _stopped_on_its_own(self, name: str, result: AgentResult) -> bool:
+    def _stopped_on_its_own(self, name: str, result: AgentResult | MemberEnd) -> bool:
         """A member whose last report said a stop ended it before the team was ending (that
         end may make the team quiet before this result comes); or, from a member that did
         not say, one that completed before the team began to end: a teammate does not finish

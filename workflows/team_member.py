@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
 
 from workflows import versions
 from workflows.contracts import AgentUsage, MailMessage, TeamLink
-from workflows.pattern_contracts import MemberReport, ShutdownAnswer
+from workflows.pattern_contracts import MemberEnd, MemberReport, ShutdownAnswer
 from workflows.signals import signal_workflow
 from workflows.turns import ValidCall, error_result
 
@@ -216,6 +216,7 @@ async def report(
     usage: AgentUsage | None = None,
     stopped: bool = False,
     end_reason: str = "",
+    end: MemberEnd | None = None,
 ) -> None:
     """Tell the team this member is idle (or working again), with its `usage` at its end (and
     whether a stop ended it); a team that has ended is fine."""
@@ -227,6 +228,7 @@ async def report(
         usage=usage,
         stopped=stopped,
         end_reason=end_reason,
+        end=end,
     )
     try:
         await signal_workflow(team.workflow_id, "member_state", state)

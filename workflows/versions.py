@@ -55,6 +55,7 @@ AFTER_BASELINE = frozenset(
         "coordinator-client-agent-refused",
         "resumed-names-own-id",
         "team-ends-with-lead",
+        "team-continues",
         "verified-verifier-failure-ends",
         "verified-implementer-stop-ends",
         "pipeline-stopped-stage-waits",

@@ -81,6 +81,7 @@ from tests.replay.scenarios_patterns import (
     stop_starting,
     team,
     team_background_refused,
+    team_continues,
     team_ends_with_lead,
     team_killed_held_shutdown,
     team_member_lost,
@@ -421,6 +422,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_resumed_new_child": resumed_new_child,
     # A team whose lead is killed ends, stopping its teammate (patched team-ends-with-lead).
     "team_ends_with_lead": team_ends_with_lead,
+    # A standing team that continues as new: its members go on, their ends reach the next
+    # run by their last report or its liveness check (patched team-continues).
+    "team_continues": team_continues,
 }
 
 
@@ -483,7 +487,7 @@ SHELLS = {"agent_background_bash"}
 CHILD_AGENTS = {"agent_fork_plan_mode", "agent_fork_plan_mode_v0"}
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).
-CHAINS = {"agent_continue_as_new"}
+CHAINS = {"agent_continue_as_new", "team_continues"}
 # Children resumed by a new run (not a continue-as-new): the run the parent started, as
 # `<parent>__<child>@child.json`, and the latest, as `<parent>__<child>@resumed.json`.
 RESUMED = {

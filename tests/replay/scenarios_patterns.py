@@ -511,3 +511,15 @@ async def team_ends_with_lead(client: Client, tmp: Path) -> WorkflowHandle:
             (repo / "released").touch()
             await asyncio.wait_for(handle.result(), 60)
     return handle
+
+
+async def team_continues(client: Client, tmp: Path) -> WorkflowHandle:
+    """A standing team that continues as new at 100 events (patched team-continues): mail
+    before and after, a member killed (its last report), one terminated (the liveness
+    check), then its shutdown."""
+    from tests.workflows.test_team_continues import SCRIPT, run_long_team
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model(SCRIPT):
+        handle, _ = await run_long_team(client, repo, os.environ["OUTLAST_RECORDING"])
+    return handle

@@ -1,0 +1,195 @@
+"""A team continues as new once its history is long (patched `team-continues`): its members,
+started with ABANDON, go on working for the next run; their ends reach it by their last
+report, or by the liveness check for one that closed without one; and a team killed after it
+continued still kills its members."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.service import RPCError
+
+from agents.config import AgentSettings
+from tests.support import fast_config, running_workers, scripted_model
+from tests.workflows.test_team import member, wait_for_states
+from workflows.contracts import MailMessage, StopRequest, Workspace
+from workflows.pattern_contracts import (
+    MemberRef,
+    TeamInput,
+    TeamMail,
+    TeammateSpec,
+    TeamResult,
+    TeamView,
+)
+
+SCRIPT = {
+    "agents": [
+        member("lead", "idle", {"text": "lead idle"}),
+        member("b", "idle", {"text": "b idle"}),
+        member("c", "idle", {"text": "c idle"}),
+    ]
+}
+
+
+def long_team(repo, queues) -> TeamInput:
+    """A standing team that continues as new at 100 events (the least the config takes)."""
+    agents = AgentSettings(continue_as_new_events=100, liveness_check_s=1)
+    return TeamInput(
+        team_name="long",
+        workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
+        lead=TeammateSpec(name="lead", prompt="Wait for your teammates."),
+        teammates=[
+            TeammateSpec(name="b", prompt="Answer mail."),
+            TeammateSpec(name="c", prompt="Answer mail."),
+        ],
+        end_when_quiet=False,
+        config=fast_config(agents=agents),
+    )
+
+
+async def received(handle, name: str) -> int:
+    view = await handle.query("team", result_type=TeamView)
+    return next(m.received for m in view.members if m.name == name)
+
+
+async def continued(client, workflow_id: str, first_run: str) -> bool:
+    desc = await client.get_workflow_handle(workflow_id, run_id=first_run).describe()
+    return desc.status == WorkflowExecutionStatus.CONTINUED_AS_NEW
+
+
+async def mail_until_continued(client, handle, first_run: str) -> int:
+    """Mail b until the team's first run has continued as new; how many were sent."""
+    for n in range(1, 40):
+        before = await received(handle, "b")
+        sent = await handle.execute_update(
+            "message_member", TeamMail(to="b", text=f"ping {n}"), result_type=str
+        )
+        assert sent == "Message sent to b."
+        await wait_for(lambda b=before: received(handle, "b"), lambda got, b=before: got > b)
+        await wait_for_states(handle, {"b": "idle"})
+        if await continued(client, handle.id, first_run):
+            return n
+    raise AssertionError("the team never continued as new")
+
+
+async def wait_for(read, ok, timeout: float = 30):
+    deadline = asyncio.get_running_loop().time() + timeout
+    got = None
+    while asyncio.get_running_loop().time() < deadline:
+        try:
+            got = await read()
+            if ok(got):
+                return got
+        except RPCError:
+            pass  # the run is handing on
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"never: last read {got!r}")
+
+
+async def start_long_team(client, queues, repo, wf_id: str | None = None):
+    handle = await client.start_workflow(
+        "TeamWorkflow",
+        long_team(repo, queues),
+        id=wf_id or f"team-{uuid.uuid4().hex[:8]}",
+        task_queue=queues.task_queue,
+        result_type=TeamResult,
+    )
+    await wait_for_states(handle, {"lead": "idle", "b": "idle", "c": "idle"}, timeout=60)
+    first_run = (await handle.describe()).run_id
+    return handle, first_run
+
+
+async def run_long_team(client, repo, wf_id: str | None = None):
+    """Mail b until the team has continued as new, then once more; kill c; terminate b;
+    shut the team down. The handle and the team's result."""
+    async with running_workers(client) as queues:
+        handle, first_run = await start_long_team(client, queues, repo, wf_id)
+        sent = await mail_until_continued(client, handle, first_run)
+        # The next run has the members the first started, and their counts.
+        assert await received(handle, "b") == sent
+        # Mail after the hand-on reaches b, and its reports reach the new run.
+        await handle.execute_update(
+            "message_member", TeamMail(to="b", text="after"), result_type=str
+        )
+        await wait_for(lambda: received(handle, "b"), lambda got: got == sent + 1)
+        await wait_for_states(handle, {"b": "idle"})
+        # c killed: its last report says so.
+        await handle.signal("kill_member", MemberRef(name="c"))
+        await wait_for_states(handle, {"c": "ended"})
+        # b terminated: no last report; the liveness check finds it, and the lead is told.
+        await client.get_workflow_handle(f"{handle.id}/b").terminate("gone")
+        await wait_for_states(handle, {"b": "ended"})
+        await handle.signal("shutdown", StopRequest(reason="done"))
+        return handle, await handle.result()
+
+
+async def test_a_long_team_continues_as_new_and_loses_no_member_mail_or_end(client, git_repo):
+    with scripted_model(SCRIPT):
+        handle, result = await run_long_team(client, git_repo)
+    outcomes = {m.name: m for m in result.members}
+    assert outcomes["c"].status == "killed"
+    assert outcomes["b"].status == "failed" and "terminated" in (outcomes["b"].error or "")
+    assert outcomes["lead"].status == "completed"
+    assert outcomes["lead"].usage.total_tokens > 0
+    # The lead was told of b (team-loss-told), by the run that found it gone.
+    lead = client.get_workflow_handle(f"{handle.id}/lead")
+    notes = [
+        mail.text
+        async for e in lead.fetch_history_events()
+        if e.workflow_execution_signaled_event_attributes.signal_name == "send_message"
+        for mail in await client.data_converter.decode(
+            e.workflow_execution_signaled_event_attributes.input.payloads, [MailMessage]
+        )
+    ]
+    assert any(n.startswith("Teammate b failed") for n in notes), notes
+
+
+async def test_a_team_killed_after_it_continued_kills_its_members(client, git_repo):
+    with scripted_model(SCRIPT):
+        async with running_workers(client) as queues:
+            handle, first_run = await start_long_team(client, queues, git_repo)
+            await mail_until_continued(client, handle, first_run)
+            await handle.cancel()
+            for name in ("lead", "b", "c"):
+                member_handle = client.get_workflow_handle(f"{handle.id}/{name}")
+                await wait_for(
+                    lambda h=member_handle: h.describe(),
+                    lambda d: d.status == WorkflowExecutionStatus.CANCELED,
+                )
+
+
+async def test_the_reaper_cancels_the_members_of_a_terminated_team(client, git_repo):
+    """Started with ABANDON, a terminated team's members are no longer cancelled by the
+    server: the reaper finds them as it finds a terminated agent's sub-agents."""
+    from outlast.orphans import stop_orphans
+
+    with scripted_model(SCRIPT):
+        async with running_workers(client) as queues:
+            handle, _ = await start_long_team(client, queues, git_repo)
+            await handle.terminate("gone")
+            done = await stop_orphans(client, parents=[handle.id])
+            assert sorted(o.workflow_id for o in done) == [
+                f"{handle.id}/{n}" for n in ("b", "c", "lead")
+            ]
+            for name in ("lead", "b", "c"):
+                member_handle = client.get_workflow_handle(f"{handle.id}/{name}")
+                await wait_for(
+                    lambda h=member_handle: h.describe(),
+                    lambda d: d.status == WorkflowExecutionStatus.CANCELED,
+                )
+
+
+async def test_a_carry_from_a_client_is_refused(client, git_repo):
+    """`carry` is the team's own, for its next run: a client's start with one fails at once,
+    saying so, instead of starting a team from made-up state."""
+    async with running_workers(client) as queues:
+        inp = long_team(git_repo, queues).model_copy(update={"carry": {"members": []}})
+        handle = await client.start_workflow(
+            "TeamWorkflow", inp, id=f"team-{uuid.uuid4().hex[:8]}", task_queue=queues.task_queue
+        )
+        with pytest.raises(WorkflowFailureError) as e:
+            await handle.result()
+    assert "carry is set only by a team's own continue-as-new" in str(e.value.cause)
