@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
 from temporalio.exceptions import (
@@ -67,7 +67,9 @@ from workflows.signals import signal_workflow
 from workflows.team_carry import (
     TEAM_CONTINUES,
     ContinuingTeam,
+    answered_before,
     read_team_carry,
+    remember,
 )
 from workflows.team_details import render_team_details
 from workflows.team_handlers import TeamHandlers
@@ -161,6 +163,15 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
         """Members of an earlier run that the liveness check found closed."""
         self._telling = 0
         """Watchers telling the lead of a member's end (a continue-as-new waits for them)."""
+        self._answered: dict[str, Any] = {}
+        """The latest answered task and add-member updates (`team_carry.remember`)."""
+        self._recheck = False
+        """A stop found a member closed: the liveness check looks now."""
+        self._handing_on = False
+        """The team waits for a quiet moment to continue as new: a shutdown request that
+        waits for its answer gives up waiting (the answer is still recorded)."""
+        self._closing = False
+        """The team is killed or failed: a member whose start returns now is cancelled."""
         if self._carry is not None:
             self._restore(self._carry)
 
@@ -179,6 +190,7 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
             self._marks.ended_by(e)
             if self._abandon:
                 # Started with ABANDON: the server no longer cancels them with the team.
+                self._closing = True
                 await self._cancel_live_members()
             await answer_held(KILL_ANSWERS, e, self._mark_end)
             raise
@@ -209,6 +221,7 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
             if self._end_due():
                 break
             # At a quiet moment: no handler running, no member starting, no lead being told.
+            self._handing_on = True
             await workflow.wait_condition(
                 lambda: (
                     self._end_due()
@@ -324,7 +337,9 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
             stop = StopRequest(reason=reason, team_end=True)
             await signal_workflow(self._member_id(name), "stop", stop)
         except ApplicationError:
-            pass  # it ended meanwhile; its watcher records how
+            # It ended meanwhile: its watcher records how (one of an earlier run's, by the
+            # liveness check, asked now).
+            self._recheck = True
 
     async def _watch(self, name: str, agent_type: str, handle) -> None:
         base = {"name": name, "agent_type": agent_type, "workflow_id": handle.id}
@@ -386,6 +401,8 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
         learns its name first (so a message to it, or to `*`, reaches it), then it starts as
         the first members did."""
         assert request is not None  # the validator refuses an update without one
+        if (known := answered_before(self._answered)) is not None:
+            return known
         spec = request.spec
         if spec.name in [m.name for m in self._members]:
             # Two adds of one name in one workflow task both pass the validator.
@@ -412,6 +429,9 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
             started = True
             self._started.add(spec.name)
             await self._kill_if_asked(spec.name)
+            if self._closing:
+                # Started with ABANDON after the killed team cancelled the others.
+                await self._cancel_member(spec.name)
             if self._members[-1].name != spec.name:
                 # Another member was added while this one started: its link lacks that one.
                 await self._tell(spec.name)
@@ -430,7 +450,9 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
                     error="could not start",
                 )
                 self._details()
-        return spawned_text(spec, self._inp.team_name, self._member_id(spec.name))
+        text = spawned_text(spec, self._inp.team_name, self._member_id(spec.name))
+        remember(self._answered, text)
+        return text
 
     async def _tell_members(self, newcomer: str) -> None:
         for m in self._members:
@@ -447,6 +469,8 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
     def _check_add(self, request: AddMemberRequest | None = None) -> None:
         require_update_input("add_member", request, AddMemberRequest)
         check_update_fields("add_member", request)
+        if answered_before(self._answered) is not None:
+            return  # a retried attempt, answered as it was
         # Adds in one workflow task each pass this check before any of their handlers runs,
         # so such a batch may go past the limit by its size - 1: a handler cannot count the
         # members running again (which have ended is not for a handler to read).

@@ -13,13 +13,13 @@ code of its own).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, NoReturn
 
 from pydantic import BaseModel, Field
 from temporalio import workflow
+from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 from agents.team_tasks import TeamTask
 from workflows.child_endings import describe_runs, liveness_interval, spent
@@ -41,6 +41,9 @@ TEAM_CONTINUES = "team-continues"
 """Patch id: a team starts its members with ABANDON (cancelling them itself when it is killed
 or fails) and continues as new once its history is long (workflows/team_carry.py). Asked once,
 as a team's first run starts its members: a team started before goes on as it was."""
+
+ANSWERS_KEPT = 64
+"""How many answered update ids a team keeps (and carries) to answer a retried attempt."""
 
 CARRY_REFUSED = (
     "carry is set only by a team's own continue-as-new, and this one {problem}; start without it"
@@ -66,6 +69,8 @@ class TeamCarry(BaseModel):
     leaving: list[str] = Field(default_factory=list)
     refused: list[str] = Field(default_factory=list)
     """The refused signals `show` lists (the newest few)."""
+    answered: dict[str, Any] = Field(default_factory=dict)
+    """The latest answered updates (id -> answer), for an attempt retried after the hand-on."""
     runs: int = 1
     """How many runs the team had before this one."""
     from_run: str = ""
@@ -86,6 +91,37 @@ def read_team_carry(carry: dict[str, Any] | None) -> tuple[TeamCarry | None, str
     if continued is None or carry.get("from_run") != continued:
         return None, CARRY_REFUSED.format(problem="did not come from one")
     return TeamCarry.model_validate(carry), None
+
+
+def answered_before(answered: dict[str, Any]) -> Any | None:
+    """The answer already given to the current update's id (None: a first attempt).
+
+    Temporal drops a retried update with an id it has seen, but only within one run: a
+    member's `team.task_op` or `team.add_member` attempt that timed out as the team handed
+    on lands on the next run, and made a second task, or was refused its own name."""
+    info = workflow.current_update_info()
+    return answered.get(info.id) if info is not None else None
+
+
+def remember(answered: dict[str, Any], answer: Any) -> None:
+    """Keep the current update's `answer` (the latest ANSWERS_KEPT, changed in place)."""
+    info = workflow.current_update_info()
+    if info is None:
+        return
+    answered[info.id] = answer.model_dump(mode="json") if isinstance(answer, BaseModel) else answer
+    for stale in list(answered)[:-ANSWERS_KEPT]:
+        del answered[stale]
+
+
+def carried_reports(
+    reports: dict[str, MemberReport], ended: dict[str, MemberOutcome]
+) -> dict[str, MemberReport]:
+    """The reports to carry: an ended member's without its `end` (its outcome has its final
+    text already; twice, a long-lived team's carry grew toward the 2 MB payload limit)."""
+    return {
+        name: report.model_copy(update={"end": None}) if name in ended else report
+        for name, report in reports.items()
+    }
 
 
 def should_continue(history_length: int, suggested: bool, max_events: int) -> bool:
@@ -139,6 +175,8 @@ class ContinuingTeam:
     _leaving: set[str]
     _refusals: Refusals
     _closed: dict[str, AgentRunState]
+    _answered: dict[str, Any]
+    _recheck: bool
     _member_id: Callable[[str], str]
     _record_end: Callable[[MemberOutcome, bool], Awaitable[None]]
     _cancel_member: Callable[[str], Awaitable[None]]
@@ -160,6 +198,7 @@ class ContinuingTeam:
         self._stopped_by_others = set(carry.stopped_by_others)
         self._leaving = set(carry.leaving)
         self._refusals.texts = list(carry.refused)
+        self._answered = dict(carry.answered)
 
     async def _cancel_live_members(self) -> None:
         for name in sorted(self._started - set(self._ended)):
@@ -179,7 +218,7 @@ class ContinuingTeam:
         carry = TeamCarry(
             members=self._members,
             tasks=self._tasks,
-            reports=self._reports,
+            reports=carried_reports(self._reports, self._ended),
             ended=self._ended,
             forwarded=self._forwarded,
             mail_ids=self._mail_ids,
@@ -191,6 +230,7 @@ class ContinuingTeam:
             stopped_by_others=sorted(self._stopped_by_others),
             leaving=sorted(self._leaving),
             refused=self._refusals.texts,
+            answered=self._answered,
             runs=(self._carry.runs + 1) if self._carry else 1,
             from_run=workflow.info().run_id,
         )
@@ -242,13 +282,28 @@ class ContinuingTeam:
             waiting = [n for n in waiting if n not in self._closed]
             if not waiting:
                 return
-            with contextlib.suppress(TimeoutError):
+            try:
                 await workflow.wait_condition(
-                    lambda names=tuple(waiting): any(n in self._ended for n in names),
+                    lambda names=tuple(waiting): (
+                        any(n in self._ended for n in names) or self._recheck
+                    ),
                     timeout=timedelta(seconds=liveness_interval(base_s, checks)),
                 )
+                if not self._recheck:
+                    continue
+            except TimeoutError:
+                pass
+            # A stop that found one closed asks now: the ending team waits for no backoff.
+            self._recheck = False
+            try:
+                states = await describe_runs([self._member_id(n) for n in waiting])
+            except ActivityError as e:
+                if is_cancelled_exception(e):
+                    raise
+                # The server unreachable for a while: look again later, not fail the team.
+                workflow.logger.warning("liveness check of %s failed: %s", waiting, e.cause or e)
+                checks += 1
                 continue
-            states = await describe_runs([self._member_id(n) for n in waiting])
             found = False
             for name, state in zip(waiting, states, strict=True):
                 if state.status != "RUNNING" and name not in self._ended:

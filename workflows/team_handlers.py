@@ -40,6 +40,7 @@ from workflows.pattern_contracts import (
 )
 from workflows.signal_input import Refusals
 from workflows.signals import cancel_workflow, signal_workflow
+from workflows.team_carry import answered_before, remember
 from workflows.team_member import TEAM_MAIL_PREFIX
 
 ALL_MEMBERS = "team-handlers-all-members"
@@ -76,6 +77,8 @@ class TeamHandlers:
     _refusals: Refusals
     _stopped_by_others: set[str]
     _leaving: set[str]
+    _answered: dict[str, Any]
+    _handing_on: bool
 
     def _details(self) -> None:
         raise NotImplementedError  # TeamWorkflow's: the Web UI's current details
@@ -153,6 +156,7 @@ class TeamHandlers:
                     request_id in self._answers
                     or ask.name in self._ended
                     or self._ended_as is not None
+                    or self._handing_on
                 ),
                 timeout=timedelta(seconds=ask.timeout_s),
             )
@@ -322,9 +326,12 @@ class TeamHandlers:
     @workflow.update(name="task_create")
     def task_create(self, request: TaskCreateRequest | None = None) -> TeamTask:
         assert request is not None  # the validator refuses an update without one
+        if (known := answered_before(self._answered)) is not None:
+            return TeamTask.model_validate(known)
         task = create_task(self._tasks, request.task, request.caller)
         self._tasks[task.id] = task
         self._details()
+        remember(self._answered, task)
         return task
 
     @task_create.validator
@@ -338,15 +345,20 @@ class TeamHandlers:
         # The claim lock was checked by the validator, in this same step: a handler does not
         # read `_ended` (set by the member watchers, which a replay without cache may run
         # after it), so a claim of a task whose owner had ended replays as it ran.
+        if (known := answered_before(self._answered)) is not None:
+            return TeamTask.model_validate(known)
         task = update_task(self._tasks, request.update, request.caller, check_lock=False)
         self._tasks[task.id] = task
         self._details()
+        remember(self._answered, task)
         return task
 
     @task_update.validator
     def _check_task_update(self, request: TaskUpdateRequest | None = None) -> None:
         require_update_input("task_update", request, TaskUpdateRequest)
         check_update_fields("task_update", request)
+        if answered_before(self._answered) is not None:
+            return  # a retried attempt, answered as it was
         # Task state changes only through these (synchronous) updates, applied in order, so
         # the validator sees the list as it is, replayed or not. A refused claim leaves no
         # trace in history.

@@ -10,7 +10,13 @@ from workflows.pattern_contracts import (
     ShutdownAnswer,
     TeammateSpec,
 )
-from workflows.team_carry import TeamCarry, end_from_report, outcome_of, should_continue
+from workflows.team_carry import (
+    TeamCarry,
+    carried_reports,
+    end_from_report,
+    outcome_of,
+    should_continue,
+)
 
 
 def test_it_hands_on_when_the_server_suggests_or_its_history_is_long():
@@ -65,3 +71,16 @@ def test_the_carry_round_trips_through_json():
         from_run="run-1",
     )
     assert TeamCarry.model_validate(carry.model_dump(mode="json")) == carry
+
+
+def test_an_ended_member_s_final_text_is_carried_once():
+    end = MemberEnd(status="completed", final_text="x" * 1000)
+    reports = {
+        "b": MemberReport(name="b", idle=True, usage=AgentUsage(), end=end),
+        "c": MemberReport(name="c", idle=True, usage=AgentUsage(), end=end),
+    }
+    ended = {"b": MemberOutcome(name="b", agent_type="t", workflow_id="t/b", status="completed")}
+    carried = carried_reports(reports, ended)
+    # b's outcome has it; c's end has not been read yet (its watcher is the next run's).
+    assert carried["b"].end is None and carried["c"].end == end
+    assert carried["b"].usage == AgentUsage()

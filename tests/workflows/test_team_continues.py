@@ -13,11 +13,15 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.service import RPCError
 
 from agents.config import AgentSettings
+from agents.team_tasks import TaskCreateInput, TeamTask
 from tests.support import fast_config, running_workers, scripted_model
 from tests.workflows.test_team import member, wait_for_states
 from workflows.contracts import MailMessage, StopRequest, Workspace
 from workflows.pattern_contracts import (
     MemberRef,
+    ShutdownAsk,
+    ShutdownOutcome,
+    TaskCreateRequest,
     TeamInput,
     TeamMail,
     TeammateSpec,
@@ -34,9 +38,9 @@ SCRIPT = {
 }
 
 
-def long_team(repo, queues) -> TeamInput:
+def long_team(repo, queues, liveness_s: float = 1) -> TeamInput:
     """A standing team that continues as new at 100 events (the least the config takes)."""
-    agents = AgentSettings(continue_as_new_events=100, liveness_check_s=1)
+    agents = AgentSettings(continue_as_new_events=100, liveness_check_s=liveness_s)
     return TeamInput(
         team_name="long",
         workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
@@ -60,16 +64,16 @@ async def continued(client, workflow_id: str, first_run: str) -> bool:
     return desc.status == WorkflowExecutionStatus.CONTINUED_AS_NEW
 
 
-async def mail_until_continued(client, handle, first_run: str) -> int:
-    """Mail b until the team's first run has continued as new; how many were sent."""
+async def mail_until_continued(client, handle, first_run: str, to: str = "b") -> int:
+    """Mail `to` until the team's first run has continued as new; how many were sent."""
     for n in range(1, 40):
-        before = await received(handle, "b")
+        before = await received(handle, to)
         sent = await handle.execute_update(
-            "message_member", TeamMail(to="b", text=f"ping {n}"), result_type=str
+            "message_member", TeamMail(to=to, text=f"ping {n}"), result_type=str
         )
-        assert sent == "Message sent to b."
-        await wait_for(lambda b=before: received(handle, "b"), lambda got, b=before: got > b)
-        await wait_for_states(handle, {"b": "idle"})
+        assert sent == f"Message sent to {to}."
+        await wait_for(lambda b=before: received(handle, to), lambda got, b=before: got > b)
+        await wait_for_states(handle, {to: "idle"})
         if await continued(client, handle.id, first_run):
             return n
     raise AssertionError("the team never continued as new")
@@ -89,10 +93,10 @@ async def wait_for(read, ok, timeout: float = 30):
     raise AssertionError(f"never: last read {got!r}")
 
 
-async def start_long_team(client, queues, repo, wf_id: str | None = None):
+async def start_long_team(client, queues, repo, wf_id: str | None = None, liveness_s: float = 1):
     handle = await client.start_workflow(
         "TeamWorkflow",
-        long_team(repo, queues),
+        long_team(repo, queues, liveness_s),
         id=wf_id or f"team-{uuid.uuid4().hex[:8]}",
         task_queue=queues.task_queue,
         result_type=TeamResult,
@@ -193,3 +197,65 @@ async def test_a_carry_from_a_client_is_refused(client, git_repo):
         with pytest.raises(WorkflowFailureError) as e:
             await handle.result()
     assert "carry is set only by a team's own continue-as-new" in str(e.value.cause)
+
+
+async def test_an_update_retried_after_the_hand_on_is_answered_as_it_was(client, git_repo):
+    """A member's task update whose attempt timed out as the team handed on is retried, with
+    its id, on the next run: Temporal's dedup of update ids is per run, so the team keeps
+    the latest answers itself (a second task was made)."""
+    with scripted_model(SCRIPT):
+        async with running_workers(client) as queues:
+            handle, first_run = await start_long_team(client, queues, git_repo)
+            create = TaskCreateRequest(
+                task=TaskCreateInput(subject="one", description="Do one."), caller="lead"
+            )
+            first = await handle.execute_update(
+                "task_create", create, id="lead-call-1", result_type=TeamTask
+            )
+            await mail_until_continued(client, handle, first_run)
+            again = await handle.execute_update(
+                "task_create", create, id="lead-call-1", result_type=TeamTask
+            )
+            tasks = await handle.query("task_list", result_type=list[TeamTask])
+            await handle.signal("shutdown", StopRequest(reason="done"))
+            await handle.result()
+    assert again == first
+    assert [t.id for t in tasks] == [first.id]
+
+
+async def test_a_shutdown_request_waiting_for_its_answer_does_not_hold_the_hand_on(
+    client, git_repo
+):
+    """A `request_shutdown` waits up to its `timeout_s` for the member's answer; the team's
+    hand-on waits for its handlers. b never answers here: the request gives up waiting
+    (`answered: false`) when the team hands on, rather than let the history grow on."""
+    with scripted_model(SCRIPT):
+        async with running_workers(client) as queues:
+            handle, first_run = await start_long_team(client, queues, git_repo)
+            asking = asyncio.create_task(
+                handle.execute_update(
+                    "request_shutdown",
+                    ShutdownAsk(name="b", timeout_s=600),
+                    result_type=ShutdownOutcome,
+                )
+            )
+            await mail_until_continued(client, handle, first_run, to="c")
+            outcome = await asyncio.wait_for(asking, 30)
+            await handle.signal("shutdown", StopRequest(reason="done"))
+            await handle.result()
+    assert not outcome.answered and outcome.name == "b"
+
+
+async def test_a_continued_team_ends_at_once_when_a_carried_member_closed_unseen(client, git_repo):
+    """A member of the run before, terminated, sends no last report: the ending team's stop
+    to it fails, and the liveness check looks at once instead of after its interval (here
+    five minutes)."""
+    with scripted_model(SCRIPT):
+        async with running_workers(client) as queues:
+            handle, first_run = await start_long_team(client, queues, git_repo, liveness_s=300)
+            await mail_until_continued(client, handle, first_run)
+            await client.get_workflow_handle(f"{handle.id}/c").terminate("gone")
+            await handle.signal("shutdown", StopRequest(reason="done"))
+            result = await asyncio.wait_for(handle.result(), 60)
+    outcomes = {m.name: m for m in result.members}
+    assert outcomes["c"].status == "failed" and "terminated" in (outcomes["c"].error or "")
