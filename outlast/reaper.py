@@ -175,6 +175,7 @@ async def _reap_commands(client: Client, *, dry_run: bool) -> list[Reaped]:
             if not await asyncio.to_thread(bash_runs.still_running, left):
                 continue  # it ended meanwhile (and its pid may be another's by now)
             await kill_group(left.pgid)
+            await asyncio.to_thread(bash_runs.remove_scratch, left.path)
             left.path.unlink(missing_ok=True)
         verb = "would kill (dry run)" if dry_run else "killed"
         done.append(

@@ -219,6 +219,9 @@ async def clear_earlier_attempt() -> str:
     else:
         if found is not None:  # the process group it left running
             await kill_group(found)
+        if state in ("running", "ended"):
+            # Its worker died under it: its scratch directory was never cleaned up.
+            await asyncio.to_thread(bash_runs.remove_scratch)
         note = {
             "running": bash_runs.RERUN_NOTE,
             "ended": bash_runs.RERUN_ENDED_NOTE,
@@ -251,7 +254,7 @@ async def run_recorded(
     late_kills: list[asyncio.Task[None]] = []
 
     def started(pgid: int) -> None:
-        bash_runs.remember(pgid)
+        bash_runs.remember(pgid, scratch)
         # A kill that came since the check before the start found no record of it to kill.
         if bash_runs.kill_requested():
             late_kills.append(asyncio.create_task(kill_when_set_up(pgid)))

@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -146,8 +147,9 @@ def _pid_space() -> str:
     return f"{boot}:{namespace}"
 
 
-def remember(pgid: int) -> None:
-    """Record a run that just started (its process group leads with `pgid`)."""
+def remember(pgid: int, scratch: str | None = None) -> None:
+    """Record a run that just started (its process group leads with `pgid`; its scratch
+    directory, which a SIGKILLed worker leaves behind, is `scratch`)."""
     info = activity.info()
     path = _record_path()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -161,6 +163,8 @@ def remember(pgid: int) -> None:
         "run_id": info.workflow_run_id,
         "namespace": info.workflow_namespace,  # a host's workers may serve several
     }
+    if scratch is not None:
+        record["scratch"] = scratch
     path.write_text(json.dumps(record))
 
 
@@ -238,6 +242,27 @@ def crash_reruns_spent() -> str | None:
     MAX_CRASH_RERUNS (the earlier attempts that no graceful stop ended count); else None."""
     lost = activity.info().attempt - 1 - graceful_stops()
     return WORKER_LOST.format(n=lost) if lost > MAX_CRASH_RERUNS else None
+
+
+SCRATCH_PREFIX = "outlast-bash-"
+"""The name a Bash call's scratch directory starts with (`tempfile.TemporaryDirectory`)."""
+
+
+def remove_scratch(record_path: Path | None = None) -> None:
+    """Remove the scratch directory a run's record names (this activity's, by default): a
+    worker SIGKILLed under a command never ran its cleanup, and the directory, with all the
+    command's output, stayed in /tmp for good (a user test, 2026-12-06). Only one of this
+    host's runs (its pid space) and only a directory named as Outlast names them."""
+    try:
+        record = json.loads((record_path or _record_path()).read_text())
+    except (OSError, ValueError):
+        return
+    scratch = record.get("scratch")
+    if not isinstance(scratch, str) or record.get("space") != _pid_space():
+        return
+    path = Path(scratch)
+    if path.is_absolute() and path.name.startswith(SCRATCH_PREFIX):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def previous_run() -> tuple[str, int | None]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import shutil
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -151,9 +153,9 @@ async def test_a_kill_before_the_command_is_recorded_still_kills_it(
     so the kill finds nothing to signal: the command kills itself once recorded."""
     mark, record = marker(), bash_runs.remember
 
-    def kill_arrives_then_record(pgid: int) -> None:
+    def kill_arrives_then_record(pgid: int, scratch: str | None = None) -> None:
         bash_runs.mark_killed("wf-window", "run-1")  # and its scan found no record
-        record(pgid)
+        record(pgid, scratch)
 
     monkeypatch.setattr(bash_runs, "remember", kill_arrives_then_record)
     started = time.monotonic()
@@ -217,7 +219,7 @@ async def test_the_reaper_kills_a_command_its_closed_run_left_running(client, ws
     2026-12-05). A command of a run that still runs is left alone."""
     from outlast.reaper import reap
 
-    runs, sleeps = {}, {}
+    runs, sleeps, scratches = {}, {}, {}
     for name in ("closed", "running", "other-namespace"):
         handle = await client.start_workflow(
             "AgentWorkflow", id=f"{name}-{uuid.uuid4().hex}", task_queue=f"none-{uuid.uuid4().hex}"
@@ -235,7 +237,9 @@ async def test_the_reaper_kills_a_command_its_closed_run_left_running(client, ws
             activity_id=f"5-{name}",
             workflow_namespace=namespace,
         )
-        env.run(bash_runs.remember, sleeps[name].pid)  # what the dead worker's attempt left
+        # What the dead worker's attempt left: its command, and its scratch directory.
+        scratches[name] = Path(tempfile.mkdtemp(prefix="outlast-bash-"))
+        env.run(bash_runs.remember, sleeps[name].pid, str(scratches[name]))
     # Another namespace's run of the same id: this namespace's client cannot tell of it.
     await runs["other-namespace"].terminate(reason="test")
     await runs["closed"].terminate(reason="test")
@@ -251,9 +255,13 @@ async def test_the_reaper_kills_a_command_its_closed_run_left_running(client, ws
         assert await asyncio.wait_for(sleeps["closed"].wait(), 5) == -15
         assert sleeps["running"].returncode is None
         assert sleeps["other-namespace"].returncode is None
+        assert not scratches["closed"].exists()
+        assert scratches["running"].exists() and scratches["other-namespace"].exists()
         assert [r for r in await reap(client) if r.kind == "command"] == []  # its record went
     finally:
         for proc in sleeps.values():
             if proc.returncode is None:
                 proc.kill()
+        for scratch in scratches.values():
+            shutil.rmtree(scratch, ignore_errors=True)
         await runs["running"].terminate(reason="test")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 from pathlib import Path
 
@@ -79,6 +80,9 @@ async def test_sigkill_during_bash_kills_the_old_run_then_reruns_and_says_so(
         # `touch`, which holds the shell's command line until it execs, and is gone then.
         await wait_for(lambda: bool(processes_with(f"sleep {mark}", exact=True)), timeout=30)
         first_run = processes_with(f"sleep {mark}", exact=True)
+        # Its output goes to a file in its scratch directory, which the crash leaves behind.
+        scratch = Path(os.readlink(f"/proc/{first_run[0]}/fd/1")).parent
+        assert scratch.name.startswith("outlast-bash-") and scratch.is_dir()
         w.crash()
         if writer_sandbox == "off":
             # The interrupted run's sleep is still there: nothing but the retry will end it.
@@ -93,6 +97,7 @@ async def test_sigkill_during_bash_kills_the_old_run_then_reruns_and_says_so(
     assert (git_repo / "runs.log").read_text() == "start\nstart\nend\n"
     final = json.dumps([r for r in model.log if r["outcome"] == "completed"][-1]["body"])
     assert "had already started once" in final
+    assert not scratch.exists(), "the interrupted run's scratch directory was left in /tmp"
 
 
 def command_of(pid: int) -> str:
