@@ -17,6 +17,7 @@ second cancel changes nothing).
 from __future__ import annotations
 
 from collections.abc import Collection
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -30,6 +31,12 @@ of its members changes nothing). The other patterns' members (a fork-join's, a v
 task's first implementer and its verifiers) are started with REQUEST_CANCEL: the server
 cancels those. A parent named in a resumed run's memo counts whatever its type."""
 QUERY = 'WorkflowType = "AgentWorkflow" AND ExecutionStatus = "Running"'
+COMPLETED_GRACE = timedelta(seconds=60)
+"""How long after its parent completed a sub-agent is left to close on its own. A team that
+continued as new completes once every member's last report is in, a moment before each
+member's run has closed (its transcript export, its own end); one found then was cancelled,
+ending `killed` with its work done. A parent terminated or timed out gets no grace: nothing
+of it will stop its children."""
 MEMO_PARENT = "parent_workflow_id"
 """The memo key a resumed run's start names its parent by (`activities.resume`)."""
 
@@ -63,7 +70,7 @@ async def find_orphans(client: Client) -> list[Orphan]:
         if parent_id not in parents:
             parents[parent_id] = await _parent(client, parent_id)
         status, parent_type = parents[parent_id]
-        if status is None:
+        if status is None or status == CLOSING:
             continue
         if by_memo or parent_type is None or parent_type in AGENT_PARENTS:
             found.append(
@@ -85,9 +92,14 @@ async def _parent_of(wf: WorkflowExecution) -> tuple[str | None, bool]:
     return (named, True) if isinstance(named, str) and named else (None, False)
 
 
+CLOSING = "CLOSING"
+"""`_parent`'s status of a parent that completed within COMPLETED_GRACE."""
+
+
 async def _parent(client: Client, parent_id: str) -> tuple[str | None, str | None]:
     """The status name of the parent's latest run (None while it runs; NOT_FOUND past the
-    namespace's retention) and its workflow type (None if unknown)."""
+    namespace's retention; CLOSING for COMPLETED_GRACE after it completed) and its workflow
+    type (None if unknown)."""
     try:
         desc = await client.get_workflow_handle(parent_id).describe()
     except RPCError as e:
@@ -96,6 +108,9 @@ async def _parent(client: Client, parent_id: str) -> tuple[str | None, str | Non
         raise
     if desc.status in (None, WorkflowExecutionStatus.RUNNING):
         return None, desc.workflow_type
+    if desc.status == WorkflowExecutionStatus.COMPLETED and desc.close_time is not None:
+        if datetime.now(UTC) - desc.close_time < COMPLETED_GRACE:
+            return CLOSING, desc.workflow_type
     return desc.status.name, desc.workflow_type
 
 

@@ -11,6 +11,7 @@ import random
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -337,3 +338,38 @@ async def _model_call_started(handle) -> None:
             return
         await asyncio.sleep(0.1)
     raise AssertionError("the model call was not picked up within 30 s")
+
+
+async def test_the_reaper_gives_a_completed_parent_s_sub_agent_a_minute_to_close(
+    client, git_repo, monkeypatch
+):
+    """A team that continued as new completes once its members' last reports are in, a
+    moment before their runs close; a reaper scan then cancelled such a member, its work
+    done. A sub-agent of a parent that completed is left for `COMPLETED_GRACE`, then
+    cancelled as before."""
+    import uuid
+
+    from outlast import orphans
+
+    with scripted_model({"agents": [{"name": "main", "turns": [{"text": "done"}]}]}):
+        async with running_workers(client) as queues:
+            parent = await start(client, agent_input("go", git_repo, queues), queues)
+            await parent.result()
+    # Its sub-agent, still running: no worker polls its queue (the memo names the parent,
+    # as a resumed sub-agent's start does).
+    kid = await client.start_workflow(
+        "AgentWorkflow",
+        agent_input("go", git_repo, queues),
+        id=f"{parent.id}/kid-{uuid.uuid4().hex[:6]}",
+        task_queue=f"none-{uuid.uuid4().hex}",
+        memo={orphans.MEMO_PARENT: parent.id},
+    )
+    try:
+        assert await orphans.stop_orphans(client, parents=[parent.id]) == []
+        monkeypatch.setattr(orphans, "COMPLETED_GRACE", timedelta(0))
+        done = await orphans.stop_orphans(client, parents=[parent.id])
+        assert [(o.workflow_id, o.parent_status, o.cancelled) for o in done] == [
+            (kid.id, "COMPLETED", True)
+        ]
+    finally:
+        await kid.terminate(reason="test")
