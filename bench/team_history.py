@@ -81,7 +81,10 @@ async def main(messages: int, continue_at: int) -> None:
         ):
             client = await client_for(server)
             async with workers(client) as (task_queue, host_queue):
-                config = OutlastConfig(agents=AgentSettings(continue_as_new_events=continue_at))
+                # Each member takes a turn per message: past `hard_max_turns` (1,000 by
+                # default, counted over a member's life) it would end out of turns.
+                agents = AgentSettings(continue_as_new_events=continue_at, hard_max_turns=10**6)
+                config = OutlastConfig(agents=agents)
                 inp = TeamInput(
                     team_name="long",
                     workspace=Workspace(root=str(repo), host_queue=host_queue),

@@ -164,7 +164,7 @@ class AgentHandlers:
             on_team_mail(self._team_counts, message)  # counted even when consumed below
         if self._plans.lead_answer(message):
             return  # the lead's answer to the plan waiting at ExitPlanMode (R79)
-        self._mailbox.append(message)
+        self._mailbox.append(self._plans.late_answer(message))
 
     # The signals below are Outlast's own, but anyone can send them: they check their input
     # too, since one that does not fit the handler's arguments fails every workflow task.

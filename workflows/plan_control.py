@@ -73,6 +73,10 @@ person's `send_message`) is mail: it approved the plan the parent had not seen."
 NO_ASK_AFTER_STOP = "plan-no-ask-after-stop"
 """Patch id: ExitPlanMode after a `stop` asks nobody (it mailed the lead, or showed the plan
 as waiting, then ended at once)."""
+PLAN_DECIDED_ONCE = "plan-decided-once"
+"""Patch id: a plan a person decides while its lead (or parent) was asked is said to that
+approver: the lead answered a plan the person had approved (a user test, 2026-12-06). Asked
+only then."""
 FORK_NO_PLAN_MODE = "fork-no-plan-mode"
 """Patch id: a fork's EnterPlanMode is refused (R30: sub-agents do not enter plan mode; a
 fork has the tool only because it inherits its parent's exact tool list). A fork that
@@ -141,6 +145,10 @@ class PlanControl:
         """Whether the agent has ExitPlanMode (a definition's `tools` may leave it out)."""
         self.run_generation = 1
         self.show: Callable[[str], None] = lambda details: None
+        self.by_person = False
+        """The pending plan's decision came from a person (`decide`), not the lead's mail."""
+        self.decided_id = ""
+        """The request id of the last plan decided (in memory, as `last_decided`)."""
 
     # --- entering -----------------------------------------------------------------------
 
@@ -246,6 +254,7 @@ class PlanControl:
             requested_at=workflow.now(),
         )
         self.decision = None
+        self.by_person = False
         try:
             # A stop that came first: nobody is asked (asked only then, so no other run
             # records the patch); the lead was mailed a plan the agent would not wait for.
@@ -258,6 +267,9 @@ class PlanControl:
         if decision is not None and pending is not None:
             verb = "approved" if decision.approve else "sent back"
             self.last_decided = f"{pending.request_id} was {verb}"
+            self.decided_id = pending.request_id
+            if self.by_person and self.approver.workflow_id is not None:
+                await self._tell_approver(pending, decision)
         if decision is None:
             return error_result(call.block, "Stopped while the plan waited for approval.")
         if decision.approve:
@@ -309,6 +321,24 @@ class PlanControl:
         else:
             workflow.logger.info(awaiting_lead_text(self.approver.name))
 
+    async def _tell_approver(self, pending: PendingPlan, decision: PlanDecision) -> None:
+        """The lead (or parent) asked for this plan hears that a person decided it: it
+        needs no answer (one that comes is dropped, `lead_answer`)."""
+        if not versions.patched(PLAN_DECIDED_ONCE):
+            return
+        verb = "approved" if decision.approve else "sent back"
+        text = (
+            f"My plan {pending.request_id} was {verb} by a person (outlast "
+            f"{'approve' if decision.approve else 'reject'}): it needs no answer from you."
+        )
+        mail_id = f"{workflow.info().run_id}:{pending.request_id}-decided"
+        mail = MailMessage(text=text, sender=self.sender, id=mail_id)
+        assert self.approver.workflow_id is not None
+        try:
+            await signal_workflow(self.approver.workflow_id, "send_message", mail)
+        except ApplicationError:
+            workflow.logger.info("the plan's approver has ended; not told of the decision")
+
     # --- decisions ----------------------------------------------------------------------
 
     def decide(self, decision: PlanDecision) -> str | None:
@@ -316,6 +346,7 @@ class PlanControl:
         why = self.refusal(decision)
         if why is None:
             self.decision = decision
+            self.by_person = True
         return why
 
     def refusal(self, decision: PlanDecision) -> str | None:
@@ -356,6 +387,20 @@ class PlanControl:
             request_id=answer.request_id, approve=answer.approve, feedback=answer.feedback or ""
         )
         return True
+
+    def late_answer(self, message: MailMessage) -> MailMessage:
+        """`message`, said to answer a plan decided already when it is the approver's answer
+        to one: it reached the agent as bare mail, reading like a decision (the mail's text
+        only, no command: it goes to the mailbox either way). Dropping it left an idle
+        teammate's count of mail received behind its team's, which never went quiet."""
+        if self.approver.workflow_id is None or message.sender != self.approver.sender:
+            return message
+        decided = self.pending.request_id if self.pending is not None else self.decided_id
+        if not decided or parse_plan_approval_response(message.text, decided) is None:
+            return message
+        how = self.last_decided or f"{decided} was decided"
+        note = f"(An answer to plan {decided}, decided already: {how}. It changes nothing.)"
+        return message.model_copy(update={"text": f"{note}\n{message.text}"})
 
     def view(self) -> PlanView:
         state = self._state()

@@ -56,6 +56,7 @@ AFTER_BASELINE = frozenset(
         "resumed-names-own-id",
         "team-ends-with-lead",
         "team-continues",
+        "plan-decided-once",
         "verified-verifier-failure-ends",
         "verified-implementer-stop-ends",
         "pipeline-stopped-stage-waits",

@@ -86,6 +86,7 @@ from tests.replay.scenarios_patterns import (
     team_killed_held_shutdown,
     team_member_lost,
     team_peer_plan_answer,
+    team_person_plan_decision,
     team_shutdown,
     team_spawn,
     team_steered,
@@ -425,6 +426,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A standing team that continues as new: its members go on, their ends reach the next
     # run by their last report or its liveness check (patched team-continues).
     "team_continues": team_continues,
+    # A teammate's plan approved by a person while its lead was asked: the lead is told
+    # (patched plan-decided-once, in b).
+    "team_person_plan_decision": team_person_plan_decision,
 }
 
 
@@ -480,6 +484,7 @@ CHILDREN = {
     "fork_join_killed_fork": ["fork-2"],
     "subagents_plan_parent_answer": ["careful"],
     "subagents_plan_parent_answer_v0": ["careful"],
+    "team_person_plan_decision": ["b"],
 }
 # Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.
 SHELLS = {"agent_background_bash"}

@@ -523,3 +523,13 @@ async def team_continues(client: Client, tmp: Path) -> WorkflowHandle:
     with scripted_model(SCRIPT):
         handle, _ = await run_long_team(client, repo, os.environ["OUTLAST_RECORDING"])
     return handle
+
+
+async def team_person_plan_decision(client: Client, tmp: Path) -> WorkflowHandle:
+    """b's plan approved by a person while its lead was asked: b tells the lead it needs no
+    answer (patched plan-decided-once), and the lead's late answer reaches b said to be one."""
+    from tests.workflows.test_team_plans import a_person_approves_b_s_plan
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    handle, _, _ = await a_person_approves_b_s_plan(client, repo, os.environ["OUTLAST_RECORDING"])
+    return handle
