@@ -44,6 +44,8 @@ class AgentSettings(_Section):
     explore_model: str = "haiku"
     slim_subagent_context: bool = True
     hard_max_turns: int = Field(default=1000, ge=1)
+    """The most model calls an agent's run makes when its definition sets no `maxTurns` (and
+    the bound on one that does); a teammate's count from the mail that last woke it."""
     max_concurrent: int = Field(default=16, ge=1)
     max_depth: int | None = Field(default=None, ge=1)
     """Deepest sub-agent level; None = 1 without nested agents, 3 with them (R4)."""

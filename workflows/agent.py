@@ -325,6 +325,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             if inp.team is not None:
                 # A teammate does not finish when its turn ends: it waits for mail.
                 if await self._idle(inp.team, inp.name or self._agent_id):
+                    self._state.wake_turns = self._state.turns
                     continue
                 return end
             if subagent_hooks.applies(inp) and await self._stop_blocked(inp, prepared):
@@ -497,6 +498,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             agent_id=self._agent_id,
             sandbox=prepared.sandbox,  # type: ignore[arg-type]
             max_turns=prepared.max_turns,
+            turns_per_wake=inp.team is not None,
             config=inp.config,
             workflow_tools=tools,
             extra_roots=(inp.scratchpad,) if inp.scratchpad else (),

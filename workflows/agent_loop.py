@@ -60,12 +60,31 @@ def _resume_after_max_tokens(state: LoopState, response: ModelResponse) -> bool:
     return True
 
 
+TEAMMATE_TURNS_PER_WAKE = "teammate-turns-per-wake"
+"""Patch id: a teammate's `max_turns` counts from the mail that woke it, as each message
+starts a new piece of work; counted over its life, a standing teammate ended out of turns
+after 1,000 model calls (`hard_max_turns`), whatever it was asked (bench/team_history.py).
+Asked only where the two counts differ."""
+
+
+def turns_spent(setup: LoopSetup, state: LoopState) -> bool:
+    """Whether the agent's turns are spent: `max_turns` model calls in its run (a
+    teammate's: since the mail that last woke it)."""
+    if state.turns < setup.max_turns:
+        return False
+    return not (
+        setup.turns_per_wake
+        and state.turns - state.wake_turns < setup.max_turns
+        and versions.patched(TEAMMATE_TURNS_PER_WAKE)
+    )
+
+
 async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -> LoopEnd:
     """Turns until the model ends its turn, `max_turns` model calls are spent, or a stop."""
     while True:
         if hooks.stop_requested():
             return "stopped"
-        if state.turns >= setup.max_turns:
+        if turns_spent(setup, state):
             return "max_turns"
         if hooks.continue_as_new():
             return "continue_as_new"
@@ -113,7 +132,7 @@ async def run_agent_loop(setup: LoopSetup, state: LoopState, hooks: LoopHooks) -
                 await hooks.wait_for_input()
                 continue
             # At the last allowed turn another turn cannot answer what the wait brings.
-            if state.turns < setup.max_turns and hooks.settle is not None and await hooks.settle():
+            if not turns_spent(setup, state) and hooks.settle is not None and await hooks.settle():
                 continue  # a sub-agent that had told its end sent another, or mail came
             return "end_turn"
         state.round_tool_use_ids = [b.id for b in response.message.tool_uses()]

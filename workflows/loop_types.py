@@ -40,6 +40,8 @@ class LoopState(BaseModel):
     pending: list[Message] = Field(default_factory=list)
     """Messages for the next model call (the task, tool results, queued messages)."""
     turns: int = 0
+    wake_turns: int = 0
+    """`turns` when a teammate last woke for mail: its turn budget counts from there."""
     usage: AgentUsage = AgentUsage()
     read_state: dict[str, FileStamp] = Field(default_factory=dict)
     unseen_stamps: list[str] = Field(default_factory=list)
@@ -120,6 +122,8 @@ class LoopSetup:
     """Directories besides the workspace its tools may use (a coordinator's scratchpad)."""
     label: str = "agent"
     """How its activities' summaries name the agent (its name, else its type)."""
+    turns_per_wake: bool = False
+    """A teammate: `max_turns` bounds each piece of work mail wakes it for, not its life."""
     background_bash: Callable[[ValidCall, ToolContext], Awaitable[ToolResultBlock]] | None = None
     """Launches a Bash call with `run_in_background` (None: not offered; the tool refuses)."""
 

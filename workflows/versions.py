@@ -57,6 +57,7 @@ AFTER_BASELINE = frozenset(
         "team-ends-with-lead",
         "team-continues",
         "plan-decided-once",
+        "teammate-turns-per-wake",
         "verified-verifier-failure-ends",
         "verified-implementer-stop-ends",
         "pipeline-stopped-stage-waits",

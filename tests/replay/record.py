@@ -91,6 +91,7 @@ from tests.replay.scenarios_patterns import (
     team_spawn,
     team_steered,
     team_structured_broadcast,
+    team_teammate_turns,
     verified_implementer_stopped,
     verified_killed_verifier,
     verified_late_mail,
@@ -429,6 +430,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A teammate's plan approved by a person while its lead was asked: the lead is told
     # (patched plan-decided-once, in b).
     "team_person_plan_decision": team_person_plan_decision,
+    # A teammate's turn budget counted from the mail that woke it (patched
+    # teammate-turns-per-wake, in b).
+    "team_teammate_turns": team_teammate_turns,
 }
 
 
@@ -485,6 +489,7 @@ CHILDREN = {
     "subagents_plan_parent_answer": ["careful"],
     "subagents_plan_parent_answer_v0": ["careful"],
     "team_person_plan_decision": ["b"],
+    "team_teammate_turns": ["b"],
 }
 # Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.
 SHELLS = {"agent_background_bash"}

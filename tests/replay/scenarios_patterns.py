@@ -533,3 +533,13 @@ async def team_person_plan_decision(client: Client, tmp: Path) -> WorkflowHandle
     repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
     handle, _, _ = await a_person_approves_b_s_plan(client, repo, os.environ["OUTLAST_RECORDING"])
     return handle
+
+
+async def team_teammate_turns(client: Client, tmp: Path) -> WorkflowHandle:
+    """A teammate with two turns a wake answers three messages, then loops until its turns
+    are spent (patched teammate-turns-per-wake, in b)."""
+    from tests.workflows.test_teammate_turns import run_turns_team
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    handle, _ = await run_turns_team(client, repo, os.environ["OUTLAST_RECORDING"])
+    return handle
