@@ -115,6 +115,7 @@ def model_activities(client: Client) -> list:
         *MODEL_ACTIVITIES,
         control.resume_agent,
         control.describe_agents,
+        control.await_closed,
         EarlierAgents(client).find_earlier,
         team.task_op,
         team.add_member,

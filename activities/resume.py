@@ -10,6 +10,7 @@ ends just as the message is sent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -100,6 +101,11 @@ class ResumeResult(BaseModel):
     """False when the agent was still running and simply got the message."""
 
 
+CLOSE_WATCH_HEARTBEAT_S = 240.0
+"""How often `await_closed` heartbeats while the runs it watches go on (its heartbeat timeout
+is longer: workflows.team_carry)."""
+
+
 class AgentRunState(BaseModel):
     """How the current run of an agent's workflow id stands."""
 
@@ -174,6 +180,40 @@ class AgentControl:
             run = self._client.get_workflow_handle(workflow_id, run_id=desc.run_id)
             usage = await _spent(run)
         return AgentRunState(workflow_id=workflow_id, status=name, error=error, usage=usage)
+
+    @activity.defn(name="agents.await_closed")
+    async def await_closed(self, workflow_ids: list[str]) -> list[AgentRunState]:
+        """Wait until the run of one of `workflow_ids` closes, then where each stands (as
+        `describe_agents`). A team that continued as new has no child handle on the members
+        an earlier run started: one terminated was learned of at the next liveness check,
+        minutes later, while the team showed it working. Long-polls each run's end and
+        heartbeats every CLOSE_WATCH_HEARTBEAT_S (each heartbeat is a billed action)."""
+        waits = [asyncio.create_task(self._closed(w)) for w in workflow_ids]
+        try:
+            while True:
+                done, _ = await asyncio.wait(
+                    waits, timeout=CLOSE_WATCH_HEARTBEAT_S, return_when=asyncio.FIRST_COMPLETED
+                )
+                activity.heartbeat()
+                if not done:
+                    continue
+                states = await self.describe_agents(workflow_ids)
+                if any(s.status != "RUNNING" for s in states):
+                    return states
+                # A long poll that failed (the server away): wait on, not around in a loop.
+                for i, task in enumerate(waits):
+                    if task in done:
+                        waits[i] = asyncio.create_task(self._closed(workflow_ids[i], delay_s=5.0))
+        finally:
+            for task in waits:
+                task.cancel()
+
+    async def _closed(self, workflow_id: str, delay_s: float = 0.0) -> None:
+        """Returns once the run of `workflow_id` (followed through continue-as-new) has
+        closed, however it ended, or its long poll failed."""
+        await asyncio.sleep(delay_s)
+        with contextlib.suppress(Exception):
+            await self._client.get_workflow_handle(workflow_id).result(follow_runs=True)
 
     @activity.defn(name="agents.resume_agent")
     async def resume_agent(self, req: ResumeRequest) -> ResumeResult:

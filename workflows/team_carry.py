@@ -19,9 +19,11 @@ from typing import Any, NoReturn
 
 from pydantic import BaseModel, Field
 from temporalio import workflow
+from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 from agents.team_tasks import TeamTask
+from workflows import versions
 from workflows.child_endings import describe_runs, liveness_interval, spent
 from workflows.contracts import AgentResult, AgentUsage
 from workflows.pattern_contracts import (
@@ -35,7 +37,7 @@ from workflows.pattern_contracts import (
 from workflows.signal_input import Refusals
 
 with workflow.unsafe.imports_passed_through():
-    from activities.resume import AgentRunState
+    from activities.resume import AgentControl, AgentRunState
 
 TEAM_CONTINUES = "team-continues"
 """Patch id: a team starts its members with ABANDON (cancelling them itself when it is killed
@@ -44,6 +46,18 @@ as a team's first run starts its members: a team started before goes on as it wa
 
 ANSWERS_KEPT = 64
 """How many answered update ids a team keeps (and carries) to answer a retried attempt."""
+
+TEAM_MEMBERS_AWAITED = "team-members-awaited"
+"""Patch id: a continued team learns of a member of an earlier run that closed without a last
+report from an activity that waits for it to close (`agents.await_closed`), not from liveness
+checks minutes apart. Asked once per continued run that has such members."""
+AWAIT_CLOSED_OPTIONS: dict[str, Any] = {
+    "start_to_close_timeout": timedelta(days=365),
+    # Four of its heartbeats (CLOSE_WATCH_HEARTBEAT_S): a worker that dies under it is
+    # found within ~16 minutes, and its members' last reports still come meanwhile.
+    "heartbeat_timeout": timedelta(seconds=960),
+    "retry_policy": RetryPolicy(maximum_attempts=5),
+}
 
 CARRY_REFUSED = (
     "carry is set only by a team's own continue-as-new, and this one {problem}; start without it"
@@ -273,8 +287,12 @@ class ContinuingTeam:
 
     async def _check_carried(self, carried: list[TeammateSpec]) -> None:
         """Find members of an earlier run that closed without a last report (terminated, or
-        failed before they could send one): checked at the agents' liveness interval, further
-        apart while every one still runs."""
+        failed before they could send one): by an activity that waits for one to close
+        (patched `team-members-awaited`); before, at the agents' liveness interval, further
+        apart while every one still runs (a terminated member showed `working` for minutes)."""
+        if versions.patched(TEAM_MEMBERS_AWAITED):
+            await self._await_carried(carried)
+            return
         base_s = self._inp.config.agents.liveness_check_s
         checks = 0
         while True:
@@ -310,3 +328,36 @@ class ContinuingTeam:
                     self._closed[name] = state
                     found = True
             checks = 0 if found else checks + 1
+
+    async def _await_carried(self, carried: list[TeammateSpec]) -> None:
+        while True:
+            waiting = [s.name for s in carried if s.name not in self._ended]
+            waiting = [n for n in waiting if n not in self._closed]
+            if not waiting:
+                return
+            watch = workflow.start_activity_method(
+                AgentControl.await_closed,
+                [self._member_id(n) for n in waiting],
+                **AWAIT_CLOSED_OPTIONS,
+            )
+            # Its end by its last report comes first, as a rule: the watch is not needed then.
+            await workflow.wait_condition(
+                lambda names=tuple(waiting), w=watch: (
+                    w.done() or all(n in self._ended for n in names)
+                )
+            )
+            if not watch.done():
+                watch.cancel()
+                continue
+            try:
+                states = await watch
+            except ActivityError as e:
+                if is_cancelled_exception(e):
+                    raise
+                # Given up after its retries (the server away for long): look again later.
+                workflow.logger.warning("watch of %s failed: %s", waiting, e.cause or e)
+                await workflow.sleep(self._inp.config.agents.liveness_check_s)
+                continue
+            for name, state in zip(waiting, states, strict=True):
+                if state.status != "RUNNING" and name not in self._ended:
+                    self._closed[name] = state

@@ -58,6 +58,7 @@ AFTER_BASELINE = frozenset(
         "team-continues",
         "plan-decided-once",
         "teammate-turns-per-wake",
+        "team-members-awaited",
         "verified-verifier-failure-ends",
         "verified-implementer-stop-ends",
         "pipeline-stopped-stage-waits",

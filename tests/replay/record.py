@@ -433,6 +433,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A teammate's turn budget counted from the mail that woke it (patched
     # teammate-turns-per-wake, in b).
     "team_teammate_turns": team_teammate_turns,
+    # The same, a terminated member found by `agents.await_closed` (patched
+    # team-members-awaited), not by liveness checks.
+    "team_continues_v2": team_continues,
 }
 
 
@@ -497,7 +500,7 @@ SHELLS = {"agent_background_bash"}
 CHILD_AGENTS = {"agent_fork_plan_mode", "agent_fork_plan_mode_v0"}
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).
-CHAINS = {"agent_continue_as_new", "team_continues"}
+CHAINS = {"agent_continue_as_new", "team_continues", "team_continues_v2"}
 # Children resumed by a new run (not a continue-as-new): the run the parent started, as
 # `<parent>__<child>@child.json`, and the latest, as `<parent>__<child>@resumed.json`.
 RESUMED = {

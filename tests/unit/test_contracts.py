@@ -40,6 +40,7 @@ PERMANENT_ACTIVITIES = {
     "transcript.repair",
     "agents.resume_agent",
     "agents.describe_agents",
+    "agents.await_closed",
     "transcript.append",
     "transcript.export",
     "resume.read_state",

@@ -110,7 +110,8 @@ async def run_long_team(client, repo, wf_id: str | None = None):
     """Mail b until the team has continued as new, then once more; kill c; terminate b;
     shut the team down. The handle and the team's result."""
     async with running_workers(client) as queues:
-        handle, first_run = await start_long_team(client, queues, repo, wf_id)
+        # Liveness checks five minutes apart: b's end is not found by them.
+        handle, first_run = await start_long_team(client, queues, repo, wf_id, liveness_s=300)
         sent = await mail_until_continued(client, handle, first_run)
         # The next run has the members the first started, and their counts.
         assert await received(handle, "b") == sent
@@ -123,7 +124,8 @@ async def run_long_team(client, repo, wf_id: str | None = None):
         # c killed: its last report says so.
         await handle.signal("kill_member", MemberRef(name="c"))
         await wait_for_states(handle, {"c": "ended"})
-        # b terminated: no last report; the liveness check finds it, and the lead is told.
+        # b terminated: no last report; the run waiting for it to close (patched
+        # team-members-awaited) finds it at once, and the lead is told.
         await client.get_workflow_handle(f"{handle.id}/b").terminate("gone")
         await wait_for_states(handle, {"b": "ended"})
         await handle.signal("shutdown", StopRequest(reason="done"))
@@ -139,10 +141,15 @@ async def test_a_long_team_continues_as_new_and_loses_no_member_mail_or_end(clie
     assert outcomes["lead"].status == "completed"
     assert outcomes["lead"].usage.total_tokens > 0
     # The lead was told of b (team-loss-told), by the run that found it gone.
-    lead = client.get_workflow_handle(f"{handle.id}/lead")
+    # Every run of the lead: it continues as new at 100 events too (the latest run by
+    # describe, should the list not show it yet).
+    lead_id = f"{handle.id}/lead"
+    runs = {r.run_id async for r in client.list_workflows(f'WorkflowId = "{lead_id}"')}
+    runs.add((await client.get_workflow_handle(lead_id).describe()).run_id)
     notes = [
         mail.text
-        async for e in lead.fetch_history_events()
+        for run_id in runs
+        async for e in client.get_workflow_handle(lead_id, run_id=run_id).fetch_history_events()
         if e.workflow_execution_signaled_event_attributes.signal_name == "send_message"
         for mail in await client.data_converter.decode(
             e.workflow_execution_signaled_event_attributes.input.payloads, [MailMessage]
