@@ -61,6 +61,9 @@ class AgentSettings(_Section):
     or `continue_as_new_events`)."""
     continue_as_new_events: int = Field(default=10_000, ge=100)
     """Continue as new once a run's history has this many events (R92)."""
+    hand_on_answer_wait_s: float = Field(default=300, ge=0, le=MAX_SECONDS)
+    """A team about to continue as new waits this long for a shutdown request's answer that
+    is on its way; then the request answers `answered: false` and the team hands on."""
     liveness_check_s: float = Field(default=120, gt=0, le=MAX_SECONDS)
     """While waiting for background sub-agents, check this long after the wait begins that
     they still run (a terminated one cannot report its end), then at twice the interval

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
@@ -83,6 +84,12 @@ from workflows.team_spawn import (
 
 if TYPE_CHECKING:
     from activities.resume import AgentRunState
+
+HAND_ON_WAITS_ANSWERS = "team-hand-on-waits-answers"
+"""Patch id: a team about to hand on lets a shutdown request that waits for its member's
+answer have it for `agents.hand_on_answer_wait_s` first; it gave up at once (`answered:
+false`), and the member's answer, which came a moment later, was shown nowhere (a user
+test, 2026-12-06)."""
 
 KILL_ANSWERS = "team-kill-answers-held"
 """Patch: a team that is killed (or fails) with handlers unfinished lets them finish, and a
@@ -221,17 +228,14 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
             if self._end_due():
                 break
             # At a quiet moment: no handler running, no member starting, no lead being told.
+            # A shutdown request waiting for its member's answer gets a while to have it
+            # first (asked at a hand-on only, so no other run records the marker).
+            if versions.patched(HAND_ON_WAITS_ANSWERS):
+                grace = timedelta(seconds=inp.config.agents.hand_on_answer_wait_s)
+                with contextlib.suppress(TimeoutError):
+                    await workflow.wait_condition(self._quiet_moment, timeout=grace)
             self._handing_on = True
-            await workflow.wait_condition(
-                lambda: (
-                    self._end_due()
-                    or (
-                        self._adding == 0
-                        and self._telling == 0
-                        and workflow.all_handlers_finished()
-                    )
-                )
-            )
+            await workflow.wait_condition(self._quiet_moment)
             if self._end_due():
                 break
             self._continue_as_new(inp)
@@ -269,6 +273,13 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
         undone = "tasks not done" if result.unfinished() else None
         self._marks.end(result.lead_lost() or undone or status)
         return result
+
+    def _quiet_moment(self) -> bool:
+        """The team may end, or hand on: no handler running, no member starting, no lead
+        being told of a loss."""
+        return self._end_due() or (
+            self._adding == 0 and self._telling == 0 and workflow.all_handlers_finished()
+        )
 
     def _end_due(self) -> bool:
         return (

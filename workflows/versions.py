@@ -59,6 +59,7 @@ AFTER_BASELINE = frozenset(
         "plan-decided-once",
         "teammate-turns-per-wake",
         "team-members-awaited",
+        "team-hand-on-waits-answers",
         "verified-verifier-failure-ends",
         "verified-implementer-stop-ends",
         "pipeline-stopped-stage-waits",

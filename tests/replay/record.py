@@ -436,6 +436,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # The same, a terminated member found by `agents.await_closed` (patched
     # team-members-awaited), not by liveness checks.
     "team_continues_v2": team_continues,
+    # The same, the hand-on giving a shutdown answer on its way a while first (patched
+    # team-hand-on-waits-answers; none is on its way here: the grace's timer is cancelled).
+    "team_continues_v3": team_continues,
 }
 
 
@@ -500,7 +503,7 @@ SHELLS = {"agent_background_bash"}
 CHILD_AGENTS = {"agent_fork_plan_mode", "agent_fork_plan_mode_v0"}
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).
-CHAINS = {"agent_continue_as_new", "team_continues", "team_continues_v2"}
+CHAINS = {"agent_continue_as_new", "team_continues", "team_continues_v2", "team_continues_v3"}
 # Children resumed by a new run (not a continue-as-new): the run the parent started, as
 # `<parent>__<child>@child.json`, and the latest, as `<parent>__<child>@resumed.json`.
 RESUMED = {

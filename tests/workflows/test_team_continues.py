@@ -38,9 +38,13 @@ SCRIPT = {
 }
 
 
-def long_team(repo, queues, liveness_s: float = 1) -> TeamInput:
+def long_team(repo, queues, liveness_s: float = 1, answer_wait_s: float = 2) -> TeamInput:
     """A standing team that continues as new at 100 events (the least the config takes)."""
-    agents = AgentSettings(continue_as_new_events=100, liveness_check_s=liveness_s)
+    agents = AgentSettings(
+        continue_as_new_events=100,
+        liveness_check_s=liveness_s,
+        hand_on_answer_wait_s=answer_wait_s,
+    )
     return TeamInput(
         team_name="long",
         workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
@@ -93,10 +97,12 @@ async def wait_for(read, ok, timeout: float = 30):
     raise AssertionError(f"never: last read {got!r}")
 
 
-async def start_long_team(client, queues, repo, wf_id: str | None = None, liveness_s: float = 1):
+async def start_long_team(
+    client, queues, repo, wf_id: str | None = None, liveness_s: float = 1, answer_wait_s=2
+):
     handle = await client.start_workflow(
         "TeamWorkflow",
-        long_team(repo, queues, liveness_s),
+        long_team(repo, queues, liveness_s, answer_wait_s),
         id=wf_id or f"team-{uuid.uuid4().hex[:8]}",
         task_queue=queues.task_queue,
         result_type=TeamResult,
@@ -235,7 +241,8 @@ async def test_a_shutdown_request_waiting_for_its_answer_does_not_hold_the_hand_
 ):
     """A `request_shutdown` waits up to its `timeout_s` for the member's answer; the team's
     hand-on waits for its handlers. b never answers here: the request gives up waiting
-    (`answered: false`) when the team hands on, rather than let the history grow on."""
+    (`answered: false`) when the team hands on, after `hand_on_answer_wait_s` (2 s here),
+    rather than let the history grow on."""
     with scripted_model(SCRIPT):
         async with running_workers(client) as queues:
             handle, first_run = await start_long_team(client, queues, git_repo)
@@ -266,3 +273,30 @@ async def test_a_continued_team_ends_at_once_when_a_carried_member_closed_unseen
             result = await asyncio.wait_for(handle.result(), 60)
     outcomes = {m.name: m for m in result.members}
     assert outcomes["c"].status == "failed" and "terminated" in (outcomes["c"].error or "")
+
+
+async def test_a_shutdown_answer_on_its_way_is_waited_for_before_the_hand_on(client, git_repo):
+    """b answers the request a moment after the team's hand-on is due: the team waits for it
+    (patched team-hand-on-waits-answers), and the request answers with b's reason; it gave
+    up at once, and b's answer was shown nowhere (a user test, 2026-12-06)."""
+    from tests.workflows.test_team import answering
+
+    declining = answering("b", 1, False, "still busy")
+    # Long enough that the mail to c below makes the hand-on due before the answer comes.
+    declining["turns"] = [{**declining["turns"][0], "delay_ms": 10_000}]
+    script = {"agents": [declining, *SCRIPT["agents"]]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle, first_run = await start_long_team(client, queues, git_repo, answer_wait_s=60)
+            asking = asyncio.create_task(
+                handle.execute_update(
+                    "request_shutdown",
+                    ShutdownAsk(name="b", timeout_s=600),
+                    result_type=ShutdownOutcome,
+                )
+            )
+            await mail_until_continued(client, handle, first_run, to="c")
+            outcome = await asyncio.wait_for(asking, 60)
+            await handle.signal("shutdown", StopRequest(reason="done"))
+            await handle.result()
+    assert outcome.answered and not outcome.approve and outcome.reason == "still busy"
