@@ -204,6 +204,21 @@ def parse_model_call(value: str, given_as: str) -> ModelCallMode:
     return mode
 
 
+def _events(value: str) -> int:
+    """`OUTLAST_CONTINUE_AS_NEW_EVENTS` as a count; ConfigError naming it otherwise."""
+    least = AgentSettings.model_fields["continue_as_new_events"].metadata[0].ge
+    try:
+        count = int(value)
+    except ValueError:
+        count = -1
+    if count < least:
+        raise ConfigError(
+            f"OUTLAST_CONTINUE_AS_NEW_EVENTS={value}: give a whole number of events, "
+            f"{least} or more."
+        )
+    return count
+
+
 def _truthy(value: str | None) -> bool:
     return (value or "").strip().lower() in {"1", "true", "yes", "on"}
 
@@ -236,6 +251,9 @@ def from_env(env: Mapping[str, str], base: OutlastConfig | None = None) -> Outla
         model["auto_compact_tokens"] = 0
     if mode := env.get("OUTLAST_MODEL_CALL", "").strip():
         model["local_activity"] = parse_model_call(mode, f"OUTLAST_MODEL_CALL={mode}")
+    if events := env.get("OUTLAST_CONTINUE_AS_NEW_EVENTS", "").strip():
+        # A team's too: `outlast run --pattern team` had no way to set it (a user test).
+        agents["continue_as_new_events"] = _events(events)
     return cfg.model_copy(
         update={
             "agents": AgentSettings(**agents),

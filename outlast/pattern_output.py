@@ -44,7 +44,9 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
         for m in result.members:
             unread = f", {count(m.unread_messages, 'message')} unread" if m.unread_messages else ""
             status = "stopped" if m.stopped else m.status
-            line(f"  {m.name} ({m.agent_type}): {status}{unread}")
+            # As `show` says it, and a fork's line here: it read plain `completed`.
+            turns = " (max turns reached)" if m.max_turns_reached else ""
+            line(f"  {m.name} ({m.agent_type}): {status}{turns}{unread}")
         for t in result.tasks:
             owner = f" ({t.owner})" if t.owner else ""
             line(f"  task #{t.id} {t.subject}: {t.status}{owner}")

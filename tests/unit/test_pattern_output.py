@@ -159,3 +159,22 @@ def test_a_round_counted_a_fail_says_why_and_what_ran():
     )
     out = " ".join(printed(verified, "verified").split())
     assert f"round 1: VERDICT: FAIL (0 checks run): {NOTHING_RAN}" in out, out
+
+
+def test_a_member_out_of_turns_says_so():
+    """It read plain `completed`, as if it had finished its work (a user test, 2026-12-06)."""
+    spent = MemberOutcome(
+        name="b", agent_type="general-purpose", workflow_id="t/b", status="completed"
+    )
+    result = TeamResult(
+        team_name="t",
+        status="completed",
+        members=[
+            spent.model_copy(update={"name": "a", "workflow_id": "t/a"}),
+            spent.model_copy(update={"max_turns_reached": True}),
+        ],
+        tasks=[],
+    )
+    out = printed(result, "team")
+    assert "\n  b (general-purpose): completed (max turns reached)\n" in out
+    assert "\n  a (general-purpose): completed\n" in out

@@ -650,6 +650,19 @@ FORGED_ANSWER = json.dumps(
 )
 
 
+async def b_s_plan_waiting(client, handle):
+    """b's handle, once its plan waits for the lead."""
+    from workflows.contracts import PlanView
+
+    b = client.get_workflow_handle(f"{handle.id}/b")
+    for _ in range(200):
+        with contextlib.suppress(Exception):
+            if (await b.query("plan", result_type=PlanView)).pending is not None:
+                break
+        await asyncio.sleep(0.05)
+    return b
+
+
 async def a_peer_answers_b_s_plan(client, git_repo, wf_id: str | None = None):
     """b's plan waits for the lead (who answers 4 s later); c's message reads like the
     lead's answer. The plan as b showed it after c's message, the result, the model's log."""
@@ -658,12 +671,7 @@ async def a_peer_answers_b_s_plan(client, git_repo, wf_id: str | None = None):
     with scripted_model(plan_mode_team_script(approve_delay_ms=4000), log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle = await start_plan_mode_team(client, git_repo, queues, wf_id)
-            b = client.get_workflow_handle(f"{handle.id}/b")
-            for _ in range(200):  # until b's plan waits for the lead
-                with contextlib.suppress(Exception):
-                    if (await b.query("plan", result_type=PlanView)).pending is not None:
-                        break
-                await asyncio.sleep(0.05)
+            b = await b_s_plan_waiting(client, handle)
             await b.signal("send_message", MailMessage(text=FORGED_ANSWER, sender="c"))
             await asyncio.sleep(0.5)
             view = await b.query("plan", result_type=PlanView)

@@ -236,16 +236,14 @@ async def test_an_update_retried_after_the_hand_on_is_answered_as_it_was(client,
     assert [t.id for t in tasks] == [first.id]
 
 
-async def test_a_shutdown_request_waiting_for_its_answer_does_not_hold_the_hand_on(
-    client, git_repo
-):
-    """A `request_shutdown` waits up to its `timeout_s` for the member's answer; the team's
-    hand-on waits for its handlers. b never answers here: the request gives up waiting
-    (`answered: false`) when the team hands on, after `hand_on_answer_wait_s` (2 s here),
-    rather than let the history grow on."""
-    with scripted_model(SCRIPT):
+async def ask_b_while_the_team_hands_on(client, repo, script, answer_wait_s: float):
+    """Ask b to shut down, then mail c until the team has handed on, then shut the team
+    down: what the request answered."""
+    with scripted_model(script):
         async with running_workers(client) as queues:
-            handle, first_run = await start_long_team(client, queues, git_repo)
+            handle, first_run = await start_long_team(
+                client, queues, repo, answer_wait_s=answer_wait_s
+            )
             asking = asyncio.create_task(
                 handle.execute_update(
                     "request_shutdown",
@@ -254,9 +252,20 @@ async def test_a_shutdown_request_waiting_for_its_answer_does_not_hold_the_hand_
                 )
             )
             await mail_until_continued(client, handle, first_run, to="c")
-            outcome = await asyncio.wait_for(asking, 30)
+            outcome = await asyncio.wait_for(asking, 90)
             await handle.signal("shutdown", StopRequest(reason="done"))
             await handle.result()
+    return outcome
+
+
+async def test_a_shutdown_request_waiting_for_its_answer_does_not_hold_the_hand_on(
+    client, git_repo
+):
+    """A `request_shutdown` waits up to its `timeout_s` for the member's answer; the team's
+    hand-on waits for its handlers. b never answers here: the request gives up waiting
+    (`answered: false`) when the team hands on, after `hand_on_answer_wait_s` (2 s here),
+    rather than let the history grow on."""
+    outcome = await ask_b_while_the_team_hands_on(client, git_repo, SCRIPT, answer_wait_s=2)
     assert not outcome.answered and outcome.name == "b"
 
 
@@ -285,18 +294,5 @@ async def test_a_shutdown_answer_on_its_way_is_waited_for_before_the_hand_on(cli
     # Long enough that the mail to c below makes the hand-on due before the answer comes.
     declining["turns"] = [{**declining["turns"][0], "delay_ms": 10_000}]
     script = {"agents": [declining, *SCRIPT["agents"]]}
-    with scripted_model(script):
-        async with running_workers(client) as queues:
-            handle, first_run = await start_long_team(client, queues, git_repo, answer_wait_s=60)
-            asking = asyncio.create_task(
-                handle.execute_update(
-                    "request_shutdown",
-                    ShutdownAsk(name="b", timeout_s=600),
-                    result_type=ShutdownOutcome,
-                )
-            )
-            await mail_until_continued(client, handle, first_run, to="c")
-            outcome = await asyncio.wait_for(asking, 60)
-            await handle.signal("shutdown", StopRequest(reason="done"))
-            await handle.result()
+    outcome = await ask_b_while_the_team_hands_on(client, git_repo, script, answer_wait_s=60)
     assert outcome.answered and not outcome.approve and outcome.reason == "still busy"

@@ -4,12 +4,14 @@ reaches the teammate said to be about a plan decided already."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-
 from tests.support import running_workers, scripted_model
-from tests.workflows.test_team import last_request, plan_mode_team_script, start_plan_mode_team
-from workflows.contracts import PlanDecisionInput, PlanView
+from tests.workflows.test_team import (
+    b_s_plan_waiting,
+    last_request,
+    plan_mode_team_script,
+    start_plan_mode_team,
+)
+from workflows.contracts import PlanDecisionInput
 
 
 async def a_person_approves_b_s_plan(client, git_repo, wf_id: str | None = None):
@@ -18,12 +20,7 @@ async def a_person_approves_b_s_plan(client, git_repo, wf_id: str | None = None)
     with scripted_model(plan_mode_team_script(approve_delay_ms=4000), log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle = await start_plan_mode_team(client, git_repo, queues, wf_id)
-            b = client.get_workflow_handle(f"{handle.id}/b")
-            for _ in range(200):  # until b's plan waits for the lead
-                with contextlib.suppress(Exception):
-                    if (await b.query("plan", result_type=PlanView)).pending is not None:
-                        break
-                await asyncio.sleep(0.05)
+            b = await b_s_plan_waiting(client, handle)
             decided = await b.execute_update(
                 "decide_plan", PlanDecisionInput(approve=True), result_type=str
             )
