@@ -230,8 +230,8 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
             # At a quiet moment: no handler running, no member starting, no lead being told.
             # A shutdown request waiting for its member's answer gets a while to have it
             # first (asked at a hand-on only, so no other run records the marker).
-            if versions.patched(HAND_ON_WAITS_ANSWERS):
-                grace = timedelta(seconds=inp.config.agents.hand_on_answer_wait_s)
+            grace = timedelta(seconds=inp.config.agents.hand_on_answer_wait_s)
+            if grace > timedelta(0) and versions.patched(HAND_ON_WAITS_ANSWERS):
                 with contextlib.suppress(TimeoutError):
                     await workflow.wait_condition(self._quiet_moment, timeout=grace)
             self._handing_on = True
