@@ -36,6 +36,11 @@ class Features(_Section):
     can change, and run unsandboxed on the host (the config's own `hooks` always run)."""
 
 
+MIN_HISTORY_EVENTS = 100
+"""The least `continue_as_new_events` takes (fewer, and a run would hand on at nearly every
+turn)."""
+
+
 class AgentSettings(_Section):
     auto_background_ms: int = Field(default=0, ge=0, le=MAX_MS)
     background_tasks_disabled: bool = False
@@ -59,7 +64,7 @@ class AgentSettings(_Section):
     turns_per_run: int | None = Field(default=None, ge=1)
     """Continue as new after this many turns in one run (None: only on the server's advice
     or `continue_as_new_events`)."""
-    continue_as_new_events: int = Field(default=10_000, ge=100)
+    continue_as_new_events: int = Field(default=10_000, ge=MIN_HISTORY_EVENTS)
     """Continue as new once a run's history has this many events (R92)."""
     hand_on_answer_wait_s: float = Field(default=300, ge=0, le=MAX_SECONDS)
     """A team about to continue as new waits this long for a shutdown request's answer that
@@ -206,15 +211,14 @@ def parse_model_call(value: str, given_as: str) -> ModelCallMode:
 
 def _events(value: str) -> int:
     """`OUTLAST_CONTINUE_AS_NEW_EVENTS` as a count; ConfigError naming it otherwise."""
-    least = AgentSettings.model_fields["continue_as_new_events"].metadata[0].ge
     try:
         count = int(value)
     except ValueError:
         count = -1
-    if count < least:
+    if count < MIN_HISTORY_EVENTS:
         raise ConfigError(
             f"OUTLAST_CONTINUE_AS_NEW_EVENTS={value}: give a whole number of events, "
-            f"{least} or more."
+            f"{MIN_HISTORY_EVENTS} or more."
         )
     return count
 

@@ -172,8 +172,6 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
         """Watchers telling the lead of a member's end (a continue-as-new waits for them)."""
         self._answered: dict[str, Any] = {}
         """The latest answered task and add-member updates (`team_carry.remember`)."""
-        self._recheck = False
-        """A stop found a member closed: the liveness check looks now."""
         self._handing_on = False
         """The team waits for a quiet moment to continue as new: a shutdown request that
         waits for its answer gives up waiting (the answer is still recorded)."""
@@ -348,9 +346,7 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
             stop = StopRequest(reason=reason, team_end=True)
             await signal_workflow(self._member_id(name), "stop", stop)
         except ApplicationError:
-            # It ended meanwhile: its watcher records how (one of an earlier run's, by the
-            # liveness check, asked now).
-            self._recheck = True
+            pass  # it ended meanwhile; its watcher records how
 
     async def _watch(self, name: str, agent_type: str, handle) -> None:
         base = {"name": name, "agent_type": agent_type, "workflow_id": handle.id}

@@ -6,13 +6,14 @@ reports, task updates, mail from outside); at Temporal's limit (51,200 events) t
 terminated the team, and its members with it. A team started on this code starts its members
 with ABANDON, so that they outlive the run that started them, and continues as new at a quiet
 moment (no handler running, no member starting) once its history is long. The next run has no
-handle on those members: a member's last report says how it ends (`MemberEnd`), and a liveness
-check finds one that closed without a last report (terminated, or failed in a way that ran no
-code of its own).
+handle on those members: a member's last report says how it ends (`MemberEnd`), and an
+activity that waits for them to close (`agents.await_closed`) finds one that closed without a
+last report (terminated, or failed in a way that ran no code of its own).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, NoReturn
@@ -92,8 +93,7 @@ class TeamCarry(BaseModel):
 
 def read_team_carry(carry: dict[str, Any] | None) -> tuple[TeamCarry | None, str | None]:
     """The carry a team's run starts from (None for a first run), or the sentence its run
-    refuses a start with: a carry from a client (no continue-as-new made this run), or one
-    that does not fit.
+    refuses a start with: a carry from a client (no continue-as-new made this run).
 
     Raises:
         ValidationError: a continued run's carry does not fit (newer code wrote it: the task
@@ -190,7 +190,6 @@ class ContinuingTeam:
     _refusals: Refusals
     _closed: dict[str, AgentRunState]
     _answered: dict[str, Any]
-    _recheck: bool
     _member_id: Callable[[str], str]
     _record_end: Callable[[MemberOutcome, bool], Awaitable[None]]
     _cancel_member: Callable[[str], Awaitable[None]]
@@ -215,7 +214,7 @@ class ContinuingTeam:
         self._answered = dict(carry.answered)
 
     async def _cancel_live_members(self) -> None:
-        for name in sorted(self._started - set(self._ended)):
+        for name in sorted(self._live_started()):
             await self._cancel_member(name)
 
     def _continue_due(self) -> bool:
@@ -289,7 +288,8 @@ class ContinuingTeam:
         """Find members of an earlier run that closed without a last report (terminated, or
         failed before they could send one): by an activity that waits for one to close
         (patched `team-members-awaited`); before, at the agents' liveness interval, further
-        apart while every one still runs (a terminated member showed `working` for minutes)."""
+        apart while every one still runs (a terminated member showed `working` for minutes;
+        kept for the runs that started so)."""
         if versions.patched(TEAM_MEMBERS_AWAITED):
             await self._await_carried(carried)
             return
@@ -300,19 +300,12 @@ class ContinuingTeam:
             waiting = [n for n in waiting if n not in self._closed]
             if not waiting:
                 return
-            try:
+            with contextlib.suppress(TimeoutError):
                 await workflow.wait_condition(
-                    lambda names=tuple(waiting): (
-                        any(n in self._ended for n in names) or self._recheck
-                    ),
+                    lambda names=tuple(waiting): any(n in self._ended for n in names),
                     timeout=timedelta(seconds=liveness_interval(base_s, checks)),
                 )
-                if not self._recheck:
-                    continue
-            except TimeoutError:
-                pass
-            # A stop that found one closed asks now: the ending team waits for no backoff.
-            self._recheck = False
+                continue
             try:
                 states = await describe_runs([self._member_id(n) for n in waiting])
             except ActivityError as e:

@@ -273,9 +273,9 @@ async def test_a_shutdown_request_waiting_for_its_answer_does_not_hold_the_hand_
 
 
 async def test_a_continued_team_ends_at_once_when_a_carried_member_closed_unseen(client, git_repo):
-    """A member of the run before, terminated, sends no last report: the ending team's stop
-    to it fails, and the liveness check looks at once instead of after its interval (here
-    five minutes)."""
+    """A member of the run before, terminated, sends no last report: the ending team learns
+    of it from `agents.await_closed` at once, not from a liveness check after its interval
+    (here five minutes)."""
     with scripted_model(SCRIPT):
         async with running_workers(client) as queues:
             handle, first_run = await start_long_team(client, queues, git_repo, liveness_s=300)
