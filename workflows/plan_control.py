@@ -323,7 +323,7 @@ class PlanControl:
 
     async def _tell_approver(self, pending: PendingPlan, decision: PlanDecision) -> None:
         """The lead (or parent) asked for this plan hears that a person decided it: it
-        needs no answer (one that comes is dropped, `lead_answer`)."""
+        needs no answer (one that comes is said to be about a decided plan, `late_answer`)."""
         if not versions.patched(PLAN_DECIDED_ONCE):
             return
         verb = "approved" if decision.approve else "sent back"
@@ -395,10 +395,17 @@ class PlanControl:
         teammate's count of mail received behind its team's, which never went quiet."""
         if self.approver.workflow_id is None or message.sender != self.approver.sender:
             return message
-        decided = self.pending.request_id if self.pending is not None else self.decided_id
+        if self.pending is not None and self.decision is not None:
+            # Decided by a person, the agent not yet on its way: `last_decided` is older.
+            decided = self.pending.request_id
+            verb = "approved" if self.decision.approve else "sent back"
+            how = f"{decided} was {verb}"
+        elif self.pending is None:
+            decided, how = self.decided_id, self.last_decided
+        else:
+            return message  # a plan still waiting: `lead_answer` takes its answer
         if not decided or parse_plan_approval_response(message.text, decided) is None:
             return message
-        how = self.last_decided or f"{decided} was decided"
         note = f"(An answer to plan {decided}, decided already: {how}. It changes nothing.)"
         return message.model_copy(update={"text": f"{note}\n{message.text}"})
 
