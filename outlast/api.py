@@ -36,6 +36,7 @@ from agents.config import OutlastConfig
 from agents.permissions import RESUME_MODES
 from agents.questions import QuestionAnswers
 from outlast.patterns import (
+    RESULT_TYPES,
     PatternArgs,
     build_pattern_input,
     first_error,
@@ -101,6 +102,12 @@ class Task:
     of: str | None = None
     """The task this is one agent of (`agent()`), for what a missing one is told."""
 
+    def __post_init__(self) -> None:
+        if self.pattern not in RESULT_TYPES:
+            close = difflib.get_close_matches(self.pattern, RESULT_TYPES, n=1)
+            meant = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"pattern {self.pattern!r}{meant}: one of {', '.join(RESULT_TYPES)}")
+
     @property
     def id(self) -> str:
         return self.handle.id
@@ -129,7 +136,19 @@ class Task:
         Raises:
             WorkflowFailureError: the workflow failed, was killed (its cause a
                 CancelledError) or terminated; no result."""
-        return await self.handle.result()
+        handle = self.handle
+        if handle._result_type is None:  # noqa: SLF001 (the SDK has no public getter)
+            # A handle from `get_workflow_handle(id)` (as `agent()` and StartError's advice
+            # make) decoded the result as a plain dict.
+            handle = WorkflowHandle(
+                handle._client,  # noqa: SLF001
+                handle.id,
+                run_id=handle.run_id,
+                result_run_id=handle.result_run_id,
+                first_execution_run_id=handle.first_execution_run_id,
+                result_type=RESULT_TYPES[self.pattern],
+            )
+        return await handle.result()
 
     async def status(self) -> AgentStatus | PipelineView | TeamView | Any:
         """Where it stands now (the pattern's own query)."""

@@ -106,7 +106,20 @@ async def test_the_python_api_starts_and_steers_a_task(client, git_repo):
             # Nothing waits, nor ever will: refused as the README says (it returned False).
             with pytest.raises(TaskEnded, match="is not running .completed.; nothing was sent"):
                 await task.approve_plan()
+            # A Task made on a bare handle, as StartError advises: its result was a dict.
+            again = await Task(
+                handle=client.get_workflow_handle(task.id), pattern="single"
+            ).result()
     assert result.final_text == "implemented the plan"
+    assert isinstance(again, AgentResult) and again == result
+
+
+def test_a_task_of_a_pattern_that_does_not_exist_is_refused(client):
+    """`pattern="tema"` was taken, and its status() asked the fork-join's query."""
+    with pytest.raises(
+        ValueError, match=r"pattern 'tema' \(did you mean 'team'\?\): one of single"
+    ):
+        Task(handle=client.get_workflow_handle("x"), pattern="tema")
 
 
 COORDINATED = {

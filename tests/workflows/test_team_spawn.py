@@ -14,7 +14,7 @@ from tests.interceptors import Hold
 from tests.support import Queues, fast_config, running_workers, scripted_model, wait_for
 from tests.workflows.test_team import last_request, member, send, start_team
 from tests.workflows.test_visibility import current_details
-from workflows.contracts import StopRequest, Workspace
+from workflows.contracts import AgentResult, StopRequest, Workspace
 from workflows.pattern_contracts import TeamInput, TeammateSpec, TeamResult
 
 
@@ -194,7 +194,10 @@ async def test_a_lead_started_alone_spawns_its_team(client, git_repo):
                 task_queue=queues.task_queue, host_id=host, config=fast_config(),
             )  # fmt: skip
             result = await task.result()
+            # A member's handle is bare (`agent()`): its result came as a dict.
+            w_result = await task.agent("w").result()
     assert result.status == "completed", result
+    assert isinstance(w_result, AgentResult) and w_result.status == "completed", w_result
     assert [(m.name, m.status) for m in result.members] == [
         ("lead", "completed"),
         ("w", "completed"),
