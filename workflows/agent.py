@@ -70,7 +70,7 @@ from workflows.contracts import (
     StopRequest,
     Workspace,
 )
-from workflows.details import render_details
+from workflows.details import chain_note, render_details
 from workflows.loop_types import LoopHooks, LoopSetup, LoopState, seen_read_state
 from workflows.pattern_contracts import MemberEnd
 from workflows.phases import create_session_scratchpad
@@ -663,7 +663,10 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._marks.show(status, self._state.mode or self._own_mode)
 
     def _refresh_details(self) -> None:
-        workflow.set_current_details(render_details(self.status(), self._plan_note))
+        chain = None
+        if self._carry is not None:
+            chain = chain_note(self._carry.runs, workflow.info().first_execution_run_id)
+        workflow.set_current_details(render_details(self.status(), self._plan_note, chain))
 
     def _elapsed_ms(self) -> int:
         return int((workflow.now() - self._started).total_seconds() * 1000)

@@ -35,7 +35,19 @@ def tool_uses(n: int) -> str:
     return f"{n:,} tool use{'s' if n != 1 else ''}"
 
 
-def render_details(status: AgentStatus, plan_note: str | None = None) -> str:
+def chain_note(runs_before: int, first_run_id: str) -> str:
+    """The line a continued run shows: Temporal gives a continued run no static summary or
+    details (`continue_as_new` takes none), so the UI's page of the current run said nothing
+    of the task; this says where it is."""
+    return (
+        f"run {runs_before + 1} of this workflow id (continued as new): the task's summary and "
+        f"details are on its first run, `{first_run_id}`"
+    )
+
+
+def render_details(
+    status: AgentStatus, plan_note: str | None = None, chain: str | None = None
+) -> str:
     head = f"**{status.agent_type}** `{status.agent_id}`"
     lines = [f"{head} · turn {_turn(status)} · {_doing(status)}"]
     t = status.usage.tokens
@@ -59,6 +71,8 @@ def render_details(status: AgentStatus, plan_note: str | None = None) -> str:
     if status.refused_signals:
         lines += ["", "Refused signals (their input did not fit):"]
         lines += [f"- {text}" for text in status.refused_signals]
+    if chain:
+        lines += ["", chain]
     if plan_note:
         # What waits for a person comes first: it is what the reader has to act on.
         lines = [plan_note, "", "---", "", *lines]

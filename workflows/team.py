@@ -51,6 +51,7 @@ from workflows.contracts import (
     TeamLink,
     Workspace,
 )
+from workflows.details import chain_note
 from workflows.held_handlers import answer_held
 from workflows.pattern_contracts import (
     AddMemberRequest,
@@ -398,7 +399,10 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
         return [m.name for m in self._members if m.name not in self._ended]
 
     def _details(self) -> None:
-        workflow.set_current_details(render_team_details(self.team()))
+        chain = None
+        if self._carry is not None:
+            chain = chain_note(self._carry.runs, workflow.info().first_execution_run_id)
+        workflow.set_current_details(render_team_details(self.team(), chain))
 
     # --- the lead's update (the other handlers: workflows/team_handlers.py) ---------------
 

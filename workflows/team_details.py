@@ -11,7 +11,8 @@ from __future__ import annotations
 from workflows.pattern_contracts import TeamView
 
 
-def render_team_details(view: TeamView) -> str:
+def render_team_details(view: TeamView, chain: str | None = None) -> str:
+    """`chain`: a continued run's `details.chain_note`."""
     active = sum(1 for m in view.members if m.state != "ended")
     done = sum(1 for t in view.tasks if t.status == "completed")
     head = (
@@ -26,4 +27,6 @@ def render_team_details(view: TeamView) -> str:
     if view.refused_signals:
         lines += ["", "Refused signals (their input did not fit):"]
         lines += [f"- {text}" for text in view.refused_signals]
+    if chain:
+        lines += ["", chain]
     return "\n".join(lines)

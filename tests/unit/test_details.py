@@ -110,3 +110,16 @@ def test_a_follow_leaves_an_ending_stage_agent_to_its_stage_s_line():
     assert at_work(status(state="finished")) is None
     working = status(state="calling_model")
     assert at_work(working) is working
+
+
+def test_a_continued_run_says_where_its_task_is_and_only_then():
+    """Temporal gives a continued run no static summary or details."""
+    from workflows.details import chain_note
+
+    note = chain_note(2, "run-1")
+    assert note == (
+        "run 3 of this workflow id (continued as new): the task's summary and details are on "
+        "its first run, `run-1`"
+    )
+    assert render_details(status(), chain=note).endswith("\n\n" + note)
+    assert "continued as new" not in render_details(status())

@@ -26,6 +26,7 @@ from tests.support import (
     scripted_model,
     start,
 )
+from tests.workflows.test_visibility import current_details
 
 SMALL_LIMITS = {
     "limit.historyCount.suggestContinueAsNew": "600",
@@ -157,7 +158,13 @@ async def test_children_survive_the_parents_continue_as_new(client, git_repo):
             handle = await start(client, agent_input("go", git_repo, queues, config=config), queues)
             result = await asyncio.wait_for(handle.result(), timeout=120)
             runs = [w async for w in client.list_workflows(f'WorkflowId = "{handle.id}"')]
+            # The last run's page in the UI (no static summary: continue_as_new takes none)
+            # says where the task is.
+            details = await current_details(client, handle.id)
     assert len(runs) >= 3
+    first = min(runs, key=lambda r: r.start_time).run_id
+    chain = f"run {len(runs)} of this workflow id (continued as new): the task's summary"
+    assert chain in details and f"its first run, `{first}`" in details, details
     messages = transcripts.load(default_store(), result.transcript)
     notes = [
         b.text

@@ -16,6 +16,7 @@ from agents.config import AgentSettings
 from agents.team_tasks import TaskCreateInput, TeamTask
 from tests.support import fast_config, running_workers, scripted_model
 from tests.workflows.test_team import member, wait_for_states
+from tests.workflows.test_visibility import current_details
 from workflows.contracts import MailMessage, StopRequest, Workspace
 from workflows.pattern_contracts import (
     MemberRef,
@@ -121,6 +122,15 @@ async def run_long_team(client, repo, wf_id: str | None = None):
         sent = await mail_until_continued(client, handle, first_run)
         # The next run has the members the first started, and their counts.
         assert await received(handle, "b") == sent
+        # Its page in the UI (no static summary: continue_as_new takes none) says where the
+        # task is.
+        await wait_for(
+            lambda: current_details(client, handle.id),
+            lambda got: (
+                f"(continued as new): the task's summary and details are on its "
+                f"first run, `{first_run}`" in got
+            ),
+        )
         # Mail after the hand-on reaches b, and its reports reach the new run.
         await handle.execute_update(
             "message_member", TeamMail(to="b", text="after"), result_type=str
