@@ -472,6 +472,9 @@ def _fill_from_result(node: Node, result: object) -> None:
         elif undone := [t for t in result.get("tasks") or [] if t.get("status") != "completed"]:
             total = len(result["tasks"])
             node.outcome = f"{len(undone)} of {total} task{'' if total == 1 else 's'} not done"
+            if result.get("status") == "stopped":
+                # Why they are undone, as `run` says it (`show` read `completed, 1 of 1 ...`).
+                node.outcome = f"stopped, {node.outcome}"
     forks = result.get("forks") or []
     unfinished = [
         f

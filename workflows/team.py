@@ -268,8 +268,10 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
         # How the lead ended where it did not complete: `outlast ls` and the Web UI listed a
         # team whose lead failed at its start (no workspace) as completed (a user test,
         # 2026-12-05). The upsert's value only; the result's status stays as it was.
-        # Tasks left undone, as `run` says (2026-12-06): `ls` read plain `completed`.
-        undone = "tasks not done" if result.unfinished() else None
+        # Tasks left undone, as `run` says (2026-12-06): `ls` read plain `completed`. Not of
+        # a team a person stopped: that is why they are undone, and `run` says `stopped`
+        # first (a user test: `ls` read `completed (tasks not done)`).
+        undone = "tasks not done" if result.unfinished() and status == "completed" else None
         self._marks.end(result.lead_lost() or undone or status)
         return result
 

@@ -79,6 +79,26 @@ async def test_a_killed_teammate_s_task_goes_back_and_the_lead_is_told(client, g
     assert TEAM_LOSS_TOLD in patches
 
 
+async def test_a_team_stopped_with_its_task_undone_reads_stopped(client, dev_server, git_repo):
+    """A user test (2026-12-06): `run` said `stopped (1 of 1 task not done)`, while `ls` (the
+    team's AgentStatus) read `completed (tasks not done)` and `show` `completed, 1 of 1 task
+    not done`, as if it had ended on its own."""
+    from tests.workflows.test_plan_mode import cli
+
+    with scripted_model(SCRIPT):
+        async with running_workers(client) as queues:
+            handle = await start_pair(client, queues, git_repo, tasks=["Task one"])
+            await wait_for_view(handle, lambda v: v.tasks[0].owner == "w1")
+            await handle.signal("shutdown", {"reason": "enough"})
+            (git_repo / "released").touch()  # w1's command: its turn ends, and w1 with it
+            result = await handle.result()
+            shown = (await handle.describe()).typed_search_attributes.get(sa.AGENT_STATUS)
+            code, out = await cli(dev_server.address, "show", handle.id)
+    assert result.status == "stopped" and result.unfinished(), result
+    assert shown == "stopped", shown
+    assert code == 0 and "stopped, 1 of 1 task not done" in " ".join(out.split()), out
+
+
 async def test_show_lists_a_team_s_refused_signals(client, dev_server, git_repo):
     """`show` listed the refusals of an agent and a pipeline only: a team's, in its `team`
     query, were shown nowhere but the Web UI's details (a user test, 2026-12-06)."""
