@@ -21,12 +21,15 @@ running to close: its end cancelled them, and they close once their running tool
 One still running after that (its parent was terminated) is shown running, as it is."""
 POLL_S = 0.2
 ENDS = ("completed", "failed", "killed")
+STOPPED = "stopped"
+"""`child_end` of a child that was stopped: its table's `killed`, with `stopped` set."""
 
 
 def child_end(status: WorkflowExecutionStatus | None, result: object = None) -> str | None:
     """A child's end as its parent's table would record it (workflows/registry.py), from its
-    workflow's status and, if it completed, its result (decoded without its type); None while
-    it runs. A child that was stopped reads `killed`, as the parent's notice has it."""
+        workflow's status and, if it completed, its result (decoded without its type); None while
+        it runs. A child that was stopped reads `stopped` (its table's `killed`, with `stopped`
+    set: the parent's notice reads `killed`)."""
     if status is None or status == WorkflowExecutionStatus.RUNNING:
         return None
     if status == WorkflowExecutionStatus.CANCELED:
@@ -35,7 +38,7 @@ def child_end(status: WorkflowExecutionStatus | None, result: object = None) -> 
         return "failed"  # failed, terminated or timed out: as the parent's liveness check
     said = result if isinstance(result, dict) else {}
     if said.get("stopped"):
-        return "killed"
+        return STOPPED
     return said["status"] if said.get("status") in ENDS else "completed"
 
 
@@ -57,10 +60,20 @@ async def with_child_ends(client: Client, status: AgentStatus, wait_s: float = 0
     if not ends:
         return status
     children = [
-        c.model_copy(update={"status": ends[c.workflow_id]}) if c.workflow_id in ends else c
+        c.model_copy(update=_ended(ends[c.workflow_id])) if c.workflow_id in ends else c
         for c in status.children
     ]
     return status.model_copy(update={"children": children})
+
+
+def _ended(end: str) -> dict:
+    return {"status": "killed", "stopped": True} if end == STOPPED else {"status": end}
+
+
+def shown_status(child: ChildSummary) -> str:
+    """A child's state as a follow shows it: `stopped` where its table says `killed` of a
+    stop (a user test, 2026-12-06: `run` said `killed`, `show` `completed, stopped`)."""
+    return "stopped" if child.stopped else child.status
 
 
 async def _end_of(client: Client, child: ChildSummary) -> str | None:

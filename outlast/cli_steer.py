@@ -75,6 +75,15 @@ def stop(
             # Anything else has no handler for it: Temporal would keep the signal unread.
             fail(f"{workflow_id} is a {workflow_type}, which has no graceful stop; use kill.")
         await handle.signal(name, StopRequest(reason=reason))
+        if workflow_type == "PipelineWorkflow":
+            # A pipeline's stop waits for the running stage's end, not its turn: the stage
+            # went on for a minute while this said "after its current turn" (a user test).
+            console.print(
+                f"asked {workflow_id} to stop when its running stage ends (no later stage "
+                f"starts; `outlast stop {workflow_id}/STAGE` ends the stage after its current "
+                "turn, `outlast kill` stops at once)"
+            )
+            return
         console.print(
             f"asked {workflow_id} to stop after its current turn (a tool running now "
             "finishes first; `outlast kill` stops at once)"

@@ -372,6 +372,14 @@ async def _fill_pipeline_wait(
         )
     elif view.current:
         node.outcome = f"stage {view.current} running"
+        if view.stop_requested:
+            # `show` said nothing of it while the stage went on (a user test, 2026-12-06).
+            attempt = 1 + sum(s.name == view.current for s in view.stages)
+            node.outcome += (
+                ", stop requested: the pipeline ends when this stage does (`outlast stop "
+                f"{stage_agent(desc.id, view.current, attempt)}` ends the stage after its "
+                "current turn)"
+            )
 
 
 EARLIER_RUN_QUERY_S = 1.0

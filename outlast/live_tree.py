@@ -14,7 +14,7 @@ from temporalio.client import Client, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
 from agents.todos import MAX_SHOWN, TodoItem, done_of
-from outlast.child_ends import CLOSING_WAIT_S, with_child_ends
+from outlast.child_ends import CLOSING_WAIT_S, shown_status, with_child_ends
 from outlast.inspect import queued_line
 from outlast.plan_view import plan_lines, waiting_plan
 from outlast.question_view import plain, prompt_answers, question_lines, waiting_question
@@ -32,6 +32,7 @@ _MARK = {
     "completed": "[green]✓[/]",
     "failed": "[red]✗[/]",
     "killed": "[yellow]■[/]",
+    "stopped": "[yellow]■[/]",
 }
 
 
@@ -97,11 +98,12 @@ def _child_line(
     # A description is the model's (a background shell's is its command line: `[a-z]+`).
     label = escape(plain(child.name or child.description or child.agent_id))
     kind = escape(plain(child.agent_type))
-    line = f"{_MARK.get(child.status, '?')} {label} [dim]({kind}, {child.mode})[/]"
+    shown = shown_status(child)
+    line = f"{_MARK.get(shown, '?')} {label} [dim]({kind}, {child.mode})[/]"
     if child.status == "running" and own is not None:
         line += f" {escape(doing(own))} [dim]· {own.usage.total_tokens:,} tokens[/]"
     elif child.status != "running":
-        line += f" {child.status}"
+        line += f" {shown}"
     if child.status == "running" and retry:
         line += f" [yellow]{escape(plain(retry))}[/]"
     if child.status == "running" and child.mode == "sync" and child.background_hint:

@@ -28,6 +28,7 @@ from workflows.contracts import AgentStatus, ForkOutcome
 from workflows.pattern_contracts import (
     MAX_STAGE_ATTEMPTS,
     PipelineView,
+    StageOutcome,
     TeamView,
     VerificationRound,
 )
@@ -77,7 +78,7 @@ async def _progress(
     if pattern == "pipeline":
         view = await query("pipeline", result_type=PipelineView)
         lines = [
-            (f"stage:{s.name}:{s.attempt}", f"stage {_attempt(s.name, s.attempt)}: {s.status}")
+            (f"stage:{s.name}:{s.attempt}", f"stage {_attempt(s.name, s.attempt)}: {_ended(s)}")
             for s in view.stages
         ]
         if view.current:
@@ -116,7 +117,17 @@ async def _progress(
             for r in rounds
         ]
     forks = await query("forks", result_type=list[ForkOutcome])
-    return [(f"fork:{f.index}", f"fork {f.index + 1}: {f.status}") for f in forks]
+    return [(f"fork:{f.index}", f"fork {f.index + 1}: {_ended(f)}") for f in forks]
+
+
+def _ended(end: StageOutcome | ForkOutcome) -> str:
+    """A stage's or fork's end as `show` says it: a stopped one read `completed` (a user
+    test, 2026-12-06)."""
+    if end.stopped:
+        return "stopped"
+    if isinstance(end, ForkOutcome) and end.max_turns_reached:
+        return f"{end.status} (max turns reached)"
+    return end.status
 
 
 def _attempt(stage: str, attempt: int) -> str:

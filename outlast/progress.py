@@ -20,7 +20,7 @@ from temporalio.client import (
 from temporalio.service import RPCError
 
 from agents.todos import done_of, in_progress
-from outlast.child_ends import CLOSING_WAIT_S, with_child_ends
+from outlast.child_ends import CLOSING_WAIT_S, shown_status, with_child_ends
 from outlast.inspect import cancel_reason, kept_worktree
 from outlast.live_tree import doing, follow_live
 from outlast.plan_view import plan_lines, waiting_plan
@@ -157,7 +157,7 @@ def _print_children(
 ) -> None:
     """One line per sub-agent state change: spawned, backgrounded, hinted, ended."""
     for child in status.children:
-        state = f"{child.status}, {child.mode}"
+        state = f"{shown_status(child)}, {child.mode}"
         if child.status == "running" and child.mode == "sync" and child.background_hint:
             state += f" (`outlast background {parent_id} {child.agent_id}` to stop waiting for it)"
         if seen.get(child.agent_id) != state:

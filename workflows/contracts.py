@@ -250,6 +250,9 @@ class ChildSummary(Contract):
     mode: Literal["sync", "background"]
     run_generation: int
     background_hint: bool = False
+    stopped: bool = False
+    """Its `killed` was a stop (`outlast stop <parent>/<child>`): the parent's notice reads
+    `killed`, as Claude Code's does, and a follow shows `stopped`, as `show` does."""
 
 
 class QueuedWorker(Contract):

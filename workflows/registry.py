@@ -90,6 +90,7 @@ class ChildTask(BaseModel):
             mode=self.mode,
             run_generation=self.run_generation,
             background_hint=self.background_hint,
+            stopped=self.end is not None and self.end.stopped and not self.stop_requested,
         )
 
 

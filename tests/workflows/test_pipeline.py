@@ -738,3 +738,53 @@ async def test_a_stage_a_person_stops_waits_for_a_decision(client, dev_server, g
     assert view.awaiting_attempt == 1
     assert result.status == "completed" and result.final_text == "PLAN-OUT", result
     assert STOPPED_STAGE_WAITS in await patch_ids(handle)
+
+
+async def test_a_pipeline_asked_to_stop_says_it_ends_with_its_stage(client, dev_server, git_repo):
+    """A user test (2026-12-06): `outlast stop PIPELINE` said "after its current turn" while
+    the stage went on for a minute, and `show` said nothing of the stop."""
+    from tests.workflows.test_plan_mode import cli
+    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+
+    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
+    stages = [
+        PipelineStage(name="look", agent_type="Explore", instructions="Look."),
+        PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
+    ]
+    script = {
+        "agents": [
+            {
+                "name": "look",
+                "match": {"agent_type": "Explore"},
+                "turns": [{"text": "LOOK-HALF", "tool_use": hold}, {"text": "LOOK-DONE"}],
+            },
+            stage_agent("Plan", "PLAN-OUT", read=False),
+        ]
+    }
+    with scripted_model(script) as model:
+        async with running_workers(client) as queues:
+            inp = pipeline_input(git_repo, queues, stages=stages)
+            handle = await start_pipeline(client, queues, inp)
+            await wait_until_tool_runs(client.get_workflow_handle(f"{handle.id}/look"), "Bash")
+            code, said = await cli(dev_server.address, "stop", handle.id)
+            for _ in range(100):
+                view = await handle.query("pipeline", result_type=PipelineView)
+                if view.stop_requested:
+                    break
+                await asyncio.sleep(0.1)
+            shown_code, shown = await cli(dev_server.address, "show", handle.id)
+            (git_repo / "released").touch()
+            result = await handle.result()
+    said, shown = " ".join(said.split()), " ".join(shown.split())
+    assert code == 0 and "to stop when its running stage ends (no later stage starts" in said
+    assert f"`outlast stop {handle.id}/STAGE` ends the stage after its current turn" in said
+    assert (
+        shown_code == 0
+        and (
+            "stage look running, stop requested: the pipeline ends when this stage does "
+            f"(`outlast stop {handle.id}/look` ends the stage after its current turn)"
+        )
+        in shown
+    ), shown
+    assert result.status == "stopped", result
+    assert not [r for r in model.log if r["agent"] == "Plan"]
