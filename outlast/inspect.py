@@ -159,14 +159,61 @@ async def list_rows(
 
 
 async def _list(client: Client, query: str, include_children: bool, limit: int) -> list[Row]:
-    rows: list[Row] = []
+    listed: list[WorkflowExecution] = []
     async for w in client.list_workflows(query):
         if not include_children and not _session_root(w):
             continue
-        rows.append(_row(w))
-        if len(rows) == limit:
+        listed.append(w)
+        if len(listed) == limit:
             break
+    rows = [_row(w) for w in listed]
+    handed_on = await _handed_on(client, listed)
+    for row in rows:
+        row.started = chain_start(row, handed_on)
     return rows
+
+
+async def _handed_on(
+    client: Client, listed: list[WorkflowExecution]
+) -> dict[tuple[str, datetime], datetime]:
+    """The runs of `listed`'s ids that continued as new, by (id, when it handed on): when
+    each began. A list gives no run's first run id (a describe does), so `chain_start`
+    follows the chain back by these."""
+    ids = sorted({w.id for w in listed if "'" not in w.id and "\\" not in w.id})
+    if not ids:
+        return {}
+    quoted = ", ".join(f"'{i}'" for i in ids)
+    query = f"ExecutionStatus = 'ContinuedAsNew' AND WorkflowId IN ({quoted})"
+    return {
+        (w.id, w.close_time): w.start_time
+        async for w in client.list_workflows(query)
+        if w.close_time is not None and w.start_time is not None
+    }
+
+
+def chain_start(row: Row, handed_on: dict[tuple[str, datetime], datetime]) -> datetime | None:
+    """When the workflow began: a run that continued as new starts as the one before hands
+    on, and `ls` gave an agent's start as its latest run's (a user test, 2026-12-06: 4 s
+    after its first, its sub-agents listed as starting before it). A resumed run (a new
+    start after the one before closed) begins its own chain."""
+    started = row.started
+    for _ in range(len(handed_on)):
+        earlier = handed_on.get((row.workflow_id, started)) if started else None
+        if earlier is None:
+            break
+        started = earlier
+    return started
+
+
+async def first_run_started(client: Client, desc: WorkflowExecutionDescription) -> datetime:
+    """`chain_start` for a described run, whose first run id the describe gives."""
+    first = desc.raw_info.first_run_id
+    if not first or first == desc.run_id:
+        return desc.start_time
+    try:
+        return (await client.get_workflow_handle(desc.id, run_id=first).describe()).start_time
+    except RPCError:
+        return desc.start_time  # its first run is past the namespace's retention
 
 
 def _session_root(w: WorkflowExecution) -> bool:
@@ -194,6 +241,7 @@ async def agent_tree(
             raise NotFound(f"no workflow {workflow_id}") from None
         raise
     node = Node(row=_row(desc), retrying=retrying(desc) or await failing_task(client, desc))
+    node.row.started = await first_run_started(client, desc)
     if desc.workflow_type in AGENT_TYPES:
         # Its attribute until its result or its worker says: without a worker, a fork or a
         # member read as its pattern (`fork-join, running`; a user test).

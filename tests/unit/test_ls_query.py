@@ -129,3 +129,32 @@ def test_an_agent_that_failed_in_its_result_says_why():
     done = Node(row=node.row)
     _fill_from_result(done, {"status": "completed", "error": None, "message": "all fine"})
     assert done.error is None
+
+
+def test_a_continued_run_starts_when_its_chain_did_and_a_resumed_one_on_its_own():
+    """`ls` gave a continued agent's start as its latest run's (a user test, 2026-12-06)."""
+    from datetime import UTC, datetime, timedelta
+
+    from outlast.inspect import Row, chain_start
+
+    t0 = datetime(2026, 12, 6, 17, 0, tzinfo=UTC)
+    at = [t0 + timedelta(seconds=s) for s in (0, 4, 9, 30)]
+    # Runs 1 and 2 handed on at 4 s and 9 s; an earlier chain of the same id (resumed
+    # since) handed on at -10 s, and another id's run at 9 s.
+    handed_on = {
+        ("a", at[1]): at[0],
+        ("a", at[2]): at[1],
+        ("a", t0 - timedelta(seconds=10)): t0 - timedelta(seconds=20),
+        ("b", at[2]): t0 - timedelta(seconds=99),
+    }
+
+    def row(wid: str, started: datetime) -> Row:
+        kind = "AgentWorkflow"
+        return Row(
+            workflow_id=wid, pattern="single", workflow_type=kind, status="running", started=started
+        )
+
+    assert chain_start(row("a", at[2]), handed_on) == at[0]
+    assert chain_start(row("a", at[3]), handed_on) == at[3]  # resumed: a chain of its own
+    assert chain_start(row("c", at[2]), handed_on) == at[2]
+    assert chain_start(row("a", at[2]), {}) == at[2]

@@ -17,6 +17,7 @@ from activities.store import default_store
 from agents.config import AgentSettings
 from agents.messages import ToolResultBlock, ToolUseBlock
 from outlast.client import connect
+from outlast.inspect import agent_tree, list_rows
 from tests.support import (
     agent_input,
     fast_config,
@@ -161,8 +162,14 @@ async def test_children_survive_the_parents_continue_as_new(client, git_repo):
             # The last run's page in the UI (no static summary: continue_as_new takes none)
             # says where the task is.
             details = await current_details(client, handle.id)
+            # `ls` and `show` give the agent's start: its first run's (they gave the latest's).
+            listed = [r for r in await list_rows(client) if r.workflow_id == handle.id]
+            tree = await agent_tree(client, handle.id)
     assert len(runs) >= 3
-    first = min(runs, key=lambda r: r.start_time).run_id
+    first_run = min(runs, key=lambda r: r.start_time)
+    assert [r.started for r in listed] == [first_run.start_time], listed
+    assert tree.row.started == first_run.start_time
+    first = first_run.run_id
     chain = f"run {len(runs)} of this workflow id (continued as new): the task's summary"
     assert chain in details and f"its first run, `{first}`" in details, details
     messages = transcripts.load(default_store(), result.transcript)
