@@ -159,7 +159,39 @@ async def _agent_at_work(
             status = await _running_status(client, f"{workflow_id}/{child}")
             if status is not None:
                 return [(f"agent:{round_no}:{who}", f"round {round_no}: {who}: {doing(status)}")]
+    if pattern == "fork-join":
+        return await _forks_at_work(client, workflow_id, lines)
     return []
+
+
+MAX_FORKS_ASKED = 8
+"""Running forks asked for their status per poll (a follow of many shows the first)."""
+
+
+async def _forks_at_work(
+    client: Client, workflow_id: str, lines: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """Each running fork's turn: off a terminal a follow printed nothing between the start
+    and the first fork's end (a user test, 2026-12-06: 200 s of silence)."""
+    ended = {k.removeprefix("fork:") for k, _ in lines if k.startswith("fork:")}
+    query = f'ParentWorkflowId = "{workflow_id}" AND ExecutionStatus = "Running"'
+    try:
+        running = {w.id async for w in client.list_workflows(query, limit=100)}
+    except RPCError:
+        return []
+    forks = []
+    for wid in running:
+        name = wid.removeprefix(f"{workflow_id}/")
+        number = name.removeprefix("fork-")
+        if name.startswith("fork-") and number.isdigit() and str(int(number) - 1) not in ended:
+            forks.append((int(number), wid))
+    forks = sorted(forks)[:MAX_FORKS_ASKED]
+    statuses = await asyncio.gather(*(_running_status(client, wid) for _, wid in forks))
+    return [
+        (f"agent:fork-{n}", f"fork {n}: {doing(status)}")
+        for (n, _), status in zip(forks, statuses, strict=True)
+        if status is not None
+    ]
 
 
 async def _running_status(client: Client, workflow_id: str) -> AgentStatus | None:

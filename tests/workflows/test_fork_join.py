@@ -448,3 +448,27 @@ async def test_a_raw_start_with_a_blank_directive_is_refused(client, git_repo):
     events = [e.event_type async for e in handle.fetch_history_events()]
     assert EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED not in events
     assert EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED not in events  # nor anything else
+
+
+async def test_a_follow_says_what_each_running_fork_is_doing(client, git_repo):
+    """Off a terminal a follow printed nothing between the start and the first fork's end (a
+    user test, 2026-12-06: 200 s of silence while the forks were at turn 126)."""
+    import io
+
+    from rich.console import Console
+
+    from outlast.pattern_follow import follow_pattern
+
+    script = fork_script(2)
+    for fork in script["agents"][:2]:
+        fork["turns"][-1]["delay_ms"] = 1500
+    out = io.StringIO()
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start_fork_join(client, queues, git_repo, 2)
+            console = Console(file=out, width=300, force_terminal=False)
+            result = await follow_pattern(handle, "fork-join", console, client)
+    assert [f.status for f in result.forks] == ["completed", "completed"], result
+    text = out.getvalue()
+    for line in ("fork 1: turn 1: calling", "fork 2: turn 1: calling", "fork 1: completed"):
+        assert line in text, text
