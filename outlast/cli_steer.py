@@ -73,7 +73,17 @@ def stop(
         name = "shutdown" if workflow_type == "TeamWorkflow" else "stop"
         if workflow_type not in STOPPABLE:
             # Anything else has no handler for it: Temporal would keep the signal unread.
-            fail(f"{workflow_id} is a {workflow_type}, which has no graceful stop; use kill.")
+            hint = ""
+            if workflow_type == "VerifiedTaskWorkflow":
+                # The README's way (a user test: the refusal named only kill).
+                hint = (
+                    f" To stop it after the implementer's current turn, stop the implementer: "
+                    f"`outlast stop {workflow_id}/implementer` (the task ends failed, "
+                    "unverified)."
+                )
+            fail(
+                f"{workflow_id} is a {workflow_type}, which has no graceful stop; use kill." + hint
+            )
         await handle.signal(name, StopRequest(reason=reason))
         if workflow_type == "PipelineWorkflow":
             # A pipeline's stop waits for the running stage's end, not its turn: the stage

@@ -160,6 +160,14 @@ async def test_steering_a_workflow_that_cannot_take_it_is_refused(client, dev_se
     )
     code, out = await cli(dev_server.address, "stop", other.id)
     assert code == 2 and "is a ShellTaskWorkflow, which has no graceful stop" in out, out
+    # A verified task's refusal names the README's way to stop it (it named only kill).
+    verified = await client.start_workflow(
+        "VerifiedTaskWorkflow", id=f"vt-{uuid.uuid4().hex[:8]}", task_queue="nobody-polls"
+    )
+    code, out = await cli(dev_server.address, "stop", verified.id)
+    await verified.terminate(reason="test")
+    flat = " ".join(out.split())
+    assert code == 2 and f"stop the implementer: `outlast stop {verified.id}/implementer`" in flat
     agent = await client.start_workflow(
         "AgentWorkflow", id=f"lone-{uuid.uuid4().hex[:8]}", task_queue="nobody-polls"
     )
