@@ -76,7 +76,7 @@ def transcript(
     (since its last compaction, which starts it from a summary; --compacted: before too)."""
     if not workflow_id.strip():
         fail("the workflow id is empty.")
-    segments = asyncio.run(_segments(workflow_id, compacted))
+    segments, ended = asyncio.run(_segments(workflow_id, compacted))
     if as_json:
         for n, segment in enumerate(segments):
             for message in segment:
@@ -84,7 +84,13 @@ def transcript(
                 print(json.dumps({"segment": n, **line} if compacted else line))
         return
     if not any(segments):
-        console.print(f"{workflow_id} has no conversation yet.")
+        # "yet" of an agent that had failed at its start (a user test, 2026-12-06).
+        if ended:
+            console.print(
+                f"{workflow_id} has no conversation: it ended ({ended}) before one began."
+            )
+        else:
+            console.print(f"{workflow_id} has no conversation yet.")
         return
     # Over every segment: a compaction's first message answers the last calls before it.
     answered = {
@@ -102,9 +108,11 @@ def transcript(
                 console.print(line, highlight=False)
 
 
-async def _segments(workflow_id: str, compacted: bool) -> list[tuple[Message, ...]]:
+async def _segments(
+    workflow_id: str, compacted: bool
+) -> tuple[list[tuple[Message, ...]], str | None]:
     """The conversation since the last compaction; with `compacted`, first as it was at each
-    compaction, oldest first."""
+    compaction, oldest first. And how the workflow ended, None while it runs."""
     client = await connect_or_fail()
     handle = client.get_workflow_handle(workflow_id, result_type=AgentResult)
     desc = await describe_or_fail(handle)
@@ -123,8 +131,10 @@ async def _segments(workflow_id: str, compacted: bool) -> list[tuple[Message, ..
         if kind == UNDECODED_INPUT:  # asked anyway, a worker's replay fails with a traceback
             fail(f"{workflow_id} never started: its input did not decode ({why}).")
     refs = await _references(client, handle, desc, compacted)
+    running = desc.status in (None, WorkflowExecutionStatus.RUNNING)
+    ended = None if running else desc.status.name.lower().replace("canceled", "killed")
     try:
-        return [await asyncio.to_thread(load, default_store(), ref) for ref in refs]
+        return [await asyncio.to_thread(load, default_store(), ref) for ref in refs], ended
     except OutlastError as e:  # not in this machine's store, or damaged
         fail(f"cannot read the conversation of {workflow_id}: {e.message}")
 

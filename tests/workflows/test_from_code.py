@@ -751,8 +751,12 @@ async def test_a_workspace_that_is_not_there_fails_the_start_before_any_model_ca
             await start_with_cli(dev_server.address, "AgentWorkflow", queues.task_queue, wf_id, inp)
             with pytest.raises(WorkflowFailureError) as failed:
                 await asyncio.wait_for(client.get_workflow_handle(wf_id).result(), 30)
+            code, said_of_it = await cli(dev_server.address, "transcript", wf_id)
     cause = failed.value.cause
     assert cause.type == "InvalidAgentInput", cause
+    # It said "no conversation yet" of a run that had ended (a user test, 2026-12-06).
+    ended = f"{wf_id} has no conversation: it ended (failed) before one began."
+    assert code == 0 and ended in " ".join(said_of_it.split()), said_of_it
     said = "is not an absolute path" if root.startswith("relative") else "is not a directory"
     assert "the workspace root" in cause.message and said in cause.message, cause.message
     assert not model.log
