@@ -27,8 +27,8 @@ STOPPED = "stopped"
 
 def child_end(status: WorkflowExecutionStatus | None, result: object = None) -> str | None:
     """A child's end as its parent's table would record it (workflows/registry.py), from its
-        workflow's status and, if it completed, its result (decoded without its type); None while
-        it runs. A child that was stopped reads `stopped` (its table's `killed`, with `stopped`
+    workflow's status and, if it completed, its result (decoded without its type); None while
+    it runs. A child that was stopped reads `stopped` (its table's `killed`, with `stopped`
     set: the parent's notice reads `killed`)."""
     if status is None or status == WorkflowExecutionStatus.RUNNING:
         return None

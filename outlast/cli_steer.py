@@ -13,6 +13,7 @@ from temporalio.api.enums.v1 import PendingWorkflowTaskState
 from temporalio.client import (
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
+    WorkflowHandle,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
@@ -47,9 +48,11 @@ from workflows.contracts import (
     PlanView,
     StopRequest,
 )
-from workflows.pattern_contracts import TeamMail
+from workflows.pattern_contracts import PipelineView, TeamMail
 
 UPDATE_TIMEOUT = timedelta(seconds=30)
+STAGE_ASK = timedelta(seconds=5)
+"""How long `stop` asks a pipeline whether a stage runs, to say when it will end."""
 STOPPABLE = ("AgentWorkflow", "CoordinatorWorkflow", "PipelineWorkflow", "TeamWorkflow")
 """The workflow types with a graceful stop (`stop`, a team's `shutdown`)."""
 PLANNERS = AGENT_TYPES
@@ -84,7 +87,13 @@ def stop(
             fail(
                 f"{workflow_id} is a {workflow_type}, which has no graceful stop; use kill." + hint
             )
+        waits = None
+        if workflow_type == "PipelineWorkflow":
+            waits = await _stage_waiting(handle)
         await handle.signal(name, StopRequest(reason=reason))
+        if waits:
+            console.print(f"asked {workflow_id} to stop: no stage runs ({waits}), so it ends now")
+            return
         if workflow_type == "PipelineWorkflow":
             # A pipeline's stop waits for the running stage's end, not its turn: the stage
             # went on for a minute while this said "after its current turn" (a user test).
@@ -100,6 +109,18 @@ def stop(
         )
 
     asyncio.run(_main())
+
+
+async def _stage_waiting(handle: WorkflowHandle) -> str | None:
+    """What a pipeline waits for instead of a running stage (a decision), if it does: its
+    stop then ends it at once. None when a stage runs, or it cannot tell."""
+    try:
+        view = await handle.query("pipeline", result_type=PipelineView, rpc_timeout=STAGE_ASK)
+    except (RPCError, WorkflowQueryFailedError):
+        return None
+    if view.current is None and view.awaiting_approval:
+        return f"stage {view.awaiting_approval} waits for a decision"
+    return None
 
 
 @app.command()

@@ -167,45 +167,61 @@ async def _list(client: Client, query: str, include_children: bool, limit: int) 
         if len(listed) == limit:
             break
     rows = [_row(w) for w in listed]
-    handed_on = await _handed_on(client, listed)
-    for row in rows:
-        row.started = chain_start(row, handed_on)
+    continued = await _continued_runs(client, listed)
+    # A listed run whose id has runs that continued as new may be their last: its describe
+    # names its chain's first run (a list does not).
+    later = [(row, w) for row, w in zip(rows, listed, strict=True) if w.id in continued]
+    starts = await asyncio.gather(*(_chain_started(client, w, continued[w.id]) for _, w in later))
+    for (row, _), started in zip(later, starts, strict=True):
+        row.started = started
     return rows
 
 
-async def _handed_on(
+MAX_CONTINUED_LISTED = 1000
+"""Runs that continued as new read for one `ls` (a long team's chain may have hundreds)."""
+
+
+async def _continued_runs(
     client: Client, listed: list[WorkflowExecution]
-) -> dict[tuple[str, datetime], datetime]:
-    """The runs of `listed`'s ids that continued as new, by (id, when it handed on): when
-    each began. A list gives no run's first run id (a describe does), so `chain_start`
-    follows the chain back by these."""
+) -> dict[str, dict[str, datetime]]:
+    """For `listed`'s ids, their runs that continued as new: id -> run id -> start."""
     ids = sorted({w.id for w in listed if "'" not in w.id and "\\" not in w.id})
     if not ids:
         return {}
     quoted = ", ".join(f"'{i}'" for i in ids)
     query = f"ExecutionStatus = 'ContinuedAsNew' AND WorkflowId IN ({quoted})"
+    runs: dict[str, dict[str, datetime]] = {}
     try:
-        return {
-            (w.id, w.close_time): w.start_time
-            async for w in client.list_workflows(query)
-            if w.close_time is not None and w.start_time is not None
-        }
+        async for w in client.list_workflows(query, limit=MAX_CONTINUED_LISTED):
+            if w.start_time is not None:
+                runs.setdefault(w.id, {})[w.run_id] = w.start_time
     except RPCError:
         return {}  # a store that cannot answer it: each row's own start, as before
+    return runs
 
 
-def chain_start(row: Row, handed_on: dict[tuple[str, datetime], datetime]) -> datetime | None:
-    """When the workflow began: a run that continued as new starts as the one before hands
-    on, and `ls` gave an agent's start as its latest run's (a user test, 2026-12-06: 4 s
-    after its first, its sub-agents listed as starting before it). A resumed run (a new
-    start after the one before closed) begins its own chain."""
-    started = row.started
-    for _ in range(len(handed_on)):
-        earlier = handed_on.get((row.workflow_id, started)) if started else None
-        if earlier is None:
-            break
-        started = earlier
-    return started
+def chain_start(
+    own: datetime | None, run_id: str, first_run_id: str, continued: dict[str, datetime]
+) -> datetime | None:
+    """When a run's workflow began: a run that continued as new starts as the one before
+    hands on, and `ls` and `show` gave an agent's start as its latest run's (a user test,
+    2026-12-06: 4 s after its first, its sub-agents listed as starting before it). A resumed
+    run (a new start after the one before closed) is the first of its own chain. None: the
+    first run is not among `continued` (past retention, or past the list's limit)."""
+    if not first_run_id or first_run_id == run_id:
+        return own
+    return continued.get(first_run_id)
+
+
+async def _chain_started(
+    client: Client, w: WorkflowExecution, continued: dict[str, datetime]
+) -> datetime | None:
+    try:
+        desc = await client.get_workflow_handle(w.id, run_id=w.run_id).describe()
+    except RPCError:
+        return w.start_time
+    started = chain_start(w.start_time, w.run_id, desc.raw_info.first_run_id, continued)
+    return started or await first_run_started(client, desc)
 
 
 async def first_run_started(client: Client, desc: WorkflowExecutionDescription) -> datetime:

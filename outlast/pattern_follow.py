@@ -48,14 +48,22 @@ async def follow_pattern(
     result_task = asyncio.create_task(lasting_result(handle, console))
     seen: dict[str, str] = {}
     retries = TreeRetries(handle, client)
+    at_work: list[tuple[str, str]] = []
+    at_work_due = 0.0
+    loop = asyncio.get_running_loop()
     while True:
         done = result_task.done()
         if not done:
             print_retries(console, await retries.news())
         try:
             lines = await _progress(handle, pattern, LAST_POLL_S if done else None)
-            if not done and client is not None:
-                lines += await _agent_at_work(client, handle.id, pattern, lines)
+            if not done and client is not None and loop.time() >= at_work_due:
+                at_work = await _agent_at_work(client, handle.id, pattern, lines)
+                # A fork-join's forks are found by a visibility list and each asked: not
+                # every poll (as TreeRetries, for the same server's sake).
+                at_work_due = loop.time() + (FORKS_EVERY_S if pattern == "fork-join" else 0)
+            if not done:
+                lines += at_work
             for key, line in lines:
                 if seen.get(key) != line:
                     seen[key] = line
@@ -165,7 +173,9 @@ async def _agent_at_work(
 
 
 MAX_FORKS_ASKED = 8
-"""Running forks asked for their status per poll (a follow of many shows the first)."""
+"""Running forks asked for their status at once (a follow of many shows the first)."""
+FORKS_EVERY_S = 1.5
+"""How often a follow asks a fork-join's running forks what they are doing."""
 
 
 async def _forks_at_work(
@@ -174,6 +184,8 @@ async def _forks_at_work(
     """Each running fork's turn: off a terminal a follow printed nothing between the start
     and the first fork's end (a user test, 2026-12-06: 200 s of silence)."""
     ended = {k.removeprefix("fork:") for k, _ in lines if k.startswith("fork:")}
+    if '"' in workflow_id or "\\" in workflow_id:
+        return []  # not to be quoted in a visibility query
     query = f'ParentWorkflowId = "{workflow_id}" AND ExecutionStatus = "Running"'
     try:
         running = {w.id async for w in client.list_workflows(query, limit=100)}

@@ -664,7 +664,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
 
     def _refresh_details(self) -> None:
         chain = None
-        if self._carry is not None:
+        if self._carry is not None and workflow.info().continued_run_id:
             chain = chain_note(self._carry.runs, workflow.info().first_execution_run_id)
         workflow.set_current_details(render_details(self.status(), self._plan_note, chain))
 

@@ -402,7 +402,7 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
 
     def _details(self) -> None:
         chain = None
-        if self._carry is not None:
+        if self._carry is not None and workflow.info().continued_run_id:
             chain = chain_note(self._carry.runs, workflow.info().first_execution_run_id)
         workflow.set_current_details(render_team_details(self.team(), chain))
 

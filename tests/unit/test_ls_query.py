@@ -135,26 +135,14 @@ def test_a_continued_run_starts_when_its_chain_did_and_a_resumed_one_on_its_own(
     """`ls` gave a continued agent's start as its latest run's (a user test, 2026-12-06)."""
     from datetime import UTC, datetime, timedelta
 
-    from outlast.inspect import Row, chain_start
+    from outlast.inspect import chain_start
 
     t0 = datetime(2026, 12, 6, 17, 0, tzinfo=UTC)
-    at = [t0 + timedelta(seconds=s) for s in (0, 4, 9, 30)]
-    # Runs 1 and 2 handed on at 4 s and 9 s; an earlier chain of the same id (resumed
-    # since) handed on at -10 s, and another id's run at 9 s.
-    handed_on = {
-        ("a", at[1]): at[0],
-        ("a", at[2]): at[1],
-        ("a", t0 - timedelta(seconds=10)): t0 - timedelta(seconds=20),
-        ("b", at[2]): t0 - timedelta(seconds=99),
-    }
-
-    def row(wid: str, started: datetime) -> Row:
-        kind = "AgentWorkflow"
-        return Row(
-            workflow_id=wid, pattern="single", workflow_type=kind, status="running", started=started
-        )
-
-    assert chain_start(row("a", at[2]), handed_on) == at[0]
-    assert chain_start(row("a", at[3]), handed_on) == at[3]  # resumed: a chain of its own
-    assert chain_start(row("c", at[2]), handed_on) == at[2]
-    assert chain_start(row("a", at[2]), {}) == at[2]
+    later = t0 + timedelta(seconds=9)
+    continued = {"r1": t0, "r2": t0 + timedelta(seconds=4)}
+    assert chain_start(later, "r3", "r1", continued) == t0
+    # A resumed run, or one never continued, is the first of its chain.
+    assert chain_start(later, "r4", "r4", continued) == later
+    assert chain_start(later, "r4", "", continued) == later
+    # Its first run past retention: not known here (a describe of it is tried).
+    assert chain_start(later, "r3", "r0", continued) is None

@@ -17,7 +17,7 @@ from activities.store import default_store
 from agents.config import AgentSettings
 from agents.messages import ToolResultBlock, ToolUseBlock
 from outlast.client import connect
-from outlast.inspect import agent_tree, list_rows
+from outlast.inspect import _list, agent_tree
 from tests.support import (
     agent_input,
     fast_config,
@@ -163,7 +163,14 @@ async def test_children_survive_the_parents_continue_as_new(client, git_repo):
             # says where the task is.
             details = await current_details(client, handle.id)
             # `ls` and `show` give the agent's start: its first run's (they gave the latest's).
-            listed = [r for r in await list_rows(client) if r.workflow_id == handle.id]
+            # Its row only (the server is shared), once visibility has its end.
+            query = f'WorkflowId = "{handle.id}" AND ExecutionStatus = "Completed"'
+            listed = []
+            for _ in range(100):
+                listed = await _list(client, query, include_children=False, limit=5)
+                if listed:
+                    break
+                await asyncio.sleep(0.1)
             tree = await agent_tree(client, handle.id)
     assert len(runs) >= 3
     first_run = min(runs, key=lambda r: r.start_time)

@@ -767,11 +767,18 @@ async def test_a_pipeline_asked_to_stop_says_it_ends_with_its_stage(client, dev_
             handle = await start_pipeline(client, queues, inp)
             await wait_until_tool_runs(client.get_workflow_handle(f"{handle.id}/look"), "Bash")
             code, said = await cli(dev_server.address, "stop", handle.id)
-            for _ in range(100):
+            asked: list[bool] = []
+
+            async def stop_seen() -> bool:
                 view = await handle.query("pipeline", result_type=PipelineView)
-                if view.stop_requested:
+                asked.append(view.stop_requested)
+                return view.stop_requested
+
+            for _ in range(100):
+                if await stop_seen():
                     break
                 await asyncio.sleep(0.1)
+            assert asked and asked[-1], "the pipeline never said the stop was asked"
             shown_code, shown = await cli(dev_server.address, "show", handle.id)
             (git_repo / "released").touch()
             result = await handle.result()
@@ -788,3 +795,29 @@ async def test_a_pipeline_asked_to_stop_says_it_ends_with_its_stage(client, dev_
     ), shown
     assert result.status == "stopped", result
     assert not [r for r in model.log if r["agent"] == "Plan"]
+
+
+async def test_a_pipeline_stopped_while_a_stage_waits_for_a_decision_says_it_ends_now(
+    client, dev_server, git_repo
+):
+    """A review (2026-12-06): the stop's line said "when its running stage ends" of a
+    pipeline whose stage waited for a decision, which a stop ends at once."""
+    from tests.workflows.test_plan_mode import cli
+
+    with scripted_model(APPROVAL_SCRIPT):
+        async with running_workers(client) as queues:
+            inp = pipeline_input(git_repo, queues, stages=APPROVAL_STAGES)
+            handle = await start_pipeline(client, queues, inp)
+            await wait_for_approval(handle, "look")
+            code, said = await cli(dev_server.address, "stop", handle.id)
+            result = await handle.result()
+    said = " ".join(said.split())
+    assert (
+        code == 0
+        and (
+            f"asked {handle.id} to stop: no stage runs (stage look waits for a decision), so it "
+            "ends now"
+        )
+        in said
+    ), said
+    assert result.status == "stopped", result
