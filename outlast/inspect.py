@@ -105,6 +105,10 @@ def _row(w: WorkflowExecution) -> Row:
 
 
 def _outcome(status: str, agent_status: str | None) -> str | None:
+    if status == "running" and agent_status in (sa.WAITING_FOR_APPROVAL, sa.WAITING_FOR_ANSWER):
+        # What waits on a person, as `waiting` and `show` say: `ls` read plain `running` (a
+        # user test, 2026-12-06).
+        return agent_status.replace("_", " ")
     if status != "completed" or agent_status in (None, "completed", "running", "idle"):
         return None
     return agent_status
@@ -179,24 +183,37 @@ async def _list(client: Client, query: str, include_children: bool, limit: int) 
 
 MAX_CONTINUED_LISTED = 1000
 """Runs that continued as new read for one `ls` (a long team's chain may have hundreds)."""
+IDS_PER_QUERY = 100
+CONTINUING_TYPES = ("AgentWorkflow", "CoordinatorWorkflow", "TeamWorkflow")
+"""The workflow types that continue as new (a cron's later runs aside)."""
 
 
 async def _continued_runs(
     client: Client, listed: list[WorkflowExecution]
 ) -> dict[str, dict[str, datetime]]:
-    """For `listed`'s ids, their runs that continued as new: id -> run id -> start."""
-    ids = sorted({w.id for w in listed if "'" not in w.id and "\\" not in w.id})
-    if not ids:
-        return {}
-    quoted = ", ".join(f"'{i}'" for i in ids)
-    query = f"ExecutionStatus = 'ContinuedAsNew' AND WorkflowId IN ({quoted})"
+    """For `listed`'s ids, their runs that continued as new: id -> run id -> start. Only the
+    types that continue as new are asked of, IDS_PER_QUERY ids a query."""
+    ids = sorted(
+        {
+            w.id
+            for w in listed
+            if w.workflow_type in CONTINUING_TYPES and "'" not in w.id and "\\" not in w.id
+        }
+    )
     runs: dict[str, dict[str, datetime]] = {}
-    try:
-        async for w in client.list_workflows(query, limit=MAX_CONTINUED_LISTED):
-            if w.start_time is not None:
-                runs.setdefault(w.id, {})[w.run_id] = w.start_time
-    except RPCError:
-        return {}  # a store that cannot answer it: each row's own start, as before
+    seen = 0
+    for at in range(0, len(ids), IDS_PER_QUERY):
+        quoted = ", ".join(f"'{i}'" for i in ids[at : at + IDS_PER_QUERY])
+        query = f"ExecutionStatus = 'ContinuedAsNew' AND WorkflowId IN ({quoted})"
+        try:
+            async for w in client.list_workflows(query, limit=MAX_CONTINUED_LISTED - seen):
+                seen += 1
+                if w.start_time is not None:
+                    runs.setdefault(w.id, {})[w.run_id] = w.start_time
+        except RPCError:
+            return {}  # a store that cannot answer it: each row's own start, as before
+        if seen >= MAX_CONTINUED_LISTED:
+            break
     return runs
 
 

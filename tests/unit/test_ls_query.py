@@ -30,6 +30,11 @@ def test_the_outcome_is_shown_only_where_a_completed_workflow_did_not_complete_i
     for quiet in (None, "completed", "running", "idle"):
         assert _outcome("completed", quiet) is None
     assert _outcome("failed", "failed") is None  # Temporal's status says it already
+    # A run that waits on a person says so (it read plain `running`); one that waited, not.
+    assert _outcome("running", "waiting_for_approval") == "waiting for approval"
+    assert _outcome("running", "waiting_for_answer") == "waiting for answer"
+    assert _outcome("running", "running") is None
+    assert _outcome("terminated", "waiting_for_approval") is None
 
 
 def test_a_team_whose_lead_was_killed_did_not_do_its_task():
