@@ -29,7 +29,11 @@ MESSAGE_CHARS = 160
 
 def retrying(desc: WorkflowExecutionDescription, now: datetime | None = None) -> str | None:
     """One line for the activity of `desc` that has failed and is being tried again (the one
-    with most attempts), or None when none is."""
+    with most attempts), or None when none is. None of a closed run: the server may still
+    list an activity its cancel left pending (a user test, 2026-12-06: `show` gave a killed
+    worker's model call as `retrying (attempt 3)`)."""
+    if desc.status not in (None, WorkflowExecutionStatus.RUNNING):
+        return None
     pending = [
         p
         for p in desc.raw_description.pending_activities

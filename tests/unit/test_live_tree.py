@@ -162,3 +162,32 @@ def test_a_coordinator_s_queued_workers_show_under_its_children():
     )
     lines = render(status_tree(status(children=[child(1)], queued=[queued]), {})).splitlines()
     assert lines[-1].endswith("queued: doc (a9), implementation of calc.py: waits for fix")
+
+
+async def test_a_closed_run_is_retrying_nothing():
+    """A user test (2026-12-06): `show` gave a worker killed while its model call was being
+    retried as `canceled, killed, ..., model call retrying (attempt 3)`: the server still
+    listed the activity its cancel had left pending."""
+    from temporalio.api.enums.v1 import WorkflowExecutionStatus as Raw
+    from temporalio.api.workflowservice.v1 import DescribeWorkflowExecutionResponse
+    from temporalio.client import WorkflowExecutionDescription
+    from temporalio.converter import DataConverter
+
+    from outlast.retries import retrying
+
+    raw = DescribeWorkflowExecutionResponse()
+    raw.workflow_execution_info.execution.workflow_id = "w"
+    raw.workflow_execution_info.status = Raw.WORKFLOW_EXECUTION_STATUS_RUNNING
+    activity = raw.pending_activities.add()
+    activity.activity_type.name = "llm.call_model"
+    activity.attempt = 3
+    activity.last_failure.message = "Worker is shutting down"
+
+    async def described():
+        return await WorkflowExecutionDescription._from_raw_description(  # noqa: SLF001
+            raw, namespace="default", converter=DataConverter.default
+        )
+
+    assert "retrying (attempt 3)" in (retrying(await described()) or "")
+    raw.workflow_execution_info.status = Raw.WORKFLOW_EXECUTION_STATUS_CANCELED
+    assert retrying(await described()) is None
