@@ -5,6 +5,7 @@ before anything is recorded."""
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import typer
 from temporalio.client import WorkflowQueryFailedError
@@ -14,6 +15,7 @@ from activities.resume import AGENT_TYPES
 from agents.questions import QuestionAnswers, choose
 from outlast.cli_base import app, console, fail, server_said
 from outlast.cli_steer import run_update, running_workflow
+from outlast.inspect import unanswered
 from outlast.question_view import plain, print_question
 from workflows.contracts import PendingQuestion
 
@@ -31,6 +33,9 @@ def answer(
     asyncio.run(_answer(workflow_id, choices or []))
 
 
+QUESTION_QUERY_TIMEOUT = timedelta(seconds=10)
+
+
 async def _answer(workflow_id: str, choices: list[str]) -> None:
     handle, kind = await running_workflow(workflow_id, "; no question waits in it", asks=True)
     if kind not in AGENT_TYPES:
@@ -40,8 +45,19 @@ async def _answer(workflow_id: str, choices: list[str]) -> None:
             f"that asks (its workflow id is in `outlast show {workflow_id}`)."
         )
     try:
-        pending = await handle.query("question", result_type=PendingQuestion | None)
+        # A live worker answers in moments; a dead one the server still lists never does (it
+        # waited 50 s for the SDK's "Timeout expired", or the server's "consistent query
+        # buffer is full": a user test, 2026-12-06).
+        pending = await handle.query(
+            "question", result_type=PendingQuestion | None, rpc_timeout=QUESTION_QUERY_TIMEOUT
+        )
     except RPCError as e:
+        if unanswered(e):
+            fail(
+                f"no worker answered for {workflow_id} within "
+                f"{QUESTION_QUERY_TIMEOUT.seconds} s ({e.message}): nothing was sent. Is one "
+                "running? Start one with `outlast worker` (or `outlast dev`), then try again."
+            )
         fail(server_said(workflow_id, e))
     except WorkflowQueryFailedError as e:
         fail(f"{workflow_id} asks no questions ({e}): only an agent does.")

@@ -22,6 +22,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from outlast.client import connect
 from outlast.inspect import NO_POLLER as NO_WORKER
+from outlast.inspect import QUERY_BUFFER_FULL
 from outlast.question_view import terminal_text
 
 app = typer.Typer(
@@ -94,7 +95,10 @@ async def describe_or_fail(handle: WorkflowHandle) -> WorkflowExecutionDescripti
 def server_said(workflow_id: str, error: RPCError) -> str:
     """A server's refusal about a workflow, with what to do when it is that no worker runs."""
     text = f"{workflow_id}: {error.message}"
-    if NO_WORKER in error.message:
+    if QUERY_BUFFER_FULL in error.message:
+        # The server's words for a workflow no worker has taken up (a user test, 2026-12-06).
+        text = f"{workflow_id}: no worker has taken it up yet ({error.message})"
+    if NO_WORKER in error.message or QUERY_BUFFER_FULL in error.message:
         text += "; start one with `outlast worker` (or `outlast dev`), then try again"
     return text
 

@@ -426,13 +426,17 @@ async def _fill_from_status(
 
 NO_POLLER = "no poller seen"
 """What the server says when no worker has polled a workflow's task queue lately."""
+QUERY_BUFFER_FULL = "consistent query buffer is full"
+"""What the server says, after some 15 s, of a query to a workflow no worker has taken up
+yet (its first task not done), when another query waits for it already."""
 
 
 def unanswered(error: RPCError) -> bool:
     """A query no worker took: none polls, or none answered before the deadline (the
     client's own deadline reads CANCELLED, the server's DEADLINE_EXCEEDED)."""
     timed_out = (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED)
-    return NO_POLLER in error.message or error.status in timed_out
+    said = error.message
+    return NO_POLLER in said or QUERY_BUFFER_FULL in said or error.status in timed_out
 
 
 async def _fill_pipeline_wait(

@@ -159,3 +159,21 @@ async def test_an_update_no_worker_takes_is_given_up_on(client, dev_server, git_
                 await handle.terminate(reason="test over")
     assert took < 15, took
     assert "did not answer within 3 s" in updates.no_answer_text("x", "decision")
+
+
+async def test_answer_and_approve_to_an_agent_whose_worker_died_say_to_start_one(
+    client, dev_server, git_repo
+):
+    """A user test (2026-12-06): with the worker gone before the agent's first task, both
+    waited and then printed the server's `consistent query buffer is full ...` (here `answer`
+    waited 50 s for the SDK's "Timeout expired"), exit 2; the approval was not queued."""
+    handle = await on_a_dead_worker_s_queue(client, git_repo)
+    (answer_code, answered), (approve_code, approved) = await asyncio.gather(
+        cli(dev_server.address, "answer", handle.id),
+        cli(dev_server.address, "approve", handle.id),
+    )
+    await handle.terminate(reason="test")
+    answered, approved = " ".join(answered.split()), " ".join(approved.split())
+    assert answer_code == 2 and "no worker answered for" in answered, answered
+    assert "nothing was sent. Is one running? Start one with `outlast worker`" in answered
+    assert approve_code == 3 and "the approval is queued" in approved, approved
