@@ -44,6 +44,7 @@ from outlast.patterns import (
     start_pattern,
 )
 from outlast.resume import ResumeRefused, resume_agent
+from outlast.run_ids import closed_run
 from outlast.runner import StartError
 from outlast.updates import handler_missing
 from workflows.contracts import (
@@ -402,7 +403,7 @@ async def start_task(
             to list the namespace's search attributes (the message says what to fix);
             nothing was started. A namespace without Outlast's search attributes runs the
             task without them (logged), as `outlast run` does. Also a `workflow_id` that a
-            running workflow has.
+            running workflow has, or one that ran and ended (`resume_task` goes on with it).
     """
     known = [f.name for f in dataclasses.fields(PatternArgs)]
     for name in options:
@@ -428,6 +429,13 @@ async def start_task(
             "them; register them once with `outlast setup`",
             client.namespace,
             ", ".join(missing),
+        )
+    if workflow_id is not None and (ran := await closed_run(client, workflow_id)) is not None:
+        # As `outlast run --id` refuses it: a new run beside it would hide it from `show`,
+        # under the same id (a user test, 2026-12-06).
+        raise StartError(
+            f"workflow_id {workflow_id}: a workflow with that id already ran ({ran}); "
+            "resume_task() goes on with it, or choose another id"
         )
     try:
         handle = await start_pattern(

@@ -644,6 +644,11 @@ async def test_a_start_on_a_running_id_is_a_start_error(client, tmp_path):
     with pytest.raises(StartError, match=f"workflow_id {wid}: a workflow with that id is running"):
         await start_task(client, "x", repo, workflow_id=wid, task_queue=f"q-{uuid.uuid4().hex}")
     await client.get_workflow_handle(wid).terminate(reason="test")
+    # One that ran and ended: as `outlast run --id` (it started a second, unrelated run
+    # under the id, which `show` then showed alone; a user test, 2026-12-06).
+    ended = f"workflow_id {wid}: a workflow with that id already ran .terminated.; resume_task"
+    with pytest.raises(StartError, match=ended):
+        await start_task(client, "x", repo, workflow_id=wid, task_queue=f"q-{uuid.uuid4().hex}")
 
 
 async def test_the_api_s_own_slips_are_named(client, tmp_path):
