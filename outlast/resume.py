@@ -63,6 +63,9 @@ class Ended:
     resumed: Resumed
     closed_at: datetime | None = None
     """When that run closed."""
+    stopped_children: list[str] | None = None
+    """The sub-agents a completed run's result says its end stopped; None for a run that
+    ended with no result (killed, failed, terminated)."""
 
 
 def resume_input(ended: Ended) -> AgentInput | CoordinatorInput:
@@ -136,7 +139,8 @@ async def run_end(
     Raises:
         ResumeRefused: it left no conversation to go on from."""
     agent = _agent_of(started)
-    resumed = resumed_from(await history.run_end(client, desc), agent)
+    end = await history.run_end(client, desc)
+    resumed = resumed_from(end, agent)
     if resumed.transcript.head is None:
         # A stop, a kill or a failure before the model first answered: the task is in no
         # conversation yet, and a run from an empty one would have the message only.
@@ -152,7 +156,15 @@ async def run_end(
         run_id=desc.run_id,
         resumed=resumed,
         closed_at=desc.close_time,
+        stopped_children=_stopped_children(end.result),
     )
+
+
+def _stopped_children(result: object) -> list[str] | None:
+    if not isinstance(result, dict):
+        return None
+    said = result.get("stopped_children") or []
+    return [str(name) for name in said] if isinstance(said, list) else []
 
 
 def _agent_of(started: AgentInput | CoordinatorInput) -> AgentInput:
@@ -212,7 +224,11 @@ async def resume_agent(client: Client, workflow_id: str, message: str) -> Resump
             f"{workflow_id}` shows it"
         )
     stopped = await stopped_by_the_end(
-        client, workflow_id, ended.closed_at, [o.workflow_id for o in cancelled if o.cancelled]
+        client,
+        workflow_id,
+        ended.closed_at,
+        [o.workflow_id for o in cancelled if o.cancelled],
+        told=ended.stopped_children,
     )
     told = f"{message}\n\n{note}" if (note := stopped_note(stopped)) else message
     pattern = "coordinator" if ended.workflow_type == "CoordinatorWorkflow" else "single"

@@ -25,12 +25,20 @@ stopped by that end (its cancel goes out first; a kill's cleanup takes seconds).
 
 
 async def stopped_by_the_end(
-    client: Client, workflow_id: str, closed_at: datetime | None, cancelled: Iterable[str] = ()
+    client: Client,
+    workflow_id: str,
+    closed_at: datetime | None,
+    cancelled: Iterable[str] = (),
+    told: list[str] | None = None,
 ) -> list[str]:
     """The names (else workflow ids' last parts) of `workflow_id`'s direct sub-agents that
-    were killed when its run closed at `closed_at`, and those in `cancelled` (their ids)."""
-    found: dict[str, str] = {}
-    if closed_at is not None:
+    were killed when its run closed at `closed_at`, and those in `cancelled` (their ids).
+    `told`: the ones the run's result says its end stopped (names, else agent ids), which
+    stand for those killed near its close: a worker the user killed a moment before a
+    completed coordinator ended, and was told of, was named as stopped by the end (a user
+    test, 2026-12-06). A run without a result (killed, failed) says none: the window then."""
+    found: dict[str, str] = {f"told:{name}": name for name in told or []}
+    if closed_at is not None and told is None:
         since = quoted((closed_at - END_WINDOW).isoformat())
         query = sub_agents_query(
             workflow_id, f"ExecutionStatus = 'Canceled' AND CloseTime >= {since}"

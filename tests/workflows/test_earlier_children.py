@@ -204,6 +204,51 @@ async def test_a_resumed_agent_is_told_which_sub_agents_its_end_stopped(client, 
     assert len(notes) == 1 and "second answer" in notes[0], notes
 
 
+async def test_a_sub_agent_killed_and_told_of_before_the_end_is_not_named_as_stopped_by_it(
+    client, git_repo
+):
+    """A user test (2026-12-06): a worker the user killed, whose notification the
+    coordinator read before it completed, was named in the resume's message as stopped by
+    the end ("no notification of theirs will come"), because it was cancelled within 30 s
+    of the close. A completed run's result says which its end stopped: none here."""
+    from tests.workflows.test_agent_control import wait_status
+
+    script = {
+        "agents": [
+            {"name": "helper", "match": {"agent_name": "helper"}, "turns": [{"tool_use": HELD}]},
+            {
+                "name": "resumed",
+                "match": {"conversation_contains": ["anything left?"]},
+                "after_last": "repeat_last",
+                "turns": [{"text": "unused"}, {"text": "unused"}, {"text": "Nothing left."}],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("helper", "what is the answer?", True)},
+                    {"text": "Waiting for helper."},
+                    {"text": "The helper was killed; done."},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            helper = client.get_workflow_handle(f"{handle.id}/helper")
+            await wait_status(helper, lambda s: "Bash" in s.current_tools)
+            await helper.cancel(reason="not needed")
+            first = await handle.result()
+            await resume_agent(client, handle.id, "anything left?")
+            await client.get_workflow_handle(handle.id, result_type=AgentResult).result()
+    assert first.final_text == "The helper was killed; done." and not first.stopped_children
+    assert len(notifications(first)) == 1, notifications(first)
+    resumed = [r for r in model.log if r["agent"] == "resumed"]
+    told = " ".join(str(resumed[0]["body"]["messages"][-1]).split())
+    assert "anything left?" in told and "no notification of theirs will come" not in told, told
+
+
 NEW_CHILD = {
     "agents": [
         {
