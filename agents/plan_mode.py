@@ -42,7 +42,12 @@ def _wrap(body: str) -> str:
     return system_reminder(body)
 
 
-def _plan_file_info(plan_path: str, plan_exists: bool) -> str:
+def _plan_file_info(plan_path: str, plan_exists: bool | None) -> str:
+    if plan_exists is None:
+        return (
+            f"Plan file: {plan_path}\nYour previous run's plan may be in it. Read it first, then "
+            "make incremental edits with Edit (create it with Write if it is not there)."
+        )
     if plan_exists:
         return (
             f"Plan file: {plan_path}\nA plan file already exists at {plan_path}. Read it and "
@@ -51,9 +56,15 @@ def _plan_file_info(plan_path: str, plan_exists: bool) -> str:
     return f"Plan file: {plan_path}\nNo plan file exists yet. Create it at {plan_path} with Write."
 
 
+def _subagent_plan_note(plan_exists: bool | None) -> str:
+    if plan_exists is None:
+        return "It may hold your previous run's plan: read it before you change it. "
+    return "" if plan_exists else "It does not exist yet. "
+
+
 def plan_mode_reminder(
     plan_path: str,
-    plan_exists: bool,
+    plan_exists: bool | None,
     *,
     full: bool,
     subagent: bool = False,
@@ -65,7 +76,8 @@ def plan_mode_reminder(
 
     Args:
         plan_path: The session's plan file.
-        plan_exists: Whether the plan file already exists (edit it) or not (create it).
+        plan_exists: Whether the plan file already exists (edit it) or not (create it);
+            None: an earlier run's file, which may hold its plan (read it first).
         full: The full text with the five-phase workflow, or the sparse one-line version.
         subagent: The variant for a sub-agent running in plan mode: the constraint and the
             plan file only; it takes precedence over `full`.
@@ -79,7 +91,7 @@ def plan_mode_reminder(
         return _wrap(
             # "Plan file: <path>" on a line of its own, as the full reminder names it.
             f"{PLAN_MODE_CONSTRAINT}\n\nPlan file: {plan_path}\n"
-            f"{'' if plan_exists else 'It does not exist yet. '}You may write it only if your "
+            f"{_subagent_plan_note(plan_exists)}You may write it only if your "
             "task asks for it; it is the only file you may change. Answer the task you were "
             "given fully, from reading and searching the code."
             + (

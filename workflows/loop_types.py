@@ -54,6 +54,9 @@ class LoopState(BaseModel):
     """The permission mode now (`plan` while planning, R75); "" = the agent's own."""
     plan_file: str | None = None
     """The agent's plan file, once it has entered plan mode (R76)."""
+    plan_file_earlier: bool = False
+    """`plan_file` is an earlier run's (a resume): it may hold that run's plan, which this
+    run's read stamps do not show until the model reads it."""
     pre_plan_mode: str = ""
     plan_turns: int = 0
     """User turns taken in plan mode since entering it (reminder cadence, R78)."""

@@ -159,7 +159,7 @@ class PlanControl:
         state.mode = mode
         # Asked only by a resumed run that had a plan file.
         if plan_file is not None and versions.patched(RESUME_KEEPS_PLAN_FILE):
-            state.plan_file = plan_file
+            state.plan_file, state.plan_file_earlier = plan_file, True
         if mode == PLAN_MODE:
             state.pre_plan_mode = "default"
             await self._ensure_plan_file(workspace)
@@ -217,7 +217,12 @@ class PlanControl:
         if due is None:
             return []
         state.plan_attachments += 1
-        exists = normalize_path(state.cwd, state.plan_file) in state.read_state
+        exists: bool | None = normalize_path(state.cwd, state.plan_file) in state.read_state
+        if not exists and state.plan_file_earlier:
+            # Its stamps are not this run's to know (a top-level resume keeps none): it was
+            # told "No plan file exists yet", and its Write of the file was then refused as
+            # unread (a user test, 2026-12-06).
+            exists = None
         # A sub-agent that asks its lead (it kept ExitPlanMode) is told to; a helper is not.
         asks = subagent and self.approver.workflow_id is not None and self.can_exit
         lead = self.approver.name if asks else None

@@ -316,3 +316,17 @@ def test_a_resumed_run_s_plan_requests_are_not_the_first_run_s():
         parse_plan_approval_response(plan_approval_response_text("plan-1", True), resumed[0])
         is None
     )
+
+
+def test_an_earlier_run_s_plan_file_is_said_to_maybe_hold_its_plan():
+    """A resumed run's stamps may not show the plan file it wrote: it was told to create it
+    with Write, which the tool then refused as unread (a user test, 2026-12-06)."""
+    from agents.plan_mode import plan_mode_reminder
+
+    full = plan_mode_reminder("/p/plan.md", None, full=True)
+    assert "Your previous run's plan may be in it. Read it first" in full
+    assert "No plan file exists yet" not in full and "already exists" not in full
+    sub = plan_mode_reminder("/p/plan.md", None, full=False, subagent=True)
+    assert "It may hold your previous run's plan: read it before you change it." in sub
+    assert "does not exist yet" not in sub
+    assert "It does not exist yet." in plan_mode_reminder("/p", False, full=False, subagent=True)

@@ -1091,3 +1091,37 @@ async def test_a_killed_run_resumes_in_the_mode_its_approved_plan_went_on_in(cli
             again = await asyncio.wait_for(resumed.handle.result(), 60)
     assert again.final_text == "went on"
     assert again.permission_mode == "acceptEdits", again.permission_mode
+
+
+async def test_a_resumed_planner_is_told_its_plan_file_may_hold_its_plan(client, git_repo):
+    """A user test (2026-12-06): an agent stopped while its plan waited, resumed with `outlast
+    resume`, was told "No plan file exists yet. Create it ... with Write", and that Write was
+    refused (the file was there, unread by the new run, whose stamps a top-level resume does
+    not carry); the stale plan was then the one shown for approval."""
+    from outlast.resume import resume_agent
+    from workflows.contracts import StopRequest
+
+    script = planner([])
+    script["agents"].insert(
+        0,
+        {
+            "name": "resumed",
+            "match": {"last_user_contains": "revise the plan"},
+            "after_last": "repeat_last",
+            "turns": [{"text": "revising"}],
+        },
+    )
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("add X", git_repo, queues), queues)
+            await wait_for_pending(handle)
+            await handle.signal("stop", StopRequest(reason="revise"))
+            await asyncio.wait_for(handle.result(), 30)
+            resumed = await resume_agent(client, handle.id, "revise the plan")
+            await asyncio.wait_for(resumed.handle.result(), 60)
+    # The resumed run's first turn (the first run's turns had the reminder of their own).
+    (first, *_) = [
+        json.dumps(r["body"]["messages"][-1]) for r in model.log if r["agent"] == "resumed"
+    ]
+    assert "revise the plan" in first and "No plan file exists yet" not in first, first
+    assert "previous run's plan may be in it. Read it first" in first, first
