@@ -214,6 +214,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
                 self._stopped = await stop_background_children(self._subagents)
                 await self._end(inp, "killed", error="stopped")
             elif isinstance(e, FailureError):
+                await keep_last_results(self._state, inp.workspace.host_queue, failed=True)
                 self._stopped = await stop_background_children(self._subagents)
                 await self._end(inp, "failed", error=e.message)
             raise

@@ -33,6 +33,10 @@ from workflows.worktrees import cleanup
 LAST_RESULTS_KEPT = "last-results-kept"
 """Patch id: an agent that a stop or the turn limit ends with tool results no model call has
 recorded appends them to its conversation (`keep_last_results`)."""
+FAILURE_KEEPS_RESULTS = "failure-keeps-results"
+"""An agent that fails (a model call the API refuses for good) keeps the tool results that
+call was to send, as a stop does (`keep_last_results`): a resume went on without them, the
+work done and reported gone from its conversation (a user test, 2026-12-06)."""
 KILL_KEEPS_RESULTS = "kill-keeps-results"
 """Patch id: a kill does too, with the results of the calls of its turn that had finished."""
 
@@ -210,7 +214,9 @@ async def tell_parent(
         workflow.logger.warning("could not notify parent %s: %s", inp.parent.workflow_id, e)
 
 
-async def keep_last_results(state: LoopState, host_queue: str, killed: bool = False) -> None:
+async def keep_last_results(
+    state: LoopState, host_queue: str, killed: bool = False, failed: bool = False
+) -> None:
     """The last turn's tool results, into the conversation the agent ends with: a stop or
     the turn limit ends it before the model call that would have recorded them, and a resume
     (R66) went on without them: the work done, a command's output, gone from its
@@ -219,6 +225,8 @@ async def keep_last_results(state: LoopState, host_queue: str, killed: bool = Fa
     `killed`: a kill (TaskStop, `outlast kill`) may come mid-turn; the calls of the turn that
     had finished are kept as well, as Claude Code's sidechain transcript has each result as
     it comes. The calls it cut off stay unanswered, and a resume drops them (R66's repair).
+    `failed`: the agent failed (its model call refused for good): the results that call was
+    to send are kept (patched `failure-keeps-results`).
 
     The results travel whole (once, at the end), not by reference: a host worker of an
     earlier release reads no references, and would have stored them empty. Fails open: an
@@ -235,9 +243,14 @@ async def keep_last_results(state: LoopState, host_queue: str, killed: bool = Fa
     # Asked only by an end that has results to keep, so no other run records it.
     if not results:
         return
-    if not (
-        versions.patched(KILL_KEEPS_RESULTS) if killed else versions.patched(LAST_RESULTS_KEPT)
-    ):
+    # Each id spelt out: tests/unit/test_versions.py reads the ids asked from the code.
+    if killed:
+        kept = versions.patched(KILL_KEEPS_RESULTS)
+    elif failed:
+        kept = versions.patched(FAILURE_KEEPS_RESULTS)
+    else:
+        kept = versions.patched(LAST_RESULTS_KEPT)
+    if not kept:
         return
     ids = {r.tool_use_id for r in results}
     images = {k: v for k, v in state.result_images.items() if k in ids}

@@ -67,6 +67,7 @@ AFTER_BASELINE = frozenset(
         "waits-marked",
         "task-output-takes-notice",
         "kill-keeps-results",
+        "failure-keeps-results",
         "input-values-checked",
         "blank-mail-refused",
         "fork-join-blank-directives",

@@ -30,6 +30,7 @@ from tests.replay.scenarios_agent import (
     continue_as_new,
     coordinator_client_agent,
     demo,
+    failed_kept_results,
     fork_plan_mode,
     killed,
     killed_kept_results,
@@ -236,6 +237,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_killed_v2": killed,
     # Killed mid-turn: the Read that had finished is kept (patched kill-keeps-results).
     "agent_killed_kept_results": killed_kept_results,
+    # A failed model call: the results it was to send are kept (patched
+    # failure-keeps-results).
+    "agent_failed_kept_results": failed_kept_results,
     "subagents_taskstop_v2": subagents_taskstop,
     # The task records HEAD before the implementer starts (patched verified-base-commit), and
     # the resumed implementer starts with its read stamps.

@@ -79,6 +79,21 @@ async def killed_kept_results(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def failed_kept_results(client: Client, tmp: Path) -> WorkflowHandle:
+    """A Read, then a model call the API refuses for good: the agent fails, and keeps the
+    Read's result in its conversation (patched failure-keeps-results)."""
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    read = {"name": "Read", "input": {"file_path": "{{cwd}}/a.txt"}}
+    refused = {"error": {"status": 400, "type": "invalid_request_error", "message": "bad"}}
+    script = {"agents": [{"name": "main", "turns": [{"tool_use": read}, refused]}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("look", repo, queues), queues)
+            with contextlib.suppress(Exception):  # failed, as intended
+                await handle.result()
+    return handle
+
+
 async def tool_errors(client: Client, tmp: Path) -> WorkflowHandle:
     repo = make_git_repo(tmp / "repo", {"dup.txt": "alpha\nalpha\n"})
     script = {

@@ -105,3 +105,27 @@ async def test_a_kill_mid_turn_keeps_the_calls_that_had_finished(client, git_rep
     said = json.dumps(sent)
     assert "return 'hello'" in said, said  # the Read's result
     assert "released" not in said, said  # the Bash call it cut off, dropped on resume
+
+
+FAILING = {"error": {"status": 400, "type": "invalid_request_error", "message": "bad"}}
+
+
+async def test_a_failed_model_call_keeps_the_results_it_was_to_send(client, git_repo):
+    """A user test (2026-12-06): an agent whose model call failed after a Bash call ran was
+    resumed from the conversation before that call: the command's run, and its output, gone
+    from it (the model might run it again). The results the failed call carried are kept
+    (patched failure-keeps-results), and the resume goes on from them."""
+    with scripted_model(script([{"tool_use": BASH}, FAILING]), log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("Run it.", git_repo, queues), queues)
+            with contextlib.suppress(WorkflowFailureError):
+                await asyncio.wait_for(handle.result(), 60)
+            status = (await handle.describe()).status
+            markers = await patch_ids(handle)
+            resumed = await resume_agent(client, handle.id, "go on")
+            again = await asyncio.wait_for(resumed.handle.result(), 60)
+    assert status.name == "FAILED", status
+    assert "failure-keeps-results" in markers
+    assert again.final_text == "went on"
+    sent = json.dumps(model.log[-1]["body"]["messages"])
+    assert sent.count("400\\nKEPT-OUTPUT-42") == 1, sent
