@@ -690,11 +690,9 @@ async def test_a_rerun_past_the_last_attempt_is_refused_and_the_stage_still_wait
     assert "The checkout keeps whatever those attempts changed" in last
 
 
-async def stop_a_stage(client, repo, wf_id: str | None = None):
-    """A two-stage pipeline (no approvals asked) whose first stage's agent a person stops
-    mid-Bash; approved once it waits. Its handle, result and the view while it waited."""
-    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
-
+def held_look(then: str) -> tuple[list[PipelineStage], dict]:
+    """Stages `look` (Explore) and `plan`, and a script whose `look` says LOOK-HALF and runs a
+    Bash that waits for `released` in the checkout, then says `then`."""
     hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
     stages = [
         PipelineStage(name="look", agent_type="Explore", instructions="Look."),
@@ -705,11 +703,20 @@ async def stop_a_stage(client, repo, wf_id: str | None = None):
             {
                 "name": "look",
                 "match": {"agent_type": "Explore"},
-                "turns": [{"text": "LOOK-HALF", "tool_use": hold}, {"text": "never"}],
+                "turns": [{"text": "LOOK-HALF", "tool_use": hold}, {"text": then}],
             },
             stage_agent("Plan", "PLAN-OUT", read=False),
         ]
     }
+    return stages, script
+
+
+async def stop_a_stage(client, repo, wf_id: str | None = None):
+    """A two-stage pipeline (no approvals asked) whose first stage's agent a person stops
+    mid-Bash; approved once it waits. Its handle, result and the view while it waited."""
+    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+
+    stages, script = held_look("never")
     with scripted_model(script):
         async with running_workers(client) as queues:
             inp = pipeline_input(repo, queues, stages=stages)
@@ -746,21 +753,7 @@ async def test_a_pipeline_asked_to_stop_says_it_ends_with_its_stage(client, dev_
     from tests.workflows.test_plan_mode import cli
     from tests.workflows.test_stop_and_kill import wait_until_tool_runs
 
-    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
-    stages = [
-        PipelineStage(name="look", agent_type="Explore", instructions="Look."),
-        PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
-    ]
-    script = {
-        "agents": [
-            {
-                "name": "look",
-                "match": {"agent_type": "Explore"},
-                "turns": [{"text": "LOOK-HALF", "tool_use": hold}, {"text": "LOOK-DONE"}],
-            },
-            stage_agent("Plan", "PLAN-OUT", read=False),
-        ]
-    }
+    stages, script = held_look("LOOK-DONE")
     with scripted_model(script) as model:
         async with running_workers(client) as queues:
             inp = pipeline_input(git_repo, queues, stages=stages)
