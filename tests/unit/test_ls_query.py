@@ -140,7 +140,7 @@ def test_a_continued_run_starts_when_its_chain_did_and_a_resumed_one_on_its_own(
     """`ls` gave a continued agent's start as its latest run's (a user test, 2026-12-06)."""
     from datetime import UTC, datetime, timedelta
 
-    from outlast.inspect import chain_start
+    from outlast.run_chain import chain_start
 
     t0 = datetime(2026, 12, 6, 17, 0, tzinfo=UTC)
     later = t0 + timedelta(seconds=9)
