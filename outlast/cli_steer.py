@@ -222,7 +222,13 @@ def background(
                 "background is queued for when a worker takes the agent up (is one running? "
                 f"`outlast worker`); `outlast show {workflow_id}` says what became of it."
             )
-        console.print(f"{escape(which)} of {workflow_id} goes on in the background")
+        # "every sub-agent it waits on of ID goes on" (a user test, 2026-12-06).
+        said = (
+            f"{agent_id} of {workflow_id} goes on in the background"
+            if agent_id
+            else f"every sub-agent {workflow_id} waited on goes on in the background"
+        )
+        console.print(escape(said))
 
     asyncio.run(_main())
 
