@@ -87,26 +87,26 @@ def stop(
             fail(
                 f"{workflow_id} is a {workflow_type}, which has no graceful stop; use kill." + hint
             )
-        waits = None
-        if workflow_type == "PipelineWorkflow":
-            waits = await _stage_waiting(handle)
+        # What it will do is asked before the stop goes: a pipeline that waits for a decision
+        # ends at once, one whose stage runs ends with that stage (not after its turn: the
+        # stage went on for a minute while this said so; a user test).
+        pipeline = workflow_type == "PipelineWorkflow"
+        waits = await _stage_waiting(handle) if pipeline else None
         await handle.signal(name, StopRequest(reason=reason))
         if waits:
-            console.print(f"asked {workflow_id} to stop: no stage runs ({waits}), so it ends now")
-            return
-        if workflow_type == "PipelineWorkflow":
-            # A pipeline's stop waits for the running stage's end, not its turn: the stage
-            # went on for a minute while this said "after its current turn" (a user test).
-            console.print(
-                f"asked {workflow_id} to stop when its running stage ends (no later stage "
-                f"starts; `outlast stop {workflow_id}/STAGE` ends the stage after its current "
-                "turn, `outlast kill` stops at once)"
+            said = f"to stop: no stage runs ({waits}), so it ends now"
+        elif pipeline:
+            said = (
+                "to stop when its running stage ends (no later stage starts; `outlast stop "
+                f"{workflow_id}/STAGE` ends the stage after its current turn, `outlast kill` "
+                "stops at once)"
             )
-            return
-        console.print(
-            f"asked {workflow_id} to stop after its current turn (a tool running now "
-            "finishes first; `outlast kill` stops at once)"
-        )
+        else:
+            said = (
+                "to stop after its current turn (a tool running now finishes first; "
+                "`outlast kill` stops at once)"
+            )
+        console.print(f"asked {workflow_id} {said}")
 
     asyncio.run(_main())
 
