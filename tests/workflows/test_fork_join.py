@@ -461,7 +461,9 @@ async def test_a_follow_says_what_each_running_fork_is_doing(client, git_repo):
 
     script = fork_script(2)
     for fork in script["agents"][:2]:
-        fork["turns"][-1]["delay_ms"] = 1500
+        # Long enough for several of the follow's asks (every FORKS_EVERY_S) on a loaded CI
+        # machine: at 1.5 s one ask could come after fork 2's call had ended (CI, 2026-12-06).
+        fork["turns"][-1]["delay_ms"] = 5000
     out = io.StringIO()
     with scripted_model(script):
         async with running_workers(client) as queues:
