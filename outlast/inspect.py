@@ -333,6 +333,12 @@ async def _fill_from_status(
     node.agent_type, node.turns = status.agent_type, status.turn
     node.refused = list(status.refused_signals)
     node.tokens, node.tool_uses = status.usage.total_tokens, status.usage.tool_uses
+    if desc.status != WorkflowExecutionStatus.RUNNING and desc.start_time and desc.close_time:
+        # Killed, failed or terminated: its time up to the end, where the status has it up
+        # to its last turn (a resumed agent's `show` left such runs' time out: a user test,
+        # 2026-12-06). The larger: after continues as new the status counts from the first.
+        ran_ms = int((desc.close_time - desc.start_time).total_seconds() * 1000)
+        node.duration_ms = max(status.usage.duration_ms, ran_ms) or None
     if desc.status == WorkflowExecutionStatus.RUNNING:
         node.outcome = status.state
         if status.stop_requested:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import subprocess
 import sys
 import uuid
@@ -318,12 +319,18 @@ async def test_show_counts_the_killed_run_of_a_resumed_agent(client, dev_server,
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("List the files.", git_repo, queues), queues)
             await second_model_call(client, handle)
+            await asyncio.sleep(1.5)  # the killed run's time: more than the resumed run's
             await handle.cancel()
             with contextlib.suppress(WorkflowFailureError):
                 await handle.result()
+            killed = await client.get_workflow_handle(handle.id, run_id=handle.run_id).describe()
             task = await resume_task(client, handle.id, "go on, but skip the slow part")
             result = await asyncio.wait_for(task.result(), 60)
             code, out = await cli(dev_server.address, "show", handle.id)
     assert result.run_generation == 2
     # The killed run's one turn, and the resumed run's own.
     assert code == 0 and "2 runs" in out and f"{1 + result.turns} turns" in out, out
+    # And its time (the duration was the resumed run's alone: a user test, 2026-12-06).
+    killed_ms = (killed.close_time - killed.start_time).total_seconds() * 1000
+    shown_s = float(re.search(r"(\d+\.\d)s\b", out.splitlines()[0]).group(1))
+    assert shown_s * 1000 >= killed_ms + result.usage.duration_ms - 100, (out, killed_ms)
