@@ -89,13 +89,22 @@ def ls_lines(rows: list[Row]) -> list[str]:
         (
             r.workflow_id,
             r.pattern,
-            f"{r.status} ({r.outcome})" if r.outcome else r.status,
+            _status(r),
             r.started.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if r.started else "-",
         )
         for r in rows
     ]
     widths = [max(len(cols[i]) for cols in table) for i in range(3)]
     return ["  ".join([*(cols[i].ljust(widths[i]) for i in range(3)), cols[3]]) for cols in table]
+
+
+def _status(row: Row) -> str:
+    notes = [row.outcome] if row.outcome else []
+    if row.run > 1:
+        notes.append(f"resumed, run {row.run}")
+    if row.resumed_since:
+        notes.append("resumed since: `outlast show` has it")
+    return f"{row.status} ({'; '.join(notes)})" if notes else row.status
 
 
 @app.command()

@@ -54,6 +54,11 @@ class Row(BaseModel):
     """How a completed workflow's task ended, where that is not `completed`: a pipeline, team
     or verified task `failed` (or `partial`, ...), an agent `stopped` or out of turns: its
     `AgentStatus` attribute. Temporal's status says only that the workflow completed."""
+    run: int = 1
+    """Which run of its agent this is: 2 and on, it was resumed (`outlast resume`, a message
+    to an ended sub-agent, a verified task's next round); `ls` lists the latest only."""
+    resumed_since: bool = False
+    """A later run of the same id exists (`ls --status` listed an earlier run it matched)."""
 
 
 class Node(BaseModel):
@@ -102,6 +107,7 @@ def _row(w: WorkflowExecution) -> Row:
         closed=w.close_time,
         parent=w.parent_id,
         outcome=_outcome(status, w.typed_search_attributes.get(sa.AGENT_STATUS)),
+        run=w.typed_search_attributes.get(sa.RUN_GENERATION) or 1,
     )
 
 
@@ -154,20 +160,31 @@ async def list_rows(
 ) -> list[Row]:
     try:
         query = list_query(status, pattern, include_children)
-        return await _list(client, query, include_children, limit)
+        rows = await _list(client, query, include_children, limit)
     except RPCError as e:
         if pattern is None or e.status != RPCStatusCode.INVALID_ARGUMENT:
             raise
         # A cluster Outlast's search attributes were never registered on.
         query = list_query(status, pattern, include_children, by_attribute=False)
-        return await _list(client, query, include_children, limit)
+        rows = await _list(client, query, include_children, limit)
+    if status is not None:
+        await _mark_resumed_since(client, rows)
+    return rows
 
 
 async def _list(client: Client, query: str, include_children: bool, limit: int) -> list[Row]:
     listed: list[WorkflowExecution] = []
+    ids: set[str] = set()
     async for w in client.list_workflows(query):
         if not include_children and not _session_root(w):
             continue
+        if w.id in ids:
+            # An earlier run of a resumed agent: a row each read as several agents of one id
+            # (a user test, 2026-12-06). The latest is listed before it: Temporal lists the
+            # running first, then by close time, and an id's earlier run closed before its
+            # next began.
+            continue
+        ids.add(w.id)
         listed.append(w)
         if len(listed) == limit:
             break
@@ -175,6 +192,27 @@ async def _list(client: Client, query: str, include_children: bool, limit: int) 
     for row, started in zip(rows, await chain_starts(client, listed), strict=True):
         row.started = started
     return rows
+
+
+RESUMED_SINCE_ASKED = 20
+"""Describes at once, for `ls --status`'s check that a listed run is its agent's latest."""
+
+
+async def _mark_resumed_since(client: Client, rows: list[Row]) -> None:
+    """A run listed by its status (`ls --status canceled`) may have been resumed since, its
+    agent now running: say so, rather than list it as where the agent stands."""
+    limit = asyncio.Semaphore(RESUMED_SINCE_ASKED)
+
+    async def latest_run(row: Row) -> int | None:
+        async with limit:
+            try:
+                desc = await client.get_workflow_handle(row.workflow_id).describe()
+            except RPCError:
+                return None
+        return desc.typed_search_attributes.get(sa.RUN_GENERATION) or 1
+
+    for row, latest in zip(rows, await asyncio.gather(*map(latest_run, rows)), strict=True):
+        row.resumed_since = latest is not None and latest > row.run
 
 
 def _session_root(w: WorkflowExecution) -> bool:

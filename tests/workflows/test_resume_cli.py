@@ -334,3 +334,29 @@ async def test_show_counts_the_killed_run_of_a_resumed_agent(client, dev_server,
     killed_ms = (killed.close_time - killed.start_time).total_seconds() * 1000
     shown_s = float(re.search(r"(\d+\.\d)s\b", out.splitlines()[0]).group(1))
     assert shown_s * 1000 >= killed_ms + result.usage.duration_ms - 100, (out, killed_ms)
+
+
+async def test_ls_lists_a_resumed_agent_once_as_its_latest_run(client, dev_server, git_repo):
+    """`ls` listed each run of a resumed agent as a row of its own, the killed run beside the
+    one that went on (a user test, 2026-12-06)."""
+    from tests.workflows.test_plan_mode import cli
+
+    with scripted_model(KILLED):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("List the files.", git_repo, queues), queues)
+            await second_model_call(client, handle)
+            await handle.cancel()
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+            task = await resume_task(client, handle.id, "go on, but skip the slow part")
+            await asyncio.wait_for(task.result(), 60)
+    code, out = await cli(dev_server.address, "ls", "--limit", "500")
+    rows = [line for line in out.splitlines() if line.startswith(handle.id)]
+    assert code == 0 and len(rows) == 1 and "completed (resumed, run 2)" in rows[0], out
+    code, out = await cli(dev_server.address, "ls", "--status", "canceled", "--limit", "500")
+    rows = [line for line in out.splitlines() if line.startswith(handle.id)]
+    assert code == 0 and len(rows) == 1, out
+    assert "canceled (resumed since: `outlast show` has it)" in rows[0], out
+    code, out = await cli(dev_server.address, "ls", "--json", "--limit", "500")
+    listed = [json.loads(line) for line in out.splitlines() if handle.id in line]
+    assert [(r["status"], r["run"]) for r in listed] == [("completed", 2)], out
