@@ -37,6 +37,7 @@ from agents.permissions import RESUME_MODES
 from agents.questions import QuestionAnswers
 from outlast.patterns import (
     RESULT_TYPES,
+    WORKFLOW_TYPES,
     PatternArgs,
     build_pattern_input,
     first_error,
@@ -57,6 +58,7 @@ from workflows.contracts import (
     StopRequest,
 )
 from workflows.pattern_contracts import PipelineView, StageDecision, TeamMail, TeamView
+from workflows.search_attributes import PATTERN as PATTERN_KEY
 
 __all__ = [
     "NotSupported",
@@ -69,6 +71,8 @@ __all__ = [
 ]
 
 AGENT_PATTERNS = ("single", "coordinator")
+AGENT_WORKFLOW_TYPES = frozenset({"AgentWorkflow", "CoordinatorWorkflow"})
+"""One query and signal set: a coordinator is an agent with workers."""
 NO_GRACEFUL_STOP = ("fork-join", "verified")
 """Patterns whose workflow has no `stop` signal: one sent would never be handled."""
 
@@ -102,6 +106,9 @@ class Task:
     pattern: str
     of: str | None = None
     """The task this is one agent of (`agent()`), for what a missing one is told."""
+    _fits: bool = dataclasses.field(default=False, init=False, repr=False, compare=False)
+    """Its workflow was found to be of `pattern`'s type (asked once, before the first query,
+    signal or update)."""
 
     def __post_init__(self) -> None:
         if self.pattern not in RESULT_TYPES:
@@ -201,9 +208,34 @@ class Task:
         name = "shutdown" if self.pattern == "team" else "stop"
         await self._signal(name, StopRequest(reason=reason))
 
+    async def _check_pattern(self, what: str) -> None:
+        """NotSupported if the workflow is of another pattern than this Task was made with
+        (`Task(handle, pattern=...)`): a query raised Temporal's own "expected but not found",
+        and a signal was taken and never handled (a user test, 2026-12-06). A workflow the
+        server does not have is left to the operation, which says so."""
+        if self._fits:
+            return
+        try:
+            desc = await self.handle.describe()
+        except RPCError:
+            return
+        wanted = WORKFLOW_TYPES[self.pattern]
+        if desc.workflow_type == wanted or {desc.workflow_type, wanted} <= AGENT_WORKFLOW_TYPES:
+            self._fits = True
+            return
+        actual = desc.typed_search_attributes.get(PATTERN_KEY) or next(
+            (p for p, t in WORKFLOW_TYPES.items() if t == desc.workflow_type), None
+        )
+        remedy = f"make its Task with pattern={actual!r}" if actual else "it is no Outlast task"
+        raise NotSupported(
+            f"{self.id} (a {desc.workflow_type!r}) is not a {self.pattern} task: it has no "
+            f"{what}; {remedy}; nothing was sent"
+        )
+
     async def _query(self, name: str, **kw: Any) -> Any:
         """A query's answer; a task the server has no workflow of as `TaskEnded` (one of its
         agents by a name that is none of them raised the bare RPCError)."""
+        await self._check_pattern(f"{name!r} query")
         try:
             return await self.handle.query(name, **kw)
         except RPCError as e:
@@ -212,6 +244,7 @@ class Task:
             raise TaskEnded(f"{self._not_running(e.message)}; nothing was asked") from None
 
     async def _signal(self, name: str, payload: object) -> None:
+        await self._check_pattern(f"{name!r} signal")
         try:
             await self.handle.signal(name, payload)
         except RPCError as e:
@@ -234,6 +267,7 @@ class Task:
     async def _update(self, name: str, payload: object) -> str:
         """An update's answer; a refusal as `Refused`, an ended task as `TaskEnded` (both
         came as Temporal's own errors: "Workflow update failed", a bare RPCError)."""
+        await self._check_pattern(f"{name!r} update")
         try:
             return await self.handle.execute_update(name, payload, result_type=str)
         except WorkflowUpdateFailedError as e:

@@ -849,3 +849,32 @@ async def test_a_team_whose_lead_failed_at_its_start_lists_as_failed(client, git
     assert result["status"] == "completed" and result["members"][0]["status"] == "failed"
     # What `outlast ls` reads: `completed (failed)`.
     assert desc.typed_search_attributes.get(sa.AGENT_STATUS) == "failed"
+
+
+SLOW = {"agents": [{"name": "a", "turns": [{"delay_ms": 60000, "text": "never sent"}]}]}
+
+
+async def test_a_task_of_another_pattern_than_its_workflow_is_refused(client, git_repo):
+    """`Task(handle, pattern=...)` with a pattern its workflow is not of: a query raised
+    Temporal's own "expected but not found", and a team's `shutdown` sent to an agent was taken
+    and never handled (a user test, 2026-12-06)."""
+    host = f"api-{uuid.uuid4().hex[:6]}"
+    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
+    with scripted_model(SLOW):
+        async with running_workers(client, queues=queues):
+            task = await start_task(
+                client, "wait", git_repo, task_queue=queues.task_queue, host_id=host
+            )
+            wrong = Task(handle=client.get_workflow_handle(task.id), pattern="team")
+            said = rf"{task.id} \(a 'AgentWorkflow'\) is not a team task: it has no 'team' query; "
+            with pytest.raises(NotSupported, match=said + "make its Task with pattern='single'"):
+                await wrong.status()
+            with pytest.raises(NotSupported, match="it has no 'shutdown' signal"):
+                await wrong.stop("enough")
+            pipeline = Task(handle=client.get_workflow_handle(task.id), pattern="pipeline")
+            with pytest.raises(NotSupported, match="it has no 'decide_stage' update"):
+                await pipeline.decide_stage("plan", True)
+            assert isinstance(await task.status(), AgentStatus)  # its own pattern still is
+            await task.kill()
+            events = [e async for e in task.handle.fetch_history_events()]
+    assert not any(e.HasField("workflow_execution_signaled_event_attributes") for e in events)
