@@ -336,7 +336,12 @@ async def _follow_serving(client, ui, handle, *, with_worker: bool, pattern: str
         how = "stopped (SIGTERM)" if termed.came else "detached"
         console.print(f"\n{how}; the workflow goes on. Follow it with: outlast attach {handle.id}")
         if with_worker:
-            console.print("[yellow]it needs a worker to make progress: run `outlast worker`[/]")
+            # Whether another worker serves its queue is not known here (the server lists a
+            # dead poller for a minute and more): said as a condition, not as a fact.
+            console.print(
+                "[yellow]this process's worker stopped with it: unless another worker serves "
+                "it, run `outlast worker` for it to make progress[/]"
+            )
         return 128 + signal.SIGTERM if termed.came else 0
     finally:
         for w in workers:

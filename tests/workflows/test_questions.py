@@ -303,6 +303,8 @@ async def test_ctrl_c_at_the_question_detaches_at_once(client, dev_server, git_r
             term.until(b"answer 1 (Database): ")
             term.proc.send_signal(signal.SIGINT)
             term.until(b"detached", 10)
+            # Said as a condition: another worker may serve it (it was said as a fact).
+            term.until(b"worker stopped with it: unless another", 10)
             assert term.proc.wait(timeout=10) == 0, term.shown()
         finally:
             term.close()
