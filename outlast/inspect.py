@@ -67,6 +67,8 @@ class Node(BaseModel):
     turns: int | None = None
     tokens: int | None = None
     tool_uses: int | None = None
+    output_tokens: int | None = None
+    """The output tokens of its every model call (of every run it counts)."""
     duration_ms: int | None = None
     verdict: str | None = None
     worktree: str | None = None
@@ -371,6 +373,7 @@ async def _fill_from_status(
     node.agent_type, node.turns = status.agent_type, status.turn
     node.refused = list(status.refused_signals)
     node.tokens, node.tool_uses = status.usage.total_tokens, status.usage.tool_uses
+    node.output_tokens = status.usage.tokens.output_tokens
     if desc.status != WorkflowExecutionStatus.RUNNING and desc.start_time and desc.close_time:
         # Killed, failed or terminated: its time up to the end, where the status has it up
         # to its last turn (a resumed agent's `show` left such runs' time out: a user test,
@@ -487,7 +490,11 @@ async def _add_earlier_runs(
         if earlier.turns is None:
             continue
         node.turns += earlier.turns
-        node.tokens = (node.tokens or 0) + (earlier.tokens or 0)
+        # An agent's tokens are its latest prompt's plus every output (R19); the latest
+        # prompt holds the earlier runs' conversation, so of those only their outputs add
+        # (the whole figures added counted it again each run: a user test, 2026-12-06).
+        node.tokens = (node.tokens or 0) + (earlier.output_tokens or 0)
+        node.output_tokens = (node.output_tokens or 0) + (earlier.output_tokens or 0)
         node.tool_uses = (node.tool_uses or 0) + (earlier.tool_uses or 0)
         if node.duration_ms and earlier.duration_ms:
             node.duration_ms += earlier.duration_ms
@@ -513,6 +520,7 @@ def _fill_from_result(node: Node, result: object) -> None:
     node.agent_type = result.get("agent_type")
     node.turns = result.get("turns")
     node.tokens = usage.get("total_tokens")
+    node.output_tokens = (usage.get("tokens") or {}).get("output_tokens")
     node.tool_uses = usage.get("tool_uses")
     node.duration_ms = usage.get("duration_ms") or None
     if path := result.get("worktree_path"):

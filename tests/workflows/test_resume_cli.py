@@ -28,7 +28,7 @@ from tests.support import (
 )
 from tests.workflows.test_cli_run import cli_env
 from tests.workflows.test_plan_mode import EXIT, WRITE_PLAN, wait_for_pending
-from workflows.contracts import AgentInput, Workspace
+from workflows.contracts import AgentInput, AgentStatus, Workspace
 from workflows.pattern_contracts import CoordinatorInput
 
 SCRIPT = {
@@ -323,13 +323,19 @@ async def test_show_counts_the_killed_run_of_a_resumed_agent(client, dev_server,
             await handle.cancel()
             with contextlib.suppress(WorkflowFailureError):
                 await handle.result()
-            killed = await client.get_workflow_handle(handle.id, run_id=handle.run_id).describe()
+            killed = await client.get_workflow_handle(handle.id).describe()
             task = await resume_task(client, handle.id, "go on, but skip the slow part")
             result = await asyncio.wait_for(task.result(), 60)
             code, out = await cli(dev_server.address, "show", handle.id)
+            first = client.get_workflow_handle(handle.id, run_id=killed.run_id)
+            killed_output = (await first.query("status", result_type=AgentStatus)).usage.tokens
     assert result.run_generation == 2
     # The killed run's one turn, and the resumed run's own.
     assert code == 0 and "2 runs" in out and f"{1 + result.turns} turns" in out, out
+    # Tokens: the latest prompt (it holds the killed run's conversation) and every output;
+    # the killed run's whole figure was added (a user test, 2026-12-06).
+    tokens = result.usage.total_tokens + killed_output.output_tokens
+    assert killed_output.output_tokens > 0 and f" {tokens} tokens" in out, (out, tokens)
     # And its time (the duration was the resumed run's alone: a user test, 2026-12-06).
     killed_ms = (killed.close_time - killed.start_time).total_seconds() * 1000
     shown_s = float(re.search(r"(\d+\.\d)s\b", out.splitlines()[0]).group(1))
