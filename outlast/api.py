@@ -143,7 +143,8 @@ class Task:
 
         Raises:
             WorkflowFailureError: the workflow failed, was killed (its cause a
-                CancelledError) or terminated; no result."""
+                CancelledError) or terminated; no result.
+            TaskEnded: the server has no workflow by this id (it raised the bare RPCError)."""
         handle = self.handle
         if handle._result_type is None:  # noqa: SLF001 (the SDK has no public getter)
             # A handle from `get_workflow_handle(id)` (as `agent()` and StartError's advice
@@ -156,7 +157,12 @@ class Task:
                 first_execution_run_id=handle.first_execution_run_id,
                 result_type=RESULT_TYPES[self.pattern],
             )
-        return await handle.result()
+        try:
+            return await handle.result()
+        except RPCError as e:
+            if e.status != RPCStatusCode.NOT_FOUND:
+                raise
+            raise TaskEnded(f"{self._not_running(e.message)}; there is no result") from None
 
     async def status(self) -> AgentStatus | PipelineView | TeamView | Any:
         """Where it stands now (the pattern's own query)."""

@@ -365,6 +365,8 @@ def _announce(workflow_id: str, ui: str | None) -> None:
 def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow.")) -> None:
     """Follow a running (or finished) agent."""
 
+    check_id(workflow_id)  # '' reached the server: "WorkflowId is not set on request"
+
     async def _main() -> int:
         client = await connect_or_fail()
         desc = await describe_or_fail(client.get_workflow_handle(workflow_id))

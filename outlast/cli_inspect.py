@@ -100,10 +100,10 @@ def ls_lines(rows: list[Row]) -> list[str]:
 
 def _status(row: Row) -> str:
     notes = [row.outcome] if row.outcome else []
-    if row.run > 1:
-        notes.append(f"resumed, run {row.run}")
     if row.resumed_since:
-        notes.append("resumed since: `outlast show` has it")
+        notes.append(f"run {row.run}, resumed since")
+    elif row.run > 1:
+        notes.append(f"resumed, run {row.run}")
     return f"{row.status} ({'; '.join(notes)})" if notes else row.status
 
 

@@ -207,7 +207,7 @@ def test_plan_first_is_for_a_single_agent(tmp_path):
 
 
 def test_empty_ids_and_unknown_modes_are_refused_before_any_call():
-    for args in (("kill", ""), ("stop", " "), ("show", ""), ("send", "", "hi")):
+    for args in (("kill", ""), ("stop", " "), ("show", ""), ("send", "", "hi"), ("attach", "")):
         out = run(*args)
         assert out.exit_code == 2 and "the workflow id is empty" in out.output, args
     for to in ("", "  "):  # an empty --to once went to the lead (a user test, 2026-12-05)

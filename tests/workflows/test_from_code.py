@@ -580,6 +580,9 @@ async def test_a_message_or_stop_for_a_task_that_is_not_running_says_so(client):
     for call in (task.send("hi"), task.stop(), task.kill()):
         with pytest.raises(TaskEnded, match=f"{task.id} is not running"):
             await call
+    # Its result, too (the bare RPCError, a user test, 2026-12-06).
+    with pytest.raises(TaskEnded, match=f"{task.id} is not running .*; there is no result"):
+        await task.result()
 
 
 async def test_a_kill_of_a_task_that_ended_says_so(client):

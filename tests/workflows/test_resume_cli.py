@@ -362,7 +362,7 @@ async def test_ls_lists_a_resumed_agent_once_as_its_latest_run(client, dev_serve
     code, out = await cli(dev_server.address, "ls", "--status", "canceled", "--limit", "500")
     rows = [line for line in out.splitlines() if line.startswith(handle.id)]
     assert code == 0 and len(rows) == 1, out
-    assert "canceled (resumed since: `outlast show` has it)" in rows[0], out
+    assert "canceled (run 1, resumed since)" in rows[0], out
     code, out = await cli(dev_server.address, "ls", "--json", "--limit", "500")
     listed = [json.loads(line) for line in out.splitlines() if handle.id in line]
     assert [(r["status"], r["run"]) for r in listed] == [("completed", 2)], out
