@@ -50,6 +50,8 @@ class RunRecord:
     """By activity type: the type and result payloads of the last completed one."""
     patches: set[str]
     """The patch ids the run recorded."""
+    mail: list[list[Payload]]
+    """The payloads of every `send_message` signal the run took (its start's included)."""
 
 
 async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunRecord:
@@ -59,6 +61,7 @@ async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunReco
     scheduled: dict[int, str] = {}
     last: dict[str, tuple[str, list[Payload]]] = {}
     patches: set[str] = set()
+    mail: list[list[Payload]] = []
 
     def keep(name: str | None, payloads) -> None:
         if name in names:
@@ -78,7 +81,11 @@ async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunReco
             elif marker.marker_name == "core_local_activity" and "result" in marker.details:
                 data = json.loads(marker.details["data"].payloads[0].data)
                 keep(data.get("activity_type"), marker.details["result"].payloads)
-    return RunRecord(last, patches)
+        elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+            signaled = event.workflow_execution_signaled_event_attributes
+            if signaled.signal_name == "send_message":
+                mail.append(list(signaled.input.payloads))
+    return RunRecord(last, patches, mail)
 
 
 async def conversation_of(
@@ -114,6 +121,10 @@ class RunEnd(BaseModel):
     """Its `AgentId` attribute."""
     permission_mode: str | None = None
     """Its `PermissionMode` attribute (the start value, unless the run kept it)."""
+    unanswered: list[str] = []
+    """The messages (`send_message`) of a run that ended before any model call answered: no
+    conversation holds them (a resumed run killed in its first call lost its message: a user
+    test, 2026-12-06). Empty for a run that left a conversation."""
 
 
 async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
@@ -127,8 +138,16 @@ async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
     plan_file = None
     if PLAN_FILE in record.last:
         (plan_file,) = await client.data_converter.decode(record.last[PLAN_FILE][1], [str])
+    transcript = await conversation_of(client, record.last)
+    unanswered = []
+    if transcript is None:
+        for payloads in record.mail:
+            (mail,) = await client.data_converter.decode(payloads[:1], [dict])
+            if isinstance(mail, dict) and str(mail.get("text") or "").strip():
+                unanswered.append(str(mail["text"]))
     return RunEnd(
-        transcript=await conversation_of(client, record.last),
+        transcript=transcript,
+        unanswered=unanswered,
         plan_file=plan_file,
         patches=sorted(record.patches),
         permission_mode=attributes.get("PermissionMode"),

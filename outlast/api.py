@@ -507,4 +507,10 @@ async def resume_task(client: Client, workflow_id: str, message: str) -> Task:
         raise StartError(str(e)) from None
     for child in resumed.cancelled:
         logger.warning("cancelled %s: the ended run of %s had left it running", child, workflow_id)
+    for text in resumed.carried:
+        logger.warning(
+            "%s: the ended run had no answer to its message %r; it goes first in this run's",
+            workflow_id,
+            text,
+        )
     return Task(handle=resumed.handle, pattern=resumed.pattern)

@@ -415,6 +415,12 @@ def resume(
             _fail(server_said(workflow_id, e))
         for child in resumed.cancelled:
             console.print(f"cancelled {child}: the ended run had left it running")
+        for text in resumed.carried:
+            said = text.strip().splitlines()[0][:80]
+            console.print(
+                f"the ended run had no answer to its message {said!r} (it ended in its first "
+                "model call): it goes first in this run's"
+            )
         console.print(f"resumed {workflow_id} from the conversation it ended with")
         desc = await resumed.handle.describe()
         if note := await host_queue_note(client, desc):

@@ -66,6 +66,9 @@ class Ended:
     stopped_children: list[str] | None = None
     """The sub-agents a completed run's result says its end stopped; None for a run that
     ended with no result (killed, failed, terminated)."""
+    unanswered: tuple[str, ...] = ()
+    """Messages of that run no model call answered (it ended in its first call): the next
+    run's message carries them first."""
 
 
 def resume_input(ended: Ended) -> AgentInput | CoordinatorInput:
@@ -157,6 +160,7 @@ async def run_end(
         resumed=resumed,
         closed_at=desc.close_time,
         stopped_children=_stopped_children(end.result),
+        unanswered=tuple(end.unanswered),
     )
 
 
@@ -198,6 +202,8 @@ class Resumption:
     """single or coordinator."""
     cancelled: list[str]
     """Sub-agents the ended run had left running, cancelled (`outlast.orphans`)."""
+    carried: tuple[str, ...] = ()
+    """The ended run's messages no model call answered, sent first in the new run's."""
 
 
 async def resume_agent(client: Client, workflow_id: str, message: str) -> Resumption:
@@ -231,6 +237,8 @@ async def resume_agent(client: Client, workflow_id: str, message: str) -> Resump
         told=ended.stopped_children,
     )
     told = f"{message}\n\n{note}" if (note := stopped_note(stopped)) else message
+    # Its own mail, which it ended without answering: before this, as it came first.
+    told = "\n\n".join([*ended.unanswered, told])
     pattern = "coordinator" if ended.workflow_type == "CoordinatorWorkflow" else "single"
     root = ended.agent.workspace.root
     summary, details = start_metadata(pattern, message, root)
@@ -247,4 +255,6 @@ async def resume_agent(client: Client, workflow_id: str, message: str) -> Resump
         static_summary=summary,
         static_details=details,
     )
-    return Resumption(handle, pattern, [o.workflow_id for o in cancelled if o.cancelled])
+    return Resumption(
+        handle, pattern, [o.workflow_id for o in cancelled if o.cancelled], ended.unanswered
+    )

@@ -366,3 +366,53 @@ async def test_ls_lists_a_resumed_agent_once_as_its_latest_run(client, dev_serve
     code, out = await cli(dev_server.address, "ls", "--json", "--limit", "500")
     listed = [json.loads(line) for line in out.splitlines() if handle.id in line]
     assert [(r["status"], r["run"]) for r in listed] == [("completed", 2)], out
+
+
+CARRIED = {
+    "agents": [
+        {
+            "name": "both",
+            "match": {"last_user_contains": "SLOW-MSG check the logs\n\nFAST-MSG and the tests"},
+            "after_last": "repeat_last",
+            "turns": [{"text": "Checked both."}],
+        },
+        {
+            "name": "slow",
+            "match": {"last_user_contains": "SLOW-MSG"},
+            "after_last": "repeat_last",  # its conversation holds an answer already
+            "turns": [{"delay_ms": 60000, "text": "never sent"}],
+        },
+        {
+            "name": "fast",
+            "match": {"last_user_contains": "FAST-MSG"},
+            "after_last": "repeat_last",
+            "turns": [{"text": "Did only the tests."}],
+        },
+        {"name": "first", "after_last": "repeat_last", "turns": [{"text": "Listed."}]},
+    ]
+}
+
+
+async def test_a_run_killed_in_its_first_call_keeps_its_message_for_the_next(
+    client, dev_server, git_repo
+):
+    """A resumed run killed before its model call answered left no conversation with its
+    message in it: the next resume went on from the run before, and the message was gone
+    without a word (a user test, 2026-12-06)."""
+    from tests.workflows.test_plan_mode import cli
+
+    with scripted_model(CARRIED):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("List the files.", git_repo, queues), queues)
+            assert (await asyncio.wait_for(handle.result(), 60)).final_text == "Listed."
+            second = await resume_task(client, handle.id, "SLOW-MSG check the logs")
+            await wait_for_model_call(second.handle)
+            await second.kill()
+            with contextlib.suppress(WorkflowFailureError):
+                await second.result()
+            code, out = await cli(
+                dev_server.address, "resume", "--no-worker", handle.id, "FAST-MSG and the tests"
+            )
+            result = await asyncio.wait_for(client.get_workflow_handle(handle.id).result(), 60)
+    assert "had no answer to its message 'SLOW-MSG check the logs'" in out, out
+    assert result["final_text"] == "Checked both.", result
