@@ -328,9 +328,17 @@ async def waits_for_the_person(handle, workflow_id: str) -> str | None:
     message is read only once it goes on, which nothing had said (a user test). None too
     when no worker answers at once: the message was sent, and said so."""
     try:
+        status = await handle.query("status", result_type=AgentStatus, rpc_timeout=WAIT_QUERY)
         plan = await handle.query("plan", result_type=PlanView, rpc_timeout=WAIT_QUERY)
     except (RPCError, WorkflowQueryFailedError):
         return None
+    if status.stop_requested:
+        # It ends at its turn's end and reads no more mail: `send` said only "message sent"
+        # (a user test, 2026-12-06).
+        return (
+            "a stop is pending: it ends after its current turn without reading this message "
+            f'(its end counts it unread); `outlast resume {workflow_id} "..."` goes on after'
+        )
     if plan.pending is not None and plan.pending.approver == "the user":
         return (
             f"it waits for its plan's approval first (`outlast approve {workflow_id}` or "

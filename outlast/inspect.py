@@ -69,6 +69,8 @@ class Node(BaseModel):
     tool_uses: int | None = None
     output_tokens: int | None = None
     """The output tokens of its every model call (of every run it counts)."""
+    unread_messages: int = 0
+    """Messages that came after its stop (or its last turn) and that it never read."""
     duration_ms: int | None = None
     verdict: str | None = None
     worktree: str | None = None
@@ -515,8 +517,12 @@ def _fill_from_result(node: Node, result: object) -> None:
     # its workflow but not its task.
     if result.get("stopped"):
         node.outcome = "stopped"
+        # As a kill's reason is shown: a stop's was said nowhere (a user test, 2026-12-06).
+        if reason := " ".join(plain(str(result.get("stop_reason") or "")).split()):
+            node.error = f"reason: {reason}"
     elif result.get("max_turns_reached"):
         node.outcome = "max turns reached"
+    node.unread_messages = result.get("unread_messages") or 0
     node.agent_type = result.get("agent_type")
     node.turns = result.get("turns")
     node.tokens = usage.get("total_tokens")
@@ -586,6 +592,9 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
         facts.append(f"worktree kept: {node.worktree}")
     if node.retrying:
         facts.append(node.retrying)
+    if n := node.unread_messages:
+        after = "its stop" if node.outcome == "stopped" else "its last turn"
+        facts.append(f"{n} message{'' if n == 1 else 's'} came after {after} and went unread")
     if node.error:
         # Whole for the workflow asked about: a refusal's end says what to do (it was cut at
         # 200 characters; a user test, 2026-12-05). A child's, cut: `show` on it has it all.

@@ -25,7 +25,7 @@ from tests.support import (
     wait_for,
 )
 from tests.workflows.test_plan_mode import cli
-from workflows.contracts import MailMessage, StopRequest
+from workflows.contracts import StopRequest
 
 
 async def test_ls_and_show_describe_a_finished_tree(client, dev_server, git_repo):
@@ -99,13 +99,15 @@ async def test_send_and_stop_reach_a_running_agent(client, dev_server, git_repo)
     assert any("PLEASE-ALSO-CHECK" in s for s in sent)
 
 
-async def test_a_stop_with_mail_waiting_ends_and_counts_the_mail_unread(client, git_repo):
+async def test_a_stop_with_mail_waiting_ends_and_counts_the_mail_unread(
+    client, dev_server, git_repo
+):
     script = {
         "agents": [
             {
                 "name": "main",
                 "turns": [
-                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 2"}}},
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 8"}}},
                     {"text": "never"},
                 ],
             }
@@ -115,11 +117,17 @@ async def test_a_stop_with_mail_waiting_ends_and_counts_the_mail_unread(client, 
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             await wait_for(lambda: len(model.log) == 1)
-            await handle.signal("send_message", MailMessage(text="LATE-NOTE", id="m1"))
-            await handle.signal("stop", StopRequest(reason="enough"))
+            await handle.signal("stop", StopRequest(reason="enough for today"))
+            # `send` said only "message sent" (a user test, 2026-12-06).
+            code, sent = await cli(dev_server.address, "send", handle.id, "LATE-NOTE")
             result = await asyncio.wait_for(handle.result(), 60)
+            code_show, shown = await cli(dev_server.address, "show", handle.id)
     assert result.stopped and result.unread_messages == 1 and result.run_generation == 1
     assert len(model.log) == 1, "the model is not called after a stop"
+    assert code == 0 and "a stop is pending: it ends after its current turn without" in sent
+    # The stop's reason and the unread message, as a kill's reason is shown.
+    assert code_show == 0 and "stopped, " in shown and "reason: enough for today" in shown
+    assert "1 message came after its stop and went unread" in shown, shown
 
 
 async def test_mistakes_are_refused_with_a_sentence(client, dev_server, git_repo):
