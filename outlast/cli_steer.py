@@ -92,8 +92,15 @@ def stop(
         # stage went on for a minute while this said so; a user test).
         pipeline = workflow_type == "PipelineWorkflow"
         waits = await _stage_waiting(handle) if pipeline else None
+        again = workflow_type in AGENT_TYPES and await _stop_pending(handle)
         await handle.signal(name, StopRequest(reason=reason))
-        if waits:
+        if again:
+            # A second stop said what the first had (a user test, 2026-12-06).
+            said = (
+                "to stop again: a stop was requested already, and it still ends after its "
+                "current turn (its reason is now this one's; `outlast kill` stops at once)"
+            )
+        elif waits:
             said = f"to stop: no stage runs ({waits}), so it ends now"
         elif pipeline:
             said = (
@@ -321,6 +328,15 @@ def send(
 
 
 WAIT_QUERY = timedelta(seconds=1)
+
+
+async def _stop_pending(handle) -> bool:
+    """Whether the agent was asked to stop already (False when no worker answers at once)."""
+    try:
+        status = await handle.query("status", result_type=AgentStatus, rpc_timeout=WAIT_QUERY)
+    except (RPCError, WorkflowQueryFailedError):
+        return False
+    return status.stop_requested
 
 
 async def waits_for_the_person(handle, workflow_id: str) -> str | None:

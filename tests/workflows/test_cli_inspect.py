@@ -117,8 +117,13 @@ async def test_a_stop_with_mail_waiting_ends_and_counts_the_mail_unread(
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             await wait_for(lambda: len(model.log) == 1)
-            await handle.signal("stop", StopRequest(reason="enough for today"))
-            # `send` said only "message sent" (a user test, 2026-12-06).
+            await handle.signal("stop", StopRequest(reason="first"))
+            # A second stop said what the first had (a user test, 2026-12-06).
+            code, again = await cli(
+                dev_server.address, "stop", handle.id, "--reason", "enough for today"
+            )
+            assert code == 0 and "to stop again: a stop was requested already" in again, again
+            # `send` said only "message sent" (the same user test).
             code, sent = await cli(dev_server.address, "send", handle.id, "LATE-NOTE")
             result = await asyncio.wait_for(handle.result(), 60)
             code_show, shown = await cli(dev_server.address, "show", handle.id)
