@@ -104,7 +104,7 @@ def transcript(
         if n:
             console.print(COMPACTED_HERE)
         for message in segment:
-            for line in message_lines(message, full, answered):
+            for line in message_lines(message, full, answered, running=ended is None):
                 console.print(line, highlight=False)
 
 
@@ -168,23 +168,29 @@ async def _references(client, handle, desc, compacted: bool) -> list[TranscriptR
     return [*view.compacted, view.transcript] if compacted else [view.transcript]
 
 
-UNANSWERED = "[dim](no result: still running, or cut off by the run's end; a resume drops it)[/]"
-"""Under a call whose result is nowhere in the conversation: one a kill cut off read as if
-its result were simply not shown (a user test, 2026-12-06)."""
+UNANSWERED = "[dim](no result: cut off by the run's end; a resume drops it)[/]"
+"""Under a call of an ended agent whose result is nowhere in the conversation: one a kill cut
+off read as if its result were simply not shown (a user test, 2026-12-06)."""
+NOT_YET = "[dim](no result yet: the tool runs, or its result goes with the next model call)[/]"
+"""The same under a running agent's call: a result enters the conversation with the model
+call that sends it, and a finished Glob's read as cut off (a user test, 2026-12-06)."""
 
 
 def message_lines(
-    message: Message, full: bool = False, answered: set[str] | None = None
+    message: Message,
+    full: bool = False,
+    answered: set[str] | None = None,
+    running: bool = False,
 ) -> list[str]:
     """A message as markup lines for the terminal (what the model and the tools wrote is
     escaped: shown as written); `answered`: the tool_use ids the conversation has results
-    for, to mark the calls it has none for."""
+    for, to mark the calls it has none for (as not yet, where the agent is `running`)."""
     colour = "cyan" if message.role == "assistant" else "green"
     lines = [f"[bold {colour}]{message.role}[/]"]
     for block in message.content:
         lines += [f"  {line}" for line in _block_lines(block, full)]
         if isinstance(block, ToolUseBlock) and answered is not None and block.id not in answered:
-            lines.append(f"    {UNANSWERED}")
+            lines.append(f"    {NOT_YET if running else UNANSWERED}")
     return lines
 
 

@@ -1,7 +1,7 @@
 """How `outlast transcript` prints a conversation."""
 
 from agents.messages import Message, ToolResultBlock, ToolUseBlock
-from outlast.cli_transcript import UNANSWERED, message_lines
+from outlast.cli_transcript import NOT_YET, UNANSWERED, message_lines
 
 
 def test_a_call_with_no_result_says_so():
@@ -15,3 +15,5 @@ def test_a_call_with_no_result_says_so():
     assert lines[2].startswith("  [yellow]→ Bash[/]") and lines[3] == f"    {UNANSWERED}"
     assert UNANSWERED not in "\n".join(message_lines(results, answered={"t1"}))
     assert UNANSWERED not in "\n".join(message_lines(calls))  # not asked: nothing said
+    # A running agent's: not yet (a finished call read as cut off: a user test, 2026-12-06).
+    assert message_lines(calls, answered={"t1"}, running=True)[3] == f"    {NOT_YET}"
