@@ -31,6 +31,7 @@ from outlast.cli_base import (
     not_answered,
     server_said,
 )
+from outlast.inspect import cancel_requests
 from outlast.patterns import WORKFLOW_TYPES
 from outlast.question_view import waiting_question
 from outlast.retries import FAILING_TASK_ATTEMPTS
@@ -145,6 +146,16 @@ def kill(
             fail(
                 f"{workflow_id} is a {kind}, not an Outlast workflow; cancel it with "
                 f"`temporal workflow cancel -w {workflow_id}` if that is what you mean."
+            )
+        # A second kill while the first's cleanup runs said "killed" as if it were the first
+        # (a user test, 2026-12-06); the server takes it without a word, its reason dropped.
+        if earlier := await cancel_requests(handle):
+            why = f" (reason: {earlier[0]})" if earlier[0] else ""
+            console.print(
+                escape(
+                    f"a kill of {workflow_id} was requested already{why}: this one adds "
+                    "nothing, its reason is not recorded"
+                )
             )
         await handle.cancel(reason=reason)
         console.print(escape(await kill_outcome(handle, KILL_WAIT_S)))

@@ -338,11 +338,19 @@ async def why_it_ended(
 async def cancel_reason(handle: WorkflowHandle) -> str:
     """The reason a kill gave (`outlast kill --reason`, `Task.kill(reason=)`), from the
     cancel request in the run's history; "" if it gave none."""
-    reason = ""
+    return next(iter(await cancel_requests(handle)), "")
+
+
+async def cancel_requests(handle: WorkflowHandle) -> list[str]:
+    """The reason of each cancel request in the run's history ("" for none given): none
+    while nobody asked to kill it, one after (the server takes a second request while the
+    first is pending without a word, or an event)."""
+    reasons = []
     async for event in handle.fetch_history_events():
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
-            reason = event.workflow_execution_cancel_requested_event_attributes.cause
-    return " ".join(plain(reason).split())
+            cause = event.workflow_execution_cancel_requested_event_attributes.cause
+            reasons.append(" ".join(plain(cause).split()))
+    return reasons
 
 
 async def _fill_from_status(

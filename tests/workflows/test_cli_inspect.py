@@ -577,3 +577,21 @@ async def test_show_does_not_count_a_run_that_was_reset(client, dev_server, git_
             await client.get_workflow_handle(handle.id, run_id=reset.run_id).result()
     code, out = await cli(dev_server.address, "show", handle.id)
     assert code == 0 and "runs" not in out and "2 turns" in out, out
+
+
+async def test_a_second_kill_says_the_first_came(client, dev_server):
+    """A kill while an earlier one's cleanup ran said "killed" as if it were the first; the
+    server drops its reason (a user test, 2026-12-06). No worker here: the first kill stays
+    pending."""
+    from outlast.inspect import cancel_reason
+
+    handle = await client.start_workflow(
+        "AgentWorkflow", id=f"kill2-{uuid.uuid4().hex[:8]}", task_queue=f"nobody-{uuid.uuid4()}"
+    )
+    await handle.cancel(reason="wrong branch")
+    code, out = await cli(dev_server.address, "kill", handle.id, "--reason", "and too slow")
+    assert code == 0, out
+    assert f"a kill of {handle.id} was requested already (reason: wrong branch)" in out, out
+    assert "this one adds nothing, its reason is not recorded" in out, out
+    assert await cancel_reason(handle) == "wrong branch"
+    await handle.terminate("test over")
