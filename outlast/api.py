@@ -18,6 +18,7 @@ import dataclasses
 import difflib
 import logging
 import os
+import re
 import socket
 from dataclasses import dataclass
 from typing import Any
@@ -421,6 +422,31 @@ class Task:
         return True
 
 
+OPTION_ARGUMENTS = {
+    "--repo": "repo",
+    "--pattern": "pattern",
+    "--agent": "agent_type",
+    "--model": "model",
+    "--max-turns": "max_turns",
+    "--teammate": "teammates",
+    "--team-task": "team_tasks",
+    "--team-name": "team_name",
+    "--fork": "forks",
+    "--approve": "approve",
+    "--max-rounds": "max_rounds",
+    "--plan": "plan_first",
+}
+"""`outlast run`'s options, by the `start_task` argument each is."""
+
+
+def argument_names(said: str) -> str:
+    """A refusal the CLI and `start_task` share, in `start_task`'s words: it named options
+    (`--repo /x: no such directory`) a caller from code never gave (a user test, 2026-12-06)."""
+    said = re.sub(r"--fork (\d+)", r"forks: fork \1", said)
+    said = said.replace("one --fork DIRECTIVE", "one directive in forks")
+    return re.sub(r"--[a-z][a-z-]*", lambda m: OPTION_ARGUMENTS.get(m.group(0), m.group(0)), said)
+
+
 async def start_task(
     client: Client,
     task: str,
@@ -462,7 +488,11 @@ async def start_task(
             raise StartError(f"config: {first_error(e)}") from None
     host = host_id or os.environ.get("OUTLAST_HOST_ID") or socket.gethostname()
     args = PatternArgs(pattern=pattern, task=task, repo=repo, host_id=host, **options)
-    inp, missing = await fit_to_namespace(client, build_pattern_input(args))
+    try:
+        built = build_pattern_input(args)
+    except StartError as e:
+        raise StartError(argument_names(str(e))) from None
+    inp, missing = await fit_to_namespace(client, built)
     if missing:
         logger.warning(
             "namespace %s lacks Outlast's search attributes (%s): the task starts without "

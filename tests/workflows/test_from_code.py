@@ -665,6 +665,15 @@ async def test_the_api_s_own_slips_are_named(client, tmp_path):
         await start_task(client, "x", repo, config={"model": {"max_tokens": "many"}})
     with pytest.raises(StartError, match="single: max_turns: Input should be greater than"):
         await start_task(client, "x", repo, max_turns=0)
+    # In its arguments' names, not `outlast run`'s options (a user test, 2026-12-06).
+    with pytest.raises(StartError, match=f"^repo {tmp_path}/none: no such directory"):
+        await start_task(client, "x", tmp_path / "none")
+    with pytest.raises(StartError, match="^pattern teams: choose one of"):
+        await start_task(client, "x", repo, pattern="teams")
+    with pytest.raises(StartError, match="^forks: fork 2 is empty: say what that fork should"):
+        await start_task(client, "x", repo, pattern="fork-join", forks=["a", ""])
+    with pytest.raises(StartError, match="needs at least one directive in forks"):
+        await start_task(client, "x", repo, pattern="fork-join")
 
 
 async def test_a_misspelt_option_is_named_with_its_likely_meaning(client, tmp_path):
