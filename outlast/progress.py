@@ -196,6 +196,13 @@ def print_result(result: AgentResult, console: Console) -> None:
         f"[green]{result.status}[/] after {count(result.turns, 'turn')}, {usage_text(result.usage)}"
         + (" (max turns reached)" if result.max_turns_reached else "")
         + (" (stopped)" if result.stopped else "")
+        # A resumed run's result counts itself: read as the agent's totals, it disagreed
+        # with `show` (a user test, 2026-12-06).
+        + (
+            f" in run {result.run_generation} (`outlast show` adds up every run)"
+            if result.run_generation > 1
+            else ""
+        )
     )
     if result.unread_messages:
         console.print(
