@@ -139,12 +139,7 @@ async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
     if PLAN_FILE in record.last:
         (plan_file,) = await client.data_converter.decode(record.last[PLAN_FILE][1], [str])
     transcript = await conversation_of(client, record.last)
-    unanswered = []
-    if transcript is None:
-        for payloads in record.mail:
-            (mail,) = await client.data_converter.decode(payloads[:1], [dict])
-            if isinstance(mail, dict) and str(mail.get("text") or "").strip():
-                unanswered.append(str(mail["text"]))
+    unanswered = await _mail_texts(client, record.mail) if transcript is None else []
     return RunEnd(
         transcript=transcript,
         unanswered=unanswered,
@@ -153,3 +148,25 @@ async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
         permission_mode=attributes.get("PermissionMode"),
         **shown,
     )
+
+
+async def _mail_texts(client: Client, mail: list[list[Payload]]) -> list[str]:
+    """The texts of the `send_message` signals a run took, as the agent took them: one that
+    is no message (the signal takes any payload, and refuses it in the workflow) is left
+    out, as is a repeated id (dropped there too)."""
+    texts: list[str] = []
+    ids: set[str] = set()
+    for payloads in mail:
+        try:
+            (message,) = await client.data_converter.decode(payloads[:1], [dict])
+        except Exception:  # noqa: BLE001 - not JSON, or not an object: refused when sent
+            continue
+        if not isinstance(message, dict) or not isinstance(message.get("text"), str):
+            continue
+        if (mail_id := message.get("id")) is not None:
+            if str(mail_id) in ids:
+                continue
+            ids.add(str(mail_id))
+        if message["text"].strip():
+            texts.append(message["text"])
+    return texts

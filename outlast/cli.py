@@ -416,10 +416,13 @@ def resume(
         for child in resumed.cancelled:
             console.print(f"cancelled {child}: the ended run had left it running")
         for text in resumed.carried:
-            said = text.strip().splitlines()[0][:80]
+            said = " ".join(text.split())
+            said = said if len(said) <= 80 else said[:77] + "..."
             console.print(
-                f"the ended run had no answer to its message {said!r} (it ended in its first "
-                "model call): it goes first in this run's"
+                f"the ended run had no answer to its message {said!r} (it ended before any "
+                "model call answered): it goes first in this run's",
+                markup=False,  # a model's or a person's words, shown as written
+                highlight=False,
             )
         console.print(f"resumed {workflow_id} from the conversation it ended with")
         desc = await resumed.handle.describe()

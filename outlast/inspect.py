@@ -387,8 +387,9 @@ async def _fill_from_status(
     if desc.status != WorkflowExecutionStatus.RUNNING and desc.start_time and desc.close_time:
         # Killed, failed or terminated: its time up to the end, where the status has it up
         # to its last turn (a resumed agent's `show` left such runs' time out: a user test,
-        # 2026-12-06). The larger: after continues as new the status counts from the first.
-        ran_ms = int((desc.close_time - desc.start_time).total_seconds() * 1000)
+        # 2026-12-06).
+        started = await first_run_started(client, desc)  # after continues as new, the first's
+        ran_ms = int((desc.close_time - started).total_seconds() * 1000)
         node.duration_ms = max(status.usage.duration_ms, ran_ms) or None
     if desc.status == WorkflowExecutionStatus.RUNNING:
         node.outcome = status.state
@@ -472,6 +473,7 @@ async def _add_earlier_runs(
     agent_id = desc.typed_search_attributes.get(sa.AGENT_ID)
     if node.turns is None or not agent_id:
         return
+    prompted = (node.tokens or 0) > (node.output_tokens or 0)
     async for w in client.list_workflows(f'WorkflowId = "{desc.id}"'):
         if (
             w.run_id == desc.run_id
@@ -503,7 +505,13 @@ async def _add_earlier_runs(
         # An agent's tokens are its latest prompt's plus every output (R19); the latest
         # prompt holds the earlier runs' conversation, so of those only their outputs add
         # (the whole figures added counted it again each run: a user test, 2026-12-06).
-        node.tokens = (node.tokens or 0) + (earlier.output_tokens or 0)
+        # Runs come newest first: where the latest answered no call, the newest that did
+        # has the prompt.
+        output = earlier.output_tokens or 0
+        if not prompted and (earlier.tokens or 0) > output:
+            node.tokens, prompted = (node.tokens or 0) + (earlier.tokens or 0), True
+        else:
+            node.tokens = (node.tokens or 0) + output
         node.output_tokens = (node.output_tokens or 0) + (earlier.output_tokens or 0)
         node.tool_uses = (node.tool_uses or 0) + (earlier.tool_uses or 0)
         if node.duration_ms and earlier.duration_ms:

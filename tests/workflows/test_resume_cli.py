@@ -16,6 +16,7 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.service import RPCError
 
 from outlast.api import resume_task
+from outlast.inspect import agent_tree
 from outlast.resume import ResumeRefused, last_model_call, resume_agent
 from tests.support import (
     Queues,
@@ -404,12 +405,20 @@ async def test_a_run_killed_in_its_first_call_keeps_its_message_for_the_next(
     with scripted_model(CARRIED):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("List the files.", git_repo, queues), queues)
-            assert (await asyncio.wait_for(handle.result(), 60)).final_text == "Listed."
+            first = await asyncio.wait_for(handle.result(), 60)
+            assert first.final_text == "Listed."
             second = await resume_task(client, handle.id, "SLOW-MSG check the logs")
             await wait_for_model_call(second.handle)
+            # Any payload is taken (and refused by the workflow): the resume read a string
+            # as a message and failed (a review, 2026-12-06).
+            await second.handle.signal("send_message", "not a message")
             await second.kill()
             with contextlib.suppress(WorkflowFailureError):
                 await second.result()
+            # `show` of it now: its latest run answered no call, so the prompt is the first
+            # run's (the latest's outputs alone were counted: a review, 2026-12-06).
+            tree = await agent_tree(client, handle.id)
+            assert tree.runs == 2 and tree.tokens == first.usage.total_tokens, tree
             code, out = await cli(
                 dev_server.address, "resume", "--no-worker", handle.id, "FAST-MSG and the tests"
             )
