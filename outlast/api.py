@@ -59,7 +59,6 @@ from workflows.contracts import (
     StopRequest,
 )
 from workflows.pattern_contracts import PipelineView, StageDecision, TeamMail, TeamView
-from workflows.search_attributes import PATTERN as PATTERN_KEY
 
 __all__ = [
     "NotSupported",
@@ -230,10 +229,16 @@ class Task:
         if desc.workflow_type == wanted or {desc.workflow_type, wanted} <= AGENT_WORKFLOW_TYPES:
             self._fits = True
             return
-        actual = desc.typed_search_attributes.get(PATTERN_KEY) or next(
-            (p for p, t in WORKFLOW_TYPES.items() if t == desc.workflow_type), None
+        # By its type: a member's `Pattern` is its session's (a team's reviewer is a `team`
+        # AgentWorkflow, which a Task of pattern "team" cannot steer).
+        actual = next((p for p, t in WORKFLOW_TYPES.items() if t == desc.workflow_type), None)
+        remedy = (
+            f"make its Task with pattern={actual!r}"
+            if actual
+            else "it is a background command: only kill() acts on it"
+            if desc.workflow_type == "ShellTaskWorkflow"
+            else "it is no Outlast task"
         )
-        remedy = f"make its Task with pattern={actual!r}" if actual else "it is no Outlast task"
         raise NotSupported(
             f"{self.id} (a {desc.workflow_type!r}) is not a {self.pattern} task: it has no "
             f"{what}; {remedy}; nothing was sent"

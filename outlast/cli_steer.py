@@ -149,8 +149,12 @@ def kill(
             )
         # A second kill while the first's cleanup runs said "killed" as if it were the first
         # (a user test, 2026-12-06); the server takes it without a word, its reason dropped.
-        if earlier := await cancel_requests(handle):
-            why = f" (reason: {earlier[0]})" if earlier[0] else ""
+        if await _kill_pending(handle):
+            try:  # the reason is in the history only: read when there is one to find
+                earlier = await cancel_requests(handle)
+            except RPCError:
+                earlier = []
+            why = f" (reason: {earlier[0]})" if earlier and earlier[0] else ""
             console.print(
                 escape(
                     f"a kill of {workflow_id} was requested already{why}: this one adds "
@@ -161,6 +165,16 @@ def kill(
         console.print(escape(await kill_outcome(handle, KILL_WAIT_S)))
 
     asyncio.run(_main())
+
+
+async def _kill_pending(handle) -> bool:
+    """Whether a cancel of the run was requested already (the describe says; the history,
+    read only then, has its reason)."""
+    try:
+        desc = await handle.describe()
+    except RPCError:
+        return False
+    return desc.raw_description.workflow_extended_info.cancel_requested
 
 
 KILLABLE = (*WORKFLOW_TYPES.values(), "ShellTaskWorkflow")

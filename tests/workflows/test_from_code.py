@@ -890,3 +890,25 @@ async def test_a_task_of_another_pattern_than_its_workflow_is_refused(client, gi
             await task.kill()
             events = [e async for e in task.handle.fetch_history_events()]
     assert not any(e.HasField("workflow_execution_signaled_event_attributes") for e in events)
+
+
+async def test_a_member_s_wrong_pattern_is_refused_with_its_own(client):
+    """A team's member is an AgentWorkflow whose `Pattern` is `team`: the refusal advised
+    pattern='team', which was refused again (a review, 2026-12-06). No worker: nothing is
+    asked of one."""
+    from temporalio.common import SearchAttributePair, TypedSearchAttributes
+
+    from workflows import search_attributes as sa
+
+    handle = await client.start_workflow(
+        "AgentWorkflow",
+        id=f"member-{uuid.uuid4().hex[:8]}/reviewer",
+        task_queue=f"nobody-{uuid.uuid4().hex}",
+        search_attributes=TypedSearchAttributes([SearchAttributePair(sa.PATTERN, "team")]),
+    )
+    try:
+        task = Task(handle=client.get_workflow_handle(handle.id), pattern="team")
+        with pytest.raises(NotSupported, match="make its Task with pattern='single'"):
+            await task.status()
+    finally:
+        await handle.terminate("test over")
