@@ -56,7 +56,10 @@ class Row(BaseModel):
     `AgentStatus` attribute. Temporal's status says only that the workflow completed."""
     run: int = 1
     """Which run of its agent this is: 2 and on, it was resumed (`outlast resume`, a message
-    to an ended sub-agent, a verified task's next round); `ls` lists the latest only."""
+    to an ended sub-agent, a verified task's next round); `ls` lists the latest only. 1 too
+    for a run no worker has taken up yet (its attributes are set then)."""
+    run_id: str | None = None
+    agent_id: str | None = None
     resumed_since: bool = False
     """A later run of the same id exists (`ls --status` listed an earlier run it matched)."""
 
@@ -112,6 +115,8 @@ def _row(w: WorkflowExecution) -> Row:
         parent=w.parent_id,
         outcome=_outcome(status, w.typed_search_attributes.get(sa.AGENT_STATUS)),
         run=w.typed_search_attributes.get(sa.RUN_GENERATION) or 1,
+        run_id=w.run_id,
+        agent_id=w.typed_search_attributes.get(sa.AGENT_ID),
     )
 
 
@@ -171,24 +176,25 @@ async def list_rows(
         # A cluster Outlast's search attributes were never registered on.
         query = list_query(status, pattern, include_children, by_attribute=False)
         rows = await _list(client, query, include_children, limit)
-    if status is not None:
+    if status not in (None, "running"):  # a running run is its id's latest
         await _mark_resumed_since(client, rows)
     return rows
 
 
 async def _list(client: Client, query: str, include_children: bool, limit: int) -> list[Row]:
     listed: list[WorkflowExecution] = []
-    ids: set[str] = set()
+    agents: set[tuple[str, str | None]] = set()
     async for w in client.list_workflows(query):
         if not include_children and not _session_root(w):
             continue
-        if w.id in ids:
+        agent = (w.id, w.typed_search_attributes.get(sa.AGENT_ID))
+        if agent in agents:
             # An earlier run of a resumed agent: a row each read as several agents of one id
             # (a user test, 2026-12-06). The latest is listed before it: Temporal lists the
             # running first, then by close time, and an id's earlier run closed before its
-            # next began.
+            # next began. Another agent started under the id again has its own AgentId.
             continue
-        ids.add(w.id)
+        agents.add(agent)
         listed.append(w)
         if len(listed) == limit:
             break
@@ -207,16 +213,21 @@ async def _mark_resumed_since(client: Client, rows: list[Row]) -> None:
     agent now running: say so, rather than list it as where the agent stands."""
     limit = asyncio.Semaphore(RESUMED_SINCE_ASKED)
 
-    async def latest_run(row: Row) -> int | None:
+    async def latest_run(row: Row) -> WorkflowExecutionDescription | None:
         async with limit:
             try:
-                desc = await client.get_workflow_handle(row.workflow_id).describe()
+                return await client.get_workflow_handle(row.workflow_id).describe()
             except RPCError:
                 return None
-        return desc.typed_search_attributes.get(sa.RUN_GENERATION) or 1
 
     for row, latest in zip(rows, await asyncio.gather(*map(latest_run, rows)), strict=True):
-        row.resumed_since = latest is not None and latest > row.run
+        # By run id, not generation: a run no worker has taken up has no attributes yet.
+        # The latest of the same agent only (another one under the id is not its resume).
+        row.resumed_since = (
+            latest is not None
+            and latest.run_id != row.run_id
+            and latest.typed_search_attributes.get(sa.AGENT_ID) in (None, row.agent_id)
+        )
 
 
 def _session_root(w: WorkflowExecution) -> bool:

@@ -427,3 +427,24 @@ async def test_a_run_killed_in_its_first_call_keeps_its_message_for_the_next(
     # Its figures are its own run's, and said so (they read as the agent's totals).
     assert "in run 3 (`outlast show` adds up every run)" in out, out
     assert result["final_text"] == "Checked both.", result
+
+
+async def test_ls_lists_another_agent_under_a_reused_id_apart(client, dev_server, git_repo):
+    """Only a resumed agent's runs are one row: another agent started under the same id
+    (`temporal workflow start` again) is not its resume (a review, 2026-12-06)."""
+    from tests.workflows.test_plan_mode import cli
+
+    script = {"agents": [{"name": "a", "turns": [{"text": "done"}]}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await asyncio.wait_for(handle.result(), 60)
+    again = await client.start_workflow(
+        "AgentWorkflow", id=handle.id, task_queue=f"nobody-{uuid.uuid4().hex}"
+    )
+    try:
+        code, out = await cli(dev_server.address, "ls", "--limit", "500")
+    finally:
+        await again.terminate("test over")
+    rows = [line for line in out.splitlines() if line.startswith(handle.id)]
+    assert code == 0 and len(rows) == 2, out
