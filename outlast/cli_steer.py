@@ -353,12 +353,14 @@ def send(
 
 
 WAIT_QUERY = timedelta(seconds=1)
+STOP_QUERY = timedelta(seconds=2)
+"""For whether a stop is pending: a replay of the agent's history on a loaded machine."""
 
 
 async def _stop_pending(handle) -> bool:
-    """Whether the agent was asked to stop already (False when no worker answers at once)."""
+    """Whether the agent was asked to stop already (False when no worker answers in time)."""
     try:
-        status = await handle.query("status", result_type=AgentStatus, rpc_timeout=WAIT_QUERY)
+        status = await handle.query("status", result_type=AgentStatus, rpc_timeout=STOP_QUERY)
     except (RPCError, WorkflowQueryFailedError):
         return False
     return status.stop_requested
@@ -368,18 +370,20 @@ async def waits_for_the_person(handle, workflow_id: str) -> str | None:
     """What an agent a message was sent to waits for first, where that is the person: the
     message is read only once it goes on, which nothing had said (a user test). None too
     when no worker answers at once: the message was sent, and said so."""
+    if await _stop_pending(handle):
+        # It ends at its turn's end and reads no more mail: `send` said only "message sent"
+        # (a user test, 2026-12-06).
+        said = (
+            "a stop is pending: it ends after its current turn without reading this message "
+            "(its end counts it unread)"
+        )
+        if "/" in workflow_id:  # a sub-agent or a member: its parent or pattern goes on
+            return said
+        return f'{said}; once it has ended, `outlast resume {workflow_id} "..."` can send it again'
     try:
-        status = await handle.query("status", result_type=AgentStatus, rpc_timeout=WAIT_QUERY)
         plan = await handle.query("plan", result_type=PlanView, rpc_timeout=WAIT_QUERY)
     except (RPCError, WorkflowQueryFailedError):
         return None
-    if status.stop_requested:
-        # It ends at its turn's end and reads no more mail: `send` said only "message sent"
-        # (a user test, 2026-12-06).
-        return (
-            "a stop is pending: it ends after its current turn without reading this message "
-            f'(its end counts it unread); `outlast resume {workflow_id} "..."` goes on after'
-        )
     if plan.pending is not None and plan.pending.approver == "the user":
         return (
             f"it waits for its plan's approval first (`outlast approve {workflow_id}` or "

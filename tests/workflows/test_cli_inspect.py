@@ -130,6 +130,7 @@ async def test_a_stop_with_mail_waiting_ends_and_counts_the_mail_unread(
     assert result.stopped and result.unread_messages == 1 and result.run_generation == 1
     assert len(model.log) == 1, "the model is not called after a stop"
     assert code == 0 and "a stop is pending: it ends after its current turn without" in sent
+    assert f'once it has ended, `outlast resume {handle.id} "..."` can send it again' in sent
     # The stop's reason and the unread message, as a kill's reason is shown.
     assert code_show == 0 and "stopped, " in shown and "reason: enough for today" in shown
     assert "1 message came after its stop and went unread" in shown, shown
