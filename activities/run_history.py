@@ -122,9 +122,10 @@ class RunEnd(BaseModel):
     permission_mode: str | None = None
     """Its `PermissionMode` attribute (the start value, unless the run kept it)."""
     unanswered: list[str] = []
-    """The messages (`send_message`) of a run that ended before any model call answered: no
-    conversation holds them (a resumed run killed in its first call lost its message: a user
-    test, 2026-12-06). Empty for a run that left a conversation."""
+    """Messages (`send_message`) no conversation holds: all of a run's that ended before any
+    model call answered (a resumed run killed in its first call lost its message: a user
+    test, 2026-12-06), and the last ones of a completed run that counts them unread (sent
+    after a stop: the same user test). Empty for the others."""
 
 
 async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
@@ -133,7 +134,14 @@ async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
     attributes = {pair.key.name: pair.value for pair in desc.typed_search_attributes}
     shown = {"agent_id": attributes.get("AgentId")}
     if desc.status == WorkflowExecutionStatus.COMPLETED:
-        return RunEnd(result=await handle.result(follow_runs=False), **shown)
+        result = await handle.result(follow_runs=False)
+        unread = result.get("unread_messages") if isinstance(result, dict) else None
+        unanswered = []
+        if isinstance(unread, int) and unread > 0:
+            # The mailbox is read first in, first out: the unread are the last that came.
+            texts = await _mail_texts(client, (await last_results(handle, frozenset())).mail)
+            unanswered = texts[-unread:]
+        return RunEnd(result=result, unanswered=unanswered, **shown)
     record = await last_results(handle, CONVERSATION | {PLAN_FILE})
     plan_file = None
     if PLAN_FILE in record.last:

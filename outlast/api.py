@@ -544,7 +544,7 @@ async def resume_task(client: Client, workflow_id: str, message: str) -> Task:
         logger.warning("cancelled %s: the ended run of %s had left it running", child, workflow_id)
     for text in resumed.carried:
         logger.warning(
-            "%s: the ended run had no answer to its message %r; it goes first in this run's",
+            "%s: the ended run had not read its message %r; it goes first in this run's",
             workflow_id,
             text,
         )

@@ -419,8 +419,7 @@ def resume(
             said = " ".join(text.split())
             said = said if len(said) <= 80 else said[:77] + "..."
             console.print(
-                f"the ended run had no answer to its message {said!r} (it ended before any "
-                "model call answered): it goes first in this run's",
+                f"the ended run had not read its message {said!r}: it goes first in this run's",
                 markup=False,  # a model's or a person's words, shown as written
                 highlight=False,
             )

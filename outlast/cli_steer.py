@@ -379,7 +379,7 @@ async def waits_for_the_person(handle, workflow_id: str) -> str | None:
         )
         if "/" in workflow_id:  # a sub-agent or a member: its parent or pattern goes on
             return said
-        return f'{said}; once it has ended, `outlast resume {workflow_id} "..."` can send it again'
+        return f'{said}; once it has ended, `outlast resume {workflow_id} "..."` sends it first'
     try:
         plan = await handle.query("plan", result_type=PlanView, rpc_timeout=WAIT_QUERY)
     except (RPCError, WorkflowQueryFailedError):

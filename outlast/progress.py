@@ -207,7 +207,7 @@ def print_result(result: AgentResult, console: Console) -> None:
     if result.unread_messages:
         console.print(
             f"[yellow]{result.unread_messages} message(s) arrived after the stop and were not "
-            "read[/]: `outlast resume` the agent with them again."
+            "read[/]: `outlast resume` sends them to it first."
         )
     if result.worktree_path:
         console.print(

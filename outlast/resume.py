@@ -67,8 +67,8 @@ class Ended:
     """The sub-agents a completed run's result says its end stopped; None for a run that
     ended with no result (killed, failed, terminated)."""
     unanswered: tuple[str, ...] = ()
-    """Messages of that run no model call answered (it ended in its first call): the next
-    run's message carries them first."""
+    """Messages that run never read (`RunEnd.unanswered`): the next run's message carries
+    them first."""
 
 
 def resume_input(ended: Ended) -> AgentInput | CoordinatorInput:
@@ -203,7 +203,7 @@ class Resumption:
     cancelled: list[str]
     """Sub-agents the ended run had left running, cancelled (`outlast.orphans`)."""
     carried: tuple[str, ...] = ()
-    """The ended run's messages no model call answered, sent first in the new run's."""
+    """The ended run's messages it never read, sent first in the new run's."""
 
 
 async def resume_agent(client: Client, workflow_id: str, message: str) -> Resumption:

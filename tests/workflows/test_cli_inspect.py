@@ -12,6 +12,7 @@ import uuid
 import pytest
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
+from outlast.resume import resume_agent
 from tests.support import (
     FAST_MODEL,
     agent_input,
@@ -105,12 +106,18 @@ async def test_a_stop_with_mail_waiting_ends_and_counts_the_mail_unread(
     script = {
         "agents": [
             {
+                "name": "resumed",
+                "match": {"last_user_contains": "LATE-NOTE\n\ngo on"},
+                "after_last": "repeat_last",
+                "turns": [{"text": "Read the note."}],
+            },
+            {
                 "name": "main",
                 "turns": [
                     {"tool_use": {"name": "Bash", "input": {"command": "sleep 8"}}},
                     {"text": "never"},
                 ],
-            }
+            },
         ]
     }
     with scripted_model(script, log_bodies=True) as model:
@@ -127,10 +134,15 @@ async def test_a_stop_with_mail_waiting_ends_and_counts_the_mail_unread(
             code, sent = await cli(dev_server.address, "send", handle.id, "LATE-NOTE")
             result = await asyncio.wait_for(handle.result(), 60)
             code_show, shown = await cli(dev_server.address, "show", handle.id)
+            calls = len(model.log)
+            # The resume sends the unread message first (it was gone: the same user test).
+            resumed = await resume_agent(client, handle.id, "go on")
+            again_result = await asyncio.wait_for(resumed.handle.result(), 60)
     assert result.stopped and result.unread_messages == 1 and result.run_generation == 1
-    assert len(model.log) == 1, "the model is not called after a stop"
+    assert calls == 1, "the model is not called after a stop"
+    assert resumed.carried == ("LATE-NOTE",) and again_result.final_text == "Read the note."
     assert code == 0 and "a stop is pending: it ends after its current turn without" in sent
-    assert f'once it has ended, `outlast resume {handle.id} "..."` can send it again' in sent
+    assert f'once it has ended, `outlast resume {handle.id} "..."` sends it first' in sent
     # The stop's reason and the unread message, as a kill's reason is shown.
     assert code_show == 0 and "stopped, " in shown and "reason: enough for today" in shown
     assert "1 message came after its stop and went unread" in shown, shown

@@ -423,7 +423,7 @@ async def test_a_run_killed_in_its_first_call_keeps_its_message_for_the_next(
                 dev_server.address, "resume", "--no-worker", handle.id, "FAST-MSG and the tests"
             )
             result = await asyncio.wait_for(client.get_workflow_handle(handle.id).result(), 60)
-    assert "had no answer to its message 'SLOW-MSG check the logs'" in out, out
+    assert "had not read its message 'SLOW-MSG check the logs'" in out, out
     # Its figures are its own run's, and said so (they read as the agent's totals).
     assert "in run 3 (`outlast show` adds up every run)" in out, out
     assert result["final_text"] == "Checked both.", result
