@@ -18,7 +18,6 @@ import dataclasses
 import difflib
 import logging
 import os
-import re
 import socket
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +42,7 @@ from outlast.patterns import (
     build_pattern_input,
     first_error,
     fit_to_namespace,
+    in_argument_names,
     start_pattern,
 )
 from outlast.resume import ResumeRefused, resume_agent
@@ -427,31 +427,6 @@ class Task:
         return True
 
 
-OPTION_ARGUMENTS = {
-    "--repo": "repo",
-    "--pattern": "pattern",
-    "--agent": "agent_type",
-    "--model": "model",
-    "--max-turns": "max_turns",
-    "--teammate": "teammates",
-    "--team-task": "team_tasks",
-    "--team-name": "team_name",
-    "--fork": "forks",
-    "--approve": "approve",
-    "--max-rounds": "max_rounds",
-    "--plan": "plan_first",
-}
-"""`outlast run`'s options, by the `start_task` argument each is."""
-
-
-def argument_names(said: str) -> str:
-    """A refusal the CLI and `start_task` share, in `start_task`'s words: it named options
-    (`--repo /x: no such directory`) a caller from code never gave (a user test, 2026-12-06)."""
-    said = re.sub(r"--fork (\d+)", r"forks: fork \1", said)
-    said = said.replace("one --fork DIRECTIVE", "one directive in forks")
-    return re.sub(r"--[a-z][a-z-]*", lambda m: OPTION_ARGUMENTS.get(m.group(0), m.group(0)), said)
-
-
 async def start_task(
     client: Client,
     task: str,
@@ -496,7 +471,7 @@ async def start_task(
     try:
         built = build_pattern_input(args)
     except StartError as e:
-        raise StartError(argument_names(str(e))) from None
+        raise StartError(in_argument_names(str(e))) from None
     inp, missing = await fit_to_namespace(client, built)
     if missing:
         logger.warning(

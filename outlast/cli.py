@@ -37,7 +37,7 @@ from outlast.cli_base import (
 from outlast.cli_base import fail as _fail
 from outlast.core_logs import CORE_LOGGER, forward_core_logs
 from outlast.devserver import DevServer, DevServerError
-from outlast.inspect import PATTERN_OF_TYPE
+from outlast.listing import PATTERN_OF_TYPE
 from outlast.pattern_follow import follow_pattern
 from outlast.pattern_output import print_pattern_result
 from outlast.patterns import (

@@ -19,7 +19,8 @@ from outlast.cli_base import (
     no_worker_note,
     server_said,
 )
-from outlast.inspect import STATUSES, NotFound, Row, agent_tree, list_rows, tree_lines
+from outlast.inspect import NotFound, agent_tree, tree_lines
+from outlast.listing import STATUSES, Row, list_rows
 from outlast.patterns import WORKFLOW_TYPES
 from outlast.waiting import waiting_lines, waiting_on_people
 

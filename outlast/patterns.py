@@ -8,6 +8,7 @@ starts the workflow by name; `outlast.pattern_follow` follows it.
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -150,6 +151,23 @@ OPTION_FLAGS = {
     "forks": "--fork",
     "max_rounds": "--max-rounds",
 }
+
+
+OPTION_ARGUMENTS = {flag: name for name, flag in OPTION_FLAGS.items()} | {
+    "--repo": "repo",
+    "--pattern": "pattern",
+    "--model": "model",
+    "--plan": "plan_first",
+}
+"""`outlast run`'s options, by the `start_task` argument each is."""
+
+
+def in_argument_names(said: str) -> str:
+    """A refusal the CLI and `start_task` share, in `start_task`'s words: it named options
+    (`--repo /x: no such directory`) a caller from code never gave (a user test, 2026-12-06)."""
+    said = re.sub(r"--fork (\d+)", r"forks: fork \1", said)
+    said = said.replace("one --fork DIRECTIVE", "one directive in forks")
+    return re.sub(r"--[a-z][a-z-]*", lambda m: OPTION_ARGUMENTS.get(m.group(0), m.group(0)), said)
 
 
 def foreign_option(args: PatternArgs) -> str | None:

@@ -370,7 +370,7 @@ def test_ls_prints_an_aligned_table_with_a_header():
     from datetime import UTC, datetime, timedelta, timezone
 
     from outlast.cli_inspect import ls_lines
-    from outlast.inspect import Row
+    from outlast.listing import Row
 
     two_hours_east = timezone(timedelta(hours=2))
     rows = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from outlast.inspect import _outcome, list_query
+from outlast.listing import _outcome, list_query
 
 
 def test_a_pattern_is_found_by_its_attribute_or_else_by_its_type():
@@ -43,7 +43,8 @@ def test_a_team_whose_lead_was_killed_did_not_do_its_task():
 
     from rich.console import Console
 
-    from outlast.inspect import Node, Row, _fill_from_result
+    from outlast.inspect import Node, _fill_from_result
+    from outlast.listing import Row
     from outlast.pattern_output import print_pattern_result
     from outlast.patterns import succeeded
     from workflows.pattern_contracts import MemberOutcome, TeamResult
@@ -96,7 +97,8 @@ def test_a_team_that_left_tasks_undone_did_not_do_its_task():
     from rich.console import Console
 
     from agents.team_tasks import TeamTask
-    from outlast.inspect import Node, Row, _fill_from_result
+    from outlast.inspect import Node, _fill_from_result
+    from outlast.listing import Row
     from outlast.pattern_output import print_pattern_result
     from outlast.patterns import succeeded
     from workflows.pattern_contracts import MemberOutcome, TeamResult
@@ -122,7 +124,8 @@ def test_a_team_that_left_tasks_undone_did_not_do_its_task():
 
 
 def test_an_agent_that_failed_in_its_result_says_why():
-    from outlast.inspect import Node, Row, _fill_from_result
+    from outlast.inspect import Node, _fill_from_result
+    from outlast.listing import Row
 
     node = Node(
         row=Row(

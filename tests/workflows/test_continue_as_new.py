@@ -17,7 +17,8 @@ from activities.store import default_store
 from agents.config import AgentSettings
 from agents.messages import ToolResultBlock, ToolUseBlock
 from outlast.client import connect
-from outlast.inspect import _list, agent_tree
+from outlast.inspect import agent_tree
+from outlast.listing import _list
 from tests.support import (
     agent_input,
     fast_config,

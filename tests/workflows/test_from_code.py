@@ -607,7 +607,7 @@ async def test_a_kill_of_a_task_that_ended_says_so(client):
 async def test_a_coordinator_lists_as_one_before_a_worker_takes_it_up(client, tmp_path):
     """`outlast ls` listed it as `single` (an AgentWorkflow), and `--pattern coordinator`
     missed it, until its first workflow task upserted `Pattern`: the start sets it now."""
-    from outlast.inspect import list_rows
+    from outlast.listing import list_rows
 
     repo = make_git_repo(tmp_path / "repo", {"a.txt": "a\n"})
     nobody = f"nobody-{uuid.uuid4().hex}"

@@ -15,7 +15,8 @@ from temporalio.client import WorkflowFailureError, WorkflowHandle
 
 from agents.builtin.verification import NOTHING_RAN
 from agents.config import AgentSettings
-from outlast.inspect import agent_tree, list_rows
+from outlast.inspect import agent_tree
+from outlast.listing import list_rows
 from tests.conftest import make_git_repo
 from tests.support import fast_config, patch_ids, running_workers, scripted_model
 from tests.workflows.test_agent_control import wait_status
