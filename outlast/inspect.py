@@ -147,7 +147,10 @@ def _as_the_team_says(node: Node, result: dict) -> None:
         if member.get("stopped"):
             child.outcome = "stopped"
         elif child.outcome == "stopped":
+            # The team's end stopped it: no news, and no reason of its own to show.
             child.outcome = None
+            if child.error and child.error.startswith("reason: "):
+                child.error = None
 
 
 ERROR_CHARS = 200
