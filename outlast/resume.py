@@ -9,6 +9,7 @@ result or last model call), so the resume needs no worker until the new run star
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -195,6 +196,30 @@ async def started_input(
     raise ResumeRefused(f"{workflow_id} has no history to resume from")
 
 
+CHILDREN_CLOSE_S = 30.0
+"""How long a resume waits for the sub-agents it cancelled to close (their cleanup: a tool
+killed, a worktree removed); after that it starts anyway."""
+
+
+async def closed(client: Client, workflow_ids: list[str], within_s: float) -> bool:
+    """Whether every one of `workflow_ids` closed within `within_s` (asked every 0.2 s)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    waiting = list(workflow_ids)
+    while waiting:
+        try:
+            desc = await client.get_workflow_handle(waiting[0]).describe()
+        except RPCError:
+            desc = None  # gone past retention: closed
+        if desc is None or desc.status != WorkflowExecutionStatus.RUNNING:
+            waiting.pop(0)
+            continue
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(0.2)
+    return True
+
+
 @dataclass(frozen=True)
 class Resumption:
     handle: WorkflowHandle
@@ -224,6 +249,9 @@ async def resume_agent(client: Client, workflow_id: str, message: str) -> Resump
         raise ResumeRefused("the message is empty: say what the agent should go on with")
     ended = await ended_run(client, workflow_id)
     cancelled = await stop_orphans(client, parents={workflow_id})
+    # Closed before the new run can look them up: one still cleaning up was found running,
+    # and a SendMessage to it was refused or queued to a dying agent (CI, 2026-12-06).
+    await closed(client, [o.workflow_id for o in cancelled if o.cancelled], CHILDREN_CLOSE_S)
     if (await client.get_workflow_handle(workflow_id).describe()).run_id != ended.run_id:
         raise ResumeRefused(
             f"{workflow_id} was started again while this resume read it: `outlast show "

@@ -198,8 +198,9 @@ async def test_a_resumed_agent_is_told_which_sub_agents_its_end_stopped(client, 
     resumed = [r for r in model.log if r["agent"] == "resumed"]
     told = " ".join(str(resumed[0]["body"]["messages"][-1]).split())
     assert "no notification of theirs will come: helper (killed)" in told, told
-    resumes = [r for r in tool_results(result) if "resumed it in the background" in r.content]
-    assert len(resumes) == 1 and 'Agent "helper" was stopped (killed)' in resumes[0].content
+    said = [r.content for r in tool_results(result)]
+    resumes = [r for r in said if "resumed it in the background" in r]
+    assert len(resumes) == 1 and 'Agent "helper" was stopped (killed)' in resumes[0], said
     notes = notifications(result)
     assert len(notes) == 1 and "second answer" in notes[0], notes
 
