@@ -20,7 +20,7 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowHandle,
 )
-from temporalio.common import WorkflowIDReusePolicy
+from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities import run_history as history
@@ -29,6 +29,7 @@ from agents.transcript import TranscriptRef
 from outlast.orphans import stop_orphans
 from outlast.start_metadata import start_metadata
 from outlast.stopped_with_it import stopped_by_the_end, stopped_note
+from workflows import search_attributes as sa
 from workflows.contracts import AgentInput, AgentResult, MailMessage
 from workflows.pattern_contracts import CoordinatorInput
 from workflows.resumed import Resumed, resumed_from
@@ -270,9 +271,24 @@ async def resume_agent(client: Client, workflow_id: str, message: str) -> Resump
     pattern = "coordinator" if ended.workflow_type == "CoordinatorWorkflow" else "single"
     root = ended.agent.workspace.root
     summary, details = start_metadata(pattern, message, root)
+    # Its attributes from the start, as `outlast run` starts a pattern with its own: until a
+    # worker took it up, `ls` read the new run as another agent, not as run N of this one.
+    # Those the ended run settled only: the rest (its session's id among them) are drawn by
+    # the workflow, which upserts them all.
+    attributes = None
+    if ended.agent.config.search_attributes:
+        attributes = TypedSearchAttributes(
+            [
+                SearchAttributePair(sa.PATTERN, pattern),
+                SearchAttributePair(sa.AGENT_ID, ended.resumed.agent_id),
+                SearchAttributePair(sa.AGENT_TYPE, ended.agent.agent_type),
+                SearchAttributePair(sa.RUN_GENERATION, ended.resumed.run_generation + 1),
+            ]
+        )
     handle = await client.start_workflow(
         ended.workflow_type,
         resume_input(ended),
+        search_attributes=attributes,
         id=workflow_id,
         task_queue=ended.task_queue,
         result_type=AgentResult,

@@ -448,3 +448,22 @@ async def test_ls_lists_another_agent_under_a_reused_id_apart(client, dev_server
         await again.terminate("test over")
     rows = [line for line in out.splitlines() if line.startswith(handle.id)]
     assert code == 0 and len(rows) == 2, out
+
+
+async def test_a_resumed_run_no_worker_took_up_is_listed_as_its_run(client, dev_server, git_repo):
+    """Its attributes came with its first workflow task: till a worker took it up, `ls` read
+    the new run as another agent, a second row beside the ended run (a review, 2026-12-06)."""
+    from tests.workflows.test_plan_mode import cli
+
+    script = {"agents": [{"name": "a", "turns": [{"text": "done"}]}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await asyncio.wait_for(handle.result(), 60)
+    resumed = await resume_agent(client, handle.id, "and again")  # no worker runs now
+    try:
+        code, out = await cli(dev_server.address, "ls", "--limit", "500")
+    finally:
+        await resumed.handle.terminate("test over")
+    rows = [line for line in out.splitlines() if line.startswith(handle.id)]
+    assert code == 0 and len(rows) == 1 and "running (resumed, run 2)" in rows[0], out
