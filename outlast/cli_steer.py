@@ -99,7 +99,8 @@ def stop(
             # A second stop said what the first had (a user test, 2026-12-06).
             said = (
                 "to stop again: a stop was requested already, and it still ends after its "
-                "current turn (its reason is now this one's; `outlast kill` stops at once)"
+                "current turn (its reason is now this one's, if given; `outlast kill` stops "
+                "at once)"
             )
         elif waits:
             said = f"to stop: no stage runs ({waits}), so it ends now"

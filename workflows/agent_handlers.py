@@ -127,6 +127,10 @@ class AgentHandlers:
         if checked is None:
             self._refresh_details()
             return
+        if self._stop is not None and not checked.reason:
+            # A second stop with no reason of its own erased the first's (a review,
+            # 2026-12-06). State only: no command depends on the reason.
+            checked = checked.model_copy(update={"reason": self._stop.reason})
         self._stop = checked
         waited_on = [t for t in self._registry.running() if t.mode == "sync"]
         # Asked only when it waits on one: the stop reached it only after that child's end.

@@ -130,6 +130,7 @@ async def test_a_stop_with_mail_waiting_ends_and_counts_the_mail_unread(
                 dev_server.address, "stop", handle.id, "--reason", "enough for today"
             )
             assert code == 0 and "to stop again: a stop was requested already" in again, again
+            await handle.signal("stop", StopRequest())  # no reason: the last one given stays
             # `send` said only "message sent" (the same user test).
             code, sent = await cli(dev_server.address, "send", handle.id, "LATE-NOTE")
             result = await asyncio.wait_for(handle.result(), 60)
