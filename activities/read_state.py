@@ -14,9 +14,9 @@ from pydantic import TypeAdapter, ValidationError
 from temporalio import activity
 
 from activities.errors import StoreMissing
-from activities.store import default_store
+from activities.store import blob_ref, default_store
 from activities.tools.base import FileStamp
-from agents.canonical import canonical_bytes, sha256_hex
+from agents.canonical import canonical_bytes
 
 _STAMPS = TypeAdapter(dict[str, FileStamp])
 
@@ -28,7 +28,7 @@ def read_state_bytes(stamps: Mapping[str, FileStamp]) -> bytes:
 def read_state_ref(stamps: Mapping[str, FileStamp]) -> str | None:
     """The blob reference the stamps are stored under (None for none); pure, so a workflow
     can name the blob an activity writes."""
-    return sha256_hex(read_state_bytes(stamps)) if stamps else None
+    return blob_ref(read_state_bytes(stamps)) if stamps else None
 
 
 def store_read_state(stamps: Mapping[str, FileStamp]) -> str | None:

@@ -1,10 +1,11 @@
 """Content-addressed blob store: the claim-check that keeps large data out of history.
 
-Blobs are immutable and named by the SHA-256 of their bytes, so a retried activity that
-writes the same content writes the same name, and two agents sharing a prefix share the
-blob. Workflows hold only names. The local driver writes under the state directory; every
-worker that runs model calls or tools for a workflow must see the same store (one machine
-by default; a shared volume or an object store on a cluster).
+Blobs are immutable and named by the SHA-256 of their bytes (its first REF_HEX_DIGITS hex
+digits), so a retried activity that writes the same content writes the same name, and two
+agents sharing a prefix share the blob. Workflows hold only names. The local driver writes
+under the state directory; every worker that runs model calls or tools for a workflow must
+see the same store (one machine by default; a shared volume or an object store on a
+cluster).
 """
 
 from __future__ import annotations
@@ -16,9 +17,19 @@ from pathlib import Path
 from typing import Protocol
 
 from activities.errors import StoreCorrupt, StoreMissing
-from agents.canonical import sha256_hex
+from agents.canonical import names, sha256_hex
 
-_REF = re.compile(r"^[0-9a-f]{64}$")
+REF_HEX_DIGITS = 32
+"""128 bits of SHA-256 name a blob: a collision stays out of reach, and each reference is
+written into history several times a turn (the transcript's head in the model call and its
+answer, each stored tool output), so the digest's other half cost ~130 bytes a turn (issue 9).
+Names of the full 64 digits, which histories recorded before 2026-12-07 hold, still read."""
+_REF = re.compile(r"^[0-9a-f]{32}(?:[0-9a-f]{32})?$")
+
+
+def blob_ref(data: bytes) -> str:
+    """The name `put` gives `data`."""
+    return sha256_hex(data)[:REF_HEX_DIGITS]
 
 
 class BlobStore(Protocol):
@@ -45,7 +56,7 @@ class LocalBlobStore:
         return self.root / ref[:2] / ref[2:]
 
     def put(self, data: bytes) -> str:
-        ref = sha256_hex(data)
+        ref = blob_ref(data)
         path = self._path(ref)
         if _holds(path, ref):
             # Written by another put, which may not have synced it yet (or by a release that
@@ -79,7 +90,7 @@ class LocalBlobStore:
                 "workflow must use the same OUTLAST_STORE_DIR.",
                 ref=ref,
             ) from None
-        if sha256_hex(data) != ref:
+        if not names(ref, data):
             raise StoreCorrupt(
                 f"Blob {ref} in the store at {self.root} is damaged: its {len(data)} bytes "
                 "are not what its name says (a machine that went down as it was written?). "
@@ -91,7 +102,7 @@ class LocalBlobStore:
 
 def _holds(path: Path, ref: str) -> bool:
     try:
-        return sha256_hex(path.read_bytes()) == ref
+        return names(ref, path.read_bytes())
     except FileNotFoundError:
         return False
 

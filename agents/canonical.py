@@ -18,3 +18,8 @@ def canonical_bytes(value: Any) -> bytes:
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def names(ref: str, data: bytes) -> bool:
+    """Whether `ref`, a blob's name (a SHA-256 hex digest or its first half), names `data`."""
+    return sha256_hex(data)[: len(ref)] == ref

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
 
-from agents.canonical import sha256_hex
+from agents.canonical import names
 from agents.messages import (
     INVALID_TOOL_INPUT,
     Message,
@@ -193,7 +193,7 @@ def by_reference(
         ref = refs.get(getattr(block, "tool_use_id", ""))
         if not isinstance(block, ToolResultBlock) or ref is None:
             return block
-        if sha256_hex(block.content.encode("utf-8")) != ref:  # the store names blobs so
+        if not names(ref, block.content.encode("utf-8")):  # the store names blobs so
             return block
         used[block.tool_use_id] = ref
         return block.model_copy(update={"content": ""})

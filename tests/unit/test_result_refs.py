@@ -16,7 +16,17 @@ LONG = "x" * 2000
 
 
 def ref_of(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def test_a_full_digest_of_an_older_history_still_names_its_result():
+    # Histories recorded before the store's names were cut to 32 digits hold 64.
+    message = Message(role="user", content=[ToolResultBlock(tool_use_id="a", content=LONG)])
+    full = hashlib.sha256(LONG.encode()).hexdigest()
+    (thin,), used = by_reference([message], {"a": full})
+    assert thin.content[0].content == "" and used == {"a": full}
+    (kept,), used = by_reference([message], {"a": full[:-1] + "0"})
+    assert kept.content[0].content == LONG and used == {}
 
 
 def test_results_go_by_reference_only_while_unchanged():

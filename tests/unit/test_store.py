@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
 
 from activities import transcripts
 from activities.errors import StoreCorrupt, StoreMissing
-from activities.store import LocalBlobStore
+from activities.store import REF_HEX_DIGITS, LocalBlobStore
 from agents.messages import Message
 from agents.transcript import TranscriptRef
 
@@ -63,3 +64,20 @@ def test_a_missing_blob_names_the_store(tmp_path):
     store = LocalBlobStore(tmp_path)
     with pytest.raises(StoreMissing, match="OUTLAST_STORE_DIR"):
         store.get("0" * 64)
+
+
+def test_a_name_is_half_the_digest_and_a_full_digest_of_an_older_history_still_reads(tmp_path):
+    store = LocalBlobStore(tmp_path)
+    ref = store.put(b"a tool's output")
+    full = hashlib.sha256(b"a tool's output").hexdigest()
+    assert ref == full[:REF_HEX_DIGITS] == full[:32]
+    # What a release before 2026-12-07 wrote: the file named by the whole digest.
+    older = blob_path(store, full)
+    older.parent.mkdir(parents=True, exist_ok=True)
+    older.write_bytes(b"an older output")
+    with pytest.raises(StoreCorrupt):
+        store.get(full)
+    older.write_bytes(b"a tool's output")
+    assert store.get(full) == b"a tool's output"
+    with pytest.raises(StoreMissing, match="Not a blob reference"):
+        store.get(full[:40])
