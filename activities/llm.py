@@ -24,7 +24,14 @@ from typing import Any
 
 import anthropic
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 from temporalio import activity
 
 from activities import compaction, transcripts
@@ -37,6 +44,13 @@ from activities.errors import (
 )
 from activities.model_body import encode, messages_json, request_body, wire_system, wire_tools
 from activities.model_http import BROKEN_STREAM, model_client
+from activities.model_setup import (  # noqa: F401  (AgentTag: the request's, imported from here)
+    SETUP_FIELDS,
+    AgentTag,
+    ModelSetup,
+    load_setup,
+    store_setup,
+)
 from activities.model_stream import Accumulator, StreamedMessage, usage_of
 from activities.request_images import within_image_limits
 from activities.result_refs import resolve_refs
@@ -65,27 +79,19 @@ _RETRYABLE_STATUS = {408, 409, 429, 529}
 _RETRYABLE_TYPES = {"api_error", "overloaded_error", "rate_limit_error", "timeout_error"}
 
 
-class AgentTag(BaseModel):
-    """Who is calling; sent as `x-outlast-agent-*` headers so a scripted model can tell agents
-    apart, and used for nothing else."""
-
-    model_config = ConfigDict(frozen=True)
-
-    agent_id: str = ""
-    agent_type: str = ""
-    name: str = Field(default="", exclude_if=lambda v: not v)
-    """Left out of the payload when empty (an unnamed agent), as in `ModelRequest`."""
-
-
 class ModelRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
 
-    model: str
-    max_tokens: int
-    system_ref: str
+    # The agent's setup (activities/model_setup.py): in the payload only when `setup_ref`
+    # is None; the activity fills them in from its blob (`with_setup`).
+    model: str = ""
+    max_tokens: int = 0
+    system_ref: str = ""
     """Blob: JSON list of system prompt text blocks, rendered once per agent."""
     tools_ref: str | None = None
     """Blob: JSON list of tool definitions, in the order the model sees them."""
+    setup_ref: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The blob holding this request's `ModelSetup`, sent in place of its fields."""
     transcript: TranscriptRef = TranscriptRef()
     append: list[Message] = Field(default_factory=list)
     """Messages after `transcript`'s head, sent and recorded by this call."""
@@ -108,6 +114,30 @@ class ModelRequest(BaseModel):
     """Text blocks sent after the cache breakpoint of this call only, never recorded: a
     reminder that must be on every turn (R84) without piling up in the conversation."""
 
+    @model_validator(mode="after")
+    def _names_a_model(self) -> ModelRequest:
+        if self.setup_ref is None and not self.model:
+            raise ValueError("a model request names its model, or the setup_ref that holds it")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _setup_by_reference(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if self.setup_ref is not None:
+            for name in SETUP_FIELDS:
+                data.pop(name, None)
+        return data
+
+    def setup(self) -> ModelSetup:
+        return ModelSetup(**{name: getattr(self, name) for name in SETUP_FIELDS})
+
+    def with_setup(self) -> ModelRequest:
+        """The request with its setup's fields, loaded from `setup_ref` if it came without."""
+        if self.setup_ref is None or self.model:
+            return self
+        setup = load_setup(self.setup_ref)
+        return self.model_copy(update={name: getattr(setup, name) for name in SETUP_FIELDS})
+
 
 class ModelResponse(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -123,6 +153,9 @@ class ModelResponse(BaseModel):
     """How long the call took, store reads and writes included; None after a retry, and in
     histories recorded before it was measured. Under `model.local_activity: auto` it decides
     how the agent's next call runs (workflows/model_call.py)."""
+    setup_ref: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Where the activity stored the setup a request carried inline: the agent's later calls
+    send this name instead (activities/model_setup.py)."""
 
 
 # --- wire format: activities/model_body.py ----------------------------------------------
@@ -397,6 +430,7 @@ def _conversation(req: ModelRequest, store: BlobStore) -> tuple[list[Message], l
 @activity.defn(name="llm.call_model")
 async def call_model(req: ModelRequest) -> ModelResponse:
     """One model turn: load the conversation, stream the answer, record both in the store."""
+    req = req.with_setup()
 
     def load(store: BlobStore) -> tuple[list[Message], list[Message]]:
         return _conversation(req, store)
@@ -414,6 +448,7 @@ async def compact(req: ModelRequest) -> ModelResponse:
     itself if the answer has no summary. An activity of its own, not a flag of `call_model`:
     a worker from before it fails it as unknown, and a newer worker takes it up, where it
     would have made a plain call."""
+    req = req.with_setup()
 
     def record(store: BlobStore, last: Message | None, reply: Message, stop: str | None):
         if summary := summary_of(reply, stop):
@@ -460,6 +495,9 @@ async def _model_turn(
         # append syncs what it writes): the event loop is the worker's, streaming every
         # other agent's model call and running its workflow tasks. Heartbeating throughout.
         kept, messages = await asyncio.to_thread(load, store)
+        setup_ref = None
+        if req.setup_ref is None:
+            setup_ref = await asyncio.to_thread(store_setup, req.setup(), store)
         final, request_id = await _stream(_body(req, messages), _options(req, http_timeout))
         reply = Message(role="assistant", content=final.content)
         head = await asyncio.to_thread(record, store, kept, reply, final.stop_reason)
@@ -480,4 +518,5 @@ async def _model_turn(
         request_id=request_id,
         # A call that needed retries says nothing of how long the next one will take.
         elapsed_ms=round((time.monotonic() - began) * 1000) if info.attempt == 1 else None,
+        setup_ref=setup_ref,
     )

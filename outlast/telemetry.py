@@ -151,13 +151,23 @@ class _ModelSpan:
     kind = SpanKind.CLIENT
 
     def __init__(self, request: Any) -> None:
-        self.request = request
+        self.request = _with_setup(request)
 
     def name(self) -> str:
         return f"chat {getattr(self.request, 'model', '') or 'model'}"
 
     def attributes(self, response: Any | None) -> dict[str, Any]:
         return model_span_attributes(self.request, response)
+
+
+def _with_setup(request: Any) -> Any:
+    """The request with the model its setup names (an agent's calls after its first send
+    only the name, activities/model_setup.py); as it came if that cannot be read, which the
+    activity itself then fails on."""
+    try:
+        return request.with_setup()
+    except Exception:  # noqa: BLE001  (a span's name must not fail the call)
+        return request
 
 
 class _ToolSpan:

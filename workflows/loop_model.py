@@ -15,6 +15,7 @@ from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
     from activities.llm import ModelRequest, ModelResponse, compact
+    from activities.model_setup import setup_ref_of
 
 from workflows.loop_types import LoopHooks, LoopSetup, LoopState
 from workflows.model_call import call_the_model, model_activity_options
@@ -33,8 +34,10 @@ failed the agent."""
 async def model_turn(setup: LoopSetup, state: LoopState, ephemeral: list[str]) -> ModelResponse:
     """The turn's model call: the conversation by reference, what waits appended to it."""
     append, refs = by_reference(merge_user_messages(state.pending), state.result_refs)
+    known = state.model_setup_ref
     request = setup.request.model_copy(
         update={
+            "setup_ref": known if known == setup_ref_of(setup.request.setup()) else None,
             "transcript": state.transcript,
             "append": append,
             "append_refs": refs,
@@ -42,9 +45,12 @@ async def model_turn(setup: LoopSetup, state: LoopState, ephemeral: list[str]) -
             "ephemeral": ephemeral,
         }
     )
-    return await _model_call(
+    response = await _model_call(
         setup, state, request, model_summary(setup.label, state.turns + 1, request.model)
     )
+    if response.setup_ref is not None:
+        state.model_setup_ref = response.setup_ref
+    return response
 
 
 async def _model_call(

@@ -68,6 +68,9 @@ class LoopState(BaseModel):
     """tool_use_id -> blob of that result's content, for the next model request (issue 9)."""
     result_images: dict[str, tuple[ImageRef, ...]] = Field(default_factory=dict)
     """tool_use_id -> the images that result shows the model, for the next model request."""
+    model_setup_ref: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """The blob the model activity stored this agent's request setup in: later calls send
+    the name instead of the fields, while it is still their setup's (issue 9)."""
     model_calls: ModelCalls = Field(default_factory=ModelCalls)
     """What decides the next model call's mode under `model.local_activity: auto`."""
     task_dir: str = ""

@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
 from datetime import timedelta
 
 import pytest
+from pydantic import ValidationError
 from temporalio.testing import ActivityEnvironment
 
 from activities import transcripts
 from activities.errors import ModelConnectionFailed, ModelRequestRejected, ModelUnavailable
-from activities.llm import AgentTag, call_model
+from activities.llm import AgentTag, ModelRequest, call_model
 from activities.store import default_store
 from agents.messages import Message, ToolResultBlock, ToolUseBlock
+from agents.transcript import TranscriptRef
+from outlast.converter import OutlastPayloadConverter
 from tests.model_wire import (
     SSE_HEAD,
     backend,
@@ -74,6 +78,41 @@ async def test_two_turns_by_reference(refs):
     assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
     assert isinstance(stored[1].content[1], ToolUseBlock)
     assert "ANTHROPIC" not in str(body) and "test-key" not in str(body)
+
+
+async def test_an_agents_later_calls_name_its_setup_and_send_what_the_first_sent(refs):
+    # Issue 9: the model, max_tokens, prompt, tools and tag are the same on every call of an
+    # agent; after the first they go into history as one name, not field by field.
+    script = {"agents": [{"name": "m", "turns": [{"text": "one"}, {"text": "two"}]}]}
+    converter = OutlastPayloadConverter()
+    tag = AgentTag(agent_id="a0123456789abcdef", agent_type="Explore", name="scout")
+    with scripted_model(script, log_bodies=True) as model:
+        first = await ActivityEnvironment().run(
+            call_model, model_request(refs, append=[Message.user_text("go")], agent=tag)
+        )
+        assert first.setup_ref is not None
+        later = model_request(
+            refs, transcript=first.transcript, append=[Message.user_text("on")], agent=tag
+        ).model_copy(update={"setup_ref": first.setup_ref})
+        (payload,) = converter.to_payloads([later])
+        sent = json.loads(payload.data)
+        assert sent["setup_ref"] == first.setup_ref
+        assert not {"model", "max_tokens", "system_ref", "tools_ref", "agent"} & set(sent)
+        (received,) = converter.from_payloads([payload], [ModelRequest])
+        second = await ActivityEnvironment().run(call_model, received)
+        log = model.log
+    assert second.message.text() == "two" and second.setup_ref is None
+    one, two = log[0]["body"], log[1]["body"]
+    for key in ("model", "max_tokens", "system", "tools"):
+        assert two[key] == one[key], key
+    assert log[1]["headers"]["x-outlast-agent-name"] == "scout"
+    assert log[1]["headers"]["x-outlast-agent-id"] == "a0123456789abcdef"
+
+
+def test_a_model_request_names_its_model_or_its_setup():
+    with pytest.raises(ValidationError, match="names its model, or the setup_ref"):
+        ModelRequest(transcript=TranscriptRef())
+    assert ModelRequest(setup_ref="0" * 32).model == ""  # as an activity receives it
 
 
 @pytest.mark.parametrize(
