@@ -147,7 +147,9 @@ class ModelResponse(BaseModel):
     usage: Usage
     transcript: TranscriptRef
     """The head after `append` and this response."""
-    model: str
+    model: str = Field(default="", exclude_if=lambda v: not v)
+    """The model that answered, as the API names it; "" when that is the model the request
+    named, which history then need not say again on every turn (issue 9)."""
     request_id: str | None = None
     elapsed_ms: int | None = None
     """How long the call took, store reads and writes included; None after a retry, and in
@@ -514,7 +516,7 @@ async def _model_turn(
         stop_reason=final.stop_reason,
         usage=final.usage,
         transcript=head,
-        model=final.model,
+        model="" if final.model == req.model else final.model,
         request_id=request_id,
         # A call that needed retries says nothing of how long the next one will take.
         elapsed_ms=round((time.monotonic() - began) * 1000) if info.attempt == 1 else None,

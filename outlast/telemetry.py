@@ -47,7 +47,7 @@ def model_span_attributes(request: Any, response: Any | None) -> dict[str, Any]:
     if response is None:
         return attrs
     attrs |= usage_attributes(response.usage) | {
-        "gen_ai.response.model": response.model,
+        "gen_ai.response.model": response.model or getattr(request, "model", "") or "",
         "gen_ai.response.finish_reasons": [response.stop_reason or "unknown"],
     }
     if response.request_id:

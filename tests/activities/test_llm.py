@@ -202,6 +202,26 @@ async def _call_through(port: int, refs, monkeypatch):
     )
 
 
+async def test_the_answer_names_its_model_only_when_it_is_not_the_one_asked_for(refs, monkeypatch):
+    # An alias is answered by a dated model: that is news; the model asked for is not, and is
+    # not written into history again on every turn (issue 9).
+    async def answer(head: bytes, writer: asyncio.StreamWriter) -> None:
+        writer.write(SSE_HEAD + b"transfer-encoding: chunked\r\n\r\n")
+        writer.write(chunk(streamed_answer("hi")) + b"0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    async with raw_server(answer) as port:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+        request = model_request(refs, append=[Message.user_text("x")])  # asks for claude-test
+        same = await ActivityEnvironment().run(call_model, request)
+        alias = request.model_copy(update={"model": "claude-alias"})
+        other = await ActivityEnvironment().run(call_model, alias)
+    assert same.model == "" and "model" not in same.model_dump(mode="json")
+    assert other.model == "claude-test"
+
+
 async def test_a_stream_that_breaks_mid_response_is_a_retryable_connection_error(refs, monkeypatch):
     """A server that starts the answer, then drops the connection: on either backend the SDK
     passes on the HTTP library's own error (anthropic 2.17 and later wrapped in

@@ -47,6 +47,9 @@ def test_model_attributes_follow_genai_conventions():
     assert a["gen_ai.response.finish_reasons"] == ["tool_use"]
     assert a["gen_ai.response.id"] == "req_1" and a["gen_ai.request.max_tokens"] == 1024
     assert "gen_ai.usage.input_tokens" not in model_span_attributes(_Req(), None)
+    # An answer by the model asked for leaves it out of history; the span still says it.
+    same = model_span_attributes(_Req(), response.model_copy(update={"model": ""}))
+    assert same["gen_ai.response.model"] == "claude-x"
 
 
 def activity_defn_name(fn) -> str:
