@@ -14,8 +14,8 @@ import functools
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from activities.store import BlobStore, blob_ref, default_store
-from agents.canonical import canonical_bytes
+from activities.store import BlobStore, default_store
+from agents.canonical import blob_ref, canonical_bytes
 
 
 class AgentTag(BaseModel):

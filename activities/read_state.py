@@ -14,9 +14,9 @@ from pydantic import TypeAdapter, ValidationError
 from temporalio import activity
 
 from activities.errors import StoreMissing
-from activities.store import blob_ref, default_store
+from activities.store import default_store
 from activities.tools.base import FileStamp
-from agents.canonical import canonical_bytes
+from agents.canonical import blob_ref, canonical_bytes
 
 _STAMPS = TypeAdapter(dict[str, FileStamp])
 

@@ -1,11 +1,11 @@
 """Content-addressed blob store: the claim-check that keeps large data out of history.
 
-Blobs are immutable and named by the SHA-256 of their bytes (its first REF_HEX_DIGITS hex
-digits), so a retried activity that writes the same content writes the same name, and two
-agents sharing a prefix share the blob. Workflows hold only names. The local driver writes
-under the state directory; every worker that runs model calls or tools for a workflow must
-see the same store (one machine by default; a shared volume or an object store on a
-cluster).
+Blobs are immutable and named by the SHA-256 of their bytes (its first `REF_HEX_DIGITS` hex
+digits, agents/canonical.py), so a retried activity that writes the same content writes the
+same name, and two agents sharing a prefix share the blob. Workflows hold only names. The
+local driver writes under the state directory; every worker that runs model calls or tools
+for a workflow must see the same store (one machine by default; a shared volume or an object
+store on a cluster).
 """
 
 from __future__ import annotations
@@ -17,19 +17,9 @@ from pathlib import Path
 from typing import Protocol
 
 from activities.errors import StoreCorrupt, StoreMissing
-from agents.canonical import names, sha256_hex
+from agents.canonical import blob_ref, names
 
-REF_HEX_DIGITS = 32
-"""128 bits of SHA-256 name a blob: a collision stays out of reach, and each reference is
-written into history several times a turn (the transcript's head in the model call and its
-answer, each stored tool output), so the digest's other half cost ~130 bytes a turn (issue 9).
-Names of the full 64 digits, which histories recorded before 2026-12-07 hold, still read."""
 _REF = re.compile(r"^[0-9a-f]{32}(?:[0-9a-f]{32})?$")
-
-
-def blob_ref(data: bytes) -> str:
-    """The name `put` gives `data`."""
-    return sha256_hex(data)[:REF_HEX_DIGITS]
 
 
 class BlobStore(Protocol):

@@ -20,6 +20,18 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+REF_HEX_DIGITS = 32
+"""128 bits of SHA-256 name a blob: a collision stays out of reach, and each reference is
+written into history several times a turn (the transcript's head in the model call and its
+answer, each stored tool output), so the digest's other half cost ~130 bytes a turn (issue 9).
+Names of the full 64 digits, which histories recorded before 2026-12-07 hold, still read."""
+
+
+def blob_ref(data: bytes) -> str:
+    """The name the blob store gives `data`."""
+    return sha256_hex(data)[:REF_HEX_DIGITS]
+
+
 def names(ref: str, data: bytes) -> bool:
     """Whether `ref`, a blob's name (a SHA-256 hex digest or its first half), names `data`."""
     return sha256_hex(data)[: len(ref)] == ref

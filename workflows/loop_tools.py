@@ -126,8 +126,8 @@ async def run_activity_tool(setup: LoopSetup, state: LoopState, call: ValidCall)
             return out  # the activity failed: an error result
     state.read_state.update(out.stamps)
     state.unseen_stamps.extend(p for p in out.stamps if p not in state.unseen_stamps)
-    if out.content_ref:
-        state.result_refs[call.block.id] = out.content_ref
+    if ref := out.stored_ref():
+        state.result_refs[call.block.id] = ref
     if out.images and not out.is_error:
         state.result_images[call.block.id] = out.images
     if out.cwd:

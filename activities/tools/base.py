@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agents.canonical import blob_ref
+
 MAX_TOOL_RESULT_CHARS = 100_000
 """No tool result the model sees is longer (about 25,000 tokens, Read's own limit). Tools cut
 their output more tightly where Claude Code does (Bash at 30,000 characters); this cap is the
@@ -20,15 +22,22 @@ backstop that keeps every activity result, and so every history payload, bounded
 
 
 def cap_tool_result(text: str, limit: int = MAX_TOOL_RESULT_CHARS) -> str:
+    """`text`, or its head and tail with a note of what was cut between, `limit` characters
+    at most, note included: so capping again changes nothing, and a workflow that decodes an
+    output (which caps it) holds what the activity stored under its name (`stored_ref`)."""
     if len(text) <= limit:
         return text
-    head = int(limit * 0.8)
-    tail = limit - head
-    omitted = len(text) - head - tail
-    return (
-        f"{text[:head]}\n\n[... {omitted} characters of tool output omitted: narrow the request "
-        f"(a path, a pattern, head_limit, offset/limit) to see them ...]\n\n{text[-tail:]}"
-    )
+
+    def note(omitted: int) -> str:
+        return (
+            f"\n\n[... {omitted} characters of tool output omitted: narrow the request "
+            "(a path, a pattern, head_limit, offset/limit) to see them ...]\n\n"
+        )
+
+    room = limit - len(note(len(text)))
+    head = int(room * 0.8)
+    tail = room - head
+    return f"{text[:head]}{note(len(text) - head - tail)}{text[-tail:]}"
 
 
 class FileStamp(BaseModel):
@@ -99,9 +108,12 @@ class ToolOutput(BaseModel):
     """Normalised absolute path -> stamp after this call (Read, Write, Edit)."""
     cwd: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """Bash: the shell's working directory after the command, if it changed."""
+    stored: bool = Field(default=False, exclude_if=lambda v: not v)
+    """`content` is in the blob store too (it is long): the next model request refers to it
+    instead of carrying it again, so history holds a tool's output once (issue 9). Its name
+    is `blob_ref` of the content, which the workflow works out itself (`stored_ref`)."""
     content_ref: str | None = Field(default=None, exclude_if=lambda v: v is None)
-    """The blob holding `content`, when it is long: the next model request refers to it
-    instead of carrying it again, so history holds a tool's output once (issue 9)."""
+    """That name, as outputs recorded before 2026-12-07 say it."""
     images: tuple[ImageRef, ...] = Field(default=(), exclude_if=lambda v: not v)
     """Images (and PDFs) the model sees after `content`, which names them (history and the
     Web UI never carry their bytes): a Read of an image file or a PDF, a notebook's plots."""
@@ -110,6 +122,12 @@ class ToolOutput(BaseModel):
     @classmethod
     def _bounded(cls, value: str) -> str:
         return cap_tool_result(encodable(value))
+
+    def stored_ref(self) -> str | None:
+        """The blob holding `content`, if it is stored."""
+        if self.content_ref is not None:
+            return self.content_ref
+        return blob_ref(self.content.encode("utf-8")) if self.stored else None
 
 
 def encodable(text: str) -> str:
@@ -168,10 +186,10 @@ def with_content_ref(out: ToolOutput) -> ToolOutput:
     from activities.store import default_store  # the store is for activities, not workflows
 
     try:
-        ref = default_store().put(out.content.encode("utf-8"))
+        default_store().put(out.content.encode("utf-8"))
     except OSError as e:
         # The tool has run (a command may not run twice): its output goes inline instead
         # of failing the activity, whose retry would run the tool again.
         logging.getLogger(__name__).warning("tool output kept inline: %s", e)
         return out
-    return out.model_copy(update={"content_ref": ref})
+    return out.model_copy(update={"stored": True})

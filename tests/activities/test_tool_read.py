@@ -254,7 +254,7 @@ async def test_an_image_goes_to_the_store_and_its_description_to_history(
     [image] = out.images
     assert image.media_type == media_type and default_store().get(image.ref) == data
     assert out.stamps[str(path)].sha256 == hashlib.sha256(data).hexdigest()
-    assert out.content_ref is None
+    assert out.stored_ref() is None
 
 
 async def test_a_file_named_like_an_image_that_is_not_one_is_an_error(ws: Path) -> None:

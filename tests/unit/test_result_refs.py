@@ -4,11 +4,17 @@ activity stored, and the model activity fills it back in before sending and reco
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 from activities.result_refs import resolve_refs
 from activities.store import LocalBlobStore
-from activities.tools.base import STORE_OUTPUT_FROM_CHARS, ToolOutput, with_content_ref
+from activities.tools.base import (
+    MAX_TOOL_RESULT_CHARS,
+    STORE_OUTPUT_FROM_CHARS,
+    ToolOutput,
+    with_content_ref,
+)
 from agents.messages import Message, TextBlock, ToolResultBlock
 from workflows.turns import by_reference
 
@@ -60,7 +66,22 @@ def test_the_model_activity_fills_them_back(tmp_path: Path):
 def test_only_long_outputs_are_stored(tmp_path: Path, monkeypatch):
     monkeypatch.setenv("OUTLAST_STORE_DIR", str(tmp_path))
     short = ToolOutput(content="y" * (STORE_OUTPUT_FROM_CHARS - 1))
-    assert with_content_ref(short).content_ref is None
+    assert with_content_ref(short).stored_ref() is None
     long = with_content_ref(ToolOutput(content=LONG))
-    assert long.content_ref == ref_of(LONG)
-    assert LocalBlobStore(tmp_path).get(long.content_ref) == LONG.encode()
+    assert long.stored_ref() == ref_of(LONG)
+    assert LocalBlobStore(tmp_path).get(long.stored_ref()) == LONG.encode()
+    # History gets a flag, not the name: the workflow works that out from the content.
+    assert json.loads(long.model_dump_json()) == {"content": LONG, "stored": True}
+    older = ToolOutput.model_validate({"content": LONG, "content_ref": "f" * 64})
+    assert older.stored_ref() == "f" * 64  # as outputs recorded before 2026-12-07 name it
+
+
+def test_a_stored_output_cut_to_the_cap_decodes_to_what_was_stored(tmp_path, monkeypatch):
+    # Decoding caps `content` again: a cap that grew an output past its own limit gave the
+    # workflow a different text, and so a name no blob has.
+    monkeypatch.setenv("OUTLAST_STORE_DIR", str(tmp_path))
+    huge = with_content_ref(ToolOutput(content="z" * (MAX_TOOL_RESULT_CHARS * 2)))
+    assert len(huge.content) <= MAX_TOOL_RESULT_CHARS and "omitted" in huge.content
+    decoded = ToolOutput.model_validate_json(huge.model_dump_json())
+    assert decoded.content == huge.content
+    assert LocalBlobStore(tmp_path).get(decoded.stored_ref()) == huge.content.encode()

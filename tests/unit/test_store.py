@@ -9,7 +9,8 @@ import pytest
 
 from activities import transcripts
 from activities.errors import StoreCorrupt, StoreMissing
-from activities.store import REF_HEX_DIGITS, LocalBlobStore
+from activities.store import LocalBlobStore
+from agents.canonical import REF_HEX_DIGITS
 from agents.messages import Message
 from agents.transcript import TranscriptRef
 

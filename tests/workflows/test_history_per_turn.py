@@ -47,3 +47,18 @@ async def test_an_agent_sends_its_setup_once_then_its_name(client, git_repo):
         assert len({json.dumps(b[key]) for b in bodies}) == 1, key
     refs = [later[-1]["transcript"]["head"], *later[-1]["append_refs"].values(), *names]
     assert all(re.fullmatch("[0-9a-f]{32}", r) for r in refs), refs
+    # The Read's output says it is stored; the workflow names the blob, and the model gets
+    # the text from it.
+    results = [
+        e.activity_task_completed_event_attributes.result
+        if e.HasField("activity_task_completed_event_attributes")
+        else e.marker_recorded_event_attributes.details["result"]  # a local Read's
+        for e in events
+        if e.HasField("activity_task_completed_event_attributes")
+        or e.HasField("marker_recorded_event_attributes")
+    ]
+    outputs = [json.loads(r.payloads[0].data) for r in results if r.payloads]
+    reads = [o.get("output", o) for o in outputs if "a line" in json.dumps(o)[:200]]
+    assert len(reads) == 2 and all(r["stored"] and "content_ref" not in r for r in reads)
+    result = bodies[-1]["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and "a line" in json.dumps(result["content"])
