@@ -114,6 +114,14 @@ class ModelRequest(BaseModel):
     """Text blocks sent after the cache breakpoint of this call only, never recorded: a
     reminder that must be on every turn (R84) without piling up in the conversation."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _referenced_results_come_bare(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("append_refs"):
+            for block in _referenced_results(data):
+                block.setdefault("content", "")
+        return data
+
     @model_validator(mode="after")
     def _names_a_model(self) -> ModelRequest:
         if self.setup_ref is None and not self.model:
@@ -126,6 +134,13 @@ class ModelRequest(BaseModel):
         if self.setup_ref is not None:
             for name in SETUP_FIELDS:
                 data.pop(name, None)
+        # A result by reference is empty and no error (`by_reference`): history need not
+        # say either (issue 9).
+        for block in _referenced_results(data):
+            if block.get("content") == "":
+                del block["content"]
+            if block.get("is_error") is False:
+                del block["is_error"]
         return data
 
     def setup(self) -> ModelSetup:
@@ -137,6 +152,20 @@ class ModelRequest(BaseModel):
             return self
         setup = load_setup(self.setup_ref)
         return self.model_copy(update={name: getattr(setup, name) for name in SETUP_FIELDS})
+
+
+def _referenced_results(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool_result blocks of a request's serialized `append` that `append_refs` fills."""
+    refs = data.get("append_refs") or {}
+    return [
+        block
+        for message in data.get("append") or []
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict)
+        and block.get("type") == "tool_result"
+        and block.get("tool_use_id") in refs
+    ]
 
 
 class ModelResponse(BaseModel):

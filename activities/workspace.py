@@ -229,14 +229,23 @@ def _file_stamp_cls() -> type[FileStamp]:
 
 def stamp_of_bytes(data: bytes, st: os.stat_result) -> FileStamp:
     """The stamp of content already in memory, with the metadata from `st`."""
-    return _file_stamp_cls()(
-        sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=st.st_size
-    )
+    return _file_stamp_cls()(sha256=file_digest(data), mtime_ns=st.st_mtime_ns, size=st.st_size)
 
 
-def sha256_hex(data: bytes) -> str:
-    """Hex sha256 of `data`, the form stored in `FileStamp.sha256`."""
-    return hashlib.sha256(data).hexdigest()
+STAMP_HEX_DIGITS = 32
+"""A stamp's digest: half the SHA-256, as the blob store names blobs (agents/canonical.py);
+each stamp is in history with the output of the Read, Write or Edit that took it (issue 9)."""
+
+
+def file_digest(data: bytes) -> str:
+    """`data`'s digest in the form `FileStamp.sha256` holds."""
+    return hashlib.sha256(data).hexdigest()[:STAMP_HEX_DIGITS]
+
+
+def is_digest_of(digest: str, data: bytes) -> bool:
+    """Whether a stamp's digest is `data`'s: of either length, since the stamps recorded
+    before 2026-12-07 hold the whole SHA-256."""
+    return hashlib.sha256(data).hexdigest()[: len(digest)] == digest
 
 
 def _umask() -> int:

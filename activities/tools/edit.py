@@ -22,8 +22,8 @@ from activities.tools.write_ledger import WriteLedger, run_writing
 from activities.workspace import (
     WorkspaceEscape,
     atomic_write,
+    is_digest_of,
     resolve_for_write,
-    sha256_hex,
     stamp_of_bytes,
 )
 from agents.paths import normalize_path
@@ -186,7 +186,7 @@ def already_applied(text: str, inp: EditInput, read_sha256: str, crlf: bool) -> 
     else:
         candidates = [(i, text[:i] + old + text[i + len(new) :]) for i in _occurrences(text, new)]
     for at, undone in candidates:
-        if at >= 0 and sha256_hex(_to_disk(undone, crlf)) == read_sha256:
+        if at >= 0 and is_digest_of(read_sha256, _to_disk(undone, crlf)):
             return at
     return None
 
@@ -247,7 +247,7 @@ def plan_edit(
         return ALREADY_EXISTS
     if read_stamp is None:
         return NOT_READ
-    if sha256_hex(raw) != read_stamp.sha256:
+    if not is_digest_of(read_stamp.sha256, raw):
         at = already_applied(work, inp, read_stamp.sha256, crlf)
         if at is None:
             return MODIFIED

@@ -23,8 +23,8 @@ from activities.tools.write_ledger import WriteLedger, run_writing
 from activities.workspace import (
     WorkspaceEscape,
     atomic_write,
+    is_digest_of,
     resolve_for_write,
-    sha256_hex,
     stamp_of_bytes,
 )
 from agents.paths import normalize_path
@@ -180,7 +180,7 @@ def notebook_edit_sync(req: NotebookEditRequest, ledger: WriteLedger | None = No
         return ToolOutput(content=done, stamps={key: stamp_of_bytes(raw, st)})
     if ctx.read_stamp is None:
         return _error(NOT_READ)
-    if sha256_hex(raw) != ctx.read_stamp.sha256:
+    if not is_digest_of(ctx.read_stamp.sha256, raw):
         return _error(MODIFIED)
     try:
         notebook = json.loads(raw)

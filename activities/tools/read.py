@@ -3,7 +3,6 @@ cells), and the stamp that licenses edits."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 import stat
@@ -35,7 +34,7 @@ from activities.tools.pdf import MEDIA_TYPE as PDF_MEDIA_TYPE
 from activities.tools.pdf import NotReadable, is_pdf_name, prepare_pdf
 from activities.tools.pdf import describe as describe_pdf
 from activities.tools.text_lines import looks_binary, read_slice
-from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
+from activities.workspace import WorkspaceEscape, file_digest, resolve_in_workspace, run_blocking
 from agents.paths import normalize_path
 
 MAX_LINES = 2000
@@ -270,9 +269,7 @@ def _read_whole(path: Path, key: str, kind: WholeFile) -> tuple[bytes, FileStamp
             f"{key} is {max(len(data), st.st_size)} bytes. {kind.what} can be read up to "
             f"{kind.limit} bytes{kind.hint}"
         )
-    stamp = FileStamp(
-        sha256=hashlib.sha256(data).hexdigest(), mtime_ns=st.st_mtime_ns, size=len(data)
-    )
+    stamp = FileStamp(sha256=file_digest(data), mtime_ns=st.st_mtime_ns, size=len(data))
     return data, stamp
 
 

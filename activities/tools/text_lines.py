@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from activities.tools.base import FileStamp
+from activities.workspace import STAMP_HEX_DIGITS
 
 MAX_LINE_CHARS = 2000
 BINARY_SNIFF_BYTES = 8192
@@ -109,5 +110,7 @@ def read_slice(f: BinaryIO, start: int, count: int) -> FileSlice:
             lines.append(decode_line(line) if isinstance(line, bytes) else cut_line(line))
         total += 1
     st = os.fstat(f.fileno())
-    stamp = FileStamp(sha256=digest.hexdigest(), mtime_ns=st.st_mtime_ns, size=st.st_size)
+    stamp = FileStamp(
+        sha256=digest.hexdigest()[:STAMP_HEX_DIGITS], mtime_ns=st.st_mtime_ns, size=st.st_size
+    )
     return FileSlice(lines=lines, total_lines=total, stamp=stamp)

@@ -14,8 +14,8 @@ from activities.tools.write_ledger import WriteLedger, run_writing
 from activities.workspace import (
     WorkspaceEscape,
     atomic_write,
+    is_digest_of,
     resolve_for_write,
-    sha256_hex,
     stamp_of_bytes,
 )
 from agents.paths import normalize_path
@@ -62,7 +62,7 @@ def unchanged_since_read(read_stamp: FileStamp | None, current: bytes) -> str | 
     """Why an existing file may not be overwritten, or None if the agent's read is current."""
     if read_stamp is None:
         return NOT_READ
-    if sha256_hex(current) != read_stamp.sha256:
+    if not is_digest_of(read_stamp.sha256, current):
         return MODIFIED
     return None
 

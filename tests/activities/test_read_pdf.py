@@ -50,7 +50,7 @@ async def test_a_short_pdf_goes_to_the_store_whole_and_its_description_to_histor
     assert document.media_type == "application/pdf" and document.is_document
     # Written again through the reader, so what the API gets is what pypdf could read.
     assert widths(default_store().get(document.ref)) == [101, 102, 103]
-    assert out.stamps[str(path)].sha256 == hashlib.sha256(data).hexdigest()
+    assert out.stamps[str(path)].sha256 == hashlib.sha256(data).hexdigest()[:32]
 
 
 async def test_a_long_pdf_needs_pages_and_gets_just_those(ws: Path):

@@ -47,7 +47,7 @@ async def edit(root: Path, path: Path, stamp: FileStamp | None, **kw: object) ->
 
 
 def sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:32]
 
 
 # --- Write -----------------------------------------------------------------------------------
@@ -109,6 +109,18 @@ async def test_write_retried_after_it_already_wrote_succeeds(ws: Path) -> None:
     assert not first.is_error and not retry.is_error
     assert retry.stamps[str(path)].sha256 == first.stamps[str(path)].sha256 == sha(path)
     assert path.read_text() == "after\n"
+
+
+async def test_a_stamp_of_the_whole_digest_from_an_older_history_still_counts(ws: Path) -> None:
+    path = ws / "a.txt"
+    path.write_text("one\n")
+    stamp = await read_stamp(ws, path)
+    older = stamp.model_copy(update={"sha256": hashlib.sha256(path.read_bytes()).hexdigest()})
+    assert len(stamp.sha256) == 32 and len(older.sha256) == 64
+    out = await edit(ws, path, older, old_string="one", new_string="two")
+    assert not out.is_error and path.read_text() == "two\n"
+    out = await write(ws, path, "three\n", older)  # the file changed since that stamp
+    assert out.is_error and out.content == MODIFIED
 
 
 async def test_write_to_a_directory_is_an_error(ws: Path) -> None:

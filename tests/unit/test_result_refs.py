@@ -7,6 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
+from activities.llm import ModelRequest
 from activities.result_refs import resolve_refs
 from activities.store import LocalBlobStore
 from activities.tools.base import (
@@ -85,3 +86,20 @@ def test_a_stored_output_cut_to_the_cap_decodes_to_what_was_stored(tmp_path, mon
     decoded = ToolOutput.model_validate_json(huge.model_dump_json())
     assert decoded.content == huge.content
     assert LocalBlobStore(tmp_path).get(decoded.stored_ref()) == huge.content.encode()
+
+
+def test_a_result_by_reference_goes_into_history_as_its_id_alone():
+    referenced = ToolResultBlock(tool_use_id="a", content="")
+    empty = ToolResultBlock(tool_use_id="b", content="")  # an empty result, not a reference
+    failed = ToolResultBlock(tool_use_id="c", content="", is_error=True)
+    request = ModelRequest(
+        model="m",
+        append=[Message(role="user", content=[referenced, empty, failed])],
+        append_refs={"a": ref_of(LONG), "c": ref_of(LONG)},
+    )
+    sent = json.loads(request.model_dump_json())
+    a, b, c = sent["append"][0]["content"]
+    assert a == {"type": "tool_result", "tool_use_id": "a"}
+    assert b == {"type": "tool_result", "tool_use_id": "b", "content": "", "is_error": False}
+    assert c == {"type": "tool_result", "tool_use_id": "c", "is_error": True}
+    assert ModelRequest.model_validate_json(request.model_dump_json()) == request
