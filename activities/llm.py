@@ -34,7 +34,7 @@ from pydantic import (
 )
 from temporalio import activity
 
-from activities import compaction, transcripts
+from activities import compaction, history_form, transcripts
 from activities.errors import (
     LocalModelCallTimedOut,
     ModelConnectionFailed,
@@ -116,11 +116,8 @@ class ModelRequest(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _referenced_results_come_bare(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("append_refs"):
-            for block in _referenced_results(data):
-                block.setdefault("content", "")
-        return data
+    def _as_recorded(cls, data: Any) -> Any:
+        return history_form.full_request(data)
 
     @model_validator(mode="after")
     def _names_a_model(self) -> ModelRequest:
@@ -129,19 +126,12 @@ class ModelRequest(BaseModel):
         return self
 
     @model_serializer(mode="wrap")
-    def _setup_by_reference(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _as_history_holds_it(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data = handler(self)
         if self.setup_ref is not None:
             for name in SETUP_FIELDS:
                 data.pop(name, None)
-        # A result by reference is empty and no error (`by_reference`): history need not
-        # say either (issue 9).
-        for block in _referenced_results(data):
-            if block.get("content") == "":
-                del block["content"]
-            if block.get("is_error") is False:
-                del block["is_error"]
-        return data
+        return history_form.thin_request(data)
 
     def setup(self) -> ModelSetup:
         return ModelSetup(**{name: getattr(self, name) for name in SETUP_FIELDS})
@@ -152,20 +142,6 @@ class ModelRequest(BaseModel):
             return self
         setup = load_setup(self.setup_ref)
         return self.model_copy(update={name: getattr(setup, name) for name in SETUP_FIELDS})
-
-
-def _referenced_results(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The tool_result blocks of a request's serialized `append` that `append_refs` fills."""
-    refs = data.get("append_refs") or {}
-    return [
-        block
-        for message in data.get("append") or []
-        if isinstance(message, dict) and isinstance(message.get("content"), list)
-        for block in message["content"]
-        if isinstance(block, dict)
-        and block.get("type") == "tool_result"
-        and block.get("tool_use_id") in refs
-    ]
 
 
 class ModelResponse(BaseModel):
@@ -187,6 +163,15 @@ class ModelResponse(BaseModel):
     setup_ref: str | None = Field(default=None, exclude_if=lambda v: v is None)
     """Where the activity stored the setup a request carried inline: the agent's later calls
     send this name instead (activities/model_setup.py)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _as_recorded(cls, data: Any) -> Any:
+        return history_form.full_response(data)
+
+    @model_serializer(mode="wrap")
+    def _thin(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return history_form.thin_response(handler(self))
 
 
 # --- wire format: activities/model_body.py ----------------------------------------------

@@ -48,20 +48,18 @@ from bench.naive_agent import NaiveAgent, naive_model, naive_read  # noqa: E402
 from workflows.contracts import AgentInput, AgentResult, Workspace  # noqa: E402
 
 CHUNK = "".join(f"line {i:04d} of the file the agent keeps reading\n" for i in range(40))
-SCRIPT = {
-    "agents": [
-        {
-            "name": "reader",
-            "after_last": "repeat_last",
-            "turns": [
-                {
-                    "text": "Reading the chunk again.",
-                    "tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/chunk.txt"}},
-                },
-            ],
-        }
-    ]
+READ_TURN = {
+    "text": "Reading the chunk again.",
+    "tool_use": {"name": "Read", "input": {"file_path": "{{cwd}}/chunk.txt"}},
 }
+
+
+def script(turns: int) -> dict:
+    """`turns` Reads, then a text answer that ends the run, as the peers' workload ends: the
+    run's end (its last call and the agent's result) is not in the window of turn `turns`."""
+    return {"agents": [{"name": "reader", "after_last": "end", "turns": [READ_TURN] * turns}]}
+
+
 MODEL_ACTIVITIES = frozenset({"llm.call_model", "bench.naive_model"})
 
 
@@ -105,15 +103,15 @@ async def outlast(
         inp = AgentInput(
             prompt="Read chunk.txt, again and again.",
             workspace=Workspace(root=str(repo), host_queue=hq),
-            config=OutlastConfig(model=model, agents=AgentSettings(hard_max_turns=turns)),
-            max_turns=turns,
+            config=OutlastConfig(model=model, agents=AgentSettings(hard_max_turns=turns + 1)),
+            max_turns=turns + 1,
         )
         wid = f"growth-{uuid.uuid4().hex[:8]}"
         handle = await client.start_workflow(
             "AgentWorkflow", inp, id=wid, task_queue=tq, result_type=AgentResult
         )
         result = await handle.result()
-        assert result.turns == turns, result
+        assert result.status == "completed" and result.turns == turns + 1, result
         runs = len([w async for w in client.list_workflows(f'WorkflowId = "{wid}"')])
         return bytes_per_turn(await run_chain_events(client, wid)), runs
 
@@ -137,7 +135,7 @@ async def main(turns: int, naive_turns: int, model: ModelSettings) -> None:
         repo = make_repo(Path(tmp) / "repo", {"chunk.txt": CHUNK})
         with (
             dev_server() as server,
-            scripted_model_process(SCRIPT) as url,
+            scripted_model_process(script(max(turns, naive_turns))) as url,
             model_env(url, Path(tmp) / "store"),
         ):
             client = await client_for(server)
@@ -145,6 +143,7 @@ async def main(turns: int, naive_turns: int, model: ModelSettings) -> None:
             theirs = await naive(server.address, repo, naive_turns)
         output = tool_output_bytes(repo)
     print(f"tool output per turn: {len(CHUNK)} bytes; Outlast run chain: {runs} run(s)")
+    print(f"outlast  the end (last model call, the run's close): {ours[-1]} bytes, once")
     for n in sorted({10, 100, turns}):
         if n <= len(ours):
             print(f"outlast  turn {n:4d}: {at(ours, n):9.0f} bytes of history per turn")

@@ -3,11 +3,15 @@ activity stored, and the model activity fills it back in before sending and reco
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from pathlib import Path
 
-from activities.llm import ModelRequest
+import pytest
+from pydantic import ValidationError
+
+from activities.llm import ModelRequest, ModelResponse
 from activities.result_refs import resolve_refs
 from activities.store import LocalBlobStore
 from activities.tools.base import (
@@ -16,7 +20,8 @@ from activities.tools.base import (
     ToolOutput,
     with_content_ref,
 )
-from agents.messages import Message, TextBlock, ToolResultBlock
+from agents.messages import Message, TextBlock, ToolResultBlock, Usage
+from agents.transcript import TranscriptRef
 from workflows.turns import by_reference
 
 LONG = "x" * 2000
@@ -102,4 +107,25 @@ def test_a_result_by_reference_goes_into_history_as_its_id_alone():
     assert a == {"type": "tool_result", "tool_use_id": "a"}
     assert b == {"type": "tool_result", "tool_use_id": "b", "content": "", "is_error": False}
     assert c == {"type": "tool_result", "tool_use_id": "c", "is_error": True}
+    assert sent["append_refs"] == [ref_of(LONG), ref_of(LONG)]  # the ids are said once
     assert ModelRequest.model_validate_json(request.model_dump_json()) == request
+    # As histories recorded before 2026-12-07 hold it.
+    older = {**copy.deepcopy(sent), "append_refs": {"a": ref_of(LONG), "c": ref_of(LONG)}}
+    older["append"][0]["content"][0]["content"] = ""
+    assert ModelRequest.model_validate(older) == request
+    with pytest.raises(ValidationError, match="names 1 results, and the append has 2"):
+        ModelRequest.model_validate({**sent, "append_refs": [ref_of(LONG)]})
+
+
+def test_an_answer_goes_into_history_without_saying_whose_it_is():
+    answer = ModelResponse(
+        message=Message(role="assistant", content=[TextBlock(text="done")]),
+        stop_reason="end_turn",
+        usage=Usage(),
+        transcript=TranscriptRef(),
+    )
+    recorded = json.loads(answer.model_dump_json())
+    assert recorded["message"] == {"content": [{"type": "text", "text": "done"}]}
+    assert ModelResponse.model_validate_json(answer.model_dump_json()) == answer
+    older = {**recorded, "message": {"role": "assistant", **recorded["message"]}}
+    assert ModelResponse.model_validate(older) == answer
