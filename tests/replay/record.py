@@ -233,6 +233,12 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "subagents_parallel_sync": parallel_sync,
     # The model call's mode by the previous call's duration (model.local_activity: auto).
     "agent_model_auto": model_auto,
+    # A model call's history form of issue 9 (activities/history_form.py, model_setup.py):
+    # the setup by name after the first call, a stored output's flag, the blob names of
+    # results by reference in order, the answer without its role. Payloads only, no patch.
+    "agent_demo_v4": demo,
+    "agent_model_auto_v2": model_auto,
+    "subagents_sync_async_v7": subagents_sync_async,
     # Killed during Bash: the run kills the command on the host too (patched kill-on-host).
     "agent_killed_v2": killed,
     # Killed mid-turn: the Read that had finished is kept (patched kill-keeps-results).
@@ -492,6 +498,7 @@ CHILDREN = {
     "pipeline_approval_v2": ["look-2"],
     "team_background_refused": ["b"],
     "subagents_sync_async_v6": ["bg2", "fg"],
+    "subagents_sync_async_v7": ["bg2", "fg"],
     "fork_join_v3": ["fork-1"],
     "verified_task_v6": ["verify-1", "verify-2"],
     "pipeline_failed_stage": ["plan"],
