@@ -45,7 +45,8 @@ async def test_an_agent_sends_its_setup_once_then_its_name(client, git_repo):
     # Every call sent the API the same setup.
     for key in ("model", "max_tokens", "system", "tools"):
         assert len({json.dumps(b[key]) for b in bodies}) == 1, key
-    refs = [later[-1]["transcript"]["head"], *later[-1]["append_refs"].values(), *names]
+    refs = [later[-1]["transcript"]["head"], *later[-1]["append_refs"], *names]
+    assert len(later[-1]["append_refs"]) == 1  # the blob of the one Read's output
     assert all(re.fullmatch("[0-9a-f]{32}", r) for r in refs), refs
     # The Read's output says it is stored; the workflow names the blob, and the model gets
     # the text from it.
