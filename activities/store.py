@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from activities.errors import StoreCorrupt, StoreMissing
-from agents.canonical import blob_ref, names
+from agents.canonical import REF_HEX_DIGITS, blob_ref, names
 
 _REF = re.compile(r"^[0-9a-f]{32}(?:[0-9a-f]{32})?$")
 
@@ -75,6 +75,8 @@ class LocalBlobStore:
         try:
             data = path.read_bytes()
         except FileNotFoundError:
+            if (whole := self._written_whole(ref)) is not None:
+                return whole
             raise StoreMissing(
                 f"Blob {ref} is not in the store at {self.root}. Every worker of this "
                 "workflow must use the same OUTLAST_STORE_DIR.",
@@ -88,6 +90,18 @@ class LocalBlobStore:
                 ref=ref,
             )
         return data
+
+    def _written_whole(self, ref: str) -> bytes | None:
+        """The blob a short name names, written under the whole digest by a release before
+        2026-12-07 (a run that went on across the upgrade can name it short: an ended
+        agent's read stamps, which the workflow names itself)."""
+        if len(ref) != REF_HEX_DIGITS:
+            return None
+        for path in (self.root / ref[:2]).glob(ref[2:] + "?" * (64 - REF_HEX_DIGITS)):
+            data = path.read_bytes()
+            if names(path.parent.name + path.name, data):
+                return data
+        return None
 
 
 def _holds(path: Path, ref: str) -> bool:

@@ -244,8 +244,10 @@ def file_digest(data: bytes) -> str:
 
 def is_digest_of(digest: str, data: bytes) -> bool:
     """Whether a stamp's digest is `data`'s: of either length, since the stamps recorded
-    before 2026-12-07 hold the whole SHA-256."""
-    return hashlib.sha256(data).hexdigest()[: len(digest)] == digest
+    before 2026-12-07 hold the whole SHA-256; of any other length (a client's `""`), no
+    content's, so the file counts as changed since that stamp."""
+    full = hashlib.sha256(data).hexdigest()
+    return len(digest) in (STAMP_HEX_DIGITS, len(full)) and full[: len(digest)] == digest
 
 
 def _umask() -> int:

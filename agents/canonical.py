@@ -33,5 +33,6 @@ def blob_ref(data: bytes) -> str:
 
 
 def names(ref: str, data: bytes) -> bool:
-    """Whether `ref`, a blob's name (a SHA-256 hex digest or its first half), names `data`."""
-    return sha256_hex(data)[: len(ref)] == ref
+    """Whether `ref`, a blob's name (a SHA-256 hex digest or its first half), names `data`;
+    a name of any other length names nothing (an empty one would name everything)."""
+    return len(ref) in (REF_HEX_DIGITS, 64) and sha256_hex(data)[: len(ref)] == ref

@@ -135,7 +135,7 @@ async def main(turns: int, naive_turns: int, model: ModelSettings) -> None:
         repo = make_repo(Path(tmp) / "repo", {"chunk.txt": CHUNK})
         with (
             dev_server() as server,
-            scripted_model_process(script(max(turns, naive_turns))) as url,
+            scripted_model_process(script(turns)) as url,
             model_env(url, Path(tmp) / "store"),
         ):
             client = await client_for(server)
@@ -173,5 +173,8 @@ if __name__ == "__main__":
     parser.add_argument("--naive-turns", type=int, default=100)
     add_model_mode(parser)
     args = parser.parse_args()
+    if args.naive_turns > args.turns:
+        # One script serves both runs: past `--turns` it answers the text that ends them.
+        parser.error("--naive-turns can be at most --turns")
     model = ModelSettings(max_attempts=1, local_activity=model_mode(args))
     asyncio.run(main(args.turns, args.naive_turns, model))

@@ -10,7 +10,8 @@ import pytest
 from activities import transcripts
 from activities.errors import StoreCorrupt, StoreMissing
 from activities.store import LocalBlobStore
-from agents.canonical import REF_HEX_DIGITS
+from activities.workspace import file_digest, is_digest_of
+from agents.canonical import REF_HEX_DIGITS, names
 from agents.messages import Message
 from agents.transcript import TranscriptRef
 
@@ -82,3 +83,22 @@ def test_a_name_is_half_the_digest_and_a_full_digest_of_an_older_history_still_r
     assert store.get(full) == b"a tool's output"
     with pytest.raises(StoreMissing, match="Not a blob reference"):
         store.get(full[:40])
+
+
+def test_a_short_name_reads_a_blob_an_older_release_wrote_under_the_whole_digest(tmp_path):
+    # A run that went on across the upgrade names an ended agent's stamps itself, short,
+    # where the activity of the release before stored them under the whole digest.
+    store = LocalBlobStore(tmp_path)
+    full = hashlib.sha256(b"stamps").hexdigest()
+    blob_path(store, full).parent.mkdir(parents=True)
+    blob_path(store, full).write_bytes(b"stamps")
+    assert store.get(full[:REF_HEX_DIGITS]) == b"stamps"
+    blob_path(store, full).write_bytes(b"torn")
+    with pytest.raises(StoreMissing, match="is not in the store"):
+        store.get(full[:REF_HEX_DIGITS])
+
+
+def test_an_empty_or_cut_name_names_nothing():
+    assert names(hashlib.sha256(b"x").hexdigest()[:32], b"x")
+    assert not names("", b"x") and not names(hashlib.sha256(b"x").hexdigest()[:8], b"x")
+    assert not is_digest_of("", b"x") and is_digest_of(file_digest(b"x"), b"x")
