@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import hashlib
 import os
 import secrets
 import signal
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, TypeVar
 from temporalio import activity
 
 from activities.beneath import open_dir
+from agents.canonical import blob_ref, names
 
 if TYPE_CHECKING:
     from activities.tools.base import FileStamp, ToolContext
@@ -232,22 +232,12 @@ def stamp_of_bytes(data: bytes, st: os.stat_result) -> FileStamp:
     return _file_stamp_cls()(sha256=file_digest(data), mtime_ns=st.st_mtime_ns, size=st.st_size)
 
 
-STAMP_HEX_DIGITS = 32
-"""A stamp's digest: half the SHA-256, as the blob store names blobs (agents/canonical.py);
-each stamp is in history with the output of the Read, Write or Edit that took it (issue 9)."""
-
-
-def file_digest(data: bytes) -> str:
-    """`data`'s digest in the form `FileStamp.sha256` holds."""
-    return hashlib.sha256(data).hexdigest()[:STAMP_HEX_DIGITS]
-
-
-def is_digest_of(digest: str, data: bytes) -> bool:
-    """Whether a stamp's digest is `data`'s: of either length, since the stamps recorded
-    before 2026-12-07 hold the whole SHA-256; of any other length (a client's `""`), no
-    content's, so the file counts as changed since that stamp."""
-    full = hashlib.sha256(data).hexdigest()
-    return len(digest) in (STAMP_HEX_DIGITS, len(full)) and full[: len(digest)] == digest
+# A stamp's digest is what the blob store would name the file's bytes (agents/canonical.py):
+# half the SHA-256, each stamp being in history with the output of the Read, Write or Edit
+# that took it (issue 9); a stamp of the whole digest, recorded before 2026-12-07, still
+# counts, and one of any other length (a client's `""`) is no content's.
+file_digest = blob_ref
+is_digest_of = names
 
 
 def _umask() -> int:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from activities.tools.base import FileStamp
-from activities.workspace import STAMP_HEX_DIGITS
+from agents.canonical import REF_HEX_DIGITS
 
 MAX_LINE_CHARS = 2000
 BINARY_SNIFF_BYTES = 8192
@@ -111,6 +111,6 @@ def read_slice(f: BinaryIO, start: int, count: int) -> FileSlice:
         total += 1
     st = os.fstat(f.fileno())
     stamp = FileStamp(
-        sha256=digest.hexdigest()[:STAMP_HEX_DIGITS], mtime_ns=st.st_mtime_ns, size=st.st_size
+        sha256=digest.hexdigest()[:REF_HEX_DIGITS], mtime_ns=st.st_mtime_ns, size=st.st_size
     )
     return FileSlice(lines=lines, total_lines=total, stamp=stamp)
