@@ -13,7 +13,8 @@ from activities.errors import (
     ModelUnavailable,
     OutlastError,
 )
-from activities.llm import MAX_RETRY_AFTER, _local_timeout, classify_status, retry_after
+from activities.llm import _local_timeout
+from activities.model_errors import MAX_RETRY_AFTER, classify_status, retry_after
 
 
 @pytest.mark.parametrize(
