@@ -13,6 +13,12 @@ A change made after the baseline gets its own id, listed in `AFTER_BASELINE` unt
 baseline takes it in (a new baseline id then, never more ids under this one: the runs that
 recorded this one did not take them).
 
+A later baseline bundles its predecessor's ids and the ids added since (`EARLIER` keeps each
+predecessor with its bundle). A run asks the newest baseline first; one that replays without
+it (it started on earlier code, and every run reaches its first change in the same place on
+replay) asks the earlier baseline, then each id, as it did. Newest first, so a run records
+one baseline at most.
+
 Deploying it is deploying a new patch id: a run started on a new worker, whose next workflow
 task an old worker replays, fails that task ("non-deprecated patch marker encountered") until
 a new worker takes it, so let the old workers drain; rolling back past this code breaks the
@@ -23,9 +29,9 @@ from __future__ import annotations
 
 from temporalio import workflow
 
-BASELINE = "baseline-2026-12"
+FIRST_BASELINE = "baseline-2026-12"
 
-BUNDLED = frozenset(
+FIRST_BUNDLED = frozenset(
     {
         "closed-child-stays-sync",
         "handoff-check-parentless-sub-agents",
@@ -47,10 +53,9 @@ BUNDLED = frozenset(
         "verified-task-liveness",
     }
 )
-"""Every patch id of the code `BASELINE` was cut from (a test holds the code and the corpus
-to it)."""
+"""Every patch id of the code `FIRST_BASELINE` was cut from."""
 
-AFTER_BASELINE = frozenset(
+SINCE_FIRST = frozenset(
     {
         "coordinator-client-agent-refused",
         "resumed-names-own-id",
@@ -148,13 +153,31 @@ AFTER_BASELINE = frozenset(
         "worktree-tools",
     }
 )
-"""Patch ids added since, asked one by one."""
+"""Patch ids added after `FIRST_BASELINE`, asked one by one until `BASELINE` took them in."""
+
+BASELINE = "baseline-2026-12-07"
+"""The baseline a run started on this code records (a sub-agent of the 20x5 fan-out recorded
+`attributes-at-start` beside the first one: two more events, one more visibility write)."""
+
+BUNDLED = FIRST_BUNDLED | SINCE_FIRST
+"""Every patch id of the code `BASELINE` was cut from (a test holds the code and the corpus
+to it)."""
+
+EARLIER = ((FIRST_BASELINE, FIRST_BUNDLED),)
+"""Each earlier baseline with its bundle, newest first: the runs that recorded one."""
+
+AFTER_BASELINE: frozenset[str] = frozenset()
+"""Patch ids added since `BASELINE`, asked one by one."""
 
 
 def patched(patch_id: str) -> bool:
-    """`workflow.patched(patch_id)`, answered by `BASELINE` for a bundled id. The SDK memoizes
-    each id per run, so a run that replayed past a change without `BASELINE` keeps asking the
-    ids one by one, and one that recorded it asks nothing more."""
+    """`workflow.patched(patch_id)`, answered by the newest baseline a run has for a bundled
+    id. The SDK memoizes each id per run, so a run that replayed past its first change
+    without `BASELINE` keeps asking as the code it started on did, and one that recorded it
+    asks nothing more."""
     if patch_id in BUNDLED and workflow.patched(BASELINE):
         return True
+    for baseline, bundle in EARLIER:
+        if patch_id in bundle and workflow.patched(baseline):
+            return True
     return workflow.patched(patch_id)

@@ -449,6 +449,19 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # The same, the hand-on giving a shutdown answer on its way a while first (patched
     # team-hand-on-waits-answers; none is on its way here: the grace's timer is cancelled).
     "team_continues_v3": team_continues,
+    # Under the second baseline (baseline-2026-12-07): a run records that one marker for every
+    # change so far (workflows/versions.py); one of each workflow type and pattern.
+    "agent_demo_v5": demo,
+    "agent_background_bash_v2": background_bash,
+    "agent_continue_as_new_v2": continue_as_new,
+    "plan_approved_v4": plan_approved,
+    "subagents_sync_async_v8": subagents_sync_async,
+    "coordinator_v4": coordinator,
+    "fork_join_v4": fork_join,
+    "pipeline_v4": pipeline,
+    "team_shutdown_v7": team_shutdown,
+    "team_continues_v4": team_continues,
+    "verified_task_v9": verified_task,
 }
 
 
@@ -507,14 +520,27 @@ CHILDREN = {
     "subagents_plan_parent_answer_v0": ["careful"],
     "team_person_plan_decision": ["b"],
     "team_teammate_turns": ["b"],
+    "subagents_sync_async_v8": ["bg2", "fg"],
+    "coordinator_v4": ["impl-b"],
+    "fork_join_v4": ["fork-1"],
+    "pipeline_v4": ["verify"],
+    "team_shutdown_v7": ["b"],
+    "verified_task_v9": ["implementer", "verify-1", "verify-2"],
 }
 # Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.
-SHELLS = {"agent_background_bash"}
+SHELLS = {"agent_background_bash", "agent_background_bash_v2"}
 # Parents whose every child agent is kept too (a fork's id ends in its random agent id).
 CHILD_AGENTS = {"agent_fork_plan_mode", "agent_fork_plan_mode_v0"}
 # Chains whose every run is kept, as `<id>@run<N>.json` (a continued run replays from its
 # carried state, a different path from a first run).
-CHAINS = {"agent_continue_as_new", "team_continues", "team_continues_v2", "team_continues_v3"}
+CHAINS = {
+    "agent_continue_as_new",
+    "agent_continue_as_new_v2",
+    "team_continues",
+    "team_continues_v2",
+    "team_continues_v3",
+    "team_continues_v4",
+}
 # Children resumed by a new run (not a continue-as-new): the run the parent started, as
 # `<parent>__<child>@child.json`, and the latest, as `<parent>__<child>@resumed.json`.
 RESUMED = {

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import base64
 import importlib
+import itertools
 import json
 import re
 from pathlib import Path
 
-from workflows.versions import AFTER_BASELINE, BASELINE, BUNDLED
+from workflows.versions import AFTER_BASELINE, BASELINE, BUNDLED, EARLIER
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,6 +57,22 @@ def test_every_id_the_code_asks_is_bundled_or_listed_as_after_the_baseline():
     assert not BUNDLED & AFTER_BASELINE
 
 
+BASELINES = {BASELINE} | {baseline for baseline, _ in EARLIER}
+
+
 def test_the_baseline_bundles_every_patch_the_histories_took_one_by_one():
-    assert recorded_patch_ids() - {BASELINE} <= BUNDLED | AFTER_BASELINE
-    assert BASELINE not in BUNDLED
+    assert recorded_patch_ids() - BASELINES <= BUNDLED | AFTER_BASELINE
+    assert not BASELINES & BUNDLED and len(BASELINES) == len(EARLIER) + 1
+
+
+def test_a_later_baseline_bundles_every_id_of_an_earlier_one():
+    # A run recorded under an earlier baseline answers its ids by that baseline; a run on
+    # this code, by the newest: an id the newest left out would be asked on its own again.
+    bundles = [BUNDLED, *(bundle for _, bundle in EARLIER)]
+    assert all(later >= earlier for later, earlier in itertools.pairwise(bundles))
+
+
+def test_every_baseline_is_in_the_committed_histories():
+    # Each baseline's replay path (newest asked first, then the earlier ones) is held by a
+    # history that recorded it.
+    assert BASELINES <= recorded_patch_ids()
