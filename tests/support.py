@@ -28,6 +28,7 @@ from agents.config import ModelSettings, OutlastConfig, ToolSettings
 from agents.messages import Message, TextBlock, ToolResultBlock
 from outlast.scripted_model import ScriptedModelServer, load_script
 from worker import HOST_ACTIVITIES, build_workers
+from workflows import versions
 from workflows.contracts import AgentInput, AgentResult, Workspace
 
 
@@ -179,6 +180,15 @@ async def patch_ids(handle: WorkflowHandle) -> list[str]:
             if "patch-data" in details:
                 ids.append(json.loads(details["patch-data"].payloads[0].data)["id"])
     return ids
+
+
+async def taken_changes(handle: WorkflowHandle) -> set[str]:
+    """The changes (patch ids) the run took: those it recorded, and every id a recorded
+    baseline bundles (workflows/versions.py). A baseline is taken at a run's first change,
+    so this does not say which of its ids the run's code reached."""
+    bundles = {versions.BASELINE: versions.BUNDLED, **dict(versions.EARLIER)}
+    ids = await patch_ids(handle)
+    return set(ids).union(*(bundles.get(i, ()) for i in ids))
 
 
 async def activity_attempts(handle: WorkflowHandle) -> list[tuple[str, int]]:

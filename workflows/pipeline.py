@@ -298,6 +298,7 @@ class PipelineWorkflow:
                 or self._done
                 or self._ended_as is not None
                 or self._other_attempt(decision)
+                or self._ran_without_waiting(decision.stage)
             )
         )
         self._refuse_if_ended(decision)
@@ -307,6 +308,12 @@ class PipelineWorkflow:
                 type="NotAwaiting",
             )
         self._refuse_other_attempt(decision)
+        if self._ran_without_waiting(decision.stage):
+            raise ApplicationError(
+                f"stage {decision.stage} ended without waiting for a decision: only an "
+                "approval stage, or a stage a person stops, waits for one",
+                type="NotAwaiting",
+            )
         if decision.stage != self._awaiting:
             raise ApplicationError(
                 f"stage {decision.stage} is not waiting for approval (waiting: {self._awaiting})",
@@ -330,6 +337,11 @@ class PipelineWorkflow:
         self._refuse_if_ended(decision)
         assert self._effect is not None
         return f"stage {decision.stage} {self._effect[2]}"
+
+    def _ran_without_waiting(self, stage: str) -> bool:
+        """A stage that waits only when stopped, neither running nor waiting now: its decision
+        (taken while it ran) has nothing to wait for."""
+        return stage not in self._approval_stages and stage not in (self._awaiting, self._current)
 
     def _refuse_if_ended(self, decision: StageDecision) -> None:
         if self._ended_as is not None:
@@ -366,8 +378,12 @@ class PipelineWorkflow:
         check_update_fields("decide_stage", decision)
         if self._ended_as is not None:
             raise ValueError(f"the pipeline {ended_text(self._ended_as)}")
-        # A stage a person stopped waits for a decision too, approval stage or not.
-        waits_now = decision.stage == self._awaiting
+        # A stage a person stopped waits for a decision too, approval stage or not; the one
+        # running may be that stage: a worker without this run cached validates before its
+        # replay has applied the stage's end (when the run's task on that end sent no
+        # command, Core hands it over with the update's), so it is held, as an approval
+        # stage's decision ahead is, and the handler refuses it if the stage does not wait.
+        waits_now = decision.stage in (self._awaiting, self._current)
         if decision.stage not in self._approval_stages and not waits_now:
             raise ValueError(
                 f"stage {decision.stage} never waits for approval; stages that do: "

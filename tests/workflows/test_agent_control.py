@@ -15,11 +15,11 @@ from tests.activities.test_tool_bash import marker
 from tests.support import (
     agent_input,
     listed,
-    patch_ids,
     running_workers,
     scripted_model,
     spawn,
     start,
+    taken_changes,
     tool_results,
     user_texts,
     wait_for,
@@ -241,7 +241,7 @@ async def test_a_message_in_the_response_that_spawns_its_recipient_reaches_it(cl
     assert not sent.is_error and "Message queued for delivery" in sent.content, sent.content
     helper_calls = [r for r in model.log if r["agent"] == "helper"]
     assert "NOTE-FROM-PARENT-5" in str(helper_calls[-1]["body"]["messages"])
-    assert "messages-after-spawns" in await patch_ids(handle)
+    assert "messages-after-spawns" in await taken_changes(handle)
 
 
 async def wait_closed(handle, timeout: float = 30) -> WorkflowExecutionStatus:
@@ -500,4 +500,4 @@ async def test_a_stop_reaches_the_sync_sub_agent_the_agent_waits_on(client, git_
     asked = [r["agent"] for r in model.log]
     assert asked.count("slow") == 1 and asked.count("main") == 1, asked  # no turn after
     assert result.status == "completed" and "PARENT-AFTER" not in result.final_text
-    assert STOP_REACHES_SYNC_CHILDREN in await patch_ids(handle)
+    assert STOP_REACHES_SYNC_CHILDREN in await taken_changes(handle)

@@ -21,11 +21,11 @@ from tests.support import (
     crashable_worker,
     fast_config,
     notifications,
-    patch_ids,
     running_workers,
     scripted_model,
     spawn,
     start,
+    taken_changes,
     tool_results,
     wait_for,
 )
@@ -227,7 +227,7 @@ async def test_task_output_peeks_and_waits(client, git_repo):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("count", git_repo, queues), queues)
             result = await handle.result()
-            markers = await patch_ids(handle)
+            markers = await taken_changes(handle)
     launch, peek, waited, unknown = tool_results(result)
     shell_id = shell_id_of(launch.content)
     assert f"<task_id>{shell_id}</task_id>" in peek.content

@@ -18,10 +18,10 @@ from agents.config import AgentSettings
 from tests.support import (
     agent_input,
     fast_config,
-    patch_ids,
     running_workers,
     scripted_model,
     start,
+    taken_changes,
 )
 from workflows.child_timers import SHARED_CHILD_TIMERS, ChildTimers
 from workflows.contracts import AgentStatus
@@ -80,13 +80,13 @@ async def probe(client, stops: dict[str, float], share: bool):
         handle = await client.start_workflow(
             ChildTimersProbe.run, args=[stops, share], id=queue, task_queue=queue
         )
-        return await handle.result(), await hint_timers(handle), await patch_ids(handle)
+        return await handle.result(), await hint_timers(handle), await taken_changes(handle)
 
 
 async def test_one_timer_serves_every_waiter_and_outlives_the_one_that_started_it(client):
     fired, timers, patches = await probe(client, {"a": 0.5, "b": 3, "c": 3}, share=True)
     assert sorted(fired) == ["b", "c"] and all(t >= 1.9 for t in fired.values()), fired
-    assert timers == (1, 1, 0) and patches == [SHARED_CHILD_TIMERS]
+    assert timers == (1, 1, 0) and SHARED_CHILD_TIMERS in patches
 
 
 async def test_a_shared_timer_nobody_waits_on_is_cancelled(client):
@@ -98,7 +98,7 @@ async def test_without_the_patch_each_waiter_keeps_and_cancels_its_own(client):
     """As a run from before the patch replays: three timers, the first cancelled by its own
     waiter's stop (a shared-timer registry that lost it would let it fire)."""
     fired, timers, patches = await probe(client, {"a": 0.5, "b": 3, "c": 3}, share=False)
-    assert sorted(fired) == ["b", "c"] and timers == (3, 2, 1) and patches == []
+    assert sorted(fired) == ["b", "c"] and timers == (3, 2, 1) and patches == set()
 
 
 # --- end to end: a parent's parallel Agent calls ----------------------------------------

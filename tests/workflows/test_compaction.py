@@ -15,10 +15,10 @@ from tests.support import (
     agent_input,
     conversation,
     fast_config,
-    patch_ids,
     running_workers,
     scripted_model,
     start,
+    taken_changes,
     tool_results,
 )
 from tests.workflows.test_plan_mode import cli
@@ -129,7 +129,7 @@ async def test_a_full_conversation_is_summed_up_and_the_agent_goes_on_from_its_l
     readme, notes = tool_results(result)[-2:]
     assert readme.is_error and "has not been read" in readme.content, readme
     assert not notes.is_error and (git_repo / "notes.txt").read_text() == "X-CONTENT\n"
-    assert AUTO_COMPACT in await patch_ids(handle)
+    assert AUTO_COMPACT in await taken_changes(handle)
     flat = " ".join(shown.split())
     assert code == 0 and flat.index("ORIGINAL-TASK") < flat.index("compacted here"), shown
     assert flat.index("compacted here") < flat.index("THE-GIST") < flat.index("DONE-AFTER"), shown
@@ -318,7 +318,7 @@ async def test_a_call_refused_as_too_long_is_sent_again_after_a_summary(client, 
     # Sent again with the Read's result, after the summary in place of what came before.
     sent = texts(requests_of(model, "after")[0])
     assert "THE-GIST" in sent and "TASK-TEXT" not in sent and "# sample" in sent
-    assert COMPACT_WHEN_TOO_LONG in await patch_ids(handle)
+    assert COMPACT_WHEN_TOO_LONG in await taken_changes(handle)
 
 
 async def test_with_compaction_off_a_call_refused_as_too_long_fails_the_agent(client, git_repo):

@@ -15,7 +15,7 @@ from temporalio.client import WorkflowFailureError
 from outlast.api import NotSupported, StartError, Task, TaskEnded, start_task
 from outlast.devserver import temporal_binary
 from tests.conftest import make_git_repo
-from tests.support import Queues, patch_ids, running_workers, scripted_model
+from tests.support import Queues, running_workers, scripted_model, taken_changes
 from tests.workflows.test_plan_mode import APPROVED, cli, wait_for_pending
 from workflows.agent_handlers import BLANK_MAIL
 from workflows.contracts import AgentResult, AgentStatus
@@ -490,7 +490,7 @@ async def test_a_signal_whose_input_does_not_fit_is_refused_where_people_look(
             result = await asyncio.wait_for(handle.result(), 60)
     assert result.status == "completed" and not result.stopped
     assert result.final_text == "got it"
-    assert BLANK_MAIL in await patch_ids(handle)
+    assert BLANK_MAIL in await taken_changes(handle)
 
 
 async def test_a_misspelt_field_and_outlasts_own_signals_are_refused_not_dropped(

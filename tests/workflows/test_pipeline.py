@@ -23,9 +23,9 @@ from outlast.pattern_follow import _progress
 from tests.support import (
     fast_config,
     kill_with_an_update_held,
-    patch_ids,
     running_workers,
     scripted_model,
+    taken_changes,
 )
 from tests.workflows.test_agent_control import wait_status
 from workflows import search_attributes as sa
@@ -648,7 +648,7 @@ async def test_a_pass_whose_check_never_ran_ends_the_pipeline_as_a_fail(client, 
     assert result.status == "failed" and result.failed_stage == "verify", result
     assert "PASS, but the check 'greet says hi' was never run" in result.message, result.message
     assert result.stages[-1].verdict == "FAIL"
-    assert "verifier-spot-check" in await patch_ids(handle)
+    assert "verifier-spot-check" in await taken_changes(handle)
 
 
 async def test_a_rerun_past_the_last_attempt_is_refused_and_the_stage_still_waits(client, git_repo):
@@ -744,7 +744,34 @@ async def test_a_stage_a_person_stops_waits_for_a_decision(client, dev_server, g
     assert view.stages[-1].stopped and view.stages[-1].final_text == "LOOK-HALF", view
     assert view.awaiting_attempt == 1
     assert result.status == "completed" and result.final_text == "PLAN-OUT", result
-    assert STOPPED_STAGE_WAITS in await patch_ids(handle)
+    assert STOPPED_STAGE_WAITS in await taken_changes(handle)
+
+
+async def test_a_decision_on_a_stage_that_runs_is_held_and_refused_if_it_does_not_wait(
+    client, git_repo
+):
+    """Such a stage waits only if a person stops it, so its decision is held while it runs
+    (a worker replaying the run may not have applied its stop yet); it ends on its own here,
+    and the decision is refused with why, while the pipeline goes on."""
+    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+
+    stages, script = held_look("LOOK-DONE")
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = pipeline_input(git_repo, queues, stages=stages)
+            handle = await start_pipeline(client, queues, inp)
+            await wait_until_tool_runs(client.get_workflow_handle(f"{handle.id}/look"), "Bash")
+            held = await handle.start_update(
+                "decide_stage",
+                StageDecision(stage="look", approve=True),
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+            )
+            (git_repo / "released").touch()
+            with pytest.raises(WorkflowUpdateFailedError) as refused:
+                await held.result()
+            result = await handle.result()
+    assert "stage look ended without waiting for a decision" in str(refused.value.cause)
+    assert result.status == "completed" and result.final_text == "PLAN-OUT", result
 
 
 async def test_a_pipeline_asked_to_stop_says_it_ends_with_its_stage(client, dev_server, git_repo):

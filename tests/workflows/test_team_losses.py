@@ -8,7 +8,7 @@ import asyncio
 import uuid
 
 from agents.team_tasks import TaskCreateInput
-from tests.support import fast_config, patch_ids, running_workers, scripted_model
+from tests.support import fast_config, running_workers, scripted_model, taken_changes
 from tests.workflows.test_team import last_request, member, task_update, wait_for_states
 from workflows import search_attributes as sa
 from workflows.contracts import Workspace
@@ -63,7 +63,7 @@ async def test_a_killed_teammate_s_task_goes_back_and_the_lead_is_told(client, g
             await wait_for_view(handle, lambda v: v.tasks[0].owner == "w1")
             await client.get_workflow_handle(f"{handle.id}/w1").cancel(reason="w1 hung")
             result = await handle.result()
-            patches = await patch_ids(handle)
+            patches = await taken_changes(handle)
             shown = (await handle.describe()).typed_search_attributes.get(sa.AGENT_STATUS)
     (task,) = result.tasks
     # `ls` says what `run` does of a team that left its task undone (it read `completed`).
@@ -171,7 +171,7 @@ async def test_a_team_ends_with_its_lead(client, dev_server, git_repo):
             )
             (git_repo / "released").touch()
             result = await asyncio.wait_for(handle.result(), 60)
-            patches = await patch_ids(handle)
+            patches = await taken_changes(handle)
     assert result.lead_lost() == "killed", result
     w1 = next(m for m in result.members if m.name == "w1")
     # Stopped by the team's end, as at any team end: no news to a lead that is gone.

@@ -18,7 +18,7 @@ from agents.config import AgentSettings
 from outlast.inspect import agent_tree
 from outlast.listing import list_rows
 from tests.conftest import make_git_repo
-from tests.support import fast_config, patch_ids, running_workers, scripted_model
+from tests.support import fast_config, running_workers, scripted_model, taken_changes
 from tests.workflows.test_agent_control import wait_status
 from tests.workflows.test_late_mail import SLOW_EXPORT
 from workflows.contracts import AgentNotification, MailMessage, Workspace
@@ -478,7 +478,7 @@ async def test_a_verifier_that_cannot_run_ends_the_task_without_another_round(cl
     assert result.message.startswith("round 1: the verifier could not run: "), result.message
     assert "Nope" in result.message, result.message
     assert len(await implementer_ends(client, wf_id)) == 1
-    assert VERIFIER_FAILURE_ENDS in await patch_ids(client.get_workflow_handle(wf_id))
+    assert VERIFIER_FAILURE_ENDS in await taken_changes(client.get_workflow_handle(wf_id))
 
 
 async def test_a_follow_says_what_the_round_s_agents_are_doing(client, tmp_path):
@@ -595,7 +595,7 @@ async def test_a_pass_from_a_verifier_that_ran_nothing_is_a_fail_round(client, t
     assert [r.verdict for r in result.rounds] == ["FAIL", "PASS"], result.rounds
     assert result.rounds[0].verdict_reason == NOTHING_RAN
     assert result.status == "passed"
-    assert "verifier-ran-nothing" in await patch_ids(client.get_workflow_handle(wf_id))
+    assert "verifier-ran-nothing" in await taken_changes(client.get_workflow_handle(wf_id))
 
 
 async def verifier_made_up_output(client, tmp: Path, wf_id: str) -> VerifiedTaskResult:
@@ -621,7 +621,7 @@ async def test_a_pass_whose_output_no_command_printed_is_a_fail_round(client, tm
         "print: 'Ran 4 tests in 0.002s'"
     ), result.rounds[0].verdict_reason
     assert result.status == "passed"
-    assert "verifier-spot-check" in await patch_ids(client.get_workflow_handle(wf_id))
+    assert "verifier-spot-check" in await taken_changes(client.get_workflow_handle(wf_id))
 
 
 async def stop_the_implementer(client, tmp_path, wf_id: str):
@@ -666,4 +666,4 @@ async def test_an_implementer_a_person_stops_ends_the_task_unverified(client, tm
     assert only.implementer_status == "killed" and only.verdict == "FAIL", only
     assert only.implementer_text == "Halfway: read the app."
     assert not [r for r in log if r["agent"].startswith("verifier")], "a verifier ran"
-    assert IMPLEMENTER_STOP_ENDS in await patch_ids(handle)
+    assert IMPLEMENTER_STOP_ENDS in await taken_changes(handle)
