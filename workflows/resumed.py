@@ -8,6 +8,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 from agents.transcript import TranscriptRef
+from workflows import versions
 from workflows.contracts import AgentInput, AgentResult, Contract
 from workflows.search_attributes import WAITS_MARKED
 
@@ -83,7 +84,7 @@ def resumed_from(end: RunEnd, agent: AgentInput) -> Resumed:
         plan_file = plan_file or carry.state.plan_file
     # A run of an earlier release kept its start value in the attribute (and a killed run
     # resumed after an approved plan went back to `default`).
-    shown = end.permission_mode if WAITS_MARKED in end.patches else None
+    shown = end.permission_mode if versions.took(end.patches, WAITS_MARKED) else None
     carried = carry.state.mode if carry else ""
     return Resumed(
         transcript=transcript or agent.resume_from or TranscriptRef(),

@@ -27,6 +27,8 @@ runs started on it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from temporalio import workflow
 
 FIRST_BASELINE = "baseline-2026-12"
@@ -181,3 +183,14 @@ def patched(patch_id: str) -> bool:
         if patch_id in bundle and workflow.patched(baseline):
             return True
     return workflow.patched(patch_id)
+
+
+def took(recorded: Iterable[str], patch_id: str) -> bool:
+    """Whether a closed run whose history recorded the patch ids `recorded` took change
+    `patch_id`: by its own marker, or by a baseline that bundles it. (Whether its code
+    reached the change is not in its history under a baseline.)"""
+    ids = set(recorded)
+    if patch_id in ids:
+        return True
+    bundles = [(BASELINE, BUNDLED), *EARLIER]
+    return any(baseline in ids and patch_id in bundle for baseline, bundle in bundles)

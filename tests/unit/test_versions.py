@@ -76,3 +76,16 @@ def test_every_baseline_is_in_the_committed_histories():
     # Each baseline's replay path (newest asked first, then the earlier ones) is held by a
     # history that recorded it.
     assert BASELINES <= recorded_patch_ids()
+
+
+def test_a_closed_run_took_a_change_by_its_own_marker_or_a_baseline_that_bundles_it():
+    # `workflows.resumed` asks this of a run's recorded ids (its `PermissionMode` attribute
+    # is current only if the run took waits-marked).
+    from workflows.versions import FIRST_BASELINE, FIRST_BUNDLED, SINCE_FIRST, took
+
+    later = "waits-marked"
+    assert later in SINCE_FIRST and later not in FIRST_BUNDLED
+    assert took([BASELINE], later) and took([FIRST_BASELINE, later], later)
+    assert not took([FIRST_BASELINE], later) and not took([], later)
+    assert took([FIRST_BASELINE], "search-attributes") and took([BASELINE], "search-attributes")
+    assert not took(["search-attributes"], later)

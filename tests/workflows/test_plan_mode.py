@@ -16,10 +16,10 @@ from tests.support import (
     agent_input,
     fast_config,
     followed_until,
-    patch_ids,
     running_workers,
     scripted_model,
     start,
+    taken_changes,
     tool_results,
 )
 from workflows import search_attributes as sa
@@ -138,7 +138,7 @@ async def test_plan_then_approve_then_edit(client, dev_server, git_repo):
             marks = (await handle.describe()).typed_search_attributes
     assert waiting, "no agent listed as waiting for approval in plan mode"
     assert marks.get(sa.AGENT_STATUS) == "completed" and marks.get(sa.PERMISSION_MODE) == "default"
-    assert "waits-marked" in await patch_ids(handle)
+    assert "waits-marked" in await taken_changes(handle)
     flat = " ".join(followed.split())
     assert "plan waits for approval by the user:" in flat, followed
     assert "create src/x.py with X = 1" in flat, followed

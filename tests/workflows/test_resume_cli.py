@@ -225,6 +225,48 @@ async def test_a_killed_agent_goes_on_with_the_plan_it_wrote(client, git_repo):
     assert f"Plan file: {view.pending.plan_file}" in conversations(model)[-1]
 
 
+async def test_a_killed_agent_whose_plan_was_approved_goes_on_in_the_approved_mode(
+    client, git_repo
+):
+    """The run's `PermissionMode` attribute followed the approval (patched waits-marked, in
+    the baseline since 2026-12-07): the resumed run goes on in that mode, not in plan mode,
+    its start's. A run records the baseline's marker, not the change's own."""
+    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+
+    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
+    script = {
+        "agents": [
+            {
+                "name": "resumed",
+                "match": {"last_user_contains": "go on"},
+                "after_last": "repeat_last",
+                "turns": [{"text": "Went on."}],
+            },
+            {
+                "name": "planner",
+                "turns": [{"tool_use": WRITE_PLAN}, {"tool_use": EXIT}, {"tool_use": hold}],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("add X", git_repo, queues, permission_mode="plan")
+            handle = await start(client, inp, queues)
+            view = await wait_for_pending(handle)
+            await handle.signal(
+                "approve_plan",
+                {"request_id": view.pending.request_id, "target_mode": "acceptEdits"},
+            )
+            await wait_until_tool_runs(handle, "Bash")
+            await handle.terminate("away for the weekend")
+            resumed = await resume_agent(client, handle.id, "go on")
+            result = await asyncio.wait_for(resumed.handle.result(), 60)
+            (git_repo / "released").touch()
+    assert result.final_text == "Went on."
+    again = await started_input(client, handle.id)
+    assert again.permission_mode == "acceptEdits", again.permission_mode
+
+
 async def test_a_coordinator_that_ended_goes_on_as_a_coordinator(client, git_repo):
     """`outlast run --pattern coordinator` starts a CoordinatorWorkflow, whose input refuses
     an agent input from a client: its next run gets the coordinator's input with `resumed`."""
