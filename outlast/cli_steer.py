@@ -409,7 +409,10 @@ async def run_update(handle, workflow_id: str, name: str, payload: object) -> st
     except WorkflowUpdateFailedError as e:
         fail(str(getattr(e.cause, "message", None) or e.cause or e))
     except NotYetAnswered:
-        held = ": a decision on a stage that still runs applies when the stage ends"
+        held = (
+            ": a decision on a stage that still runs is taken when the stage ends, if the "
+            "stage then waits for one (an approval stage, or one a person stopped)"
+        )
         what = UPDATE_WHAT.get(name, "request")
         return not_yet_text(workflow_id, what, held if name == "decide_stage" else "")
     except NoAnswer:

@@ -108,6 +108,7 @@ class PipelineWorkflow:
         self._awaiting: str | None = None
         self._awaiting_attempt: int | None = None
         self._running_attempt: int | None = None
+        self._attempts_started: dict[str, int] = {}
         self._decision: StageDecision | None = None
         self._effect: tuple[str, int, str] | None = None
         """(stage, attempt, what its decision did): the `decide_stage` update's answer."""
@@ -194,6 +195,7 @@ class PipelineWorkflow:
     ) -> StageOutcome:
         info = workflow.info()
         self._current, self._running_attempt = stage.name, attempt
+        self._attempts_started[stage.name] = attempt
         workflow.set_current_details(f"stage **{stage.name}** ({stage.agent_type}) running")
         suffix = f"-{attempt}" if attempt > 1 else ""
         child_id = f"{info.workflow_id}/{stage.name}{suffix}"
@@ -339,9 +341,14 @@ class PipelineWorkflow:
         return f"stage {decision.stage} {self._effect[2]}"
 
     def _ran_without_waiting(self, stage: str) -> bool:
-        """A stage that waits only when stopped, neither running nor waiting now: its decision
-        (taken while it ran) has nothing to wait for."""
-        return stage not in self._approval_stages and stage not in (self._awaiting, self._current)
+        """A stage that waits only when stopped, whose last attempt has its outcome and does
+        not wait: its decision (taken while it ran) has nothing to wait for. Not while its
+        outcome is still to come: a verification stage's PASS is spot-checked after its
+        agent ends (a review, 2026-12-07)."""
+        if stage in self._approval_stages or stage in (self._awaiting, self._current):
+            return False
+        ended = sum(outcome.name == stage for outcome in self._stages)
+        return 0 < self._attempts_started.get(stage, 0) <= ended
 
     def _refuse_if_ended(self, decision: StageDecision) -> None:
         if self._ended_as is not None:

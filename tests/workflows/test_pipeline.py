@@ -29,7 +29,7 @@ from tests.support import (
 )
 from tests.workflows.test_agent_control import wait_status
 from workflows import search_attributes as sa
-from workflows.contracts import StopRequest, Workspace
+from workflows.contracts import AgentStatus, StopRequest, Workspace
 from workflows.pattern_contracts import PipelineInput, PipelineResult, PipelineView, StageDecision
 from workflows.pipeline import MAX_ATTEMPTS
 
@@ -771,6 +771,63 @@ async def test_a_decision_on_a_stage_that_runs_is_held_and_refused_if_it_does_no
                 await held.result()
             result = await handle.result()
     assert "stage look ended without waiting for a decision" in str(refused.value.cause)
+    assert result.status == "completed" and result.final_text == "PLAN-OUT", result
+
+
+async def test_a_decision_held_on_a_verifier_is_taken_when_it_waits_after_its_spot_check(
+    client, git_repo
+):
+    """A verification stage (no approval asked) that a person stops after its PASS report:
+    the stage's outcome comes after the spot-check of that PASS, and a decision held while
+    the stage ran was refused in that gap as if the stage had ended without waiting (a
+    review, 2026-12-07). It is taken once the stage waits."""
+    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+
+    check = "python3 -c 'from src.app import greet; print(greet())'"
+    report = (
+        f"### Check: greet says hello\n**Command run:**\n  {check}\n**Output observed:**\n"
+        "  hello\n**Result: PASS**\n\nVERDICT: PASS"
+    )
+    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
+    stages = [
+        PipelineStage(name="verify", agent_type="verification", instructions="Verify."),
+        PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
+    ]
+    script = {
+        "agents": [
+            {
+                "name": "verify",
+                "match": {"agent_type": "verification"},
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": check}}},
+                    {"text": report, "tool_use": hold},
+                    {"text": "never"},
+                ],
+            },
+            stage_agent("Plan", "PLAN-OUT", read=False),
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = pipeline_input(git_repo, queues, stages=stages)
+            handle = await start_pipeline(client, queues, inp)
+            verify = client.get_workflow_handle(f"{handle.id}/verify")
+            for _ in range(300):  # the second turn's Bash, the one that holds
+                await wait_until_tool_runs(verify, "Bash")
+                if (await verify.query("status", result_type=AgentStatus)).turn >= 2:
+                    break
+                await asyncio.sleep(0.1)
+            held = await handle.start_update(
+                "decide_stage",
+                StageDecision(stage="verify", approve=True),
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+            )
+            await verify.signal("stop", StopRequest(reason="enough"))
+            (git_repo / "released").touch()
+            answer = await asyncio.wait_for(held.result(), 60)
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert answer == "stage verify approved", answer
+    assert result.stages[0].stopped and result.stages[0].verdict == "PASS", result.stages[0]
     assert result.status == "completed" and result.final_text == "PLAN-OUT", result
 
 
