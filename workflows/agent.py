@@ -188,7 +188,13 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         # Agents of the first release recorded no search attributes; they replay without.
         self._upserts = inp.config.search_attributes and versions.patched("search-attributes")
         if self._upserts:
-            current = inp.model_copy(update={"background": self._background})
+            # A continued run shows the mode its chain is in, not its start's: a resume reads
+            # the attribute of a run killed before it marked a change (a review, 2026-12-07).
+            # The upsert's values only, which a replay does not compare.
+            mode = (self._carry.state.mode if self._carry else "") or inp.permission_mode
+            current = inp.model_copy(
+                update={"background": self._background, "permission_mode": mode}
+            )
             # Not when the parent started this run with them (`sa.child_start`); a continued
             # or resumed run always does (the same input, started without them). Patched:
             # an older worker ignores the input's flag and upserts, and one that replays a

@@ -192,3 +192,49 @@ async def test_children_survive_the_parents_continue_as_new(client, git_repo):
     assert sum("k1 done" in n for n in notes) == 1 and sum("k2 done" in n for n in notes) == 1
     first_run = min(runs, key=lambda r: r.start_time)
     assert first_run.status == WorkflowExecutionStatus.CONTINUED_AS_NEW
+
+
+async def test_a_continued_run_starts_with_the_mode_its_chain_is_in(client, git_repo):
+    """Approved out of plan mode into acceptEdits, then continued: the new run's first
+    upsert said `plan`, its start's, until it marked a change; a resume of a run killed
+    before then read that attribute and went back to plan mode (a review, 2026-12-07)."""
+    from temporalio.api.enums.v1 import EventType
+
+    from tests.workflows.test_plan_mode import EXIT, WRITE_CODE, WRITE_PLAN, wait_for_pending
+
+    script = {
+        "agents": [
+            {
+                "name": "planner",
+                "turns": [
+                    {"tool_use": WRITE_PLAN},
+                    {"tool_use": EXIT},
+                    {"tool_use": WRITE_CODE},
+                    {"text": "done"},
+                ],
+            }
+        ]
+    }
+    config = fast_config(agents=AgentSettings(turns_per_run=2))
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("add X", git_repo, queues, permission_mode="plan", config=config)
+            handle = await start(client, inp, queues)
+            view = await wait_for_pending(handle)
+            await handle.signal(
+                "approve_plan",
+                {"request_id": view.pending.request_id, "target_mode": "acceptEdits"},
+            )
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert result.final_text == "done"
+    latest = client.get_workflow_handle(handle.id)
+    started = (await latest.fetch_history()).events[0].workflow_execution_started_event_attributes
+    assert started.continued_execution_run_id, "the run did not continue as new"
+    first_upsert = None
+    async for e in latest.fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+            fields = e.upsert_workflow_search_attributes_event_attributes.search_attributes
+            if "PermissionMode" in fields.indexed_fields:
+                first_upsert = fields.indexed_fields["PermissionMode"].data
+                break
+    assert first_upsert == b'"acceptEdits"', first_upsert
