@@ -15,7 +15,7 @@ from temporalio.client import Client
 
 from outlast.client import connect
 from outlast.devserver import DevServer
-from tests.support import local_dev_server
+from tests.support import local_dev_server, record_changes
 
 
 @pytest.fixture(scope="session")
@@ -59,6 +59,16 @@ def make_git_repo(path: Path, files: dict[str, str]) -> Path:
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "init"]):
         subprocess.run(["git", *args], cwd=path, env=env, check=True, capture_output=True)
     return path.resolve()
+
+
+@pytest.fixture(autouse=True)
+def changes_recorded() -> Iterator[None]:
+    """Every test's workflows note the changes they take (tests/support.taken_changes)."""
+    undo = record_changes()
+    try:
+        yield
+    finally:
+        undo()
 
 
 @pytest.fixture

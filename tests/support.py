@@ -12,12 +12,12 @@ import subprocess
 import sys
 import threading
 import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from temporalio import activity
+from temporalio import activity, workflow
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import Interceptor
@@ -182,13 +182,38 @@ async def patch_ids(handle: WorkflowHandle) -> list[str]:
     return ids
 
 
+ASKED: dict[str, set[str]] = {}
+"""By workflow id: the patch ids a `versions.patched` call answered True for in a workflow
+of this process (`record_changes`). A baseline's marker says only that the run started on
+code that has every change it bundles, not which of them its code reached."""
+
+
+def record_changes() -> Callable[[], None]:
+    """Wrap `workflows.versions.patched` (the workflow modules are passed through to the
+    sandbox, so the sandboxed code calls this wrapper) to fill ASKED; returns the undo."""
+    original = versions.patched
+
+    def patched(patch_id: str) -> bool:
+        took = original(patch_id)
+        if took:
+            ASKED.setdefault(workflow.info().workflow_id, set()).add(patch_id)
+        return took
+
+    versions.patched = patched
+
+    def undo() -> None:
+        versions.patched = original
+
+    return undo
+
+
 async def taken_changes(handle: WorkflowHandle) -> set[str]:
-    """The changes (patch ids) the run took: those it recorded, and every id a recorded
-    baseline bundles (workflows/versions.py). A baseline is taken at a run's first change,
-    so this does not say which of its ids the run's code reached."""
-    bundles = {versions.BASELINE: versions.BUNDLED, **dict(versions.EARLIER)}
-    ids = await patch_ids(handle)
-    return set(ids).union(*(bundles.get(i, ()) for i in ids))
+    """The changes (patch ids) the workflow's code reached and took, in a worker of this
+    process: those whose markers its history recorded (but for the baselines), and those the
+    baseline answered."""
+    recorded = set(await patch_ids(handle)) - {versions.BASELINE}
+    recorded -= {baseline for baseline, _ in versions.EARLIER}
+    return recorded | ASKED.get(handle.id, set())
 
 
 async def activity_attempts(handle: WorkflowHandle) -> list[tuple[str, int]]:

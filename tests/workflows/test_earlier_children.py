@@ -15,7 +15,6 @@ from tests.support import (
     fast_config,
     listed,
     notifications,
-    patch_ids,
     running_workers,
     scripted_model,
     spawn,
@@ -117,10 +116,9 @@ async def test_an_agent_that_was_never_resumed_does_not_look_earlier_runs_up(cli
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             result = await handle.result()
-            patches = await patch_ids(handle)
+            patches = await taken_changes(handle)
     (refused,) = [r for r in tool_results(result) if "'helper'" in r.content]
     assert refused.is_error and "Known agents: none" in refused.content
-    # Not asked on its own (a run on this code takes it by its baseline either way).
     assert EARLIER_CHILDREN not in patches
 
 

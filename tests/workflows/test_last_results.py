@@ -15,10 +15,10 @@ from outlast.resume import resume_agent
 from tests.support import (
     agent_input,
     conversation,
-    patch_ids,
     running_workers,
     scripted_model,
     start,
+    taken_changes,
 )
 from tests.workflows.test_agent_control import wait_status
 from workflows.contracts import StopRequest
@@ -53,7 +53,7 @@ async def test_the_turn_limit_keeps_the_last_results_and_a_resume_sees_them(clie
             inp = agent_input("Run it.", git_repo, queues, max_turns=1)
             handle = await start(client, inp, queues)
             result = await asyncio.wait_for(handle.result(), 60)
-            markers = await patch_ids(handle)
+            markers = await taken_changes(handle)
             resumed = await resume_agent(client, handle.id, "go on")
             again = await asyncio.wait_for(resumed.handle.result(), 60)
     assert result.max_turns_reached
@@ -96,7 +96,7 @@ async def test_a_kill_mid_turn_keeps_the_calls_that_had_finished(client, git_rep
             await handle.cancel(reason="enough")
             with contextlib.suppress(WorkflowFailureError):
                 await asyncio.wait_for(handle.result(), 60)
-            markers = await patch_ids(handle)
+            markers = await taken_changes(handle)
             resumed = await resume_agent(client, handle.id, "go on")
             again = await asyncio.wait_for(resumed.handle.result(), 60)
     assert "kill-keeps-results" in markers
@@ -121,7 +121,7 @@ async def test_a_failed_model_call_keeps_the_results_it_was_to_send(client, git_
             with contextlib.suppress(WorkflowFailureError):
                 await asyncio.wait_for(handle.result(), 60)
             status = (await handle.describe()).status
-            markers = await patch_ids(handle)
+            markers = await taken_changes(handle)
             resumed = await resume_agent(client, handle.id, "go on")
             again = await asyncio.wait_for(resumed.handle.result(), 60)
     assert status.name == "FAILED", status

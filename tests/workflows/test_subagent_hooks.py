@@ -13,11 +13,11 @@ from agents.hooks import HookMatcher
 from tests.support import (
     agent_input,
     fast_config,
-    patch_ids,
     running_workers,
     scripted_model,
     spawn,
     start,
+    taken_changes,
     tool_results,
     wait_for,
 )
@@ -104,7 +104,7 @@ async def test_start_hook_context_reaches_the_child_and_a_stop_hook_keeps_it_wor
     (answer,) = tool_results(result)
     assert "TESTS-PASS-ANSWER" in str(answer.content)
     assert "FIRST-ANSWER" not in str(answer.content)
-    assert SUBAGENT_HOOKS not in await patch_ids(handle)  # the parent ran none
+    assert SUBAGENT_HOOKS not in await taken_changes(handle)  # the parent ran none
 
 
 async def test_a_definitions_own_stop_hook_is_its_subagent_stop(client, git_repo, tmp_path):
