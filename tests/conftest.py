@@ -15,7 +15,7 @@ from temporalio.client import Client
 
 from outlast.client import connect
 from outlast.devserver import DevServer
-from tests.support import local_dev_server, record_changes
+from tests.support import ASKED, local_dev_server, record_changes
 
 
 @pytest.fixture(scope="session")
@@ -69,6 +69,7 @@ def changes_recorded() -> Iterator[None]:
         yield
     finally:
         undo()
+        ASKED.clear()
 
 
 @pytest.fixture

@@ -345,10 +345,15 @@ class PipelineWorkflow:
         not wait: its decision (taken while it ran) has nothing to wait for. Not while its
         outcome is still to come: a verification stage's PASS is spot-checked after its
         agent ends (a review, 2026-12-07)."""
-        if stage in self._approval_stages or stage in (self._awaiting, self._current):
+        if stage in self._approval_stages or stage == self._awaiting:
             return False
+        return stage in self._attempts_started and not self._unfinished(stage)
+
+    def _unfinished(self, stage: str) -> bool:
+        """The stage's last attempt has started and has no outcome yet (its agent runs, or
+        its PASS is being spot-checked)."""
         ended = sum(outcome.name == stage for outcome in self._stages)
-        return 0 < self._attempts_started.get(stage, 0) <= ended
+        return self._attempts_started.get(stage, 0) > ended
 
     def _refuse_if_ended(self, decision: StageDecision) -> None:
         if self._ended_as is not None:
@@ -385,12 +390,13 @@ class PipelineWorkflow:
         check_update_fields("decide_stage", decision)
         if self._ended_as is not None:
             raise ValueError(f"the pipeline {ended_text(self._ended_as)}")
-        # A stage a person stopped waits for a decision too, approval stage or not; the one
-        # running may be that stage: a worker without this run cached validates before its
-        # replay has applied the stage's end (when the run's task on that end sent no
-        # command, Core hands it over with the update's), so it is held, as an approval
-        # stage's decision ahead is, and the handler refuses it if the stage does not wait.
-        waits_now = decision.stage in (self._awaiting, self._current)
+        # A stage a person stopped waits for a decision too, approval stage or not; one that
+        # has no outcome yet may be that stage: a worker without this run cached validates
+        # before its replay has applied the stage's end (when the run's task on that end sent
+        # no command, Core hands it over with the update's), and a verifier's PASS is
+        # spot-checked after its agent ends. Held, as an approval stage's decision ahead is;
+        # the handler refuses it if the stage does not wait.
+        waits_now = decision.stage == self._awaiting or self._unfinished(decision.stage)
         if decision.stage not in self._approval_stages and not waits_now:
             raise ValueError(
                 f"stage {decision.stage} never waits for approval; stages that do: "

@@ -8,6 +8,7 @@ import json
 import uuid
 
 import pytest
+from temporalio import activity
 from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowFailureError,
@@ -16,6 +17,7 @@ from temporalio.client import (
 )
 from temporalio.exceptions import CancelledError
 
+from activities.spot_check import SpotCheckInput, spot_check
 from agents.builtin.verification import NOTHING_RAN
 from agents.pipeline import PipelineStage
 from outlast.inspect import agent_tree
@@ -774,15 +776,9 @@ async def test_a_decision_on_a_stage_that_runs_is_held_and_refused_if_it_does_no
     assert result.status == "completed" and result.final_text == "PLAN-OUT", result
 
 
-async def test_a_decision_held_on_a_verifier_is_taken_when_it_waits_after_its_spot_check(
-    client, git_repo
-):
-    """A verification stage (no approval asked) that a person stops after its PASS report:
-    the stage's outcome comes after the spot-check of that PASS, and a decision held while
-    the stage ran was refused in that gap as if the stage had ended without waiting (a
-    review, 2026-12-07). It is taken once the stage waits."""
-    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
-
+def verifier_then_plan() -> tuple[list[PipelineStage], dict]:
+    """Stages `verify` (verification, no approval) and `plan`; the verifier runs its check,
+    then reports PASS beside a Bash that waits for `released` in the checkout."""
     check = "python3 -c 'from src.app import greet; print(greet())'"
     report = (
         f"### Check: greet says hello\n**Command run:**\n  {check}\n**Output observed:**\n"
@@ -807,16 +803,35 @@ async def test_a_decision_held_on_a_verifier_is_taken_when_it_waits_after_its_sp
             stage_agent("Plan", "PLAN-OUT", read=False),
         ]
     }
+    return stages, script
+
+
+async def until_second_turn_runs(verify, wait_until_tool_runs) -> None:
+    """Until the verifier's second turn's Bash runs (the one that holds)."""
+    for _ in range(300):
+        await wait_until_tool_runs(verify, "Bash")
+        if (await verify.query("status", result_type=AgentStatus)).turn >= 2:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the verifier's second turn never ran")
+
+
+async def test_a_decision_held_on_a_verifier_is_taken_when_it_waits_after_its_spot_check(
+    client, git_repo
+):
+    """A verification stage (no approval asked) that a person stops after its PASS report:
+    the stage's outcome comes after the spot-check of that PASS, and a decision held while
+    the stage ran was refused in that gap as if the stage had ended without waiting (a
+    review, 2026-12-07). It is taken once the stage waits."""
+    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+
+    stages, script = verifier_then_plan()
     with scripted_model(script):
         async with running_workers(client) as queues:
             inp = pipeline_input(git_repo, queues, stages=stages)
             handle = await start_pipeline(client, queues, inp)
             verify = client.get_workflow_handle(f"{handle.id}/verify")
-            for _ in range(300):  # the second turn's Bash, the one that holds
-                await wait_until_tool_runs(verify, "Bash")
-                if (await verify.query("status", result_type=AgentStatus)).turn >= 2:
-                    break
-                await asyncio.sleep(0.1)
+            await until_second_turn_runs(verify, wait_until_tool_runs)
             held = await handle.start_update(
                 "decide_stage",
                 StageDecision(stage="verify", approve=True),
@@ -828,6 +843,44 @@ async def test_a_decision_held_on_a_verifier_is_taken_when_it_waits_after_its_sp
             result = await asyncio.wait_for(handle.result(), 60)
     assert answer == "stage verify approved", answer
     assert result.stages[0].stopped and result.stages[0].verdict == "PASS", result.stages[0]
+    assert result.status == "completed" and result.final_text == "PLAN-OUT", result
+
+
+async def test_a_decision_sent_while_a_verifiers_pass_is_spot_checked_is_held(client, git_repo):
+    """Between the verifier's end and its stage's outcome (the spot-check of its PASS) the
+    stage neither runs nor waits: a decision sent then was refused as on a stage that never
+    waits (a review, 2026-12-07), though a person had stopped it and it was about to wait."""
+    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+    from worker import HOST_ACTIVITIES
+
+    gate, checking = asyncio.Event(), asyncio.Event()
+
+    @activity.defn(name="verification.spot_check")
+    async def gated_spot_check(req: SpotCheckInput) -> str:
+        checking.set()
+        await gate.wait()
+        return await spot_check(req)
+
+    host = [fn for fn in HOST_ACTIVITIES if fn is not spot_check] + [gated_spot_check]
+    stages, script = verifier_then_plan()
+    with scripted_model(script):
+        async with running_workers(client, host_activities=host) as queues:
+            inp = pipeline_input(git_repo, queues, stages=stages)
+            handle = await start_pipeline(client, queues, inp)
+            verify = client.get_workflow_handle(f"{handle.id}/verify")
+            await until_second_turn_runs(verify, wait_until_tool_runs)
+            await verify.signal("stop", StopRequest(reason="enough"))
+            (git_repo / "released").touch()
+            await asyncio.wait_for(checking.wait(), 60)
+            held = await handle.start_update(
+                "decide_stage",
+                StageDecision(stage="verify", approve=True),
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+            )
+            gate.set()
+            answer = await asyncio.wait_for(held.result(), 60)
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert answer == "stage verify approved", answer
     assert result.status == "completed" and result.final_text == "PLAN-OUT", result
 
 
