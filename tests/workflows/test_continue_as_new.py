@@ -200,23 +200,10 @@ async def test_a_continued_run_starts_with_the_mode_its_chain_is_in(client, git_
     before then read that attribute and went back to plan mode (a review, 2026-12-07)."""
     from temporalio.api.enums.v1 import EventType
 
-    from tests.workflows.test_plan_mode import EXIT, WRITE_CODE, WRITE_PLAN, wait_for_pending
+    from tests.workflows.test_plan_mode import PLANS_FIRST, wait_for_pending
 
-    script = {
-        "agents": [
-            {
-                "name": "planner",
-                "turns": [
-                    {"tool_use": WRITE_PLAN},
-                    {"tool_use": EXIT},
-                    {"tool_use": WRITE_CODE},
-                    {"text": "done"},
-                ],
-            }
-        ]
-    }
     config = fast_config(agents=AgentSettings(turns_per_run=2))
-    with scripted_model(script):
+    with scripted_model(PLANS_FIRST):
         async with running_workers(client) as queues:
             inp = agent_input("add X", git_repo, queues, permission_mode="plan", config=config)
             handle = await start(client, inp, queues)

@@ -692,10 +692,13 @@ async def test_a_rerun_past_the_last_attempt_is_refused_and_the_stage_still_wait
     assert "The checkout keeps whatever those attempts changed" in last
 
 
+HOLD = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
+"""A Bash call that waits for `released` in the checkout."""
+
+
 def held_look(then: str) -> tuple[list[PipelineStage], dict]:
     """Stages `look` (Explore) and `plan`, and a script whose `look` says LOOK-HALF and runs a
     Bash that waits for `released` in the checkout, then says `then`."""
-    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
     stages = [
         PipelineStage(name="look", agent_type="Explore", instructions="Look."),
         PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
@@ -705,7 +708,7 @@ def held_look(then: str) -> tuple[list[PipelineStage], dict]:
             {
                 "name": "look",
                 "match": {"agent_type": "Explore"},
-                "turns": [{"text": "LOOK-HALF", "tool_use": hold}, {"text": then}],
+                "turns": [{"text": "LOOK-HALF", "tool_use": HOLD}, {"text": then}],
             },
             stage_agent("Plan", "PLAN-OUT", read=False),
         ]
@@ -784,7 +787,6 @@ def verifier_then_plan() -> tuple[list[PipelineStage], dict]:
         f"### Check: greet says hello\n**Command run:**\n  {check}\n**Output observed:**\n"
         "  hello\n**Result: PASS**\n\nVERDICT: PASS"
     )
-    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
     stages = [
         PipelineStage(name="verify", agent_type="verification", instructions="Verify."),
         PipelineStage(name="plan", agent_type="Plan", instructions="Plan it."),
@@ -796,7 +798,7 @@ def verifier_then_plan() -> tuple[list[PipelineStage], dict]:
                 "match": {"agent_type": "verification"},
                 "turns": [
                     {"tool_use": {"name": "Bash", "input": {"command": check}}},
-                    {"text": report, "tool_use": hold},
+                    {"text": report, "tool_use": HOLD},
                     {"text": "never"},
                 ],
             },

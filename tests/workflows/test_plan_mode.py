@@ -50,6 +50,21 @@ def planner(after_exit: list[dict]) -> dict:
     }
 
 
+PLANS_FIRST = {
+    "agents": [
+        {
+            "name": "planner",
+            "turns": [
+                {"tool_use": WRITE_PLAN},
+                {"tool_use": EXIT},
+                {"tool_use": WRITE_CODE},
+                {"text": "done"},
+            ],
+        }
+    ]
+}
+"""An agent already in plan mode: it writes its plan, asks, and once approved writes code."""
+
 APPROVED = planner([{"tool_use": WRITE_CODE}, {"text": "implemented the plan"}])
 REJECTED = planner([{"text": "I will revise the plan."}])
 
@@ -252,19 +267,7 @@ async def test_plan_pending_survives_a_server_sigkill(tmp_path, git_repo):
 async def test_an_agent_can_start_in_plan_mode(client, git_repo):
     """`permission_mode: plan` (`outlast run --plan`): it plans from its first turn, with the
     full reminder, and acts only after approval."""
-    script = {
-        "agents": [
-            {
-                "name": "planner",
-                "turns": [
-                    {"tool_use": WRITE_PLAN},
-                    {"tool_use": EXIT},
-                    {"tool_use": WRITE_CODE},
-                    {"text": "done"},
-                ],
-            }
-        ]
-    }
+    script = PLANS_FIRST
     with scripted_model(script, log_bodies=True) as model:
         async with running_workers(client) as queues:
             inp = agent_input("add X", git_repo, queues, permission_mode="plan")

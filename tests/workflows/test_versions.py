@@ -18,7 +18,7 @@ from tests.support import (
     tool_results,
 )
 from tests.workflows.test_agent_endings import helper_script
-from tests.workflows.test_plan_mode import WRITE_CODE, WRITE_PLAN, wait_for_pending
+from tests.workflows.test_plan_mode import PLANS_FIRST, wait_for_pending
 from workflows import versions
 from workflows.versions import BASELINE
 
@@ -62,20 +62,7 @@ async def test_a_run_under_the_first_baseline_goes_on_under_it_on_this_code(
     # A run that an earlier release started (it recorded the first baseline, the ids since
     # one by one) waits for its plan's approval across the upgrade. This code, replaying it,
     # must not record the new baseline: it asks what that run's code asked.
-    script = {
-        "agents": [
-            {
-                "name": "planner",
-                "turns": [
-                    {"tool_use": WRITE_PLAN},
-                    {"tool_use": {"name": "ExitPlanMode", "input": {}}},
-                    {"tool_use": WRITE_CODE},
-                    {"text": "done"},
-                ],
-            }
-        ]
-    }
-    with scripted_model(script):
+    with scripted_model(PLANS_FIRST):
         with monkeypatch.context() as earlier:
             # The release before this baseline: workflow modules are passed through to the
             # sandbox, so the module's values are the code's.
