@@ -51,3 +51,29 @@ def test_a_rerun_prompt_carries_every_earlier_attempt_and_its_feedback():
     # Without `earlier`: the feedback alone, as recorded runs had it.
     old = stage_prompt(stage, "the task", None, "fix a")
     assert old.endswith("Feedback from the reviewer on an earlier attempt:\nfix a")
+
+
+def test_a_decision_on_a_stage_without_approval_waits_until_its_attempt_has_an_outcome() -> None:
+    """Held while the stage's last attempt runs or its PASS is spot-checked (no outcome yet);
+    refused once it has one and does not wait; never for an approval stage."""
+    from workflows.pattern_contracts import StageOutcome
+
+    stages = [
+        PipelineStage(name=n, agent_type="Explore", instructions="x", approval=n == "a")
+        for n in "ab"
+    ]
+    inp = PipelineInput(task="t", workspace=Workspace(root="/r", host_queue="q"), stages=stages)
+    pipeline = PipelineWorkflow(inp)
+    assert not pipeline._unfinished("b") and not pipeline._ran_without_waiting("b")
+    pipeline._attempts_started["b"] = 1  # its agent runs, then its outcome is spot-checked
+    assert pipeline._unfinished("b") and not pipeline._ran_without_waiting("b")
+    done = StageOutcome(name="b", agent_type="Explore", workflow_id="w/b", status="completed")
+    pipeline._stages.append(done)
+    assert not pipeline._unfinished("b") and pipeline._ran_without_waiting("b")
+    pipeline._awaiting = "b"  # a person stopped it: it waits
+    assert not pipeline._ran_without_waiting("b")
+    pipeline._awaiting, pipeline._attempts_started["b"] = None, 2  # re-run
+    assert pipeline._unfinished("b") and not pipeline._ran_without_waiting("b")
+    pipeline._attempts_started["a"] = 1
+    pipeline._stages.append(done.model_copy(update={"name": "a"}))
+    assert not pipeline._ran_without_waiting("a")
