@@ -231,9 +231,9 @@ async def test_a_killed_agent_whose_plan_was_approved_goes_on_in_the_approved_mo
     """The run's `PermissionMode` attribute followed the approval (patched waits-marked, in
     the baseline since 2026-12-07): the resumed run goes on in that mode, not in plan mode,
     its start's. A run records the baseline's marker, not the change's own."""
+    from tests.workflows.test_pipeline import HOLD
     from tests.workflows.test_stop_and_kill import wait_until_tool_runs
 
-    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
     script = {
         "agents": [
             {
@@ -244,7 +244,7 @@ async def test_a_killed_agent_whose_plan_was_approved_goes_on_in_the_approved_mo
             },
             {
                 "name": "planner",
-                "turns": [{"tool_use": WRITE_PLAN}, {"tool_use": EXIT}, {"tool_use": hold}],
+                "turns": [{"tool_use": WRITE_PLAN}, {"tool_use": EXIT}, {"tool_use": HOLD}],
             },
         ]
     }
