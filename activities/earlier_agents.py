@@ -11,12 +11,19 @@ from its last run what resuming it needs, as `outlast resume` does for a top-lev
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+)
 from temporalio.common import SearchAttributeKey
 from temporalio.exceptions import ApplicationError
 
@@ -34,6 +41,10 @@ ENDED_AS = {
     WorkflowExecutionStatus.CANCELED: "killed",
 }
 """How a closed run's Temporal status reads as a sub-agent's state; any other is `failed`."""
+
+CLOSING_WAIT_S = 30.0
+"""How long a lookup waits for a sub-agent being stopped to close (its kill reaches its tools
+at once; its end takes a few activities). Within the activity's 60 s."""
 
 
 class EarlierRequest(BaseModel):
@@ -58,6 +69,12 @@ class EarlierAgent(BaseModel):
     workflows)."""
     end: RunEnd | None = None
     """What a closed run left (`workflows.resumed.resumed_from`); None for a running one."""
+
+
+def closing(desc: WorkflowExecutionDescription) -> bool:
+    """Whether `desc` is a running run whose cancel was requested (it is ending)."""
+    running = desc.status == WorkflowExecutionStatus.RUNNING
+    return running and desc.raw_description.workflow_extended_info.cancel_requested
 
 
 def quoted(text: str) -> str:
@@ -113,6 +130,11 @@ class EarlierAgents:
     async def _run(self, workflow_id: str, run_id: str) -> EarlierAgent:
         run = self._client.get_workflow_handle(workflow_id, run_id=run_id)
         desc = await run.describe()
+        if closing(desc):
+            # Its kill is under way (its parent's stop or kill, `outlast kill`): it reads no
+            # mail any more, and a message queued to it was lost while the tool said it was
+            # queued. Closed, it is resumed with the message, as any ended sub-agent.
+            desc = await self._closed(run)
         found = {
             "workflow_id": workflow_id,
             "run_id": desc.run_id,
@@ -122,6 +144,21 @@ class EarlierAgents:
             return EarlierAgent(**found, status="running")
         status = ENDED_AS.get(desc.status, "failed")  # type: ignore[arg-type]
         return EarlierAgent(**found, status=status, end=await run_end(self._client, desc))
+
+    async def _closed(self, run: WorkflowHandle) -> WorkflowExecutionDescription:
+        """`run`'s description once it has closed; refused if it has not in CLOSING_WAIT_S."""
+        # Long-polled; however it ends (a kill is a failure to `result`), or if the poll
+        # fails, the describe says where it stands.
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(run.result(follow_runs=False), CLOSING_WAIT_S)
+        desc = await run.describe()
+        if desc.status == WorkflowExecutionStatus.RUNNING:
+            raise ApplicationError(
+                f"{run.id} is being stopped and has not ended in {CLOSING_WAIT_S:.0f} s; once "
+                "it has, a message to it continues it",
+                non_retryable=True,
+            )
+        return desc
 
     async def _started_input(self, handle: WorkflowHandle) -> dict:
         async for event in handle.fetch_history_events():

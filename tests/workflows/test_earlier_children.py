@@ -4,15 +4,21 @@ and its SendMessage was refused ("No agent named ...") as its new run's registry
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
+from temporalio import activity
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
-from agents.config import AgentSettings
+from activities import earlier_agents
+from activities.transcript_export import ExportInput, export_transcript
+from agents.config import AgentSettings, ToolSettings
 from outlast.resume import resume_agent
 from tests.support import (
     agent_input,
     fast_config,
+    host_activities_with,
     listed,
     notifications,
     running_workers,
@@ -22,7 +28,7 @@ from tests.support import (
     taken_changes,
     tool_results,
 )
-from workflows.contracts import AgentResult
+from workflows.contracts import AgentResult, StopRequest
 from workflows.earlier_children import EARLIER_CHILDREN
 
 
@@ -291,3 +297,140 @@ async def test_a_resumed_agent_s_new_child_does_not_take_an_earlier_one_s_id(cli
     assert result.final_text == "Done again."
     ids = sorted(r.id for r in runs)
     assert ids[0] == f"{handle.id}/helper" and ids[1].startswith(f"{handle.id}/helper."), ids
+
+
+def closing_script(resumed_turns: list[dict]) -> dict:
+    """A parent with a background helper held in Bash; `resumed_turns`: what the resumed
+    parent does after the two turns of its first run."""
+    return {
+        "agents": [
+            {
+                "name": "helper-again",
+                "match": {"agent_name": "helper", "conversation_contains": ["and then?"]},
+                "after_last": "repeat_last",
+                "turns": [{"text": "second answer"}],
+            },
+            {"name": "helper", "match": {"agent_name": "helper"}, "turns": [{"tool_use": HELD}]},
+            {
+                "name": "resumed",
+                "match": {"conversation_contains": ["ask the helper again"]},
+                "after_last": "repeat_last",
+                "turns": [{"text": "unused"}, {"text": "unused"}, *resumed_turns],
+            },
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("helper", "what is the answer?", True)},
+                    {"text": "Waiting for helper."},
+                ],
+            },
+        ]
+    }
+
+
+@contextlib.asynccontextmanager
+async def stopped_with_helper_closing(client, git_repo, script: dict):
+    """The parent stopped while its background helper works; the helper's end (its output
+    file's export, a host activity here) held until the test sets the event it is given,
+    with the parent's resumed run's handle. A stopped agent's end stops its background
+    sub-agents without waiting for them to close, and `resume_agent` does not wait for the
+    sub-agents of a run that completed."""
+    from tests.workflows.test_agent_control import wait_status
+
+    release = asyncio.Event()
+
+    @activity.defn(name="transcript.export")
+    async def held_export(req: ExportInput) -> str:
+        if activity.info().workflow_id.endswith("/helper"):
+            await release.wait()
+        return await export_transcript(req)
+
+    config = fast_config(tools=ToolSettings(local_tools=False))
+    with scripted_model(script, log_bodies=True) as model:
+        host = host_activities_with(held_export)
+        async with running_workers(client, host_activities=host) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues, config=config), queues)
+            helper = client.get_workflow_handle(f"{handle.id}/helper")
+            await wait_status(helper, lambda s: "Bash" in s.current_tools)
+            await handle.signal("stop", StopRequest(reason="enough"))
+            first = await handle.result()
+            assert first.stopped and first.stopped_children == ["helper"], first
+            assert (await helper.describe()).status == WorkflowExecutionStatus.RUNNING
+            await resume_agent(client, handle.id, "ask the helper again")
+            again = client.get_workflow_handle(handle.id, result_type=AgentResult)
+            try:
+                yield again, release, model
+            finally:
+                release.set()
+
+
+async def looked_up(handle) -> bool:
+    """Whether the run has asked for a sub-agent of its earlier runs."""
+    scheduled = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        async for e in handle.fetch_history_events()
+        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+    ]
+    return "agents.find_earlier" in scheduled
+
+
+async def until(predicate, timeout: float = 30) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await predicate():
+        assert asyncio.get_running_loop().time() < deadline, "never came"
+        await asyncio.sleep(0.1)
+
+
+AND_THEN = send("helper", "and then?")
+
+
+async def test_a_message_to_an_earlier_sub_agent_still_closing_continues_it(client, git_repo):
+    """The resumed run's SendMessage found the sub-agent still running, queued the message
+    to it, and said so; the sub-agent, ending, never read it, and nothing resumed it: the
+    message was lost. The lookup now waits for it to close, and it is resumed with it."""
+    script = closing_script([AND_THEN, {"text": "Waiting for helper."}])
+    async with stopped_with_helper_closing(client, git_repo, script) as (again, release, model):
+        await until(lambda: looked_up(again))
+        await asyncio.sleep(1.5)  # the lookup has found it running, and being stopped
+        release.set()
+        result = await again.result()
+    said = [r.content for r in tool_results(result)]
+    resumes = [r for r in said if "resumed it in the background" in r]
+    assert len(resumes) == 1 and 'Agent "helper" was stopped (killed)' in resumes[0], said
+    helper_calls = [r for r in model.log if r["agent"] == "helper-again"]
+    assert len(helper_calls) == 1 and "and then?" in str(helper_calls[0]["body"]["messages"])
+    notes = notifications(result)
+    assert len(notes) == 1 and "second answer" in notes[0], notes
+
+
+async def test_a_message_to_an_earlier_sub_agent_that_does_not_close_is_refused(
+    client, git_repo, monkeypatch
+):
+    """Not closed within the lookup's wait: the model is told to send it again later, and
+    a message sent once it has closed continues it."""
+    monkeypatch.setattr(earlier_agents, "CLOSING_WAIT_S", 1.0)
+    # In the workspace: the Bash sandbox has a /tmp of its own.
+    go_on = git_repo / "go-on"
+    wait = {"name": "Bash", "input": {"command": "until [ -e go-on ]; do sleep 0.05; done"}}
+    script = closing_script([AND_THEN, {"tool_use": wait}, AND_THEN, {"text": "Waiting."}])
+    async with stopped_with_helper_closing(client, git_repo, script) as (again, release, model):
+        helper = client.get_workflow_handle(f"{again.id}/helper")
+
+        async def refused() -> bool:
+            asked = [r for r in model.log if r["agent"] == "resumed"]
+            return bool(asked) and "is being stopped" in str(asked[-1]["body"]["messages"])
+
+        await until(refused)
+        release.set()
+        with contextlib.suppress(WorkflowFailureError):
+            await helper.result(follow_runs=False)
+        go_on.touch()
+        result = await again.result()
+    # Its two SendMessage results, around the Bash that waited for the helper's end.
+    first, _, second = tool_results(result)[-3:]
+    assert first.is_error and "is being stopped and has not ended in 1 s" in first.content
+    assert "once it has, a message to it continues it" in first.content
+    assert not second.is_error and "resumed it in the background" in second.content, second
+    helper_calls = [r for r in model.log if r["agent"] == "helper-again"]
+    assert len(helper_calls) == 1 and "and then?" in str(helper_calls[0]["body"]["messages"])
