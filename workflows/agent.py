@@ -37,6 +37,7 @@ from workflows.agent_end import (
     export_output_file,
     handoff_warning,
     keep_last_results,
+    outcome_of,
     parent_reads_result,
     release_worktree,
     stopped_before_mail,
@@ -124,6 +125,8 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._messages: list[Message] = []
         self._base = self._state.transcript
         self._phase = "starting"
+        self._outcome: str | None = None
+        """How the run ended (`outcome_of`), once it has: the `status` query's `outcome`."""
         self._current_tools: list[str] = []
         self._stop: StopRequest | None = None
         self._agent_type = ""
@@ -594,6 +597,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             run_id=workflow.info().run_id,
             **worktree,
         )
+        self._outcome = outcome_of(result)
         if inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):
             # The last report: what it sent in its final turn counts for the team's quiet test.
             me = inp.name or self._agent_id
@@ -630,10 +634,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             # A stopped agent, or one out of turns, completed its run but not its task: `ls`
             # and the Web UI listed it as completed (a user test, 2026-12-05). The upsert's
             # value only, which a replay does not compare.
-            shown = status
-            if status == "completed" and (result.stopped or result.max_turns_reached):
-                shown = "stopped" if result.stopped else "max_turns"
-            workflow.upsert_search_attributes(sa.at_end(shown, self._agent_type, text))
+            workflow.upsert_search_attributes(sa.at_end(self._outcome, self._agent_type, text))
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 

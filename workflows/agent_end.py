@@ -134,6 +134,14 @@ async def export_output_file(
     )
 
 
+def outcome_of(result: AgentResult) -> str:
+    """How a run ended, as `ls`, the Web UI and the `status` query say it: a stopped agent, or
+    one out of turns, completed its run but not its task."""
+    if result.status == "completed" and (result.stopped or result.max_turns_reached):
+        return "stopped" if result.stopped else "max_turns"
+    return result.status
+
+
 SYNC_END_BY_RESULT = "sync-end-by-result"
 """Patch id: a sync sub-agent that completes no longer signals its parent, which reads the
 same end from the child workflow's result (first release: it signalled as well). The signal

@@ -88,6 +88,7 @@ class AgentHandlers:
     _messages: list[Message]
     _base: TranscriptRef
     _phase: str
+    _outcome: str | None
     _current_tools: list[str]
     _stop: StopRequest | None
     _agent_type: str
@@ -245,6 +246,7 @@ class AgentHandlers:
             agent_type=self._agent_type,
             model=self._model,
             state=self._phase,  # type: ignore[arg-type]
+            outcome=self._outcome,
             turn=self._state.turns,
             usage=self._state.usage,
             current_tools=self._current_tools,

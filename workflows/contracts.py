@@ -277,6 +277,9 @@ class AgentStatus(Contract):
     turn: int
     usage: AgentUsage
     current_tools: list[str] = Field(default_factory=list)
+    outcome: str | None = None
+    """Once `state` is `finished`: how the run ended, `completed`, `stopped`, `max_turns`,
+    `killed` or `failed` (its `AgentStatus` search attribute says the same)."""
     mode: str = "default"
     stop_requested: bool = False
     last_text: str = ""

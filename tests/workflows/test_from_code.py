@@ -16,6 +16,7 @@ from outlast.api import NotSupported, StartError, Task, TaskEnded, start_task
 from outlast.devserver import temporal_binary
 from tests.conftest import make_git_repo
 from tests.support import Queues, running_workers, scripted_model, taken_changes
+from tests.workflows.test_agent_control import wait_status
 from tests.workflows.test_plan_mode import APPROVED, cli, wait_for_pending
 from workflows.agent_handlers import BLANK_MAIL
 from workflows.contracts import AgentResult, AgentStatus
@@ -110,7 +111,9 @@ async def test_the_python_api_starts_and_steers_a_task(client, git_repo):
             again = await Task(
                 handle=client.get_workflow_handle(task.id), pattern="single"
             ).result()
+            ended = await task.status()
     assert result.final_text == "implemented the plan"
+    assert ended.state == "finished" and ended.outcome == "completed", ended
     assert isinstance(again, AgentResult) and again == result
 
 
@@ -912,3 +915,24 @@ async def test_a_member_s_wrong_pattern_is_refused_with_its_own(client):
             await task.status()
     finally:
         await handle.terminate("test over")
+
+
+async def test_the_status_of_an_ended_agent_says_how_it_ended(client, git_repo):
+    """`status()` said `finished` and nothing more, a killed agent as a completed one."""
+    from tests.workflows.test_earlier_children import HELD
+
+    script = {"agents": [{"name": "a", "turns": [{"tool_use": HELD}, {"text": "done"}]}]}
+    host = f"api-{uuid.uuid4().hex[:6]}"
+    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
+    with scripted_model(script):
+        async with running_workers(client, queues=queues):
+            task = await start_task(
+                client, "wait", git_repo, task_queue=queues.task_queue, host_id=host
+            )
+            running = await wait_status(task.handle, lambda s: "Bash" in s.current_tools)
+            await task.kill(reason="not needed")
+            with pytest.raises(WorkflowFailureError):
+                await task.result()
+            ended = await task.status()
+    assert running.outcome is None
+    assert ended.state == "finished" and ended.outcome == "killed", ended
