@@ -451,6 +451,8 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
         facts.append(f"{node.runs} runs")
     if node.turns is not None:
         facts.append(f"{node.turns} turn{'' if node.turns == 1 else 's'}")
+    if node.tool_uses:
+        facts.append(f"{node.tool_uses} tool use{'' if node.tool_uses == 1 else 's'}")
     if node.tokens is not None:
         facts.append(f"{node.tokens} tokens")
     if node.duration_ms:

@@ -58,7 +58,7 @@ async def test_ls_and_show_describe_a_finished_tree(client, dev_server, git_repo
     (kid,) = tree["children"]
     assert kid["row"]["workflow_id"] == f"{wf_id}/kid" and kid["turns"] == 1
     code, out = await cli(dev_server.address, "show", wf_id)
-    assert code == 0 and f"{wf_id}/kid" in out and "2 turns" in out
+    assert code == 0 and f"{wf_id}/kid" in out and "2 turns, 1 tool use," in out
 
 
 async def test_send_and_stop_reach_a_running_agent(client, dev_server, git_repo):
