@@ -27,6 +27,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities import transcripts
 from activities.result_refs import resolve_refs
+from activities.run_history import run_end
 from activities.store import default_store
 from activities.tools.base import ImageRef
 from agents.messages import Message
@@ -218,6 +219,9 @@ class AgentControl:
     @activity.defn(name="agents.resume_agent")
     async def resume_agent(self, req: ResumeRequest) -> ResumeResult:
         before = await self._closed_run(req)
+        message = req.message
+        if before is not None and before == req.known_run_id:
+            message = await self._after_unread(req.workflow_id, before, message)
         parent = (req.input.get("parent") or {}).get("workflow_id")
         handle = await self._client.start_workflow(
             "AgentWorkflow",
@@ -225,7 +229,7 @@ class AgentControl:
             id=req.workflow_id,
             task_queue=req.task_queue,
             start_signal="send_message",
-            start_signal_args=[req.message],
+            start_signal_args=[message],
             id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
             # No child of its parent's in Temporal's terms: the reaper finds its parent here
             # (`outlast.orphans`) should the parent be terminated.
@@ -235,6 +239,20 @@ class AgentControl:
         # Against the run the parent knows: on a retry, the run an earlier attempt started is
         # running, and it is a new run all the same.
         return ResumeResult(run_id=run_id, started=run_id != (req.known_run_id or before))
+
+    async def _after_unread(self, workflow_id: str, run_id: str, message: dict) -> dict:
+        """`message` with the mail the ended run never read before it, as `outlast resume`
+        sends a top-level agent's: a completed run stopped with mail waiting ends and counts
+        it unread (someone's `outlast send` after its stop, a message that crossed it), and
+        a resume with only the new message lost it for good. Only a completed run counts
+        any, and only then is its history read."""
+        desc = await self._client.get_workflow_handle(workflow_id, run_id=run_id).describe()
+        if desc.status != WorkflowExecutionStatus.COMPLETED:
+            return message
+        unread = (await run_end(self._client, desc)).unanswered
+        if not unread or not isinstance(message.get("text"), str):
+            return message
+        return {**message, "text": "\n\n".join([*unread, message["text"]])}
 
     async def _closed_run(self, req: ResumeRequest) -> str | None:
         """The agent's current run once it has closed, if it is the run the parent knows.

@@ -22,6 +22,7 @@ from tests.support import (
     notifications,
     running_workers,
     scripted_model,
+    spawn,
     start,
     tool_results,
 )
@@ -195,3 +196,50 @@ async def test_a_stop_after_the_parent_heard_of_a_next_generation_ends_that_one(
     done, stopped = notifications(result)
     assert "helper done" in done
     assert "<status>killed</status>" in stopped and "was stopped" in stopped
+
+
+async def test_mail_a_stopped_sub_agent_never_read_goes_with_the_message_that_resumes_it(
+    client, git_repo
+):
+    """A sub-agent stopped with mail waiting ends and counts it unread; its parent's
+    SendMessage resumed it with the new message only, and what it had been sent was lost
+    (`outlast resume` sends a top-level agent's unread mail first; now so does this)."""
+    from tests.workflows.test_earlier_children import HELD, send
+
+    script = {
+        "agents": [
+            {
+                "name": "helper-again",
+                "match": {"agent_name": "helper", "conversation_contains": ["and then?"]},
+                "after_last": "repeat_last",
+                "turns": [{"text": "second answer"}],
+            },
+            {"name": "helper", "match": {"agent_name": "helper"}, "turns": [{"tool_use": HELD}]},
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("helper", "what is the answer?", True)},
+                    {"text": "Waiting for helper."},
+                    send("helper", "and then?"),
+                    {"text": "Waiting."},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            helper = client.get_workflow_handle(f"{handle.id}/helper", result_type=AgentResult)
+            await wait_status(helper, lambda s: "Bash" in s.current_tools)
+            await helper.signal("stop", StopRequest(reason="enough"))
+            await helper.signal("send_message", MailMessage(text="remember the blue box"))
+            (git_repo / "released").touch()
+            stopped = await helper.result(follow_runs=False)
+            result = await handle.result()
+    assert stopped.stopped and stopped.unread_messages == 1, stopped
+    said = [r.content for r in tool_results(result)]
+    assert any("resumed it in the background" in r for r in said), said
+    (again,) = [r for r in model.log if r["agent"] == "helper-again"]
+    told = str(again["body"]["messages"][-1])
+    assert told.index("remember the blue box") < told.index("and then?"), told
