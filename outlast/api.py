@@ -35,6 +35,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from agents.config import OutlastConfig
 from agents.permissions import RESUME_MODES
 from agents.questions import QuestionAnswers
+from outlast.kill_pending import kill_pending, no_mail_while_killed
 from outlast.patterns import (
     RESULT_TYPES,
     WORKFLOW_TYPES,
@@ -184,7 +185,8 @@ class Task:
             NotSupported: the pattern has no mailbox, or `to` is given to no team (nothing
                 was sent).
             ValueError: `text` or `to` is empty (nothing was sent).
-            TaskEnded: the task is not running (nothing was sent).
+            TaskEnded: the task is not running, or is being killed and reads no more mail
+                (nothing was sent).
             Refused: the team refused it; the message says why (no member of that name)."""
         if not text.strip():
             raise ValueError("an empty message: give the text to send")
@@ -200,6 +202,14 @@ class Task:
         if self.pattern == "team":
             mail = TeamMail(to="lead" if to is None else to, text=text)
             return await self._update("message_member", mail)
+        if await kill_pending(self.handle):
+            sub = self.of is not None or "/" in self.id
+            resume = (
+                "its parent continues it with SendMessage."
+                if sub
+                else "resume_task goes on with it."
+            )
+            raise TaskEnded(no_mail_while_killed(self.id, resume))
         await self._signal("send_message", MailMessage(text=text))
         return None
 

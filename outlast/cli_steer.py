@@ -32,6 +32,7 @@ from outlast.cli_base import (
     server_said,
 )
 from outlast.inspect import cancel_requests
+from outlast.kill_pending import kill_pending, no_mail_while_killed
 from outlast.patterns import WORKFLOW_TYPES
 from outlast.question_view import waiting_question
 from outlast.retries import FAILING_TASK_ATTEMPTS
@@ -150,7 +151,8 @@ def kill(
             )
         # A second kill while the first's cleanup runs said "killed" as if it were the first
         # (a user test, 2026-12-06); the server takes it without a word, its reason dropped.
-        if await _kill_pending(handle):
+        # The describe says; the history, read only then, has its reason.
+        if await kill_pending(handle):
             try:  # the reason is in the history only: read when there is one to find
                 earlier = await cancel_requests(handle)
             except RPCError:
@@ -166,16 +168,6 @@ def kill(
         console.print(escape(await kill_outcome(handle, KILL_WAIT_S)))
 
     asyncio.run(_main())
-
-
-async def _kill_pending(handle) -> bool:
-    """Whether a cancel of the run was requested already (the describe says; the history,
-    read only then, has its reason)."""
-    try:
-        desc = await handle.describe()
-    except RPCError:
-        return False
-    return desc.raw_description.workflow_extended_info.cancel_requested
 
 
 KILLABLE = (*WORKFLOW_TYPES.values(), "ShellTaskWorkflow")
@@ -343,6 +335,14 @@ def send(
             console.print(f"{workflow_id}: {said}", markup=False, highlight=False)
             return
         if workflow_type in ("AgentWorkflow", "CoordinatorWorkflow"):
+            if await kill_pending(handle):
+                sub = "/" in workflow_id
+                resume = (
+                    "its parent continues it with SendMessage."
+                    if sub
+                    else f'`outlast resume {workflow_id} "..."` goes on with it.'
+                )
+                fail(no_mail_while_killed(workflow_id, resume))
             await handle.signal("send_message", MailMessage(text=text))
         else:
             fail(f"{workflow_id} is {a_kind(workflow_type)}; messages go to agents and teams.")

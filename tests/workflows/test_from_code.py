@@ -936,3 +936,31 @@ async def test_the_status_of_an_ended_agent_says_how_it_ended(client, git_repo):
             ended = await task.status()
     assert running.outcome is None
     assert ended.state == "finished" and ended.outcome == "killed", ended
+
+
+async def test_a_message_to_an_agent_being_killed_is_refused(client, dev_server):
+    """A run whose cancel is pending reads no more mail: `send` said "message sent", and the
+    message was lost. Here no worker takes the kill up, so the run stays that way."""
+    from outlast.api import TaskEnded
+
+    handle = await client.start_workflow(
+        "AgentWorkflow", id=f"killing-{uuid.uuid4().hex}", task_queue=f"nobody-{uuid.uuid4().hex}"
+    )
+    await handle.cancel(reason="test")
+    code, out = await cli(dev_server.address, "send", handle.id, "one more thing")
+    said = " ".join(out.split())
+    assert code != 0 and "is being killed (its cleanup is running)" in said, out
+    assert "nothing was sent" in said and f'outlast resume {handle.id} "..."' in said, out
+    task = Task(handle=client.get_workflow_handle(handle.id), pattern="single")
+    with pytest.raises(TaskEnded, match="is being killed .* nothing was sent. .* resume_task"):
+        await task.send("one more thing")
+    sub = Task(handle=client.get_workflow_handle(handle.id), pattern="single", of="parent")
+    with pytest.raises(TaskEnded, match="its parent continues it with SendMessage"):
+        await sub.send("one more thing")
+    signals = [
+        e
+        async for e in handle.fetch_history_events()
+        if e.HasField("workflow_execution_signaled_event_attributes")
+    ]
+    assert signals == []
+    await handle.terminate(reason="test over")
