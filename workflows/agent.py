@@ -67,6 +67,7 @@ from workflows.client_input import (
 from workflows.contracts import (
     AgentInput,
     AgentResult,
+    AgentUsage,
     MailMessage,
     StopRequest,
     Workspace,
@@ -127,6 +128,8 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._phase = "starting"
         self._outcome: str | None = None
         """How the run ended (`outcome_of`), once it has: the `status` query's `outcome`."""
+        self._ended_usage: AgentUsage | None = None
+        """The end's usage (its duration the run's), once it has ended."""
         self._current_tools: list[str] = []
         self._stop: StopRequest | None = None
         self._agent_type = ""
@@ -598,6 +601,9 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             **worktree,
         )
         self._outcome = outcome_of(result)
+        # What the `status` query shows from now on: the end's figures, no tool running (a
+        # stop or the turn limit ends the loop with its last turn's tools still named).
+        self._current_tools, self._ended_usage = [], result.usage
         if inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):
             # The last report: what it sent in its final turn counts for the team's quiet test.
             me = inp.name or self._agent_id

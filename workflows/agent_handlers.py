@@ -27,6 +27,7 @@ from workflows.client_input import check_update_fields, require_update_input
 from workflows.contracts import (
     AgentNotification,
     AgentStatus,
+    AgentUsage,
     BackgroundRequest,
     ChildSummary,
     MailMessage,
@@ -89,6 +90,7 @@ class AgentHandlers:
     _base: TranscriptRef
     _phase: str
     _outcome: str | None
+    _ended_usage: AgentUsage | None
     _current_tools: list[str]
     _stop: StopRequest | None
     _agent_type: str
@@ -248,7 +250,7 @@ class AgentHandlers:
             state=self._phase,  # type: ignore[arg-type]
             outcome=self._outcome,
             turn=self._state.turns,
-            usage=self._state.usage,
+            usage=self._ended_usage or self._state.usage,
             current_tools=self._current_tools,
             mode=self._state.mode or "default",
             stop_requested=self._stop is not None,

@@ -189,8 +189,14 @@ async def test_stop_signal_ends_after_the_current_turn(client, git_repo):
             await wait_until_tool_runs(handle, "Bash")
             await handle.signal("stop", StopRequest(reason="enough"))
             result = await handle.result()
+            ended = await handle.query("status", result_type=AgentStatus)
     assert result.status == "completed" and result.stopped
     assert result.turns == 1 and result.final_text == "working"
+    # The query says what the end did: it named the last turn's Bash as running, and that
+    # turn's usage (its duration the model call's), a user test (2026-12-07).
+    assert ended.state == "finished" and ended.outcome == "stopped", ended
+    assert ended.current_tools == [] and ended.usage == result.usage, ended
+    assert result.usage.duration_ms >= 3000, result.usage
     names = [n for n, _ in await activity_attempts(handle)]
     assert names.count("llm.call_model") == 1 and names.count("tool.bash") == 1
 
@@ -211,5 +217,7 @@ async def test_max_turns_stops_without_another_model_call(client, git_repo):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("loop", git_repo, queues, max_turns=2), queues)
             result = await handle.result()
+            ended = await handle.query("status", result_type=AgentStatus)
     assert result.max_turns_reached and result.turns == 2 and result.status == "completed"
+    assert ended.outcome == "max_turns" and ended.current_tools == [], ended
     assert len(model.log) == 2
