@@ -49,7 +49,7 @@ class Node(BaseModel):
     output_tokens: int | None = None
     """The output tokens of its every model call (of every run it counts)."""
     unread_messages: int = 0
-    """Messages that came after its stop (or its last turn) and that it never read."""
+    """Messages it never read: its stop (or its turn limit) came before its next turn."""
     duration_ms: int | None = None
     verdict: str | None = None
     worktree: str | None = None
@@ -441,6 +441,10 @@ def queued_line(q: QueuedWorker) -> str:
     return f"{plain(q.label) or q.agent_id} ({q.agent_id}), {q.phase}{files}: waits for {waits}"
 
 
+UNREAD_WHY = {"stopped": "its stop came", "max turns reached": "its turns ran out"}
+"""Why an agent's messages went unread, by its outcome."""
+
+
 def tree_lines(node: Node, indent: str = "") -> list[str]:
     """The tree as text lines (what `outlast show` prints without --json)."""
     row = node.row
@@ -464,8 +468,10 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
     if node.retrying:
         facts.append(node.retrying)
     if n := node.unread_messages:
-        after = "its stop" if node.outcome == "stopped" else "its last turn"
-        facts.append(f"{n} message{'' if n == 1 else 's'} came after {after} and went unread")
+        # Sent before the stop or after it, alike: none was read (it said "came after its
+        # stop" of a message sent before it, a user test, 2026-12-07).
+        why = UNREAD_WHY.get(node.outcome or "", "it ended")
+        facts.append(f"{n} message{'' if n == 1 else 's'} went unread ({why} before its next turn)")
     if node.error:
         # Whole for the workflow asked about: a refusal's end says what to do (it was cut at
         # 200 characters; a user test, 2026-12-05). A child's, cut: `show` on it has it all.

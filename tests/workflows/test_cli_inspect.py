@@ -146,7 +146,7 @@ async def test_a_stop_with_mail_waiting_ends_and_counts_the_mail_unread(
     assert f'once it has ended, `outlast resume {handle.id} "..."` sends it first' in sent
     # The stop's reason and the unread message, as a kill's reason is shown.
     assert code_show == 0 and "stopped, " in shown and "reason: enough for today" in shown
-    assert "1 message came after its stop and went unread" in shown, shown
+    assert "1 message went unread (its stop came before its next turn)" in shown, shown
 
 
 async def test_mistakes_are_refused_with_a_sentence(client, dev_server, git_repo):
