@@ -235,24 +235,27 @@ class Task:
             desc = await self.handle.describe()
         except RPCError:
             return
+        if (remedy := self._misfit(desc.workflow_type)) is not None:
+            raise NotSupported(
+                f"{self.id} (a {desc.workflow_type!r}) is not a {self.pattern} task: it has no "
+                f"{what}; {remedy}; nothing was sent"
+            )
+
+    def _misfit(self, workflow_type: str) -> str | None:
+        """None if a workflow of `workflow_type` is of this Task's pattern (noted); else what
+        to do instead."""
         wanted = WORKFLOW_TYPES[self.pattern]
-        if desc.workflow_type == wanted or {desc.workflow_type, wanted} <= AGENT_WORKFLOW_TYPES:
+        if workflow_type == wanted or {workflow_type, wanted} <= AGENT_WORKFLOW_TYPES:
             self._fits = True
-            return
+            return None
         # By its type: a member's `Pattern` is its session's (a team's reviewer is a `team`
         # AgentWorkflow, which a Task of pattern "team" cannot steer).
-        actual = next((p for p, t in WORKFLOW_TYPES.items() if t == desc.workflow_type), None)
-        remedy = (
-            f"make its Task with pattern={actual!r}"
-            if actual
-            else "it is a background command: only kill() acts on it"
-            if desc.workflow_type == "ShellTaskWorkflow"
-            else "it is no Outlast task"
-        )
-        raise NotSupported(
-            f"{self.id} (a {desc.workflow_type!r}) is not a {self.pattern} task: it has no "
-            f"{what}; {remedy}; nothing was sent"
-        )
+        actual = next((p for p, t in WORKFLOW_TYPES.items() if t == workflow_type), None)
+        if actual:
+            return f"make its Task with pattern={actual!r}"
+        if workflow_type == "ShellTaskWorkflow":
+            return "it is a background command: only kill() acts on it"
+        return "it is no Outlast task"
 
     async def _query(self, name: str, **kw: Any) -> Any:
         """A query's answer; a task the server has no workflow of as `TaskEnded` (one of its
@@ -297,13 +300,17 @@ class Task:
         except RPCError as e:
             raise self._ended(e) from None
 
-    async def kill(self, reason: str = "") -> None:
+    async def kill(self, reason: str = "") -> bool:
         """Cancellation: running tools are killed, cleanup runs. `reason` is recorded with
-        the cancel (history, Web UI), and a sub-agent's parent reads it in its end.
+        the cancel (history, Web UI), and a sub-agent's parent reads it in its end. False
+        if a kill was requested already: this one adds nothing, and its reason is not
+        recorded (the server takes a second cancel without a word).
 
         Raises:
             TaskEnded: the task is not running (nothing was cancelled: the server takes a
-                cancel of a closed workflow without a word)."""
+                cancel of a closed workflow without a word).
+            NotSupported: the workflow is of another pattern than this Task's (nothing was
+                cancelled); a background command's is killed by any Task."""
         try:
             desc = await self.handle.describe()
         except RPCError as e:
@@ -314,7 +321,19 @@ class Task:
         if desc.status != WorkflowExecutionStatus.RUNNING:
             state = desc.status.name.lower() if desc.status else "closed"
             raise TaskEnded(f"{self.id} is not running ({state}); nothing was cancelled")
+        # The wrong Task's query or signal is refused; its kill cancelled the workflow (a
+        # user test, 2026-12-07).
+        kind = desc.workflow_type
+        if kind != "ShellTaskWorkflow" and (remedy := self._misfit(kind)) is not None:
+            raise NotSupported(
+                f"{self.id} (a {kind!r}) is not a {self.pattern} task; {remedy}; nothing "
+                "was cancelled"
+            )
+        if desc.raw_description.workflow_extended_info.cancel_requested:
+            logger.warning("a kill of %s was requested already: this one adds nothing", self.id)
+            return False
         await self.handle.cancel(reason=reason)
+        return True
 
     async def plan(self) -> PlanView:
         """The agent's plan mode, and the plan waiting for approval, if any.

@@ -889,10 +889,25 @@ async def test_a_task_of_another_pattern_than_its_workflow_is_refused(client, gi
             pipeline = Task(handle=client.get_workflow_handle(task.id), pattern="pipeline")
             with pytest.raises(NotSupported, match="it has no 'decide_stage' update"):
                 await pipeline.decide_stage("plan", True)
+            # Its kill cancelled the workflow (a user test, 2026-12-07).
+            with pytest.raises(NotSupported, match="is not a pipeline task; make its Task with"):
+                await pipeline.kill("wrong task")
             assert isinstance(await task.status(), AgentStatus)  # its own pattern still is
-            await task.kill()
+            assert await task.kill("done") is True
+            # A second kill adds nothing, and says so (its reason went nowhere).
+            assert await task.kill("again") is False
+            # Closed first: a cancel request that comes during a workflow task is in the
+            # history only once that task has completed.
+            with pytest.raises(WorkflowFailureError):
+                await task.result()
             events = [e async for e in task.handle.fetch_history_events()]
     assert not any(e.HasField("workflow_execution_signaled_event_attributes") for e in events)
+    cancels = [
+        e.workflow_execution_cancel_requested_event_attributes.cause
+        for e in events
+        if e.HasField("workflow_execution_cancel_requested_event_attributes")
+    ]
+    assert cancels == ["done"], cancels
 
 
 async def test_a_member_s_wrong_pattern_is_refused_with_its_own(client):
