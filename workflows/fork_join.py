@@ -80,6 +80,11 @@ END_WAITS_HANDLERS = "fork-join-end-waits-handlers"
 finish (workflows/held_handlers.py)."""
 
 
+FORKS_NOT_DONE = "forks not done"
+"""A fork-join's `AgentStatus` at its end when a fork did not do its part (`ls` shows
+`completed (forks not done)`, as a team's `tasks not done`)."""
+
+
 @workflow.defn(name="ForkJoinWorkflow")
 class ForkJoinWorkflow:
     def __init__(self) -> None:
@@ -143,7 +148,11 @@ class ForkJoinWorkflow:
         if inp.synthesize:
             result = await self._synthesize(inp, source, base, uses, result)
         await workflow.wait_condition(workflow.all_handlers_finished)
-        self._marks.end("completed")
+        # A fork killed, stopped or out of turns: `ls` and the Web UI read plain `completed`
+        # while `run` exits 1 and `show` counts it (a user test, 2026-12-07). The upsert's
+        # value only, which a replay does not compare.
+        done = all(f.finished() for f in result.forks)
+        self._marks.end("completed" if done else FORKS_NOT_DONE)
         return result
 
     async def _source(self, inp: ForkJoinInput, lineage: Lineage) -> Prepared:

@@ -305,8 +305,11 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
             await handle.signal("task_stop", TaskStopInput(task_id="fork-2"))
             result = await handle.result()
             tree = await agent_tree(client, handle.id)
-    # `outlast show` says the join did not get all it asked for (`run` exits 1 for it).
+            shown = (await handle.describe()).typed_search_attributes.get(sa.AGENT_STATUS)
+    # `outlast show` says the join did not get all it asked for (`run` exits 1 for it), and
+    # so do `ls` and the Web UI (they read plain `completed`: a user test, 2026-12-07).
     assert tree.outcome == "1 of 3 forks did not finish", tree
+    assert shown == "forks not done" and tree.row.outcome == shown, (shown, tree.row)
     outcomes = {n.row.workflow_id.rsplit("/", 1)[1]: n.outcome for n in tree.children}
     assert outcomes == {"fork-1": "completed", "fork-2": "killed", "fork-3": "completed"}
     assert refused == [
@@ -340,9 +343,11 @@ async def test_a_fork_stopped_by_hand_is_reported_stopped(client, git_repo):
             fork_2 = client.get_workflow_handle(f"{handle.id}/fork-2")
             await fork_2.signal("stop", StopRequest(reason="enough"))
             result = await asyncio.wait_for(handle.result(), 60)
+            shown = (await handle.describe()).typed_search_attributes.get(sa.AGENT_STATUS)
     assert [f.status for f in result.forks] == ["completed"] * 3
     assert [f.stopped for f in result.forks] == [False, True, False]
     assert not result.forks[1].finished()
+    assert shown == "forks not done", shown
 
 
 async def test_a_killed_fork_join_ends_cancelled_and_says_so(client, git_repo):
