@@ -125,7 +125,8 @@ class RunEnd(BaseModel):
     """Messages (`send_message`) no conversation holds: all of a run's that ended before any
     model call answered (a resumed run killed in its first call lost its message: a user
     test, 2026-12-06), and the last ones of a completed run that counts them unread (sent
-    after a stop: the same user test). Empty for the others."""
+    after a stop: the same user test), after its sub-agents' notifications it never read
+    (`undelivered`). Empty for the others."""
 
 
 async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
@@ -136,11 +137,13 @@ async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
     if desc.status == WorkflowExecutionStatus.COMPLETED:
         result = await handle.result(follow_runs=False)
         unread = result.get("unread_messages") if isinstance(result, dict) else None
-        unanswered = []
+        undelivered = result.get("undelivered") if isinstance(result, dict) else None
+        # Its sub-agents' ends it never read, then its own mail (`AgentResult.undelivered`).
+        unanswered = [t for t in undelivered or [] if isinstance(t, str)]
         if isinstance(unread, int) and unread > 0:
             # The mailbox is read first in, first out: the unread are the last that came.
             texts = await _mail_texts(client, (await last_results(handle, frozenset())).mail)
-            unanswered = texts[-unread:]
+            unanswered += texts[-unread:]
         return RunEnd(result=result, unanswered=unanswered, **shown)
     record = await last_results(handle, CONVERSATION | {PLAN_FILE})
     plan_file = None

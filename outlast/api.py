@@ -46,7 +46,7 @@ from outlast.patterns import (
     in_argument_names,
     start_pattern,
 )
-from outlast.resume import ResumeRefused, resume_agent
+from outlast.resume import ResumeRefused, carried_line, resume_agent
 from outlast.run_ids import closed_run
 from outlast.runner import StartError
 from outlast.updates import handler_missing
@@ -547,9 +547,5 @@ async def resume_task(client: Client, workflow_id: str, message: str) -> Task:
     for child in resumed.cancelled:
         logger.warning("cancelled %s: the ended run of %s had left it running", child, workflow_id)
     for text in resumed.carried:
-        logger.warning(
-            "%s: the ended run had not read its message %r; it goes first in this run's",
-            workflow_id,
-            text,
-        )
+        logger.warning("%s: %s", workflow_id, carried_line(text))
     return Task(handle=resumed.handle, pattern=resumed.pattern)

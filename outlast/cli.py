@@ -50,7 +50,7 @@ from outlast.patterns import (
 )
 from outlast.progress import WorkerStopped, follow_while_serving
 from outlast.reaper import reap_interval
-from outlast.resume import ResumeRefused, resume_agent
+from outlast.resume import ResumeRefused, carried_line, resume_agent
 from outlast.run_ids import closed_run, id_problem
 from outlast.runner import StartError, env_config, start_agent
 from outlast.search_setup import worker_warning
@@ -416,13 +416,8 @@ def resume(
         for child in resumed.cancelled:
             console.print(f"cancelled {child}: the ended run had left it running")
         for text in resumed.carried:
-            said = " ".join(text.split())
-            said = said if len(said) <= 80 else said[:77] + "..."
-            console.print(
-                f"the ended run had not read its message {said!r}: it goes first in this run's",
-                markup=False,  # a model's or a person's words, shown as written
-                highlight=False,
-            )
+            # A model's or a person's words, shown as written.
+            console.print(carried_line(text), markup=False, highlight=False)
         console.print(f"resumed {workflow_id} from the conversation it ended with")
         desc = await resumed.handle.describe()
         if note := await host_queue_note(client, desc):

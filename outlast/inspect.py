@@ -50,6 +50,8 @@ class Node(BaseModel):
     """The output tokens of its every model call (of every run it counts)."""
     unread_messages: int = 0
     """Messages it never read: its stop (or its turn limit) came before its next turn."""
+    undelivered: int = 0
+    """Its sub-agents' ends that came after its last turn, which it never read."""
     duration_ms: int | None = None
     verdict: str | None = None
     worktree: str | None = None
@@ -392,6 +394,7 @@ def _fill_from_result(node: Node, result: object) -> None:
     elif result.get("max_turns_reached"):
         node.outcome = "max turns reached"
     node.unread_messages = result.get("unread_messages") or 0
+    node.undelivered = len(result.get("undelivered") or [])
     node.agent_type = result.get("agent_type")
     node.turns = result.get("turns")
     node.tokens = usage.get("total_tokens")
@@ -472,6 +475,10 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
         # stop" of a message sent before it, a user test, 2026-12-07).
         why = UNREAD_WHY.get(node.outcome or "", "it ended")
         facts.append(f"{n} message{'' if n == 1 else 's'} went unread ({why} before its next turn)")
+    if n := node.undelivered:
+        ends = "end" if n == 1 else "ends"
+        why = UNREAD_WHY.get(node.outcome or "", "it ended")
+        facts.append(f"{n} sub-agent {ends} went unread ({why} before its next turn)")
     if node.error:
         # Whole for the workflow asked about: a refusal's end says what to do (it was cut at
         # 200 characters; a user test, 2026-12-05). A child's, cut: `show` on it has it all.

@@ -204,13 +204,18 @@ def print_result(result: AgentResult, console: Console) -> None:
             else ""
         )
     )
+    why = "its stop came" if result.stopped else "it ended"
+    if result.max_turns_reached and not result.stopped:
+        why = "its turns ran out"
     if result.unread_messages:
-        why = "its stop came" if result.stopped else "it ended"
-        if result.max_turns_reached and not result.stopped:
-            why = "its turns ran out"
         console.print(
             f"[yellow]{result.unread_messages} message(s) went unread ({why} before its next "
             "turn)[/]: `outlast resume` sends them to it first."
+        )
+    if result.undelivered:
+        console.print(
+            f"[yellow]{len(result.undelivered)} sub-agent end(s) went unread ({why} before its "
+            "next turn)[/]: `outlast resume` sends them to it first."
         )
     if result.worktree_path:
         console.print(

@@ -594,6 +594,9 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             handoff_warning=warning,
             unstarted_workers=unstarted,
             stopped_children=self._stopped,
+            # A sub-agent's end that came after the last turn: a stop or the turn limit ended
+            # the loop before it was read, and it was lost (a user test, 2026-12-07).
+            undelivered=list(self._registry.queue),
             shutdown_approved=self._shutdown_approved,
             permission_mode=self._state.mode or None,
             plan_file=self._state.plan_file,

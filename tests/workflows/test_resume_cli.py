@@ -29,7 +29,7 @@ from tests.support import (
 )
 from tests.workflows.test_cli_run import cli_env
 from tests.workflows.test_plan_mode import EXIT, WRITE_PLAN, wait_for_pending
-from workflows.contracts import AgentInput, AgentStatus, Workspace
+from workflows.contracts import AgentInput, AgentStatus, StopRequest, Workspace
 from workflows.pattern_contracts import CoordinatorInput
 
 SCRIPT = {
@@ -509,3 +509,70 @@ async def test_a_resumed_run_no_worker_took_up_is_listed_as_its_run(client, dev_
         await resumed.handle.terminate("test over")
     rows = [line for line in out.splitlines() if line.startswith(handle.id)]
     assert code == 0 and len(rows) == 1 and "running (resumed, run 2)" in rows[0], out
+
+
+def wait_for_file(name: str) -> dict:
+    return {
+        "tool_use": {
+            "name": "Bash",
+            "input": {"command": f"until [ -e {name} ]; do sleep 0.05; done"},
+        }
+    }
+
+
+UNDELIVERED = {
+    "agents": [
+        {
+            "name": "helper",
+            "match": {"agent_name": "helper"},
+            "turns": [wait_for_file("helper-go"), {"text": "HELPER-RESULT the answer is 42"}],
+        },
+        {
+            "name": "resumed",
+            "match": {"conversation_contains": ["what did the helper find?"]},
+            "after_last": "repeat_last",
+            "turns": [{"text": "unused"}, {"text": "unused"}, {"text": "It found 42."}],
+        },
+        {
+            "name": "main",
+            "turns": [
+                {"tool_use": spawn("helper", "find the answer", True)},
+                wait_for_file("main-go"),
+                {"text": "never: the stop ends it first"},
+            ],
+        },
+    ]
+}
+
+
+async def test_a_sub_agent_s_end_that_came_after_a_stop_goes_first_in_the_resume(
+    client, dev_server, git_repo
+):
+    """A background sub-agent's end that came after its parent's stop, before that stop
+    took effect, was queued and never read, and the resume did not send it: its result was
+    lost (a user test, 2026-12-07)."""
+    from tests.workflows.test_agent_control import wait_status
+    from tests.workflows.test_plan_mode import cli
+
+    with scripted_model(UNDELIVERED, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_status(handle, lambda s: "Bash" in s.current_tools)
+            await handle.signal("stop", StopRequest(reason="enough"))
+            (git_repo / "helper-go").touch()
+            await wait_status(handle, lambda s: s.pending_notifications == 1)
+            (git_repo / "main-go").touch()
+            first = await asyncio.wait_for(handle.result(), 60)
+            code_show, shown = await cli(dev_server.address, "show", handle.id)
+            code, out = await cli(
+                dev_server.address, "resume", "--no-worker", handle.id, "what did the helper find?"
+            )
+            again = await asyncio.wait_for(client.get_workflow_handle(handle.id).result(), 60)
+    assert first.stopped and len(first.undelivered) == 1, first
+    assert "HELPER-RESULT the answer is 42" in first.undelivered[0]
+    assert code_show == 0 and "1 sub-agent end went unread (its stop came before" in shown, shown
+    assert code == 0 and "had not read sub-agent" in out and "'s end: it goes first" in out, out
+    (resumed,) = [r for r in model.log if r["agent"] == "resumed"]
+    told = str(resumed["body"]["messages"][-1])
+    assert told.index("HELPER-RESULT") < told.index("what did the helper find?"), told
+    assert again["final_text"] == "It found 42."
