@@ -111,8 +111,19 @@ def search_attributes(
 
 @app.command("server-stop")
 def server_stop() -> None:
-    """Stop the embedded dev server started in the background by `run` or `demo`."""
+    """Stop the embedded dev server started in the background by `run` or `demo` (one that
+    `outlast dev` runs stops with it)."""
     server = DevServer(state_dir=state_dir())
+    if (owner := server.foreground_owner()) is not None:
+        # Stopped under it, `outlast dev` went on with a worker and no server, retrying its
+        # polls for good (a user test, 2026-12-07).
+        console.print(
+            f"the embedded server with the state in {server.state_dir} runs for the `outlast "
+            f"dev` in the foreground (pid {owner}): stop that one (Ctrl-C where it runs, or "
+            f"`kill {owner}`), which stops its worker with it; nothing was stopped",
+            markup=False,
+        )
+        raise typer.Exit(1)
     if server.stop():
         console.print("stopped")
     elif server.running():

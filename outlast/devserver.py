@@ -236,6 +236,21 @@ class DevServer:
             self._start(detach=True)
         return True
 
+    def foreground_owner(self) -> int | None:
+        """The pid of the process this directory's server runs for (`outlast dev`, which
+        started it in the session it runs in, and stops it with itself), if it does; None for
+        a server started in the background (`run`, `demo`: a session of the server's own)."""
+        try:
+            pid = int(self.pid_file.read_text())
+            if not _is_temporal(pid) or os.getsid(pid) == pid:
+                return None
+            # /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces.
+            ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return None
+        # Its `outlast dev` killed outright: the server, handed to init, is nobody's now.
+        return ppid if ppid > 1 else None
+
     def stop(self) -> bool:
         try:
             pid = int(self.pid_file.read_text())

@@ -136,3 +136,35 @@ def _stop_servers_of(db: Path) -> None:
         if b"start-dev" in argv and str(db).encode() in argv:
             with contextlib.suppress(ProcessLookupError, ValueError):
                 os.kill(int(cmdline.parent.name), signal.SIGKILL)
+
+
+def test_server_stop_leaves_the_server_of_a_foreground_dev_to_it(tmp_path) -> None:
+    """`outlast server-stop` stopped the server under a running `outlast dev`, whose worker
+    then retried its polls for good (a user test, 2026-12-07). Here this process plays
+    `outlast dev`: it started the server in its own session."""
+    server = DevServer(
+        state_dir=tmp_path, host="127.0.0.1", port=free_port(), headless=True, persist=False
+    )
+    proc = server.start(detach=False)
+    try:
+        assert server.foreground_owner() == os.getpid()
+        done = subprocess.run(
+            [sys.executable, "-m", "outlast.cli", "server-stop"],
+            env={**os.environ, "OUTLAST_HOME": str(tmp_path), "COLUMNS": "200"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        said = " ".join(done.stdout.split())
+        assert done.returncode == 1 and f"(pid {os.getpid()})" in said, said
+        assert "nothing was stopped" in said and proc.poll() is None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    background = server.start(detach=True)
+    try:
+        assert server.foreground_owner() is None  # `run`'s and `demo`'s: stopped as before
+        assert server.stop() is True
+    finally:
+        background.kill()
