@@ -243,11 +243,11 @@ class AgentControl:
     async def _after_unread(self, workflow_id: str, run_id: str, message: dict) -> dict:
         """`message` with the mail the ended run never read before it, as `outlast resume`
         sends a top-level agent's: a completed run stopped with mail waiting ends and counts
-        it unread (someone's `outlast send` after its stop, a message that crossed it), and
-        a resume with only the new message lost it for good. Only a completed run counts
-        any, and only then is its history read."""
+        it unread (someone's `outlast send` after its stop, a message that crossed it), a
+        killed one had mail that came after its last model call, and a resume with only the
+        new message lost it for good (`run_history.RunEnd.unanswered`)."""
         desc = await self._client.get_workflow_handle(workflow_id, run_id=run_id).describe()
-        if desc.status != WorkflowExecutionStatus.COMPLETED:
+        if desc.status == WorkflowExecutionStatus.RUNNING:
             return message
         unread = (await run_end(self._client, desc)).unanswered
         if not unread or not isinstance(message.get("text"), str):

@@ -10,7 +10,7 @@ place in the import order), so inputs and results stay JSON.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 from temporalio.api.common.v1 import Payload
@@ -52,6 +52,13 @@ class RunRecord:
     """The patch ids the run recorded."""
     mail: list[list[Payload]]
     """The payloads of every `send_message` signal the run took (its start's included)."""
+    mail_events: list[int] = field(default_factory=list)
+    """The event id of each of `mail`."""
+    read_upto: int = 0
+    """Mail after this event id is in no conversation the run's model calls left: the last
+    completed model call's (or compaction's) scheduled event, whose workflow task drained
+    the mailbox into its request; for a local one, its marker (mail that came while it ran
+    is taken as read)."""
 
 
 async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunRecord:
@@ -62,6 +69,8 @@ async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunReco
     last: dict[str, tuple[str, list[Payload]]] = {}
     patches: set[str] = set()
     mail: list[list[Payload]] = []
+    mail_events: list[int] = []
+    read_upto = 0
 
     def keep(name: str | None, payloads) -> None:
         if name in names:
@@ -74,6 +83,8 @@ async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunReco
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
             done = event.activity_task_completed_event_attributes
             keep(scheduled.get(done.scheduled_event_id), done.result.payloads)
+            if scheduled.get(done.scheduled_event_id) in MODEL_CALLS:
+                read_upto = done.scheduled_event_id
         elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
             marker = event.marker_recorded_event_attributes
             if marker.marker_name == "core_patch":
@@ -81,11 +92,14 @@ async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunReco
             elif marker.marker_name == "core_local_activity" and "result" in marker.details:
                 data = json.loads(marker.details["data"].payloads[0].data)
                 keep(data.get("activity_type"), marker.details["result"].payloads)
+                if data.get("activity_type") in MODEL_CALLS:
+                    read_upto = event.event_id
         elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
             signaled = event.workflow_execution_signaled_event_attributes
             if signaled.signal_name == "send_message":
                 mail.append(list(signaled.input.payloads))
-    return RunRecord(last, patches, mail)
+                mail_events.append(event.event_id)
+    return RunRecord(last, patches, mail, mail_events, read_upto)
 
 
 async def conversation_of(
@@ -124,9 +138,10 @@ class RunEnd(BaseModel):
     unanswered: list[str] = []
     """Messages (`send_message`) no conversation holds: all of a run's that ended before any
     model call answered (a resumed run killed in its first call lost its message: a user
-    test, 2026-12-06), and the last ones of a completed run that counts them unread (sent
-    after a stop: the same user test), after its sub-agents' notifications it never read
-    (`undelivered`). Empty for the others."""
+    test, 2026-12-06), those of any other run that did not complete that came after its last
+    model call (sent during a tool, then a kill), and the last ones of a completed run that
+    counts them unread (sent after a stop: the same user test), after its sub-agents'
+    notifications it never read (`undelivered`)."""
 
 
 async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
@@ -150,7 +165,10 @@ async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
     if PLAN_FILE in record.last:
         (plan_file,) = await client.data_converter.decode(record.last[PLAN_FILE][1], [str])
     transcript = await conversation_of(client, record.last)
-    unanswered = await _mail_texts(client, record.mail) if transcript is None else []
+    # With no conversation, all of its mail; else what came after its last model call (a
+    # message sent during a tool, then a kill: lost, a user test, 2026-12-07).
+    after = 0 if transcript is None else record.read_upto
+    unanswered = await _mail_texts(client, record.mail, record.mail_events, after)
     return RunEnd(
         transcript=transcript,
         unanswered=unanswered,
@@ -161,13 +179,19 @@ async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
     )
 
 
-async def _mail_texts(client: Client, mail: list[list[Payload]]) -> list[str]:
+async def _mail_texts(
+    client: Client,
+    mail: list[list[Payload]],
+    events: list[int] | None = None,
+    after: int = 0,
+) -> list[str]:
     """The texts of the `send_message` signals a run took, as the agent took them: one that
     is no message (the signal takes any payload, and refuses it in the workflow) is left
-    out, as is a repeated id (dropped there too)."""
+    out, as is a repeated id (dropped there too). With `events` (each one's event id), only
+    those after the event `after`: a repeat of an earlier one is still left out."""
     texts: list[str] = []
     ids: set[str] = set()
-    for payloads in mail:
+    for i, payloads in enumerate(mail):
         try:
             (message,) = await client.data_converter.decode(payloads[:1], [dict])
         except Exception:  # noqa: BLE001 - not JSON, or not an object: refused when sent
@@ -178,6 +202,6 @@ async def _mail_texts(client: Client, mail: list[list[Payload]]) -> list[str]:
             if str(mail_id) in ids:
                 continue
             ids.add(str(mail_id))
-        if message["text"].strip():
+        if message["text"].strip() and (events is None or events[i] > after):
             texts.append(message["text"])
     return texts

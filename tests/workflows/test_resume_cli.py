@@ -29,7 +29,7 @@ from tests.support import (
 )
 from tests.workflows.test_cli_run import cli_env
 from tests.workflows.test_plan_mode import EXIT, WRITE_PLAN, wait_for_pending
-from workflows.contracts import AgentInput, AgentStatus, StopRequest, Workspace
+from workflows.contracts import AgentInput, AgentStatus, MailMessage, StopRequest, Workspace
 from workflows.pattern_contracts import CoordinatorInput
 
 SCRIPT = {
@@ -576,3 +576,41 @@ async def test_a_sub_agent_s_end_that_came_after_a_stop_goes_first_in_the_resume
     told = str(resumed["body"]["messages"][-1])
     assert told.index("HELPER-RESULT") < told.index("what did the helper find?"), told
     assert again["final_text"] == "It found 42."
+
+
+async def test_a_message_a_killed_agent_never_read_goes_first_in_the_resume(client, git_repo):
+    """Sent while a tool ran, then the kill: the message was in no conversation, and the
+    resume went on without it (a user test, 2026-12-07). One its last model call read is
+    not sent again."""
+    from tests.workflows.test_agent_control import wait_status
+
+    script = {
+        "agents": [
+            {
+                "name": "resumed",
+                "match": {"conversation_contains": ["go on"]},
+                "after_last": "repeat_last",
+                "turns": [{"text": "unused"}, {"text": "unused"}, {"text": "Went on."}],
+            },
+            {"name": "main", "turns": [wait_for_file("first-go"), wait_for_file("never")]},
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_status(handle, lambda s: s.turn == 1 and "Bash" in s.current_tools)
+            await handle.signal("send_message", MailMessage(text="EARLY-MSG"))
+            (git_repo / "first-go").touch()
+            await wait_status(handle, lambda s: s.turn == 2 and "Bash" in s.current_tools)
+            await handle.signal("send_message", MailMessage(text="LATE-MSG"))
+            await handle.cancel(reason="enough")
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+            resumed = await resume_agent(client, handle.id, "go on")
+            await asyncio.wait_for(resumed.handle.result(), 60)
+    assert resumed.carried == ("LATE-MSG",), resumed.carried
+    (call,) = [r for r in model.log if r["agent"] == "resumed"]
+    messages = str(call["body"]["messages"])
+    assert messages.count("EARLY-MSG") == 1, messages  # read by its second call, once
+    told = str(call["body"]["messages"][-1])
+    assert told.index("LATE-MSG") < told.index("go on"), told
