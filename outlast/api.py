@@ -14,12 +14,14 @@ module only adds types and the checks the CLI makes before starting anything.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import logging
 import os
 import socket
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -27,6 +29,7 @@ from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
     WorkflowHandle,
+    WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
@@ -78,6 +81,9 @@ NO_GRACEFUL_STOP = ("fork-join", "verified")
 """Patterns whose workflow has no `stop` signal: one sent would never be handled."""
 
 logger = logging.getLogger(__name__)
+
+STOP_ASK = timedelta(seconds=2)
+"""How long `send` asks whether a stop is pending (a replay on a loaded machine)."""
 
 
 class NotSupported(ValueError):
@@ -211,6 +217,17 @@ class Task:
             )
             raise TaskEnded(no_mail_while_killed(self.id, resume))
         await self._signal("send_message", MailMessage(text=text))
+        with contextlib.suppress(RPCError, WorkflowQueryFailedError):
+            # As `outlast send` warns: it was silent (a user test, 2026-12-07).
+            status = await self.handle.query(
+                "status", result_type=AgentStatus, rpc_timeout=STOP_ASK
+            )
+            if status.stop_requested:
+                logger.warning(
+                    "%s: a stop is pending: it ends after its current turn without reading "
+                    "this message (its end counts it unread; a resume sends it first)",
+                    self.id,
+                )
         return None
 
     async def stop(self, reason: str = "") -> None:

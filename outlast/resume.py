@@ -105,6 +105,13 @@ def refusal_for_input(workflow_id: str, inp: AgentInput) -> str | None:
             "(`outlast send TEAM --to NAME` while the team runs)"
         )
     parent = inp.parent.workflow_id if inp.parent else inp.lineage.parent_workflow_id
+    if parent and inp.lineage.pattern == "fork-join":
+        # A fork-join has no SendMessage (a user test, 2026-12-07).
+        return (
+            f"{workflow_id} is a fork of fork-join {parent}, which goes on with none of its "
+            f"forks; `outlast show {parent}` has what each did, and a new `outlast run` "
+            "starts the task over"
+        )
     if parent:
         return f"{workflow_id} is a sub-agent of {parent}: its parent resumes it with SendMessage"
     return None

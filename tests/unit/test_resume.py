@@ -88,3 +88,9 @@ def test_sub_agents_and_teammates_are_their_parents_to_resume():
     member = AgentInput(prompt="x", workspace=WS, team=team)
     assert refusal_for_input("t/b", member).startswith("t/b is a member of team 'crew'")
     assert refusal_for_input("w", AgentInput(prompt="x", workspace=WS)) is None
+    # A fork-join has no SendMessage to resume its forks with (a user test, 2026-12-07).
+    fork = AgentInput(
+        prompt="x", workspace=WS, lineage=Lineage(parent_workflow_id="fj", pattern="fork-join")
+    )
+    said = refusal_for_input("fj/fork-2", fork)
+    assert said.startswith("fj/fork-2 is a fork of fork-join fj, which goes on with none"), said

@@ -979,3 +979,27 @@ async def test_a_message_to_an_agent_being_killed_is_refused(client, dev_server)
     ]
     assert signals == []
     await handle.terminate(reason="test over")
+
+
+async def test_a_message_after_a_stop_is_sent_with_a_warning(client, git_repo, caplog):
+    """`outlast send` warns that a stopping agent will not read it; `Task.send` was silent
+    (a user test, 2026-12-07)."""
+    from tests.workflows.test_earlier_children import HELD
+
+    script = {"agents": [{"name": "a", "turns": [{"tool_use": HELD}, {"text": "never"}]}]}
+    host = f"api-{uuid.uuid4().hex[:6]}"
+    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
+    with scripted_model(script):
+        async with running_workers(client, queues=queues):
+            task = await start_task(
+                client, "wait", git_repo, task_queue=queues.task_queue, host_id=host
+            )
+            await wait_status(task.handle, lambda s: "Bash" in s.current_tools)
+            await task.stop("enough")
+            with caplog.at_level(logging.WARNING, logger="outlast.api"):
+                await task.send("one more thing")
+            (git_repo / "released").touch()
+            result = await task.result()
+    warned = [r.getMessage() for r in caplog.records if r.name == "outlast.api"]
+    assert any("a stop is pending: it ends after its current turn" in w for w in warned), warned
+    assert result.stopped and result.unread_messages == 1, result
