@@ -138,17 +138,20 @@ def sync_result_text(
     agent_type: str,
     usage: UsageFigures,
     worktree: tuple[str, str] | None = None,
+    name: str | None = None,
 ) -> str:
     """The parent's tool_result for a sync child: its last text, then the trailer (R19a).
 
     One-shot types (Explore, Plan) are not meant to be continued, so they omit the agent ID.
     A kept worktree (the agent changed something) is named so its work can be merged (R53).
+    A named agent is addressed by its name too, as a background launch says.
     """
     parts = [final_text or "(the agent finished without a final message)"]
     if worktree is not None:
         parts.append(f"Worktree kept at {worktree[0]} on branch {worktree[1]}.")
     if agent_type not in ONE_SHOT_AGENT_TYPES:
-        parts.append(f"agentId: {agent_id} (use SendMessage with to: '{agent_id}' to continue it)")
+        address = f"'{name}' or '{agent_id}'" if name else f"'{agent_id}'"
+        parts.append(f"agentId: {agent_id} (use SendMessage with to: {address} to continue it)")
     parts.append(usage_block(usage))
     return "\n\n".join(parts)
 

@@ -82,7 +82,9 @@ class SyncChildren:
             # A stopped child's answer so far is still its answer, with the stop said first.
             kept = (end.worktree_path, end.worktree_branch or "") if end.worktree_path else None
             said = with_note(note, delivered_text(end))
-            text = sync_result_text(said, task.agent_id, task.agent_type, figures(end.usage), kept)
+            text = sync_result_text(
+                said, task.agent_id, task.agent_type, figures(end.usage), kept, task.name
+            )
             return ToolResultBlock(tool_use_id=call.block.id, content=text)
         summary = summary_for(end.status, task.description, end.error)
         return error_result(call.block, f"{summary}. {note}" if note else summary)

@@ -75,6 +75,8 @@ def test_sync_trailer_only_for_continuable_types():
     general = sync_result_text("done", "a0123456789abcdef", "general-purpose", USAGE)
     assert general.startswith("done\n\nagentId: a0123456789abcdef")
     assert general.endswith("<usage>total_tokens: 71330\ntool_uses: 21\nduration_ms: 81748</usage>")
+    named = sync_result_text("done", "a0123456789abcdef", "general-purpose", USAGE, name="scout")
+    assert "use SendMessage with to: 'scout' or 'a0123456789abcdef' to continue it" in named
     explore = sync_result_text("found", "a0123456789abcdef", "Explore", USAGE)
     assert "agentId" not in explore and "<usage>" in explore
 
