@@ -53,6 +53,7 @@ from workflows.shells import (
     ShellTask,
     ShellTaskInput,
     launch_text,
+    person_kill_note,
     shell_description,
     status_of,
 )
@@ -158,7 +159,11 @@ class ShellTaskWorkflow:
                 await run
             if orphaned:
                 return _end(inp, status="killed", error="its agent had ended")
-            await _tell(inp, _end(inp, status="killed"))
+            end = _end(inp, status="killed")
+            # A person's kill (`outlast kill --reason`): the reason, for the agent to read.
+            if reason := workflow.cancellation_reason():
+                end = end.model_copy(update={"stop_reason": person_kill_note(reason)})
+            await _tell(inp, end)
             raise
         if outcome.output_capped:
             # Only a run on this code can report it, so older histories never come here.

@@ -174,10 +174,21 @@ def end_summary(description: str, end: ShellEnd) -> str:
     return f"{name} failed with exit code {end.exit_code}"
 
 
+def person_kill_note(reason: str = "") -> str:
+    """A person's kill of the command, not the agent's TaskStop: the agent could not tell
+    them apart (a user test, 2026-12-07)."""
+    said = f"; reason: {' '.join(reason.split())}" if reason.strip() else ""
+    return f"killed by the user (`outlast kill` or the Web UI{said}), not by a TaskStop of yours"
+
+
 def stop_reason(task: ShellTask, end: ShellEnd) -> str:
     if end.status != "killed":
         return ""
-    return task.stop_reason or end.stop_reason
+    if task.stop_requested:
+        return task.stop_reason  # the agent's own: TaskStop (none), its idle wait's
+    # Its own run's (its output outgrew the cap), a person's kill's, or that kill's without
+    # a reason: nothing of the agent's stopped it.
+    return end.stop_reason or person_kill_note()
 
 
 def shell_notification_text(task: ShellTask, end: ShellEnd) -> str:

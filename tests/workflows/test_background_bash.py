@@ -520,3 +520,33 @@ async def test_a_continued_run_carries_only_the_latest_ended_commands(
     assert len(runs) == 4 and result.turns == 7
     assert [t.description for t in listed] == ["three"]
     assert all("<status>completed</status>" in r.content for r in tool_results(result)[1::2])
+
+
+async def test_a_person_s_kill_of_a_background_command_is_told_as_such(client, git_repo):
+    """`outlast kill AGENT/SHELL --reason` read "was stopped" to the agent, as its own
+    TaskStop does: it could not tell them apart, nor read why (a user test, 2026-12-07)."""
+    from tests.workflows.test_agent_control import wait_status
+
+    mark = marker(1207)
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "after_last": "repeat_last",
+                "turns": [background(f"sleep {mark}", "bg loop"), {"text": "waiting"}],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            status = await wait_status(
+                handle, lambda s: any(c.status == "running" for c in s.children)
+            )
+            (shell,) = status.children
+            await wait_for(lambda: processes_with(f"sleep {mark}") != [])
+            await client.get_workflow_handle(shell.workflow_id).cancel(reason="user kills shell")
+            result = await handle.result()
+    (note,) = notifications(result)
+    assert 'Background command "bg loop" was stopped: killed by the user' in note, note
+    assert "reason: user kills shell), not by a TaskStop of yours" in note, note
