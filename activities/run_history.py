@@ -27,6 +27,8 @@ from agents.transcript import TranscriptRef
 MODEL_CALLS = frozenset({"llm.call_model", "llm.compact"})
 """The activities whose result names the conversation as it then was (a compaction's: the
 summary the model went on from)."""
+READ_BY = "llm.call_model"
+"""The activity whose request took the mail that came before it (`RunRecord.read_upto`)."""
 PLAN_FILE = "plan.prepare_plan_file"
 KEPT = "transcript.append"
 """In an agent's history, only the end's append of the tool results no model call recorded
@@ -56,9 +58,10 @@ class RunRecord:
     """The event id of each of `mail`."""
     read_upto: int = 0
     """Mail after this event id is in no conversation the run's model calls left: the last
-    completed model call's (or compaction's) scheduled event, whose workflow task drained
-    the mailbox into its request; for a local one, its marker (mail that came while it ran
-    is taken as read)."""
+    completed model call's scheduled event, whose workflow task drained the mailbox into its
+    request; for one made as a local activity, the start of the workflow task it was
+    scheduled in (by time: mail delivered in the tasks that heartbeat while it runs was not
+    in its request). Not a compaction's: the mailbox is drained after it."""
 
 
 async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunRecord:
@@ -71,6 +74,7 @@ async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunReco
     mail: list[list[Payload]] = []
     mail_events: list[int] = []
     read_upto = 0
+    task_starts: list[tuple[int, float]] = []
 
     def keep(name: str | None, payloads) -> None:
         if name in names:
@@ -83,8 +87,10 @@ async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunReco
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
             done = event.activity_task_completed_event_attributes
             keep(scheduled.get(done.scheduled_event_id), done.result.payloads)
-            if scheduled.get(done.scheduled_event_id) in MODEL_CALLS:
+            if scheduled.get(done.scheduled_event_id) == READ_BY:
                 read_upto = done.scheduled_event_id
+        elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+            task_starts.append((event.event_id, event.event_time.ToNanoseconds() / 1e9))
         elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
             marker = event.marker_recorded_event_attributes
             if marker.marker_name == "core_patch":
@@ -92,14 +98,26 @@ async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunReco
             elif marker.marker_name == "core_local_activity" and "result" in marker.details:
                 data = json.loads(marker.details["data"].payloads[0].data)
                 keep(data.get("activity_type"), marker.details["result"].payloads)
-                if data.get("activity_type") in MODEL_CALLS:
-                    read_upto = event.event_id
+                if data.get("activity_type") == READ_BY:
+                    read_upto = _task_started_before(task_starts, data, event.event_id)
         elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
             signaled = event.workflow_execution_signaled_event_attributes
             if signaled.signal_name == "send_message":
                 mail.append(list(signaled.input.payloads))
                 mail_events.append(event.event_id)
     return RunRecord(last, patches, mail, mail_events, read_upto)
+
+
+def _task_started_before(starts: list[tuple[int, float]], marker: dict, marked: int) -> int:
+    """The start of the workflow task a local activity was scheduled in: the last before its
+    `original_schedule_time` (the worker's clock against the server's: on one host, the
+    same); its marker's own event if the time is missing."""
+    at = marker.get("original_schedule_time") or {}
+    if not isinstance(at, dict) or "seconds" not in at:
+        return marked
+    scheduled = int(at["seconds"]) + int(at.get("nanos", 0)) / 1e9
+    before = [event_id for event_id, t in starts if t <= scheduled]
+    return before[-1] if before else marked
 
 
 async def conversation_of(

@@ -614,3 +614,44 @@ async def test_a_message_a_killed_agent_never_read_goes_first_in_the_resume(clie
     assert messages.count("EARLY-MSG") == 1, messages  # read by its second call, once
     told = str(call["body"]["messages"][-1])
     assert told.index("LATE-MSG") < told.index("go on"), told
+
+
+async def test_a_message_sent_during_a_local_model_call_is_not_taken_as_read(client, git_repo):
+    """Made as a local activity, a long model call holds its workflow task, which heartbeats:
+    mail delivered meanwhile is in the history before the call's marker, yet not in its
+    request (a review, 2026-12-07). The call here outlasts one heartbeat (8 s of the 10 s
+    task timeout)."""
+    from agents.config import ModelSettings
+    from tests.workflows.test_agent_control import wait_status
+
+    slow = {"delay_ms": 10_000, **wait_for_file("never")}
+    script = {
+        "agents": [
+            {
+                "name": "resumed",
+                "match": {"conversation_contains": ["go on"]},
+                "after_last": "repeat_last",
+                "turns": [{"text": "unused"}, {"text": "unused"}, {"text": "Went on."}],
+            },
+            {"name": "main", "turns": [wait_for_file("first-go"), slow]},
+        ]
+    }
+    model = ModelSettings(heartbeat_timeout_s=30, max_attempts=1, local_activity=True)
+    config = fast_config(model=model)
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", git_repo, queues, config=config)
+            handle = await start(client, inp, queues)
+            await wait_status(handle, lambda s: s.turn == 1 and "Bash" in s.current_tools)
+            (git_repo / "first-go").touch()
+            # Well into the second call, which holds the workflow task (a query would wait
+            # for it, and the model's log has a call once it is answered).
+            await asyncio.sleep(3)
+            await handle.signal("send_message", MailMessage(text="DURING-MSG"))
+            await wait_status(handle, lambda s: s.turn == 2, timeout=60)
+            await handle.cancel(reason="enough")
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+            resumed = await resume_agent(client, handle.id, "go on")
+            await asyncio.wait_for(resumed.handle.result(), 60)
+    assert resumed.carried == ("DURING-MSG",), resumed.carried
