@@ -51,7 +51,8 @@ class Node(BaseModel):
     unread_messages: int = 0
     """Messages it never read: its stop (or its turn limit) came before its next turn."""
     undelivered: int = 0
-    """Its sub-agents' ends that came after its last turn, which it never read."""
+    """Its background sub-agents' and commands' ends that came after its last turn, which it
+    never read."""
     duration_ms: int | None = None
     verdict: str | None = None
     worktree: str | None = None
@@ -478,7 +479,7 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
     if n := node.undelivered:
         ends = "end" if n == 1 else "ends"
         why = UNREAD_WHY.get(node.outcome or "", "it ended")
-        facts.append(f"{n} sub-agent {ends} went unread ({why} before its next turn)")
+        facts.append(f"{n} background task {ends} went unread ({why} before its next turn)")
     if node.error:
         # Whole for the workflow asked about: a refusal's end says what to do (it was cut at
         # 200 characters; a user test, 2026-12-05). A child's, cut: `show` on it has it all.

@@ -214,8 +214,8 @@ def print_result(result: AgentResult, console: Console) -> None:
         )
     if result.undelivered:
         console.print(
-            f"[yellow]{len(result.undelivered)} sub-agent end(s) went unread ({why} before its "
-            "next turn)[/]: `outlast resume` sends them to it first."
+            f"[yellow]{len(result.undelivered)} background task end(s) went unread ({why} before "
+            "its next turn)[/]: `outlast resume` sends them to it first."
         )
     if result.worktree_path:
         console.print(

@@ -225,11 +225,13 @@ async def closed(client: Client, workflow_ids: list[str], within_s: float) -> No
 
 def carried_line(text: str) -> str:
     """How `resume` says that `text`, which the ended run never read, goes first in the next
-    run's message: its own mail, or a sub-agent's end (`AgentResult.undelivered`)."""
+    run's message: its own mail, or a sub-agent's or background command's end
+    (`AgentResult.undelivered`)."""
     said = " ".join(text.split())
     if said.startswith("<task-notification>"):
         task = said.split("<task-id>", 1)[-1].split("</task-id>", 1)[0]
-        return f"the ended run had not read sub-agent {task}'s end: it goes first in this run's"
+        kind = "background command" if "<summary>Background command" in said else "sub-agent"
+        return f"the ended run had not read {kind} {task}'s end: it goes first in this run's"
     said = said if len(said) <= 80 else said[:77] + "..."
     return f"the ended run had not read its message {said!r}: it goes first in this run's"
 

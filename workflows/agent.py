@@ -130,6 +130,8 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         """How the run ended (`outcome_of`), once it has: the `status` query's `outcome`."""
         self._ended_usage: AgentUsage | None = None
         """The end's usage (its duration the run's), once it has ended."""
+        self._unread_ends: list[str] = []
+        """Notifications queued when the loop ended, never read (`AgentResult.undelivered`)."""
         self._current_tools: list[str] = []
         self._stop: StopRequest | None = None
         self._agent_type = ""
@@ -213,6 +215,9 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._marks = sa.WaitMarks(self._upserts, self._own_mode)
         try:
             end = await self._work(inp)
+            # Before the end stops its background children: their `killed` ends, which the
+            # result names, are no news it missed.
+            self._unread_ends = list(self._registry.queue)
             if end == "continue_as_new":
                 await self._continue_as_new(inp)
             if end in ("stopped", "max_turns"):
@@ -596,7 +601,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             stopped_children=self._stopped,
             # A sub-agent's end that came after the last turn: a stop or the turn limit ended
             # the loop before it was read, and it was lost (a user test, 2026-12-07).
-            undelivered=list(self._registry.queue),
+            undelivered=self._unread_ends,
             shutdown_approved=self._shutdown_approved,
             permission_mode=self._state.mode or None,
             plan_file=self._state.plan_file,
@@ -607,6 +612,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         # What the `status` query shows from now on: the end's figures, no tool running (a
         # stop or the turn limit ends the loop with its last turn's tools still named).
         self._current_tools, self._ended_usage = [], result.usage
+        self._refresh_details()  # the Web UI's too: it kept the last turn's tools
         if inp.team is not None and versions.patched(TEAM_MEMBER_ENDINGS):
             # The last report: what it sent in its final turn counts for the team's quiet test.
             me = inp.name or self._agent_id

@@ -465,9 +465,9 @@ class AgentResult(Contract):
     """Messages that arrived after a stop, or as the last turn was spent, and were never
     read."""
     undelivered: list[str] = Field(default_factory=list)
-    """Notifications of its sub-agents' ends that came after its last turn and that it never
-    read (a stop or the turn limit ended it first): `outlast resume`, or a parent's
-    SendMessage, sends them to its next run first."""
+    """Notifications of its background sub-agents' and commands' ends that came after its
+    last turn and that it never read (a stop or the turn limit ended it first): `outlast
+    resume`, or a parent's SendMessage, sends them to its next run first."""
     shutdown_approved: bool = False
     """A teammate that approved a shutdown request: it ended as its team asked (R68), so its
     team does not count it stopped."""

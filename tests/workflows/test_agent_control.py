@@ -312,6 +312,8 @@ async def test_a_stopped_agent_stops_the_background_children_it_leaves(client, g
             await handle.signal("stop", StopRequest(reason="enough"))
             result = await handle.result()
             assert result.stopped and result.stopped_children == ["child"]
+            # Its end's own stop of the child is no news it missed (a review, 2026-12-07).
+            assert result.undelivered == [], result.undelivered
             child = client.get_workflow_handle(f"{handle.id}/child")
             assert await wait_closed(child) == WorkflowExecutionStatus.CANCELED
 
@@ -404,6 +406,7 @@ async def test_an_agent_out_of_turns_stops_the_background_children_it_leaves(cli
             handle = await start(client, agent_input("go", git_repo, queues, max_turns=1), queues)
             result = await handle.result()
             assert result.max_turns_reached and result.stopped_children == ["child"]
+            assert result.undelivered == [], result.undelivered
             child = client.get_workflow_handle(f"{handle.id}/child")
             assert await wait_closed(child) == WorkflowExecutionStatus.CANCELED
 
