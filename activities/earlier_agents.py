@@ -42,6 +42,8 @@ ENDED_AS = {
 }
 """How a closed run's Temporal status reads as a sub-agent's state; any other is `failed`."""
 
+STILL_CLOSING = "SubAgentClosing"
+"""The error type of a lookup that found the sub-agent still being stopped."""
 CLOSING_WAIT_S = 30.0
 """How long a lookup waits for a sub-agent being stopped to close (its kill reaches its tools
 at once; its end takes a few activities). Within the activity's 60 s."""
@@ -156,6 +158,7 @@ class EarlierAgents:
             raise ApplicationError(
                 f"{run.id} is being stopped and has not ended in {CLOSING_WAIT_S:.0f} s; once "
                 "it has, a message to it continues it",
+                type=STILL_CLOSING,
                 non_retryable=True,
             )
         return desc

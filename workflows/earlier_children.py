@@ -15,13 +15,18 @@ from datetime import timedelta
 from pydantic import ValidationError
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, is_cancelled_exception
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 from workflows import versions
 
 # The activity's types, one copy outside the sandbox (as every activity reference here).
 with workflow.unsafe.imports_passed_through():
-    from activities.earlier_agents import EarlierAgent, EarlierAgents, EarlierRequest
+    from activities.earlier_agents import (
+        STILL_CLOSING,
+        EarlierAgent,
+        EarlierAgents,
+        EarlierRequest,
+    )
 
 from workflows.contracts import AgentInput, AgentResult
 from workflows.registry import ChildTask, TaskState
@@ -63,6 +68,13 @@ async def earlier_child(agents: SubAgents, target: str) -> ChildTask | str | Non
     except ActivityError as e:
         if is_cancelled_exception(e):
             raise
+        if isinstance(e.cause, ApplicationError) and e.cause.type == STILL_CLOSING:
+            # Found, not lost: "could not be looked up; try again" had the model retry at
+            # once, into another wait (a review, 2026-12-07). A tool result's text only.
+            return (
+                f"'{target}', an agent of an earlier run, is still being stopped; send the "
+                "message again in a while: once it has ended, the message continues it."
+            )
         workflow.logger.warning("could not look %r up among earlier sub-agents: %s", target, e)
         return (
             f"'{target}' is not an agent of this run, and the agents of your earlier runs "

@@ -8,10 +8,10 @@ import asyncio
 import contextlib
 
 from temporalio import activity
-from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
 from activities import earlier_agents
+from activities.earlier_agents import closing
 from activities.transcript_export import ExportInput, export_transcript
 from agents.config import AgentSettings, ToolSettings
 from outlast.resume import resume_agent
@@ -365,16 +365,6 @@ async def stopped_with_helper_closing(client, git_repo, script: dict):
                 release.set()
 
 
-async def looked_up(handle) -> bool:
-    """Whether the run has asked for a sub-agent of its earlier runs."""
-    scheduled = [
-        e.activity_task_scheduled_event_attributes.activity_type.name
-        async for e in handle.fetch_history_events()
-        if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-    ]
-    return "agents.find_earlier" in scheduled
-
-
 async def until(predicate, timeout: float = 30) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while not await predicate():
@@ -385,14 +375,27 @@ async def until(predicate, timeout: float = 30) -> None:
 AND_THEN = send("helper", "and then?")
 
 
-async def test_a_message_to_an_earlier_sub_agent_still_closing_continues_it(client, git_repo):
+async def test_a_message_to_an_earlier_sub_agent_still_closing_continues_it(
+    client, git_repo, monkeypatch
+):
     """The resumed run's SendMessage found the sub-agent still running, queued the message
     to it, and said so; the sub-agent, ending, never read it, and nothing resumed it: the
     message was lost. The lookup now waits for it to close, and it is resumed with it."""
     script = closing_script([AND_THEN, {"text": "Waiting for helper."}])
+    seen: list[bool] = []
+
+    def noted(desc) -> bool:
+        seen.append(found := closing(desc))
+        return found
+
+    monkeypatch.setattr(earlier_agents, "closing", noted)
     async with stopped_with_helper_closing(client, git_repo, script) as (again, release, model):
-        await until(lambda: looked_up(again))
-        await asyncio.sleep(1.5)  # the lookup has found it running, and being stopped
+
+        async def found_closing() -> bool:
+            return True in seen
+
+        # Released only once the lookup has found it being stopped, however slow it was.
+        await until(found_closing)
         release.set()
         result = await again.result()
     said = [r.content for r in tool_results(result)]
@@ -419,7 +422,7 @@ async def test_a_message_to_an_earlier_sub_agent_that_does_not_close_is_refused(
 
         async def refused() -> bool:
             asked = [r for r in model.log if r["agent"] == "resumed"]
-            return bool(asked) and "is being stopped" in str(asked[-1]["body"]["messages"])
+            return bool(asked) and "still being stopped" in str(asked[-1]["body"]["messages"])
 
         await until(refused)
         release.set()
@@ -429,8 +432,10 @@ async def test_a_message_to_an_earlier_sub_agent_that_does_not_close_is_refused(
         result = await again.result()
     # Its two SendMessage results, around the Bash that waited for the helper's end.
     first, _, second = tool_results(result)[-3:]
-    assert first.is_error and "is being stopped and has not ended in 1 s" in first.content
-    assert "once it has, a message to it continues it" in first.content
+    assert (
+        first.is_error and "'helper', an agent of an earlier run, is still being" in first.content
+    )
+    assert "send the message again in a while" in first.content, first.content
     assert not second.is_error and "resumed it in the background" in second.content, second
     helper_calls = [r for r in model.log if r["agent"] == "helper-again"]
     assert len(helper_calls) == 1 and "and then?" in str(helper_calls[0]["body"]["messages"])
