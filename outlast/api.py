@@ -14,14 +14,12 @@ module only adds types and the checks the CLI makes before starting anything.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import difflib
 import logging
 import os
 import socket
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -29,7 +27,6 @@ from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
     WorkflowHandle,
-    WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
@@ -38,7 +35,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from agents.config import OutlastConfig
 from agents.permissions import RESUME_MODES
 from agents.questions import QuestionAnswers
-from outlast.kill_pending import kill_pending, no_mail_while_killed
+from outlast.kill_pending import STOP_PENDING, kill_pending, no_mail_while_killed, stop_pending
 from outlast.patterns import (
     RESULT_TYPES,
     WORKFLOW_TYPES,
@@ -81,9 +78,6 @@ NO_GRACEFUL_STOP = ("fork-join", "verified")
 """Patterns whose workflow has no `stop` signal: one sent would never be handled."""
 
 logger = logging.getLogger(__name__)
-
-STOP_ASK = timedelta(seconds=2)
-"""How long `send` asks whether a stop is pending (a replay on a loaded machine)."""
 
 
 class NotSupported(ValueError):
@@ -208,6 +202,7 @@ class Task:
         if self.pattern == "team":
             mail = TeamMail(to="lead" if to is None else to, text=text)
             return await self._update("message_member", mail)
+        await self._check_pattern("'send_message' signal")
         if await kill_pending(self.handle):
             sub = self.of is not None or "/" in self.id
             resume = (
@@ -217,17 +212,9 @@ class Task:
             )
             raise TaskEnded(no_mail_while_killed(self.id, resume))
         await self._signal("send_message", MailMessage(text=text))
-        with contextlib.suppress(RPCError, WorkflowQueryFailedError):
+        if await stop_pending(self.handle):
             # As `outlast send` warns: it was silent (a user test, 2026-12-07).
-            status = await self.handle.query(
-                "status", result_type=AgentStatus, rpc_timeout=STOP_ASK
-            )
-            if status.stop_requested:
-                logger.warning(
-                    "%s: a stop is pending: it ends after its current turn without reading "
-                    "this message (its end counts it unread; a resume sends it first)",
-                    self.id,
-                )
+            logger.warning("%s: %s; a resume sends it first", self.id, STOP_PENDING)
         return None
 
     async def stop(self, reason: str = "") -> None:

@@ -32,7 +32,7 @@ from outlast.cli_base import (
     server_said,
 )
 from outlast.inspect import cancel_requests
-from outlast.kill_pending import kill_pending, no_mail_while_killed
+from outlast.kill_pending import STOP_PENDING, kill_pending, no_mail_while_killed, stop_pending
 from outlast.patterns import WORKFLOW_TYPES
 from outlast.question_view import waiting_question
 from outlast.retries import FAILING_TASK_ATTEMPTS
@@ -94,7 +94,7 @@ def stop(
         # stage went on for a minute while this said so; a user test).
         pipeline = workflow_type == "PipelineWorkflow"
         waits = await _stage_waiting(handle) if pipeline else None
-        again = workflow_type in AGENT_TYPES and await _stop_pending(handle)
+        again = workflow_type in AGENT_TYPES and await stop_pending(handle)
         await handle.signal(name, StopRequest(reason=reason))
         if again:
             # A second stop said what the first had (a user test, 2026-12-06).
@@ -354,30 +354,16 @@ def send(
 
 
 WAIT_QUERY = timedelta(seconds=1)
-STOP_QUERY = timedelta(seconds=2)
-"""For whether a stop is pending: a replay of the agent's history on a loaded machine."""
-
-
-async def _stop_pending(handle) -> bool:
-    """Whether the agent was asked to stop already (False when no worker answers in time)."""
-    try:
-        status = await handle.query("status", result_type=AgentStatus, rpc_timeout=STOP_QUERY)
-    except (RPCError, WorkflowQueryFailedError):
-        return False
-    return status.stop_requested
 
 
 async def waits_for_the_person(handle, workflow_id: str) -> str | None:
     """What an agent a message was sent to waits for first, where that is the person: the
     message is read only once it goes on, which nothing had said (a user test). None too
     when no worker answers at once: the message was sent, and said so."""
-    if await _stop_pending(handle):
+    if await stop_pending(handle):
         # It ends at its turn's end and reads no more mail: `send` said only "message sent"
         # (a user test, 2026-12-06).
-        said = (
-            "a stop is pending: it ends after its current turn without reading this message "
-            "(its end counts it unread)"
-        )
+        said = STOP_PENDING
         if "/" in workflow_id:  # a sub-agent or a member: its parent or pattern goes on
             return said
         return f'{said}; once it has ended, `outlast resume {workflow_id} "..."` sends it first'

@@ -1,12 +1,24 @@
-"""Whether a run is being killed: its cancel was requested and its cleanup still runs. Such a
-run reads no more mail, so a message signalled to it is lost while the sender is told it was
-sent; `outlast send` and `Task.send` refuse it instead (`outlast kill` says a second kill
-adds nothing)."""
+"""Whether a run will read a message sent to it now. One being killed (its cancel requested,
+its cleanup running) reads no more mail: a message signalled to it was lost while the sender
+was told it was sent, so `outlast send` and `Task.send` refuse it (`outlast kill` says a
+second kill adds nothing). One whose stop is pending ends after its current turn without
+reading it: both warn."""
 
 from __future__ import annotations
 
-from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
+from datetime import timedelta
+
+from temporalio.client import WorkflowExecutionStatus, WorkflowHandle, WorkflowQueryFailedError
 from temporalio.service import RPCError
+
+from workflows.contracts import AgentStatus
+
+STOP_QUERY = timedelta(seconds=2)
+"""For whether a stop is pending: a replay of the agent's history on a loaded machine."""
+STOP_PENDING = (
+    "a stop is pending: it ends after its current turn without reading this message (its end "
+    "counts it unread)"
+)
 
 
 async def kill_pending(handle: WorkflowHandle) -> bool:
@@ -27,3 +39,12 @@ def no_mail_while_killed(workflow_id: str, resume: str) -> str:
         f"{workflow_id} is being killed (its cleanup is running) and reads no more mail; "
         f"nothing was sent. Once it has ended, {resume}"
     )
+
+
+async def stop_pending(handle: WorkflowHandle) -> bool:
+    """Whether the agent was asked to stop already (False when no worker answers in time)."""
+    try:
+        status = await handle.query("status", result_type=AgentStatus, rpc_timeout=STOP_QUERY)
+    except (RPCError, WorkflowQueryFailedError):
+        return False
+    return status.stop_requested

@@ -184,8 +184,9 @@ def person_kill_note(reason: str = "") -> str:
 def stop_reason(task: ShellTask, end: ShellEnd) -> str:
     if end.status != "killed":
         return ""
-    if task.stop_requested:
-        return task.stop_reason  # the agent's own: TaskStop (none), its idle wait's
+    if task.stop_requested or task.stop_reason:
+        # The agent's own stop (TaskStop, its idle wait): its reason, else its run's.
+        return task.stop_reason or end.stop_reason
     # Its own run's (its output outgrew the cap), a person's kill's, or that kill's without
     # a reason: nothing of the agent's stopped it.
     return end.stop_reason or person_kill_note()

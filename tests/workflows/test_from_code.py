@@ -981,10 +981,17 @@ async def test_a_message_to_an_agent_being_killed_is_refused(client, dev_server)
     await handle.terminate(reason="test over")
 
 
-async def test_a_message_after_a_stop_is_sent_with_a_warning(client, git_repo, caplog):
+async def test_a_message_after_a_stop_is_sent_with_a_warning(client, git_repo, caplog, monkeypatch):
     """`outlast send` warns that a stopping agent will not read it; `Task.send` was silent
     (a user test, 2026-12-07)."""
+    from datetime import timedelta
+
+    from outlast import kill_pending
     from tests.workflows.test_earlier_children import HELD
+
+    # The status query replays the whole history on an uncached worker: not within 2 s on
+    # a loaded machine, and the warning is then left out.
+    monkeypatch.setattr(kill_pending, "STOP_QUERY", timedelta(seconds=30))
 
     script = {"agents": [{"name": "a", "turns": [{"tool_use": HELD}, {"text": "never"}]}]}
     host = f"api-{uuid.uuid4().hex[:6]}"
@@ -1002,4 +1009,5 @@ async def test_a_message_after_a_stop_is_sent_with_a_warning(client, git_repo, c
             result = await task.result()
     warned = [r.getMessage() for r in caplog.records if r.name == "outlast.api"]
     assert any("a stop is pending: it ends after its current turn" in w for w in warned), warned
+    assert any("a resume sends it first" in w for w in warned), warned
     assert result.stopped and result.unread_messages == 1, result
