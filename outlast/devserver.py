@@ -84,6 +84,11 @@ class DevServer:
     def pid_file(self) -> Path:
         return self.state_dir / "temporal.pid"
 
+    @property
+    def owner_file(self) -> Path:
+        """The pid of the process a foreground server was started by (`foreground_owner`)."""
+        return self.state_dir / "temporal.owner"
+
     def command(self) -> list[str]:
         cmd = [
             temporal_binary(),
@@ -186,6 +191,9 @@ class DevServer:
         )
         previous = self.pid_file.read_text() if self.pid_file.exists() else None
         self.pid_file.write_text(str(proc.pid))
+        if not detach:
+            # This process owns it (`outlast dev`): `server-stop` leaves it to it.
+            self.owner_file.write_text(str(os.getpid()))
         try:
             self.wait_ready(proc)
         except BaseException:
@@ -242,14 +250,16 @@ class DevServer:
         a server started in the background (`run`, `demo`: a session of the server's own)."""
         try:
             pid = int(self.pid_file.read_text())
+            owner = int(self.owner_file.read_text())
             if not _is_temporal(pid) or os.getsid(pid) == pid:
                 return None
             # /proc/PID/stat: "pid (comm) state ppid ..."; comm may hold spaces.
             ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             return None
-        # Its `outlast dev` killed outright: the server, handed to init, is nobody's now.
-        return ppid if ppid > 1 else None
+        # Its `outlast dev` killed outright: the server, handed to init or a subreaper
+        # (`systemd --user`, a container's init), is nobody's now.
+        return owner if ppid == owner else None
 
     def stop(self) -> bool:
         try:

@@ -148,6 +148,10 @@ def test_server_stop_leaves_the_server_of_a_foreground_dev_to_it(tmp_path) -> No
     proc = server.start(detach=False)
     try:
         assert server.foreground_owner() == os.getpid()
+        # Its owner gone, the server handed to another parent (a subreaper) is nobody's.
+        server.owner_file.write_text("1")
+        assert server.foreground_owner() is None
+        server.owner_file.write_text(str(os.getpid()))
         done = subprocess.run(
             [sys.executable, "-m", "outlast.cli", "server-stop"],
             env={**os.environ, "OUTLAST_HOME": str(tmp_path), "COLUMNS": "200"},
