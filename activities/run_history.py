@@ -22,6 +22,7 @@ from temporalio.client import (
     WorkflowHandle,
 )
 
+from agents.notifications import mail_text
 from agents.transcript import TranscriptRef
 
 MODEL_CALLS = frozenset({"llm.call_model", "llm.compact"})
@@ -221,5 +222,8 @@ async def _mail_texts(
                 continue
             ids.add(str(mail_id))
         if message["text"].strip() and (events is None or events[i] > after):
-            texts.append(message["text"])
+            # As the agent would have read it: another agent's under its name, so that going
+            # first in someone else's message it is not taken for theirs (a review).
+            sender = message.get("sender")
+            texts.append(mail_text(sender if isinstance(sender, str) else "user", message["text"]))
     return texts

@@ -234,12 +234,15 @@ async def test_mail_a_stopped_sub_agent_never_read_goes_with_the_message_that_re
             await wait_status(helper, lambda s: "Bash" in s.current_tools)
             await helper.signal("stop", StopRequest(reason="enough"))
             await helper.signal("send_message", MailMessage(text="remember the blue box"))
+            # Another agent's: under its name, not as the parent's words (a review).
+            await helper.signal("send_message", MailMessage(text="also red", sender="w2"))
             (git_repo / "released").touch()
             stopped = await helper.result(follow_runs=False)
             result = await handle.result()
-    assert stopped.stopped and stopped.unread_messages == 1, stopped
+    assert stopped.stopped and stopped.unread_messages == 2, stopped
     said = [r.content for r in tool_results(result)]
     assert any("resumed it in the background" in r for r in said), said
     (again,) = [r for r in model.log if r["agent"] == "helper-again"]
     told = str(again["body"]["messages"][-1])
     assert told.index("remember the blue box") < told.index("and then?"), told
+    assert "Message from w2:\\nalso red" in told, told
