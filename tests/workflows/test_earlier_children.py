@@ -165,32 +165,38 @@ async def test_a_sub_agent_that_continued_as_new_goes_on_from_its_end(client, gi
 HELD = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.05; done"}}
 
 
+def held_helper() -> list[dict]:
+    """A helper held in Bash until `released` exists, and its next run, resumed with "and
+    then?", which answers at once."""
+    return [
+        {
+            "name": "helper-again",
+            "match": {"agent_name": "helper", "conversation_contains": ["and then?"]},
+            "after_last": "repeat_last",
+            "turns": [{"text": "second answer"}],
+        },
+        {"name": "helper", "match": {"agent_name": "helper"}, "turns": [{"tool_use": HELD}]},
+    ]
+
+
+def spawns_helper(*more: dict) -> dict:
+    """A parent that starts the held helper in the background and waits; then `more`."""
+    turns = [{"tool_use": spawn("helper", "what is the answer?", True)}]
+    return {
+        "name": "parent",
+        "after_last": "repeat_last",
+        "turns": [*turns, {"text": "Waiting for helper."}, *more],
+    }
+
+
 async def test_a_resumed_agent_is_told_which_sub_agents_its_end_stopped(client, git_repo):
     """A killed coordinator's end kills its running workers; the conversation it is resumed
     from still said it would be notified when they finish, and no notification came, so it
     waited for (or reported as running) a worker that was dead (a user test, 2026-12-06)."""
     from tests.workflows.test_agent_control import wait_status
 
-    script = {
-        "agents": [
-            {
-                "name": "helper-again",
-                "match": {"agent_name": "helper", "conversation_contains": ["and then?"]},
-                "after_last": "repeat_last",
-                "turns": [{"text": "second answer"}],
-            },
-            {"name": "helper", "match": {"agent_name": "helper"}, "turns": [{"tool_use": HELD}]},
-            SCRIPT["agents"][1],  # the resumed parent
-            {
-                "name": "parent",
-                "after_last": "repeat_last",
-                "turns": [
-                    {"tool_use": spawn("helper", "what is the answer?", True)},
-                    {"text": "Waiting for helper."},
-                ],
-            },
-        ]
-    }
+    # The resumed parent (SCRIPT's) sends "and then?" to the helper.
+    script = {"agents": [*held_helper(), SCRIPT["agents"][1], spawns_helper()]}
     with scripted_model(script, log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
@@ -302,31 +308,13 @@ async def test_a_resumed_agent_s_new_child_does_not_take_an_earlier_one_s_id(cli
 def closing_script(resumed_turns: list[dict]) -> dict:
     """A parent with a background helper held in Bash; `resumed_turns`: what the resumed
     parent does after the two turns of its first run."""
-    return {
-        "agents": [
-            {
-                "name": "helper-again",
-                "match": {"agent_name": "helper", "conversation_contains": ["and then?"]},
-                "after_last": "repeat_last",
-                "turns": [{"text": "second answer"}],
-            },
-            {"name": "helper", "match": {"agent_name": "helper"}, "turns": [{"tool_use": HELD}]},
-            {
-                "name": "resumed",
-                "match": {"conversation_contains": ["ask the helper again"]},
-                "after_last": "repeat_last",
-                "turns": [{"text": "unused"}, {"text": "unused"}, *resumed_turns],
-            },
-            {
-                "name": "parent",
-                "after_last": "repeat_last",
-                "turns": [
-                    {"tool_use": spawn("helper", "what is the answer?", True)},
-                    {"text": "Waiting for helper."},
-                ],
-            },
-        ]
+    resumed = {
+        "name": "resumed",
+        "match": {"conversation_contains": ["ask the helper again"]},
+        "after_last": "repeat_last",
+        "turns": [{"text": "unused"}, {"text": "unused"}, *resumed_turns],
     }
+    return {"agents": [*held_helper(), resumed, spawns_helper()]}
 
 
 @contextlib.asynccontextmanager

@@ -4,6 +4,7 @@ Python API (`outlast.api`)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import uuid
@@ -932,8 +933,10 @@ async def test_a_member_s_wrong_pattern_is_refused_with_its_own(client):
         await handle.terminate("test over")
 
 
-async def test_the_status_of_an_ended_agent_says_how_it_ended(client, git_repo):
-    """`status()` said `finished` and nothing more, a killed agent as a completed one."""
+@contextlib.asynccontextmanager
+async def held_task(client, git_repo):
+    """A task started from code whose agent is in a Bash call held until `released` exists
+    in the checkout, with its status then."""
     from tests.workflows.test_earlier_children import HELD
 
     script = {"agents": [{"name": "a", "turns": [{"tool_use": HELD}, {"text": "done"}]}]}
@@ -944,11 +947,16 @@ async def test_the_status_of_an_ended_agent_says_how_it_ended(client, git_repo):
             task = await start_task(
                 client, "wait", git_repo, task_queue=queues.task_queue, host_id=host
             )
-            running = await wait_status(task.handle, lambda s: "Bash" in s.current_tools)
-            await task.kill(reason="not needed")
-            with pytest.raises(WorkflowFailureError):
-                await task.result()
-            ended = await task.status()
+            yield task, await wait_status(task.handle, lambda s: "Bash" in s.current_tools)
+
+
+async def test_the_status_of_an_ended_agent_says_how_it_ended(client, git_repo):
+    """`status()` said `finished` and nothing more, a killed agent as a completed one."""
+    async with held_task(client, git_repo) as (task, running):
+        await task.kill(reason="not needed")
+        with pytest.raises(WorkflowFailureError):
+            await task.result()
+        ended = await task.status()
     assert running.outcome is None
     assert ended.state == "finished" and ended.outcome == "killed", ended
 
@@ -987,26 +995,17 @@ async def test_a_message_after_a_stop_is_sent_with_a_warning(client, git_repo, c
     from datetime import timedelta
 
     from outlast import kill_pending
-    from tests.workflows.test_earlier_children import HELD
 
     # The status query replays the whole history on an uncached worker: not within 2 s on
     # a loaded machine, and the warning is then left out.
     monkeypatch.setattr(kill_pending, "STOP_QUERY", timedelta(seconds=30))
 
-    script = {"agents": [{"name": "a", "turns": [{"tool_use": HELD}, {"text": "never"}]}]}
-    host = f"api-{uuid.uuid4().hex[:6]}"
-    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"outlast-host-{host}")
-    with scripted_model(script):
-        async with running_workers(client, queues=queues):
-            task = await start_task(
-                client, "wait", git_repo, task_queue=queues.task_queue, host_id=host
-            )
-            await wait_status(task.handle, lambda s: "Bash" in s.current_tools)
-            await task.stop("enough")
-            with caplog.at_level(logging.WARNING, logger="outlast.api"):
-                await task.send("one more thing")
-            (git_repo / "released").touch()
-            result = await task.result()
+    async with held_task(client, git_repo) as (task, _):
+        await task.stop("enough")
+        with caplog.at_level(logging.WARNING, logger="outlast.api"):
+            await task.send("one more thing")
+        (git_repo / "released").touch()
+        result = await task.result()
     warned = [r.getMessage() for r in caplog.records if r.name == "outlast.api"]
     assert any("a stop is pending: it ends after its current turn" in w for w in warned), warned
     assert any("a resume sends it first" in w for w in warned), warned

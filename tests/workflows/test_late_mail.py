@@ -22,7 +22,6 @@ from tests.support import (
     notifications,
     running_workers,
     scripted_model,
-    spawn,
     start,
     tool_results,
 )
@@ -204,29 +203,10 @@ async def test_mail_a_stopped_sub_agent_never_read_goes_with_the_message_that_re
     """A sub-agent stopped with mail waiting ends and counts it unread; its parent's
     SendMessage resumed it with the new message only, and what it had been sent was lost
     (`outlast resume` sends a top-level agent's unread mail first; now so does this)."""
-    from tests.workflows.test_earlier_children import HELD, send
+    from tests.workflows.test_earlier_children import held_helper, send, spawns_helper
 
-    script = {
-        "agents": [
-            {
-                "name": "helper-again",
-                "match": {"agent_name": "helper", "conversation_contains": ["and then?"]},
-                "after_last": "repeat_last",
-                "turns": [{"text": "second answer"}],
-            },
-            {"name": "helper", "match": {"agent_name": "helper"}, "turns": [{"tool_use": HELD}]},
-            {
-                "name": "parent",
-                "after_last": "repeat_last",
-                "turns": [
-                    {"tool_use": spawn("helper", "what is the answer?", True)},
-                    {"text": "Waiting for helper."},
-                    send("helper", "and then?"),
-                    {"text": "Waiting."},
-                ],
-            },
-        ]
-    }
+    then = spawns_helper(send("helper", "and then?"), {"text": "Waiting."})
+    script = {"agents": [*held_helper(), then]}
     with scripted_model(script, log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)

@@ -578,6 +578,15 @@ async def test_a_sub_agent_s_end_that_came_after_a_stop_goes_first_in_the_resume
     assert again["final_text"] == "It found 42."
 
 
+GOES_ON = {
+    "name": "resumed",
+    "match": {"conversation_contains": ["go on"]},
+    "after_last": "repeat_last",
+    "turns": [{"text": "unused"}, {"text": "unused"}, {"text": "Went on."}],
+}
+"""The run resumed with "go on", after a first run of two model calls."""
+
+
 async def test_a_message_a_killed_agent_never_read_goes_first_in_the_resume(client, git_repo):
     """Sent while a tool ran, then the kill: the message was in no conversation, and the
     resume went on without it (a user test, 2026-12-07). One its last model call read is
@@ -586,12 +595,7 @@ async def test_a_message_a_killed_agent_never_read_goes_first_in_the_resume(clie
 
     script = {
         "agents": [
-            {
-                "name": "resumed",
-                "match": {"conversation_contains": ["go on"]},
-                "after_last": "repeat_last",
-                "turns": [{"text": "unused"}, {"text": "unused"}, {"text": "Went on."}],
-            },
+            GOES_ON,
             {"name": "main", "turns": [wait_for_file("first-go"), wait_for_file("never")]},
         ]
     }
@@ -627,12 +631,7 @@ async def test_a_message_sent_during_a_local_model_call_is_not_taken_as_read(cli
     slow = {"delay_ms": 10_000, **wait_for_file("never")}
     script = {
         "agents": [
-            {
-                "name": "resumed",
-                "match": {"conversation_contains": ["go on"]},
-                "after_last": "repeat_last",
-                "turns": [{"text": "unused"}, {"text": "unused"}, {"text": "Went on."}],
-            },
+            GOES_ON,
             {"name": "main", "turns": [wait_for_file("first-go"), slow]},
         ]
     }
