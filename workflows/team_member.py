@@ -157,6 +157,14 @@ async def send_to_peers(
             '(a shutdown_response to "team" or to the teammate that asked).',
         )
     targets = [m for m in team.members if m != me] if inp.to == "*" else [inp.to]
+    if not targets:
+        # It read " has left the team; nobody read it." (a user test, 2026-12-07). No
+        # command is sent either way.
+        return error_result(
+            call.block,
+            'You have no teammates yet: a broadcast (to: "*") reaches the team\'s other '
+            "members, and there are none. Nobody read it.",
+        )
     # A shutdown request needs an id its answer can echo (R72); the asker gives a reason only.
     asked = with_request_id(inp.text, f"shutdown-{me}-{call.block.id}")
     mail = MailMessage(

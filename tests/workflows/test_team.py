@@ -943,3 +943,32 @@ async def test_a_teammate_s_helper_is_not_moved_to_the_background(client, dev_se
     b_calls = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "b"]
     answered = b_calls[1]["body"]["messages"][-1]["content"][0]
     assert "HELPER-SAYS: src/app.py" in json.dumps(answered) and not answered.get("is_error")
+
+
+async def test_a_broadcast_with_no_teammates_says_so(client, git_repo):
+    """A lead alone broadcasting was told " has left the team; nobody read it." (an empty
+    name: a user test, 2026-12-07)."""
+    script = {
+        "agents": [
+            member("a", "done", {"text": "A-ALONE"}, contains=["no teammates yet"]),
+            member("a", "all", {"tool_use": send("*", "HELLO-ALL")}),
+        ]
+    }
+    inp = team_input(git_repo, Queues("", "")).model_copy(update={"teammates": [], "tasks": []})
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            inp = inp.model_copy(
+                update={"workspace": Workspace(root=str(git_repo), host_queue=queues.host_queue)}
+            )
+            handle = await client.start_workflow(
+                "TeamWorkflow",
+                inp,
+                id=f"team-{uuid.uuid4().hex[:8]}",
+                task_queue=queues.task_queue,
+                result_type=TeamResult,
+            )
+            result = await handle.result()
+    assert result.lead_text == "A-ALONE", result
+    told = last_request(model.log, "a")
+    assert 'You have no teammates yet: a broadcast (to: \\"*\\")' in told, told
+    assert "has left the team" not in told
