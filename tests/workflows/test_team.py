@@ -950,7 +950,7 @@ async def test_a_broadcast_with_no_teammates_says_so(client, git_repo):
     name: a user test, 2026-12-07)."""
     script = {
         "agents": [
-            member("a", "done", {"text": "A-ALONE"}, contains=["no teammates yet"]),
+            member("a", "done", {"text": "A-ALONE"}, contains=["ody read it."]),
             member("a", "all", {"tool_use": send("*", "HELLO-ALL")}),
         ]
     }
