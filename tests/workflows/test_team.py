@@ -116,10 +116,11 @@ def team_input(repo, queues: Queues) -> TeamInput:
     )
 
 
-async def start_team(client, queues: Queues, repo, wf_id: str | None = None):
+async def start_team(client, queues: Queues, repo, wf_id: str | None = None, **changes: object):
+    """The trio team (`team_input`), with `changes` to its input."""
     return await client.start_workflow(
         "TeamWorkflow",
-        team_input(repo, queues),
+        team_input(repo, queues).model_copy(update=changes),
         id=wf_id or f"team-{uuid.uuid4().hex[:8]}",
         task_queue=queues.task_queue,
         result_type=TeamResult,
@@ -954,19 +955,9 @@ async def test_a_broadcast_with_no_teammates_says_so(client, git_repo):
             member("a", "all", {"tool_use": send("*", "HELLO-ALL")}),
         ]
     }
-    inp = team_input(git_repo, Queues("", "")).model_copy(update={"teammates": [], "tasks": []})
     with scripted_model(script, log_bodies=True) as model:
         async with running_workers(client) as queues:
-            inp = inp.model_copy(
-                update={"workspace": Workspace(root=str(git_repo), host_queue=queues.host_queue)}
-            )
-            handle = await client.start_workflow(
-                "TeamWorkflow",
-                inp,
-                id=f"team-{uuid.uuid4().hex[:8]}",
-                task_queue=queues.task_queue,
-                result_type=TeamResult,
-            )
+            handle = await start_team(client, queues, git_repo, teammates=[], tasks=[])
             result = await handle.result()
     assert result.lead_text == "A-ALONE", result
     told = last_request(model.log, "a")

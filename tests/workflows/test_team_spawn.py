@@ -256,19 +256,12 @@ async def test_a_team_with_a_member_named_user_is_refused_when_it_starts(client,
     """Its mail would read as the person's own words to its peers."""
     from temporalio.client import WorkflowFailureError
 
-    from tests.workflows.test_team import team_input
+    from tests.workflows.test_team import start_team
 
     with scripted_model({"agents": [{"name": "any", "turns": [{"text": "unused"}]}]}) as model:
         async with running_workers(client) as queues:
-            inp = team_input(git_repo, queues)
-            inp = inp.model_copy(update={"teammates": [TeammateSpec(name="user", prompt="p")]})
-            handle = await client.start_workflow(
-                "TeamWorkflow",
-                inp,
-                id=f"team-{uuid.uuid4().hex[:8]}",
-                task_queue=queues.task_queue,
-                result_type=TeamResult,
-            )
+            user = [TeammateSpec(name="user", prompt="p")]
+            handle = await start_team(client, queues, git_repo, teammates=user)
             try:
                 await handle.result()
                 raise AssertionError("the team started")

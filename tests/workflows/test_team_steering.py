@@ -96,14 +96,7 @@ async def test_a_member_stopped_on_its_own_reads_stopped_in_the_team_result(clie
     }
     with scripted_model(script):
         async with running_workers(client) as queues:
-            inp = team_input(git_repo, queues).model_copy(update={"end_when_quiet": False})
-            handle = await client.start_workflow(
-                "TeamWorkflow",
-                inp,
-                id=f"team-{uuid.uuid4().hex[:8]}",
-                task_queue=queues.task_queue,
-                result_type=TeamResult,
-            )
+            handle = await start_team(client, queues, git_repo, end_when_quiet=False)
             await wait_for_states(handle, {"a": "idle", "b": "working", "c": "working"})
             team = Task(handle=handle, pattern="team")
             for name in ("c", "a"):  # c working, the lead idle; from code, as the CLI does
