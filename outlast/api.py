@@ -35,7 +35,13 @@ from temporalio.service import RPCError, RPCStatusCode
 from agents.config import OutlastConfig
 from agents.permissions import RESUME_MODES
 from agents.questions import QuestionAnswers
-from outlast.kill_pending import STOP_PENDING, kill_pending, no_mail_while_killed, stop_pending
+from outlast.kill_pending import (
+    STOP_PENDING,
+    being_killed,
+    kill_pending,
+    no_mail_while_killed,
+    stop_pending,
+)
 from outlast.patterns import (
     RESULT_TYPES,
     WORKFLOW_TYPES,
@@ -333,7 +339,7 @@ class Task:
                 f"{self.id} (a {kind!r}) is not a {self.pattern} task; {remedy}; nothing "
                 "was cancelled"
             )
-        if desc.raw_description.workflow_extended_info.cancel_requested:
+        if being_killed(desc):
             logger.warning("a kill of %s was requested already: this one adds nothing", self.id)
             return False
         await self.handle.cancel(reason=reason)

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from temporalio.client import WorkflowExecutionStatus, WorkflowHandle, WorkflowQueryFailedError
+from temporalio.client import (
+    WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
+    WorkflowHandle,
+    WorkflowQueryFailedError,
+)
 from temporalio.service import RPCError
 
 from workflows.contracts import AgentStatus
@@ -25,9 +30,13 @@ async def kill_pending(handle: WorkflowHandle) -> bool:
     """True if `handle`'s run is running with a cancel requested (False if it cannot tell:
     the message is then sent, as before)."""
     try:
-        desc = await handle.describe()
+        return being_killed(await handle.describe())
     except RPCError:
         return False
+
+
+def being_killed(desc: WorkflowExecutionDescription) -> bool:
+    """Whether `desc` is of a running run whose cancel was requested."""
     running = desc.status == WorkflowExecutionStatus.RUNNING
     return running and desc.raw_description.workflow_extended_info.cancel_requested
 
