@@ -100,7 +100,7 @@ class PipelineResult(Contract):
     message: str = ""
     """One line on how it ended, naming the stage."""
     final_text: str = ""
-    """The last completed stage's output."""
+    """The last completed stage's output: a rejected attempt's, re-run or not, is none."""
     usage: AgentUsage = AgentUsage()
 
 

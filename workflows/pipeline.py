@@ -185,6 +185,9 @@ class PipelineWorkflow:
                         "rejected", stage.name, f"stage {stage.name} rejected{reason}"
                     )
                 self._effect = (stage.name, attempt, f"re-run (attempt {attempt + 1})")
+                # Rejected all the same: its output is no pipeline's result (a rejected
+                # re-run ended with this attempt's text as the pipeline's; a user test).
+                self._stages[-1] = outcome.model_copy(update={"status": "rejected"})
                 feedback, attempt = decision.feedback, attempt + 1
                 earlier.append((outcome.final_text, decision.feedback))
             previous = (stage.name, outcome.final_text)

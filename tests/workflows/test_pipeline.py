@@ -265,7 +265,11 @@ async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(
             result = await handle.result()
             followed = [line for _, line in await _progress(handle, "pipeline")]
     assert result.status == "completed"
-    assert [(s.name, s.attempt) for s in result.stages] == [("look", 1), ("look", 2), ("plan", 1)]
+    assert [(s.name, s.attempt, s.status) for s in result.stages] == [
+        ("look", 1, "rejected"),
+        ("look", 2, "completed"),
+        ("plan", 1, "completed"),
+    ]
     assert waiting == (
         f"stage look (attempt 1) waits for approval: outlast approve {handle.id} look --attempt 1"
         f"; its output: outlast transcript {handle.id}/look"
@@ -277,7 +281,7 @@ async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(
     ), unnamed
     # A follow tells the re-run from the first run (it printed the same line twice).
     assert followed == [
-        "stage look: completed",
+        "stage look: rejected",
         "stage look (attempt 2): completed",
         "stage plan: completed",
     ]
@@ -690,6 +694,28 @@ async def test_a_rerun_past_the_last_attempt_is_refused_and_the_stage_still_wait
     for n in (1, 2):
         assert f'<attempt n=\\"{n}\\">' in last and f"FEEDBACK-{n}" in last, last
     assert "The checkout keeps whatever those attempts changed" in last
+
+
+async def test_a_rejected_re_run_leaves_the_pipeline_no_stage_s_output(client, git_repo):
+    """The first attempt re-run, the second rejected: the pipeline's result is no attempt's
+    output. The re-run attempt stayed `completed`, and the rejected pipeline printed its
+    text as its result (a user test)."""
+    with scripted_model(APPROVAL_SCRIPT):
+        async with running_workers(client) as queues:
+            handle = await start_pipeline(
+                client, queues, pipeline_input(git_repo, queues, stages=APPROVAL_STAGES)
+            )
+            await wait_for_approval(handle, "look")
+            again = StageDecision(stage="look", approve=False, rerun=True, feedback="more detail")
+            await handle.execute_update("decide_stage", again)
+            await wait_for_approval(handle, "look", after=1)
+            no = StageDecision(stage="look", approve=False, attempt=2, feedback="still vague")
+            await handle.execute_update("decide_stage", no)
+            result = await handle.result()
+    assert result.status == "rejected" and result.failed_stage == "look", result
+    assert result.message == "stage look rejected: still vague"
+    assert [(s.attempt, s.status) for s in result.stages] == [(1, "rejected"), (2, "rejected")]
+    assert result.final_text == ""
 
 
 HOLD = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
