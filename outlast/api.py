@@ -558,4 +558,7 @@ async def resume_task(client: Client, workflow_id: str, message: str) -> Task:
         logger.warning("cancelled %s: the ended run of %s had left it running", child, workflow_id)
     for text in resumed.carried:
         logger.warning("%s: %s", workflow_id, carried_line(text))
+    if resumed.unstarted:
+        names = ", ".join(resumed.unstarted)
+        logger.warning("%s: queued workers its ended run never started: %s", workflow_id, names)
     return Task(handle=resumed.handle, pattern=resumed.pattern)

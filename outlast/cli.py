@@ -418,6 +418,13 @@ def resume(
         for text in resumed.carried:
             # A model's or a person's words, shown as written.
             console.print(carried_line(text), markup=False, highlight=False)
+        if resumed.unstarted:
+            names = ", ".join(resumed.unstarted)
+            console.print(
+                f"queued workers the ended run never started: {names} (the message says so)",
+                markup=False,
+                highlight=False,
+            )
         console.print(f"resumed {workflow_id} from the conversation it ended with")
         desc = await resumed.handle.describe()
         if note := await host_queue_note(client, desc):

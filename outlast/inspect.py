@@ -32,6 +32,7 @@ from outlast.refusals_view import (
 )
 from outlast.retries import failing_task, retrying
 from outlast.run_chain import first_run_started
+from outlast.stopped_with_it import unstarted_of
 from outlast.waiting import stage_agent
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus, QueuedWorker
@@ -73,6 +74,9 @@ class Node(BaseModel):
     queued: list[str] = []
     """A running coordinator's workers that wait for their files (no workflow yet), each in
     a line: name, id, phase, files and whom it waits for."""
+    unstarted: list[str] = []
+    """An ended coordinator's workers that were queued when it ended, and never started:
+    said nowhere, though its conversation said each would start by itself (a user test)."""
     children: list[Node] = []
 
 
@@ -122,6 +126,8 @@ async def agent_tree(
         node.error, kind = await why_it_ended(handle, desc.status, kill_reason=depth == 0)
         if kind != UNDECODED_INPUT:
             await _fill_from_status(node, client, desc, queries_until)
+        if desc.status != WorkflowExecutionStatus.RUNNING:
+            node.unstarted = unstarted_of(None, await desc.memo())
     if desc.workflow_type in AGENT_TYPES:
         if desc.status == WorkflowExecutionStatus.CANCELED:
             node.outcome = "killed"  # TaskStop, `outlast kill`: what `run` and the parent say
@@ -396,6 +402,7 @@ def _fill_from_result(node: Node, result: object) -> None:
         node.outcome = "max turns reached"
     node.unread_messages = result.get("unread_messages") or 0
     node.undelivered = len(result.get("undelivered") or [])
+    node.unstarted = unstarted_of(result, {})
     node.agent_type = result.get("agent_type")
     node.turns = result.get("turns")
     node.tokens = usage.get("total_tokens")
@@ -488,6 +495,10 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
     lines = [f"{indent}{row.workflow_id}  ({', '.join(facts)})"]
     lines += [f"{indent}  refused: {text}" for text in node.refused]
     lines += [f"{indent}  queued: {text}" for text in node.queued]
+    lines += [
+        f"{indent}  never started: {plain(name)} (queued for its files when it ended)"
+        for name in node.unstarted
+    ]
     for child in node.children:
         lines += tree_lines(child, indent + "  ")
     return lines

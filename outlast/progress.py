@@ -217,6 +217,11 @@ def print_result(result: AgentResult, console: Console) -> None:
             f"[yellow]{len(result.undelivered)} background task end(s) went unread ({why} before "
             "its next turn)[/]: `outlast resume` sends them to it first."
         )
+    if result.unstarted_workers:
+        console.print(
+            f"[yellow]queued workers never started (it ended first): "
+            f"{escape(', '.join(result.unstarted_workers))}[/]: `outlast resume` tells it so."
+        )
     if result.worktree_path:
         console.print(
             f"worktree kept: {escape(kept_worktree(result.worktree_path, result.worktree_branch))}"

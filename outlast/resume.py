@@ -29,7 +29,12 @@ from activities.run_history import CONVERSATION, conversation_of, last_results
 from agents.transcript import TranscriptRef
 from outlast.orphans import stop_orphans
 from outlast.start_metadata import start_metadata
-from outlast.stopped_with_it import stopped_by_the_end, stopped_note
+from outlast.stopped_with_it import (
+    stopped_by_the_end,
+    stopped_note,
+    unstarted_note,
+    unstarted_of,
+)
 from workflows import search_attributes as sa
 from workflows.contracts import AgentInput, AgentResult, MailMessage
 from workflows.pattern_contracts import CoordinatorInput
@@ -72,6 +77,8 @@ class Ended:
     unanswered: tuple[str, ...] = ()
     """Messages that run never read (`RunEnd.unanswered`): the next run's message carries
     them first."""
+    unstarted: tuple[str, ...] = ()
+    """A coordinator's workers that were queued when that run ended and never started."""
 
 
 def resume_input(ended: Ended) -> AgentInput | CoordinatorInput:
@@ -171,6 +178,7 @@ async def run_end(
         closed_at=desc.close_time,
         stopped_children=_stopped_children(end.result),
         unanswered=tuple(end.unanswered),
+        unstarted=tuple(unstarted_of(end.result, await desc.memo())),
     )
 
 
@@ -245,6 +253,8 @@ class Resumption:
     """Sub-agents the ended run had left running, cancelled (`outlast.orphans`)."""
     carried: tuple[str, ...] = ()
     """The ended run's messages it never read, sent first in the new run's."""
+    unstarted: tuple[str, ...] = ()
+    """Its queued workers the ended run never started, named in the new run's message."""
 
 
 async def resume_agent(client: Client, workflow_id: str, message: str) -> Resumption:
@@ -280,7 +290,8 @@ async def resume_agent(client: Client, workflow_id: str, message: str) -> Resump
         [o.workflow_id for o in cancelled if o.cancelled],
         told=ended.stopped_children,
     )
-    told = f"{message}\n\n{note}" if (note := stopped_note(stopped)) else message
+    notes = [stopped_note(stopped), unstarted_note(list(ended.unstarted))]
+    told = "\n\n".join([message, *filter(None, notes)])
     # Its own mail, which it ended without answering: before this, as it came first.
     told = "\n\n".join([*ended.unanswered, told])
     pattern = "coordinator" if ended.workflow_type == "CoordinatorWorkflow" else "single"
@@ -315,5 +326,9 @@ async def resume_agent(client: Client, workflow_id: str, message: str) -> Resump
         static_details=details,
     )
     return Resumption(
-        handle, pattern, [o.workflow_id for o in cancelled if o.cancelled], ended.unanswered
+        handle,
+        pattern,
+        [o.workflow_id for o in cancelled if o.cancelled],
+        ended.unanswered,
+        ended.unstarted,
     )

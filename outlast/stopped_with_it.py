@@ -18,6 +18,7 @@ from temporalio.client import Client
 from activities.earlier_agents import direct_child, quoted, sub_agents_query
 from agents.notifications import system_reminder
 from workflows import search_attributes as sa
+from workflows.contracts import UNSTARTED_MEMO
 
 END_WINDOW = timedelta(seconds=30)
 """How long before its run closed a sub-agent may have been stopped and still count as
@@ -60,4 +61,23 @@ def stopped_note(names: list[str]) -> str:
         "Your previous run ended before these sub-agents did, and stopped them, so no "
         f"notification of theirs will come: {', '.join(names)} (killed). Do not wait for "
         "them; SendMessage to one continues it from where it stopped."
+    )
+
+
+def unstarted_of(result: object, memo: dict) -> list[str]:
+    """The queued workers a coordinator's ended run never started: its result says
+    (`AgentResult.unstarted_workers`), a killed or failed run's memo (`UNSTARTED_MEMO`)."""
+    said = result.get("unstarted_workers") if isinstance(result, dict) else memo.get(UNSTARTED_MEMO)
+    return [str(name) for name in said] if isinstance(said, list) else []
+
+
+def unstarted_note(names: list[str]) -> str:
+    """The reminder that says so to the resumed coordinator; "" when there is none. Its
+    conversation says each "starts by itself ... you will be notified" (a user test)."""
+    if not names:
+        return ""
+    return system_reminder(
+        "Your previous run ended while these workers were still queued for their files, so "
+        f"they never started and never will: {', '.join(names)}. Spawn again any you still "
+        "need."
     )

@@ -37,6 +37,7 @@ from workflows.agent_end import (
     export_output_file,
     handoff_warning,
     keep_last_results,
+    name_unstarted,
     outcome_of,
     parent_reads_result,
     release_worktree,
@@ -45,7 +46,7 @@ from workflows.agent_end import (
 )
 from workflows.agent_handlers import AgentHandlers
 from workflows.agent_inbox import LATE_MAIL_CONTINUES, AgentInbox
-from workflows.agent_loop import run_agent_loop
+from workflows.agent_loop import run_agent_loop, turns_spent
 from workflows.agent_setup import (
     SETUP_OPTIONS,
     Prepared,
@@ -291,6 +292,13 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._prepared = prepared
         self._agent_type, self._model = prepared.definition.agent_type, prepared.model
         setup = self._loop_setup(inp, prepared)
+        # A queued worker does not start once no turn is left to read of it: the end would
+        # kill it at once.
+        self._subagents.phases.ending = lambda: (
+            self._stop is not None
+            or workflow.cancellation_reason() is not None
+            or turns_spent(setup, self._state)
+        )
         if self._carry is None:
             await self._start_state(inp)
             await self._plans.start(prepared.permission_mode, inp.workspace, inp.plan_file)
@@ -564,6 +572,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         unstarted = [c.label or c.agent_id for c in self._subagents.phases.drop_waiting()]
         if unstarted:
             workflow.logger.warning("ending with queued workers never started: %s", unstarted)
+        name_unstarted(status, unstarted)
         warning = None
         if status == "completed":
             checked = self._handoff_checked

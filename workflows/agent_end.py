@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.worktree import WorktreeInfo
 
 from workflows.agent_setup import SETUP_OPTIONS
-from workflows.contracts import AgentInput, AgentNotification, AgentResult
+from workflows.contracts import UNSTARTED_MEMO, AgentInput, AgentNotification, AgentResult
 from workflows.host_steps import run_host_step
 from workflows.loop_types import LoopState
 from workflows.signals import signal_workflow
@@ -39,6 +39,19 @@ call was to send, as a stop does (`keep_last_results`): a resume went on without
 work done and reported gone from its conversation (a user test, 2026-12-06)."""
 KILL_KEEPS_RESULTS = "kill-keeps-results"
 """Patch id: a kill does too, with the results of the calls of its turn that had finished."""
+
+UNSTARTED_IN_MEMO = "unstarted-in-memo"
+"""Patch id: a killed or failed agent with queued workers names them in its memo; with no
+result to say it, a resume told nobody they never ran (a user test, 2026-12-07)."""
+
+
+def name_unstarted(status: str, unstarted: list[str]) -> None:
+    """Where a run with no result says which queued workers never started: its memo, which
+    `describe` (the Web UI, `outlast show`, a resume) reads with the run closed. Asked only
+    then, so no other run records the marker."""
+    if unstarted and status != "completed" and versions.patched(UNSTARTED_IN_MEMO):
+        workflow.upsert_memo({UNSTARTED_MEMO: unstarted})
+
 
 KILL_KEEP_OPTIONS = {
     **SETUP_OPTIONS,

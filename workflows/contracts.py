@@ -32,6 +32,11 @@ TASK_QUEUE = "outlast"
 """Workflows and model calls; any worker serves it."""
 
 
+UNSTARTED_MEMO = "unstarted_workers"
+"""The memo key a killed or failed coordinator names its never-started workers under
+(`AgentResult.unstarted_workers`)."""
+
+
 def host_task_queue(host_id: str) -> str:
     """Tools and worktrees need the files, so they run on the queue of the host holding them."""
     return f"outlast-host-{host_id}"
@@ -457,7 +462,8 @@ class AgentResult(Contract):
     """The agent's read-file stamps at its end (a blob), for a run that resumes it (R66)."""
     unstarted_workers: list[str] = Field(default_factory=list)
     """A coordinator's workers that were queued for their files when it ended, and so never
-    ran."""
+    ran (a killed or failed run, which has no result, names them in its memo under
+    `UNSTARTED_MEMO`)."""
     stopped_children: list[str] = Field(default_factory=list)
     """Background sub-agents (name, else agent id) still running at the end and stopped with
     it (R92): their own `killed` notifications reach no one, so the result says it."""

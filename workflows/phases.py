@@ -33,6 +33,11 @@ QUEUED_START_OUTSTANDING = "queued-start-outstanding"
 END_FREEZES_QUEUE = "end-freezes-queue"
 """Patch id: a queued worker whose files come free while its agent is ending stays queued
 (and is reported unstarted); it started, after the end had listed what to stop."""
+ENDING_FREEZES_QUEUE = "ending-freezes-queue"
+"""Patch id: a queued worker whose files come free once its agent takes no further turn (out
+of turns, stopped, killed) stays queued, and is reported unstarted. It started, and the end
+killed it 0.2 s later: a coordinator out of turns woke for the end that freed the files, and
+ended (a user test, 2026-12-07)."""
 STOP_STARTING_WORKER = "stop-starting-worker"
 """Patch id: TaskStop of a queued worker that is starting stops it once it has started (first
 release: "No task found", and the worker ran)."""
@@ -53,6 +58,9 @@ class PhaseGate:
         each is stopped as soon as it is."""
         self.closing = False
         """The agent is ending: no queued worker starts any more."""
+        self.ending: Callable[[], bool] = lambda: False
+        """Whether the agent will take no further turn (set by it): a worker started now
+        would be killed by its end before anyone read a word of it."""
 
     @property
     def table(self) -> ClaimTable:
@@ -174,6 +182,9 @@ class PhaseGate:
         # Asked only by a worker whose files came free as its agent ends.
         if self.closing and versions.patched(END_FREEZES_QUEUE):
             return  # left queued: the end reports it unstarted
+        # Asked only then, as the one above.
+        if self.ending() and versions.patched(ENDING_FREEZES_QUEUE):
+            return
         self.table.waiting = [c for c in self.table.waiting if c.agent_id != claim.agent_id]
         self.hold(claim)
         workflow.logger.info("queued worker %s starts: its files are free", claim.agent_id)

@@ -66,6 +66,8 @@ from tests.replay.scenarios_agent import (
 )
 from tests.replay.scenarios_patterns import (
     coordinator,
+    coordinator_killed_unstarted,
+    coordinator_out_of_turns_unstarted,
     coordinator_resumed,
     fork_join,
     fork_join_blank,
@@ -462,6 +464,11 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "team_shutdown_v7": team_shutdown,
     "team_continues_v4": team_continues,
     "verified_task_v9": verified_task,
+    # A coordinator out of turns, woken by the end that frees its queued worker's file: the
+    # worker does not start (patched ending-freezes-queue); killed with a worker queued, its
+    # memo names it (patched unstarted-in-memo).
+    "coordinator_out_of_turns_unstarted": coordinator_out_of_turns_unstarted,
+    "coordinator_killed_unstarted": coordinator_killed_unstarted,
 }
 
 

@@ -543,3 +543,25 @@ async def team_teammate_turns(client: Client, tmp: Path) -> WorkflowHandle:
     repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
     handle, _ = await run_turns_team(client, repo, os.environ["OUTLAST_RECORDING"])
     return handle
+
+
+async def _doc_unstarted(client: Client, tmp: Path, how: str) -> WorkflowHandle:
+    from tests.workflows.test_coordinator_unstarted import end_with_doc_queued, script
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    with scripted_model(script()):
+        async with running_workers(client) as queues:
+            name = os.environ["OUTLAST_RECORDING"]
+            handle, _ = await end_with_doc_queued(client, queues, repo, how, name)
+    return handle
+
+
+async def coordinator_out_of_turns_unstarted(client: Client, tmp: Path) -> WorkflowHandle:
+    """Out of turns with `doc` queued, woken by the end that frees its file: `doc` does not
+    start (patched ending-freezes-queue)."""
+    return await _doc_unstarted(client, tmp, "out of turns")
+
+
+async def coordinator_killed_unstarted(client: Client, tmp: Path) -> WorkflowHandle:
+    """Killed with `doc` queued: its memo names it (patched unstarted-in-memo)."""
+    return await _doc_unstarted(client, tmp, "kill")
