@@ -36,6 +36,22 @@ def findings_message(verdict: str, reason: str, report: str, round_no: int) -> s
     )
 
 
+VERIFIER_KILLED = "the verifier was killed before it reported; nothing was checked"
+"""A round's `verdict_reason` when a person killed its verifier (`outlast kill TASK/verify-N`)."""
+
+
+def unchecked_message(round_no: int) -> str:
+    """What the implementer hears when its round's verifier was killed before it reported:
+    no finding to fix. It was sent "reported VERDICT: FAIL (verifier: Cancelled)" and an empty
+    report, as if its work had failed a check (a user test, 2026-12-07)."""
+    return (
+        f"The verifier of round {round_no} was stopped by the user before it reported, so "
+        "your work was not checked and there are no findings. Make sure the work is complete, "
+        "run the tests yourself, and report what you changed and how you checked it: a fresh "
+        "verifier checks it next."
+    )
+
+
 def _cap(text: str) -> str:
     if len(text) <= REPORT_MAX_CHARS:
         return text

@@ -425,6 +425,8 @@ class VerificationRound(Contract):
     checks: list[VerificationCheck] = Field(default_factory=list)
     probes_found: bool = False
     report: str = ""
+    verifier_killed: bool = False
+    """A person killed its verifier before it reported: its FAIL is no finding on the work."""
 
 
 class VerifiedTaskResult(Contract):

@@ -36,7 +36,12 @@ from agents.builtin.verification import (
 )
 from agents.canonical import sha256_hex
 from agents.spawn import new_agent_id
-from agents.verified_task import findings_message, verifier_prompt
+from agents.verified_task import (
+    VERIFIER_KILLED,
+    findings_message,
+    unchecked_message,
+    verifier_prompt,
+)
 from workflows import versions
 
 with workflow.unsafe.imports_passed_through():
@@ -414,7 +419,14 @@ class VerifiedTaskWorkflow:
             _, why = child_failure(failure)
             if not is_cancelled_exception(failure):
                 self._verifier_failed = why  # not a verdict: see _rounds_until_verdict
-            failed = VerificationRound(**base, verdict="FAIL", verdict_reason=f"verifier: {why}")
+            if is_cancelled_exception(failure):  # killed alone: no finding on the work
+                failed = VerificationRound(
+                    **base, verdict="FAIL", verdict_reason=VERIFIER_KILLED, verifier_killed=True
+                )
+            else:
+                failed = VerificationRound(
+                    **base, verdict="FAIL", verdict_reason=f"verifier: {why}"
+                )
             return failed, await ended_usage(verifier_id)
         report = parse_verification_report(result.final_text)
         verdict, reason = effective_verdict(report, result.usage.tool_uses)
@@ -452,6 +464,8 @@ class VerifiedTaskWorkflow:
             verdict_round.report,
             verdict_round.round,
         )
+        if verdict_round.verifier_killed:  # the text only: the same resume as a FAIL's
+            text = unchecked_message(verdict_round.round)
         resumed = implementer.model_copy(
             update={
                 "prompt": "",

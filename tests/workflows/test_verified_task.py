@@ -15,6 +15,7 @@ from temporalio.client import WorkflowFailureError, WorkflowHandle
 
 from agents.builtin.verification import NOTHING_RAN
 from agents.config import AgentSettings
+from agents.verified_task import VERIFIER_KILLED
 from outlast.inspect import agent_tree
 from outlast.listing import list_rows
 from tests.conftest import make_git_repo
@@ -374,30 +375,41 @@ HANGING_VERIFIER = {
 """Round 1's verifier runs a command that outlasts the test."""
 
 
-async def kill_the_first_verifier(client, tmp_path, wf_id: str) -> VerifiedTaskResult:
-    """`outlast kill <task>/verify-1` while it runs its command."""
+async def kill_the_first_verifier(
+    client, tmp_path, wf_id: str, log: list | None = None
+) -> VerifiedTaskResult:
+    """`outlast kill <task>/verify-1` while it runs its command; `log` gets the model's."""
     repo = task_repo(tmp_path / "repo")
-    with scripted_model(HANGING_VERIFIER):
+    with scripted_model(HANGING_VERIFIER, log_bodies=log is not None) as model:
         async with running_workers(client) as queues:
             handle = await start_verified(client, queues, repo, wf_id)
             first = client.get_workflow_handle(f"{wf_id}/verify-1")
             await wait_status(first, lambda s: "Bash" in s.current_tools, timeout=60)
             await first.cancel()
-            return await handle.result()
+            result = await handle.result()
+    if log is not None:
+        log.extend(model.log)
+    return result
 
 
 async def test_a_verifier_killed_on_its_own_is_a_fail_round(client, tmp_path):
     """A hanging verifier killed by hand is a FAIL round, as a verifier that failed is, and
     the task goes on; its cancellation had gone up and failed the task with no result, its
-    `AgentStatus` left at `running`."""
+    `AgentStatus` left at `running`. The implementer is told nothing was checked: it was told
+    "VERDICT: FAIL (verifier: Cancelled)" with an empty report (a user test)."""
     wf_id = f"vt-{uuid.uuid4().hex[:8]}"
-    result = await kill_the_first_verifier(client, tmp_path, wf_id)
+    log: list = []
+    result = await kill_the_first_verifier(client, tmp_path, wf_id, log)
     assert result.status == "passed", result.message
     first, second = result.rounds
-    assert first.verdict == "FAIL" and first.verdict_reason.startswith("verifier: "), first
+    assert first.verdict == "FAIL" and first.verifier_killed, first
+    assert first.verdict_reason == VERIFIER_KILLED
     assert second.verdict == "PASS"
     # The implementer's Read and two Edits, and each verifier's Bash (the killed one's too).
     assert result.usage.tool_uses == 3 + 1 + 1, result.usage
+    told = json.dumps([r["body"]["messages"][-1] for r in log if r["agent"] == "implementer"])
+    assert "The verifier of round 1 was stopped by the user before it reported" in told, told
+    assert "verifier-report" not in told
 
 
 async def test_a_long_implementer_run_is_checked_less_and_less_often(client, tmp_path):
