@@ -115,6 +115,11 @@ FAILED_STOPS_IMPLEMENTER = "verified-failed-stops-implementer"
 implementer is a resumed run, no child of ours, so nothing else stops it."""
 
 
+STOPPED_IMPLEMENTER_CLOSES = "verified-stopped-implementer-closes"
+"""Patch: the task that a stopped implementer ends waits for that implementer, still its child,
+to close. It returned at the implementer's notice, and its close policy cancelled the
+implementer in its end: the implementer ended CANCELED, its `AgentStatus` left `running` (a
+user test, 2026-12-07)."""
 IMPLEMENTER_STOP_ENDS = "verified-implementer-stop-ends"
 """Patch: an implementer a person stopped (`outlast stop <task>/implementer`, the way to stop a
 verified task after the current turn) ends the task, saying so; its partial work was sent to a
@@ -193,7 +198,7 @@ class VerifiedTaskWorkflow:
         impl_id = f"{info.workflow_id}/implementer"
         self._base = await self._head(inp)
         start_input, attributes = sa.child_start(implementer)
-        await workflow.start_child_workflow(
+        child = await workflow.start_child_workflow(
             "AgentWorkflow",
             start_input,
             id=impl_id,
@@ -224,6 +229,9 @@ class VerifiedTaskWorkflow:
                     )
                 )
                 message = f"round {round_no}: the implementer was stopped by the user{why}"
+                # Still our child (round 1) and finishing its end. Asked only then.
+                if not child.done() and versions.patched(STOPPED_IMPLEMENTER_CLOSES):
+                    await asyncio.wait([child])
                 return self._result("failed", message, usages)
             if end.status != "completed":
                 self._rounds.append(

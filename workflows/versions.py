@@ -168,7 +168,9 @@ to it)."""
 EARLIER = ((FIRST_BASELINE, FIRST_BUNDLED),)
 """Each earlier baseline with its bundle, newest first: the runs that recorded one."""
 
-AFTER_BASELINE: frozenset[str] = frozenset({"ending-freezes-queue", "unstarted-in-memo"})
+AFTER_BASELINE: frozenset[str] = frozenset(
+    {"ending-freezes-queue", "unstarted-in-memo", "verified-stopped-implementer-closes"}
+)
 """Patch ids added since `BASELINE`, asked one by one."""
 
 

@@ -469,6 +469,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # memo names it (patched unstarted-in-memo).
     "coordinator_out_of_turns_unstarted": coordinator_out_of_turns_unstarted,
     "coordinator_killed_unstarted": coordinator_killed_unstarted,
+    # The implementer a person stopped closes before its task does (patched
+    # verified-stopped-implementer-closes): the close policy cancelled it in its end.
+    "verified_implementer_stopped_v2": verified_implementer_stopped,
 }
 
 
@@ -477,6 +480,7 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
 CHILDREN = {
     "pipeline_stage_stopped": ["look"],
     "verified_implementer_stopped": ["implementer"],
+    "verified_implementer_stopped_v2": ["implementer"],
     "fork_join_blank_v0": ["fork-2"],
     "subagents_stop_sync": ["slow"],
     "subagents_hooks": ["helper"],

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import WorkflowFailureError, WorkflowHandle
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 
 from agents.builtin.verification import NOTHING_RAN
 from agents.config import AgentSettings
@@ -22,6 +22,7 @@ from tests.conftest import make_git_repo
 from tests.support import fast_config, running_workers, scripted_model, taken_changes
 from tests.workflows.test_agent_control import wait_status
 from tests.workflows.test_late_mail import SLOW_EXPORT
+from workflows import search_attributes as sa
 from workflows.contracts import AgentNotification, MailMessage, Workspace
 from workflows.pattern_contracts import VerifiedTaskInput, VerifiedTaskResult
 from workflows.verified_task import VERIFIER_FAILURE_ENDS
@@ -679,3 +680,8 @@ async def test_an_implementer_a_person_stops_ends_the_task_unverified(client, tm
     assert only.implementer_text == "Halfway: read the app."
     assert not [r for r in log if r["agent"].startswith("verifier")], "a verifier ran"
     assert IMPLEMENTER_STOP_ENDS in await taken_changes(handle)
+    # Closed before the task did, as stopped: the task's close policy cancelled it in its end,
+    # and it ended CANCELED with its `AgentStatus` at `running` (a user test, 2026-12-07).
+    implementer = await client.get_workflow_handle(f"{wf_id}/implementer").describe()
+    assert implementer.status == WorkflowExecutionStatus.COMPLETED, implementer.status
+    assert implementer.typed_search_attributes.get(sa.AGENT_STATUS) == "stopped"
