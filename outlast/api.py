@@ -39,6 +39,7 @@ from outlast.kill_pending import (
     STOP_PENDING,
     being_killed,
     kill_pending,
+    members_stopping,
     no_mail_while_killed,
     stop_pending,
 )
@@ -207,7 +208,11 @@ class Task:
             raise NotSupported(f"`to` names a team's member; this is a {self.pattern} task")
         if self.pattern == "team":
             mail = TeamMail(to="lead" if to is None else to, text=text)
-            return await self._update("message_member", mail)
+            said = await self._update("message_member", mail)
+            client = self.handle._client  # noqa: SLF001
+            for name in await members_stopping(client, self.handle, to):
+                logger.warning("%s: %s: %s", self.id, name, STOP_PENDING)  # as `outlast send`
+            return said
         await self._check_pattern("'send_message' signal")
         if await kill_pending(self.handle):
             sub = self.of is not None or "/" in self.id

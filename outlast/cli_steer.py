@@ -32,7 +32,13 @@ from outlast.cli_base import (
     server_said,
 )
 from outlast.inspect import cancel_requests
-from outlast.kill_pending import STOP_PENDING, kill_pending, no_mail_while_killed, stop_pending
+from outlast.kill_pending import (
+    STOP_PENDING,
+    kill_pending,
+    members_stopping,
+    no_mail_while_killed,
+    stop_pending,
+)
 from outlast.patterns import WORKFLOW_TYPES
 from outlast.question_view import waiting_question
 from outlast.retries import FAILING_TASK_ATTEMPTS
@@ -333,6 +339,8 @@ def send(
             except NoAnswer:
                 not_answered(no_answer_text(workflow_id, "message"))
             console.print(f"{workflow_id}: {said}", markup=False, highlight=False)
+            for name in await members_stopping(await connect_or_fail(), handle, to):
+                console.print(f"[yellow]{escape(name)}: {STOP_PENDING}[/]")
             return
         if workflow_type in ("AgentWorkflow", "CoordinatorWorkflow"):
             if await kill_pending(handle):

@@ -6,9 +6,11 @@ reading it: both warn."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from temporalio.client import (
+    Client,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowHandle,
@@ -17,6 +19,7 @@ from temporalio.client import (
 from temporalio.service import RPCError
 
 from workflows.contracts import AgentStatus
+from workflows.pattern_contracts import TeamView
 
 STOP_QUERY = timedelta(seconds=2)
 """For whether a stop is pending: a replay of the agent's history on a loaded machine."""
@@ -57,3 +60,21 @@ async def stop_pending(handle: WorkflowHandle) -> bool:
     except (RPCError, WorkflowQueryFailedError):
         return False
     return status.stop_requested
+
+
+async def members_stopping(client: Client, team: WorkflowHandle, to: str | None) -> list[str]:
+    """The members a team's message to `to` (None: the lead; `*`: every member) went to whose
+    stop is pending; none when no worker answers in time. `send TEAM --to NAME` said "sent"
+    where `send TEAM/NAME` warned (a user test, 2026-12-07)."""
+    try:
+        view = await team.query("team", result_type=TeamView, rpc_timeout=STOP_QUERY)
+    except (RPCError, WorkflowQueryFailedError):
+        return []
+    members = [m for m in view.members if m.state != "ended"]
+    if to is None:
+        members = [m for m in view.members[:1] if m.state != "ended"]  # the lead comes first
+    elif to != "*":
+        members = [m for m in members if m.name == to]
+    handles = [client.get_workflow_handle(m.workflow_id) for m in members]
+    pending = await asyncio.gather(*map(stop_pending, handles))
+    return [m.name for m, stopping in zip(members, pending, strict=True) if stopping]

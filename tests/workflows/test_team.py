@@ -963,3 +963,33 @@ async def test_a_broadcast_with_no_teammates_says_so(client, git_repo):
     told = last_request(model.log, "a")
     assert 'You have no teammates yet: a broadcast (to: \\"*\\")' in told, told
     assert "has left the team" not in told
+
+
+async def test_a_message_by_name_to_a_member_whose_stop_is_pending_says_so(
+    client, dev_server, git_repo
+):
+    """`send TEAM --to b` to a member a person stopped said "sent", where `send TEAM/b`
+    warned that b ends without reading it (a user test, 2026-12-07)."""
+    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
+    script = {
+        "agents": [
+            {"name": "b", "match": {"agent_name": "b"}, "turns": [{"tool_use": hold}]},
+            {"name": "others", "after_last": "repeat_last", "turns": [{"text": "idle"}]},
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            team = await start_team(client, queues, git_repo)
+            b = client.get_workflow_handle(f"{team.id}/b")
+            await wait_status(b, lambda s: s.state == "running_tools")
+            await b.signal("stop", StopRequest(reason="enough"))
+            await wait_status(b, lambda s: s.stop_requested)
+            named = await cli(dev_server.address, "send", team.id, "Wrap up.", "--to", "b")
+            everyone = await cli(dev_server.address, "send", team.id, "Status?", "--to", "*")
+            to_c = await cli(dev_server.address, "send", team.id, "Status?", "--to", "c")
+            (git_repo / "released").touch()
+            await team.terminate(reason="test over")
+    warning = "b: a stop is pending: it ends after its current turn without reading"
+    for code, said in (named, everyone):
+        assert code == 0 and warning in " ".join(said.split()), said
+    assert to_c[0] == 0 and "stop is pending" not in to_c[1], to_c
