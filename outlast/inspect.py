@@ -8,7 +8,10 @@ import asyncio
 from datetime import timedelta
 
 from pydantic import BaseModel, ValidationError
+from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import WorkflowExecutionCancelRequestedEventAttributes
+from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryReverseRequest
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -121,9 +124,9 @@ async def agent_tree(
     elif desc.status is not None:
         # Running, or ended with no result (failed, killed, terminated): what it has spent,
         # unless its input never decoded (it spent nothing, and cannot be asked).
-        # A kill's reason from the history of the workflow asked about only: its children,
-        # cancelled by its end, gave none, and each read is of a whole history.
-        node.error, kind = await why_it_ended(handle, desc.status, kill_reason=depth == 0)
+        # A kill's reason too, of a child as of the workflow asked about (a page of its
+        # history's end each).
+        node.error, kind = await why_it_ended(handle, desc.status)
         if kind != UNDECODED_INPUT:
             await _fill_from_status(node, client, desc, queries_until)
         if desc.status != WorkflowExecutionStatus.RUNNING:
@@ -172,13 +175,13 @@ answered by replaying it (the SDK logs "Expected workflow input" with a tracebac
 
 
 async def why_it_ended(
-    handle: WorkflowHandle, status: WorkflowExecutionStatus, kill_reason: bool = True
+    handle: WorkflowHandle, status: WorkflowExecutionStatus
 ) -> tuple[str | None, str | None]:
     """The failure's message (decoded, as the SDK gives it) or the reason a terminate gave,
     and the failure's type; `show` said `failed` and nothing more (a user test, 2026-12-05)."""
     why = kind = None
     try:
-        if status == WorkflowExecutionStatus.CANCELED and kill_reason:
+        if status == WorkflowExecutionStatus.CANCELED:
             reason = await cancel_reason(handle)
             why = f"reason: {reason}" if reason else None
         elif status == WorkflowExecutionStatus.TERMINATED:
@@ -197,10 +200,40 @@ async def why_it_ended(
     return (" ".join(plain(why).split()) if why else None), kind
 
 
+REASON_EVENTS = 200
+"""How far back from a killed run's end its cancel request is looked for first: its cleanup
+(a tool killed, results kept, a worktree removed) is a few dozen events."""
+
+
 async def cancel_reason(handle: WorkflowHandle) -> str:
     """The reason a kill gave (`outlast kill --reason`, `Task.kill(reason=)`), from the
-    cancel request in the run's history; "" if it gave none."""
+    cancel request in the closed run's history; "" if it gave none. Read from the end, a page
+    of events, so each killed agent of a tree can say why (a child's read the whole history,
+    and so only the agent asked about was: a kill of a stage, a lead or a worker said no
+    reason in `show`; a user test, 2026-12-07)."""
+    request = GetWorkflowExecutionHistoryReverseRequest(
+        namespace=handle._client.namespace,  # noqa: SLF001 - the handle's own client
+        execution=WorkflowExecution(workflow_id=handle.id, run_id=handle.run_id or ""),
+        maximum_page_size=REASON_EVENTS,
+    )
+    service = handle._client.workflow_service  # noqa: SLF001
+    page = await service.get_workflow_execution_history_reverse(request)
+    for event in page.history.events:
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+            return _request_said(event.workflow_execution_cancel_requested_event_attributes)
     return next(iter(await cancel_requests(handle)), "")
+
+
+def _request_said(attrs: WorkflowExecutionCancelRequestedEventAttributes) -> str:
+    """A cancel request's reason as a person reads it: a person's own words; a workflow's
+    request (its parent's TaskStop or end) by that workflow's id, and the reason it gave.
+    The server words those "Cancel requested by workflow with run id ... with reason:"."""
+    cause = " ".join(plain(attrs.cause).split())
+    requester = attrs.external_workflow_execution.workflow_id
+    if not requester:
+        return cause
+    given = cause.split("with reason:", 1)[1].strip() if "with reason:" in cause else ""
+    return f"stopped by workflow {plain(requester)}" + (f": {given}" if given else "")
 
 
 async def cancel_requests(handle: WorkflowHandle) -> list[str]:
@@ -210,8 +243,9 @@ async def cancel_requests(handle: WorkflowHandle) -> list[str]:
     reasons = []
     async for event in handle.fetch_history_events():
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
-            cause = event.workflow_execution_cancel_requested_event_attributes.cause
-            reasons.append(" ".join(plain(cause).split()))
+            reasons.append(
+                _request_said(event.workflow_execution_cancel_requested_event_attributes)
+            )
     return reasons
 
 

@@ -128,3 +128,35 @@ async def test_run_attach_and_show_of_an_ended_coordinator_say_its_workers_were_
     assert "…" not in attached, attached
     assert "running, background" not in logged, logged
     assert shown.count("(worker, canceled, killed") == 2, shown
+
+
+async def test_show_gives_the_reason_a_person_killed_a_worker_with(client, git_repo):
+    """`show` gave a kill's reason for the workflow asked about only: a worker, a stage or a
+    lead a person killed read plain `killed` in its pattern's tree (a user test,
+    2026-12-07). A worker its coordinator's end stopped was stopped by that workflow."""
+    wf_id = f"coord-{uuid.uuid4().hex[:8]}"
+    with scripted_model(script()):
+        async with running_workers(client) as queues:
+            handle = await start_coordinator(client, queues, git_repo, wf_id)
+            for _ in range(300):
+                seen = await handle.query("status", result_type=AgentStatus)
+                if seen.state == "waiting" and len(seen.children) == 2:
+                    break
+                await asyncio.sleep(0.1)
+            scout_a, scout_b = (c.workflow_id for c in seen.children)
+            await client.get_workflow_handle(scout_a).cancel(reason="wrong file")
+            for _ in range(300):
+                if (await statuses(client, [scout_a]))[scout_a] != "RUNNING":
+                    break
+                await asyncio.sleep(0.1)
+            await handle.signal("stop", StopRequest(reason="enough"))
+            await handle.result()
+            for _ in range(300):
+                if (await statuses(client, [scout_b]))[scout_b] != "RUNNING":
+                    break
+                await asyncio.sleep(0.1)
+            rows = {line.split()[0]: line for line in tree_lines(await agent_tree(client, wf_id))}
+    assert "killed" in rows[scout_a] and "reason: wrong file" in rows[scout_a], rows
+    # Said as stopped by its coordinator: the server's "Cancel requested by workflow with run
+    # id ... with reason:" was shown.
+    assert f"reason: stopped by workflow {wf_id})" in rows[scout_b], rows
