@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import timedelta
 
 import typer
 from rich.console import Console
@@ -17,13 +18,15 @@ from temporalio.client import (
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowHandle,
+    WorkflowQueryFailedError,
 )
 from temporalio.service import RPCError, RPCStatusCode
 
 from outlast.client import connect
 from outlast.inspect import NO_POLLER as NO_WORKER
-from outlast.inspect import QUERY_BUFFER_FULL
+from outlast.inspect import QUERY_BUFFER_FULL, queued_line
 from outlast.question_view import terminal_text
+from workflows.contracts import AgentStatus
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -87,9 +90,39 @@ async def describe_or_fail(handle: WorkflowHandle) -> WorkflowExecutionDescripti
         return await handle.describe()
     except RPCError as e:
         if e.status == RPCStatusCode.NOT_FOUND:
+            if queued := await queued_worker_note(handle):
+                fail(queued)
             fail(f"no workflow {handle.id}; `outlast ls` lists the workflows there are.")
         fail(server_said(handle.id, e))
         raise  # not reached: fail() exits
+
+
+QUEUED_QUERY = timedelta(seconds=2)
+
+
+async def queued_worker_note(handle: WorkflowHandle) -> str | None:
+    """What `PARENT/NAME`, which has no workflow, is when it is a worker its coordinator
+    queued for its files: `send`, `stop` and `kill` said "no workflow" of a worker `show`
+    lists as queued (a user test, 2026-12-07). None for anything else."""
+    parent, _, name = handle.id.rpartition("/")
+    if not parent:
+        return None
+    coordinator = handle._client.get_workflow_handle(parent)  # noqa: SLF001
+    try:
+        status = await coordinator.query(
+            "status", result_type=AgentStatus, rpc_timeout=QUEUED_QUERY
+        )
+    except (RPCError, WorkflowQueryFailedError):
+        return None
+    for q in status.queued:
+        if name in (q.label, q.agent_id):
+            return (
+                f"{handle.id} has no workflow yet: its coordinator queued it for its files "
+                f"({queued_line(q)}), and it starts by itself once they are free. To keep it "
+                f"from starting, ask the coordinator to TaskStop it (`outlast send {parent} "
+                f'"..."`), or stop or kill {parent}.'
+            )
+    return None
 
 
 def server_said(workflow_id: str, error: RPCError) -> str:

@@ -9,6 +9,7 @@ import uuid
 from outlast.inspect import agent_tree, tree_lines
 from tests.support import running_workers, scripted_model
 from tests.workflows.test_coordinator import start_coordinator, worker
+from tests.workflows.test_plan_mode import cli
 from workflows.contracts import AgentStatus
 
 HOLD = "until [ -e looked ]; do sleep 0.1; done"
@@ -51,7 +52,9 @@ def script() -> dict:
     }
 
 
-async def test_a_queued_worker_is_in_its_coordinator_s_status_and_show(client, git_repo):
+async def test_a_queued_worker_is_in_its_coordinator_s_status_and_show(
+    client, dev_server, git_repo
+):
     wf_id = f"coord-{uuid.uuid4().hex[:8]}"
     queued: list = []
 
@@ -71,6 +74,8 @@ async def test_a_queued_worker_is_in_its_coordinator_s_status_and_show(client, g
                     break
                 await asyncio.sleep(0.1)
             tree = await agent_tree(client, wf_id)
+            # It has no workflow yet: `kill` said "no workflow" (a user test, 2026-12-07).
+            killed = await cli(dev_server.address, "kill", f"{wf_id}/doc")
             (git_repo / "looked").touch()
             result = await handle.result()
             after = await handle.query("status", result_type=AgentStatus)
@@ -86,3 +91,7 @@ async def test_a_queued_worker_is_in_its_coordinator_s_status_and_show(client, g
         shown
     ), shown
     assert result.status == "completed" and after.queued == []
+    code, said = killed
+    said = " ".join(said.split())
+    assert code == 2 and f"{wf_id}/doc has no workflow yet: its coordinator queued it" in said
+    assert f"doc ({doc.agent_id}), implementation of src/app.py: waits for fix" in said, said
