@@ -73,7 +73,8 @@ def list_query(
     status: str | None, pattern: str | None, include_children: bool, by_attribute: bool = True
 ) -> str:
     """The visibility query for `outlast ls`; without `by_attribute`, a pattern is known by
-    its workflow type only (for a server that has no `Pattern` attribute)."""
+    its workflow type only, and a failed one by Temporal's status (for a server that has no
+    `Pattern` and `AgentStatus` attributes)."""
     types = sorted(set(WORKFLOW_TYPES.values()))
     if include_children and pattern is None:
         types.append("ShellTaskWorkflow")  # an agent's background commands (`show` has them)
@@ -88,7 +89,14 @@ def list_query(
             f"(Pattern = '{pattern}' OR (Pattern IS NULL"
             f" AND WorkflowType = '{WORKFLOW_TYPES[pattern]}'))"
         )
-    if status is not None:
+    if status == "failed" and by_attribute:
+        # A pattern that failed its task completes its workflow (`completed (failed)`): it
+        # was not listed as failed (a user test, 2026-12-07).
+        parts.append(
+            "(ExecutionStatus = 'Failed' OR (ExecutionStatus = 'Completed' AND "
+            "AgentStatus = 'failed'))"
+        )
+    elif status is not None:
         parts.append(f"ExecutionStatus = '{status.title().replace('_', '')}'")
     else:
         # A run that continued as new is not a task of its own: its latest run is listed.
@@ -110,7 +118,7 @@ async def list_rows(
         query = list_query(status, pattern, include_children)
         rows = await _list(client, query, include_children, limit)
     except RPCError as e:
-        if pattern is None or e.status != RPCStatusCode.INVALID_ARGUMENT:
+        if (pattern is None and status != "failed") or e.status != RPCStatusCode.INVALID_ARGUMENT:
             raise
         # A cluster Outlast's search attributes were never registered on.
         query = list_query(status, pattern, include_children, by_attribute=False)

@@ -10,8 +10,17 @@ def test_a_pattern_is_found_by_its_attribute_or_else_by_its_type():
     assert "(Pattern = 'coordinator' OR (Pattern IS NULL AND WorkflowType = " in query
     assert "'CoordinatorWorkflow'))" in query and "ParentWorkflowId IS NULL" not in query
     assert "ShellTaskWorkflow" not in query  # a background command carries no pattern
-    top = list_query("failed", "single", include_children=False)
-    assert "ExecutionStatus = 'Failed'" in top and top.endswith("ParentWorkflowId IS NULL")
+    top = list_query("canceled", "single", include_children=False)
+    assert "ExecutionStatus = 'Canceled'" in top and top.endswith("ParentWorkflowId IS NULL")
+
+
+def test_failed_lists_a_pattern_that_completed_its_workflow_but_failed_its_task():
+    query = list_query("failed", None, include_children=False)
+    assert (
+        "(ExecutionStatus = 'Failed' OR (ExecutionStatus = 'Completed' AND AgentStatus = 'failed'))"
+    ) in query
+    bare = list_query("failed", "pipeline", include_children=False, by_attribute=False)
+    assert "ExecutionStatus = 'Failed'" in bare and "AgentStatus" not in bare
 
 
 def test_on_a_server_without_the_attribute_a_pattern_is_its_type():

@@ -21,6 +21,7 @@ from activities.spot_check import SpotCheckInput, spot_check
 from agents.builtin.verification import NOTHING_RAN
 from agents.pipeline import PipelineStage
 from outlast.inspect import agent_tree
+from outlast.listing import list_rows
 from outlast.pattern_follow import _progress
 from tests.support import (
     fast_config,
@@ -164,6 +165,14 @@ async def test_a_failing_stage_ends_the_pipeline_and_is_named(client, git_repo):
     assert result.status == "failed"
     assert result.failed_stage == "verify"
     assert "verify" in result.message and "FAIL" in result.message
+    # `ls --status failed` lists it, `completed (failed)`: it did not (a user test).
+    for _ in range(50):  # visibility is eventually consistent
+        failed = {r.workflow_id: r for r in await list_rows(client, status="failed", limit=500)}
+        if handle.id in failed:
+            break
+        await asyncio.sleep(0.1)
+    row = failed[handle.id]
+    assert (row.status, row.outcome) == ("completed", "failed"), row
 
     with scripted_model(FAILING_PLAN) as model:
         async with running_workers(client) as queues:
