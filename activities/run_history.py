@@ -154,6 +154,9 @@ class RunEnd(BaseModel):
     """Its `AgentId` attribute."""
     permission_mode: str | None = None
     """Its `PermissionMode` attribute (the start value, unless the run kept it)."""
+    answered: bool = True
+    """A run without a result: whether a model call of its own completed (a continued run
+    killed in its first call read nothing, not even the mail its carry handed it)."""
     unanswered: list[str] = []
     """Messages (`send_message`) no conversation holds: all of a run's that ended before any
     model call answered (a resumed run killed in its first call lost its message: a user
@@ -190,6 +193,7 @@ async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
     unanswered = await _mail_texts(client, record.mail, record.mail_events, after)
     return RunEnd(
         transcript=transcript,
+        answered=record.read_upto > 0,
         unanswered=unanswered,
         plan_file=plan_file,
         patches=sorted(record.patches),

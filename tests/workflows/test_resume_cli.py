@@ -654,3 +654,47 @@ async def test_a_message_sent_during_a_local_model_call_is_not_taken_as_read(cli
             resumed = await resume_agent(client, handle.id, "go on")
             await asyncio.wait_for(resumed.handle.result(), 60)
     assert resumed.carried == ("DURING-MSG",), resumed.carried
+
+
+async def test_mail_a_continued_run_was_handed_and_never_read_goes_first_in_the_resume(
+    client, git_repo
+):
+    """Mail that came as the run continued as new went on in its carry; killed in the next
+    run's first model call, that run read nothing, and the mail was lost (a review,
+    2026-12-07)."""
+    from agents.config import AgentSettings
+    from tests.workflows.test_agent_control import wait_status
+
+    slow = {"delay_ms": 20_000, "text": "never"}
+    script = {
+        "agents": [
+            {
+                "name": "resumed",
+                "match": {"last_user_contains": "go on"},
+                "after_last": "repeat_last",
+                "turns": [{"text": "Went on."}],
+            },
+            {"name": "main", "turns": [wait_for_file("first-go"), slow]},
+        ]
+    }
+    config = fast_config(agents=AgentSettings(turns_per_run=1))
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues, config=config), queues)
+            first = await wait_status(handle, lambda s: "Bash" in s.current_tools)
+            await handle.signal("send_message", MailMessage(text="CARRIED-MSG"))
+            (git_repo / "first-go").touch()
+            latest = client.get_workflow_handle(handle.id)
+            # The next run's first call is under way (the first run calls no more).
+            await wait_status(latest, lambda s: s.state == "calling_model")
+            assert (await latest.describe()).run_id != handle.result_run_id, "no continue"
+            await latest.cancel(reason="enough")
+            with contextlib.suppress(WorkflowFailureError):
+                await latest.result()
+            resumed = await resume_agent(client, handle.id, "go on")
+            await asyncio.wait_for(resumed.handle.result(), 60)
+    assert first.turn == 1
+    assert resumed.carried == ("CARRIED-MSG",), resumed.carried
+    (call,) = [r for r in model.log if r["agent"] == "resumed"]
+    told = str(call["body"]["messages"][-1])
+    assert told.index("CARRIED-MSG") < told.index("go on"), told
