@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from dataclasses import dataclass
 from datetime import timedelta
 
 from rich.console import Console
@@ -58,7 +59,7 @@ async def follow(
         return await outcome(followed, handle, console)
     result_task = asyncio.create_task(lasting_result(handle, console))
     last = ""
-    last_text = ""
+    printed = TextsPrinted()
     last_todo: str | None = None
     asked: set[str] = set()
     children: dict[str, str] = {}
@@ -73,10 +74,9 @@ async def follow(
         if status is not None:
             _print_children(status, children, console, handle.id)
             line = doing(status)
-            if status.last_text and status.last_text != last_text:
-                last_text = status.last_text
-                kind = escape(plain(status.agent_type))
-                console.print(f"[dim]{kind}:[/] {escape(plain(_one_line(last_text)))}")
+            kind = escape(plain(status.agent_type))
+            for text in new_texts(status, printed):
+                console.print(f"[dim]{kind}:[/] {escape(plain(_one_line(text)))}")
             todo = in_progress(status.todos)
             if todo is not None and todo != last_todo:
                 console.print(
@@ -164,6 +164,31 @@ def _print_children(
             seen[child.agent_id] = state
             label = escape(plain(f"{child.name or child.agent_id} ({child.agent_type})"))
             console.print(f"  [magenta]sub-agent[/] {label}: {state}")
+
+
+@dataclass
+class TextsPrinted:
+    """How far a follow has printed the agent's texts."""
+
+    turn: int = 0
+    """The turn of the last text printed (a run that went on resumed restarts its count)."""
+    text: str = ""
+
+
+def new_texts(status: AgentStatus, printed: TextsPrinted) -> list[str]:
+    """The texts `status` shows that the follow has not printed, oldest first: each turn's
+    (`recent_texts`); from a worker of a release before them, the last one if it changed."""
+    if not status.recent_texts:
+        if not status.last_text or status.last_text == printed.text:
+            return []
+        printed.text = status.last_text
+        return [status.last_text]
+    if status.recent_texts[-1].turn < printed.turn:
+        printed.turn = 0  # a new run counts its turns from the start again
+    texts = [t for t in status.recent_texts if t.turn > printed.turn]
+    if texts:
+        printed.turn, printed.text = texts[-1].turn, texts[-1].text
+    return [t.text for t in texts]
 
 
 def _one_line(text: str, width: int = 160) -> str:

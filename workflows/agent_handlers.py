@@ -25,6 +25,8 @@ from workflows import versions
 from workflows.carry import SEEN_MAIL_KEPT
 from workflows.client_input import check_update_fields, require_update_input
 from workflows.contracts import (
+    RECENT_TEXT_CHARS,
+    RECENT_TEXTS,
     AgentNotification,
     AgentStatus,
     AgentUsage,
@@ -38,6 +40,7 @@ from workflows.contracts import (
     StopRequest,
     TeamLink,
     TranscriptView,
+    TurnText,
 )
 from workflows.loop_types import LoopState
 from workflows.pattern_contracts import TeamMembers
@@ -263,6 +266,7 @@ class AgentHandlers:
             todos=self._state.todos,
             worktree=self._state.worktree.info if self._state.worktree else None,
             queued=self._subagents.phases.queued_view(),
+            recent_texts=recent_texts(self._messages, self._state.turns),
         )
 
     @workflow.signal(name="approve_plan")
@@ -366,3 +370,19 @@ class AgentHandlers:
             messages=self._messages,
             compacted=self._state.compacted,
         )
+
+
+def recent_texts(messages: list[Message], turns: int) -> list[TurnText]:
+    """The last `RECENT_TEXTS` texts the model wrote in `messages` (this run's, the last of
+    them turn `turns`), each with its turn, oldest first."""
+    found: list[TurnText] = []
+    turn = turns
+    for message in reversed(messages):
+        if message.role != "assistant":
+            continue
+        if text := message.text().strip():
+            found.append(TurnText(turn=turn, text=text[:RECENT_TEXT_CHARS]))
+            if len(found) == RECENT_TEXTS:
+                break
+        turn -= 1
+    return found[::-1]

@@ -272,6 +272,19 @@ class QueuedWorker(Contract):
     """The workers (name, else id) it waits for, running or queued ahead of it."""
 
 
+class TurnText(Contract):
+    """A turn's text, as a follow prints it."""
+
+    turn: int
+    text: str
+
+
+RECENT_TEXTS = 8
+"""How many turns' texts the `status` query gives (`AgentStatus.recent_texts`)."""
+RECENT_TEXT_CHARS = 400
+"""Each cut to this: a follow prints one line of it."""
+
+
 class AgentStatus(Contract):
     """Answer of the `status` query."""
 
@@ -300,6 +313,9 @@ class AgentStatus(Contract):
     """The worktree its session works in since EnterWorktree (T18), until ExitWorktree."""
     queued: list[QueuedWorker] = Field(default_factory=list)
     """A coordinator's workers waiting for their files, oldest first."""
+    recent_texts: list[TurnText] = Field(default_factory=list)
+    """The texts of this run's last turns that had one, oldest first: a follow that polls
+    less often than turns come prints each (it printed `last_text` and skipped the rest)."""
 
 
 class TranscriptView(Contract):
