@@ -76,6 +76,15 @@ def killed_note(reason: str = "") -> str:
 KILLED_FROM_OUTSIDE = killed_note()
 
 
+def unread_note(count: int) -> str:
+    """What a killed sub-agent's parent is told of the messages it never read."""
+    messages = "message" if count == 1 else "messages"
+    return (
+        f"It never read {count} {messages} sent to it before it ended; a SendMessage to it "
+        "resumes it and hands them over first."
+    )
+
+
 TURN_LIMIT_NOTE = "It reached its turn limit before it finished; its task may not be done."
 
 

@@ -617,6 +617,10 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             run_id=workflow.info().run_id,
             **worktree,
         )
+        if status == "killed" and self._mailbox:
+            # For its parent: mail a kill kept it from reading (a resume hands it over).
+            unread = sum(1 for m in self._mailbox if protocol_type(m.text) is None)
+            result = result.model_copy(update={"unread_messages": unread})
         self._outcome = outcome_of(result)
         # What the `status` query shows from now on: the end's figures, no tool running (a
         # stop or the turn limit ends the loop with its last turn's tools still named).

@@ -227,6 +227,7 @@ async def tell_parent(
         stopped=result.stopped,
         stop_reason=result.stop_reason,
         max_turns_reached=result.max_turns_reached,
+        unread_messages=result.unread_messages if result.status == "killed" else 0,
     )
     try:
         await signal_workflow(inp.parent.workflow_id, "agent_notification", end)

@@ -446,6 +446,10 @@ class AgentNotification(Contract):
     stop_reason: str = ""
     max_turns_reached: bool = False
     """Ended at its turn limit, not by finishing: its parent hears that too."""
+    unread_messages: int = 0
+    """Killed: the messages that had reached it since its last model call, never read (a
+    parent's SendMessage as a person killed it was queued and lost without a word). A
+    SendMessage that resumes it hands them over first."""
 
 
 class AgentResult(Contract):

@@ -20,6 +20,7 @@ from agents.notifications import (
     killed_note,
     stop_note,
     summary_for,
+    unread_note,
     with_note,
 )
 from agents.transcript import TranscriptRef
@@ -44,7 +45,15 @@ def delivered_text(end: AgentNotification) -> str:
 
 def ending_note(task: ChildTask, end: AgentNotification) -> str | None:
     """Why a child ended without finishing, when its status alone does not say: a person's
-    stop or kill, or its turn limit."""
+    stop or kill, or its turn limit; and, killed, the messages it never read."""
+    note = _why_ended(task, end)
+    if end.status == "killed" and end.unread_messages > 0:
+        unread = unread_note(end.unread_messages)
+        return f"{note} {unread}" if note else unread
+    return note
+
+
+def _why_ended(task: ChildTask, end: AgentNotification) -> str | None:
     if end.stopped:
         return stop_note(end.stop_reason)
     if end.status == "killed" and not task.stop_requested:

@@ -140,3 +140,41 @@ async def test_show_says_a_stop_waits_for_the_tool_running_now(client, git_repo)
             result = await handle.result()
     assert "running_tools, stop requested: it ends after its current turn" in tree_lines(tree)[0]
     assert result.stopped
+
+
+async def test_a_parent_hears_its_killed_child_never_read_its_message(client, git_repo):
+    """The parent's SendMessage reached its child as a person killed it: queued, and lost
+    without a word (a review, 2026-12-07). The kill's notice says so, and that a SendMessage
+    hands it over."""
+    from tests.workflows.test_agent_control import wait_status
+
+    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
+    ask = {"name": "SendMessage", "input": {"to": "digger", "message": "ALSO-CHECK-TESTS"}}
+    script = {
+        "agents": [
+            {"name": "digger", "match": {"agent_name": "digger"}, "turns": [{"tool_use": hold}]},
+            {
+                "name": "parent",
+                "after_last": "repeat_last",
+                "turns": [
+                    {"tool_use": spawn("digger", "find the call sites", True)},
+                    {"tool_use": ask},
+                    {"text": "Waiting for digger."},
+                    {"text": "Noted."},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            child = client.get_workflow_handle(f"{handle.id}/digger")
+            await wait_status(child, lambda s: s.mailbox == 1 and "Bash" in s.current_tools)
+            await child.cancel(reason="wrong branch")
+            result = await handle.result()
+    (note,) = notifications(result)
+    assert "<status>killed</status>" in note, note
+    assert (
+        "It never read 1 message sent to it before it ended; a SendMessage to it resumes it "
+        "and hands them over first."
+    ) in note, note
