@@ -136,6 +136,12 @@ async def conversation_of(
     return response.transcript
 
 
+UNDELIVERED_MEMO = "undelivered"
+"""The memo key a killed or failed agent names under the ends of its background tasks that
+came after its last turn, which it never read (a completed run's result has them as
+`undelivered`)."""
+
+
 class RunEnd(BaseModel):
     """What a closed run of an agent left, as Temporal has it (`workflows.resumed.
     resumed_from` reads it)."""
@@ -190,7 +196,10 @@ async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
     # With no conversation, all of its mail; else what came after its last model call (a
     # message sent during a tool, then a kill: lost, a user test, 2026-12-07).
     after = 0 if transcript is None else record.read_upto
-    unanswered = await _mail_texts(client, record.mail, record.mail_events, after)
+    # Its background tasks' ends it never read, then its own mail, as a completed run's.
+    ends = (await desc.memo()).get(UNDELIVERED_MEMO)
+    unanswered = [t for t in ends if isinstance(t, str)] if isinstance(ends, list) else []
+    unanswered += await _mail_texts(client, record.mail, record.mail_events, after)
     return RunEnd(
         transcript=transcript,
         answered=record.read_upto > 0,

@@ -24,6 +24,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.resume import AGENT_TYPES
+from activities.run_history import UNDELIVERED_MEMO
 from outlast.listing import Row, row_of
 from outlast.plan_view import waiting_plan
 from outlast.question_view import plain, waiting_question
@@ -130,7 +131,10 @@ async def agent_tree(
         if kind != UNDECODED_INPUT:
             await _fill_from_status(node, client, desc, queries_until)
         if desc.status != WorkflowExecutionStatus.RUNNING:
-            node.unstarted = unstarted_of(None, await desc.memo())
+            memo = await desc.memo()
+            node.unstarted = unstarted_of(None, memo)
+            ends = memo.get(UNDELIVERED_MEMO)
+            node.undelivered = len(ends) if isinstance(ends, list) else 0
     if desc.workflow_type in AGENT_TYPES:
         if desc.status == WorkflowExecutionStatus.CANCELED:
             node.outcome = "killed"  # TaskStop, `outlast kill`: what `run` and the parent say
@@ -486,7 +490,11 @@ def queued_line(q: QueuedWorker) -> str:
     return f"{plain(q.label) or q.agent_id} ({q.agent_id}), {q.phase}{files}: waits for {waits}"
 
 
-UNREAD_WHY = {"stopped": "its stop came", "max turns reached": "its turns ran out"}
+UNREAD_WHY = {
+    "stopped": "its stop came",
+    "max turns reached": "its turns ran out",
+    "killed": "its kill came",
+}
 """Why an agent's messages went unread, by its outcome."""
 
 

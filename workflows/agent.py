@@ -37,6 +37,7 @@ from workflows.agent_end import (
     export_output_file,
     handoff_warning,
     keep_last_results,
+    name_undelivered,
     name_unstarted,
     outcome_of,
     parent_reads_result,
@@ -227,6 +228,9 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
                 # the try: a kill while it waits for a start must still end the agent.
                 self._stopped = await stop_background_children(self._subagents)
         except BaseException as e:
+            # As after a stop: ends that came after its last turn, before this end stops its
+            # children (their `killed` ends are no news it missed).
+            self._unread_ends = list(self._registry.queue)
             if is_cancelled_exception(e):
                 await keep_last_results(self._state, inp.workspace.host_queue, killed=True)
                 self._stopped = await stop_background_children(self._subagents)
@@ -573,6 +577,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         if unstarted:
             workflow.logger.warning("ending with queued workers never started: %s", unstarted)
         name_unstarted(status, unstarted)
+        name_undelivered(status, self._unread_ends)
         warning = None
         if status == "completed":
             checked = self._handoff_checked

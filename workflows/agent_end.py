@@ -19,6 +19,7 @@ with workflow.unsafe.imports_passed_through():
     from activities.handoff import HandoffInput, HandoffVerdict
     from activities.read_state import read_state_ref
     from activities.resume import AppendInput, append
+    from activities.run_history import UNDELIVERED_MEMO
     from activities.tools.base import FileStamp
     from activities.transcript_export import ExportInput
     from activities.worktree import WorktreeInfo
@@ -43,6 +44,19 @@ KILL_KEEPS_RESULTS = "kill-keeps-results"
 UNSTARTED_IN_MEMO = "unstarted-in-memo"
 """Patch id: a killed or failed agent with queued workers names them in its memo; with no
 result to say it, a resume told nobody they never ran (a user test, 2026-12-07)."""
+
+
+UNDELIVERED_IN_MEMO = "undelivered-in-memo"
+"""Patch id: a killed or failed agent names in its memo the ends of its background tasks that
+came after its last turn: lost with the run, a resume never heard of a sub-agent's finished
+work (a review, 2026-12-07)."""
+
+
+def name_undelivered(status: str, ends: list[str]) -> None:
+    """Where a run with no result keeps the background tasks' ends it never read: its memo,
+    which a resume reads (`RunEnd.unanswered`). Asked only then."""
+    if ends and status != "completed" and versions.patched(UNDELIVERED_IN_MEMO):
+        workflow.upsert_memo({UNDELIVERED_MEMO: ends})
 
 
 def name_unstarted(status: str, unstarted: list[str]) -> None:

@@ -169,7 +169,12 @@ EARLIER = ((FIRST_BASELINE, FIRST_BUNDLED),)
 """Each earlier baseline with its bundle, newest first: the runs that recorded one."""
 
 AFTER_BASELINE: frozenset[str] = frozenset(
-    {"ending-freezes-queue", "unstarted-in-memo", "verified-stopped-implementer-closes"}
+    {
+        "ending-freezes-queue",
+        "undelivered-in-memo",
+        "unstarted-in-memo",
+        "verified-stopped-implementer-closes",
+    }
 )
 """Patch ids added since `BASELINE`, asked one by one."""
 

@@ -34,6 +34,7 @@ from tests.replay.scenarios_agent import (
     fork_plan_mode,
     killed,
     killed_kept_results,
+    killed_undelivered,
     liveness_backoff,
     max_tokens_resume,
     model_auto,
@@ -472,6 +473,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # The implementer a person stopped closes before its task does (patched
     # verified-stopped-implementer-closes): the close policy cancelled it in its end.
     "verified_implementer_stopped_v2": verified_implementer_stopped,
+    # Killed with a background helper's end queued: its memo keeps it (patched
+    # undelivered-in-memo).
+    "agent_killed_undelivered": killed_undelivered,
 }
 
 

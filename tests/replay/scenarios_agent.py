@@ -836,3 +836,23 @@ async def _completed_then_resumed(
             await resume_agent(client, name, message)
             await client.get_workflow_handle(name).result()
     return client.get_workflow_handle(name)
+
+
+async def killed_undelivered(client: Client, tmp: Path) -> WorkflowHandle:
+    """Killed mid-Bash with a background helper's end queued: its memo keeps the end
+    (patched undelivered-in-memo)."""
+    from tests.workflows.test_agent_control import wait_status
+    from tests.workflows.test_resume_cli import UNDELIVERED
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model(UNDELIVERED):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", repo, queues)
+            handle = await start(client, inp, queues, os.environ["OUTLAST_RECORDING"])
+            await wait_status(handle, lambda s: "Bash" in s.current_tools)
+            (repo / "helper-go").touch()
+            await wait_status(handle, lambda s: s.pending_notifications == 1)
+            await handle.cancel(reason="enough")
+            with contextlib.suppress(Exception):
+                await handle.result()
+    return handle

@@ -578,6 +578,40 @@ async def test_a_sub_agent_s_end_that_came_after_a_stop_goes_first_in_the_resume
     assert again["final_text"] == "It found 42."
 
 
+async def test_a_sub_agent_s_end_that_came_before_a_kill_goes_first_in_the_resume(
+    client, dev_server, git_repo
+):
+    """The same with a kill: the end, queued while a tool ran, went with the run (a review,
+    2026-12-07). The killed run's memo keeps it."""
+    from activities.run_history import UNDELIVERED_MEMO
+    from tests.workflows.test_agent_control import wait_status
+    from tests.workflows.test_plan_mode import cli
+
+    with scripted_model(UNDELIVERED, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_status(handle, lambda s: "Bash" in s.current_tools)
+            (git_repo / "helper-go").touch()
+            await wait_status(handle, lambda s: s.pending_notifications == 1)
+            await handle.cancel(reason="enough")
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+            memo = await (await handle.describe()).memo()
+            code_show, shown = await cli(dev_server.address, "show", handle.id)
+            code, out = await cli(
+                dev_server.address, "resume", "--no-worker", handle.id, "what did the helper find?"
+            )
+            again = await asyncio.wait_for(client.get_workflow_handle(handle.id).result(), 60)
+    (end,) = memo[UNDELIVERED_MEMO]
+    assert "HELPER-RESULT the answer is 42" in end, end
+    assert code_show == 0 and "1 background task end went unread (its kill came" in shown, shown
+    assert code == 0 and "had not read sub-agent a" in out and "'s end: it goes first" in out, out
+    (resumed,) = [r for r in model.log if r["agent"] == "resumed"]
+    told = str(resumed["body"]["messages"][-1])
+    assert told.index("HELPER-RESULT") < told.index("what did the helper find?"), told
+    assert again["status"] == "completed", again
+
+
 GOES_ON = {
     "name": "resumed",
     "match": {"conversation_contains": ["go on"]},
