@@ -63,6 +63,9 @@ class RunRecord:
     request; for one made as a local activity, the start of the workflow task it was
     scheduled in (by time: mail delivered in the tasks that heartbeat while it runs was not
     in its request). Not a compaction's: the mailbox is drained after it."""
+    start_input: list[Payload] = field(default_factory=list)
+    """The payloads of the run's start input: a continued run's carry hands it the mail the
+    run before never read."""
 
 
 async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunRecord:
@@ -81,8 +84,11 @@ async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunReco
         if name in names:
             last["conversation" if name in CONVERSATION else name] = (name, list(payloads))
 
+    start_input: list[Payload] = []
     async for event in handle.fetch_history_events():
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+            start_input = list(event.workflow_execution_started_event_attributes.input.payloads)
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             attrs = event.activity_task_scheduled_event_attributes
             scheduled[event.event_id] = attrs.activity_type.name
         elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
@@ -106,7 +112,7 @@ async def last_results(handle: WorkflowHandle, names: frozenset[str]) -> RunReco
             if signaled.signal_name == "send_message":
                 mail.append(list(signaled.input.payloads))
                 mail_events.append(event.event_id)
-    return RunRecord(last, patches, mail, mail_events, read_upto)
+    return RunRecord(last, patches, mail, mail_events, read_upto, start_input)
 
 
 def _task_started_before(starts: list[tuple[int, float]], marker: dict, marked: int) -> int:
@@ -160,9 +166,6 @@ class RunEnd(BaseModel):
     """Its `AgentId` attribute."""
     permission_mode: str | None = None
     """Its `PermissionMode` attribute (the start value, unless the run kept it)."""
-    answered: bool = True
-    """A run without a result: whether a model call of its own completed (a continued run
-    killed in its first call read nothing, not even the mail its carry handed it)."""
     unanswered: list[str] = []
     """Messages (`send_message`) no conversation holds: all of a run's that ended before any
     model call answered (a resumed run killed in its first call lost its message: a user
@@ -185,7 +188,10 @@ async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
         unanswered = [t for t in undelivered or [] if isinstance(t, str)]
         if isinstance(unread, int) and unread > 0:
             # The mailbox is read first in, first out: the unread are the last that came.
-            texts = await _mail_texts(client, (await last_results(handle, frozenset())).mail)
+            record = await last_results(handle, frozenset())
+            # Mail its carry handed it, then its own (a continued run stopped before its
+            # first call counts both).
+            texts = await _mail_texts(client, record, after=-1)
             unanswered += texts[-unread:]
         return RunEnd(result=result, unanswered=unanswered, **shown)
     record = await last_results(handle, CONVERSATION | {PLAN_FILE})
@@ -193,16 +199,15 @@ async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
     if PLAN_FILE in record.last:
         (plan_file,) = await client.data_converter.decode(record.last[PLAN_FILE][1], [str])
     transcript = await conversation_of(client, record.last)
-    # With no conversation, all of its mail; else what came after its last model call (a
-    # message sent during a tool, then a kill: lost, a user test, 2026-12-07).
-    after = 0 if transcript is None else record.read_upto
+    # What came after its last model call (a message sent during a tool, then a kill: lost,
+    # a user test, 2026-12-07); with none of its own, all of it, its carry's too.
+    after = record.read_upto or -1
     # Its background tasks' ends it never read, then its own mail, as a completed run's.
     ends = (await desc.memo()).get(UNDELIVERED_MEMO)
     unanswered = [t for t in ends if isinstance(t, str)] if isinstance(ends, list) else []
-    unanswered += await _mail_texts(client, record.mail, record.mail_events, after)
+    unanswered += await _mail_texts(client, record, after)
     return RunEnd(
         transcript=transcript,
-        answered=record.read_upto > 0,
         unanswered=unanswered,
         plan_file=plan_file,
         patches=sorted(record.patches),
@@ -211,32 +216,48 @@ async def run_end(client: Client, desc: WorkflowExecutionDescription) -> RunEnd:
     )
 
 
-async def _mail_texts(
-    client: Client,
-    mail: list[list[Payload]],
-    events: list[int] | None = None,
-    after: int = 0,
-) -> list[str]:
-    """The texts of the `send_message` signals a run took, as the agent took them: one that
-    is no message (the signal takes any payload, and refuses it in the workflow) is left
-    out, as is a repeated id (dropped there too). With `events` (each one's event id), only
-    those after the event `after`: a repeat of an earlier one is still left out."""
-    texts: list[str] = []
-    ids: set[str] = set()
-    for i, payloads in enumerate(mail):
+async def _mail_texts(client: Client, record: RunRecord, after: int) -> list[str]:
+    """The texts of the mail a run took, as the agent took it, that came after the event
+    `after` (-1: all of it): first what its carry handed it (a continued run's, which came
+    before any of its events: none once a model call of its own read it, a review,
+    2026-12-07), then its `send_message` signals. One that is no message (the signal takes
+    any payload, and refuses it in the workflow) is left out, as is a repeated id (dropped
+    there too)."""
+    messages: list[tuple[int, object]] = [(0, m) for m in await _carried(client, record)]
+    for event_id, payloads in zip(record.mail_events, record.mail, strict=True):
         try:
             (message,) = await client.data_converter.decode(payloads[:1], [dict])
         except Exception:  # noqa: BLE001 - not JSON, or not an object: refused when sent
             continue
+        messages.append((event_id, message))
+    texts: list[str] = []
+    ids: set[str] = set()
+    for event_id, message in messages:
         if not isinstance(message, dict) or not isinstance(message.get("text"), str):
             continue
         if (mail_id := message.get("id")) is not None:
             if str(mail_id) in ids:
                 continue
             ids.add(str(mail_id))
-        if message["text"].strip() and (events is None or events[i] > after):
+        if message["text"].strip() and event_id > after:
             # As the agent would have read it: another agent's under its name, so that going
             # first in someone else's message it is not taken for theirs (a review).
             sender = message.get("sender")
             texts.append(mail_text(sender if isinstance(sender, str) else "user", message["text"]))
     return texts
+
+
+async def _carried(client: Client, record: RunRecord) -> list[object]:
+    """The mail a continued run's carry handed it (`AgentCarry.mailbox`; a coordinator's
+    agent is its input's `agent`); none for any other run, or an input that does not
+    decode."""
+    try:
+        (inp,) = await client.data_converter.decode(record.start_input[:1], [dict])
+    except Exception:  # noqa: BLE001 - no input, or not an object: nothing carried
+        return []
+    if not isinstance(inp, dict):
+        return []
+    agent = inp.get("agent") if isinstance(inp.get("agent"), dict) else inp
+    carry = agent.get("carry")
+    mailbox = carry.get("mailbox") if isinstance(carry, dict) else None
+    return list(mailbox) if isinstance(mailbox, list) else []

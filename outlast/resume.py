@@ -26,7 +26,6 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities import run_history as history
 from activities.run_history import CONVERSATION, conversation_of, last_results
-from agents.notifications import mail_text
 from agents.transcript import TranscriptRef
 from outlast.orphans import stop_orphans
 from outlast.start_metadata import start_metadata
@@ -178,22 +177,9 @@ async def run_end(
         resumed=resumed,
         closed_at=desc.close_time,
         stopped_children=_stopped_children(end.result),
-        unanswered=(*carried_unread(end, agent), *end.unanswered),
+        unanswered=tuple(end.unanswered),
         unstarted=tuple(unstarted_of(end.result, await desc.memo())),
     )
-
-
-def carried_unread(end: history.RunEnd, agent: AgentInput) -> list[str]:
-    """The mail a continued run was handed (`AgentCarry.mailbox`) and ended with no model
-    call made, so unread: killed in its first call, it was lost with the run (a review,
-    2026-12-07). Its own mail, which came after, is in `end.unanswered`."""
-    if end.result is not None or end.answered or not agent.carry:
-        return []
-    # Here only, as `_agent_of`'s import: the carry's module imports the agent loop's.
-    from workflows.carry import AgentCarry
-
-    mailbox = AgentCarry.model_validate(agent.carry).mailbox
-    return [mail_text(m.sender, m.text) for m in mailbox if m.text.strip()]
 
 
 def _stopped_children(result: object) -> list[str] | None:
