@@ -133,6 +133,8 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._ended_usage: AgentUsage | None = None
         """The end's usage (its duration the run's), once it has ended."""
         self._unread_ends: list[str] = []
+        self._calling_at = -1
+        """The turns counted when the latest model call (or compaction) began."""
         """Notifications queued when the loop ended, never read (`AgentResult.undelivered`)."""
         self._current_tools: list[str] = []
         self._stop: StopRequest | None = None
@@ -296,12 +298,12 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._prepared = prepared
         self._agent_type, self._model = prepared.definition.agent_type, prepared.model
         setup = self._loop_setup(inp, prepared)
-        # A queued worker does not start once no turn is left to read of it: the end would
-        # kill it at once.
+        # A queued worker does not start once no turn is left to read of it, the last one
+        # under way included: the end would kill it at once.
         self._subagents.phases.ending = lambda: (
             self._stop is not None
             or workflow.cancellation_reason() is not None
-            or turns_spent(setup, self._state)
+            or turns_spent(setup, self._state, 1 if self._calling() else 0)
         )
         if self._carry is None:
             await self._start_state(inp)
@@ -712,7 +714,14 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
     def _elapsed_ms(self) -> int:
         return int((workflow.now() - self._started).total_seconds() * 1000)
 
+    def _calling(self) -> bool:
+        """Whether a model call is under way, its turn not yet counted (the phase stays
+        `calling_model` after it, until the next one)."""
+        return self._phase == "calling_model" and self._calling_at == self._state.turns
+
     def _on_phase(self, phase: str, tools: list[str]) -> None:
+        if phase == "calling_model":
+            self._calling_at = self._state.turns
         self._phase = phase
         self._current_tools = tools
         self._plan_note = None

@@ -67,14 +67,15 @@ after 1,000 model calls (`hard_max_turns`), whatever it was asked (bench/team_hi
 Asked only where the two counts differ."""
 
 
-def turns_spent(setup: LoopSetup, state: LoopState) -> bool:
+def turns_spent(setup: LoopSetup, state: LoopState, ahead: int = 0) -> bool:
     """Whether the agent's turns are spent: `max_turns` model calls in its run (a
-    teammate's: since the mail that last woke it)."""
-    if state.turns < setup.max_turns:
+    teammate's: since the mail that last woke it); `ahead`: once that many more are."""
+    turns = state.turns + ahead
+    if turns < setup.max_turns:
         return False
     return not (
         setup.turns_per_wake
-        and state.turns - state.wake_turns < setup.max_turns
+        and turns - state.wake_turns < setup.max_turns
         and versions.patched(TEAMMATE_TURNS_PER_WAKE)
     )
 

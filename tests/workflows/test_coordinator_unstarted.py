@@ -24,7 +24,8 @@ EDIT = "In {{cwd}}/src/app.py change greet(). Purpose: a test. Done = the file c
 NOTE = "they never started and never will: doc"
 
 
-def script() -> dict:
+def script(third: dict | None = None) -> dict:
+    """`third`: the coordinator's third turn (a resumed run's first, by default)."""
     return {
         "agents": [
             {
@@ -47,7 +48,7 @@ def script() -> dict:
                         ]
                     },
                     {"text": "Waiting for the workers."},
-                    {"text": "Resumed."},
+                    third or {"text": "Resumed."},
                 ],
             },
         ]
@@ -144,3 +145,23 @@ async def test_a_stopped_or_killed_coordinator_s_queued_worker_is_said_unstarted
     assert unstarted == ["doc"]
     assert "never started: doc (queued for its files when it ended)" in shown, shown
     assert NOTE in resume_message(model)
+
+
+async def test_a_worker_freed_during_the_last_model_call_does_not_start(client, git_repo):
+    """The turn is counted when its call returns: a worker whose files came free during the
+    last call started, and the end killed it (a review, 2026-12-07)."""
+    from tests.workflows.test_agent_control import wait_status
+    from workflows.contracts import MailMessage
+
+    slow = {"delay_ms": 4000, "text": "Still waiting."}
+    with scripted_model(script(third=slow)):
+        async with running_workers(client) as queues:
+            handle = await start(client, queues, git_repo, max_turns=3)
+            await doc_queued(handle)
+            await handle.signal("send_message", MailMessage(text="How is it going?"))
+            await wait_status(handle, lambda s: s.state == "calling_model" and s.turn == 2)
+            (git_repo / "released").touch()  # fix ends during the coordinator's last call
+            result = await handle.result()
+            started = await workers_of(client, handle.id)
+    assert result.max_turns_reached and result.unstarted_workers == ["doc"], result
+    assert len(started) == 1, started  # fix's
