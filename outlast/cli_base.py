@@ -118,9 +118,9 @@ async def queued_worker_note(handle: WorkflowHandle) -> str | None:
         if name in (q.label, q.agent_id):
             return (
                 f"{handle.id} has no workflow yet: its coordinator queued it for its files "
-                f"({queued_line(q)}), and it starts by itself once they are free. To keep it "
-                f"from starting, ask the coordinator to TaskStop it (`outlast send {parent} "
-                f'"..."`), or stop or kill {parent}.'
+                f"({queued_line(q)}), and it starts by itself once they are free. Until then "
+                f"only {parent} can act on it: its TaskStop takes it off the queue (ask it "
+                f'with `outlast send {parent} "..."`), and its end leaves it unstarted.'
             )
     return None
 

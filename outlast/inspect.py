@@ -127,7 +127,9 @@ async def agent_tree(
         # unless its input never decoded (it spent nothing, and cannot be asked).
         # A kill's reason too, of a child as of the workflow asked about (a page of its
         # history's end each).
-        node.error, kind = await why_it_ended(handle, desc.status)
+        # Of the run described: a resume may have started another since.
+        ran = client.get_workflow_handle(desc.id, run_id=desc.run_id)
+        node.error, kind = await why_it_ended(ran, desc.status)
         if kind != UNDECODED_INPUT:
             await _fill_from_status(node, client, desc, queries_until)
         if desc.status != WorkflowExecutionStatus.RUNNING:

@@ -63,7 +63,7 @@ async def stop_pending(handle: WorkflowHandle) -> bool:
 
 
 async def members_stopping(client: Client, team: WorkflowHandle, to: str | None) -> list[str]:
-    """The members a team's message to `to` (None: the lead; `*`: every member) went to whose
+    """The members a team's message to `to` (None: `lead`; `*`: every member) went to whose
     stop is pending; none when no worker answers in time. `send TEAM --to NAME` said "sent"
     where `send TEAM/NAME` warned (a user test, 2026-12-07)."""
     try:
@@ -71,10 +71,8 @@ async def members_stopping(client: Client, team: WorkflowHandle, to: str | None)
     except (RPCError, WorkflowQueryFailedError):
         return []
     members = [m for m in view.members if m.state != "ended"]
-    if to is None:
-        members = [m for m in view.members[:1] if m.state != "ended"]  # the lead comes first
-    elif to != "*":
-        members = [m for m in members if m.name == to]
+    if to != "*":  # by name, as the team takes `TeamMail.to` (None: "lead")
+        members = [m for m in members if m.name == (to or "lead")]
     handles = [client.get_workflow_handle(m.workflow_id) for m in members]
     pending = await asyncio.gather(*map(stop_pending, handles))
     return [m.name for m, stopping in zip(members, pending, strict=True) if stopping]

@@ -28,6 +28,7 @@ from outlast.plan_view import plan_lines, waiting_plan
 from outlast.question_view import plain, print_question, terminal_text, waiting_question
 from outlast.retries import TreeRetries
 from outlast.server_away import lasting_result
+from outlast.stopped_with_it import unstarted_of
 from workflows.contracts import AgentResult, AgentStatus, AgentUsage
 from workflows.details import tool_uses, web_searches
 
@@ -119,11 +120,18 @@ async def outcome(result_task: asyncio.Task, handle: WorkflowHandle, console: Co
     except WorkflowFailureError as e:
         cause = e.cause
         why = terminal_text(str(getattr(cause, "message", None) or cause))
-        status = (await handle.describe()).status
+        desc = await handle.describe()
+        status = desc.status
         if status == WorkflowExecutionStatus.CANCELED:
             reason = await _cancel_reason(handle)
             said = f"; reason: {reason}" if reason else ""
             console.print(f"[yellow]killed[/] (the workflow was cancelled{escape(said)})")
+            if unstarted := unstarted_of(None, await desc.memo()):
+                # As a completed coordinator's result says them (`print_result`).
+                console.print(
+                    f"[yellow]queued workers never started (it ended first): "
+                    f"{escape(', '.join(unstarted))}[/]: `outlast resume` tells it so."
+                )
         elif status == WorkflowExecutionStatus.TERMINATED:
             console.print(f"[red]terminated:[/] {escape(await _terminate_reason(handle) or why)}")
         else:

@@ -272,6 +272,8 @@ class VerifiedTaskWorkflow:
         last = self._rounds[-1]
         status = "partial" if last.verdict == "PARTIAL" else "failed"
         message = f"no PASS after {len(self._rounds)} round(s); last VERDICT: {last.verdict}"
+        if last.verifier_killed:  # no finding: nothing was checked in that round
+            message += f" ({VERIFIER_KILLED})"
         return self._result(status, message, usages)
 
     async def _head(self, inp: VerifiedTaskInput) -> str | None:

@@ -6,13 +6,16 @@ and nothing said otherwise: a resumed coordinator waited for it (a user test, 20
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import uuid
 
 import pytest
+from rich.console import Console
 from temporalio.client import WorkflowFailureError
 
 from outlast.inspect import agent_tree, tree_lines
+from outlast.progress import outcome, print_result
 from outlast.resume import resume_agent
 from tests.support import fast_config, running_workers, scripted_model
 from tests.workflows.test_coordinator import worker
@@ -140,9 +143,17 @@ async def test_a_stopped_or_killed_coordinator_s_queued_worker_is_said_unstarted
         async with running_workers(client) as queues:
             handle, unstarted = await end_with_doc_queued(client, queues, git_repo, how)
             shown = "\n".join(tree_lines(await agent_tree(client, handle.id)))
+            # What `run`'s follow ends with: the result, or the kill.
+            ended = asyncio.ensure_future(handle.result())
+            await asyncio.wait({ended})
+            out = io.StringIO()
+            await outcome(ended, handle, Console(file=out, width=200))
             resumed = await resume_agent(client, handle.id, "Go on.")
             await resumed.handle.result()
     assert unstarted == ["doc"]
+    if how == "stop":
+        print_result(ended.result(), Console(file=out, width=200))
+    assert "queued workers never started (it ended first): doc" in out.getvalue(), out
     assert "never started: doc (queued for its files when it ended)" in shown, shown
     assert NOTE in resume_message(model)
 

@@ -377,13 +377,14 @@ HANGING_VERIFIER = {
 
 
 async def kill_the_first_verifier(
-    client, tmp_path, wf_id: str, log: list | None = None
+    client, tmp_path, wf_id: str, log: list | None = None, **kw
 ) -> VerifiedTaskResult:
-    """`outlast kill <task>/verify-1` while it runs its command; `log` gets the model's."""
+    """`outlast kill <task>/verify-1` while it runs its command; `log` gets the model's;
+    `kw`: more `VerifiedTaskInput` fields."""
     repo = task_repo(tmp_path / "repo")
     with scripted_model(HANGING_VERIFIER, log_bodies=log is not None) as model:
         async with running_workers(client) as queues:
-            handle = await start_verified(client, queues, repo, wf_id)
+            handle = await start_verified(client, queues, repo, wf_id, **kw)
             first = client.get_workflow_handle(f"{wf_id}/verify-1")
             await wait_status(first, lambda s: "Bash" in s.current_tools, timeout=60)
             await first.cancel()
@@ -411,6 +412,14 @@ async def test_a_verifier_killed_on_its_own_is_a_fail_round(client, tmp_path):
     told = json.dumps([r["body"]["messages"][-1] for r in log if r["agent"] == "implementer"])
     assert "The verifier of round 1 was stopped by the user before it reported" in told, told
     assert "verifier-report" not in told
+
+
+async def test_a_last_round_whose_verifier_was_killed_says_nothing_was_checked(client, tmp_path):
+    result = await kill_the_first_verifier(
+        client, tmp_path, f"vt-{uuid.uuid4().hex[:8]}", max_rounds=1
+    )
+    assert result.status == "failed"
+    assert result.message == f"no PASS after 1 round(s); last VERDICT: FAIL ({VERIFIER_KILLED})"
 
 
 async def test_a_long_implementer_run_is_checked_less_and_less_often(client, tmp_path):
