@@ -148,7 +148,10 @@ async def test_a_parent_hears_its_killed_child_never_read_its_message(client, gi
     hands it over."""
     from tests.workflows.test_agent_control import wait_status
 
-    hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
+    def wait_for(name: str) -> str:
+        return f"until [ -e {name} ]; do sleep 0.1; done"
+
+    hold = {"name": "Bash", "input": {"command": wait_for("released")}}
     ask = {"name": "SendMessage", "input": {"to": "digger", "message": "ALSO-CHECK-TESTS"}}
     script = {
         "agents": [
@@ -158,6 +161,8 @@ async def test_a_parent_hears_its_killed_child_never_read_its_message(client, gi
                 "after_last": "repeat_last",
                 "turns": [
                     {"tool_use": spawn("digger", "find the call sites", True)},
+                    # Until digger is at work: sent before its first call, the call reads it.
+                    {"tool_use": {"name": "Bash", "input": {"command": wait_for("ask")}}},
                     {"tool_use": ask},
                     {"text": "Waiting for digger."},
                     {"text": "Noted."},
@@ -169,7 +174,9 @@ async def test_a_parent_hears_its_killed_child_never_read_its_message(client, gi
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             child = client.get_workflow_handle(f"{handle.id}/digger")
-            await wait_status(child, lambda s: s.mailbox == 1 and "Bash" in s.current_tools)
+            await wait_status(child, lambda s: "Bash" in s.current_tools)
+            (git_repo / "ask").touch()
+            await wait_status(child, lambda s: s.mailbox == 1)
             await child.cancel(reason="wrong branch")
             result = await handle.result()
     (note,) = notifications(result)
