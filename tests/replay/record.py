@@ -467,14 +467,16 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "verified_task_v9": verified_task,
     # A coordinator out of turns, woken by the end that frees its queued worker's file: the
     # worker does not start (patched ending-freezes-queue); killed with a worker queued, its
-    # memo names it (patched unstarted-in-memo).
+    # memo names it (patched unstarted-in-memo). `_v0` of each recorded on 18639a2, before
+    # both (the worker started and was killed; no memo): their scenarios live in a copy of
+    # these made for that commit (session note, 2026-12-07).
     "coordinator_out_of_turns_unstarted": coordinator_out_of_turns_unstarted,
     "coordinator_killed_unstarted": coordinator_killed_unstarted,
     # The implementer a person stopped closes before its task does (patched
     # verified-stopped-implementer-closes): the close policy cancelled it in its end.
     "verified_implementer_stopped_v2": verified_implementer_stopped,
     # Killed with a background helper's end queued: its memo keeps it (patched
-    # undelivered-in-memo).
+    # undelivered-in-memo); `agent_killed_undelivered_v0` recorded on 18639a2, before.
     "agent_killed_undelivered": killed_undelivered,
 }
 
