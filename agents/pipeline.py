@@ -114,6 +114,19 @@ def stage_prompt(
     return "\n\n".join(parts)
 
 
+def handover(output: str, stopped: bool) -> str:
+    """What a stage hands the next: its output, and, if a person stopped it before it
+    finished (and approved it as it was), that it may be incomplete. The next stage got an
+    empty report with no word of why (a user test, 2026-12-07)."""
+    if not stopped:
+        return output
+    said = output.strip() or "(It wrote no report.)"
+    return (
+        "(This stage was stopped by the user before it finished, and approved as it was: "
+        f"its work may be incomplete.)\n\n{said}"
+    )
+
+
 def _cut(output: str) -> str:
     if len(output) > HANDOVER_MAX_CHARS:
         return output[:HANDOVER_MAX_CHARS] + "\n... (cut; the full report is longer)"

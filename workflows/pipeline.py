@@ -22,7 +22,7 @@ from agents.builtin.verification import (
     effective_verdict,
     parse_verification_report,
 )
-from agents.pipeline import PipelineStage, stage_prompt
+from agents.pipeline import PipelineStage, handover, stage_prompt
 from workflows import search_attributes as sa
 from workflows import versions
 from workflows.agent_types import refuse_unknown_types
@@ -190,7 +190,7 @@ class PipelineWorkflow:
                 self._stages[-1] = outcome.model_copy(update={"status": "rejected"})
                 feedback, attempt = decision.feedback, attempt + 1
                 earlier.append((outcome.final_text, decision.feedback))
-            previous = (stage.name, outcome.final_text)
+            previous = (stage.name, handover(outcome.final_text, outcome.stopped))
         return self._result("completed", None, "all stages completed")
 
     async def _run_stage(

@@ -751,13 +751,14 @@ def held_look(then: str) -> tuple[list[PipelineStage], dict]:
     return stages, script
 
 
-async def stop_a_stage(client, repo, wf_id: str | None = None):
+async def stop_a_stage(client, repo, wf_id: str | None = None, log: list | None = None):
     """A two-stage pipeline (no approvals asked) whose first stage's agent a person stops
-    mid-Bash; approved once it waits. Its handle, result and the view while it waited."""
+    mid-Bash; approved once it waits. Its handle, result and the view while it waited;
+    `log` gets the model's."""
     from tests.workflows.test_stop_and_kill import wait_until_tool_runs
 
     stages, script = held_look("never")
-    with scripted_model(script):
+    with scripted_model(script, log_bodies=log is not None) as model:
         async with running_workers(client) as queues:
             inp = pipeline_input(repo, queues, stages=stages)
             handle = await start_pipeline(client, queues, inp, wf_id)
@@ -768,6 +769,8 @@ async def stop_a_stage(client, repo, wf_id: str | None = None):
             view = await wait_for_approval(handle, "look")
             await handle.execute_update("decide_stage", StageDecision(stage="look", approve=True))
             result = await handle.result()
+    if log is not None:
+        log.extend(model.log)
     return handle, result, view
 
 
@@ -776,7 +779,12 @@ async def test_a_stage_a_person_stops_waits_for_a_decision(client, dev_server, g
     from tests.workflows.test_plan_mode import cli
     from workflows.pipeline import STOPPED_STAGE_WAITS
 
-    handle, result, view = await stop_a_stage(client, git_repo)
+    log: list = []
+    handle, result, view = await stop_a_stage(client, git_repo, log=log)
+    # The next stage is told the approved output is of a stopped stage (it was not).
+    (plan,) = [json.dumps(r["body"]) for r in log if r["agent"] == "Plan"]
+    assert "This stage was stopped by the user before it finished" in plan, plan
+    assert "LOOK-HALF" in plan
     # The pipeline has no conversation of its own: its stages' agents are named.
     code, out = await cli(dev_server.address, "transcript", handle.id)
     flat = " ".join(out.split())
