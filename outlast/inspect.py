@@ -345,6 +345,10 @@ async def _fill_pipeline_wait(
         )
     elif view.current:
         node.outcome = f"stage {view.current} running"
+        if view.held_decisions:
+            # Taken ahead, said nowhere until the stage ended (a user test, 2026-12-07).
+            held = ", ".join(plain(d) for d in view.held_decisions)
+            node.outcome += f", decision held until it ends: {held}"
         if view.stop_requested:
             # `show` said nothing of it while the stage went on (a user test, 2026-12-06).
             attempt = 1 + sum(s.name == view.current for s in view.stages)

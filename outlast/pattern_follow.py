@@ -91,6 +91,8 @@ async def _progress(
         ]
         if view.current:
             lines.append((f"stage:{view.current}:run", f"stage {view.current}: running"))
+        for held in view.held_decisions:  # taken ahead of the stage's end
+            lines.append((f"held:{held}", f"decision held until the stage ends: {held}"))
         if view.awaiting_approval:
             stage, attempt = view.awaiting_approval, view.awaiting_attempt or 1
             rerun = " [--rerun]" if attempt < MAX_STAGE_ATTEMPTS else ""  # the last may not

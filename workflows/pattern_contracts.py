@@ -136,6 +136,8 @@ class PipelineView(Contract):
     stop_requested: bool = False
     refused_signals: list[str] = Field(default_factory=list)
     """The latest signals whose input did not fit, and why (workflows/signal_input.py)."""
+    held_decisions: list[str] = Field(default_factory=list)
+    """Decisions taken on a stage still running (`approve look`), applied once it ends."""
 
 
 class TeammateSpec(ClientInput):

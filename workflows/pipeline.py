@@ -115,6 +115,9 @@ class PipelineWorkflow:
         self._stop: StopRequest | None = None
         self._marks = sa.PatternMarks()
         self._refusals = Refusals()
+        self._held: list[StageDecision] = []
+        """Decisions taken on a stage still running, held until it waits (the `pipeline`
+        query shows them: `show` said only that the stage ran)."""
 
     @workflow.run
     async def run(self, inp: PipelineInput | None = None) -> PipelineResult:
@@ -297,15 +300,19 @@ class PipelineWorkflow:
         # this workflow cached is validated before the replay has caught up with its state.
         # Checked once waited: the handler may start before the run has caught up with the
         # activation that brought the update (a worker without the workflow cached).
-        await workflow.wait_condition(
-            lambda: (
-                self._awaiting is not None
-                or self._done
-                or self._ended_as is not None
-                or self._other_attempt(decision)
-                or self._ran_without_waiting(decision.stage)
+        self._held.append(decision)
+        try:
+            await workflow.wait_condition(
+                lambda: (
+                    self._awaiting is not None
+                    or self._done
+                    or self._ended_as is not None
+                    or self._other_attempt(decision)
+                    or self._ran_without_waiting(decision.stage)
+                )
             )
-        )
+        finally:
+            self._held.remove(decision)
         self._refuse_if_ended(decision)
         if self._done:
             raise ApplicationError(
@@ -465,7 +472,16 @@ class PipelineWorkflow:
             awaiting_attempt=self._awaiting_attempt,
             stop_requested=self._stop is not None,
             refused_signals=self._refusals.texts,
+            held_decisions=[held_text(d) for d in self._held],
         )
+
+
+def held_text(decision: StageDecision) -> str:
+    """`approve look`, `reject look (re-run)`, for a decision held on a running stage."""
+    verb = "approve" if decision.approve else "reject"
+    rerun = " (re-run)" if decision.rerun and not decision.approve else ""
+    attempt = f" attempt {decision.attempt}" if decision.attempt else ""
+    return f"{verb} {decision.stage}{attempt}{rerun}"
 
 
 def rejection(rerun_asked: bool, attempt: int) -> str:

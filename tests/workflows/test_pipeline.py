@@ -814,10 +814,15 @@ async def test_a_decision_on_a_stage_that_runs_is_held_and_refused_if_it_does_no
                 StageDecision(stage="look", approve=True),
                 wait_for_stage=WorkflowUpdateStage.ACCEPTED,
             )
+            # `show` says it is held (it said only that the stage ran: a user test).
+            shown = (await agent_tree(client, handle.id)).outcome
             (git_repo / "released").touch()
             with pytest.raises(WorkflowUpdateFailedError) as refused:
                 await held.result()
             result = await handle.result()
+            after = await handle.query("pipeline", result_type=PipelineView)
+    assert shown == "stage look running, decision held until it ends: approve look", shown
+    assert after.held_decisions == []
     assert "stage look ended without waiting for a decision" in str(refused.value.cause)
     assert result.status == "completed" and result.final_text == "PLAN-OUT", result
 
