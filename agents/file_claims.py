@@ -92,6 +92,23 @@ def claim_problem(phase: Phase, files: Sequence[str], root: str) -> str | None:
     return None
 
 
+GLOB_CHARS = "*?["
+
+
+def glob_problem(files: Sequence[str]) -> str | None:
+    """Why declared files that are patterns cannot be accepted: a claim and a write scope
+    take each as a path, so `src/*.py` neither kept a worker changing `src/app.py` from
+    running beside it nor let it write a file (a user test, 2026-12-07)."""
+    globs = [f for f in files if any(c in f for c in GLOB_CHARS)]
+    if not globs:
+        return None
+    return (
+        f"Declared files are paths, not patterns: {', '.join(globs)}. List each file the "
+        "worker will change, or the directory that holds them (a directory covers "
+        "everything in it)."
+    )
+
+
 def queued_text(claim: Claim, waits_for: Sequence[tuple[Claim, list[str]]]) -> str:
     """Appended to the launch result of a worker that waits for others' files."""
     parts = [f"{c.label or c.agent_id} ({', '.join(files)})" for c, files in waits_for]

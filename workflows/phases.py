@@ -17,7 +17,14 @@ from temporalio.common import RetryPolicy
 
 from agents.agent_tool import AgentToolInput
 from agents.builtin.coordinator import unsynthesized_phrase
-from agents.file_claims import Claim, ClaimTable, blockers, claim_problem, normalize_claim_path
+from agents.file_claims import (
+    Claim,
+    ClaimTable,
+    blockers,
+    claim_problem,
+    glob_problem,
+    normalize_claim_path,
+)
 from agents.messages import ToolResultBlock
 from agents.tool_filter import WRITE_TOOLS
 from workflows import versions
@@ -38,6 +45,9 @@ ENDING_FREEZES_QUEUE = "ending-freezes-queue"
 of turns, stopped, killed) stays queued, and is reported unstarted. It started, and the end
 killed it 0.2 s later: a coordinator out of turns woke for the end that freed the files, and
 ended (a user test, 2026-12-07)."""
+CLAIM_GLOBS_REFUSED = "claim-globs-refused"
+"""Patch id: a worker spawn whose `files` holds a pattern (`src/*.py`) is refused, for the
+model to list paths: taken as a path, it matched no file."""
 STOP_STARTING_WORKER = "stop-starting-worker"
 """Patch id: TaskStop of a queued worker that is starting stops it once it has started (first
 release: "No task found", and the worker ran)."""
@@ -74,7 +84,13 @@ class PhaseGate:
                 "conversation or earlier workers' results. Write the findings themselves "
                 "into the prompt: file paths, line numbers, what exactly to change."
             )
-        return claim_problem(getattr(inp, "phase", "research"), getattr(inp, "files", []), root)
+        files = getattr(inp, "files", [])
+        if problem := claim_problem(getattr(inp, "phase", "research"), files, root):
+            return problem
+        # Asked only of a spawn that declares one, so no other run records the marker.
+        if (problem := glob_problem(files)) and versions.patched(CLAIM_GLOBS_REFUSED):
+            return problem
+        return None
 
     def claim(self, agent_id: str, inp: AgentToolInput, root: str) -> Claim:
         files = [normalize_claim_path(root, f) for f in getattr(inp, "files", [])]

@@ -170,6 +170,7 @@ EARLIER = ((FIRST_BASELINE, FIRST_BUNDLED),)
 
 AFTER_BASELINE: frozenset[str] = frozenset(
     {
+        "claim-globs-refused",
         "ending-freezes-queue",
         "undelivered-in-memo",
         "unstarted-in-memo",

@@ -67,6 +67,7 @@ from tests.replay.scenarios_agent import (
 )
 from tests.replay.scenarios_patterns import (
     coordinator,
+    coordinator_glob_refused,
     coordinator_killed_unstarted,
     coordinator_out_of_turns_unstarted,
     coordinator_resumed,
@@ -478,6 +479,8 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # Killed with a background helper's end queued: its memo keeps it (patched
     # undelivered-in-memo); `agent_killed_undelivered_v0` recorded on 18639a2, before.
     "agent_killed_undelivered": killed_undelivered,
+    # A worker's `files` with a pattern, refused (patched claim-globs-refused).
+    "coordinator_glob_refused": coordinator_glob_refused,
 }
 
 

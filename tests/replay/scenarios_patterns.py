@@ -565,3 +565,27 @@ async def coordinator_out_of_turns_unstarted(client: Client, tmp: Path) -> Workf
 async def coordinator_killed_unstarted(client: Client, tmp: Path) -> WorkflowHandle:
     """Killed with `doc` queued: its memo names it (patched unstarted-in-memo)."""
     return await _doc_unstarted(client, tmp, "kill")
+
+
+async def coordinator_glob_refused(client: Client, tmp: Path) -> WorkflowHandle:
+    """A worker spawn that declares a pattern for its files, refused (patched
+    claim-globs-refused); on the code before, the worker ran with it as a path."""
+    from tests.workflows.test_coordinator import run_coordinator, worker
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    script = {
+        "agents": [
+            {
+                "name": "coordinator",
+                "match": {"agent_type": "coordinator"},
+                "turns": [
+                    {"tool_use": worker("globber", "implementation", "Shorten.", ["src/*.py"])},
+                    {"text": "Nothing to do after all."},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle, _ = await run_coordinator(client, queues, repo, os.environ["OUTLAST_RECORDING"])
+    return handle

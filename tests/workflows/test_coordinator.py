@@ -317,6 +317,7 @@ async def test_coordinator_refusals_are_tool_errors_it_can_fix(client, git_repo)
                             worker(
                                 "holder", "implementation", "Edit README.md title.", ["README.md"]
                             ),
+                            worker("globber", "implementation", "Shorten them.", ["src/*.py"]),
                         ]
                     },
                     {
@@ -343,10 +344,12 @@ async def test_coordinator_refusals_are_tool_errors_it_can_fix(client, git_repo)
     assert by_order[1][0] and "must declare the files" in by_order[1][1]
     assert by_order[2][0] and "based on your findings" in by_order[2][1]
     assert not by_order[3][0]
-    assert not by_order[4][0] and "Queued:" in by_order[4][1]
-    assert not by_order[5][0] and "Removed queued worker" in by_order[5][1]
+    # A pattern, taken as a path, kept no other writer off its files (a user test).
+    assert by_order[4][0] and "Declared files are paths, not patterns: src/*.py" in by_order[4][1]
+    assert not by_order[5][0] and "Queued:" in by_order[5][1]
+    assert not by_order[6][0] and "Removed queued worker" in by_order[6][1]
     names = {r["headers"].get("x-outlast-agent-name") for r in model.log}
-    assert "queued" not in names and "nofiles" not in names and "lazy" not in names
+    assert not names & {"queued", "nofiles", "lazy", "globber"}, names
     holder = [r for r in model.log if r["headers"].get("x-outlast-agent-name") == "holder"]
     refused = holder[1]["body"]["messages"][-1]["content"][0]
     assert refused["is_error"] and "not among the files this worker declared" in str(refused)
