@@ -132,10 +132,11 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         """How the run ended (`outcome_of`), once it has: the `status` query's `outcome`."""
         self._ended_usage: AgentUsage | None = None
         """The end's usage (its duration the run's), once it has ended."""
-        self._unread_ends: list[str] = []
+        self._unread_ends: list[str] | None = None
+        """Notifications queued when the loop ended, never read (`AgentResult.undelivered`);
+        None until then."""
         self._calling_at = -1
         """The turns counted when the latest model call (or compaction) began."""
-        """Notifications queued when the loop ended, never read (`AgentResult.undelivered`)."""
         self._current_tools: list[str] = []
         self._stop: StopRequest | None = None
         self._agent_type = ""
@@ -230,9 +231,10 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
                 # the try: a kill while it waits for a start must still end the agent.
                 self._stopped = await stop_background_children(self._subagents)
         except BaseException as e:
-            # As after a stop: ends that came after its last turn, before this end stops its
-            # children (their `killed` ends are no news it missed).
-            self._unread_ends = list(self._registry.queue)
+            if self._unread_ends is None:
+                # As after a stop: ends that came after its last turn, before this end stops
+                # its children (their `killed` ends are no news it missed).
+                self._unread_ends = list(self._registry.queue)
             if is_cancelled_exception(e):
                 await keep_last_results(self._state, inp.workspace.host_queue, killed=True)
                 self._stopped = await stop_background_children(self._subagents)
@@ -579,7 +581,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         if unstarted:
             workflow.logger.warning("ending with queued workers never started: %s", unstarted)
         name_unstarted(status, unstarted)
-        name_undelivered(status, self._unread_ends)
+        name_undelivered(status, self._unread_ends or [])
         warning = None
         if status == "completed":
             checked = self._handoff_checked
@@ -617,7 +619,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             stopped_children=self._stopped,
             # A sub-agent's end that came after the last turn: a stop or the turn limit ended
             # the loop before it was read, and it was lost (a user test, 2026-12-07).
-            undelivered=self._unread_ends,
+            undelivered=self._unread_ends or [],
             shutdown_approved=self._shutdown_approved,
             permission_mode=self._state.mode or None,
             plan_file=self._state.plan_file,
