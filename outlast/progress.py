@@ -29,7 +29,7 @@ from outlast.question_view import plain, print_question, terminal_text, waiting_
 from outlast.retries import TreeRetries
 from outlast.server_away import lasting_result
 from outlast.stopped_with_it import unstarted_of
-from workflows.contracts import AgentResult, AgentStatus, AgentUsage
+from workflows.contracts import AgentResult, AgentStatus, AgentUsage, TurnText
 from workflows.details import tool_uses, web_searches
 
 POLL_S = 0.2
@@ -75,9 +75,8 @@ async def follow(
         if status is not None:
             _print_children(status, children, console, handle.id)
             line = doing(status)
-            kind = escape(plain(status.agent_type))
-            for text in new_texts(status, printed):
-                console.print(f"[dim]{kind}:[/] {escape(plain(_one_line(text)))}")
+            for said in new_texts(status, printed):
+                _print_text_line(console, status.agent_type, said.text)
             todo = in_progress(status.todos)
             if todo is not None and todo != last_todo:
                 console.print(
@@ -104,7 +103,31 @@ async def follow(
         final = await _status(handle, LAST_QUERY_S) or latest
         final = await with_child_ends(client, final, CLOSING_WAIT_S)
         _print_children(final, children, console, handle.id)
+    await _last_texts(handle, result_task, printed, console)
     return await outcome(result_task, handle, console)
+
+
+async def _last_texts(
+    handle: WorkflowHandle, result_task: asyncio.Task, printed: TextsPrinted, console: Console
+) -> None:
+    """The texts of turns that ended after the last poll, but the answer, which the result
+    prints whole: quick last turns ended the run before a poll saw them. Asked only then (a
+    closed run's query is a replay on a worker)."""
+    if result_task.cancelled() or result_task.exception() is not None:
+        return
+    result = result_task.result()
+    if not isinstance(result, AgentResult) or printed.turn >= result.turns - 1:
+        return
+    status = await _status(handle, LAST_QUERY_S)
+    if status is None:
+        return
+    for said in new_texts(status, printed):
+        if said.turn < result.turns:
+            _print_text_line(console, status.agent_type, said.text)
+
+
+def _print_text_line(console: Console, agent_type: str, text: str) -> None:
+    console.print(f"[dim]{escape(plain(agent_type))}:[/] {escape(plain(_one_line(text)))}")
 
 
 def print_retries(console: Console, news: list[tuple[str, str]]) -> None:
@@ -183,20 +206,20 @@ class TextsPrinted:
     text: str = ""
 
 
-def new_texts(status: AgentStatus, printed: TextsPrinted) -> list[str]:
+def new_texts(status: AgentStatus, printed: TextsPrinted) -> list[TurnText]:
     """The texts `status` shows that the follow has not printed, oldest first: each turn's
     (`recent_texts`); from a worker of a release before them, the last one if it changed."""
     if not status.recent_texts:
         if not status.last_text or status.last_text == printed.text:
             return []
         printed.text = status.last_text
-        return [status.last_text]
+        return [TurnText(turn=status.turn, text=status.last_text)]
     if status.recent_texts[-1].turn < printed.turn:
         printed.turn = 0  # a new run counts its turns from the start again
     texts = [t for t in status.recent_texts if t.turn > printed.turn]
     if texts:
         printed.turn, printed.text = texts[-1].turn, texts[-1].text
-    return [t.text for t in texts]
+    return texts
 
 
 def _one_line(text: str, width: int = 160) -> str:
