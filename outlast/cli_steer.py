@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -43,6 +44,7 @@ from outlast.patterns import WORKFLOW_TYPES
 from outlast.question_view import waiting_question
 from outlast.retries import FAILING_TASK_ATTEMPTS
 from outlast.updates import (
+    Held,
     NoAnswer,
     NotYetAnswered,
     no_answer_text,
@@ -56,7 +58,7 @@ from workflows.contracts import (
     PlanView,
     StopRequest,
 )
-from workflows.pattern_contracts import PipelineView, TeamMail
+from workflows.pattern_contracts import PipelineView, StageDecision, TeamMail
 
 UPDATE_TIMEOUT = timedelta(seconds=30)
 STAGE_ASK = timedelta(seconds=5)
@@ -398,10 +400,15 @@ UPDATE_WHAT = {"decide_stage": "decision", "answer_question": "answers"}
 async def run_update(handle, workflow_id: str, name: str, payload: object) -> str:
     """The update's answer, or a one-sentence refusal: what the workflow's validator said,
     or that no worker answered in time."""
+    early = None
+    if name == "decide_stage":
+        early = functools.partial(held_note, handle, workflow_id, payload)
     try:
-        return await update_within(handle, name, payload, result_type=str)
+        return await update_within(handle, name, payload, early, result_type=str)
     except WorkflowUpdateFailedError as e:
         fail(str(getattr(e.cause, "message", None) or e.cause or e))
+    except Held as e:
+        return str(e)
     except NotYetAnswered:
         held = (
             ": a decision on a stage that still runs is taken when the stage ends, if the "
@@ -414,6 +421,21 @@ async def run_update(handle, workflow_id: str, name: str, payload: object) -> st
     except RPCError as e:
         fail(server_said(workflow_id, e))
     raise AssertionError("fail() exits")
+
+
+async def held_note(handle, workflow_id: str, decision: StageDecision) -> str | None:
+    """What a pipeline does with `decision` while its stage still runs: holds it (None when
+    it does not, or cannot tell)."""
+    try:
+        view = await handle.query("pipeline", result_type=PipelineView, rpc_timeout=WAIT_QUERY)
+    except (RPCError, WorkflowQueryFailedError):
+        return None
+    if view.current != decision.stage or not view.held_decisions:
+        return None
+    return (
+        f"{workflow_id}: stage {decision.stage} still runs; the decision is held and taken "
+        f"when it ends (`outlast show {workflow_id}` says what became of it)"
+    )
 
 
 async def running_workflow(

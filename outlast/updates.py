@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from temporalio.client import (
     WorkflowHandle,
@@ -25,7 +26,21 @@ class NotYetAnswered(NoAnswer):
     A NoAnswer to callers that do not tell the two apart."""
 
 
-async def update_within(handle: WorkflowHandle, name: str, payload: object, **kw) -> object:
+class Held(NotYetAnswered):
+    """Taken, and held by the workflow until something happens (`early` said so)."""
+
+
+EARLY_EVERY_S = 1.0
+"""How often a command that waits for an update's answer asks whether it is held."""
+
+
+async def update_within(
+    handle: WorkflowHandle,
+    name: str,
+    payload: object,
+    early: Callable[[], Awaitable[str | None]] | None = None,
+    **kw,
+) -> object:
     """`execute_update`, given up on after UPDATE_WAIT_S in all: the SDK asks again and again
     while no worker takes the update (its per-call timeout never ends the wait), so a command
     sent to a workflow whose worker had just died hung for good.
@@ -34,6 +49,8 @@ async def update_within(handle: WorkflowHandle, name: str, payload: object, **kw
         NoAnswer: in time; the server may still hand the update to a worker that comes up.
         NotYetAnswered: taken, but not answered in time (a decision held until its stage
             ends): a user told "no answer, is a worker running?" then would send it again.
+        Held: taken, and `early` (asked every EARLY_EVERY_S while no answer came) said why
+            it waits; its message says it. A held decision kept the command waiting 30 s.
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + UPDATE_WAIT_S
@@ -44,11 +61,22 @@ async def update_within(handle: WorkflowHandle, name: str, payload: object, **kw
             )
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         raise NoAnswer from None
+    answer = asyncio.ensure_future(started.result())
     try:
         async with asyncio.timeout(max(deadline - loop.time(), 1.0)):
-            return await started.result()
+            while early is not None:
+                done, _ = await asyncio.wait({answer}, timeout=EARLY_EVERY_S)
+                if done:
+                    break
+                if (said := await early()) is not None:
+                    raise Held(said)
+            return await answer
     except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
         raise NotYetAnswered from None
+    finally:
+        if not answer.done():
+            answer.cancel()
+            await asyncio.wait({answer})
 
 
 def no_answer_text(workflow_id: str, what: str) -> str:

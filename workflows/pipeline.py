@@ -65,6 +65,8 @@ DECISION_EFFECT = "pipeline-decision-effect"
 """Patch: `decide_stage` answers once the pipeline has acted on the decision, with what it
 did; before, it answered at once, so its completion came before the stage's next command."""
 
+ONE_HELD = "pipeline-one-held-decision"
+"""Patch id: a second decision on a stage with one held is refused at once."""
 STOP_BEATS_RERUN = "pipeline-stop-beats-rerun"
 """Patch: a `stop` that came with (or before) a re-run decision ends the pipeline instead of
 starting the stage again."""
@@ -115,6 +117,7 @@ class PipelineWorkflow:
         self._stop: StopRequest | None = None
         self._marks = sa.PatternMarks()
         self._refusals = Refusals()
+        self._running_label = ""
         self._held: list[StageDecision] = []
         """Decisions taken on a stage still running, held until it waits (the `pipeline`
         query shows them: `show` said only that the stage ran)."""
@@ -202,7 +205,8 @@ class PipelineWorkflow:
         info = workflow.info()
         self._current, self._running_attempt = stage.name, attempt
         self._attempts_started[stage.name] = attempt
-        workflow.set_current_details(f"stage **{stage.name}** ({stage.agent_type}) running")
+        self._running_label = f"stage **{stage.name}** ({stage.agent_type}) running"
+        workflow.set_current_details(self._running_label)
         suffix = f"-{attempt}" if attempt > 1 else ""
         child_id = f"{info.workflow_id}/{stage.name}{suffix}"
         # Stages may be verification agents, which are built-ins behind a flag (R10).
@@ -300,7 +304,13 @@ class PipelineWorkflow:
         # this workflow cached is validated before the replay has caught up with its state.
         # Checked once waited: the handler may start before the run has caught up with the
         # activation that brought the update (a worker without the workflow cached).
+        # Asked only by a second decision on the stage (a worker without the run cached
+        # validated it before its replay held the first): both were taken, and the second
+        # failed once the stage ended, which nobody saw (a user test, 2026-12-07).
+        if (held := self._held_for(decision)) is not None and versions.patched(ONE_HELD):
+            raise ApplicationError(held_refusal(held), type="Decided")
         self._held.append(decision)
+        self._show_held()
         try:
             await workflow.wait_condition(
                 lambda: (
@@ -313,6 +323,7 @@ class PipelineWorkflow:
             )
         finally:
             self._held.remove(decision)
+            self._show_held()
         self._refuse_if_ended(decision)
         if self._done:
             raise ApplicationError(
@@ -349,6 +360,22 @@ class PipelineWorkflow:
         self._refuse_if_ended(decision)
         assert self._effect is not None
         return f"stage {decision.stage} {self._effect[2]}"
+
+    def _held_for(self, decision: StageDecision) -> StageDecision | None:
+        """A decision held already on the stage (and attempt) `decision` is on."""
+        for held in self._held:
+            attempts = (held.attempt, decision.attempt)
+            if held.stage == decision.stage and (None in attempts or len(set(attempts)) == 1):
+                return held
+        return None
+
+    def _show_held(self) -> None:
+        """The Web UI's details of a running stage name the decisions held on it."""
+        if self._current is None or self._awaiting is not None:
+            return
+        held = "; ".join(held_text(d) for d in self._held)
+        note = f"; decision held until it ends: {held}" if held else ""
+        workflow.set_current_details(self._running_label + note)
 
     def _ran_without_waiting(self, stage: str) -> bool:
         """A stage that waits only when stopped, whose last attempt has its outcome and does
@@ -421,6 +448,8 @@ class PipelineWorkflow:
             )
         if (why := self._not_next(decision.stage)) is not None:
             raise ValueError(why)
+        if (held := self._held_for(decision)) is not None:
+            raise ValueError(held_refusal(held))
         ran = self._current_attempt(decision.stage) or 0
         if decision.rerun and ran >= MAX_ATTEMPTS:
             # Taken, it ended the whole pipeline as rejected, the re-run not made (a user
@@ -474,6 +503,14 @@ class PipelineWorkflow:
             refused_signals=self._refusals.texts,
             held_decisions=[held_text(d) for d in self._held],
         )
+
+
+def held_refusal(held: StageDecision) -> str:
+    """Why a second decision on a stage is refused while the first waits for its end."""
+    return (
+        f"stage {held.stage} has a decision held already ({held_text(held)}), taken when it "
+        "ends: one decision per stage"
+    )
 
 
 def held_text(decision: StageDecision) -> str:

@@ -172,6 +172,7 @@ AFTER_BASELINE: frozenset[str] = frozenset(
     {
         "claim-globs-refused",
         "ending-freezes-queue",
+        "pipeline-one-held-decision",
         "undelivered-in-memo",
         "unstarted-in-memo",
         "verified-stopped-implementer-closes",

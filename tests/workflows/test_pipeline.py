@@ -529,8 +529,15 @@ async def test_a_decision_sent_while_its_stage_runs_is_said_to_be_held(
             said = await run_update(
                 handle, handle.id, "decide_stage", StageDecision(stage="look", approve=True)
             )
+            # Said while the stage still runs: it waited the whole UPDATE_WAIT_S (30 s) to
+            # say it had no answer yet (a user test, 2026-12-07).
+            view = await handle.query("pipeline", result_type=PipelineView)
             result = await asyncio.wait_for(handle.result(), 60)
-    assert said.startswith(f"{handle.id} took the decision and has not answered yet: a decision")
+    assert said == (
+        f"{handle.id}: stage look still runs; the decision is held and taken when it ends "
+        f"(`outlast show {handle.id}` says what became of it)"
+    ), said
+    assert view.current == "look" and view.held_decisions == ["approve look"], view
     assert result.status == "completed"
     assert [s.name for s in result.stages] == ["look", "plan"]
 
@@ -816,12 +823,21 @@ async def test_a_decision_on_a_stage_that_runs_is_held_and_refused_if_it_does_no
             )
             # `show` says it is held (it said only that the stage ran: a user test).
             shown = (await agent_tree(client, handle.id)).outcome
+            # A second decision on it is refused at once: both were taken, and the second
+            # failed unseen once the stage ended (a user test, 2026-12-07).
+            second = StageDecision(stage="look", approve=False, rerun=True, feedback="x")
+            with pytest.raises(WorkflowUpdateFailedError) as twice:
+                await handle.execute_update("decide_stage", second)
             (git_repo / "released").touch()
             with pytest.raises(WorkflowUpdateFailedError) as refused:
                 await held.result()
             result = await handle.result()
             after = await handle.query("pipeline", result_type=PipelineView)
     assert shown == "stage look running, decision held until it ends: approve look", shown
+    assert twice.value.cause.message == (
+        "stage look has a decision held already (approve look), taken when it ends: one "
+        "decision per stage"
+    )
     assert after.held_decisions == []
     assert "stage look ended without waiting for a decision" in str(refused.value.cause)
     assert result.status == "completed" and result.final_text == "PLAN-OUT", result
