@@ -45,7 +45,7 @@ def unchecked_message(round_no: int) -> str:
     no finding to fix. It was sent "reported VERDICT: FAIL (verifier: Cancelled)" and an empty
     report, as if its work had failed a check (a user test, 2026-12-07)."""
     return (
-        f"The verifier of round {round_no} was stopped by the user before it reported, so "
+        f"The verifier of round {round_no} was killed by the user before it reported, so "
         "your work was not checked and there are no findings. Make sure the work is complete, "
         "run the tests yourself, and report what you changed and how you checked it: a fresh "
         "verifier checks it next."

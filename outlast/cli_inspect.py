@@ -17,6 +17,7 @@ from outlast.cli_base import (
     fail,
     host_queue_note,
     no_worker_note,
+    queued_worker_note,
     server_said,
 )
 from outlast.inspect import NotFound, agent_tree, tree_lines
@@ -121,6 +122,8 @@ def show(
         try:
             tree = await agent_tree(client, workflow_id)
         except NotFound as e:
+            if queued := await queued_worker_note(client.get_workflow_handle(workflow_id)):
+                fail(queued)  # as `kill`, `send` and `transcript` say it
             fail(f"{e}; `outlast ls` lists the workflows there are.")
         except RPCError as e:
             fail(server_said(workflow_id, e))

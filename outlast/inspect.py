@@ -149,7 +149,22 @@ async def agent_tree(
             node.children.append(await agent_tree(client, kid.id, depth + 1, queries_until))
     if isinstance(result, dict) and result.get("team_name"):
         _as_the_team_says(node, result)
+    if isinstance(result, dict) and isinstance(result.get("stages"), list):
+        _as_the_pipeline_says(node, result["stages"])
     return node
+
+
+def _as_the_pipeline_says(node: Node, stages: list) -> None:
+    """A stage attempt a person rejected reads `rejected`: its agent completed its workflow,
+    and `show` said only that (a user test, 2026-12-07)."""
+    rejected = {
+        s.get("workflow_id")
+        for s in stages
+        if isinstance(s, dict) and s.get("status") == "rejected" and not s.get("stopped")
+    }
+    for child in node.children:
+        if child.row.workflow_id in rejected:
+            child.outcome = "rejected"
 
 
 def _as_the_team_says(node: Node, result: dict) -> None:

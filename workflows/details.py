@@ -68,6 +68,13 @@ def render_details(
         lines += ["", render_todos(status.todos)]
     if status.children:
         lines += ["", _children_table(status.children)]
+    if status.queued:
+        # No workflow yet, so no row above: the Web UI showed none (a user test, 2026-12-07).
+        lines += ["", f"**Queued workers** ({len(status.queued)}, waiting for their files)", ""]
+        for q in status.queued[-MAX_CHILDREN:]:
+            waits = ", ".join(q.waits_for) or "a free slot"
+            label = _cell(q.label or q.agent_id)
+            lines.append(f"- {label} ({q.phase}): waits for {_cell(waits)}")
     if status.refused_signals:
         lines += ["", "Refused signals (their input did not fit):"]
         lines += [f"- {text}" for text in status.refused_signals]

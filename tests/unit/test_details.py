@@ -123,3 +123,16 @@ def test_a_continued_run_says_where_its_task_is_and_only_then():
     )
     assert render_details(status(), chain=note).endswith("\n\n" + note)
     assert "continued as new" not in render_details(status())
+
+
+def test_queued_workers_are_listed_with_what_they_wait_for():
+    """A queued worker has no workflow yet, so no row in the sub-agents table: the Web UI
+    showed none (a user test, 2026-12-07)."""
+    from workflows.contracts import QueuedWorker
+
+    queued = QueuedWorker(
+        agent_id="q1", label="doc", phase="implementation", files=["a.py"], waits_for=["fix"]
+    )
+    text = render_details(status(children=[child(1)], queued=[queued]))
+    assert "**Queued workers** (1, waiting for their files)" in text
+    assert "- doc (implementation): waits for fix" in text

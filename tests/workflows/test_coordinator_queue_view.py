@@ -76,6 +76,7 @@ async def test_a_queued_worker_is_in_its_coordinator_s_status_and_show(
             tree = await agent_tree(client, wf_id)
             # It has no workflow yet: `kill` said "no workflow" (a user test, 2026-12-07).
             killed = await cli(dev_server.address, "kill", f"{wf_id}/doc")
+            shown_doc = await cli(dev_server.address, "show", f"{wf_id}/doc")
             (git_repo / "looked").touch()
             result = await handle.result()
             after = await handle.query("status", result_type=AgentStatus)
@@ -91,6 +92,7 @@ async def test_a_queued_worker_is_in_its_coordinator_s_status_and_show(
         shown
     ), shown
     assert result.status == "completed" and after.queued == []
+    assert shown_doc[0] == 2 and "has no workflow yet" in shown_doc[1], shown_doc
     code, said = killed
     said = " ".join(said.split())
     assert code == 2 and f"{wf_id}/doc has no workflow yet: its coordinator queued it" in said

@@ -728,6 +728,12 @@ async def test_a_rejected_re_run_leaves_the_pipeline_no_stage_s_output(client, g
             no = StageDecision(stage="look", approve=False, attempt=2, feedback="still vague")
             await handle.execute_update("decide_stage", no)
             result = await handle.result()
+            tree = await agent_tree(client, handle.id)
+    # `show`'s rows of the attempts say it too (they read `completed`: a user test).
+    assert [(c.row.workflow_id, c.outcome) for c in tree.children] == [
+        (f"{handle.id}/look", "rejected"),
+        (f"{handle.id}/look-2", "rejected"),
+    ], tree.children
     assert result.status == "rejected" and result.failed_stage == "look", result
     assert result.message == "stage look rejected: still vague"
     assert [(s.attempt, s.status) for s in result.stages] == [(1, "rejected"), (2, "rejected")]

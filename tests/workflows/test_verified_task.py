@@ -410,7 +410,7 @@ async def test_a_verifier_killed_on_its_own_is_a_fail_round(client, tmp_path):
     # The implementer's Read and two Edits, and each verifier's Bash (the killed one's too).
     assert result.usage.tool_uses == 3 + 1 + 1, result.usage
     told = json.dumps([r["body"]["messages"][-1] for r in log if r["agent"] == "implementer"])
-    assert "The verifier of round 1 was stopped by the user before it reported" in told, told
+    assert "The verifier of round 1 was killed by the user before it reported" in told, told
     assert "verifier-report" not in told
 
 
