@@ -75,8 +75,7 @@ async def follow(
         if status is not None:
             _print_children(status, children, console, handle.id)
             line = doing(status)
-            for said in new_texts(status, printed):
-                _print_text_line(console, status.agent_type, said.text)
+            _print_new_texts(console, handle.id, status, printed)
             todo = in_progress(status.todos)
             if todo is not None and todo != last_todo:
                 console.print(
@@ -119,15 +118,28 @@ async def _last_texts(
     if not isinstance(result, AgentResult) or printed.turn >= result.turns - 1:
         return
     status = await _status(handle, LAST_QUERY_S)
-    if status is None:
-        return
-    for said in new_texts(status, printed):
-        if said.turn < result.turns:
-            _print_text_line(console, status.agent_type, said.text)
+    if status is not None:
+        _print_new_texts(console, handle.id, status, printed, below=result.turns)
 
 
-def _print_text_line(console: Console, agent_type: str, text: str) -> None:
-    console.print(f"[dim]{escape(plain(agent_type))}:[/] {escape(plain(_one_line(text)))}")
+def _print_new_texts(
+    console: Console,
+    workflow_id: str,
+    status: AgentStatus,
+    printed: TextsPrinted,
+    below: int | None = None,
+) -> None:
+    """The texts `status` has that were not printed (of turns before `below`, if given);
+    first of all, where older turns are left out, where they are."""
+    first = printed.turn == 0 and not printed.text
+    texts = [t for t in new_texts(status, printed) if below is None or t.turn < below]
+    if first and texts and texts[0].turn > 1:
+        # Attached late (or to an ended run): the status has the last turns only.
+        earlier = "turn 1" if texts[0].turn == 2 else f"turns 1-{texts[0].turn - 1}"
+        console.print(f"[dim]({earlier}: `outlast transcript {escape(workflow_id)}`)[/]")
+    kind = escape(plain(status.agent_type))
+    for said in texts:
+        console.print(f"[dim]{kind}:[/] {escape(plain(_one_line(said.text)))}")
 
 
 def print_retries(console: Console, news: list[tuple[str, str]]) -> None:

@@ -68,3 +68,30 @@ async def test_turns_that_end_the_run_before_a_poll_are_printed_after_it(
     assert result is not None and result.turns == turns
     printed = [line for line in console.export_text().splitlines() if "STEP-" in line]
     assert printed == [f"general-purpose: STEP-{n} done." for n in range(1, turns)], printed
+
+
+async def test_a_follow_of_an_ended_run_says_where_its_older_turns_are(client, git_repo):
+    """`attach` to an ended agent printed its last turns and nothing of the ones before
+    (a user test, 2026-12-07): the status keeps the last eight."""
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    *({"text": f"STEP-{n} done.", "tool_use": QUICK} for n in range(1, TURNS)),
+                    {"text": f"STEP-{TURNS} done."},
+                ],
+            }
+        ]
+    }
+    console = Console(record=True, width=200, force_terminal=False)
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await handle.result()
+            await follow(handle, console)
+    text = console.export_text()
+    first = TURNS - 8 + 1  # the status's eight: the last turn's is the answer
+    assert f"(turns 1-{first - 1}: `outlast transcript {handle.id}`)" in text, text
+    steps = [line.split("STEP-")[1].split()[0] for line in text.splitlines() if "STEP-" in line]
+    assert steps[: TURNS - first] == [str(n) for n in range(first, TURNS)], text
