@@ -841,18 +841,10 @@ async def _completed_then_resumed(
 async def killed_undelivered(client: Client, tmp: Path) -> WorkflowHandle:
     """Killed mid-Bash with a background helper's end queued: its memo keeps the end
     (patched undelivered-in-memo)."""
-    from tests.workflows.test_agent_control import wait_status
-    from tests.workflows.test_resume_cli import UNDELIVERED
+    from tests.workflows.test_resume_cli import UNDELIVERED, kill_with_an_end_queued
 
     repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
     with scripted_model(UNDELIVERED):
         async with running_workers(client) as queues:
-            inp = agent_input("go", repo, queues)
-            handle = await start(client, inp, queues, os.environ["OUTLAST_RECORDING"])
-            await wait_status(handle, lambda s: "Bash" in s.current_tools)
-            (repo / "helper-go").touch()
-            await wait_status(handle, lambda s: s.pending_notifications == 1)
-            await handle.cancel(reason="enough")
-            with contextlib.suppress(Exception):
-                await handle.result()
-    return handle
+            name = os.environ["OUTLAST_RECORDING"]
+            return await kill_with_an_end_queued(client, queues, repo, name)

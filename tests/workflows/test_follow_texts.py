@@ -14,18 +14,14 @@ QUICK = {"name": "Bash", "input": {"command": "true"}}
 TURNS = 12
 
 
+def step_script(turns: int) -> dict:
+    """An agent whose turns each say `STEP-n done.`, all but the last with a quick Bash."""
+    said = [{"text": f"STEP-{n} done.", "tool_use": QUICK} for n in range(1, turns)]
+    return {"agents": [{"name": "main", "turns": [*said, {"text": f"STEP-{turns} done."}]}]}
+
+
 async def test_a_follow_prints_the_text_of_every_turn(client, git_repo):
-    script = {
-        "agents": [
-            {
-                "name": "main",
-                "turns": [
-                    *({"text": f"STEP-{n} done.", "tool_use": QUICK} for n in range(1, TURNS)),
-                    {"text": f"STEP-{TURNS} done."},
-                ],
-            }
-        ]
-    }
+    script = step_script(TURNS)
     console = Console(record=True, width=200, force_terminal=False)
     with scripted_model(script):
         async with running_workers(client) as queues:
@@ -49,17 +45,7 @@ async def test_turns_that_end_the_run_before_a_poll_are_printed_after_it(
 
     monkeypatch.setattr(progress, "POLL_S", 30.0)
     turns = 6
-    script = {
-        "agents": [
-            {
-                "name": "main",
-                "turns": [
-                    *({"text": f"STEP-{n} done.", "tool_use": QUICK} for n in range(1, turns)),
-                    {"text": f"STEP-{turns} done."},
-                ],
-            }
-        ]
-    }
+    script = step_script(turns)
     console = Console(record=True, width=200, force_terminal=False)
     with scripted_model(script):
         async with running_workers(client) as queues:
@@ -73,17 +59,7 @@ async def test_turns_that_end_the_run_before_a_poll_are_printed_after_it(
 async def test_a_follow_of_an_ended_run_says_where_its_older_turns_are(client, git_repo):
     """`attach` to an ended agent printed its last turns and nothing of the ones before
     (a user test, 2026-12-07): the status keeps the last eight."""
-    script = {
-        "agents": [
-            {
-                "name": "main",
-                "turns": [
-                    *({"text": f"STEP-{n} done.", "tool_use": QUICK} for n in range(1, TURNS)),
-                    {"text": f"STEP-{TURNS} done."},
-                ],
-            }
-        ]
-    }
+    script = step_script(TURNS)
     console = Console(record=True, width=200, force_terminal=False)
     with scripted_model(script):
         async with running_workers(client) as queues:

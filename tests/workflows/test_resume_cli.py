@@ -578,24 +578,32 @@ async def test_a_sub_agent_s_end_that_came_after_a_stop_goes_first_in_the_resume
     assert again["final_text"] == "It found 42."
 
 
+async def kill_with_an_end_queued(client, queues, repo, wf_id: str | None = None):
+    """An agent (UNDELIVERED) killed mid-Bash once its helper's end is queued; its handle.
+    Also the replay corpus's `agent_killed_undelivered`."""
+    from tests.workflows.test_agent_control import wait_status
+
+    handle = await start(client, agent_input("go", repo, queues), queues, wf_id)
+    await wait_status(handle, lambda s: "Bash" in s.current_tools)
+    (repo / "helper-go").touch()
+    await wait_status(handle, lambda s: s.pending_notifications == 1)
+    await handle.cancel(reason="enough")
+    with contextlib.suppress(WorkflowFailureError):
+        await handle.result()
+    return handle
+
+
 async def test_a_sub_agent_s_end_that_came_before_a_kill_goes_first_in_the_resume(
     client, dev_server, git_repo
 ):
     """The same with a kill: the end, queued while a tool ran, went with the run (a review,
     2026-12-07). The killed run's memo keeps it."""
     from activities.run_history import UNDELIVERED_MEMO
-    from tests.workflows.test_agent_control import wait_status
     from tests.workflows.test_plan_mode import cli
 
     with scripted_model(UNDELIVERED, log_bodies=True) as model:
         async with running_workers(client) as queues:
-            handle = await start(client, agent_input("go", git_repo, queues), queues)
-            await wait_status(handle, lambda s: "Bash" in s.current_tools)
-            (git_repo / "helper-go").touch()
-            await wait_status(handle, lambda s: s.pending_notifications == 1)
-            await handle.cancel(reason="enough")
-            with contextlib.suppress(WorkflowFailureError):
-                await handle.result()
+            handle = await kill_with_an_end_queued(client, queues, git_repo)
             memo = await (await handle.describe()).memo()
             code_show, shown = await cli(dev_server.address, "show", handle.id)
             code, out = await cli(
