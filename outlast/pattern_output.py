@@ -66,6 +66,9 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
             line(f"  round {r.round}: VERDICT: {r.verdict} ({count(ran, 'check')} run){why}")
         line(f"  {count(len(result.rounds), 'round')}, {usage_text(result.usage)}")
         final = result.final_text
+        if final and result.status != "passed":
+            # Not a result: it read as one under a failed task (a user test, 2026-12-07).
+            line("The implementer's last report (not verified):")
     elif isinstance(result, ForkJoinResult):
         for f in result.forks:
             how = (

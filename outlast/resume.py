@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -239,6 +240,10 @@ def carried_line(text: str) -> str:
     if said.startswith("<task-notification>"):
         task = said.split("<task-id>", 1)[-1].split("</task-id>", 1)[0]
         kind = "background command" if "<summary>Background command" in said else "sub-agent"
+        summary = said.split("<summary>", 1)[-1].split("</summary>", 1)[0]
+        if kind == "sub-agent" and summary.startswith('Agent "') and '" ' in summary:
+            # By what it was asked too: its id alone said little (a user test, 2026-12-07).
+            task += f" ({html.unescape(summary[6 : summary.rindex(chr(34)) + 1])})"
         return f"the ended run had not read {kind} {task}'s end: it goes first in this run's"
     said = said if len(said) <= 80 else said[:77] + "..."
     return f"the ended run had not read its message {said!r}: it goes first in this run's"

@@ -87,7 +87,11 @@ def test_a_verified_task_and_a_fork_join_print_their_usage():
     out = printed(verified, "verified")
     assert "round 1: VERDICT: PASS (0 checks run)" in out
     assert "1 round, 9 tool uses, 300 tokens" in out and "0.0s" not in out
-    assert SHOWN in out
+    assert SHOWN in out and "not verified" not in out
+    # A failed task's last text is the implementer's report, not a result (a user test).
+    failed = verified.model_copy(update={"status": "failed", "message": "no PASS"})
+    out = printed(failed, "verified")
+    assert out.index("The implementer's last report (not verified):") < out.index(SHOWN), out
     forks = ForkJoinResult(
         forks=[
             ForkOutcome(index=i, directive="d", agent_id="a", workflow_id="w", status="completed")

@@ -572,6 +572,7 @@ async def test_a_sub_agent_s_end_that_came_after_a_stop_goes_first_in_the_resume
     assert "HELPER-RESULT the answer is 42" in first.undelivered[0]
     assert code_show == 0 and "1 background task end went unread (its stop came" in shown, shown
     assert code == 0 and "had not read sub-agent a" in out and "'s end: it goes first" in out, out
+    assert '("task helper")\'s end' in out, out  # by what it was asked, not its id alone
     (resumed,) = [r for r in model.log if r["agent"] == "resumed"]
     told = str(resumed["body"]["messages"][-1])
     assert told.index("HELPER-RESULT") < told.index("what did the helper find?"), told
