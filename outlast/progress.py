@@ -75,7 +75,10 @@ async def follow(
         if status is not None:
             _print_children(status, children, console, handle.id)
             line = doing(status)
-            _print_new_texts(console, handle.id, status, printed)
+            # An ended agent's last text is its answer, which the result prints whole: an
+            # attach printed it twice (a user test, 2026-12-07).
+            answered = status.state == "finished" and status.outcome == "completed"
+            _print_new_texts(console, handle.id, status, printed, status.turn if answered else None)
             todo = in_progress(status.todos)
             if todo is not None and todo != last_todo:
                 console.print(
