@@ -209,8 +209,7 @@ class Task:
         if self.pattern == "team":
             mail = TeamMail(to="lead" if to is None else to, text=text)
             said = await self._update("message_member", mail)
-            client = self.handle._client  # noqa: SLF001
-            for name in await members_stopping(client, self.handle, to):
+            for name in await members_stopping(self.handle, to):
                 logger.warning("%s: %s: %s", self.id, name, STOP_PENDING)  # as `outlast send`
             return said
         await self._check_pattern("'send_message' signal")

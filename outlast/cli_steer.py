@@ -341,7 +341,7 @@ def send(
             except NoAnswer:
                 not_answered(no_answer_text(workflow_id, "message"))
             console.print(f"{workflow_id}: {said}", markup=False, highlight=False)
-            for name in await members_stopping(await connect_or_fail(), handle, to):
+            for name in await members_stopping(handle, to):
                 console.print(f"[yellow]{escape(name)}: {STOP_PENDING}[/]")
             return
         if workflow_type in ("AgentWorkflow", "CoordinatorWorkflow"):

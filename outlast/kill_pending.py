@@ -10,7 +10,6 @@ import asyncio
 from datetime import timedelta
 
 from temporalio.client import (
-    Client,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowHandle,
@@ -62,7 +61,7 @@ async def stop_pending(handle: WorkflowHandle) -> bool:
     return status.stop_requested
 
 
-async def members_stopping(client: Client, team: WorkflowHandle, to: str | None) -> list[str]:
+async def members_stopping(team: WorkflowHandle, to: str | None) -> list[str]:
     """The members a team's message to `to` (None: `lead`; `*`: every member) went to whose
     stop is pending; none when no worker answers in time. `send TEAM --to NAME` said "sent"
     where `send TEAM/NAME` warned (a user test, 2026-12-07)."""
@@ -73,6 +72,7 @@ async def members_stopping(client: Client, team: WorkflowHandle, to: str | None)
     members = [m for m in view.members if m.state != "ended"]
     if to != "*":  # by name, as the team takes `TeamMail.to` (None: "lead")
         members = [m for m in members if m.name == (to or "lead")]
+    client = team._client  # noqa: SLF001 - the team's own client
     handles = [client.get_workflow_handle(m.workflow_id) for m in members]
     pending = await asyncio.gather(*map(stop_pending, handles))
     return [m.name for m, stopping in zip(members, pending, strict=True) if stopping]

@@ -164,12 +164,8 @@ async def outcome(result_task: asyncio.Task, handle: WorkflowHandle, console: Co
             reason = await _cancel_reason(handle)
             said = f"; reason: {reason}" if reason else ""
             console.print(f"[yellow]killed[/] (the workflow was cancelled{escape(said)})")
-            if unstarted := unstarted_of(None, await desc.memo()):
-                # As a completed coordinator's result says them (`print_result`).
-                console.print(
-                    f"[yellow]queued workers never started (it ended first): "
-                    f"{escape(', '.join(unstarted))}[/]: `outlast resume` tells it so."
-                )
+            # As a completed coordinator's result says them (`print_result`).
+            _print_unstarted(console, unstarted_of(None, await desc.memo()))
         elif status == WorkflowExecutionStatus.TERMINATED:
             console.print(f"[red]terminated:[/] {escape(await _terminate_reason(handle) or why)}")
         else:
@@ -210,6 +206,15 @@ def _print_children(
             seen[child.agent_id] = state
             label = escape(plain(f"{child.name or child.agent_id} ({child.agent_type})"))
             console.print(f"  [magenta]sub-agent[/] {label}: {state}")
+
+
+def _print_unstarted(console: Console, names: list[str]) -> None:
+    """A coordinator's queued workers that its end left unstarted, if any."""
+    if names:
+        console.print(
+            f"[yellow]queued workers never started (it ended first): "
+            f"{escape(', '.join(names))}[/]: `outlast resume` tells it so."
+        )
 
 
 @dataclass
@@ -288,11 +293,7 @@ def print_result(result: AgentResult, console: Console) -> None:
             f"[yellow]{len(result.undelivered)} background task end(s) went unread ({why} before "
             "its next turn)[/]: `outlast resume` sends them to it first."
         )
-    if result.unstarted_workers:
-        console.print(
-            f"[yellow]queued workers never started (it ended first): "
-            f"{escape(', '.join(result.unstarted_workers))}[/]: `outlast resume` tells it so."
-        )
+    _print_unstarted(console, result.unstarted_workers)
     if result.worktree_path:
         console.print(
             f"worktree kept: {escape(kept_worktree(result.worktree_path, result.worktree_branch))}"
