@@ -162,7 +162,7 @@ async def _agent_at_work(
         suffix = f"-{attempt}" if attempt > 1 else ""
         label = f"stage {_attempt(current, attempt)}"
         status = await _running_status(client, f"{workflow_id}/{current}{suffix}")
-        return [(f"agent:{current}:{attempt}", f"{label}: {doing(status)}")] if status else []
+        return stage_doing(f"agent:{current}:{attempt}", label, status)
     if pattern == "verified":
         round_no = 1 + sum(1 for k, _ in lines if k.startswith("round:"))
         for who, child in (("verifier", f"verify-{round_no}"), ("implementer", "implementer")):
@@ -172,6 +172,15 @@ async def _agent_at_work(
     if pattern == "fork-join":
         return await _forks_at_work(client, workflow_id, lines)
     return []
+
+
+def stage_doing(key: str, label: str, status: AgentStatus | None) -> list[tuple[str, str]]:
+    """The line of what a stage's agent does. Its first phase, `starting`, is left out: the
+    stage's own line already said `running`, and a follow printed `stage X: running` and
+    then `stage X: starting` (a user test, 2026-12-07)."""
+    if status is None or status.state == "starting":
+        return []
+    return [(key, f"{label}: {doing(status)}")]
 
 
 MAX_FORKS_ASKED = 8

@@ -112,6 +112,17 @@ def test_a_follow_leaves_an_ending_stage_agent_to_its_stage_s_line():
     assert at_work(working) is working
 
 
+def test_a_follow_leaves_a_starting_stage_agent_to_its_stage_s_line():
+    """A follow printed `stage look: running`, then `stage look: starting`."""
+    from outlast.pattern_follow import stage_doing
+
+    assert stage_doing("k", "stage look", status(state="starting")) == []
+    assert stage_doing("k", "stage look", None) == []
+    assert stage_doing("k", "stage look", status(state="calling_model")) == [
+        ("k", "stage look: turn 4: calling claude-x")
+    ]
+
+
 def test_a_continued_run_says_where_its_task_is_and_only_then():
     """Temporal gives a continued run no static summary or details."""
     from workflows.details import chain_note
