@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, PrivateAttr, ValidationError
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import WorkflowExecutionCancelRequestedEventAttributes
@@ -82,6 +82,8 @@ class Node(BaseModel):
     """An ended coordinator's workers that were queued when it ended, and never started:
     said nowhere, though its conversation said each would start by itself (a user test)."""
     children: list[Node] = []
+    _stages: list[dict] = PrivateAttr(default_factory=list)
+    """A running pipeline's stage attempts so far, as its `pipeline` query gave them."""
 
 
 class NotFound(LookupError):
@@ -151,6 +153,8 @@ async def agent_tree(
         _as_the_team_says(node, result)
     if isinstance(result, dict) and isinstance(result.get("stages"), list):
         _as_the_pipeline_says(node, result["stages"])
+    elif node._stages:  # running: a rejected attempt read `completed` until the end
+        _as_the_pipeline_says(node, node._stages)
     return node
 
 
@@ -351,6 +355,7 @@ async def _fill_pipeline_wait(
     except (RPCError, WorkflowQueryFailedError):
         return
     node.refused = list(view.refused_signals)
+    node._stages = [s.model_dump() for s in view.stages]
     if view.awaiting_approval:
         stage, attempt = view.awaiting_approval, view.awaiting_attempt or 1
         node.outcome = (
