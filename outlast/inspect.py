@@ -312,6 +312,8 @@ async def _fill_from_status(
         started = await first_run_started(client, desc)  # after continues as new, the first's
         ran_ms = int((desc.close_time - started).total_seconds() * 1000)
         node.duration_ms = max(status.usage.duration_ms, ran_ms) or None
+        # Mail its kill left unread, as a stopped run's result counts it.
+        node.unread_messages = status.unread_messages
     if desc.status == WorkflowExecutionStatus.RUNNING:
         node.outcome = status.state
         if status.stop_requested:

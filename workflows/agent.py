@@ -21,7 +21,6 @@ from agents.notifications import (
     system_reminder,
 )
 from agents.plan_mode import EXIT_PLAN_MODE_TOOL
-from agents.team_protocol import protocol_type
 from agents.worktree_slug import agent_worktree_slug
 from workflows import subagent_hooks, versions
 
@@ -250,7 +249,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             # the result says how much (its senders were told it was queued).
             workflow.logger.info("%d message(s) left unread at the end", len(self._mailbox))
             # Words only: a shutdown request still waiting when the team ended is not mail.
-            unread = sum(1 for m in self._mailbox if protocol_type(m.text) is None)
+            unread = self._unread_words()
             result = result.model_copy(update={"unread_messages": unread})
         elif self._mailbox and self._stop is not None and versions.patched(STOPPED_KEEPS_STOPPED):
             # A stop means the model is not called again: the mail stays unread, and the
@@ -628,7 +627,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         )
         if status == "killed" and self._mailbox:
             # For its parent: mail a kill kept it from reading (a resume hands it over).
-            unread = sum(1 for m in self._mailbox if protocol_type(m.text) is None)
+            unread = self._unread_words()
             result = result.model_copy(update={"unread_messages": unread})
         self._outcome = outcome_of(result)
         # What the `status` query shows from now on: the end's figures, no tool running (a
@@ -646,7 +645,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
                 final_text=result.final_text,
                 error=result.error,
                 # As `run` counts it after this end: words only, a shutdown request is not mail.
-                unread_messages=sum(1 for m in self._mailbox if protocol_type(m.text) is None),
+                unread_messages=self._unread_words(),
                 max_turns_reached=result.max_turns_reached,
                 shutdown_approved=result.shutdown_approved,
             )

@@ -19,6 +19,7 @@ from agents.messages import Message
 from agents.notifications import CALLER_STOPPED
 from agents.permissions import PLAN_MODE, RESUME_MODES
 from agents.questions import QuestionAnswers
+from agents.team_protocol import protocol_type
 from agents.transcript import TranscriptRef
 from workflows import search_attributes as sa
 from workflows import versions
@@ -262,12 +263,17 @@ class AgentHandlers:
             children=self.tasks(),
             pending_notifications=len(self._registry.queue),
             mailbox=len(self._mailbox),
+            unread_messages=self._unread_words(),
             refused_signals=self._refusals.texts,
             todos=self._state.todos,
             worktree=self._state.worktree.info if self._state.worktree else None,
             queued=self._subagents.phases.queued_view(),
             recent_texts=recent_texts(self._messages, self._state.turns),
         )
+
+    def _unread_words(self) -> int:
+        """The mail not yet read that is words, not a shutdown or plan protocol message."""
+        return sum(1 for m in self._mailbox if protocol_type(m.text) is None)
 
     @workflow.signal(name="approve_plan")
     def approve_plan(self, decision: Any = None, *extra: Any) -> None:

@@ -305,6 +305,9 @@ class AgentStatus(Contract):
     children: list[ChildSummary] = Field(default_factory=list)
     pending_notifications: int = 0
     mailbox: int = 0
+    unread_messages: int = 0
+    """Of `mailbox`, the messages (not shutdown or plan protocol): of a killed run, what its
+    kill left unread (`show` said none: a user test, 2026-12-07)."""
     refused_signals: list[str] = Field(default_factory=list)
     """The latest signals whose input did not fit, and why (workflows/signal_input.py)."""
     todos: list[TodoItem] = Field(default_factory=list)

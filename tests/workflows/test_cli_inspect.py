@@ -149,6 +149,35 @@ async def test_a_stop_with_mail_waiting_ends_and_counts_the_mail_unread(
     assert "1 message went unread (its stop came before its next turn)" in shown, shown
 
 
+async def test_a_kill_with_mail_waiting_counts_the_mail_unread(client, dev_server, git_repo):
+    """A message sent while a tool ran, then a kill: `show` said nothing of it, where it
+    counts a stopped run's (a user test, 2026-12-07)."""
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 30"}}},
+                    {"text": "never"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_for(lambda: len(model.log) == 1)
+            code, sent = await cli(dev_server.address, "send", handle.id, "LATE-NOTE")
+            assert code == 0, sent
+            await handle.cancel(reason="enough")
+            with pytest.raises(WorkflowFailureError):
+                await asyncio.wait_for(handle.result(), 30)
+            code_show, shown = await cli(dev_server.address, "show", handle.id)
+    assert code_show == 0 and "1 message went unread (its kill came before its next turn)" in (
+        shown
+    ), shown
+
+
 async def test_mistakes_are_refused_with_a_sentence(client, dev_server, git_repo):
     code, out = await cli(dev_server.address, "show", "no-such-workflow")
     assert code == 2 and "no workflow no-such-workflow" in out and "Traceback" not in out
