@@ -15,8 +15,8 @@ from activities.resume import AGENT_TYPES
 from agents.questions import QuestionAnswers, choose
 from outlast.cli_base import app, console, fail, server_said
 from outlast.cli_steer import run_update, running_workflow
-from outlast.inspect import unanswered
 from outlast.question_view import plain, print_question
+from outlast.silence import unanswered
 from workflows.contracts import PendingQuestion
 
 

@@ -23,9 +23,10 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from outlast.client import connect
-from outlast.inspect import NO_POLLER as NO_WORKER
-from outlast.inspect import QUERY_BUFFER_FULL, queued_line
+from outlast.inspect import queued_line
 from outlast.question_view import terminal_text
+from outlast.silence import NO_POLLER as NO_WORKER
+from outlast.silence import QUERY_BUFFER_FULL
 from workflows.contracts import AgentStatus
 
 app = typer.Typer(

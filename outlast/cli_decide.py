@@ -13,7 +13,7 @@ from temporalio.service import RPCError
 from agents.permissions import RESUME_MODES
 from outlast.cli_base import app, console, fail, not_answered, server_said
 from outlast.cli_steer import PLANNERS, a_kind, run_update, running_workflow
-from outlast.inspect import unanswered
+from outlast.silence import unanswered
 from outlast.updates import (
     NoAnswer,
     NotYetAnswered,

@@ -36,6 +36,7 @@ from outlast.refusals_view import (
 )
 from outlast.retries import failing_task, retrying
 from outlast.run_chain import first_run_started
+from outlast.silence import NO_WORKER_ANSWER, Silence
 from outlast.stopped_with_it import unstarted_of
 from outlast.waiting import stage_agent
 from workflows import search_attributes as sa
@@ -91,7 +92,11 @@ class NotFound(LookupError):
 
 
 async def agent_tree(
-    client: Client, workflow_id: str, depth: int = 0, queries_until: float | None = None
+    client: Client,
+    workflow_id: str,
+    depth: int = 0,
+    queries_until: float | None = None,
+    silence: Silence | None = None,
 ) -> Node:
     """The workflow and, below it, every child it started (by the server's parent link).
     Running agents are asked for their figures until `queries_until` (the event loop's
@@ -99,6 +104,7 @@ async def agent_tree(
     does not answer costs the tree that long once, not once per agent."""
     if queries_until is None:
         queries_until = asyncio.get_running_loop().time() + STATUS_TIMEOUT_S
+    silence = silence if silence is not None else Silence()
     handle = client.get_workflow_handle(workflow_id)
     try:
         desc = await handle.describe()
@@ -133,7 +139,7 @@ async def agent_tree(
         ran = client.get_workflow_handle(desc.id, run_id=desc.run_id)
         node.error, kind = await why_it_ended(ran, desc.status)
         if kind != UNDECODED_INPUT:
-            await _fill_from_status(node, client, desc, queries_until)
+            await _fill_from_status(node, client, desc, queries_until, silence)
         if desc.status != WorkflowExecutionStatus.RUNNING:
             memo = await desc.memo()
             node.unstarted = unstarted_of(None, memo)
@@ -142,13 +148,15 @@ async def agent_tree(
     if desc.workflow_type in AGENT_TYPES:
         if desc.status == WorkflowExecutionStatus.CANCELED:
             node.outcome = "killed"  # TaskStop, `outlast kill`: what `run` and the parent say
-        await _add_earlier_runs(client, node, desc, queries_until)
+        await _add_earlier_runs(client, node, desc, queries_until, silence)
     if depth < 6:
         query = f'ParentWorkflowId = "{workflow_id}"'
         # Once per child: one that continued as new lists each of its runs.
         kids = {w.id: w async for w in client.list_workflows(query, limit=100)}
         for kid in sorted(kids.values(), key=lambda w: w.start_time):
-            node.children.append(await agent_tree(client, kid.id, depth + 1, queries_until))
+            node.children.append(
+                await agent_tree(client, kid.id, depth + 1, queries_until, silence)
+            )
     if isinstance(result, dict) and result.get("team_name"):
         _as_the_team_says(node, result)
     if isinstance(result, dict) and isinstance(result.get("stages"), list):
@@ -275,17 +283,24 @@ async def cancel_requests(handle: WorkflowHandle) -> list[str]:
 
 
 async def _fill_from_status(
-    node: Node, client: Client, desc: WorkflowExecutionDescription, until: float
+    node: Node,
+    client: Client,
+    desc: WorkflowExecutionDescription,
+    until: float,
+    silence: Silence,
 ) -> None:
     """An agent's figures from its `status` query: a running one's so far, or what one that
     ended without a result had spent (a worker replays the closed run to answer); none when
     no worker answers before `until` (the tree is still shown)."""
     left = until - asyncio.get_running_loop().time()
-    if desc.workflow_type == "PipelineWorkflow" and left >= 0.1:
-        await _fill_pipeline_wait(node, client, desc, timedelta(seconds=left))
-    if desc.workflow_type in REFUSALS_QUERY and left >= 0.1:
-        refused = await refused_signals(client, desc, timedelta(seconds=left))
+    if desc.workflow_type == "PipelineWorkflow" and left >= 0.1 and not silence.known(desc):
+        await _fill_pipeline_wait(node, client, desc, timedelta(seconds=left), silence)
+    if desc.workflow_type in REFUSALS_QUERY and left >= 0.1 and not silence.known(desc):
+        refused = await refused_signals(client, desc, timedelta(seconds=left), silence=silence)
         node.refused = refused if refused is not None else node.refused
+    if silence.known(desc):
+        node.outcome = NO_WORKER_ANSWER
+        return
     if desc.workflow_type not in AGENT_TYPES or left < 0.1:
         return
     try:
@@ -294,10 +309,10 @@ async def _fill_from_status(
             "status", result_type=AgentStatus, rpc_timeout=timedelta(seconds=left)
         )
     except RPCError as e:
-        if desc.status == WorkflowExecutionStatus.RUNNING and unanswered(e):
+        if silence.heard_nothing(desc, e):
             # The server lists a dead worker's poller for a minute and more, so the tree
             # said nothing of it that long (a user test, 2026-12-06).
-            node.outcome = "its worker did not answer (is one running? `outlast worker`)"
+            node.outcome = NO_WORKER_ANSWER
         return
     except WorkflowQueryFailedError:
         return
@@ -330,23 +345,12 @@ async def _fill_from_status(
             node.outcome = f"questions wait for answers: outlast answer {desc.id}"
 
 
-NO_POLLER = "no poller seen"
-"""What the server says when no worker has polled a workflow's task queue lately."""
-QUERY_BUFFER_FULL = "consistent query buffer is full"
-"""What the server says, after some 15 s, of a query to a workflow no worker has taken up
-yet (its first task not done), when another query waits for it already."""
-
-
-def unanswered(error: RPCError) -> bool:
-    """A query no worker took: none polls, or none answered before the deadline (the
-    client's own deadline reads CANCELLED, the server's DEADLINE_EXCEEDED)."""
-    timed_out = (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED)
-    said = error.message
-    return NO_POLLER in said or QUERY_BUFFER_FULL in said or error.status in timed_out
-
-
 async def _fill_pipeline_wait(
-    node: Node, client: Client, desc: WorkflowExecutionDescription, left: timedelta
+    node: Node,
+    client: Client,
+    desc: WorkflowExecutionDescription,
+    left: timedelta,
+    silence: Silence,
 ) -> None:
     """A running pipeline's stage that waits for approval, and the command that gives it."""
     if desc.status != WorkflowExecutionStatus.RUNNING:
@@ -354,7 +358,10 @@ async def _fill_pipeline_wait(
     try:
         run = client.get_workflow_handle(desc.id, run_id=desc.run_id)
         view = await run.query("pipeline", result_type=PipelineView, rpc_timeout=left)
-    except (RPCError, WorkflowQueryFailedError):
+    except RPCError as e:
+        silence.heard_nothing(desc, e)
+        return
+    except WorkflowQueryFailedError:
         return
     node.refused = list(view.refused_signals)
     node._stages = [s.model_dump() for s in view.stages]
@@ -386,7 +393,11 @@ EARLIER_RUN_QUERY_S = 1.0
 
 
 async def _add_earlier_runs(
-    client: Client, node: Node, desc: WorkflowExecutionDescription, until: float
+    client: Client,
+    node: Node,
+    desc: WorkflowExecutionDescription,
+    until: float,
+    silence: Silence,
 ) -> None:
     """A resumed agent (SendMessage to an ended sub-agent, a verified task's implementer
     after a FAIL, `outlast resume`) runs again under its id as a new workflow run, whose
@@ -423,7 +434,7 @@ async def _add_earlier_runs(
                 # below are still asked.
                 now = asyncio.get_running_loop().time()
                 await _fill_from_status(
-                    earlier, client, earlier_desc, min(until, now + EARLIER_RUN_QUERY_S)
+                    earlier, client, earlier_desc, min(until, now + EARLIER_RUN_QUERY_S), silence
                 )
         except Exception:  # noqa: BLE001 - its history expired, or cannot be decoded here
             continue

@@ -10,6 +10,8 @@ from datetime import timedelta
 from temporalio.client import Client, WorkflowExecutionDescription, WorkflowQueryFailedError
 from temporalio.service import RPCError
 
+from outlast.silence import Silence
+
 REFUSALS_QUERY = {
     "TeamWorkflow": "team",
     "ForkJoinWorkflow": "refused_signals",
@@ -36,14 +38,19 @@ async def refused_signals(
     desc: WorkflowExecutionDescription,
     left: timedelta,
     query: str | None = None,
+    silence: Silence | None = None,
 ) -> list[str] | None:
     """The refusals the run `desc` keeps, from `query` (default: its type's in
-    REFUSALS_QUERY); None when no worker answers within `left`."""
+    REFUSALS_QUERY); None when no worker answers within `left` (and `silence` hears of it)."""
     query = query or REFUSALS_QUERY[desc.workflow_type]
     try:
         run = client.get_workflow_handle(desc.id, run_id=desc.run_id)
         answer = await run.query(query, rpc_timeout=left)
-    except (RPCError, WorkflowQueryFailedError):
+    except RPCError as e:
+        if silence is not None:
+            silence.heard_nothing(desc, e)
+        return None
+    except WorkflowQueryFailedError:
         return None
     texts = answer.get("refused_signals") if isinstance(answer, dict) else answer
     return [str(t) for t in texts or []]

@@ -177,3 +177,33 @@ async def test_answer_and_approve_to_an_agent_whose_worker_died_say_to_start_one
     assert answer_code == 2 and "no worker answered for" in answered, answered
     assert "nothing was sent. Is one running? Start one with `outlast worker`" in answered
     assert approve_code == 3 and "the approval is queued" in approved, approved
+
+
+async def test_show_of_a_team_says_its_worker_did_not_answer_on_every_row(
+    client, dev_server, git_repo
+):
+    """With the worker killed, `show TEAM` read `(team, running)` and each member just
+    `running`: the team's query waited out the tree's time and the members were not asked
+    (a user test, 2026-12-07). The member's own `show` said it."""
+    from outlast.inspect import agent_tree
+    from outlast.silence import NO_WORKER_ANSWER
+    from tests.support import crashable_worker, scripted_model
+    from tests.workflows.test_team import start_standing_team, team_script
+
+    with (
+        scripted_model(team_script()) as model,
+        crashable_worker(dev_server.address, model.url) as workers,
+    ):
+        handle = await start_standing_team(client, workers.queues, git_repo)
+        os.kill(workers.pid, signal.SIGKILL)
+        try:
+            began = asyncio.get_running_loop().time()
+            tree = await agent_tree(client, handle.id)
+            took = asyncio.get_running_loop().time() - began
+        finally:
+            await handle.terminate(reason="test over")
+    said = [(node.row.workflow_id, node.outcome) for node in [tree, *tree.children]]
+    assert said == [(handle.id, NO_WORKER_ANSWER)] + [
+        (f"{handle.id}/{name}", NO_WORKER_ANSWER) for name in ("a", "b", "c")
+    ], said
+    assert took < 10, took

@@ -1,0 +1,46 @@
+"""A query no worker answered: how to tell, and what `show`'s tree keeps of it. Each running
+workflow of a tree asked one after another waited out what was left of the tree's time once
+one had gone unanswered, so past the first they said nothing at all: a team's members read
+just `running` with its worker dead (a user test, 2026-12-07)."""
+
+from __future__ import annotations
+
+from temporalio.client import WorkflowExecutionDescription, WorkflowExecutionStatus
+from temporalio.service import RPCError, RPCStatusCode
+
+NO_POLLER = "no poller seen"
+"""What the server says when no worker has polled a workflow's task queue lately."""
+QUERY_BUFFER_FULL = "consistent query buffer is full"
+"""What the server says, after some 15 s, of a query to a workflow no worker has taken up
+yet (its first task not done), when another query waits for it already."""
+
+NO_WORKER_ANSWER = "its worker did not answer (is one running? `outlast worker`)"
+"""What `show` says of a running workflow whose query no worker answered."""
+
+
+def unanswered(error: RPCError) -> bool:
+    """A query no worker took: none polls, or none answered before the deadline (the
+    client's own deadline reads CANCELLED, the server's DEADLINE_EXCEEDED)."""
+    timed_out = (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED)
+    said = error.message
+    return NO_POLLER in said or QUERY_BUFFER_FULL in said or error.status in timed_out
+
+
+class Silence:
+    """The task queues where a running workflow's query went unanswered: the tree's other
+    running workflows there are not asked, and say so at once."""
+
+    def __init__(self) -> None:
+        self.queues: set[str] = set()
+
+    def heard_nothing(self, desc: WorkflowExecutionDescription, error: RPCError) -> bool:
+        """Whether `error`, of a query to `desc`, is a running workflow's unanswered one
+        (and if so, its queue is kept as silent)."""
+        if desc.status != WorkflowExecutionStatus.RUNNING or not unanswered(error):
+            return False
+        self.queues.add(desc.task_queue)
+        return True
+
+    def known(self, desc: WorkflowExecutionDescription) -> bool:
+        """Whether `desc` runs where a query went unanswered already."""
+        return desc.status == WorkflowExecutionStatus.RUNNING and desc.task_queue in self.queues
