@@ -308,7 +308,7 @@ class PipelineWorkflow:
         # validated it before its replay held the first): both were taken, and the second
         # failed once the stage ended, which nobody saw (a user test, 2026-12-07).
         if (held := self._held_for(decision)) is not None and versions.patched(ONE_HELD):
-            raise ApplicationError(held_refusal(held), type="Decided")
+            raise ApplicationError(held_refusal(held), type="Decided", non_retryable=True)
         self._held.append(decision)
         self._show_held()
         try:
@@ -329,6 +329,7 @@ class PipelineWorkflow:
             raise ApplicationError(
                 f"stage {decision.stage} is not waiting for approval: the pipeline has ended",
                 type="NotAwaiting",
+                non_retryable=True,
             )
         self._refuse_other_attempt(decision)
         if self._ran_without_waiting(decision.stage):
@@ -336,14 +337,18 @@ class PipelineWorkflow:
                 f"stage {decision.stage} ended without waiting for a decision: only an "
                 "approval stage, or a stage a person stops, waits for one",
                 type="NotAwaiting",
+                non_retryable=True,
             )
         if decision.stage != self._awaiting:
             raise ApplicationError(
                 f"stage {decision.stage} is not waiting for approval (waiting: {self._awaiting})",
                 type="NotAwaiting",
+                non_retryable=True,
             )
         if self._decision is not None:
-            raise ApplicationError(f"stage {decision.stage} is already decided", type="Decided")
+            raise ApplicationError(
+                f"stage {decision.stage} is already decided", type="Decided", non_retryable=True
+            )
         self._decision = decision
         attempt = self._awaiting_attempt or 1
         if not versions.patched(DECISION_EFFECT):
@@ -398,6 +403,7 @@ class PipelineWorkflow:
                 f"stage {decision.stage} was not decided: the pipeline "
                 f"{ended_text(self._ended_as)}",
                 type="NotAwaiting",
+                non_retryable=True,
             )
 
     def _current_attempt(self, stage: str) -> int | None:
@@ -419,6 +425,7 @@ class PipelineWorkflow:
                 f"stage {decision.stage} attempt {decision.attempt} is not the one to decide on: "
                 f"attempt {self._current_attempt(decision.stage)} is",
                 type="NotAwaiting",
+                non_retryable=True,
             )
 
     @decide_stage.validator

@@ -90,7 +90,9 @@ class QuestionControl:
     def check(self, answers: QuestionAnswers) -> None:
         """The update's validator: refuses, with the reason, what `why_not` finds."""
         if (why := self.why_not(answers)) is not None:
-            raise ApplicationError(f"answer refused: {why}", type="AnswerRefused")
+            raise ApplicationError(
+                f"answer refused: {why}", type="AnswerRefused", non_retryable=True
+            )
 
     def answer(self, answers: QuestionAnswers) -> str:
         # Checked again: the validator ran against the state the update arrived to.

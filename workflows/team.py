@@ -419,7 +419,7 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
         spec = request.spec
         if spec.name in [m.name for m in self._members]:
             # Two adds of one name in one workflow task both pass the validator.
-            raise ApplicationError(name_taken_text(spec.name), type="NameTaken")
+            raise ApplicationError(name_taken_text(spec.name), type="NameTaken", non_retryable=True)
         self._adding += 1
         # Listed before any await: the team is not quiet while its newest member starts.
         self._members.append(spec)
@@ -438,6 +438,7 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
                     f"{spec.name} could not start: workflow {self._member_id(spec.name)} "
                     "exists already. The name stays taken: choose another.",
                     type="MemberNotStarted",
+                    non_retryable=True,
                 ) from None
             started = True
             self._started.add(spec.name)

@@ -149,7 +149,9 @@ class TeamHandlers:
         try:
             await self._forward(ask.name, shutdown_request_text(request_id, ask.reason), "team")
         except ApplicationError:
-            raise ApplicationError(f"{ask.name} has already ended", type="MemberEnded") from None
+            raise ApplicationError(
+                f"{ask.name} has already ended", type="MemberEnded", non_retryable=True
+            ) from None
         try:
             await workflow.wait_condition(
                 lambda: (
@@ -167,6 +169,7 @@ class TeamHandlers:
             raise ApplicationError(
                 f"no answer from {ask.name}: the team {ended_text(self._ended_as)}",
                 type="TeamEnded",
+                non_retryable=True,
             )
         if answer is None:
             return ShutdownOutcome(request_id=request_id, name=ask.name, answered=False)
@@ -274,13 +277,18 @@ class TeamHandlers:
                 await self._forward(name, mail.text, mail.sender)
             return f"Message sent to {', '.join(targets)}."
         if mail.to in self._not_started:
-            raise ApplicationError(f"{mail.to} could not start", type="MemberEnded")
+            raise ApplicationError(
+                f"{mail.to} could not start", type="MemberEnded", non_retryable=True
+            )
         if mail.to != "*":
             try:
                 await self._forward(mail.to, mail.text, mail.sender)
             except ApplicationError:
+                # One still starting may be sent to again shortly; one that ended, never.
                 raise ApplicationError(
-                    f"{mail.to} {self._unreachable(mail.to)}", type="MemberEnded"
+                    f"{mail.to} {self._unreachable(mail.to)}",
+                    type="MemberEnded",
+                    non_retryable=mail.to in self._started,
                 ) from None
             return f"Message sent to {mail.to}."
         # Every member, not the live ones: which have ended is for their watchers to record,
@@ -292,7 +300,9 @@ class TeamHandlers:
                 await self._forward(m.name, mail.text, mail.sender)
                 reached.append(m.name)
         if not reached:
-            raise ApplicationError("no member is running to read it", type="MemberEnded")
+            raise ApplicationError(
+                "no member is running to read it", type="MemberEnded", non_retryable=True
+            )
         return f"Message sent to {', '.join(reached)}."
 
     def _unreachable(self, name: str) -> str:

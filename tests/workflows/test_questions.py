@@ -75,6 +75,8 @@ async def refused(handle, answers: dict[str, str], request_id: str | None = None
         await handle.execute_update(
             "answer_question", QuestionAnswers(request_id=request_id, answers=answers)
         )
+    # Sending it again cannot help: it read `retryable: true` (a user test, 2026-12-07).
+    assert failed.value.cause.non_retryable, failed.value.cause
     return failed.value.cause.message
 
 

@@ -303,6 +303,8 @@ async def run_shutdown_scenario(
     with pytest.raises(WorkflowUpdateFailedError) as refused:
         await handle.execute_update("request_shutdown", ShutdownAsk(name="b"))
     assert "b has already ended" in str(refused.value.cause)
+    # Asking again cannot help: it read `retryable: true` (a user test, 2026-12-07).
+    assert refused.value.cause.non_retryable
     # a declines its (first) request, with its reason.
     declined = await handle.execute_update(
         "request_shutdown", ShutdownAsk(name="a", reason="wrap up"), result_type=ShutdownOutcome
@@ -373,6 +375,7 @@ async def run_shutdown_scenario(
         with pytest.raises(WorkflowUpdateFailedError) as refused:
             await handle.execute_update("message_member", TeamMail(to="b", text="Still there?"))
         assert refused.value.cause.message == "b has already ended"
+        assert refused.value.cause.non_retryable
         await handle.signal("kill_member", MemberRef(name="b"))
         await handle.signal("kill_member", MemberRef(name="zed"))
         unknown = "signal `kill_member` refused: no member named zed; members: a, b, c"
