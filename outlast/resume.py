@@ -108,9 +108,13 @@ def refusal_for_input(workflow_id: str, inp: AgentInput) -> str | None:
     """Why the agent started with `inp` is not the CLI's to resume: a sub-agent or a
     teammate, whose parent or team would never hear of the new run."""
     if inp.team is not None:
+        # It named no team nor member, and sent to a team that had ended (a user test).
+        team, name = inp.team.workflow_id, inp.name or workflow_id.rsplit("/", 1)[-1]
         return (
-            f"{workflow_id} is a member of team {inp.team.team_name!r}: its team messages it "
-            "(`outlast send TEAM --to NAME` while the team runs)"
+            f"{workflow_id} is a member of team {inp.team.team_name!r}: while the team runs, "
+            f"`outlast send {team} --to {name} ...` messages it; a team that has ended goes "
+            f"on with none of its members (`outlast show {team}` has what each did, and a "
+            "new `outlast run` starts the task over)"
         )
     parent = inp.parent.workflow_id if inp.parent else inp.lineage.parent_workflow_id
     if parent and inp.lineage.pattern == "fork-join":
