@@ -32,7 +32,7 @@ from temporalio.converter import SerializationContext
 from temporalio.exceptions import ApplicationError
 
 from agents.questions import QuestionAnswers
-from workflows.client_input import fields_of, named_unknown
+from workflows.client_input import fields_of, named_unknown, with_guess
 from workflows.contracts import AgentInput, ClientInput, ForkJoinInput, PlanDecisionInput
 from workflows.nested_unknowns import empty, optional_of, strip_unknown
 from workflows.pattern_contracts import (
@@ -188,7 +188,29 @@ def _unknown_keys(payload: Payload, model: type[BaseModel]) -> list[str]:
         if name in given:
             strip_unknown(field.annotation, given[name], name, nested)
     # A stage's misspelt `name` is "stages.0.name: Field required": name the key there too.
-    return [*model.unknown_in(given), *nested]
+    return [*model.unknown_in(given), *nested, *_inputs_unknown(model, given)]
+
+
+def _inputs_unknown(model: type[BaseModel], given: dict, prefix: str = "") -> list[str]:
+    """`lead.promt (did you mean prompt?)`: the unknown keys of the inputs nested in `given`
+    (a team's lead, a teammate), each named with its path. A lead's misspelt `promt` read
+    only "lead.prompt: Field required" (a user test, 2026-12-07)."""
+    found: list[str] = []
+    for name, field in model.model_fields.items():
+        value, annotation = given.get(name), optional_of(field.annotation)
+        if typing.get_origin(annotation) is list and typing.get_args(annotation):
+            inner = optional_of(typing.get_args(annotation)[0])
+            items = [(f"{prefix}{name}[{i}]", v) for i, v in enumerate(value or [])]
+        else:
+            inner, items = annotation, [(f"{prefix}{name}", value)]
+        if not (isinstance(inner, type) and issubclass(inner, ClientInput)):
+            continue
+        for path, data in items:
+            if isinstance(data, dict):
+                known = fields_of(inner)
+                found += [f"{path}.{with_guess(k, known)}" for k in inner.unknown_in(data)]
+                found += _inputs_unknown(inner, data, f"{path}.")
+    return found
 
 
 def _errors(e: ValidationError, model: type[BaseModel], limit: int = 8) -> str:

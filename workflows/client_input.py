@@ -66,14 +66,25 @@ def refusal(what: str, inp: ClientInput) -> str | None:
     found = unknown_paths(inp)
     if not found:
         return None
-    named = ", ".join(f"{path}{_with_guess(name, known)}" for path, name, known in found)
+    named = ", ".join(f"{path}{with_guess(name, known)}" for path, name, known in found)
     text = (
         f"{what} refused: unknown field{'s' if len(found) > 1 else ''} {named} (misspelt, or "
         f"sent by a client newer than this worker)"
     )
-    if all(known == [] for _, _, known in found):
-        return text  # all inside its nested models, whose fields the guesses come from
-    return f"{text}; its fields are {', '.join(fields_of(type(inp)))}"
+    # The fields of each input that has an unknown one: a team's `lead.plan_mode_requird`
+    # listed the team's (a user test, 2026-12-07). Its nested strict models' come with their
+    # guesses (their `known` is empty).
+    owners: dict[str, list[str]] = {}
+    for path, _, known in found:
+        if known:
+            owners.setdefault(path, known)
+    said = [f"{_owner(path)} fields are {', '.join(known)}" for path, known in owners.items()]
+    return "; ".join([text, *said])
+
+
+def _owner(path: str) -> str:
+    """`its`, or `lead's` for the input at `lead.`."""
+    return f"{path.removesuffix('.')}'s" if path else "its"
 
 
 def unknown_paths(inp: ClientInput, prefix: str = "") -> list[tuple[str, str, list[str]]]:
@@ -99,11 +110,11 @@ def fields_of(model: type[ClientInput]) -> list[str]:
 
 def named_unknown(unknown: list[str], known: list[str]) -> str:
     """`unknown field x (did you mean y?), z`."""
-    named = ", ".join(_with_guess(name, known) for name in unknown)
+    named = ", ".join(with_guess(name, known) for name in unknown)
     return f"unknown field{'s' if len(unknown) > 1 else ''} {named}"
 
 
-def _with_guess(name: str, known: list[str]) -> str:
+def with_guess(name: str, known: list[str]) -> str:
     if any(c in name for c in ".[("):
         return name  # a nested field's path, guessed from its own model already
     close = difflib.get_close_matches(name, known, n=1)

@@ -85,7 +85,10 @@ def test_a_nested_input_s_unknown_field_is_named_by_its_path():
         "TeamWorkflow input refused: unknown field teammates[0].plan_mode_requird "
         "(did you mean plan_mode_required?) (misspelt"
     ), text
-    assert "its fields are team_name, workspace, lead," in text
+    # The member's fields, not the team's (a user test, 2026-12-07).
+    assert text.endswith(
+        "; teammates[0]'s fields are name, prompt, agent_type, model, plan_mode_required"
+    ), text
 
 
 def test_every_update_has_a_validator_that_refuses_one_sent_without_its_input():

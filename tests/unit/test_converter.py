@@ -95,6 +95,26 @@ def test_a_misspelt_required_field_is_named_beside_the_missing_one():
     assert message.endswith("; unknown field promt (did you mean prompt?)"), message
 
 
+def test_a_misspelt_required_field_of_a_nested_input_is_named_with_its_path():
+    """A team's lead with `promt` read only "lead.prompt: Field required", where an agent's
+    start names the key (a user test, 2026-12-07)."""
+    from workflows.pattern_contracts import TeamInput
+
+    team = {
+        "team_name": "t",
+        "workspace": WORKSPACE,
+        "lead": {"name": "lead", "promt": "x"},
+        "teammates": [{"name": "b", "prompt": "y"}, {"nmae": "c", "prompt": "z"}],
+    }
+    with pytest.raises(ApplicationError) as failed:
+        OutlastPayloadConverter().from_payloads([payload(team)], [TeamInput])
+    message = failed.value.message
+    assert "lead.prompt: Field required" in message and "teammates.1.name" in message
+    assert message.endswith(
+        "; unknown fields lead.promt (did you mean prompt?), teammates[1].nmae (did you mean name?)"
+    ), message
+
+
 def test_fields_from_newer_code_are_kept_by_path_so_the_workflow_decides():
     """Inside the config they decode now (workflows/nested_unknowns.py): a client's start is
     refused with them named, and Outlast's own start of a child waits for a newer worker (its
