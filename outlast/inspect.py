@@ -163,7 +163,24 @@ async def agent_tree(
         _as_the_pipeline_says(node, result["stages"])
     elif node._stages:  # running: a rejected attempt read `completed` until the end
         _as_the_pipeline_says(node, node._stages)
+    if depth == 0:
+        _pass_on_the_reason(node)
     return node
+
+
+def _pass_on_the_reason(node: Node, words: str = "", how: str = "", parent: str = "") -> None:
+    """A child its parent's kill or stop ended says `stopped by workflow PARENT`: the words
+    the person gave that kill or stop follow, down the tree (`outlast kill TEAM --reason`
+    read only on the team's own line: a user test, 2026-12-07). `words` and `how` are those
+    of the end of `parent`, the parent's id."""
+    said = node.error.removeprefix(REASON) if node.error and node.error.startswith(REASON) else ""
+    by_parent = bool(parent) and said == f"stopped by workflow {plain(parent)}"
+    if by_parent and words:
+        node.error = f"{node.error}, which was {how}: {words}"
+    own = words if by_parent else ("" if said.startswith("stopped by workflow ") else said)
+    how = "killed" if node.row.status == "canceled" else "stopped" if said else ""
+    for child in node.children:
+        _pass_on_the_reason(child, own if how else "", how, node.row.workflow_id)
 
 
 def _as_the_pipeline_says(node: Node, stages: list) -> None:
@@ -191,10 +208,15 @@ def _as_the_team_says(node: Node, result: dict) -> None:
             continue
         if member.get("stopped"):
             child.outcome = "stopped"
+        elif child.outcome == "stopped" and result.get("status") == "stopped":
+            # A person's stop of the team ended its turn, with the team's reason: the tree
+            # read plain `completed` where its own `show` and `ls` said stopped (a user test,
+            # 2026-12-07).
+            child.outcome = STOPPED_WITH_TEAM
         elif child.outcome == "stopped":
-            # The team's end stopped it: no news, and no reason of its own to show.
+            # The end of a team gone quiet stopped it: no news, and no reason to show.
             child.outcome = None
-            if child.error and child.error.startswith("reason: "):
+            if child.error and child.error.startswith(REASON):
                 child.error = None
 
 
@@ -216,7 +238,7 @@ async def why_it_ended(
     try:
         if status == WorkflowExecutionStatus.CANCELED:
             reason = await cancel_reason(handle)
-            why = f"reason: {reason}" if reason else None
+            why = f"{REASON}{reason}" if reason else None
         elif status == WorkflowExecutionStatus.TERMINATED:
             async for event in handle.fetch_history_events(
                 event_filter_type=WorkflowHistoryEventFilterType.CLOSE_EVENT
@@ -474,7 +496,7 @@ def _fill_from_result(node: Node, result: object) -> None:
         node.outcome = "stopped"
         # As a kill's reason is shown: a stop's was said nowhere (a user test, 2026-12-06).
         if reason := " ".join(plain(str(result.get("stop_reason") or "")).split()):
-            node.error = f"reason: {reason}"
+            node.error = f"{REASON}{reason}"
     elif result.get("max_turns_reached"):
         node.outcome = "max turns reached"
     node.unread_messages = result.get("unread_messages") or 0
@@ -529,8 +551,15 @@ def queued_line(q: QueuedWorker) -> str:
     return f"{plain(q.label) or q.agent_id} ({q.agent_id}), {q.phase}{files}: waits for {waits}"
 
 
+REASON = "reason: "
+"""How a node's error gives the reason its kill or stop was given."""
+
+STOPPED_WITH_TEAM = "stopped with the team"
+"""A member the team's stop ended, not a stop of its own (`outlast stop TEAM`)."""
+
 UNREAD_WHY = {
     "stopped": "its stop came",
+    STOPPED_WITH_TEAM: "the team's stop came",
     "max turns reached": "its turns ran out",
     "killed": "its kill came",
 }

@@ -158,5 +158,6 @@ async def test_show_gives_the_reason_a_person_killed_a_worker_with(client, git_r
             rows = {line.split()[0]: line for line in tree_lines(await agent_tree(client, wf_id))}
     assert "killed" in rows[scout_a] and "reason: wrong file" in rows[scout_a], rows
     # Said as stopped by its coordinator: the server's "Cancel requested by workflow with run
-    # id ... with reason:" was shown.
-    assert f"reason: stopped by workflow {wf_id})" in rows[scout_b], rows
+    # id ... with reason:" was shown. With the words the coordinator's stop was given.
+    said = f"reason: stopped by workflow {wf_id}, which was stopped: enough)"
+    assert said in rows[scout_b], rows

@@ -19,6 +19,7 @@ from temporalio.exceptions import CancelledError
 from agents.builtin.teammate import COMMUNICATION
 from agents.team_tasks import TaskCreateInput, TaskUpdateInput, TeamTask
 from outlast.api import Refused, Task
+from outlast.inspect import agent_tree
 from tests.support import (
     Queues,
     crashable_worker,
@@ -781,10 +782,21 @@ async def test_a_killed_team_ends_cancelled_and_says_so(client, git_repo):
         async with running_workers(client) as queues:
             handle = await start_team(client, queues, git_repo)
             await wait_until_b_answers(handle)
-            await handle.cancel()
+            await handle.cancel(reason="script loop")
             with pytest.raises(WorkflowFailureError) as ended:
                 await asyncio.wait_for(handle.result(), 60)
+            for name in ("a", "b", "c"):  # their cancels may still be on the way
+                member = client.get_workflow_handle(f"{handle.id}/{name}")
+                with contextlib.suppress(WorkflowFailureError):
+                    await asyncio.wait_for(member.result(), 30)
+            tree = await agent_tree(client, handle.id)
     assert isinstance(ended.value.cause, CancelledError)
+    # The members say the person's words, not only the team's id (a user test, 2026-12-07).
+    assert tree.error == "reason: script loop", tree.error
+    said = {c.row.workflow_id.rsplit("/", 1)[-1]: (c.row.status, c.error) for c in tree.children}
+    killed = ("canceled", f"reason: stopped by workflow {handle.id}, which was killed: script loop")
+    assert said["a"] == said["b"] == killed, said
+    assert said["c"] in (killed, ("completed", None)), said  # it may have ended first
     desc = await handle.describe()
     assert desc.status == WorkflowExecutionStatus.CANCELED
     assert desc.typed_search_attributes.get(sa.AGENT_STATUS) == "killed"
