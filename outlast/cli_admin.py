@@ -1,5 +1,5 @@
 """The `outlast` commands that look after a namespace and a host rather than a task:
-`setup`, `search-attributes`, `reap`, `server-stop`."""
+`setup`, `search-attributes`, `reap`, `server-start`, `server-stop`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from temporalio.service import RPCError
 
 from activities.store import state_dir
 from outlast.cli_base import app, connect_or_fail, console, fail
-from outlast.devserver import DevServer
+from outlast.devserver import DevServer, DevServerError
 from outlast.orphans import stop_orphans
 from outlast.reaper import reap
 from outlast.search_setup import missing_search_attributes, register_search_attributes
@@ -107,6 +107,39 @@ def search_attributes(
         console.print("all registered")
 
     asyncio.run(_main())
+
+
+@app.command("server-start")
+def server_start(
+    port: int = typer.Option(7233, min=1, max=65535, help="gRPC port of the dev server."),
+    ui_port: int = typer.Option(8233, min=1, max=65535, help="Web UI port."),
+) -> None:
+    """Start the embedded dev server in the background, as `run` does, on any port: workers
+    (`outlast worker`) and runs (`outlast run --no-worker`) then reach it with
+    TEMPORAL_ADDRESS, each in a process of its own. `outlast server-stop` stops it."""
+    server = DevServer(state_dir=state_dir(), port=port, ui_port=ui_port)
+    # Only `dev` started one elsewhere than 7233, in the foreground with a worker, so a
+    # worker could not be killed and restarted on its own (a user test, 2026-12-07).
+    env = "" if port == 7233 else f"TEMPORAL_ADDRESS={server.address} "
+    use = f"`{env}outlast worker`, then `{env}outlast run --no-worker ...`"
+    try:
+        started = server.ensure_running()
+    except DevServerError as e:
+        fail(str(e))
+    if not started and server.live_address() != server.address:
+        fail(
+            f"something else listens on {server.address}, not the embedded server of "
+            f"{server.state_dir}: choose another --port (and --ui-port), or use that server "
+            "with TEMPORAL_ADDRESS"
+        )
+    if not started:
+        console.print(f"already running on {server.address}: {use}", markup=False)
+        return
+    console.print(
+        f"started the embedded Temporal dev server on {server.address} (Web UI {server.ui_url},"
+        f" state in {server.state_dir}): {use}; `outlast server-stop` stops it",
+        markup=False,
+    )
 
 
 @app.command("server-stop")

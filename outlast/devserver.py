@@ -118,6 +118,12 @@ class DevServer:
     def live_elsewhere(self) -> str | None:
         """The address of a server this state directory's pid file names, alive and serving
         this directory's database, when that is not this server's address."""
+        address = self.live_address()
+        return None if address == self.address else address
+
+    def live_address(self) -> str | None:
+        """The address of the server this state directory's pid file names, if it is alive
+        and serves this directory's database."""
         try:
             pid = int(self.pid_file.read_text())
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
@@ -128,8 +134,7 @@ class DevServer:
         option = dict(zip(argv, argv[1:], strict=False))
         if option.get("--db-filename") != str(self.state_dir / "temporal.db"):
             return None
-        address = f"{option.get('--ip', 'localhost')}:{option.get('--port', '7233')}"
-        return None if address == self.address else address
+        return f"{option.get('--ip', 'localhost')}:{option.get('--port', '7233')}"
 
     @contextlib.contextmanager
     def _starting(self) -> Iterator[None]:

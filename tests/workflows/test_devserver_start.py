@@ -172,3 +172,37 @@ def test_server_stop_leaves_the_server_of_a_foreground_dev_to_it(tmp_path) -> No
         assert server.stop() is True
     finally:
         background.kill()
+
+
+def test_server_start_runs_the_embedded_server_on_any_port_in_the_background(tmp_path) -> None:
+    """Only `outlast dev` started one off 7233, in the foreground with its worker: a worker
+    could not be killed and started again on its own (a user test, 2026-12-07)."""
+    port, ui_port = free_port(), free_port()
+
+    def outlast(home: Path, *args: str) -> tuple[int, str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "outlast.cli", *args],
+            env={**os.environ, "OUTLAST_HOME": str(home), "COLUMNS": "300"},
+            capture_output=True,
+            text=True,
+            timeout=90,
+            check=False,
+        )
+        return done.returncode, " ".join((done.stdout + done.stderr).split())
+
+    home, other = tmp_path / "home", tmp_path / "other"
+    start = ("server-start", "--port", str(port), "--ui-port", str(ui_port))
+    code, said = outlast(home, *start)
+    try:
+        assert code == 0 and f"on localhost:{port}" in said, said
+        assert f"`TEMPORAL_ADDRESS=localhost:{port} outlast worker`" in said, said
+        server = DevServer(state_dir=home, port=port, ui_port=ui_port)
+        assert server.healthy() and server.foreground_owner() is None
+        code, again = outlast(home, *start)
+        assert code == 0 and f"already running on localhost:{port}" in again, again
+        # Another OUTLAST_HOME's server is not this one's to use by its port.
+        code, taken = outlast(other, *start)
+        assert code == 2 and f"something else listens on localhost:{port}" in taken, taken
+    finally:
+        code, stopped = outlast(home, "server-stop")
+    assert code == 0 and stopped == "stopped", stopped
