@@ -200,7 +200,9 @@ def _inputs_unknown(model: type[BaseModel], given: dict, prefix: str = "") -> li
         value, annotation = given.get(name), optional_of(field.annotation)
         if typing.get_origin(annotation) is list and typing.get_args(annotation):
             inner = optional_of(typing.get_args(annotation)[0])
-            items = [(f"{prefix}{name}[{i}]", v) for i, v in enumerate(value or [])]
+            # Not a list (`"teammates": 5`): pydantic's own error says so.
+            listed = value if isinstance(value, list) else []
+            items = [(f"{prefix}{name}[{i}]", v) for i, v in enumerate(listed)]
         else:
             inner, items = annotation, [(f"{prefix}{name}", value)]
         if not (isinstance(inner, type) and issubclass(inner, ClientInput)):

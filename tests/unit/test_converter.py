@@ -113,6 +113,13 @@ def test_a_misspelt_required_field_of_a_nested_input_is_named_with_its_path():
     assert message.endswith(
         "; unknown fields lead.promt (did you mean prompt?), teammates[1].nmae (did you mean name?)"
     ), message
+    # A list field given no list is pydantic's to name (it raised TypeError, and the run
+    # hung on "Failed decoding arguments": a review).
+    for odd in (5, True, "x"):
+        with pytest.raises(ApplicationError) as failed:
+            bad = {**team, "lead": {"name": "lead", "prompt": "x"}, "teammates": odd}
+            OutlastPayloadConverter().from_payloads([payload(bad)], [TeamInput])
+        assert "teammates: Input should be a valid array" in failed.value.message, failed.value
 
 
 def test_fields_from_newer_code_are_kept_by_path_so_the_workflow_decides():
