@@ -5,6 +5,7 @@ prints exactly this."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
 
 from pydantic import BaseModel, PrivateAttr, ValidationError
@@ -314,11 +315,16 @@ async def _fill_from_status(
     """An agent's figures from its `status` query: a running one's so far, or what one that
     ended without a result had spent (a worker replays the closed run to answer); none when
     no worker answers before `until` (the tree is still shown)."""
-    left = until - asyncio.get_running_loop().time()
+    began = asyncio.get_running_loop().time()
+    left = until - began
+
+    def unheard(e: RPCError) -> bool:
+        return silence.heard_nothing(desc, e, began, failing=bool(node.retrying))
+
     if desc.workflow_type == "PipelineWorkflow" and left >= 0.1 and not silence.known(desc):
-        await _fill_pipeline_wait(node, client, desc, timedelta(seconds=left), silence)
+        await _fill_pipeline_wait(node, client, desc, timedelta(seconds=left), unheard)
     if desc.workflow_type in REFUSALS_QUERY and left >= 0.1 and not silence.known(desc):
-        refused = await refused_signals(client, desc, timedelta(seconds=left), silence=silence)
+        refused = await refused_signals(client, desc, timedelta(seconds=left), None, unheard)
         node.refused = refused if refused is not None else node.refused
     if silence.known(desc):
         node.outcome = NO_WORKER_ANSWER
@@ -331,7 +337,7 @@ async def _fill_from_status(
             "status", result_type=AgentStatus, rpc_timeout=timedelta(seconds=left)
         )
     except RPCError as e:
-        if silence.heard_nothing(desc, e):
+        if unheard(e):
             # The server lists a dead worker's poller for a minute and more, so the tree
             # said nothing of it that long (a user test, 2026-12-06).
             node.outcome = NO_WORKER_ANSWER
@@ -372,7 +378,7 @@ async def _fill_pipeline_wait(
     client: Client,
     desc: WorkflowExecutionDescription,
     left: timedelta,
-    silence: Silence,
+    unheard: Callable[[RPCError], bool],
 ) -> None:
     """A running pipeline's stage that waits for approval, and the command that gives it."""
     if desc.status != WorkflowExecutionStatus.RUNNING:
@@ -381,7 +387,7 @@ async def _fill_pipeline_wait(
         run = client.get_workflow_handle(desc.id, run_id=desc.run_id)
         view = await run.query("pipeline", result_type=PipelineView, rpc_timeout=left)
     except RPCError as e:
-        silence.heard_nothing(desc, e)
+        unheard(e)
         return
     except WorkflowQueryFailedError:
         return

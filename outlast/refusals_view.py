@@ -5,12 +5,11 @@ workflow had completed, when a person asks why a signal did nothing (user tests,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio.client import Client, WorkflowExecutionDescription, WorkflowQueryFailedError
 from temporalio.service import RPCError
-
-from outlast.silence import Silence
 
 REFUSALS_QUERY = {
     "TeamWorkflow": "team",
@@ -38,17 +37,18 @@ async def refused_signals(
     desc: WorkflowExecutionDescription,
     left: timedelta,
     query: str | None = None,
-    silence: Silence | None = None,
+    unanswered: Callable[[RPCError], object] | None = None,
 ) -> list[str] | None:
     """The refusals the run `desc` keeps, from `query` (default: its type's in
-    REFUSALS_QUERY); None when no worker answers within `left` (and `silence` hears of it)."""
+    REFUSALS_QUERY); None when no worker answers within `left` (`unanswered` is given the
+    error)."""
     query = query or REFUSALS_QUERY[desc.workflow_type]
     try:
         run = client.get_workflow_handle(desc.id, run_id=desc.run_id)
         answer = await run.query(query, rpc_timeout=left)
     except RPCError as e:
-        if silence is not None:
-            silence.heard_nothing(desc, e)
+        if unanswered is not None:
+            unanswered(e)
         return None
     except WorkflowQueryFailedError:
         return None

@@ -5,6 +5,8 @@ just `running` with its worker dead (a user test, 2026-12-07)."""
 
 from __future__ import annotations
 
+import asyncio
+
 from temporalio.client import WorkflowExecutionDescription, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -26,6 +28,11 @@ def unanswered(error: RPCError) -> bool:
     return NO_POLLER in said or QUERY_BUFFER_FULL in said or error.status in timed_out
 
 
+QUEUE_SILENT_AFTER_S = 1.0
+"""A query that waited this long and was not answered speaks for its whole task queue; one
+that had less of the tree's time left says nothing of the others."""
+
+
 class Silence:
     """The task queues where a running workflow's query went unanswered: the tree's other
     running workflows there are not asked, and say so at once."""
@@ -33,12 +40,20 @@ class Silence:
     def __init__(self) -> None:
         self.queues: set[str] = set()
 
-    def heard_nothing(self, desc: WorkflowExecutionDescription, error: RPCError) -> bool:
-        """Whether `error`, of a query to `desc`, is a running workflow's unanswered one
-        (and if so, its queue is kept as silent)."""
+    def heard_nothing(
+        self, desc: WorkflowExecutionDescription, error: RPCError, began: float, failing: bool
+    ) -> bool:
+        """Whether `error`, of a query to `desc` sent at `began` (the event loop's clock), is
+        a running workflow's unanswered one. Its queue is kept as silent when no worker
+        polls it, or when the query waited long enough, unless the workflow's own tasks
+        fail (`failing`) or have not run yet (a full query buffer): those are its own, and
+        its queue's other workflows were read as workerless (a review, 2026-12-07)."""
         if desc.status != WorkflowExecutionStatus.RUNNING or not unanswered(error):
             return False
-        self.queues.add(desc.task_queue)
+        waited = asyncio.get_running_loop().time() - began
+        own = failing or QUERY_BUFFER_FULL in error.message
+        if NO_POLLER in error.message or (not own and waited >= QUEUE_SILENT_AFTER_S):
+            self.queues.add(desc.task_queue)
         return True
 
     def known(self, desc: WorkflowExecutionDescription) -> bool:
