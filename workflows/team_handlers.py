@@ -149,8 +149,14 @@ class TeamHandlers:
         try:
             await self._forward(ask.name, shutdown_request_text(request_id, ask.reason), "team")
         except ApplicationError:
+            # One still starting (added by the lead a moment ago) can be asked shortly; it
+            # read "has already ended" (a review, 2026-12-07).
+            gone = ask.name in self._started or ask.name in self._not_started
+            why = (
+                "could not start" if ask.name in self._not_started else self._unreachable(ask.name)
+            )
             raise ApplicationError(
-                f"{ask.name} has already ended", type="MemberEnded", non_retryable=True
+                f"{ask.name} {why}", type="MemberEnded", non_retryable=gone
             ) from None
         try:
             await workflow.wait_condition(
@@ -300,10 +306,20 @@ class TeamHandlers:
                 await self._forward(m.name, mail.text, mail.sender)
                 reached.append(m.name)
         if not reached:
+            starting = [m.name for m in self._members if self._still_starting(m.name)]
+            if starting:
+                raise ApplicationError(
+                    f"no member is running to read it: {', '.join(starting)} still starting, "
+                    "try again",
+                    type="MemberEnded",
+                )
             raise ApplicationError(
                 "no member is running to read it", type="MemberEnded", non_retryable=True
             )
         return f"Message sent to {', '.join(reached)}."
+
+    def _still_starting(self, name: str) -> bool:
+        return name not in self._started and name not in self._not_started
 
     def _unreachable(self, name: str) -> str:
         return "has already ended" if name in self._started else "is still starting: try again"
