@@ -90,8 +90,12 @@ class QuestionControl:
     def check(self, answers: QuestionAnswers) -> None:
         """The update's validator: refuses, with the reason, what `why_not` finds."""
         if (why := self.why_not(answers)) is not None:
+            # No question yet may be one about to be asked (a script that answers early, a
+            # worker whose replay has not caught up): only that one may be sent again.
             raise ApplicationError(
-                f"answer refused: {why}", type="AnswerRefused", non_retryable=True
+                f"answer refused: {why}",
+                type="AnswerRefused",
+                non_retryable=self.pending is not None,
             )
 
     def answer(self, answers: QuestionAnswers) -> str:
