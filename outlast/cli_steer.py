@@ -32,7 +32,7 @@ from outlast.cli_base import (
     not_answered,
     server_said,
 )
-from outlast.inspect import cancel_requests
+from outlast.end_reasons import cancel_requests
 from outlast.kill_pending import (
     STOP_PENDING,
     kill_pending,

@@ -47,7 +47,7 @@ from outlast.cli_base import (
     no_worker_note,
     polled,
 )
-from outlast.inspect import UNDECODED_INPUT, why_it_ended
+from outlast.end_reasons import UNDECODED_INPUT, why_it_ended
 from outlast.resume import last_model_call
 from workflows.contracts import AgentResult, TranscriptView
 

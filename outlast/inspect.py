@@ -9,23 +9,24 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from pydantic import BaseModel, PrivateAttr, ValidationError
-from temporalio.api.common.v1 import WorkflowExecution
-from temporalio.api.enums.v1 import EventType
-from temporalio.api.history.v1 import WorkflowExecutionCancelRequestedEventAttributes
-from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryReverseRequest
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
-    WorkflowFailureError,
-    WorkflowHandle,
-    WorkflowHistoryEventFilterType,
     WorkflowQueryFailedError,
 )
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.resume import AGENT_TYPES
 from activities.run_history import UNDELIVERED_MEMO
+from outlast.end_reasons import (
+    BY_WORKFLOW,
+    REASON,
+    UNDECODED_INPUT,
+    cancel_request,
+    end_requested_at,
+    why_it_ended,
+)
 from outlast.listing import Row, row_of
 from outlast.plan_view import waiting_plan
 from outlast.question_view import plain, waiting_question
@@ -165,23 +166,38 @@ async def agent_tree(
     elif node._stages:  # running: a rejected attempt read `completed` until the end
         _as_the_pipeline_says(node, node._stages)
     if depth == 0:
-        _pass_on_the_reason(node)
+        await _pass_on_the_reason(client, node)
     return node
 
 
-def _pass_on_the_reason(node: Node, words: str = "", how: str = "", parent: str = "") -> None:
+async def _pass_on_the_reason(
+    client: Client, node: Node, words: str = "", how: str = "", parent: str = ""
+) -> None:
     """A child its parent's kill or stop ended says `stopped by workflow PARENT`: the words
     the person gave that kill or stop follow, down the tree (`outlast kill TEAM --reason`
     read only on the team's own line: a user test, 2026-12-07). `words` and `how` are those
-    of the end of `parent`, the parent's id."""
+    of the end of `parent`, the parent's id. Only to a child whose cancel came once that end
+    was asked for: one the parent's own TaskStop ended before reads the same (a review)."""
     said = node.error.removeprefix(REASON) if node.error and node.error.startswith(REASON) else ""
-    by_parent = bool(parent) and said == f"stopped by workflow {plain(parent)}"
-    if by_parent and words:
+    by_parent = bool(parent) and said == f"{BY_WORKFLOW}{' '.join(plain(parent).split())}"
+    if by_parent and words and await _cancelled_since(client, node, parent):
         node.error = f"{node.error}, which was {how}: {words}"
-    own = words if by_parent else ("" if said.startswith("stopped by workflow ") else said)
+    else:
+        by_parent = False
+    own = words if by_parent else ("" if said.startswith(BY_WORKFLOW) else said)
     how = "killed" if node.row.status == "canceled" else "stopped" if said else ""
     for child in node.children:
-        _pass_on_the_reason(child, own if how else "", how, node.row.workflow_id)
+        await _pass_on_the_reason(client, child, own if how else "", how, node.row.workflow_id)
+
+
+async def _cancelled_since(client: Client, node: Node, parent: str) -> bool:
+    """Whether `node`'s cancel came at or after its parent was asked to end."""
+    try:
+        _, cancelled = await cancel_request(client.get_workflow_handle(node.row.workflow_id))
+        asked = await end_requested_at(client.get_workflow_handle(parent))
+    except RPCError:
+        return False
+    return cancelled is not None and asked is not None and cancelled >= asked
 
 
 def _as_the_pipeline_says(node: Node, stages: list) -> None:
@@ -223,86 +239,6 @@ def _as_the_team_says(node: Node, result: dict) -> None:
 
 ERROR_CHARS = 200
 """How much of a child's error a tree line shows."""
-
-
-UNDECODED_INPUT = "InvalidWorkflowInput"
-"""The failure of a run whose input never decoded (outlast/converter.py): no query can be
-answered by replaying it (the SDK logs "Expected workflow input" with a traceback)."""
-
-
-async def why_it_ended(
-    handle: WorkflowHandle, status: WorkflowExecutionStatus
-) -> tuple[str | None, str | None]:
-    """The failure's message (decoded, as the SDK gives it) or the reason a terminate gave,
-    and the failure's type; `show` said `failed` and nothing more (a user test, 2026-12-05)."""
-    why = kind = None
-    try:
-        if status == WorkflowExecutionStatus.CANCELED:
-            reason = await cancel_reason(handle)
-            why = f"{REASON}{reason}" if reason else None
-        elif status == WorkflowExecutionStatus.TERMINATED:
-            async for event in handle.fetch_history_events(
-                event_filter_type=WorkflowHistoryEventFilterType.CLOSE_EVENT
-            ):
-                why = event.workflow_execution_terminated_event_attributes.reason
-        elif status in (WorkflowExecutionStatus.FAILED, WorkflowExecutionStatus.TIMED_OUT):
-            await handle.result(follow_runs=False)
-    except WorkflowFailureError as e:
-        cause = e.cause
-        why = str(getattr(cause, "message", None) or cause)
-        kind = getattr(cause, "type", None)
-    except RPCError:
-        return None, None  # its history is gone, or the server is away: the status says enough
-    return (" ".join(plain(why).split()) if why else None), kind
-
-
-REASON_EVENTS = 200
-"""How far back from a killed run's end its cancel request is looked for first: its cleanup
-(a tool killed, results kept, a worktree removed) is a few dozen events."""
-
-
-async def cancel_reason(handle: WorkflowHandle) -> str:
-    """The reason a kill gave (`outlast kill --reason`, `Task.kill(reason=)`), from the
-    cancel request in the closed run's history; "" if it gave none. Read from the end, a page
-    of events, so each killed agent of a tree can say why (a child's read the whole history,
-    and so only the agent asked about was: a kill of a stage, a lead or a worker said no
-    reason in `show`; a user test, 2026-12-07)."""
-    request = GetWorkflowExecutionHistoryReverseRequest(
-        namespace=handle._client.namespace,  # noqa: SLF001 - the handle's own client
-        execution=WorkflowExecution(workflow_id=handle.id, run_id=handle.run_id or ""),
-        maximum_page_size=REASON_EVENTS,
-    )
-    service = handle._client.workflow_service  # noqa: SLF001
-    page = await service.get_workflow_execution_history_reverse(request)
-    for event in page.history.events:
-        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
-            return _request_said(event.workflow_execution_cancel_requested_event_attributes)
-    return next(iter(await cancel_requests(handle)), "")
-
-
-def _request_said(attrs: WorkflowExecutionCancelRequestedEventAttributes) -> str:
-    """A cancel request's reason as a person reads it: a person's own words; a workflow's
-    request (its parent's TaskStop or end) by that workflow's id, and the reason it gave.
-    The server words those "Cancel requested by workflow with run id ... with reason:"."""
-    cause = " ".join(plain(attrs.cause).split())
-    requester = attrs.external_workflow_execution.workflow_id
-    if not requester:
-        return cause
-    given = cause.split("with reason:", 1)[1].strip() if "with reason:" in cause else ""
-    return f"stopped by workflow {plain(requester)}" + (f": {given}" if given else "")
-
-
-async def cancel_requests(handle: WorkflowHandle) -> list[str]:
-    """The reason of each cancel request in the run's history ("" for none given): none
-    while nobody asked to kill it, one after (the server takes a second request while the
-    first is pending without a word, or an event)."""
-    reasons = []
-    async for event in handle.fetch_history_events():
-        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
-            reasons.append(
-                _request_said(event.workflow_execution_cancel_requested_event_attributes)
-            )
-    return reasons
 
 
 async def _fill_from_status(
@@ -556,9 +492,6 @@ def queued_line(q: QueuedWorker) -> str:
     waits = plain(", ".join(q.waits_for)) if q.waits_for else "a free slot"
     return f"{plain(q.label) or q.agent_id} ({q.agent_id}), {q.phase}{files}: waits for {waits}"
 
-
-REASON = "reason: "
-"""How a node's error gives the reason its kill or stop was given."""
 
 STOPPED_WITH_TEAM = "stopped with the team"
 """A member the team's stop ended, not a stop of its own (`outlast stop TEAM`)."""

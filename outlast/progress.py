@@ -22,7 +22,8 @@ from temporalio.service import RPCError
 
 from agents.todos import done_of, in_progress
 from outlast.child_ends import CLOSING_WAIT_S, shown_status, with_child_ends
-from outlast.inspect import cancel_reason, kept_worktree
+from outlast.end_reasons import cancel_reason
+from outlast.inspect import kept_worktree
 from outlast.live_tree import doing, follow_live
 from outlast.plan_view import plan_lines, waiting_plan
 from outlast.question_view import plain, print_question, terminal_text, waiting_question

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
 
@@ -115,6 +116,49 @@ async def test_task_stop_kills_the_child_tree_and_notifies_killed(client, git_re
     assert '<summary>Agent "task sleeper" was stopped</summary>' in notes[0]
     stop_result = [r for r in tool_results(result) if "Stopped agent" in r.content]
     assert len(stop_result) == 1 and not stop_result[0].is_error
+
+
+async def test_a_child_its_parent_stopped_earlier_is_not_given_a_later_kill_s_words(
+    client, git_repo
+):
+    """`show` gives a child its parent's end ended the words the person gave that end; one
+    the parent's own TaskStop ended before reads the same "stopped by workflow", and was
+    given the kill's words too (a review, 2026-12-07)."""
+    script = {
+        "agents": [
+            {
+                "name": "sleeper",
+                "match": {"agent_name": "sleeper"},
+                "turns": [
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 30"}}},
+                    {"text": "never"},
+                ],
+            },
+            {
+                "name": "parent",
+                "turns": [
+                    {"tool_use": spawn("sleeper", "sleep a lot", True)},
+                    {
+                        "delay_ms": 1500,
+                        "tool_use": {"name": "TaskStop", "input": {"task_id": "sleeper"}},
+                    },
+                    {"tool_use": {"name": "Bash", "input": {"command": "sleep 30"}}},
+                    {"text": "never"},
+                ],
+            },
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_status(handle, lambda s: s.turn >= 3 and "Bash" in s.current_tools)
+            await handle.cancel(reason="enough")
+            with contextlib.suppress(WorkflowFailureError):
+                await asyncio.wait_for(handle.result(), 30)
+            tree = await agent_tree(client, handle.id)
+    assert tree.error == "reason: enough", tree.error
+    (stopped,) = tree.children
+    assert stopped.error == f"reason: stopped by workflow {handle.id}", stopped.error
 
 
 async def test_send_message_resumes_a_finished_child_in_the_same_workflow_id(client, git_repo):

@@ -626,7 +626,7 @@ async def test_a_second_kill_says_the_first_came(client, dev_server):
     """A kill while an earlier one's cleanup ran said "killed" as if it were the first; the
     server drops its reason (a user test, 2026-12-06). No worker here: the first kill stays
     pending."""
-    from outlast.inspect import cancel_reason
+    from outlast.end_reasons import cancel_reason
 
     handle = await client.start_workflow(
         "AgentWorkflow", id=f"kill2-{uuid.uuid4().hex[:8]}", task_queue=f"nobody-{uuid.uuid4()}"

@@ -1,0 +1,135 @@
+"""Why a run ended, as `outlast show`, `transcript` and `run` say it: a failure's message, a
+terminate's reason, and a kill's, read from the cancel request in its history (a workflow's
+request named by that workflow). Moved out of `outlast/inspect.py`, the tree, which had
+grown past one concept."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from temporalio.api.common.v1 import WorkflowExecution
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent, WorkflowExecutionCancelRequestedEventAttributes
+from temporalio.api.workflowservice.v1 import GetWorkflowExecutionHistoryReverseRequest
+from temporalio.client import (
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowHistoryEventFilterType,
+)
+from temporalio.service import RPCError
+
+from outlast.question_view import plain
+
+REASON = "reason: "
+"""How a node's error gives the reason its kill or stop was given."""
+
+BY_WORKFLOW = "stopped by workflow "
+"""How a cancel a workflow requested (a parent's TaskStop or end) begins."""
+
+UNDECODED_INPUT = "InvalidWorkflowInput"
+"""The failure of a run whose input never decoded (outlast/converter.py): no query can be
+answered by replaying it (the SDK logs "Expected workflow input" with a traceback)."""
+
+
+async def why_it_ended(
+    handle: WorkflowHandle, status: WorkflowExecutionStatus
+) -> tuple[str | None, str | None]:
+    """The failure's message (decoded, as the SDK gives it) or the reason a terminate gave,
+    and the failure's type; `show` said `failed` and nothing more (a user test, 2026-12-05)."""
+    why = kind = None
+    try:
+        if status == WorkflowExecutionStatus.CANCELED:
+            reason = await cancel_reason(handle)
+            why = f"{REASON}{reason}" if reason else None
+        elif status == WorkflowExecutionStatus.TERMINATED:
+            async for event in handle.fetch_history_events(
+                event_filter_type=WorkflowHistoryEventFilterType.CLOSE_EVENT
+            ):
+                why = event.workflow_execution_terminated_event_attributes.reason
+        elif status in (WorkflowExecutionStatus.FAILED, WorkflowExecutionStatus.TIMED_OUT):
+            await handle.result(follow_runs=False)
+    except WorkflowFailureError as e:
+        cause = e.cause
+        why = str(getattr(cause, "message", None) or cause)
+        kind = getattr(cause, "type", None)
+    except RPCError:
+        return None, None  # its history is gone, or the server is away: the status says enough
+    return (" ".join(plain(why).split()) if why else None), kind
+
+
+REASON_EVENTS = 200
+"""How far back from a killed run's end its cancel request is looked for first: its cleanup
+(a tool killed, results kept, a worktree removed) is a few dozen events."""
+
+
+async def cancel_reason(handle: WorkflowHandle) -> str:
+    """The reason a kill gave (`outlast kill --reason`, `Task.kill(reason=)`), from the
+    cancel request in the closed run's history; "" if it gave none. Read from the end, a page
+    of events, so each killed agent of a tree can say why (a child's read the whole history,
+    and so only the agent asked about was: a kill of a stage, a lead or a worker said no
+    reason in `show`; a user test, 2026-12-07)."""
+    return (await cancel_request(handle))[0]
+
+
+async def cancel_request(handle: WorkflowHandle) -> tuple[str, datetime | None]:
+    """`cancel_reason`, and when the cancel was requested (None if no request is found)."""
+    for event in await _last_events(handle):
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+            attrs = event.workflow_execution_cancel_requested_event_attributes
+            return _request_said(attrs), event.event_time.ToDatetime()
+    return next(iter(await cancel_requests(handle)), ""), None
+
+
+END_SIGNALS = ("stop", "shutdown")
+"""The signals that ask a run to end after its turn: an agent's or a pipeline's, a team's."""
+
+
+async def end_requested_at(handle: WorkflowHandle) -> datetime | None:
+    """When the closed run was first asked to end, by a kill or by a stop (of those in the
+    last page of its history): None if by neither."""
+    asked = None
+    for event in await _last_events(handle):
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED or (
+            event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
+            and event.workflow_execution_signaled_event_attributes.signal_name in END_SIGNALS
+        ):
+            asked = event.event_time.ToDatetime()  # the last first: the first is kept
+    return asked
+
+
+async def _last_events(handle: WorkflowHandle) -> list[HistoryEvent]:
+    """The run's last REASON_EVENTS events, the last first."""
+    request = GetWorkflowExecutionHistoryReverseRequest(
+        namespace=handle._client.namespace,  # noqa: SLF001 - the handle's own client
+        execution=WorkflowExecution(workflow_id=handle.id, run_id=handle.run_id or ""),
+        maximum_page_size=REASON_EVENTS,
+    )
+    service = handle._client.workflow_service  # noqa: SLF001
+    page = await service.get_workflow_execution_history_reverse(request)
+    return list(page.history.events)
+
+
+def _request_said(attrs: WorkflowExecutionCancelRequestedEventAttributes) -> str:
+    """A cancel request's reason as a person reads it: a person's own words; a workflow's
+    request (its parent's TaskStop or end) by that workflow's id, and the reason it gave.
+    The server words those "Cancel requested by workflow with run id ... with reason:"."""
+    cause = " ".join(plain(attrs.cause).split())
+    requester = attrs.external_workflow_execution.workflow_id
+    if not requester:
+        return cause
+    given = cause.split("with reason:", 1)[1].strip() if "with reason:" in cause else ""
+    return f"{BY_WORKFLOW}{plain(requester)}" + (f": {given}" if given else "")
+
+
+async def cancel_requests(handle: WorkflowHandle) -> list[str]:
+    """The reason of each cancel request in the run's history ("" for none given): none
+    while nobody asked to kill it, one after (the server takes a second request while the
+    first is pending without a word, or an event)."""
+    reasons = []
+    async for event in handle.fetch_history_events():
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+            reasons.append(
+                _request_said(event.workflow_execution_cancel_requested_event_attributes)
+            )
+    return reasons
