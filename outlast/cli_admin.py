@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import typer
 from temporalio.service import RPCError
@@ -117,10 +118,14 @@ def server_start(
     """Start the embedded dev server in the background, as `run` does, on any port: workers
     (`outlast worker`) and runs (`outlast run --no-worker`) then reach it with
     TEMPORAL_ADDRESS, each in a process of its own. `outlast server-stop` stops it."""
+    if port == ui_port:
+        fail(f"--port and --ui-port are both {port}: the Web UI needs a port of its own")
     server = DevServer(state_dir=state_dir(), port=port, ui_port=ui_port)
     # Only `dev` started one elsewhere than 7233, in the foreground with a worker, so a
     # worker could not be killed and restarted on its own (a user test, 2026-12-07).
-    env = "" if port == 7233 else f"TEMPORAL_ADDRESS={server.address} "
+    env = f"TEMPORAL_ADDRESS={server.address} "
+    if port == 7233 and os.environ.get("TEMPORAL_ADDRESS", server.address) == server.address:
+        env = ""
     use = f"`{env}outlast worker`, then `{env}outlast run --no-worker ...`"
     try:
         started = server.ensure_running()
@@ -133,6 +138,14 @@ def server_start(
             "with TEMPORAL_ADDRESS"
         )
     if not started:
+        if (owner := server.foreground_owner()) is not None:
+            use = (
+                f"it runs for the `outlast dev` in the foreground (pid {owner}), whose worker "
+                "serves it, and stops with it"
+            )
+        running_ui = server.live_ui_port()
+        if running_ui not in (None, ui_port):
+            use += f"; its Web UI is on port {running_ui}, not {ui_port}"
         console.print(f"already running on {server.address}: {use}", markup=False)
         return
     console.print(

@@ -124,6 +124,19 @@ class DevServer:
     def live_address(self) -> str | None:
         """The address of the server this state directory's pid file names, if it is alive
         and serves this directory's database."""
+        option = self._live_options()
+        if option is None:
+            return None
+        return f"{option.get('--ip', 'localhost')}:{option.get('--port', '7233')}"
+
+    def live_ui_port(self) -> int | None:
+        """The Web UI port of that server (None: none, or it runs headless)."""
+        option = self._live_options() or {}
+        return int(option["--ui-port"]) if option.get("--ui-port", "").isdigit() else None
+
+    def _live_options(self) -> dict[str, str] | None:
+        """The command-line options of that server, if it is alive and serves this
+        directory's database."""
         try:
             pid = int(self.pid_file.read_text())
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
@@ -134,7 +147,7 @@ class DevServer:
         option = dict(zip(argv, argv[1:], strict=False))
         if option.get("--db-filename") != str(self.state_dir / "temporal.db"):
             return None
-        return f"{option.get('--ip', 'localhost')}:{option.get('--port', '7233')}"
+        return option
 
     @contextlib.contextmanager
     def _starting(self) -> Iterator[None]:

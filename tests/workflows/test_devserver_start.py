@@ -200,6 +200,10 @@ def test_server_start_runs_the_embedded_server_on_any_port_in_the_background(tmp
         assert server.healthy() and server.foreground_owner() is None
         code, again = outlast(home, *start)
         assert code == 0 and f"already running on localhost:{port}" in again, again
+        code, elsewhere = outlast(home, *start[:3], "--ui-port", str(port + 1))
+        assert f"its Web UI is on port {ui_port}, not {port + 1}" in elsewhere, elsewhere
+        code, same = outlast(home, "server-start", "--port", str(port), "--ui-port", str(port))
+        assert code == 2 and "the Web UI needs a port of its own" in same, same
         # Another OUTLAST_HOME's server is not this one's to use by its port.
         code, taken = outlast(other, *start)
         assert code == 2 and f"something else listens on localhost:{port}" in taken, taken
