@@ -725,7 +725,10 @@ async def test_a_rejected_re_run_leaves_the_pipeline_no_stage_s_output(client, g
             again = StageDecision(stage="look", approve=False, rerun=True, feedback="more detail")
             await handle.execute_update("decide_stage", again)
             await wait_for_approval(handle, "look", after=1)
-            running = await agent_tree(client, handle.id)
+            # Time enough for the `pipeline` query on a loaded machine.
+            running = await agent_tree(
+                client, handle.id, queries_until=asyncio.get_running_loop().time() + 20
+            )
             no = StageDecision(stage="look", approve=False, attempt=2, feedback="still vague")
             await handle.execute_update("decide_stage", no)
             result = await handle.result()
@@ -737,6 +740,7 @@ async def test_a_rejected_re_run_leaves_the_pipeline_no_stage_s_output(client, g
     ], tree.children
     # While the pipeline still ran, the re-run attempt read `completed` (a user test).
     assert running.children[0].outcome == "rejected", running.children
+    assert running.children[1].outcome != "rejected", running.children  # it waits
     assert result.status == "rejected" and result.failed_stage == "look", result
     assert result.message == "stage look rejected: still vague"
     assert [(s.attempt, s.status) for s in result.stages] == [(1, "rejected"), (2, "rejected")]
