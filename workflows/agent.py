@@ -36,6 +36,7 @@ from workflows.agent_end import (
     export_output_file,
     handoff_warning,
     keep_last_results,
+    kill_reason,
     name_undelivered,
     name_unstarted,
     outcome_of,
@@ -566,7 +567,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         if stopped:
             return self._stop.reason if self._stop is not None else ""
         if status == "killed":
-            return workflow.cancellation_reason() or ""
+            return kill_reason(workflow.cancellation_reason() or "")
         return ""
 
     async def _end(

@@ -3,6 +3,7 @@ its worktree cleaned up or kept, and its parent told, exactly as the parent expe
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from temporalio import workflow
@@ -159,6 +160,21 @@ async def export_output_file(
     return result.model_copy(
         update={"output_file": path, "read_state_ref": read_state_ref(read_state)}
     )
+
+
+SERVER_CANCEL = re.compile(
+    r"^Cancel requested by workflow with run id \S+ with reason:\s*(.*)$", re.S
+)
+"""How the server words a cancel another workflow requested (a parent's TaskStop or end, a
+team's kill), the reason that workflow gave last."""
+
+
+def kill_reason(raw: str) -> str:
+    """The words a kill was given: a person's as given; of a cancel a workflow requested,
+    only the reason it gave. A team's kill told its lead "Teammate alpha was killed (Cancel
+    requested by workflow with run id ... with reason: )" (a user test, 2026-12-07)."""
+    said = SERVER_CANCEL.match(raw)
+    return said.group(1).strip() if said else raw
 
 
 def outcome_of(result: AgentResult) -> str:

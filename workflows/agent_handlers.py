@@ -52,6 +52,7 @@ from workflows.shells import ShellEnd
 from workflows.signal_input import UNKNOWN_FIELDS, Refusals
 from workflows.signals import signal_workflow
 from workflows.subagents import SubAgents
+from workflows.team_losses import LOSS_SENDER
 from workflows.team_member import TeamCounters, is_team_mail, on_team_mail
 from workflows.team_spawn import merged_names
 
@@ -272,8 +273,12 @@ class AgentHandlers:
         )
 
     def _unread_words(self) -> int:
-        """The mail not yet read that is words, not a shutdown or plan protocol message."""
-        return sum(1 for m in self._mailbox if protocol_type(m.text) is None)
+        """The mail not yet read that is someone's words: not a shutdown or plan protocol
+        message, nor the team's note of a member lost (a killed team's lead read as having
+        unread mail from its members' kills: a user test, 2026-12-07)."""
+        return sum(
+            1 for m in self._mailbox if protocol_type(m.text) is None and m.sender != LOSS_SENDER
+        )
 
     @workflow.signal(name="approve_plan")
     def approve_plan(self, decision: Any = None, *extra: Any) -> None:
