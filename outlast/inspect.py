@@ -38,7 +38,7 @@ from outlast.refusals_view import (
 )
 from outlast.retries import failing_task, retrying
 from outlast.run_chain import first_run_started
-from outlast.silence import NO_WORKER_ANSWER, Silence
+from outlast.silence import NO_WORKER_ANSWER, NO_WORKER_REPLAY, Silence
 from outlast.stopped_with_it import unstarted_of
 from outlast.waiting import stage_agent
 from workflows import search_attributes as sa
@@ -56,7 +56,10 @@ class Node(BaseModel):
     tool_uses: int | None = None
     output_tokens: int | None = None
     """The output tokens of its every model call (of every run it counts)."""
-    unread_messages: int = 0
+    unread_messages: int | None = 0
+    """None: not known (no worker answered the query that replays a killed run)."""
+    unknown: str | None = None
+    """What `show` could not learn of it, and why."""
     """Messages it never read: its stop (or its turn limit) came before its next turn."""
     undelivered: int = 0
     """Its background sub-agents' and commands' ends that came after its last turn, which it
@@ -263,7 +266,7 @@ async def _fill_from_status(
         refused = await refused_signals(client, desc, timedelta(seconds=left), None, unheard)
         node.refused = refused if refused is not None else node.refused
     if silence.known(desc):
-        node.outcome = NO_WORKER_ANSWER
+        _no_answer(node, desc)
         return
     if desc.workflow_type not in AGENT_TYPES or left < 0.1:
         return
@@ -276,7 +279,7 @@ async def _fill_from_status(
         if unheard(e):
             # The server lists a dead worker's poller for a minute and more, so the tree
             # said nothing of it that long (a user test, 2026-12-06).
-            node.outcome = NO_WORKER_ANSWER
+            _no_answer(node, desc)
         return
     except WorkflowQueryFailedError:
         return
@@ -307,6 +310,15 @@ async def _fill_from_status(
             node.outcome = f"plan waits for approval by {plain(plan.approver)}{command}"
         elif status.state == "waiting" and await waiting_question(run, left):
             node.outcome = f"questions wait for answers: outlast answer {desc.id}"
+
+
+def _no_answer(node: Node, desc: WorkflowExecutionDescription) -> None:
+    """No worker answered for `desc`: a running workflow's state, or an ended agent's
+    figures, are not known."""
+    if desc.status == WorkflowExecutionStatus.RUNNING:
+        node.outcome = NO_WORKER_ANSWER
+    elif desc.workflow_type in AGENT_TYPES:
+        node.unknown, node.unread_messages = NO_WORKER_REPLAY, None
 
 
 async def _fill_pipeline_wait(
@@ -393,13 +405,13 @@ async def _add_earlier_runs(
             earlier = Node(row=node.row)
             if w.status == WorkflowExecutionStatus.COMPLETED:
                 _fill_from_result(earlier, await handle.result(follow_runs=False))
-            else:
+            elif not silence.known(earlier_desc):
                 # A replay of a whole run each: a share of the tree's time, so the agents
-                # below are still asked.
+                # below are still asked. Its own silence: a replay that takes longer than its
+                # share says nothing of the queue.
                 now = asyncio.get_running_loop().time()
-                await _fill_from_status(
-                    earlier, client, earlier_desc, min(until, now + EARLIER_RUN_QUERY_S), silence
-                )
+                cut = min(until, now + EARLIER_RUN_QUERY_S)
+                await _fill_from_status(earlier, client, earlier_desc, cut, Silence())
         except Exception:  # noqa: BLE001 - its history expired, or cannot be decoded here
             continue
         if earlier.turns is None:
@@ -527,6 +539,8 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
         facts.append(f"worktree kept: {node.worktree}")
     if node.retrying:
         facts.append(node.retrying)
+    if node.unknown:
+        facts.append(node.unknown)
     if n := node.unread_messages:
         # Sent before the stop or after it, alike: none was read (it said "came after its
         # stop" of a message sent before it, a user test, 2026-12-07).

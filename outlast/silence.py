@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from temporalio.client import WorkflowExecutionDescription, WorkflowExecutionStatus
+from temporalio.client import WorkflowExecutionDescription
 from temporalio.service import RPCError, RPCStatusCode
 
 NO_POLLER = "no poller seen"
@@ -18,6 +18,12 @@ yet (its first task not done), when another query waits for it already."""
 
 NO_WORKER_ANSWER = "its worker did not answer (is one running? `outlast worker`)"
 """What `show` says of a running workflow whose query no worker answered."""
+NO_WORKER_REPLAY = (
+    "its turns, tokens and unread mail need a worker to replay it, and none answered (is one "
+    "running? `outlast worker`)"
+)
+"""What `show` says of an agent that ended without a result (killed, failed) when no worker
+answered the query that replays it: it read as if it had spent nothing (a user test)."""
 
 
 def unanswered(error: RPCError) -> bool:
@@ -34,8 +40,8 @@ that had less of the tree's time left says nothing of the others."""
 
 
 class Silence:
-    """The task queues where a running workflow's query went unanswered: the tree's other
-    running workflows there are not asked, and say so at once."""
+    """The task queues where a query went unanswered (a running workflow's, or the replay
+    of a closed one's): the tree's other workflows there are not asked, and say so at once."""
 
     def __init__(self) -> None:
         self.queues: set[str] = set()
@@ -44,11 +50,12 @@ class Silence:
         self, desc: WorkflowExecutionDescription, error: RPCError, began: float, failing: bool
     ) -> bool:
         """Whether `error`, of a query to `desc` sent at `began` (the event loop's clock), is
-        a running workflow's unanswered one. Its queue is kept as silent when no worker
-        polls it, or when the query waited long enough, unless the workflow's own tasks
-        fail (`failing`) or have not run yet (a full query buffer): those are its own, and
-        its queue's other workflows were read as workerless (a review, 2026-12-07)."""
-        if desc.status != WorkflowExecutionStatus.RUNNING or not unanswered(error):
+        an unanswered one (a closed run's too: a worker replays it to answer). Its queue is
+        kept as silent when no worker polls it, or when the query waited long enough,
+        unless the workflow's own tasks fail (`failing`) or have not run yet (a full query
+        buffer): those are its own, and its queue's other workflows were read as workerless
+        (a review, 2026-12-07)."""
+        if not unanswered(error):
             return False
         waited = asyncio.get_running_loop().time() - began
         own = failing or QUERY_BUFFER_FULL in error.message
@@ -57,5 +64,5 @@ class Silence:
         return True
 
     def known(self, desc: WorkflowExecutionDescription) -> bool:
-        """Whether `desc` runs where a query went unanswered already."""
-        return desc.status == WorkflowExecutionStatus.RUNNING and desc.task_queue in self.queues
+        """Whether `desc`'s queue is one where a query went unanswered already."""
+        return desc.task_queue in self.queues

@@ -12,7 +12,9 @@ import uuid
 import pytest
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
+from outlast.inspect import agent_tree, tree_lines
 from outlast.resume import resume_agent
+from outlast.silence import NO_WORKER_REPLAY
 from tests.support import (
     FAST_MODEL,
     agent_input,
@@ -173,9 +175,15 @@ async def test_a_kill_with_mail_waiting_counts_the_mail_unread(client, dev_serve
             with pytest.raises(WorkflowFailureError):
                 await asyncio.wait_for(handle.result(), 30)
             code_show, shown = await cli(dev_server.address, "show", handle.id)
+        # Its worker gone, nothing replays it: it read as if it had spent nothing, and as if
+        # no mail had waited (`unread_messages: 0`; a user test, 2026-12-07).
+        unknown = await agent_tree(client, handle.id)
     assert code_show == 0 and "1 message went unread (its kill came before its next turn)" in (
         shown
     ), shown
+    assert unknown.turns is None and unknown.unread_messages is None, unknown
+    assert unknown.unknown == NO_WORKER_REPLAY, unknown
+    assert NO_WORKER_REPLAY in tree_lines(unknown)[0], tree_lines(unknown)
 
 
 async def test_mistakes_are_refused_with_a_sentence(client, dev_server, git_repo):
