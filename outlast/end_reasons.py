@@ -98,6 +98,28 @@ async def end_requested_at(handle: WorkflowHandle) -> datetime | None:
     return asked
 
 
+async def stop_words(handle: WorkflowHandle) -> str:
+    """The reason the first stop (or a team's shutdown) of the closed run's last page of
+    history was given: a team's result keeps none, and `show` said only `stopped` of a team
+    stopped with one (a user test, 2026-12-07)."""
+    first = None
+    for event in await _last_events(handle):
+        if (
+            event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
+            and event.workflow_execution_signaled_event_attributes.signal_name in END_SIGNALS
+        ):
+            first = event  # the last first: the first is kept
+    if first is None:
+        return ""
+    payloads = list(first.workflow_execution_signaled_event_attributes.input.payloads)
+    try:
+        (value,) = await handle._client.data_converter.decode(payloads[:1])  # noqa: SLF001
+    except Exception:  # noqa: BLE001 - a payload this client cannot read says nothing
+        return ""
+    reason = value.get("reason") if isinstance(value, dict) else None
+    return " ".join(plain(reason).split()) if isinstance(reason, str) else ""
+
+
 async def _last_events(handle: WorkflowHandle) -> list[HistoryEvent]:
     """The run's last REASON_EVENTS events, the last first."""
     request = GetWorkflowExecutionHistoryReverseRequest(

@@ -5,6 +5,7 @@ prints exactly this."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -19,12 +20,14 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.resume import AGENT_TYPES
 from activities.run_history import UNDELIVERED_MEMO
+from agents.notifications import CALLER_STOPPED
 from outlast.end_reasons import (
     BY_WORKFLOW,
     REASON,
     UNDECODED_INPUT,
     cancel_request,
     end_requested_at,
+    stop_words,
     why_it_ended,
 )
 from outlast.listing import Row, row_of
@@ -164,6 +167,10 @@ async def agent_tree(
             )
     if isinstance(result, dict) and result.get("team_name"):
         _as_the_team_says(node, result)
+        if result.get("status") == "stopped" and not node.error:
+            with contextlib.suppress(RPCError):
+                words = await stop_words(client.get_workflow_handle(desc.id, run_id=desc.run_id))
+                node.error = f"{REASON}{words}" if words else None
     if isinstance(result, dict) and isinstance(result.get("stages"), list):
         _as_the_pipeline_says(node, result["stages"])
     elif node._stages:  # running: a rejected attempt read `completed` until the end
@@ -185,6 +192,9 @@ async def _pass_on_the_reason(
     by_parent = bool(parent) and said == f"{BY_WORKFLOW}{' '.join(plain(parent).split())}"
     if by_parent and words and await _cancelled_since(client, node, parent):
         node.error = f"{node.error}, which was {how}: {words}"
+    elif said == CALLER_STOPPED and words:
+        # A sync sub-agent its parent's stop reached (the same user test).
+        node.error, by_parent = f"{node.error}: {words}", True
     else:
         by_parent = False
     own = words if by_parent else ("" if said.startswith(BY_WORKFLOW) else said)

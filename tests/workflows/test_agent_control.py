@@ -544,7 +544,12 @@ async def test_a_stop_reaches_the_sync_sub_agent_the_agent_waits_on(client, git_
                 await asyncio.sleep(0.1)
             await handle.signal("stop", StopRequest(reason="enough"))
             result = await asyncio.wait_for(handle.result(), 60)
+            tree = await agent_tree(client, handle.id)
     asked = [r["agent"] for r in model.log]
     assert asked.count("slow") == 1 and asked.count("main") == 1, asked  # no turn after
+    # `show` gives the sub-agent the words of the stop that reached it (they were said on
+    # the agent's own line only: a user test, 2026-12-07).
+    (slow,) = tree.children
+    assert slow.error == "reason: the agent that waits on it was stopped: enough", slow.error
     assert result.status == "completed" and "PARENT-AFTER" not in result.final_text
     assert STOP_REACHES_SYNC_CHILDREN in await taken_changes(handle)

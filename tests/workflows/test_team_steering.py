@@ -128,6 +128,8 @@ async def test_a_member_stopped_on_its_own_reads_stopped_in_the_team_result(clie
     # b, at work, was ended by the team's stop (it read plain `completed`: a user test).
     shown = {n.row.workflow_id.split("/")[-1]: n.outcome for n in tree.children}
     assert shown == {"a": "stopped", "b": "stopped with the team", "c": "stopped"}, shown
+    # The team's own line gives its stop's words (its result keeps none: a user test).
+    assert tree.error == "reason: done", tree.error
     # Each member's own result says it was stopped: the lead's said `completed` and not
     # stopped, idle as it was (a user test); b's at work when the team's end stopped it.
     assert {name: (r.status, r.stopped) for name, r in own.items()} == {
