@@ -22,7 +22,9 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.store import state_dir
 from outlast.client import connect
+from outlast.devserver import DevServer
 from outlast.inspect import queued_line
 from outlast.question_view import terminal_text
 from outlast.silence import NO_POLLER as NO_WORKER
@@ -64,6 +66,10 @@ async def connect_or_fail(address: str | None = None) -> Client:
         where = address or os.environ.get("TEMPORAL_ADDRESS", "localhost:7233")
         # The embedded server is Outlast's to start; another one, its operator's.
         hint = "start it with `outlast dev`" if where == "localhost:7233" else "is it running?"
+        home = DevServer(state_dir=state_dir()).live_address()
+        if home is not None and home != where:
+            # `server-start --port` put it elsewhere: `dev` would be refused (a user test).
+            hint = f"this OUTLAST_HOME's embedded server runs on {home}: TEMPORAL_ADDRESS={home}"
         fail(f"cannot reach Temporal at {where}: {connect_failure(e)}; {hint}")
     except ValueError as e:  # the data converter's settings (PayloadKeyError is one)
         fail(str(e))

@@ -84,29 +84,7 @@ async def _progress(
         handle.query, rpc_timeout=timedelta(seconds=timeout_s) if timeout_s else None
     )
     if pattern == "pipeline":
-        view = await query("pipeline", result_type=PipelineView)
-        lines = [
-            (f"stage:{s.name}:{s.attempt}", f"stage {_attempt(s.name, s.attempt)}: {_ended(s)}")
-            for s in view.stages
-        ]
-        if view.current:
-            lines.append((f"stage:{view.current}:run", f"stage {view.current}: running"))
-        for held in view.held_decisions:  # taken ahead of the stage's end
-            lines.append((f"held:{held}", f"decision held until the stage ends: {held}"))
-        if view.awaiting_approval:
-            stage, attempt = view.awaiting_approval, view.awaiting_attempt or 1
-            rerun = " [--rerun]" if attempt < MAX_STAGE_ATTEMPTS else ""  # the last may not
-            # Keyed by attempt too: a re-run's wait is news, though its line reads the same.
-            lines.append(
-                (
-                    f"approve:{stage}:{attempt}",
-                    f"stage {stage} (attempt {attempt}) waits for approval: outlast approve "
-                    f"{handle.id} {stage} --attempt {attempt} (or outlast reject {handle.id} "
-                    f"{stage} --attempt {attempt} --feedback '...'{rerun}); its output: "
-                    f"outlast transcript {stage_agent(handle.id, stage, attempt)}",
-                )
-            )
-        return lines
+        return pipeline_lines(await query("pipeline", result_type=PipelineView), handle.id)
     if pattern == "team":
         view = await query("team", result_type=TeamView)
         lines = [
@@ -128,6 +106,37 @@ async def _progress(
         ]
     forks = await query("forks", result_type=list[ForkOutcome])
     return [(f"fork:{f.index}", f"fork {f.index + 1}: {_ended(f)}") for f in forks]
+
+
+def pipeline_lines(view: PipelineView, workflow_id: str) -> list[tuple[str, str]]:
+    """A pipeline's follow lines, by key: each stage attempt's end, the running stage, the
+    decisions held on it, the stage that waits for approval and the commands that decide it."""
+    lines = [
+        (f"stage:{s.name}:{s.attempt}", f"stage {_attempt(s.name, s.attempt)}: {_ended(s)}")
+        for s in view.stages
+    ]
+    if view.current:
+        # Its attempt too: a re-run read `stage look: running` between `(attempt 2):
+        # rejected` and `(attempt 3): turn 1` (a user test, 2026-12-07).
+        attempt = 1 + sum(s.name == view.current for s in view.stages)
+        running = f"stage {_attempt(view.current, attempt)}: running"
+        lines.append((f"stage:{view.current}:run", running))
+    for held in view.held_decisions:  # taken ahead of the stage's end
+        lines.append((f"held:{held}", f"decision held until the stage ends: {held}"))
+    if view.awaiting_approval:
+        stage, attempt = view.awaiting_approval, view.awaiting_attempt or 1
+        rerun = " [--rerun]" if attempt < MAX_STAGE_ATTEMPTS else ""  # the last may not
+        # Keyed by attempt too: a re-run's wait is news, though its line reads the same.
+        lines.append(
+            (
+                f"approve:{stage}:{attempt}",
+                f"stage {stage} (attempt {attempt}) waits for approval: outlast approve "
+                f"{workflow_id} {stage} --attempt {attempt} (or outlast reject {workflow_id} "
+                f"{stage} --attempt {attempt} --feedback '...'{rerun}); its output: "
+                f"outlast transcript {stage_agent(workflow_id, stage, attempt)}",
+            )
+        )
+    return lines
 
 
 def _ended(end: StageOutcome | ForkOutcome) -> str:

@@ -111,9 +111,9 @@ def refusal_for_input(workflow_id: str, inp: AgentInput) -> str | None:
         # It named no team nor member, and sent to a team that had ended (a user test).
         team, name = inp.team.workflow_id, inp.name or workflow_id.rsplit("/", 1)[-1]
         return (
-            f"{workflow_id} is a member of team {inp.team.team_name!r}: while the team runs, "
-            f"`outlast send {team} --to {name} ...` messages it; a team that has ended goes "
-            f"on with none of its members (`outlast show {team}` has what each did, and a "
+            f"{workflow_id} is a member of team {inp.team.team_name!r} ({team}), which steers "
+            f"it: `outlast send {team} --to {name} ...` messages it while both run; a member "
+            f"that has ended goes on no more (`outlast show {team}` has what each did, and a "
             "new `outlast run` starts the task over)"
         )
     parent = inp.parent.workflow_id if inp.parent else inp.lineage.parent_workflow_id

@@ -123,6 +123,28 @@ def test_a_follow_leaves_a_starting_stage_agent_to_its_stage_s_line():
     ]
 
 
+def test_a_follow_names_the_attempt_of_the_stage_that_runs():
+    """It read `stage look: running` between `(attempt 2): rejected` and `(attempt 3): turn
+    1` (a user test, 2026-12-07)."""
+    from outlast.pattern_follow import pipeline_lines
+    from workflows.pattern_contracts import PipelineView, StageOutcome
+
+    def rejected(attempt: int) -> StageOutcome:
+        suffix = f"-{attempt}" if attempt > 1 else ""
+        return StageOutcome(
+            name="look",
+            agent_type="Explore",
+            workflow_id=f"p/look{suffix}",
+            attempt=attempt,
+            status="rejected",
+        )
+
+    first = PipelineView(stages=[], current="look")
+    assert pipeline_lines(first, "p") == [("stage:look:run", "stage look: running")]
+    third = PipelineView(stages=[rejected(1), rejected(2)], current="look")
+    assert pipeline_lines(third, "p")[-1] == ("stage:look:run", "stage look (attempt 3): running")
+
+
 def test_a_continued_run_says_where_its_task_is_and_only_then():
     """Temporal gives a continued run no static summary or details."""
     from workflows.details import chain_note

@@ -87,8 +87,8 @@ def test_sub_agents_and_teammates_are_their_parents_to_resume():
     team = TeamLink(workflow_id="t", team_name="crew", members=["lead", "b"])
     member = AgentInput(prompt="x", workspace=WS, team=team)
     assert refusal_for_input("t/b", member) == (
-        "t/b is a member of team 'crew': while the team runs, `outlast send t --to b ...` "
-        "messages it; a team that has ended goes on with none of its members (`outlast show "
+        "t/b is a member of team 'crew' (t), which steers it: `outlast send t --to b ...` "
+        "messages it while both run; a member that has ended goes on no more (`outlast show "
         "t` has what each did, and a new `outlast run` starts the task over)"
     )
     assert refusal_for_input("w", AgentInput(prompt="x", workspace=WS)) is None

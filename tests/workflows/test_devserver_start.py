@@ -179,10 +179,12 @@ def test_server_start_runs_the_embedded_server_on_any_port_in_the_background(tmp
     could not be killed and started again on its own (a user test, 2026-12-07)."""
     port, ui_port = free_port(), free_port()
 
-    def outlast(home: Path, *args: str) -> tuple[int, str]:
+    def outlast(home: Path, *args: str, address: str | None = None) -> tuple[int, str]:
+        env = {**os.environ, "OUTLAST_HOME": str(home), "COLUMNS": "300"}
+        env.pop("TEMPORAL_ADDRESS", None)
         done = subprocess.run(
             [sys.executable, "-m", "outlast.cli", *args],
-            env={**os.environ, "OUTLAST_HOME": str(home), "COLUMNS": "300"},
+            env={**env, "TEMPORAL_ADDRESS": address} if address else env,
             capture_output=True,
             text=True,
             timeout=90,
@@ -204,6 +206,10 @@ def test_server_start_runs_the_embedded_server_on_any_port_in_the_background(tmp
         assert f"its Web UI is on port {ui_port}, not {port + 1}" in elsewhere, elsewhere
         code, same = outlast(home, "server-start", "--port", str(port), "--ui-port", str(port))
         assert code == 2 and "the Web UI needs a port of its own" in same, same
+        # A command aimed elsewhere names where this OUTLAST_HOME's server is (it said
+        # "start it with `outlast dev`", which that server refuses: a user test).
+        code, lost = outlast(home, "ls", address=f"localhost:{free_port()}")
+        assert code == 2 and f"embedded server runs on localhost:{port}" in lost, lost
         # Another OUTLAST_HOME's server is not this one's to use by its port.
         code, taken = outlast(other, *start)
         assert code == 2 and f"something else listens on localhost:{port}" in taken, taken
