@@ -187,6 +187,11 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
                 with pytest.raises(WorkflowUpdateFailedError) as refused:
                     await asyncio.wait_for(handle.execute_update(name, payload), 15)
                 refusals[f"{name} typo"] = refused.value.cause.message
+            # A misspelt update name read "Update handler for 'message_membr' expected but
+            # not found ... (type: RuntimeError, retryable: true)" (a user test, 2026-12-07).
+            with pytest.raises(WorkflowUpdateFailedError) as refused:
+                await asyncio.wait_for(handle.execute_update("message_membr", {"to": "a"}), 15)
+            unknown_update = refused.value.cause
             with pytest.raises(WorkflowUpdateFailedError) as refused:
                 bad_case = TeamMail(to="B", text="hi")
                 await asyncio.wait_for(handle.execute_update("message_member", bad_case), 15)
@@ -207,6 +212,12 @@ async def test_an_update_without_its_input_is_refused_and_the_team_goes_on(clien
             desc = await handle.describe()
             await handle.signal("shutdown", StopRequest(reason="done"))
             await asyncio.wait_for(handle.result(), timeout=60)
+    assert unknown_update.message == (
+        "update `message_membr` refused: TeamWorkflow has no update of that name (did you mean "
+        "message_member?); its updates: add_member, message_member, request_shutdown, "
+        "task_create, task_update"
+    )
+    assert unknown_update.non_retryable
     assert refusals.pop("task_create misfit") == (
         "invalid TaskCreateRequest: task: Field required; unknown field tsk (did you mean task?)"
     )
