@@ -217,11 +217,20 @@ def _inputs_unknown(model: type[BaseModel], given: dict, prefix: str = "") -> li
 
 def _errors(e: ValidationError, model: type[BaseModel], limit: int = 8) -> str:
     parts = [
-        f"{'.'.join(str(p) for p in err['loc']) or '(input)'}: {err['msg']}{_guess(model, err)}"
+        f"{_path(err['loc']) or '(input)'}: {err['msg']}{_guess(model, err)}"
         for err in e.errors()[:limit]
     ]
     more = e.error_count() - limit
     return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def _path(loc: Sequence[Any]) -> str:
+    """`stages[0].name`, as the unknown fields beside it are named (pydantic's own is
+    `stages.0.name`)."""
+    path = ""
+    for step in loc:
+        path += f"[{step}]" if isinstance(step, int) else f".{step}" if path else str(step)
+    return path
 
 
 def _guess(model: type[BaseModel], err: Any) -> str:

@@ -109,7 +109,9 @@ def test_a_misspelt_required_field_of_a_nested_input_is_named_with_its_path():
     with pytest.raises(ApplicationError) as failed:
         OutlastPayloadConverter().from_payloads([payload(team)], [TeamInput])
     message = failed.value.message
-    assert "lead.prompt: Field required" in message and "teammates.1.name" in message
+    assert (
+        "lead.prompt: Field required" in message and "teammates[1].name: Field required" in message
+    )
     assert message.endswith(
         "; unknown fields lead.promt (did you mean prompt?), teammates[1].nmae (did you mean name?)"
     ), message
@@ -219,5 +221,5 @@ def test_a_misspelt_required_field_inside_a_stage_is_named_too():
     with pytest.raises(ApplicationError) as failed:
         OutlastPayloadConverter().from_payloads([payload(data)], [PipelineInput])
     message = failed.value.message
-    assert "stages.0.name: Field required" in message
+    assert "stages[0].name: Field required" in message
     assert "unknown field stages[0].nmae (did you mean name?)" in message, message
