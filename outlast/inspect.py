@@ -41,7 +41,7 @@ from outlast.refusals_view import (
 )
 from outlast.retries import failing_task, retrying
 from outlast.run_chain import first_run_started
-from outlast.silence import NO_WORKER_ANSWER, NO_WORKER_REPLAY, Silence
+from outlast.silence import NO_WORKER_ANSWER, NO_WORKER_REPLAY, NOT_ASKED, Silence
 from outlast.stopped_with_it import unstarted_of
 from outlast.waiting import stage_agent
 from workflows import search_attributes as sa
@@ -60,10 +60,10 @@ class Node(BaseModel):
     output_tokens: int | None = None
     """The output tokens of its every model call (of every run it counts)."""
     unread_messages: int | None = 0
-    """None: not known (no worker answered the query that replays a killed run)."""
+    """Messages it never read: its stop (or its turn limit, or its kill) came before its next
+    turn. None: not known (no worker answered the query that replays a killed run)."""
     unknown: str | None = None
     """What `show` could not learn of it, and why."""
-    """Messages it never read: its stop (or its turn limit) came before its next turn."""
     undelivered: int = 0
     """Its background sub-agents' and commands' ends that came after its last turn, which it
     never read."""
@@ -278,7 +278,11 @@ async def _fill_from_status(
     if silence.known(desc):
         _no_answer(node, desc)
         return
-    if desc.workflow_type not in AGENT_TYPES or left < 0.1:
+    if desc.workflow_type not in AGENT_TYPES:
+        return
+    if left < 0.1:
+        if desc.status != WorkflowExecutionStatus.RUNNING:
+            node.unknown, node.unread_messages = NOT_ASKED, None
         return
     try:
         run = client.get_workflow_handle(desc.id, run_id=desc.run_id)

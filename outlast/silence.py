@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from temporalio.client import WorkflowExecutionDescription
+from temporalio.client import WorkflowExecutionDescription, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 NO_POLLER = "no poller seen"
@@ -18,6 +18,9 @@ yet (its first task not done), when another query waits for it already."""
 
 NO_WORKER_ANSWER = "its worker did not answer (is one running? `outlast worker`)"
 """What `show` says of a running workflow whose query no worker answered."""
+NOT_ASKED = "its turns, tokens and unread mail are not known: `show` ran out of time to ask"
+"""What `show` says of an agent that ended without a result when the tree's time for queries
+had run out before it was asked."""
 NO_WORKER_REPLAY = (
     "its turns, tokens and unread mail need a worker to replay it, and none answered (is one "
     "running? `outlast worker`)"
@@ -58,7 +61,9 @@ class Silence:
         if not unanswered(error):
             return False
         waited = asyncio.get_running_loop().time() - began
-        own = failing or QUERY_BUFFER_FULL in error.message
+        # A closed run's replay may outlast its share of time on a live worker (a long run).
+        closed = desc.status != WorkflowExecutionStatus.RUNNING
+        own = failing or closed or QUERY_BUFFER_FULL in error.message
         if NO_POLLER in error.message or (not own and waited >= QUEUE_SILENT_AFTER_S):
             self.queues.add(desc.task_queue)
         return True
