@@ -140,7 +140,9 @@ def _request_said(attrs: WorkflowExecutionCancelRequestedEventAttributes) -> str
     requester = attrs.external_workflow_execution.workflow_id
     if not requester:
         return cause
-    given = cause.split("with reason:", 1)[1].strip() if "with reason:" in cause else ""
+    # The server's wording when it has one; a cancel made through a child's handle gives
+    # the bare reason (a review, 2026-12-07).
+    given = cause.split("with reason:", 1)[1].strip() if "with reason:" in cause else cause
     return f"{BY_WORKFLOW}{plain(requester)}" + (f": {given}" if given else "")
 
 

@@ -181,7 +181,12 @@ async def agent_tree(
 
 
 async def _pass_on_the_reason(
-    client: Client, node: Node, words: str = "", how: str = "", parent: str = ""
+    client: Client,
+    node: Node,
+    words: str = "",
+    how: str = "",
+    parent: str = "",
+    parent_run: str | None = None,
 ) -> None:
     """A child its parent's kill or stop ended says `stopped by workflow PARENT`: the words
     the person gave that kill or stop follow, down the tree (`outlast kill TEAM --reason`
@@ -190,7 +195,7 @@ async def _pass_on_the_reason(
     was asked for: one the parent's own TaskStop ended before reads the same (a review)."""
     said = node.error.removeprefix(REASON) if node.error and node.error.startswith(REASON) else ""
     by_parent = bool(parent) and said == f"{BY_WORKFLOW}{' '.join(plain(parent).split())}"
-    if by_parent and words and await _cancelled_since(client, node, parent):
+    if by_parent and words and await _cancelled_since(client, node, parent, parent_run):
         node.error = f"{node.error}, which was {how}: {words}"
     elif said == CALLER_STOPPED and words:
         # A sync sub-agent its parent's stop reached (the same user test).
@@ -200,14 +205,18 @@ async def _pass_on_the_reason(
     own = words if by_parent else ("" if said.startswith(BY_WORKFLOW) else said)
     how = "killed" if node.row.status == "canceled" else "stopped" if said else ""
     for child in node.children:
-        await _pass_on_the_reason(client, child, own if how else "", how, node.row.workflow_id)
+        await _pass_on_the_reason(
+            client, child, own if how else "", how, node.row.workflow_id, node.row.run_id
+        )
 
 
-async def _cancelled_since(client: Client, node: Node, parent: str) -> bool:
-    """Whether `node`'s cancel came at or after its parent was asked to end."""
+async def _cancelled_since(client: Client, node: Node, parent: str, parent_run: str | None) -> bool:
+    """Whether `node`'s cancel came at or after its parent was asked to end (the runs shown:
+    a resume may have started others since)."""
     try:
-        _, cancelled = await cancel_request(client.get_workflow_handle(node.row.workflow_id))
-        asked = await end_requested_at(client.get_workflow_handle(parent))
+        child = client.get_workflow_handle(node.row.workflow_id, run_id=node.row.run_id)
+        _, cancelled = await cancel_request(child)
+        asked = await end_requested_at(client.get_workflow_handle(parent, run_id=parent_run))
     except RPCError:
         return False
     return cancelled is not None and asked is not None and cancelled >= asked

@@ -22,8 +22,8 @@ NOT_ASKED = "its turns, tokens and unread mail are not known: `show` ran out of 
 """What `show` says of an agent that ended without a result when the tree's time for queries
 had run out before it was asked."""
 NO_WORKER_REPLAY = (
-    "its turns, tokens and unread mail need a worker to replay it, and none answered (is one "
-    "running? `outlast worker`)"
+    "its turns, tokens and unread mail need a worker to replay it, and none did in time (is "
+    "one running? `outlast worker`)"
 )
 """What `show` says of an agent that ended without a result (killed, failed) when no worker
 answered the query that replays it: it read as if it had spent nothing (a user test)."""

@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import (
-    ExecuteWorkflowInput,
     HandleUpdateInput,
     Interceptor,
     WorkflowInboundInterceptor,
     WorkflowInterceptorClassInput,
+    WorkflowOutboundInterceptor,
 )
 
 
@@ -36,13 +35,14 @@ class UpdateRefusals(Interceptor):
 
 
 class _Refusals(WorkflowInboundInterceptor):
-    async def execute_workflow(self, input: ExecuteWorkflowInput) -> Any:
+    def init(self, outbound: WorkflowOutboundInterceptor) -> None:
+        super().init(outbound)
         # Every workflow type at once: a misspelt update name (`message_membr`) read "Update
         # handler for 'message_membr' expected but not found ... (type: RuntimeError,
         # retryable: true)", where a misspelt signal is refused with the name meant (a user
-        # test, 2026-12-07). Refused in the validator, so never in a history.
+        # test, 2026-12-07). Refused in the validator, so never in a history. Set here, not
+        # as the run starts: an update in the first task is looked up before that (a review).
         workflow.set_dynamic_update_handler(_never, validator=_refuse_unknown_update)
-        return await super().execute_workflow(input)
 
     def handle_update_validator(self, input: HandleUpdateInput) -> None:
         try:

@@ -276,9 +276,10 @@ class AgentHandlers:
         """The mail not yet read that is someone's words: not a shutdown or plan protocol
         message, nor the team's note of a member lost (a killed team's lead read as having
         unread mail from its members' kills: a user test, 2026-12-07)."""
-        return sum(
-            1 for m in self._mailbox if protocol_type(m.text) is None and m.sender != LOSS_SENDER
-        )
+        # `system` may also be a member's name: its mail counts.
+        members = self._team.members if self._team is not None else []
+        notes = LOSS_SENDER if LOSS_SENDER not in members else None
+        return sum(1 for m in self._mailbox if protocol_type(m.text) is None and m.sender != notes)
 
     @workflow.signal(name="approve_plan")
     def approve_plan(self, decision: Any = None, *extra: Any) -> None:
