@@ -5,8 +5,6 @@ grown past one concept."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent, WorkflowExecutionCancelRequestedEventAttributes
@@ -72,12 +70,13 @@ async def cancel_reason(handle: WorkflowHandle) -> str:
     return (await cancel_request(handle))[0]
 
 
-async def cancel_request(handle: WorkflowHandle) -> tuple[str, datetime | None]:
-    """`cancel_reason`, and when the cancel was requested (None if no request is found)."""
+async def cancel_request(handle: WorkflowHandle) -> tuple[str, int | None]:
+    """`cancel_reason`, and, of a cancel another workflow requested, the id of the event in
+    that workflow's history that requested it (None otherwise)."""
     for event in await _last_events(handle):
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
             attrs = event.workflow_execution_cancel_requested_event_attributes
-            return _request_said(attrs), event.event_time.ToDatetime()
+            return _request_said(attrs), attrs.external_initiated_event_id or None
     return next(iter(await cancel_requests(handle)), ""), None
 
 
@@ -85,30 +84,40 @@ END_SIGNALS = ("stop", "shutdown")
 """The signals that ask a run to end after its turn: an agent's or a pipeline's, a team's."""
 
 
-async def end_requested_at(handle: WorkflowHandle) -> datetime | None:
-    """When the closed run was first asked to end, by a kill or by a stop (of those in the
-    last page of its history): None if by neither."""
-    asked = None
-    for event in await _last_events(handle):
-        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED or (
-            event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
-            and event.workflow_execution_signaled_event_attributes.signal_name in END_SIGNALS
-        ):
-            asked = event.event_time.ToDatetime()  # the last first: the first is kept
-    return asked
+def _asks_to_end(event: HistoryEvent, signals_only: bool = False) -> bool:
+    if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+        return event.workflow_execution_signaled_event_attributes.signal_name in END_SIGNALS
+    cancel = EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED
+    return not signals_only and event.event_type == cancel
+
+
+async def _first_asking_to_end(
+    handle: WorkflowHandle, signals_only: bool = False
+) -> HistoryEvent | None:
+    """The run's first kill or stop request (`signals_only`: stop), looked for in the last
+    page of its history, then, if that page holds none and is not the whole history, in all
+    of it: a team's members' ends may fill a page after its shutdown (a review)."""
+    page = await _last_events(handle)
+    found = [e for e in page if _asks_to_end(e, signals_only)]
+    if not found and len(page) >= REASON_EVENTS:
+        found = [e async for e in handle.fetch_history_events() if _asks_to_end(e, signals_only)]
+        found.reverse()
+    return found[-1] if found else None  # the last first: the first is kept
+
+
+async def end_requested_at(handle: WorkflowHandle) -> int | None:
+    """The id of the event in which the closed run was first asked to end, by a kill or by a
+    stop: None if by neither. An event id, not a time: a request another workflow made just
+    before a kill came has a smaller id in that workflow's history, whatever the clocks."""
+    first = await _first_asking_to_end(handle)
+    return first.event_id if first is not None else None
 
 
 async def stop_words(handle: WorkflowHandle) -> str:
-    """The reason the first stop (or a team's shutdown) of the closed run's last page of
-    history was given: a team's result keeps none, and `show` said only `stopped` of a team
-    stopped with one (a user test, 2026-12-07)."""
-    first = None
-    for event in await _last_events(handle):
-        if (
-            event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
-            and event.workflow_execution_signaled_event_attributes.signal_name in END_SIGNALS
-        ):
-            first = event  # the last first: the first is kept
+    """The reason the first stop (or a team's shutdown) of the closed run was given: a
+    team's result keeps none, and `show` said only `stopped` of a team stopped with one (a
+    user test, 2026-12-07)."""
+    first = await _first_asking_to_end(handle, signals_only=True)
     if first is None:
         return ""
     payloads = list(first.workflow_execution_signaled_event_attributes.input.payloads)

@@ -211,15 +211,16 @@ async def _pass_on_the_reason(
 
 
 async def _cancelled_since(client: Client, node: Node, parent: str, parent_run: str | None) -> bool:
-    """Whether `node`'s cancel came at or after its parent was asked to end (the runs shown:
-    a resume may have started others since)."""
+    """Whether `node`'s cancel was requested by its parent once the parent was asked to end
+    (the runs shown: a resume may have started others since). By event ids in the parent's
+    history: a TaskStop sent just before a kill came is earlier there, whatever the clocks."""
     try:
         child = client.get_workflow_handle(node.row.workflow_id, run_id=node.row.run_id)
-        _, cancelled = await cancel_request(child)
+        _, requested_in_parent = await cancel_request(child)
         asked = await end_requested_at(client.get_workflow_handle(parent, run_id=parent_run))
     except RPCError:
         return False
-    return cancelled is not None and asked is not None and cancelled >= asked
+    return requested_in_parent is not None and asked is not None and requested_in_parent > asked
 
 
 def _as_the_pipeline_says(node: Node, stages: list) -> None:
