@@ -92,14 +92,14 @@ def _asks_to_end(event: HistoryEvent, signals_only: bool = False) -> bool:
 
 
 async def _first_asking_to_end(
-    handle: WorkflowHandle, signals_only: bool = False
+    handle: WorkflowHandle, signals_only: bool = False, whole: bool = True
 ) -> HistoryEvent | None:
     """The run's first kill or stop request (`signals_only`: stop), looked for in the last
     page of its history, then, if that page holds none and is not the whole history, in all
     of it: a team's members' ends may fill a page after its shutdown (a review)."""
     page = await _last_events(handle)
     found = [e for e in page if _asks_to_end(e, signals_only)]
-    if not found and len(page) >= REASON_EVENTS:
+    if not found and whole and len(page) >= REASON_EVENTS:
         found = [e async for e in handle.fetch_history_events() if _asks_to_end(e, signals_only)]
         found.reverse()
     return found[-1] if found else None  # the last first: the first is kept
@@ -111,6 +111,16 @@ async def end_requested_at(handle: WorkflowHandle) -> int | None:
     before a kill came has a smaller id in that workflow's history, whatever the clocks."""
     first = await _first_asking_to_end(handle)
     return first.event_id if first is not None else None
+
+
+async def asked_to_end(handle: WorkflowHandle) -> str | None:
+    """`kill` or `stop`: the first request to end the running run, if any, among its last
+    events (one sent while no worker runs is among them: nothing has happened since)."""
+    first = await _first_asking_to_end(handle, whole=False)
+    if first is None:
+        return None
+    signalled = first.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
+    return "stop" if signalled else "kill"
 
 
 async def stop_words(handle: WorkflowHandle) -> str:

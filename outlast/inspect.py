@@ -25,6 +25,7 @@ from outlast.end_reasons import (
     BY_WORKFLOW,
     REASON,
     UNDECODED_INPUT,
+    asked_to_end,
     cancel_request,
     end_requested_at,
     stop_words,
@@ -286,7 +287,7 @@ async def _fill_from_status(
         refused = await refused_signals(client, desc, timedelta(seconds=left), None, unheard)
         node.refused = refused if refused is not None else node.refused
     if silence.known(desc):
-        _no_answer(node, desc)
+        await _no_answer(client, node, desc)
         return
     if desc.workflow_type not in AGENT_TYPES:
         return
@@ -303,7 +304,7 @@ async def _fill_from_status(
         if unheard(e):
             # The server lists a dead worker's poller for a minute and more, so the tree
             # said nothing of it that long (a user test, 2026-12-06).
-            _no_answer(node, desc)
+            await _no_answer(client, node, desc)
         return
     except WorkflowQueryFailedError:
         return
@@ -336,11 +337,16 @@ async def _fill_from_status(
             node.outcome = f"questions wait for answers: outlast answer {desc.id}"
 
 
-def _no_answer(node: Node, desc: WorkflowExecutionDescription) -> None:
+async def _no_answer(client: Client, node: Node, desc: WorkflowExecutionDescription) -> None:
     """No worker answered for `desc`: a running workflow's state, or an ended agent's
-    figures, are not known."""
+    figures, are not known. A kill or stop sent meanwhile is in its history, waiting for a
+    worker: `show` said nothing of it (a user test, 2026-12-07)."""
     if desc.status == WorkflowExecutionStatus.RUNNING:
         node.outcome = NO_WORKER_ANSWER
+        with contextlib.suppress(RPCError):
+            asked = await asked_to_end(client.get_workflow_handle(desc.id, run_id=desc.run_id))
+            if asked is not None:
+                node.outcome += f"; {asked} requested, taken once a worker runs"
     elif desc.workflow_type in AGENT_TYPES:
         node.unknown, node.unread_messages = NO_WORKER_REPLAY, None
 

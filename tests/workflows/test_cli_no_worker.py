@@ -91,9 +91,17 @@ async def test_show_says_a_worker_that_just_died_did_not_answer(client, git_repo
 
     handle = await on_a_dead_worker_s_queue(client, git_repo)
     tree = await agent_tree(client, handle.id)
+    # A kill sent meanwhile waits in the history for a worker: `show` said nothing of it
+    # (a user test, 2026-12-07).
+    await handle.cancel(reason="enough")
+    killed = await agent_tree(client, handle.id)
     await handle.terminate(reason="test over")
     assert tree.outcome == "its worker did not answer (is one running? `outlast worker`)"
     assert "its worker did not answer" in tree_lines(tree)[0], tree_lines(tree)
+    assert killed.outcome == (
+        "its worker did not answer (is one running? `outlast worker`); kill requested, taken "
+        "once a worker runs"
+    ), killed.outcome
 
 
 async def test_attach_and_show_say_when_no_worker_serves_the_workspace_host(
