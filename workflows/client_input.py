@@ -9,7 +9,8 @@ inputs nested in it that are `ClientInput`s too (a team's members: `lead.plan_mo
 would have let a teammate change things without asking). A typo inside the config, a stage,
 a task, a definition or hooks, which their models forbid, is taken out by path before it can
 fail the decoding (`workflows/nested_unknowns.py`) and refused the same way, with the field
-it probably meant; inside the other nested models it is still dropped.
+it probably meant; so is one inside the lenient models nested in it (the workspace, the
+lineage), which pydantic would drop.
 
 A client newer than the worker gets the same answer for a field it sets that the worker does
 not know yet, rather than a run without it. Outlast's clients send every field, so a field a
@@ -35,7 +36,7 @@ from temporalio import workflow
 
 from agents.definition import PermissionMode
 from workflows import versions
-from workflows.contracts import AgentInput, ClientInput
+from workflows.contracts import BOOKKEEPING, AgentInput, ClientInput
 
 with workflow.unsafe.imports_passed_through():
     from activities.errors import InvalidAgentInput
@@ -92,8 +93,9 @@ def unknown_paths(inp: ClientInput, prefix: str = "") -> list[tuple[str, str, li
     fields it could have meant)."""
     known = fields_of(type(inp))
     found = [(prefix, name, known) for name in inp.unknown_input_fields]
-    # Inside its strict models: the path and the likely meaning are worked out already.
-    found += [(prefix, name, []) for name in inp.unknown_nested_fields]
+    # Inside its nested models: the path and the likely meaning are worked out already.
+    nested = [*inp.unknown_nested_fields, *inp.unknown_lenient_fields]
+    found += [(prefix, name, []) for name in nested]
     for field in known:
         value = getattr(inp, field)
         for i, item in enumerate(value if isinstance(value, list) else [value]):
@@ -104,8 +106,7 @@ def unknown_paths(inp: ClientInput, prefix: str = "") -> list[tuple[str, str, li
 
 
 def fields_of(model: type[ClientInput]) -> list[str]:
-    bookkeeping = ("unknown_input_fields", "unknown_nested_fields")
-    return [name for name in model.model_fields if name not in bookkeeping]
+    return [name for name in model.model_fields if name not in BOOKKEEPING]
 
 
 def named_unknown(unknown: list[str], known: list[str]) -> str:

@@ -64,34 +64,43 @@ class ClientInput(Contract):
     """Unknown fields inside its strict models (the config, a stage, ...), by path, each with
     its likely meaning: taken out so that decoding does not fail on them
     (`workflows/nested_unknowns.py`)."""
+    unknown_lenient_fields: list[str] = Field(default_factory=list, exclude=True, repr=False)
+    """Unknown fields inside its lenient models (the workspace, the lineage), by path: a
+    client's start is refused for them as for the others, but one of Outlast's own inputs
+    goes on without them, as pydantic would have had it (a newer release's, in a deploy)."""
 
     @model_validator(mode="before")
     @classmethod
     def _keep_unknown_names(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        known = cls.model_fields.keys() - _BOOKKEEPING
+        known = cls.model_fields.keys() - BOOKKEEPING
         nested: list[str] = []
+        lenient: list[str] = []
         data = {
-            k: strip_unknown(cls.model_fields[k].annotation, v, k, nested) if k in known else v
+            k: strip_unknown(cls.model_fields[k].annotation, v, k, nested, lenient)
+            if k in known
+            else v
             for k, v in data.items()
         }
         # A client's own `unknown_*` keys are unknown fields like any other.
         kept = {k: v for k, v in data.items() if k in known}
         if nested:
             kept["unknown_nested_fields"] = nested
-        if len(kept) - bool(nested) == len(data):
+        if lenient:
+            kept["unknown_lenient_fields"] = lenient
+        if len(kept) - bool(nested) - bool(lenient) == len(data):
             return kept
         return {**kept, "unknown_input_fields": cls.unknown_in(data)}
 
     @classmethod
     def unknown_in(cls, data: dict) -> list[str]:
         """The keys of `data` this input does not have, but those whose value is empty."""
-        known = cls.model_fields.keys() - _BOOKKEEPING
+        known = cls.model_fields.keys() - BOOKKEEPING
         return sorted(str(k) for k, v in data.items() if k not in known and not empty(v))
 
 
-_BOOKKEEPING = frozenset({"unknown_input_fields", "unknown_nested_fields"})
+BOOKKEEPING = frozenset({"unknown_input_fields", "unknown_nested_fields", "unknown_lenient_fields"})
 
 
 class Workspace(Contract):

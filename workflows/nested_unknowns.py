@@ -1,7 +1,8 @@
-"""Unknown fields inside the strict models a client's input carries (the config, a stage, a
-task, a definition, hooks), taken out before they fail its decoding.
+"""Unknown fields inside the models a client's input carries (the config, a stage, a task, a
+definition, hooks, the workspace, ...), taken out before they fail its decoding or are
+dropped without a word.
 
-Those models forbid fields they do not have, so a typo in one (`"stages": [{"modle": ...}]`,
+The strict ones forbid fields they do not have, so a typo in one (`"stages": [{"modle": ...}]`,
 `"config": {"agents": {"max_turn": 3}}`) failed the workflow task's decoding, which the
 converter retries as a newer client's input: a run a person started stayed Running for good,
 and even a cancel could not reach it. Taken out here by path, the workflow can refuse them at
@@ -20,28 +21,43 @@ from typing import Any, Union, get_args, get_origin
 from pydantic import BaseModel
 
 
-def strip_unknown(annotation: Any, value: Any, path: str, found: list[str]) -> Any:
-    """`value` (JSON data for `annotation`) without the fields its strict models do not
-    have; each one is added to `found` as `path.field (did you mean x?)`, but one left at an
-    empty value that resembles no field (a newer release's, at its default)."""
+def strip_unknown(
+    annotation: Any, value: Any, path: str, found: list[str], dropped: list[str] | None = None
+) -> Any:
+    """`value` (JSON data for `annotation`) without the fields its models do not have; each
+    one is added as `path.field (did you mean x?)` to `found`, or, for a lenient model's, to
+    `dropped` when it is given, but one left at an empty value that resembles no field (a
+    newer release's, at its default)."""
     annotation = optional_of(annotation)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         if not isinstance(value, dict):
             return value
-        return _strip_model(annotation, value, path, found)
+        return _strip_model(annotation, value, path, found, dropped)
     origin = get_origin(annotation)
     args = get_args(annotation)
     if origin is list and args and isinstance(value, list):
-        return [strip_unknown(args[0], v, f"{path}[{i}]", found) for i, v in enumerate(value)]
+        return [
+            strip_unknown(args[0], v, f"{path}[{i}]", found, dropped) for i, v in enumerate(value)
+        ]
     if origin is dict and len(args) == 2 and isinstance(value, dict):
-        return {k: strip_unknown(args[1], v, f"{path}.{k}", found) for k, v in value.items()}
+        return {
+            k: strip_unknown(args[1], v, f"{path}.{k}", found, dropped) for k, v in value.items()
+        }
     return value
 
 
-def _strip_model(model: type[BaseModel], value: dict, path: str, found: list[str]) -> dict:
-    """A strict model's unknown fields come out; a lenient one (a ClientInput keeps its own,
-    another drops them) is only looked through for the strict models inside it."""
+def _strip_model(
+    model: type[BaseModel], value: dict, path: str, found: list[str], dropped: list[str] | None
+) -> dict:
+    """Each nested model's unknown fields come out, named; a ClientInput's stay in, for its
+    own check to name with its path (the converter's `_inputs_unknown`).
+
+    A lenient model (the workspace, the lineage) would drop them without a word: a client's
+    `"workspace": {"root": ..., "host_queue": ..., "read_only": true}` ran with write access
+    (noticed 2026-12-07). Only a client's start is refused for them
+    (`workflows/client_input.py`); what Outlast's own workflows build stays lenient."""
     strict = model.model_config.get("extra") == "forbid"
+    named = found if strict or dropped is None else dropped
     fields = {}
     for name, field in model.model_fields.items():
         fields[name] = field
@@ -51,9 +67,9 @@ def _strip_model(model: type[BaseModel], value: dict, path: str, found: list[str
     for key, item in value.items():
         field = fields.get(key)
         if field is not None:
-            out[key] = strip_unknown(field.annotation, item, f"{path}.{key}", found)
+            out[key] = strip_unknown(field.annotation, item, f"{path}.{key}", found, dropped)
             continue
-        if not strict:
+        if _keeps_its_own(model):
             out[key] = item
             continue
         close = difflib.get_close_matches(str(key), list(model.model_fields), n=1)
@@ -61,8 +77,14 @@ def _strip_model(model: type[BaseModel], value: dict, path: str, found: list[str
         # empty its value.
         if close or not empty(item):
             guess = f" (did you mean {close[0]}?)" if close else ""
-            found.append(f"{path}.{key}{guess}")
+            named.append(f"{path}.{key}{guess}")
     return out
+
+
+def _keeps_its_own(model: type[BaseModel]) -> bool:
+    """A ClientInput: it collects its unknown fields itself (`unknown_input_fields`); this
+    module cannot import it (contracts import this module)."""
+    return "unknown_input_fields" in model.model_fields
 
 
 def optional_of(annotation: Any) -> Any:

@@ -3,7 +3,7 @@ sentence (workflows/client_input.py)."""
 
 import pytest
 
-from workflows.client_input import check_update_fields, refusal
+from workflows.client_input import check_update_fields, refusal, wait_for_a_newer_worker
 from workflows.contracts import AgentInput
 from workflows.pattern_contracts import PipelineInput, StageDecision, TeamInput
 
@@ -89,6 +89,34 @@ def test_a_nested_input_s_unknown_field_is_named_by_its_path():
     assert text.endswith(
         "; teammates[0]'s fields are name, prompt, agent_type, model, plan_mode_required"
     ), text
+
+
+def test_an_unknown_field_inside_the_workspace_is_refused_at_a_client_s_start():
+    """The workspace is lenient: pydantic dropped `read_only` and the run had write access."""
+    given = {"prompt": "go", "workspace": {**WORKSPACE, "read_only": True, "hostqueue": "h"}}
+    inp = AgentInput.model_validate(given)
+    assert inp.unknown_lenient_fields == [
+        "workspace.read_only",
+        "workspace.hostqueue (did you mean host_queue?)",
+    ]
+    text = refusal("AgentWorkflow input", inp) or ""
+    assert text.startswith(
+        "AgentWorkflow input refused: unknown fields workspace.read_only, "
+        "workspace.hostqueue (did you mean host_queue?) (misspelt"
+    ), text
+    # One of Outlast's own inputs goes on without it: a newer release's, in a deploy.
+    wait_for_a_newer_worker(inp)
+    assert "read_only" not in str(inp.model_dump())
+    team = TeamInput.model_validate(
+        {
+            "team_name": "t",
+            "workspace": {**WORKSPACE, "rooot": "/x"},
+            "lead": {"name": "a", "prompt": "lead"},
+        }
+    )
+    assert "unknown field workspace.rooot (did you mean root?)" in (
+        refusal("TeamWorkflow input", team) or ""
+    )
 
 
 def test_every_update_has_a_validator_that_refuses_one_sent_without_its_input():

@@ -51,14 +51,26 @@ def test_each_unknown_is_named_by_its_path_with_a_guess_and_taken_out():
         "t.maybe.colour",
         "t.leaves[1].szie (did you mean size?)",
         "t.by_name.a[0].active_from (did you mean active_form?)",
+        "t.lenient.whatever",
         "t.lenient.inner[0].sise (did you mean size?)",
         "t.nope",
     ]
     assert out["leaf"] == {"size": 2} and out["maybe"] == {"activeForm": "x"}
     assert out["leaves"] == [{"size": 1}, {}] and out["by_name"] == {"a": [{"size": 1}]}
-    # A lenient model drops its own; a union of shapes is left to pydantic.
-    assert out["lenient"] == {"whatever": 1, "inner": [{}]} and out["either"] == {"sise": 1}
+    # A union of shapes is left to pydantic.
+    assert out["lenient"] == {"inner": [{}]} and out["either"] == {"sise": 1}
     Tree.model_validate({k: v for k, v in out.items() if k != "either"})
+
+
+def test_a_lenient_model_s_unknowns_go_apart_when_asked():
+    """A client's start is refused for them; Outlast's own input goes on without them."""
+    found: list[str] = []
+    dropped: list[str] = []
+    data = {"lenient": {"sise": 1, "inner": [{"sise": 2}]}}
+    out = strip_unknown(Tree, data, "t", found, dropped)
+    assert found == ["t.lenient.inner[0].sise (did you mean size?)"]
+    assert dropped == ["t.lenient.sise (did you mean size?)"]
+    assert out == {"lenient": {"inner": [{}]}}
 
 
 def test_an_unknown_left_at_an_empty_value_is_dropped_unnamed_unless_it_looks_like_a_typo():
