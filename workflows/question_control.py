@@ -80,6 +80,11 @@ class QuestionControl:
     def why_not(self, answers: QuestionAnswers) -> str | None:
         """Why `answers` cannot be taken now, or None."""
         if self.pending is None:
+            if self._asked_before(answers.request_id):
+                return (
+                    f"{answers.request_id} is not waiting any more (it was answered, or the "
+                    "agent stopped waiting); no question is waiting for an answer"
+                )
             return "no question is waiting for an answer"
         if self.answers is not None:
             return f"{self.pending.request_id} is answered already"
@@ -95,8 +100,14 @@ class QuestionControl:
             raise ApplicationError(
                 f"answer refused: {why}",
                 type="AnswerRefused",
-                non_retryable=self.pending is not None,
+                non_retryable=self.pending is not None or self._asked_before(answers.request_id),
             )
+
+    def _asked_before(self, request_id: str | None) -> bool:
+        """`request_id` names questions this run asked already: nothing waits for them, and
+        sending the answer again cannot change that (it read as retryable)."""
+        number = (request_id or "").removeprefix("question-")
+        return number.isdigit() and 0 < int(number) <= self._state().questions_asked
 
     def answer(self, answers: QuestionAnswers) -> str:
         # Checked again: the validator ran against the state the update arrived to.

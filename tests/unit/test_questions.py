@@ -1,5 +1,6 @@
 import pytest
 from pydantic import ValidationError
+from temporalio.exceptions import ApplicationError
 
 from agents.questions import (
     AskUserQuestionInput,
@@ -11,6 +12,8 @@ from agents.questions import (
     render_questions,
 )
 from agents.tool_filter import filter_tools_for_agent
+from workflows.loop_types import LoopState
+from workflows.question_control import QuestionControl
 from workflows.tool_pool import BASE_TOOLS
 from workflows.turns import describe_validation_error
 
@@ -147,3 +150,24 @@ def test_only_an_agent_a_person_started_is_user_facing():
         {"lineage": Lineage(depth=1)},
     ):
         assert not user_facing(base.model_copy(update=other)), other
+
+
+@pytest.mark.parametrize(
+    ("request_id", "sent_again_may_help"),
+    [(None, True), ("question-3", True), ("question-2", False), ("question-1", False)],
+)
+def test_an_answer_when_nothing_waits_is_retryable_only_if_its_question_may_yet_come(
+    request_id, sent_again_may_help
+):
+    """An answer to questions asked and answered already read `retryable: true`: a script
+    that retries refusals it is told may pass would have sent it for good."""
+    control = QuestionControl(lambda: LoopState(questions_asked=2))
+    with pytest.raises(ApplicationError) as refused:
+        control.check(QuestionAnswers(request_id=request_id, answers={"q": "a"}))
+    assert refused.value.non_retryable is not sent_again_may_help
+    assert refused.value.message.endswith("no question is waiting for an answer")
+    if not sent_again_may_help:
+        assert refused.value.message == (
+            f"answer refused: {request_id} is not waiting any more (it was answered, or the "
+            "agent stopped waiting); no question is waiting for an answer"
+        )
