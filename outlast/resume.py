@@ -248,9 +248,11 @@ def carried_line(text: str) -> str:
         if kind == "sub-agent" and summary.startswith('Agent "') and '" ' in summary:
             # By what it was asked too: its id alone said little (a user test, 2026-12-07).
             task += f" ({html.unescape(summary[6 : summary.rindex(chr(34)) + 1])})"
-        return f"the ended run had not read {kind} {task}'s end: it goes first in this run's"
+        return (
+            f"the ended run had not read {kind} {task}'s end: it goes first in this run's message"
+        )
     said = said if len(said) <= 80 else said[:77] + "..."
-    return f"the ended run had not read its message {said!r}: it goes first in this run's"
+    return f"the ended run had not read its message {said!r}: it goes first in this run's message"
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agents.transcript import TranscriptRef
-from outlast.resume import Ended, refusal_for_input, resume_input
+from outlast.resume import Ended, carried_line, refusal_for_input, resume_input
 from workflows.contracts import AgentInput, Lineage, ParentLink, TeamLink, Workspace
 from workflows.coordinator import coordinator_agent_input
 from workflows.pattern_contracts import CoordinatorInput
@@ -98,3 +98,20 @@ def test_sub_agents_and_teammates_are_their_parents_to_resume():
     )
     said = refusal_for_input("fj/fork-2", fork)
     assert said.startswith("fj/fork-2 is a fork of fork-join fj, which goes on with none"), said
+
+
+def test_the_line_about_unread_mail_is_a_whole_sentence():
+    """It stopped at "it goes first in this run's" (a user test, 2026-12-07)."""
+    mail = carried_line("extra message after stop")
+    assert mail == (
+        "the ended run had not read its message 'extra message after stop': it goes first in "
+        "this run's message"
+    )
+    end = carried_line(
+        "<task-notification><task-id>a</task-id><status>completed</status>"
+        '<summary>Agent "look around" completed</summary></task-notification>'
+    )
+    assert end == (
+        'the ended run had not read sub-agent a ("look around")\'s end: it goes first in this '
+        "run's message"
+    )
