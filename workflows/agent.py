@@ -178,6 +178,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._plans = PlanControl(lambda: self._state)
         self._questions = QuestionControl(lambda: self._state)
         self._home = inp.workspace
+        self._has_parent = inp.parent is not None
         if self._carry is not None:
             self._restore(self._carry)
 

@@ -71,6 +71,9 @@ synchronously); it had moved them, as for any agent."""
 BLANK_MAIL = "blank-mail-refused"
 """Patch id: a `send_message` with blank text is refused; it was read into the next turn,
 whose model call the API refused (400), failing the agent."""
+BACKGROUNDED_CHECKED = "set-backgrounded-checked"
+"""Patch id: a `set_backgrounded` no parent could have sent (with an input, or to an agent
+with no parent) is refused; it marked any agent `IsBackground`, a sync one included."""
 
 
 AGENT_SIGNALS = (
@@ -102,6 +105,7 @@ class AgentHandlers:
     _model: str
     _agent_id: str
     _background: bool
+    _has_parent: bool
     _mailbox: list[MailMessage]
     _seen_mail: list[str]
     _refusals: Refusals
@@ -214,8 +218,14 @@ class AgentHandlers:
             )
 
     @workflow.signal(name="set_backgrounded")
-    def set_backgrounded(self, *ignored: Any) -> None:
+    def set_backgrounded(self, *given: Any) -> None:
         """This agent's parent stopped waiting for it: it now runs in the background."""
+        problem = backgrounded_problem(given, self._has_parent)
+        # Asked only for such a signal: every other run's history stays as it was.
+        if problem is not None and versions.patched(BACKGROUNDED_CHECKED):
+            self._refusals.keep(f"signal `set_backgrounded` refused: {problem}")
+            self._refresh_details()
+            return
         self._background = True
         if self._upserts:
             workflow.upsert_search_attributes([sa.IS_BACKGROUND.value_set(True)])
@@ -398,3 +408,20 @@ def recent_texts(messages: list[Message], turns: int) -> list[TurnText]:
                 break
         turn -= 1
     return found[::-1]
+
+
+def backgrounded_problem(given: tuple[Any, ...], has_parent: bool) -> str | None:
+    """Why a `set_backgrounded` signal is none its parent sent, or None. A raw client's
+    `{"x": 1}` to a top-level agent marked it `IsBackground`, and to a sync sub-agent made
+    it report its end twice (a user test, 2026-12-07)."""
+    if not has_parent:
+        return (
+            "this agent has no parent to run in the background of (to move a running sync "
+            "sub-agent there, signal `background` to its parent)"
+        )
+    if any(g is not None for g in given):
+        return (
+            "it takes no input: its parent sends it when it stops waiting for this agent "
+            "(to move it, signal `background` to the parent)"
+        )
+    return None

@@ -173,6 +173,7 @@ AFTER_BASELINE: frozenset[str] = frozenset(
         "claim-globs-refused",
         "ending-freezes-queue",
         "pipeline-one-held-decision",
+        "set-backgrounded-checked",
         "undelivered-in-memo",
         "unstarted-in-memo",
         "verified-stopped-implementer-closes",

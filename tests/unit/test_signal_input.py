@@ -4,7 +4,7 @@ import pytest
 from temporalio import workflow
 
 from workflows.agent import AgentWorkflow
-from workflows.agent_handlers import AGENT_SIGNALS
+from workflows.agent_handlers import AGENT_SIGNALS, backgrounded_problem
 from workflows.contracts import MailMessage, StopRequest
 from workflows.coordinator import CoordinatorWorkflow
 from workflows.fork_join import ForkJoinWorkflow
@@ -121,3 +121,11 @@ def test_an_unknown_signal_is_named_with_the_one_probably_meant():
     assert unknown_signal("X", "zzz", ("stop", "send_message")) == (
         "signal `zzz` refused: X has no such signal; the signals it takes: stop, send_message"
     )
+
+
+def test_a_set_backgrounded_no_parent_sent_is_refused():
+    """Its parent sends it with no input; a raw client's marked any agent `IsBackground`."""
+    assert backgrounded_problem((), has_parent=True) is None
+    assert backgrounded_problem((None,), has_parent=True) is None  # `--input null`
+    assert "it takes no input" in (backgrounded_problem(({"x": 1},), has_parent=True) or "")
+    assert "this agent has no parent" in (backgrounded_problem((), has_parent=False) or "")

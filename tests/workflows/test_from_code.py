@@ -19,7 +19,8 @@ from tests.conftest import make_git_repo
 from tests.support import Queues, running_workers, scripted_model, taken_changes
 from tests.workflows.test_agent_control import wait_status
 from tests.workflows.test_plan_mode import APPROVED, cli, wait_for_pending
-from workflows.agent_handlers import BLANK_MAIL
+from workflows import search_attributes as sa
+from workflows.agent_handlers import BACKGROUNDED_CHECKED, BLANK_MAIL
 from workflows.contracts import AgentResult, AgentStatus
 
 
@@ -513,12 +514,13 @@ async def test_a_misspelt_field_and_outlasts_own_signals_are_refused_not_dropped
                 ("approve_plan", [{}]),
                 ("agent_notification", []),
                 ("team_members", [{"members": ["x"]}, {}]),
-                ("set_backgrounded", [{"extra": 1}]),  # takes none: ignored, not a failure
+                # It marked a top-level agent `IsBackground` (a user test, 2026-12-07).
+                ("set_backgrounded", [{"extra": 1}]),
             ):
                 await signal_with_cli(dev_server, handle.id, name, inputs)
             for _ in range(100):
                 status = await handle.query("status", result_type=AgentStatus)
-                if len(status.refused_signals) == 5:
+                if len(status.refused_signals) == 6:
                     break
                 await asyncio.sleep(0.1)
             assert status.refused_signals == [
@@ -531,7 +533,12 @@ async def test_a_misspelt_field_and_outlasts_own_signals_are_refused_not_dropped
                 "signal `agent_notification` refused: input: Input should be a valid "
                 "dictionary or instance of AgentNotification",
                 "signal `team_members` refused: it takes one input, 2 were given",
+                "signal `set_backgrounded` refused: this agent has no parent to run in the "
+                "background of (to move a running sync sub-agent there, signal `background` "
+                "to its parent)",
             ]
+            marks = (await handle.describe()).typed_search_attributes
+            assert not marks.get(sa.IS_BACKGROUND)
             await handle.signal("background", {"agent_id": "nobody"})
             nobody = "signal `background` refused: no synchronous sub-agent named nobody is running"
             for _ in range(100):
@@ -557,6 +564,7 @@ async def test_a_misspelt_field_and_outlasts_own_signals_are_refused_not_dropped
             result = await asyncio.wait_for(handle.result(), 60)
     # send_message stays lenient: Outlast's own workflows send it, maybe from a later release.
     assert result.status == "completed" and result.final_text == "got it"
+    assert BACKGROUNDED_CHECKED in await taken_changes(handle)
 
 
 @pytest.mark.parametrize("pattern", ["fork-join", "verified", "pipeline"])
@@ -856,7 +864,6 @@ async def test_a_team_whose_lead_failed_at_its_start_lists_as_failed(client, git
     """A team with a workspace root that is not there: its members fail at their starts,
     and `outlast ls` and the Web UI listed the team as completed, where an agent or a
     pipeline with that root reads failed (a user test, 2026-12-05)."""
-    from workflows import search_attributes as sa
 
     async with running_workers(client) as queues:
         inp = {
