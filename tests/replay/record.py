@@ -22,6 +22,7 @@ from outlast.client import connect
 from outlast.devserver import DevServer
 from tests.replay.scenarios_agent import (
     background_bash,
+    backgrounded_refused,
     bad_mode,
     blank_mail,
     compact_too_long,
@@ -363,6 +364,10 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A blank `send_message`, refused (patched blank-mail-refused); `agent_blank_mail_v0`
     # recorded on 513c32b, where the model's 400 failed the agent.
     "agent_blank_mail": blank_mail,
+    # A `set_backgrounded` with an input to a top-level agent, refused (patched
+    # set-backgrounded-checked); `agent_backgrounded_refused_v0` recorded on 3574812, where
+    # it marked the agent `IsBackground`.
+    "agent_backgrounded_refused": backgrounded_refused,
     # A misspelt permission mode from a client, refused (patched input-values-checked);
     # `agent_bad_mode_v0` recorded on 16909ab, where it ran without plan mode.
     "agent_bad_mode": bad_mode,

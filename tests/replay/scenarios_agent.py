@@ -329,6 +329,24 @@ async def signal_fields(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def backgrounded_refused(client: Client, tmp: Path) -> WorkflowHandle:
+    """A `set_backgrounded` with an input, to a top-level agent: refused (patched
+    set-backgrounded-checked), then a fitting message that ends the agent; on the code
+    before, it marked the agent `IsBackground` (an upsert)."""
+    from tests.workflows.test_from_code import BUSY_UNTIL_FITTING
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model(BUSY_UNTIL_FITTING):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", repo, queues)
+            handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
+            await handle.signal("set_backgrounded", {"x": 1})
+            await asyncio.sleep(1)  # handled before the message that ends it
+            await handle.signal("send_message", {"text": "FITTING-TEXT"})
+            await handle.result()
+    return handle
+
+
 async def unknown_signal(client: Client, tmp: Path) -> WorkflowHandle:
     """A signal of a name no handler has (`stopp`) comes while the agent waits for mail,
     then a fitting message ends it. On the code before the dynamic handlers Temporal kept
