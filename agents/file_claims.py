@@ -28,6 +28,11 @@ class Claim(BaseModel):
     files: tuple[str, ...] = ()
     label: str = ""
     """How the coordinator knows the worker (its name or description), for messages."""
+    name: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    agent_type: str = Field(default="", exclude_if=lambda v: not v)
+    description: str = Field(default="", exclude_if=lambda v: not v)
+    """What the `tasks` query says of a worker still queued (empty in claims carried by
+    runs before it did)."""
 
 
 class ClaimTable(BaseModel):

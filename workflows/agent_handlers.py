@@ -382,7 +382,8 @@ class AgentHandlers:
     @workflow.query(name="tasks")
     def tasks(self) -> list[ChildSummary]:
         agents = [t.summary() for t in self._registry.tasks.values()]
-        return agents + [t.summary() for t in self._registry.shells.shells.values()]
+        queued = self._subagents.phases.queued_summaries()
+        return agents + queued + [t.summary() for t in self._registry.shells.shells.values()]
 
     @workflow.query(name="transcript")
     def transcript(self) -> TranscriptView:

@@ -260,9 +260,13 @@ class ChildSummary(Contract):
     agent_type: str
     description: str
     workflow_id: str
-    status: Literal["running", "completed", "failed", "killed"]
+    """"" for a worker still `queued`: it has none yet."""
+    status: Literal["queued", "running", "completed", "failed", "killed"]
+    """`queued`: a coordinator's worker waiting for its files (R59), only in the `tasks`
+    query (the `status` query has them in `queued`, with whom each waits for)."""
     mode: Literal["sync", "background"]
     run_generation: int
+    """0 for a worker still `queued`."""
     background_hint: bool = False
     stopped: bool = False
     """Its `killed` was a stop (`outlast stop <parent>/<child>`): the parent's notice reads

@@ -28,7 +28,7 @@ from agents.file_claims import (
 from agents.messages import ToolResultBlock
 from agents.tool_filter import WRITE_TOOLS
 from workflows import versions
-from workflows.contracts import AgentInput, QueuedWorker
+from workflows.contracts import AgentInput, ChildSummary, QueuedWorker
 from workflows.registry import ChildRegistry
 from workflows.signals import cancel_workflow
 
@@ -92,13 +92,16 @@ class PhaseGate:
             return problem
         return None
 
-    def claim(self, agent_id: str, inp: AgentToolInput, root: str) -> Claim:
+    def claim(self, agent_id: str, inp: AgentToolInput, root: str, agent_type: str) -> Claim:
         files = [normalize_claim_path(root, f) for f in getattr(inp, "files", [])]
         return Claim(
             agent_id=agent_id,
             phase=getattr(inp, "phase", "research"),
             files=tuple(sorted({f for f in files if f})),
             label=inp.name or inp.description,
+            name=inp.name,
+            agent_type=agent_type,
+            description=inp.description,
         )
 
     def active(self) -> list[Claim]:
@@ -152,6 +155,24 @@ class PhaseGate:
                 phase=c.phase,
                 files=list(c.files),
                 waits_for=[b.label or b.agent_id for b, _ in self.waits(c)],
+            )
+            for c in self.table.waiting
+        ]
+
+    def queued_summaries(self) -> list[ChildSummary]:
+        """The spawns waiting for their files as the `tasks` query lists them: with no
+        workflow (its id is ""), and no run yet. A raw client's `tasks` left them out, so a
+        worker the coordinator had accepted was nowhere (a user test, 2026-12-07)."""
+        return [
+            ChildSummary(
+                agent_id=c.agent_id,
+                name=c.name,
+                agent_type=c.agent_type,
+                description=c.description or c.label,
+                workflow_id="",
+                status="queued",
+                mode="background",
+                run_generation=0,
             )
             for c in self.table.waiting
         ]

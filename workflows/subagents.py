@@ -275,7 +275,7 @@ class SubAgents(SyncChildren):
         )
         if ctx.coordinator:
             self.phases.max_running = ctx.config.agents.max_concurrent
-            claim = self.phases.claim(agent_id, inp, ctx.workspace.root)
+            claim = self.phases.claim(agent_id, inp, ctx.workspace.root, resolved.agent_type)
             waits = self.phases.waits(claim)
             if waits:
                 self.phases.enqueue(

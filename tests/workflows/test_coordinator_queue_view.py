@@ -10,7 +10,7 @@ from outlast.inspect import agent_tree, tree_lines
 from tests.support import running_workers, scripted_model
 from tests.workflows.test_coordinator import start_coordinator, worker
 from tests.workflows.test_plan_mode import cli
-from workflows.contracts import AgentStatus
+from workflows.contracts import AgentStatus, ChildSummary
 
 HOLD = "until [ -e looked ]; do sleep 0.1; done"
 EDIT = "In {{cwd}}/src/app.py change greet(). Purpose: a test. Done = the file changed."
@@ -57,6 +57,7 @@ async def test_a_queued_worker_is_in_its_coordinator_s_status_and_show(
 ):
     wf_id = f"coord-{uuid.uuid4().hex[:8]}"
     queued: list = []
+    tasks: list[ChildSummary] = []
 
     async def look() -> None:
         try:
@@ -64,6 +65,8 @@ async def test_a_queued_worker_is_in_its_coordinator_s_status_and_show(
         except Exception:  # noqa: BLE001 - not picked up yet
             return
         queued[:] = status.queued
+        # A raw client's view: it listed the running worker only (a user test, 2026-12-07).
+        tasks[:] = await handle.query("tasks", result_type=list[ChildSummary])
 
     with scripted_model(script()):
         async with running_workers(client) as queues:
@@ -81,6 +84,15 @@ async def test_a_queued_worker_is_in_its_coordinator_s_status_and_show(
             result = await handle.result()
             after = await handle.query("status", result_type=AgentStatus)
     (doc,) = queued
+    assert [(t.name, t.status, t.run_generation) for t in tasks] == [
+        ("fix", "running", 1),
+        ("doc", "queued", 0),
+    ], tasks
+    assert (tasks[1].agent_id, tasks[1].workflow_id, tasks[1].agent_type) == (
+        doc.agent_id,
+        "",
+        tasks[0].agent_type,
+    ), tasks
     assert (doc.label, doc.phase, doc.files, doc.waits_for) == (
         "doc",
         "implementation",
