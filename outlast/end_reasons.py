@@ -70,14 +70,16 @@ async def cancel_reason(handle: WorkflowHandle) -> str:
     return (await cancel_request(handle))[0]
 
 
-async def cancel_request(handle: WorkflowHandle) -> tuple[str, int | None]:
+async def cancel_request(handle: WorkflowHandle) -> tuple[str, int | None, str]:
     """`cancel_reason`, and, of a cancel another workflow requested, the id of the event in
-    that workflow's history that requested it (None otherwise)."""
+    that workflow's history that requested it (None otherwise) and the run id of that
+    workflow's run ("" otherwise): a resume may have started another run of it since."""
     for event in await _last_events(handle):
         if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
             attrs = event.workflow_execution_cancel_requested_event_attributes
-            return _request_said(attrs), attrs.external_initiated_event_id or None
-    return next(iter(await cancel_requests(handle)), ""), None
+            requester = attrs.external_workflow_execution.run_id
+            return _request_said(attrs), attrs.external_initiated_event_id or None, requester
+    return next(iter(await cancel_requests(handle)), ""), None, ""
 
 
 END_SIGNALS = ("stop", "shutdown")
@@ -121,6 +123,17 @@ async def asked_to_end(handle: WorkflowHandle) -> str | None:
         return None
     signalled = first.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
     return "stop" if signalled else "kill"
+
+
+async def end_words(handle: WorkflowHandle) -> tuple[str, str]:
+    """The words a closed run's kill or first stop was given, and `killed` or `stopped`:
+    ("", "") when it had neither, or no words."""
+    status = (await handle.describe()).status
+    if status == WorkflowExecutionStatus.CANCELED:
+        words = " ".join(plain(await cancel_reason(handle)).split())
+        return (words, "killed") if words else ("", "")
+    words = await stop_words(handle)
+    return (words, "stopped") if words else ("", "")
 
 
 async def stop_words(handle: WorkflowHandle) -> str:

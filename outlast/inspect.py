@@ -20,18 +20,15 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities.resume import AGENT_TYPES
 from activities.run_history import UNDELIVERED_MEMO
-from agents.notifications import CALLER_STOPPED
 from outlast.end_reasons import (
-    BY_WORKFLOW,
     REASON,
     UNDECODED_INPUT,
     asked_to_end,
-    cancel_request,
-    end_requested_at,
     stop_words,
     why_it_ended,
 )
 from outlast.listing import Row, row_of
+from outlast.passed_reasons import pass_on_the_reason
 from outlast.plan_view import waiting_plan
 from outlast.question_view import plain, waiting_question
 from outlast.refusals_view import (
@@ -177,51 +174,8 @@ async def agent_tree(
     elif node._stages:  # running: a rejected attempt read `completed` until the end
         _as_the_pipeline_says(node, node._stages)
     if depth == 0:
-        await _pass_on_the_reason(client, node)
+        await pass_on_the_reason(client, node)
     return node
-
-
-async def _pass_on_the_reason(
-    client: Client,
-    node: Node,
-    words: str = "",
-    how: str = "",
-    parent: str = "",
-    parent_run: str | None = None,
-) -> None:
-    """A child its parent's kill or stop ended says `stopped by workflow PARENT`: the words
-    the person gave that kill or stop follow, down the tree (`outlast kill TEAM --reason`
-    read only on the team's own line: a user test, 2026-12-07). `words` and `how` are those
-    of the end of `parent`, the parent's id. Only to a child whose cancel came once that end
-    was asked for: one the parent's own TaskStop ended before reads the same (a review)."""
-    said = node.error.removeprefix(REASON) if node.error and node.error.startswith(REASON) else ""
-    by_parent = bool(parent) and said == f"{BY_WORKFLOW}{' '.join(plain(parent).split())}"
-    if by_parent and words and await _cancelled_since(client, node, parent, parent_run):
-        node.error = f"{node.error}, which was {how}: {words}"
-    elif said == CALLER_STOPPED and words:
-        # A sync sub-agent its parent's stop reached (the same user test).
-        node.error, by_parent = f"{node.error}: {words}", True
-    else:
-        by_parent = False
-    own = words if by_parent else ("" if said.startswith(BY_WORKFLOW) else said)
-    how = "killed" if node.row.status == "canceled" else "stopped" if said else ""
-    for child in node.children:
-        await _pass_on_the_reason(
-            client, child, own if how else "", how, node.row.workflow_id, node.row.run_id
-        )
-
-
-async def _cancelled_since(client: Client, node: Node, parent: str, parent_run: str | None) -> bool:
-    """Whether `node`'s cancel was requested by its parent once the parent was asked to end
-    (the runs shown: a resume may have started others since). By event ids in the parent's
-    history: a TaskStop sent just before a kill came is earlier there, whatever the clocks."""
-    try:
-        child = client.get_workflow_handle(node.row.workflow_id, run_id=node.row.run_id)
-        _, requested_in_parent = await cancel_request(child)
-        asked = await end_requested_at(client.get_workflow_handle(parent, run_id=parent_run))
-    except RPCError:
-        return False
-    return requested_in_parent is not None and asked is not None and requested_in_parent > asked
 
 
 def _as_the_pipeline_says(node: Node, stages: list) -> None:

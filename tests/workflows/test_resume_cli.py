@@ -178,6 +178,28 @@ async def test_what_cannot_be_resumed_is_refused_and_nothing_starts(client, git_
     assert desc.status == WorkflowExecutionStatus.TERMINATED
 
 
+async def test_a_run_refused_at_its_start_is_not_resumed_and_the_refusal_says_why(client, git_repo):
+    """It said "ended before its first model call answered" (a user test, 2026-12-07)."""
+    async with running_workers(client) as queues:
+        workspace = {"root": str(git_repo), "host_queue": queues.host_queue}
+        handle = await client.start_workflow(
+            "AgentWorkflow",
+            {"prompt": "go", "workspace": workspace, "max_turn": 1},
+            id=f"refused-{uuid.uuid4().hex[:8]}",
+            task_queue=queues.task_queue,
+        )
+        with pytest.raises(WorkflowFailureError):
+            await asyncio.wait_for(handle.result(), 30)
+        with pytest.raises(ResumeRefused) as refused:
+            await resume_agent(client, handle.id, "more")
+    said = str(refused.value)
+    assert said.startswith(
+        f"{handle.id} was refused at its start (AgentWorkflow input refused: unknown field "
+        "max_turn (did you mean max_turns?)"
+    ), said
+    assert said.endswith("start it again with an input that fits"), said
+
+
 async def test_an_agent_stopped_before_the_model_answered_is_not_resumed_without_its_task(
     client, git_repo
 ):
@@ -340,6 +362,44 @@ async def test_the_sub_agents_a_terminated_run_left_running_are_cancelled_first(
     assert resumed.cancelled == [kid.id]
     assert result.final_text == "Done alone."
     assert kid_status == WorkflowExecutionStatus.CANCELED
+
+
+async def test_show_keeps_why_the_killed_run_s_sub_agents_ended_after_a_resume(client, git_repo):
+    """Its sub-agents read "stopped by workflow X, which was killed: WORDS"; after a resume
+    they read only "stopped by workflow X", as if the run that then completed had stopped
+    them (a user test, 2026-12-07): the words are those of the run that cancelled them."""
+    script = {
+        "agents": [
+            {
+                "name": "kid",
+                "match": {"agent_name": "kid"},
+                "turns": [{"delay_ms": 60000, "text": "never"}],
+            },
+            {
+                "name": "resumed",
+                "match": {"last_user_contains": "without the helper"},
+                "after_last": "repeat_last",
+                "turns": [{"text": "Done alone."}],
+            },
+            {"name": "parent", "turns": [{"tool_use": spawn("kid", "work", False)}]},
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            kid = client.get_workflow_handle(f"{handle.id}/kid")
+            await wait_for_model_call(kid)
+            await handle.cancel(reason="wrong branch")
+            with contextlib.suppress(WorkflowFailureError):
+                await asyncio.wait_for(kid.result(), 30)
+            before = await agent_tree(client, handle.id)
+            resumed = await resume_agent(client, handle.id, "go on without the helper")
+            await asyncio.wait_for(resumed.handle.result(), 60)
+            after = await agent_tree(client, handle.id)
+    told = f"reason: stopped by workflow {handle.id}, which was killed: wrong branch"
+    assert [c.error for c in before.children] == [told], before.children
+    assert after.row.status == "completed"
+    assert [c.error for c in after.children] == [told], after.children
 
 
 async def wait_for_model_call(handle) -> None:
