@@ -165,13 +165,22 @@ def sync_result_text(
     return "\n\n".join(parts)
 
 
-def async_launch_text(agent_id: str, description: str, name: str | None = None) -> str:
-    """The immediate tool_result of a background launch (R20, R41)."""
+def async_launch_text(
+    agent_id: str, description: str, name: str | None = None, queued: bool = False
+) -> str:
+    """The immediate tool_result of a background launch (R20, R41); `queued`: a
+    coordinator's worker waiting for its files, which is not working yet (it read "is
+    working", then "Queued": a user test, 2026-12-07)."""
     address = f"'{name}' or '{agent_id}'" if name else f"'{agent_id}'"
+    working = (
+        "The agent is queued (below) and works in the background once it starts."
+        if queued
+        else "The agent is working in the background."
+    )
     return (
         f'Async agent launched successfully: "{description}".\n'
         f"agentId: {agent_id} (internal; use SendMessage with to: {address} to talk to it)\n"
-        "The agent is working in the background. You will be notified automatically when it "
+        f"{working} You will be notified automatically when it "
         "finishes, with its result. Until then its results are unknown: do not guess or "
         "report them. Do not wait, sleep or poll for it; continue with other work, or end "
         "your turn if there is nothing else to do."

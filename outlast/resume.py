@@ -28,6 +28,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities import run_history as history
 from activities.run_history import CONVERSATION, conversation_of, last_results
 from agents.transcript import TranscriptRef
+from outlast.end_reasons import why_it_ended
 from outlast.orphans import stop_orphans
 from outlast.start_metadata import start_metadata
 from outlast.stopped_with_it import (
@@ -154,6 +155,20 @@ async def ended_run(client: Client, workflow_id: str) -> Ended:
     return await run_end(client, desc, started)
 
 
+REFUSED_STARTS = ("InvalidAgentInput", "InvalidWorkflowInput")
+"""The failures of a run whose input was refused: it "ended before its first model call
+answered" said nothing of why (a user test, 2026-12-07)."""
+
+
+async def _start_refused(client: Client, desc: WorkflowExecutionDescription) -> str | None:
+    """The refusal's words, if the run failed because its input was refused."""
+    if desc.status != WorkflowExecutionStatus.FAILED:
+        return None
+    handle = client.get_workflow_handle(desc.id, run_id=desc.run_id)
+    why, kind = await why_it_ended(handle, desc.status)
+    return why if kind in REFUSED_STARTS and why else None
+
+
 async def run_end(
     client: Client,
     desc: WorkflowExecutionDescription,
@@ -167,6 +182,11 @@ async def run_end(
     end = await history.run_end(client, desc)
     resumed = resumed_from(end, agent)
     if resumed.transcript.head is None:
+        if refused := await _start_refused(client, desc):
+            raise ResumeRefused(
+                f"{desc.id} was refused at its start ({refused}): there is no conversation "
+                "to go on from; start it again with an input that fits"
+            )
         # A stop, a kill or a failure before the model first answered: the task is in no
         # conversation yet, and a run from an empty one would have the message only.
         raise ResumeRefused(

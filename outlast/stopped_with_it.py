@@ -58,7 +58,8 @@ def stopped_note(names: list[str]) -> str:
     if not names:
         return ""
     return system_reminder(
-        "Your previous run ended before these sub-agents did, and stopped them, so no "
+        # Not "and stopped them": a terminated run stopped none; the resume did.
+        "Your previous run ended before these sub-agents did, and they were stopped, so no "
         f"notification of theirs will come: {', '.join(names)} (killed). Do not wait for "
         "them; SendMessage to one continues it from where it stopped."
     )

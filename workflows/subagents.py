@@ -281,7 +281,7 @@ class SubAgents(SyncChildren):
                 self.phases.enqueue(
                     claim, lambda: self._launch_named(call, inp, resolved, agent_id, True)
                 )
-                text = async_launch_text(agent_id, inp.description, inp.name)
+                text = async_launch_text(agent_id, inp.description, inp.name, queued=True)
                 return ToolResultBlock(
                     tool_use_id=call.block.id, content=text + queued_text(claim, waits)
                 )

@@ -86,3 +86,10 @@ def test_launch_text_promises_a_notification_and_forbids_guessing():
     assert "notified automatically" in text and "do not guess" in text
     assert "'scanner' or 'a0123456789abcdef'" in text
     assert "output file" not in text.lower()
+
+
+def test_a_queued_worker_s_launch_text_does_not_say_it_is_working():
+    """It read "is working in the background", then "Queued" (a user test, 2026-12-07)."""
+    text = async_launch_text("a0123456789abcdef", "edit app", "doc", queued=True)
+    assert "is working" not in text and "works in the background once it starts" in text
+    assert "notified automatically" in text and "do not guess" in text

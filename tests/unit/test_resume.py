@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agents.transcript import TranscriptRef
 from outlast.resume import Ended, carried_line, refusal_for_input, resume_input
+from outlast.stopped_with_it import stopped_note
 from workflows.contracts import AgentInput, Lineage, ParentLink, TeamLink, Workspace
 from workflows.coordinator import coordinator_agent_input
 from workflows.pattern_contracts import CoordinatorInput
@@ -115,3 +116,10 @@ def test_the_line_about_unread_mail_is_a_whole_sentence():
         'the ended run had not read sub-agent a ("look around")\'s end: it goes first in this '
         "run's message"
     )
+
+
+def test_the_note_of_stopped_sub_agents_does_not_say_the_ended_run_stopped_them():
+    """A terminated run stopped none: the resume cancelled them (a user test, 2026-12-07)."""
+    note = stopped_note(["helper"])
+    assert "and they were stopped, so no notification of theirs will come: helper" in note
+    assert "and stopped them" not in note
