@@ -25,6 +25,7 @@ async def pass_on_the_reason(
     how: str = "",
     parent: str = "",
     parent_run: str | None = None,
+    parent_resumed: bool = False,
 ) -> None:
     """A child its parent's kill or stop ended says `stopped by workflow PARENT`: the words
     the person gave that kill or stop follow, down the tree (`outlast kill TEAM --reason`
@@ -33,7 +34,9 @@ async def pass_on_the_reason(
     was asked for: one the parent's own TaskStop ended before reads the same (a review)."""
     said = node.error.removeprefix(REASON) if node.error and node.error.startswith(REASON) else ""
     by_parent = bool(parent) and said == f"{BY_WORKFLOW}{' '.join(plain(parent).split())}"
-    told = await _parent_end(client, node, parent, parent_run, words, how) if by_parent else None
+    told = None
+    if by_parent and (words or parent_resumed):  # else nothing to tell: no history read
+        told = await _parent_end(client, node, parent, parent_run, words, how)
     if told is not None:
         words, _ = told
         node.error = f"{node.error}, which was {told[1]}: {words}"
@@ -46,7 +49,13 @@ async def pass_on_the_reason(
     how = "killed" if node.row.status == "canceled" else "stopped" if said else ""
     for child in node.children:
         await pass_on_the_reason(
-            client, child, own if how else "", how, node.row.workflow_id, node.row.run_id
+            client,
+            child,
+            own if how else "",
+            how,
+            node.row.workflow_id,
+            node.row.run_id,
+            node.runs > 1 or node.row.run > 1,
         )
 
 
@@ -67,6 +76,8 @@ async def _parent_end(
         ended = client.get_workflow_handle(parent, run_id=run or parent_run)
         if run and run != parent_run:
             words, how = await end_words(ended)
+            # That run's own kill came from its parent: its words are no person's.
+            words = "" if words.startswith(BY_WORKFLOW) else words
         asked = await end_requested_at(ended) if words else None
     except RPCError:
         return None

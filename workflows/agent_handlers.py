@@ -271,7 +271,7 @@ class AgentHandlers:
             stop_requested=self._stop is not None,
             last_text=self._state.last_text,
             background=self._background,
-            children=self.tasks(),
+            children=self._children(),
             pending_notifications=len(self._registry.queue),
             mailbox=len(self._mailbox),
             unread_messages=self._unread_words(),
@@ -384,6 +384,12 @@ class AgentHandlers:
         agents = [t.summary() for t in self._registry.tasks.values()]
         queued = self._subagents.phases.queued_summaries()
         return agents + queued + [t.summary() for t in self._registry.shells.shells.values()]
+
+    def _children(self) -> list[ChildSummary]:
+        """The `status` query's: its queued workers are apart there, in `queued` (a client
+        of an earlier release knows no `queued` status, and its `show` listed them twice)."""
+        agents = [t.summary() for t in self._registry.tasks.values()]
+        return agents + [t.summary() for t in self._registry.shells.shells.values()]
 
     @workflow.query(name="transcript")
     def transcript(self) -> TranscriptView:

@@ -44,6 +44,12 @@ with workflow.unsafe.imports_passed_through():
 INPUT_UNKNOWN_FIELDS = "input-unknown-fields"
 """Patch: a client's start with an unknown field fails (the field was dropped before)."""
 
+INPUT_LENIENT_UNKNOWN = "input-lenient-unknown-fields"
+"""Patch: a client's start whose only unknown fields are inside its lenient nested models
+(the workspace, the lineage) fails; they were dropped. An id of its own, after the
+baseline: under `INPUT_UNKNOWN_FIELDS`, which the baseline bundles, a run that went on
+with such a field on earlier code would replay as refused."""
+
 INPUT_VALUES = "input-values-checked"
 """Patch: a client's start whose prompt is blank, whose permission mode is none of the modes
 or whose workspace names no host queue fails at once; it ran (a misspelt `Plan` without plan
@@ -149,9 +155,28 @@ def refuse_unknown_fields(workflow_type: str, inp: ClientInput) -> None:
         InvalidAgentInput: not retryable, so the workflow fails with the sentence.
     """
     text = refusal(f"{workflow_type} input", inp)
-    if text is not None and versions.patched(INPUT_UNKNOWN_FIELDS):
+    if text is None:
+        return
+    if _lenient_only(inp):
+        refused = versions.patched(INPUT_LENIENT_UNKNOWN)
+    else:
+        refused = versions.patched(INPUT_UNKNOWN_FIELDS)
+    if refused:
         unknown = [f"{path}{name.split(' (')[0]}" for path, name, _ in unknown_paths(inp)]
         raise InvalidAgentInput(text, unknown_fields=unknown)
+
+
+def _lenient_only(inp: ClientInput) -> bool:
+    """Whether every unknown field of `inp` (and of the inputs nested in it) is inside a
+    lenient model: what the code before `INPUT_LENIENT_UNKNOWN` let through."""
+    if inp.unknown_input_fields or inp.unknown_nested_fields:
+        return False
+    for field in fields_of(type(inp)):
+        value = getattr(inp, field)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, ClientInput) and not _lenient_only(item):
+                return False
+    return True
 
 
 def value_problem(inp: AgentInput) -> str | None:
@@ -193,11 +218,24 @@ def wait_for_a_newer_worker(inp: ClientInput) -> None:
     Raises:
         RuntimeError: not a workflow failure; the task is retried.
     """
-    if inp.unknown_nested_fields:
+    if strict := _strict_unknowns(inp):
         raise RuntimeError(
-            f"input fields this worker does not know: {', '.join(inp.unknown_nested_fields)}"
+            f"input fields this worker does not know: {', '.join(strict)}"
             " (a newer release's; a worker that knows them will take this task)"
         )
+
+
+def _strict_unknowns(inp: ClientInput, prefix: str = "") -> list[str]:
+    """The unknown fields inside `inp`'s strict models, and those of the inputs nested in
+    it (a team's members), by path."""
+    found = [f"{prefix}{name}" for name in inp.unknown_nested_fields]
+    for field in fields_of(type(inp)):
+        value = getattr(inp, field)
+        for i, item in enumerate(value if isinstance(value, list) else [value]):
+            if isinstance(item, ClientInput):
+                where = f"{field}[{i}]" if isinstance(value, list) else field
+                found += _strict_unknowns(item, f"{prefix}{where}.")
+    return found
 
 
 def require_update_input(update: str, given: object, model: type[BaseModel]) -> None:

@@ -9,6 +9,7 @@ restart or a deploy while the user thinks loses nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from temporalio import workflow
@@ -106,8 +107,9 @@ class QuestionControl:
     def _asked_before(self, request_id: str | None) -> bool:
         """`request_id` names questions this run asked already: nothing waits for them, and
         sending the answer again cannot change that (it read as retryable)."""
-        number = (request_id or "").removeprefix("question-")
-        return number.isdigit() and 0 < int(number) <= self._state().questions_asked
+        # Not `isdigit`: it takes "²", which `int` refuses (a review).
+        found = re.fullmatch(r"question-([0-9]{1,9})", request_id or "")
+        return found is not None and 0 < int(found[1]) <= self._state().questions_asked
 
     def answer(self, answers: QuestionAnswers) -> str:
         # Checked again: the validator ran against the state the update arrived to.

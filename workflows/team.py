@@ -39,8 +39,10 @@ from workflows.child_agents import child_failure
 from workflows.client_input import (
     check_update_fields,
     given_input,
+    refusal,
     refuse_unknown_fields,
     require_update_input,
+    wait_for_a_newer_worker,
 )
 from workflows.contracts import (
     AgentInput,
@@ -91,6 +93,11 @@ HAND_ON_WAITS_ANSWERS = "team-hand-on-waits-answers"
 answer have it for `agents.hand_on_answer_wait_s` first; it gave up at once (`answered:
 false`), and the member's answer, which came a moment later, was shown nowhere (a user
 test, 2026-12-06)."""
+
+CARRY_NOT_REFUSED = "team-carry-not-refused"
+"""Patch id: the team's own continue-as-new with a field this worker does not know (a newer
+worker's, in a deploy) goes on without it, or waits for a newer worker where a strict model
+has it; it was refused as a client's start, and the team failed."""
 
 KILL_ANSWERS = "team-kill-answers-held"
 """Patch: a team that is killed (or fails) with handlers unfinished lets them finish, and a
@@ -184,7 +191,12 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
     @workflow.run
     async def run(self, inp: TeamInput | None = None) -> TeamResult:
         inp = given_input("TeamWorkflow", inp, TeamInput)
-        refuse_unknown_fields("TeamWorkflow", inp)
+        own = inp.carry is not None and workflow.info().continued_run_id is not None
+        # Asked only for a continued run with such a field, so no other run records it.
+        if own and refusal("", inp) is not None and versions.patched(CARRY_NOT_REFUSED):
+            wait_for_a_newer_worker(inp)  # a newer release's continue-as-new: not refused
+        else:
+            refuse_unknown_fields("TeamWorkflow", inp)
         if self._carry_problem is not None:
             raise ApplicationError(self._carry_problem, type="InvalidInput", non_retryable=True)
         self._marks.start(inp.config.search_attributes, "team", inp.team_name)

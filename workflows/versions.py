@@ -172,8 +172,10 @@ AFTER_BASELINE: frozenset[str] = frozenset(
     {
         "claim-globs-refused",
         "ending-freezes-queue",
+        "input-lenient-unknown-fields",
         "pipeline-one-held-decision",
         "set-backgrounded-checked",
+        "team-carry-not-refused",
         "undelivered-in-memo",
         "unstarted-in-memo",
         "verified-stopped-implementer-closes",

@@ -36,6 +36,7 @@ from tests.replay.scenarios_agent import (
     killed,
     killed_kept_results,
     killed_undelivered,
+    lenient_unknown,
     liveness_backoff,
     max_tokens_resume,
     model_auto,
@@ -366,11 +367,17 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_blank_mail": blank_mail,
     # A `set_backgrounded` with an input to a top-level agent, refused (patched
     # set-backgrounded-checked); `agent_backgrounded_refused_v0` recorded on 3574812, where
-    # it marked the agent `IsBackground`.
+    # it marked the agent `IsBackground`. (Core does not compare upserts on replay: the
+    # `_v0` replays on code without the patch too; the new history is what holds it.)
     "agent_backgrounded_refused": backgrounded_refused,
     # A misspelt permission mode from a client, refused (patched input-values-checked);
     # `agent_bad_mode_v0` recorded on 16909ab, where it ran without plan mode.
     "agent_bad_mode": bad_mode,
+    # A client's start with an unknown field inside its workspace, refused (patched
+    # input-lenient-unknown-fields); `agent_lenient_unknown_v0` recorded on 68a83c4, where
+    # it ran without it (and recorded the baseline marker: the refusal must not be asked
+    # under the baseline, or that run replays as refused).
+    "agent_lenient_unknown": lenient_unknown,
     # A verifier that cannot run ends the task (patched verified-verifier-failure-ends);
     # `verified_verifier_fails_v0` recorded on 2fe3bac, where the implementer went again.
     "verified_verifier_fails": verified_verifier_fails,

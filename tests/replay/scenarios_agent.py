@@ -784,6 +784,26 @@ async def bad_mode(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def lenient_unknown(client: Client, tmp: Path) -> WorkflowHandle:
+    """A client's start with an unknown field inside its workspace (`read_only`): refused
+    (patched input-lenient-unknown-fields); on the code before, it ran without it."""
+    from temporalio.client import WorkflowFailureError
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model({"agents": [{"name": "any", "turns": [{"text": "ran"}]}]}):
+        async with running_workers(client) as queues:
+            workspace = {"root": str(repo), "host_queue": queues.host_queue, "read_only": True}
+            handle = await client.start_workflow(
+                "AgentWorkflow",
+                {"prompt": "go", "workspace": workspace},
+                id=os.environ["OUTLAST_RECORDING"],
+                task_queue=queues.task_queue,
+            )
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+    return handle
+
+
 async def coordinator_client_agent(client: Client, tmp: Path) -> WorkflowHandle:
     """A client's CoordinatorWorkflow start with `agent` set: refused (patched
     coordinator-client-agent-refused); on the code before, it ran that agent."""

@@ -141,3 +141,28 @@ def test_every_update_has_a_validator_that_refuses_one_sent_without_its_input():
             with pytest.raises(ValueError, match=rf"update `{name}` refused: it needs an input"):
                 update.validator(object.__new__(cls))
     assert {"answer_question", "decide_stage", "task_create", "message_member"} <= set(seen)
+
+
+def test_a_team_s_own_input_waits_for_a_newer_worker_only_for_its_strict_models():
+    """A team's continue-as-new from a newer worker, in a deploy: a member's strict model
+    with a field this worker does not know waits for a newer worker; a lenient one's (the
+    workspace) goes on without it, as pydantic would have had it (a review, 2026-12-07)."""
+    lenient = TeamInput.model_validate(
+        {
+            "team_name": "t",
+            "workspace": {**WORKSPACE, "newer": "x"},
+            "lead": {"name": "a", "prompt": "lead"},
+        }
+    )
+    assert refusal("", lenient) is not None
+    wait_for_a_newer_worker(lenient)
+    strict = TeamInput.model_validate(
+        {
+            "team_name": "t",
+            "workspace": WORKSPACE,
+            "lead": {"name": "a", "prompt": "lead"},
+            "tasks": [{"subject": "s", "description": "d", "newer": 1}],
+        }
+    )
+    with pytest.raises(RuntimeError, match=r"tasks\[0\]\.newer"):
+        wait_for_a_newer_worker(strict)

@@ -154,7 +154,14 @@ def test_only_an_agent_a_person_started_is_user_facing():
 
 @pytest.mark.parametrize(
     ("request_id", "sent_again_may_help"),
-    [(None, True), ("question-3", True), ("question-2", False), ("question-1", False)],
+    [
+        (None, True),
+        ("question-3", True),
+        ("question-2", False),
+        ("question-1", False),
+        ("question-²", True),
+        ("question-" + "9" * 5000, True),
+    ],
 )
 def test_an_answer_when_nothing_waits_is_retryable_only_if_its_question_may_yet_come(
     request_id, sent_again_may_help
