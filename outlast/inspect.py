@@ -182,13 +182,16 @@ def _as_the_pipeline_says(node: Node, stages: list) -> None:
     """A stage attempt a person rejected reads `rejected`: its agent completed its workflow,
     and `show` said only that (a user test, 2026-12-07)."""
     rejected = {
-        s.get("workflow_id")
+        s.get("workflow_id"): bool(s.get("stopped"))
         for s in stages
-        if isinstance(s, dict) and s.get("status") == "rejected" and not s.get("stopped")
+        if isinstance(s, dict) and s.get("status") == "rejected"
     }
     for child in node.children:
         if child.row.workflow_id in rejected:
-            child.outcome = "rejected"
+            # One a person stopped, then rejected, read only `stopped`: it was the attempt
+            # whose rejection ended the pipeline (a user test, 2026-12-07).
+            stopped = rejected[child.row.workflow_id] and child.outcome == "stopped"
+            child.outcome = STOPPED_REJECTED if stopped else "rejected"
 
 
 def _as_the_team_says(node: Node, result: dict) -> None:
@@ -492,8 +495,12 @@ def queued_line(q: QueuedWorker) -> str:
 STOPPED_WITH_TEAM = "stopped with the team"
 """A member the team's stop ended, not a stop of its own (`outlast stop TEAM`)."""
 
+STOPPED_REJECTED = "stopped, rejected"
+"""A stage attempt a person stopped, and then rejected."""
+
 UNREAD_WHY = {
     "stopped": "its stop came",
+    STOPPED_REJECTED: "its stop came",
     STOPPED_WITH_TEAM: "the team's stop came",
     "max turns reached": "its turns ran out",
     "killed": "its kill came",

@@ -100,10 +100,7 @@ async def _progress(
         return lines
     if pattern == "verified":
         rounds = await query("rounds", result_type=list[VerificationRound])
-        return [
-            (f"round:{r.round}", f"round {r.round}: VERDICT: {r.verdict} {r.verdict_reason}")
-            for r in rounds
-        ]
+        return [(f"round:{r.round}", round_line(r)) for r in rounds]
     forks = await query("forks", result_type=list[ForkOutcome])
     return [(f"fork:{f.index}", f"fork {f.index + 1}: {_ended(f)}") for f in forks]
 
@@ -243,3 +240,10 @@ def at_work(status: AgentStatus) -> AgentStatus | None:
     or round's own line says how it ended, and a follow printed `stage plan: finished` and
     then `stage plan: completed` (a user test, 2026-12-06)."""
     return None if status.state == "finished" else status
+
+
+def round_line(r: VerificationRound) -> str:
+    """A verified task's round as a follow prints it: "VERDICT: FAIL the implementer was
+    stopped" ran the verdict into its reason (a user test, 2026-12-07)."""
+    why = f": {r.verdict_reason}" if r.verdict_reason else ""
+    return f"round {r.round}: VERDICT: {r.verdict}{why}"

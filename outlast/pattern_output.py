@@ -40,7 +40,7 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
         but = f" (the lead was {lost})" if lost else ""
         if undone and not lost:
             but = f" ({len(undone)} of {count(len(result.tasks), 'task')} not done)"
-        line(f"{result.status}{but}: {result.messages} messages inside the team", colour)
+        line(f"{result.status}{but}: {count(result.messages, 'message')} inside the team", colour)
         for m in result.members:
             unread = f", {count(m.unread_messages, 'message')} unread" if m.unread_messages else ""
             status = "stopped" if m.stopped else m.status

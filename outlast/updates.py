@@ -77,6 +77,10 @@ async def update_within(
         if not answer.done():
             answer.cancel()
             await asyncio.wait({answer})
+        if not answer.cancelled():
+            # The SDK turns the cancel into an error of its own: unread, asyncio printed it
+            # with a traceback as the command exited (a user test, 2026-12-07).
+            answer.exception()
 
 
 def no_answer_text(workflow_id: str, what: str) -> str:

@@ -234,16 +234,17 @@ class VerifiedTaskWorkflow:
                     await asyncio.wait([child])
                 return self._result("failed", message, usages)
             if end.status != "completed":
+                ended = implementer_ended(end)
                 self._rounds.append(
                     VerificationRound(
                         round=round_no,
                         implementer_status=end.status,
                         implementer_text=end.final_text,
                         verdict="FAIL",
-                        verdict_reason=f"the implementer {end.status}: {end.error or ''}".strip(),
+                        verdict_reason=f"{ended}; nothing was verified",
                     )
                 )
-                message = f"round {round_no}: the implementer {end.status}"
+                message = f"round {round_no}: {ended}"
                 return self._result("failed", message, usages)
             verdict_round, verifier_usage = await self._verify(inp, round_no, end)
             self._rounds.append(verdict_round)
@@ -552,3 +553,13 @@ class VerifiedTaskWorkflow:
     def refused_signals(self) -> list[str]:
         """The latest signals refused, newest last, each saying why."""
         return self._refusals.texts
+
+
+def implementer_ended(end: AgentNotification) -> str:
+    """How a killed or failed implementer's round ended, as its verdict's reason and the
+    task's message say it: "the implementer killed: stopped" had lost the kill's words (its
+    end's `error` is "stopped"; the words are its `stop_reason`; a user test, 2026-12-07)."""
+    if end.status == "killed":
+        why = f": {end.stop_reason}" if end.stop_reason else ""
+        return f"the implementer was killed{why}"
+    return f"the implementer failed: {end.error}" if end.error else "the implementer failed"

@@ -169,3 +169,21 @@ def test_queued_workers_are_listed_with_what_they_wait_for():
     text = render_details(status(children=[child(1)], queued=[queued]))
     assert "**Queued workers** (1, waiting for their files)" in text
     assert "- doc (implementation): waits for fix" in text
+
+
+def test_a_verified_round_s_follow_line_sets_its_reason_apart():
+    """It read "VERDICT: FAIL the implementer was stopped" (a user test, 2026-12-07)."""
+    from outlast.pattern_follow import round_line
+    from workflows.pattern_contracts import VerificationRound
+
+    stopped = VerificationRound(
+        round=1,
+        implementer_status="killed",
+        verdict="FAIL",
+        verdict_reason="the implementer was stopped: ISTOP; nothing was verified",
+    )
+    assert round_line(stopped) == (
+        "round 1: VERDICT: FAIL: the implementer was stopped: ISTOP; nothing was verified"
+    )
+    passed = VerificationRound(round=2, implementer_status="completed", verdict="PASS")
+    assert round_line(passed) == "round 2: VERDICT: PASS"

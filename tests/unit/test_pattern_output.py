@@ -182,3 +182,10 @@ def test_a_member_out_of_turns_says_so():
     out = printed(result, "team")
     assert "\n  b (general-purpose): completed (max turns reached)\n" in out
     assert "\n  a (general-purpose): completed\n" in out
+
+
+def test_a_team_counts_its_messages_in_good_grammar():
+    """It read "1 messages inside the team" (a user test, 2026-12-07)."""
+    for n, said in ((1, "completed: 1 message inside the team"), (3, "completed: 3 messages")):
+        result = TeamResult(team_name="t", status="completed", members=[], tasks=[], messages=n)
+        assert said in printed(result, "team")

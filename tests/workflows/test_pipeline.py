@@ -4,6 +4,7 @@ failing stage ends the run naming it; approval between stages is an update."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import uuid
 
@@ -526,9 +527,20 @@ async def test_a_decision_sent_while_its_stage_runs_is_said_to_be_held(
                 client, queues, pipeline_input(git_repo, queues, stages=stages)
             )
             await wait_for_running(handle, "look")
-            said = await run_update(
-                handle, handle.id, "decide_stage", StageDecision(stage="look", approve=True)
-            )
+            loop = asyncio.get_running_loop()
+            unread: list = []
+            loop.set_exception_handler(lambda _, context: unread.append(context["message"]))
+            try:
+                said = await run_update(
+                    handle, handle.id, "decide_stage", StageDecision(stage="look", approve=True)
+                )
+                # The answer it stopped waiting for: asyncio printed its error with a
+                # traceback, "Task exception was never retrieved" (a user test, 2026-12-07).
+                gc.collect()
+                await asyncio.sleep(0)
+            finally:
+                loop.set_exception_handler(None)
+            assert unread == [], unread
             # Said while the stage still runs: it waited the whole UPDATE_WAIT_S (30 s) to
             # say it had no answer yet (a user test, 2026-12-07).
             view = await handle.query("pipeline", result_type=PipelineView)
@@ -771,10 +783,12 @@ def held_look(then: str) -> tuple[list[PipelineStage], dict]:
     return stages, script
 
 
-async def stop_a_stage(client, repo, wf_id: str | None = None, log: list | None = None):
+async def stop_a_stage(
+    client, repo, wf_id: str | None = None, log: list | None = None, approve: bool = True
+):
     """A two-stage pipeline (no approvals asked) whose first stage's agent a person stops
-    mid-Bash; approved once it waits. Its handle, result and the view while it waited;
-    `log` gets the model's."""
+    mid-Bash; approved once it waits (or rejected). Its handle, result and the view while it
+    waited; `log` gets the model's."""
     from tests.workflows.test_stop_and_kill import wait_until_tool_runs
 
     stages, script = held_look("never")
@@ -787,7 +801,8 @@ async def stop_a_stage(client, repo, wf_id: str | None = None, log: list | None 
             await look.signal("stop", StopRequest(reason="enough looking"))
             (repo / "released").touch()
             view = await wait_for_approval(handle, "look")
-            await handle.execute_update("decide_stage", StageDecision(stage="look", approve=True))
+            decision = StageDecision(stage="look", approve=approve, feedback="not it")
+            await handle.execute_update("decide_stage", decision)
             result = await handle.result()
     if log is not None:
         log.extend(model.log)
@@ -813,6 +828,17 @@ async def test_a_stage_a_person_stops_waits_for_a_decision(client, dev_server, g
     assert view.awaiting_attempt == 1
     assert result.status == "completed" and result.final_text == "PLAN-OUT", result
     assert STOPPED_STAGE_WAITS in await taken_changes(handle)
+
+
+async def test_a_stage_attempt_stopped_and_then_rejected_reads_both(client, git_repo):
+    """It read only `stopped`, though its rejection ended the pipeline (a user test,
+    2026-12-07)."""
+    handle, result, _ = await stop_a_stage(client, git_repo, approve=False)
+    tree = await agent_tree(client, handle.id)
+    assert result.status == "rejected", result
+    [look] = [c for c in tree.children if c.row.workflow_id == f"{handle.id}/look"]
+    assert look.outcome == "stopped, rejected", look
+    assert look.error == "reason: enough looking", look
 
 
 async def test_a_decision_on_a_stage_that_runs_is_held_and_refused_if_it_does_not_wait(

@@ -675,6 +675,36 @@ async def stop_the_implementer(client, tmp_path, wf_id: str):
     return handle, result, model.log
 
 
+async def test_an_implementer_a_person_kills_ends_the_task_with_the_kill_s_words(client, tmp_path):
+    """It read "the implementer killed: stopped", the words lost (a user test, 2026-12-07)."""
+    from tests.workflows.test_stop_and_kill import wait_until_tool_runs
+
+    hold = {"name": "Bash", "input": {"command": "sleep 60"}}
+    script = {
+        "agents": [
+            verifier(1, "PASS", "OK"),
+            {
+                "name": "implementer",
+                "match": {"agent_name": "implementer"},
+                "turns": [{"text": "Halfway.", "tool_use": hold}, {"text": "x"}],
+            },
+        ]
+    }
+    wf_id = f"vt-kill-{uuid.uuid4().hex[:8]}"
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start_verified(client, queues, task_repo(tmp_path / "repo"), wf_id)
+            implementer = client.get_workflow_handle(f"{wf_id}/implementer")
+            await wait_until_tool_runs(implementer, "Bash")
+            await implementer.cancel(reason="IKILL")
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert result.status == "failed", result
+    assert result.message == "round 1: the implementer was killed: IKILL", result.message
+    (only,) = result.rounds
+    assert only.verdict_reason == "the implementer was killed: IKILL; nothing was verified"
+    assert not [r for r in model.log if r["agent"].startswith("verifier")], "a verifier ran"
+
+
 async def test_an_implementer_a_person_stops_ends_the_task_unverified(client, tmp_path):
     """Stopping the implementer is how a person stops a verified task after its current turn;
     its partial work went to a verifier as if it were done (a review, 2026-12-06)."""
