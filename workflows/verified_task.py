@@ -525,7 +525,9 @@ class VerifiedTaskWorkflow:
             rounds=self._rounds,
             message=message,
             final_text=final,
-            usage=sum_usages(list(usages), 0),
+            # Its time, as a pipeline's and a fork-join's: `show` and the result gave none (a
+            # user test, 2026-12-07). The result's payload only: no command changes.
+            usage=sum_usages(list(usages), elapsed_ms()),
         )
 
     @workflow.signal(name="agent_notification")
@@ -563,3 +565,7 @@ def implementer_ended(end: AgentNotification) -> str:
         why = f": {end.stop_reason}" if end.stop_reason else ""
         return f"the implementer was killed{why}"
     return f"the implementer failed: {end.error}" if end.error else "the implementer failed"
+
+
+def elapsed_ms() -> int:
+    return int((workflow.now() - workflow.info().start_time).total_seconds() * 1000)

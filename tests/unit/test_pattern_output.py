@@ -56,6 +56,22 @@ def test_a_pipeline_prints_its_stages_usage_and_last_text_as_written():
     assert "\n  build[x] (general-purpose, attempt 1): completed\n" in out
     assert "2 stage runs, 6 tool uses, 200 tokens, 4.5s, 1 web search" in out
     assert SHOWN in out and "\x1b" not in out and "link" in out
+    assert "the last that completed" not in out
+
+
+def test_a_rejected_pipeline_s_last_stage_output_is_not_given_as_its_result():
+    """It printed the plan under "rejected" as if it were the result (a user test)."""
+    plan = StageOutcome(name="plan", agent_type="Plan", workflow_id="p", status="completed")
+    rejected = plan.model_copy(update={"name": "implement", "status": "rejected"})
+    result = PipelineResult(
+        status="rejected",
+        stages=[plan, rejected],
+        failed_stage="implement",
+        message="stage implement rejected: not good",
+        final_text="PLAN-V1",
+    )
+    out = printed(result, "pipeline")
+    assert "The output of stage plan, the last that completed:\nPLAN-V1" in out, out
 
 
 def test_a_team_adds_up_its_members_usage_and_shows_task_subjects_as_written():

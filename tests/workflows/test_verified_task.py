@@ -184,6 +184,8 @@ async def test_fail_then_fix_then_pass(client, tmp_path):
     assert impl.runs == 2 and impl.turns > last["turns"], impl
     assert impl.tokens > last["usage"]["total_tokens"], impl
     assert impl.duration_ms > last["usage"]["duration_ms"] > 0, impl
+    # The task's own time: it gave none, as if it had taken no time (a user test, 2026-12-07).
+    assert result.usage.duration_ms >= impl.duration_ms, (result.usage, impl)
     # The verifier really ran the tests, in its copy: round 1 saw the failure, round 2 OK.
     bash_results = []
     for r in model.log:
