@@ -102,12 +102,20 @@ def unknown_paths(inp: ClientInput, prefix: str = "") -> list[tuple[str, str, li
     # Inside its nested models: the path and the likely meaning are worked out already.
     nested = [*inp.unknown_nested_fields, *inp.unknown_lenient_fields]
     found += [(prefix, name, []) for name in nested]
-    for field in known:
+    for where, item in nested_inputs(inp):
+        found += unknown_paths(item, f"{prefix}{where}.")
+    return found
+
+
+def nested_inputs(inp: ClientInput) -> list[tuple[str, ClientInput]]:
+    """The inputs nested in `inp` (a team's lead and teammates), each with its field's path
+    (`teammates[0]`)."""
+    found = []
+    for field in fields_of(type(inp)):
         value = getattr(inp, field)
         for i, item in enumerate(value if isinstance(value, list) else [value]):
             if isinstance(item, ClientInput):
-                where = f"{field}[{i}]" if isinstance(value, list) else field
-                found += unknown_paths(item, f"{prefix}{where}.")
+                found.append((f"{field}[{i}]" if isinstance(value, list) else field, item))
     return found
 
 
@@ -171,12 +179,7 @@ def _lenient_only(inp: ClientInput) -> bool:
     lenient model: what the code before `INPUT_LENIENT_UNKNOWN` let through."""
     if inp.unknown_input_fields or inp.unknown_nested_fields:
         return False
-    for field in fields_of(type(inp)):
-        value = getattr(inp, field)
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, ClientInput) and not _lenient_only(item):
-                return False
-    return True
+    return all(_lenient_only(item) for _, item in nested_inputs(inp))
 
 
 def value_problem(inp: AgentInput) -> str | None:
@@ -229,12 +232,8 @@ def _strict_unknowns(inp: ClientInput, prefix: str = "") -> list[str]:
     """The unknown fields inside `inp`'s strict models, and those of the inputs nested in
     it (a team's members), by path."""
     found = [f"{prefix}{name}" for name in inp.unknown_nested_fields]
-    for field in fields_of(type(inp)):
-        value = getattr(inp, field)
-        for i, item in enumerate(value if isinstance(value, list) else [value]):
-            if isinstance(item, ClientInput):
-                where = f"{field}[{i}]" if isinstance(value, list) else field
-                found += _strict_unknowns(item, f"{prefix}{where}.")
+    for where, item in nested_inputs(inp):
+        found += _strict_unknowns(item, f"{prefix}{where}.")
     return found
 
 

@@ -330,27 +330,31 @@ async def test_a_coordinator_that_ended_goes_on_as_a_coordinator(client, git_rep
     assert desc.workflow_type == "CoordinatorWorkflow"
 
 
+SLOW_KID = {
+    "agents": [
+        {
+            "name": "kid",
+            "match": {"agent_name": "kid"},
+            "turns": [{"delay_ms": 60000, "text": "never"}],
+        },
+        {
+            "name": "resumed",
+            "match": {"last_user_contains": "without the helper"},
+            "after_last": "repeat_last",
+            "turns": [{"text": "Done alone."}],
+        },
+        {"name": "parent", "turns": [{"tool_use": spawn("kid", "work", False)}]},
+    ]
+}
+"""A parent whose sub-agent `kid` is still in its model call when the parent ends, and
+whose resumed run answers "go on without the helper"."""
+
+
 async def test_the_sub_agents_a_terminated_run_left_running_are_cancelled_first(client, git_repo):
     """A terminated run stops none of its sub-agents (the reaper cancels them later, but not
     once the id runs again); the resumed run does not know them, and would hear of their
     ends as of strangers'. The resume cancels them, and says so (a review)."""
-    script = {
-        "agents": [
-            {
-                "name": "kid",
-                "match": {"agent_name": "kid"},
-                "turns": [{"delay_ms": 60000, "text": "never"}],
-            },
-            {
-                "name": "resumed",
-                "match": {"last_user_contains": "without the helper"},
-                "after_last": "repeat_last",
-                "turns": [{"text": "Done alone."}],
-            },
-            {"name": "parent", "turns": [{"tool_use": spawn("kid", "work", False)}]},
-        ]
-    }
-    with scripted_model(script):
+    with scripted_model(SLOW_KID):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             kid = client.get_workflow_handle(f"{handle.id}/kid")
@@ -368,23 +372,7 @@ async def test_show_keeps_why_the_killed_run_s_sub_agents_ended_after_a_resume(c
     """Its sub-agents read "stopped by workflow X, which was killed: WORDS"; after a resume
     they read only "stopped by workflow X", as if the run that then completed had stopped
     them (a user test, 2026-12-07): the words are those of the run that cancelled them."""
-    script = {
-        "agents": [
-            {
-                "name": "kid",
-                "match": {"agent_name": "kid"},
-                "turns": [{"delay_ms": 60000, "text": "never"}],
-            },
-            {
-                "name": "resumed",
-                "match": {"last_user_contains": "without the helper"},
-                "after_last": "repeat_last",
-                "turns": [{"text": "Done alone."}],
-            },
-            {"name": "parent", "turns": [{"tool_use": spawn("kid", "work", False)}]},
-        ]
-    }
-    with scripted_model(script):
+    with scripted_model(SLOW_KID):
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", git_repo, queues), queues)
             kid = client.get_workflow_handle(f"{handle.id}/kid")
