@@ -34,11 +34,12 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
             line(f"  {s.name} ({s.agent_type}, attempt {s.attempt}): {s.status}{verdict}")
         line(f"  {count(len(result.stages), 'stage run')}, {usage_text(result.usage)}")
         final = result.final_text
-        done = [s.name for s in result.stages if s.status == "completed"]
+        done = [s for s in result.stages if s.status == "completed"]
         if final and result.status != "completed" and done:
             # Not the pipeline's result: a rejected pipeline printed its last completed
             # stage's output under "rejected" as if it were (a user test, 2026-12-07).
-            line(f"The output of stage {done[-1]}, the last that completed:")
+            attempt = f" (attempt {done[-1].attempt})" if done[-1].attempt > 1 else ""
+            line(f"The output of stage {done[-1].name}{attempt}, the last that completed:")
     elif isinstance(result, TeamResult):
         lost, undone = result.lead_lost(), result.unfinished()
         colour = "green" if result.status == "completed" and not (lost or undone) else "yellow"

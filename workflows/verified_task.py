@@ -561,10 +561,13 @@ def implementer_ended(end: AgentNotification) -> str:
     """How a killed or failed implementer's round ended, as its verdict's reason and the
     task's message say it: "the implementer killed: stopped" had lost the kill's words (its
     end's `error` is "stopped"; the words are its `stop_reason`; a user test, 2026-12-07)."""
+    words = " ".join(end.stop_reason.split())
+    error = " ".join((end.error or "").split())
     if end.status == "killed":
-        why = f": {end.stop_reason}" if end.stop_reason else ""
-        return f"the implementer was killed{why}"
-    return f"the implementer failed: {end.error}" if end.error else "the implementer failed"
+        # A kill the liveness check found has no words, but what its workflow's end said.
+        why = words or ("" if error == "stopped" else error)
+        return f"the implementer was killed: {why}" if why else "the implementer was killed"
+    return f"the implementer failed: {error}" if error else "the implementer failed"
 
 
 def elapsed_ms() -> int:

@@ -72,6 +72,9 @@ def test_a_rejected_pipeline_s_last_stage_output_is_not_given_as_its_result():
     )
     out = printed(result, "pipeline")
     assert "The output of stage plan, the last that completed:\nPLAN-V1" in out, out
+    again = plan.model_copy(update={"attempt": 2})
+    out = printed(result.model_copy(update={"stages": [plan, again, rejected]}), "pipeline")
+    assert "The output of stage plan (attempt 2), the last that completed:" in out, out
 
 
 def test_a_team_adds_up_its_members_usage_and_shows_task_subjects_as_written():
@@ -205,3 +208,22 @@ def test_a_team_counts_its_messages_in_good_grammar():
     for n, said in ((1, "completed: 1 message inside the team"), (3, "completed: 3 messages")):
         result = TeamResult(team_name="t", status="completed", members=[], tasks=[], messages=n)
         assert said in printed(result, "team")
+
+
+def test_a_killed_or_failed_implementer_s_end_reads_cleanly():
+    """The kill's words, trimmed; a kill the liveness check found says what its end said."""
+    from workflows.contracts import AgentNotification
+    from workflows.verified_task import implementer_ended
+
+    def end(status: str, error: str | None = None, words: str = "") -> str:
+        notice = AgentNotification(
+            agent_id="i", run_generation=1, status=status, error=error, stop_reason=words
+        )
+        return implementer_ended(notice)
+
+    assert end("killed", "stopped", " IKILL \n") == "the implementer was killed: IKILL"
+    assert end("killed", "stopped") == "the implementer was killed"
+    found = end("killed", "its workflow ended canceled")
+    assert found == "the implementer was killed: its workflow ended canceled"
+    assert end("failed", "boom\n") == "the implementer failed: boom"
+    assert end("failed", "") == end("failed") == "the implementer failed"
