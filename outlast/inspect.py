@@ -206,6 +206,9 @@ def _as_the_team_says(node: Node, result: dict) -> None:
             continue
         if member.get("stopped"):
             child.outcome = "stopped"
+        elif member.get("shutdown_approved"):
+            # It read plain `completed` (a user test, 2026-12-07).
+            child.outcome = SHUT_DOWN
         elif child.outcome == "stopped" and result.get("status") == "stopped":
             # A person's stop of the team ended its turn, with the team's reason: the tree
             # read plain `completed` where its own `show` and `ls` said stopped (a user test,
@@ -495,12 +498,16 @@ def queued_line(q: QueuedWorker) -> str:
 STOPPED_WITH_TEAM = "stopped with the team"
 """A member the team's stop ended, not a stop of its own (`outlast stop TEAM`)."""
 
+SHUT_DOWN = "shut down on request"
+"""A team member that approved a shutdown request."""
+
 STOPPED_REJECTED = "stopped, rejected"
 """A stage attempt a person stopped, and then rejected."""
 
 UNREAD_WHY = {
     "stopped": "its stop came",
     STOPPED_REJECTED: "its stop came",
+    SHUT_DOWN: "its shutdown came",
     STOPPED_WITH_TEAM: "the team's stop came",
     "max turns reached": "its turns ran out",
     "killed": "its kill came",

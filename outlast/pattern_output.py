@@ -52,6 +52,7 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
             status = "stopped" if m.stopped else m.status
             # As `show` says it, and a fork's line here: it read plain `completed`.
             turns = " (max turns reached)" if m.max_turns_reached else ""
+            turns += " (shut down on request)" if m.shutdown_approved else ""
             line(f"  {m.name} ({m.agent_type}): {status}{turns}{unread}")
         for t in result.tasks:
             owner = f" ({t.owner})" if t.owner else ""

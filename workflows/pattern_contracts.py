@@ -284,6 +284,9 @@ class MemberOutcome(Contract):
     team's end): its senders were told it was queued."""
     max_turns_reached: bool = Field(default=False, exclude_if=lambda v: not v)
     """It ended at its turn limit (its status reads `completed`); left out when not."""
+    shutdown_approved: bool = Field(default=False, exclude_if=lambda v: not v)
+    """It ended by approving a shutdown request (its status reads `completed`): `show` and
+    `run` said plain `completed` (a user test, 2026-12-07); left out when not."""
 
 
 class TeamResult(Contract):

@@ -376,6 +376,7 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
                 usage=result.usage,
                 unread_messages=result.unread_messages,
                 max_turns_reached=result.max_turns_reached,
+                shutdown_approved=result.shutdown_approved,
             )
             out_of_turns = result.max_turns_reached
         except ChildWorkflowError as e:

@@ -163,6 +163,7 @@ def outcome_of(
         usage=usage or AgentUsage(),
         unread_messages=end.unread_messages,
         max_turns_reached=end.max_turns_reached,
+        shutdown_approved=end.shutdown_approved,
     )
 
 

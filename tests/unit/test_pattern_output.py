@@ -227,3 +227,16 @@ def test_a_killed_or_failed_implementer_s_end_reads_cleanly():
     assert found == "the implementer was killed: its workflow ended canceled"
     assert end("failed", "boom\n") == "the implementer failed: boom"
     assert end("failed", "") == end("failed") == "the implementer failed"
+
+
+def test_a_member_that_approved_a_shutdown_says_so():
+    """It read plain `completed` (a user test, 2026-12-07)."""
+    member = MemberOutcome(
+        name="b",
+        agent_type="general-purpose",
+        workflow_id="t/b",
+        status="completed",
+        shutdown_approved=True,
+    )
+    result = TeamResult(team_name="t", status="completed", members=[member], tasks=[])
+    assert "\n  b (general-purpose): completed (shut down on request)\n" in printed(result, "team")

@@ -418,8 +418,13 @@ async def test_mail_a_member_never_read_is_counted_in_its_outcome(client, git_re
             await wait_for_states(handle, {"b": "ended"})
             await handle.signal("shutdown", StopRequest(reason="done"))
             result = await handle.result()
+            tree = await agent_tree(client, handle.id)
     unread = {m.name: m.unread_messages for m in result.members}
     assert unread["b"] == 1, result.members
+    # It read plain `completed`, as if it had finished on its own (a user test, 2026-12-07).
+    assert [m.name for m in result.members if m.shutdown_approved] == ["b"], result.members
+    said = {c.row.workflow_id.rsplit("/", 1)[-1]: c.outcome for c in tree.children}
+    assert said["b"] == "shut down on request", said
     # A member's reports carry its counts, not its words: each wake put up to 2,000
     # characters of them in the team's history twice, and nothing read them.
     reports = [
