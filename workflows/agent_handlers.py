@@ -381,9 +381,7 @@ class AgentHandlers:
 
     @workflow.query(name="tasks")
     def tasks(self) -> list[ChildSummary]:
-        agents = [t.summary() for t in self._registry.tasks.values()]
-        queued = self._subagents.phases.queued_summaries()
-        return agents + queued + [t.summary() for t in self._registry.shells.shells.values()]
+        return self._children() + self._subagents.phases.queued_summaries()
 
     def _children(self) -> list[ChildSummary]:
         """The `status` query's: its queued workers are apart there, in `queued` (a client

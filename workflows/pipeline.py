@@ -46,7 +46,7 @@ from workflows.pattern_contracts import (
 )
 from workflows.signal_input import Refusals
 from workflows.spot_checks import spot_checked
-from workflows.turns import sum_usages
+from workflows.turns import run_elapsed_ms, sum_usages
 
 RERUN_SEES_EARLIER = "rerun-sees-earlier-attempts"
 """Patch id: a stage's re-run is told every earlier attempt's output and the feedback on each,
@@ -279,9 +279,6 @@ class PipelineWorkflow:
         self._awaiting_attempt = None
         return decision
 
-    def _elapsed_ms(self) -> int:
-        return int((workflow.now() - workflow.info().start_time).total_seconds() * 1000)
-
     def _result(self, status: str, stage: str | None, message: str) -> PipelineResult:
         self._done = True
         completed = [s for s in self._stages if s.status == "completed"]
@@ -292,7 +289,7 @@ class PipelineWorkflow:
             failed_stage=stage if status != "completed" else None,
             message=message,
             final_text=completed[-1].final_text if completed else "",
-            usage=sum_usages([s.usage for s in self._stages], self._elapsed_ms()),
+            usage=sum_usages([s.usage for s in self._stages], run_elapsed_ms()),
         )
 
     @workflow.update(name="decide_stage")

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
+from temporalio import workflow
 
 from agents.canonical import names
 from agents.messages import (
@@ -166,6 +167,11 @@ def add_usage(total: AgentUsage, call: Usage, tool_uses: int, duration_ms: int) 
         duration_ms=duration_ms,
         tokens=tokens,
     )
+
+
+def run_elapsed_ms() -> int:
+    """The workflow run's time so far, from its history's clock: a pattern's duration."""
+    return int((workflow.now() - workflow.info().start_time).total_seconds() * 1000)
 
 
 def sum_usages(usages: list[AgentUsage], duration_ms: int) -> AgentUsage:

@@ -81,7 +81,7 @@ from workflows.pattern_contracts import (
 from workflows.signal_input import Refusals
 from workflows.signals import cancel_workflow
 from workflows.spot_checks import spot_checked
-from workflows.turns import sum_usages
+from workflows.turns import run_elapsed_ms, sum_usages
 
 PARTIAL_ENDS_THE_TASK = "partial-ends-the-task"
 """Patch id: a PARTIAL verdict ends the task (R89); it had been sent back to the implementer
@@ -527,7 +527,7 @@ class VerifiedTaskWorkflow:
             final_text=final,
             # Its time, as a pipeline's and a fork-join's: `show` and the result gave none (a
             # user test, 2026-12-07). The result's payload only: no command changes.
-            usage=sum_usages(list(usages), elapsed_ms()),
+            usage=sum_usages(list(usages), run_elapsed_ms()),
         )
 
     @workflow.signal(name="agent_notification")
@@ -568,7 +568,3 @@ def implementer_ended(end: AgentNotification) -> str:
         why = words or ("" if error == "stopped" else error)
         return f"the implementer was killed: {why}" if why else "the implementer was killed"
     return f"the implementer failed: {error}" if error else "the implementer failed"
-
-
-def elapsed_ms() -> int:
-    return int((workflow.now() - workflow.info().start_time).total_seconds() * 1000)
