@@ -25,10 +25,10 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.store import state_dir
 from outlast.client import connect
 from outlast.devserver import DevServer
-from outlast.inspect import queued_line
 from outlast.question_view import terminal_text
 from outlast.silence import NO_POLLER as NO_WORKER
 from outlast.silence import QUERY_BUFFER_FULL
+from outlast.tree_text import queued_line
 from workflows.contracts import AgentStatus
 
 app = typer.Typer(

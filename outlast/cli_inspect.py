@@ -20,9 +20,10 @@ from outlast.cli_base import (
     queued_worker_note,
     server_said,
 )
-from outlast.inspect import NotFound, agent_tree, tree_lines
+from outlast.inspect import NotFound, agent_tree
 from outlast.listing import STATUSES, Row, list_rows
 from outlast.patterns import WORKFLOW_TYPES
+from outlast.tree_text import tree_lines
 from outlast.waiting import waiting_lines, waiting_on_people
 
 

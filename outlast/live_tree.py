@@ -15,12 +15,12 @@ from temporalio.service import RPCError
 
 from agents.todos import MAX_SHOWN, TodoItem, done_of
 from outlast.child_ends import CLOSING_WAIT_S, shown_status, with_child_ends
-from outlast.inspect import queued_line
 from outlast.plan_view import plan_lines, waiting_plan
 from outlast.question_view import plain, prompt_answers, question_lines, waiting_question
 from outlast.retries import RetryWatch
 from outlast.server_away import lasting_result
 from outlast.terminal_lines import TerminalLines
+from outlast.tree_text import queued_line
 from workflows.contracts import AgentStatus, ChildSummary
 from workflows.details import tool_uses
 

@@ -1,6 +1,6 @@
 """How `outlast show` lists a coordinator's queued worker."""
 
-from outlast.inspect import queued_line
+from outlast.tree_text import queued_line
 from workflows.contracts import QueuedWorker
 
 

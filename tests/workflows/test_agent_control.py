@@ -11,7 +11,8 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
-from outlast.inspect import agent_tree, tree_lines
+from outlast.inspect import agent_tree
+from outlast.tree_text import tree_lines
 from tests.activities.test_tool_bash import marker
 from tests.support import (
     agent_input,

@@ -12,9 +12,10 @@ import uuid
 import pytest
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
-from outlast.inspect import agent_tree, tree_lines
+from outlast.inspect import agent_tree
 from outlast.resume import resume_agent
 from outlast.silence import NO_WORKER_REPLAY
+from outlast.tree_text import tree_lines
 from tests.support import (
     FAST_MODEL,
     agent_input,

@@ -87,7 +87,8 @@ async def test_a_worker_that_died_counts_as_none(client, git_repo, monkeypatch):
 async def test_show_says_a_worker_that_just_died_did_not_answer(client, git_repo):
     """Its poller is listed a minute and more after it died, so `show` said nothing at all
     of it that long (a user test, 2026-12-06): the status query that nobody answered says it."""
-    from outlast.inspect import agent_tree, tree_lines
+    from outlast.inspect import agent_tree
+    from outlast.tree_text import tree_lines
 
     handle = await on_a_dead_worker_s_queue(client, git_repo)
     tree = await agent_tree(client, handle.id)

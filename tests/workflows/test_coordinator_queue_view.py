@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from outlast.inspect import agent_tree, tree_lines
+from outlast.inspect import agent_tree
+from outlast.tree_text import tree_lines
 from tests.support import running_workers, scripted_model
 from tests.workflows.test_coordinator import start_coordinator, worker
 from tests.workflows.test_plan_mode import cli

@@ -10,8 +10,9 @@ import uuid
 import pytest
 from rich.console import Console
 
-from outlast.inspect import agent_tree, tree_lines
+from outlast.inspect import agent_tree
 from outlast.progress import follow
+from outlast.tree_text import tree_lines
 from tests.support import running_workers, scripted_model
 from tests.workflows.test_coordinator import start_coordinator, worker
 from tests.workflows.test_plan_mode import cli

@@ -14,9 +14,10 @@ import pytest
 from rich.console import Console
 from temporalio.client import WorkflowFailureError
 
-from outlast.inspect import agent_tree, tree_lines
+from outlast.inspect import agent_tree
 from outlast.progress import outcome, print_result
 from outlast.resume import resume_agent
+from outlast.tree_text import tree_lines
 from tests.support import fast_config, running_workers, scripted_model
 from tests.workflows.test_coordinator import worker
 from workflows.contracts import UNSTARTED_MEMO, AgentResult, AgentStatus, StopRequest, Workspace

@@ -1034,7 +1034,8 @@ async def test_show_says_which_signals_were_refused(client, dev_server, git_repo
     """An approval queued while no worker ran, refused once one did ("no plan is waiting
     for approval"): `outlast approve` had said "`outlast show` says what became of it", and
     `show` said nothing of refusals (a user test)."""
-    from outlast.inspect import agent_tree, tree_lines
+    from outlast.inspect import agent_tree
+    from outlast.tree_text import tree_lines
 
     with scripted_model(APPROVED):
         async with running_workers(client) as queues:

@@ -119,7 +119,8 @@ async def test_show_says_why_a_workflow_there_stalls(bare_server, git_repo):
     2026-12-05). Runs before the test below registers them on this server."""
     import uuid
 
-    from outlast.inspect import agent_tree, tree_lines
+    from outlast.inspect import agent_tree
+    from outlast.tree_text import tree_lines
     from tests.support import Queues, agent_input, running_workers
 
     client = await connect(bare_server.address)

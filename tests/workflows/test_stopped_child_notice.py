@@ -3,7 +3,8 @@ its own TaskStop (a user test, 2026-12-06, found both)."""
 
 from __future__ import annotations
 
-from outlast.inspect import agent_tree, tree_lines
+from outlast.inspect import agent_tree
+from outlast.tree_text import tree_lines
 from tests.support import (
     agent_input,
     notifications,
@@ -123,7 +124,8 @@ async def test_a_sync_child_a_person_stops_answers_with_the_stop_said_first(clie
 async def test_show_says_a_stop_waits_for_the_tool_running_now(client, git_repo):
     """`show` said `running_tools` for the whole of a long command after `outlast stop`, with
     nothing of the stop (a user test, 2026-12-06)."""
-    from outlast.inspect import agent_tree, tree_lines
+    from outlast.inspect import agent_tree
+    from outlast.tree_text import tree_lines
 
     hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
     script = {"agents": [{"name": "main", "turns": [{"tool_use": hold}, {"text": "never"}]}]}

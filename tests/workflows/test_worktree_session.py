@@ -9,7 +9,8 @@ from pathlib import Path
 
 from agents.config import AgentSettings
 from agents.worktree_tools import NOT_IN_WORKTREE_TEXT
-from outlast.inspect import agent_tree, tree_lines
+from outlast.inspect import agent_tree
+from outlast.tree_text import tree_lines
 from tests.support import (
     agent_input,
     fast_config,
