@@ -45,7 +45,7 @@ from workflows.contracts import (
 )
 from workflows.loop_types import LoopState
 from workflows.pattern_contracts import TeamMembers
-from workflows.plan_control import PlanControl
+from workflows.plan_control import DECISION_IN_ITS_TASK, PlanControl
 from workflows.question_control import QuestionControl
 from workflows.registry import ChildRegistry
 from workflows.shells import ShellEnd
@@ -308,6 +308,7 @@ class AgentHandlers:
             return
         mode = checked.target_mode
         why: str | None
+        held: PlanDecision | None = None
         if (
             approve
             and not checked.approve
@@ -326,9 +327,19 @@ class AgentHandlers:
         ):
             why = f"target_mode {mode} is no mode: one of {', '.join(RESUME_MODES)}"
         else:
-            why = self._plans.decide(checked.model_copy(update={"approve": approve}))
+            decision = checked.model_copy(update={"approve": approve})
+            why = self._plans.decide(decision)
+            if (
+                why is not None
+                and self._plans.pending is None
+                and versions.patched(DECISION_IN_ITS_TASK)
+            ):
+                held = decision
         if why is not None:
-            self._refusals.keep(f"signal `{signal}` refused: {why}")
+            refusal = f"signal `{signal}` refused: {why}"
+            self._refusals.keep(refusal)
+            if held is not None:
+                self._plans.hold(held, refusal)
             self._refresh_details()
 
     @workflow.update(name="decide_plan")

@@ -90,6 +90,12 @@ PLAN_IDS_PER_RUN = "plan-ids-per-run"
 """Patch id: a resumed run's plan requests are `plan-N-runG`. They were `plan-N` in every run,
 so the lead's late answer to a stopped run's `plan-1` approved the resumed run's `plan-1`,
 a plan the lead had not seen."""
+DECISION_IN_ITS_TASK = "plan-decision-in-its-task"
+"""Patch id: a person's decision that found no plan waiting decides the plan its own workflow
+task makes wait. The SDK runs signal handlers before it resolves activities, so an approval
+queued while no worker ran was refused when the plan's read came back in the same task
+(the next worker gets both at once), and the agent waited for good (CI, 2026-12-07). Asked
+only for such a decision."""
 FORK_PLAN_MODE_REFUSED = (
     "EnterPlanMode is not available to a fork: carry out your directive directly (read, "
     "search and report; the agent that forked you plans and asks for approval)."
@@ -99,6 +105,16 @@ PLAN_OPTIONS = {
     "start_to_close_timeout": timedelta(seconds=30),
     "retry_policy": RetryPolicy(maximum_attempts=5),
 }
+
+
+class HeldDecision(BaseModel):
+    """A person's decision refused for want of a plan, kept for the rest of its task."""
+
+    decision: PlanDecision
+    task: int
+    """The history length its workflow task started at: it names that task."""
+    refusal: str
+    """What was said of it, withdrawn if a plan of the same task takes it."""
 
 
 class Approver(BaseModel):
@@ -149,6 +165,9 @@ class PlanControl:
         """The pending plan's decision came from a person (`decide`), not the lead's mail."""
         self.decided_id = ""
         """The request id of the last plan decided (in memory, as `last_decided`)."""
+        self.held: HeldDecision | None = None
+        self.withdraw: Callable[[str], None] = lambda refusal: None
+        """Takes back a refusal said of a held decision that a plan then took."""
 
     # --- entering -----------------------------------------------------------------------
 
@@ -260,10 +279,13 @@ class PlanControl:
         )
         self.decision = None
         self.by_person = False
+        self._take_held()
         try:
             # A stop that came first: nobody is asked (asked only then, so no other run
             # records the patch); the lead was mailed a plan the agent would not wait for.
-            if not (stop_requested() and versions.patched(NO_ASK_AFTER_STOP)):
+            if self.decision is None and not (
+                stop_requested() and versions.patched(NO_ASK_AFTER_STOP)
+            ):
                 await self._ask(self.pending)
             await workflow.wait_condition(lambda: self.decision is not None or stop_requested())
         finally:
@@ -345,6 +367,24 @@ class PlanControl:
             workflow.logger.info("the plan's approver has ended; not told of the decision")
 
     # --- decisions ----------------------------------------------------------------------
+
+    def hold(self, decision: PlanDecision, refusal: str) -> None:
+        """Keep a decision just refused for want of a plan (`refusal`), for a plan that its
+        own workflow task may yet make wait (`DECISION_IN_ITS_TASK`, asked by the caller)."""
+        task = workflow.info().get_current_history_length()
+        self.held = HeldDecision(decision=decision, task=task, refusal=refusal)
+
+    def _take_held(self) -> None:
+        """The plan just made pending takes a decision held from this same workflow task."""
+        held, self.held = self.held, None
+        if held is None or held.task != workflow.info().get_current_history_length():
+            return
+        if self.decide(held.decision) is None:
+            self.withdraw(held.refusal)
+            workflow.logger.info(f"plan {self.pending_id()} takes the decision of its own task")
+
+    def pending_id(self) -> str:
+        return self.pending.request_id if self.pending is not None else ""
 
     def decide(self, decision: PlanDecision) -> str | None:
         """Apply a person's decision; or, changing nothing, why not (`refusal`)."""

@@ -125,6 +125,14 @@ class Refusals:
         (self._log or workflow.logger.warning)(text)
         self.texts = [*self.texts[-(KEPT - 1) :], text]
 
+    def withdraw(self, text: str) -> None:
+        """Take back the newest refusal that reads `text` (what it refused was taken after
+        all, later in the same workflow task)."""
+        for i in range(len(self.texts) - 1, -1, -1):
+            if self.texts[i] == text:
+                del self.texts[i]
+                return
+
     def unknown_signal(
         self, workflow_type: str, name: str, known: Sequence[str], hint: str = ""
     ) -> None:

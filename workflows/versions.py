@@ -171,6 +171,7 @@ EARLIER = ((FIRST_BASELINE, FIRST_BUNDLED),)
 AFTER_BASELINE: frozenset[str] = frozenset(
     {
         "claim-globs-refused",
+        "plan-decision-in-its-task",
         "ending-freezes-queue",
         "input-lenient-unknown-fields",
         "pipeline-one-held-decision",

@@ -46,6 +46,7 @@ from tests.replay.scenarios_agent import (
     plan_approve_false,
     plan_approved,
     plan_decided_by_update,
+    plan_decision_in_its_task,
     plan_forged_answer,
     plan_late_answer,
     plan_parent_answer,
@@ -326,6 +327,11 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # `agent_plan_approve_false_v0` recorded on 201e76c, where it approved the plan.
     "agent_plan_approve_false": plan_approve_false,
     "agent_plan_approve_false_v0": plan_approve_false,
+    # A queued approval in the same workflow task as its plan's read: the plan takes it
+    # (patched plan-decision-in-its-task); `agent_plan_decision_in_task_v0` recorded on
+    # 1d4116a, where it was refused and an approval by id followed.
+    "agent_plan_decision_in_task": plan_decision_in_its_task,
+    "agent_plan_decision_in_task_v0": plan_decision_in_its_task,
     # A peer's message reading like the lead's answer to b's plan: mail (patched
     # plan-answer-from-lead, in b); `team_peer_plan_answer_v0` recorded on 9c46fd8.
     "team_peer_plan_answer": team_peer_plan_answer,

@@ -631,6 +631,18 @@ async def plan_approve_false(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def plan_decision_in_its_task(client: Client, tmp: Path) -> WorkflowHandle:
+    """A queued approval reaches the agent in the task of its plan's read: the plan takes it
+    (patched plan-decision-in-its-task); where it was refused, an approval by id follows."""
+    from tests.workflows.test_plan_mode import approval_in_the_read_s_task
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    handle, _, _ = await approval_in_the_read_s_task(
+        client, repo, os.environ["OUTLAST_RECORDING"], then=5
+    )
+    return handle
+
+
 async def plan_stop_before_ask(client: Client, tmp: Path) -> WorkflowHandle:
     """A planning sub-agent stopped while its model writes ExitPlanMode: it asks nobody
     (patched plan-no-ask-after-stop, in the child)."""

@@ -9,21 +9,29 @@ import json
 import os
 import sys
 import uuid
+from typing import Any
 
 import temporalio.api.sdk.v1
+from temporalio import activity
+from temporalio.api.enums.v1 import EventType
 
+from activities.plan_file import PlanText, read_plan
 from tests.support import (
+    Queues,
     agent_input,
     fast_config,
     followed_until,
+    host_activities_with,
+    patch_ids,
     running_workers,
     scripted_model,
     start,
     taken_changes,
     tool_results,
 )
+from worker import build_workers
 from workflows import search_attributes as sa
-from workflows.contracts import AgentResult, AgentStatus, PlanView
+from workflows.contracts import AgentResult, AgentStatus, PlanDecision, PlanView
 
 WRITE_CODE = {"name": "Write", "input": {"file_path": "{{cwd}}/src/x.py", "content": "X = 1\n"}}
 WRITE_PLAN = {
@@ -1129,3 +1137,86 @@ async def test_a_resumed_planner_is_told_its_plan_file_may_hold_its_plan(client,
     ]
     assert "revise the plan" in first and "No plan file exists yet" not in first, first
     assert "previous run's plan may be in it. Read it first" in first, first
+
+
+PLAN_READING = asyncio.Event()
+PLAN_RELEASE = asyncio.Event()
+
+
+@activity.defn(name="plan.read_plan")
+async def gated_read_plan(path: str) -> PlanText:
+    """The real read, once the test lets it finish (the agent's worker is down by then)."""
+    PLAN_READING.set()
+    while not PLAN_RELEASE.is_set():
+        activity.heartbeat()
+        await asyncio.sleep(0.1)
+    return await read_plan(path)
+
+
+async def test_an_approval_sent_with_the_plan_s_read_in_one_task_is_applied(client, git_repo):
+    """The plan's read came back while no worker held the agent, and a queued approval came
+    after it: the next worker got both in one workflow task, where the SDK runs signal
+    handlers first, so the approval was refused ("no plan is waiting for approval") and the
+    agent waited for good (CI, 2026-12-07). The plan that its own task makes wait now takes
+    it, and the refusal is taken back (patched `plan-decision-in-its-task`)."""
+    handle, result, status = await approval_in_the_read_s_task(client, git_repo)
+    assert result.status == "completed" and result.final_text == "implemented the plan"
+    assert (git_repo / "src/x.py").read_text() == "X = 1\n"
+    assert "plan-decision-in-its-task" in await patch_ids(handle)
+    assert status.refused_signals == [], status.refused_signals  # taken: not refused
+
+
+async def approval_in_the_read_s_task(
+    client, repo, wf_id: str | None = None, then: float = 60
+) -> tuple[Any, AgentResult, AgentStatus]:
+    """An agent's worker goes down while ExitPlanMode reads the plan; the read comes back,
+    then `outlast approve`'s queued signal, and a worker takes both up at once. `then`: how
+    long to wait for its end before approving the plan waiting by its id (the replay corpus
+    records a release that refuses the first)."""
+    PLAN_READING.clear()
+    PLAN_RELEASE.clear()
+    queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"host-{uuid.uuid4().hex[:8]}")
+    with scripted_model(APPROVED):
+        main, tools = build_workers(
+            client,
+            task_queue=queues.task_queue,
+            host_queue=queues.host_queue,
+            max_cached_workflows=0,
+            host_activities=host_activities_with(gated_read_plan),
+        )
+        runs = [asyncio.create_task(w.run()) for w in (main, tools)]
+        try:
+            handle = await start(client, agent_input("add X", repo, queues), queues, wf_id)
+            await asyncio.wait_for(PLAN_READING.wait(), 60)
+            await main.shutdown()
+            PLAN_RELEASE.set()
+            for _ in range(300):
+                if await read_plan_completed(handle):
+                    break
+                await asyncio.sleep(0.1)
+        finally:
+            PLAN_RELEASE.set()
+            await tools.shutdown()
+            await asyncio.gather(*runs, return_exceptions=True)
+        await handle.signal("approve_plan", PlanDecision())  # as `outlast approve` queues it
+        async with running_workers(client, queues=queues):
+            try:
+                result = await asyncio.wait_for(asyncio.shield(handle.result()), then)
+            except TimeoutError:
+                view = await wait_for_pending(handle)
+                await handle.signal("approve_plan", {"request_id": view.pending.request_id})
+                result = await asyncio.wait_for(handle.result(), 60)
+            status = await handle.query("status", result_type=AgentStatus)
+    return handle, result, status
+
+
+async def read_plan_completed(handle) -> bool:
+    history = await handle.fetch_history()
+    return any(
+        e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED
+        and history.events[
+            e.activity_task_completed_event_attributes.scheduled_event_id - 1
+        ].activity_task_scheduled_event_attributes.activity_type.name
+        == "plan.read_plan"
+        for e in history.events
+    )
