@@ -318,7 +318,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         self._plans.can_exit = EXIT_PLAN_MODE_TOOL in prepared.tools
         self._plans.run_generation = inp.run_generation
         self._plans.show = self._show_details
-        self._plans.withdraw = self._refusals.withdraw
+        self._plans.reword = self._reword_refusal
         self._questions.show = self._show_details
         reminder = prepared.definition.critical_system_reminder
         budget = inp.config.agents

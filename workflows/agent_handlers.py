@@ -332,6 +332,8 @@ class AgentHandlers:
             if (
                 why is not None
                 and self._plans.pending is None
+                # `approve_plan` with `approve: false` is refused, plan or none (above).
+                and not (approve and not checked.approve)
                 and versions.patched(DECISION_IN_ITS_TASK)
             ):
                 held = decision
@@ -339,8 +341,12 @@ class AgentHandlers:
             refusal = f"signal `{signal}` refused: {why}"
             self._refusals.keep(refusal)
             if held is not None:
-                self._plans.hold(held, refusal)
+                self._plans.hold(signal, held, refusal)
             self._refresh_details()
+
+    def _reword_refusal(self, refusal: str, instead: str | None) -> None:
+        self._refusals.reword(refusal, instead)
+        self._refresh_details()
 
     @workflow.update(name="decide_plan")
     def decide_plan(self, decision: PlanDecisionInput | None = None) -> str:

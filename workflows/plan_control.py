@@ -113,6 +113,7 @@ class HeldDecision(BaseModel):
     decision: PlanDecision
     task: int
     """The history length its workflow task started at: it names that task."""
+    signal: str
     refusal: str
     """What was said of it, withdrawn if a plan of the same task takes it."""
 
@@ -165,9 +166,10 @@ class PlanControl:
         """The pending plan's decision came from a person (`decide`), not the lead's mail."""
         self.decided_id = ""
         """The request id of the last plan decided (in memory, as `last_decided`)."""
-        self.held: HeldDecision | None = None
-        self.withdraw: Callable[[str], None] = lambda refusal: None
-        """Takes back a refusal said of a held decision that a plan then took."""
+        self.held: list[HeldDecision] = []
+        self.reword: Callable[[str, str | None], None] = lambda refusal, instead: None
+        """Takes back (None) or rewords a refusal said of a held decision, once a plan of
+        its task has taken it or an earlier one."""
 
     # --- entering -----------------------------------------------------------------------
 
@@ -368,20 +370,28 @@ class PlanControl:
 
     # --- decisions ----------------------------------------------------------------------
 
-    def hold(self, decision: PlanDecision, refusal: str) -> None:
+    def hold(self, signal: str, decision: PlanDecision, refusal: str) -> None:
         """Keep a decision just refused for want of a plan (`refusal`), for a plan that its
         own workflow task may yet make wait (`DECISION_IN_ITS_TASK`, asked by the caller)."""
         task = workflow.info().get_current_history_length()
-        self.held = HeldDecision(decision=decision, task=task, refusal=refusal)
+        kept = [h for h in self.held if h.task == task]
+        self.held = [
+            *kept,
+            HeldDecision(decision=decision, task=task, signal=signal, refusal=refusal),
+        ]
 
     def _take_held(self) -> None:
-        """The plan just made pending takes a decision held from this same workflow task."""
-        held, self.held = self.held, None
-        if held is None or held.task != workflow.info().get_current_history_length():
-            return
-        if self.decide(held.decision) is None:
-            self.withdraw(held.refusal)
-            workflow.logger.info(f"plan {self.pending_id()} takes the decision of its own task")
+        """The plan just made pending takes the first decision held from this same workflow
+        task; the others read as they would have with the plan waiting: decided already."""
+        task = workflow.info().get_current_history_length()
+        held, self.held = [h for h in self.held if h.task == task], []
+        for h in held:
+            why = self.decide(h.decision)
+            if why is None:
+                self.reword(h.refusal, None)
+                workflow.logger.info(f"plan {self.pending_id()} takes the decision of its task")
+            elif self.decision is not None:
+                self.reword(h.refusal, f"signal `{h.signal}` refused: {why}")
 
     def pending_id(self) -> str:
         return self.pending.request_id if self.pending is not None else ""

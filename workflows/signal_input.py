@@ -125,12 +125,15 @@ class Refusals:
         (self._log or workflow.logger.warning)(text)
         self.texts = [*self.texts[-(KEPT - 1) :], text]
 
-    def withdraw(self, text: str) -> None:
-        """Take back the newest refusal that reads `text` (what it refused was taken after
-        all, later in the same workflow task)."""
+    def reword(self, text: str, instead: str | None) -> None:
+        """Take back the newest refusal that reads `text` (None: what it refused was taken
+        after all, later in the same workflow task), or say `instead`."""
         for i in range(len(self.texts) - 1, -1, -1):
             if self.texts[i] == text:
-                del self.texts[i]
+                if instead is None:
+                    del self.texts[i]
+                else:
+                    self.texts[i] = instead
                 return
 
     def unknown_signal(

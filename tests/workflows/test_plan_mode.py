@@ -9,6 +9,7 @@ import json
 import os
 import sys
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import temporalio.api.sdk.v1
@@ -528,8 +529,6 @@ async def test_a_plan_edited_while_it_waits_is_the_plan_approved(client, git_rep
     plan they approved, marked "(edited by user)", not the text it asked with."""
     from pathlib import Path
 
-    from workflows.contracts import PlanDecision
-
     with scripted_model(APPROVED, log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("add X", git_repo, queues), queues)
@@ -945,7 +944,7 @@ async def answer_a_stopped_plan_late(client, git_repo, wf_id: str | None = None)
     asks about PLAN-V2; the parent then answers `plan-1`. A person approves what still
     waits. The parent's handle and result, the plan view just after the late answer, and the
     model's log."""
-    from workflows.contracts import PlanDecision, StopRequest
+    from workflows.contracts import StopRequest
 
     define_careful(git_repo)
     stopped = 'Agent "careful work" was stopped'
@@ -1167,12 +1166,16 @@ async def test_an_approval_sent_with_the_plan_s_read_in_one_task_is_applied(clie
 
 
 async def approval_in_the_read_s_task(
-    client, repo, wf_id: str | None = None, then: float = 60
+    client,
+    repo,
+    wf_id: str | None = None,
+    then: float = 60,
+    decisions: Sequence[tuple[str, dict]] = (("approve_plan", {}),),
 ) -> tuple[Any, AgentResult, AgentStatus]:
     """An agent's worker goes down while ExitPlanMode reads the plan; the read comes back,
-    then `outlast approve`'s queued signal, and a worker takes both up at once. `then`: how
-    long to wait for its end before approving the plan waiting by its id (the replay corpus
-    records a release that refuses the first)."""
+    then `outlast approve`'s queued signal (or `decisions`), and a worker takes them up at
+    once. `then`: how long to wait for its end before approving the plan waiting by its id
+    (the replay corpus records a release that refuses the first)."""
     PLAN_READING.clear()
     PLAN_RELEASE.clear()
     queues = Queues(f"tq-{uuid.uuid4().hex[:8]}", f"host-{uuid.uuid4().hex[:8]}")
@@ -1194,11 +1197,14 @@ async def approval_in_the_read_s_task(
                 if await read_plan_completed(handle):
                     break
                 await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("the plan's read never came back")
         finally:
             PLAN_RELEASE.set()
             await tools.shutdown()
             await asyncio.gather(*runs, return_exceptions=True)
-        await handle.signal("approve_plan", PlanDecision())  # as `outlast approve` queues it
+        for name, decision in decisions:  # `outlast approve` queues `{}`
+            await handle.signal(name, decision)
         async with running_workers(client, queues=queues):
             try:
                 result = await asyncio.wait_for(asyncio.shield(handle.result()), then)
@@ -1208,6 +1214,52 @@ async def approval_in_the_read_s_task(
                 result = await asyncio.wait_for(handle.result(), 60)
             status = await handle.query("status", result_type=AgentStatus)
     return handle, result, status
+
+
+async def test_decisions_in_the_read_s_task_read_as_with_the_plan_waiting(client, git_repo):
+    """The plan takes the first decision of its task; a second reads "decided already", as
+    it would have with the plan waiting (it was the last one that counted, a review), and
+    `approve_plan` with `approve: false` is refused, plan or none (it approved the plan)."""
+    decisions = [
+        ("approve_plan", {"approve": False}),
+        ("reject_plan", {"feedback": "split it in two"}),
+        ("approve_plan", {}),
+    ]
+    _, result, status = await approval_in_the_read_s_task(
+        client, git_repo, then=10, decisions=decisions
+    )
+    assert not (git_repo / "src/x.py").exists()  # sent back: it planned on
+    assert "split it in two" in " ".join(b.content for b in tool_results(result)), result
+    assert status.refused_signals == [
+        "signal `approve_plan` refused: no plan is waiting for approval",
+        "signal `approve_plan` refused: plan plan-1 is decided already: it was sent back",
+    ], status.refused_signals
+
+
+async def test_a_decision_of_an_earlier_task_does_not_decide_the_plan(client, git_repo):
+    """Held for its own workflow task only: a decision that came while the plan was still
+    being read, in a task of its own, stays refused, and the plan waits for the next."""
+    PLAN_READING.clear()
+    PLAN_RELEASE.clear()
+    with scripted_model(APPROVED):
+        host = host_activities_with(gated_read_plan)
+        async with running_workers(client, host_activities=host) as queues:
+            handle = await start(client, agent_input("add X", git_repo, queues), queues)
+            await asyncio.wait_for(PLAN_READING.wait(), 60)
+            await handle.signal("approve_plan", {})
+            for _ in range(100):
+                status = await handle.query("status", result_type=AgentStatus)
+                if status.refused_signals:
+                    break
+                await asyncio.sleep(0.1)
+            PLAN_RELEASE.set()
+            view = await wait_for_pending(handle)
+            await handle.signal("approve_plan", {"request_id": view.pending.request_id})
+            result = await asyncio.wait_for(handle.result(), 60)
+    assert status.refused_signals == [
+        "signal `approve_plan` refused: no plan is waiting for approval"
+    ], status.refused_signals
+    assert result.status == "completed" and (git_repo / "src/x.py").read_text() == "X = 1\n"
 
 
 async def read_plan_completed(handle) -> bool:
