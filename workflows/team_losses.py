@@ -18,7 +18,7 @@ from temporalio.exceptions import ApplicationError
 from agents.team_tasks import TeamTask
 from workflows import versions
 from workflows.contracts import StopRequest
-from workflows.pattern_contracts import MemberOutcome, MemberReport, TeamInput
+from workflows.pattern_contracts import MemberOutcome, MemberReport, ShutdownAnswer, TeamInput
 
 TEAM_LOSS_TOLD = "team-loss-told"
 """Patch id: a member lost while the team works has its tasks unassigned, and the lead is
@@ -30,6 +30,12 @@ prompt)."""
 
 TEAM_ENDS_WITH_LEAD = "team-ends-with-lead"
 """Patch id: a team whose lead ends while it works ends too, stopping its members."""
+
+SHUTDOWN_TOLD = "team-shutdown-told"
+"""Patch id: a member that approves a person's shutdown request (`request_shutdown`) while
+the team works has its tasks unassigned, and the lead is mailed. The lead asks by mail and
+reads the answer; a person's answer went to the person alone, so the lead went on assigning
+the member work, and its tasks stayed `in_progress` under a name that reads no more."""
 
 LOSS_SENDER = "system"
 """Whom the lead's note comes from (no member's mail: a member name has no space)."""
@@ -53,6 +59,11 @@ def unassigned(tasks: dict[str, TeamTask], name: str) -> list[TeamTask]:
     return back
 
 
+def approval_reason(answers: dict[str, ShutdownAnswer], name: str) -> str:
+    """The reason `name` gave with the shutdown request it approved, if any."""
+    return next((a.reason or "" for a in answers.values() if a.name == name and a.approve), "")
+
+
 def _short(text: str) -> str:
     return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 3] + "..."
 
@@ -67,6 +78,8 @@ def loss_text(
         how = f"failed ({_short(outcome.error)})" if outcome.error else "failed"
     elif outcome.stopped:
         how = "was stopped"
+    elif outcome.shutdown_approved:
+        how = "shut down, as a person asked it to (`request_shutdown`)"
     else:
         how = "ran out of turns" if max_turns_reached else "ended"
     if reason and outcome.status != "failed":
@@ -92,6 +105,7 @@ class TeamLosses:
     _ending: bool
     _lead_lost: bool
     _reports: dict[str, MemberReport]
+    _answers: dict[str, ShutdownAnswer]
     # TeamHandlers': mail from outside the team, counted (only annotated here: a stub would
     # stand before TeamHandlers' own in the workflow's bases).
     _forward: Callable[[str, str, str], Awaitable[None]]
@@ -102,11 +116,16 @@ class TeamLosses:
         if outcome.name == self._inp.lead.name and self._lead_ends_team():
             self._lead_lost = True
         if lost(outcome, out_of_turns) and self._leaves_on_its_own(outcome.name):
-            back = unassigned(self._tasks, outcome.name)
             last = self._reports.get(outcome.name)
-            note = loss_text(outcome, back, out_of_turns, last.end_reason if last else "")
-            with contextlib.suppress(ApplicationError):  # the lead has ended too
-                await self._forward(self._inp.lead.name, note, LOSS_SENDER)
+            reason = last.end_reason if last else ""
+        elif self._shut_down_by_a_person(outcome):
+            reason = approval_reason(self._answers, outcome.name)
+        else:
+            return
+        back = unassigned(self._tasks, outcome.name)
+        note = loss_text(outcome, back, out_of_turns, reason)
+        with contextlib.suppress(ApplicationError):  # the lead has ended too
+            await self._forward(self._inp.lead.name, note, LOSS_SENDER)
 
     def _lead_ends_team(self) -> bool:
         """The lead ended while the team works: the team ends with it, its members stopped,
@@ -117,6 +136,19 @@ class TeamLosses:
             return False
         # Asked only when the lead ends while the team works, so no other team records it.
         return versions.patched(TEAM_ENDS_WITH_LEAD)
+
+    def _shut_down_by_a_person(self, outcome: MemberOutcome) -> bool:
+        """Whether `outcome` is a teammate's end on a person's shutdown request it approved,
+        while the team works (news to the lead, who did not ask)."""
+        name = outcome.name
+        if not outcome.shutdown_approved or name == self._inp.lead.name:
+            return False
+        if self._ending or self._shutdown is not None:
+            return False
+        if not any(a.name == name and a.approve for a in self._answers.values()):
+            return False  # it approved the lead's request, whose answer the lead reads
+        # Asked only for such an end, so no other team records it.
+        return versions.patched(SHUTDOWN_TOLD)
 
     def _leaves_on_its_own(self, name: str) -> bool:
         """Whether `name` ending now is news to the lead: a teammate, while the team works."""

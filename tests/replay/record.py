@@ -96,6 +96,7 @@ from tests.replay.scenarios_patterns import (
     team_peer_plan_answer,
     team_person_plan_decision,
     team_shutdown,
+    team_shutdown_told,
     team_spawn,
     team_steered,
     team_structured_broadcast,
@@ -451,6 +452,10 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A teammate killed while it works: its task put back, the lead mailed (patched
     # team-loss-told).
     "team_member_lost": team_member_lost,
+    # A teammate holding a task approves a person's shutdown request: its task put back,
+    # the lead mailed (patched team-shutdown-told); before, the team_shutdown histories'
+    # b, which held none, ended unannounced.
+    "team_shutdown_told": team_shutdown_told,
     # A resumed agent's new child named as its first run's: an id of its own (patched
     # resumed-names-own-id).
     "agent_resumed_new_child": resumed_new_child,

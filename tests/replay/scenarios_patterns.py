@@ -478,6 +478,16 @@ async def team_background_refused(client: Client, tmp: Path) -> WorkflowHandle:
     return client.get_workflow_handle(name)
 
 
+async def team_shutdown_told(client: Client, tmp: Path) -> WorkflowHandle:
+    """A teammate holding a task approves a person's shutdown request: the task goes back on
+    the list and the lead is mailed (patched team-shutdown-told)."""
+    from tests.workflows.test_team_losses import person_shuts_down_w1
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    handle, _, _, _ = await person_shuts_down_w1(client, repo, os.environ["OUTLAST_RECORDING"])
+    return handle
+
+
 async def team_member_lost(client: Client, tmp: Path) -> WorkflowHandle:
     """A teammate killed while it works on its task: the task goes back on the list and the
     lead is mailed (patched team-loss-told)."""

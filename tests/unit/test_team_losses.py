@@ -1,8 +1,8 @@
 """A teammate lost while the team works: which ends count, its tasks put back, the note."""
 
 from agents.team_tasks import TeamTask
-from workflows.pattern_contracts import MemberOutcome
-from workflows.team_losses import loss_text, lost, unassigned
+from workflows.pattern_contracts import MemberOutcome, ShutdownAnswer
+from workflows.team_losses import approval_reason, loss_text, lost, unassigned
 
 
 def outcome(status: str = "killed", **kw) -> MemberOutcome:
@@ -45,3 +45,20 @@ def test_the_lead_s_note():
     assert "was killed (hung) and" in loss_text(outcome("killed"), [], False, "hung")
     long = loss_text(outcome("failed", error="x" * 1000), [], False)
     assert "x" * 297 + "...)" in long and "x" * 298 not in long
+
+
+def test_a_shutdown_a_person_asked_for_and_its_reason():
+    answers = {
+        "shutdown-w1-1": ShutdownAnswer(request_id="shutdown-w1-1", name="w1", approve=False),
+        "shutdown-w1-2": ShutdownAnswer(
+            request_id="shutdown-w1-2", name="w1", approve=True, reason="all done"
+        ),
+        "shutdown-w2-1": ShutdownAnswer(request_id="shutdown-w2-1", name="w2", approve=True),
+    }
+    assert approval_reason(answers, "w1") == "all done"
+    assert approval_reason(answers, "w2") == "" and approval_reason(answers, "w3") == ""
+    text = loss_text(outcome("completed", shutdown_approved=True), [], False, "all done")
+    assert text.startswith(
+        "Teammate w1 shut down, as a person asked it to (`request_shutdown`) (all done) and "
+        "has left the team"
+    ), text

@@ -9,11 +9,24 @@ import uuid
 
 from agents.team_tasks import TaskCreateInput
 from tests.support import fast_config, running_workers, scripted_model, taken_changes
-from tests.workflows.test_team import last_request, member, task_update, wait_for_states
+from tests.workflows.test_team import (
+    answering,
+    last_request,
+    member,
+    task_update,
+    wait_for_states,
+)
 from workflows import search_attributes as sa
 from workflows.contracts import Workspace
-from workflows.pattern_contracts import TeamInput, TeammateSpec, TeamResult, TeamView
-from workflows.team_losses import TEAM_ENDS_WITH_LEAD, TEAM_LOSS_TOLD
+from workflows.pattern_contracts import (
+    ShutdownAsk,
+    ShutdownOutcome,
+    TeamInput,
+    TeammateSpec,
+    TeamResult,
+    TeamView,
+)
+from workflows.team_losses import SHUTDOWN_TOLD, TEAM_ENDS_WITH_LEAD, TEAM_LOSS_TOLD
 
 HELD = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.05; done"}}
 SCRIPT = {
@@ -33,9 +46,9 @@ SCRIPT = {
 }
 
 
-async def start_pair(client, queues, repo, tasks=(), wf_id: str | None = None):
+async def start_pair(client, queues, repo, tasks=(), wf_id: str | None = None, w1: str = "working"):
     """A lead and one teammate, w1 (task 1 its to take, when there is one), once the lead is
-    idle and w1 at work."""
+    idle and w1 at work (or in state `w1`)."""
     inp = TeamInput(
         team_name="pair",
         workspace=Workspace(root=str(repo), host_queue=queues.host_queue),
@@ -43,6 +56,7 @@ async def start_pair(client, queues, repo, tasks=(), wf_id: str | None = None):
         teammates=[TeammateSpec(name="w1", prompt="Take task 1 and do it.")],
         tasks=[TaskCreateInput(subject=t, description="Do it.") for t in tasks],
         config=fast_config(),
+        end_when_quiet=w1 == "working",
     )
     handle = await client.start_workflow(
         "TeamWorkflow",
@@ -51,7 +65,7 @@ async def start_pair(client, queues, repo, tasks=(), wf_id: str | None = None):
         task_queue=queues.task_queue,
         result_type=TeamResult,
     )
-    await wait_for_states(handle, {"lead": "idle", "w1": "working"}, timeout=60)
+    await wait_for_states(handle, {"lead": "idle", "w1": w1}, timeout=60)
     return handle
 
 
@@ -77,6 +91,59 @@ async def test_a_killed_teammate_s_task_goes_back_and_the_lead_is_told(client, g
     # The kill's reason, as `outlast kill TEAM/w1 --reason` gives it (the same user test).
     assert "Teammate w1 was killed (w1 hung)" in told, told
     assert TEAM_LOSS_TOLD in patches
+
+
+SHUT_DOWN = {
+    "agents": [
+        member("lead", "told", {"text": "LEAD-KNOWS"}, contains=["Teammate w1 shut down"]),
+        member("lead", "idle", {"text": "Lead idle."}),
+        answering("w1", 1, True, "nothing left for me"),
+        {
+            "name": "w1",
+            "match": {"agent_name": "w1"},
+            "after_last": "repeat_last",
+            "turns": [
+                {"tool_use": task_update(owner="w1", status="in_progress")},
+                {"text": "w1 on it"},
+            ],
+        },
+    ]
+}
+
+
+async def test_a_teammate_shut_down_by_a_person_s_request_is_news_to_the_lead(client, git_repo):
+    """A person's `request_shutdown` that the member approved: its answer went to the person
+    alone, so the lead never heard the member had gone, and its task stayed `in_progress`
+    under the member's name (patched `team-shutdown-told`)."""
+    handle, outcome, result, log = await person_shuts_down_w1(client, git_repo)
+    patches = await taken_changes(handle)
+    assert outcome.answered and outcome.approve, outcome
+    (task,) = result.tasks
+    assert task.status == "pending" and task.owner is None, task
+    assert result.lead_text == "LEAD-KNOWS", result
+    told = " ".join(last_request(log, "lead").split())
+    assert (
+        "Teammate w1 shut down, as a person asked it to (`request_shutdown`) (nothing left for "
+        "me) and has left the team" in told
+    ), told
+    assert "#1 Task one" in told, told
+    assert SHUTDOWN_TOLD in patches
+
+
+async def person_shuts_down_w1(client, repo, wf_id: str | None = None):
+    """A standing pair, w1 holding task 1, shut down on a person's request it approves;
+    then the team's shutdown. (handle, the request's outcome, the result, the model's log)"""
+    with scripted_model(SHUT_DOWN, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start_pair(client, queues, repo, ["Task one"], wf_id, w1="idle")
+            await wait_for_view(handle, lambda v: v.tasks[0].owner == "w1")
+            outcome = await handle.execute_update(
+                "request_shutdown", ShutdownAsk(name="w1"), result_type=ShutdownOutcome
+            )
+            await wait_for_view(handle, lambda v: v.tasks[0].owner is None)
+            await handle.signal("shutdown", {"reason": "done"})
+            result = await asyncio.wait_for(handle.result(), 60)
+    return handle, outcome, result, model.log
 
 
 async def test_a_team_stopped_with_its_task_undone_reads_stopped(client, dev_server, git_repo):
