@@ -5,16 +5,24 @@ state its `__init__` sets up (declared here)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 from agents.messages import ToolResultBlock
-from agents.notifications import backgrounded_text, summary_for, sync_result_text, with_note
+from agents.notifications import (
+    CALLER_STOPPED,
+    backgrounded_text,
+    summary_for,
+    sync_result_text,
+    with_note,
+)
 from workflows import versions
 from workflows.child_timers import ChildTimers
-from workflows.contracts import AgentNotification
+from workflows.contracts import AgentNotification, StopRequest
 from workflows.registry import ChildRegistry, ChildTask, delivered_text, ending_note, figures
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.turns import ValidCall, error_result
@@ -24,10 +32,18 @@ CLOSED_CHILD_STAYS_SYNC = "closed-child-stays-sync"
 its end as the tool result (first release: backgrounded all the same)."""
 
 
+STOP_REACHES_STARTING_CHILD = "stop-reaches-starting-child"
+"""Patch id: a sync sub-agent that starts while its parent is stopping is stopped too. The
+parent's stop reached only the sync children already running, so one it started that turn,
+or whose start was under way, ran its whole course before the parent could stop."""
+
+
 class SyncChildren:
     registry: ChildRegistry
     ctx: object
     _timers: ChildTimers
+    stopping: Callable[[], bool]
+    """Whether the parent has been asked to stop (AgentWorkflow's `stop`)."""
 
     async def _end_from_handle(self, task: ChildTask, generation: int, handle) -> AgentNotification:
         raise NotImplementedError  # SubAgents'
@@ -41,6 +57,10 @@ class SyncChildren:
         cfg = self.ctx.config.agents  # type: ignore[union-attr]
         started = workflow.now()
         due = {"auto": False}
+        # Asked only then, so no other run records the patch.
+        if self.stopping() and versions.patched(STOP_REACHES_STARTING_CHILD):
+            with contextlib.suppress(ApplicationError):  # it has ended already
+                await signal_workflow(task.workflow_id, "stop", StopRequest(reason=CALLER_STOPPED))
 
         def settled() -> bool:
             return task.end is not None or handle.done()

@@ -176,6 +176,7 @@ class SubAgents(SyncChildren):
         """This run's children (not carried: a continued run holds no handles)."""
         self.phases = PhaseGate(registry)
         self._timers = ChildTimers()
+        self.stopping = lambda: False
 
     def starting(self) -> set[str]:
         """Sub-agents whose child workflow is being started: not in the registry yet, so out

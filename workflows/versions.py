@@ -176,6 +176,7 @@ AFTER_BASELINE: frozenset[str] = frozenset(
         "input-lenient-unknown-fields",
         "pipeline-one-held-decision",
         "set-backgrounded-checked",
+        "stop-reaches-starting-child",
         "team-shutdown-told",
         "team-carry-not-refused",
         "undelivered-in-memo",

@@ -124,6 +124,7 @@ from tests.replay.scenarios_subagents import (
     resume_read_state,
     shared_timers,
     spawn_limit,
+    stop_reaches_starting_child,
     stop_reaches_sync,
     subagent_hooks,
     subagents_resume,
@@ -209,6 +210,11 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # A stop while waiting on a sync sub-agent is sent on to it (patched
     # stop-reaches-sync-children); `subagents_stop_sync_v0` recorded on 38b69ce, before.
     "subagents_stop_sync": stop_reaches_sync,
+    # A stop while the model writes a sync Agent call: the sub-agent is stopped at its start
+    # (patched stop-reaches-starting-child); `subagents_stop_starting_v0` recorded on
+    # da0daf3, where it ran its whole course first.
+    "subagents_stop_starting": stop_reaches_starting_child,
+    "subagents_stop_starting_v0": stop_reaches_starting_child,
     # Mail reaching a sub-agent as it writes its output file: it goes on as generation 2 and
     # says so with its end, and its parent waits for that end too (patched
     # late-mail-continues); sync, and background.
@@ -515,6 +521,8 @@ CHILDREN = {
     "verified_implementer_stopped_v2": ["implementer"],
     "fork_join_blank_v0": ["fork-2"],
     "subagents_stop_sync": ["slow"],
+    "subagents_stop_starting": ["busy"],
+    "subagents_stop_starting_v0": ["busy"],
     "subagents_hooks": ["helper"],
     "subagents_late_mail_stopped": ["helper"],
     "subagents_taskstop": ["sleeper"],

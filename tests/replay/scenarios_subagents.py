@@ -247,6 +247,19 @@ async def subagent_hooks(client: Client, tmp: Path) -> WorkflowHandle:
     return await scripted(client, tmp, {"agents": [helper, main]}, config, repo=repo)
 
 
+async def stop_reaches_starting_child(client: Client, tmp: Path) -> WorkflowHandle:
+    """A stop while the model writes a sync Agent call: the sub-agent is stopped at its start
+    (patched stop-reaches-starting-child). `_v0` recorded on da0daf3, where it ran its whole
+    course first."""
+    import os
+
+    from tests.workflows.test_agent_control import stop_as_the_model_spawns
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    handle, _, _ = await stop_as_the_model_spawns(client, repo, os.environ["OUTLAST_RECORDING"])
+    return handle
+
+
 async def stop_reaches_sync(client: Client, tmp: Path) -> WorkflowHandle:
     """A stop while the agent waits on a sync sub-agent (patched stop-reaches-sync-children:
     sent on to it). `_v0` recorded on 38b69ce, where the stop waited for the child's own end."""

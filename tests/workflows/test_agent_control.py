@@ -29,6 +29,7 @@ from tests.support import (
 from tests.workflows.test_stop_and_kill import processes_with
 from workflows.agent_handlers import STOP_REACHES_SYNC_CHILDREN
 from workflows.contracts import AgentResult, AgentStatus, StopRequest
+from workflows.subagent_sync import STOP_REACHES_STARTING_CHILD
 
 
 async def wait_status(handle, predicate, timeout: float = 30) -> AgentStatus:
@@ -554,3 +555,57 @@ async def test_a_stop_reaches_the_sync_sub_agent_the_agent_waits_on(client, git_
     assert slow.error == "reason: the agent that waits on it was stopped: enough", slow.error
     assert result.status == "completed" and "PARENT-AFTER" not in result.final_text
     assert STOP_REACHES_SYNC_CHILDREN in await taken_changes(handle)
+
+
+STOP_BEFORE_SPAWN = {
+    "agents": [
+        {
+            "name": "busy",
+            "match": {"agent_name": "busy"},
+            "after_last": "repeat_last",
+            "turns": [
+                {"tool_use": {"name": "Bash", "input": {"command": "true"}}},
+                {"tool_use": {"name": "Bash", "input": {"command": "true"}}},
+                {"tool_use": {"name": "Bash", "input": {"command": "true"}}},
+                {"text": "CHILD-DONE"},
+            ],
+        },
+        {
+            "name": "main",
+            "after_last": "repeat_last",
+            "turns": [
+                {"delay_ms": 1500, "tool_use": spawn("busy", "work on", False)},
+                {"text": "PARENT-AFTER"},
+            ],
+        },
+    ]
+}
+
+
+async def test_a_sync_sub_agent_started_after_a_stop_is_stopped_too(client, git_repo):
+    """A stop that came while the agent's model wrote an Agent call (or while the sub-agent
+    was starting) reached only the sync sub-agents already running: the new one ran its whole
+    course before the agent stopped (a review, 2026-12-07). It is stopped at its start now."""
+    handle, result, log = await stop_as_the_model_spawns(client, git_repo)
+    asked = [r["agent"] for r in log]
+    # Stopped before its first model call, as a rule; after it at the latest.
+    assert asked.count("busy") <= 1 and asked.count("main") == 1, asked
+    assert result.status == "completed" and "PARENT-AFTER" not in result.final_text
+    (told,) = [r.content for r in tool_results(result)]
+    assert "It was stopped before it finished, because you were stopped" in told, told
+    assert STOP_REACHES_STARTING_CHILD in await taken_changes(handle)
+
+
+async def stop_as_the_model_spawns(client, repo, wf_id: str | None = None):
+    """A stop while the model writes a sync Agent call. (handle, result, the model's log)"""
+    with scripted_model(STOP_BEFORE_SPAWN, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", repo, queues), queues, wf_id)
+            for _ in range(150):
+                status = await handle.query("status", result_type=AgentStatus)
+                if status.state == "calling_model":
+                    break
+                await asyncio.sleep(0.1)
+            await handle.signal("stop", StopRequest(reason="enough"))
+            result = await asyncio.wait_for(handle.result(), 60)
+    return handle, result, model.log
