@@ -84,7 +84,7 @@ async def _decide(
     # A plan's decision is a signal, which waits in history for a worker; a stage's is an
     # update, which needs one to answer.
     handle, kind = await running_workflow(
-        workflow_id, f"; nothing in it waits for a decision on {waiting}", asks=stage is not None
+        workflow_id, f"; nothing in it waits for a decision on {waiting}"
     )
     if (why := decision_refusal(workflow_id, kind, stage)) is not None:
         if stage is None and kind == "PipelineWorkflow":
@@ -94,8 +94,16 @@ async def _decide(
         decision = StageDecision(
             stage=stage, approve=approve, rerun=rerun, feedback=feedback, attempt=attempt
         )
-        console.print(await run_update(handle, workflow_id, "decide_stage", decision))
-        return
+        if await _answers(handle, workflow_id):
+            console.print(await run_update(handle, workflow_id, "decide_stage", decision))
+            return
+        # No worker to take an update, which the server holds in memory only (a restart
+        # lost it): the signal waits in the history (`PipelineWorkflow.stage_decision`).
+        try:
+            await handle.signal("stage_decision", decision)
+        except RPCError as sent:
+            fail(server_said(workflow_id, sent))
+        not_answered(queued_text(workflow_id, "approval" if approve else "rejection", stage))
     try:
         # A live worker answers in moments; a dead one the server still lists never does.
         view = await handle.query("plan", result_type=PlanView, rpc_timeout=PLAN_QUERY_TIMEOUT)
@@ -110,14 +118,8 @@ async def _decide(
             await handle.signal(name, PlanDecision(feedback=feedback, target_mode=mode))
         except RPCError as sent:
             fail(server_said(workflow_id, sent))
-        verb = "approval" if approve else "rejection"
         # Sent, not answered: 3, as every steering command the workflow has not answered.
-        not_answered(
-            f"no worker answered for {workflow_id} within {PLAN_QUERY_TIMEOUT.seconds} s "
-            f"({e.message}): the {verb} is queued, for the plan waiting when a worker takes "
-            f"the agent up; `outlast show {workflow_id}` says what became of it. If no worker "
-            "runs, start one with `outlast worker`."
-        )
+        not_answered(queued_text(workflow_id, "approval" if approve else "rejection"))
     except WorkflowQueryFailedError as e:
         fail(f"{workflow_id} has no plan to decide on ({e}); for a pipeline, name the stage.")
     if view.pending is None:
@@ -140,6 +142,30 @@ async def _decide(
 
 
 PLAN_QUERY_TIMEOUT = timedelta(seconds=10)
+
+
+def queued_text(workflow_id: str, verb: str, stage: str | None = None) -> str:
+    """A decision no worker answered for, sent as a signal: it waits in the history."""
+    what = f"stage {stage}" if stage is not None else "the plan"
+    return (
+        f"no worker answered for {workflow_id} within {PLAN_QUERY_TIMEOUT.seconds} s: the "
+        f"{verb} is queued, for {what} waiting when a worker takes the "
+        f"{'pipeline' if stage is not None else 'agent'} up; `outlast show {workflow_id}` says "
+        "what became of it. If no worker runs, start one with `outlast worker`."
+    )
+
+
+async def _answers(handle, workflow_id: str) -> bool:
+    """Whether a worker answers for the pipeline (its `pipeline` query) within the limit."""
+    try:
+        await handle.query("pipeline", result_type=PipelineView, rpc_timeout=PLAN_QUERY_TIMEOUT)
+    except RPCError as e:
+        if not unanswered(e):
+            fail(server_said(workflow_id, e))
+        return False
+    except WorkflowQueryFailedError:
+        return True  # a worker answered, if not this query: the update says what it has
+    return True
 
 
 async def _send_plan_decision(handle, workflow_id: str, decision: PlanDecision) -> None:

@@ -90,6 +90,10 @@ NO_INPUT = PipelineInput(task="(none)", workspace=Workspace(root="/", host_queue
 """What a run started without an input holds until `run` refuses it."""
 
 
+PIPELINE_SIGNALS = ("stop", "stage_decision")
+"""The signals a pipeline takes (a refusal of any other names them)."""
+
+
 @workflow.defn(name="PipelineWorkflow")
 class PipelineWorkflow:
     @workflow.init
@@ -490,11 +494,28 @@ class PipelineWorkflow:
         if checked is not None:
             self._stop = checked
 
+    @workflow.signal(name="stage_decision")
+    async def stage_decision(self, raw: Any = None, *extra: Any) -> None:
+        """A stage's decision that no worker could take when it was sent (`outlast approve`
+        and `reject` queue it so): the server keeps an update no worker has taken in memory
+        only, so a restart lost it, and a second one refused later was seen by nobody (a
+        user test, 2026-12-07). Checked and taken as the `decide_stage` update is; a refusal
+        is kept in `refused_signals`."""
+        decision = self._refusals.checked("stage_decision", StageDecision, raw, extra)
+        if decision is None:
+            return
+        try:
+            self._check_decision(decision)
+            await self.decide_stage(decision)
+        except (ValueError, ApplicationError) as e:
+            why = e.message if isinstance(e, ApplicationError) else str(e)
+            self._refusals.keep(f"signal `stage_decision` refused: {why}")
+
     @workflow.signal(dynamic=True)
     def unknown_signal(self, name: str, args: Sequence[RawValue]) -> None:
         """A signal of a name the pipeline has no handler for is refused, not lost unseen."""
         hint = "a stage is decided by the `decide_stage` update"
-        self._refusals.unknown_signal("PipelineWorkflow", name, ("stop",), hint)
+        self._refusals.unknown_signal("PipelineWorkflow", name, PIPELINE_SIGNALS, hint)
 
     @workflow.query(name="pipeline")
     def pipeline(self) -> PipelineView:

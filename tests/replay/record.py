@@ -83,6 +83,7 @@ from tests.replay.scenarios_patterns import (
     pipeline_failed_stage,
     pipeline_killed,
     pipeline_killed_held_decision,
+    pipeline_queued_decisions,
     pipeline_spot_check,
     pipeline_stage_stopped,
     pipeline_unknown_type,
@@ -450,6 +451,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # The re-run of `look` is told its first attempt and the feedback on it (patched
     # rerun-sees-earlier-attempts).
     "pipeline_approval_v2": pipeline_approval,
+    # Two stage decisions sent while no worker ran (the `stage_decision` signal): the first
+    # taken, the second refused into `refused_signals`.
+    "pipeline_queued_decisions": pipeline_queued_decisions,
     # The `background` signal to a teammate, refused (patched teammate-background-refused).
     "team_background_refused": team_background_refused,
     # A resumed agent's SendMessage finds the sub-agent its first run spawned (patched

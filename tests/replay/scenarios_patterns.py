@@ -170,6 +170,19 @@ async def pipeline_killed_held_decision(client: Client, tmp: Path) -> WorkflowHa
     return handle
 
 
+async def pipeline_queued_decisions(client: Client, tmp: Path) -> WorkflowHandle:
+    """Two stage decisions sent while no worker ran, as `stage_decision` signals: the first
+    taken, the second refused into `refused_signals`."""
+    from tests.workflows.test_pipeline import queued_stage_decisions
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    address = client.service_client.config.target_host
+    handle, *_ = await queued_stage_decisions(
+        client, address, repo, os.environ["OUTLAST_RECORDING"]
+    )
+    return handle
+
+
 async def pipeline_approval(client: Client, tmp: Path) -> WorkflowHandle:
     """A stage re-run on feedback, a late decision on its first attempt refused, the second
     approved (decisions name their attempt; the answer says what the pipeline did)."""

@@ -8,7 +8,7 @@ from workflows.agent_handlers import AGENT_SIGNALS, backgrounded_problem
 from workflows.contracts import MailMessage, StopRequest
 from workflows.coordinator import CoordinatorWorkflow
 from workflows.fork_join import ForkJoinWorkflow
-from workflows.pipeline import PipelineWorkflow
+from workflows.pipeline import PIPELINE_SIGNALS, PipelineWorkflow
 from workflows.signal_input import KEPT, Refusals, check, unknown_signal
 from workflows.team import TeamWorkflow
 from workflows.team_handlers import TEAM_SIGNALS
@@ -98,7 +98,7 @@ def test_a_field_the_input_does_not_have_is_refused_unless_lenient_or_unpatched(
         (AgentWorkflow, AGENT_SIGNALS),
         (CoordinatorWorkflow, AGENT_SIGNALS),
         (TeamWorkflow, TEAM_SIGNALS),
-        (PipelineWorkflow, ("stop",)),
+        (PipelineWorkflow, PIPELINE_SIGNALS),
         (ForkJoinWorkflow, ("task_stop",)),
         (VerifiedTaskWorkflow, ("agent_notification",)),
     ],

@@ -1037,22 +1037,38 @@ async def test_a_pipeline_stopped_while_a_stage_waits_for_a_decision_says_it_end
 ):
     """A review (2026-12-06): the stop's line said "when its running stage ends" of a
     pipeline whose stage waited for a decision, which a stop ends at once."""
+    handle, approved, rejected, result, view = await queued_stage_decisions(
+        client, dev_server.address, git_repo
+    )
+    for code, out in (approved, rejected):
+        flat = " ".join(out.split())
+        assert code == 3 and f"no worker answered for {handle.id} within 10 s" in flat, out
+        assert "is queued, for stage look waiting when a worker takes the pipeline up" in flat
+    assert result.status == "completed", result
+    assert [(s.name, s.status) for s in result.stages] == [
+        ("look", "completed"),
+        ("plan", "completed"),
+    ]
+    assert view.refused_signals == [
+        "signal `stage_decision` refused: stage look has a decision held already (approve "
+        "look attempt 1), taken when it ends: one decision per stage"
+    ], view.refused_signals
+
+
+async def queued_stage_decisions(client, address: str, repo, wf_id: str | None = None):
+    """Stage look waits; its worker stops; `outlast approve` and then `reject --rerun` of it
+    are sent; a worker comes. (handle, approve's and reject's (code, output), the result, the
+    last `pipeline` view)"""
     from tests.workflows.test_plan_mode import cli
 
     with scripted_model(APPROVAL_SCRIPT):
         async with running_workers(client) as queues:
-            inp = pipeline_input(git_repo, queues, stages=APPROVAL_STAGES)
-            handle = await start_pipeline(client, queues, inp)
+            inp = pipeline_input(repo, queues, stages=APPROVAL_STAGES)
+            handle = await start_pipeline(client, queues, inp, wf_id)
             await wait_for_approval(handle, "look")
-            code, said = await cli(dev_server.address, "stop", handle.id)
-            result = await handle.result()
-    said = " ".join(said.split())
-    assert (
-        code == 0
-        and (
-            f"asked {handle.id} to stop: no stage runs (stage look waits for a decision), so it "
-            "ends now"
-        )
-        in said
-    ), said
-    assert result.status == "stopped", result
+        approved = await cli(address, "approve", handle.id, "look", "--attempt", "1")
+        rejected = await cli(address, "reject", handle.id, "look", "--rerun")
+        async with running_workers(client, queues=queues):
+            result = await asyncio.wait_for(handle.result(), 60)
+            view = await handle.query("pipeline", result_type=PipelineView)
+    return handle, approved, rejected, result, view
