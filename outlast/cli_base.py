@@ -141,6 +141,12 @@ async def queued_worker_note(handle: WorkflowHandle) -> str | None:
 def server_said(workflow_id: str, error: RPCError) -> str:
     """A server's refusal about a workflow, with what to do when it is that no worker runs."""
     text = f"{workflow_id}: {error.message}"
+    if error.status == RPCStatusCode.UNAVAILABLE and "connect" in error.message:
+        # The server went away mid-command: it read "tcp connect error" (a user test).
+        where = os.environ.get("TEMPORAL_ADDRESS", "localhost:7233")
+        return (
+            f"{workflow_id}: lost the Temporal server at {where} ({error.message}); is it running?"
+        )
     if QUERY_BUFFER_FULL in error.message:
         # The server's words for a workflow no worker has taken up (a user test, 2026-12-06).
         text = f"{workflow_id}: no worker has taken it up yet ({error.message})"

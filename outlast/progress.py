@@ -206,7 +206,9 @@ def _print_children(
         if seen.get(child.agent_id) != state:
             seen[child.agent_id] = state
             label = escape(plain(f"{child.name or child.agent_id} ({child.agent_type})"))
-            console.print(f"  [magenta]sub-agent[/] {label}: {state}")
+            # A background Bash command is listed with the children too (it read "sub-agent").
+            kind = "background command" if child.agent_type == "shell" else "sub-agent"
+            console.print(f"  [magenta]{kind}[/] {label}: {state}")
 
 
 def _print_unstarted(console: Console, names: list[str]) -> None:

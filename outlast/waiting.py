@@ -153,7 +153,7 @@ def stage_waits(workflow_id: str, view: PipelineView) -> list[Waiting]:
         Waiting(
             workflow_id=workflow_id,
             kind="stage",
-            what=f"stage {stage}, attempt {attempt}",
+            what=f"{stage}, attempt {attempt}",
             command=f"outlast approve {decided}",
             other=f"outlast reject {decided} --feedback '...' (add --rerun to run it again)",
             read=f"outlast transcript {agent}",
@@ -172,7 +172,10 @@ def waiting_lines(found: WaitingList) -> list[str]:
         if w.other:
             lines.append(f"  or: {w.other}")
     if not found.waiting:
-        lines.append("nothing waits on you")
+        # Not "nothing": a workflow that did not answer may wait on you (a user test,
+        # 2026-12-07: it read "nothing waits on you" with a stage waiting, its worker dead).
+        some = " of those that answered" if found.unanswered else ""
+        lines.append(f"nothing waits on you{some}")
     if found.unanswered:
         shown = ", ".join(found.unanswered[:5]) + (" ..." if len(found.unanswered) > 5 else "")
         lines.append(

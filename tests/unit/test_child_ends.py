@@ -74,6 +74,11 @@ def test_a_stopped_child_shows_stopped_where_its_table_says_killed():
     )  # fmt: skip
     _print_children(status, {}, Console(file=out, width=200))
     assert out.getvalue().strip() == "sub-agent c1 (worker): stopped, sync", out.getvalue()
+    # A background Bash command is one of the children too: not called a sub-agent.
+    shell = stopped.model_copy(update={"agent_id": "b1", "agent_type": "shell"})
+    out = io.StringIO()
+    _print_children(status.model_copy(update={"children": [shell]}), {}, Console(file=out))
+    assert out.getvalue().strip().startswith("background command b1 (shell): "), out.getvalue()
     assert _ended("stopped") == {"status": "killed", "stopped": True}
     assert _ended("failed") == {"status": "failed"}
     stage = StageOutcome(name="explore", agent_type="Explore", workflow_id="x", status="completed")

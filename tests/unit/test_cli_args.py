@@ -364,6 +364,10 @@ def test_a_server_that_saw_no_worker_is_answered_with_what_to_run():
     assert said.startswith("wf-1: no poller seen") and "`outlast worker`" in said
     other = RPCError("namespace not found", RPCStatusCode.NOT_FOUND, b"")
     assert server_said("wf-1", other) == "wf-1: namespace not found"
+    # The server gone mid-command: said so, not "tcp connect error" alone (a user test).
+    gone = RPCError("tcp connect error", RPCStatusCode.UNAVAILABLE, b"")
+    said = server_said("wf-1", gone)
+    assert said.startswith("wf-1: lost the Temporal server at ") and "is it running?" in said, said
 
 
 def test_ls_prints_an_aligned_table_with_a_header():

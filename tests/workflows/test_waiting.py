@@ -54,12 +54,13 @@ async def test_a_plan_and_a_question_are_listed_with_their_commands(
 def test_a_stage_waiting_and_workers_that_did_not_answer_are_said():
     view = PipelineView(stages=[], awaiting_approval="plan", awaiting_attempt=2)
     (stage,) = stage_waits("pipe-1", view)
-    assert stage.what == "stage plan, attempt 2"
+    assert stage.what == "plan, attempt 2"  # after "stage: " (it read "stage: stage plan")
     assert stage.command == "outlast approve pipe-1 plan --attempt 2"
     # Pasted as printed, it runs: `[--rerun]` did not.
     assert stage.other.startswith("outlast reject pipe-1 plan --attempt 2 --feedback '...' (")
     assert stage.read == "outlast transcript pipe-1/plan-2"  # the second attempt's agent
+    assert waiting_lines(WaitingList(waiting=[], unanswered=[])) == ["nothing waits on you"]
     lines = waiting_lines(WaitingList(waiting=[], unanswered=["a", "b"]))
-    assert lines[0] == "nothing waits on you"
+    assert lines[0] == "nothing waits on you of those that answered"
     assert "2 running workflow(s) did not answer in time" in lines[1] and ": a, b" in lines[1]
     assert isinstance(stage, Waiting)
