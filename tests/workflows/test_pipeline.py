@@ -1037,6 +1037,35 @@ async def test_a_pipeline_stopped_while_a_stage_waits_for_a_decision_says_it_end
 ):
     """A review (2026-12-06): the stop's line said "when its running stage ends" of a
     pipeline whose stage waited for a decision, which a stop ends at once."""
+    from tests.workflows.test_plan_mode import cli
+
+    with scripted_model(APPROVAL_SCRIPT):
+        async with running_workers(client) as queues:
+            inp = pipeline_input(git_repo, queues, stages=APPROVAL_STAGES)
+            handle = await start_pipeline(client, queues, inp)
+            await wait_for_approval(handle, "look")
+            code, said = await cli(dev_server.address, "stop", handle.id)
+            result = await handle.result()
+    said = " ".join(said.split())
+    assert (
+        code == 0
+        and (
+            f"asked {handle.id} to stop: no stage runs (stage look waits for a decision), so it "
+            "ends now"
+        )
+        in said
+    ), said
+    assert result.status == "stopped", result
+
+
+async def test_decisions_sent_while_no_worker_runs_wait_in_the_history(
+    client, dev_server, git_repo
+):
+    """`outlast approve`/`reject` of a stage while no worker ran sent the `decide_stage`
+    update, which the server holds in memory only: a restart before a worker came lost it,
+    and of two that conflicted, the refused one was seen by nobody (a user test,
+    2026-12-07). Both go as the `stage_decision` signal now: taken, or refused where `show`
+    lists it."""
     handle, approved, rejected, result, view = await queued_stage_decisions(
         client, dev_server.address, git_repo
     )
