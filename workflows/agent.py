@@ -237,7 +237,12 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
                 # its children (their `killed` ends are no news it missed).
                 self._unread_ends = list(self._registry.queue)
             if is_cancelled_exception(e):
-                await keep_last_results(self._state, inp.workspace.host_queue, killed=True)
+                await keep_last_results(
+                    self._state,
+                    inp.workspace.host_queue,
+                    killed=True,
+                    reason=kill_reason(workflow.cancellation_reason() or ""),
+                )
                 self._stopped = await stop_background_children(self._subagents)
                 await self._end(inp, "killed", error="stopped")
             elif isinstance(e, FailureError):

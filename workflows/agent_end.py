@@ -41,6 +41,12 @@ call was to send, as a stop does (`keep_last_results`): a resume went on without
 work done and reported gone from its conversation (a user test, 2026-12-06)."""
 KILL_KEEPS_RESULTS = "kill-keeps-results"
 """Patch id: a kill does too, with the results of the calls of its turn that had finished."""
+KILL_ANSWERS_CUT_OFF = "kill-answers-cut-off-calls"
+"""Patch id: the calls a kill cut off are kept, answered as interrupted; a resume dropped
+them, so the model ran a command again that had run in part, unwarned (a user test)."""
+
+INTERRUPTED = "[Request interrupted by user for tool use]"
+"""Claude Code's result of a call a person's interrupt cut off."""
 
 UNSTARTED_IN_MEMO = "unstarted-in-memo"
 """Patch id: a killed or failed agent with queued workers names them in its memo; with no
@@ -266,8 +272,29 @@ async def tell_parent(
         workflow.logger.warning("could not notify parent %s: %s", inp.parent.workflow_id, e)
 
 
+def cut_off_results(
+    state: LoopState, results: list[ToolResultBlock], reason: str
+) -> list[ToolResultBlock]:
+    """An interrupted result for each call of the turn that `results` does not answer."""
+    answered = {r.tool_use_id for r in results}
+    why = f" ({reason})" if reason else ""
+    text = (
+        f"{INTERRUPTED} The agent was killed{why} while this call ran: it may have taken "
+        "effect in part or in full. Check before running it again."
+    )
+    return [
+        ToolResultBlock(tool_use_id=call_id, content=text, is_error=True)
+        for call_id in state.turn_calls
+        if call_id not in answered
+    ]
+
+
 async def keep_last_results(
-    state: LoopState, host_queue: str, killed: bool = False, failed: bool = False
+    state: LoopState,
+    host_queue: str,
+    killed: bool = False,
+    failed: bool = False,
+    reason: str = "",
 ) -> None:
     """The last turn's tool results, into the conversation the agent ends with: a stop or
     the turn limit ends it before the model call that would have recorded them, and a resume
@@ -276,7 +303,8 @@ async def keep_last_results(
 
     `killed`: a kill (TaskStop, `outlast kill`) may come mid-turn; the calls of the turn that
     had finished are kept as well, as Claude Code's sidechain transcript has each result as
-    it comes. The calls it cut off stay unanswered, and a resume drops them (R66's repair).
+    it comes; the calls it cut off are answered as Claude Code's interrupt answers them, with
+    the kill's `reason` (before `kill-answers-cut-off-calls`, a resume dropped them).
     `failed`: the agent failed (its model call refused for good): the results that call was
     to send are kept (patched `failure-keeps-results`).
 
@@ -292,6 +320,10 @@ async def keep_last_results(
     ]
     if killed:
         results += state.finished_calls
+        cut_off = cut_off_results(state, results, reason)
+        # Asked only by a kill that cut calls off, so no other run records it.
+        if cut_off and versions.patched(KILL_ANSWERS_CUT_OFF):
+            results += cut_off
     # Asked only by an end that has results to keep, so no other run records it.
     if not results:
         return

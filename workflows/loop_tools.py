@@ -259,6 +259,7 @@ async def run_tools(
     planned = gate_new_calls(plan_calls(response.message, stop_reason, input_models(setup)))
     results: list[ToolResultBlock] = []
     state.finished_calls = []
+    state.turn_calls = [i.block.id if isinstance(i, ValidCall) else i.tool_use_id for i in planned]
     safe = concurrency_safe(setup)
     batches = batch_calls(planned, safe)
     # Asked only where the order differs, so no other run records it.
@@ -276,4 +277,5 @@ async def run_tools(
         hooks.on_phase("running_tools", [i.block.name for i in batch if isinstance(i, ValidCall)])
         results.extend(await asyncio.gather(*(run_finished(setup, state, i) for i in batch)))
     state.finished_calls = []  # the caller holds them now, for the next model call
+    state.turn_calls = []
     return results

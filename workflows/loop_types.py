@@ -94,6 +94,9 @@ class LoopState(BaseModel):
     """The conversations as they were when compacted, oldest first, for the output file."""
     stop_hook_active: bool = False
     """A SubagentStop hook blocked the last stop: the agent works on because of it (R100)."""
+    turn_calls: list[str] = Field(default_factory=list, exclude=True)
+    """The tool use ids of the calls this turn runs: those a kill cuts off are answered as
+    interrupted (`agent_end.keep_last_results`). Never carried, as `finished_calls`."""
     finished_calls: list[ToolResultBlock] = Field(default_factory=list, exclude=True)
     """The results of this turn's calls that have finished while others still run: a kill
     mid-turn keeps them (`agent_end.keep_last_results`). Never carried: a run continues as

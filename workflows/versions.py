@@ -174,6 +174,7 @@ AFTER_BASELINE: frozenset[str] = frozenset(
         "plan-decision-in-its-task",
         "ending-freezes-queue",
         "input-lenient-unknown-fields",
+        "kill-answers-cut-off-calls",
         "pipeline-one-held-decision",
         "set-backgrounded-checked",
         "stop-reaches-starting-child",

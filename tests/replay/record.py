@@ -258,6 +258,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "agent_killed_v2": killed,
     # Killed mid-turn: the Read that had finished is kept (patched kill-keeps-results).
     "agent_killed_kept_results": killed_kept_results,
+    # The same: the Bash call the kill cut off is kept too, answered as interrupted
+    # (patched kill-answers-cut-off-calls; the history above is from before it).
+    "agent_killed_kept_results_v2": killed_kept_results,
     # A failed model call: the results it was to send are kept (patched
     # failure-keeps-results).
     "agent_failed_kept_results": failed_kept_results,

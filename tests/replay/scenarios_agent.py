@@ -62,7 +62,8 @@ async def killed(client: Client, tmp: Path) -> WorkflowHandle:
 
 async def killed_kept_results(client: Client, tmp: Path) -> WorkflowHandle:
     """Killed while its Bash runs, after the Read of the same response finished: the kill
-    appends the Read's result to its conversation (patched kill-keeps-results)."""
+    appends the Read's result to its conversation (patched kill-keeps-results), and the
+    Bash call's, as interrupted (patched kill-answers-cut-off-calls)."""
     from tests.workflows.test_stop_and_kill import wait_until_tool_runs
 
     repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})

@@ -470,6 +470,8 @@ STOP_THEN_MAIL = {
         {
             "name": "sleeper-2",
             "match": {"agent_name": "sleeper", "conversation_contains": ["TRY-AGAIN"]},
+            # Its turn index counts the Bash call the kill cut off (kept, as interrupted).
+            "after_last": "repeat_last",
             "turns": [{"text": "RESUMED: trying again as told"}],
         },
         {

@@ -82,7 +82,9 @@ async def test_a_stop_during_a_command_keeps_its_result(client, git_repo):
 async def test_a_kill_mid_turn_keeps_the_calls_that_had_finished(client, git_repo):
     """A kill (TaskStop, `outlast kill`) while one call of a turn still ran lost the results
     of those that had finished: a resume read the file again, or went on without it. The
-    cut-off call stays unanswered and the resume's repair drops it (R66)."""
+    cut-off call is kept too, answered as interrupted with the kill's words: a resume had
+    dropped it, and the model ran a command again that had run in part, unwarned (a user
+    test, 2026-12-07; patched `kill-answers-cut-off-calls`)."""
     from tests.workflows.test_stop_and_kill import wait_until_tool_runs
 
     hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
@@ -99,12 +101,29 @@ async def test_a_kill_mid_turn_keeps_the_calls_that_had_finished(client, git_rep
             markers = await taken_changes(handle)
             resumed = await resume_agent(client, handle.id, "go on")
             again = await asyncio.wait_for(resumed.handle.result(), 60)
-    assert "kill-keeps-results" in markers
+    assert "kill-keeps-results" in markers and "kill-answers-cut-off-calls" in markers
     assert again.final_text == "went on"
     sent = model.log[-1]["body"]["messages"]
     said = json.dumps(sent)
     assert "return 'hello'" in said, said  # the Read's result
-    assert "released" not in said, said  # the Bash call it cut off, dropped on resume
+    # The Bash call it cut off, with what became of it.
+    assert "until [ -e released ]" in said, said
+    (cut,) = [b for b in last_results_of(sent) if b.get("is_error")]
+    assert str(cut["content"]).startswith(
+        "[Request interrupted by user for tool use] The agent was killed (enough) while this "
+        "call ran: it may have taken effect in part or in full."
+    ), cut
+
+
+def last_results_of(messages: list[dict]) -> list[dict]:
+    """The tool results of the request's messages (as sent)."""
+    return [
+        b
+        for m in messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
 
 
 FAILING = {"error": {"status": 400, "type": "invalid_request_error", "message": "bad"}}
