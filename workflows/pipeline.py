@@ -90,6 +90,10 @@ NO_INPUT = PipelineInput(task="(none)", workspace=Workspace(root="/", host_queue
 """What a run started without an input holds until `run` refuses it."""
 
 
+PIPELINE_WAITS_MARKED = "pipeline-waits-marked"
+"""Patch id: a pipeline's `AgentStatus` reads `waiting_for_approval` while a stage waits for
+a decision, and `running` again after; it read `running` throughout."""
+
 PIPELINE_SIGNALS = ("stop", "stage_decision")
 """The signals a pipeline takes (a refusal of any other names them)."""
 
@@ -120,6 +124,7 @@ class PipelineWorkflow:
         """(stage, attempt, what its decision did): the `decide_stage` update's answer."""
         self._stop: StopRequest | None = None
         self._marks = sa.PatternMarks()
+        self._waits_marked: bool | None = None
         self._refusals = Refusals()
         self._running_label = ""
         self._held: list[StageDecision] = []
@@ -278,10 +283,23 @@ class PipelineWorkflow:
         workflow.set_current_details(
             f"stage **{stage}** {ended}: waiting for approval (update `decide_stage`)"
         )
+        self._mark_waiting(sa.WAITING_FOR_APPROVAL)
         await workflow.wait_condition(lambda: self._decision is not None or self._stop is not None)
         decision, self._awaiting, self._decision = self._decision, None, None
         self._awaiting_attempt = None
+        self._mark_waiting("running")
         return decision
+
+    def _mark_waiting(self, status: str) -> None:
+        """`AgentStatus` while a stage waits for a person: the Web UI's filter for what waits
+        on one (`waiting_for_approval`) missed pipelines (a user test, 2026-12-07). Asked at
+        the first wait, so a pipeline that never waits records nothing new."""
+        if not self._marks.on:
+            return
+        if self._waits_marked is None:
+            self._waits_marked = versions.patched(PIPELINE_WAITS_MARKED)
+        if self._waits_marked:
+            workflow.upsert_search_attributes([sa.AGENT_STATUS.value_set(status)])
 
     def _result(self, status: str, stage: str | None, message: str) -> PipelineResult:
         self._done = True

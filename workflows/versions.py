@@ -176,6 +176,7 @@ AFTER_BASELINE: frozenset[str] = frozenset(
         "input-lenient-unknown-fields",
         "kill-answers-cut-off-calls",
         "pipeline-one-held-decision",
+        "pipeline-waits-marked",
         "set-backgrounded-checked",
         "stop-reaches-starting-child",
         "team-shutdown-told",

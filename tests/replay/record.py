@@ -454,6 +454,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # The re-run of `look` is told its first attempt and the feedback on it (patched
     # rerun-sees-earlier-attempts).
     "pipeline_approval_v2": pipeline_approval,
+    # The same: the pipeline's AgentStatus reads waiting_for_approval while a stage waits
+    # (patched pipeline-waits-marked; `_v2` is from before it).
+    "pipeline_approval_v3": pipeline_approval,
     # Two stage decisions sent while no worker ran (the `stage_decision` signal): the first
     # taken, the second refused into `refused_signals`.
     "pipeline_queued_decisions": pipeline_queued_decisions,
@@ -567,6 +570,7 @@ CHILDREN = {
     "verified_task_v5": ["implementer", "verify-1", "verify-2"],
     "pipeline_approval": ["look-2"],
     "pipeline_approval_v2": ["look-2"],
+    "pipeline_approval_v3": ["look-2"],
     "team_background_refused": ["b"],
     "subagents_sync_async_v6": ["bg2", "fg"],
     "subagents_sync_async_v7": ["bg2", "fg"],

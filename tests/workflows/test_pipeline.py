@@ -35,7 +35,7 @@ from tests.workflows.test_agent_control import wait_status
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus, StopRequest, Workspace
 from workflows.pattern_contracts import PipelineInput, PipelineResult, PipelineView, StageDecision
-from workflows.pipeline import MAX_ATTEMPTS
+from workflows.pipeline import MAX_ATTEMPTS, PIPELINE_WAITS_MARKED
 
 TASK = "Make greet() say hi."
 
@@ -269,11 +269,15 @@ async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(
             # `outlast show` says which stage waits, and the command (it said `running`).
             await wait_for_approval(handle, "look")
             waiting = (await agent_tree(client, handle.id)).outcome
+            # The Web UI's filter for what waits on a person finds it (a user test).
+            marked = await attribute_until(handle, sa.WAITING_FOR_APPROVAL)
             # Without the stage, the refusal names the one that waits, as a command.
             code, unnamed = await cli(dev_server.address, "approve", handle.id)
             await steer_approvals(handle)
             result = await handle.result()
             followed = [line for _, line in await _progress(handle, "pipeline")]
+            patches = await taken_changes(handle)
+    assert marked == sa.WAITING_FOR_APPROVAL and PIPELINE_WAITS_MARKED in patches, marked
     assert result.status == "completed"
     assert [(s.name, s.attempt, s.status) for s in result.stages] == [
         ("look", 1, "rejected"),
@@ -297,6 +301,17 @@ async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(
     ]
     plan_request = first_requests(model.log)["Plan"]
     assert "LOOK-2" in plan_request and "LOOK-1" not in plan_request
+
+
+async def attribute_until(handle, status: str) -> str | None:
+    """The pipeline's `AgentStatus` once it reads `status` (or after 10 s)."""
+    shown = None
+    for _ in range(100):
+        shown = (await handle.describe()).typed_search_attributes.get(sa.AGENT_STATUS)
+        if shown == status:
+            break
+        await asyncio.sleep(0.1)
+    return shown
 
 
 async def wait_for_running(handle, stage: str) -> PipelineView:
