@@ -278,12 +278,17 @@ def cut_off_results(
     """An interrupted result for each call of the turn that `results` does not answer."""
     answered = {r.tool_use_id for r in results}
     why = f" ({reason})" if reason else ""
-    text = (
+    ran = (
         f"{INTERRUPTED} The agent was killed{why} while this call ran: it may have taken "
         "effect in part or in full. Check before running it again."
     )
+    # A call of a later batch (one at a time, after the one before) had not started.
+    not_run = f"{INTERRUPTED} The agent was killed{why} before this call ran: it was not run."
+    started = set(state.started_calls)
     return [
-        ToolResultBlock(tool_use_id=call_id, content=text, is_error=True)
+        ToolResultBlock(
+            tool_use_id=call_id, content=ran if call_id in started else not_run, is_error=True
+        )
         for call_id in state.turn_calls
         if call_id not in answered
     ]

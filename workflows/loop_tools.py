@@ -244,6 +244,8 @@ async def run_one(setup: LoopSetup, state: LoopState, item: ValidCall | ToolResu
 
 async def run_finished(setup: LoopSetup, state: LoopState, item: ValidCall | ToolResultBlock):
     """`run_one`, its result noted as the call finishes (`LoopState.finished_calls`)."""
+    if isinstance(item, ValidCall):
+        state.started_calls.append(item.block.id)
     result = await run_one(setup, state, item)
     state.finished_calls.append(result)
     return result
@@ -277,5 +279,5 @@ async def run_tools(
         hooks.on_phase("running_tools", [i.block.name for i in batch if isinstance(i, ValidCall)])
         results.extend(await asyncio.gather(*(run_finished(setup, state, i) for i in batch)))
     state.finished_calls = []  # the caller holds them now, for the next model call
-    state.turn_calls = []
+    state.turn_calls, state.started_calls = [], []
     return results

@@ -97,6 +97,8 @@ class LoopState(BaseModel):
     turn_calls: list[str] = Field(default_factory=list, exclude=True)
     """The tool use ids of the calls this turn runs: those a kill cuts off are answered as
     interrupted (`agent_end.keep_last_results`). Never carried, as `finished_calls`."""
+    started_calls: list[str] = Field(default_factory=list, exclude=True)
+    """Those of them that have started (a later batch waits for the one before)."""
     finished_calls: list[ToolResultBlock] = Field(default_factory=list, exclude=True)
     """The results of this turn's calls that have finished while others still run: a kill
     mid-turn keeps them (`agent_end.keep_last_results`). Never carried: a run continues as

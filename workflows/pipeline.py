@@ -94,6 +94,10 @@ PIPELINE_WAITS_MARKED = "pipeline-waits-marked"
 """Patch id: a pipeline's `AgentStatus` reads `waiting_for_approval` while a stage waits for
 a decision, and `running` again after; it read `running` throughout."""
 
+STAGE_DECISION_SIGNAL = "stage-decision-signal"
+"""Patch id: the `stage_decision` signal decides a stage; a worker of an earlier release
+refused it as a signal it has no handler for."""
+
 PIPELINE_SIGNALS = ("stop", "stage_decision")
 """The signals a pipeline takes (a refusal of any other names them)."""
 
@@ -519,6 +523,11 @@ class PipelineWorkflow:
         only, so a restart lost it, and a second one refused later was seen by nobody (a
         user test, 2026-12-07). Checked and taken as the `decide_stage` update is; a refusal
         is kept in `refused_signals`."""
+        if not versions.patched(STAGE_DECISION_SIGNAL):
+            # A worker of an earlier release refused it so (a history it made replays so).
+            hint = "a stage is decided by the `decide_stage` update"
+            self._refusals.unknown_signal("PipelineWorkflow", "stage_decision", ("stop",), hint)
+            return
         decision = self._refusals.checked("stage_decision", StageDecision, raw, extra)
         if decision is None:
             return
@@ -527,6 +536,7 @@ class PipelineWorkflow:
             await self.decide_stage(decision)
         except (ValueError, ApplicationError) as e:
             why = e.message if isinstance(e, ApplicationError) else str(e)
+            why = why.removeprefix("update `decide_stage` refused: ")
             self._refusals.keep(f"signal `stage_decision` refused: {why}")
 
     @workflow.signal(dynamic=True)

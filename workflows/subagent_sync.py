@@ -57,10 +57,6 @@ class SyncChildren:
         cfg = self.ctx.config.agents  # type: ignore[union-attr]
         started = workflow.now()
         due = {"auto": False}
-        # Asked only then, so no other run records the patch.
-        if self.stopping() and versions.patched(STOP_REACHES_STARTING_CHILD):
-            with contextlib.suppress(ApplicationError):  # it has ended already
-                await signal_workflow(task.workflow_id, "stop", StopRequest(reason=CALLER_STOPPED))
 
         def settled() -> bool:
             return task.end is not None or handle.done()
@@ -78,6 +74,12 @@ class SyncChildren:
             after = timedelta(milliseconds=cfg.auto_background_ms)
             self._timers.start("auto", task.agent_id, after, auto)
         try:
+            # Asked only then, so no other run records the patch. In the try: a kill that
+            # comes meanwhile still cancels the child (R26).
+            if self.stopping() and versions.patched(STOP_REACHES_STARTING_CHILD):
+                with contextlib.suppress(ApplicationError):  # it has ended already
+                    stop = StopRequest(reason=CALLER_STOPPED)
+                    await signal_workflow(task.workflow_id, "stop", stop)
             await workflow.wait_condition(
                 lambda: settled() or task.background_requested or due["auto"]
             )

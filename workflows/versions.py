@@ -178,6 +178,7 @@ AFTER_BASELINE: frozenset[str] = frozenset(
         "pipeline-one-held-decision",
         "pipeline-waits-marked",
         "set-backgrounded-checked",
+        "stage-decision-signal",
         "stop-reaches-starting-child",
         "team-shutdown-told",
         "team-carry-not-refused",

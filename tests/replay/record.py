@@ -458,8 +458,10 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # (patched pipeline-waits-marked; `_v2` is from before it).
     "pipeline_approval_v3": pipeline_approval,
     # Two stage decisions sent while no worker ran (the `stage_decision` signal): the first
-    # taken, the second refused into `refused_signals`.
+    # taken, the second refused into `refused_signals` (patched stage-decision-signal);
+    # `pipeline_queued_decisions_v0` recorded on 3ea9475, which refused both as unknown.
     "pipeline_queued_decisions": pipeline_queued_decisions,
+    "pipeline_queued_decisions_v0": pipeline_queued_decisions,
     # The `background` signal to a teammate, refused (patched teammate-background-refused).
     "team_background_refused": team_background_refused,
     # A resumed agent's SendMessage finds the sub-agent its first run spawned (patched

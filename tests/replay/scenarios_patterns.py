@@ -172,14 +172,13 @@ async def pipeline_killed_held_decision(client: Client, tmp: Path) -> WorkflowHa
 
 async def pipeline_queued_decisions(client: Client, tmp: Path) -> WorkflowHandle:
     """Two stage decisions sent while no worker ran, as `stage_decision` signals: the first
-    taken, the second refused into `refused_signals`."""
+    taken, the second refused into `refused_signals` (patched stage-decision-signal). `_v0`
+    is recorded on 3ea9475, whose pipeline refused both as signals it had no handler for:
+    the `decide_stage` update approves the stage then."""
     from tests.workflows.test_pipeline import queued_stage_decisions
 
     repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
-    address = client.service_client.config.target_host
-    handle, *_ = await queued_stage_decisions(
-        client, address, repo, os.environ["OUTLAST_RECORDING"]
-    )
+    handle, *_ = await queued_stage_decisions(client, None, repo, os.environ["OUTLAST_RECORDING"])
     return handle
 
 

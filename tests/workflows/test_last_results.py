@@ -89,8 +89,9 @@ async def test_a_kill_mid_turn_keeps_the_calls_that_had_finished(client, git_rep
 
     hold = {"name": "Bash", "input": {"command": "until [ -e released ]; do sleep 0.1; done"}}
     read = {"name": "Read", "input": {"file_path": "{{cwd}}/src/app.py"}}
+    after = {"name": "Bash", "input": {"command": "echo ran > after.txt"}}
     with scripted_model(
-        script([{"tool_use": [read, hold]}, {"text": "never"}]), log_bodies=True
+        script([{"tool_use": [read, hold, after]}, {"text": "never"}]), log_bodies=True
     ) as model:
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("Look.", git_repo, queues), queues)
@@ -108,11 +109,17 @@ async def test_a_kill_mid_turn_keeps_the_calls_that_had_finished(client, git_rep
     assert "return 'hello'" in said, said  # the Read's result
     # The Bash call it cut off, with what became of it.
     assert "until [ -e released ]" in said, said
-    (cut,) = [b for b in last_results_of(sent) if b.get("is_error")]
+    cut, unrun = [b for b in last_results_of(sent) if b.get("is_error")]
     assert str(cut["content"]).startswith(
         "[Request interrupted by user for tool use] The agent was killed (enough) while this "
         "call ran: it may have taken effect in part or in full."
     ), cut
+    # The call after it, one at a time, had not started: said so (a review).
+    assert str(unrun["content"]) == (
+        "[Request interrupted by user for tool use] The agent was killed (enough) before this "
+        "call ran: it was not run."
+    ), unrun
+    assert not (git_repo / "after.txt").exists()
 
 
 def last_results_of(messages: list[dict]) -> list[dict]:

@@ -1099,10 +1099,11 @@ async def test_decisions_sent_while_no_worker_runs_wait_in_the_history(
     ], view.refused_signals
 
 
-async def queued_stage_decisions(client, address: str, repo, wf_id: str | None = None):
+async def queued_stage_decisions(client, address: str | None, repo, wf_id: str | None = None):
     """Stage look waits; its worker stops; `outlast approve` and then `reject --rerun` of it
-    are sent; a worker comes. (handle, approve's and reject's (code, output), the result, the
-    last `pipeline` view)"""
+    are sent (as the `stage_decision` signals the CLI sends, without an `address`); a worker
+    comes. (handle, approve's and reject's (code, output), the result, the last `pipeline`
+    view)"""
     from tests.workflows.test_plan_mode import cli
 
     with scripted_model(APPROVAL_SCRIPT):
@@ -1110,9 +1111,20 @@ async def queued_stage_decisions(client, address: str, repo, wf_id: str | None =
             inp = pipeline_input(repo, queues, stages=APPROVAL_STAGES)
             handle = await start_pipeline(client, queues, inp, wf_id)
             await wait_for_approval(handle, "look")
-        approved = await cli(address, "approve", handle.id, "look", "--attempt", "1")
-        rejected = await cli(address, "reject", handle.id, "look", "--rerun")
+        if address is None:  # the replay corpus: a release before the signal records it too
+            approve = {"stage": "look", "approve": True, "attempt": 1}
+            await handle.signal("stage_decision", approve)
+            await handle.signal("stage_decision", {"stage": "look", "rerun": True})
+            approved = rejected = (3, "")
+        else:
+            approved = await cli(address, "approve", handle.id, "look", "--attempt", "1")
+            rejected = await cli(address, "reject", handle.id, "look", "--rerun")
         async with running_workers(client, queues=queues):
-            result = await asyncio.wait_for(handle.result(), 60)
+            try:
+                result = await asyncio.wait_for(asyncio.shield(handle.result()), 20)
+            except TimeoutError:  # a release that refused the signals: the update decides
+                approve = StageDecision(stage="look", approve=True, attempt=1)
+                await handle.execute_update("decide_stage", approve, result_type=str)
+                result = await asyncio.wait_for(handle.result(), 60)
             view = await handle.query("pipeline", result_type=PipelineView)
     return handle, approved, rejected, result, view

@@ -141,6 +141,11 @@ async def person_shuts_down_w1(client, repo, wf_id: str | None = None):
                 "request_shutdown", ShutdownAsk(name="w1"), result_type=ShutdownOutcome
             )
             await wait_for_view(handle, lambda v: v.tasks[0].owner is None)
+            # The lead's turn on the note first: a shutdown in its task stops it before one.
+            for _ in range(300):
+                if any(r["agent"] == "lead-told" for r in model.log):
+                    break
+                await asyncio.sleep(0.1)
             await handle.signal("shutdown", {"reason": "done"})
             result = await asyncio.wait_for(handle.result(), 60)
     return handle, outcome, result, model.log
