@@ -41,7 +41,12 @@ from workflows.pattern_contracts import (
     StageDecision,
     StageOutcome,
 )
-from workflows.pipeline_decisions import MAX_ATTEMPTS, PipelineDecisions, held_text
+from workflows.pipeline_decisions import (
+    DECIDED_BY_UPDATE,
+    MAX_ATTEMPTS,
+    PipelineDecisions,
+    held_text,
+)
 from workflows.signal_input import Refusals
 from workflows.spot_checks import spot_checked
 from workflows.turns import run_elapsed_ms, sum_usages
@@ -315,8 +320,7 @@ class PipelineWorkflow(PipelineDecisions):
     @workflow.signal(dynamic=True)
     def unknown_signal(self, name: str, args: Sequence[RawValue]) -> None:
         """A signal of a name the pipeline has no handler for is refused, not lost unseen."""
-        hint = "a stage is decided by the `decide_stage` update"
-        self._refusals.unknown_signal("PipelineWorkflow", name, PIPELINE_SIGNALS, hint)
+        self._refusals.unknown_signal("PipelineWorkflow", name, PIPELINE_SIGNALS, DECIDED_BY_UPDATE)
 
     @workflow.query(name="pipeline")
     def pipeline(self) -> PipelineView:

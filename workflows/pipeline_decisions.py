@@ -25,6 +25,9 @@ DECISION_EFFECT = "pipeline-decision-effect"
 did; before, it answered at once, so its completion came before the stage's next command."""
 ONE_HELD = "pipeline-one-held-decision"
 """Patch id: a second decision on a stage with one held is refused at once."""
+DECIDED_BY_UPDATE = "a stage is decided by the `decide_stage` update"
+"""The hint of a refusal of a signal the pipeline has no handler for."""
+
 STAGE_DECISION_SIGNAL = "stage-decision-signal"
 """Patch id: the `stage_decision` signal decides a stage; a worker of an earlier release
 refused it as a signal it has no handler for."""
@@ -247,8 +250,9 @@ class PipelineDecisions:
         is kept in `refused_signals`."""
         if not versions.patched(STAGE_DECISION_SIGNAL):
             # A worker of an earlier release refused it so (a history it made replays so).
-            hint = "a stage is decided by the `decide_stage` update"
-            self._refusals.unknown_signal("PipelineWorkflow", "stage_decision", ("stop",), hint)
+            self._refusals.unknown_signal(
+                "PipelineWorkflow", "stage_decision", ("stop",), DECIDED_BY_UPDATE
+            )
             return
         decision = self._refusals.checked("stage_decision", StageDecision, raw, extra)
         if decision is None:

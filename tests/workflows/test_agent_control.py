@@ -603,11 +603,7 @@ async def stop_as_the_model_spawns(client, repo, wf_id: str | None = None):
     with scripted_model(STOP_BEFORE_SPAWN, log_bodies=True) as model:
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", repo, queues), queues, wf_id)
-            for _ in range(150):
-                status = await handle.query("status", result_type=AgentStatus)
-                if status.state == "calling_model":
-                    break
-                await asyncio.sleep(0.1)
+            await wait_status(handle, lambda s: s.state == "calling_model")
             await handle.signal("stop", StopRequest(reason="enough"))
             result = await asyncio.wait_for(handle.result(), 60)
     return handle, result, model.log
