@@ -68,6 +68,7 @@ from workflows.child_endings import check_liveness, end_from_handle, watch_child
 from workflows.child_timers import ChildTimers
 from workflows.phases import PhaseGate, phase_capabilities
 from workflows.registry import ChildRegistry, ChildTask
+from workflows.starting_children import StartingChildren
 from workflows.subagent_sync import SyncChildren
 from workflows.team_spawn import (
     PERSON_NAMES,
@@ -177,6 +178,7 @@ class SubAgents(SyncChildren):
         self.phases = PhaseGate(registry)
         self._timers = ChildTimers()
         self.stopping = lambda: False
+        self._starting = StartingChildren()
 
     def starting(self) -> set[str]:
         """Sub-agents whose child workflow is being started: not in the registry yet, so out
@@ -191,6 +193,10 @@ class SubAgents(SyncChildren):
     # --- signals ---------------------------------------------------------------------
 
     def on_notification(self, end: AgentNotification) -> None:
+        if end.agent_id not in self.registry.tasks and self._starting.hold_end(
+            end, self.starting()
+        ):
+            return
         if not self.registry.record_end(end):
             workflow.logger.debug(
                 "notification from %s not queued (sync or duplicate)", end.agent_id
@@ -203,7 +209,7 @@ class SubAgents(SyncChildren):
             if task.mode == "sync" and request.agent_id in (None, task.agent_id, task.name):
                 task.background_requested = True
                 found = True
-        return found
+        return self._starting.hold_background(request) or found
 
     # --- the Agent tool ----------------------------------------------------------------
 
@@ -288,10 +294,13 @@ class SubAgents(SyncChildren):
                 )
             self.phases.hold(claim)
         self._launching.add(agent_id)
+        if not is_async:
+            self._starting.sync[agent_id] = inp.name
         try:
             result = await self._launch_named(call, inp, resolved, agent_id, is_async, forking)
         finally:
             self._launching.discard(agent_id)
+            self._starting.forget(agent_id)
         if result.is_error:
             self.phases.release(agent_id)  # nothing started: its files are not in use
         return result
@@ -443,6 +452,7 @@ class SubAgents(SyncChildren):
         )
         self.registry.add(task)
         self._launching.discard(agent_id)  # counted as running from here
+        self._starting.apply(task, self.registry)
         self.on_change()
         self._handles[agent_id] = handle
         if is_async:

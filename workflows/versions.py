@@ -170,11 +170,13 @@ EARLIER = ((FIRST_BASELINE, FIRST_BUNDLED),)
 
 AFTER_BASELINE: frozenset[str] = frozenset(
     {
+        "background-reaches-starting-child",
         "claim-globs-refused",
         "plan-decision-in-its-task",
         "ending-freezes-queue",
         "input-lenient-unknown-fields",
         "kill-answers-cut-off-calls",
+        "notice-before-start-kept",
         "pipeline-one-held-decision",
         "pipeline-waits-marked",
         "set-backgrounded-checked",

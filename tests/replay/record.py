@@ -113,6 +113,7 @@ from tests.replay.scenarios_patterns import (
     verified_verifier_fails,
 )
 from tests.replay.scenarios_subagents import (
+    background_starting_child,
     closed_child,
     late_mail,
     late_mail_notice,
@@ -120,6 +121,7 @@ from tests.replay.scenarios_subagents import (
     late_mail_stopped,
     mail_after_stop,
     message_after_spawn,
+    notice_before_start,
     parallel_sync,
     person_name,
     resume_read_state,
@@ -216,6 +218,14 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # da0daf3, where it ran its whole course first.
     "subagents_stop_starting": stop_reaches_starting_child,
     "subagents_stop_starting_v0": stop_reaches_starting_child,
+    # A `background` signal, and a sub-agent's notification, that come while a sync
+    # sub-agent's start is held (its worktree's post-checkout hook): kept for it (patched
+    # background-reaches-starting-child, notice-before-start-kept); the `_v0`s recorded on
+    # 78ffa27, where the signal was refused and the notification dropped.
+    "subagents_background_starting": background_starting_child,
+    "subagents_background_starting_v0": background_starting_child,
+    "subagents_notice_before_start": notice_before_start,
+    "subagents_notice_before_start_v0": notice_before_start,
     # Mail reaching a sub-agent as it writes its output file: it goes on as generation 2 and
     # says so with its end, and its parent waits for that end too (patched
     # late-mail-continues); sync, and background.

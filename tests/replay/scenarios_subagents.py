@@ -247,6 +247,32 @@ async def subagent_hooks(client: Client, tmp: Path) -> WorkflowHandle:
     return await scripted(client, tmp, {"agents": [helper, main]}, config, repo=repo)
 
 
+async def background_starting_child(client: Client, tmp: Path) -> WorkflowHandle:
+    """A `background` signal while a sync sub-agent's start is held: it moves the sub-agent
+    once it runs (patched background-reaches-starting-child). `_v0` recorded on 78ffa27,
+    where it was refused."""
+    import os
+
+    from tests.workflows.test_agent_control import background_as_a_child_starts
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    wf_id = os.environ["OUTLAST_RECORDING"]
+    handle, _, _ = await background_as_a_child_starts(client, repo, tmp, wf_id)
+    return handle
+
+
+async def notice_before_start(client: Client, tmp: Path) -> WorkflowHandle:
+    """A sub-agent's notification that comes while its start is held: kept for it (patched
+    notice-before-start-kept). `_v0` recorded on 78ffa27, where it was dropped."""
+    import os
+
+    from tests.workflows.test_agent_control import notice_before_the_start
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    handle, _ = await notice_before_the_start(client, repo, tmp, os.environ["OUTLAST_RECORDING"])
+    return handle
+
+
 async def stop_reaches_starting_child(client: Client, tmp: Path) -> WorkflowHandle:
     """A stop while the model writes a sync Agent call: the sub-agent is stopped at its start
     (patched stop-reaches-starting-child). `_v0` recorded on da0daf3, where it ran its whole

@@ -28,7 +28,17 @@ from tests.support import (
 )
 from tests.workflows.test_stop_and_kill import processes_with
 from workflows.agent_handlers import STOP_REACHES_SYNC_CHILDREN
-from workflows.contracts import AgentResult, AgentStatus, StopRequest
+from workflows.contracts import (
+    AgentNotification,
+    AgentResult,
+    AgentStatus,
+    BackgroundRequest,
+    StopRequest,
+)
+from workflows.starting_children import (
+    BACKGROUND_REACHES_STARTING_CHILD,
+    NOTICE_BEFORE_START_KEPT,
+)
 from workflows.subagent_sync import STOP_REACHES_STARTING_CHILD
 
 
@@ -596,6 +606,137 @@ async def test_a_sync_sub_agent_started_after_a_stop_is_stopped_too(client, git_
     (told,) = [r.content for r in tool_results(result)]
     assert "It was stopped before it finished, because you were stopped" in told, told
     assert STOP_REACHES_STARTING_CHILD in await taken_changes(handle)
+
+
+BACKGROUND_AS_IT_STARTS = {
+    "agents": [
+        {"name": "starting", "match": {"agent_name": "starting"}, "turns": [{"text": "CHILD"}]},
+        {
+            "name": "main",
+            "after_last": "repeat_last",
+            "turns": [
+                {"tool_use": spawn("starting", "work on", False, isolation="worktree")},
+                {"text": "PARENT-AFTER"},
+            ],
+        },
+    ]
+}
+
+
+async def test_a_background_signal_while_a_sync_sub_agent_starts_moves_it(
+    client, git_repo, tmp_path
+):
+    """A `background` signal that came while a sync sub-agent's child workflow was starting
+    found no sub-agent running and was refused (as when the parent's worker was away and the
+    signal came in one task with the start). It moves the sub-agent once it runs now."""
+    handle, result, status = await background_as_a_child_starts(client, git_repo, tmp_path)
+    (told, *_) = [r.content for r in tool_results(result)]
+    assert "was moved to the background (on request)" in told, told
+    assert status.refused_signals == [], status.refused_signals
+    assert BACKGROUND_REACHES_STARTING_CHILD in await taken_changes(handle)
+
+
+async def background_as_a_child_starts(client, repo, tmp_path, wf_id: str | None = None):
+    """`background` while the sync sub-agent's worktree is made (its post-checkout hook holds
+    the start until the signal is in). (handle, result, the parent's last status)"""
+    started, go = tmp_path / "hook-started", tmp_path / "hook-go"
+    hold_worktrees(repo, started, go)
+    with scripted_model(BACKGROUND_AS_IT_STARTS):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", repo, queues), queues, wf_id)
+            await wait_for(started.exists, timeout=30)
+            await handle.signal("background", BackgroundRequest())
+            go.touch()
+            result = await asyncio.wait_for(handle.result(), 60)
+            status = await handle.query("status", result_type=AgentStatus)
+    return handle, result, status
+
+
+EARLY_WORD = {
+    "agents": [
+        {
+            "name": "child",
+            "match": {"prompt_contains": "CHILD-PROMPT"},
+            "turns": [{"text": "LATE"}],
+        },
+        {
+            "name": "main",
+            "after_last": "repeat_last",
+            "turns": [
+                {
+                    "tool_use": {
+                        "name": "Agent",
+                        "input": {
+                            "description": "early",
+                            "prompt": "CHILD-PROMPT",
+                            "run_in_background": True,
+                            "isolation": "worktree",
+                        },
+                    }
+                },
+                {"text": "PARENT-AFTER"},
+            ],
+        },
+    ]
+}
+
+
+async def test_a_notification_that_comes_before_its_child_s_start_resolved_is_kept(
+    client, git_repo, tmp_path
+):
+    """A sub-agent's `agent_notification` that reached its parent before the parent had seen
+    the child's start (in one workflow task with the start's resolution, whose signal handler
+    runs first) found no task and was dropped: an end that `continues` lost that run's answer.
+    It is kept for the child now. Sent here by the test while the child's start is held."""
+    handle, result = await notice_before_the_start(client, git_repo, tmp_path)
+    told = "\n".join(user_texts(result))
+    assert "EARLY-WORD" in told and "LATE" not in told, told
+    assert NOTICE_BEFORE_START_KEPT in await taken_changes(handle)
+
+
+async def notice_before_the_start(client, repo, tmp_path, wf_id: str | None = None):
+    """The child's end, sent while its worktree is made (a post-checkout hook holds it), with
+    the agent id the parent gave it (from the worktree activity's input). (handle, result)"""
+    started, go = tmp_path / "hook-started", tmp_path / "hook-go"
+    hold_worktrees(repo, started, go)
+    with scripted_model(EARLY_WORD):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", repo, queues), queues, wf_id)
+            await wait_for(started.exists, timeout=30)
+            owner = await worktree_owner(client, handle)
+            agent_id = owner.rsplit("/", 1)[1]
+            end = AgentNotification(
+                agent_id=agent_id,
+                run_generation=1,
+                status="completed",
+                description="early",
+                final_text="EARLY-WORD",
+            )
+            await handle.signal("agent_notification", end)
+            go.touch()
+            result = await asyncio.wait_for(handle.result(), 60)
+            await asyncio.wait_for(client.get_workflow_handle(owner).result(), 60)
+    return handle, result
+
+
+def hold_worktrees(repo, started, go) -> None:
+    """A post-checkout hook that touches `started` and waits (up to 30 s) for `go`."""
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text(
+        f"#!/bin/sh\ntouch {started}\n"
+        f"i=0; while [ ! -e {go} ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n"
+    )
+    hook.chmod(0o755)
+
+
+async def worktree_owner(client, handle) -> str:
+    """The child workflow id the parent's `workspace.create_worktree` call names."""
+    async for event in handle.fetch_history_events():
+        attrs = event.activity_task_scheduled_event_attributes
+        if attrs.activity_type.name == "workspace.create_worktree":
+            (inp,) = await client.data_converter.decode(attrs.input.payloads)
+            return inp["owner_workflow_id"]
+    raise AssertionError("no workspace.create_worktree call in the history")
 
 
 async def stop_as_the_model_spawns(client, repo, wf_id: str | None = None):
