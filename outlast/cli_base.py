@@ -61,7 +61,7 @@ async def connect_or_fail(address: str | None = None) -> Client:
     """A client, or a one-sentence refusal: the server cannot be reached, or the payload
     settings (`OUTLAST_PAYLOAD_KEY`, `OUTLAST_PAYLOAD_STORE`) do not make sense."""
     try:
-        return await connect(address)
+        client = await connect(address)
     except RuntimeError as e:
         where = address or os.environ.get("TEMPORAL_ADDRESS", "localhost:7233")
         # The embedded server is Outlast's to start; another one, its operator's.
@@ -73,7 +73,13 @@ async def connect_or_fail(address: str | None = None) -> Client:
         fail(f"cannot reach Temporal at {where}: {connect_failure(e)}; {hint}")
     except ValueError as e:  # the data converter's settings (PayloadKeyError is one)
         fail(str(e))
-    raise AssertionError("unreachable")  # fail() raises
+    CONNECTED[:] = [client.service_client.config.target_host]
+    return client
+
+
+CONNECTED: list[str] = []
+"""The address this command connected to: the embedded server's port is not always 7233, nor
+named by `$TEMPORAL_ADDRESS` (`outlast server-start --port`)."""
 
 
 def _local(address: str) -> str:
@@ -143,7 +149,7 @@ def server_said(workflow_id: str, error: RPCError) -> str:
     text = f"{workflow_id}: {error.message}"
     if error.status == RPCStatusCode.UNAVAILABLE and "connect" in error.message:
         # The server went away mid-command: it read "tcp connect error" (a user test).
-        where = os.environ.get("TEMPORAL_ADDRESS", "localhost:7233")
+        where = CONNECTED[0] if CONNECTED else os.environ.get("TEMPORAL_ADDRESS", "localhost:7233")
         return (
             f"{workflow_id}: lost the Temporal server at {where} ({error.message}); is it running?"
         )

@@ -148,7 +148,8 @@ def queued_text(workflow_id: str, verb: str, stage: str | None = None) -> str:
     """A decision no worker answered for, sent as a signal: it waits in the history."""
     what = f"stage {stage}" if stage is not None else "the plan"
     return (
-        f"no worker answered for {workflow_id} within {PLAN_QUERY_TIMEOUT.seconds} s: the "
+        # Not "within 10 s": a server that has seen no worker poll says so at once.
+        f"no worker answered for {workflow_id}: the "
         f"{verb} is queued, for {what} waiting when a worker takes the "
         f"{'pipeline' if stage is not None else 'agent'} up; `outlast show {workflow_id}` says "
         "what became of it. If no worker runs, start one with `outlast worker`."

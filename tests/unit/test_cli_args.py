@@ -354,9 +354,10 @@ def test_a_refusal_quoting_markup_like_text_prints_it_as_written(tmp_path):
     assert "\x1b" not in out.output
 
 
-def test_a_server_that_saw_no_worker_is_answered_with_what_to_run():
+def test_a_server_that_saw_no_worker_is_answered_with_what_to_run(monkeypatch):
     from temporalio.service import RPCError, RPCStatusCode
 
+    from outlast import cli_base
     from outlast.cli_base import server_said
 
     bare = RPCError("no poller seen for task queue recently, worker may be down", 9, b"")
@@ -368,6 +369,10 @@ def test_a_server_that_saw_no_worker_is_answered_with_what_to_run():
     gone = RPCError("tcp connect error", RPCStatusCode.UNAVAILABLE, b"")
     said = server_said("wf-1", gone)
     assert said.startswith("wf-1: lost the Temporal server at ") and "is it running?" in said, said
+    # At the address this command connected to, which `$TEMPORAL_ADDRESS` need not name.
+    monkeypatch.setattr(cli_base, "CONNECTED", ["127.0.0.1:41234"])
+    said = server_said("wf-1", gone)
+    assert said.startswith("wf-1: lost the Temporal server at 127.0.0.1:41234 "), said
 
 
 def test_ls_prints_an_aligned_table_with_a_header():

@@ -1086,7 +1086,7 @@ async def test_decisions_sent_while_no_worker_runs_wait_in_the_history(
     )
     for code, out in (approved, rejected):
         flat = " ".join(out.split())
-        assert code == 3 and f"no worker answered for {handle.id} within 10 s" in flat, out
+        assert code == 3 and f"no worker answered for {handle.id}: the " in flat, out
         assert "is queued, for stage look waiting when a worker takes the pipeline up" in flat
     assert result.status == "completed", result
     assert [(s.name, s.status) for s in result.stages] == [

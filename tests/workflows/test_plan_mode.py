@@ -1030,7 +1030,7 @@ async def test_an_approval_while_no_worker_runs_is_queued_and_applied(client, de
         async with running_workers(client, queues=queues):
             result = await asyncio.wait_for(handle.result(), 60)
     flat = " ".join(out.split())
-    assert code == 3 and f"no worker answered for {handle.id} within 10 s" in flat, out
+    assert code == 3 and f"no worker answered for {handle.id}: the " in flat, out
     assert "the approval is queued, for the plan waiting" in flat, out
     assert result.status == "completed" and result.final_text == "implemented the plan"
     assert (git_repo / "src/x.py").read_text() == "X = 1\n"
