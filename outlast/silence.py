@@ -16,8 +16,15 @@ QUERY_BUFFER_FULL = "consistent query buffer is full"
 """What the server says, after some 15 s, of a query to a workflow no worker has taken up
 yet (its first task not done), when another query waits for it already."""
 
-NO_WORKER_ANSWER = "its worker did not answer (is one running? `outlast worker`)"
-"""What `show` says of a running workflow whose query no worker answered."""
+NO_WORKER_ANSWER = (
+    "its worker did not answer: none runs (`outlast worker`), or the one that ran it has just "
+    "stopped and another takes it up within about 10 s"
+)
+"""What `show` says of a running workflow whose query no worker answered. Not "is one
+running?" alone: with two workers, for the ~10 s after the one that ran it died (the server
+waits that long on the dead one's sticky queue), it read so while the other ran (a chaos
+test, 2026-12-07). A just-died worker's poller is listed for minutes, so `show` cannot tell
+which it is."""
 NOT_ASKED = "its turns, tokens and unread mail are not known: `show` ran out of time to ask"
 """What `show` says of an agent that ended without a result when the tree's time for queries
 had run out before it was asked."""

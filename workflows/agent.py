@@ -319,6 +319,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             if subagent_hooks.applies(inp):
                 await self._subagent_start(inp, prepared)
         self._subagents.stopping = lambda: self._stop is not None
+        self._subagents.refused = self._refusals.keep
         self._plans.approver = plan_approver(inp)
         self._plans.sender = inp.name or self._agent_id
         self._plans.can_exit = EXIT_PLAN_MODE_TOOL in prepared.tools

@@ -29,16 +29,20 @@ class StartingChildren:
     """Not carried: a run continues as new only between turns, with no start under way."""
 
     def __init__(self) -> None:
-        self.sync: dict[str, str | None] = {}
+        self._sync: dict[str, str | None] = {}
         """Sync children between the Agent call and the registry: agent id -> name."""
         self._background: set[str] = set()
         self._ends: list[AgentNotification] = []
+
+    def begin(self, agent_id: str, name: str | None) -> None:
+        """A sync child's start is under way: a `background` naming it is kept for it."""
+        self._sync[agent_id] = name
 
     def hold_background(self, request: BackgroundRequest) -> bool:
         """Keep `request` for the sync children it names that are starting; False if none."""
         named = [
             agent_id
-            for agent_id, name in self.sync.items()
+            for agent_id, name in self._sync.items()
             if request.agent_id in (None, agent_id, name)
         ]
         # Asked only where one is starting, so no other signal records a marker.
@@ -48,7 +52,8 @@ class StartingChildren:
         return True
 
     def hold_end(self, end: AgentNotification, starting: set[str]) -> bool:
-        """Keep `end` if its child is starting (`starting`) and not registered yet."""
+        """Keep `end` if its child is starting (`starting`: the caller has found it in no
+        registry entry)."""
         # Asked only for such an end, so no other notification records a marker.
         if end.agent_id not in starting or not versions.patched(NOTICE_BEFORE_START_KEPT):
             return False
@@ -59,12 +64,17 @@ class StartingChildren:
         """`task` has just been registered: what was kept for it reaches it now."""
         if task.agent_id in self._background:
             task.background_requested = True
+        self._background.discard(task.agent_id)
         for end in [e for e in self._ends if e.agent_id == task.agent_id]:
             registry.record_end(end)
         self.forget(task.agent_id)
 
-    def forget(self, agent_id: str) -> None:
-        """Its start is over, registered or failed: nothing more is kept for it."""
-        self.sync.pop(agent_id, None)
+    def forget(self, agent_id: str) -> bool:
+        """Its start is over, registered or failed: nothing more is kept for it. True if a
+        `background` was kept for it and not applied (its start failed): its sender was not
+        refused, and is to be told."""
+        self._sync.pop(agent_id, None)
+        held = agent_id in self._background
         self._background.discard(agent_id)
         self._ends = [e for e in self._ends if e.agent_id != agent_id]
+        return held

@@ -178,7 +178,9 @@ class SubAgents(SyncChildren):
         self.phases = PhaseGate(registry)
         self._timers = ChildTimers()
         self.stopping = lambda: False
-        self._starting = StartingChildren()
+        self._held_for_start = StartingChildren()
+        self.refused: Callable[[str], None] = lambda text: None
+        """Keeps a refusal where `show` lists it (the agent's `refused_signals`)."""
 
     def starting(self) -> set[str]:
         """Sub-agents whose child workflow is being started: not in the registry yet, so out
@@ -193,7 +195,7 @@ class SubAgents(SyncChildren):
     # --- signals ---------------------------------------------------------------------
 
     def on_notification(self, end: AgentNotification) -> None:
-        if end.agent_id not in self.registry.tasks and self._starting.hold_end(
+        if end.agent_id not in self.registry.tasks and self._held_for_start.hold_end(
             end, self.starting()
         ):
             return
@@ -209,7 +211,7 @@ class SubAgents(SyncChildren):
             if task.mode == "sync" and request.agent_id in (None, task.agent_id, task.name):
                 task.background_requested = True
                 found = True
-        return self._starting.hold_background(request) or found
+        return self._held_for_start.hold_background(request) or found
 
     # --- the Agent tool ----------------------------------------------------------------
 
@@ -295,12 +297,11 @@ class SubAgents(SyncChildren):
             self.phases.hold(claim)
         self._launching.add(agent_id)
         if not is_async:
-            self._starting.sync[agent_id] = inp.name
+            self._held_for_start.begin(agent_id, inp.name)
         try:
             result = await self._launch_named(call, inp, resolved, agent_id, is_async, forking)
         finally:
             self._launching.discard(agent_id)
-            self._starting.forget(agent_id)
         if result.is_error:
             self.phases.release(agent_id)  # nothing started: its files are not in use
         return result
@@ -336,6 +337,7 @@ class SubAgents(SyncChildren):
         got one (`_child_workflow_id`), so two agents ran under one name."""
         name = inp.name
         if name and self._name_busy(name) and versions.patched(ONE_AGENT_PER_NAME):
+            self._start_over(agent_id, name)
             return error_result(
                 call.block,
                 f"An agent named '{name}' is already running or starting; use SendMessage to "
@@ -348,6 +350,17 @@ class SubAgents(SyncChildren):
         finally:
             if name:
                 self._names_starting.discard(name)
+            self._start_over(agent_id, name)
+
+    def _start_over(self, agent_id: str, name: str | None) -> None:
+        """Nothing more is kept for a start that is over (here, not in `agent_tool`: a
+        coordinator's queued worker starts from its queue); a `background` kept for one that
+        failed is refused after all."""
+        if self._held_for_start.forget(agent_id):
+            self.refused(
+                f"signal `background` refused: the sub-agent {name or agent_id} it named could "
+                "not start"
+            )
 
     def _name_busy(self, name: str) -> bool:
         existing = self.registry.find(name)
@@ -452,7 +465,7 @@ class SubAgents(SyncChildren):
         )
         self.registry.add(task)
         self._launching.discard(agent_id)  # counted as running from here
-        self._starting.apply(task, self.registry)
+        self._held_for_start.apply(task, self.registry)
         self.on_change()
         self._handles[agent_id] = handle
         if is_async:

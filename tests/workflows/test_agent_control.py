@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import re
 import time
+import uuid
 
 import pytest
 from temporalio.api.enums.v1 import EventType
@@ -623,20 +624,48 @@ BACKGROUND_AS_IT_STARTS = {
 }
 
 
+@pytest.mark.parametrize("named", [None, "starting"])
 async def test_a_background_signal_while_a_sync_sub_agent_starts_moves_it(
-    client, git_repo, tmp_path
+    client, git_repo, tmp_path, named
 ):
     """A `background` signal that came while a sync sub-agent's child workflow was starting
     found no sub-agent running and was refused (as when the parent's worker was away and the
     signal came in one task with the start). It moves the sub-agent once it runs now."""
-    handle, result, status = await background_as_a_child_starts(client, git_repo, tmp_path)
+    request = BackgroundRequest(agent_id=named)
+    handle, result, status = await background_as_a_child_starts(
+        client, git_repo, tmp_path, request=request
+    )
     (told, *_) = [r.content for r in tool_results(result)]
     assert "was moved to the background (on request)" in told, told
     assert status.refused_signals == [], status.refused_signals
     assert BACKGROUND_REACHES_STARTING_CHILD in await taken_changes(handle)
 
 
-async def background_as_a_child_starts(client, repo, tmp_path, wf_id: str | None = None):
+async def test_a_background_signal_kept_for_a_start_that_fails_is_refused_then(
+    client, git_repo, tmp_path
+):
+    """Kept for a sync sub-agent whose start then failed (its workflow id taken), the signal
+    had moved nothing and said nothing: it is refused then, where `show` lists it."""
+    wf_id = f"test-{uuid.uuid4().hex[:10]}"
+    blocker = await client.start_workflow(
+        "NoSuchWorkflow", id=f"{wf_id}/starting", task_queue=f"nobody-{wf_id}"
+    )
+    try:
+        handle, result, status = await background_as_a_child_starts(
+            client, git_repo, tmp_path, wf_id
+        )
+    finally:
+        await blocker.terminate(reason="test over")
+    (told, *_) = [r.content for r in tool_results(result)]
+    assert "is already running" in told, told
+    assert status.refused_signals == [
+        "signal `background` refused: the sub-agent starting it named could not start"
+    ], status.refused_signals
+
+
+async def background_as_a_child_starts(
+    client, repo, tmp_path, wf_id: str | None = None, request=BackgroundRequest()
+):
     """`background` while the sync sub-agent's worktree is made (its post-checkout hook holds
     the start until the signal is in). (handle, result, the parent's last status)"""
     started, go = tmp_path / "hook-started", tmp_path / "hook-go"
@@ -645,7 +674,7 @@ async def background_as_a_child_starts(client, repo, tmp_path, wf_id: str | None
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("go", repo, queues), queues, wf_id)
             await wait_for(started.exists, timeout=30)
-            await handle.signal("background", BackgroundRequest())
+            await handle.signal("background", request)
             go.touch()
             result = await asyncio.wait_for(handle.result(), 60)
             status = await handle.query("status", result_type=AgentStatus)
@@ -723,8 +752,8 @@ def hold_worktrees(repo, started, go) -> None:
     """A post-checkout hook that touches `started` and waits (up to 30 s) for `go`."""
     hook = repo / ".git" / "hooks" / "post-checkout"
     hook.write_text(
-        f"#!/bin/sh\ntouch {started}\n"
-        f"i=0; while [ ! -e {go} ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n"
+        f"#!/bin/sh\ntouch '{started}'\n"
+        f"i=0; while [ ! -e '{go}' ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done\n"
     )
     hook.chmod(0o755)
 

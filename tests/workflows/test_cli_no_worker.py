@@ -88,6 +88,7 @@ async def test_show_says_a_worker_that_just_died_did_not_answer(client, git_repo
     """Its poller is listed a minute and more after it died, so `show` said nothing at all
     of it that long (a user test, 2026-12-06): the status query that nobody answered says it."""
     from outlast.inspect import agent_tree
+    from outlast.silence import NO_WORKER_ANSWER
     from outlast.tree_text import tree_lines
 
     handle = await on_a_dead_worker_s_queue(client, git_repo)
@@ -97,12 +98,11 @@ async def test_show_says_a_worker_that_just_died_did_not_answer(client, git_repo
     await handle.cancel(reason="enough")
     killed = await agent_tree(client, handle.id)
     await handle.terminate(reason="test over")
-    assert tree.outcome == "its worker did not answer (is one running? `outlast worker`)"
-    assert "its worker did not answer" in tree_lines(tree)[0], tree_lines(tree)
-    assert killed.outcome == (
-        "its worker did not answer (is one running? `outlast worker`); kill requested, taken "
-        "once a worker runs"
-    ), killed.outcome
+    assert tree.outcome == NO_WORKER_ANSWER
+    assert "its worker did not answer: none runs" in tree_lines(tree)[0], tree_lines(tree)
+    assert killed.outcome == (f"{NO_WORKER_ANSWER}; kill requested, taken once a worker runs"), (
+        killed.outcome
+    )
 
 
 async def test_attach_and_show_say_when_no_worker_serves_the_workspace_host(
