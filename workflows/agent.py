@@ -59,6 +59,7 @@ from workflows.agent_setup import (
 from workflows.agent_tools import AgentParts, workflow_tools
 from workflows.carry import AgentCarry, from_client, read_carry, should_continue_as_new
 from workflows.child_endings import settle_children
+from workflows.child_input import ParentContext
 from workflows.client_input import (
     client_start,
     given_input,
@@ -83,7 +84,7 @@ from workflows.question_control import QuestionControl
 from workflows.registry import ChildRegistry
 from workflows.shell_task import launch as launch_shell
 from workflows.signal_input import Refusals
-from workflows.subagents import ParentContext, SubAgents
+from workflows.subagents import SubAgents
 from workflows.team_member import (
     TeamCounters,
 )

@@ -13,7 +13,6 @@ not (terminated, crashed code). A sync child that completes reports only through
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from temporalio import workflow
 from temporalio.exceptions import (
@@ -22,11 +21,10 @@ from temporalio.exceptions import (
 from temporalio.workflow import ParentClosePolicy
 
 from agents.agent_tool import AgentToolInput
-from agents.builtin.coordinator import WORKER_DEFINITION, scratchpad_note, worker_system_prompt
 from agents.builtin.fork import DEFINITION as FORK_DEFINITION
 from agents.builtin.fork import FORK_QUERY_SOURCE, is_in_fork_child
 from agents.config import OutlastConfig
-from agents.definition import AgentDefinition, DefinitionSet
+from agents.definition import AgentDefinition
 from agents.file_claims import queued_text
 from agents.messages import ToolResultBlock
 from agents.notifications import (
@@ -37,36 +35,28 @@ from agents.notifications import (
 from agents.spawn import (
     FORK,
     child_permission_mode,
-    definitions_for_child,
     depth_error,
     new_agent_id,
     resolve_agent_type,
-    resolve_child_model,
     should_run_async,
 )
-from agents.tool_filter import filter_tools_for_agent, resolve_agent_tools
-from agents.transcript import TranscriptRef
 from agents.worktree_slug import agent_worktree_slug
 from workflows import search_attributes as sa
 from workflows import versions
 from workflows.contracts import (
-    AgentInput,
     AgentNotification,
     AgentResult,
     BackgroundRequest,
-    ForkContext,
-    Lineage,
-    ParentLink,
-    TeamLink,
     Workspace,
 )
 
 with workflow.unsafe.imports_passed_through():
-    from activities.llm import ModelRequest
+    pass
 
 from workflows.child_endings import check_liveness, end_from_handle, watch_child
+from workflows.child_input import ParentContext, child_input, fork_input
 from workflows.child_timers import ChildTimers
-from workflows.phases import PhaseGate, phase_capabilities
+from workflows.phases import PhaseGate
 from workflows.registry import ChildRegistry, ChildTask
 from workflows.starting_children import StartingChildren
 from workflows.subagent_sync import SyncChildren
@@ -78,7 +68,6 @@ from workflows.team_spawn import (
     no_team_text,
     spawn_teammate,
 )
-from workflows.tool_pool import BASE_TOOLS
 from workflows.turns import ValidCall, error_result
 from workflows.worktrees import create_worktree
 
@@ -116,49 +105,6 @@ def _isolation(inp: AgentToolInput, resolved: AgentDefinition) -> str | None:
         return inp.isolation
     # Asked only where the answer changes what runs, so no other spawn records a marker.
     return "worktree" if versions.patched(DEFINITION_ISOLATION) else None
-
-
-WORKER_TYPE = WORKER_DEFINITION.agent_type
-
-
-@dataclass
-class ParentContext:
-    """What the spawning agent knows about itself; fixed for its run, but for `workspace`,
-    which follows it into a worktree it enters (EnterWorktree)."""
-
-    workflow_id: str
-    agent_id: str
-    agent_type: str
-    lineage: Lineage
-    config: OutlastConfig
-    definitions: DefinitionSet
-    workspace: Workspace
-    model: str
-    permission_mode: str
-    allowed_agent_types: list[str] | None
-    read_state: Callable[[], dict]
-    parent: ParentLink | None = None
-    request: ModelRequest | None = None
-    """The agent's request template: a fork sends the same prompt and tool bytes."""
-    tools: list[str] = field(default_factory=list)
-    transcript: Callable[[], TranscriptRef] = TranscriptRef
-    round_tool_use_ids: Callable[[], list[str]] = list
-    messages: Callable[[], list] = list
-    query_source: str | None = None
-    coordinator: bool = False
-    """Workers run in the background under the phase rules (R55, R59)."""
-    write_scope: list[str] | None = None
-    """The spawning agent's own write scope: its sub-agents get no more (a research
-    worker's helper may not write the repository either)."""
-    planning: Callable[[], bool] = lambda: False
-    """The spawning agent is in plan mode now: its helpers may read, nothing more (R76)."""
-    scratchpad: str | None = None
-    team: TeamLink | None = None
-    name: str | None = None
-    """The spawning agent's own name (a team's lead spawns teammates by name, R69)."""
-    resumed: bool = False
-    """This run resumes an agent that ended: its earlier runs' sub-agents are not in its
-    registry (`workflows/earlier_children.py`)."""
 
 
 class SubAgents(SyncChildren):
@@ -428,9 +374,12 @@ class SubAgents(SyncChildren):
             if isinstance(worktree, str):
                 return error_result(call.block, worktree)
             workspace = Workspace(root=worktree.worktree_path, host_queue=ctx.workspace.host_queue)
-        child = self._child_input(inp, resolved, agent_id, is_async, workspace, worktree, call)
+        claim = self.phases.claim_of(agent_id) if ctx.coordinator else None
+        child = child_input(
+            ctx, inp, resolved, agent_id, is_async, workspace, worktree, call, claim
+        )
         if forking:
-            child = self._as_fork(child, inp, worktree is not None)
+            child = fork_input(ctx, child, inp, worktree is not None)
         start_input, attributes = sa.child_start(child)
         try:
             handle = await workflow.start_child_workflow(
@@ -476,33 +425,6 @@ class SubAgents(SyncChildren):
             )
         return await self._wait_sync(call, task, handle)
 
-    def _as_fork(self, child: AgentInput, inp: AgentToolInput, in_worktree: bool) -> AgentInput:
-        """R46/R47: the parent's prompt bytes, exact tools, model and conversation."""
-        ctx = self.ctx
-        assert ctx is not None
-        fork = ForkContext(
-            system_ref=ctx.request.system_ref,
-            tools_ref=ctx.request.tools_ref,
-            tools=ctx.tools,
-            model=ctx.model,
-            base=ctx.transcript(),
-            tool_use_ids=ctx.round_tool_use_ids(),
-            directive=inp.prompt,
-            parent_cwd=ctx.workspace.root if in_worktree else None,
-        )
-        return child.model_copy(
-            update={
-                "fork": fork,
-                "query_source": FORK_QUERY_SOURCE,
-                "tools": ctx.tools,
-                # The parent's tools, so the parent's rule: its Agent tool lists these.
-                "definitions": definitions_for_child(ctx.tools, ctx.definitions),
-                "model": ctx.model,
-                "permission_mode": "bubble",
-                "read_file_state": {} if in_worktree else dict(ctx.read_state()),
-            }
-        )
-
     def _refusal(self, inp: AgentToolInput) -> str | None:
         ctx = self.ctx
         assert ctx is not None
@@ -527,82 +449,6 @@ class SubAgents(SyncChildren):
                 "use SendMessage to talk to it."
             )
         return None
-
-    def _child_input(
-        self,
-        inp: AgentToolInput,
-        definition: AgentDefinition,
-        agent_id: str,
-        is_async: bool,
-        workspace: Workspace,
-        worktree,
-        call: ValidCall,
-    ) -> AgentInput:
-        ctx = self.ctx
-        assert ctx is not None
-        mode = child_permission_mode(ctx.permission_mode, definition)
-        if inp.mode == "plan":
-            mode = "plan"  # R79: it plans first, and its lead (this agent) approves
-        if ctx.coordinator and definition.agent_type != WORKER_TYPE:
-            # R62: every worker of a coordinator gets the worker instructions.
-            definition = definition.model_copy(
-                update={"system_prompt": worker_system_prompt(definition.system_prompt)}
-            )
-        if ctx.coordinator and ctx.scratchpad:
-            definition = definition.model_copy(
-                update={
-                    "system_prompt": f"{definition.system_prompt}\n\n"
-                    f"{scratchpad_note(ctx.scratchpad)}"
-                }
-            )
-        pool = filter_tools_for_agent(
-            BASE_TOOLS,
-            is_built_in=definition.is_built_in,
-            is_async=is_async,
-            permission_mode=mode,
-            allow_nested_agents=ctx.config.agents.allow_nested_agents,
-        )
-        tools = resolve_agent_tools(definition, pool).tools
-        write_scope = None if ctx.write_scope is None else list(ctx.write_scope)
-        if ctx.planning():
-            write_scope = []  # R76: a planning agent's helpers read (and shell read-only)
-        if ctx.coordinator:
-            tools, write_scope = phase_capabilities(
-                tools, self.phases.claim_of(agent_id), ctx.scratchpad
-            )
-        return AgentInput(
-            prompt=inp.prompt,
-            workspace=workspace,
-            agent_type=definition.agent_type,
-            definition=definition,
-            model=resolve_child_model(inp.model, definition, ctx.config, ctx.model),
-            tools=tools,
-            write_scope=write_scope,
-            config=ctx.config,
-            lineage=Lineage(
-                agent_id=agent_id,
-                chain_id=str(workflow.uuid4()),
-                depth=ctx.lineage.depth + 1,
-                session_id=ctx.lineage.session_id or ctx.workflow_id,
-                parent_workflow_id=ctx.workflow_id,
-                parent_agent_id=ctx.agent_id,
-                pattern=ctx.lineage.pattern,
-            ),
-            name=inp.name,
-            description=inp.description,
-            parent=ParentLink(
-                workflow_id=ctx.workflow_id,
-                agent_id=ctx.agent_id,
-                tool_use_id=call.block.id,
-                sender=ctx.name or ctx.agent_id,
-            ),
-            background=is_async,
-            read_file_state={} if worktree else dict(ctx.read_state()),
-            permission_mode=mode,
-            worktree=worktree,
-            definitions=definitions_for_child(tools, ctx.definitions),
-            scratchpad=ctx.scratchpad,
-        )
 
     async def _end_from_handle(self, task: ChildTask, generation: int, handle):
         return await end_from_handle(task, generation, handle)
