@@ -267,11 +267,10 @@ class PipelineDecisions:
 
 
 def held_refusal(held: StageDecision) -> str:
-    """Why a second decision on a stage is refused while the first waits for its end."""
-    return (
-        f"stage {held.stage} has a decision held already ({held_text(held)}), taken when it "
-        "ends: one decision per stage"
-    )
+    """Why a second decision on a stage is refused while the first is held. Not "taken when it
+    ends": of two decisions queued while no worker ran, the stage had ended and waited when
+    both came (a chaos test, 2026-12-07)."""
+    return f"stage {held.stage} was decided already ({held_text(held)}): one decision per stage"
 
 
 def held_text(decision: StageDecision) -> str:

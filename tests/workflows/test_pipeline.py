@@ -889,8 +889,7 @@ async def test_a_decision_on_a_stage_that_runs_is_held_and_refused_if_it_does_no
             after = await handle.query("pipeline", result_type=PipelineView)
     assert shown == "stage look running, decision held until it ends: approve look", shown
     assert twice.value.cause.message == (
-        "stage look has a decision held already (approve look), taken when it ends: one "
-        "decision per stage"
+        "stage look was decided already (approve look): one decision per stage"
     )
     assert after.held_decisions == []
     assert "stage look ended without waiting for a decision" in str(refused.value.cause)
@@ -1094,8 +1093,8 @@ async def test_decisions_sent_while_no_worker_runs_wait_in_the_history(
         ("plan", "completed"),
     ]
     assert view.refused_signals == [
-        "signal `stage_decision` refused: stage look has a decision held already (approve "
-        "look attempt 1), taken when it ends: one decision per stage"
+        "signal `stage_decision` refused: stage look was decided already (approve look "
+        "attempt 1): one decision per stage"
     ], view.refused_signals
 
 
