@@ -14,10 +14,11 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 from rich.console import Console
-from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 
 from activities.store import make_state_dir, state_dir
 from activities.tools.process_groups import settle_kills
@@ -27,7 +28,8 @@ from outlast.progress import follow, print_result
 from outlast.runner import build_input, start_agent
 from outlast.scripted_model import ScriptedModelServer, load_script
 from outlast.sigterm import cancel_on_sigterm
-from worker import KILLS_GRACE_S, build_workers, host_id
+from worker import KILLS_GRACE_S, build_workers
+from workflows.contracts import host_task_queue
 
 HERE = Path(__file__).parent
 TASK = (
@@ -51,6 +53,42 @@ def make_sample_repo(dest: Path) -> Path:
     return dest
 
 
+def demo_queues(stamp: str) -> tuple[str, str]:
+    """(task queue, host id) that only this demo's worker serves. On the shared ones, another
+    worker of the server (an `outlast dev`, with a real model's key) took the demo's run and
+    answered it with its own model (a user test, 2026-12-07)."""
+    tag = f"outlast-demo-{stamp}-{uuid.uuid4().hex[:6]}"
+    return tag, tag
+
+
+def demo_workers(client: Client, task_queue: str, host: str) -> list:
+    return build_workers(client, task_queue=task_queue, host_queue=host_task_queue(host))
+
+
+async def connect_demo(console: Console, server: DevServer) -> tuple[Client, str | None, bool]:
+    """`$TEMPORAL_ADDRESS`, or the embedded dev server (started if it is not running, and
+    then True); with the Web UI's address when it is this OUTLAST_HOME's embedded server."""
+    if address := os.environ.get("TEMPORAL_ADDRESS"):
+        return await connect(), embedded_ui(server, address), False
+    if started := server.ensure_running():
+        console.print(f"started the embedded Temporal dev server on {server.address}")
+    return await connect(server.address), server.ui_url, started
+
+
+def embedded_ui(server: DevServer, address: str) -> str | None:
+    """The Web UI of this OUTLAST_HOME's embedded server if `address` is that server's
+    (`outlast server-start --port`): the demo gave no link there (a user test, 2026-12-07)."""
+    live, port = server.live_address(), server.live_ui_port()
+    if live is None or port is None or _same(live) != _same(address):
+        return None
+    return f"http://{live.rpartition(':')[0]}:{port}"
+
+
+def _same(address: str) -> str:
+    host, _, port = address.rpartition(":")
+    return f"{'127.0.0.1' if host == 'localhost' else host}:{port}"
+
+
 def tests_pass(repo: Path) -> bool:
     done = subprocess.run(
         [sys.executable, "-m", "unittest", "-q"], cwd=repo, capture_output=True, text=True
@@ -68,18 +106,16 @@ async def run_demo(console: Console, *, keep_server: bool = True) -> bool:
         os.environ["ANTHROPIC_BASE_URL"] = model.url
         os.environ["ANTHROPIC_API_KEY"] = "demo-key-for-the-scripted-model"
         server = DevServer(state_dir=state_dir())
-        started = False
-        if os.environ.get("TEMPORAL_ADDRESS"):
-            client, ui = await connect(), None
-        else:
-            if started := server.ensure_running():
-                console.print(f"started the embedded Temporal dev server on {server.address}")
-            client, ui = await connect(server.address), server.ui_url
+        client, ui, started = await connect_demo(console, server)
+        queue, host = demo_queues(stamp)
         handle = await start_agent(
-            client, build_input(TASK, repo, host_id=host_id()), workflow_id=f"outlast-demo-{stamp}"
+            client,
+            build_input(TASK, repo, host_id=host),
+            workflow_id=f"outlast-demo-{stamp}",
+            task_queue=queue,
         )
         console.print(f"workflow [bold]{handle.id}[/]")
-        workers = build_workers(client)
+        workers = demo_workers(client, queue, host)
         serving = asyncio.gather(*(w.run() for w in workers))
         try:
             with cancel_on_sigterm():
@@ -121,7 +157,9 @@ def where_to_look(
     """The run's id, and where to look at it: the Web UI while the embedded server runs
     (and how to stop that server, which outlives the demo), the history with the CLI."""
     console.print(f"\nworkflow id: {workflow_id}")
-    if ui and not keep_server and server.stop():
+    if ui and os.environ.get("TEMPORAL_ADDRESS"):
+        console.print(f"Web UI:      {ui}/namespaces/default/workflows/{workflow_id}")
+    elif ui and not keep_server and server.stop():
         console.print("stopped the embedded dev server; `outlast dev` brings it back, history kept")
     elif ui:
         console.print(f"Web UI:      {ui}/namespaces/default/workflows/{workflow_id}")

@@ -24,8 +24,16 @@ from temporalio.client import Client, WorkflowHandle
 
 from activities.store import make_state_dir, state_dir
 from activities.tools.process_groups import settle_kills
-from outlast.client import connect
-from outlast.demo import HERE, end_if_running, make_sample_repo, tests_pass, where_to_look
+from outlast.demo import (
+    HERE,
+    connect_demo,
+    demo_queues,
+    demo_workers,
+    end_if_running,
+    make_sample_repo,
+    tests_pass,
+    where_to_look,
+)
 from outlast.devserver import DevServer
 from outlast.pattern_follow import follow_pattern
 from outlast.pattern_output import print_pattern_result
@@ -38,7 +46,7 @@ from outlast.patterns import (
 from outlast.scripted_model import ScriptedModelServer, load_script
 from outlast.search_setup import missing_search_attributes
 from outlast.sigterm import cancel_on_sigterm
-from worker import KILLS_GRACE_S, build_workers, host_id
+from worker import KILLS_GRACE_S
 from workflows.pattern_contracts import VerifiedTaskResult
 
 SCENARIO_DIR = HERE / "scenarios"
@@ -140,41 +148,34 @@ async def run_pattern_demo(
     with ScriptedModelServer(script, log_path=base / "model.jsonl") as model:
         os.environ["ANTHROPIC_BASE_URL"] = model.url
         os.environ["ANTHROPIC_API_KEY"] = "demo-key-for-the-scripted-model"
-        client, ui, started = await _connect(console, server)
-        inp = await _without_missing_attributes(client, _pattern_input(pattern, scenario, repo))
+        client, ui, started = await connect_demo(console, server)
+        queue, host = demo_queues(stamp)
+        inp = _pattern_input(pattern, scenario, repo, host)
+        inp = await _without_missing_attributes(client, inp)
         handle = await start_pattern(
-            client, pattern, inp, workflow_id=f"outlast-demo-{pattern}-{stamp}"
+            client, pattern, inp, workflow_id=f"outlast-demo-{pattern}-{stamp}", task_queue=queue
         )
         console.print(f"workflow [bold]{handle.id}[/] ({pattern})")
-        result = await _follow_with_workers(client, handle, pattern, console)
+        workers = demo_workers(client, queue, host)
+        result = await _follow_with_workers(client, handle, pattern, console, workers)
     ok = _report(console, pattern, result, repo, scenario)
     # A server that ran before the demo is someone else's (an `outlast dev`): never stopped.
     where_to_look(console, handle.id, ui, server, keep_server or not started)
     return ok
 
 
-def _pattern_input(pattern: str, scenario: Scenario, repo: Path) -> Any:
+def _pattern_input(pattern: str, scenario: Scenario, repo: Path, host: str) -> Any:
     return build_pattern_input(
         PatternArgs(
             pattern=pattern,
             task=scenario.task,
             repo=repo,
-            host_id=host_id(),
+            host_id=host,
             teammates=list(scenario.teammates),
             team_tasks=list(scenario.team_tasks),
             forks=list(scenario.forks),
         )
     )
-
-
-async def _connect(console: Console, server: DevServer) -> tuple[Client, str | None, bool]:
-    """`$TEMPORAL_ADDRESS`, or the embedded dev server (started if it is not running, and
-    then True)."""
-    if os.environ.get("TEMPORAL_ADDRESS"):
-        return await connect(), None, False
-    if started := server.ensure_running():
-        console.print(f"started the embedded Temporal dev server on {server.address}")
-    return await connect(server.address), server.ui_url, started
 
 
 async def _without_missing_attributes(client: Client, inp: Any) -> Any:
@@ -186,9 +187,8 @@ async def _without_missing_attributes(client: Client, inp: Any) -> Any:
 
 
 async def _follow_with_workers(
-    client: Client, handle: WorkflowHandle, pattern: str, console: Console
+    client: Client, handle: WorkflowHandle, pattern: str, console: Console, workers: list
 ) -> Any:
-    workers = build_workers(client)
     serving = asyncio.gather(*(w.run() for w in workers))
     try:
         with cancel_on_sigterm():

@@ -11,6 +11,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from outlast.cli import app
+from outlast.demo import run_demo
 from outlast.demo import tests_pass as sample_tests_pass
 from outlast.demo.patterns import DEMO_PATTERNS, SCENARIO_DIR, SCENARIOS, run_pattern_demo
 from outlast.scripted_model import load_script
@@ -122,6 +123,25 @@ async def test_verified_demo(demo_home):
     assert re.search(r"2 rounds, \d+ tool uses?, [1-9]\d* tokens", out), out
     # The verifiers ran in their copies: the implementer's checkout has only its own edit.
     assert "calc.py | 2 +-" in out
+
+
+async def test_the_demo_runs_on_queues_only_its_own_worker_serves(demo_home, client):
+    """On the shared queues another worker of the server (an `outlast dev`, with a real
+    model's key) took the demo's run and answered it with its own model (a user test,
+    2026-12-07). The single demo and a pattern's each have queues of their own."""
+    console = Console(record=True, width=200)
+    assert await run_demo(console), console.export_text()
+    ok, out, _, _ = await run("fork-join", demo_home)
+    assert ok, out
+    for said in (console.export_text(), out):
+        workflow_id = re.search(r"workflow id: (\S+)", said).group(1)
+        desc = await client.get_workflow_handle(workflow_id).describe()
+        assert desc.task_queue.startswith("outlast-demo-"), desc.task_queue
+        async for event in client.get_workflow_handle(workflow_id).fetch_history_events():
+            payloads = event.workflow_execution_started_event_attributes.input.payloads
+            [given] = await client.data_converter.decode(payloads, [dict])
+            assert given["workspace"]["host_queue"] == f"outlast-host-{desc.task_queue}", given
+            break
 
 
 @pytest.mark.parametrize("pattern", ["debate", "swarm"])

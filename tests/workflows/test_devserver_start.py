@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from outlast.demo import embedded_ui
 from outlast.devserver import DevServer, DevServerError
 from tests.support import free_port
 
@@ -200,6 +201,11 @@ def test_server_start_runs_the_embedded_server_on_any_port_in_the_background(tmp
         assert f"`TEMPORAL_ADDRESS=localhost:{port} outlast worker`" in said, said
         server = DevServer(state_dir=home, port=port, ui_port=ui_port)
         assert server.healthy() and server.foreground_owner() is None
+        # `outlast demo` with TEMPORAL_ADDRESS naming it gives this server's Web UI link (it
+        # gave none: a user test, 2026-12-07), and no link for another server.
+        mine = DevServer(state_dir=home)
+        assert embedded_ui(mine, f"127.0.0.1:{port}") == f"http://localhost:{ui_port}"
+        assert embedded_ui(mine, f"localhost:{free_port()}") is None
         code, again = outlast(home, *start)
         assert code == 0 and f"already running on localhost:{port}" in again, again
         code, elsewhere = outlast(home, *start[:3], "--ui-port", str(port + 1))
