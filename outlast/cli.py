@@ -50,7 +50,7 @@ from outlast.patterns import (
 )
 from outlast.progress import WorkerStopped, follow_while_serving
 from outlast.reaper import reap_interval
-from outlast.resume import ResumeRefused, carried_line, resume_agent
+from outlast.resume import ResumeRefused, carried_line, ended_run, resume_agent
 from outlast.run_ids import closed_run, id_problem
 from outlast.runner import StartError, env_config, start_agent
 from outlast.search_setup import worker_warning
@@ -402,12 +402,15 @@ def resume(
     check_id(workflow_id)
     if not message.strip():
         _fail("the message is empty: say what the agent should go on with.")
-    if not no_worker:
-        _checked_worker_module(or_else="or pass --no-worker and run workers elsewhere")
 
     async def _main() -> int:
         client, ui = await _client_or_fail()
         try:
+            if not no_worker:
+                # What it is refuses first: "ANTHROPIC_API_KEY is not set" hid "no workflow
+                # with id nope" (a user test, 2026-12-07). Nothing has started yet.
+                await ended_run(client, workflow_id)
+                _checked_worker_module(or_else="or pass --no-worker and run workers elsewhere")
             resumed = await resume_agent(client, workflow_id, message)
         except ResumeRefused as e:
             _fail(f"{e}.")

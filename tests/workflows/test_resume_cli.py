@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -157,6 +158,17 @@ async def test_a_terminated_agent_goes_on_from_its_last_model_call(client, git_r
     assert "Listing." in last and "go on, but skip the slow part" in last
     assert '"tool_use"' not in last
     assert "never sent" not in last
+
+
+def test_resume_says_what_is_wrong_with_the_id_before_asking_for_a_model_key(dev_server):
+    """Without ANTHROPIC_API_KEY, `resume nope` said the key was not set, and only with
+    --no-worker that there is no such workflow (a user test, 2026-12-07)."""
+    env = {**os.environ, "TEMPORAL_ADDRESS": dev_server.address, "COLUMNS": "200"}
+    env.pop("ANTHROPIC_API_KEY", None)
+    done = outlast(env, "resume", "nope-2", "more")
+    said = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode == 2 and "no workflow with id nope-2" in said, said
+    assert "ANTHROPIC_API_KEY" not in said, said
 
 
 async def test_what_cannot_be_resumed_is_refused_and_nothing_starts(client, git_repo):
