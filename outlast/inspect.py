@@ -452,7 +452,8 @@ def _fill_from_result(node: Node, result: object) -> None:
     if path := result.get("worktree_path"):
         node.worktree = kept_worktree(path, result.get("worktree_branch"))
     rounds = result.get("rounds") or []
-    if rounds:
+    if rounds and rounds[-1].get("verifier_workflow_id") and not rounds[-1].get("verifier_killed"):
+        # No verifier's finding where none reported (`VerificationRound.verified`).
         node.verdict = rounds[-1].get("verdict")
     # A pipeline's or a verified task's own line on how it ended (`stage verify: VERDICT:
     # FAIL ...`), or an agent's error, where it did not do its task.

@@ -246,4 +246,4 @@ def round_line(r: VerificationRound) -> str:
     """A verified task's round as a follow prints it: "VERDICT: FAIL the implementer was
     stopped" ran the verdict into its reason (a user test, 2026-12-07)."""
     why = f": {r.verdict_reason}" if r.verdict_reason else ""
-    return f"round {r.round}: VERDICT: {r.verdict}{why}"
+    return f"round {r.round}: {'VERDICT: ' + r.verdict if r.verified else 'not verified'}{why}"

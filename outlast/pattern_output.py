@@ -70,6 +70,9 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
                 0 if r.verdict_reason == NOTHING_RAN else sum(c.result != "skip" for c in r.checks)
             )
             why = f": {r.verdict_reason}" if r.verdict_reason else ""
+            if not r.verified:
+                line(f"  round {r.round}: not verified{why}")
+                continue
             line(f"  round {r.round}: VERDICT: {r.verdict} ({count(ran, 'check')} run){why}")
         line(f"  {count(len(result.rounds), 'round')}, {usage_text(result.usage)}")
         final = result.final_text

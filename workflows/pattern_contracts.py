@@ -433,6 +433,13 @@ class VerificationRound(Contract):
     verifier_killed: bool = False
     """A person killed its verifier before it reported: its FAIL is no finding on the work."""
 
+    @property
+    def verified(self) -> bool:
+        """A verifier ran and reported: its verdict is a finding on the work. Not so for a
+        round whose implementer stopped or failed, or whose verifier was killed: their FAIL
+        read as the verifier's rejection (a user test, 2026-12-07)."""
+        return bool(self.verifier_workflow_id) and not self.verifier_killed
+
 
 class VerifiedTaskResult(Contract):
     status: Literal["passed", "failed", "partial"]

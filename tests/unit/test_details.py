@@ -182,8 +182,11 @@ def test_a_verified_round_s_follow_line_sets_its_reason_apart():
         verdict="FAIL",
         verdict_reason="the implementer was stopped: ISTOP; nothing was verified",
     )
+    # No verifier ran: not a verifier's FAIL (a user test, 2026-12-07).
     assert round_line(stopped) == (
-        "round 1: VERDICT: FAIL: the implementer was stopped: ISTOP; nothing was verified"
+        "round 1: not verified: the implementer was stopped: ISTOP; nothing was verified"
     )
-    passed = VerificationRound(round=2, implementer_status="completed", verdict="PASS")
+    passed = VerificationRound(
+        round=2, implementer_status="completed", verdict="PASS", verifier_workflow_id="v-2"
+    )
     assert round_line(passed) == "round 2: VERDICT: PASS"

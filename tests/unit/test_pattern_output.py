@@ -98,7 +98,11 @@ def test_a_team_adds_up_its_members_usage_and_shows_task_subjects_as_written():
 def test_a_verified_task_and_a_fork_join_print_their_usage():
     verified = VerifiedTaskResult(
         status="passed",
-        rounds=[VerificationRound(round=1, implementer_status="completed", verdict="PASS")],
+        rounds=[
+            VerificationRound(
+                round=1, implementer_status="completed", verdict="PASS", verifier_workflow_id="v"
+            )
+        ],
         message="a verifier said PASS in round 1",
         final_text=MODEL_TEXT,
         usage=usage(300, 9),
@@ -176,12 +180,30 @@ def test_a_round_counted_a_fail_says_why_and_what_ran():
         verdict="FAIL",
         verdict_reason=NOTHING_RAN,
         checks=[check, check],
+        verifier_workflow_id="vt/verifier-1",
     )
     verified = VerifiedTaskResult(
         status="failed", rounds=[made_up], message="m", final_text="", usage=usage(1, 0)
     )
     out = " ".join(printed(verified, "verified").split())
     assert f"round 1: VERDICT: FAIL (0 checks run): {NOTHING_RAN}" in out, out
+
+
+def test_a_round_no_verifier_reported_on_is_not_a_verdict():
+    """A stopped implementer's round read "VERDICT: FAIL (0 checks run)": a verifier's
+    rejection, where none ran (a user test, 2026-12-07)."""
+    stopped = VerificationRound(
+        round=1,
+        implementer_status="killed",
+        verdict="FAIL",
+        verdict_reason="the implementer was stopped: enough; nothing was verified",
+    )
+    verified = VerifiedTaskResult(
+        status="failed", rounds=[stopped], message="m", final_text="", usage=usage(1, 0)
+    )
+    out = " ".join(printed(verified, "verified").split())
+    assert "round 1: not verified: the implementer was stopped: enough;" in out, out
+    assert "VERDICT" not in out, out
 
 
 def test_a_member_out_of_turns_says_so():

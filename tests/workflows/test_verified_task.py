@@ -726,3 +726,9 @@ async def test_an_implementer_a_person_stops_ends_the_task_unverified(client, tm
     implementer = await client.get_workflow_handle(f"{wf_id}/implementer").describe()
     assert implementer.status == WorkflowExecutionStatus.COMPLETED, implementer.status
     assert implementer.typed_search_attributes.get(sa.AGENT_STATUS) == "stopped"
+    # `show` gives no verdict: no verifier ran ("VERDICT: FAIL" read as its rejection).
+    from outlast.inspect import agent_tree
+    from outlast.tree_text import tree_lines
+
+    tree = await agent_tree(client, wf_id)
+    assert tree.verdict is None and "VERDICT" not in tree_lines(tree)[0], tree_lines(tree)
