@@ -172,6 +172,7 @@ async def agent_tree(
                 node.error = f"{REASON}{words}" if words else None
     if isinstance(result, dict) and isinstance(result.get("stages"), list):
         _as_the_pipeline_says(node, result["stages"])
+        _where_the_pipeline_ended(node, result)
     elif node._stages:  # running: a rejected attempt read `completed` until the end
         _as_the_pipeline_says(node, node._stages)
     if depth == 0:
@@ -193,6 +194,19 @@ def _as_the_pipeline_says(node: Node, stages: list) -> None:
             # whose rejection ended the pipeline (a user test, 2026-12-07).
             stopped = rejected[child.row.workflow_id] and child.outcome == "stopped"
             child.outcome = STOPPED_REJECTED if stopped else "rejected"
+
+
+def _where_the_pipeline_ended(node: Node, result: dict) -> None:
+    """The stage attempt that ended the pipeline says so where its agent completed (a
+    verification report with no VERDICT line): it read plain `completed` (a user test,
+    2026-12-07)."""
+    named = [s for s in result["stages"] if isinstance(s, dict)]
+    named = [s for s in named if s.get("name") == result.get("failed_stage")]
+    if not named or result.get("status") not in ("failed", "rejected"):
+        return
+    for child in node.children:
+        if child.row.workflow_id == named[-1].get("workflow_id") and child.outcome == "completed":
+            child.outcome = f"completed; the pipeline {result['status']} here"
 
 
 def _as_the_team_says(node: Node, result: dict) -> None:

@@ -29,9 +29,14 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
 
     if isinstance(result, PipelineResult):
         line(f"{result.status}: {result.message}", _colour(result.status == "completed"))
+        ended_at = [s for s in result.stages if s.name == result.failed_stage][-1:]
         for s in result.stages:
             verdict = f", VERDICT: {s.verdict}" if s.verdict else ""
-            line(f"  {s.name} ({s.agent_type}, attempt {s.attempt}): {s.status}{verdict}")
+            # The attempt that ended it, where its agent completed: it read plain
+            # `completed` (a verification report with no VERDICT line; a user test).
+            here = bool(ended_at) and ended_at[0] is s and s.status == "completed"
+            ended = f"; the pipeline {result.status} here" if here else ""
+            line(f"  {s.name} ({s.agent_type}, attempt {s.attempt}): {s.status}{verdict}{ended}")
         line(f"  {count(len(result.stages), 'stage run')}, {usage_text(result.usage)}")
         final = result.final_text
         done = [s for s in result.stages if s.status == "completed"]

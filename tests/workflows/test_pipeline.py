@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import io
 import json
 import uuid
 
 import pytest
+from rich.console import Console
 from temporalio import activity
 from temporalio.client import (
     WorkflowExecutionStatus,
@@ -24,6 +26,7 @@ from agents.pipeline import PipelineStage
 from outlast.inspect import agent_tree
 from outlast.listing import list_rows
 from outlast.pattern_follow import _progress
+from outlast.pattern_output import print_pattern_result
 from tests.support import (
     fast_config,
     kill_with_an_update_held,
@@ -166,6 +169,19 @@ async def test_a_failing_stage_ends_the_pipeline_and_is_named(client, git_repo):
     assert result.status == "failed"
     assert result.failed_stage == "verify"
     assert "verify" in result.message and "FAIL" in result.message
+    # The stage's agent completed; its line says it ended the pipeline, where it read plain
+    # `completed` (a user test, 2026-12-07), in the result and in `show`.
+    out = io.StringIO()
+    print_pattern_result("pipeline", result, Console(file=out, width=300))
+    said = out.getvalue()
+    assert (
+        "verify (verification, attempt 1): completed, VERDICT: FAIL; the pipeline failed here"
+        in said
+    ), said
+    assert "explore (Explore, attempt 1): completed\n" in said, said
+    tree = await agent_tree(client, handle.id)
+    verify = next(c for c in tree.children if c.row.workflow_id.endswith("verify"))
+    assert verify.outcome == "completed; the pipeline failed here", verify.outcome
     # `ls --status failed` lists it, `completed (failed)`: it did not (a user test).
     for _ in range(50):  # visibility is eventually consistent
         failed = {r.workflow_id: r for r in await list_rows(client, status="failed", limit=500)}
