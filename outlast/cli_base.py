@@ -98,6 +98,14 @@ def connect_failure(error: Exception) -> str:
     return text
 
 
+def ls_hint(workflow_id: str) -> str:
+    """Where to find the right id: plain `ls` hides sub-agents, so for one of theirs (a `/` in
+    the id) it pointed at a list without them (a user test, 2026-12-07)."""
+    if "/" in workflow_id:
+        return "`outlast ls --all` lists the workflows there are, sub-agents included"
+    return "`outlast ls` lists the workflows there are"
+
+
 def check_id(workflow_id: str) -> None:
     if not workflow_id.strip():
         fail("the workflow id is empty; `outlast ls` lists the workflows there are.")
@@ -111,7 +119,7 @@ async def describe_or_fail(handle: WorkflowHandle) -> WorkflowExecutionDescripti
         if e.status == RPCStatusCode.NOT_FOUND:
             if queued := await queued_worker_note(handle):
                 fail(queued)
-            fail(f"no workflow {handle.id}; `outlast ls` lists the workflows there are.")
+            fail(f"no workflow {handle.id}; {ls_hint(handle.id)}.")
         fail(server_said(handle.id, e))
         raise  # not reached: fail() exits
 

@@ -16,6 +16,7 @@ from outlast.cli_base import (
     console,
     fail,
     host_queue_note,
+    ls_hint,
     no_worker_note,
     queued_worker_note,
     server_said,
@@ -125,7 +126,7 @@ def show(
         except NotFound as e:
             if queued := await queued_worker_note(client.get_workflow_handle(workflow_id)):
                 fail(queued)  # as `kill`, `send` and `transcript` say it
-            fail(f"{e}; `outlast ls` lists the workflows there are.")
+            fail(f"{e}; {ls_hint(workflow_id)}.")
         except RPCError as e:
             fail(server_said(workflow_id, e))
         if as_json:

@@ -42,6 +42,9 @@ async def test_attach_and_answer_say_that_no_worker_runs(client, dev_server, git
     assert code == 0 and f"no worker polls {nobody}" in out and "message sent" in out, out
     code, out = await cli(dev_server.address, "attach", "no-such-workflow")
     assert code == 2 and "no workflow no-such-workflow; `outlast ls`" in out, out
+    # A sub-agent's id: plain `ls` hides sub-agents (a user test, 2026-12-07).
+    code, out = await cli(dev_server.address, "stop", f"{handle.id}/nope")
+    assert code == 2 and "; `outlast ls --all` lists the workflows there" in out, out
     # Long, as a refusal that lists the choices is: its end was cut at 200 characters.
     tail = " ".join(f"choice-{i}" for i in range(40))
     await handle.terminate(reason=f"test over [/] [wip]; {tail}")
