@@ -312,13 +312,16 @@ async def _start(client, inp, workflow_id: str | None, pattern: str):
     return handle
 
 
-async def _follow_serving(client, ui, handle, *, with_worker: bool, pattern: str) -> int:
-    """Follow the started `handle`, serving it with this process's workers (`with_worker`);
-    the exit code, as `_run_and_follow`'s."""
+async def _follow_serving(
+    client, ui, handle, *, with_worker: bool, pattern: str, task_queue: str | None = None
+) -> int:
+    """Follow the started `handle`, serving it with this process's workers (`with_worker`) on
+    `task_queue` (default: Outlast's); the exit code, as `_run_and_follow`'s."""
     _announce(handle.id, ui)
     if with_worker:
         _worker_logs_on_this_terminal()
-    workers = _worker_module().build_workers(client) if with_worker else []
+    queue = {"task_queue": task_queue} if task_queue else {}
+    workers = _worker_module().build_workers(client, **queue) if with_worker else []
     serving = asyncio.gather(*(w.run() for w in workers))
     termed = Termed()
     try:
@@ -432,8 +435,15 @@ def resume(
         desc = await resumed.handle.describe()
         if note := await host_queue_note(client, desc):
             console.print(f"[yellow]{escape(note)}[/]")
+        # On the ended run's queue, which need not be Outlast's (a demo's is its own): the
+        # run waited there for a worker this process did not give it.
         return await _follow_serving(
-            client, ui, resumed.handle, with_worker=not no_worker, pattern=resumed.pattern
+            client,
+            ui,
+            resumed.handle,
+            with_worker=not no_worker,
+            pattern=resumed.pattern,
+            task_queue=desc.task_queue,
         )
 
     raise typer.Exit(asyncio.run(_main()))

@@ -28,7 +28,7 @@ from outlast.progress import follow, print_result
 from outlast.runner import build_input, start_agent
 from outlast.scripted_model import ScriptedModelServer, load_script
 from outlast.sigterm import cancel_on_sigterm
-from worker import KILLS_GRACE_S, build_workers
+from worker import KILLS_GRACE_S, build_workers, host_id
 from workflows.contracts import host_task_queue
 
 HERE = Path(__file__).parent
@@ -54,11 +54,13 @@ def make_sample_repo(dest: Path) -> Path:
 
 
 def demo_queues(stamp: str) -> tuple[str, str]:
-    """(task queue, host id) that only this demo's worker serves. On the shared ones, another
-    worker of the server (an `outlast dev`, with a real model's key) took the demo's run and
-    answered it with its own model (a user test, 2026-12-07)."""
-    tag = f"outlast-demo-{stamp}-{uuid.uuid4().hex[:6]}"
-    return tag, tag
+    """(task queue, host id): a task queue only this demo's worker serves, where the run and
+    its model calls go. On the shared one, another worker of the server (an `outlast dev`,
+    with a real model's key) took the demo's run and answered it with its own model (a user
+    test, 2026-12-07). The host's queue stays this host's: its tools run on these files
+    whichever worker of the host takes them, and a later `outlast resume` of the demo's agent
+    finds its tools served by this host's `outlast worker`."""
+    return f"outlast-demo-{stamp}-{uuid.uuid4().hex[:6]}", host_id()
 
 
 def demo_workers(client: Client, task_queue: str, host: str) -> list:

@@ -15,6 +15,8 @@ from outlast.demo import run_demo
 from outlast.demo import tests_pass as sample_tests_pass
 from outlast.demo.patterns import DEMO_PATTERNS, SCENARIO_DIR, SCENARIOS, run_pattern_demo
 from outlast.scripted_model import load_script
+from worker import host_id
+from workflows.contracts import host_task_queue
 
 FIXED = "return sum(values) / len(values)"
 
@@ -140,7 +142,8 @@ async def test_the_demo_runs_on_queues_only_its_own_worker_serves(demo_home, cli
         async for event in client.get_workflow_handle(workflow_id).fetch_history_events():
             payloads = event.workflow_execution_started_event_attributes.input.payloads
             [given] = await client.data_converter.decode(payloads, [dict])
-            assert given["workspace"]["host_queue"] == f"outlast-host-{desc.task_queue}", given
+            # The host's own: its `outlast worker` serves a later resume's tools.
+            assert given["workspace"]["host_queue"] == host_task_queue(host_id()), given
             break
 
 

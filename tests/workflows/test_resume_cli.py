@@ -30,7 +30,14 @@ from tests.support import (
 )
 from tests.workflows.test_cli_run import cli_env
 from tests.workflows.test_plan_mode import EXIT, WRITE_PLAN, wait_for_pending
-from workflows.contracts import AgentInput, AgentStatus, MailMessage, StopRequest, Workspace
+from workflows.contracts import (
+    AgentInput,
+    AgentStatus,
+    MailMessage,
+    StopRequest,
+    Workspace,
+    host_task_queue,
+)
 from workflows.pattern_contracts import CoordinatorInput
 
 SCRIPT = {
@@ -106,6 +113,21 @@ async def test_resume_goes_on_from_the_conversation_a_completed_agent_ended_with
     assert transcript.stdout.index("greet() says hello.") < transcript.stdout.index(
         "The tests pass too."
     )
+
+
+async def test_resume_serves_the_queue_the_ended_run_was_on(client, dev_server, git_repo):
+    """A run started on a task queue of its own (a demo's) was resumed there while `resume`'s
+    worker served Outlast's queue: the resumed run waited for good (a review, 2026-12-07)."""
+    with scripted_model(SCRIPT) as model:
+        env = cli_env(dev_server, model)
+        own = Queues(f"own-{uuid.uuid4().hex[:8]}", host_task_queue(env["OUTLAST_HOST_ID"]))
+        async with running_workers(client, queues=own):
+            handle = await start(client, agent_input("What does greet say?", git_repo, own), own)
+            await asyncio.wait_for(handle.result(), 60)
+        done = await asyncio.to_thread(outlast, env, "resume", handle.id, "now check the tests")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "The tests pass too." in done.stdout, done.stdout
+    assert (await handle.describe()).task_queue == own.task_queue
 
 
 KILLED = {
