@@ -409,12 +409,12 @@ def resume(
     async def _main() -> int:
         client, ui = await _client_or_fail()
         try:
+            # What it is refuses first: "ANTHROPIC_API_KEY is not set" hid "no workflow with
+            # id nope" (a user test, 2026-12-07). Nothing has started yet.
+            ended = await ended_run(client, workflow_id)
             if not no_worker:
-                # What it is refuses first: "ANTHROPIC_API_KEY is not set" hid "no workflow
-                # with id nope" (a user test, 2026-12-07). Nothing has started yet.
-                await ended_run(client, workflow_id)
                 _checked_worker_module(or_else="or pass --no-worker and run workers elsewhere")
-            resumed = await resume_agent(client, workflow_id, message)
+            resumed = await resume_agent(client, workflow_id, message, ended)
         except ResumeRefused as e:
             _fail(f"{e}.")
         except RPCError as e:

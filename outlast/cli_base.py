@@ -29,7 +29,7 @@ from outlast.question_view import terminal_text
 from outlast.silence import NO_POLLER as NO_WORKER
 from outlast.silence import QUERY_BUFFER_FULL
 from outlast.tree_text import queued_line
-from workflows.contracts import AgentStatus
+from workflows.contracts import TASK_QUEUE, AgentStatus
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -225,7 +225,12 @@ async def no_worker_note(client: Client, desc: WorkflowExecutionDescription) -> 
         return None
     if await polled(client, desc.task_queue, TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW) is not False:
         return None
+    if desc.task_queue != TASK_QUEUE:
+        # `outlast worker` serves Outlast's queue only (a demo's run has its own).
+        start = f"`OUTLAST_TASK_QUEUE={desc.task_queue} outlast worker`"
+    else:
+        start = "`outlast worker` (or `outlast dev`)"
     return (
         f"no worker polls {desc.task_queue}, the task queue of {desc.id}: it waits until one "
-        "does. Start one with `outlast worker` (or `outlast dev`)."
+        f"does. Start one with {start}."
     )

@@ -45,7 +45,7 @@ from outlast.tree_text import SHUT_DOWN, STOPPED_REJECTED, STOPPED_WITH_TEAM, qu
 from outlast.waiting import stage_agent
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus
-from workflows.pattern_contracts import PipelineView, TeamResult
+from workflows.pattern_contracts import PipelineView, TeamResult, VerificationRound
 
 STATUS_TIMEOUT_S = 3.0
 
@@ -196,13 +196,21 @@ def _as_the_pipeline_says(node: Node, stages: list) -> None:
             child.outcome = STOPPED_REJECTED if stopped else "rejected"
 
 
+def _verified(last: object) -> bool:
+    """A verifier reported on the round: a verdict, not a FAIL where none ran."""
+    try:
+        return VerificationRound.model_validate(last).verified
+    except ValueError:  # a round of a release this one cannot read
+        return False
+
+
 def _where_the_pipeline_ended(node: Node, result: dict) -> None:
     """The stage attempt that ended the pipeline says so where its agent completed (a
     verification report with no VERDICT line): it read plain `completed` (a user test,
     2026-12-07)."""
     named = [s for s in result["stages"] if isinstance(s, dict)]
     named = [s for s in named if s.get("name") == result.get("failed_stage")]
-    if not named or result.get("status") not in ("failed", "rejected"):
+    if not named or result.get("status") in (None, "completed"):
         return
     for child in node.children:
         if child.row.workflow_id == named[-1].get("workflow_id") and child.outcome == "completed":
@@ -466,8 +474,7 @@ def _fill_from_result(node: Node, result: object) -> None:
     if path := result.get("worktree_path"):
         node.worktree = kept_worktree(path, result.get("worktree_branch"))
     rounds = result.get("rounds") or []
-    if rounds and rounds[-1].get("verifier_workflow_id") and not rounds[-1].get("verifier_killed"):
-        # No verifier's finding where none reported (`VerificationRound.verified`).
+    if rounds and _verified(rounds[-1]):
         node.verdict = rounds[-1].get("verdict")
     # A pipeline's or a verified task's own line on how it ended (`stage verify: VERDICT:
     # FAIL ...`), or an agent's error, where it did not do its task.

@@ -288,7 +288,9 @@ class Resumption:
     """Its queued workers the ended run never started, named in the new run's message."""
 
 
-async def resume_agent(client: Client, workflow_id: str, message: str) -> Resumption:
+async def resume_agent(
+    client: Client, workflow_id: str, message: str, ended: Ended | None = None
+) -> Resumption:
     """Start the next run of the ended agent `workflow_id`, `message` its next turn.
 
     The sub-agents its ended run left running (a terminated or timed-out run stops none) are
@@ -304,7 +306,9 @@ async def resume_agent(client: Client, workflow_id: str, message: str) -> Resump
     """
     if not message.strip():
         raise ResumeRefused("the message is empty: say what the agent should go on with")
-    ended = await ended_run(client, workflow_id)
+    # `ended`: read already (`outlast resume` reads it before it asks for the model's key);
+    # a run started since is refused below, as for any other resume.
+    ended = ended or await ended_run(client, workflow_id)
     cancelled = await stop_orphans(client, parents={workflow_id})
     # Closed before the new run can look them up: one still cleaning up was found running,
     # and a SendMessage to it was refused or queued to a dying agent (CI, 2026-12-06).

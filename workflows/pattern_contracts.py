@@ -433,12 +433,17 @@ class VerificationRound(Contract):
     verifier_killed: bool = False
     """A person killed its verifier before it reported: its FAIL is no finding on the work."""
 
+    verifier_failed: bool = False
+    """Its verifier failed before it reported (the task treats that as no verdict)."""
+
     @property
     def verified(self) -> bool:
         """A verifier ran and reported: its verdict is a finding on the work. Not so for a
-        round whose implementer stopped or failed, or whose verifier was killed: their FAIL
-        read as the verifier's rejection (a user test, 2026-12-07)."""
-        return bool(self.verifier_workflow_id) and not self.verifier_killed
+        round whose implementer stopped or failed, or whose verifier was killed or failed:
+        their FAIL read as the verifier's rejection (a user test, 2026-12-07)."""
+        return bool(self.verifier_workflow_id) and not (
+            self.verifier_killed or self.verifier_failed
+        )
 
 
 class VerifiedTaskResult(Contract):

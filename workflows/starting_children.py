@@ -31,7 +31,8 @@ class StartingChildren:
     def __init__(self) -> None:
         self._sync: dict[str, str | None] = {}
         """Sync children between the Agent call and the registry: agent id -> name."""
-        self._background: set[str] = set()
+        self._background: dict[str, bool] = {}
+        """Agent id -> whether the request named it (not one for every sync child)."""
         self._ends: list[AgentNotification] = []
 
     def begin(self, agent_id: str, name: str | None) -> None:
@@ -48,7 +49,10 @@ class StartingChildren:
         # Asked only where one is starting, so no other signal records a marker.
         if not named or not versions.patched(BACKGROUND_REACHES_STARTING_CHILD):
             return False
-        self._background.update(named)
+        for agent_id in named:
+            self._background[agent_id] = self._background.get(agent_id, False) or (
+                request.agent_id is not None
+            )
         return True
 
     def hold_end(self, end: AgentNotification, starting: set[str]) -> bool:
@@ -62,19 +66,18 @@ class StartingChildren:
 
     def apply(self, task: ChildTask, registry: ChildRegistry) -> None:
         """`task` has just been registered: what was kept for it reaches it now."""
-        if task.agent_id in self._background:
+        if self._background.pop(task.agent_id, None) is not None:
             task.background_requested = True
-        self._background.discard(task.agent_id)
         for end in [e for e in self._ends if e.agent_id == task.agent_id]:
             registry.record_end(end)
         self.forget(task.agent_id)
 
     def forget(self, agent_id: str) -> bool:
         """Its start is over, registered or failed: nothing more is kept for it. True if a
-        `background` was kept for it and not applied (its start failed): its sender was not
-        refused, and is to be told."""
+        `background` that named it was kept and not applied (its start failed): its sender was
+        not refused, and is to be told. One for every sync child moved the others, and named
+        nothing that failed (a review, 2026-12-07)."""
         self._sync.pop(agent_id, None)
-        held = agent_id in self._background
-        self._background.discard(agent_id)
+        named = self._background.pop(agent_id, False)
         self._ends = [e for e in self._ends if e.agent_id != agent_id]
-        return held
+        return named

@@ -43,19 +43,15 @@ from agents.spawn import (
 from agents.worktree_slug import agent_worktree_slug
 from workflows import search_attributes as sa
 from workflows import versions
+from workflows.child_endings import check_liveness, end_from_handle, watch_child
+from workflows.child_input import ParentContext, child_input, fork_input
+from workflows.child_timers import ChildTimers
 from workflows.contracts import (
     AgentNotification,
     AgentResult,
     BackgroundRequest,
     Workspace,
 )
-
-with workflow.unsafe.imports_passed_through():
-    pass
-
-from workflows.child_endings import check_liveness, end_from_handle, watch_child
-from workflows.child_input import ParentContext, child_input, fork_input
-from workflows.child_timers import ChildTimers
 from workflows.phases import PhaseGate
 from workflows.registry import ChildRegistry, ChildTask
 from workflows.starting_children import StartingChildren

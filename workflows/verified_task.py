@@ -436,7 +436,7 @@ class VerifiedTaskWorkflow:
                 )
             else:
                 failed = VerificationRound(
-                    **base, verdict="FAIL", verdict_reason=f"verifier: {why}"
+                    **base, verdict="FAIL", verdict_reason=f"verifier: {why}", verifier_failed=True
                 )
             return failed, await ended_usage(verifier_id)
         report = parse_verification_report(result.final_text)

@@ -123,7 +123,7 @@ async def run_demo(console: Console, *, keep_server: bool = True) -> bool:
             with cancel_on_sigterm():
                 result = await follow(handle, console, client)
         finally:
-            await end_if_running(handle)
+            await end_demo(client, handle, queue)
             for w in workers:
                 await w.shutdown()
             with contextlib.suppress(Exception):
@@ -133,13 +133,40 @@ async def run_demo(console: Console, *, keep_server: bool = True) -> bool:
     return _report(console, result, repo, handle.id, ui, server, keep_server or not started)
 
 
-async def end_if_running(handle: WorkflowHandle) -> None:
+async def end_if_running(handle: WorkflowHandle) -> bool:
     """Terminate the demo's run if the demo stops before the run does (Ctrl-C, an error). It
     would stay in the dev server's database, and the next worker there would carry it on
-    with that worker's model settings, a real model's among them."""
+    with that worker's model settings, a real model's among them. True if it was running."""
     with contextlib.suppress(Exception):
         if (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
             await handle.terminate(reason="the demo that started it stopped first")
+            return True
+    return False
+
+
+SWEEPS = 4
+"""Looks at the demo's queue, a short while apart: visibility lists a workflow just started
+a moment later."""
+
+
+async def end_demo(client: Client, handle: WorkflowHandle, task_queue: str) -> None:
+    """`end_if_running`, and every workflow still running on the demo's own queue: its
+    sub-agents, which no later worker takes up there (a review, 2026-12-07: a stopped
+    coordinator demo's workers ran on for good), and any that outlived a completed run."""
+    swept = await end_if_running(handle)
+    query = f'TaskQueue = "{task_queue}" AND ExecutionStatus = "Running"'
+    for sweep in range(SWEEPS):
+        found = []
+        with contextlib.suppress(Exception):
+            found = [wf async for wf in client.list_workflows(query)]
+        for wf in found:
+            with contextlib.suppress(Exception):
+                await client.get_workflow_handle(wf.id, run_id=wf.run_id).terminate(
+                    reason="the demo that started it ended"
+                )
+        if not found and (sweep > 0 or not swept):
+            return
+        await asyncio.sleep(0.5)
 
 
 def _report(console, result, repo: Path, workflow_id: str, ui, server, keep_server) -> bool:

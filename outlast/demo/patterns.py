@@ -29,7 +29,7 @@ from outlast.demo import (
     connect_demo,
     demo_queues,
     demo_workers,
-    end_if_running,
+    end_demo,
     make_sample_repo,
     tests_pass,
     where_to_look,
@@ -157,7 +157,7 @@ async def run_pattern_demo(
         )
         console.print(f"workflow [bold]{handle.id}[/] ({pattern})")
         workers = demo_workers(client, queue, host)
-        result = await _follow_with_workers(client, handle, pattern, console, workers)
+        result = await _follow_with_workers(client, handle, pattern, console, workers, queue)
     ok = _report(console, pattern, result, repo, scenario)
     # A server that ran before the demo is someone else's (an `outlast dev`): never stopped.
     where_to_look(console, handle.id, ui, server, keep_server or not started)
@@ -187,14 +187,19 @@ async def _without_missing_attributes(client: Client, inp: Any) -> Any:
 
 
 async def _follow_with_workers(
-    client: Client, handle: WorkflowHandle, pattern: str, console: Console, workers: list
+    client: Client,
+    handle: WorkflowHandle,
+    pattern: str,
+    console: Console,
+    workers: list,
+    task_queue: str,
 ) -> Any:
     serving = asyncio.gather(*(w.run() for w in workers))
     try:
         with cancel_on_sigterm():
             return await follow_pattern(handle, pattern, console, client)
     finally:
-        await end_if_running(handle)
+        await end_demo(client, handle, task_queue)
         for w in workers:
             await w.shutdown()
         with contextlib.suppress(Exception):

@@ -185,8 +185,9 @@ async def test_a_terminated_agent_goes_on_from_its_last_model_call(client, git_r
 def test_resume_says_what_is_wrong_with_the_id_before_asking_for_a_model_key(dev_server):
     """Without ANTHROPIC_API_KEY, `resume nope` said the key was not set, and only with
     --no-worker that there is no such workflow (a user test, 2026-12-07)."""
-    env = {**os.environ, "TEMPORAL_ADDRESS": dev_server.address, "COLUMNS": "200"}
-    env.pop("ANTHROPIC_API_KEY", None)
+    # No credentials of any kind the SDK takes (a key, a token, a header, a profile).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(TEMPORAL_ADDRESS=dev_server.address, COLUMNS="200", HOME="/nonexistent")
     done = outlast(env, "resume", "nope-2", "more")
     said = " ".join((done.stdout + done.stderr).split())
     assert done.returncode == 2 and "no workflow with id nope-2" in said, said
