@@ -502,6 +502,12 @@ async def test_a_verifier_that_cannot_run_ends_the_task_without_another_round(cl
     assert result.message.startswith("round 1: the verifier could not run: "), result.message
     assert "Nope" in result.message, result.message
     assert len(await implementer_ends(client, wf_id)) == 1
+    # Not a verifier's FAIL in what a person reads (a review, 2026-12-07).
+    (only,) = result.rounds
+    assert only.verifier_failed and not only.verified, only
+    from outlast.pattern_follow import round_line
+
+    assert round_line(only).startswith("round 1: not verified: verifier: "), round_line(only)
     assert VERIFIER_FAILURE_ENDS in await taken_changes(client.get_workflow_handle(wf_id))
 
 
