@@ -528,7 +528,8 @@ async def start_task(
         # under the same id (a user test, 2026-12-06).
         raise StartError(
             f"workflow_id {workflow_id}: a workflow with that id already ran ({ran}); "
-            "resume_task() goes on with it, or choose another id"
+            "choose another id (resume_task() goes on with an agent that ended, not with a "
+            "pattern's workflow)"
         )
     try:
         handle = await start_pattern(

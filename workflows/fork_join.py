@@ -298,7 +298,7 @@ class ForkJoinWorkflow:
             self._refuse(no_fork_text(checked.target, len(self._directives), len(self._children)))
         elif found in self._outcomes:
             ended = self._outcomes[found].status
-            self._refuse(f"signal `task_stop` refused: fork {found + 1} has already {ended}")
+            self._refuse(f"signal `task_stop` refused: fork {found + 1} has ended ({ended})")
         elif found not in self._started and versions.patched(STOP_STARTING_FORK):
             self._stop_on_start.add(found)  # cancelled by `_start_fork` once started
         else:

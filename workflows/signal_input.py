@@ -57,9 +57,16 @@ def _unknown(model: type[BaseModel], value: Any) -> list[str]:
     return sorted(str(k) for k in value if k not in model.model_fields)
 
 
+def fields_of(model: type[BaseModel]) -> list[str]:
+    """The fields a sender gives: not the ones a model keeps for itself (excluded from its
+    dump, such as `ClientInput.unknown_input_fields`), which a refusal listed as its fields
+    (a user test, 2026-12-07)."""
+    return [name for name, field in model.model_fields.items() if not field.exclude]
+
+
 def _named(unknown: list[str], model: type[BaseModel]) -> str:
     """`unknown field nam (did you mean name?)`: the field each one was probably meant to be."""
-    fields = list(model.model_fields)
+    fields = fields_of(model)
     named = []
     for name in unknown:
         close = difflib.get_close_matches(name, fields, n=1)
@@ -74,8 +81,21 @@ def unknown_fields(signal: str, model: type[M], value: Any) -> str | None:
         return None
     return (
         f"signal `{signal}` refused: {_named(unknown, model)}; its fields are "
-        f"{', '.join(model.model_fields)}"
+        f"{', '.join(fields_of(model))}"
     )
+
+
+OUTLAST_OWN_SIGNALS = frozenset(
+    {
+        "agent_notification",
+        "shell_notification",
+        "team_members",
+        "set_backgrounded",
+        "member_state",
+        "shutdown_response",
+    }
+)
+"""Signals Outlast's workflows send each other (a sub-agent its parent, a team its members)."""
 
 
 def unknown_signal(workflow_type: str, name: str, known: Sequence[str], hint: str = "") -> str:
@@ -83,9 +103,13 @@ def unknown_signal(workflow_type: str, name: str, known: Sequence[str], hint: st
     the name probably meant and the signals it takes (`known`, a person's first)."""
     close = difflib.get_close_matches(name, list(known), n=1)
     meant = f" (did you mean {close[0]}?)" if close else ""
+    # Outlast's own go last and apart: they read as a person's to send (a user test).
+    people = [k for k in known if k not in OUTLAST_OWN_SIGNALS]
+    own = [k for k in known if k in OUTLAST_OWN_SIGNALS]
+    theirs = f" (and Outlast's own workflows': {', '.join(own)})" if own else ""
     text = (
         f"signal `{name}` refused: {workflow_type} has no such signal{meant}; "
-        f"the signals it takes: {', '.join(known)}"
+        f"the signals it takes: {', '.join(people)}{theirs}"
     )
     return f"{text}; {hint}" if hint else text
 

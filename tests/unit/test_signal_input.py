@@ -129,3 +129,17 @@ def test_a_set_backgrounded_no_parent_sent_is_refused():
     assert backgrounded_problem((None,), has_parent=True) is None  # `--input null`
     assert "it takes no input" in (backgrounded_problem(({"x": 1},), has_parent=True) or "")
     assert "this agent has no parent" in (backgrounded_problem((), has_parent=False) or "")
+
+
+def test_a_refusal_lists_only_the_fields_a_sender_gives():
+    """`stage_decision` with a misspelt field listed `unknown_input_fields`,
+    `unknown_nested_fields` and `unknown_lenient_fields` among its fields (a user test,
+    2026-12-07): the model keeps those for itself."""
+    from workflows.pattern_contracts import StageDecision
+    from workflows.signal_input import unknown_fields
+
+    said = unknown_fields("stage_decision", StageDecision, {"stage": "x", "aprove": True})
+    assert said == (
+        "signal `stage_decision` refused: unknown field aprove (did you mean approve?); its "
+        "fields are stage, approve, feedback, rerun, attempt"
+    ), said

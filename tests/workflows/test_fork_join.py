@@ -317,7 +317,7 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
         "are task_id, shell_id",
         "signal `task_stop` refused: no fork is `fork-9`; name one by its number "
         "(1-3 or fork-1..fork-3), agent id or workflow id",
-        "signal `task_stop` refused: fork 1 has already completed",
+        "signal `task_stop` refused: fork 1 has ended (completed)",
         "signal `stop` refused: ForkJoinWorkflow has no such signal (did you mean task_stop?); "
         "the signals it takes: task_stop; a fork-join has no graceful stop: a cancel "
         "(`outlast kill`) ends it",

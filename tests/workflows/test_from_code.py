@@ -551,7 +551,8 @@ async def test_a_misspelt_field_and_outlasts_own_signals_are_refused_not_dropped
             await signal_with_cli(dev_server, handle.id, "stopp", [{}])
             unknown = (
                 "signal `stopp` refused: AgentWorkflow has no such signal (did you mean stop?); "
-                "the signals it takes: stop, send_message, background, approve_plan, reject_plan,"
+                "the signals it takes: stop, send_message, background, approve_plan, reject_plan "
+                "(and Outlast's own workflows': agent_notification,"
             )
             for _ in range(100):
                 status = await handle.query("status", result_type=AgentStatus)

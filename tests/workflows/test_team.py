@@ -354,7 +354,8 @@ async def run_shutdown_scenario(
             "are name",
             "signal `shutdown` refused: reason: Input should be a valid string",
             "signal `stop` refused: TeamWorkflow has no such signal; the signals it takes: "
-            "shutdown, kill_member, member_state, shutdown_response; mail to a member goes by "
+            "shutdown, kill_member (and Outlast's own workflows': member_state, "
+            "shutdown_response); mail to a member goes by "
             "the `message_member` update, and a stop of one member by its own workflow's "
             "`stop` signal",
         ]
