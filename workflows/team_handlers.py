@@ -8,6 +8,7 @@ A mixin: the state it reads and writes is set up in `TeamWorkflow.__init__`
 from __future__ import annotations
 
 import contextlib
+import difflib
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
@@ -17,6 +18,7 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 from agents.config import MAX_SECONDS
+from agents.notifications import PERSON_SENDERS
 from agents.team_protocol import shutdown_request_text
 from agents.team_tasks import TaskRuleError, TeamTask, create_task, sorted_tasks, update_task
 from workflows import versions
@@ -364,6 +366,22 @@ class TeamHandlers:
     def _check_task_create(self, request: TaskCreateRequest | None = None) -> None:
         require_update_input("task_create", request, TaskCreateRequest)
         check_update_fields("task_create", request)
+        self._check_names(request.caller, None)
+
+    def _check_names(self, caller: str, owner: str | None) -> None:
+        """A caller that is a member or a person, and an owner that is a member: a misspelt
+        owner (`nobdy`) took the task, and a caller nobody is (`ghost`) created and completed
+        tasks (a user test, 2026-12-07). In a validator: no history, no patch."""
+        names = [m.name for m in self._members]
+        if caller not in names and caller not in PERSON_SENDERS:
+            raise ValueError(
+                f"caller {caller!r} is neither a member nor a person (user); members: "
+                f"{', '.join(names)}"
+            )
+        if owner and owner not in names:
+            close = difflib.get_close_matches(owner, names, n=1)
+            meant = f" (did you mean {close[0]}?)" if close else ""
+            raise ValueError(f"no member named {owner!r}{meant}; members: {', '.join(names)}")
 
     @workflow.update(name="task_update")
     def task_update(self, request: TaskUpdateRequest | None = None) -> TeamTask:
@@ -385,6 +403,7 @@ class TeamHandlers:
         check_update_fields("task_update", request)
         if answered_before(self._answered) is not None:
             return  # a retried attempt, answered as it was
+        self._check_names(request.caller, request.update.owner)
         # Task state changes only through these (synchronous) updates, applied in order, so
         # the validator sees the list as it is, replayed or not. A refused claim leaves no
         # trace in history.

@@ -130,7 +130,8 @@ async def run_demo(console: Console, *, keep_server: bool = True) -> bool:
                 await serving
             await settle_kills(KILLS_GRACE_S)  # a tool cancelled as its command started
     # A server that ran before the demo is someone else's (an `outlast dev`): never stopped.
-    return _report(console, result, repo, handle.id, ui, server, keep_server or not started)
+    kept = keep_server or not started
+    return _report(console, result, repo, handle.id, ui, server, kept, queue)
 
 
 async def end_if_running(handle: WorkflowHandle) -> bool:
@@ -169,19 +170,26 @@ async def end_demo(client: Client, handle: WorkflowHandle, task_queue: str) -> N
         await asyncio.sleep(0.5)
 
 
-def _report(console, result, repo: Path, workflow_id: str, ui, server, keep_server) -> bool:
+def _report(
+    console, result, repo: Path, workflow_id: str, ui, server, keep_server, task_queue
+) -> bool:
     if result is not None:
         print_result(result, console)
     passed = tests_pass(repo)
     diff = subprocess.run(["git", "diff", "--stat"], cwd=repo, capture_output=True, text=True)
     console.print(f"\nsample tests now {'[green]pass[/]' if passed else '[red]fail[/]'}")
     console.print(diff.stdout.rstrip())
-    where_to_look(console, workflow_id, ui, server, keep_server)
+    where_to_look(console, workflow_id, ui, server, keep_server, task_queue)
     return result is not None and result.status == "completed" and passed
 
 
 def where_to_look(
-    console: Console, workflow_id: str, ui: str | None, server: DevServer, keep_server: bool
+    console: Console,
+    workflow_id: str,
+    ui: str | None,
+    server: DevServer,
+    keep_server: bool,
+    task_queue: str | None = None,
 ) -> None:
     """The run's id, and where to look at it: the Web UI while the embedded server runs
     (and how to stop that server, which outlives the demo), the history with the CLI."""
@@ -197,3 +205,9 @@ def where_to_look(
             "`outlast server-stop` stops it"
         )
     console.print(f"history:     {temporal_binary()} workflow show -w {workflow_id}")
+    if ui and task_queue:
+        # The run's own queue, which plain `outlast worker` does not serve.
+        console.print(
+            "its current details in the Web UI are a query, which a worker on its queue "
+            f"answers: `OUTLAST_TASK_QUEUE={task_queue} outlast worker`"
+        )

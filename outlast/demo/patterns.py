@@ -160,7 +160,7 @@ async def run_pattern_demo(
         result = await _follow_with_workers(client, handle, pattern, console, workers, queue)
     ok = _report(console, pattern, result, repo, scenario)
     # A server that ran before the demo is someone else's (an `outlast dev`): never stopped.
-    where_to_look(console, handle.id, ui, server, keep_server or not started)
+    where_to_look(console, handle.id, ui, server, keep_server or not started, queue)
     return ok
 
 

@@ -47,3 +47,14 @@ def test_server_stop_elsewhere_says_whose_server_listens(tmp_path):
     assert "something listens on localhost:7233" in text and str(tmp_path) in text, text
     assert "no embedded server was started with the state in" in text, text
     assert "where it was started, or with its OUTLAST_HOME" in text, text
+
+
+def test_the_demo_says_which_worker_answers_for_its_run_after_it_ends(tmp_path):
+    """Its run is on a queue of its own: plain `outlast worker` does not answer the Web UI's
+    query for its current details."""
+    console = Console(record=True, width=200)
+    where_to_look(
+        console, "wf-1", "http://localhost:8233", DevServer(state_dir=tmp_path), True, "q-1"
+    )
+    out = console.export_text()
+    assert "a worker on its queue answers: `OUTLAST_TASK_QUEUE=q-1 outlast worker`" in out, out

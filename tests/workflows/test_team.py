@@ -295,6 +295,16 @@ async def run_shutdown_scenario(
         with pytest.raises(WorkflowUpdateFailedError) as locked:
             await claim(handle, held.id, "a")
         assert "owned by b" in str(locked.value.cause)
+        # A misspelt owner took the task, and a caller nobody is created tasks (a user test,
+        # 2026-12-07): refused, naming the members.
+        misspelt = TaskUpdateRequest(update=TaskUpdateInput(taskId=held.id, owner="bb"))
+        with pytest.raises(WorkflowUpdateFailedError) as wrong:
+            await handle.execute_update("task_update", misspelt, result_type=TeamTask)
+        assert "no member named 'bb' (did you mean b?); members: " in str(wrong.value.cause)
+        ghost = TaskCreateRequest(task=TaskCreateInput(subject="X", description=""), caller="gh")
+        with pytest.raises(WorkflowUpdateFailedError) as wrong:
+            await handle.execute_update("task_create", ghost, result_type=TeamTask)
+        assert "caller 'gh' is neither a member nor a person" in str(wrong.value.cause)
     approved = await handle.execute_update(
         "request_shutdown", ShutdownAsk(name="b"), result_type=ShutdownOutcome
     )

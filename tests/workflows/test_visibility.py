@@ -13,7 +13,7 @@ from tests.support import Queues, listed, running_workers
 from tests.workflows.test_demo_patterns import demo_home, run  # noqa: F401 - fixture
 from worker import host_id
 from workflows import search_attributes as sa
-from workflows.contracts import TASK_QUEUE, host_task_queue
+from workflows.contracts import host_task_queue
 
 SUMMARY = re.compile(r"^[\w-]+: turn \d+: (model \S+|(Read|Write|Edit|Glob|Grep|Bash)\b.*)$")
 
@@ -89,8 +89,10 @@ async def test_coordinator_session_in_the_ui(demo_home, client):  # noqa: F811
     # The task's text is in the summary and details only: not in the memo.
     assert set(await desc.memo()) == {"pattern", "workspace"}
 
-    # The UI reads current details with a query: a worker answers it, also after the end.
-    async with running_workers(client, queues=Queues(TASK_QUEUE, host_task_queue(host_id()))):
+    # The UI reads current details with a query: a worker answers it, also after the end,
+    # on the run's queue (a demo's is its own).
+    queues = Queues(desc.task_queue, host_task_queue(host_id()))
+    async with running_workers(client, queues=queues):
         details = await current_details(client, wid)
     assert "**coordinator**" in details and "tokens" in details and "cache read" in details
     assert "**Sub-agents**" in details and "| completed |" in details

@@ -19,7 +19,7 @@ from outlast.client import connect
 from outlast.demo.patterns import run_pattern_demo
 from tests.support import Queues, free_port, local_dev_server, running_workers
 from worker import host_id
-from workflows.contracts import TASK_QUEUE, host_task_queue
+from workflows.contracts import host_task_queue
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(
@@ -79,8 +79,10 @@ async def test_coordinator_session_in_the_web_ui(ui_server, tmp_path, monkeypatc
     profile = tmp_path / "chromium"
 
     client = await connect(ui_server.address)
-    # Current details are read by a query: a worker must be there to answer it.
-    async with running_workers(client, queues=Queues(TASK_QUEUE, host_task_queue(host_id()))):
+    # Current details are read by a query: a worker must be there to answer it, on the run's
+    # queue (a demo's is its own).
+    queue = (await client.get_workflow_handle(wid).describe()).task_queue
+    async with running_workers(client, queues=Queues(queue, host_task_queue(host_id()))):
         listing = await asyncio.to_thread(
             chromium, listing_url(ui, "coordinator"), profile, "--dump-dom"
         )
