@@ -20,6 +20,7 @@ import logging
 import os
 import socket
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
@@ -28,6 +29,7 @@ from temporalio.client import (
     WorkflowExecutionStatus,
     WorkflowHandle,
     WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
@@ -56,6 +58,7 @@ from outlast.patterns import (
 from outlast.resume import ResumeRefused, carried_line, resume_agent
 from outlast.run_ids import closed_run
 from outlast.runner import StartError
+from outlast.silence import unanswered
 from outlast.updates import handler_missing
 from workflows.contracts import (
     TASK_QUEUE,
@@ -96,6 +99,19 @@ class TaskEnded(RuntimeError):
     sent now would reach no one; nothing was sent."""
 
 
+class NotAnswered(TimeoutError):
+    """No worker answered in time (none runs, or none has taken the task up yet). A query
+    asked nothing; an update was sent and waits on the server for a worker, which may still
+    apply it when one comes: `status()` says, once a worker runs. Before, an update with no
+    worker waited for good, and a query raised the server's bare RPCError (a user test,
+    2026-12-07)."""
+
+
+ANSWER_TIMEOUT = timedelta(seconds=30)
+"""How long an update waits for a worker's answer (`Task.answer_timeout`); as `outlast`'s
+steering commands wait."""
+
+
 class Refused(WorkflowUpdateFailedError):
     """The task refused the request (no such member, no stage waiting, ...): `str()` says
     why. Temporal's own error said only "Workflow update failed", its reason in `.cause`,
@@ -114,6 +130,8 @@ class Task:
     pattern: str
     of: str | None = None
     """The task this is one agent of (`agent()`), for what a missing one is told."""
+    answer_timeout: timedelta = ANSWER_TIMEOUT
+    """How long a query or an update waits for a worker's answer before `NotAnswered`."""
     _fits: bool = dataclasses.field(default=False, init=False, repr=False, compare=False)
     """Its workflow was found to be of `pattern`'s type (asked once, before the first query,
     signal or update)."""
@@ -144,7 +162,7 @@ class Task:
         # WorkflowHandle keeps the client it was made with; Task has no other.
         client = self.handle._client  # noqa: SLF001
         handle = client.get_workflow_handle(f"{self.id}/{name}")
-        return Task(handle=handle, pattern="single", of=self.id)
+        return Task(handle=handle, pattern="single", of=self.id, answer_timeout=self.answer_timeout)
 
     async def result(self) -> Any:
         """Wait for the end: an `AgentResult`, `PipelineResult`, `TeamResult`, ...
@@ -276,8 +294,13 @@ class Task:
         agents by a name that is none of them raised the bare RPCError)."""
         await self._check_pattern(f"{name!r} query")
         try:
-            return await self.handle.query(name, **kw)
+            return await self.handle.query(name, **{"rpc_timeout": self.answer_timeout, **kw})
         except RPCError as e:
+            if unanswered(e):
+                raise NotAnswered(
+                    f"no worker answered the {name!r} query for {self.id} ({e.message}); is "
+                    "one running? (`outlast worker`)"
+                ) from None
             if e.status != RPCStatusCode.NOT_FOUND:
                 raise
             raise TaskEnded(f"{self._not_running(e.message)}; nothing was asked") from None
@@ -308,11 +331,23 @@ class Task:
         came as Temporal's own errors: "Workflow update failed", a bare RPCError)."""
         await self._check_pattern(f"{name!r} update")
         try:
-            return await self.handle.execute_update(name, payload, result_type=str)
+            return await self.handle.execute_update(
+                name, payload, result_type=str, rpc_timeout=self.answer_timeout
+            )
         except WorkflowUpdateFailedError as e:
             raise Refused(e.cause) from e.cause  # `.cause`, as Temporal's error has it
+        except WorkflowUpdateRPCTimeoutOrCancelledError:
+            raise self._not_answered(name) from None
         except RPCError as e:
-            raise self._ended(e) from None
+            raise self._not_answered(name) if unanswered(e) else self._ended(e) from None
+
+    def _not_answered(self, update: str) -> NotAnswered:
+        return NotAnswered(
+            f"no worker answered for {self.id} within {self.answer_timeout.total_seconds():.0f}"
+            f" s: the {update!r} update waits on the server for one and may still be applied "
+            "then; check status() before sending it again (is a worker running? `outlast "
+            "worker`)"
+        )
 
     async def kill(self, reason: str = "") -> bool:
         """Cancellation: running tools are killed, cleanup runs. `reason` is recorded with
@@ -456,13 +491,17 @@ class Task:
         # (`Refused`), where a signal was taken for this one. A worker of an earlier release
         # has no such update: the signal then, as before.
         try:
-            await self.handle.execute_update("decide_plan", decision, result_type=str)
+            await self.handle.execute_update(
+                "decide_plan", decision, result_type=str, rpc_timeout=self.answer_timeout
+            )
             return True
         except WorkflowUpdateFailedError as e:
             if not handler_missing(e, "decide_plan"):
                 raise Refused(e.cause) from e.cause
+        except WorkflowUpdateRPCTimeoutOrCancelledError:
+            raise self._not_answered("decide_plan") from None
         except RPCError as e:
-            raise self._ended(e) from None
+            raise self._not_answered("decide_plan") if unanswered(e) else self._ended(e) from None
         try:
             await self.handle.signal("approve_plan" if approve else "reject_plan", decision)
         except RPCError as e:

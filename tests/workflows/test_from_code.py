@@ -637,6 +637,32 @@ async def test_a_coordinator_lists_as_one_before_a_worker_takes_it_up(client, tm
     assert rows and rows[0].pattern == "coordinator", rows
 
 
+async def test_a_request_no_worker_answers_raises_not_answered(client, tmp_path):
+    """With no worker, an update waited for good (and was applied once one came, after the
+    caller had given up), and a query raised the server's bare RPCError (a user test,
+    2026-12-07). Both raise NotAnswered now, the update within `answer_timeout`."""
+    from datetime import timedelta
+
+    from outlast.api import NotAnswered
+
+    repo = make_git_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    nobody = f"nobody-{uuid.uuid4().hex}"
+    task = await start_task(client, "x", repo, pattern="pipeline", task_queue=nobody)
+    task.answer_timeout = timedelta(seconds=2)
+    agent = await start_task(client, "x", repo, task_queue=nobody)
+    agent.answer_timeout = timedelta(seconds=2)
+    try:
+        with pytest.raises(NotAnswered, match=r"the 'decide_stage' update waits on the server"):
+            await asyncio.wait_for(task.decide_stage("explore", True), 30)
+        with pytest.raises(NotAnswered, match=r"no worker answered the 'pipeline' query"):
+            await asyncio.wait_for(task.status(), 60)
+        with pytest.raises(NotAnswered, match=r"no worker answered the 'plan' query"):
+            await asyncio.wait_for(agent.approve_plan(), 60)
+    finally:
+        await task.handle.terminate(reason="test")
+        await agent.handle.terminate(reason="test")
+
+
 async def test_a_kill_records_its_reason(client):
     """`kill(reason=)` goes with the cancel: the history and the Web UI show it, and the
     agent's end carries it to its parent (tests/workflows/test_stopped_child_notice.py)."""
@@ -662,7 +688,10 @@ async def test_a_start_on_a_running_id_is_a_start_error(client, tmp_path):
     await client.get_workflow_handle(wid).terminate(reason="test")
     # One that ran and ended: as `outlast run --id` (it started a second, unrelated run
     # under the id, which `show` then showed alone; a user test, 2026-12-06).
-    ended = f"workflow_id {wid}: a workflow with that id already ran .terminated.; resume_task"
+    ended = (
+        f"workflow_id {wid}: a workflow with that id already ran .terminated.; choose another "
+        "id .resume_task"
+    )
     with pytest.raises(StartError, match=ended):
         await start_task(client, "x", repo, workflow_id=wid, task_queue=f"q-{uuid.uuid4().hex}")
 
