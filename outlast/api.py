@@ -509,6 +509,32 @@ class Task:
         return True
 
 
+def check_argument_types(task: object, workflow_id: object, options: dict) -> None:
+    """`start_task`'s arguments of a wrong type, refused by name: they failed deep inside as
+    an AttributeError (`'NoneType' object has no attribute 'strip'`), or were taken as
+    something else (`b"hi"` as the task "hi"; a user test, 2026-12-07).
+
+    Raises:
+        TypeError: the first argument of a wrong type."""
+    if not isinstance(task, str):
+        raise TypeError(f"start_task() task: a string, not {type(task).__name__}")
+    if workflow_id is not None and (not isinstance(workflow_id, str) or not workflow_id.strip()):
+        raise TypeError(
+            f"start_task() workflow_id: a non-empty string or None, not {workflow_id!r}"
+        )
+    for name in ("teammates", "team_tasks", "forks"):
+        given = options.get(name)
+        if given is not None and (
+            not isinstance(given, list | tuple) or not all(isinstance(g, str) for g in given)
+        ):
+            raise TypeError(f"start_task() {name}: a list of strings, not {given!r}")
+    config = options.get("config")
+    if config is not None and not isinstance(config, OutlastConfig | dict):
+        raise TypeError(
+            f"start_task() config: an OutlastConfig or a dict, not {type(config).__name__}"
+        )
+
+
 async def start_task(
     client: Client,
     task: str,
@@ -543,6 +569,7 @@ async def start_task(
         if isinstance(options.get(name), str):
             # A string is a list of its characters: `forks="audit a"` was six forks.
             raise TypeError(f"start_task() {name}: a list of strings, not one string")
+    check_argument_types(task, workflow_id, options)
     if isinstance(config := options.get("config"), dict):
         try:
             options["config"] = OutlastConfig.model_validate(config)
@@ -594,6 +621,9 @@ async def resume_task(client: Client, workflow_id: str, message: str) -> Task:
             or team resumes it), ended before its first model call answered, or was started
             again meanwhile; the message says which. Nothing was started.
     """
+    for name, value in (("workflow_id", workflow_id), ("message", message)):
+        if not isinstance(value, str):
+            raise TypeError(f"resume_task() {name}: a string, not {type(value).__name__}")
     try:
         resumed = await resume_agent(client, workflow_id, message)
     except ResumeRefused as e:

@@ -13,7 +13,7 @@ import pytest
 import temporalio.api.sdk.v1
 from temporalio.client import WorkflowFailureError
 
-from outlast.api import NotSupported, StartError, Task, TaskEnded, start_task
+from outlast.api import NotSupported, StartError, Task, TaskEnded, resume_task, start_task
 from outlast.devserver import temporal_binary
 from tests.conftest import make_git_repo
 from tests.support import Queues, running_workers, scripted_model, taken_changes
@@ -716,6 +716,19 @@ async def test_the_api_s_own_slips_are_named(client, tmp_path):
         await start_task(client, "x", repo, pattern="fork-join", forks=["a", ""])
     with pytest.raises(StartError, match="needs at least one directive in forks"):
         await start_task(client, "x", repo, pattern="fork-join")
+    # Arguments of a wrong type failed deep inside as AttributeErrors, or were taken as
+    # something else (a user test, 2026-12-07): refused by name.
+    for call, said in (
+        (start_task(client, None, repo), "task: a string, not NoneType"),
+        (start_task(client, b"hi", repo), "task: a string, not bytes"),
+        (start_task(client, "x", repo, pattern="fork-join", forks=[1, 2]), "forks: a list of"),
+        (start_task(client, "x", repo, pattern="team", teammates=[{"a": 1}]), "teammates: a"),
+        (start_task(client, "x", repo, config="{}"), "config: an OutlastConfig or a dict"),
+        (start_task(client, "x", repo, workflow_id=""), "workflow_id: a non-empty string"),
+        (resume_task(client, "w", 5), "message: a string, not int"),
+    ):
+        with pytest.raises(TypeError, match=said):
+            await call
 
 
 async def test_a_misspelt_option_is_named_with_its_likely_meaning(client, tmp_path):
