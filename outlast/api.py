@@ -37,6 +37,8 @@ from temporalio.service import RPCError, RPCStatusCode
 from agents.config import OutlastConfig
 from agents.permissions import RESUME_MODES
 from agents.questions import QuestionAnswers
+from outlast.api_args import check_argument_types
+from outlast.api_errors import ANSWER_TIMEOUT, NotAnswered, NotSupported, Refused, TaskEnded
 from outlast.kill_pending import (
     STOP_PENDING,
     being_killed,
@@ -88,38 +90,6 @@ NO_GRACEFUL_STOP = ("fork-join", "verified")
 """Patterns whose workflow has no `stop` signal: one sent would never be handled."""
 
 logger = logging.getLogger(__name__)
-
-
-class NotSupported(ValueError):
-    """An operation the task's pattern does not have; nothing was sent."""
-
-
-class TaskEnded(RuntimeError):
-    """The task's workflow is not running (it ended, or there is none by that id): a signal
-    sent now would reach no one; nothing was sent."""
-
-
-class NotAnswered(TimeoutError):
-    """No worker answered in time (none runs, or none has taken the task up yet). A query
-    asked nothing; an update was sent and waits on the server for a worker, which may still
-    apply it when one comes: `status()` says, once a worker runs. Before, an update with no
-    worker waited for good, and a query raised the server's bare RPCError (a user test,
-    2026-12-07)."""
-
-
-ANSWER_TIMEOUT = timedelta(seconds=30)
-"""How long an update waits for a worker's answer (`Task.answer_timeout`); as `outlast`'s
-steering commands wait."""
-
-
-class Refused(WorkflowUpdateFailedError):
-    """The task refused the request (no such member, no stage waiting, ...): `str()` says
-    why. Temporal's own error said only "Workflow update failed", its reason in `.cause`,
-    which this keeps; code that catches WorkflowUpdateFailedError still catches it."""
-
-    def __init__(self, cause: BaseException) -> None:
-        super().__init__(cause)
-        self.args = (getattr(cause, "message", "") or str(cause),)
 
 
 @dataclass
@@ -464,10 +434,17 @@ class Task:
             NotSupported: this is not a single agent's task (nothing was sent).
             Refused: the agent refused it; the message says why (no question waits, one is
                 left unanswered, an answer names a question not asked).
+            TypeError: `answers` is not a dict of strings (nothing was sent).
             TaskEnded: the agent is not running (nothing was sent)."""
         if self.pattern != "single":
             raise NotSupported(f"a {self.pattern} task asks no questions of its own")
-        payload = QuestionAnswers(request_id=request_id, answers=answers)
+        try:
+            payload = QuestionAnswers(request_id=request_id, answers=answers)
+        except ValidationError as e:
+            # pydantic's own report, with its errors.pydantic.dev link (a user test).
+            raise TypeError(
+                f"answer() answers: a dict of question text -> answer text ({first_error(e)})"
+            ) from None
         return await self._update("answer_question", payload)
 
     def _agent_only(self, what: str) -> None:
@@ -507,32 +484,6 @@ class Task:
         except RPCError as e:
             raise self._ended(e) from None
         return True
-
-
-def check_argument_types(task: object, workflow_id: object, options: dict) -> None:
-    """`start_task`'s arguments of a wrong type, refused by name: they failed deep inside as
-    an AttributeError (`'NoneType' object has no attribute 'strip'`), or were taken as
-    something else (`b"hi"` as the task "hi"; a user test, 2026-12-07).
-
-    Raises:
-        TypeError: the first argument of a wrong type."""
-    if not isinstance(task, str):
-        raise TypeError(f"start_task() task: a string, not {type(task).__name__}")
-    if workflow_id is not None and (not isinstance(workflow_id, str) or not workflow_id.strip()):
-        raise TypeError(
-            f"start_task() workflow_id: a non-empty string or None, not {workflow_id!r}"
-        )
-    for name in ("teammates", "team_tasks", "forks"):
-        given = options.get(name)
-        if given is not None and (
-            not isinstance(given, list | tuple) or not all(isinstance(g, str) for g in given)
-        ):
-            raise TypeError(f"start_task() {name}: a list of strings, not {given!r}")
-    config = options.get("config")
-    if config is not None and not isinstance(config, OutlastConfig | dict):
-        raise TypeError(
-            f"start_task() config: an OutlastConfig or a dict, not {type(config).__name__}"
-        )
 
 
 async def start_task(

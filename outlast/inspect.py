@@ -45,7 +45,12 @@ from outlast.tree_text import SHUT_DOWN, STOPPED_REJECTED, STOPPED_WITH_TEAM, qu
 from outlast.waiting import stage_agent
 from workflows import search_attributes as sa
 from workflows.contracts import AgentStatus
-from workflows.pattern_contracts import PipelineView, TeamResult, VerificationRound
+from workflows.pattern_contracts import (
+    PipelineView,
+    TeamResult,
+    VerificationRound,
+    lost_lead_text,
+)
 
 STATUS_TIMEOUT_S = 3.0
 
@@ -489,7 +494,7 @@ def _fill_from_result(node: Node, result: object) -> None:
             status = members[0].get("status") if isinstance(members[0], dict) else None
             lost = status if status != "completed" else None
         if lost:
-            node.outcome = f"the lead was {lost}"
+            node.outcome = lost_lead_text(lost)
         elif undone := [t for t in result.get("tasks") or [] if t.get("status") != "completed"]:
             total = len(result["tasks"])
             node.outcome = f"{len(undone)} of {total} task{'' if total == 1 else 's'} not done"

@@ -48,7 +48,7 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
     elif isinstance(result, TeamResult):
         lost, undone = result.lead_lost(), result.unfinished()
         colour = "green" if result.status == "completed" and not (lost or undone) else "yellow"
-        but = f" (the lead was {lost})" if lost else ""
+        but = f" ({result.lead_lost_text()})" if lost else ""
         if undone and not lost:
             but = f" ({len(undone)} of {count(len(result.tasks), 'task')} not done)"
         line(f"{result.status}{but}: {count(result.messages, 'message')} inside the team", colour)

@@ -289,6 +289,16 @@ class MemberOutcome(Contract):
     `run` said plain `completed` (a user test, 2026-12-07); left out when not."""
 
 
+def lost_lead_text(lost: str | None) -> str | None:
+    """How a team's lead ended, in words (`TeamResult.lead_lost`'s `failed`, `killed`,
+    `stopped`, `out of turns`)."""
+    if lost is None:
+        return None
+    return {"failed": "the lead failed", "out of turns": "the lead ran out of turns"}.get(
+        lost, f"the lead was {lost}"
+    )
+
+
 class TeamResult(Contract):
     team_name: str
     status: Literal["completed", "stopped"]
@@ -304,6 +314,11 @@ class TeamResult(Contract):
         """Its tasks not completed when it ended: a team whose teammates were lost went quiet
         with every task pending, and `run` said it succeeded (a user test, 2026-12-06)."""
         return [t for t in self.tasks if t.status != "completed"]
+
+    def lead_lost_text(self) -> str | None:
+        """`lead_lost` as a person reads it: "the lead failed", not "the lead was failed" (a
+        user test, 2026-12-07)."""
+        return lost_lead_text(self.lead_lost())
 
     def lead_lost(self) -> str | None:
         """How the lead (the first member) ended, when it did not complete: a team whose

@@ -95,7 +95,11 @@ def test_a_team_whose_lead_was_killed_did_not_do_its_task():
     out_of_turns = lost.model_copy(update={"members": [spent, member("qa", "completed")]})
     assert out_of_turns.lead_lost() == "out of turns" and not succeeded(out_of_turns)
     _fill_from_result(node, out_of_turns.model_dump(mode="json"))
-    assert node.outcome == "the lead was out of turns"
+    assert node.outcome == "the lead ran out of turns"
+    # Not "the lead was failed" (a user test, 2026-12-07).
+    failed = lost.model_copy(update={"members": [member("lead", "failed")]})
+    _fill_from_result(node, failed.model_dump(mode="json"))
+    assert node.outcome == "the lead failed"
 
 
 def test_a_team_that_left_tasks_undone_did_not_do_its_task():

@@ -726,6 +726,7 @@ async def test_the_api_s_own_slips_are_named(client, tmp_path):
         (start_task(client, "x", repo, config="{}"), "config: an OutlastConfig or a dict"),
         (start_task(client, "x", repo, workflow_id=""), "workflow_id: a non-empty string"),
         (resume_task(client, "w", 5), "message: a string, not int"),
+        (Task(handle=client.get_workflow_handle("w"), pattern="single").answer("Small"), "a dict"),
     ):
         with pytest.raises(TypeError, match=said):
             await call
