@@ -335,7 +335,9 @@ async def test_a_fork_stopped_by_hand_is_reported_stopped(client, git_repo):
     fork-join looked fully done and `outlast run` exited 0)."""
     script = hanging_fork_2_script()
     glob = {"tool_use": {"name": "Glob", "input": {"pattern": "*"}}}
-    script["agents"][-1]["turns"][2:] = [{"delay_ms": 2000, **glob}, {"text": "never"}]
+    # The stop must come while its second call runs: at 2 s, a loaded CI run's status
+    # queries (each a replay) missed that window, and the fork ended first (2026-12-07).
+    script["agents"][-1]["turns"][2:] = [{"delay_ms": 8000, **glob}, {"text": "never"}]
     with scripted_model(script):
         async with running_workers(client) as queues:
             handle = await start_fork_join(client, queues, git_repo, 3)
