@@ -40,6 +40,7 @@ from activities.model_http import (
     check_http_backend,
     close_clients,
 )
+from activities.no_model import call_model_unavailable
 from activities.plan_file import prepare_plan_file, read_plan
 from activities.read_state import load_read_state
 from activities.resume import AgentControl, append, repair
@@ -137,6 +138,12 @@ MODEL_HEARTBEAT_THROTTLE = timedelta(seconds=10)
 STICKY_TIMEOUT = timedelta(seconds=5)
 
 
+def task_queue() -> str:
+    """The main task queue a worker of this process serves: `OUTLAST_TASK_QUEUE`, else
+    Outlast's (a demo's run has its own, which a worker serves by naming it)."""
+    return os.environ.get("OUTLAST_TASK_QUEUE") or TASK_QUEUE
+
+
 def host_id() -> str:
     return os.environ.get("OUTLAST_HOST_ID") or socket.gethostname()
 
@@ -226,13 +233,18 @@ def build_workers(
     interceptors: Sequence[Interceptor] = (),
     main_options: Mapping[str, Any] | None = None,
     tool_options: Mapping[str, Any] | None = None,
+    model: bool = True,
 ) -> list[Worker]:
     """The main-queue worker and this host's tool worker. `tracer`: where GenAI spans go
     (default: the global tracer provider's, a no-op unless tracing is configured);
     `interceptors`: more worker interceptors, after Outlast's own; `main_options` /
     `tool_options`: more `temporalio.worker.Worker` arguments for the main-queue worker and
     the tool worker (pollers, slots, executors), over Outlast's own values
-    (bench/worker_settings.py measures some)."""
+    (bench/worker_settings.py measures some). `model=False` (`outlast worker --no-model`):
+    a worker without model credentials, which takes no regular activity from `task_queue`
+    (the model calls, and the activities that need a Temporal client, wait for a worker
+    that has them) and fails a model call made as a local activity as retryable
+    (activities/no_model.py)."""
     main_options, tool_options = dict(main_options or {}), dict(tool_options or {})
     check_worker_options(main_options, "main_options")
     check_worker_options(tool_options, "tool_options")
@@ -252,7 +264,7 @@ def build_workers(
         # activities, for workflows whose workspace is on this host (activities/local_tools.py,
         # activities/host_steps.py).
         activities=[
-            *model_activities(client),
+            *(model_activities(client) if model else [call_model_unavailable]),
             *local_tool_activities(tool_queue),
             *host_step_activities(tool_queue, host),
         ],
@@ -263,6 +275,7 @@ def build_workers(
             "sticky_queue_schedule_to_start_timeout": STICKY_TIMEOUT,
             "max_heartbeat_throttle_interval": MODEL_HEARTBEAT_THROTTLE,
             "default_heartbeat_throttle_interval": MODEL_HEARTBEAT_THROTTLE,
+            **({} if model else {"no_remote_activities": True}),
             **main_options,
         },
         **common,
@@ -395,8 +408,7 @@ def main() -> None:
         client = await connect()
         if (warning := await worker_warning(client)) is not None:
             print(f"worker: warning: {warning}", file=sys.stderr, flush=True)
-        queue = os.environ.get("OUTLAST_TASK_QUEUE") or TASK_QUEUE
-        workers = build_workers(client, task_queue=queue)
+        workers = build_workers(client, task_queue=task_queue())
         await serve_until_stopped(workers, reap_every=reap_interval())
 
     try:

@@ -85,17 +85,26 @@ def _operator_logs() -> None:
     CORE_LOGGER.setLevel(logging.WARNING)
 
 
-def _checked_worker_module(or_else: str = ""):
+def _checked_worker_module(or_else: str = "", *, model: bool | str = True):
     """`worker`, with the environment its workers read checked first: a mistyped setting, or
-    no credentials for the model, is refused with its sentence before any server or worker
-    starts, not as a traceback (`or_else`: what else the command could do)."""
+    no credentials for the model (unless `model` is False; a string: what to do without
+    them), is refused with its sentence before any server or worker starts, not as a
+    traceback (`or_else`: what else the command could do)."""
     w = _worker_module()
     try:
         w.check_environment()
-        w.check_credentials()
     except (ValueError, RuntimeError) as e:
-        _fail(f"{str(e).rstrip('.')}; {or_else}." if or_else else str(e))
+        _fail(_or_else(e, or_else))
+    try:
+        if model:
+            w.check_credentials()
+    except (ValueError, RuntimeError) as e:
+        _fail(_or_else(e, model if isinstance(model, str) else or_else))
     return w
+
+
+def _or_else(error: Exception, or_else: str) -> str:
+    return f"{str(error).rstrip('.')}; {or_else}." if or_else else str(error)
 
 
 def _server(port: int = 7233, ui_port: int = 8233) -> DevServer:
@@ -130,10 +139,7 @@ def dev(
             _fail(str(e))
         console.print(f"Temporal dev server on {server.address}, Web UI {server.ui_url}")
         try:
-            client = await connect_or_fail(server.address)
-            w = _worker_module()
-            console.print(f"worker serving task queues outlast and outlast-host-{w.host_id()}")
-            await w.serve_until_stopped(w.build_workers(client), reap_every=_reap_every())
+            await _serve(await connect_or_fail(server.address))
         finally:
             proc.terminate()
             with contextlib.suppress(OSError):  # unless it names another server by now
@@ -154,21 +160,45 @@ def _stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, _interrupt)
 
 
+async def _serve(client, *, model: bool = True) -> None:
+    """Serve `$OUTLAST_TASK_QUEUE` (else Outlast's queue) and this host's tool queue until
+    stopped. As `python -m worker`: a SIGTERM cancels running tools, so their commands are
+    killed and another worker retries them at once."""
+    w = _worker_module()
+    queue = w.task_queue()
+    console.print(f"worker serving task queues {queue} and outlast-host-{w.host_id()}")
+    if not model:
+        console.print(
+            "--no-model: it answers queries and runs workflow tasks and this host's tools; the "
+            f"activities of {queue}, model calls among them, wait for a worker with model "
+            "credentials"
+        )
+    workers = w.build_workers(client, task_queue=queue, model=model)
+    await w.serve_until_stopped(workers, reap_every=_reap_every())
+
+
 @app.command()
-def worker() -> None:
-    """Run a worker against $TEMPORAL_ADDRESS (default localhost:7233)."""
+def worker(
+    no_model: bool = typer.Option(
+        False,
+        "--no-model",
+        help="Start without model credentials: answer queries (a finished run's details in "
+        "the Web UI), run workflow tasks and this host's tools, and leave the model calls to "
+        "a worker that has them.",
+    ),
+) -> None:
+    """Run a worker against $TEMPORAL_ADDRESS (default localhost:7233) on
+    $OUTLAST_TASK_QUEUE (default outlast)."""
     _operator_logs()
-    _checked_worker_module()
+    _checked_worker_module(
+        model=False if no_model else "or, to only answer queries, pass --no-model"
+    )
 
     async def _main() -> None:
         client = await connect_or_fail()
-        w = _worker_module()
         if (warning := await worker_warning(client)) is not None:
             console.print(f"[yellow]warning: {escape(warning)}[/]")
-        console.print(f"worker serving task queues outlast and outlast-host-{w.host_id()}")
-        # As `python -m worker`: a SIGTERM cancels running tools, so their commands are
-        # killed and another worker retries them at once.
-        await w.serve_until_stopped(w.build_workers(client), reap_every=_reap_every())
+        await _serve(client, model=not no_model)
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_main())

@@ -67,7 +67,7 @@ async def connect_or_fail(address: str | None = None) -> Client:
         # The embedded server is Outlast's to start; another one, its operator's.
         hint = "start it with `outlast dev`" if where == "localhost:7233" else "is it running?"
         home = DevServer(state_dir=state_dir()).live_address()
-        if home is not None and _local(home) != _local(where):
+        if home is not None and one_address(home) != one_address(where):
             # `server-start --port` put it elsewhere: `dev` would be refused (a user test).
             hint = f"this OUTLAST_HOME's embedded server runs on {home}: TEMPORAL_ADDRESS={home}"
         fail(f"cannot reach Temporal at {where}: {connect_failure(e)}; {hint}")
@@ -82,7 +82,7 @@ CONNECTED: list[str] = []
 named by `$TEMPORAL_ADDRESS` (`outlast server-start --port`)."""
 
 
-def _local(address: str) -> str:
+def one_address(address: str) -> str:
     """`127.0.0.1:7233` and `localhost:7233` as one address."""
     host, _, port = address.rpartition(":")
     return f"{'localhost' if host in ('127.0.0.1', '[::1]', '::1') else host}:{port}"

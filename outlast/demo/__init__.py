@@ -22,6 +22,7 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 
 from activities.store import make_state_dir, state_dir
 from activities.tools.process_groups import settle_kills
+from outlast.cli_base import one_address
 from outlast.client import connect
 from outlast.devserver import DevServer, temporal_binary
 from outlast.progress import follow, print_result
@@ -81,14 +82,9 @@ def embedded_ui(server: DevServer, address: str) -> str | None:
     """The Web UI of this OUTLAST_HOME's embedded server if `address` is that server's
     (`outlast server-start --port`): the demo gave no link there (a user test, 2026-12-07)."""
     live, port = server.live_address(), server.live_ui_port()
-    if live is None or port is None or _same(live) != _same(address):
+    if live is None or port is None or one_address(live) != one_address(address):
         return None
     return f"http://{live.rpartition(':')[0]}:{port}"
-
-
-def _same(address: str) -> str:
-    host, _, port = address.rpartition(":")
-    return f"{'127.0.0.1' if host == 'localhost' else host}:{port}"
 
 
 def tests_pass(repo: Path) -> bool:
@@ -206,8 +202,9 @@ def where_to_look(
         )
     console.print(f"history:     {temporal_binary()} workflow show -w {workflow_id}")
     if ui and task_queue:
-        # The run's own queue, which plain `outlast worker` does not serve.
+        # The run's own queue, which plain `outlast worker` does not serve; the run has
+        # ended, so a worker without the scripted model's key can answer.
         console.print(
             "its current details in the Web UI are a query, which a worker on its queue "
-            f"answers: `OUTLAST_TASK_QUEUE={task_queue} outlast worker`"
+            f"answers: `OUTLAST_TASK_QUEUE={task_queue} outlast worker --no-model`"
         )

@@ -182,6 +182,8 @@ async def test_no_credentials_stop_the_worker_at_start(monkeypatch, tmp_path):
     assert b"worker: ANTHROPIC_API_KEY is not set" in err and b"Traceback" not in err, err
     code, out = await cli("127.0.0.1:1", "worker")
     assert code == 2 and "ANTHROPIC_API_KEY is not set" in out and "Traceback" not in out, out
+    # What to do instead, if all it is for is a finished run's details.
+    assert "or, to only answer queries, pass --no-model." in " ".join(out.split()), out
 
     # A gateway's key in a header the SDK sends counts too.
     monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "Authorization: Bearer gateway-token")

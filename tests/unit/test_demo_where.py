@@ -57,4 +57,5 @@ def test_the_demo_says_which_worker_answers_for_its_run_after_it_ends(tmp_path):
         console, "wf-1", "http://localhost:8233", DevServer(state_dir=tmp_path), True, "q-1"
     )
     out = console.export_text()
-    assert "a worker on its queue answers: `OUTLAST_TASK_QUEUE=q-1 outlast worker`" in out, out
+    hint = "a worker on its queue answers: `OUTLAST_TASK_QUEUE=q-1 outlast worker --no-model`"
+    assert hint in out, out
