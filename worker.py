@@ -123,7 +123,7 @@ def model_activities(client: Client) -> list:
     ]
 
 
-# Tools pace their own heartbeats (activities/workspace.heartbeat_interval: every 5 s, or a
+# Tools pace their own heartbeats (activities/heartbeats.heartbeat_interval: every 5 s, or a
 # third of a shorter heartbeat timeout), and each one must go out when it is made: the SDK's
 # default throttle (up to 30 s, 80% of the timeout) would hold one back for 4 s of a 5 s
 # timeout. A killed run's Bash command is killed on the host at once (`tool.bash_kill`).

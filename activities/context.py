@@ -21,11 +21,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
+from activities.git_run import read_git
 from activities.small_files import read_head, text_of
 from activities.store import default_store
 from activities.tools import TOOLS, clean_schema
 from activities.tools.skill import skill_infos
-from activities.workspace import read_git
 from agents.agent_tool import AGENT_TOOL, AgentToolInput, CoordinatorAgentInput
 from agents.canonical import canonical_bytes
 from agents.control_tools import (

@@ -19,9 +19,9 @@ from typing import Any, BinaryIO
 from pydantic import BaseModel
 from temporalio import activity
 
+from activities.heartbeats import heartbeating
 from activities.tools.bash_process import child_env
 from activities.tools.process_groups import kill_even_if_cancelled
-from activities.workspace import heartbeating
 from agents.hooks import OUTPUT_CAP, HookRun
 
 

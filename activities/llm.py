@@ -193,7 +193,7 @@ def _load_json(ref: str) -> Any:
 
 
 async def _heartbeat_forever() -> None:
-    # First after one interval, for the reason in activities.workspace.heartbeating.
+    # First after one interval, for the reason in activities.heartbeats.heartbeating.
     while True:
         await asyncio.sleep(HEARTBEAT_EVERY_S)
         activity.heartbeat()

@@ -12,9 +12,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
+from activities.heartbeats import run_blocking
 from activities.small_files import read_head, text_of
 from activities.store import state_dir
-from activities.workspace import run_blocking
 
 PLAN_MAX_CHARS = 100_000
 

@@ -8,8 +8,8 @@ import re
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
+from activities.heartbeats import run_blocking
 from activities.host_tmp import host_tmp_root, private_dir
-from activities.workspace import run_blocking
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 

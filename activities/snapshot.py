@@ -14,10 +14,12 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 from temporalio import activity
 
-from activities import workspace
+from activities import git_run
+from activities.git_run import read_git
+from activities.heartbeats import run_blocking
 from activities.sandbox_tmp import remove_sandbox_tmp
 from activities.store import state_dir
-from activities.workspace import atomic_write, read_git, run_blocking
+from activities.workspace import atomic_write
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -151,7 +153,7 @@ async def head_commit(root: str) -> str | None:
 
 def _head(root: str) -> str | None:
     def git(*args: str) -> str | None:
-        done = read_git(root, *args, timeout=workspace.GIT_READ_TIMEOUT_S)
+        done = read_git(root, *args, timeout=git_run.GIT_READ_TIMEOUT_S)
         return (done.stdout.decode().strip() or None) if done.returncode == 0 else None
 
     if head := git("rev-parse", "--verify", "-q", "HEAD"):
@@ -173,7 +175,7 @@ async def changed_files(req: ChangedSince | str) -> list[str]:
 def _changed(root: str, base: str | None = None) -> list[str]:
     # A timeout raises: the activity is retried, never told "nothing changed".
     status = ["status", "--porcelain", "--untracked-files=all", "-z"]
-    done = read_git(root, *status, timeout=workspace.GIT_READ_TIMEOUT_S)
+    done = read_git(root, *status, timeout=git_run.GIT_READ_TIMEOUT_S)
     if done.returncode != 0:
         return []
     paths = _since(root, base) if base else []
@@ -193,7 +195,7 @@ def _since(root: str, base: str) -> list[str]:
     """Tracked paths whose content now differs from `base`'s: what the agent committed too
     (the status alone shows only what it left uncommitted)."""
     diff = ["diff", "--name-only", "--no-renames", "--no-relative", "-z", base, "--"]
-    done = read_git(root, *diff, timeout=workspace.GIT_READ_TIMEOUT_S)
+    done = read_git(root, *diff, timeout=git_run.GIT_READ_TIMEOUT_S)
     if done.returncode != 0:  # `base` is gone (history rewritten): the status still counts
         return []
     return [p for p in done.stdout.decode(errors="replace").split("\0") if p]

@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
 from activities.errors import OutlastError
+from activities.heartbeats import heartbeating
 from activities.llm import ask_once, text_of
-from activities.workspace import heartbeating
 from agents.messages import Usage
 from agents.web_fetch import (
     MAX_PAGE_BYTES,

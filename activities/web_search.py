@@ -13,9 +13,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
+from activities.heartbeats import heartbeating
 from activities.llm import ask_once
 from activities.web_fetch import WebToolOutput
-from activities.workspace import heartbeating
 from agents.messages import Usage
 from agents.web_search import (
     WEB_SEARCH_AGENT_TYPE,

@@ -9,31 +9,18 @@ rather than followed.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import os
 import secrets
-import signal
-import subprocess
-from collections.abc import AsyncIterator, Callable
-from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
-
-from temporalio import activity
+from typing import TYPE_CHECKING
 
 from activities.beneath import open_dir
 from agents.canonical import blob_ref, names
 
 if TYPE_CHECKING:
     from activities.tools.base import FileStamp, ToolContext
-
-T = TypeVar("T")
-
-HEARTBEAT_INTERVAL_S = 5.0
-"""Spec R93's default. Each heartbeat is a server request and a billed action; a killed run's
-Bash command does not wait for one (`tool.bash_kill`), other tools are short."""
 
 
 class WorkspaceEscape(Exception):
@@ -342,97 +329,3 @@ def _create_temp(parent: int, name: str) -> str:
         os.close(fd)
         return tmp
     raise FileExistsError(errno.EEXIST, f"no free temporary name next to {name}")
-
-
-NO_OPTIONAL_LOCKS = {"GIT_OPTIONAL_LOCKS": "0"}
-"""For git commands that only read: without optional locks, a status would rewrite the index
-under index.lock, and fail the user's or an agent's git commit or add that runs meanwhile.
-(An environment variable, where `--no-optional-locks` would make a git older than 2.15
-refuse the whole command.)"""
-
-
-GIT_READ_TIMEOUT_S = 90.0
-"""The longest a read of git state (a status of the whole checkout) may take; below the
-worktree activities' 2-minute limit, and far above what a status of a large checkout takes.
-One that takes longer is hung (a stuck filesystem, an fsmonitor hook that never answers), and
-its thread would hold up the worker's shutdown, which waits for every thread of its executor."""
-
-
-def read_git(cwd: str, *args: str, timeout: float) -> subprocess.CompletedProcess[bytes]:
-    """`git <args>` for a read (`NO_OPTIONAL_LOCKS`): `run_git`'s."""
-    return run_git(cwd, *args, timeout=timeout, env=NO_OPTIONAL_LOCKS)
-
-
-def run_git(
-    cwd: str, *args: str, timeout: float, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    """`git <args>`, its output captured. After `timeout` seconds it is killed with
-    everything it started (an fsmonitor or checkout hook that hangs is git's child, and
-    would outlive git alone): raises `subprocess.TimeoutExpired`."""
-    proc = subprocess.Popen(
-        ["git", *args],
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL,  # nothing to ask: a prompt must fail, not wait
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group, to kill as one
-    )
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except BaseException:  # the timeout, or this thread's interpreter going down
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        # Bounded, where `with Popen` would wait for good: a git stuck in the kernel (the
-        # stuck filesystem) outlives SIGKILL, and an escapee may hold the pipes.
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.communicate(timeout=5)
-        for pipe in (proc.stdout, proc.stderr):
-            if pipe is not None:
-                pipe.close()
-        raise
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-
-
-def heartbeat_interval(timeout: timedelta | None) -> float:
-    """Seconds between heartbeats: `HEARTBEAT_INTERVAL_S` (read here, so a test can shorten
-    it), or a third of a shorter heartbeat timeout, so that one late beat is no timeout."""
-    if not timeout:
-        return HEARTBEAT_INTERVAL_S
-    return min(HEARTBEAT_INTERVAL_S, timeout.total_seconds() / 3)
-
-
-@contextlib.asynccontextmanager
-async def heartbeating() -> AsyncIterator[None]:
-    """Heartbeat from a background task for as long as the block runs.
-
-    Temporal delivers a cancellation to an activity only in a heartbeat response, so anything
-    that can take time must run inside this. Outside an activity (plain unit tests) it does
-    nothing.
-    """
-    if not activity.in_activity() or activity.info().is_local:
-        yield  # a local activity cannot heartbeat: it lives inside its workflow task
-        return
-
-    interval = heartbeat_interval(activity.info().heartbeat_timeout)
-
-    async def beat() -> None:
-        # The first beat waits one interval: most tool calls are over by then, and every
-        # heartbeat sent is a server request (and a billed action on Temporal Cloud).
-        while True:
-            await asyncio.sleep(interval)
-            activity.heartbeat()
-
-    task = asyncio.create_task(beat())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-
-
-async def run_blocking(fn: Callable[..., T], *args: object) -> T:
-    """Run blocking file work in a thread while heartbeating, so a cancel is not held up."""
-    async with heartbeating():
-        return await asyncio.to_thread(fn, *args)

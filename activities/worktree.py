@@ -29,7 +29,8 @@ from temporalio import activity
 
 from activities import worktree_owners
 from activities.errors import OutlastError
-from activities.workspace import atomic_write, heartbeating
+from activities.heartbeats import heartbeating
+from activities.workspace import atomic_write
 from activities.worktree_git import (
     GitFailed,
     GitHung,

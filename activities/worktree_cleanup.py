@@ -13,8 +13,8 @@ from pathlib import Path
 from temporalio import activity
 
 from activities import worktree_owners
+from activities.heartbeats import heartbeating, run_blocking
 from activities.sandbox_tmp import remove_sandbox_tmp
-from activities.workspace import heartbeating, run_blocking
 from activities.worktree import (
     ADD_IN_PROGRESS,
     WORKTREES_DIR,
@@ -60,7 +60,7 @@ def _uncommitted(repo: Repo, path: Path) -> list[str]:
     """The worktree's modified and untracked files, counted (the links we made aside)."""
     found = []
     # Without optional locks: a status would otherwise rewrite the index and fail a commit
-    # running meanwhile (activities/workspace.NO_OPTIONAL_LOCKS).
+    # running meanwhile (activities/git_run.NO_OPTIONAL_LOCKS).
     args = ["status", "--porcelain", "--untracked-files=all"]
     lines = git(path, *args, deadline=repo.deadline, reads=True).splitlines()
     untracked = [ln for ln in lines if ln.startswith("??") and not _is_our_link(path, repo.top, ln)]

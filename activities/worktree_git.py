@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
 
-from activities.workspace import NO_OPTIONAL_LOCKS, heartbeating, run_git
+from activities.git_run import NO_OPTIONAL_LOCKS, run_git
+from activities.heartbeats import heartbeating
 
 T = TypeVar("T")
 

@@ -37,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import worker  # noqa: E402
-from activities import workspace  # noqa: E402
+from activities import heartbeats as beats  # noqa: E402
 from agents.config import ModelSettings, OutlastConfig  # noqa: E402
 from bench.cost_model import HEARTBEATS, settled_scrape  # noqa: E402
 from bench.harness import (  # noqa: E402
@@ -71,9 +71,13 @@ def script(command: str) -> dict:
 @contextlib.contextmanager
 def setting(before: bool) -> Iterator[None]:
     """The previous code's heartbeat interval and kill path, or this code's."""
-    saved = (workspace.HEARTBEAT_INTERVAL_S, worker.HEARTBEAT_THROTTLE, loop_tools.versions.patched)
+    saved = (
+        beats.HEARTBEAT_INTERVAL_S,
+        worker.HEARTBEAT_THROTTLE,
+        loop_tools.versions.patched,
+    )
     if before:
-        workspace.HEARTBEAT_INTERVAL_S = 1.0
+        beats.HEARTBEAT_INTERVAL_S = 1.0
         worker.HEARTBEAT_THROTTLE = timedelta(seconds=1)
         real = loop_tools.versions.patched
         # Workflow modules are passed through the sandbox, so the workflows see this one.
@@ -81,7 +85,7 @@ def setting(before: bool) -> Iterator[None]:
     try:
         yield
     finally:
-        workspace.HEARTBEAT_INTERVAL_S, worker.HEARTBEAT_THROTTLE = saved[:2]
+        beats.HEARTBEAT_INTERVAL_S, worker.HEARTBEAT_THROTTLE = saved[:2]
         loop_tools.versions.patched = saved[2]
 
 

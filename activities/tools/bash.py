@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
 
+from activities.heartbeats import run_blocking
 from activities.sandbox_tmp import drop_scratch_mountpoint
 from activities.tools import bash_runs
 from activities.tools.base import (
@@ -33,12 +34,7 @@ from activities.tools.base import (
 from activities.tools.bash_process import OutputCapped, run_command
 from activities.tools.bash_sandbox import sandbox_argv
 from activities.tools.process_groups import kill_group, kill_when_set_up
-from activities.workspace import (
-    WorkspaceEscape,
-    resolve_in_workspace,
-    run_blocking,
-    workspace_root,
-)
+from activities.workspace import WorkspaceEscape, resolve_in_workspace, workspace_root
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000

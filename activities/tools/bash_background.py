@@ -20,6 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 from temporalio import activity
 
+from activities.heartbeats import run_blocking
 from activities.store import state_dir
 from activities.tools import bash_runs
 from activities.tools.base import ToolContext
@@ -31,7 +32,6 @@ from activities.tools.bash import (
     start_dir,
 )
 from activities.tools.bash_process import OutputCapped
-from activities.workspace import run_blocking
 from agents.config import BACKGROUND_OUTPUT_CAP
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

@@ -14,8 +14,8 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from activities.heartbeats import heartbeating
 from activities.tools.process_groups import kill_even_if_cancelled, spawn_in_own_session
-from activities.workspace import heartbeating
 
 _SECRET_PREFIXES = ("ANTHROPIC_",)
 _SECRET_SUFFIXES = (

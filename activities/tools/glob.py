@@ -17,9 +17,10 @@ import re
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
 
+from activities.heartbeats import run_blocking
 from activities.tools.base import ToolOutput, ToolRequest, no_nul, stored
 from activities.tools.grep import VCS_DIRS, run_rg
-from activities.workspace import WorkspaceEscape, resolve_in_workspace, run_blocking
+from activities.workspace import WorkspaceEscape, resolve_in_workspace
 
 MAX_RESULTS = 100
 TRUNCATED_NOTE = "(Results are truncated. Consider using a more specific path or pattern.)"

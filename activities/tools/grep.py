@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from temporalio import activity
 
+from activities.heartbeats import heartbeating, run_blocking
 from activities.tools.base import (
     MAX_TOOL_RESULT_CHARS,
     ToolOutput,
@@ -26,7 +27,7 @@ from activities.tools.base import (
     no_nul,
     stored,
 )
-from activities.workspace import WorkspaceEscape, heartbeating, resolve_in_workspace, run_blocking
+from activities.workspace import WorkspaceEscape, resolve_in_workspace
 
 RG_TIMEOUT_S = 60.0
 DEFAULT_HEAD_LIMIT = 250

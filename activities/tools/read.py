@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from temporalio import activity
 
 from activities.beneath import open_file
+from activities.heartbeats import run_blocking
 from activities.tools.base import (
     FileStamp,
     ImageRef,
@@ -34,7 +35,7 @@ from activities.tools.pdf import MEDIA_TYPE as PDF_MEDIA_TYPE
 from activities.tools.pdf import NotReadable, is_pdf_name, prepare_pdf
 from activities.tools.pdf import describe as describe_pdf
 from activities.tools.text_lines import looks_binary, read_slice
-from activities.workspace import WorkspaceEscape, file_digest, resolve_in_workspace, run_blocking
+from activities.workspace import WorkspaceEscape, file_digest, resolve_in_workspace
 from agents.paths import normalize_path
 
 MAX_LINES = 2000

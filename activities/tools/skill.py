@@ -13,9 +13,9 @@ from pathlib import Path
 
 from temporalio import activity
 
+from activities.heartbeats import run_blocking
 from activities.small_files import SmallFileError, read_small_file
 from activities.tools.base import ToolContext, ToolOutput, ToolRequest, with_content_ref
-from activities.workspace import run_blocking
 from agents.skills import (
     MAX_SKILL_BYTES,
     MAX_SKILL_DIRS,

@@ -23,9 +23,9 @@ from typing import Any
 
 from temporalio import activity
 
+from activities.heartbeats import run_blocking
 from activities.store import state_dir
 from activities.tools.base import ToolOutput
-from activities.workspace import run_blocking
 
 RECORD_TTL_S = 24 * 3600.0
 """How long a record is kept: a retry comes within the activity's timeouts (minutes)."""

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities import workspace, worktree_git, worktree_owners
+from activities import git_run, worktree_git, worktree_owners
 from activities.context import git_snapshot
 from activities.snapshot import _changed
 from activities.worktree import CleanupWorktreeInput, CreateWorktreeInput, create_worktree
@@ -117,7 +117,7 @@ def test_a_hung_status_fails_the_changed_files_check_in_time(
 ) -> None:
     root = repo(tmp_path)
     mark = hanging_fsmonitor(root, tmp_path)
-    monkeypatch.setattr(workspace, "GIT_READ_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(git_run, "GIT_READ_TIMEOUT_S", 1.0)
     started = time.monotonic()
     with pytest.raises(subprocess.TimeoutExpired):
         _changed(str(root))

@@ -18,7 +18,7 @@ import pytest
 from pydantic import ValidationError
 from temporalio.testing import ActivityEnvironment
 
-from activities import workspace
+from activities import heartbeats
 from activities.sandbox import BWRAP_REQUIRED, WRITER_SANDBOX_ENV
 from activities.sandbox_tmp import sandbox_tmp
 from activities.tools.base import ToolContext, ToolOutput
@@ -194,7 +194,7 @@ async def test_background_leftovers_do_not_outlive_or_block_the_call(ws: Path) -
 
 
 async def test_heartbeats_while_running(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(workspace, "HEARTBEAT_INTERVAL_S", 0.4)  # 5 s in production
+    monkeypatch.setattr(heartbeats, "HEARTBEAT_INTERVAL_S", 0.4)  # 5 s in production
     beats: list[tuple] = []
     env = ActivityEnvironment()
     env.on_heartbeat = lambda *details: beats.append(details)

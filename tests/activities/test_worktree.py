@@ -13,7 +13,7 @@ import pytest
 from temporalio.activity import _Definition
 from temporalio.testing import ActivityEnvironment
 
-from activities import workspace, worktree_owners
+from activities import heartbeats, worktree_owners
 from activities import worktree as worktree_module
 from activities.worktree import (
     CleanupWorktreeInput,
@@ -133,7 +133,7 @@ async def test_racing_attempts_for_the_same_slug_agree(repo: Path) -> None:
 async def test_creation_waits_for_the_lock_and_heartbeats(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(workspace, "HEARTBEAT_INTERVAL_S", 0.5)  # 5 s in production
+    monkeypatch.setattr(heartbeats, "HEARTBEAT_INTERVAL_S", 0.5)  # 5 s in production
     beats: list[object] = []
     env = ActivityEnvironment()
     env.on_heartbeat = lambda *details: beats.append(details)

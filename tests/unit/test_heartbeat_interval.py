@@ -2,7 +2,7 @@
 
 from datetime import timedelta
 
-from activities.workspace import HEARTBEAT_INTERVAL_S, heartbeat_interval
+from activities.heartbeats import HEARTBEAT_INTERVAL_S, heartbeat_interval
 
 
 def test_spec_default_of_five_seconds_under_the_default_timeout():

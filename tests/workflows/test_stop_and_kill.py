@@ -10,8 +10,8 @@ import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 
+from activities.heartbeats import HEARTBEAT_INTERVAL_S
 from activities.tools.bash import kill_bash_runs
-from activities.workspace import HEARTBEAT_INTERVAL_S
 from tests.activities.test_tool_bash import marker
 from tests.support import (
     activity_attempts,
