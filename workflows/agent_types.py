@@ -7,7 +7,10 @@ round. The pattern now asks, once at its start, which agent types its children w
 (built-ins, the user's, the project's: `agents.definition_names`, names only), and refuses a
 type none of them defines before anything runs. A type a stage (or the implementer) writes a
 definition of while the pattern runs is named in the input's `late_agent_types`, and not
-looked up. A team's members all start at once, so theirs are found at once already.
+looked up. A team's members all start at once, so nothing defines a type of theirs while it
+runs: a team checks them all (patched `team-agent-types-checked`; a lead of a type no
+definition has failed, and the team ended "the lead failed" after its teammates had
+started and run).
 
 The check only says early what a child would say later: when it cannot run (no worker on
 the host has the step yet in a rolling deploy, `tools.local_tools` off with a host on an
@@ -46,6 +49,9 @@ implementer) is refused at the start; a run that went on with one replays as it 
 TYPES_CHECKED = "pattern-agent-types-checked"
 """Patch: a pipeline or a verified task refuses, at its start, an agent type no definition
 has (it failed when the child of that type started)."""
+TEAM_TYPES_CHECKED = "team-agent-types-checked"
+"""Patch: a team does the same for its members' types (after `TYPES_CHECKED` was bundled
+into a baseline, so a team that started on the code before would have asked it)."""
 
 
 def unknown_types(
@@ -80,14 +86,15 @@ def refusal(
     known: list[str],
     skipped: list[str],
     off: dict[str, list[str]] | None = None,
-    definer: str = "a stage",
+    definer: str | None = "a stage",
 ) -> str:
     """`PipelineWorkflow refused: agent type 'Reveiw' (stage review; did you mean 'review'?)
     not found; nor ... Available agents: ...`: R13's sentence, with where each type is named
     and the type it probably meant (not one that is `off` there: the flag is named then, and
     the list leaves it out). A definition file that failed is named by the first line of its
     error (a YAML error's own lines and carets do not fit in one sentence). `definer`: who
-    may define a type while the pattern runs (`late_agent_types`)."""
+    may define a type while the pattern runs (`late_agent_types`); None for a pattern where
+    none can (a team)."""
     off = off or {}
     named = [
         f"'{agent_type}' ({where}{_guess(agent_type, known, off.get(where, []))})"
@@ -100,6 +107,8 @@ def refusal(
     if skipped:
         firsts = [error.strip().splitlines()[0] for error in skipped if error.strip()]
         text += f". Agent definitions that could not be loaded: {'; '.join(firsts)}"
+    if definer is None:
+        return text
     return f"{text}. A type {definer} defines while it runs goes in the input's `late_agent_types`"
 
 
@@ -119,22 +128,27 @@ async def refuse_unknown_types(
     named: list[tuple[str, str]],
     late: list[str],
     as_configured: frozenset[str] = frozenset(),
-    definer: str = "a stage",
+    definer: str | None = "a stage",
     writers: frozenset[str] = frozenset(),
+    team: bool = False,
 ) -> None:
     """Fail the run if a type in `named` ((where, agent type) pairs) is defined nowhere and
     not in `late`. The built-in verification agent counts as defined for stages and
     verifiers, which get it (R10) whatever the config's flag says; not for the children
     named in `as_configured` (where they are named), which get the config as it is: the
     check passed an implementer of that type with the flag off, and the implementer then
-    failed at its start (a user test, 2026-12-05).
+    failed at its start (a user test, 2026-12-05). `team`: a team's members, a change of
+    its own (`TEAM_TYPES_CHECKED`).
 
     Raises:
         AgentTypeNotFound: not retryable, so the pattern fails with the sentence.
         InvalidAgentInput: the workspace is not there (as a child's start would say).
     """
     named = [(where, agent_type) for where, agent_type in named if agent_type not in late]
-    if not named or not versions.patched(TYPES_CHECKED):
+    if not named:
+        return
+    # Each id literal where it is asked: tests/unit/test_versions.py reads them from here.
+    if not (versions.patched(TEAM_TYPES_CHECKED) if team else versions.patched(TYPES_CHECKED)):
         return
     features = config.features.model_copy(update={"verification_agent": True})
     try:

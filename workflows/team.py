@@ -35,6 +35,7 @@ from agents.notifications import PERSON_SENDERS, person_name_text
 from agents.team_tasks import TeamTask, create_task, sorted_tasks
 from workflows import search_attributes as sa
 from workflows import versions
+from workflows.agent_types import refuse_unknown_types
 from workflows.child_agents import child_failure
 from workflows.client_input import (
     check_update_fields,
@@ -213,6 +214,21 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
             await answer_held(KILL_ANSWERS, e, self._mark_end)
             raise
 
+    async def _refuse_unknown_types(self, inp: TeamInput) -> None:
+        """Before any member starts: a type no definition has fails the team with R13's
+        sentence. The members get the team's config as it is (`as_configured`)."""
+        members = [(f"member {m.name}", m.agent_type) for m in inp.members()]
+        await refuse_unknown_types(
+            "TeamWorkflow",
+            inp.workspace,
+            inp.config,
+            members,
+            [],
+            as_configured=frozenset(where for where, _ in members),
+            definer=None,
+            team=True,
+        )
+
     def _mark_end(self, ending: str) -> None:
         self._ended_as = ending
 
@@ -222,6 +238,7 @@ class TeamWorkflow(ContinuingTeam, TeamLosses, TeamHandlers):
             # Asked only for such a team, so no other records a marker.
             if named and versions.patched(PERSON_NAMES):
                 raise ApplicationError(person_name_text(named[0]), type="InvalidInput")
+            await self._refuse_unknown_types(inp)
             self._abandon = versions.patched(TEAM_CONTINUES)
             for spec in inp.members():
                 self._watchers.append(await self._start_member(spec))

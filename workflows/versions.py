@@ -184,6 +184,7 @@ AFTER_BASELINE: frozenset[str] = frozenset(
         "stop-reaches-starting-child",
         "team-shutdown-told",
         "team-carry-not-refused",
+        "team-agent-types-checked",
         "undelivered-in-memo",
         "unstarted-in-memo",
         "verified-stopped-implementer-closes",

@@ -102,6 +102,7 @@ from tests.replay.scenarios_patterns import (
     team_steered,
     team_structured_broadcast,
     team_teammate_turns,
+    team_unknown_type,
     verified_implementer_stopped,
     verified_killed_verifier,
     verified_late_mail,
@@ -424,6 +425,16 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "pipeline_v2": pipeline,
     "verified_task_v7": verified_task,
     "pipeline_unknown_type": pipeline_unknown_type,
+    # A team's members' types, looked up before any starts (patched team-agent-types-checked);
+    # `team_unknown_type_v0` recorded on 0f851b3, where the lead failed at its start and the
+    # team ended with it.
+    "team_unknown_type": team_unknown_type,
+    "team_unknown_type_v0": team_unknown_type,
+    # The team scenarios the cache modes run again (tests/replay/test_cache_modes.py), as
+    # today's code runs them: the members' types looked up first.
+    "team_v2": team,
+    "team_shutdown_v8": team_shutdown,
+    "team_spawn_v2": team_spawn,
     # A read-only implementer, refused at the start (patched pattern-writer-checked).
     "verified_read_only_implementer": verified_read_only_implementer,
     # A message reading like the parent's answer to a planning sub-agent, from someone else:
@@ -599,6 +610,9 @@ CHILDREN = {
     "fork_join_v4": ["fork-1"],
     "pipeline_v4": ["verify"],
     "team_shutdown_v7": ["b"],
+    "team_v2": ["b", "c"],
+    "team_shutdown_v8": ["b"],
+    "team_spawn_v2": ["a", "b", "d"],
     "verified_task_v9": ["implementer", "verify-1", "verify-2"],
 }
 # Scenarios whose background commands' histories are kept too, as `<parent>__<shell id>.json`.

@@ -124,6 +124,18 @@ async def pipeline_unknown_type(client: Client, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def team_unknown_type(client: Client, tmp: Path) -> WorkflowHandle:
+    """A lead of a type no definition has, and a teammate of a built-in its config leaves
+    off: refused before any member starts (patched team-agent-types-checked); on the code
+    before, the lead failed at its start and the team ended with it."""
+    from tests.workflows.test_team_types import refuse_an_unknown_member_type
+
+    repo = make_git_repo(tmp / "repo", {"src/app.py": "def greet():\n    return 'hello'\n"})
+    wf_id = os.environ["OUTLAST_RECORDING"]
+    handle, _, _ = await refuse_an_unknown_member_type(client, repo, wf_id)
+    return handle
+
+
 async def pipeline_failed_stage(client: Client, tmp: Path) -> WorkflowHandle:
     """The plan stage fails after a Read: the pipeline reads what it spent after its end."""
     from tests.workflows.test_pipeline import FAILING_PLAN

@@ -11,7 +11,8 @@ import uuid
 
 import pytest
 import temporalio.api.sdk.v1
-from temporalio.client import WorkflowFailureError
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.service import RPCError
 
 from outlast.api import NotSupported, StartError, Task, TaskEnded, resume_task, start_task
 from outlast.devserver import temporal_binary
@@ -905,9 +906,11 @@ async def test_a_run_whose_input_never_decoded_is_not_asked_anything(
 
 
 async def test_a_team_whose_lead_failed_at_its_start_lists_as_failed(client, git_repo):
-    """A team with a workspace root that is not there: its members fail at their starts,
+    """A team with a workspace root that is not there: its members failed at their starts,
     and `outlast ls` and the Web UI listed the team as completed, where an agent or a
-    pipeline with that root reads failed (a user test, 2026-12-05)."""
+    pipeline with that root reads failed (a user test, 2026-12-05). Since its members' types
+    are looked up before any starts (patched team-agent-types-checked), the team fails there,
+    as a pipeline does, and no member starts."""
 
     async with running_workers(client) as queues:
         inp = {
@@ -921,11 +924,14 @@ async def test_a_team_whose_lead_failed_at_its_start_lists_as_failed(client, git
             id=f"team-nowhere-{uuid.uuid4().hex[:8]}",
             task_queue=queues.task_queue,
         )
-        result = await asyncio.wait_for(handle.result(), 60)
+        with pytest.raises(WorkflowFailureError) as ended:
+            await asyncio.wait_for(handle.result(), 60)
         desc = await handle.describe()
-    assert result["status"] == "completed" and result["members"][0]["status"] == "failed"
-    # What `outlast ls` reads: `completed (failed)`.
+    assert "/nonexistent/outlast-team" in str(ended.value.cause), ended.value.cause
+    assert desc.status == WorkflowExecutionStatus.FAILED
     assert desc.typed_search_attributes.get(sa.AGENT_STATUS) == "failed"
+    with pytest.raises(RPCError):
+        await client.get_workflow_handle(f"{handle.id}/lead").describe()
 
 
 SLOW = {"agents": [{"name": "a", "turns": [{"delay_ms": 60000, "text": "never sent"}]}]}
