@@ -188,23 +188,36 @@ def where_to_look(
     task_queue: str | None = None,
 ) -> None:
     """The run's id, and where to look at it: the Web UI while the embedded server runs
-    (and how to stop that server, which outlives the demo), the history with the CLI."""
+    (and how to stop that server, which outlives the demo), the history with the CLI. Each
+    command names the server and namespace when they are not the defaults: run as
+    `TEMPORAL_ADDRESS=... outlast demo`, they went to localhost:7233 (a user test,
+    2026-12-07)."""
+    address, namespace = os.environ.get("TEMPORAL_ADDRESS"), os.environ.get("TEMPORAL_NAMESPACE")
+    elsewhere = address is not None and one_address(address) != "localhost:7233"
+    namespace = namespace if namespace and namespace != "default" else None
+    link = f"{ui}/namespaces/{namespace or 'default'}/workflows/{workflow_id}"
     console.print(f"\nworkflow id: {workflow_id}")
-    if ui and os.environ.get("TEMPORAL_ADDRESS"):
-        console.print(f"Web UI:      {ui}/namespaces/default/workflows/{workflow_id}")
+    if ui and address:
+        console.print(f"Web UI:      {link}")
     elif ui and not keep_server and server.stop():
         console.print("stopped the embedded dev server; `outlast dev` brings it back, history kept")
     elif ui:
-        console.print(f"Web UI:      {ui}/namespaces/default/workflows/{workflow_id}")
+        console.print(f"Web UI:      {link}")
         console.print(
             f"the embedded dev server keeps running on {server.address} for that: "
             "`outlast server-stop` stops it"
         )
-    console.print(f"history:     {temporal_binary()} workflow show -w {workflow_id}")
+    options = (f" --address {address}" if elsewhere else "") + (
+        f" --namespace {namespace}" if namespace else ""
+    )
+    console.print(f"history:     {temporal_binary()} workflow show{options} -w {workflow_id}")
     if ui and task_queue:
         # The run's own queue, which plain `outlast worker` does not serve; the run has
         # ended, so a worker without the scripted model's key can answer.
+        env = (f"TEMPORAL_ADDRESS={address} " if elsewhere else "") + (
+            f"TEMPORAL_NAMESPACE={namespace} " if namespace else ""
+        )
         console.print(
             "its current details in the Web UI are a query, which a worker on its queue "
-            f"answers: `OUTLAST_TASK_QUEUE={task_queue} outlast worker --no-model`"
+            f"answers: `{env}OUTLAST_TASK_QUEUE={task_queue} outlast worker --no-model`"
         )

@@ -59,3 +59,30 @@ def test_the_demo_says_which_worker_answers_for_its_run_after_it_ends(tmp_path):
     out = console.export_text()
     hint = "a worker on its queue answers: `OUTLAST_TASK_QUEUE=q-1 outlast worker --no-model`"
     assert hint in out, out
+
+
+def test_the_demo_s_commands_name_a_server_and_namespace_other_than_the_defaults(
+    tmp_path, monkeypatch
+):
+    """Run as `TEMPORAL_ADDRESS=localhost:7455 outlast demo`, its history command and its
+    worker hint went to localhost:7233, where the run is not (a user test, 2026-12-07)."""
+    monkeypatch.setenv("TEMPORAL_ADDRESS", "localhost:7455")
+    monkeypatch.setenv("TEMPORAL_NAMESPACE", "agents")
+    console = Console(record=True, width=300)
+    where_to_look(
+        console, "wf-1", "http://localhost:8455", DevServer(state_dir=tmp_path), True, "q-1"
+    )
+    out = console.export_text()
+    assert "Web UI:      http://localhost:8455/namespaces/agents/workflows/wf-1" in out, out
+    assert "workflow show --address localhost:7455 --namespace agents -w wf-1" in out, out
+    worker = "TEMPORAL_ADDRESS=localhost:7455 TEMPORAL_NAMESPACE=agents OUTLAST_TASK_QUEUE=q-1"
+    assert f"`{worker} outlast worker --no-model`" in out, out
+    # The defaults, spelt either way, are left out.
+    monkeypatch.setenv("TEMPORAL_ADDRESS", "127.0.0.1:7233")
+    monkeypatch.setenv("TEMPORAL_NAMESPACE", "default")
+    console = Console(record=True, width=300)
+    where_to_look(
+        console, "wf-1", "http://localhost:8233", DevServer(state_dir=tmp_path), True, "q-1"
+    )
+    out = console.export_text()
+    assert "workflow show -w wf-1" in out and "`OUTLAST_TASK_QUEUE=q-1 outlast worker" in out, out
