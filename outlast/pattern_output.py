@@ -36,7 +36,10 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
             # `completed` (a verification report with no VERDICT line; a user test).
             here = bool(ended_at) and ended_at[0] is s and s.status == "completed"
             ended = f"; the pipeline {result.status} here" if here else ""
-            line(f"  {s.name} ({s.agent_type}, attempt {s.attempt}): {s.status}{verdict}{ended}")
+            # A stage stopped by hand read `completed` (a user test, 2026-12-07), as `show`
+            # and a team's member do not.
+            status = "stopped" if s.stopped else s.status
+            line(f"  {s.name} ({s.agent_type}, attempt {s.attempt}): {status}{verdict}{ended}")
         line(f"  {count(len(result.stages), 'stage run')}, {usage_text(result.usage)}")
         final = result.final_text
         done = [s for s in result.stages if s.status == "completed"]
@@ -44,7 +47,8 @@ def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
             # Not the pipeline's result: a rejected pipeline printed its last completed
             # stage's output under "rejected" as if it were (a user test, 2026-12-07).
             attempt = f" (attempt {done[-1].attempt})" if done[-1].attempt > 1 else ""
-            line(f"The output of stage {done[-1].name}{attempt}, the last that completed:")
+            how = "stopped before it finished" if done[-1].stopped else "the last that completed"
+            line(f"The output of stage {done[-1].name}{attempt}, {how}:")
     elif isinstance(result, TeamResult):
         lost, undone = result.lead_lost(), result.unfinished()
         colour = "green" if result.status == "completed" and not (lost or undone) else "yellow"

@@ -77,6 +77,25 @@ def test_a_rejected_pipeline_s_last_stage_output_is_not_given_as_its_result():
     assert "The output of stage plan (attempt 2), the last that completed:" in out, out
 
 
+def test_a_stage_stopped_by_hand_reads_stopped_and_its_output_is_not_called_complete():
+    """`outlast stop <pipeline>/explore`, then a stop of the pipeline: the stage read
+    `completed; the pipeline stopped here`, and its cut-off turn came as "the last that
+    completed" (a user test, 2026-12-07); `show` said stopped."""
+    explore = StageOutcome(
+        name="explore", agent_type="Explore", workflow_id="e", status="completed", stopped=True
+    )
+    result = PipelineResult(
+        status="stopped",
+        stages=[explore],
+        failed_stage="explore",
+        message="stopped at stage explore",
+        final_text="Starting a slow step.",
+    )
+    out = printed(result, "pipeline")
+    assert "\n  explore (Explore, attempt 1): stopped; the pipeline stopped here\n" in out, out
+    assert "The output of stage explore, stopped before it finished:\nStarting" in out, out
+
+
 def test_a_team_adds_up_its_members_usage_and_shows_task_subjects_as_written():
     members = [
         MemberOutcome(
