@@ -38,7 +38,14 @@ from agents.config import OutlastConfig
 from agents.permissions import RESUME_MODES
 from agents.questions import QuestionAnswers
 from outlast.api_args import check_argument_types
-from outlast.api_errors import ANSWER_TIMEOUT, NotAnswered, NotSupported, Refused, TaskEnded
+from outlast.api_errors import (
+    ANSWER_TIMEOUT,
+    NotAnswered,
+    NotSupported,
+    Refused,
+    TaskEnded,
+    a_workflow,
+)
 from outlast.kill_pending import (
     STOP_PENDING,
     being_killed,
@@ -239,8 +246,8 @@ class Task:
             return
         if (remedy := self._misfit(desc.workflow_type)) is not None:
             raise NotSupported(
-                f"{self.id} (a {desc.workflow_type!r}) is not a {self.pattern} task: it has no "
-                f"{what}; {remedy}; nothing was sent"
+                f"{self.id} ({a_workflow(desc.workflow_type)}) is not a {self.pattern} task: it "
+                f"has no {what}; {remedy}; nothing was sent"
             )
 
     def _misfit(self, workflow_type: str) -> str | None:
@@ -345,12 +352,11 @@ class Task:
         kind = desc.workflow_type
         if kind != "ShellTaskWorkflow" and (remedy := self._misfit(kind)) is not None:
             raise NotSupported(
-                f"{self.id} (a {kind!r}) is not a {self.pattern} task; {remedy}; nothing "
+                f"{self.id} ({a_workflow(kind)}) is not a {self.pattern} task; {remedy}; nothing "
                 "was cancelled"
             )
         if being_killed(desc):
-            logger.warning("a kill of %s was requested already: this one adds nothing", self.id)
-            return False
+            return False  # said by the result alone: a library's warning went to stderr
         await self.handle.cancel(reason=reason)
         return True
 
@@ -359,7 +365,12 @@ class Task:
 
         Raises:
             NotSupported: the task is no agent of its own (a pipeline, team, ...)."""
-        self._agent_only("plans; approve_plan() is for a single agent or a coordinator")
+        # approve_plan() and reject_plan() ask this first.
+        stages = "; a pipeline's stages are decided with decide_stage()"
+        self._agent_only(
+            "plans: plan(), approve_plan() and reject_plan() are for a single agent or a "
+            f"coordinator{stages if self.pattern == 'pipeline' else ''}"
+        )
         return await self._query("plan", result_type=PlanView)
 
     async def approve_plan(self, target_mode: str | None = None) -> bool:
@@ -448,6 +459,7 @@ class Task:
         return await self._update("answer_question", payload)
 
     def _agent_only(self, what: str) -> None:
+        """NotSupported (`a pipeline task has no <what>`) unless this is an agent's task."""
         # A pattern's workflow has no such query: Temporal would answer with its own words.
         if self.pattern not in AGENT_PATTERNS:
             raise NotSupported(f"a {self.pattern} task has no {what}")

@@ -38,3 +38,8 @@ class Refused(WorkflowUpdateFailedError):
     def __init__(self, cause: BaseException) -> None:
         super().__init__(cause)
         self.args = (getattr(cause, "message", "") or str(cause),)
+
+
+def a_workflow(kind: str) -> str:
+    """`an AgentWorkflow`, `a TeamWorkflow`: how a refusal names a workflow's type."""
+    return f"{'an' if kind[:1] in 'AEIOU' else 'a'} {kind}"

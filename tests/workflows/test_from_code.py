@@ -584,6 +584,13 @@ async def test_what_a_pattern_cannot_do_is_refused_before_anything_is_sent(clien
     for ask in (task.plan(), task.approve_plan(), task.reject_plan("no"), task.question()):
         with pytest.raises(NotSupported, match=f"a {pattern} task has no "):
             await ask
+    # Each names the three, and a pipeline's what it has instead: it named approve_plan()
+    # as the one for an agent (a user test, 2026-12-07).
+    with pytest.raises(NotSupported) as refused:
+        await task.plan()
+    said = str(refused.value)
+    assert "plan(), approve_plan() and reject_plan() are for a single agent or a" in said, said
+    assert ("decided with decide_stage()" in said) == (pattern == "pipeline"), said
 
 
 async def test_a_message_or_stop_for_a_task_that_is_not_running_says_so(client):
@@ -949,7 +956,7 @@ async def test_a_task_of_another_pattern_than_its_workflow_is_refused(client, gi
                 client, "wait", git_repo, task_queue=queues.task_queue, host_id=host
             )
             wrong = Task(handle=client.get_workflow_handle(task.id), pattern="team")
-            said = rf"{task.id} \(a 'AgentWorkflow'\) is not a team task: it has no 'team' query; "
+            said = rf"{task.id} \(an AgentWorkflow\) is not a team task: it has no 'team' query; "
             with pytest.raises(NotSupported, match=said + "make its Task with pattern='single'"):
                 await wrong.status()
             with pytest.raises(NotSupported, match="it has no 'shutdown' signal"):
@@ -962,7 +969,8 @@ async def test_a_task_of_another_pattern_than_its_workflow_is_refused(client, gi
                 await pipeline.kill("wrong task")
             assert isinstance(await task.status(), AgentStatus)  # its own pattern still is
             assert await task.kill("done") is True
-            # A second kill adds nothing, and says so (its reason went nowhere).
+            # A second kill adds nothing, and says so by its answer alone (its reason went
+            # nowhere; a warning as well went to the caller's stderr, a user test).
             assert await task.kill("again") is False
             # Closed first: a cancel request that comes during a workflow task is in the
             # history only once that task has completed.
