@@ -11,8 +11,9 @@ from temporalio.client import WorkflowQueryFailedError, WorkflowUpdateFailedErro
 from temporalio.service import RPCError
 
 from agents.permissions import RESUME_MODES
+from outlast.api_errors import a_workflow
 from outlast.cli_base import app, console, fail, not_answered, server_said
-from outlast.cli_steer import PLANNERS, a_kind, run_update, running_workflow
+from outlast.cli_steer import PLANNERS, run_update, running_workflow
 from outlast.silence import unanswered
 from outlast.updates import (
     NoAnswer,
@@ -222,13 +223,13 @@ def decision_refusal(workflow_id: str, kind: str, stage: str | None) -> str | No
         )
     if kind not in PLANNERS and kind != "PipelineWorkflow":
         return (
-            f"{workflow_id} is {a_kind(kind)}, which has no stages and no plan of its own; approve "
-            "the plan of the agent that waits with it (its workflow id is in `outlast show "
+            f"{workflow_id} is {a_workflow(kind)}, which has no stages and no plan of its own; "
+            "approve the plan of the agent that waits with it (its workflow id is in `outlast show "
             f"{workflow_id}`)."
         )
     if stage is not None and kind != "PipelineWorkflow":
         return (
-            f"{workflow_id} is {a_kind(kind)}, which has no stages; to decide on its plan, leave "
-            "the stage out."
+            f"{workflow_id} is {a_workflow(kind)}, which has no stages; to decide on its plan, "
+            "leave the stage out."
         )
     return None

@@ -21,6 +21,7 @@ from temporalio.client import (
 from temporalio.service import RPCError
 
 from activities.resume import AGENT_TYPES
+from outlast.api_errors import a_workflow
 from outlast.cli_base import (
     app,
     check_id,
@@ -69,10 +70,6 @@ PLANNERS = AGENT_TYPES
 """The workflow types whose agent may wait with a plan (`plan` query, `approve_plan`)."""
 
 
-def a_kind(kind: str) -> str:
-    return f"an {kind}" if kind[:1] in "AEIOU" else f"a {kind}"
-
-
 @app.command()
 def stop(
     workflow_id: str = typer.Argument(..., help="The agent, pattern or team to stop."),
@@ -93,6 +90,12 @@ def stop(
                     f" To stop it after the implementer's current turn, stop the implementer: "
                     f"`outlast stop {workflow_id}/implementer` (the task ends failed, "
                     "unverified)."
+                )
+            elif workflow_type == "ForkJoinWorkflow":
+                # Its forks are agents, which stop (a user test: only kill was named).
+                hint = (
+                    f" A fork stops after its current turn: `outlast stop {workflow_id}/fork-1` "
+                    "(`outlast show` lists them); the join goes on with what the others bring."
                 )
             fail(
                 f"{workflow_id} is a {workflow_type}, which has no graceful stop; use kill." + hint
@@ -326,7 +329,7 @@ def send(
 
         handle, workflow_type = await running_workflow(workflow_id, ended)
         if to is not None and workflow_type != "TeamWorkflow":
-            fail(f"--to names a team's member; {workflow_id} is {a_kind(workflow_type)}.")
+            fail(f"--to names a team's member; {workflow_id} is {a_workflow(workflow_type)}.")
         if workflow_type == "TeamWorkflow":
             mail = TeamMail(to="lead" if to is None else to, text=text)
             try:
@@ -355,7 +358,16 @@ def send(
                 fail(no_mail_while_killed(workflow_id, resume))
             await handle.signal("send_message", MailMessage(text=text))
         else:
-            fail(f"{workflow_id} is {a_kind(workflow_type)}; messages go to agents and teams.")
+            forks = (
+                f" Its forks are agents: `outlast send {workflow_id}/fork-1 ...` (`outlast show` "
+                "lists them)."
+                if workflow_type == "ForkJoinWorkflow"
+                else ""
+            )
+            fail(
+                f"{workflow_id} is {a_workflow(workflow_type)}; messages go to agents and teams."
+                + forks
+            )
         console.print(f"message sent to {workflow_id}")
         if waits := await waits_for_the_person(handle, workflow_id):
             console.print(f"[yellow]{escape(waits)}[/]")

@@ -233,6 +233,21 @@ async def test_steering_a_workflow_that_cannot_take_it_is_refused(client, dev_se
     await verified.terminate(reason="test")
     flat = " ".join(out.split())
     assert code == 2 and f"stop the implementer: `outlast stop {verified.id}/implementer`" in flat
+    # A fork-join's refusals point at its forks, which are agents (they named only kill; a
+    # user test, 2026-12-07).
+    forks = await client.start_workflow(
+        "ForkJoinWorkflow", id=f"fj-{uuid.uuid4().hex[:8]}", task_queue="nobody-polls"
+    )
+    code, out = await cli(dev_server.address, "stop", forks.id)
+    flat = " ".join(out.split())
+    assert (
+        code == 2
+        and f"A fork stops after its current turn: `outlast stop {forks.id}/fork-1`" in flat
+    )
+    code, out = await cli(dev_server.address, "send", forks.id, "hi")
+    await forks.terminate(reason="test")
+    flat = " ".join(out.split())
+    assert code == 2 and f"Its forks are agents: `outlast send {forks.id}/fork-1 ...`" in flat
     agent = await client.start_workflow(
         "AgentWorkflow", id=f"lone-{uuid.uuid4().hex[:8]}", task_queue="nobody-polls"
     )
