@@ -342,7 +342,10 @@ def send(
                 console.print(said, markup=False, highlight=False)
                 return
             except NoAnswer:
-                not_answered(no_answer_text(workflow_id, "message"))
+                # `show` does not list messages: it pointed there (a user test, 2026-12-07).
+                member = to if to not in (None, "*") else "<member>"
+                check = f"`outlast transcript {workflow_id}/{member}` shows it once delivered,"
+                not_answered(no_answer_text(workflow_id, "message", check))
             console.print(f"{workflow_id}: {said}", markup=False, highlight=False)
             for name in await members_stopping(handle, to):
                 console.print(f"[yellow]{escape(name)}: {STOP_PENDING}[/]")

@@ -83,11 +83,14 @@ async def update_within(
             answer.exception()
 
 
-def no_answer_text(workflow_id: str, what: str) -> str:
+def no_answer_text(workflow_id: str, what: str, check: str | None = None) -> str:
+    """`check`: where to see whether the `what` arrived, if not `outlast show` (which shows
+    decisions and questions, not a team's messages)."""
+    check = check or f"`outlast show {workflow_id}`"
     return (
         f"{workflow_id} did not answer within {UPDATE_WAIT_S:.0f} s: is a worker running "
         f"(`outlast worker`)? The server may still hand it the {what} when one does: "
-        f"`outlast show {workflow_id}` before you send it again or decide otherwise."
+        f"{check} before you send it again or decide otherwise."
     )
 
 

@@ -221,3 +221,33 @@ async def test_show_of_a_team_says_its_worker_did_not_answer_on_every_row(
         (f"{handle.id}/{name}", NO_WORKER_ANSWER) for name in ("a", "b", "c")
     ], said
     assert took < 10, took
+
+
+async def test_a_team_message_no_worker_took_says_where_to_see_it_arrive(
+    client, dev_server, monkeypatch
+):
+    """`outlast show` lists no messages: the refusal pointed there, where a person could not
+    tell whether to send it again (a user test, 2026-12-07). It names the member's
+    transcript, which shows it once delivered."""
+    from typer.testing import CliRunner
+
+    from outlast import updates
+    from outlast.cli import app
+
+    monkeypatch.setattr(updates, "UPDATE_WAIT_S", 2.0)
+    team = await client.start_workflow(
+        "TeamWorkflow", id=f"team-{uuid.uuid4().hex[:8]}", task_queue="nobody-polls"
+    )
+    env = {"TEMPORAL_ADDRESS": dev_server.address, "COLUMNS": "300"}
+    try:
+        for to, member in ((None, "<member>"), ("bob", "bob")):
+            extra = [] if to is None else ["--to", to]
+            done = await asyncio.to_thread(
+                CliRunner().invoke, app, ["send", team.id, "hi", *extra], env=env
+            )
+            said = " ".join(done.output.split())
+            assert done.exit_code == 3, said
+            check = f"`outlast transcript {team.id}/{member}` shows it once delivered, before"
+            assert check in said and "outlast show" not in said, said
+    finally:
+        await team.terminate(reason="test")
