@@ -417,7 +417,11 @@ def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow."
     try:
         code = asyncio.run(_main())
     except KeyboardInterrupt:
-        return  # detached: the workflow goes on
+        # As `run` says it: a silent exit 0 looked like the workflow's end (a user test).
+        console.print(
+            f"\ndetached; the workflow goes on. Follow it with: outlast attach {workflow_id}"
+        )
+        return
     raise typer.Exit(code)
 
 

@@ -251,3 +251,39 @@ async def test_a_team_message_no_worker_took_says_where_to_see_it_arrive(
             assert check in said and "outlast show" not in said, said
     finally:
         await team.terminate(reason="test")
+
+
+async def test_ctrl_c_on_attach_says_it_detached(client, dev_server, git_repo):
+    """It exited 0 without a word, as a follow that saw the workflow end does (a user test,
+    2026-12-07); `run` says it detached."""
+    import sys
+
+    handle = await client.start_workflow(
+        "AgentWorkflow",
+        agent_input("go", git_repo, Queues("nobody-polls", "outlast-host-nobody")),
+        id=f"attached-{uuid.uuid4().hex[:8]}",
+        task_queue="nobody-polls",
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "outlast.cli",
+        "attach",
+        handle.id,
+        env={**os.environ, "TEMPORAL_ADDRESS": dev_server.address, "COLUMNS": "200"},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    try:
+        # Following: it has said that no worker polls the queue.
+        first = await asyncio.wait_for(proc.stdout.readline(), 60)
+        assert b"no worker polls nobody-polls" in first, first
+        proc.send_signal(signal.SIGINT)
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+        await handle.terminate(reason="test")
+    said = " ".join(out.decode().split())
+    assert proc.returncode == 0, said
+    assert f"detached; the workflow goes on. Follow it with: outlast attach {handle.id}" in said
