@@ -8,6 +8,7 @@ Temporal, while the agent's own status still says it is calling the model: nothi
 from __future__ import annotations
 
 import asyncio
+import difflib
 import re
 from datetime import UTC, datetime
 
@@ -84,11 +85,19 @@ async def failing_task(client: Client, desc: WorkflowExecutionDescription) -> st
     `WorkflowTaskFailed` event, read from the history's end), or None. Such a workflow looks
     merely running: one started with search attributes on a namespace without them stalls
     so, with nothing in `show` (a user test, 2026-12-05); a workflow a deploy made
-    nondeterministic too."""
+    nondeterministic too.
+
+    From the first failure, where the history's last workflow-task failure is a
+    `WorkflowTaskFailed` (a task that fails once fails on every attempt, as one started with
+    a misspelt type: `show` said nothing until the third, 10 to 20 s on; a user test,
+    2026-12-07); one that timed out is a worker lost meanwhile, which `show` says of itself:
+    such attempts are said only from `FAILING_TASK_ATTEMPTS` on."""
     task = desc.raw_description.pending_workflow_task
-    if desc.status != WorkflowExecutionStatus.RUNNING or task.attempt < FAILING_TASK_ATTEMPTS:
+    if desc.status != WorkflowExecutionStatus.RUNNING or task.attempt < 2:
         return None
-    line = f"its workflow task has failed {task.attempt - 1} times"
+    failures = task.attempt - 1
+    line = f"its workflow task has failed {'once' if failures == 1 else f'{failures} times'}"
+    known = task.attempt >= FAILING_TASK_ATTEMPTS
     try:
         page = await client.workflow_service.get_workflow_execution_history_reverse(
             GetWorkflowExecutionHistoryReverseRequest(
@@ -98,17 +107,38 @@ async def failing_task(client: Client, desc: WorkflowExecutionDescription) -> st
             )
         )
     except RPCError:
-        return line
-    failed = next((e for e in page.history.events if e.HasField(_FAILED)), None)
-    if failed is None:
-        return line
+        return line if known else None
+    failed = next(
+        (e for e in page.history.events if e.HasField(_FAILED) or e.HasField(_TIMED_OUT)), None
+    )
+    if failed is None or not failed.HasField(_FAILED):
+        return line if known else None
     attrs = failed.workflow_task_failed_event_attributes
     cause = WorkflowTaskFailedCause.Name(attrs.cause)
     message = " ".join((attrs.failure.message or cause).split())
+    if (unknown := _NOT_REGISTERED.search(message)) is not None:
+        message = unknown.group(0)  # the hint lists the types, whole
     if len(message) > MESSAGE_CHARS:
         message = message[: MESSAGE_CHARS - 3] + "..."
     hint = task_failure_hint(cause, attrs.failure.message)
     return f"{line}: {message}" + (f"; {hint}" if hint else "")
+
+
+_NOT_REGISTERED = re.compile(r"Workflow class (\S+) is not registered on this worker")
+
+
+def unknown_type_hint(name: str) -> str:
+    """A start of a workflow type no worker has: its message's list of the types there are
+    was cut off in `show`'s line (a user test, 2026-12-07)."""
+    from outlast.patterns import WORKFLOW_TYPES
+
+    types = sorted(set(WORKFLOW_TYPES.values()))
+    close = difflib.get_close_matches(name, types, n=1, cutoff=0.85)
+    meant = f"did you mean {close[0]}? " if close else ""
+    return (
+        f"no worker has a workflow type {name}: {meant}Outlast's are {', '.join(types)}; "
+        "terminate it and start it again with one of them"
+    )
 
 
 _TOO_MANY_ARGS = re.compile(
@@ -125,6 +155,8 @@ def task_failure_hint(cause: str, message: str) -> str | None:
     hint = SETUP_HINT.get(cause)
     if hint is not None:
         return hint
+    if (unknown := _NOT_REGISTERED.search(message or "")) is not None:
+        return unknown_type_hint(unknown.group(1))
     given = _TOO_MANY_ARGS.search(message or "")
     if given is not None:
         return (
@@ -135,6 +167,7 @@ def task_failure_hint(cause: str, message: str) -> str | None:
 
 
 _FAILED = "workflow_task_failed_event_attributes"
+_TIMED_OUT = "workflow_task_timed_out_event_attributes"
 
 
 class RetryWatch:

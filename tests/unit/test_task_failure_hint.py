@@ -43,3 +43,14 @@ def test_other_failures_get_no_hint_but_the_namespace_one():
     assert "outlast setup" in task_failure_hint(
         "WORKFLOW_TASK_FAILED_CAUSE_BAD_SEARCH_ATTRIBUTES", "BadSearchAttributes"
     )
+
+
+def test_a_type_no_worker_has_is_named_with_the_one_meant_and_outlast_s():
+    cause = "WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE"
+    message = "Workflow class FooWorkflow is not registered on this worker, available ..."
+    hint = task_failure_hint(cause, message)
+    # Nothing close enough: no guess (ForkJoinWorkflow is not what FooWorkflow meant).
+    assert hint is not None and hint.startswith("no worker has a workflow type FooWorkflow: "), hint
+    assert "did you mean" not in hint and all(cls.__name__ in hint for cls in WORKFLOWS[:-1]), hint
+    message = message.replace("FooWorkflow", "teamWorkflow")
+    assert "did you mean TeamWorkflow? " in task_failure_hint(cause, message)

@@ -662,3 +662,31 @@ async def test_a_second_kill_says_the_first_came(client, dev_server):
     assert "this one adds nothing, its reason is not recorded" in out, out
     assert await cancel_reason(handle) == "wrong branch"
     await handle.terminate("test over")
+
+
+async def test_show_says_at_once_why_a_start_of_a_misspelt_type_stalls(client, git_repo):
+    """`temporal workflow start --type AgentWorkflw`: `show` said only `(AgentWorkflw,
+    running)` until the task's third failure, 10 to 20 s on, and then the types there are,
+    cut off (a user test, 2026-12-07). It says so from the first failure, with the type
+    meant and all of Outlast's."""
+    async with running_workers(client) as queues:
+        handle = await client.start_workflow(
+            "AgentWorkflw",
+            agent_input("go", git_repo, queues),
+            id=f"typo-{uuid.uuid4().hex[:8]}",
+            task_queue=queues.task_queue,
+        )
+        lines: list[str] = []
+        try:
+            async with asyncio.timeout(8):  # the task's second attempt comes at once
+                while "has failed" not in (lines or [""])[0]:
+                    await asyncio.sleep(0.2)
+                    lines = tree_lines(await agent_tree(client, handle.id))
+        finally:
+            await handle.terminate(reason="test over")
+    first = " ".join(lines[0].split())
+    assert (
+        "its workflow task has failed once: Workflow class AgentWorkflw is not registered" in first
+    )
+    assert "did you mean AgentWorkflow? Outlast's are AgentWorkflow, CoordinatorWorkflow," in first
+    assert first.endswith("terminate it and start it again with one of them)"), first
