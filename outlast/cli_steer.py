@@ -106,6 +106,13 @@ def stop(
         pipeline = workflow_type == "PipelineWorkflow"
         waits = await _stage_waiting(handle) if pipeline else None
         again = workflow_type in AGENT_TYPES and await stop_pending(handle)
+        # A stop ends a question's wait at once: "after its current turn (a tool running
+        # now finishes first ...)" told a person to wait for nothing (a user test).
+        asks = (
+            workflow_type in AGENT_TYPES
+            and not again
+            and await waiting_question(handle, rpc_timeout=STAGE_ASK) is not None
+        )
         await handle.signal(name, StopRequest(reason=reason))
         if again:
             # A second stop said what the first had (a user test, 2026-12-06).
@@ -116,6 +123,8 @@ def stop(
             )
         elif waits:
             said = f"to stop: no stage runs ({waits}), so it ends now"
+        elif asks:
+            said = "to stop: it waits for answers to its questions, so it ends now, unanswered"
         elif pipeline:
             said = (
                 "to stop when its running stage ends (no later stage starts; `outlast stop "

@@ -26,7 +26,7 @@ from tests.support import (
 )
 from tests.workflows.test_visibility import current_details
 from workflows import search_attributes as sa
-from workflows.contracts import AgentResult, PendingQuestion, StopRequest
+from workflows.contracts import AgentResult, PendingQuestion
 
 DB = {
     "question": "Which database should the service use?",
@@ -141,14 +141,20 @@ async def test_the_agent_waits_for_the_answers_and_refuses_what_does_not_fit(
     assert sum(e.event_type == accepted for e in history) == 1
 
 
-async def test_a_stop_ends_the_wait(client, git_repo):
+async def test_a_stop_ends_the_wait(client, dev_server, git_repo):
+    from tests.workflows.test_plan_mode import cli
+
     with scripted_model(ASK) as _:
         async with running_workers(client) as queues:
             handle = await start(client, agent_input("set it up", git_repo, queues), queues)
             await waiting_question(handle)
-            await handle.signal("stop", StopRequest(reason="no time"))
+            code, out = await cli(dev_server.address, "stop", handle.id, "--reason", "no time")
             result = await asyncio.wait_for(handle.result(), timeout=60)
             left = await handle.query("question", result_type=PendingQuestion | None)
+    # What `outlast stop` says: it said "after its current turn (a tool running now finishes
+    # first ...)" (a user test, 2026-12-07).
+    said = " ".join(out.split())
+    assert code == 0 and "it waits for answers to its questions, so it ends now" in said, said
     # The stop ends the run at the turn's end: the model is not called again to read it.
     assert result.stopped and result.status == "completed" and result.turns == 1
     assert left is None
