@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
 from outlast.scripted_model.script import ScriptError, load_script
@@ -56,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         variables = parse_variables(args.var)
         script = load_script(args.script)
+    except (ScriptError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 2
+    try:
         server = ScriptedModelServer(
             script,
             host=args.host,
@@ -64,8 +69,13 @@ def main(argv: list[str] | None = None) -> int:
             variables=variables,
             log_bodies=args.log_bodies,
         )
-    except (ScriptError, ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
+    except OSError as exc:
+        # "[Errno 98] Address already in use" named no port (a user test, 2026-12-07).
+        where = f"{args.host}:{args.port}"
+        hint = (
+            "; choose another --port (0 picks a free one)" if exc.errno == errno.EADDRINUSE else ""
+        )
+        print(f"error: cannot listen on {where}: {exc.strerror or exc}{hint}", file=sys.stderr)
         return 2
     print(f"scripted model listening on {server.url}", flush=True)
     try:

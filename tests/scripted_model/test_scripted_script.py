@@ -122,3 +122,21 @@ def test_parse_variables() -> None:
     assert parse_variables(["A=1", "B=x=y", "C="]) == {"A": "1", "B": "x=y", "C": ""}
     with pytest.raises(ValueError):
         parse_variables(["novalue"])
+
+
+def test_a_port_in_use_is_named_with_what_to_do(tmp_path, capsys):
+    """It said only `error: [Errno 98] Address already in use` (a user test, 2026-12-07)."""
+    import socket
+
+    from outlast.scripted_model.__main__ import main
+
+    script = tmp_path / "s.yaml"
+    script.write_text("agents:\n  - name: main\n    turns:\n      - text: hi\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code = main(["--script", str(script), "--port", str(port)])
+    err = capsys.readouterr().err
+    assert code == 2 and f"error: cannot listen on 127.0.0.1:{port}: " in err, err
+    assert "choose another --port (0 picks a free one)" in err, err
