@@ -7,6 +7,7 @@ using it would fail far away from the cause.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Mapping
@@ -262,11 +263,31 @@ def load_script(source: str | Path | Mapping[str, Any] | Script) -> Script:
 
 
 def parse_script(data: Any, source: str = "script") -> Script:
-    """Validate already-parsed data (a dict) as a script, with a readable error."""
+    """Validate already-parsed data (a dict) as a script, with a readable error: a line per
+    problem, where it is and what is wrong, an unknown key with the one it probably meant
+    (pydantic's report, with its links, read `tool_usee ... Extra inputs are not permitted`;
+    a user test, 2026-12-07)."""
     try:
         return Script.model_validate(data if data is not None else {})
     except ValidationError as exc:
-        raise ScriptError(f"{source}: invalid script:\n{exc}") from exc
+        problems = "\n".join(f"  {problem}" for problem in _problems(exc))
+        raise ScriptError(f"{source}: invalid script:\n{problems}") from exc
+
+
+def _problems(exc: ValidationError) -> list[str]:
+    fields = sorted(
+        {name for model in _Frozen.__subclasses__() for name in model.model_fields}
+        | set(Script.model_fields)
+    )
+    said = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "the script"
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(str(error["loc"][-1]), fields, n=1)
+            message = "no such key" + (f"; did you mean {close[0]!r}?" if close else "")
+        said.append(f"{where}: {message}")
+    return said
 
 
 def cwd_from_system(system_text: str) -> str | None:

@@ -13,6 +13,7 @@ from outlast.scripted_model.script import (
     ErrorSpec,
     UnknownVariable,
     cwd_from_system,
+    parse_script,
     render_turn,
     substitute,
 )
@@ -140,3 +141,15 @@ def test_a_port_in_use_is_named_with_what_to_do(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and f"error: cannot listen on 127.0.0.1:{port}: " in err, err
     assert "choose another --port (0 picks a free one)" in err, err
+
+
+def test_a_misspelt_key_is_named_with_the_one_meant():
+    """pydantic's report read `tool_usee ... Extra inputs are not permitted [type=...]` with a
+    link (a user test, 2026-12-07)."""
+    data = {"agents": [{"name": "main", "turns": [{"tool_usee": {"name": "Read"}}]}]}
+    with pytest.raises(ScriptError) as raised:
+        parse_script(data, source="s.yaml")
+    assert str(raised.value) == (
+        "s.yaml: invalid script:\n  agents.0.turns.0.tool_usee: no such key; did you mean "
+        "'tool_use'?"
+    )
