@@ -391,7 +391,8 @@ async def _follow_serving(
 def _announce(workflow_id: str, ui: str | None) -> None:
     console.print(f"workflow [bold]{workflow_id}[/]")
     if ui:
-        console.print(f"Web UI: {ui}/namespaces/default/workflows/{workflow_id}")
+        namespace = os.environ.get("TEMPORAL_NAMESPACE") or "default"
+        console.print(f"Web UI: {ui}/namespaces/{namespace}/workflows/{workflow_id}")
 
 
 @app.command()
