@@ -12,8 +12,17 @@ from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_
 
 with workflow.unsafe.imports_passed_through():
     from activities.llm import LOCAL_TRY_LIMIT, ModelRequest, ModelResponse, call_model
+    from activities.no_model import NO_MODEL
 
 from agents.config import ModelSettings, OutlastConfig
+from workflows import versions
+
+NO_MODEL_FALLS_BACK = "no-model-falls-back"
+"""Patch id: a model call made as a local activity (`model.local_activity: true`) that came
+to a worker without model credentials (`outlast worker --no-model`, which fails it at once)
+is made again as a regular activity, which such a worker never takes: it waits for one that
+has them. A local call's retries stay on the worker that runs the workflow (its sticky
+queue), so it was tried there until the call's retry window ended, and the agent failed."""
 
 
 class ModelCalls(BaseModel):
@@ -78,20 +87,33 @@ async def call_the_model(
     if not wants_local(config.model, calls):
         response = await _regular(config, request, summary)
     elif config.model.local_activity is True:
-        response = await workflow.execute_local_activity(
-            call_model,
-            request,
-            summary=summary,
-            start_to_close_timeout=timedelta(seconds=config.model.call_timeout_s),
-            schedule_to_close_timeout=timedelta(seconds=config.model.retry_window_s),
-            retry_policy=model_retry_policy(config),
-        )
+        try:
+            response = await workflow.execute_local_activity(
+                call_model,
+                request,
+                summary=summary,
+                start_to_close_timeout=timedelta(seconds=config.model.call_timeout_s),
+                schedule_to_close_timeout=timedelta(seconds=config.model.retry_window_s),
+                retry_policy=model_retry_policy(config),
+            )
+        # A local activity's failure can arrive bare, not wrapped in an ActivityError.
+        except (ActivityError, ApplicationError) as e:
+            # Asked only where a worker without credentials took the call.
+            if not came_to_no_model(e) or not versions.patched(NO_MODEL_FALLS_BACK):
+                raise
+            response = await _regular(config, request, summary)
     elif (tried := await _try_local(config, request, summary)) is not None:
         response = tried
     else:
         response = await _regular(config, request, summary)
         return response, after_call(calls, response, gave_up=True)
     return response, after_call(calls, response, gave_up=False)
+
+
+def came_to_no_model(error: ActivityError | ApplicationError) -> bool:
+    """Whether a local model call failed because its worker has no model credentials."""
+    cause = error.cause if isinstance(error, ActivityError) else error
+    return isinstance(cause, ApplicationError) and cause.type == NO_MODEL
 
 
 async def _regular(

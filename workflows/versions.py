@@ -185,6 +185,7 @@ AFTER_BASELINE: frozenset[str] = frozenset(
         "team-shutdown-told",
         "team-carry-not-refused",
         "team-agent-types-checked",
+        "no-model-falls-back",
         "undelivered-in-memo",
         "unstarted-in-memo",
         "verified-stopped-implementer-closes",

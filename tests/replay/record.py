@@ -41,6 +41,7 @@ from tests.replay.scenarios_agent import (
     max_tokens_resume,
     model_auto,
     model_local,
+    model_local_no_model,
     new_calls,
     notebook_edit,
     plan_approve_false,
@@ -203,6 +204,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     "verified_late_mail": verified_late_mail,
     # The model called as a local activity (config model.local_activity).
     "agent_model_local": model_local,
+    # A local model call a worker without credentials took (`outlast worker --no-model`):
+    # made again as a regular activity (patched no-model-falls-back).
+    "agent_model_local_no_model": model_local_no_model,
     # Three parallel spawns against a limit of two (patched spawn-limit-in-batch).
     "subagents_spawn_limit": spawn_limit,
     # `subagents_person_name_v0` recorded on ae8274b, where the child ran.

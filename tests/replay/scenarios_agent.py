@@ -153,6 +153,19 @@ async def model_local(client: Client, tmp: Path) -> WorkflowHandle:
     return await scripted(client, tmp, {"agents": [{"name": "main", "turns": turns}]}, config)
 
 
+async def model_local_no_model(client: Client, tmp: Path) -> WorkflowHandle:
+    """A local model call that a `--no-model` worker took: made again as a regular activity
+    (patched no-model-falls-back), which a worker with credentials then makes."""
+    from tests.workflows.test_no_model_worker import local_model_call_on_a_worker_without_a_key
+
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    address = client.service_client.config.target_host
+    handle, _, _ = await local_model_call_on_a_worker_without_a_key(
+        client, address, repo, tmp, os.environ["OUTLAST_RECORDING"]
+    )
+    return handle
+
+
 async def model_auto(client: Client, tmp: Path) -> WorkflowHandle:
     """`model.local_activity: auto`: regular, local (after a quick call), regular (after a
     call of 1.2 s), local. On a cached worker, as local model calls should run."""

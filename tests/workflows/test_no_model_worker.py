@@ -18,13 +18,16 @@ from temporalio.client import Client, WorkflowHandle
 
 from tests.support import (
     CREDENTIAL_VARS,
+    FAST_MODEL,
     Queues,
     agent_input,
+    fast_config,
+    patch_ids,
     running_workers,
     scripted_model,
     start,
 )
-from workflows.contracts import AgentStatus
+from workflows.contracts import AgentResult, AgentStatus
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = {"agents": [{"name": "main", "turns": [{"text": "done, nothing to change"}]}]}
@@ -128,3 +131,40 @@ async def test_a_worker_without_a_key_leaves_the_model_call_to_one_that_has_it(
         assert result.status == "completed" and result.final_text == "done, nothing to change"
     finally:
         worker.stop()
+
+
+async def local_model_call_on_a_worker_without_a_key(
+    client: Client, address: str, repo, home: Path, wf_id: str | None = None
+) -> tuple[WorkflowHandle, AgentResult, object]:
+    """An agent whose model calls are local activities, first taken up by a `--no-model`
+    worker alone; then a worker with credentials comes. The end, and the model call that
+    waited, as the server listed it."""
+    queues, host = _queues()
+    local = fast_config(model=FAST_MODEL.model_copy(update={"local_activity": True}))
+    worker = NoModelWorker(address, queues.task_queue, host, home)
+    try:
+        worker.wait_for("--no-model:")
+        inp = agent_input("look around", repo, queues, config=local)
+        handle = await start(client, inp, queues, wf_id)
+        waited = await _pending_model_call(handle)
+    finally:
+        worker.stop()
+    with scripted_model(SCRIPT):
+        async with running_workers(client, queues=queues):
+            result = await asyncio.wait_for(handle.result(), 60)
+    return handle, result, waited
+
+
+async def test_a_local_model_call_that_came_to_a_worker_without_a_key_waits_for_one_with_it(
+    dev_server, client: Client, git_repo, tmp_path
+):
+    """It was retried as a local activity on that worker (its retries, and the workflow's
+    next tasks, stay there through the sticky queue) for the call's whole retry window, then
+    the agent failed. It is made again as a regular activity (patched no-model-falls-back),
+    which that worker never takes."""
+    handle, result, waited = await local_model_call_on_a_worker_without_a_key(
+        client, dev_server.address, git_repo, tmp_path
+    )
+    assert waited.attempt == 1 and not waited.HasField("last_failure"), waited
+    assert result.status == "completed" and result.final_text == "done, nothing to change"
+    assert "no-model-falls-back" in await patch_ids(handle)
