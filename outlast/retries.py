@@ -24,6 +24,8 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
+from outlast.patterns import WORKFLOW_TYPES
+
 FRIENDLY = {"llm.call_model": "model call", "llm.compact": "summary"}
 MESSAGE_CHARS = 160
 
@@ -87,16 +89,18 @@ async def failing_task(client: Client, desc: WorkflowExecutionDescription) -> st
     so, with nothing in `show` (a user test, 2026-12-05); a workflow a deploy made
     nondeterministic too.
 
-    From the first failure, where the history's last workflow-task failure is a
+    From the first failure: where the history's newest workflow-task outcome is a
     `WorkflowTaskFailed` (a task that fails once fails on every attempt, as one started with
     a misspelt type: `show` said nothing until the third, 10 to 20 s on; a user test,
-    2026-12-07); one that timed out is a worker lost meanwhile, which `show` says of itself:
-    such attempts are said only from `FAILING_TASK_ATTEMPTS` on."""
-    task = desc.raw_description.pending_workflow_task
-    if desc.status != WorkflowExecutionStatus.RUNNING or task.attempt < 2:
+    2026-12-07). Said by the attempt waiting, not a count of failures: the server does not
+    count a failure that took the task off a worker's sticky queue, and writes only a
+    streak's first failure to history. A timeout is a worker lost meanwhile, which `show`
+    says of itself: a streak that began so is said from `FAILING_TASK_ATTEMPTS` on."""
+    raw = desc.raw_description
+    if desc.status != WorkflowExecutionStatus.RUNNING or not raw.HasField("pending_workflow_task"):
         return None
-    failures = task.attempt - 1
-    line = f"its workflow task has failed {'once' if failures == 1 else f'{failures} times'}"
+    task = raw.pending_workflow_task
+    line = f"its workflow task has failed (attempt {task.attempt} waits)"
     known = task.attempt >= FAILING_TASK_ATTEMPTS
     try:
         page = await client.workflow_service.get_workflow_execution_history_reverse(
@@ -108,9 +112,7 @@ async def failing_task(client: Client, desc: WorkflowExecutionDescription) -> st
         )
     except RPCError:
         return line if known else None
-    failed = next(
-        (e for e in page.history.events if e.HasField(_FAILED) or e.HasField(_TIMED_OUT)), None
-    )
+    failed = next((e for e in page.history.events if _task_outcome(e)), None)
     if failed is None or not failed.HasField(_FAILED):
         return line if known else None
     attrs = failed.workflow_task_failed_event_attributes
@@ -125,13 +127,13 @@ async def failing_task(client: Client, desc: WorkflowExecutionDescription) -> st
 
 
 _NOT_REGISTERED = re.compile(r"Workflow class (\S+) is not registered on this worker")
+"""The SDK's words (temporalio.worker._workflow) for a start of a type no worker has: a
+newer SDK that words it otherwise only loses the hint."""
 
 
 def unknown_type_hint(name: str) -> str:
     """A start of a workflow type no worker has: its message's list of the types there are
     was cut off in `show`'s line (a user test, 2026-12-07)."""
-    from outlast.patterns import WORKFLOW_TYPES
-
     types = sorted(set(WORKFLOW_TYPES.values()))
     close = difflib.get_close_matches(name, types, n=1, cutoff=0.85)
     meant = f"did you mean {close[0]}? " if close else ""
@@ -167,7 +169,15 @@ def task_failure_hint(cause: str, message: str) -> str | None:
 
 
 _FAILED = "workflow_task_failed_event_attributes"
-_TIMED_OUT = "workflow_task_timed_out_event_attributes"
+_OUTCOMES = (
+    _FAILED,
+    "workflow_task_timed_out_event_attributes",
+    "workflow_task_completed_event_attributes",
+)
+
+
+def _task_outcome(event) -> bool:
+    return any(event.HasField(name) for name in _OUTCOMES)
 
 
 class RetryWatch:
