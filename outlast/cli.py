@@ -31,6 +31,7 @@ from outlast.cli_base import (
     console,
     describe_or_fail,
     host_queue_note,
+    model_call_note,
     no_worker_note,
     server_said,
 )
@@ -301,8 +302,12 @@ async def _run_and_follow(
 ) -> int:
     """The exit code: 0 once the task succeeded (or the user detached), 1 if it did not."""
     client, ui = await _client_or_fail()
-    handle = await _start(client, inp, workflow_id, pattern)
-    return await _follow_serving(client, ui, handle, with_worker=with_worker, pattern=pattern)
+    # The queue `outlast worker` and `dev` serve: run on the one its workers serve.
+    queue = _worker_module().task_queue()
+    handle = await _start(client, inp, workflow_id, pattern, queue)
+    return await _follow_serving(
+        client, ui, handle, with_worker=with_worker, pattern=pattern, task_queue=queue
+    )
 
 
 async def _client_or_fail():
@@ -312,7 +317,7 @@ async def _client_or_fail():
         _fail(str(e))
 
 
-async def _start(client, inp, workflow_id: str | None, pattern: str):
+async def _start(client, inp, workflow_id: str | None, pattern: str, task_queue: str):
     try:
         inp, missing = await fit_to_namespace(client, inp)
     except StartError as e:  # a namespace that does not exist, no permission to list
@@ -329,9 +334,11 @@ async def _start(client, inp, workflow_id: str | None, pattern: str):
         )
     try:
         if pattern == "single":
-            handle = await start_agent(client, inp, workflow_id=workflow_id)
+            handle = await start_agent(client, inp, workflow_id=workflow_id, task_queue=task_queue)
         else:
-            handle = await start_pattern(client, pattern, inp, workflow_id=workflow_id)
+            handle = await start_pattern(
+                client, pattern, inp, workflow_id=workflow_id, task_queue=task_queue
+            )
     except WorkflowAlreadyStartedError:
         _fail(
             f"--id {workflow_id}: a workflow with that id is running; follow it with "
@@ -407,7 +414,11 @@ def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow."
         pattern = PATTERN_OF_TYPE.get(desc.workflow_type)
         if pattern is None:
             _fail(f"{workflow_id} is a {desc.workflow_type}, not one of Outlast's tasks.")
-        if note := await no_worker_note(client, desc) or await host_queue_note(client, desc):
+        if note := (
+            await no_worker_note(client, desc)
+            or await model_call_note(client, desc)
+            or await host_queue_note(client, desc)
+        ):
             console.print(f"[yellow]{escape(note)}[/]")
         handle = client.get_workflow_handle(workflow_id, result_type=RESULT_TYPES[pattern])
         result = await follow_pattern(handle, pattern, console, client)

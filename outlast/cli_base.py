@@ -218,19 +218,45 @@ async def host_queue_note(client: Client, desc: WorkflowExecutionDescription) ->
     )
 
 
+MODEL_CALL = "llm.call_model"
+
+
 async def no_worker_note(client: Client, desc: WorkflowExecutionDescription) -> str | None:
     """For a running workflow whose task queue no worker has polled lately, a note saying
     that it waits for one; None when a worker polls it (or the server cannot say)."""
     if desc.status != WorkflowExecutionStatus.RUNNING:
         return None
-    if await polled(client, desc.task_queue, TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW) is not False:
+    queue = desc.task_queue
+    if await polled(client, queue, TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW) is not False:
         return None
-    if desc.task_queue != TASK_QUEUE:
-        # `outlast worker` serves Outlast's queue only (a demo's run has its own).
-        start = f"`OUTLAST_TASK_QUEUE={desc.task_queue} outlast worker`"
-    else:
-        start = "`outlast worker` (or `outlast dev`)"
     return (
-        f"no worker polls {desc.task_queue}, the task queue of {desc.id}: it waits until one "
-        f"does. Start one with {start}."
+        f"no worker polls {queue}, the task queue of {desc.id}: it waits until one does. "
+        f"Start one with {_start_one(queue)}."
+    )
+
+
+def _start_one(queue: str) -> str:
+    if queue != (os.environ.get("OUTLAST_TASK_QUEUE") or TASK_QUEUE):
+        # `outlast worker` serves $OUTLAST_TASK_QUEUE, else Outlast's (a demo's run has its own).
+        return f"`OUTLAST_TASK_QUEUE={queue} outlast worker`"
+    return "`outlast worker` (or `outlast dev`)"
+
+
+async def model_call_note(client: Client, desc: WorkflowExecutionDescription) -> str | None:
+    """For a running workflow whose model call waits while no worker takes activities from
+    its queue, a note saying so. An `outlast worker --no-model` runs its workflow tasks and
+    answers its queries, so nothing else says it (a review, 2026-12-07); not a refusal of a
+    command that asks the workflow something, which that worker answers."""
+    if desc.status != WorkflowExecutionStatus.RUNNING:
+        return None
+    pending = desc.raw_description.pending_activities
+    if not any(p.activity_type.name == MODEL_CALL for p in pending):
+        return None
+    queue = desc.task_queue
+    if await polled(client, queue, TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY) is not False:
+        return None
+    return (
+        f"no worker with model credentials polls {queue}: the model call of {desc.id} waits "
+        f"until one does (an `outlast worker --no-model` takes none). Start one with "
+        f"{_start_one(queue)} and the model's key."
     )

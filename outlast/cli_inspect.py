@@ -17,6 +17,7 @@ from outlast.cli_base import (
     fail,
     host_queue_note,
     ls_hint,
+    model_call_note,
     no_worker_note,
     queued_worker_note,
     server_said,
@@ -138,7 +139,11 @@ def show(
         # A running task that waits for a worker shows nothing else that says why.
         try:
             desc = await client.get_workflow_handle(workflow_id).describe()
-            note = await no_worker_note(client, desc) or await host_queue_note(client, desc)
+            note = (
+                await no_worker_note(client, desc)
+                or await model_call_note(client, desc)
+                or await host_queue_note(client, desc)
+            )
         except RPCError:
             return  # the server went away after the tree: nothing more to say
         if note:

@@ -486,12 +486,14 @@ async def kill_with_an_update_held(handle, update: str, arg) -> tuple[Exception,
     return ended.value, answer.value
 
 
-async def followed_until(address: str, text: str, *args: str) -> str:
+async def followed_until(
+    address: str, text: str, *args: str, env: dict[str, str] | None = None
+) -> str:
     """The real CLI's output up to `text` (a follow that would wait for a worker forever),
-    then the process is stopped."""
+    then the process is stopped. `env`: more of its environment."""
     proc = await asyncio.create_subprocess_exec(
         *[sys.executable, "-m", "outlast.cli", *args],
-        env={**os.environ, "TEMPORAL_ADDRESS": address, "COLUMNS": "200"},
+        env={**os.environ, "TEMPORAL_ADDRESS": address, "COLUMNS": "200", **(env or {})},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )

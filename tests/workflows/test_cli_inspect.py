@@ -21,6 +21,7 @@ from tests.support import (
     FAST_MODEL,
     agent_input,
     fast_config,
+    followed_until,
     listed,
     running_workers,
     scripted_model,
@@ -272,6 +273,21 @@ async def test_run_with_the_id_of_a_running_workflow_says_to_attach(client, dev_
         assert code == 2 and f"outlast attach {running.id}" in out and "Traceback" not in out
     finally:
         await running.terminate("test done")
+
+
+async def test_run_starts_on_the_queue_its_workers_serve(client, dev_server, git_repo):
+    """`OUTLAST_TASK_QUEUE` names the queue `outlast worker` and `dev` serve: `run` started
+    on `outlast` all the same, where none of them polled (a review, 2026-12-07)."""
+    queue, wf_id = f"own-{uuid.uuid4().hex[:8]}", f"queued-{uuid.uuid4().hex[:8]}"
+    said = await followed_until(
+        dev_server.address, f"workflow {wf_id}", "run", "t", "--repo", str(git_repo), "--id",
+        wf_id, "--no-worker", env={"OUTLAST_TASK_QUEUE": queue},
+    )  # fmt: skip
+    handle = client.get_workflow_handle(wf_id)
+    try:
+        assert (await handle.describe()).task_queue == queue, said
+    finally:
+        await handle.terminate("test done")
 
 
 async def test_run_with_the_id_of_a_closed_workflow_or_a_childs_id_is_refused(

@@ -27,6 +27,7 @@ from tests.support import (
     scripted_model,
     start,
 )
+from tests.workflows.test_plan_mode import cli
 from workflows.contracts import AgentResult, AgentStatus
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -125,6 +126,10 @@ async def test_a_worker_without_a_key_leaves_the_model_call_to_one_that_has_it(
         await asyncio.sleep(4)
         pending = await _pending_model_call(handle)
         assert pending.attempt == 1 and not pending.HasField("last_failure"), pending
+        # `show` says why (the worker answers its queries, so nothing else did; a review).
+        code, out = await cli(dev_server.address, "show", handle.id)
+        said = " ".join(out.split())
+        assert code == 0 and f"no worker with model credentials polls {queues.task_queue}" in said
         with scripted_model(SCRIPT):
             async with running_workers(client, queues=queues):
                 result = await asyncio.wait_for(handle.result(), 60)
