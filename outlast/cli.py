@@ -86,11 +86,11 @@ def _operator_logs() -> None:
     CORE_LOGGER.setLevel(logging.WARNING)
 
 
-def _checked_worker_module(or_else: str = "", *, model: bool | str = True):
+def _checked_worker_module(or_else: str = "", *, model: bool = True, without_credentials: str = ""):
     """`worker`, with the environment its workers read checked first: a mistyped setting, or
-    no credentials for the model (unless `model` is False; a string: what to do without
-    them), is refused with its sentence before any server or worker starts, not as a
-    traceback (`or_else`: what else the command could do)."""
+    no credentials for the model (unless `model` is False), is refused with its sentence
+    before any server or worker starts, not as a traceback (`or_else`: what else the command
+    could do; `without_credentials`: what else to do then, if not that)."""
     w = _worker_module()
     try:
         w.check_environment()
@@ -100,7 +100,7 @@ def _checked_worker_module(or_else: str = "", *, model: bool | str = True):
         if model:
             w.check_credentials()
     except (ValueError, RuntimeError) as e:
-        _fail(_or_else(e, model if isinstance(model, str) else or_else))
+        _fail(_or_else(e, without_credentials or or_else))
     return w
 
 
@@ -192,7 +192,7 @@ def worker(
     $OUTLAST_TASK_QUEUE (default outlast)."""
     _operator_logs()
     _checked_worker_module(
-        model=False if no_model else "or, to only answer queries, pass --no-model"
+        model=not no_model, without_credentials="or, to only answer queries, pass --no-model"
     )
 
     async def _main() -> None:

@@ -95,7 +95,8 @@ def stop(
                 # Its forks are agents, which stop (a user test: only kill was named).
                 hint = (
                     f" A fork stops after its current turn: `outlast stop {workflow_id}/fork-1` "
-                    "(`outlast show` lists them); the join goes on with what the others bring."
+                    "(`outlast show` lists them); the join reports it stopped, with what it had "
+                    "said."
                 )
             fail(
                 f"{workflow_id} is a {workflow_type}, which has no graceful stop; use kill." + hint
@@ -352,8 +353,11 @@ def send(
                 return
             except NoAnswer:
                 # `show` does not list messages: it pointed there (a user test, 2026-12-07).
-                member = to if to not in (None, "*") else "<member>"
-                check = f"`outlast transcript {workflow_id}/{member}` shows it once delivered,"
+                member = {None: "<lead>", "*": "<member>"}.get(to, to)
+                check = (
+                    f"check `outlast transcript {workflow_id}/{member}` (it shows the message "
+                    "once delivered)"
+                )
                 not_answered(no_answer_text(workflow_id, "message", check))
             console.print(f"{workflow_id}: {said}", markup=False, highlight=False)
             for name in await members_stopping(handle, to):

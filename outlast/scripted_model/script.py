@@ -275,10 +275,9 @@ def parse_script(data: Any, source: str = "script") -> Script:
 
 
 def _problems(exc: ValidationError) -> list[str]:
-    fields = sorted(
-        {name for model in _Frozen.__subclasses__() for name in model.model_fields}
-        | set(Script.model_fields)
-    )
+    # Every model's keys, not only the one the error is in: a guess, and a key of another
+    # model is rarely the closest.
+    fields = sorted({name for model in _Frozen.__subclasses__() for name in model.model_fields})
     said = []
     for error in exc.errors(include_url=False):
         where = ".".join(str(part) for part in error["loc"]) or "the script"

@@ -240,14 +240,14 @@ async def test_a_team_message_no_worker_took_says_where_to_see_it_arrive(
     )
     env = {"TEMPORAL_ADDRESS": dev_server.address, "COLUMNS": "300"}
     try:
-        for to, member in ((None, "<member>"), ("bob", "bob")):
+        for to, member in ((None, "<lead>"), ("bob", "bob"), ("*", "<member>")):
             extra = [] if to is None else ["--to", to]
             done = await asyncio.to_thread(
                 CliRunner().invoke, app, ["send", team.id, "hi", *extra], env=env
             )
             said = " ".join(done.output.split())
             assert done.exit_code == 3, said
-            check = f"`outlast transcript {team.id}/{member}` shows it once delivered, before"
+            check = f"check `outlast transcript {team.id}/{member}` (it shows the message once"
             assert check in said and "outlast show" not in said, said
     finally:
         await team.terminate(reason="test")

@@ -5,6 +5,7 @@ start, its teammates started and ran all the same, and the team ended "the lead 
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import pytest
@@ -39,7 +40,7 @@ async def refuse_an_unknown_member_type(
                 config=fast_config(),
             )
             try:
-                await handle.result()
+                await asyncio.wait_for(handle.result(), 120)
                 ended = None  # as the code before this check had it
             except WorkflowFailureError as e:
                 ended = e
