@@ -243,8 +243,8 @@ def build_workers(
     (bench/worker_settings.py measures some). `model=False` (`outlast worker --no-model`):
     a worker without model credentials, which takes no regular activity from `task_queue`
     (the model calls, and the activities that need a Temporal client, wait for a worker
-    that has them) and fails a model call made as a local activity as retryable
-    (activities/no_model.py)."""
+    that has them) and fails a model call made as a local activity at once, which the
+    workflow then makes as a regular one (activities/no_model.py)."""
     main_options, tool_options = dict(main_options or {}), dict(tool_options or {})
     check_worker_options(main_options, "main_options")
     check_worker_options(tool_options, "tool_options")

@@ -50,8 +50,9 @@ TYPES_CHECKED = "pattern-agent-types-checked"
 """Patch: a pipeline or a verified task refuses, at its start, an agent type no definition
 has (it failed when the child of that type started)."""
 TEAM_TYPES_CHECKED = "team-agent-types-checked"
-"""Patch: a team does the same for its members' types (after `TYPES_CHECKED` was bundled
-into a baseline, so a team that started on the code before would have asked it)."""
+"""Patch: a team does the same for its members' types. An id of its own: `TYPES_CHECKED` is
+in the baseline, which a team that started on the code before recorded, so its replay would
+have taken a check it never ran."""
 
 
 def unknown_types(
