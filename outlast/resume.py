@@ -23,6 +23,7 @@ from temporalio.client import (
     WorkflowHandle,
 )
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities import run_history as history
@@ -230,6 +231,12 @@ async def started_input(
         payloads = event.workflow_execution_started_event_attributes.input.payloads
         try:
             (inp,) = await client.data_converter.decode(payloads, [kind])
+        except ApplicationError as e:
+            # Outlast's converter refuses an input that does not fit as this, to end the
+            # workflow with it: it reached `outlast resume` as a traceback (a user test).
+            raise ResumeRefused(
+                f"{workflow_id} never started: its input did not decode ({e.message})"
+            ) from None
         except (ValidationError, ValueError, TypeError) as e:
             raise ResumeRefused(
                 f"{workflow_id} never started: its input did not decode ({e})"

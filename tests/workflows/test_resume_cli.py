@@ -827,3 +827,25 @@ async def test_mail_a_continued_run_was_handed_and_never_read_goes_first_in_the_
     (call,) = [r for r in model.log if r["agent"] == "resumed"]
     told = str(call["body"]["messages"][-1])
     assert told.index("CARRIED-MSG") < told.index("go on"), told
+
+
+async def test_a_run_whose_input_never_decoded_is_refused_by_resume_in_a_sentence(
+    client, dev_server
+):
+    """A raw start without a workspace, terminated: `outlast resume` ended in a traceback
+    (the converter's InvalidWorkflowInput), and `resume_task` raised that ApplicationError,
+    not StartError (a user test, 2026-12-07)."""
+    from outlast.runner import StartError
+    from tests.workflows.test_plan_mode import cli
+
+    handle = await client.start_workflow(
+        "AgentWorkflow", {"prompt": "hello"}, id=f"raw-{uuid.uuid4().hex[:8]}",
+        task_queue="nobody-polls",
+    )  # fmt: skip
+    await handle.terminate("test")
+    said = f"{handle.id} never started: its input did not decode (invalid AgentInput: "
+    with pytest.raises(StartError, match=re.escape(said)):
+        await resume_task(client, handle.id, "go")
+    code, out = await cli(dev_server.address, "resume", "--no-worker", handle.id, "go")
+    flat = " ".join(out.split())
+    assert code == 2 and said in flat and "Traceback" not in out, out
