@@ -357,6 +357,9 @@ async def _follow_serving(
     _announce(handle.id, ui)
     if with_worker:
         _worker_logs_on_this_terminal()
+    elif note := await _waits_for_a_worker(client, handle):
+        # `attach` said it at once; `run --no-worker` waited in silence (a user test).
+        console.print(f"[yellow]{escape(note)}[/]")
     queue = {"task_queue": task_queue} if task_queue else {}
     workers = _worker_module().build_workers(client, **queue) if with_worker else []
     serving = asyncio.gather(*(w.run() for w in workers))
@@ -393,6 +396,14 @@ async def _follow_serving(
     if result is not None:
         print_pattern_result(pattern, result, console)
     return 0 if succeeded(result) else 1
+
+
+async def _waits_for_a_worker(client, handle) -> str | None:
+    try:
+        desc = await handle.describe()
+        return await no_worker_note(client, desc) or await host_queue_note(client, desc)
+    except RPCError:
+        return None
 
 
 def _announce(workflow_id: str, ui: str | None) -> None:

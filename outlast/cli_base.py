@@ -239,7 +239,12 @@ def _start_one(queue: str) -> str:
     if queue != (os.environ.get("OUTLAST_TASK_QUEUE") or TASK_QUEUE):
         # `outlast worker` serves $OUTLAST_TASK_QUEUE, else Outlast's (a demo's run has its own).
         return f"`OUTLAST_TASK_QUEUE={queue} outlast worker`"
-    return "`outlast worker` (or `outlast dev`)"
+    # A worker started with another OUTLAST_TASK_QUEUE polls only that (a user test: the
+    # `outlast dev` said to start ran, on another queue).
+    return (
+        "`outlast worker` (or `outlast dev`; one started with OUTLAST_TASK_QUEUE serves that "
+        "queue only)"
+    )
 
 
 async def model_call_note(client: Client, desc: WorkflowExecutionDescription) -> str | None:

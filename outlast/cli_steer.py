@@ -43,7 +43,7 @@ from outlast.kill_pending import (
 )
 from outlast.patterns import WORKFLOW_TYPES
 from outlast.question_view import waiting_question
-from outlast.retries import FAILING_TASK_ATTEMPTS
+from outlast.retries import FAILING_TASK_ATTEMPTS, failing_task
 from outlast.updates import (
     Held,
     NoAnswer,
@@ -138,8 +138,23 @@ def stop(
                 "`outlast kill` stops at once)"
             )
         console.print(f"asked {workflow_id} {said}")
+        await _warn_if_failing(handle, "the stop")
 
     asyncio.run(_main())
+
+
+async def _warn_if_failing(handle: WorkflowHandle, what: str) -> None:
+    """Said after a signal to a workflow whose workflow task keeps failing: the signal was
+    taken, and is read only once a task of it runs, which may be never (`sent` alone read as
+    done; a user test, 2026-12-07)."""
+    try:
+        line = await failing_task(await connect_or_fail(), await handle.describe())
+    except RPCError:
+        return
+    if line is not None:
+        console.print(
+            f"[yellow]{escape(handle.id)}: {escape(line)}; {what} waits until one runs[/]"
+        )
 
 
 async def _stage_waiting(handle: WorkflowHandle) -> str | None:
@@ -385,6 +400,7 @@ def send(
                 + forks
             )
         console.print(f"message sent to {workflow_id}")
+        await _warn_if_failing(handle, "the message")
         if waits := await waits_for_the_person(handle, workflow_id):
             console.print(f"[yellow]{escape(waits)}[/]")
 

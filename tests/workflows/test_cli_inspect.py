@@ -279,12 +279,15 @@ async def test_run_starts_on_the_queue_its_workers_serve(client, dev_server, git
     """`OUTLAST_TASK_QUEUE` names the queue `outlast worker` and `dev` serve: `run` started
     on `outlast` all the same, where none of them polled (a review, 2026-12-07)."""
     queue, wf_id = f"own-{uuid.uuid4().hex[:8]}", f"queued-{uuid.uuid4().hex[:8]}"
+    # And says at once that no worker polls it, as `attach` does: it waited in silence.
+    waits = f"no worker polls {queue}, the task queue of {wf_id}: it waits until one does."
     said = await followed_until(
-        dev_server.address, f"workflow {wf_id}", "run", "t", "--repo", str(git_repo), "--id",
+        dev_server.address, waits, "run", "t", "--repo", str(git_repo), "--id",
         wf_id, "--no-worker", env={"OUTLAST_TASK_QUEUE": queue},
     )  # fmt: skip
     handle = client.get_workflow_handle(wf_id)
     try:
+        assert waits in " ".join(said.split()), said
         assert (await handle.describe()).task_queue == queue, said
     finally:
         await handle.terminate("test done")
@@ -706,3 +709,33 @@ async def test_show_says_at_once_why_a_start_of_a_misspelt_type_stalls(client, g
     assert re.search(failed + "not registered on this worker;", first), first
     assert "did you mean AgentWorkflow? Outlast's are AgentWorkflow, CoordinatorWorkflow," in first
     assert first.endswith("terminate it and start it again with one of them)"), first
+
+
+async def test_a_message_or_stop_to_a_workflow_whose_task_keeps_failing_says_so(
+    client, dev_server, git_repo
+):
+    """Started with two inputs, its workflow task fails on every attempt: `send` said
+    "message sent" and `stop` "asked ... to stop after its current turn", and nothing would
+    ever read them (a user test, 2026-12-07)."""
+    from outlast.retries import failing_task
+
+    async with running_workers(client) as queues:
+        inp = agent_input("go", git_repo, queues)
+        handle = await client.start_workflow(
+            "AgentWorkflow", args=[inp, inp], id=f"two-{uuid.uuid4().hex[:8]}",
+            task_queue=queues.task_queue,
+        )  # fmt: skip
+        try:
+            async with asyncio.timeout(30):
+                while await failing_task(client, await handle.describe()) is None:
+                    await asyncio.sleep(0.2)
+            for args, what in (
+                (["send", handle.id, "hi"], "the message"),
+                (["stop", handle.id], "the stop"),
+            ):
+                code, out = await cli(dev_server.address, *args)
+                said = " ".join(out.split())
+                assert code == 0 and "its workflow task has failed (attempt" in said, said
+                assert f"; {what} waits until one runs" in said, said
+        finally:
+            await handle.terminate("test over")
