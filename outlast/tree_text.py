@@ -49,7 +49,9 @@ def tree_lines(node: Node, indent: str = "") -> list[str]:
     row = node.row
     facts = [node.agent_type or row.pattern, row.status]
     if node.outcome and node.outcome != row.status:
-        facts.append(node.outcome)
+        # `completed; the pipeline failed here` after the status read "completed, completed;
+        # ..." (a user test, 2026-12-07).
+        facts.append(node.outcome.removeprefix(f"{row.status}; "))
     if node.runs > 1:
         facts.append(f"{node.runs} runs")
     if node.turns is not None:

@@ -27,6 +27,7 @@ from outlast.inspect import agent_tree
 from outlast.listing import list_rows
 from outlast.pattern_follow import _progress
 from outlast.pattern_output import print_pattern_result
+from outlast.tree_text import tree_lines
 from tests.support import (
     fast_config,
     kill_with_an_update_held,
@@ -182,6 +183,8 @@ async def test_a_failing_stage_ends_the_pipeline_and_is_named(client, git_repo):
     tree = await agent_tree(client, handle.id)
     verify = next(c for c in tree.children if c.row.workflow_id.endswith("verify"))
     assert verify.outcome == "completed; the pipeline failed here", verify.outcome
+    line = next(line for line in tree_lines(tree) if verify.row.workflow_id in line)
+    assert "completed, the pipeline failed here" in line and "completed, completed" not in line
     # `ls --status failed` lists it, `completed (failed)`: it did not (a user test).
     for _ in range(50):  # visibility is eventually consistent
         failed = {r.workflow_id: r for r in await list_rows(client, status="failed", limit=500)}
