@@ -83,7 +83,9 @@ def workspace_problem(root: str) -> str | None:
     if not os.path.isabs(root):
         return f"the workspace root {root!r} is not an absolute path"
     if not Path(root).is_dir():
-        return f"the workspace root {root} is not a directory on this host ({socket.gethostname()})"
+        # By the id its tool queue is named by, as the workspace's `host_queue` names it.
+        host = os.environ.get("OUTLAST_HOST_ID") or socket.gethostname()
+        return f"the workspace root {root} is not a directory on this host ({host})"
     return None
 
 
