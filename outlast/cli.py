@@ -31,9 +31,8 @@ from outlast.cli_base import (
     console,
     describe_or_fail,
     host_queue_note,
-    model_call_note,
-    no_worker_note,
     server_said,
+    why_it_waits,
 )
 from outlast.cli_base import fail as _fail
 from outlast.core_logs import CORE_LOGGER, forward_core_logs
@@ -357,7 +356,7 @@ async def _follow_serving(
     _announce(handle.id, ui)
     if with_worker:
         _worker_logs_on_this_terminal()
-    elif note := await _waits_for_a_worker(client, handle):
+    elif note := await _why_it_waits(client, handle):
         # `attach` said it at once; `run --no-worker` waited in silence (a user test).
         console.print(f"[yellow]{escape(note)}[/]")
     queue = {"task_queue": task_queue} if task_queue else {}
@@ -398,10 +397,9 @@ async def _follow_serving(
     return 0 if succeeded(result) else 1
 
 
-async def _waits_for_a_worker(client, handle) -> str | None:
+async def _why_it_waits(client, handle) -> str | None:
     try:
-        desc = await handle.describe()
-        return await no_worker_note(client, desc) or await host_queue_note(client, desc)
+        return await why_it_waits(client, await handle.describe())
     except RPCError:
         return None
 
@@ -425,11 +423,7 @@ def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow."
         pattern = PATTERN_OF_TYPE.get(desc.workflow_type)
         if pattern is None:
             _fail(f"{workflow_id} is a {desc.workflow_type}, not one of Outlast's tasks.")
-        if note := (
-            await no_worker_note(client, desc)
-            or await model_call_note(client, desc)
-            or await host_queue_note(client, desc)
-        ):
+        if note := await why_it_waits(client, desc):
             console.print(f"[yellow]{escape(note)}[/]")
         handle = client.get_workflow_handle(workflow_id, result_type=RESULT_TYPES[pattern])
         result = await follow_pattern(handle, pattern, console, client)

@@ -28,6 +28,7 @@ from outlast.devserver import DevServer
 from outlast.question_view import terminal_text
 from outlast.silence import NO_POLLER as NO_WORKER
 from outlast.silence import QUERY_BUFFER_FULL
+from outlast.telemetry import MODEL_ACTIVITY
 from outlast.tree_text import queued_line
 from workflows.contracts import TASK_QUEUE, AgentStatus
 
@@ -218,7 +219,15 @@ async def host_queue_note(client: Client, desc: WorkflowExecutionDescription) ->
     )
 
 
-MODEL_CALL = "llm.call_model"
+async def why_it_waits(client: Client, desc: WorkflowExecutionDescription) -> str | None:
+    """What a running workflow waits for that nothing else says, if anything: a worker on its
+    queue, one with model credentials, one on its workspace's host (`show`, `attach`,
+    `run --no-worker`)."""
+    return (
+        await no_worker_note(client, desc)
+        or await model_call_note(client, desc)
+        or await host_queue_note(client, desc)
+    )
 
 
 async def no_worker_note(client: Client, desc: WorkflowExecutionDescription) -> str | None:
@@ -255,7 +264,7 @@ async def model_call_note(client: Client, desc: WorkflowExecutionDescription) ->
     if desc.status != WorkflowExecutionStatus.RUNNING:
         return None
     pending = desc.raw_description.pending_activities
-    if not any(p.activity_type.name == MODEL_CALL for p in pending):
+    if not any(p.activity_type.name == MODEL_ACTIVITY for p in pending):
         return None
     queue = desc.task_queue
     if await polled(client, queue, TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY) is not False:

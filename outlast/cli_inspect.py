@@ -15,12 +15,10 @@ from outlast.cli_base import (
     connect_or_fail,
     console,
     fail,
-    host_queue_note,
     ls_hint,
-    model_call_note,
-    no_worker_note,
     queued_worker_note,
     server_said,
+    why_it_waits,
 )
 from outlast.inspect import NotFound, agent_tree
 from outlast.listing import STATUSES, Row, list_rows
@@ -139,11 +137,7 @@ def show(
         # A running task that waits for a worker shows nothing else that says why.
         try:
             desc = await client.get_workflow_handle(workflow_id).describe()
-            note = (
-                await no_worker_note(client, desc)
-                or await model_call_note(client, desc)
-                or await host_queue_note(client, desc)
-            )
+            note = await why_it_waits(client, desc)
         except RPCError:
             return  # the server went away after the tree: nothing more to say
         if note:
