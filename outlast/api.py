@@ -64,7 +64,7 @@ from outlast.patterns import (
     in_argument_names,
     start_pattern,
 )
-from outlast.resume import ResumeRefused, carried_line, resume_agent
+from outlast.resume import ResumeRefused, carried_line, max_turns_refusal, resume_agent
 from outlast.run_ids import closed_run
 from outlast.runner import StartError
 from outlast.silence import unanswered
@@ -573,12 +573,16 @@ async def start_task(
     return Task(handle=handle, pattern=pattern)
 
 
-async def resume_task(client: Client, workflow_id: str, message: str) -> Task:
-    """Go on with the agent `workflow_id`, which ended (completed, stopped, killed, failed):
-    a new run of its id from the conversation it ended with, `message` its next turn
-    (`outlast resume`; `outlast/resume.py`).
+async def resume_task(
+    client: Client, workflow_id: str, message: str, *, max_turns: int | None = None
+) -> Task:
+    """Go on with the agent `workflow_id`, which ended (completed, stopped, killed, failed,
+    out of turns): a new run of its id from the conversation it ended with, `message` its
+    next turn, `max_turns` its turn limit (None: the ended run's) (`outlast resume`;
+    `outlast/resume.py`).
 
     Raises:
+        TypeError: a `max_turns` that is not a whole number of turns, 1 or more.
         StartError: an empty message, a workflow that is running, is neither an
             AgentWorkflow nor a CoordinatorWorkflow, is a sub-agent or a teammate (its parent
             or team resumes it), ended before its first model call answered, or was started
@@ -587,8 +591,10 @@ async def resume_task(client: Client, workflow_id: str, message: str) -> Task:
     for name, value in (("workflow_id", workflow_id), ("message", message)):
         if not isinstance(value, str):
             raise TypeError(f"resume_task() {name}: a string, not {type(value).__name__}")
+    if refusal := max_turns_refusal(max_turns):
+        raise TypeError(f"resume_task() {refusal}")
     try:
-        resumed = await resume_agent(client, workflow_id, message)
+        resumed = await resume_agent(client, workflow_id, message, max_turns=max_turns)
     except ResumeRefused as e:
         raise StartError(str(e)) from None
     for child in resumed.cancelled:

@@ -393,7 +393,7 @@ async def _follow_serving(
         if workers:  # a tool cancelled as its command started: let that kill finish
             await _worker_module().settle_kills(_worker_module().KILLS_GRACE_S)
     if result is not None:
-        print_pattern_result(pattern, result, console)
+        print_pattern_result(pattern, result, console, handle.id)
     return 0 if succeeded(result) else 1
 
 
@@ -428,7 +428,7 @@ def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow."
         handle = client.get_workflow_handle(workflow_id, result_type=RESULT_TYPES[pattern])
         result = await follow_pattern(handle, pattern, console, client)
         if result is not None:
-            print_pattern_result(pattern, result, console)
+            print_pattern_result(pattern, result, console, workflow_id)
         return 0 if succeeded(result) else 1
 
     try:
@@ -446,6 +446,9 @@ def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow."
 def resume(
     workflow_id: str = typer.Argument(..., help="The agent that ended."),
     message: str = typer.Argument(..., help="What it should go on with: its next turn."),
+    max_turns: int = typer.Option(
+        None, min=1, help="Stop after this many model calls of the new run (default: as before)."
+    ),
     no_worker: bool = typer.Option(
         False, "--no-worker", help="Start no worker in this process (as `outlast run`)."
     ),
@@ -465,7 +468,7 @@ def resume(
             ended = await ended_run(client, workflow_id)
             if not no_worker:
                 _checked_worker_module(or_else="or pass --no-worker and run workers elsewhere")
-            resumed = await resume_agent(client, workflow_id, message, ended)
+            resumed = await resume_agent(client, workflow_id, message, ended, max_turns=max_turns)
         except ResumeRefused as e:
             _fail(f"{e}.")
         except RPCError as e:

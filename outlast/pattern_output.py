@@ -15,12 +15,15 @@ from workflows.pattern_contracts import PipelineResult, TeamResult, VerifiedTask
 from workflows.turns import sum_usages
 
 
-def print_pattern_result(pattern: str, result: Any, console: Console) -> None:
+def print_pattern_result(
+    pattern: str, result: Any, console: Console, workflow_id: str | None = None
+) -> None:
     """The result's summary: how it ended, each part's line, the usage added up, then the
     text it ended with. What a model or a person wrote (stage and member names, task
-    subjects, texts) is shown as written, never read as markup."""
+    subjects, texts) is shown as written, never read as markup. `workflow_id`: the
+    workflow's, for the commands that go on with it."""
     if isinstance(result, AgentResult):
-        print_result(result, console)
+        print_result(result, console, workflow_id)
         return
 
     def line(text: str, style: str | None = None) -> None:

@@ -270,7 +270,9 @@ def print_text(text: str, console: Console) -> None:
     console.print(terminal_text(text), markup=False, highlight=False)
 
 
-def print_result(result: AgentResult, console: Console) -> None:
+def print_result(result: AgentResult, console: Console, workflow_id: str | None = None) -> None:
+    """`workflow_id`: the agent's, for the command that goes on with it where its turns ran
+    out (None: none is named)."""
     console.print(
         f"[green]{result.status}[/] after {count(result.turns, 'turn')}, {usage_text(result.usage)}"
         + (" (max turns reached)" if result.max_turns_reached else "")
@@ -286,6 +288,12 @@ def print_result(result: AgentResult, console: Console) -> None:
     why = "its stop came" if result.stopped else "it ended"
     if result.max_turns_reached and not result.stopped:
         why = "its turns ran out"
+        if workflow_id:
+            # It was left to guess that a resume gets turns again, and how many.
+            console.print(
+                f"[yellow]its turns ran out[/]: `outlast resume {escape(workflow_id)} MESSAGE "
+                "--max-turns N` goes on from its conversation with N more"
+            )
     if result.unread_messages:
         console.print(
             f"[yellow]{result.unread_messages} message(s) went unread ({why} before its next "

@@ -84,14 +84,25 @@ class Ended:
     """A coordinator's workers that were queued when that run ended and never started."""
 
 
-def resume_input(ended: Ended) -> AgentInput | CoordinatorInput:
+def resume_input(ended: Ended, max_turns: int | None = None) -> AgentInput | CoordinatorInput:
     """The new run's input: the agent as it was started, going on from its conversation in
-    the mode it ended in, with the files it had read still read (R27), one generation on.
-    The message comes as mail (the start's signal), as a parent's SendMessage does."""
+    the mode it ended in, with the files it had read still read (R27), one generation on;
+    with `max_turns` its own turn limit, else the ended run's. The message comes as mail
+    (the start's signal), as a parent's SendMessage does."""
+    turns = {} if max_turns is None else {"max_turns": max_turns}
     if isinstance(ended.started, CoordinatorInput):
         # Its own continue-as-new's agent stays behind: the run makes its agent from this.
-        return ended.started.model_copy(update={"agent": None, "resumed": ended.resumed})
-    return ended.resumed.applied_to(ended.agent)
+        return ended.started.model_copy(update={"agent": None, "resumed": ended.resumed, **turns})
+    return ended.resumed.applied_to(ended.agent).model_copy(update=turns)
+
+
+def max_turns_refusal(max_turns: object) -> str | None:
+    """Why `max_turns` is no turn limit for a resumed run (None: it is one, or not given)."""
+    if max_turns is None or (
+        isinstance(max_turns, int) and not isinstance(max_turns, bool) and max_turns >= 1
+    ):
+        return None
+    return f"max_turns: a whole number of turns, 1 or more, not {max_turns!r}"
 
 
 def refusal_for_kind(workflow_id: str, desc: WorkflowExecutionDescription) -> str | None:
@@ -296,9 +307,16 @@ class Resumption:
 
 
 async def resume_agent(
-    client: Client, workflow_id: str, message: str, ended: Ended | None = None
+    client: Client,
+    workflow_id: str,
+    message: str,
+    ended: Ended | None = None,
+    *,
+    max_turns: int | None = None,
 ) -> Resumption:
-    """Start the next run of the ended agent `workflow_id`, `message` its next turn.
+    """Start the next run of the ended agent `workflow_id`, `message` its next turn, with
+    `max_turns` its turn limit (None: the ended run's; one that ran out of turns had no
+    other way to get more).
 
     The sub-agents its ended run left running (a terminated or timed-out run stops none) are
     cancelled first, as the reaper would: the new run does not know them, and would hear of
@@ -313,6 +331,8 @@ async def resume_agent(
     """
     if not message.strip():
         raise ResumeRefused("the message is empty: say what the agent should go on with")
+    if refusal := max_turns_refusal(max_turns):
+        raise ResumeRefused(refusal)
     # `ended`: read already (`outlast resume` reads it before it asks for the model's key);
     # a run started since is refused below, as for any other resume.
     ended = ended or await ended_run(client, workflow_id)
@@ -355,7 +375,7 @@ async def resume_agent(
         )
     handle = await client.start_workflow(
         ended.workflow_type,
-        resume_input(ended),
+        resume_input(ended, max_turns),
         search_attributes=attributes,
         id=workflow_id,
         task_queue=ended.task_queue,

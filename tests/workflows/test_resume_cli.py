@@ -75,6 +75,11 @@ async def started_input(client, workflow_id: str) -> AgentInput:
     raise AssertionError("no history")
 
 
+def busy(model) -> int:
+    """The model calls of the scripted agent `busy` (the log has the other requests too)."""
+    return sum(r["agent"] == "busy" for r in model.log)
+
+
 def conversations(model) -> list[str]:
     return [json.dumps(r["body"]["messages"]) for r in model.log if r["outcome"] == "completed"]
 
@@ -849,3 +854,34 @@ async def test_a_run_whose_input_never_decoded_is_refused_by_resume_in_a_sentenc
     code, out = await cli(dev_server.address, "resume", "--no-worker", handle.id, "go")
     flat = " ".join(out.split())
     assert code == 2 and said in flat and "Traceback" not in out, out
+
+
+async def test_an_agent_out_of_turns_is_resumed_with_the_turns_asked_for(
+    client, dev_server, git_repo
+):
+    """An agent that ran out of turns went on with the ended run's limit again: `outlast
+    resume` had no way to give it more, and `run` did not say how to go on (a user test,
+    2026-12-07)."""
+    tool = {"tool_use": {"name": "Bash", "input": {"command": "echo step"}}}
+    script = {"agents": [{"name": "busy", "after_last": "repeat_last", "turns": [tool]}]}
+    with scripted_model(script) as model:
+        env = cli_env(dev_server, model)
+        wf = f"cli-resume-turns-{uuid.uuid4().hex[:6]}"
+        first = outlast(env, "run", "Go.", "--repo", str(git_repo), "--id", wf, "--max-turns", "1")
+        calls = busy(model)
+        refused = outlast(env, "resume", wf, "go on", "--max-turns", "0")
+        more = outlast(env, "resume", wf, "go on", "--max-turns", "3")
+        more_calls = busy(model) - calls
+        with pytest.raises(TypeError, match=r"resume_task\(\) max_turns: a whole number"):
+            await resume_task(client, wf, "go on", max_turns=True)
+        before = busy(model)
+        again = outlast(env, "resume", wf, "and on")
+        again_calls = busy(model) - before
+    said = " ".join(first.stdout.split())
+    assert first.returncode == 1 and calls == 1, said
+    assert f"its turns ran out: `outlast resume {wf} MESSAGE --max-turns N` goes on" in said
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert more.returncode == 1 and more_calls == 3, more.stdout
+    assert (await started_input(client, wf)).max_turns == 3
+    # Without one, the limit the ended run had: the one asked for last.
+    assert again.returncode == 1 and again_calls == 3, again.stdout
