@@ -24,6 +24,18 @@ def check_argument_types(task: object, workflow_id: object, options: dict) -> No
             not isinstance(given, list | tuple) or not all(isinstance(g, str) for g in given)
         ):
             raise TypeError(f"start_task() {name}: a list of strings, not {given!r}")
+    for name in ("max_turns", "max_rounds"):
+        given = options.get(name)
+        # "3" was taken as 3 and True as 1 (a user test, 2026-12-07): a count is an int.
+        if given is not None and (not isinstance(given, int) or isinstance(given, bool)):
+            raise TypeError(f"start_task() {name}: a whole number or None, not {given!r}")
+    for name in ("approve", "plan_first"):
+        if name in options and not isinstance(options[name], bool):
+            raise TypeError(f"start_task() {name}: True or False, not {options[name]!r}")
+    for name in ("agent_type", "model", "team_name"):
+        given = options.get(name)
+        if given is not None and not isinstance(given, str):
+            raise TypeError(f"start_task() {name}: a string or None, not {given!r}")
     config = options.get("config")
     if config is not None and not isinstance(config, OutlastConfig | dict):
         raise TypeError(

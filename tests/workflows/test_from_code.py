@@ -734,6 +734,10 @@ async def test_the_api_s_own_slips_are_named(client, tmp_path):
         (start_task(client, "x", repo, config="{}"), "config: an OutlastConfig or a dict"),
         (start_task(client, "x", repo, workflow_id=""), "workflow_id: a non-empty string"),
         (resume_task(client, "w", 5), "message: a string, not int"),
+        (start_task(client, "x", repo, max_turns="3"), "max_turns: a whole number or None"),
+        (start_task(client, "x", repo, pattern="verified", max_rounds=2.0), "max_rounds: a whole"),
+        (start_task(client, "x", repo, plan_first="yes"), "plan_first: True or False, not 'yes'"),
+        (start_task(client, "x", repo, agent_type=["Explore"]), "agent_type: a string or None"),
         (Task(handle=client.get_workflow_handle("w"), pattern="single").answer("Small"), "a dict"),
     ):
         with pytest.raises(TypeError, match=said):
