@@ -15,7 +15,7 @@ from rich.markup import escape
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError
 
-from activities.store import StateDirError, state_dir
+from activities.store import StateDirError
 from outlast import (
     cli_admin,  # noqa: F401 - registers setup, search-attributes, reap, server-stop
     cli_answer,  # noqa: F401 - registers answer
@@ -35,7 +35,13 @@ from outlast.cli_base import (
     why_it_waits,
 )
 from outlast.cli_base import fail as _fail
-from outlast.core_logs import CORE_LOGGER, forward_core_logs
+from outlast.cli_worker import (  # also registers dev, worker, fake-model
+    checked_worker_module,
+    embedded_server,
+    worker_logs_on_this_terminal,
+    worker_module,
+)
+from outlast.core_logs import forward_core_logs
 from outlast.devserver import DevServer, DevServerError
 from outlast.listing import PATTERN_OF_TYPE
 from outlast.pattern_follow import follow_pattern
@@ -49,66 +55,11 @@ from outlast.patterns import (
     succeeded,
 )
 from outlast.progress import WorkerStopped, follow_while_serving
-from outlast.reaper import reap_interval
 from outlast.resume import ResumeRefused, carried_line, ended_run, resume_agent
 from outlast.run_ids import closed_run, id_problem
 from outlast.runner import StartError, env_config, start_agent
-from outlast.search_setup import worker_warning
 from outlast.sigterm import Termed, cancel_on_sigterm
 from outlast.telemetry import configure_tracing, flush_tracing
-
-
-def _worker_module():
-    """`worker`, imported only by the commands that run or address a worker: its imports (the
-    Anthropic SDK above all) take seconds, which `ls`, `show`, a stop or a refused argument
-    should not wait for (issue 9)."""
-    import worker
-
-    return worker
-
-
-def _worker_logs_on_this_terminal() -> None:
-    """What the in-process worker logs (a skipped agent definition, a retried call), as one
-    `worker WARNING: ...` line each, without the dict of workflow or activity context the SDK
-    appends to every message (`outlast show` and the Web UI have that)."""
-    from temporalio import activity, workflow
-
-    workflow.logger.workflow_info_on_message = False
-    activity.logger.activity_info_on_message = False
-    logging.basicConfig(level=logging.WARNING, format="worker %(levelname)s: %(message)s")
-
-
-def _operator_logs() -> None:
-    """A long-running worker's log is for its operator: the SDK core's warnings too (a poll
-    the server refused, a connection retried), as `worker WARNING: ...` lines."""
-    logging.basicConfig(level=logging.WARNING, format="worker %(levelname)s: %(message)s")
-    CORE_LOGGER.setLevel(logging.WARNING)
-
-
-def _checked_worker_module(or_else: str = "", *, model: bool = True, without_credentials: str = ""):
-    """`worker`, with the environment its workers read checked first: a mistyped setting, or
-    no credentials for the model (unless `model` is False), is refused with its sentence
-    before any server or worker starts, not as a traceback (`or_else`: what else the command
-    could do; `without_credentials`: what else to do then, if not that)."""
-    w = _worker_module()
-    try:
-        w.check_environment()
-    except (ValueError, RuntimeError) as e:
-        _fail(_or_else(e, or_else))
-    try:
-        if model:
-            w.check_credentials()
-    except (ValueError, RuntimeError) as e:
-        _fail(_or_else(e, without_credentials or or_else))
-    return w
-
-
-def _or_else(error: Exception, or_else: str) -> str:
-    return f"{str(error).rstrip('.')}; {or_else}." if or_else else str(error)
-
-
-def _server(port: int = 7233, ui_port: int = 8233) -> DevServer:
-    return DevServer(state_dir=state_dir(), port=port, ui_port=ui_port)
 
 
 async def _client_for_run(embedded: DevServer) -> tuple[object, str | None]:
@@ -118,90 +69,6 @@ async def _client_for_run(embedded: DevServer) -> tuple[object, str | None]:
     if embedded.ensure_running():
         console.print(f"[dim]started the embedded Temporal dev server on {embedded.address}[/]")
     return await connect_or_fail(embedded.address), embedded.ui_url
-
-
-@app.command()
-def dev(
-    port: int = typer.Option(7233, min=1, max=65535, help="gRPC port of the dev server."),
-    ui_port: int = typer.Option(8233, min=1, max=65535, help="Web UI port."),
-) -> None:
-    """Run the embedded Temporal dev server (SQLite under .outlast/) and a worker."""
-    _operator_logs()
-    server = _server(port, ui_port)
-    if server.running():
-        _fail(f"something already listens on {server.address}; run `outlast worker` instead.")
-    _checked_worker_module()
-
-    async def _main() -> None:
-        try:
-            proc = server.start(detach=False)
-        except DevServerError as e:
-            _fail(str(e))
-        console.print(f"Temporal dev server on {server.address}, Web UI {server.ui_url}")
-        try:
-            await _serve(await connect_or_fail(server.address))
-        finally:
-            proc.terminate()
-            with contextlib.suppress(OSError):  # unless it names another server by now
-                if server.pid_file.read_text() == str(proc.pid):
-                    server.pid_file.unlink()
-
-    _stop_on_sigterm()  # until the worker serves, and handles SIGTERM and Ctrl-C itself
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_main())
-
-
-def _stop_on_sigterm() -> None:
-    """`kill` (or a service manager) stops the server and worker cleanly, like Ctrl-C."""
-
-    def _interrupt(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _interrupt)
-
-
-async def _serve(client, *, model: bool = True) -> None:
-    """Serve `$OUTLAST_TASK_QUEUE` (else Outlast's queue) and this host's tool queue until
-    stopped. As `python -m worker`: a SIGTERM cancels running tools, so their commands are
-    killed and another worker retries them at once."""
-    w = _worker_module()
-    queue = w.task_queue()
-    console.print(f"worker serving task queues {queue} and outlast-host-{w.host_id()}")
-    if not model:
-        console.print(
-            "--no-model: it answers queries and runs workflow tasks and this host's tools; the "
-            f"activities of {queue}, model calls among them, wait for a worker with model "
-            "credentials"
-        )
-    workers = w.build_workers(client, task_queue=queue, model=model)
-    await w.serve_until_stopped(workers, reap_every=_reap_every())
-
-
-@app.command()
-def worker(
-    no_model: bool = typer.Option(
-        False,
-        "--no-model",
-        help="Start without model credentials: answer queries (a finished run's details in "
-        "the Web UI), run workflow tasks and this host's tools, and leave the model calls to "
-        "a worker that has them.",
-    ),
-) -> None:
-    """Run a worker against $TEMPORAL_ADDRESS (default localhost:7233) on
-    $OUTLAST_TASK_QUEUE (default outlast)."""
-    _operator_logs()
-    _checked_worker_module(
-        model=not no_model, without_credentials="or, to only answer queries, pass --no-model"
-    )
-
-    async def _main() -> None:
-        client = await connect_or_fail()
-        if (warning := await worker_warning(client)) is not None:
-            console.print(f"[yellow]warning: {escape(warning)}[/]")
-        await _serve(client, model=not no_model)
-
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_main())
 
 
 @app.command()
@@ -270,7 +137,7 @@ def run(
                 pattern=pattern,
                 task=task,
                 repo=repo,
-                host_id=_worker_module().host_id(),
+                host_id=worker_module().host_id(),
                 agent_type=agent,
                 model=model,
                 max_turns=max_turns,
@@ -289,7 +156,7 @@ def run(
     if workflow_id is not None and (why := id_problem(workflow_id)) is not None:
         _fail(why)
     if not no_worker:
-        _checked_worker_module(or_else="or pass --no-worker and run workers elsewhere")
+        checked_worker_module(or_else="or pass --no-worker and run workers elsewhere")
     code = asyncio.run(
         _run_and_follow(inp, workflow_id, with_worker=not no_worker, pattern=pattern)
     )
@@ -302,7 +169,7 @@ async def _run_and_follow(
     """The exit code: 0 once the task succeeded (or the user detached), 1 if it did not."""
     client, ui = await _client_or_fail()
     # The queue `outlast worker` and `dev` serve: run on the one its workers serve.
-    queue = _worker_module().task_queue()
+    queue = worker_module().task_queue()
     handle = await _start(client, inp, workflow_id, pattern, queue)
     return await _follow_serving(
         client, ui, handle, with_worker=with_worker, pattern=pattern, task_queue=queue
@@ -311,7 +178,7 @@ async def _run_and_follow(
 
 async def _client_or_fail():
     try:
-        return await _client_for_run(_server())
+        return await _client_for_run(embedded_server())
     except DevServerError as e:
         _fail(str(e))
 
@@ -355,12 +222,12 @@ async def _follow_serving(
     `task_queue` (default: Outlast's); the exit code, as `_run_and_follow`'s."""
     _announce(handle.id, ui)
     if with_worker:
-        _worker_logs_on_this_terminal()
+        worker_logs_on_this_terminal()
     elif note := await _why_it_waits(client, handle):
         # `attach` said it at once; `run --no-worker` waited in silence (a user test).
         console.print(f"[yellow]{escape(note)}[/]")
     queue = {"task_queue": task_queue} if task_queue else {}
-    workers = _worker_module().build_workers(client, **queue) if with_worker else []
+    workers = worker_module().build_workers(client, **queue) if with_worker else []
     serving = asyncio.gather(*(w.run() for w in workers))
     termed = Termed()
     try:
@@ -391,7 +258,7 @@ async def _follow_serving(
         with contextlib.suppress(Exception):
             await serving
         if workers:  # a tool cancelled as its command started: let that kill finish
-            await _worker_module().settle_kills(_worker_module().KILLS_GRACE_S)
+            await worker_module().settle_kills(worker_module().KILLS_GRACE_S)
     if result is not None:
         print_pattern_result(pattern, result, console, handle.id)
     return 0 if succeeded(result) else 1
@@ -467,7 +334,7 @@ def resume(
             # id nope" (a user test, 2026-12-07). Nothing has started yet.
             ended = await ended_run(client, workflow_id)
             if not no_worker:
-                _checked_worker_module(or_else="or pass --no-worker and run workers elsewhere")
+                checked_worker_module(or_else="or pass --no-worker and run workers elsewhere")
             resumed = await resume_agent(client, workflow_id, message, ended, max_turns=max_turns)
         except ResumeRefused as e:
             _fail(f"{e}.")
@@ -536,38 +403,6 @@ def demo(
         stop = signal.SIGINT if isinstance(e, KeyboardInterrupt) else signal.SIGTERM
         raise typer.Exit(128 + stop) from None
     raise typer.Exit(0 if ok else 1)
-
-
-@app.command("fake-model")
-def fake_model(
-    script: Path = typer.Option(
-        ..., exists=True, dir_okay=False, help="Scenario script (YAML/JSON)."
-    ),
-    port: int = typer.Option(8765, help="Port to listen on (0 = any free port)."),
-    host: str = typer.Option("127.0.0.1"),
-    log: Path = typer.Option(None, help="Append a JSONL record of every request here."),
-    var: list[str] = typer.Option([], help="KEY=VALUE substituted for {{KEY}} in the script."),
-    log_bodies: bool = typer.Option(False, help="Also log full request bodies."),
-) -> None:
-    """Serve a scripted Anthropic-compatible model (see SCRIPT_FORMAT.md)."""
-    from outlast.scripted_model.__main__ import main as serve
-
-    argv = ["--script", str(script), "--port", str(port), "--host", host]
-    if log:
-        argv += ["--log", str(log)]
-    for item in var:
-        argv += ["--var", item]
-    if log_bodies:
-        argv.append("--log-bodies")
-    raise typer.Exit(serve(argv) or 0)
-
-
-def _reap_every() -> float:
-    try:
-        return reap_interval()
-    except ValueError as e:
-        _fail(str(e))
-        raise  # _fail exits; this keeps the type checker sure of it
 
 
 def main() -> None:

@@ -128,7 +128,7 @@ def test_a_worker_that_stops_ends_the_follow_with_what_to_do(dev_server, git_rep
     from temporalio.client import Client
     from typer.testing import CliRunner
 
-    from outlast import cli
+    from outlast import cli, cli_worker
 
     class Broken:
         async def run(self) -> None:
@@ -137,7 +137,7 @@ def test_a_worker_that_stops_ends_the_follow_with_what_to_do(dev_server, git_rep
         async def shutdown(self) -> None:
             return None
 
-    monkeypatch.setattr(cli._worker_module(), "build_workers", lambda client, **_: [Broken()])
+    monkeypatch.setattr(cli_worker.worker_module(), "build_workers", lambda client, **_: [Broken()])
     wf_id = "cli-run-broken-worker"
     out = CliRunner().invoke(
         cli.app,
