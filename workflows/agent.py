@@ -681,7 +681,9 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             # A stopped agent, or one out of turns, completed its run but not its task: `ls`
             # and the Web UI listed it as completed (a user test, 2026-12-05). The upsert's
             # value only, which a replay does not compare.
-            workflow.upsert_search_attributes(sa.at_end(self._outcome, self._agent_type, text))
+            workflow.upsert_search_attributes(
+                sa.at_end(self._outcome, self._agent_type, text, result.usage.tool_uses)
+            )
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 

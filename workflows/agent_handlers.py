@@ -404,7 +404,17 @@ class AgentHandlers:
         """The `status` query's: its queued workers are apart there, in `queued` (a client
         of an earlier release knows no `queued` status, and its `show` listed them twice)."""
         agents = [t.summary() for t in self._registry.tasks.values()]
-        return agents + [t.summary() for t in self._registry.shells.shells.values()]
+        children = agents + [t.summary() for t in self._registry.shells.shells.values()]
+        if self._outcome is None:
+            return children
+        # Ended: whatever it had still running, its end cancelled (its stop, kill, failure
+        # or turn limit stops them; a completed agent waits for every end first), and their
+        # `killed` ends reach a closed workflow. They read `running` for good, against the
+        # children's own AgentStatus=killed (a user test, 2026-12-07).
+        return [
+            c.model_copy(update={"status": "killed"}) if c.status == "running" else c
+            for c in children
+        ]
 
     @workflow.query(name="transcript")
     def transcript(self) -> TranscriptView:

@@ -20,7 +20,11 @@ from temporalio import workflow
 from temporalio.common import SearchAttributeKey, SearchAttributePair, TypedSearchAttributes
 
 from agents.builtin.verification import DEFINITION as VERIFIER
-from agents.builtin.verification import parse_verdict
+from agents.builtin.verification import (
+    effective_verdict,
+    parse_verdict,
+    parse_verification_report,
+)
 from workflows import versions
 from workflows.held_handlers import ending_of
 
@@ -210,10 +214,15 @@ class WaitMarks:
         self.status, self.mode = status, mode
 
 
-def at_end(status: str, agent_type: str, final_text: str) -> list:
-    """An agent's last upsert: its status, and a verifier's verdict (R83) when it gave one."""
+def at_end(status: str, agent_type: str, final_text: str, tool_uses: int | None = None) -> list:
+    """An agent's last upsert: its status, and a verifier's verdict (R83) when it gave one,
+    as its task or pipeline takes it (`effective_verdict`, given its `tool_uses`): a PASS
+    with no executed check, or from a verifier that ran nothing, is a FAIL there, and was
+    listed under `VerificationVerdict="PASS"` (a user test, 2026-12-07). A task's own
+    spot-check of a PASS (R82) is the task's: its attributes have that verdict."""
     updates = [AGENT_STATUS.value_set(status)]
-    verdict = parse_verdict(final_text) if agent_type == VERIFIER.agent_type else None
-    if verdict:
-        updates.append(VERIFICATION_VERDICT.value_set(verdict))
+    if agent_type != VERIFIER.agent_type or parse_verdict(final_text) is None:
+        return updates
+    verdict, _ = effective_verdict(parse_verification_report(final_text), tool_uses)
+    updates.append(VERIFICATION_VERDICT.value_set(verdict))
     return updates

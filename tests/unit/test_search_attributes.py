@@ -44,3 +44,24 @@ def test_a_teammate_carries_its_team_s_name():
     member = child(**FULL).model_copy(update={"team": link})
     assert sa.for_agent(member).get(sa.TEAM_NAME) == "core"
     assert sa.for_agent(child(**FULL)).get(sa.TEAM_NAME) is None
+
+
+def verdict_of(updates: list) -> str | None:
+    found = [u.value for u in updates if u.key == sa.VERIFICATION_VERDICT]
+    return found[0] if found else None
+
+
+def test_a_verifier_s_verdict_is_the_one_its_task_acts_on():
+    """`VerificationVerdict="PASS"` listed verifiers whose PASS their task had thrown out
+    (no executed check; no tool run at all): a user test, 2026-12-07."""
+    ran = "### Check: tests\n**Command run:** pytest\n**Output observed:** 3 passed\n"
+    ran += "**Result: PASS**\n\nVERDICT: PASS"
+    skipped = "### Check: tests\n**Result: SKIP**\n\nVERDICT: PASS"
+    verifier = "verification"
+    assert verdict_of(sa.at_end("completed", verifier, ran, tool_uses=2)) == "PASS"
+    assert verdict_of(sa.at_end("completed", verifier, ran, tool_uses=0)) == "FAIL"
+    assert verdict_of(sa.at_end("completed", verifier, skipped, tool_uses=2)) == "FAIL"
+    assert verdict_of(sa.at_end("completed", verifier, "VERDICT: FAIL", tool_uses=2)) == "FAIL"
+    # No verdict line, or no verifier: no verdict attribute, as before.
+    assert verdict_of(sa.at_end("completed", verifier, "I looked.", tool_uses=2)) is None
+    assert verdict_of(sa.at_end("completed", "general-purpose", ran, tool_uses=0)) is None

@@ -34,6 +34,7 @@ from workflows.contracts import (
     AgentResult,
     AgentStatus,
     BackgroundRequest,
+    ChildSummary,
     StopRequest,
 )
 from workflows.starting_children import (
@@ -373,6 +374,12 @@ async def test_a_stopped_agent_stops_the_background_children_it_leaves(client, g
             assert result.undelivered == [], result.undelivered
             child = client.get_workflow_handle(f"{handle.id}/child")
             assert await wait_closed(child) == WorkflowExecutionStatus.CANCELED
+            # Its `killed` end reaches a closed workflow: the ended agent's view read the
+            # child `running` for good (a user test, 2026-12-07).
+            status = await handle.query("status", result_type=AgentStatus)
+            assert [c.status for c in status.children] == ["killed"], status.children
+            tasks = await handle.query("tasks", result_type=list[ChildSummary])
+            assert [c.status for c in tasks] == ["killed"], tasks
 
 
 async def test_a_name_reused_after_its_agent_ended_gets_a_workflow_of_its_own(client, git_repo):
