@@ -6,6 +6,7 @@ in the workflow input: a replay never re-reads the filesystem.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -93,10 +94,57 @@ _FRONTMATTER: dict[str, str] = {
 
 
 def _name_list(value: Any) -> Any:
-    """`tools: Read, Grep` and `tools: [Read, Grep]` both mean a list of names."""
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
-    return value
+    """`tools: Read, Grep` and `tools: [Read, Grep]` both mean a list of names. A comma
+    inside parentheses is the entry's own: `Agent(Explore, Plan), Read` is two entries
+    (split at every comma, the Agent tool was lost: a user test, 2026-12-07)."""
+    if not isinstance(value, str):
+        return value
+    parts, depth, current = [], 0, ""
+    for char in value:
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth <= 0:
+            parts.append(current)
+            current, depth = "", 0
+        else:
+            current += char
+    parts.append(current)
+    return [part.strip() for part in parts if part.strip()]
+
+
+def _folded(name: str) -> str:
+    return name.replace("_", "").replace("-", "").lower()
+
+
+def _near_miss(name: str, known: Iterable[str]) -> str | None:
+    """The known name `name` was probably meant as (`maxturns`, `tool`, `bash`), or None:
+    one known already, or like none."""
+    known = list(known)
+    if name in known:
+        return None
+    folded = {_folded(k): k for k in known}
+    if _folded(name) in folded:
+        return folded[_folded(name)]
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def _misspelt_tools(names: Any) -> list[str]:
+    """`name (did you mean X?)` for each entry of a tool list that is a slip for a tool of
+    Claude Code's: it named no tool and was dropped without a word, so `disallowedTools:
+    bash` denied nothing (a user test, 2026-12-07). Names like no tool (an MCP server's, a
+    tool of a later release) stay as Claude Code leaves them: unused."""
+    # Here, not at the top: the tool filter imports this module for AgentDefinition.
+    from agents.tool_filter import KNOWN_TOOLS
+
+    if not isinstance(names, list):
+        return []
+    slips = []
+    for name in names:
+        if not isinstance(name, str) or "(" in name or name.startswith("mcp__") or name == "*":
+            continue
+        if (meant := _near_miss(name, KNOWN_TOOLS)) is not None:
+            slips.append(f"{name} (did you mean {meant}?)")
+    return slips
 
 
 class _NoAliasLoader(yaml.SafeLoader):
@@ -145,10 +193,20 @@ def parse_agent_markdown(text: str, source: Source, path: str | None = None) -> 
     if missing:
         raise DefinitionError(f"{where}: frontmatter lacks required {', '.join(missing)}")
     fields: dict[str, Any] = {"system_prompt": body, "source": source, "path": path}
+    slips = []
     for key, value in meta.items():
         if key in _FRONTMATTER:
             field = _FRONTMATTER[key]
             fields[field] = _name_list(value) if field in ("tools", "disallowed_tools") else value
+            if field in ("tools", "disallowed_tools"):
+                slips += [f"{key}: {slip}" for slip in _misspelt_tools(fields[field])]
+        elif isinstance(key, str) and (meant := _near_miss(key, _FRONTMATTER)) is not None:
+            # Ignored, it gave the agent every tool (`tool: Read`) or no turn limit
+            # (`maxturns: 2`) without a word (a user test, 2026-12-07). Keys like none of
+            # Claude Code's stay ignored, as there.
+            slips.append(f"unknown key {key} (did you mean {meant}?)")
+    if slips:
+        raise DefinitionError(f"{where}: {'; '.join(slips)}")
     try:
         return AgentDefinition(**fields)
     except ValidationError as e:

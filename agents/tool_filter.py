@@ -52,6 +52,15 @@ IN_PROCESS_TEAMMATE_ALLOWED_TOOLS: frozenset[str] = frozenset(
     {"TaskCreate", "TaskGet", "TaskList", "TaskUpdate", "SendMessage"}
 )
 WRITE_TOOLS: frozenset[str] = frozenset({"Write", "Edit", "NotebookEdit"})
+KNOWN_TOOLS: frozenset[str] = (
+    ALL_AGENT_DISALLOWED_TOOLS
+    | ASYNC_AGENT_ALLOWED_TOOLS
+    | IN_PROCESS_TEAMMATE_ALLOWED_TOOLS
+    # Claude Code's others, which a definition may name: not slips for the ones above.
+    | {"Task", "TaskCreate", "KillShell", "BashOutput", "MultiEdit", "LS", "NotebookRead"}
+    | {"SlashCommand", "TeamCreate", "TeamDelete", "LSP", "Monitor"}
+)
+"""Tool names a definition's `tools` and `disallowedTools` are checked against for slips."""
 
 _AGENT_SPEC = re.compile(r"^(Agent|Task)\((.*)\)$")
 

@@ -35,6 +35,25 @@ def test_comma_separated_tools_and_max_turns():
     assert d.tools == ["Read", "Grep"] and d.max_turns == 2
 
 
+def test_a_comma_inside_parentheses_belongs_to_its_entry():
+    """`tools: Agent(Explore, Plan), Read` lost the Agent tool: split at every comma, it was
+    `Agent(Explore` and `Plan)`, neither a tool (a user test, 2026-12-07)."""
+    text = "---\nname: a\ndescription: b\ntools: Agent(Explore, Plan), Read,Bash\n---\nbody"
+    d = parse_agent_markdown(text, "userSettings")
+    assert d.tools == ["Agent(Explore, Plan)", "Read", "Bash"]
+
+
+def test_keys_and_tools_like_none_of_claude_code_s_are_left_as_there():
+    """Claude Code ignores a key it does not know, and a tool name that is none of its own
+    (an MCP server's, a later release's): so does Outlast, where it is no slip for one."""
+    text = (
+        "---\nname: a\ndescription: b\ncolor: blue\nowner: me\n"
+        "tools: Read, mcp__db__query, WebBrowse, NotebookRead\n---\nbody"
+    )
+    d = parse_agent_markdown(text, "userSettings")
+    assert d.tools == ["Read", "mcp__db__query", "WebBrowse", "NotebookRead"]
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
@@ -45,6 +64,12 @@ def test_comma_separated_tools_and_max_turns():
         ("---\nname: a\ndescription: b\npermissionMode: sudo\n---\n", "permission_mode"),
         ("---\n: [\n---\n", "not valid YAML"),
         ("---\nname: a\ndescription: &d b\nhooks: {x: *d}\n---\n", "aliases"),
+        # Slips were dropped without a word: every tool for `tool: Read`, no limit for
+        # `maxturns`, Bash not denied by `bash` (a user test, 2026-12-07).
+        ("---\nname: a\ndescription: b\ntool: Read\n---\n", "key tool (did you mean tools?)"),
+        ("---\nname: a\ndescription: b\nmaxturns: 2\n---\n", "(did you mean maxTurns?)"),
+        ("---\nname: a\ndescription: b\ndisallowedTools: bash\n---\n", "bash (did you mean"),
+        ("---\nname: a\ndescription: b\ntools: Read, Grpe\n---\n", "tools: Grpe (did you"),
     ],
 )
 def test_bad_files_name_the_file_and_the_problem(text, problem):
