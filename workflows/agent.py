@@ -449,6 +449,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         workflow.continue_as_new(
             self._next_run_input(inp.model_copy(update=update)),
             memo=workflow.memo(),
+            search_attributes=sa.mark_continued() if self._upserts else None,
         )
 
     def _next_run_input(self, inp: AgentInput) -> object:

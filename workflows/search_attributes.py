@@ -177,6 +177,25 @@ class PatternMarks:
             self.end(status)
 
 
+CONTINUED = "continued"
+"""`AgentStatus` of a run that handed its agent or team on to the next by continue-as-new."""
+CONTINUED_MARKED = "continued-marked"
+"""Patch id: a run that continues as new sets its `AgentStatus` to `continued` first."""
+
+
+def mark_continued() -> TypedSearchAttributes | None:
+    """Before a continue-as-new, where attributes are recorded: this run's status set to
+    `continued`, and the attributes the next run starts with returned (this run's as they
+    were: it takes them up from there). A closed run kept `running`, so every run an agent
+    had handed on was listed by `AgentStatus="running"` for good (a user test, 2026-12-07).
+    None where the run asks for no such change (the next run inherits, as before)."""
+    if not versions.patched(CONTINUED_MARKED):
+        return None
+    handed_on = workflow.info().typed_search_attributes
+    workflow.upsert_search_attributes([AGENT_STATUS.value_set(CONTINUED)])
+    return handed_on
+
+
 WAITS_MARKED = "waits-marked"
 """Patch id: a running agent's `AgentStatus` says when it waits on a decision, and its
 `PermissionMode` follows plan mode (`WaitMarks`); both kept their start values before."""

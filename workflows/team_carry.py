@@ -24,6 +24,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 from agents.team_tasks import TeamTask
+from workflows import search_attributes as sa
 from workflows import versions
 from workflows.child_endings import describe_runs, liveness_interval, spent
 from workflows.contracts import AgentResult, AgentUsage
@@ -189,6 +190,7 @@ class ContinuingTeam:
     _stopped_by_others: set[str]
     _leaving: set[str]
     _refusals: Refusals
+    _marks: sa.PatternMarks
     _closed: dict[str, AgentRunState]
     _answered: dict[str, Any]
     _member_id: Callable[[str], str]
@@ -251,6 +253,7 @@ class ContinuingTeam:
         workflow.continue_as_new(
             inp.model_copy(update={"carry": carry.model_dump(mode="json")}),
             memo=workflow.memo(),
+            search_attributes=sa.mark_continued() if self._marks.on else None,
         )
 
     def _live_started(self) -> set[str]:

@@ -189,6 +189,7 @@ AFTER_BASELINE: frozenset[str] = frozenset(
         "undelivered-in-memo",
         "unstarted-in-memo",
         "verified-stopped-implementer-closes",
+        "continued-marked",
     }
 )
 """Patch ids added since `BASELINE`, asked one by one."""

@@ -538,6 +538,10 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # both (the worker started and was killed; no memo): their scenarios live in a copy of
     # these made for that commit (session note, 2026-12-07).
     "coordinator_out_of_turns_unstarted": coordinator_out_of_turns_unstarted,
+    # A run that hands its agent or team on sets `AgentStatus=continued` first, and hands
+    # its attributes to the next (patched continued-marked).
+    "agent_continue_as_new_v3": continue_as_new,
+    "team_continues_v5": team_continues,
     "coordinator_killed_unstarted": coordinator_killed_unstarted,
     # The implementer a person stopped closes before its task does (patched
     # verified-stopped-implementer-closes): the close policy cancelled it in its end.
@@ -632,6 +636,8 @@ CHAINS = {
     "team_continues_v2",
     "team_continues_v3",
     "team_continues_v4",
+    "agent_continue_as_new_v3",
+    "team_continues_v5",
 }
 # Children resumed by a new run (not a continue-as-new): the run the parent started, as
 # `<parent>__<child>@child.json`, and the latest, as `<parent>__<child>@resumed.json`.

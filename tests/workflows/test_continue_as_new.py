@@ -29,6 +29,7 @@ from tests.support import (
     start,
 )
 from tests.workflows.test_visibility import current_details
+from workflows import search_attributes as sa
 
 SMALL_LIMITS = {
     "limit.historyCount.suggestContinueAsNew": "600",
@@ -192,6 +193,25 @@ async def test_children_survive_the_parents_continue_as_new(client, git_repo):
     assert sum("k1 done" in n for n in notes) == 1 and sum("k2 done" in n for n in notes) == 1
     first_run = min(runs, key=lambda r: r.start_time)
     assert first_run.status == WorkflowExecutionStatus.CONTINUED_AS_NEW
+    # A run that handed the agent on said `running` for good: `AgentStatus="running"`
+    # listed every one (a user test, 2026-12-07).
+    assert await chain_statuses(client, handle.id, len(runs)) == [
+        *["continued"] * (len(runs) - 1),
+        "completed",
+    ]
+
+
+async def chain_statuses(client, workflow_id: str, runs: int) -> list[str]:
+    """Each run's `AgentStatus`, oldest first, once visibility has every run's last."""
+    statuses: list[str] = []
+    for _ in range(100):
+        listed = [w async for w in client.list_workflows(f'WorkflowId = "{workflow_id}"')]
+        listed.sort(key=lambda w: w.start_time)
+        statuses = [w.typed_search_attributes.get(sa.AGENT_STATUS) for w in listed]
+        if len(listed) == runs and "running" not in statuses:
+            break
+        await asyncio.sleep(0.1)
+    return statuses
 
 
 async def test_a_continued_run_starts_with_the_mode_its_chain_is_in(client, git_repo):

@@ -15,6 +15,7 @@ from temporalio.service import RPCError
 from agents.config import AgentSettings
 from agents.team_tasks import TaskCreateInput, TeamTask
 from tests.support import fast_config, running_workers, scripted_model
+from tests.workflows.test_continue_as_new import chain_statuses
 from tests.workflows.test_team import member, wait_for_states
 from tests.workflows.test_visibility import current_details
 from workflows.contracts import MailMessage, StopRequest, Workspace
@@ -152,6 +153,11 @@ async def test_a_long_team_continues_as_new_and_loses_no_member_mail_or_end(clie
     with scripted_model(SCRIPT):
         handle, result = await run_long_team(client, git_repo)
     outcomes = {m.name: m for m in result.members}
+    team_runs = [w async for w in client.list_workflows(f'WorkflowId = "{handle.id}"')]
+    assert len(team_runs) >= 2
+    # Its runs that handed it on read `continued`, not `running` for good.
+    statuses = await chain_statuses(client, handle.id, len(team_runs))
+    assert statuses == [*["continued"] * (len(team_runs) - 1), "stopped"], statuses
     assert outcomes["c"].status == "killed"
     assert outcomes["b"].status == "failed" and "terminated" in (outcomes["b"].error or "")
     assert outcomes["lead"].status == "completed"
