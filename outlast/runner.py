@@ -115,6 +115,15 @@ def build_input(
         )
     if plan_first and (why := cannot_plan(definition, config)) is not None:
         raise StartError(f"--plan: the {agent_type} agent cannot plan for approval: {why}.")
+    if definition.permission_mode == "plan" and (missing := plan_tools_missing(definition, config)):
+        # Its definition starts it in plan mode: told to write a plan and ask with
+        # ExitPlanMode, it could do neither, and ran out of turns (a user test, 2026-12-07).
+        where = definition.path or "its definition"
+        raise StartError(
+            f"the {agent_type} agent starts in plan mode (permissionMode: plan in {where}) "
+            f"but cannot plan for approval: it has no {' or '.join(missing)}; add them to its "
+            "tools, or drop permissionMode: plan"
+        )
     return AgentInput(
         prompt=task,
         workspace=Workspace(root=str(root), host_queue=host_task_queue(host_id)),
@@ -127,12 +136,18 @@ def build_input(
     )
 
 
+def plan_tools_missing(definition: AgentDefinition, config: OutlastConfig) -> list[str]:
+    """What an agent of `definition` lacks to plan for approval (R75): its plan file is
+    written with Write, and asked about with ExitPlanMode."""
+    tools = set(resolve_agent_tools(definition, BASE_TOOLS).tools) - set(config.tools.disabled)
+    return [t for t in (EXIT_PLAN_MODE_TOOL, "Write") if t not in tools]
+
+
 def cannot_plan(definition: AgentDefinition, config: OutlastConfig) -> str | None:
     """Why an agent of `definition` could not plan for approval (R75): it writes its plan to
     its plan file and asks with ExitPlanMode. Started in plan mode without them, it was told
     to do both, could do neither, and ended with nothing asked."""
-    tools = set(resolve_agent_tools(definition, BASE_TOOLS).tools) - set(config.tools.disabled)
-    missing = [t for t in (EXIT_PLAN_MODE_TOOL, "Write") if t not in tools]
+    missing = plan_tools_missing(definition, config)
     if not missing:
         return None
     return (

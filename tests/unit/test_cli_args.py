@@ -229,6 +229,28 @@ def test_plan_with_an_agent_that_cannot_plan_is_refused(tmp_path):
     assert out.exit_code == 2 and "OUTLAST_HOOKS: not JSON" in out.output
 
 
+def test_an_agent_defined_to_plan_that_cannot_is_refused(tmp_path):
+    """`permissionMode: plan` in a definition without Write or ExitPlanMode: told to write a
+    plan and ask, it could do neither, and ran out of turns (a user test, 2026-12-07)."""
+    agents = tmp_path / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "ro.md").write_text(
+        "---\nname: ro\ndescription: d\ntools: Read, Grep\npermissionMode: plan\n---\nbody"
+    )
+    (agents / "planner.md").write_text(
+        "---\nname: planner\ndescription: d\ntools: Read, Write, ExitPlanMode\n"
+        "permissionMode: plan\n---\nbody"
+    )
+    out = run("run", "look", "--repo", str(tmp_path), "--agent", "ro", "--no-worker")
+    said = " ".join(out.output.split())
+    assert out.exit_code == 2, said
+    assert "the ro agent starts in plan mode (permissionMode: plan in " in said
+    assert "it has no ExitPlanMode or Write; add them to its tools" in said
+    # One that can plan passes this check (and then needs a server, which is not here).
+    out = run("run", "look", "--repo", str(tmp_path), "--agent", "planner", "--no-worker")
+    assert "cannot reach Temporal at 127.0.0.1:9" in " ".join(out.output.split()), out.output
+
+
 def test_an_unknown_model_call_mode_names_the_choices(tmp_path):
     out = run("run", "fix it", "--repo", str(tmp_path), "--model-call", "fast")
     assert out.exit_code == 2
