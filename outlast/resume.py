@@ -14,6 +14,7 @@ import contextlib
 import html
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from pydantic import ValidationError
 from temporalio.client import (
@@ -28,9 +29,11 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from activities import run_history as history
 from activities.run_history import CONVERSATION, conversation_of, last_results
+from agents.spawn import not_found_message
 from agents.transcript import TranscriptRef
 from outlast.end_reasons import why_it_ended
 from outlast.orphans import stop_orphans
+from outlast.runner import local_definitions
 from outlast.start_metadata import start_metadata
 from outlast.stopped_with_it import (
     stopped_by_the_end,
@@ -306,6 +309,25 @@ class Resumption:
     """Its queued workers the ended run never started, named in the new run's message."""
 
 
+def definition_gone(workflow_id: str, agent: AgentInput) -> str | None:
+    """Why the ended agent cannot go on here: its type is defined by no file any more (its
+    `.claude/agents/*.md` was removed or renamed), where its checkout is on this machine to
+    look. The new run was started and failed at once, and `transcript` then showed no
+    conversation (a user test, 2026-12-07). None where it can, or where this cannot tell
+    (a definition carried in its input, a checkout elsewhere)."""
+    root = Path(agent.workspace.root)
+    if agent.definition is not None or not root.is_dir():
+        return None
+    definitions = local_definitions(root, agent.config)
+    if agent.agent_type in definitions.names():
+        return None
+    why = not_found_message(agent.agent_type, definitions.names(), definitions.errors)
+    return (
+        f"{workflow_id} cannot go on as a {agent.agent_type} agent: {why.rstrip('.')}. Restore "
+        "its definition, then resume it"
+    )
+
+
 async def resume_agent(
     client: Client,
     workflow_id: str,
@@ -336,6 +358,10 @@ async def resume_agent(
     # `ended`: read already (`outlast resume` reads it before it asks for the model's key);
     # a run started since is refused below, as for any other resume.
     ended = ended or await ended_run(client, workflow_id)
+    if not isinstance(ended.started, CoordinatorInput) and (
+        gone := definition_gone(workflow_id, ended.agent)
+    ):
+        raise ResumeRefused(gone)
     cancelled = await stop_orphans(client, parents={workflow_id})
     # Closed before the new run can look them up: one still cleaning up was found running,
     # and a SendMessage to it was refused or queued to a dying agent (CI, 2026-12-06).
