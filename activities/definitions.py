@@ -72,7 +72,20 @@ def scan(directory: Path, source: Source) -> tuple[list[AgentDefinition], list[s
             errors.append(str(e))
         except (SmallFileError, OSError) as e:
             errors.append(f"{path}: cannot be read: {e}")
-    return found, errors
+    return found, errors + duplicate_names(found)
+
+
+def duplicate_names(found: list[AgentDefinition]) -> list[str]:
+    """A line for each name two files of one directory define: the last by path is used
+    (as before), which one was not said anywhere (a user test, 2026-12-07)."""
+    by_name: dict[str, list[str]] = {}
+    for d in found:
+        by_name.setdefault(d.agent_type, []).append(d.path or "?")
+    return [
+        f"{path}: not used: {paths[-1]} defines {name!r} too (the last by path is used)"
+        for name, paths in by_name.items()
+        for path in paths[:-1]
+    ]
 
 
 def workspace_problem(root: str) -> str | None:

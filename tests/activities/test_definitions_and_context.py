@@ -44,6 +44,23 @@ async def test_project_definition_beats_user_and_bad_files_are_reported(git_repo
     assert len(loaded.errors) == 1 and "broken.md" in loaded.errors[0]
 
 
+async def test_two_files_of_one_directory_defining_one_name_are_reported(git_repo, tmp_path):
+    """The last by path was used, and which one was said nowhere (a user test, 2026-12-07)."""
+    agents = git_repo / ".claude" / "agents"
+    write_agent(agents, "dup", "one", "FIRST")
+    write_agent(agents, "dup", "two", "SECOND")
+    loaded = await ActivityEnvironment().run(
+        load_definitions,
+        LoadDefinitionsInput(workspace_root=str(git_repo), user_home=str(tmp_path / "home")),
+    )
+    assert loaded.get("dup").system_prompt == "SECOND"
+    (line,) = loaded.errors
+    assert line == (
+        f"{agents}/dup-one.md: not used: {agents}/dup-two.md defines 'dup' too (the last by "
+        "path is used)"
+    )
+
+
 async def test_the_names_a_pattern_checks_are_those_the_definitions_load_with(git_repo, tmp_path):
     home = tmp_path / "home"
     write_agent(git_repo / ".claude" / "agents", "reviewer", "project", "PROJECT PROMPT")
