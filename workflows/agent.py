@@ -75,7 +75,7 @@ from workflows.contracts import (
     StopRequest,
     Workspace,
 )
-from workflows.details import chain_note, render_details
+from workflows.details import chain_note, render_details, starting_details
 from workflows.loop_types import LoopHooks, LoopSetup, LoopState, seen_read_state
 from workflows.pattern_contracts import MemberEnd
 from workflows.phases import create_session_scratchpad
@@ -197,6 +197,10 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         lineage = lineage_of(inp)
         inp = inp.model_copy(update={"lineage": lineage})
         self._agent_id, self._agent_type = lineage.agent_id, inp.agent_type
+        if self._carry is None:
+            # Not an activity or a command: nothing a replay compares.
+            host = inp.workspace.host_queue
+            workflow.set_current_details(starting_details(inp.agent_type, self._agent_id, host))
         self._background = self._background or inp.background
         if inp.mode == "coordinator" and inp.scratchpad is None and _wants_scratchpad(inp):
             inp = inp.model_copy(update={"scratchpad": await create_session_scratchpad(inp)})

@@ -45,6 +45,17 @@ def chain_note(runs_before: int, first_run_id: str) -> str:
     )
 
 
+def starting_details(agent_type: str, agent_id: str, host_queue: str) -> str:
+    """What the Web UI shows until the agent's first steps are done: they run on its
+    checkout's host, and a host no worker serves held it here with empty details (a user
+    test, 2026-12-07)."""
+    return (
+        f"**{agent_type}** `{agent_id}` · starting: its first steps run on task queue "
+        f"`{host_queue}`, which only the worker on its checkout's host serves (`outlast show` "
+        "says when none does)"
+    )
+
+
 def render_details(
     status: AgentStatus, plan_note: str | None = None, chain: str | None = None
 ) -> str:

@@ -4,12 +4,14 @@ live current details, and a readable summary on every activity."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+import uuid
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
-from tests.support import Queues, listed, running_workers
+from tests.support import Queues, agent_input, listed, running_workers, start
 from tests.workflows.test_demo_patterns import demo_home, run  # noqa: F401 - fixture
 from worker import host_id
 from workflows import search_attributes as sa
@@ -125,3 +127,22 @@ async def test_verified_task_attributes_carry_pattern_and_verdicts(demo_home, cl
     assert implementers and all(
         w.typed_search_attributes.get(sa.PATTERN) == "verified" for w in implementers
     )
+
+
+async def test_an_agent_whose_host_no_worker_serves_says_where_it_starts(client, git_repo):
+    """It sat in `starting` with empty details for as long as nobody served its host's queue
+    (a user test, 2026-12-07)."""
+    async with running_workers(client) as queues:
+        nowhere = Queues(
+            task_queue=queues.task_queue, host_queue=f"outlast-host-{uuid.uuid4().hex}"
+        )
+        handle = await start(client, agent_input("Look.", git_repo, nowhere), nowhere)
+        details = ""
+        for _ in range(100):
+            details = await current_details(client, handle.id)
+            if details:
+                break
+            await asyncio.sleep(0.1)
+        await handle.terminate("test")
+    assert "starting: its first steps run on task queue " in details, details
+    assert f"`{nowhere.host_queue}`, which only the worker on its checkout's host" in details
