@@ -47,6 +47,7 @@ from workflows.contracts import (
     ForkOutcome,
     Lineage,
 )
+from workflows.fork_details import render_fork_details
 from workflows.held_handlers import answer_held
 from workflows.model_call import call_the_model
 from workflows.registry import figures
@@ -98,6 +99,7 @@ class ForkJoinWorkflow:
         self._directives: list[str] = []
         self._marks = sa.PatternMarks()
         self._refusals = Refusals()
+        self._step = "starting"
 
     @workflow.run
     async def run(self, inp: ForkJoinInput | None = None) -> ForkJoinResult:
@@ -136,16 +138,19 @@ class ForkJoinWorkflow:
             task_queue=inp.workspace.host_queue,
             **SETUP_OPTIONS,
         )
+        self._show("forking")
         handles = await asyncio.gather(
             *(
                 self._start_fork(inp, source, lineage, base, uses, i)
                 for i in range(len(inp.directives))
             )
         )
+        self._show("waiting for the forks")
         outcomes = list(await asyncio.gather(*(self._join(i, h) for i, h in enumerate(handles))))
         elapsed = int((workflow.now() - started).total_seconds() * 1000)
         result = ForkJoinResult(forks=outcomes, usage=total_usage(outcomes, elapsed))
         if inp.synthesize:
+            self._show("synthesizing the forks' reports")
             result = await self._synthesize(inp, source, base, uses, result)
         await workflow.wait_condition(workflow.all_handlers_finished)
         # A fork killed, stopped or out of turns: `ls` and the Web UI read plain `completed`
@@ -153,7 +158,22 @@ class ForkJoinWorkflow:
         # value only, which a replay does not compare.
         done = all(f.finished() for f in result.forks)
         self._marks.end("completed" if done else FORKS_NOT_DONE)
+        self._show("completed" if done else f"ended: {FORKS_NOT_DONE}")
         return result
+
+    def _show(self, step: str | None = None) -> None:
+        """The Web UI's current details (not a command: nothing a replay compares)."""
+        self._step = step or self._step
+        workflow.set_current_details(
+            render_fork_details(
+                self._directives,
+                self._children,
+                self._outcomes,
+                self._started,
+                self._step,
+                self._refusals.texts,
+            )
+        )
 
     async def _source(self, inp: ForkJoinInput, lineage: Lineage) -> Prepared:
         """The prompt and tools every fork inherits: given, or rendered once here."""
@@ -220,6 +240,7 @@ class ForkJoinWorkflow:
             search_attributes=attributes,
         )
         self._started.add(i)
+        self._show()
         if i in self._stop_on_start:
             with contextlib.suppress(ApplicationError):  # it has closed already
                 await cancel_workflow(workflow_id)
@@ -257,6 +278,7 @@ class ForkJoinWorkflow:
                 usage=await ended_usage(workflow_id),
             )
         self._outcomes[i] = outcome
+        self._show()
         return outcome
 
     async def _synthesize(self, inp, source: Prepared, base, uses, result):
@@ -269,7 +291,8 @@ class ForkJoinWorkflow:
         request: ModelRequest = source.request.model_copy(
             update={"transcript": base, "append": [closing]}
         )
-        response, _ = await call_the_model(inp.config, request)
+        summary = f"{workflow.info().workflow_id}: synthesis of {len(uses)} forks"
+        response, _ = await call_the_model(inp.config, request, summary)
         turn = add_usage(AgentUsage(), response.usage, 0, 0)
         usage = result.usage.model_copy(
             update={
@@ -292,6 +315,7 @@ class ForkJoinWorkflow:
         fork, is refused (workflows/signal_input.py) and listed by `refused_signals`."""
         checked = self._refusals.checked("task_stop", TaskStopInput, request, extra)
         if checked is None:
+            self._show()  # its refusal
             return
         found = fork_named(self._children, checked.target)
         if found is None:
@@ -306,12 +330,14 @@ class ForkJoinWorkflow:
 
     def _refuse(self, text: str) -> None:
         self._refusals.keep(text)
+        self._show()
 
     @workflow.signal(dynamic=True)
     def unknown_signal(self, name: str, args: Sequence[RawValue]) -> None:
         """A signal of a name fork-join has no handler for (`stop`) is refused, not lost."""
         hint = "a fork-join has no graceful stop: a cancel (`outlast kill`) ends it"
         self._refusals.unknown_signal("ForkJoinWorkflow", name, ("task_stop",), hint)
+        self._show()
 
     @workflow.query(name="forks")
     def forks(self) -> list[ForkOutcome]:

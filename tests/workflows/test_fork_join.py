@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import re
 import threading
 import uuid
 
@@ -25,6 +26,7 @@ from outlast.scripted_model.cache import estimate_tokens
 from tests.interceptors import Hold
 from tests.support import fast_config, running_workers, scripted_model, wait_for
 from tests.workflows.test_agent_control import wait_status
+from tests.workflows.test_visibility import current_details
 from workflows import search_attributes as sa
 from workflows.contracts import (
     AgentInput,
@@ -302,9 +304,12 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
             await handle.signal("task_stop", TaskStopInput(task_id="1"))
             await handle.signal("stop", {})  # no such signal: it was kept unread, unsaid
             refused = await handle.query("refused_signals", result_type=list[str])
+            # The Web UI's details: a fork-join kept none (a user test, 2026-12-07).
+            running = await current_details(client, handle.id)
             await handle.signal("task_stop", TaskStopInput(task_id="fork-2"))
             result = await handle.result()
             tree = await agent_tree(client, handle.id)
+            ended = await current_details(client, handle.id)
             shown = (await handle.describe()).typed_search_attributes.get(sa.AGENT_STATUS)
     # `outlast show` says the join did not get all it asked for (`run` exits 1 for it), and
     # so do `ls` and the Web UI (they read plain `completed`: a user test, 2026-12-07).
@@ -323,6 +328,11 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
         "(`outlast kill`) ends it",
     ]
     assert [f.status for f in result.forks] == ["completed", "killed", "completed"]
+    assert re.match(r"fork-join: 3 forks, [12] ended · waiting for the forks\n", running), running
+    assert f"| 2 | DIRECTIVE-1: check part 1 | running | `{handle.id}/fork-2` |" in running, running
+    assert "signal `task_stop` refused: fork 1 has ended (completed)" in running, running
+    assert ended.startswith("fork-join: 3 forks, 3 ended · ended: forks not done"), ended
+    assert f"| 2 | DIRECTIVE-1: check part 1 | killed | `{handle.id}/fork-2` |" in ended, ended
     assert result.forks[1].final_text == ""
     # What the killed fork spent (its Glob turn) counts, read from its run after the end.
     assert result.forks[1].usage.tool_uses == 1
