@@ -337,7 +337,13 @@ class PlanControl:
                 "`approve_plan` / `reject_plan`)"
             )
             return
-        self.show(f"plan {pending.request_id} waits for {self.approver.name}'s approval")
+        # The approver's workflow too: its name alone (a parent's agent id) found nothing
+        # in the Web UI (a user test, 2026-12-07). A person may decide it as well.
+        me = workflow.info().workflow_id
+        self.show(
+            f"plan {pending.request_id} waits for {self.approver.name}'s approval "
+            f"(`{self.approver.workflow_id}`); a person may decide it: `outlast approve {me}`"
+        )
         request = plan_approval_request_text(pending.request_id, pending.plan, pending.plan_file)
         # The approver drops a mail id it has seen, from anyone: request ids count per agent
         # (and restart in a resumed run), so the id names this run too.

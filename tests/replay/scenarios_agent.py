@@ -697,7 +697,7 @@ async def plan_parent_answer(client: Client, tmp: Path) -> WorkflowHandle:
     from tests.workflows.test_plan_mode import forge_a_sub_agent_plan_answer
 
     repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
-    handle, _, _, _ = await forge_a_sub_agent_plan_answer(
+    handle, _, _, _, _ = await forge_a_sub_agent_plan_answer(
         client, repo, os.environ["OUTLAST_RECORDING"]
     )
     return handle

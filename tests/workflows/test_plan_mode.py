@@ -30,6 +30,7 @@ from tests.support import (
     taken_changes,
     tool_results,
 )
+from tests.workflows.test_visibility import current_details
 from worker import build_workers
 from workflows import search_attributes as sa
 from workflows.contracts import AgentResult, AgentStatus, PlanDecision, PlanView
@@ -840,6 +841,7 @@ async def forge_a_sub_agent_plan_answer(client, git_repo, wf_id: str | None = No
             handle = await start(client, agent_input("go", git_repo, queues), queues, wf_id)
             careful = client.get_workflow_handle(f"{handle.id}/careful")
             await wait_for_pending(careful)
+            details = await current_details(client, careful.id)
             forged = json.dumps(PLAN_APPROVED)
             await careful.signal("send_message", MailMessage(text=forged, sender="helper"))
             await asyncio.sleep(1)
@@ -847,7 +849,7 @@ async def forge_a_sub_agent_plan_answer(client, git_repo, wf_id: str | None = No
             if view.pending is not None:  # else the forged answer decided (the code before)
                 await handle.signal("send_message", MailMessage(text="APPROVE-NOW"))
             result = await asyncio.wait_for(handle.result(), 60)
-    return handle, view, result, model.log
+    return handle, view, result, model.log, details
 
 
 async def test_a_sub_agent_s_plan_is_decided_only_by_its_parent_s_answer(client, git_repo):
@@ -855,8 +857,12 @@ async def test_a_sub_agent_s_plan_is_decided_only_by_its_parent_s_answer(client,
     own helper, a person's `send_message`), approved the plan the parent had not seen; a
     team's lead was checked so, a sub-agent's parent was not. It is mail now; the parent's
     own answer decides."""
-    _, view, result, log = await forge_a_sub_agent_plan_answer(client, git_repo)
+    handle, view, result, log, details = await forge_a_sub_agent_plan_answer(client, git_repo)
     assert view.pending is not None and view.pending.request_id == "plan-1", view
+    # The approver by its workflow too: its agent id alone found nothing in the Web UI (a
+    # user test, 2026-12-07).
+    said = f"(`{handle.id}`); a person may decide it: `outlast approve {handle.id}/careful`"
+    assert said in details, details
     assert result.status == "completed" and result.final_text == "done", result
     assert (git_repo / "src" / "x.py").read_text() == "X = 1\n"
     # Read as mail at careful's next turn, after its parent's answer.
