@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from pydantic import ValidationError
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RawValue, RetryPolicy
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
@@ -57,7 +57,7 @@ from workflows.shells import (
     shell_description,
     status_of,
 )
-from workflows.signal_input import why
+from workflows.signal_input import Refusals, unknown_signal, why
 from workflows.signals import cancel_workflow, signal_workflow
 from workflows.turns import ValidCall, error_result
 
@@ -102,6 +102,23 @@ def _tool_context(ctx: dict) -> ToolContext:
 
 @workflow.defn(name="ShellTaskWorkflow")
 class ShellTaskWorkflow:
+    def __init__(self) -> None:
+        self._refusals = Refusals()
+
+    @workflow.signal(dynamic=True)
+    def unknown_signal(self, name: str, args: Sequence[RawValue]) -> None:
+        """It takes no signal: a `stop` sent by hand was taken without a word and never
+        read (a user test, 2026-12-07). Refused, in `refused_signals` and the Web UI's
+        details; no command depends on it, so a run that buffered one replays the same."""
+        hint = "a cancel (`outlast kill`, or TaskStop from its agent) stops the command"
+        self._refusals.keep(unknown_signal("ShellTaskWorkflow", name, (), hint))
+        workflow.set_current_details(refusals_details(self._refusals.texts))
+
+    @workflow.query(name="refused_signals")
+    def refused_signals(self) -> list[str]:
+        """The latest signals refused, newest last, each saying why."""
+        return self._refusals.texts
+
     @workflow.run
     async def run(self, inp: ShellTaskInput | None = None) -> ShellEnd:
         inp = given_input("ShellTaskWorkflow", inp, ShellTaskInput)
@@ -186,6 +203,11 @@ async def _parent_running(inp: ShellTaskInput) -> bool:
             raise
         return True
     return state.status == "RUNNING"
+
+
+def refusals_details(refused: list[str]) -> str:
+    """The Web UI's details of a command's workflow once it refused a signal."""
+    return "\n".join(["Refused signals:", *(f"- {text}" for text in refused)])
 
 
 def _end(

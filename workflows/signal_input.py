@@ -111,6 +111,8 @@ def unknown_signal(workflow_type: str, name: str, known: Sequence[str], hint: st
         f"signal `{name}` refused: {workflow_type} has no such signal{meant}; "
         f"the signals it takes: {', '.join(people)}{theirs}"
     )
+    if not known:
+        text = f"signal `{name}` refused: {workflow_type} takes no signals"
     return f"{text}; {hint}" if hint else text
 
 

@@ -151,6 +151,44 @@ async def test_task_stop_kills_a_background_command(client, git_repo):
     assert (await shell.describe()).status == WorkflowExecutionStatus.CANCELED
 
 
+async def test_a_signal_to_a_background_command_s_workflow_is_refused_in_a_sentence(
+    client, git_repo
+):
+    """It takes no signal: a `stop` sent by hand (`temporal workflow signal`) was taken
+    without a word and never read (a user test, 2026-12-07)."""
+    mark = marker(1202)
+    hold = {"name": "Bash", "input": {"command": "until [ -e go ]; do sleep 0.05; done"}}
+    stop = {"name": "TaskStop", "input": {"task_id": "{{task_id}}"}}
+    turns = [background(f"sleep {mark}", "sleep long"), {"tool_use": hold}, {"tool_use": stop}]
+    turns.append({"text": "stopped it"})
+    script = {"agents": [{"name": "main", "after_last": "repeat_last", "turns": turns}]}
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("stop it", git_repo, queues), queues)
+
+            started: list[ChildSummary] = []
+            for _ in range(300):
+                tasks = await handle.query("tasks", result_type=list[ChildSummary])
+                if started := [t for t in tasks if t.agent_type == "shell"]:
+                    break
+                await asyncio.sleep(0.1)
+            (shell,) = started
+            command = client.get_workflow_handle(shell.workflow_id)
+            await command.signal("stop", {})
+            refused: list[str] = []
+            for _ in range(100):
+                refused = await command.query("refused_signals", result_type=list[str])
+                if refused:
+                    break
+                await asyncio.sleep(0.1)
+            (git_repo / "go").write_text("")
+            await asyncio.wait_for(handle.result(), 60)
+    assert refused == [
+        "signal `stop` refused: ShellTaskWorkflow takes no signals; a cancel (`outlast kill`, "
+        "or TaskStop from its agent) stops the command"
+    ]
+
+
 async def test_killing_the_agent_kills_its_background_commands(client, git_repo):
     mark = marker(1202)
     script = {
