@@ -97,6 +97,9 @@ def _name_list(value: Any) -> Any:
     """`tools: Read, Grep` and `tools: [Read, Grep]` both mean a list of names. A comma
     inside parentheses is the entry's own: `Agent(Explore, Plan), Read` is two entries
     (split at every comma, the Agent tool was lost: a user test, 2026-12-07)."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        # YAML's own list splits `[Agent(Explore, Plan), Read]` at that comma too.
+        value = ", ".join(value)
     if not isinstance(value, str):
         return value
     parts, depth, current = [], 0, ""
@@ -115,17 +118,30 @@ def _folded(name: str) -> str:
     return name.replace("_", "").replace("-", "").lower()
 
 
-def _near_miss(name: str, known: Iterable[str]) -> str | None:
+KEY_SLIPS = {
+    "allowedtools": "tools",
+    "mode": "permissionMode",
+    "permission": "permissionMode",
+    "permissions": "permissionMode",
+}
+"""Keys whose nearest spelling is not what they mean: `allowed-tools` (a skill's key) is
+not a slip for `disallowedTools`, nor `mode` for `model` (by the folded form)."""
+
+
+def _near_miss(name: str, known: Iterable[str], slips: dict[str, str] | None = None) -> str | None:
     """The known name `name` was probably meant as (`maxturns`, `tool`, `bash`), or None:
-    one known already, or like none."""
+    one known already, or like none. Compared case-, `_`- and `-`-blind, so only a close
+    spelling of one name counts (a looser match took `mode` for `model`)."""
     known = list(known)
     if name in known:
         return None
     folded = {_folded(k): k for k in known}
+    if (meant := (slips or {}).get(_folded(name))) is not None:
+        return meant
     if _folded(name) in folded:
         return folded[_folded(name)]
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
-    return close[0] if close else None
+    close = difflib.get_close_matches(_folded(name), list(folded), n=1, cutoff=0.85)
+    return folded[close[0]] if close else None
 
 
 def _misspelt_tools(names: Any) -> list[str]:
@@ -200,7 +216,7 @@ def parse_agent_markdown(text: str, source: Source, path: str | None = None) -> 
             fields[field] = _name_list(value) if field in ("tools", "disallowed_tools") else value
             if field in ("tools", "disallowed_tools"):
                 slips += [f"{key}: {slip}" for slip in _misspelt_tools(fields[field])]
-        elif isinstance(key, str) and (meant := _near_miss(key, _FRONTMATTER)) is not None:
+        elif isinstance(key, str) and (meant := _near_miss(key, _FRONTMATTER, KEY_SLIPS)):
             # Ignored, it gave the agent every tool (`tool: Read`) or no turn limit
             # (`maxturns: 2`) without a word (a user test, 2026-12-07). Keys like none of
             # Claude Code's stay ignored, as there.

@@ -58,7 +58,10 @@ KNOWN_TOOLS: frozenset[str] = (
     | IN_PROCESS_TEAMMATE_ALLOWED_TOOLS
     # Claude Code's others, which a definition may name: not slips for the ones above.
     | {"Task", "TaskCreate", "KillShell", "BashOutput", "MultiEdit", "LS", "NotebookRead"}
-    | {"SlashCommand", "TeamCreate", "TeamDelete", "LSP", "Monitor"}
+    | {"SlashCommand", "TeamCreate", "TeamDelete", "LSP", "Monitor", "Teammate"}
+    | {"TodoRead", "KillBash", "SendUserMessage", "ListMcpResourcesTool", "ReadMcpResourceTool"}
+    # Earlier names of Claude Code's, which a file may still use.
+    | {"exit_plan_mode", "enter_plan_mode"}
 )
 """Tool names a definition's `tools` and `disallowedTools` are checked against for slips."""
 

@@ -10,6 +10,8 @@ def check_argument_types(task: object, workflow_id: object, options: dict) -> No
     an AttributeError (`'NoneType' object has no attribute 'strip'`), or were taken as
     something else (`b"hi"` as the task "hi"; a user test, 2026-12-07).
 
+    A flag given as None is dropped from `options` (it meant False, the default).
+
     Raises:
         TypeError: the first argument of a wrong type."""
     if not isinstance(task, str):
@@ -30,8 +32,11 @@ def check_argument_types(task: object, workflow_id: object, options: dict) -> No
         if given is not None and (not isinstance(given, int) or isinstance(given, bool)):
             raise TypeError(f"start_task() {name}: a whole number or None, not {given!r}")
     for name in ("approve", "plan_first"):
-        if name in options and not isinstance(options[name], bool):
-            raise TypeError(f"start_task() {name}: True or False, not {options[name]!r}")
+        given = options.get(name)
+        if given is not None and not isinstance(given, bool):
+            raise TypeError(f"start_task() {name}: True, False or None, not {given!r}")
+        if given is None:
+            options.pop(name, None)  # None meant False, as the dataclass's default
     for name in ("agent_type", "model", "team_name"):
         given = options.get(name)
         if given is not None and not isinstance(given, str):

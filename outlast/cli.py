@@ -295,7 +295,9 @@ def attach(workflow_id: str = typer.Argument(..., help="The workflow to follow."
         handle = client.get_workflow_handle(workflow_id, result_type=RESULT_TYPES[pattern])
         result = await follow_pattern(handle, pattern, console, client)
         if result is not None:
-            print_pattern_result(pattern, result, console, workflow_id)
+            # A sub-agent (`<parent>/<name>`) is its parent's to resume: no command for it.
+            top = workflow_id if "/" not in workflow_id else None
+            print_pattern_result(pattern, result, console, top)
         return 0 if succeeded(result) else 1
 
     try:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
+import os
+import socket
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -42,7 +44,7 @@ from outlast.stopped_with_it import (
     unstarted_of,
 )
 from workflows import search_attributes as sa
-from workflows.contracts import AgentInput, AgentResult, MailMessage
+from workflows.contracts import AgentInput, AgentResult, MailMessage, host_task_queue
 from workflows.pattern_contracts import CoordinatorInput
 from workflows.resumed import Resumed, resumed_from
 
@@ -311,12 +313,16 @@ class Resumption:
 
 def definition_gone(workflow_id: str, agent: AgentInput) -> str | None:
     """Why the ended agent cannot go on here: its type is defined by no file any more (its
-    `.claude/agents/*.md` was removed or renamed), where its checkout is on this machine to
-    look. The new run was started and failed at once, and `transcript` then showed no
-    conversation (a user test, 2026-12-07). None where it can, or where this cannot tell
-    (a definition carried in its input, a checkout elsewhere)."""
+    `.claude/agents/*.md` was removed, renamed or broken), where its checkout's host is
+    this machine. The new run was started and failed at once, and `transcript` then showed
+    no conversation (a user test, 2026-12-07). None where it can, or where this cannot
+    tell: a definition carried in its input, a coordinator's own, a checkout elsewhere."""
     root = Path(agent.workspace.root)
-    if agent.definition is not None or not root.is_dir():
+    here = host_task_queue(os.environ.get("OUTLAST_HOST_ID") or socket.gethostname())
+    carried = agent.definition is not None or agent.definitions is not None
+    if carried or agent.mode == "coordinator" or agent.workspace.host_queue != here:
+        return None
+    if not root.is_dir() or agent.agent_type in {d.agent_type for d in agent.session_definitions}:
         return None
     definitions = local_definitions(root, agent.config)
     if agent.agent_type in definitions.names():
@@ -324,7 +330,7 @@ def definition_gone(workflow_id: str, agent: AgentInput) -> str | None:
     why = not_found_message(agent.agent_type, definitions.names(), definitions.errors)
     return (
         f"{workflow_id} cannot go on as a {agent.agent_type} agent: {why.rstrip('.')}. Restore "
-        "its definition, then resume it"
+        "or fix its definition, then resume it"
     )
 
 

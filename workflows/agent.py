@@ -465,7 +465,11 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
         if inp.resume_from is not None:
             # A resumed fork continues its own conversation too, not its directive again.
             self._state.transcript = await workflow.execute_activity(
-                repair, inp.resume_from, task_queue=inp.workspace.host_queue, **SETUP_OPTIONS
+                repair,
+                inp.resume_from,
+                task_queue=inp.workspace.host_queue,
+                summary="the conversation it goes on from",
+                **SETUP_OPTIONS,
             )
             self._base = self._state.transcript
             if inp.read_state_ref is not None:
@@ -475,6 +479,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
                         load_read_state,
                         inp.read_state_ref,
                         task_queue=inp.workspace.host_queue,
+                        summary="the files it had read",
                         **SETUP_OPTIONS,
                     )
                 )

@@ -403,17 +403,17 @@ class AgentHandlers:
     def _children(self) -> list[ChildSummary]:
         """The `status` query's: its queued workers are apart there, in `queued` (a client
         of an earlier release knows no `queued` status, and its `show` listed them twice)."""
-        agents = [t.summary() for t in self._registry.tasks.values()]
-        children = agents + [t.summary() for t in self._registry.shells.shells.values()]
-        if self._outcome is None:
-            return children
-        # Ended: whatever it had still running, its end cancelled (its stop, kill, failure
-        # or turn limit stops them; a completed agent waits for every end first), and their
-        # `killed` ends reach a closed workflow. They read `running` for good, against the
-        # children's own AgentStatus=killed (a user test, 2026-12-07).
+        tasks = [*self._registry.tasks.values(), *self._registry.shells.shells.values()]
+        # Ended: those its end cancelled (`stop_requested`: its stop, kill, failure or turn
+        # limit stops them) tell their `killed` end to a closed workflow, and read `running`
+        # for good, against their own AgentStatus=killed (a user test, 2026-12-07). Any other
+        # still `running` here stays so: `outlast show` looks its end up itself.
+        ended = self._outcome is not None
         return [
-            c.model_copy(update={"status": "killed"}) if c.status == "running" else c
-            for c in children
+            t.summary().model_copy(update={"status": "killed"})
+            if ended and t.status == "running" and t.stop_requested
+            else t.summary()
+            for t in tasks
         ]
 
     @workflow.query(name="transcript")

@@ -136,6 +136,7 @@ class ForkJoinWorkflow:
             append,
             AppendInput(transcript=inp.transcript or TranscriptRef(), messages=prefix),
             task_queue=inp.workspace.host_queue,
+            summary=f"the forks' shared context ({len(uses)} forks)",
             **SETUP_OPTIONS,
         )
         self._show("forking")

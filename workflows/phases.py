@@ -256,6 +256,7 @@ async def create_session_scratchpad(inp: AgentInput) -> str:
         create_scratchpad,
         ScratchpadRequest(session_id=inp.lineage.session_id or workflow.info().workflow_id),
         task_queue=inp.workspace.host_queue,
+        summary="create the session's scratchpad",
         start_to_close_timeout=timedelta(seconds=30),
         retry_policy=RetryPolicy(maximum_attempts=5),
     )

@@ -214,6 +214,7 @@ class PlanControl:
                 prepare_plan_file,
                 PlanFileRequest(slug=f"{slug}-{agent}"),
                 task_queue=workspace.host_queue,
+                summary="prepare its plan file",
                 **PLAN_OPTIONS,
             )
 
@@ -261,7 +262,11 @@ class PlanControl:
         if state.mode != PLAN_MODE or state.plan_file is None:
             return error_result(call.block, "You are not in plan mode; there is no plan to exit.")
         plan: PlanText = await workflow.execute_activity(
-            read_plan, state.plan_file, task_queue=workspace.host_queue, **PLAN_OPTIONS
+            read_plan,
+            state.plan_file,
+            task_queue=workspace.host_queue,
+            summary=f"read the plan {state.plan_file}",
+            **PLAN_OPTIONS,
         )
         if not (plan.text or "").strip():
             return error_result(
@@ -316,7 +321,11 @@ class PlanControl:
             return pending.plan, False
         try:
             now: PlanText = await workflow.execute_activity(
-                read_plan, pending.plan_file, task_queue=workspace.host_queue, **PLAN_OPTIONS
+                read_plan,
+                pending.plan_file,
+                task_queue=workspace.host_queue,
+                summary=f"read the approved plan {pending.plan_file}",
+                **PLAN_OPTIONS,
             )
         except ActivityError as e:
             if is_cancelled_exception(e):

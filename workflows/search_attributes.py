@@ -185,13 +185,17 @@ CONTINUED_MARKED = "continued-marked"
 
 def mark_continued() -> TypedSearchAttributes | None:
     """Before a continue-as-new, where attributes are recorded: this run's status set to
-    `continued`, and the attributes the next run starts with returned (this run's as they
-    were: it takes them up from there). A closed run kept `running`, so every run an agent
-    had handed on was listed by `AgentStatus="running"` for good (a user test, 2026-12-07).
-    None where the run asks for no such change (the next run inherits, as before)."""
+    `continued`, and the attributes the next run starts with returned (this run's, with
+    `AgentStatus=running`: it takes them up from there). A closed run kept `running`, so
+    every run an agent had handed on was listed by `AgentStatus="running"` for good (a user
+    test, 2026-12-07). None where the run asks for no such change (the next run inherits,
+    as before)."""
     if not versions.patched(CONTINUED_MARKED):
         return None
-    handed_on = workflow.info().typed_search_attributes
+    # A copy, `running`: the SDK changes the run's own attributes in place at the upsert
+    # (and a run that ends by late mail reads its end's status by now).
+    kept = [p for p in workflow.info().typed_search_attributes if p.key.name != AGENT_STATUS.name]
+    handed_on = TypedSearchAttributes([*kept, SearchAttributePair(AGENT_STATUS, "running")])
     workflow.upsert_search_attributes([AGENT_STATUS.value_set(CONTINUED)])
     return handed_on
 

@@ -46,6 +46,7 @@ async def spot_checked(
             spot_check,
             SpotCheckInput(transcript=transcript, checks=passing),
             task_queue=host_queue,
+            summary=f"spot-check {len(passing)} passing check(s) against the verifier's runs",
             **SPOT_CHECK_OPTIONS,
         )
     except ActivityError as e:

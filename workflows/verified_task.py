@@ -287,6 +287,7 @@ class VerifiedTaskWorkflow:
                 head_commit,
                 inp.workspace.root,
                 task_queue=inp.workspace.host_queue,
+                summary="the checkout's commit before the work",
                 **HOST_OPTIONS,
             )
         except ActivityError as e:
@@ -383,12 +384,17 @@ class VerifiedTaskWorkflow:
         # `ChangedSince` still reads it.
         since = ChangedSince(root=inp.workspace.root, base=self._base) if self._base else None
         changed = await workflow.execute_activity(
-            changed_files, since or inp.workspace.root, task_queue=host, **HOST_OPTIONS
+            changed_files,
+            since or inp.workspace.root,
+            task_queue=host,
+            summary=f"{verifier_id}: the files the implementer changed",
+            **HOST_OPTIONS,
         )
         copy = await workflow.execute_activity(
             snapshot,
             SnapshotRequest(root=inp.workspace.root, name=verifier_id),
             task_queue=host,
+            summary=f"{verifier_id}: a snapshot of the checkout to verify",
             **HOST_OPTIONS,
         )
         features = inp.config.features.model_copy(update={"verification_agent": True})
@@ -424,7 +430,11 @@ class VerifiedTaskWorkflow:
             failure = e
         finally:
             await workflow.execute_activity(
-                remove_snapshot, verifier_id, task_queue=host, **HOST_OPTIONS
+                remove_snapshot,
+                verifier_id,
+                task_queue=host,
+                summary=f"{verifier_id}: remove its snapshot",
+                **HOST_OPTIONS,
             )
         if failure is not None:
             _, why = child_failure(failure)

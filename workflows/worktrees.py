@@ -57,6 +57,7 @@ async def create_worktree(
                 repo_root=workspace.root, slug=slug, owner_workflow_id=owner, exclusive=exclusive
             ),
             task_queue=workspace.host_queue,
+            summary=f"create worktree {slug}",
             **WORKTREE_OPTIONS,
         )
     except ActivityError as e:
@@ -76,6 +77,7 @@ async def cleanup(
             cleanup_worktree,
             CleanupWorktreeInput(info=info, action=action),
             task_queue=host_queue,
+            summary=f"{action} worktree {info.worktree_path}",
             **WORKTREE_OPTIONS,
         )
     except ActivityError as e:

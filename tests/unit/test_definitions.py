@@ -41,17 +41,30 @@ def test_a_comma_inside_parentheses_belongs_to_its_entry():
     text = "---\nname: a\ndescription: b\ntools: Agent(Explore, Plan), Read,Bash\n---\nbody"
     d = parse_agent_markdown(text, "userSettings")
     assert d.tools == ["Agent(Explore, Plan)", "Read", "Bash"]
+    # YAML's own flow list splits at that comma too (a review, 2026-12-07).
+    text = "---\nname: a\ndescription: b\ntools: [Agent(Explore, Plan), Read]\n---\nbody"
+    assert parse_agent_markdown(text, "userSettings").tools == ["Agent(Explore, Plan)", "Read"]
 
 
 def test_keys_and_tools_like_none_of_claude_code_s_are_left_as_there():
     """Claude Code ignores a key it does not know, and a tool name that is none of its own
     (an MCP server's, a later release's): so does Outlast, where it is no slip for one."""
     text = (
-        "---\nname: a\ndescription: b\ncolor: blue\nowner: me\n"
-        "tools: Read, mcp__db__query, WebBrowse, NotebookRead\n---\nbody"
+        "---\nname: a\ndescription: b\ncolor: blue\nowner: me\nbackground_color: red\n"
+        "tools: Read, mcp__db__query, WebBrowse, NotebookRead, exit_plan_mode, SendUserMessage, "
+        "Teammate, Grpe\n---\nbody"
     )
     d = parse_agent_markdown(text, "userSettings")
-    assert d.tools == ["Read", "mcp__db__query", "WebBrowse", "NotebookRead"]
+    assert d.tools == [
+        "Read",
+        "mcp__db__query",
+        "WebBrowse",
+        "NotebookRead",
+        "exit_plan_mode",
+        "SendUserMessage",
+        "Teammate",
+        "Grpe",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -69,7 +82,11 @@ def test_keys_and_tools_like_none_of_claude_code_s_are_left_as_there():
         ("---\nname: a\ndescription: b\ntool: Read\n---\n", "key tool (did you mean tools?)"),
         ("---\nname: a\ndescription: b\nmaxturns: 2\n---\n", "(did you mean maxTurns?)"),
         ("---\nname: a\ndescription: b\ndisallowedTools: bash\n---\n", "bash (did you mean"),
-        ("---\nname: a\ndescription: b\ntools: Read, Grpe\n---\n", "tools: Grpe (did you"),
+        ("---\nname: a\ndescription: b\ntools: Read, Bassh\n---\n", "tools: Bassh (did you"),
+        # A key whose nearest spelling means another thing names the one it means (a
+        # review, 2026-12-07: `allowed-tools` read as a slip for `disallowedTools`).
+        ("---\nname: a\ndescription: b\nallowed-tools: Read\n---\n", "(did you mean tools?)"),
+        ("---\nname: a\ndescription: b\nmode: plan\n---\n", "(did you mean permissionMode?)"),
     ],
 )
 def test_bad_files_name_the_file_and_the_problem(text, problem):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowExecutionStatus
+from temporalio.converter import decode_typed_search_attributes
 
 from activities import transcripts
 from activities.store import default_store
@@ -202,8 +203,11 @@ async def test_children_survive_the_parents_continue_as_new(client, git_repo):
 
 
 async def chain_statuses(client, workflow_id: str, runs: int) -> list[str]:
-    """Each run's `AgentStatus`, oldest first, once visibility has every run's last."""
+    """Each run's `AgentStatus`, oldest first, once visibility has every run's last; and
+    each continued run must have started `running` (the status it was handed on with; it
+    was `continued`, the closing run's own, until its first task: a review, 2026-12-07)."""
     statuses: list[str] = []
+    listed = []
     for _ in range(100):
         listed = [w async for w in client.list_workflows(f'WorkflowId = "{workflow_id}"')]
         listed.sort(key=lambda w: w.start_time)
@@ -211,6 +215,13 @@ async def chain_statuses(client, workflow_id: str, runs: int) -> list[str]:
         if len(listed) == runs and "running" not in statuses:
             break
         await asyncio.sleep(0.1)
+    for run in listed[1:]:
+        handle = client.get_workflow_handle(workflow_id, run_id=run.run_id)
+        async for event in handle.fetch_history_events():
+            given = event.workflow_execution_started_event_attributes.search_attributes
+            started = decode_typed_search_attributes(given).get(sa.AGENT_STATUS)
+            assert started == "running", (run.run_id, started)
+            break
     return statuses
 
 

@@ -736,12 +736,19 @@ async def test_the_api_s_own_slips_are_named(client, tmp_path):
         (resume_task(client, "w", 5), "message: a string, not int"),
         (start_task(client, "x", repo, max_turns="3"), "max_turns: a whole number or None"),
         (start_task(client, "x", repo, pattern="verified", max_rounds=2.0), "max_rounds: a whole"),
-        (start_task(client, "x", repo, plan_first="yes"), "plan_first: True or False, not 'yes'"),
+        (
+            start_task(client, "x", repo, plan_first="yes"),
+            "plan_first: True, False or None, not 'yes'",
+        ),
         (start_task(client, "x", repo, agent_type=["Explore"]), "agent_type: a string or None"),
         (Task(handle=client.get_workflow_handle("w"), pattern="single").answer("Small"), "a dict"),
     ):
         with pytest.raises(TypeError, match=said):
             await call
+    # A flag given as None means False, as before those checks (a review, 2026-12-07).
+    nobody = f"nobody-{uuid.uuid4().hex}"
+    task = await start_task(client, "x", repo, plan_first=None, approve=None, task_queue=nobody)
+    await task.handle.terminate(reason="test")
 
 
 async def test_a_misspelt_option_is_named_with_its_likely_meaning(client, tmp_path):

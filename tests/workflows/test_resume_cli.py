@@ -887,23 +887,32 @@ async def test_an_agent_out_of_turns_is_resumed_with_the_turns_asked_for(
     assert again.returncode == 1 and again_calls == 3, again.stdout
 
 
-async def test_an_agent_whose_definition_is_gone_is_not_resumed(client, git_repo):
+async def test_an_agent_whose_definition_is_gone_is_not_resumed(client, git_repo, monkeypatch):
     """Its definition file removed, a resume started a run that failed at once ("Agent type
     'reviewer' not found"), and `transcript` showed no conversation (a user test,
     2026-12-07): refused, nothing started."""
     agents = git_repo / ".claude" / "agents"
     agents.mkdir(parents=True)
     (agents / "reviewer.md").write_text("---\nname: reviewer\ndescription: d\n---\nReview.")
+    # Its checkout's host is this one: only there can a resume look its definitions up.
+    host = f"here-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("OUTLAST_HOST_ID", host)
+    here = Queues(f"tq-{uuid.uuid4().hex[:8]}", host_task_queue(host))
     with scripted_model(SCRIPT):
-        async with running_workers(client) as queues:
+        async with running_workers(client, queues=here) as queues:
             inp = agent_input("What does greet say?", git_repo, queues, agent_type="reviewer")
             handle = await start(client, inp, queues)
             await asyncio.wait_for(handle.result(), 60)
             (agents / "reviewer.md").unlink()
             with pytest.raises(ResumeRefused) as refused:
                 await resume_agent(client, handle.id, "now check the tests")
+            # Nothing started: the latest run is the one that completed.
+            assert (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED
+            # Its checkout on another host: not looked up here, as the worker there would.
+            monkeypatch.setenv("OUTLAST_HOST_ID", "elsewhere")
+            elsewhere = await resume_agent(client, handle.id, "now check the tests")
+            with pytest.raises(WorkflowFailureError):
+                await asyncio.wait_for(elsewhere.handle.result(), 60)
     said = str(refused.value)
     assert f"{handle.id} cannot go on as a reviewer agent: " in said, said
-    assert said.endswith("Restore its definition, then resume it"), said
-    # Nothing started: the latest run is the one that completed.
-    assert (await handle.describe()).status == WorkflowExecutionStatus.COMPLETED
+    assert said.endswith("Restore or fix its definition, then resume it"), said
