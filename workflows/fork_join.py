@@ -107,9 +107,13 @@ class ForkJoinWorkflow:
         refuse_unknown_fields("ForkJoinWorkflow", inp)
         started = workflow.now()
         _validate(inp)
-        self._marks.start(inp.config.search_attributes, "fork-join")
+        # Drawn before the start's upsert, which draws nothing: the same draws, in the same
+        # order, as before. Its forks name it their parent agent, so it has it too: their
+        # `ParentAgentId` named no workflow (a user test, 2026-12-07).
+        lineage = lineage_of(AgentInput(prompt="", workspace=inp.workspace))
+        self._marks.start(inp.config.search_attributes, "fork-join", agent_id=lineage.agent_id)
         try:
-            return await self._fork_and_join(inp, started)
+            return await self._fork_and_join(inp, started, lineage)
         except BaseException as e:
             self._marks.ended_by(e)
             # A `task_stop` still sending its cancel finishes first (nothing answers it: a
@@ -117,9 +121,10 @@ class ForkJoinWorkflow:
             await answer_held(END_WAITS_HANDLERS, e, lambda _: None)
             raise
 
-    async def _fork_and_join(self, inp: ForkJoinInput, started: datetime) -> ForkJoinResult:
+    async def _fork_and_join(
+        self, inp: ForkJoinInput, started: datetime, lineage: Lineage
+    ) -> ForkJoinResult:
         self._directives = list(inp.directives)
-        lineage = lineage_of(AgentInput(prompt="", workspace=inp.workspace))
         source = await self._source(inp, lineage)
         uses = [
             ToolUseBlock(

@@ -123,9 +123,14 @@ def pattern_of(inp: AgentInput) -> str:
 
 
 def for_pattern(
-    pattern: str, session_id: str, status: str = "running", team_name: str | None = None
+    pattern: str,
+    session_id: str,
+    status: str = "running",
+    team_name: str | None = None,
+    agent_id: str | None = None,
 ) -> TypedSearchAttributes:
-    """The attributes a pattern workflow (pipeline, team, fork-join, verified) starts with."""
+    """The attributes a pattern workflow (pipeline, team, fork-join, verified) starts with;
+    `agent_id`, where its children name it their parent agent (a fork-join's forks)."""
     pairs = [
         SearchAttributePair(PATTERN, pattern),
         SearchAttributePair(SESSION_ID, session_id),
@@ -133,6 +138,8 @@ def for_pattern(
     ]
     if team_name:
         pairs.append(SearchAttributePair(TEAM_NAME, team_name))
+    if agent_id:
+        pairs.append(SearchAttributePair(AGENT_ID, agent_id))
     return TypedSearchAttributes(pairs)
 
 
@@ -149,12 +156,19 @@ class PatternMarks:
     def __init__(self) -> None:
         self.on = False
 
-    def start(self, enabled: bool, pattern: str, team_name: str | None = None) -> None:
+    def start(
+        self,
+        enabled: bool,
+        pattern: str,
+        team_name: str | None = None,
+        agent_id: str | None = None,
+    ) -> None:
         self.on = enabled and versions.patched(PATTERN_ATTRIBUTES)
         if self.on:
             # The upsert's values only, which a replay does not compare.
             session = workflow.info().workflow_id
-            workflow.upsert_search_attributes(for_pattern(pattern, session, team_name=team_name))
+            attributes = for_pattern(pattern, session, team_name=team_name, agent_id=agent_id)
+            workflow.upsert_search_attributes(attributes)
 
     def end(self, status: str, verdict: str | None = None) -> None:
         if not self.on:

@@ -310,7 +310,14 @@ async def test_task_stop_kills_one_fork_and_the_join_reports_it(client, git_repo
             result = await handle.result()
             tree = await agent_tree(client, handle.id)
             ended = await current_details(client, handle.id)
-            shown = (await handle.describe()).typed_search_attributes.get(sa.AGENT_STATUS)
+            own = (await handle.describe()).typed_search_attributes
+            shown = own.get(sa.AGENT_STATUS)
+            fork_1 = await client.get_workflow_handle(f"{handle.id}/fork-1").describe()
+    # A fork's ParentAgentId names its fork-join's AgentId: it named no workflow (a user
+    # test, 2026-12-07).
+    assert own.get(sa.AGENT_ID) and own.get(sa.AGENT_ID) == fork_1.typed_search_attributes.get(
+        sa.PARENT_AGENT_ID
+    )
     # `outlast show` says the join did not get all it asked for (`run` exits 1 for it), and
     # so do `ls` and the Web UI (they read plain `completed`: a user test, 2026-12-07).
     assert tree.outcome == "1 of 3 forks did not finish", tree
