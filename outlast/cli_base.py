@@ -23,7 +23,7 @@ from temporalio.client import (
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.store import state_dir
-from outlast.client import connect
+from outlast.client import connect, connect_failure
 from outlast.devserver import DevServer
 from outlast.question_view import terminal_text
 from outlast.silence import NO_POLLER as NO_WORKER
@@ -87,16 +87,6 @@ def one_address(address: str) -> str:
     """`127.0.0.1:7233` and `localhost:7233` as one address."""
     host, _, port = address.rpartition(":")
     return f"{'localhost' if host in ('127.0.0.1', '[::1]', '::1') else host}:{port}"
-
-
-def connect_failure(error: Exception) -> str:
-    """The gist of a failed connection, not the Rust transport's debug dump of it."""
-    text = str(error)
-    if "ConnectionRefused" in text or "Connection refused" in text:
-        return "nothing listens there (connection refused)"
-    if "dns error" in text or "failed to lookup address" in text:
-        return "the host name does not resolve"
-    return text
 
 
 def ls_hint(workflow_id: str) -> str:
@@ -219,12 +209,17 @@ async def host_queue_note(client: Client, desc: WorkflowExecutionDescription) ->
     )
 
 
-async def why_it_waits(client: Client, desc: WorkflowExecutionDescription) -> str | None:
+async def why_it_waits(
+    client: Client, desc: WorkflowExecutionDescription, answered: bool = False
+) -> str | None:
     """What a running workflow waits for that nothing else says, if anything: a worker on its
     queue, one with model credentials, one on its workspace's host (`show`, `attach`,
-    `run --no-worker`)."""
+    `run --no-worker`). `answered`: a worker has just answered its query, so one polls its
+    queue whatever the server's list of pollers says (a server restarted a moment ago has
+    none yet: `show` told people to start a worker that was running; a user test,
+    2026-12-07)."""
     return (
-        await no_worker_note(client, desc)
+        (None if answered else await no_worker_note(client, desc))
         or await model_call_note(client, desc)
         or await host_queue_note(client, desc)
     )

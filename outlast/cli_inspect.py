@@ -23,6 +23,7 @@ from outlast.cli_base import (
 from outlast.inspect import NotFound, agent_tree
 from outlast.listing import STATUSES, Row, list_rows
 from outlast.patterns import WORKFLOW_TYPES
+from outlast.silence import NO_WORKER_ANSWER
 from outlast.tree_text import tree_lines
 from outlast.waiting import waiting_lines, waiting_on_people
 
@@ -137,7 +138,8 @@ def show(
         # A running task that waits for a worker shows nothing else that says why.
         try:
             desc = await client.get_workflow_handle(workflow_id).describe()
-            note = await why_it_waits(client, desc)
+            answered = tree.outcome is not None and NO_WORKER_ANSWER not in tree.outcome
+            note = await why_it_waits(client, desc, answered)
         except RPCError:
             return  # the server went away after the tree: nothing more to say
         if note:

@@ -65,7 +65,9 @@ def print_pattern_result(
             # As `show` says it, and a fork's line here: it read plain `completed`.
             turns = " (max turns reached)" if m.max_turns_reached else ""
             turns += " (shut down on request)" if m.shutdown_approved else ""
-            line(f"  {m.name} ({m.agent_type}): {status}{turns}{unread}")
+            # Why a member failed: only `show` said it (a user test, 2026-12-07).
+            why = f": {first_line(m.error)}" if m.status == "failed" and m.error else ""
+            line(f"  {m.name} ({m.agent_type}): {status}{turns}{unread}{why}")
         for t in result.tasks:
             owner = f" ({t.owner})" if t.owner else ""
             line(f"  task #{t.id} {t.subject}: {t.status}{owner}")
@@ -104,6 +106,11 @@ def print_pattern_result(
         return
     if final:
         print_text(final, console)
+
+
+def first_line(text: str, limit: int = 160) -> str:
+    line = (text.strip().splitlines() or [""])[0]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _colour(good: bool) -> str:

@@ -8,6 +8,7 @@ answer in time are counted, not guessed at."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import datetime, timedelta
 
 from pydantic import BaseModel
@@ -66,7 +67,16 @@ async def waiting_on_people(client: Client, within_s: float = 5.0, limit: int = 
                     view = await handle.query(
                         "pipeline", result_type=PipelineView, rpc_timeout=timedelta(seconds=left)
                     )
-                    return stage_waits(workflow_id, view)
+                    found = stage_waits(workflow_id, view)
+                    if found and view.awaiting_approval:
+                        # Since its stage's agent ended: `since` was null for a stage (a
+                        # user test, 2026-12-07).
+                        attempt = view.awaiting_attempt or 1
+                        agent = stage_agent(workflow_id, view.awaiting_approval, attempt)
+                        with contextlib.suppress(RPCError):
+                            ended = await client.get_workflow_handle(agent).describe()
+                            found[0].since = ended.close_time
+                    return found
                 plan, question = await asyncio.gather(
                     handle.query(
                         "plan", result_type=_PlanOnly, rpc_timeout=timedelta(seconds=left)

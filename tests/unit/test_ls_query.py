@@ -88,6 +88,13 @@ def test_a_team_whose_lead_was_killed_did_not_do_its_task():
     print_pattern_result("team", stopped, Console(file=out, width=200))
     assert out.getvalue().startswith("completed (the lead was stopped)"), out.getvalue()
     assert "lead (general-purpose): stopped" in out.getvalue()
+    # Why a member failed, on its line: only `show` said it (a user test, 2026-12-07).
+    error = "model: 400 invalid_request_error\nmore detail"
+    failed_lead = member("lead", "failed").model_copy(update={"error": error})
+    failed = lost.model_copy(update={"members": [failed_lead]})
+    out = io.StringIO()
+    print_pattern_result("team", failed, Console(file=out, width=200))
+    assert "lead (general-purpose): failed: model: 400 invalid_request_error\n" in out.getvalue()
     _fill_from_result(node, stopped.model_dump(mode="json"))
     assert node.outcome == "the lead was stopped"
     # A lead out of turns ends the team too (team-ends-with-lead): said, not plain completed.

@@ -28,6 +28,7 @@ from outlast.listing import list_rows
 from outlast.pattern_follow import _progress
 from outlast.pattern_output import print_pattern_result
 from outlast.tree_text import tree_lines
+from outlast.waiting import waiting_on_people
 from tests.support import (
     fast_config,
     kill_with_an_update_held,
@@ -288,6 +289,10 @@ async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(
             # `outlast show` says which stage waits, and the command (it said `running`).
             await wait_for_approval(handle, "look")
             waiting = (await agent_tree(client, handle.id)).outcome
+            listed = [
+                w for w in (await waiting_on_people(client)).waiting if w.workflow_id == handle.id
+            ]
+            look = await client.get_workflow_handle(f"{handle.id}/look").describe()
             # The Web UI's filter for what waits on a person finds it (a user test).
             marked = await attribute_until(handle, sa.WAITING_FOR_APPROVAL)
             # Without the stage, the refusal names the one that waits, as a command.
@@ -307,6 +312,9 @@ async def test_stages_wait_for_approval_and_can_be_rerun_with_feedback(
         f"stage look (attempt 1) waits for approval: outlast approve {handle.id} look --attempt 1"
         f"; its output: outlast transcript {handle.id}/look"
     )
+    # Since its stage's agent ended, as a plan or a question says since when (it was null:
+    # a user test, 2026-12-07).
+    assert [(w.kind, w.since) for w in listed] == [("stage", look.close_time)], listed
     assert code == 2, unnamed
     assert (
         f"Stage look (attempt 1) waits: outlast approve {handle.id} look --attempt 1"
