@@ -135,13 +135,34 @@ def _near_miss(name: str, known: Iterable[str], slips: dict[str, str] | None = N
     known = list(known)
     if name in known:
         return None
-    folded = {_folded(k): k for k in known}
-    if (meant := (slips or {}).get(_folded(name))) is not None:
+    # The current spelling wins where an earlier one folds the same (`exit_plan_mode`):
+    # sorted, so the answer does not change with the set's order from run to run.
+    folded = {_folded(k): k for k in sorted(known, key=lambda k: ("_" not in k, k))}
+    mine = _folded(name)
+    if (meant := (slips or {}).get(mine)) is not None:
         return meant
-    if _folded(name) in folded:
-        return folded[_folded(name)]
-    close = difflib.get_close_matches(_folded(name), list(folded), n=1, cutoff=0.85)
+    if mine in folded:
+        return folded[mine]
+    # Two letters swapped (`Grpe`, `Bsah`): short names fall below any ratio that does not
+    # also take `REPL` for `Grep`.
+    swapped = [k for k in folded if _one_swap(mine, k)]
+    if swapped:
+        return folded[swapped[0]]
+    close = difflib.get_close_matches(mine, list(folded), n=1, cutoff=0.85)
     return folded[close[0]] if close else None
+
+
+def _one_swap(a: str, b: str) -> bool:
+    """Whether `a` is `b` with two neighbouring letters swapped."""
+    if len(a) != len(b) or a == b:
+        return False
+    diff = [i for i in range(len(a)) if a[i] != b[i]]
+    return (
+        len(diff) == 2
+        and diff[1] == diff[0] + 1
+        and a[diff[0]] == b[diff[1]]
+        and a[diff[1]] == b[diff[0]]
+    )
 
 
 def _misspelt_tools(names: Any) -> list[str]:

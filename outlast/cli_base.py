@@ -218,8 +218,13 @@ async def why_it_waits(
     queue whatever the server's list of pollers says (a server restarted a moment ago has
     none yet: `show` told people to start a worker that was running; a user test,
     2026-12-07)."""
+    if (
+        answered
+        and await polled(client, desc.task_queue, TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW) is False
+    ):
+        return None  # the server's list of pollers is not to be trusted yet: it says nothing
     return (
-        (None if answered else await no_worker_note(client, desc))
+        await no_worker_note(client, desc)
         or await model_call_note(client, desc)
         or await host_queue_note(client, desc)
     )

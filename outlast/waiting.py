@@ -73,8 +73,11 @@ async def waiting_on_people(client: Client, within_s: float = 5.0, limit: int = 
                         # user test, 2026-12-07).
                         attempt = view.awaiting_attempt or 1
                         agent = stage_agent(workflow_id, view.awaiting_approval, attempt)
+                        left = max(deadline - asyncio.get_running_loop().time(), 0.1)
                         with contextlib.suppress(RPCError):
-                            ended = await client.get_workflow_handle(agent).describe()
+                            ended = await client.get_workflow_handle(agent).describe(
+                                rpc_timeout=timedelta(seconds=left)
+                            )
                             found[0].since = ended.close_time
                     return found
                 plan, question = await asyncio.gather(

@@ -52,7 +52,7 @@ def test_keys_and_tools_like_none_of_claude_code_s_are_left_as_there():
     text = (
         "---\nname: a\ndescription: b\ncolor: blue\nowner: me\nbackground_color: red\n"
         "tools: Read, mcp__db__query, WebBrowse, NotebookRead, exit_plan_mode, SendUserMessage, "
-        "Teammate, Grpe\n---\nbody"
+        "Teammate, REPL\n---\nbody"
     )
     d = parse_agent_markdown(text, "userSettings")
     assert d.tools == [
@@ -63,7 +63,7 @@ def test_keys_and_tools_like_none_of_claude_code_s_are_left_as_there():
         "exit_plan_mode",
         "SendUserMessage",
         "Teammate",
-        "Grpe",
+        "REPL",
     ]
 
 
@@ -83,6 +83,14 @@ def test_keys_and_tools_like_none_of_claude_code_s_are_left_as_there():
         ("---\nname: a\ndescription: b\nmaxturns: 2\n---\n", "(did you mean maxTurns?)"),
         ("---\nname: a\ndescription: b\ndisallowedTools: bash\n---\n", "bash (did you mean"),
         ("---\nname: a\ndescription: b\ntools: Read, Bassh\n---\n", "tools: Bassh (did you"),
+        # Two letters swapped, below any ratio that does not also take REPL for Grep.
+        ("---\nname: a\ndescription: b\ndisallowedTools: Bsah\n---\n", "Bsah (did you mean Bash"),
+        ("---\nname: a\ndescription: b\ntools: Grpe\n---\n", "Grpe (did you mean Grep?)"),
+        # The current spelling, whatever the set's order (`exit_plan_mode` folds the same).
+        (
+            "---\nname: a\ndescription: b\ntools: exitPlanMode\n---\n",
+            "(did you mean ExitPlanMode?)",
+        ),
         # A key whose nearest spelling means another thing names the one it means (a
         # review, 2026-12-07: `allowed-tools` read as a slip for `disallowedTools`).
         ("---\nname: a\ndescription: b\nallowed-tools: Read\n---\n", "(did you mean tools?)"),

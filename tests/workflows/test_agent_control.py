@@ -345,6 +345,30 @@ async def test_cancelling_the_parent_cancels_its_sync_and_background_children(cl
             assert await wait_closed(bg) == WorkflowExecutionStatus.CANCELED
 
 
+async def test_a_killed_agent_s_sync_child_reads_killed_in_its_view(client, git_repo):
+    """The sync child, cancelled with the wait, tells its `killed` end to a closed
+    workflow: the ended agent's `status` query read it `running` for good (a review,
+    2026-12-07)."""
+    slow = {"delay_ms": 60000, "text": "late"}
+    script = {
+        "agents": [
+            {"name": "fg", "match": {"agent_name": "fg"}, "turns": [slow]},
+            {"name": "parent", "turns": [{"tool_use": spawn("fg", "foreground work", False)}]},
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await wait_status(handle, lambda s: len(s.children) == 1)
+            await handle.cancel()
+            with pytest.raises(WorkflowFailureError):
+                await handle.result()
+            fg = client.get_workflow_handle(f"{handle.id}/fg")
+            assert await wait_closed(fg) == WorkflowExecutionStatus.CANCELED
+            status = await handle.query("status", result_type=AgentStatus)
+    assert [(c.name, c.status) for c in status.children] == [("fg", "killed")], status.children
+
+
 async def test_a_stopped_agent_stops_the_background_children_it_leaves(client, git_repo):
     """R92 at a stop (`outlast stop`): the agent ends after its turn without waiting for its
     background sub-agent, which is stopped rather than left working with nobody to report to
