@@ -30,7 +30,10 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities import run_history as history
+from activities.errors import OutlastError
 from activities.run_history import CONVERSATION, conversation_of, last_results
+from activities.store import default_store
+from activities.transcripts import load
 from agents.spawn import not_found_message
 from agents.transcript import TranscriptRef
 from outlast.end_reasons import why_it_ended
@@ -43,6 +46,7 @@ from outlast.stopped_with_it import (
     unstarted_note,
     unstarted_of,
 )
+from outlast.worktree_left import left_worktree_note
 from workflows import search_attributes as sa
 from workflows.contracts import AgentInput, AgentResult, MailMessage, host_task_queue
 from workflows.pattern_contracts import CoordinatorInput
@@ -311,6 +315,16 @@ class Resumption:
     """Its queued workers the ended run never started, named in the new run's message."""
 
 
+async def worktree_note(ended: Ended) -> str | None:
+    """Where the resumed agent works, if its last run ended in a worktree session; None
+    too where its conversation is not in this machine's store."""
+    try:
+        messages = await asyncio.to_thread(load, default_store(), ended.resumed.transcript)
+    except (OutlastError, OSError):
+        return None
+    return left_worktree_note(messages, ended.agent.workspace.root)
+
+
 def definition_gone(workflow_id: str, agent: AgentInput) -> str | None:
     """Why the ended agent cannot go on here: its type is defined by no file any more (its
     `.claude/agents/*.md` was removed, renamed or broken), where its checkout's host is
@@ -384,7 +398,11 @@ async def resume_agent(
         [o.workflow_id for o in cancelled if o.cancelled],
         told=ended.stopped_children,
     )
-    notes = [stopped_note(stopped), unstarted_note(list(ended.unstarted))]
+    notes = [
+        stopped_note(stopped),
+        unstarted_note(list(ended.unstarted)),
+        await worktree_note(ended),
+    ]
     told = "\n\n".join([message, *filter(None, notes)])
     # Its own mail, which it ended without answering: before this, as it came first.
     told = "\n\n".join([*ended.unanswered, told])

@@ -916,3 +916,36 @@ async def test_an_agent_whose_definition_is_gone_is_not_resumed(client, git_repo
     said = str(refused.value)
     assert f"{handle.id} cannot go on as a reviewer agent: " in said, said
     assert said.endswith("Restore or fix its definition, then resume it"), said
+
+
+async def test_an_agent_that_ended_in_a_worktree_is_told_where_its_resume_works(client, git_repo):
+    """Its end left the worktree (kept, as it held a change), and the resumed run worked in
+    the main checkout while the conversation's last word was "The session now works in the
+    worktree": it wrote there, untold (a user test, 2026-12-07)."""
+    enter = {"name": "EnterWorktree", "input": {"name": "feat"}}
+    write = {"name": "Write", "input": {"file_path": "in_worktree.txt", "content": "x\n"}}
+    script = {
+        "agents": [
+            {
+                "name": "resumed",
+                "match": {"last_user_contains": "go on there"},
+                "after_last": "repeat_last",
+                "turns": [{"text": "went on"}],
+            },
+            {
+                "name": "first",
+                "turns": [{"tool_use": enter}, {"tool_use": write}, {"text": "done in it"}],
+            },
+        ]
+    }
+    with scripted_model(script, log_bodies=True) as model:
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("Work.", git_repo, queues), queues)
+            await asyncio.wait_for(handle.result(), 60)
+            resumed = await resume_agent(client, handle.id, "go on there")
+            await asyncio.wait_for(resumed.handle.result(), 60)
+    sent = json.dumps(model.log[-1]["body"]["messages"][-1])
+    kept = git_repo / ".claude" / "worktrees" / "feat"
+    assert kept.is_dir() and (kept / "in_worktree.txt").exists()
+    assert f"Your last run ended while you worked in the worktree {kept}: it is kept" in sent
+    assert f"This run works in {git_repo}, not in the worktree" in sent, sent
