@@ -44,7 +44,7 @@ from outlast.stopped_with_it import unstarted_of
 from outlast.tree_text import SHUT_DOWN, STOPPED_REJECTED, STOPPED_WITH_TEAM, queued_line
 from outlast.waiting import stage_agent
 from workflows import search_attributes as sa
-from workflows.contracts import AgentStatus
+from workflows.contracts import WORKTREE_MEMO, AgentStatus
 from workflows.pattern_contracts import (
     PipelineView,
     TeamResult,
@@ -157,6 +157,10 @@ async def agent_tree(
             node.unstarted = unstarted_of(None, memo)
             ends = memo.get(UNDELIVERED_MEMO)
             node.undelivered = len(ends) if isinstance(ends, list) else 0
+            # A killed or failed run's kept worktree: it has no result to name it.
+            kept = memo.get(WORKTREE_MEMO)
+            if isinstance(kept, dict) and kept.get("path"):
+                node.worktree = kept_worktree(str(kept["path"]), kept.get("branch"))
     if desc.workflow_type in AGENT_TYPES:
         if desc.status == WorkflowExecutionStatus.CANCELED:
             node.outcome = "killed"  # TaskStop, `outlast kill`: what `run` and the parent say

@@ -37,6 +37,7 @@ from workflows.agent_end import (
     handoff_warning,
     keep_last_results,
     kill_reason,
+    name_kept_worktree,
     name_undelivered,
     name_unstarted,
     outcome_of,
@@ -615,6 +616,7 @@ class AgentWorkflow(AgentInbox, AgentHandlers):
             # Read only by a next generation (mail that came after the answer).
             note = left_note(entered, kept=bool(worktree))
             self._state.pending.append(Message.user_text(system_reminder(note)))
+        name_kept_worktree(status, worktree.get("worktree_path"), worktree.get("worktree_branch"))
         # A teammate's own approved shutdown is its answer, not a stop (its team agrees).
         # A teammate's turn that ended idle ends its run only when a stop came: stopped,
         # as its team and `show` say (it read `completed`). Only the result's payload.

@@ -26,7 +26,13 @@ with workflow.unsafe.imports_passed_through():
     from activities.worktree import WorktreeInfo
 
 from workflows.agent_setup import SETUP_OPTIONS
-from workflows.contracts import UNSTARTED_MEMO, AgentInput, AgentNotification, AgentResult
+from workflows.contracts import (
+    UNSTARTED_MEMO,
+    WORKTREE_MEMO,
+    AgentInput,
+    AgentNotification,
+    AgentResult,
+)
 from workflows.host_steps import run_host_step
 from workflows.loop_types import LoopState
 from workflows.signals import signal_workflow
@@ -64,6 +70,18 @@ def name_undelivered(status: str, ends: list[str]) -> None:
     which a resume reads (`RunEnd.unanswered`). Asked only then."""
     if ends and status != "completed" and versions.patched(UNDELIVERED_IN_MEMO):
         workflow.upsert_memo({UNDELIVERED_MEMO: ends})
+
+
+WORKTREE_IN_MEMO = "worktree-in-memo"
+"""Patch id: a killed or failed agent whose end kept a worktree names it in its memo."""
+
+
+def name_kept_worktree(status: str, path: str | None, branch: str | None) -> None:
+    """Where a run with no result says which worktree its end kept (with its work): its
+    memo, which `describe` (`outlast show`, the Web UI) reads with the run closed. Asked only
+    then, so no other run records the marker."""
+    if path and status != "completed" and versions.patched(WORKTREE_IN_MEMO):
+        workflow.upsert_memo({WORKTREE_MEMO: {"path": path, "branch": branch}})
 
 
 def name_unstarted(status: str, unstarted: list[str]) -> None:

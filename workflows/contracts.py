@@ -32,6 +32,9 @@ TASK_QUEUE = "outlast"
 """Workflows and model calls; any worker serves it."""
 
 
+WORKTREE_MEMO = "worktree_kept"
+"""The memo key a killed or failed agent names the worktree its end kept under (`path`,
+`branch`): with no result to say it, `show` named it nowhere (a user test, 2026-12-07)."""
 UNSTARTED_MEMO = "unstarted_workers"
 """The memo key a killed or failed coordinator names its never-started workers under
 (`AgentResult.unstarted_workers`)."""

@@ -190,6 +190,7 @@ AFTER_BASELINE: frozenset[str] = frozenset(
         "unstarted-in-memo",
         "verified-stopped-implementer-closes",
         "continued-marked",
+        "worktree-in-memo",
     }
 )
 """Patch ids added since `BASELINE`, asked one by one."""

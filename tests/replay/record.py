@@ -36,6 +36,7 @@ from tests.replay.scenarios_agent import (
     killed,
     killed_kept_results,
     killed_undelivered,
+    killed_worktree_kept,
     lenient_unknown,
     liveness_backoff,
     max_tokens_resume,
@@ -542,6 +543,9 @@ SCENARIOS: dict[str, Callable[[Client, Path], Awaitable[WorkflowHandle]]] = {
     # its attributes to the next (patched continued-marked).
     "agent_continue_as_new_v3": continue_as_new,
     "team_continues_v5": team_continues,
+    # Killed in its worktree session with a change there: the memo names the kept worktree
+    # (patched worktree-in-memo).
+    "agent_killed_worktree_kept": killed_worktree_kept,
     "coordinator_killed_unstarted": coordinator_killed_unstarted,
     # The implementer a person stopped closes before its task does (patched
     # verified-stopped-implementer-closes): the close policy cancelled it in its end.

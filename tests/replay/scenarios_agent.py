@@ -211,6 +211,30 @@ async def continue_as_new(client: Client, tmp: Path) -> WorkflowHandle:
     )
 
 
+async def killed_worktree_kept(client: Client, tmp: Path) -> WorkflowHandle:
+    """Killed in its worktree session with a change there: its end keeps the worktree and
+    names it in its memo (patched worktree-in-memo)."""
+    import contextlib
+
+    from temporalio.client import WorkflowFailureError
+
+    from tests.workflows.test_todos import status_when
+
+    hold = {"name": "Bash", "input": {"command": "echo work > w.txt && sleep 60"}}
+    enter = {"name": "EnterWorktree", "input": {"name": "kept"}}
+    script = {"agents": [{"name": "main", "turns": [{"tool_use": enter}, {"tool_use": hold}]}]}
+    repo = make_git_repo(tmp / "repo", {"a.txt": "a\n"})
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            inp = agent_input("go", repo, queues)
+            handle = await start(client, inp, queues, wf_id=os.environ["OUTLAST_RECORDING"])
+            await status_when(handle, lambda s: s.current_tools == ["Bash"])
+            await handle.cancel(reason="enough")
+            with contextlib.suppress(WorkflowFailureError):
+                await handle.result()
+    return handle
+
+
 async def plan(client: Client, tmp: Path, approve: bool) -> WorkflowHandle:
     from tests.workflows.test_plan_mode import APPROVED, REJECTED, wait_for_pending
 

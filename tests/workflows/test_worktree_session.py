@@ -4,8 +4,11 @@ across continue-as-new, with its sub-agents; what is left at its end is cleaned 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 from pathlib import Path
+
+from temporalio.client import WorkflowFailureError
 
 from agents.config import AgentSettings
 from agents.worktree_tools import NOT_IN_WORKTREE_TEXT
@@ -186,3 +189,32 @@ async def test_a_kept_worktree_is_not_taken_again_and_an_unchanged_one_goes(clie
     assert result.worktree_path is None
     assert not (git_repo / ".claude" / "worktrees" / "fresh").exists()
     assert "worktree-fresh" not in branches(git_repo)
+
+
+async def test_show_names_the_worktree_a_killed_agent_kept(client, git_repo):
+    """Killed in its worktree session with a change there: the worktree is kept, and no
+    result names it; `show` said nothing of it, nor did anything else but `git worktree
+    list` (a user test, 2026-12-07). Its memo names it (patched worktree-in-memo)."""
+    hold = {"name": "Bash", "input": {"command": "echo work > w.txt && sleep 60"}}
+    script = {
+        "agents": [
+            {
+                "name": "main",
+                "turns": [
+                    {"tool_use": {"name": "EnterWorktree", "input": {"name": "kept"}}},
+                    {"tool_use": hold},
+                ],
+            }
+        ]
+    }
+    with scripted_model(script):
+        async with running_workers(client) as queues:
+            handle = await start(client, agent_input("go", git_repo, queues), queues)
+            await status_when(handle, lambda s: s.current_tools == ["Bash"])
+            await handle.cancel(reason="enough")
+            with contextlib.suppress(WorkflowFailureError):
+                await asyncio.wait_for(handle.result(), 60)
+            tree = await agent_tree(client, handle.id)
+    path = git_repo / ".claude" / "worktrees" / "kept"
+    assert (path / "w.txt").read_text() == "work\n"
+    assert f"worktree kept: {path} (branch worktree-kept)" in tree_lines(tree)[0], tree_lines(tree)
