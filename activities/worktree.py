@@ -270,7 +270,29 @@ def _create(repo: Repo, inp: CreateWorktreeInput, owner: str = "") -> WorktreeIn
         atomic_write(base_file(repo, branch), f"{head}\n".encode())
         _add(repo, path, "-b", branch, str(path), head)
     _link_dirs(repo.top, path, inp.symlink_dirs)
+    _exclude_worktrees(repo)
     return _info(repo, path, branch, head, existed=False)
+
+
+EXCLUDED = "/.claude/worktrees/"
+"""The line in the repository's own `info/exclude` that keeps its worktrees out of the main
+checkout's `git status` (local to the clone, never committed)."""
+
+
+def _exclude_worktrees(repo: Repo) -> None:
+    """The main checkout listed every worktree as untracked (`?? .claude/`), and `git add
+    -A` there took one for an embedded repository (a user test, 2026-12-07). A clone that
+    cannot be written to keeps listing them: logged, not a refusal."""
+    exclude = repo.common / "info" / "exclude"
+    try:
+        text = exclude.read_text() if exclude.exists() else ""
+        if EXCLUDED in text.splitlines():
+            return
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        with exclude.open("a") as f:
+            f.write(("\n" if text and not text.endswith("\n") else "") + EXCLUDED + "\n")
+    except OSError as e:
+        log.warning("could not keep the worktrees out of %s's status: %s", repo.top, e)
 
 
 def _add(repo: Repo, path: Path, *args: str) -> None:

@@ -89,6 +89,12 @@ async def test_create_makes_worktree_branch_and_symlinks(repo: Path) -> None:
     assert git(path, "branch", "--show-current") == "worktree-agent-a1b2c3d4"
     assert (path / "node_modules").is_symlink()
     assert (path / "node_modules").resolve() == repo / "node_modules"
+    # Not untracked in the main checkout (`?? .claude/`; `git add -A` took it for an
+    # embedded repository: a user test, 2026-12-07), and said once however often.
+    await create(repo, "agent-second")
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    exclude = (repo / ".git" / "info" / "exclude").read_text().splitlines()
+    assert exclude.count("/.claude/worktrees/") == 1
 
 
 async def test_create_from_a_subdirectory_and_nested_slug(repo: Path) -> None:
