@@ -17,7 +17,7 @@ from temporalio import activity
 
 from activities.beneath import read_bytes
 from activities.tools.base import FileStamp, ToolOutput, ToolRequest
-from activities.tools.write import MODIFIED, NOT_READ, create_file, snippet
+from activities.tools.write import MODIFIED, NOT_READ, create_file, snippet, uses_crlf
 from activities.tools.write_ledger import WriteLedger, run_writing
 from activities.workspace import (
     WorkspaceEscape,
@@ -189,12 +189,6 @@ def already_applied(text: str, inp: EditInput, read_sha256: str, crlf: bool) -> 
         if at >= 0 and is_digest_of(read_sha256, _to_disk(undone, crlf)):
             return at
     return None
-
-
-def uses_crlf(raw: bytes) -> bool:
-    """Every line ends in CRLF. A file that mixes endings is edited as it is."""
-    lf = raw.count(b"\n")
-    return lf > 0 and raw.count(b"\r\n") == lf
 
 
 def _to_disk(text: str, crlf: bool) -> bytes:

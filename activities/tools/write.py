@@ -104,6 +104,21 @@ def updated_message(key: str, old: str, new: str) -> str:
     )
 
 
+def uses_crlf(raw: bytes) -> bool:
+    """Every line ends in CRLF. A file that mixes endings is edited as it is."""
+    lf = raw.count(b"\n")
+    return lf > 0 and raw.count(b"\r\n") == lf
+
+
+def on_disk(content: str, current: bytes) -> bytes:
+    """What Write puts over `current`: `content`, its lines ending in CRLF where every line
+    of the file did and the model wrote none (it writes `\n`: a Windows file came out LF
+    throughout, where Edit kept its CRLF; a user test, 2026-12-07)."""
+    if "\r" not in content and uses_crlf(current):
+        content = content.replace("\n", "\r\n")
+    return content.encode("utf-8")
+
+
 def _error(message: str) -> ToolOutput:
     return ToolOutput(content=message, is_error=True)
 
@@ -143,6 +158,7 @@ def write_sync(req: WriteRequest, ledger: WriteLedger | None = None) -> ToolOutp
     current, st = read_bytes(path)
     if ledger and (done := ledger.answer(current)) is not None:
         return ToolOutput(content=done, stamps={key: stamp_of_bytes(current, st)})
+    data = on_disk(inp.content, current)
     if current != data and (problem := unchanged_since_read(ctx.read_stamp, current)):
         return _error(problem)
     content = updated_message(key, current.decode("utf-8", errors="replace"), inp.content)

@@ -352,6 +352,23 @@ async def test_edit_keeps_crlf_line_endings(ws: Path) -> None:
     assert await edited(ws, path, "2\r\nthree", "two\r\n3") == b"1\r\ntwo\r\n3\r\n"
 
 
+async def test_write_over_a_crlf_file_keeps_crlf(ws: Path) -> None:
+    """The model writes `\n`: a Windows file came out LF throughout, where Edit kept its CRLF
+    (a user test, 2026-12-07). A file of mixed or LF endings, or content with its own CRs,
+    is written as given."""
+    path = ws / "dos.txt"
+    path.write_bytes(b"one\r\ntwo\r\n")
+    out = await write(ws, path, "brand\nnew\n", await read_stamp(ws, path))
+    assert not out.is_error and "\r" not in out.content, out.content
+    assert path.read_bytes() == b"brand\r\nnew\r\n"
+    mixed = ws / "mixed.txt"
+    mixed.write_bytes(b"one\r\ntwo\n")
+    await write(ws, mixed, "a\nb\n", await read_stamp(ws, mixed))
+    assert mixed.read_bytes() == b"a\nb\n"
+    await write(ws, path, "x\r\ny\n", await read_stamp(ws, path))
+    assert path.read_bytes() == b"x\r\ny\n"
+
+
 async def test_edit_on_a_file_that_mixes_line_endings(ws: Path) -> None:
     """Mostly CRLF with one LF line: Read shows the lines without their CR, so the model's
     multi-line string (LF) matched nothing; it matches now, and each line keeps its own
