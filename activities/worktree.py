@@ -254,6 +254,7 @@ def _create(repo: Repo, inp: CreateWorktreeInput, owner: str = "") -> WorktreeIn
             worktree_owners.remember(record)
     if entry is not None and path.is_dir() and entry.get("locked") != ADD_IN_PROGRESS:
         _link_dirs(repo.top, path, inp.symlink_dirs)  # a crash may have come before the links
+        _exclude_worktrees(repo)  # and before this
         head = read_base(repo, branch) or entry.get("HEAD", "")
         return _info(repo, path, branch, head, existed=True)
     if entry is not None:
@@ -284,13 +285,15 @@ def _exclude_worktrees(repo: Repo) -> None:
     -A` there took one for an embedded repository (a user test, 2026-12-07). A clone that
     cannot be written to keeps listing them: logged, not a refusal."""
     exclude = repo.common / "info" / "exclude"
+    line = EXCLUDED.encode()
     try:
-        text = exclude.read_text() if exclude.exists() else ""
-        if EXCLUDED in text.splitlines():
+        # Bytes: a comment in another encoding is the user's, and no reason to fail.
+        raw = exclude.read_bytes() if exclude.exists() else b""
+        if line in raw.splitlines():
             return
         exclude.parent.mkdir(parents=True, exist_ok=True)
-        with exclude.open("a") as f:
-            f.write(("\n" if text and not text.endswith("\n") else "") + EXCLUDED + "\n")
+        with exclude.open("ab") as f:
+            f.write((b"\n" if raw and not raw.endswith(b"\n") else b"") + line + b"\n")
     except OSError as e:
         log.warning("could not keep the worktrees out of %s's status: %s", repo.top, e)
 

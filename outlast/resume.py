@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
+import logging
 import os
 import socket
 from dataclasses import dataclass
@@ -30,7 +31,6 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities import run_history as history
-from activities.errors import OutlastError
 from activities.run_history import CONVERSATION, conversation_of, last_results
 from activities.store import default_store
 from activities.transcripts import load
@@ -51,6 +51,8 @@ from workflows import search_attributes as sa
 from workflows.contracts import AgentInput, AgentResult, MailMessage, host_task_queue
 from workflows.pattern_contracts import CoordinatorInput
 from workflows.resumed import Resumed, resumed_from
+
+logger = logging.getLogger(__name__)
 
 
 class ResumeRefused(ValueError):
@@ -317,12 +319,19 @@ class Resumption:
 
 async def worktree_note(ended: Ended) -> str | None:
     """Where the resumed agent works, if its last run ended in a worktree session; None
-    too where its conversation is not in this machine's store."""
+    too where its conversation is not in this machine's store, or cannot be read: a note,
+    never a reason to refuse. (Not after a compaction that summed the session up.)"""
     try:
         messages = await asyncio.to_thread(load, default_store(), ended.resumed.transcript)
-    except (OutlastError, OSError):
+        here = ended.agent.workspace.host_queue == this_host_queue()
+        return left_worktree_note(messages, ended.agent.workspace.root, here)
+    except Exception as e:  # noqa: BLE001 - a store of another release, a damaged blob
+        logger.info("no worktree note for the resume: %s", e)
         return None
-    return left_worktree_note(messages, ended.agent.workspace.root)
+
+
+def this_host_queue() -> str:
+    return host_task_queue(os.environ.get("OUTLAST_HOST_ID") or socket.gethostname())
 
 
 def definition_gone(workflow_id: str, agent: AgentInput) -> str | None:
@@ -332,7 +341,7 @@ def definition_gone(workflow_id: str, agent: AgentInput) -> str | None:
     no conversation (a user test, 2026-12-07). None where it can, or where this cannot
     tell: a definition carried in its input, a coordinator's own, a checkout elsewhere."""
     root = Path(agent.workspace.root)
-    here = host_task_queue(os.environ.get("OUTLAST_HOST_ID") or socket.gethostname())
+    here = this_host_queue()
     carried = agent.definition is not None or agent.definitions is not None
     if carried or agent.mode == "coordinator" or agent.workspace.host_queue != here:
         return None
@@ -382,6 +391,8 @@ async def resume_agent(
         gone := definition_gone(workflow_id, ended.agent)
     ):
         raise ResumeRefused(gone)
+    # Before anything changes: it only reads.
+    left_worktree = await worktree_note(ended)
     cancelled = await stop_orphans(client, parents={workflow_id})
     # Closed before the new run can look them up: one still cleaning up was found running,
     # and a SendMessage to it was refused or queued to a dying agent (CI, 2026-12-06).
@@ -401,7 +412,7 @@ async def resume_agent(
     notes = [
         stopped_note(stopped),
         unstarted_note(list(ended.unstarted)),
-        await worktree_note(ended),
+        left_worktree,
     ]
     told = "\n\n".join([message, *filter(None, notes)])
     # Its own mail, which it ended without answering: before this, as it came first.

@@ -16,9 +16,14 @@ ENTERED = re.compile(
     r"^(?:Created a worktree|Switched to the existing worktree) at (?P<path>.+?) on branch "
     r"(?P<branch>\S+)\. The session now works in the worktree"
 )
-LEFT = ("Left the worktree", "Removed the worktree", "Your worktree session ended")
-"""How ExitWorktree's results, and a continued run's note (`worktree_session.left_note`),
-begin."""
+LEFT = (
+    "Left the worktree",
+    "Removed the worktree",
+    "Your worktree session ended",
+    "(Your last run ended while you worked in the worktree",
+)
+"""What ExitWorktree's results, a continued run's note (`worktree_session.left_note`, in a
+system reminder) and this module's own note (in the message that resumed it) say."""
 
 
 def _texts(message: Message) -> Iterable[str]:
@@ -39,23 +44,24 @@ def session_worktree(messages: Iterable[Message]) -> tuple[str, str] | None:
         for text in _texts(message):
             if entered := ENTERED.match(text):
                 at = (entered["path"], entered["branch"])
-            elif text.startswith(LEFT):
+            elif any(said in text for said in LEFT):
                 at = None
     return at
 
 
-def left_worktree_note(messages: Iterable[Message], root: str) -> str | None:
+def left_worktree_note(messages: Iterable[Message], root: str, here: bool = True) -> str | None:
     """For the message that resumes the agent: where it works now, and where its worktree
-    is, if its last run ended in one."""
+    is, if its last run ended in one. `here`: the checkout is on this machine, to look."""
     at = session_worktree(messages)
     if at is None:
         return None
     path, branch = at
-    fate = (
-        f"it is kept there, on branch {branch}"
-        if Path(path).is_dir()
-        else "it was removed, as nothing in it had changed"
-    )
+    if not here:
+        fate = f"it is kept there, on branch {branch}, if it held changes, and removed if not"
+    elif Path(path).is_dir():
+        fate = f"it is kept there, on branch {branch}"
+    else:
+        fate = "it was removed, as nothing in it had changed"
     return (
         f"(Your last run ended while you worked in the worktree {path}: {fate}. This run "
         f"works in {root}, not in the worktree; call EnterWorktree with name "

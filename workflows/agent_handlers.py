@@ -404,18 +404,15 @@ class AgentHandlers:
         """The `status` query's: its queued workers are apart there, in `queued` (a client
         of an earlier release knows no `queued` status, and its `show` listed them twice)."""
         tasks = [*self._registry.tasks.values(), *self._registry.shells.shells.values()]
-        # Ended: those its end cancelled tell their `killed` end to a closed workflow, and
-        # read `running` for good, against their own AgentStatus=killed (a user test,
-        # 2026-12-07): the background ones its stop, kill, failure or turn limit stopped
-        # (`stop_requested`), and a sync one its kill cancelled with the wait (nothing else
-        # ends an agent with a sync child running). Any other still `running` here stays so:
-        # `outlast show` looks its end up itself.
+        # Ended: those its end cancelled (`stop_requested`: the background ones its stop,
+        # kill, failure or turn limit stopped, a sync one its kill cancelled with the wait)
+        # tell their `killed` end to a closed workflow, and read `running` for good, against
+        # their own AgentStatus=killed (a user test, 2026-12-07). Any other still `running`
+        # here stays so: `outlast show` looks its end up itself.
         ended = self._outcome is not None
         return [
             t.summary().model_copy(update={"status": "killed"})
-            if ended
-            and t.status == "running"
-            and (t.stop_requested or getattr(t, "mode", "") == "sync")
+            if ended and t.status == "running" and t.stop_requested
             else t.summary()
             for t in tasks
         ]

@@ -85,6 +85,9 @@ class SyncChildren:
             )
         except asyncio.CancelledError:
             # R26: a sync child shares its parent's fate; ABANDON alone would orphan it.
+            # Marked first (state only): the ended parent's view reads it `killed`, as the
+            # end it tells a closed workflow says.
+            task.stop_requested = True
             await cancel_workflow(task.workflow_id)
             raise
         finally:

@@ -104,6 +104,12 @@ def updated_message(key: str, old: str, new: str) -> str:
     )
 
 
+CRLF_KEPT = (
+    "Its lines end in CRLF, as the file's did; to change its line endings, use Bash "
+    "(e.g. `sed -i 's/\\r$//' FILE`)."
+)
+
+
 def uses_crlf(raw: bytes) -> bool:
     """Every line ends in CRLF. A file that mixes endings is edited as it is."""
     lf = raw.count(b"\n")
@@ -162,6 +168,9 @@ def write_sync(req: WriteRequest, ledger: WriteLedger | None = None) -> ToolOutp
     if current != data and (problem := unchanged_since_read(ctx.read_stamp, current)):
         return _error(problem)
     content = updated_message(key, current.decode("utf-8", errors="replace"), inp.content)
+    if data != inp.content.encode("utf-8"):
+        # Said, or a model asked to convert the file to LF would take it as done.
+        content += f"\n{CRLF_KEPT}"
     if current == data:
         # Already the requested content (a retry with no ledger, or a write of what the file
         # holds): writing it again changes nothing.

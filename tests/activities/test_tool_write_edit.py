@@ -15,7 +15,14 @@ from temporalio.testing import ActivityEnvironment
 from activities.tools.base import FileStamp, ToolContext, ToolOutput
 from activities.tools.edit import EditInput, EditRequest, edit_file
 from activities.tools.read import ReadInput, ReadRequest, read_file
-from activities.tools.write import MODIFIED, NOT_READ, WriteInput, WriteRequest, write_file
+from activities.tools.write import (
+    CRLF_KEPT,
+    MODIFIED,
+    NOT_READ,
+    WriteInput,
+    WriteRequest,
+    write_file,
+)
 
 
 @pytest.fixture
@@ -360,13 +367,14 @@ async def test_write_over_a_crlf_file_keeps_crlf(ws: Path) -> None:
     path.write_bytes(b"one\r\ntwo\r\n")
     out = await write(ws, path, "brand\nnew\n", await read_stamp(ws, path))
     assert not out.is_error and "\r" not in out.content, out.content
+    assert out.content.endswith(CRLF_KEPT), out.content
     assert path.read_bytes() == b"brand\r\nnew\r\n"
     mixed = ws / "mixed.txt"
     mixed.write_bytes(b"one\r\ntwo\n")
     await write(ws, mixed, "a\nb\n", await read_stamp(ws, mixed))
     assert mixed.read_bytes() == b"a\nb\n"
-    await write(ws, path, "x\r\ny\n", await read_stamp(ws, path))
-    assert path.read_bytes() == b"x\r\ny\n"
+    out = await write(ws, path, "x\r\ny\n", await read_stamp(ws, path))
+    assert path.read_bytes() == b"x\r\ny\n" and CRLF_KEPT not in out.content
 
 
 async def test_edit_on_a_file_that_mixes_line_endings(ws: Path) -> None:

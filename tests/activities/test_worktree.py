@@ -97,6 +97,17 @@ async def test_create_makes_worktree_branch_and_symlinks(repo: Path) -> None:
     assert exclude.count("/.claude/worktrees/") == 1
 
 
+async def test_an_exclude_file_in_another_encoding_does_not_fail_a_creation(repo: Path) -> None:
+    """A Latin-1 comment in `info/exclude` failed the activity after `git worktree add`,
+    whose retry then told the model it had switched to an existing worktree (a review)."""
+    exclude = repo / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    exclude.write_bytes(b"# caf\xe9\n*.tmp")
+    info = await create(repo, "agent-latin")
+    assert not info.existed
+    assert exclude.read_bytes() == b"# caf\xe9\n*.tmp\n/.claude/worktrees/\n"
+
+
 async def test_create_from_a_subdirectory_and_nested_slug(repo: Path) -> None:
     (repo / "src").mkdir()
     info = await create(repo / "src", "user/feature-x")
